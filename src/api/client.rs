@@ -1,0 +1,401 @@
+//! The HTTP client: one method per route of the spec and CONTRACT.md.
+//!
+//! GETs are retried a bounded number of times (429, 5xx, connection errors), with backoff or the
+//! server's `Retry-After`. POST and PATCH are sent exactly once: a request that moves money is
+//! never repeated by this layer, and a timeout on one is reported as an unknown outcome.
+
+use super::error::{ApiError, Endpoint};
+use super::model::{self, EsimPage, EsimQuery, OrderPage, OrderQuery, OrderRequest, Placed, Plan, Profile,
+    ProfileUpdate, TopupRequest};
+use super::{BaseUrl, Credentials, Pacer};
+use crate::esim::text;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, RETRY_AFTER};
+use reqwest::{Method, Url};
+use rust_decimal::Decimal;
+use secrecy::{ExposeSecret, SecretString};
+use serde::de::DeserializeOwned;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+
+const PLANS: Endpoint = Endpoint { method: "GET", path: "/portal/plans" };
+const TOPUP: Endpoint = Endpoint { method: "POST", path: "/portal/topups" };
+const PLACE_ORDER: Endpoint = Endpoint { method: "POST", path: "/portal/orders" };
+const ORDERS: Endpoint = Endpoint { method: "GET", path: "/reseller/orders" };
+const ESIMS: Endpoint = Endpoint { method: "GET", path: "/reseller/esims" };
+const PROFILE: Endpoint = Endpoint { method: "GET", path: "/reseller/profile" };
+const PROFILE_UPDATE: Endpoint = Endpoint { method: "PATCH", path: "/reseller/profile" };
+const BALANCE: Endpoint = Endpoint { method: "GET", path: "/reseller/balance" };
+
+/// Largest response body read; anything bigger is refused as unreadable, not buffered.
+const MAX_BODY: usize = 16 * 1024 * 1024;
+/// How much of an unreadable body an error quotes.
+const EXCERPT_CHARS: usize = 120;
+
+/// Tunables of the client; `Default` is what the product uses.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// Requests allowed per `rate_window` for this key (spec: per minute, default 120).
+    pub rate_limit: u32,
+    pub rate_window: Duration,
+    pub connect_timeout: Duration,
+    /// For the whole request, body included.
+    pub request_timeout: Duration,
+    /// Extra attempts of a GET after a 429, a 5xx or a connection error.
+    pub retries: u32,
+    /// First backoff; doubled each retry.
+    pub backoff: Duration,
+    /// A `Retry-After` longer than this is not slept through in place: the caller gets
+    /// `RateLimited` and can show a countdown.
+    pub max_retry_wait: Duration,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        Self {
+            rate_limit: 120,
+            rate_window: Duration::from_secs(60),
+            connect_timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(30),
+            retries: 2,
+            backoff: Duration::from_millis(250),
+            max_retry_wait: Duration::from_secs(10),
+        }
+    }
+}
+
+/// A cheap-to-clone handle; clones share the connection pool and the pacing budget.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    http: reqwest::Client,
+    base: BaseUrl,
+    auth_headers: HeaderMap,
+    /// Kept only to scrub it from any text of the server's that an error quotes.
+    secret: SecretString,
+    pacer: Pacer,
+    opts: ClientOptions,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client").field("base", &self.inner.base.as_str()).finish_non_exhaustive()
+    }
+}
+
+/// A response that came back, before it is read.
+struct Answer {
+    endpoint: Endpoint,
+    status: u16,
+    body: Vec<u8>,
+}
+
+impl Client {
+    pub fn new(base: BaseUrl, credentials: &Credentials, opts: ClientOptions) -> Result<Self, ApiError> {
+        let auth_headers = credentials.headers().map_err(ApiError::Setup)?;
+        let http = reqwest::Client::builder()
+            .connect_timeout(opts.connect_timeout)
+            .timeout(opts.request_timeout)
+            .user_agent(concat!("esimdash/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ApiError::Setup(e.to_string()))?;
+        let pacer = Pacer::new(opts.rate_limit, opts.rate_window);
+        Ok(Self {
+            inner: Arc::new(Inner { http, base, auth_headers, secret: credentials.secret_key.clone(), pacer, opts }),
+        })
+    }
+
+    pub fn base_url(&self) -> &BaseUrl {
+        &self.inner.base
+    }
+
+    /// The whole catalog, with the reseller's pricing.
+    pub async fn plans(&self) -> Result<Vec<Plan>, ApiError> {
+        let answer = self.get(PLANS, &[]).await?;
+        answer.parse_with(model::parse_plan_list, &self.inner.secret)
+    }
+
+    /// One plan by slug, priced for this reseller.
+    pub async fn plan(&self, slug: &str) -> Result<Plan, ApiError> {
+        let answer = self.get(PLANS, &[("slug", slug)]).await?;
+        answer.json::<model::PlanEnvelope>(&self.inner.secret).map(|e| e.data)
+    }
+
+    /// The top-up plans offered for one eSIM; empty when it cannot be topped up.
+    pub async fn topup_plans(&self, iccid: &str) -> Result<Vec<Plan>, ApiError> {
+        let answer = self.get(PLANS, &[("type", "topup"), ("iccid", iccid)]).await?;
+        answer.parse_with(model::parse_plan_list, &self.inner.secret)
+    }
+
+    /// Places a top-up. Sent once, never retried.
+    pub async fn topup(&self, request: &TopupRequest) -> Result<Placed, ApiError> {
+        self.send_json(Method::POST, TOPUP, request).await
+    }
+
+    /// Places a new plan order. Sent once, never retried.
+    pub async fn place_order(&self, request: &OrderRequest) -> Result<Placed, ApiError> {
+        self.send_json(Method::POST, PLACE_ORDER, request).await
+    }
+
+    pub async fn orders(&self, query: &OrderQuery) -> Result<OrderPage, ApiError> {
+        let page = query.page.map(|p| p.to_string());
+        let size = query.page_size.map(|p| p.to_string());
+        let params = [("page", page.as_deref()), ("pageSize", size.as_deref()),
+            ("status", query.status.as_deref()), ("q", query.q.as_deref())];
+        let answer = self.get(ORDERS, &present(&params)).await?;
+        answer.json(&self.inner.secret)
+    }
+
+    pub async fn esims(&self, query: &EsimQuery) -> Result<EsimPage, ApiError> {
+        let page = query.page.map(|p| p.to_string());
+        let size = query.page_size.map(|p| p.to_string());
+        let params = [("page", page.as_deref()), ("pageSize", size.as_deref()), ("status", query.status.as_deref())];
+        let answer = self.get(ESIMS, &present(&params)).await?;
+        answer.json(&self.inner.secret)
+    }
+
+    pub async fn profile(&self) -> Result<Profile, ApiError> {
+        let answer = self.get(PROFILE, &[]).await?;
+        answer.json::<model::ProfileEnvelope>(&self.inner.secret).map(|e| e.profile)
+    }
+
+    /// Updates company fields; returns the profile as stored. Sent once, never retried.
+    pub async fn update_profile(&self, update: &ProfileUpdate) -> Result<Profile, ApiError> {
+        self.send_json::<model::ProfileEnvelope>(Method::PATCH, PROFILE_UPDATE, update).await.map(|e| e.profile)
+    }
+
+    /// The wallet balance in USD: from the balance route, or from the profile where a server
+    /// has no such route (CONTRACT.md allows both).
+    pub async fn balance(&self) -> Result<Decimal, ApiError> {
+        let (endpoint, balance) = match self.get(BALANCE, &[]).await {
+            Ok(answer) => (BALANCE, answer.json::<model::BalanceEnvelope>(&self.inner.secret)?.balance_usd),
+            Err(ApiError::Api { status: 404, .. }) => (PROFILE, self.profile().await?.balance_usd),
+            Err(e) => return Err(e),
+        };
+        balance.ok_or_else(|| ApiError::Decode {
+            endpoint,
+            status: 200,
+            detail: "the answer has no balanceUsd".to_string(),
+            excerpt: String::new(),
+        })
+    }
+
+    fn url(&self, endpoint: Endpoint, query: &[(&str, &str)]) -> Url {
+        let mut url = self.inner.base.join(endpoint.path);
+        if !query.is_empty() {
+            url.query_pairs_mut().extend_pairs(query);
+        }
+        url
+    }
+
+    async fn get(&self, endpoint: Endpoint, query: &[(&str, &str)]) -> Result<Answer, ApiError> {
+        let url = self.url(endpoint, query);
+        let opts = &self.inner.opts;
+        let mut attempt = 0;
+        loop {
+            let err = match self.send_once(Method::GET, endpoint, url.clone(), None).await {
+                Ok(answer) => return Ok(answer),
+                Err(e) => e,
+            };
+            let wait = match &err {
+                ApiError::RateLimited { retry_after, .. } => Some(*retry_after),
+                ApiError::Api { status, .. } if *status >= 500 => Some(opts.backoff * 2u32.pow(attempt)),
+                ApiError::Network { .. } => Some(opts.backoff * 2u32.pow(attempt)),
+                _ => None,
+            };
+            match wait {
+                Some(wait) if attempt < opts.retries && wait <= opts.max_retry_wait => {
+                    tracing::warn!(%endpoint, attempt, wait_ms = wait.as_millis() as u64, kind = err.kind(), "retrying");
+                    tokio::time::sleep(wait).await;
+                    attempt += 1;
+                }
+                _ => return Err(err),
+            }
+        }
+    }
+
+    async fn send_json<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        endpoint: Endpoint,
+        body: &impl serde::Serialize,
+    ) -> Result<T, ApiError> {
+        let body = serde_json::to_vec(body).map_err(|e| ApiError::Setup(e.to_string()))?;
+        let answer = self.send_once(method, endpoint, self.url(endpoint, &[]), Some(body)).await?;
+        answer.json(&self.inner.secret)
+    }
+
+    /// One attempt: pace, send, read the body (capped), classify the status.
+    async fn send_once(
+        &self,
+        method: Method,
+        endpoint: Endpoint,
+        url: Url,
+        body: Option<Vec<u8>>,
+    ) -> Result<Answer, ApiError> {
+        let inner = &self.inner;
+        let writes = method != Method::GET;
+        inner.pacer.acquire().await;
+        let started = Instant::now();
+        let mut request = inner.http.request(method, url).headers(inner.auth_headers.clone());
+        if let Some(body) = body {
+            request = request.header(CONTENT_TYPE, "application/json").body(body);
+        }
+        let response = request.send().await.map_err(|e| self.transport_error(endpoint, &e, writes))?;
+        let status = response.status().as_u16();
+        self.observe_rate_headers(response.headers());
+        let retry_after = retry_after(response.headers());
+        let body = read_capped(response).await.map_err(|e| match e {
+            BodyError::Transport(e) => self.transport_error(endpoint, &e, writes),
+            BodyError::TooLarge => ApiError::Decode {
+                endpoint,
+                status,
+                detail: format!("the body is larger than {} MiB", MAX_BODY / (1024 * 1024)),
+                excerpt: String::new(),
+            },
+        })?;
+        tracing::debug!(%endpoint, status, bytes = body.len(), ms = started.elapsed().as_millis() as u64, "answer");
+        let answer = Answer { endpoint, status, body };
+        if (200..300).contains(&status) {
+            return Ok(answer);
+        }
+        let error = answer.into_error(retry_after, &inner.secret);
+        if let ApiError::RateLimited { retry_after, .. } = &error {
+            inner.pacer.pause_until(Instant::now() + *retry_after);
+        }
+        Err(error)
+    }
+
+    fn observe_rate_headers(&self, headers: &HeaderMap) {
+        let number = |name: &str| headers.get(name)?.to_str().ok()?.trim().parse::<u64>().ok();
+        if let Some(limit) = number("x-ratelimit-limit") {
+            self.inner.pacer.observe_limit(u32::try_from(limit).unwrap_or(u32::MAX));
+        }
+        if number("x-ratelimit-remaining") == Some(0) {
+            let reset = number("x-ratelimit-reset").unwrap_or(1).clamp(1, 3600);
+            self.inner.pacer.pause_until(Instant::now() + Duration::from_secs(reset));
+        }
+    }
+
+    fn transport_error(&self, endpoint: Endpoint, e: &reqwest::Error, writes: bool) -> ApiError {
+        if e.is_timeout() {
+            return ApiError::Timeout { endpoint, after: self.inner.opts.request_timeout, outcome_unknown: writes };
+        }
+        // A refused connection never carried the request; anything later may have.
+        let outcome_unknown = writes && !e.is_connect();
+        ApiError::Network { endpoint, host: self.inner.base.host(), detail: error_chain(e), outcome_unknown }
+    }
+}
+
+fn present<'a>(params: &[(&'a str, Option<&'a str>)]) -> Vec<(&'a str, &'a str)> {
+    params.iter().filter_map(|(k, v)| v.map(|v| (*k, v))).collect()
+}
+
+/// `Retry-After` in seconds (what CONTRACT.md sends); an HTTP date or nonsense falls back to
+/// `X-RateLimit-Reset`, then to one second.
+fn retry_after(headers: &HeaderMap) -> Duration {
+    let seconds = |name| headers.get(name).and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<u64>().ok());
+    let secs = seconds(RETRY_AFTER.as_str()).or_else(|| seconds("x-ratelimit-reset")).unwrap_or(1);
+    Duration::from_secs(secs.clamp(1, 3600))
+}
+
+/// The causes of a transport error joined up: "error sending request: connection refused".
+fn error_chain(e: &reqwest::Error) -> String {
+    let mut parts = vec![e.without_url_ref().to_string()];
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        source = s.source();
+    }
+    text::sanitize(&parts.join(": ")).into_owned()
+}
+
+trait WithoutUrl {
+    fn without_url_ref(&self) -> String;
+}
+
+impl WithoutUrl for reqwest::Error {
+    fn without_url_ref(&self) -> String {
+        // The URL is in the endpoint already; repeating it (with its query) only adds noise.
+        let text = self.to_string();
+        match self.url() {
+            Some(url) => text.replace(&format!(" for url ({url})"), ""),
+            None => text,
+        }
+    }
+}
+
+enum BodyError {
+    Transport(reqwest::Error),
+    TooLarge,
+}
+
+async fn read_capped(mut response: reqwest::Response) -> Result<Vec<u8>, BodyError> {
+    if response.content_length().is_some_and(|len| len > MAX_BODY as u64) {
+        return Err(BodyError::TooLarge);
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(BodyError::Transport)? {
+        if body.len() + chunk.len() > MAX_BODY {
+            return Err(BodyError::TooLarge);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// Server text as an error may quote it: sanitised, cut short, and with our secret scrubbed
+/// in case a server or proxy echoes request headers back.
+fn quote(body: &[u8], secret: &SecretString) -> String {
+    let text = String::from_utf8_lossy(body);
+    let secret = secret.expose_secret();
+    let scrubbed = if secret.is_empty() { text.into_owned() } else { text.replace(secret, "[REDACTED]") };
+    text::excerpt(scrubbed.trim(), EXCERPT_CHARS)
+}
+
+impl Answer {
+    fn json<T: DeserializeOwned>(&self, secret: &SecretString) -> Result<T, ApiError> {
+        self.parse_with(|body| serde_json::from_slice(body).map_err(|e| e.to_string()), secret)
+    }
+
+    fn parse_with<T>(&self, parse: impl FnOnce(&[u8]) -> Result<T, String>, secret: &SecretString) -> Result<T, ApiError> {
+        parse(&self.body).map_err(|detail| ApiError::Decode {
+            endpoint: self.endpoint,
+            status: self.status,
+            detail: quote(detail.as_bytes(), secret),
+            excerpt: quote(&self.body, secret),
+        })
+    }
+
+    /// A non-2xx answer as the error a screen shows; the server's `error` message when it has one.
+    fn into_error(self, retry_after: Duration, secret: &SecretString) -> ApiError {
+        #[derive(serde::Deserialize)]
+        struct ErrorBody {
+            error: String,
+        }
+        let message = match serde_json::from_slice::<ErrorBody>(&self.body) {
+            Ok(b) => quote(b.error.as_bytes(), secret),
+            Err(_) if self.body.is_empty() => "no message".to_string(),
+            Err(_) => quote(&self.body, secret),
+        };
+        let endpoint = self.endpoint;
+        match self.status {
+            401 => {
+                let lower = message.to_ascii_lowercase();
+                if lower.contains("revoked") || lower.contains("expired") {
+                    ApiError::Revoked { endpoint }
+                } else {
+                    ApiError::Unauthorized { endpoint, message }
+                }
+            }
+            429 => ApiError::RateLimited { endpoint, retry_after },
+            status => ApiError::Api { endpoint, status, message },
+        }
+    }
+}

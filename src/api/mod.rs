@@ -1,0 +1,16 @@
+//! The client of the Reseller eSIM Sales API v1: HTTP, authentication, pacing, retries and the
+//! serde model. It knows nothing of terminals; every failure is one `ApiError`.
+
+mod base_url;
+mod client;
+mod credentials;
+mod error;
+mod lenient;
+pub mod model;
+mod pacing;
+
+pub use base_url::{BaseUrl, BaseUrlError};
+pub use client::{Client, ClientOptions};
+pub use credentials::{AuthMode, Credentials};
+pub use error::{ApiError, Endpoint};
+pub use pacing::Pacer;

@@ -1,0 +1,320 @@
+//! The API's resources as serde types. Reading is tolerant (CONTRACT.md): missing fields are
+//! empty or unknown, unknown statuses are kept, identifiers may come as numbers; money is read
+//! exactly or refused. Writing (for `--json`) mirrors the API: plan prices as numbers, order
+//! prices and balances as decimal strings.
+
+use super::lenient;
+use crate::esim::money;
+use crate::esim::status::Status;
+use rust_decimal::Decimal;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::value::RawValue;
+
+/// A plan of the catalog, or a top-up plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Plan {
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub package_code: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub slug: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub name: String,
+    #[serde(default, deserialize_with = "money::de_opt", serialize_with = "money::ser_opt_number")]
+    pub price: Option<Decimal>,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub currency_code: String,
+    /// Bytes (upstream).
+    #[serde(default, deserialize_with = "lenient::opt_u64")]
+    pub volume: Option<u64>,
+    #[serde(default, deserialize_with = "lenient::opt_u64")]
+    pub duration: Option<u64>,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub duration_unit: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub location_code: String,
+    #[serde(default, deserialize_with = "money::de_opt", serialize_with = "money::ser_opt_number")]
+    pub supplier_price: Option<Decimal>,
+    #[serde(default)]
+    pub pricing: Option<Pricing>,
+}
+
+impl Plan {
+    /// The price the reseller sells at: `price`, or `pricing.sellPrice` when `price` is absent.
+    pub fn sell_price(&self) -> Option<Decimal> {
+        self.price.or_else(|| self.pricing.as_ref().and_then(|p| p.sell_price))
+    }
+
+    pub fn is_topup(&self) -> bool {
+        self.package_code.starts_with("TOPUP_")
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pricing {
+    #[serde(default, deserialize_with = "money::de_opt", serialize_with = "money::ser_opt_number")]
+    pub cost_price: Option<Decimal>,
+    #[serde(default, deserialize_with = "money::de_opt", serialize_with = "money::ser_opt_number")]
+    pub sell_price: Option<Decimal>,
+    #[serde(default, deserialize_with = "money::de_opt", serialize_with = "money::ser_opt_number")]
+    pub margin: Option<Decimal>,
+    #[serde(default, deserialize_with = "money::de_opt", serialize_with = "money::ser_opt_number")]
+    pub margin_pct: Option<Decimal>,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub rule_scope: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub rule_type: String,
+}
+
+/// An order of the order list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Order {
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub provider_order_no: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub slug: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub package_code: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub package_name: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub location_code: String,
+    #[serde(default = "unknown_status")]
+    pub status: Status,
+    #[serde(default, deserialize_with = "lenient::opt_u64")]
+    pub quantity: Option<u64>,
+    #[serde(default, deserialize_with = "money::de_opt", serialize_with = "money::ser_opt_string")]
+    pub cost_price: Option<Decimal>,
+    #[serde(default, deserialize_with = "money::de_opt", serialize_with = "money::ser_opt_string")]
+    pub sell_price: Option<Decimal>,
+    #[serde(default, deserialize_with = "money::de_opt", serialize_with = "money::ser_opt_string")]
+    pub total_sell_price: Option<Decimal>,
+    /// RFC 3339; not in the spec, served by the sandbox (ours).
+    #[serde(default, deserialize_with = "lenient::string", skip_serializing_if = "String::is_empty")]
+    pub created_at: String,
+}
+
+fn unknown_status() -> Status {
+    Status::Other(String::new())
+}
+
+/// An eSIM of the inventory: the order record plus the provider's data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Esim {
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub provider_order_no: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub slug: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub package_code: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub package_name: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub location_code: String,
+    #[serde(default = "unknown_status")]
+    pub status: Status,
+    #[serde(default, deserialize_with = "lenient::opt_u64")]
+    pub quantity: Option<u64>,
+    #[serde(default, deserialize_with = "raw_order")]
+    pub raw_order_json: RawOrder,
+}
+
+/// `rawOrderJson`: at least `iccid`, `qrCodeUrl`, `smdpStatus` (spec); the rest as upstream.
+/// Fields this version does not know are kept in `extra`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RawOrder {
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub iccid: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub qr_code_url: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub smdp_status: String,
+    /// The LPA activation code; some records have only `qrCodeUrl`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ac: Option<String>,
+    #[serde(default, deserialize_with = "lenient::string", skip_serializing_if = "String::is_empty")]
+    pub esim_tran_no: String,
+    #[serde(default, deserialize_with = "lenient::string", skip_serializing_if = "String::is_empty")]
+    pub esim_status: String,
+    #[serde(default, deserialize_with = "lenient::opt_u64", skip_serializing_if = "Option::is_none")]
+    pub total_volume: Option<u64>,
+    #[serde(default, deserialize_with = "lenient::opt_u64", skip_serializing_if = "Option::is_none")]
+    pub order_usage: Option<u64>,
+    #[serde(default, deserialize_with = "lenient::string", skip_serializing_if = "String::is_empty")]
+    pub expired_time: String,
+    #[serde(default, deserialize_with = "lenient::string", skip_serializing_if = "String::is_empty")]
+    pub short_url: String,
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// `rawOrderJson` as an object, or as a string that holds the object's JSON (as upstream
+/// sometimes stores it), or null.
+fn raw_order<'de, D: Deserializer<'de>>(d: D) -> Result<RawOrder, D::Error> {
+    use serde::de::Error as _;
+    match serde_json::Value::deserialize(d)? {
+        serde_json::Value::Null => Ok(RawOrder::default()),
+        serde_json::Value::String(s) => serde_json::from_str(&s).map_err(D::Error::custom),
+        v => serde_json::from_value(v).map_err(D::Error::custom),
+    }
+}
+
+/// The reseller's account and company profile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Profile {
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub name: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub email: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub role: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub company_name: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub country: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub website: String,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub status: String,
+    #[serde(default, deserialize_with = "money::de_opt", serialize_with = "money::ser_opt_string")]
+    pub balance_usd: Option<Decimal>,
+}
+
+impl Profile {
+    /// What the header shows: the company, or the account holder when no company is set.
+    pub fn display_name(&self) -> &str {
+        if self.company_name.trim().is_empty() { &self.name } else { &self.company_name }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OrderPage {
+    #[serde(default, deserialize_with = "lenient::u64_or_zero")]
+    pub page: u64,
+    #[serde(default, deserialize_with = "lenient::u64_or_zero")]
+    pub page_size: u64,
+    #[serde(default, deserialize_with = "lenient::u64_or_zero")]
+    pub total: u64,
+    pub orders: Vec<Order>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EsimPage {
+    #[serde(default, deserialize_with = "lenient::u64_or_zero")]
+    pub total: u64,
+    #[serde(default, deserialize_with = "lenient::u64_or_zero")]
+    pub page: u64,
+    #[serde(default, deserialize_with = "lenient::u64_or_zero")]
+    pub page_size: u64,
+    pub esims: Vec<Esim>,
+}
+
+/// The answer to a top-up or a new order: the stored order and the wallet after the debit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Placed {
+    pub order: Order,
+    #[serde(default, deserialize_with = "money::de_opt", serialize_with = "money::ser_opt_string")]
+    pub balance_usd: Option<Decimal>,
+}
+
+/// Query of `GET /reseller/orders`; `None` leaves the server's default.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OrderQuery {
+    pub page: Option<u64>,
+    pub page_size: Option<u64>,
+    pub status: Option<String>,
+    pub q: Option<String>,
+}
+
+/// Query of `GET /reseller/esims`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EsimQuery {
+    pub page: Option<u64>,
+    pub page_size: Option<u64>,
+    pub status: Option<String>,
+}
+
+/// Body of `PATCH /reseller/profile`: only the fields that are set are sent.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileUpdate {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub company_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub country: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub website: Option<String>,
+}
+
+/// Body of `POST /portal/topups`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TopupRequest {
+    pub iccid: String,
+    pub slug: String,
+    pub qty: u32,
+}
+
+/// Body of `POST /portal/orders`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OrderRequest {
+    pub slug: String,
+    pub qty: u32,
+}
+
+/// Reads a plan list in any envelope of CONTRACT.md: a bare array, `{"data":[…]}`,
+/// `{"packageList":[…]}`, `{"data":{"packageList":[…]}}` or `{"obj":{"packageList":[…]}}`.
+pub fn parse_plan_list(body: &[u8]) -> Result<Vec<Plan>, String> {
+    let raw: &RawValue = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+    plans_in(raw, 0)
+}
+
+fn plans_in(raw: &RawValue, depth: u8) -> Result<Vec<Plan>, String> {
+    #[derive(Deserialize)]
+    struct Envelope<'a> {
+        #[serde(borrow, default, rename = "packageList")]
+        package_list: Option<&'a RawValue>,
+        #[serde(borrow, default)]
+        data: Option<&'a RawValue>,
+        #[serde(borrow, default)]
+        obj: Option<&'a RawValue>,
+    }
+    let text = raw.get().trim_start();
+    if text.starts_with('[') {
+        return serde_json::from_str(text).map_err(|e| e.to_string());
+    }
+    if text.starts_with('{') && depth < 2 {
+        let env: Envelope = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        if let Some(inner) = env.package_list.or(env.data).or(env.obj) {
+            return plans_in(inner, depth + 1);
+        }
+    }
+    Err("expected a list of plans (an array, or one inside data, packageList or obj)".to_string())
+}
+
+/// `{"data": Plan}`, the answer to `?slug=`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct PlanEnvelope {
+    pub data: Plan,
+}
+
+/// `{"profile": Profile}`, the answer to GET and PATCH of the profile.
+#[derive(Debug, Deserialize)]
+pub(crate) struct ProfileEnvelope {
+    pub profile: Profile,
+}
+
+/// `{"balanceUsd": "…"}`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct BalanceEnvelope {
+    #[serde(default, deserialize_with = "money::de_opt")]
+    pub balance_usd: Option<Decimal>,
+}

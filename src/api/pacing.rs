@@ -1,0 +1,114 @@
+//! Client-side pacing: never more requests in any window than the key allows, and a pause for
+//! everyone when the server says so (429 `Retry-After`, or `X-RateLimit-Remaining: 0`).
+//!
+//! Each caller reserves a send time under a lock and then sleeps outside it, so concurrent
+//! background tasks share one budget without holding each other up longer than needed.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::time::Duration;
+use tokio::time::Instant;
+
+#[derive(Debug)]
+pub struct Pacer {
+    state: Mutex<State>,
+}
+
+#[derive(Debug)]
+struct State {
+    limit: usize,
+    window: Duration,
+    /// Reserved send times, oldest first, at most `limit` of them.
+    sent: VecDeque<Instant>,
+    paused_until: Option<Instant>,
+}
+
+impl Pacer {
+    /// `limit` requests per `window` (the API: per minute); a limit of 0 is taken as 1.
+    pub fn new(limit: u32, window: Duration) -> Self {
+        let limit = limit.max(1) as usize;
+        Self { state: Mutex::new(State { limit, window, sent: VecDeque::with_capacity(limit), paused_until: None }) }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // The state stays consistent even if a holder panicked: every update is one assignment.
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Waits until one more request may be sent, and counts it.
+    pub async fn acquire(&self) {
+        let at = self.reserve(Instant::now());
+        tokio::time::sleep_until(at).await;
+    }
+
+    /// The earliest time at which a request may go, recorded as taken.
+    pub fn reserve(&self, now: Instant) -> Instant {
+        let mut s = self.lock();
+        let mut at = now;
+        if let Some(until) = s.paused_until {
+            at = at.max(until);
+        }
+        if let Some(&last) = s.sent.back() {
+            at = at.max(last);
+        }
+        if s.sent.len() >= s.limit {
+            let idx = s.sent.len() - s.limit;
+            at = at.max(s.sent[idx] + s.window);
+        }
+        s.sent.push_back(at);
+        while s.sent.len() > s.limit {
+            s.sent.pop_front();
+        }
+        at
+    }
+
+    /// Nobody sends before `until` (the server asked for a pause).
+    pub fn pause_until(&self, until: Instant) {
+        let mut s = self.lock();
+        s.paused_until = Some(s.paused_until.map_or(until, |p| p.max(until)));
+    }
+
+    /// The server's `X-RateLimit-Limit` for this key: a lower one than ours wins.
+    pub fn observe_limit(&self, server_limit: u32) {
+        let mut s = self.lock();
+        let server_limit = server_limit.max(1) as usize;
+        if server_limit < s.limit {
+            s.limit = server_limit;
+        }
+    }
+
+    pub fn limit(&self) -> usize {
+        self.lock().limit
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn never_more_than_limit_in_any_window() {
+        let pacer = Pacer::new(3, Duration::from_secs(60));
+        let t0 = Instant::now();
+        let times: Vec<_> = (0..7).map(|_| pacer.reserve(t0)).collect();
+        assert_eq!(&times[..3], &[t0, t0, t0]);
+        assert_eq!(times[3], t0 + Duration::from_secs(60));
+        assert_eq!(times[6], t0 + Duration::from_secs(120));
+        for (i, t) in times.iter().enumerate() {
+            let in_window = times.iter().filter(|u| **u <= *t && *t - **u < Duration::from_secs(60)).count();
+            assert!(in_window <= 3, "send {i} has {in_window} in its window");
+        }
+    }
+
+    #[test]
+    fn a_pause_holds_everyone_and_a_lower_server_limit_wins() {
+        let pacer = Pacer::new(100, Duration::from_secs(60));
+        let t0 = Instant::now();
+        pacer.pause_until(t0 + Duration::from_secs(5));
+        assert_eq!(pacer.reserve(t0), t0 + Duration::from_secs(5));
+        pacer.observe_limit(2);
+        assert_eq!(pacer.limit(), 2);
+        pacer.observe_limit(500);
+        assert_eq!(pacer.limit(), 2);
+    }
+}

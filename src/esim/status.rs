@@ -1,0 +1,108 @@
+//! Order and eSIM status (CONTRACT.md): lowercase strings; unknown values are kept as they are.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// An order or eSIM status. `Other` keeps a value this version does not know.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum Status {
+    Pending,
+    GotResource,
+    InUse,
+    Suspended,
+    UsedUp,
+    UsedExpired,
+    UnusedExpired,
+    Cancel,
+    Revoked,
+    Other(String),
+}
+
+/// The filter value that matches every status in which an eSIM can be used (ours).
+pub const ACTIVE_FILTER: &str = "active";
+
+impl Status {
+    /// Every known status, in the order of CONTRACT.md.
+    pub const KNOWN: [Status; 9] = [
+        Status::Pending,
+        Status::GotResource,
+        Status::InUse,
+        Status::Suspended,
+        Status::UsedUp,
+        Status::UsedExpired,
+        Status::UnusedExpired,
+        Status::Cancel,
+        Status::Revoked,
+    ];
+
+    pub fn parse(s: &str) -> Self {
+        Self::KNOWN
+            .into_iter()
+            .find(|k| k.as_str().eq_ignore_ascii_case(s))
+            .unwrap_or_else(|| Status::Other(s.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            Status::Pending => "pending",
+            Status::GotResource => "got_resource",
+            Status::InUse => "in_use",
+            Status::Suspended => "suspended",
+            Status::UsedUp => "used_up",
+            Status::UsedExpired => "used_expired",
+            Status::UnusedExpired => "unused_expired",
+            Status::Cancel => "cancel",
+            Status::Revoked => "revoked",
+            Status::Other(s) => s,
+        }
+    }
+
+    /// Matched by the `active` filter: the profile exists and may be used.
+    pub fn is_active(&self) -> bool {
+        matches!(self, Status::GotResource | Status::InUse | Status::Suspended)
+    }
+
+    /// Whether a status filter value (a status or `active`) selects this status.
+    pub fn matches_filter(&self, filter: &str) -> bool {
+        if filter.eq_ignore_ascii_case(ACTIVE_FILTER) {
+            self.is_active()
+        } else {
+            self.as_str().eq_ignore_ascii_case(filter)
+        }
+    }
+}
+
+impl From<String> for Status {
+    fn from(s: String) -> Self {
+        Status::parse(&s)
+    }
+}
+
+impl From<Status> for String {
+    fn from(s: Status) -> Self {
+        s.as_str().to_string()
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_values_are_kept_and_active_is_a_filter() {
+        assert_eq!(Status::parse("IN_USE"), Status::InUse);
+        assert_eq!(Status::parse("teleported").as_str(), "teleported");
+        assert!(Status::Suspended.matches_filter("active"));
+        assert!(!Status::Cancel.matches_filter("active"));
+        assert!(Status::Cancel.matches_filter("cancel"));
+        let s: Status = serde_json::from_str("\"brand_new\"").unwrap();
+        assert_eq!(serde_json::to_string(&s).unwrap(), "\"brand_new\"");
+    }
+}

@@ -1,0 +1,46 @@
+//! Data volumes are bytes (upstream): 1073741824 is `1 GB`, 524288000 is `500 MB`.
+
+const KB: u64 = 1024;
+const MB: u64 = 1024 * KB;
+const GB: u64 = 1024 * MB;
+
+/// `1 GB`, `1.5 GB`, `500 MB`, `0 B`: one decimal at most, none when whole.
+pub fn format_bytes(bytes: u64) -> String {
+    let (unit, name) = match bytes {
+        b if b >= GB => (GB, "GB"),
+        b if b >= MB => (MB, "MB"),
+        b if b >= KB => (KB, "KB"),
+        _ => return format!("{bytes} B"),
+    };
+    // Tenths, rounded half up, in integers so that no float decides what the user sees.
+    let tenths = (u128::from(bytes) * 10 + u128::from(unit) / 2) / u128::from(unit);
+    if tenths % 10 == 0 {
+        format!("{} {name}", tenths / 10)
+    } else {
+        format!("{}.{} {name}", tenths / 10, tenths % 10)
+    }
+}
+
+/// Whole gigabytes or megabytes as bytes, for building plans.
+pub const fn gigabytes(n: u64) -> u64 {
+    n * GB
+}
+
+pub const fn megabytes(n: u64) -> u64 {
+    n * MB
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contract_examples() {
+        assert_eq!(format_bytes(1_073_741_824), "1 GB");
+        assert_eq!(format_bytes(524_288_000), "500 MB");
+        assert_eq!(format_bytes(gigabytes(3) / 2), "1.5 GB");
+        assert_eq!(format_bytes(0), "0 B");
+        assert_eq!(format_bytes(2048), "2 KB");
+        assert_eq!(format_bytes(u64::MAX), "17179869184 GB");
+    }
+}
