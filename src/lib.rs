@@ -1,5 +1,10 @@
 //! esimdash: a terminal dashboard, one-shot commands and a sandbox server for the Reseller eSIM
-//! Sales API v1. See DESIGN.md in the shared folder for the architecture.
+//! Sales API v1. The architecture is described in DESIGN.md (in the shared folder) and README.
 
 pub mod api;
+pub mod cli;
+pub mod commands;
+pub mod config;
 pub mod esim;
+pub mod logging;
+pub mod sandbox;

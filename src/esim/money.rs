@@ -71,9 +71,12 @@ pub fn format_amount(value: Decimal) -> String {
     v.to_string()
 }
 
-/// Rounds half away from zero to cents: how the sandbox prices a percentage rule.
+/// Rounds half away from zero to cents, always with two decimals (`20` → `20.00`): how the
+/// sandbox prices a percentage rule.
 pub fn round_cents(value: Decimal) -> Decimal {
-    value.round_dp_with_strategy(2, rust_decimal::RoundingStrategy::MidpointAwayFromZero)
+    let mut v = value.round_dp_with_strategy(2, rust_decimal::RoundingStrategy::MidpointAwayFromZero);
+    v.rescale(2);
+    v
 }
 
 #[cfg(test)]

@@ -6,14 +6,17 @@ const GB: u64 = 1024 * MB;
 
 /// `1 GB`, `1.5 GB`, `500 MB`, `0 B`: one decimal at most, none when whole.
 pub fn format_bytes(bytes: u64) -> String {
-    let (unit, name) = match bytes {
-        b if b >= GB => (GB, "GB"),
-        b if b >= MB => (MB, "MB"),
-        b if b >= KB => (KB, "KB"),
-        _ => return format!("{bytes} B"),
-    };
-    // Tenths, rounded half up, in integers so that no float decides what the user sees.
-    let tenths = (u128::from(bytes) * 10 + u128::from(unit) / 2) / u128::from(unit);
+    // Tenths of a unit, rounded half up, in integers so that no float decides what is shown.
+    let tenths_of = |unit: u64| (u128::from(bytes) * 10 + u128::from(unit) / 2) / u128::from(unit);
+    // The largest unit of which there is at least one, after rounding (1023.99 MB is 1 GB).
+    let (unit, name) = [(GB, "GB"), (MB, "MB"), (KB, "KB")]
+        .into_iter()
+        .find(|(unit, _)| tenths_of(*unit) >= 10)
+        .unwrap_or((1, "B"));
+    if unit == 1 {
+        return format!("{bytes} B");
+    }
+    let tenths = tenths_of(unit);
     if tenths % 10 == 0 {
         format!("{} {name}", tenths / 10)
     } else {
@@ -42,5 +45,7 @@ mod tests {
         assert_eq!(format_bytes(0), "0 B");
         assert_eq!(format_bytes(2048), "2 KB");
         assert_eq!(format_bytes(u64::MAX), "17179869184 GB");
+        assert_eq!(format_bytes(gigabytes(1) - 10), "1 GB", "rounding up reaches the next unit");
+        assert_eq!(format_bytes(1023), "1023 B");
     }
 }

@@ -1,0 +1,138 @@
+//! The command line. Connection flags work before or after the command, and each reads its
+//! environment variable when not given (flag > environment > config file > default).
+
+use crate::api::AuthMode;
+use clap::{Args, Parser, Subcommand};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(name = "esimdash", version, about = "Dashboard, one-shot commands and sandbox for the Reseller eSIM Sales API v1")]
+pub struct Cli {
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+
+    /// Machine output: JSON on stdout, errors as JSON on stderr.
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// Where the log goes (default: esimdash/esimdash.log under the XDG state directory).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub log_file: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct ConnectionArgs {
+    /// API base URL; `/api/v1` is appended when missing.
+    #[arg(long, global = true, env = "ESIMDASH_BASE_URL", value_name = "URL")]
+    pub base_url: Option<String>,
+
+    /// Access code of the API key pair.
+    #[arg(long, global = true, env = "ESIMDASH_ACCESS_CODE", value_name = "CODE")]
+    pub access_code: Option<String>,
+
+    /// Secret key. Prefer ESIMDASH_SECRET_KEY or secret_key_cmd: a flag shows in the process list.
+    #[arg(long, global = true, env = "ESIMDASH_SECRET_KEY", hide_env_values = true, value_name = "SECRET")]
+    pub secret_key: Option<String>,
+
+    /// How the secret is sent: the pair (default) or a legacy mode.
+    #[arg(long, global = true, env = "ESIMDASH_AUTH", value_enum)]
+    pub auth: Option<AuthMode>,
+
+    /// Profile of the config file to use.
+    #[arg(long, global = true, env = "ESIMDASH_PROFILE", value_name = "NAME")]
+    pub profile: Option<String>,
+
+    /// Config file (default: esimdash/config.toml under the XDG config directory).
+    #[arg(long, global = true, env = "ESIMDASH_CONFIG", value_name = "PATH")]
+    pub config: Option<PathBuf>,
+
+    /// Seconds to wait for an answer before giving up (default 30).
+    #[arg(long, global = true, env = "ESIMDASH_TIMEOUT", value_name = "SECONDS")]
+    pub timeout: Option<u64>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// The wallet balance in USD.
+    Balance,
+    /// The plan catalog with your pricing, or one plan.
+    Plans {
+        /// Only plans of this location code (FR, !RG, !GL …).
+        #[arg(long, value_name = "CC")]
+        location: Option<String>,
+        /// One plan, priced for you.
+        #[arg(long, value_name = "SLUG")]
+        slug: Option<String>,
+    },
+    /// Your orders, newest first.
+    Orders {
+        #[arg(long)]
+        page: Option<u64>,
+        /// Up to 100.
+        #[arg(long)]
+        page_size: Option<u64>,
+        /// A status, or `active`.
+        #[arg(long)]
+        status: Option<String>,
+        /// Search in order number, package name and slug.
+        #[arg(short = 'q', long = "query", value_name = "TEXT")]
+        q: Option<String>,
+    },
+    /// Your eSIM inventory.
+    Esims {
+        #[arg(long)]
+        page: Option<u64>,
+        /// Up to 100.
+        #[arg(long)]
+        page_size: Option<u64>,
+        /// A status, or `active`.
+        #[arg(long)]
+        status: Option<String>,
+    },
+    /// Your account and company profile.
+    Profile {
+        #[command(subcommand)]
+        action: Option<ProfileAction>,
+    },
+    /// Run the sandbox server of the API contract, with seeded demo data.
+    Sandbox(SandboxArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProfileAction {
+    /// Change company fields; an empty value clears a field.
+    Set {
+        #[arg(long, value_name = "NAME")]
+        company: Option<String>,
+        /// Two letters (ISO 3166-1), or empty.
+        #[arg(long, value_name = "CC")]
+        country: Option<String>,
+        /// An http(s) URL, or empty.
+        #[arg(long, value_name = "URL")]
+        website: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct SandboxArgs {
+    /// Address to listen on (port 0 picks a free one).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub addr: SocketAddr,
+    /// Seed of the generated data.
+    #[arg(long, default_value_t = crate::sandbox::DEFAULT_SEED)]
+    pub seed: u64,
+    /// Orders per reseller.
+    #[arg(long, default_value_t = crate::sandbox::DEFAULT_ORDERS as u64,
+        value_parser = clap::value_parser!(u64).range(0..=100_000))]
+    pub orders: u64,
+    /// Requests per key per minute.
+    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate_limit: u32,
+    /// Delay every response by this many milliseconds (a slow network).
+    #[arg(long, default_value_t = 0)]
+    pub latency_ms: u64,
+}

@@ -1,0 +1,213 @@
+//! The one-shot commands: one API call (or two), printed as an aligned table for people or as
+//! JSON for scripts. JSON mirrors the API's own envelopes so that integrators see one shape.
+
+mod sandbox;
+mod table;
+
+pub use sandbox::run_sandbox;
+
+use crate::api::model::{EsimQuery, OrderQuery, Plan, ProfileUpdate};
+use crate::api::{ApiError, Client};
+use crate::cli::{Command, ProfileAction};
+use crate::config::ConfigError;
+use crate::esim::location::location_name;
+use crate::esim::money::format_amount;
+use crate::esim::volume::format_bytes;
+use rust_decimal::Decimal;
+use serde_json::json;
+use table::{Align, Table};
+
+/// What a one-shot command can fail with; each maps to its own exit code (README).
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Api(#[from] ApiError),
+    #[error("{0}")]
+    Usage(String),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl CommandError {
+    /// 1 API or other error, 2 usage or configuration, 3 credentials refused, 4 rate limited,
+    /// 5 network or timeout.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CommandError::Config(_) | CommandError::Usage(_) => 2,
+            CommandError::Api(e) if e.is_auth() => 3,
+            CommandError::Api(ApiError::RateLimited { .. }) => 4,
+            CommandError::Api(ApiError::Network { .. } | ApiError::Timeout { .. }) => 5,
+            _ => 1,
+        }
+    }
+
+    /// The error as scripts read it from stderr with `--json`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let (kind, status) = match self {
+            CommandError::Config(_) => ("config", None),
+            CommandError::Usage(_) => ("usage", None),
+            CommandError::Io(_) => ("io", None),
+            CommandError::Api(e) => (e.kind(), e.status()),
+        };
+        let mut error = json!({ "kind": kind, "message": self.to_string() });
+        if let Some(status) = status {
+            error["status"] = json!(status);
+        }
+        if let CommandError::Api(ApiError::RateLimited { retry_after, .. }) = self {
+            error["retryAfterSeconds"] = json!(retry_after.as_secs());
+        }
+        json!({ "error": error })
+    }
+}
+
+fn amount(value: Option<Decimal>) -> String {
+    value.map(format_amount).unwrap_or_else(|| "-".to_string())
+}
+
+fn print_json(value: &impl serde::Serialize) -> Result<(), CommandError> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| CommandError::Usage(e.to_string()))?;
+    println!("{text}");
+    Ok(())
+}
+
+/// Runs one API command and prints its result.
+pub async fn run(command: &Command, client: &Client, as_json: bool) -> Result<(), CommandError> {
+    match command {
+        Command::Balance => {
+            let balance = client.balance().await?;
+            if as_json {
+                print_json(&json!({ "balanceUsd": format_amount(balance) }))
+            } else {
+                println!("Balance: {} USD", format_amount(balance));
+                Ok(())
+            }
+        }
+        Command::Plans { slug: Some(slug), .. } => {
+            let plan = client.plan(slug).await?;
+            if as_json { print_json(&json!({ "data": plan })) } else { print!("{}", plan_detail(&plan)); Ok(()) }
+        }
+        Command::Plans { location, slug: None } => {
+            let mut plans = client.plans().await?;
+            if let Some(code) = location {
+                plans.retain(|p| p.location_code.eq_ignore_ascii_case(code.trim()));
+            }
+            if as_json { print_json(&json!({ "data": plans })) } else { print!("{}", plan_table(&plans)); Ok(()) }
+        }
+        Command::Orders { page, page_size, status, q } => {
+            let query = OrderQuery { page: *page, page_size: *page_size, status: status.clone(), q: q.clone() };
+            let page = client.orders(&query).await?;
+            if as_json {
+                return print_json(&page);
+            }
+            let mut t = Table::new(&[("ORDER", Align::Left), ("CREATED", Align::Left), ("STATUS", Align::Left),
+                ("PACKAGE", Align::Left), ("LOC", Align::Left), ("QTY", Align::Right), ("TOTAL", Align::Right)]);
+            for o in &page.orders {
+                t.row(vec![o.provider_order_no.clone(), o.created_at.replace('T', " ").replace('Z', ""),
+                    o.status.to_string(), o.package_name.clone(), o.location_code.clone(),
+                    o.quantity.map(|q| q.to_string()).unwrap_or_default(), amount(o.total_sell_price)]);
+            }
+            print!("{}", t.render());
+            println!("{}", page_footer(page.page, page.page_size, page.total, "orders"));
+            Ok(())
+        }
+        Command::Esims { page, page_size, status } => {
+            let query = EsimQuery { page: *page, page_size: *page_size, status: status.clone() };
+            let page = client.esims(&query).await?;
+            if as_json {
+                return print_json(&page);
+            }
+            let mut t = Table::new(&[("ICCID", Align::Left), ("STATUS", Align::Left), ("SM-DP+", Align::Left),
+                ("PACKAGE", Align::Left), ("LOC", Align::Left), ("USED", Align::Right), ("EXPIRES", Align::Left)]);
+            for e in &page.esims {
+                let raw = &e.raw_order_json;
+                let used = match (raw.order_usage, raw.total_volume) {
+                    (Some(u), Some(t)) => format!("{} / {}", format_bytes(u), format_bytes(t)),
+                    _ => "-".to_string(),
+                };
+                t.row(vec![raw.iccid.clone(), e.status.to_string(), raw.smdp_status.clone(), e.package_name.clone(),
+                    e.location_code.clone(), used, raw.expired_time.get(..10).unwrap_or_default().to_string()]);
+            }
+            print!("{}", t.render());
+            println!("{}", page_footer(page.page, page.page_size, page.total, "eSIMs"));
+            Ok(())
+        }
+        Command::Profile { action } => {
+            let profile = match action {
+                None => client.profile().await?,
+                Some(ProfileAction::Set { company, country, website }) => {
+                    if company.is_none() && country.is_none() && website.is_none() {
+                        return Err(CommandError::Usage(
+                            "profile set needs at least one of --company, --country, --website".to_string(),
+                        ));
+                    }
+                    let update = ProfileUpdate { company_name: company.clone(), country: country.clone(), website: website.clone() };
+                    client.update_profile(&update).await?
+                }
+            };
+            if as_json {
+                return print_json(&json!({ "profile": profile }));
+            }
+            let mut t = Table::new(&[("FIELD", Align::Left), ("VALUE", Align::Left)]);
+            for (k, v) in [("Name", &profile.name), ("E-mail", &profile.email), ("Role", &profile.role),
+                ("Company", &profile.company_name), ("Country", &profile.country), ("Website", &profile.website),
+                ("Status", &profile.status)] {
+                t.row(vec![k.to_string(), v.clone()]);
+            }
+            t.row(vec!["Balance".to_string(), format!("{} USD", amount(profile.balance_usd))]);
+            print!("{}", t.render());
+            Ok(())
+        }
+        Command::Sandbox(_) => Err(CommandError::Usage("the sandbox is not an API command".to_string())),
+    }
+}
+
+fn page_footer(page: u64, size: u64, total: u64, what: &str) -> String {
+    let pages = if size == 0 { 0 } else { total.div_ceil(size) };
+    format!("page {page} of {pages} ({total} {what})")
+}
+
+fn days(plan: &Plan) -> String {
+    match (plan.duration, plan.duration_unit.as_str()) {
+        (Some(d), "DAY" | "") => format!("{d} d"),
+        (Some(d), unit) => format!("{d} {unit}"),
+        (None, _) => "-".to_string(),
+    }
+}
+
+fn plan_table(plans: &[Plan]) -> String {
+    let mut t = Table::new(&[("SLUG", Align::Left), ("NAME", Align::Left), ("LOC", Align::Left), ("DATA", Align::Right),
+        ("VALIDITY", Align::Right), ("COST", Align::Right), ("PRICE", Align::Right), ("MARGIN %", Align::Right)]);
+    for p in plans {
+        let pricing = p.pricing.as_ref();
+        t.row(vec![p.slug.clone(), p.name.clone(), p.location_code.clone(),
+            p.volume.map(format_bytes).unwrap_or_default(), days(p), amount(pricing.and_then(|x| x.cost_price)),
+            amount(p.sell_price()), amount(pricing.and_then(|x| x.margin_pct))]);
+    }
+    let mut out = t.render();
+    out.push_str(&format!("{} plans\n", plans.len()));
+    out
+}
+
+fn plan_detail(p: &Plan) -> String {
+    let pricing = p.pricing.as_ref();
+    let location = match location_name(&p.location_code) {
+        Some(name) => format!("{} ({name})", p.location_code),
+        None => p.location_code.clone(),
+    };
+    let currency = |v: Option<Decimal>| format!("{} {}", amount(v), p.currency_code);
+    let mut t = Table::new(&[("FIELD", Align::Left), ("VALUE", Align::Left)]);
+    for (k, v) in [
+        ("Name", p.name.clone()), ("Slug", p.slug.clone()), ("Package code", p.package_code.clone()),
+        ("Location", location), ("Data", p.volume.map(format_bytes).unwrap_or_default()), ("Validity", days(p)),
+        ("Sell price", currency(p.sell_price())), ("Cost price", currency(pricing.and_then(|x| x.cost_price))),
+        ("Margin", currency(pricing.and_then(|x| x.margin))),
+        ("Margin %", amount(pricing.and_then(|x| x.margin_pct))),
+        ("Supplier price", currency(p.supplier_price)),
+        ("Pricing rule", pricing.map(|x| format!("{} / {}", x.rule_scope, x.rule_type)).unwrap_or_default()),
+    ] {
+        t.row(vec![k.to_string(), v]);
+    }
+    t.render()
+}

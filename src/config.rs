@@ -1,0 +1,167 @@
+//! Settings: defaults < config file < environment < flags. The config file is TOML with named
+//! profiles; a secret comes from the environment, a flag, the file (which must then be private),
+//! or `secret_key_cmd`, a command whose stdout is the secret.
+
+use crate::api::{AuthMode, BaseUrl, BaseUrlError, ClientOptions, Credentials};
+use crate::cli::ConnectionArgs;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    /// The profile used when none is named.
+    pub default_profile: Option<String>,
+    #[serde(default)]
+    pub profiles: BTreeMap<String, ProfileConfig>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileConfig {
+    pub base_url: Option<String>,
+    pub access_code: Option<String>,
+    pub secret_key: Option<String>,
+    pub secret_key_cmd: Option<String>,
+    pub auth: Option<AuthMode>,
+    pub rate_limit: Option<u32>,
+    pub timeout_secs: Option<u64>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read the config file {path}: {message}")]
+    Read { path: PathBuf, message: String },
+    #[error("the config file {path} is not valid: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("the config file {path} holds a secret key but others can read it (mode {mode:o}); run `chmod 600 {path}`, or move the secret to secret_key_cmd or ESIMDASH_SECRET_KEY")]
+    Insecure { path: PathBuf, mode: u32 },
+    #[error("no profile {name:?} in {path} (profiles there: {available})")]
+    UnknownProfile { name: String, path: String, available: String },
+    #[error("{0}")]
+    BaseUrl(#[from] BaseUrlError),
+    #[error("secret_key_cmd of profile {profile:?} failed: {detail}")]
+    SecretCommand { profile: String, detail: String },
+    #[error("no API {missing} configured. Set ESIMDASH_BASE_URL, ESIMDASH_ACCESS_CODE and ESIMDASH_SECRET_KEY, or add a profile to {path} (see README), or try `esimdash --demo`")]
+    Missing { missing: String, path: String },
+}
+
+/// Everything needed to build a client.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub base_url: BaseUrl,
+    pub credentials: Credentials,
+    pub options: ClientOptions,
+    pub profile: String,
+}
+
+/// `esimdash/config.toml` in the XDG config directory.
+pub fn default_config_path() -> Option<PathBuf> {
+    dirs::config_dir().map(|d| d.join("esimdash").join("config.toml"))
+}
+
+/// Reads a config file; a missing file is `None` unless it was asked for by name.
+pub fn load_file(path: &Path, must_exist: bool) -> Result<Option<FileConfig>, ConfigError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !must_exist => return Ok(None),
+        Err(e) => return Err(ConfigError::Read { path: path.to_path_buf(), message: e.to_string() }),
+    };
+    let config: FileConfig =
+        toml::from_str(&text).map_err(|e| ConfigError::Parse { path: path.to_path_buf(), message: e.to_string() })?;
+    if config.profiles.values().any(|p| p.secret_key.is_some()) {
+        check_private(path)?;
+    }
+    Ok(Some(config))
+}
+
+#[cfg(unix)]
+fn check_private(path: &Path) -> Result<(), ConfigError> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(path).map_err(|e| ConfigError::Read { path: path.to_path_buf(), message: e.to_string() })?;
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        return Err(ConfigError::Insecure { path: path.to_path_buf(), mode });
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn check_private(_path: &Path) -> Result<(), ConfigError> {
+    Ok(())
+}
+
+/// Runs `secret_key_cmd` with the user's shell conventions; its trimmed stdout is the secret.
+/// Its stderr and stdin stay on the terminal, so a password prompt can be answered.
+fn run_secret_command(profile: &str, command: &str) -> Result<String, ConfigError> {
+    let fail = |detail: String| ConfigError::SecretCommand { profile: profile.to_string(), detail };
+    let output = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| fail(format!("could not run it: {e}")))?;
+    if !output.status.success() {
+        return Err(fail(format!("it exited with {}", output.status)));
+    }
+    let secret = String::from_utf8(output.stdout).map_err(|_| fail("its output is not UTF-8".to_string()))?;
+    let secret = secret.trim_end_matches(['\n', '\r']).to_string();
+    if secret.is_empty() {
+        return Err(fail("it printed nothing".to_string()));
+    }
+    Ok(secret)
+}
+
+/// Merges flags and environment (already merged by clap) over the config file.
+pub fn resolve(args: &ConnectionArgs) -> Result<Settings, ConfigError> {
+    let path = args.config.clone().or_else(default_config_path);
+    let file = match &path {
+        Some(p) => load_file(p, args.config.is_some())?,
+        None => None,
+    }
+    .unwrap_or_default();
+    let shown_path = path.as_ref().map_or_else(|| "the config file".to_string(), |p| p.display().to_string());
+    let name = args.profile.clone().or(file.default_profile.clone()).unwrap_or_else(|| "default".to_string());
+    let profile = match file.profiles.get(&name) {
+        Some(p) => p.clone(),
+        None if args.profile.is_some() || file.default_profile.is_some() => {
+            let available = file.profiles.keys().cloned().collect::<Vec<_>>().join(", ");
+            return Err(ConfigError::UnknownProfile {
+                name,
+                path: shown_path,
+                available: if available.is_empty() { "none".to_string() } else { available },
+            });
+        }
+        None => ProfileConfig::default(),
+    };
+    let missing = |what: &str| ConfigError::Missing { missing: what.to_string(), path: shown_path.clone() };
+    let base_url = args.base_url.clone().or(profile.base_url.clone()).ok_or_else(|| missing("base URL"))?;
+    let base_url = BaseUrl::parse(&base_url)?;
+    let mode = args.auth.or(profile.auth).unwrap_or_default();
+    let secret = match (&args.secret_key, &profile.secret_key, &profile.secret_key_cmd) {
+        (Some(s), _, _) | (None, Some(s), _) => s.clone(),
+        (None, None, Some(cmd)) => run_secret_command(&name, cmd)?,
+        (None, None, None) => return Err(missing("secret key")),
+    };
+    let credentials = match mode {
+        AuthMode::Pair => {
+            let code = args.access_code.clone().or(profile.access_code.clone()).ok_or_else(|| missing("access code"))?;
+            Credentials::pair(&code, &secret)
+        }
+        legacy => Credentials::legacy(legacy, &secret),
+    };
+    let mut options = ClientOptions::default();
+    if let Some(limit) = env_number("ESIMDASH_RATE_LIMIT").or(profile.rate_limit.map(u64::from)) {
+        options.rate_limit = u32::try_from(limit).unwrap_or(u32::MAX).max(1);
+    }
+    if let Some(secs) = args.timeout.or(profile.timeout_secs) {
+        options.request_timeout = Duration::from_secs(secs.max(1));
+    }
+    Ok(Settings { base_url, credentials, options, profile: name })
+}
+
+fn env_number(name: &str) -> Option<u64> {
+    std::env::var(name).ok()?.trim().parse().ok()
+}

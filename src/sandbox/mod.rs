@@ -1,0 +1,199 @@
+//! The sandbox: a real server of the API contract (CONTRACT.md) with seeded data, for `--demo`,
+//! for the tests, and for integrators. It knows the contract, nothing of the client.
+
+mod auth;
+mod http;
+mod rate_limit;
+mod routes;
+pub mod seed;
+mod store;
+mod wire;
+
+use auth::Keys;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::HeaderValue;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use chrono::{DateTime, Utc};
+use rate_limit::RateLimiter;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use store::Data;
+use tokio::net::TcpListener;
+
+pub use auth::SESSION_COOKIE;
+
+/// How the sandbox is seeded and how it behaves.
+#[derive(Debug, Clone)]
+pub struct SandboxConfig {
+    pub seed: u64,
+    /// Orders per reseller.
+    pub orders: usize,
+    /// Requests per key per `rate_window`.
+    pub rate_limit: u32,
+    /// A minute, as the spec says; shorter only in tests.
+    pub rate_window: Duration,
+    /// Added to every response after the request was handled (so a client that gives up
+    /// still leaves the change done, as on a slow real network).
+    pub latency: Duration,
+    /// When the seeded history ends; `None` is now.
+    pub epoch: Option<DateTime<Utc>>,
+    /// How long a new order stays `pending` before its eSIMs exist.
+    pub allocate_after: Duration,
+}
+
+pub const DEFAULT_SEED: u64 = 20_261_120;
+pub const DEFAULT_ORDERS: usize = 400;
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        Self {
+            seed: DEFAULT_SEED,
+            orders: DEFAULT_ORDERS,
+            rate_limit: 120,
+            rate_window: Duration::from_secs(60),
+            latency: Duration::ZERO,
+            epoch: None,
+            allocate_after: Duration::from_secs(2),
+        }
+    }
+}
+
+/// State shared by the handlers.
+pub struct Shared {
+    data: Mutex<Data>,
+    keys: Keys,
+    limiter: RateLimiter,
+    rate_limit: u32,
+    /// `http://host:port`, where the QR images are served.
+    origin: String,
+    allocate_after: Duration,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Data> {
+        // Handlers do not panic; if one ever did, its change was one step and the data stays usable.
+        self.data.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The router, for a sandbox reachable at `origin`.
+pub fn router(config: &SandboxConfig, origin: String) -> Router {
+    let epoch = config.epoch.unwrap_or_else(Utc::now);
+    let shared = Arc::new(Shared {
+        data: Mutex::new(seed::data(config.seed, config.orders, epoch)),
+        keys: Keys::demo(),
+        limiter: RateLimiter::new(config.rate_window),
+        rate_limit: config.rate_limit,
+        origin,
+        allocate_after: config.allocate_after,
+    });
+    let api = Router::new()
+        .route("/portal/plans", get(routes::plans))
+        .route("/portal/topups", axum::routing::post(routes::topup))
+        .route("/portal/orders", axum::routing::post(routes::place_order))
+        .route("/reseller/orders", get(routes::orders))
+        .route("/reseller/esims", get(routes::esims))
+        .route("/reseller/profile", get(routes::profile).patch(routes::update_profile))
+        .route("/reseller/balance", get(routes::balance))
+        .route_layer(middleware::from_fn_with_state(shared.clone(), authenticate));
+    let latency = config.latency;
+    Router::new()
+        .nest("/api/v1", api)
+        .route("/qr/{file}", get(routes::qr_image))
+        .fallback(routes::not_found)
+        .method_not_allowed_fallback(routes::method_not_allowed)
+        .layer(DefaultBodyLimit::max(http::MAX_BODY_BYTES))
+        .layer(middleware::from_fn(move |req: Request, next: Next| delay(latency, req, next)))
+        .with_state(shared)
+}
+
+/// Resolves the caller, counts the request against its key, and reports the budget.
+async fn authenticate(State(s): State<Arc<Shared>>, mut req: Request, next: Next) -> Response {
+    let caller = match s.keys.resolve(req.headers()) {
+        Ok(c) => c,
+        Err(failure) => return failure.into_response(),
+    };
+    let verdict = s.limiter.check(&caller.budget, s.rate_limit, Instant::now());
+    let mut response = if verdict.allowed {
+        req.extensions_mut().insert(caller);
+        next.run(req).await
+    } else {
+        let mut r = http::Failure::new(axum::http::StatusCode::TOO_MANY_REQUESTS, "Rate limit exceeded").into_response();
+        r.headers_mut().insert("retry-after", HeaderValue::from(verdict.reset_secs));
+        r
+    };
+    let headers = response.headers_mut();
+    headers.insert("x-ratelimit-limit", HeaderValue::from(verdict.limit));
+    headers.insert("x-ratelimit-remaining", HeaderValue::from(verdict.remaining));
+    headers.insert("x-ratelimit-reset", HeaderValue::from(verdict.reset_secs));
+    response
+}
+
+async fn delay(latency: Duration, req: Request, next: Next) -> Response {
+    let response = next.run(req).await;
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    response
+}
+
+/// A sandbox running in this process (for `--demo` and tests); stopped when dropped.
+pub struct RunningSandbox {
+    pub addr: SocketAddr,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl RunningSandbox {
+    /// `http://127.0.0.1:port/api/v1`.
+    pub fn base_url(&self) -> String {
+        format!("{}/api/v1", self.origin())
+    }
+
+    pub fn origin(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+impl Drop for RunningSandbox {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// Binds `addr` (port 0 for any free one) and serves in a background task.
+pub async fn spawn(config: &SandboxConfig, addr: SocketAddr) -> std::io::Result<RunningSandbox> {
+    let listener = TcpListener::bind(addr).await?;
+    let addr = listener.local_addr()?;
+    let app = router(config, format!("http://{addr}"));
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let stopped = async {
+            let _ = rx.await;
+        };
+        if let Err(e) = axum::serve(listener, app).with_graceful_shutdown(stopped).await {
+            tracing::error!(error = %e, "sandbox stopped");
+        }
+    });
+    Ok(RunningSandbox { addr, shutdown: Some(tx) })
+}
+
+/// Binds `addr`, calls `on_ready` with the bound address, and serves until `shutdown` ends.
+pub async fn serve(
+    config: &SandboxConfig,
+    addr: SocketAddr,
+    on_ready: impl FnOnce(SocketAddr),
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let listener = TcpListener::bind(addr).await?;
+    let addr = listener.local_addr()?;
+    let app = router(config, format!("http://{addr}"));
+    on_ready(addr);
+    axum::serve(listener, app).with_graceful_shutdown(shutdown).await
+}

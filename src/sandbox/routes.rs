@@ -1,0 +1,164 @@
+//! The handlers, one per route of the spec and CONTRACT.md. Each takes the lock once, so what it
+//! reads and changes is one consistent step.
+
+use super::auth::Caller;
+use super::http::{Failure, JsonObject, Params};
+use super::{Shared, wire};
+use axum::Json;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::Extension;
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Instant;
+
+type Answer = Result<Response, Failure>;
+
+/// `pageSize` above this is capped (spec).
+const MAX_PAGE_SIZE: u64 = 100;
+
+fn page_params(params: &Params) -> Result<(u64, u64), Failure> {
+    let page = params.positive("page", 1)?;
+    let size = params.positive("pageSize", 20)?.min(MAX_PAGE_SIZE);
+    Ok((page, size))
+}
+
+/// `GET /portal/plans`: the catalog, one plan by `slug`, or top-up availability
+/// (`type=topup&iccid=…`).
+pub async fn plans(State(s): State<Arc<Shared>>, Extension(caller): Extension<Caller>, RawQuery(q): RawQuery) -> Answer {
+    let params = Params::parse(q.as_deref());
+    let data = s.lock();
+    let markup = data.markup(caller.reseller);
+    match params.text("type") {
+        Some(t) if t.eq_ignore_ascii_case("topup") => {
+            let iccid = params.text("iccid").ok_or_else(|| Failure::bad_request("Missing iccid"))?;
+            let plans: Vec<_> = data.topups_for(caller.reseller, iccid)?.into_iter().map(|p| wire::plan(p, markup)).collect();
+            return Ok(Json(json!({ "iccid": iccid, "data": plans })).into_response());
+        }
+        Some(t) if !t.eq_ignore_ascii_case("base") => return Err(Failure::bad_request("Invalid type")),
+        _ => {}
+    }
+    if let Some(slug) = params.get("slug") {
+        let plan = data.plan(slug.trim()).ok_or_else(|| Failure::not_found("Plan not found"))?;
+        return Ok(Json(json!({ "data": wire::plan(plan, markup) })).into_response());
+    }
+    let plans: Vec<_> = data.plans.iter().map(|p| wire::plan(p, markup)).collect();
+    Ok(Json(json!({ "data": plans })).into_response())
+}
+
+/// `GET /reseller/orders`.
+pub async fn orders(State(s): State<Arc<Shared>>, Extension(caller): Extension<Caller>, RawQuery(q): RawQuery) -> Answer {
+    let params = Params::parse(q.as_deref());
+    let (page, size) = page_params(&params)?;
+    let mut data = s.lock();
+    data.settle(caller.reseller, Instant::now());
+    let found = data.orders(caller.reseller, params.text("status"), params.text("q"), page, size);
+    let orders: Vec<_> = found.items.into_iter().map(wire::order).collect();
+    Ok(Json(json!({ "page": page, "pageSize": size, "total": found.total, "orders": orders })).into_response())
+}
+
+/// `GET /reseller/esims`.
+pub async fn esims(State(s): State<Arc<Shared>>, Extension(caller): Extension<Caller>, RawQuery(q): RawQuery) -> Answer {
+    let params = Params::parse(q.as_deref());
+    let (page, size) = page_params(&params)?;
+    let mut data = s.lock();
+    data.settle(caller.reseller, Instant::now());
+    let found = data.esims(caller.reseller, params.text("status"), page, size);
+    let esims: Vec<_> = found.items.into_iter().map(|(o, e)| wire::esim(o, e, &s.origin)).collect();
+    Ok(Json(json!({ "total": found.total, "page": page, "pageSize": size, "esims": esims })).into_response())
+}
+
+/// `GET /reseller/profile`.
+pub async fn profile(State(s): State<Arc<Shared>>, Extension(caller): Extension<Caller>) -> Answer {
+    let data = s.lock();
+    Ok(Json(json!({ "profile": wire::profile(data.reseller_view(caller.reseller)) })).into_response())
+}
+
+/// `PATCH /reseller/profile`: only `companyName`, `country` and `website`, validated.
+pub async fn update_profile(State(s): State<Arc<Shared>>, Extension(caller): Extension<Caller>, body: JsonObject) -> Answer {
+    if let Some(unknown) = body.0.keys().find(|k| !matches!(k.as_str(), "companyName" | "country" | "website")) {
+        return Err(Failure::bad_request(format!("Unknown field: {}", crate::esim::text::excerpt(unknown, 40))));
+    }
+    let field = |name: &str| -> Result<Option<String>, Failure> {
+        match body.0.get(name) {
+            None => Ok(None),
+            Some(serde_json::Value::String(v)) => Ok(Some(v.trim().to_string())),
+            Some(_) => Err(Failure::bad_request(format!("Invalid {name}: expected a string"))),
+        }
+    };
+    let company = field("companyName")?;
+    if company.as_ref().is_some_and(|c| c.chars().count() > 200) {
+        return Err(Failure::bad_request("Invalid companyName: at most 200 characters"));
+    }
+    if company.as_ref().is_some_and(|c| c.chars().any(char::is_control)) {
+        return Err(Failure::bad_request("Invalid companyName: control characters are not allowed"));
+    }
+    let country = field("country")?.map(|c| c.to_ascii_uppercase());
+    if country.as_ref().is_some_and(|c| !c.is_empty() && !(c.len() == 2 && c.bytes().all(|b| b.is_ascii_alphabetic()))) {
+        return Err(Failure::bad_request("Invalid country: two letters (ISO 3166-1) or empty"));
+    }
+    let website = field("website")?;
+    if website.as_ref().is_some_and(|w| !w.is_empty() && !is_web_url(w)) {
+        return Err(Failure::bad_request("Invalid website: an http(s) URL or empty"));
+    }
+    let mut data = s.lock();
+    let reseller = data.update_profile(caller.reseller, company, country, website);
+    Ok(Json(json!({ "ok": true, "profile": wire::profile(reseller) })).into_response())
+}
+
+fn is_web_url(text: &str) -> bool {
+    reqwest::Url::parse(text).is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some())
+}
+
+/// `GET /reseller/balance`.
+pub async fn balance(State(s): State<Arc<Shared>>, Extension(caller): Extension<Caller>) -> Answer {
+    let data = s.lock();
+    let balance = crate::esim::money::format_amount(data.reseller_view(caller.reseller).balance);
+    Ok(Json(json!({ "balanceUsd": balance })).into_response())
+}
+
+/// `POST /portal/topups`.
+pub async fn topup(State(s): State<Arc<Shared>>, Extension(caller): Extension<Caller>, body: JsonObject) -> Answer {
+    let (iccid, slug) = match (body.string("iccid")?, body.string("slug")?) {
+        (Some(i), Some(s)) => (i, s),
+        _ => return Err(Failure::bad_request("Missing iccid or slug")),
+    };
+    let qty = body.qty()?;
+    let mut data = s.lock();
+    let (order, balance) = data.topup(caller.reseller, &iccid, &slug, qty)?;
+    Ok(placed(order, balance))
+}
+
+/// `POST /portal/orders`.
+pub async fn place_order(State(s): State<Arc<Shared>>, Extension(caller): Extension<Caller>, body: JsonObject) -> Answer {
+    let slug = body.string("slug")?.ok_or_else(|| Failure::bad_request("Missing slug"))?;
+    let qty = body.qty()?;
+    let mut data = s.lock();
+    let (order, balance) = data.place_order(caller.reseller, &slug, qty, s.allocate_after)?;
+    Ok(placed(order, balance))
+}
+
+fn placed(order: &super::store::OrderRecord, balance: rust_decimal::Decimal) -> Response {
+    let body = json!({ "ok": true, "order": wire::order(order),
+        "balanceUsd": crate::esim::money::format_amount(balance) });
+    (StatusCode::CREATED, Json(body)).into_response()
+}
+
+/// `GET /qr/<name>.png`: the QR image of an activation code, public like a CDN.
+pub async fn qr_image(State(s): State<Arc<Shared>>, Path(file): Path<String>) -> Answer {
+    let name = file.strip_suffix(".png").ok_or_else(|| Failure::not_found("Not found"))?;
+    let code = s.lock().activation_code_of_qr(name).map(str::to_string).ok_or_else(|| Failure::not_found("Not found"))?;
+    let png = crate::esim::qr::QrMatrix::encode(&code)
+        .and_then(|m| m.to_png(8))
+        .map_err(|e| Failure::new(StatusCode::INTERNAL_SERVER_ERROR, e))?;
+    Ok(([(header::CONTENT_TYPE, "image/png")], png).into_response())
+}
+
+pub async fn not_found() -> Failure {
+    Failure::not_found("Not found")
+}
+
+pub async fn method_not_allowed() -> Failure {
+    Failure::new(StatusCode::METHOD_NOT_ALLOWED, "Method not allowed")
+}

@@ -1,0 +1,221 @@
+//! The sandbox's deterministic data: a catalog over 55 countries plus regional and global plans,
+//! top-up plans, and per reseller a history of orders and eSIMs in every status.
+//! The same seed gives the same catalog, orders, ICCIDs and codes; only timestamps follow the
+//! epoch (the start time unless pinned).
+
+use super::store::{CompanyProfile, Data, EsimRecord, OrderRecord, PlanRecord, Reseller};
+use crate::esim::iccid::luhn_check_digit;
+use crate::esim::location::{COUNTRIES, GLOBAL, REGIONAL};
+use crate::esim::status::Status;
+use crate::esim::volume::{gigabytes, megabytes};
+use chrono::{DateTime, Duration as Days, Utc};
+use rust_decimal::Decimal;
+
+/// One fixed demo credential (README lists them; the sandbox prints them at start).
+pub struct DemoKey {
+    pub access_code: Option<&'static str>,
+    pub secret_key: &'static str,
+    pub reseller: usize,
+    pub revoked: bool,
+    pub note: &'static str,
+}
+
+pub const ACME: usize = 0;
+pub const GLOBEX: usize = 1;
+/// The resellers' names as the credential table shows them.
+pub const RESELLER_NAMES: [&str; 2] = ["Acme Mobile", "Globex Travel"];
+
+pub const DEMO_KEYS: &[DemoKey] = &[
+    DemoKey { access_code: Some("ak_demo_acme"), secret_key: "sk_demo_acme", reseller: ACME, revoked: false,
+        note: "main demo reseller, balance 250.00" },
+    DemoKey { access_code: Some("ak_demo_globex"), secret_key: "sk_demo_globex", reseller: GLOBEX, revoked: false,
+        note: "second reseller, for scoping" },
+    DemoKey { access_code: Some("ak_demo_revoked"), secret_key: "sk_demo_revoked", reseller: ACME, revoked: true,
+        note: "revoked key: every call is 401" },
+    DemoKey { access_code: None, secret_key: "sk_demo_legacy", reseller: ACME, revoked: false,
+        note: "legacy: x-api-key or Authorization: Bearer" },
+];
+
+/// Portal session cookies (`esim_session=<token>`), one per reseller.
+pub const DEMO_SESSIONS: &[(&str, usize)] = &[("sess_demo_acme", ACME), ("sess_demo_globex", GLOBEX)];
+
+/// The SM-DP+ address of every sandbox activation code.
+pub const SMDP_ADDRESS: &str = "rsp.esim.example";
+
+const BASE_SHAPES: &[(u64, u32)] = &[(1, 7), (3, 15), (5, 30), (10, 30), (20, 30)];
+const TOPUP_SHAPES: &[(u64, u32)] = &[(1, 7), (3, 30), (10, 30)];
+const REGIONS: &[(&str, &str)] = &[("EU", "Europe"), ("AS", "Asia"), ("AM", "Americas"), ("AF", "Africa"),
+    ("ME", "Middle East")];
+
+/// Cents in steps of five, so that a 20 % rule prices to whole cents.
+fn price(rng: &mut fastrand::Rng, per_gb_cents: u32, gb: u64, days: u32) -> Decimal {
+    let cents = per_gb_cents as u64 * gb + days as u64 * 3 + rng.u64(0..=40);
+    Decimal::new((cents.max(95) / 5 * 5) as i64, 2)
+}
+
+fn plan(code: &str, label: &str, location: &str, volume: u64, gb_label: &str, days: u32, price: Decimal) -> PlanRecord {
+    PlanRecord {
+        package_code: format!("ESD-{code}-{gb_label}-{days:02}D"),
+        slug: format!("{}-{}-{days}d", code.to_ascii_lowercase(), gb_label.to_ascii_lowercase()),
+        name: format!("{label} {gb_label} {days} Days"),
+        location_code: location.to_string(),
+        volume,
+        duration: days,
+        supplier_price: price,
+    }
+}
+
+fn topup(code: &str, label: &str, location: &str, gb: u64, days: u32, price: Decimal) -> PlanRecord {
+    PlanRecord {
+        package_code: format!("TOPUP_{code}_{gb}GB_{days}D"),
+        slug: format!("topup-{}-{gb}gb-{days}d", code.to_ascii_lowercase()),
+        name: format!("{label} Top-up {gb}GB {days} Days"),
+        location_code: location.to_string(),
+        volume: gigabytes(gb),
+        duration: days,
+        supplier_price: price,
+    }
+}
+
+/// Base plans and top-up plans.
+pub fn catalog(seed: u64) -> (Vec<PlanRecord>, Vec<PlanRecord>) {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut plans = Vec::new();
+    let mut topups = Vec::new();
+    let mut areas: Vec<(String, &str, &str, u32)> = COUNTRIES
+        .iter()
+        .map(|(code, name)| (code.to_string(), *name, *code, rng.u32(12..=70) * 5))
+        .collect();
+    areas.extend(REGIONS.iter().map(|(code, name)| (code.to_string(), *name, REGIONAL, rng.u32(40..=90) * 5)));
+    areas.push(("GL".to_string(), "Global", GLOBAL, 120 * 5));
+    for (code, name, location, per_gb) in &areas {
+        plans.push(plan(code, name, location, megabytes(500), "500MB", 1, price(&mut rng, per_gb / 2, 1, 1)));
+        for &(gb, days) in BASE_SHAPES {
+            let p = price(&mut rng, *per_gb, gb, days);
+            plans.push(plan(code, name, location, gigabytes(gb), &format!("{gb}GB"), days, p));
+        }
+    }
+    let mut topup_areas: Vec<(&str, &str, &str, u32)> =
+        COUNTRIES.iter().map(|(code, name)| (*code, *name, *code, rng.u32(12..=70) * 5)).collect();
+    topup_areas.push(("RG", "Regional", REGIONAL, 300));
+    topup_areas.push(("GL", "Global", GLOBAL, 600));
+    for (code, name, location, per_gb) in topup_areas {
+        for &(gb, days) in TOPUP_SHAPES {
+            topups.push(topup(code, name, location, gb, days, price(&mut rng, per_gb, gb, days)));
+        }
+    }
+    (plans, topups)
+}
+
+/// Statuses by weight; the first orders of each reseller cover every status once.
+const STATUS_WEIGHTS: &[(Status, u32)] = &[
+    (Status::Pending, 3), (Status::GotResource, 20), (Status::InUse, 25), (Status::Suspended, 5),
+    (Status::UsedUp, 10), (Status::UsedExpired, 12), (Status::UnusedExpired, 10), (Status::Cancel, 10),
+    (Status::Revoked, 5),
+];
+
+fn pick_status(rng: &mut fastrand::Rng) -> Status {
+    let total: u32 = STATUS_WEIGHTS.iter().map(|(_, w)| w).sum();
+    let mut roll = rng.u32(0..total);
+    for (status, weight) in STATUS_WEIGHTS {
+        if roll < *weight {
+            return status.clone();
+        }
+        roll -= weight;
+    }
+    Status::InUse
+}
+
+/// A new eSIM profile: ICCID with a valid check digit, activation code, provider numbers.
+/// `serial` makes the ICCID unique; every seventh is 20 digits long.
+pub fn new_esim(rng: &mut fastrand::Rng, reseller: usize, serial: u64, plan: &PlanRecord, status: &Status,
+    created: DateTime<Utc>, epoch: DateTime<Utc>) -> EsimRecord {
+    let payload = if serial % 7 == 6 {
+        format!("8901{}{serial:08}{:06}", reseller + 1, rng.u32(0..1_000_000))
+    } else {
+        format!("8944{}{serial:08}{:05}", reseller + 1, rng.u32(0..100_000))
+    };
+    let iccid = format!("{payload}{}", luhn_check_digit(&payload));
+    let matching_id: String = (0..12).map(|_| rng.alphanumeric().to_ascii_uppercase()).collect();
+    let usage_pct = match status {
+        Status::GotResource | Status::Pending | Status::UnusedExpired | Status::Cancel => 0,
+        Status::UsedUp => 100,
+        _ => rng.u64(1..100),
+    };
+    let days = Days::days(i64::from(plan.duration));
+    let expires = match status {
+        Status::UsedExpired | Status::UnusedExpired => (created + days).min(epoch - Days::days(1)),
+        _ => (created + days).max(epoch + Days::days(1)),
+    };
+    let smdp_status = match status {
+        Status::InUse | Status::Suspended | Status::UsedUp => "ENABLED",
+        Status::UsedExpired => "DISABLED",
+        Status::Revoked => "DELETED",
+        _ => "RELEASED",
+    };
+    EsimRecord {
+        esim_tran_no: format!("T{}{serial:010}", reseller + 1),
+        iccid,
+        activation_code: format!("LPA:1${SMDP_ADDRESS}${matching_id}"),
+        // Every third record carries no `ac`, so that clients exercise the PNG path too.
+        publish_ac: serial % 3 != 2,
+        smdp_status: smdp_status.to_string(),
+        total_volume: plan.volume,
+        order_usage: plan.volume * usage_pct / 100,
+        expired_time: expires,
+    }
+}
+
+fn reseller(index: usize, seed: u64, orders: usize, plans: &[PlanRecord], epoch: DateTime<Utc>) -> Reseller {
+    let mut rng = fastrand::Rng::with_seed(seed ^ (0x9E37_79B9_7F4A_7C15u64.wrapping_mul(index as u64 + 1)));
+    let (name, email, company, balance, markup) = match index {
+        ACME => ("Ada Park", "ada@acme-mobile.example",
+            Some(CompanyProfile { company_name: "Acme Mobile".into(), country: "GB".into(),
+                website: "https://acme-mobile.example".into() }),
+            Decimal::new(25000, 2), Decimal::new(20, 0)),
+        _ => ("Hank Scorpio", "hank@globex.example", None, Decimal::new(100000, 2), Decimal::new(15, 0)),
+    };
+    let mut records = Vec::with_capacity(orders);
+    let mut created = epoch;
+    for i in 0..orders {
+        created -= Days::minutes(rng.i64(5..=600));
+        let status = STATUS_WEIGHTS.get(i).map(|(s, _)| s.clone()).unwrap_or_else(|| pick_status(&mut rng));
+        let plan = &plans[rng.usize(0..plans.len())];
+        let quantity = if i % 25 == 24 { 2 } else { 1 };
+        let serial = i as u64 * 2;
+        let esims = if status == Status::Pending {
+            Vec::new()
+        } else {
+            (0..quantity as u64).map(|k| new_esim(&mut rng, index, serial + k, plan, &status, created, epoch)).collect()
+        };
+        records.push(OrderRecord::new(
+            format!("B{}{:07}{:04}", index + 1, i, rng.u32(0..10_000)),
+            plan,
+            status,
+            quantity,
+            plan.priced(markup).sell,
+            plan.supplier_price,
+            created,
+            esims,
+        ));
+    }
+    records.reverse();
+    Reseller {
+        name: name.to_string(),
+        email: email.to_string(),
+        profile: company,
+        status: "approved".to_string(),
+        balance,
+        markup_pct: markup,
+        orders: records,
+        next_serial: orders as u64 * 2,
+        awaiting: Vec::new(),
+    }
+}
+
+/// Everything the sandbox serves, built from one seed.
+pub fn data(seed: u64, orders_per_reseller: usize, epoch: DateTime<Utc>) -> Data {
+    let (plans, topups) = catalog(seed);
+    let resellers = [ACME, GLOBEX].map(|i| reseller(i, seed, orders_per_reseller, &plans, epoch)).into();
+    Data::new(plans, topups, resellers, seed)
+}

@@ -1,0 +1,178 @@
+//! The JSON the sandbox sends, field by field as the spec and CONTRACT.md name them. Plan money is
+//! a JSON number with exact digits; order money and balances are decimal strings.
+
+use super::store::{EsimRecord, OrderRecord, PlanRecord, Reseller};
+use crate::esim::money::{self, format_amount};
+use chrono::SecondsFormat;
+use rust_decimal::Decimal;
+use serde::Serialize;
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanJson<'a> {
+    package_code: &'a str,
+    slug: &'a str,
+    name: &'a str,
+    #[serde(serialize_with = "money::ser_number")]
+    price: Decimal,
+    currency_code: &'static str,
+    volume: u64,
+    duration: u32,
+    duration_unit: &'static str,
+    location_code: &'a str,
+    #[serde(serialize_with = "money::ser_number")]
+    supplier_price: Decimal,
+    pricing: PricingJson,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PricingJson {
+    #[serde(serialize_with = "money::ser_number")]
+    cost_price: Decimal,
+    #[serde(serialize_with = "money::ser_number")]
+    sell_price: Decimal,
+    #[serde(serialize_with = "money::ser_number")]
+    margin: Decimal,
+    #[serde(serialize_with = "money::ser_number")]
+    margin_pct: Decimal,
+    rule_scope: &'static str,
+    rule_type: &'static str,
+}
+
+pub fn plan(p: &PlanRecord, markup_pct: Decimal) -> PlanJson<'_> {
+    let priced = p.priced(markup_pct);
+    PlanJson {
+        package_code: &p.package_code,
+        slug: &p.slug,
+        name: &p.name,
+        price: priced.sell,
+        currency_code: "USD",
+        volume: p.volume,
+        duration: p.duration,
+        duration_unit: "DAY",
+        location_code: &p.location_code,
+        supplier_price: p.supplier_price,
+        pricing: PricingJson {
+            cost_price: priced.cost,
+            sell_price: priced.sell,
+            margin: priced.margin,
+            margin_pct: priced.margin_pct,
+            rule_scope: "global",
+            rule_type: "percent",
+        },
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OrderJson<'a> {
+    provider_order_no: &'a str,
+    slug: &'a str,
+    package_code: &'a str,
+    package_name: &'a str,
+    location_code: &'a str,
+    status: &'a str,
+    quantity: u32,
+    cost_price: String,
+    sell_price: String,
+    total_sell_price: String,
+    created_at: String,
+}
+
+pub fn order(o: &OrderRecord) -> OrderJson<'_> {
+    OrderJson {
+        provider_order_no: &o.provider_order_no,
+        slug: &o.slug,
+        package_code: &o.package_code,
+        package_name: &o.package_name,
+        location_code: &o.location_code,
+        status: o.status.as_str(),
+        quantity: o.quantity,
+        cost_price: format_amount(o.cost_price),
+        sell_price: format_amount(o.sell_price),
+        total_sell_price: format_amount(o.total_sell_price()),
+        created_at: o.created_at.to_rfc3339_opts(SecondsFormat::Secs, true),
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EsimJson<'a> {
+    provider_order_no: &'a str,
+    slug: &'a str,
+    package_code: &'a str,
+    package_name: &'a str,
+    location_code: &'a str,
+    status: &'a str,
+    quantity: u32,
+    raw_order_json: RawOrderJson<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RawOrderJson<'a> {
+    iccid: &'a str,
+    qr_code_url: String,
+    smdp_status: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ac: Option<&'a str>,
+    esim_tran_no: &'a str,
+    esim_status: String,
+    total_volume: u64,
+    order_usage: u64,
+    expired_time: String,
+    short_url: String,
+}
+
+/// `origin` is the sandbox's own `http://host:port`, where it serves the QR images.
+pub fn esim<'a>(o: &'a OrderRecord, e: &'a EsimRecord, origin: &str) -> EsimJson<'a> {
+    EsimJson {
+        provider_order_no: &o.provider_order_no,
+        slug: &o.slug,
+        package_code: &o.package_code,
+        package_name: &o.package_name,
+        location_code: &o.location_code,
+        status: o.status.as_str(),
+        quantity: o.quantity,
+        raw_order_json: RawOrderJson {
+            iccid: &e.iccid,
+            qr_code_url: format!("{origin}/qr/{}.png", e.qr_name()),
+            smdp_status: &e.smdp_status,
+            ac: e.publish_ac.then_some(e.activation_code.as_str()),
+            esim_tran_no: &e.esim_tran_no,
+            esim_status: o.status.as_str().to_ascii_uppercase(),
+            total_volume: e.total_volume,
+            order_usage: e.order_usage,
+            expired_time: e.expired_time.to_rfc3339_opts(SecondsFormat::Secs, true),
+            short_url: format!("{origin}/qr/{}.png", e.qr_name()),
+        },
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileJson<'a> {
+    name: &'a str,
+    email: &'a str,
+    role: &'static str,
+    company_name: &'a str,
+    country: &'a str,
+    website: &'a str,
+    status: &'a str,
+    balance_usd: String,
+}
+
+pub fn profile(r: &Reseller) -> ProfileJson<'_> {
+    let company = r.profile.as_ref();
+    ProfileJson {
+        name: &r.name,
+        email: &r.email,
+        role: "reseller",
+        company_name: company.map_or("", |c| c.company_name.as_str()),
+        country: company.map_or("", |c| c.country.as_str()),
+        website: company.map_or("", |c| c.website.as_str()),
+        status: &r.status,
+        balance_usd: format_amount(r.balance),
+    }
+}
