@@ -64,6 +64,6 @@ mod tests {
         let mut t = Table::new(&[("NAME", Align::Left), ("PRICE", Align::Right)]);
         t.row(vec!["Türkiye".into(), "5.00".into()]);
         t.row(vec!["evil\x1b[2J".into(), "12.50".into()]);
-        assert_eq!(t.render(), "NAME        PRICE\nTürkiye      5.00\nevil\u{FFFD}[2J   12.50\n");
+        assert_eq!(t.render(), "NAME      PRICE\nTürkiye    5.00\nevil\u{FFFD}[2J  12.50\n");
     }
 }
