@@ -9,7 +9,6 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
-use serde_json::json;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -34,17 +33,17 @@ pub async fn plans(State(s): State<Arc<Shared>>, Extension(caller): Extension<Ca
         Some(t) if t.eq_ignore_ascii_case("topup") => {
             let iccid = params.text("iccid").ok_or_else(|| Failure::bad_request("Missing iccid"))?;
             let plans: Vec<_> = data.topups_for(caller.reseller, iccid)?.into_iter().map(|p| wire::plan(p, markup)).collect();
-            return Ok(Json(json!({ "iccid": iccid, "data": plans })).into_response());
+            return Ok(Json(wire::Availability { iccid, data: plans }).into_response());
         }
         Some(t) if !t.eq_ignore_ascii_case("base") => return Err(Failure::bad_request("Invalid type")),
         _ => {}
     }
     if let Some(slug) = params.get("slug") {
         let plan = data.plan(slug.trim()).ok_or_else(|| Failure::not_found("Plan not found"))?;
-        return Ok(Json(json!({ "data": wire::plan(plan, markup) })).into_response());
+        return Ok(Json(wire::DataEnvelope { data: wire::plan(plan, markup) }).into_response());
     }
     let plans: Vec<_> = data.plans.iter().map(|p| wire::plan(p, markup)).collect();
-    Ok(Json(json!({ "data": plans })).into_response())
+    Ok(Json(wire::DataEnvelope { data: plans }).into_response())
 }
 
 /// `GET /reseller/orders`.
@@ -55,7 +54,7 @@ pub async fn orders(State(s): State<Arc<Shared>>, Extension(caller): Extension<C
     data.settle(caller.reseller, Instant::now());
     let found = data.orders(caller.reseller, params.text("status"), params.text("q"), page, size);
     let orders: Vec<_> = found.items.into_iter().map(wire::order).collect();
-    Ok(Json(json!({ "page": page, "pageSize": size, "total": found.total, "orders": orders })).into_response())
+    Ok(Json(wire::OrdersPage { page, page_size: size, total: found.total, orders }).into_response())
 }
 
 /// `GET /reseller/esims`.
@@ -66,13 +65,14 @@ pub async fn esims(State(s): State<Arc<Shared>>, Extension(caller): Extension<Ca
     data.settle(caller.reseller, Instant::now());
     let found = data.esims(caller.reseller, params.text("status"), page, size);
     let esims: Vec<_> = found.items.into_iter().map(|(o, e)| wire::esim(o, e, &s.origin)).collect();
-    Ok(Json(json!({ "total": found.total, "page": page, "pageSize": size, "esims": esims })).into_response())
+    Ok(Json(wire::EsimsPage { total: found.total, page, page_size: size, esims }).into_response())
 }
 
 /// `GET /reseller/profile`.
 pub async fn profile(State(s): State<Arc<Shared>>, Extension(caller): Extension<Caller>) -> Answer {
     let data = s.lock();
-    Ok(Json(json!({ "profile": wire::profile(data.reseller_view(caller.reseller)) })).into_response())
+    let profile = wire::profile(data.reseller_view(caller.reseller));
+    Ok(Json(wire::ProfileEnvelope { ok: None, profile }).into_response())
 }
 
 /// `PATCH /reseller/profile`: only `companyName`, `country` and `website`, validated.
@@ -104,7 +104,7 @@ pub async fn update_profile(State(s): State<Arc<Shared>>, Extension(caller): Ext
     }
     let mut data = s.lock();
     let reseller = data.update_profile(caller.reseller, company, country, website);
-    Ok(Json(json!({ "ok": true, "profile": wire::profile(reseller) })).into_response())
+    Ok(Json(wire::ProfileEnvelope { ok: Some(true), profile: wire::profile(reseller) }).into_response())
 }
 
 fn is_web_url(text: &str) -> bool {
@@ -115,7 +115,7 @@ fn is_web_url(text: &str) -> bool {
 pub async fn balance(State(s): State<Arc<Shared>>, Extension(caller): Extension<Caller>) -> Answer {
     let data = s.lock();
     let balance = crate::esim::money::format_amount(data.reseller_view(caller.reseller).balance);
-    Ok(Json(json!({ "balanceUsd": balance })).into_response())
+    Ok(Json(wire::Balance { balance_usd: balance }).into_response())
 }
 
 /// `POST /portal/topups`.
@@ -140,8 +140,7 @@ pub async fn place_order(State(s): State<Arc<Shared>>, Extension(caller): Extens
 }
 
 fn placed(order: &super::store::OrderRecord, balance: rust_decimal::Decimal) -> Response {
-    let body = json!({ "ok": true, "order": wire::order(order),
-        "balanceUsd": crate::esim::money::format_amount(balance) });
+    let body = wire::Placed { ok: true, order: wire::order(order), balance_usd: crate::esim::money::format_amount(balance) };
     (StatusCode::CREATED, Json(body)).into_response()
 }
 

@@ -176,3 +176,57 @@ pub fn profile(r: &Reseller) -> ProfileJson<'_> {
         balance_usd: format_amount(r.balance),
     }
 }
+
+/// `{"data": …}`: a plan, or the catalog.
+#[derive(Serialize)]
+pub struct DataEnvelope<T> {
+    pub data: T,
+}
+
+/// Top-up availability: `{"iccid": …, "data": [Plan, …]}`.
+#[derive(Serialize)]
+pub struct Availability<'a, T> {
+    pub iccid: &'a str,
+    pub data: T,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OrdersPage<'a> {
+    pub page: u64,
+    pub page_size: u64,
+    pub total: u64,
+    pub orders: Vec<OrderJson<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EsimsPage<'a> {
+    pub total: u64,
+    pub page: u64,
+    pub page_size: u64,
+    pub esims: Vec<EsimJson<'a>>,
+}
+
+/// `{"profile": …}`, with `"ok": true` after an update.
+#[derive(Serialize)]
+pub struct ProfileEnvelope<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ok: Option<bool>,
+    pub profile: ProfileJson<'a>,
+}
+
+/// The answer to a top-up or an order: `{"ok": true, "order": …, "balanceUsd": "…"}`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Placed<'a> {
+    pub ok: bool,
+    pub order: OrderJson<'a>,
+    pub balance_usd: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Balance {
+    pub balance_usd: String,
+}

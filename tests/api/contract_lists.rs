@@ -1,0 +1,142 @@
+//! Orders and eSIMs: pagination edges, newest first, `q`, status filter with `active`,
+//! rawOrderJson and its QR images (spec: GET /reseller/orders, /reseller/esims; CONTRACT.md: Lists).
+
+use crate::common::*;
+use esimdash::api::model::{EsimQuery, OrderQuery};
+use esimdash::esim::iccid::Iccid;
+use esimdash::esim::status::Status;
+
+#[tokio::test]
+async fn pages_default_cap_and_run_past_the_end() {
+    let sb = sandbox().await;
+    let r = acme_get(&sb, "/reseller/orders").await;
+    assert_eq!((r.body["page"].as_u64(), r.body["pageSize"].as_u64()), (Some(1), Some(20)));
+    assert_eq!(r.body["orders"].as_array().unwrap().len(), 20);
+    let total = r.body["total"].as_u64().unwrap();
+    assert_eq!(total, 400);
+
+    let r = acme_get(&sb, "/reseller/orders?pageSize=101").await;
+    assert_eq!((r.status, r.body["pageSize"].as_u64()), (200, Some(100)));
+    assert_eq!(r.body["orders"].as_array().unwrap().len(), 100);
+
+    let r = acme_get(&sb, "/reseller/orders?page=999&pageSize=50").await;
+    assert_eq!(r.body["orders"].as_array().unwrap().len(), 0);
+    assert_eq!(r.body["total"].as_u64(), Some(total), "the true total past the end");
+    let r = acme_get(&sb, "/reseller/orders?page=99999999999999999999999").await;
+    assert_eq!((r.status, r.body["orders"].as_array().map(Vec::len)), (200, Some(0)));
+
+    for (query, message) in [("pageSize=0", "Invalid pageSize"), ("pageSize=abc", "Invalid pageSize"),
+        ("page=0", "Invalid page"), ("page=abc", "Invalid page"), ("page=-1", "Invalid page"),
+        ("page=1.5", "Invalid page"), ("page=", "Invalid page")] {
+        for path in ["/reseller/orders", "/reseller/esims"] {
+            let r = acme_get(&sb, &format!("{path}?{query}")).await;
+            assert_eq!((r.status, error_of(&r)), (400, message), "{path}?{query}");
+        }
+    }
+    let err = acme(&sb).orders(&OrderQuery { page_size: Some(0), ..Default::default() }).await.unwrap_err();
+    assert_eq!((err.status(), err.server_message()), (Some(400), Some("Invalid pageSize")));
+
+    // The last page holds the remainder.
+    let last = acme(&sb).orders(&OrderQuery { page: Some(4), page_size: Some(100), ..Default::default() }).await.unwrap();
+    assert_eq!(last.orders.len(), 100);
+    let r = acme(&sb).orders(&OrderQuery { page: Some(3), page_size: Some(150), ..Default::default() }).await.unwrap();
+    assert_eq!((r.page_size, r.orders.len()), (100, 100));
+}
+
+#[tokio::test]
+async fn orders_are_newest_first_across_pages() {
+    let sb = sandbox().await;
+    let client = acme(&sb);
+    let mut all = Vec::new();
+    for page in 1..=4 {
+        all.extend(client.orders(&OrderQuery { page: Some(page), page_size: Some(100), ..Default::default() }).await.unwrap().orders);
+    }
+    assert_eq!(all.len(), 400);
+    assert!(all.windows(2).all(|w| w[0].created_at >= w[1].created_at), "newest first");
+    let numbers: std::collections::HashSet<_> = all.iter().map(|o| &o.provider_order_no).collect();
+    assert_eq!(numbers.len(), 400, "no order twice across pages");
+}
+
+#[tokio::test]
+async fn q_searches_number_name_and_slug_case_insensitively() {
+    let sb = sandbox().await;
+    let client = acme(&sb);
+    let search = |q: &str| OrderQuery { q: Some(q.to_string()), page_size: Some(100), ..Default::default() };
+    let by_name = client.orders(&search("fRaNcE")).await.unwrap();
+    assert!(by_name.total > 0);
+    assert!(by_name.orders.iter().all(|o| o.package_name.contains("France") || o.slug.contains("france")));
+    let by_slug = client.orders(&search("-20GB-30D")).await.unwrap();
+    assert!(by_slug.total > 0 && by_slug.orders.iter().all(|o| o.slug.ends_with("-20gb-30d")));
+    let some = &by_name.orders[0].provider_order_no;
+    let by_number = client.orders(&search(&some.to_lowercase())).await.unwrap();
+    assert_eq!(by_number.total, 1);
+    assert_eq!(&by_number.orders[0].provider_order_no, some);
+    assert_eq!(client.orders(&search("zzz-nothing")).await.unwrap().total, 0);
+}
+
+#[tokio::test]
+async fn every_status_is_present_and_active_means_usable() {
+    let sb = sandbox().await;
+    let client = acme(&sb);
+    let filtered = |s: &str| OrderQuery { status: Some(s.to_string()), page_size: Some(100), ..Default::default() };
+    let mut sum = 0;
+    for status in Status::KNOWN {
+        let page = client.orders(&filtered(status.as_str())).await.unwrap();
+        assert!(page.total > 0, "{status} appears in the seed");
+        assert!(page.orders.iter().all(|o| o.status == status));
+        sum += page.total;
+    }
+    assert_eq!(sum, 400);
+    let active = client.orders(&filtered("active")).await.unwrap();
+    let mut expected = 0;
+    for s in ["got_resource", "in_use", "suspended"] {
+        expected += client.orders(&filtered(s)).await.unwrap().total;
+    }
+    assert_eq!(active.total, expected);
+    assert!(active.orders.iter().all(|o| o.status.is_active()));
+    let esims = client.esims(&EsimQuery { status: Some("active".into()), page_size: Some(100), ..Default::default() }).await.unwrap();
+    assert!(esims.total > 0 && esims.esims.iter().all(|e| e.status.is_active()));
+    assert_eq!(client.orders(&filtered("teleported")).await.unwrap().total, 0, "an unknown filter matches nothing");
+}
+
+#[tokio::test]
+async fn esims_carry_valid_iccids_and_both_qr_paths_are_served() {
+    let sb = sandbox().await;
+    let client = acme(&sb);
+    let page = client.esims(&EsimQuery { page_size: Some(100), ..Default::default() }).await.unwrap();
+    assert!(page.total >= 300, "{} eSIMs", page.total);
+    assert!(page.esims.iter().all(|e| e.status != Status::Pending), "pending orders have no eSIM yet");
+    let mut with_ac = 0;
+    for e in &page.esims {
+        let raw = &e.raw_order_json;
+        Iccid::parse(&raw.iccid).unwrap_or_else(|err| panic!("{}: {err}", raw.iccid));
+        assert!(!raw.smdp_status.is_empty() && raw.total_volume.is_some() && !raw.expired_time.is_empty());
+        assert!(raw.qr_code_url.starts_with(&sb.origin()), "{}", raw.qr_code_url);
+        if let Some(ac) = &raw.ac {
+            assert!(esimdash::esim::lpa::ActivationCode::parse(ac).is_some(), "{ac}");
+            with_ac += 1;
+        }
+    }
+    assert!(with_ac > 0 && with_ac < page.esims.len(), "some records carry ac, some only qrCodeUrl");
+    assert!(page.esims.iter().any(|e| e.raw_order_json.iccid.len() == 20));
+    assert!(page.esims.iter().any(|e| e.raw_order_json.iccid.len() == 19));
+
+    // The QR image is served without credentials, as a PNG.
+    let url = &page.esims[0].raw_order_json.qr_code_url;
+    let resp = reqwest::get(url).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(resp.headers()["content-type"], "image/png");
+    assert_eq!(&resp.bytes().await.unwrap()[1..4], b"PNG");
+    let missing = reqwest::get(format!("{}/qr/nothing.png", sb.origin())).await.unwrap();
+    assert_eq!(missing.status(), 404);
+}
+
+#[tokio::test]
+async fn seeding_is_deterministic_and_grows_with_orders() {
+    let config = esimdash::sandbox::SandboxConfig { orders: 2_000, rate_limit: 100_000, ..Default::default() };
+    let (a, b) = (sandbox_with(config.clone()).await, sandbox_with(config).await);
+    let (pa, pb) = (acme(&a).esims(&Default::default()).await.unwrap(), acme(&b).esims(&Default::default()).await.unwrap());
+    let iccids = |p: &esimdash::api::model::EsimPage| p.esims.iter().map(|e| e.raw_order_json.iccid.clone()).collect::<Vec<_>>();
+    assert_eq!(iccids(&pa), iccids(&pb));
+    assert_eq!(acme(&a).orders(&Default::default()).await.unwrap().total, 2_000);
+}

@@ -1,0 +1,13 @@
+//! API tests in one binary (one link): the contract over real HTTP against the sandbox, the
+//! client's behaviour against scripted servers, and decoding of every variant and of hostile
+//! bodies.
+
+mod common;
+mod contract_auth;
+mod contract_lists;
+mod contract_money;
+mod contract_plans;
+mod contract_profile_errors;
+mod contract_rate_limit;
+mod client_resilience;
+mod decoding;
