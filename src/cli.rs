@@ -7,7 +7,11 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
-#[command(name = "esimdash", version, about = "Dashboard, one-shot commands and sandbox for the Reseller eSIM Sales API v1")]
+#[command(
+    name = "esimdash",
+    version,
+    about = "Dashboard, one-shot commands and sandbox for the Reseller eSIM Sales API v1"
+)]
 pub struct Cli {
     #[command(flatten)]
     pub connection: ConnectionArgs,
@@ -35,7 +39,13 @@ pub struct ConnectionArgs {
     pub access_code: Option<String>,
 
     /// Secret key. Prefer ESIMDASH_SECRET_KEY or secret_key_cmd: a flag shows in the process list.
-    #[arg(long, global = true, env = "ESIMDASH_SECRET_KEY", hide_env_values = true, value_name = "SECRET")]
+    #[arg(
+        long,
+        global = true,
+        env = "ESIMDASH_SECRET_KEY",
+        hide_env_values = true,
+        value_name = "SECRET"
+    )]
     pub secret_key: Option<String>,
 
     /// How the secret is sent: the pair (default) or a legacy mode.

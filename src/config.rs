@@ -36,15 +36,23 @@ pub enum ConfigError {
     Read { path: PathBuf, message: String },
     #[error("the config file {path} is not valid: {message}")]
     Parse { path: PathBuf, message: String },
-    #[error("the config file {path} holds a secret key but others can read it (mode {mode:o}); run `chmod 600 {path}`, or move the secret to secret_key_cmd or ESIMDASH_SECRET_KEY")]
+    #[error(
+        "the config file {path} holds a secret key but others can read it (mode {mode:o}); run `chmod 600 {path}`, or move the secret to secret_key_cmd or ESIMDASH_SECRET_KEY"
+    )]
     Insecure { path: PathBuf, mode: u32 },
     #[error("no profile {name:?} in {path} (profiles there: {available})")]
-    UnknownProfile { name: String, path: String, available: String },
+    UnknownProfile {
+        name: String,
+        path: String,
+        available: String,
+    },
     #[error("{0}")]
     BaseUrl(#[from] BaseUrlError),
     #[error("secret_key_cmd of profile {profile:?} failed: {detail}")]
     SecretCommand { profile: String, detail: String },
-    #[error("no API {missing} configured. Set ESIMDASH_BASE_URL, ESIMDASH_ACCESS_CODE and ESIMDASH_SECRET_KEY, or add a profile to {path} (see README), or try `esimdash --demo`")]
+    #[error(
+        "no API {missing} configured. Set ESIMDASH_BASE_URL, ESIMDASH_ACCESS_CODE and ESIMDASH_SECRET_KEY, or add a profile to {path} (see README), or try `esimdash --demo`"
+    )]
     Missing { missing: String, path: String },
 }
 
@@ -67,10 +75,17 @@ pub fn load_file(path: &Path, must_exist: bool) -> Result<Option<FileConfig>, Co
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !must_exist => return Ok(None),
-        Err(e) => return Err(ConfigError::Read { path: path.to_path_buf(), message: e.to_string() }),
+        Err(e) => {
+            return Err(ConfigError::Read {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            });
+        }
     };
-    let config: FileConfig =
-        toml::from_str(&text).map_err(|e| ConfigError::Parse { path: path.to_path_buf(), message: e.to_string() })?;
+    let config: FileConfig = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
     if config.profiles.values().any(|p| p.secret_key.is_some()) {
         check_private(path)?;
     }
@@ -80,10 +95,16 @@ pub fn load_file(path: &Path, must_exist: bool) -> Result<Option<FileConfig>, Co
 #[cfg(unix)]
 fn check_private(path: &Path) -> Result<(), ConfigError> {
     use std::os::unix::fs::PermissionsExt;
-    let meta = std::fs::metadata(path).map_err(|e| ConfigError::Read { path: path.to_path_buf(), message: e.to_string() })?;
+    let meta = std::fs::metadata(path).map_err(|e| ConfigError::Read {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
     let mode = meta.permissions().mode() & 0o777;
     if mode & 0o077 != 0 {
-        return Err(ConfigError::Insecure { path: path.to_path_buf(), mode });
+        return Err(ConfigError::Insecure {
+            path: path.to_path_buf(),
+            mode,
+        });
     }
     Ok(())
 }
@@ -96,7 +117,10 @@ fn check_private(_path: &Path) -> Result<(), ConfigError> {
 /// Runs `secret_key_cmd` with the user's shell conventions; its trimmed stdout is the secret.
 /// Its stderr and stdin stay on the terminal, so a password prompt can be answered.
 fn run_secret_command(profile: &str, command: &str) -> Result<String, ConfigError> {
-    let fail = |detail: String| ConfigError::SecretCommand { profile: profile.to_string(), detail };
+    let fail = |detail: String| ConfigError::SecretCommand {
+        profile: profile.to_string(),
+        detail,
+    };
     let output = std::process::Command::new("sh")
         .arg("-c")
         .arg(command)
@@ -122,8 +146,14 @@ pub fn resolve(args: &ConnectionArgs) -> Result<Settings, ConfigError> {
         None => None,
     }
     .unwrap_or_default();
-    let shown_path = path.as_ref().map_or_else(|| "the config file".to_string(), |p| p.display().to_string());
-    let name = args.profile.clone().or(file.default_profile.clone()).unwrap_or_else(|| "default".to_string());
+    let shown_path = path
+        .as_ref()
+        .map_or_else(|| "the config file".to_string(), |p| p.display().to_string());
+    let name = args
+        .profile
+        .clone()
+        .or(file.default_profile.clone())
+        .unwrap_or_else(|| "default".to_string());
     let profile = match file.profiles.get(&name) {
         Some(p) => p.clone(),
         None if args.profile.is_some() || file.default_profile.is_some() => {
@@ -131,13 +161,24 @@ pub fn resolve(args: &ConnectionArgs) -> Result<Settings, ConfigError> {
             return Err(ConfigError::UnknownProfile {
                 name,
                 path: shown_path,
-                available: if available.is_empty() { "none".to_string() } else { available },
+                available: if available.is_empty() {
+                    "none".to_string()
+                } else {
+                    available
+                },
             });
         }
         None => ProfileConfig::default(),
     };
-    let missing = |what: &str| ConfigError::Missing { missing: what.to_string(), path: shown_path.clone() };
-    let base_url = args.base_url.clone().or(profile.base_url.clone()).ok_or_else(|| missing("base URL"))?;
+    let missing = |what: &str| ConfigError::Missing {
+        missing: what.to_string(),
+        path: shown_path.clone(),
+    };
+    let base_url = args
+        .base_url
+        .clone()
+        .or(profile.base_url.clone())
+        .ok_or_else(|| missing("base URL"))?;
     let base_url = BaseUrl::parse(&base_url)?;
     let mode = args.auth.or(profile.auth).unwrap_or_default();
     let secret = match (&args.secret_key, &profile.secret_key, &profile.secret_key_cmd) {
@@ -147,7 +188,11 @@ pub fn resolve(args: &ConnectionArgs) -> Result<Settings, ConfigError> {
     };
     let credentials = match mode {
         AuthMode::Pair => {
-            let code = args.access_code.clone().or(profile.access_code.clone()).ok_or_else(|| missing("access code"))?;
+            let code = args
+                .access_code
+                .clone()
+                .or(profile.access_code.clone())
+                .ok_or_else(|| missing("access code"))?;
             Credentials::pair(&code, &secret)
         }
         legacy => Credentials::legacy(legacy, &secret),
@@ -159,7 +204,12 @@ pub fn resolve(args: &ConnectionArgs) -> Result<Settings, ConfigError> {
     if let Some(secs) = args.timeout.or(profile.timeout_secs) {
         options.request_timeout = Duration::from_secs(secs.max(1));
     }
-    Ok(Settings { base_url, credentials, options, profile: name })
+    Ok(Settings {
+        base_url,
+        credentials,
+        options,
+        profile: name,
+    })
 }
 
 fn env_number(name: &str) -> Option<u64> {

@@ -8,7 +8,9 @@ use tracing_subscriber::EnvFilter;
 
 /// `esimdash/esimdash.log` in the XDG state directory.
 pub fn default_log_path() -> Option<PathBuf> {
-    dirs::state_dir().or_else(dirs::data_local_dir).map(|d| d.join("esimdash").join("esimdash.log"))
+    dirs::state_dir()
+        .or_else(dirs::data_local_dir)
+        .map(|d| d.join("esimdash").join("esimdash.log"))
 }
 
 /// Starts logging to `path` (or the default). Returns where the log goes, or `None` when it
@@ -24,6 +26,11 @@ pub fn init(path: Option<&Path>) -> Option<PathBuf> {
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let file = options.open(&path).ok()?;
     let filter = EnvFilter::try_from_env("ESIMDASH_LOG").unwrap_or_else(|_| EnvFilter::new("esimdash=info"));
-    tracing_subscriber::fmt().with_writer(Mutex::new(file)).with_ansi(false).with_env_filter(filter).try_init().ok()?;
+    tracing_subscriber::fmt()
+        .with_writer(Mutex::new(file))
+        .with_ansi(false)
+        .with_env_filter(filter)
+        .try_init()
+        .ok()?;
     Some(path)
 }

@@ -37,7 +37,10 @@ impl BaseUrl {
         let path = match segments.as_slice() {
             [.., api, v] if api == "api" && v == "v1" => segments.join("/"),
             [.., api, v] if api == "api" && is_version(v) => {
-                return Err(BaseUrlError::Version { url: input.to_string(), version: v.clone() });
+                return Err(BaseUrlError::Version {
+                    url: input.to_string(),
+                    version: v.clone(),
+                });
             }
             [.., api] if api == "api" => format!("{}/v1", segments.join("/")),
             _ if segments.is_empty() => "api/v1".to_string(),
@@ -92,9 +95,15 @@ mod tests {
         assert_eq!(norm("https://host/").unwrap(), "https://host/api/v1");
         assert_eq!(norm("https://host/api/v1/").unwrap(), "https://host/api/v1");
         assert_eq!(norm("https://host/api").unwrap(), "https://host/api/v1");
-        assert_eq!(norm("http://127.0.0.1:8080/prefix").unwrap(), "http://127.0.0.1:8080/prefix/api/v1");
         assert_eq!(
-            BaseUrl::parse("https://host").unwrap().join("/reseller/orders").as_str(),
+            norm("http://127.0.0.1:8080/prefix").unwrap(),
+            "http://127.0.0.1:8080/prefix/api/v1"
+        );
+        assert_eq!(
+            BaseUrl::parse("https://host")
+                .unwrap()
+                .join("/reseller/orders")
+                .as_str(),
             "https://host/api/v1/reseller/orders"
         );
     }

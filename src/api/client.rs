@@ -5,8 +5,9 @@
 //! never repeated by this layer, and a timeout on one is reported as an unknown outcome.
 
 use super::error::{ApiError, Endpoint};
-use super::model::{self, EsimPage, EsimQuery, OrderPage, OrderQuery, OrderRequest, Placed, Plan, Profile,
-    ProfileUpdate, TopupRequest};
+use super::model::{
+    self, EsimPage, EsimQuery, OrderPage, OrderQuery, OrderRequest, Placed, Plan, Profile, ProfileUpdate, TopupRequest,
+};
 use super::{BaseUrl, Credentials, Pacer};
 use crate::esim::text;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, RETRY_AFTER};
@@ -18,14 +19,38 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
-const PLANS: Endpoint = Endpoint { method: "GET", path: "/portal/plans" };
-const TOPUP: Endpoint = Endpoint { method: "POST", path: "/portal/topups" };
-const PLACE_ORDER: Endpoint = Endpoint { method: "POST", path: "/portal/orders" };
-const ORDERS: Endpoint = Endpoint { method: "GET", path: "/reseller/orders" };
-const ESIMS: Endpoint = Endpoint { method: "GET", path: "/reseller/esims" };
-const PROFILE: Endpoint = Endpoint { method: "GET", path: "/reseller/profile" };
-const PROFILE_UPDATE: Endpoint = Endpoint { method: "PATCH", path: "/reseller/profile" };
-const BALANCE: Endpoint = Endpoint { method: "GET", path: "/reseller/balance" };
+const PLANS: Endpoint = Endpoint {
+    method: "GET",
+    path: "/portal/plans",
+};
+const TOPUP: Endpoint = Endpoint {
+    method: "POST",
+    path: "/portal/topups",
+};
+const PLACE_ORDER: Endpoint = Endpoint {
+    method: "POST",
+    path: "/portal/orders",
+};
+const ORDERS: Endpoint = Endpoint {
+    method: "GET",
+    path: "/reseller/orders",
+};
+const ESIMS: Endpoint = Endpoint {
+    method: "GET",
+    path: "/reseller/esims",
+};
+const PROFILE: Endpoint = Endpoint {
+    method: "GET",
+    path: "/reseller/profile",
+};
+const PROFILE_UPDATE: Endpoint = Endpoint {
+    method: "PATCH",
+    path: "/reseller/profile",
+};
+const BALANCE: Endpoint = Endpoint {
+    method: "GET",
+    path: "/reseller/balance",
+};
 
 /// Largest response body read; anything bigger is refused as unreadable, not buffered.
 const MAX_BODY: usize = 16 * 1024 * 1024;
@@ -82,7 +107,9 @@ struct Inner {
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Client").field("base", &self.inner.base.as_str()).finish_non_exhaustive()
+        f.debug_struct("Client")
+            .field("base", &self.inner.base.as_str())
+            .finish_non_exhaustive()
     }
 }
 
@@ -104,7 +131,14 @@ impl Client {
             .map_err(|e| ApiError::Setup(e.to_string()))?;
         let pacer = Pacer::new(opts.rate_limit, opts.rate_window);
         Ok(Self {
-            inner: Arc::new(Inner { http, base, auth_headers, secret: credentials.secret_key.clone(), pacer, opts }),
+            inner: Arc::new(Inner {
+                http,
+                base,
+                auth_headers,
+                secret: credentials.secret_key.clone(),
+                pacer,
+                opts,
+            }),
         })
     }
 
@@ -143,8 +177,12 @@ impl Client {
     pub async fn orders(&self, query: &OrderQuery) -> Result<OrderPage, ApiError> {
         let page = query.page.map(|p| p.to_string());
         let size = query.page_size.map(|p| p.to_string());
-        let params = [("page", page.as_deref()), ("pageSize", size.as_deref()),
-            ("status", query.status.as_deref()), ("q", query.q.as_deref())];
+        let params = [
+            ("page", page.as_deref()),
+            ("pageSize", size.as_deref()),
+            ("status", query.status.as_deref()),
+            ("q", query.q.as_deref()),
+        ];
         let answer = self.get(ORDERS, &present(&params)).await?;
         answer.json(&self.inner.secret)
     }
@@ -152,26 +190,37 @@ impl Client {
     pub async fn esims(&self, query: &EsimQuery) -> Result<EsimPage, ApiError> {
         let page = query.page.map(|p| p.to_string());
         let size = query.page_size.map(|p| p.to_string());
-        let params = [("page", page.as_deref()), ("pageSize", size.as_deref()), ("status", query.status.as_deref())];
+        let params = [
+            ("page", page.as_deref()),
+            ("pageSize", size.as_deref()),
+            ("status", query.status.as_deref()),
+        ];
         let answer = self.get(ESIMS, &present(&params)).await?;
         answer.json(&self.inner.secret)
     }
 
     pub async fn profile(&self) -> Result<Profile, ApiError> {
         let answer = self.get(PROFILE, &[]).await?;
-        answer.json::<model::ProfileEnvelope>(&self.inner.secret).map(|e| e.profile)
+        answer
+            .json::<model::ProfileEnvelope>(&self.inner.secret)
+            .map(|e| e.profile)
     }
 
     /// Updates company fields; returns the profile as stored. Sent once, never retried.
     pub async fn update_profile(&self, update: &ProfileUpdate) -> Result<Profile, ApiError> {
-        self.send_json::<model::ProfileEnvelope>(Method::PATCH, PROFILE_UPDATE, update).await.map(|e| e.profile)
+        self.send_json::<model::ProfileEnvelope>(Method::PATCH, PROFILE_UPDATE, update)
+            .await
+            .map(|e| e.profile)
     }
 
     /// The wallet balance in USD: from the balance route, or from the profile where a server
     /// has no such route (CONTRACT.md allows both).
     pub async fn balance(&self) -> Result<Decimal, ApiError> {
         let (endpoint, balance) = match self.get(BALANCE, &[]).await {
-            Ok(answer) => (BALANCE, answer.json::<model::BalanceEnvelope>(&self.inner.secret)?.balance_usd),
+            Ok(answer) => (
+                BALANCE,
+                answer.json::<model::BalanceEnvelope>(&self.inner.secret)?.balance_usd,
+            ),
             Err(ApiError::Api { status: 404, .. }) => (PROFILE, self.profile().await?.balance_usd),
             Err(e) => return Err(e),
         };
@@ -224,7 +273,9 @@ impl Client {
         body: &impl serde::Serialize,
     ) -> Result<T, ApiError> {
         let body = serde_json::to_vec(body).map_err(|e| ApiError::Setup(e.to_string()))?;
-        let answer = self.send_once(method, endpoint, self.url(endpoint, &[]), Some(body)).await?;
+        let answer = self
+            .send_once(method, endpoint, self.url(endpoint, &[]), Some(body))
+            .await?;
         answer.json(&self.inner.secret)
     }
 
@@ -244,7 +295,10 @@ impl Client {
         if let Some(body) = body {
             request = request.header(CONTENT_TYPE, "application/json").body(body);
         }
-        let response = request.send().await.map_err(|e| self.transport_error(endpoint, &e, writes))?;
+        let response = request
+            .send()
+            .await
+            .map_err(|e| self.transport_error(endpoint, &e, writes))?;
         let status = response.status().as_u16();
         self.observe_rate_headers(response.headers());
         let retry_after = retry_after(response.headers());
@@ -276,17 +330,28 @@ impl Client {
         }
         if number("x-ratelimit-remaining") == Some(0) {
             let reset = number("x-ratelimit-reset").unwrap_or(1).clamp(1, 3600);
-            self.inner.pacer.pause_until(Instant::now() + Duration::from_secs(reset));
+            self.inner
+                .pacer
+                .pause_until(Instant::now() + Duration::from_secs(reset));
         }
     }
 
     fn transport_error(&self, endpoint: Endpoint, e: &reqwest::Error, writes: bool) -> ApiError {
         if e.is_timeout() {
-            return ApiError::Timeout { endpoint, after: self.inner.opts.request_timeout, outcome_unknown: writes };
+            return ApiError::Timeout {
+                endpoint,
+                after: self.inner.opts.request_timeout,
+                outcome_unknown: writes,
+            };
         }
         // A refused connection never carried the request; anything later may have.
         let outcome_unknown = writes && !e.is_connect();
-        ApiError::Network { endpoint, host: self.inner.base.host(), detail: error_chain(e), outcome_unknown }
+        ApiError::Network {
+            endpoint,
+            host: self.inner.base.host(),
+            detail: error_chain(e),
+            outcome_unknown,
+        }
     }
 }
 
@@ -297,8 +362,15 @@ fn present<'a>(params: &[(&'a str, Option<&'a str>)]) -> Vec<(&'a str, &'a str)>
 /// `Retry-After` in seconds (what CONTRACT.md sends); an HTTP date or nonsense falls back to
 /// `X-RateLimit-Reset`, then to one second.
 fn retry_after(headers: &HeaderMap) -> Duration {
-    let seconds = |name| headers.get(name).and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<u64>().ok());
-    let secs = seconds(RETRY_AFTER.as_str()).or_else(|| seconds("x-ratelimit-reset")).unwrap_or(1);
+    let seconds = |name| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+    };
+    let secs = seconds(RETRY_AFTER.as_str())
+        .or_else(|| seconds("x-ratelimit-reset"))
+        .unwrap_or(1);
     Duration::from_secs(secs.clamp(1, 3600))
 }
 
@@ -355,7 +427,11 @@ async fn read_capped(mut response: reqwest::Response) -> Result<Vec<u8>, BodyErr
 fn quote(body: &[u8], secret: &SecretString) -> String {
     let text = String::from_utf8_lossy(body);
     let secret = secret.expose_secret();
-    let scrubbed = if secret.is_empty() { text.into_owned() } else { text.replace(secret, "[REDACTED]") };
+    let scrubbed = if secret.is_empty() {
+        text.into_owned()
+    } else {
+        text.replace(secret, "[REDACTED]")
+    };
     text::excerpt(scrubbed.trim(), EXCERPT_CHARS)
 }
 
@@ -364,7 +440,11 @@ impl Answer {
         self.parse_with(|body| serde_json::from_slice(body).map_err(|e| e.to_string()), secret)
     }
 
-    fn parse_with<T>(&self, parse: impl FnOnce(&[u8]) -> Result<T, String>, secret: &SecretString) -> Result<T, ApiError> {
+    fn parse_with<T>(
+        &self,
+        parse: impl FnOnce(&[u8]) -> Result<T, String>,
+        secret: &SecretString,
+    ) -> Result<T, ApiError> {
         parse(&self.body).map_err(|detail| ApiError::Decode {
             endpoint: self.endpoint,
             status: self.status,
@@ -395,7 +475,11 @@ impl Answer {
                 }
             }
             429 => ApiError::RateLimited { endpoint, retry_after },
-            status => ApiError::Api { endpoint, status, message },
+            status => ApiError::Api {
+                endpoint,
+                status,
+                message,
+            },
         }
     }
 }

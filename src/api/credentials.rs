@@ -37,11 +37,19 @@ pub struct Credentials {
 
 impl Credentials {
     pub fn pair(access_code: &str, secret_key: &str) -> Self {
-        Self { mode: AuthMode::Pair, access_code: Some(access_code.to_string()), secret_key: secret_key.into() }
+        Self {
+            mode: AuthMode::Pair,
+            access_code: Some(access_code.to_string()),
+            secret_key: secret_key.into(),
+        }
     }
 
     pub fn legacy(mode: AuthMode, secret_key: &str) -> Self {
-        Self { mode, access_code: None, secret_key: secret_key.into() }
+        Self {
+            mode,
+            access_code: None,
+            secret_key: secret_key.into(),
+        }
     }
 
     /// The headers every request carries. Errors never quote the secret.
@@ -61,11 +69,18 @@ impl Credentials {
         let mut headers = HeaderMap::new();
         match self.mode {
             AuthMode::Pair => {
-                let code = self.access_code.as_deref().filter(|c| !c.is_empty()).ok_or(
-                    "the access code is missing (needed with the access-code + secret-key pair)".to_string(),
-                )?;
-                headers.insert(HeaderName::from_static("x-access-code"), sensitive(code, "access code")?);
-                headers.insert(HeaderName::from_static("x-secret-key"), sensitive(secret, "secret key")?);
+                let code =
+                    self.access_code.as_deref().filter(|c| !c.is_empty()).ok_or(
+                        "the access code is missing (needed with the access-code + secret-key pair)".to_string(),
+                    )?;
+                headers.insert(
+                    HeaderName::from_static("x-access-code"),
+                    sensitive(code, "access code")?,
+                );
+                headers.insert(
+                    HeaderName::from_static("x-secret-key"),
+                    sensitive(secret, "secret key")?,
+                );
             }
             AuthMode::ApiKey => {
                 headers.insert(HeaderName::from_static("x-api-key"), sensitive(secret, "secret key")?);

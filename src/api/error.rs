@@ -18,22 +18,44 @@ impl fmt::Display for Endpoint {
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ApiError {
-    #[error("{endpoint}: the API did not accept the credentials (401: {message}). Check the access code and secret key.")]
+    #[error(
+        "{endpoint}: the API did not accept the credentials (401: {message}). Check the access code and secret key."
+    )]
     Unauthorized { endpoint: Endpoint, message: String },
-    #[error("{endpoint}: the API key is revoked or expired (401). Create a new key pair in the reseller portal and update the configuration.")]
+    #[error(
+        "{endpoint}: the API key is revoked or expired (401). Create a new key pair in the reseller portal and update the configuration."
+    )]
     Revoked { endpoint: Endpoint },
     #[error("{endpoint}: rate limited by the API; try again in {} s.", whole_seconds(*retry_after))]
     RateLimited { endpoint: Endpoint, retry_after: Duration },
     #[error("{endpoint}: the API answered {status}: {message}")]
-    Api { endpoint: Endpoint, status: u16, message: String },
+    Api {
+        endpoint: Endpoint,
+        status: u16,
+        message: String,
+    },
     #[error("{endpoint}: could not read the API's answer (HTTP {status}): {detail}. The body starts: {excerpt:?}")]
-    Decode { endpoint: Endpoint, status: u16, detail: String, excerpt: String },
+    Decode {
+        endpoint: Endpoint,
+        status: u16,
+        detail: String,
+        excerpt: String,
+    },
     #[error("{endpoint}: could not reach the API at {host}: {detail}{}",
         if *outcome_unknown { "; the connection dropped after the request was sent, so it may or may not have been carried out" } else { "" })]
-    Network { endpoint: Endpoint, host: String, detail: String, outcome_unknown: bool },
+    Network {
+        endpoint: Endpoint,
+        host: String,
+        detail: String,
+        outcome_unknown: bool,
+    },
     #[error("{endpoint}: no answer from the API within {} s{}", whole_seconds(*after),
         if *outcome_unknown { "; the request may or may not have been carried out" } else { "" })]
-    Timeout { endpoint: Endpoint, after: Duration, outcome_unknown: bool },
+    Timeout {
+        endpoint: Endpoint,
+        after: Duration,
+        outcome_unknown: bool,
+    },
     #[error("the API client could not be set up: {0}")]
     Setup(String),
 }
@@ -78,7 +100,16 @@ impl ApiError {
     /// True when a request that changes something may have been carried out although no
     /// answer came: it must not be sent again blindly.
     pub fn outcome_unknown(&self) -> bool {
-        matches!(self, ApiError::Timeout { outcome_unknown: true, .. } | ApiError::Network { outcome_unknown: true, .. })
+        matches!(
+            self,
+            ApiError::Timeout {
+                outcome_unknown: true,
+                ..
+            } | ApiError::Network {
+                outcome_unknown: true,
+                ..
+            }
+        )
     }
 
     pub fn is_auth(&self) -> bool {
@@ -90,15 +121,35 @@ impl ApiError {
 mod tests {
     use super::*;
 
-    const EP: Endpoint = Endpoint { method: "GET", path: "/reseller/orders" };
+    const EP: Endpoint = Endpoint {
+        method: "GET",
+        path: "/reseller/orders",
+    };
 
     #[test]
     fn messages_read_as_sentences() {
-        let e = ApiError::RateLimited { endpoint: EP, retry_after: Duration::from_millis(1500) };
-        assert_eq!(e.to_string(), "GET /reseller/orders: rate limited by the API; try again in 2 s.");
-        let e = ApiError::Timeout { endpoint: EP, after: Duration::from_secs(20), outcome_unknown: true };
+        let e = ApiError::RateLimited {
+            endpoint: EP,
+            retry_after: Duration::from_millis(1500),
+        };
+        assert_eq!(
+            e.to_string(),
+            "GET /reseller/orders: rate limited by the API; try again in 2 s."
+        );
+        let e = ApiError::Timeout {
+            endpoint: EP,
+            after: Duration::from_secs(20),
+            outcome_unknown: true,
+        };
         assert!(e.to_string().contains("may or may not"));
-        let e = ApiError::Api { endpoint: EP, status: 404, message: "Plan not found".into() };
-        assert_eq!(e.to_string(), "GET /reseller/orders: the API answered 404: Plan not found");
+        let e = ApiError::Api {
+            endpoint: EP,
+            status: 404,
+            message: "Plan not found".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "GET /reseller/orders: the API answered 404: Plan not found"
+        );
     }
 }

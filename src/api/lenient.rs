@@ -52,7 +52,9 @@ pub fn opt_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error>
             Ok(Some(v))
         }
         fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-            u64::try_from(v).map(Some).map_err(|_| E::custom(format!("{v} is negative")))
+            u64::try_from(v)
+                .map(Some)
+                .map_err(|_| E::custom(format!("{v} is negative")))
         }
         fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
             // Counts and volumes, not money: a float that is whole is accepted.
@@ -66,9 +68,10 @@ pub fn opt_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error>
             if v.trim().is_empty() {
                 return Ok(None);
             }
-            v.trim().parse().map(Some).map_err(|_| {
-                E::custom(format!("{:?} is not a whole number", crate::esim::text::excerpt(v, 30)))
-            })
+            v.trim()
+                .parse()
+                .map(Some)
+                .map_err(|_| E::custom(format!("{:?} is not a whole number", crate::esim::text::excerpt(v, 30))))
         }
         fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
             Ok(None)

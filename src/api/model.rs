@@ -20,7 +20,11 @@ pub struct Plan {
     pub slug: String,
     #[serde(default, deserialize_with = "lenient::string")]
     pub name: String,
-    #[serde(default, deserialize_with = "money::de_opt", serialize_with = "money::ser_opt_number")]
+    #[serde(
+        default,
+        deserialize_with = "money::de_opt",
+        serialize_with = "money::ser_opt_number"
+    )]
     pub price: Option<Decimal>,
     #[serde(default, deserialize_with = "lenient::string")]
     pub currency_code: String,
@@ -33,7 +37,11 @@ pub struct Plan {
     pub duration_unit: String,
     #[serde(default, deserialize_with = "lenient::string")]
     pub location_code: String,
-    #[serde(default, deserialize_with = "money::de_opt", serialize_with = "money::ser_opt_number")]
+    #[serde(
+        default,
+        deserialize_with = "money::de_opt",
+        serialize_with = "money::ser_opt_number"
+    )]
     pub supplier_price: Option<Decimal>,
     #[serde(default)]
     pub pricing: Option<Pricing>,
@@ -53,13 +61,29 @@ impl Plan {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Pricing {
-    #[serde(default, deserialize_with = "money::de_opt", serialize_with = "money::ser_opt_number")]
+    #[serde(
+        default,
+        deserialize_with = "money::de_opt",
+        serialize_with = "money::ser_opt_number"
+    )]
     pub cost_price: Option<Decimal>,
-    #[serde(default, deserialize_with = "money::de_opt", serialize_with = "money::ser_opt_number")]
+    #[serde(
+        default,
+        deserialize_with = "money::de_opt",
+        serialize_with = "money::ser_opt_number"
+    )]
     pub sell_price: Option<Decimal>,
-    #[serde(default, deserialize_with = "money::de_opt", serialize_with = "money::ser_opt_number")]
+    #[serde(
+        default,
+        deserialize_with = "money::de_opt",
+        serialize_with = "money::ser_opt_number"
+    )]
     pub margin: Option<Decimal>,
-    #[serde(default, deserialize_with = "money::de_opt", serialize_with = "money::ser_opt_number")]
+    #[serde(
+        default,
+        deserialize_with = "money::de_opt",
+        serialize_with = "money::ser_opt_number"
+    )]
     pub margin_pct: Option<Decimal>,
     #[serde(default, deserialize_with = "lenient::string")]
     pub rule_scope: String,
@@ -85,14 +109,30 @@ pub struct Order {
     pub status: Status,
     #[serde(default, deserialize_with = "lenient::opt_u64")]
     pub quantity: Option<u64>,
-    #[serde(default, deserialize_with = "money::de_opt", serialize_with = "money::ser_opt_string")]
+    #[serde(
+        default,
+        deserialize_with = "money::de_opt",
+        serialize_with = "money::ser_opt_string"
+    )]
     pub cost_price: Option<Decimal>,
-    #[serde(default, deserialize_with = "money::de_opt", serialize_with = "money::ser_opt_string")]
+    #[serde(
+        default,
+        deserialize_with = "money::de_opt",
+        serialize_with = "money::ser_opt_string"
+    )]
     pub sell_price: Option<Decimal>,
-    #[serde(default, deserialize_with = "money::de_opt", serialize_with = "money::ser_opt_string")]
+    #[serde(
+        default,
+        deserialize_with = "money::de_opt",
+        serialize_with = "money::ser_opt_string"
+    )]
     pub total_sell_price: Option<Decimal>,
     /// RFC 3339; not in the spec, served by the sandbox (ours).
-    #[serde(default, deserialize_with = "lenient::string", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "lenient::string",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub created_at: String,
 }
 
@@ -136,17 +176,41 @@ pub struct RawOrder {
     /// The LPA activation code; some records have only `qrCodeUrl`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ac: Option<String>,
-    #[serde(default, deserialize_with = "lenient::string", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "lenient::string",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub esim_tran_no: String,
-    #[serde(default, deserialize_with = "lenient::string", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "lenient::string",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub esim_status: String,
-    #[serde(default, deserialize_with = "lenient::opt_u64", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "lenient::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub total_volume: Option<u64>,
-    #[serde(default, deserialize_with = "lenient::opt_u64", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "lenient::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub order_usage: Option<u64>,
-    #[serde(default, deserialize_with = "lenient::string", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "lenient::string",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub expired_time: String,
-    #[serde(default, deserialize_with = "lenient::string", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "lenient::string",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub short_url: String,
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -181,14 +245,22 @@ pub struct Profile {
     pub website: String,
     #[serde(default, deserialize_with = "lenient::string")]
     pub status: String,
-    #[serde(default, deserialize_with = "money::de_opt", serialize_with = "money::ser_opt_string")]
+    #[serde(
+        default,
+        deserialize_with = "money::de_opt",
+        serialize_with = "money::ser_opt_string"
+    )]
     pub balance_usd: Option<Decimal>,
 }
 
 impl Profile {
     /// What the header shows: the company, or the account holder when no company is set.
     pub fn display_name(&self) -> &str {
-        if self.company_name.trim().is_empty() { &self.name } else { &self.company_name }
+        if self.company_name.trim().is_empty() {
+            &self.name
+        } else {
+            &self.company_name
+        }
     }
 }
 
@@ -221,7 +293,11 @@ pub struct EsimPage {
 #[serde(rename_all = "camelCase")]
 pub struct Placed {
     pub order: Order,
-    #[serde(default, deserialize_with = "money::de_opt", serialize_with = "money::ser_opt_string")]
+    #[serde(
+        default,
+        deserialize_with = "money::de_opt",
+        serialize_with = "money::ser_opt_string"
+    )]
     pub balance_usd: Option<Decimal>,
 }
 

@@ -27,7 +27,14 @@ impl Pacer {
     /// `limit` requests per `window` (the API: per minute); a limit of 0 is taken as 1.
     pub fn new(limit: u32, window: Duration) -> Self {
         let limit = limit.max(1) as usize;
-        Self { state: Mutex::new(State { limit, window, sent: VecDeque::with_capacity(limit), paused_until: None }) }
+        Self {
+            state: Mutex::new(State {
+                limit,
+                window,
+                sent: VecDeque::with_capacity(limit),
+                paused_until: None,
+            }),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -95,7 +102,10 @@ mod tests {
         assert_eq!(times[3], t0 + Duration::from_secs(60));
         assert_eq!(times[6], t0 + Duration::from_secs(120));
         for (i, t) in times.iter().enumerate() {
-            let in_window = times.iter().filter(|u| **u <= *t && *t - **u < Duration::from_secs(60)).count();
+            let in_window = times
+                .iter()
+                .filter(|u| **u <= *t && *t - **u < Duration::from_secs(60))
+                .count();
             assert!(in_window <= 3, "send {i} has {in_window} in its window");
         }
     }

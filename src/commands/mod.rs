@@ -86,48 +86,103 @@ pub async fn run(command: &Command, client: &Client, as_json: bool) -> Result<()
         }
         Command::Plans { slug: Some(slug), .. } => {
             let plan = client.plan(slug).await?;
-            if as_json { print_json(&json!({ "data": plan })) } else { print!("{}", plan_detail(&plan)); Ok(()) }
+            if as_json {
+                print_json(&json!({ "data": plan }))
+            } else {
+                print!("{}", plan_detail(&plan));
+                Ok(())
+            }
         }
         Command::Plans { location, slug: None } => {
             let mut plans = client.plans().await?;
             if let Some(code) = location {
                 plans.retain(|p| p.location_code.eq_ignore_ascii_case(code.trim()));
             }
-            if as_json { print_json(&json!({ "data": plans })) } else { print!("{}", plan_table(&plans)); Ok(()) }
+            if as_json {
+                print_json(&json!({ "data": plans }))
+            } else {
+                print!("{}", plan_table(&plans));
+                Ok(())
+            }
         }
-        Command::Orders { page, page_size, status, q } => {
-            let query = OrderQuery { page: *page, page_size: *page_size, status: status.clone(), q: q.clone() };
+        Command::Orders {
+            page,
+            page_size,
+            status,
+            q,
+        } => {
+            let query = OrderQuery {
+                page: *page,
+                page_size: *page_size,
+                status: status.clone(),
+                q: q.clone(),
+            };
             let page = client.orders(&query).await?;
             if as_json {
                 return print_json(&page);
             }
-            let mut t = Table::new(&[("ORDER", Align::Left), ("CREATED", Align::Left), ("STATUS", Align::Left),
-                ("PACKAGE", Align::Left), ("LOC", Align::Left), ("QTY", Align::Right), ("TOTAL", Align::Right)]);
+            let mut t = Table::new(&[
+                ("ORDER", Align::Left),
+                ("CREATED", Align::Left),
+                ("STATUS", Align::Left),
+                ("PACKAGE", Align::Left),
+                ("LOC", Align::Left),
+                ("QTY", Align::Right),
+                ("TOTAL", Align::Right),
+            ]);
             for o in &page.orders {
-                t.row(vec![o.provider_order_no.clone(), o.created_at.replace('T', " ").replace('Z', ""),
-                    o.status.to_string(), o.package_name.clone(), o.location_code.clone(),
-                    o.quantity.map(|q| q.to_string()).unwrap_or_default(), amount(o.total_sell_price)]);
+                t.row(vec![
+                    o.provider_order_no.clone(),
+                    o.created_at.replace('T', " ").replace('Z', ""),
+                    o.status.to_string(),
+                    o.package_name.clone(),
+                    o.location_code.clone(),
+                    o.quantity.map(|q| q.to_string()).unwrap_or_default(),
+                    amount(o.total_sell_price),
+                ]);
             }
             print!("{}", t.render());
             println!("{}", page_footer(page.page, page.page_size, page.total, "orders"));
             Ok(())
         }
-        Command::Esims { page, page_size, status } => {
-            let query = EsimQuery { page: *page, page_size: *page_size, status: status.clone() };
+        Command::Esims {
+            page,
+            page_size,
+            status,
+        } => {
+            let query = EsimQuery {
+                page: *page,
+                page_size: *page_size,
+                status: status.clone(),
+            };
             let page = client.esims(&query).await?;
             if as_json {
                 return print_json(&page);
             }
-            let mut t = Table::new(&[("ICCID", Align::Left), ("STATUS", Align::Left), ("SM-DP+", Align::Left),
-                ("PACKAGE", Align::Left), ("LOC", Align::Left), ("USED", Align::Right), ("EXPIRES", Align::Left)]);
+            let mut t = Table::new(&[
+                ("ICCID", Align::Left),
+                ("STATUS", Align::Left),
+                ("SM-DP+", Align::Left),
+                ("PACKAGE", Align::Left),
+                ("LOC", Align::Left),
+                ("USED", Align::Right),
+                ("EXPIRES", Align::Left),
+            ]);
             for e in &page.esims {
                 let raw = &e.raw_order_json;
                 let used = match (raw.order_usage, raw.total_volume) {
                     (Some(u), Some(t)) => format!("{} / {}", format_bytes(u), format_bytes(t)),
                     _ => "-".to_string(),
                 };
-                t.row(vec![raw.iccid.clone(), e.status.to_string(), raw.smdp_status.clone(), e.package_name.clone(),
-                    e.location_code.clone(), used, raw.expired_time.get(..10).unwrap_or_default().to_string()]);
+                t.row(vec![
+                    raw.iccid.clone(),
+                    e.status.to_string(),
+                    raw.smdp_status.clone(),
+                    e.package_name.clone(),
+                    e.location_code.clone(),
+                    used,
+                    raw.expired_time.get(..10).unwrap_or_default().to_string(),
+                ]);
             }
             print!("{}", t.render());
             println!("{}", page_footer(page.page, page.page_size, page.total, "eSIMs"));
@@ -136,13 +191,21 @@ pub async fn run(command: &Command, client: &Client, as_json: bool) -> Result<()
         Command::Profile { action } => {
             let profile = match action {
                 None => client.profile().await?,
-                Some(ProfileAction::Set { company, country, website }) => {
+                Some(ProfileAction::Set {
+                    company,
+                    country,
+                    website,
+                }) => {
                     if company.is_none() && country.is_none() && website.is_none() {
                         return Err(CommandError::Usage(
                             "profile set needs at least one of --company, --country, --website".to_string(),
                         ));
                     }
-                    let update = ProfileUpdate { company_name: company.clone(), country: country.clone(), website: website.clone() };
+                    let update = ProfileUpdate {
+                        company_name: company.clone(),
+                        country: country.clone(),
+                        website: website.clone(),
+                    };
                     client.update_profile(&update).await?
                 }
             };
@@ -150,12 +213,21 @@ pub async fn run(command: &Command, client: &Client, as_json: bool) -> Result<()
                 return print_json(&json!({ "profile": profile }));
             }
             let mut t = Table::new(&[("FIELD", Align::Left), ("VALUE", Align::Left)]);
-            for (k, v) in [("Name", &profile.name), ("E-mail", &profile.email), ("Role", &profile.role),
-                ("Company", &profile.company_name), ("Country", &profile.country), ("Website", &profile.website),
-                ("Status", &profile.status)] {
+            for (k, v) in [
+                ("Name", &profile.name),
+                ("E-mail", &profile.email),
+                ("Role", &profile.role),
+                ("Company", &profile.company_name),
+                ("Country", &profile.country),
+                ("Website", &profile.website),
+                ("Status", &profile.status),
+            ] {
                 t.row(vec![k.to_string(), v.clone()]);
             }
-            t.row(vec!["Balance".to_string(), format!("{} USD", amount(profile.balance_usd))]);
+            t.row(vec![
+                "Balance".to_string(),
+                format!("{} USD", amount(profile.balance_usd)),
+            ]);
             print!("{}", t.render());
             Ok(())
         }
@@ -177,13 +249,28 @@ fn days(plan: &Plan) -> String {
 }
 
 fn plan_table(plans: &[Plan]) -> String {
-    let mut t = Table::new(&[("SLUG", Align::Left), ("NAME", Align::Left), ("LOC", Align::Left), ("DATA", Align::Right),
-        ("VALIDITY", Align::Right), ("COST", Align::Right), ("PRICE", Align::Right), ("MARGIN %", Align::Right)]);
+    let mut t = Table::new(&[
+        ("SLUG", Align::Left),
+        ("NAME", Align::Left),
+        ("LOC", Align::Left),
+        ("DATA", Align::Right),
+        ("VALIDITY", Align::Right),
+        ("COST", Align::Right),
+        ("PRICE", Align::Right),
+        ("MARGIN %", Align::Right),
+    ]);
     for p in plans {
         let pricing = p.pricing.as_ref();
-        t.row(vec![p.slug.clone(), p.name.clone(), p.location_code.clone(),
-            p.volume.map(format_bytes).unwrap_or_default(), days(p), amount(pricing.and_then(|x| x.cost_price)),
-            amount(p.sell_price()), amount(pricing.and_then(|x| x.margin_pct))]);
+        t.row(vec![
+            p.slug.clone(),
+            p.name.clone(),
+            p.location_code.clone(),
+            p.volume.map(format_bytes).unwrap_or_default(),
+            days(p),
+            amount(pricing.and_then(|x| x.cost_price)),
+            amount(p.sell_price()),
+            amount(pricing.and_then(|x| x.margin_pct)),
+        ]);
     }
     let mut out = t.render();
     out.push_str(&format!("{} plans\n", plans.len()));
@@ -199,13 +286,23 @@ fn plan_detail(p: &Plan) -> String {
     let currency = |v: Option<Decimal>| format!("{} {}", amount(v), p.currency_code);
     let mut t = Table::new(&[("FIELD", Align::Left), ("VALUE", Align::Left)]);
     for (k, v) in [
-        ("Name", p.name.clone()), ("Slug", p.slug.clone()), ("Package code", p.package_code.clone()),
-        ("Location", location), ("Data", p.volume.map(format_bytes).unwrap_or_default()), ("Validity", days(p)),
-        ("Sell price", currency(p.sell_price())), ("Cost price", currency(pricing.and_then(|x| x.cost_price))),
+        ("Name", p.name.clone()),
+        ("Slug", p.slug.clone()),
+        ("Package code", p.package_code.clone()),
+        ("Location", location),
+        ("Data", p.volume.map(format_bytes).unwrap_or_default()),
+        ("Validity", days(p)),
+        ("Sell price", currency(p.sell_price())),
+        ("Cost price", currency(pricing.and_then(|x| x.cost_price))),
         ("Margin", currency(pricing.and_then(|x| x.margin))),
         ("Margin %", amount(pricing.and_then(|x| x.margin_pct))),
         ("Supplier price", currency(p.supplier_price)),
-        ("Pricing rule", pricing.map(|x| format!("{} / {}", x.rule_scope, x.rule_type)).unwrap_or_default()),
+        (
+            "Pricing rule",
+            pricing
+                .map(|x| format!("{} / {}", x.rule_scope, x.rule_type))
+                .unwrap_or_default(),
+        ),
     ] {
         t.row(vec![k.to_string(), v]);
     }

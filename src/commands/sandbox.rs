@@ -26,7 +26,10 @@ fn banner(addr: SocketAddr, args: &SandboxArgs) -> String {
         ));
     }
     for (token, reseller) in DEMO_SESSIONS {
-        out.push_str(&format!("{:<14} session cookie    {SESSION_COOKIE}={token}\n", RESELLER_NAMES[*reseller]));
+        out.push_str(&format!(
+            "{:<14} session cookie    {SESSION_COOKIE}={token}\n",
+            RESELLER_NAMES[*reseller]
+        ));
     }
     out.push_str(&format!(
         "\ntry:  ESIMDASH_BASE_URL={base} ESIMDASH_ACCESS_CODE=ak_demo_acme ESIMDASH_SECRET_KEY=sk_demo_acme esimdash balance\n\
@@ -68,7 +71,13 @@ pub async fn run_sandbox(args: &SandboxArgs) -> std::io::Result<()> {
         latency: Duration::from_millis(args.latency_ms),
         ..SandboxConfig::default()
     };
-    serve(&config, args.addr, |addr| print!("{}", banner(addr, args)), stop_signal()).await?;
+    serve(
+        &config,
+        args.addr,
+        |addr| print!("{}", banner(addr, args)),
+        stop_signal(),
+    )
+    .await?;
     println!("sandbox stopped");
     Ok(())
 }

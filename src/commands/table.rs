@@ -17,11 +17,15 @@ pub struct Table {
 
 impl Table {
     pub fn new(headers: &[(&'static str, Align)]) -> Self {
-        Self { headers: headers.to_vec(), rows: Vec::new() }
+        Self {
+            headers: headers.to_vec(),
+            rows: Vec::new(),
+        }
     }
 
     pub fn row(&mut self, cells: Vec<String>) {
-        self.rows.push(cells.into_iter().map(|c| sanitize(&c).into_owned()).collect());
+        self.rows
+            .push(cells.into_iter().map(|c| sanitize(&c).into_owned()).collect());
     }
 
     pub fn render(&self) -> String {

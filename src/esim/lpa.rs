@@ -10,14 +10,20 @@ pub struct ActivationCode {
 impl ActivationCode {
     /// Reads `LPA:1$addr$id`, with optional fields after the matching ID (GSMA SGP.22).
     pub fn parse(code: &str) -> Option<Self> {
-        let rest = code.trim().strip_prefix("LPA:").or_else(|| code.trim().strip_prefix("lpa:"))?;
+        let rest = code
+            .trim()
+            .strip_prefix("LPA:")
+            .or_else(|| code.trim().strip_prefix("lpa:"))?;
         let mut parts = rest.split('$');
         if parts.next()? != "1" {
             return None;
         }
         let smdp_address = parts.next()?.to_string();
         let matching_id = parts.next().unwrap_or_default().to_string();
-        (!smdp_address.is_empty()).then_some(Self { smdp_address, matching_id })
+        (!smdp_address.is_empty()).then_some(Self {
+            smdp_address,
+            matching_id,
+        })
     }
 
     pub fn to_code(&self) -> String {

@@ -23,7 +23,11 @@ fn from_raw(raw: &RawValue) -> Result<Option<Decimal>, String> {
         Some(b'n') if text == "null" => Ok(None),
         Some(b'"') => {
             let s: String = serde_json::from_str(text).map_err(|e| e.to_string())?;
-            if s.is_empty() { Ok(None) } else { parse_decimal(&s).map(Some) }
+            if s.is_empty() {
+                Ok(None)
+            } else {
+                parse_decimal(&s).map(Some)
+            }
         }
         Some(b'-' | b'0'..=b'9') => parse_decimal(text).map(Some),
         _ => Err(format!(
@@ -98,7 +102,10 @@ mod tests {
         assert_eq!(read(r#"{"amount":12.30}"#).unwrap(), Some(Decimal::new(1230, 2)));
         assert_eq!(read(r#"{"amount":"12.30"}"#).unwrap(), Some(Decimal::new(1230, 2)));
         // 0.1 + 0.2 style values keep their digits: no binary float in between.
-        assert_eq!(read(r#"{"amount":0.30000000000000004}"#).unwrap().unwrap().to_string(), "0.30000000000000004");
+        assert_eq!(
+            read(r#"{"amount":0.30000000000000004}"#).unwrap().unwrap().to_string(),
+            "0.30000000000000004"
+        );
         assert_eq!(read(r#"{"amount":1.5e3}"#).unwrap(), Some(Decimal::new(1500, 0)));
         assert_eq!(read(r#"{"amount":null}"#).unwrap(), None);
         assert_eq!(read(r#"{"amount":""}"#).unwrap(), None);
@@ -107,8 +114,13 @@ mod tests {
 
     #[test]
     fn refuses_what_is_not_an_amount() {
-        for bad in [r#"{"amount":"abc"}"#, r#"{"amount":true}"#, r#"{"amount":[1]}"#, r#"{"amount":1e400}"#,
-            r#"{"amount":123456789012345678901234567890123}"#] {
+        for bad in [
+            r#"{"amount":"abc"}"#,
+            r#"{"amount":true}"#,
+            r#"{"amount":[1]}"#,
+            r#"{"amount":1e400}"#,
+            r#"{"amount":123456789012345678901234567890123}"#,
+        ] {
             let err = read(bad).unwrap_err().to_string();
             assert!(err.contains("amount") || err.contains("decimal"), "{bad}: {err}");
         }
@@ -129,7 +141,10 @@ mod tests {
             #[serde(serialize_with = "ser_number")]
             a: Decimal,
         }
-        let json = serde_json::to_string(&Out { a: Decimal::new(2000, 2) }).unwrap();
+        let json = serde_json::to_string(&Out {
+            a: Decimal::new(2000, 2),
+        })
+        .unwrap();
         assert_eq!(json, r#"{"a":20.00}"#);
     }
 }

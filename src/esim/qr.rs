@@ -18,7 +18,10 @@ impl QrMatrix {
         let code = QrCode::with_error_correction_level(text.as_bytes(), EcLevel::M)
             .map_err(|e| format!("cannot encode this text as a QR code: {e}"))?;
         let dark = code.to_colors().into_iter().map(|c| c == Color::Dark).collect();
-        Ok(Self { width: code.width(), dark })
+        Ok(Self {
+            width: code.width(),
+            dark,
+        })
     }
 
     /// Whether the module at (x, y) is dark; outside the grid (the quiet zone) it is light.

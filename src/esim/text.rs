@@ -31,7 +31,10 @@ mod tests {
 
     #[test]
     fn control_and_bidi_characters_never_pass() {
-        assert_eq!(sanitize("a\x1b[2Jb\u{202E}c\r\n"), "a\u{FFFD}[2Jb\u{FFFD}c\u{FFFD}\u{FFFD}");
+        assert_eq!(
+            sanitize("a\x1b[2Jb\u{202E}c\r\n"),
+            "a\u{FFFD}[2Jb\u{FFFD}c\u{FFFD}\u{FFFD}"
+        );
         assert!(matches!(sanitize("plain text €"), Cow::Borrowed(_)));
     }
 

@@ -45,7 +45,11 @@ mod tests {
         assert_eq!(format_bytes(0), "0 B");
         assert_eq!(format_bytes(2048), "2 KB");
         assert_eq!(format_bytes(u64::MAX), "17179869184 GB");
-        assert_eq!(format_bytes(gigabytes(1) - 10), "1 GB", "rounding up reaches the next unit");
+        assert_eq!(
+            format_bytes(gigabytes(1) - 10),
+            "1 GB",
+            "rounding up reaches the next unit"
+        );
         assert_eq!(format_bytes(900), "900 B");
     }
 }

@@ -56,17 +56,30 @@ impl Keys {
                 revoked: k.revoked,
             })
             .collect();
-        let sessions =
-            DEMO_SESSIONS.iter().map(|(token, reseller)| Session { token_digest: digest(token), reseller: *reseller }).collect();
+        let sessions = DEMO_SESSIONS
+            .iter()
+            .map(|(token, reseller)| Session {
+                token_digest: digest(token),
+                reseller: *reseller,
+            })
+            .collect();
         Self { keys, sessions }
     }
 
     pub fn resolve(&self, headers: &HeaderMap) -> Result<Caller, Failure> {
-        let value = |name| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim).filter(|v| !v.is_empty());
+        let value = |name| {
+            headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+        };
         let matches = |k: &&KeyRecord, d: &[u8; 32]| bool::from(k.secret_digest.ct_eq(d));
         let key = if let Some(code) = value("x-access-code") {
             let secret = digest(value("x-secret-key").ok_or_else(unauthorized)?);
-            self.keys.iter().find(|k| k.access_code.as_deref() == Some(code) && matches(k, &secret))
+            self.keys
+                .iter()
+                .find(|k| k.access_code.as_deref() == Some(code) && matches(k, &secret))
         } else if let Some(secret) = value("x-api-key").or_else(|| bearer(headers)) {
             let secret = digest(secret);
             self.keys.iter().find(|k| matches(k, &secret))
@@ -77,7 +90,10 @@ impl Keys {
                 .iter()
                 .enumerate()
                 .find(|(_, s)| bool::from(s.token_digest.ct_eq(&token)))
-                .map(|(i, s)| Caller { reseller: s.reseller, budget: format!("session-{i}") })
+                .map(|(i, s)| Caller {
+                    reseller: s.reseller,
+                    budget: format!("session-{i}"),
+                })
                 .ok_or_else(unauthorized);
         } else {
             None
@@ -86,14 +102,20 @@ impl Keys {
         if key.revoked {
             return Err(Failure::new(StatusCode::UNAUTHORIZED, "API key revoked or expired"));
         }
-        Ok(Caller { reseller: key.reseller, budget: key.id.clone() })
+        Ok(Caller {
+            reseller: key.reseller,
+            budget: key.id.clone(),
+        })
     }
 }
 
 fn bearer(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?.trim();
     let (scheme, token) = value.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then_some(token.trim()).filter(|t| !t.is_empty())
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
+        .filter(|t| !t.is_empty())
 }
 
 fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {

@@ -20,7 +20,10 @@ pub struct Failure {
 
 impl Failure {
     pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        Self { status, message: message.into() }
+        Self {
+            status,
+            message: message.into(),
+        }
     }
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, message)
@@ -88,7 +91,11 @@ pub struct Params(Vec<(String, String)>);
 
 impl Params {
     pub fn parse(raw: Option<&str>) -> Self {
-        Self(form_urlencoded::parse(raw.unwrap_or_default().as_bytes()).into_owned().collect())
+        Self(
+            form_urlencoded::parse(raw.unwrap_or_default().as_bytes())
+                .into_owned()
+                .collect(),
+        )
     }
 
     pub fn get(&self, name: &str) -> Option<&str> {

@@ -10,12 +10,12 @@ mod store;
 mod wire;
 
 use auth::Keys;
+use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::HeaderValue;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::Router;
 use chrono::{DateTime, Utc};
 use rate_limit::RateLimiter;
 use std::future::Future;
@@ -108,7 +108,9 @@ pub fn router(config: &SandboxConfig, origin: String) -> Router {
         .fallback(routes::not_found)
         .method_not_allowed_fallback(routes::method_not_allowed)
         .layer(DefaultBodyLimit::max(http::MAX_BODY_BYTES))
-        .layer(middleware::from_fn(move |req: Request, next: Next| delay(latency, req, next)))
+        .layer(middleware::from_fn(move |req: Request, next: Next| {
+            delay(latency, req, next)
+        }))
         .with_state(shared)
 }
 
@@ -123,8 +125,10 @@ async fn authenticate(State(s): State<Arc<Shared>>, mut req: Request, next: Next
         req.extensions_mut().insert(caller);
         next.run(req).await
     } else {
-        let mut r = http::Failure::new(axum::http::StatusCode::TOO_MANY_REQUESTS, "Rate limit exceeded").into_response();
-        r.headers_mut().insert("retry-after", HeaderValue::from(verdict.reset_secs));
+        let mut r =
+            http::Failure::new(axum::http::StatusCode::TOO_MANY_REQUESTS, "Rate limit exceeded").into_response();
+        r.headers_mut()
+            .insert("retry-after", HeaderValue::from(verdict.reset_secs));
         r
     };
     let headers = response.headers_mut();
@@ -181,7 +185,10 @@ pub async fn spawn(config: &SandboxConfig, addr: SocketAddr) -> std::io::Result<
             tracing::error!(error = %e, "sandbox stopped");
         }
     });
-    Ok(RunningSandbox { addr, shutdown: Some(tx) })
+    Ok(RunningSandbox {
+        addr,
+        shutdown: Some(tx),
+    })
 }
 
 /// Binds `addr`, calls `on_ready` with the bound address, and serves until `shutdown` ends.

@@ -22,7 +22,10 @@ pub struct Verdict {
 
 impl RateLimiter {
     pub fn new(window: Duration) -> Self {
-        Self { window, windows: Mutex::new(HashMap::new()) }
+        Self {
+            window,
+            windows: Mutex::new(HashMap::new()),
+        }
     }
 
     pub fn check(&self, key: &str, limit: u32, now: Instant) -> Verdict {
@@ -34,10 +37,20 @@ impl RateLimiter {
         let left = self.window.saturating_sub(now.duration_since(entry.0));
         let reset_secs = (left.as_millis().div_ceil(1000) as u64).max(1);
         if entry.1 >= limit {
-            return Verdict { allowed: false, limit, remaining: 0, reset_secs };
+            return Verdict {
+                allowed: false,
+                limit,
+                remaining: 0,
+                reset_secs,
+            };
         }
         entry.1 += 1;
-        Verdict { allowed: true, limit, remaining: limit - entry.1, reset_secs }
+        Verdict {
+            allowed: true,
+            limit,
+            remaining: limit - entry.1,
+            reset_secs,
+        }
     }
 }
 

@@ -4,11 +4,11 @@
 use super::auth::Caller;
 use super::http::{Failure, JsonObject, Params};
 use super::{Shared, wire};
+use axum::Extension;
 use axum::Json;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::Extension;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -25,47 +25,86 @@ fn page_params(params: &Params) -> Result<(u64, u64), Failure> {
 
 /// `GET /portal/plans`: the catalog, one plan by `slug`, or top-up availability
 /// (`type=topup&iccid=…`).
-pub async fn plans(State(s): State<Arc<Shared>>, Extension(caller): Extension<Caller>, RawQuery(q): RawQuery) -> Answer {
+pub async fn plans(
+    State(s): State<Arc<Shared>>,
+    Extension(caller): Extension<Caller>,
+    RawQuery(q): RawQuery,
+) -> Answer {
     let params = Params::parse(q.as_deref());
     let data = s.lock();
     let markup = data.markup(caller.reseller);
     match params.text("type") {
         Some(t) if t.eq_ignore_ascii_case("topup") => {
-            let iccid = params.text("iccid").ok_or_else(|| Failure::bad_request("Missing iccid"))?;
-            let plans: Vec<_> = data.topups_for(caller.reseller, iccid)?.into_iter().map(|p| wire::plan(p, markup)).collect();
+            let iccid = params
+                .text("iccid")
+                .ok_or_else(|| Failure::bad_request("Missing iccid"))?;
+            let plans: Vec<_> = data
+                .topups_for(caller.reseller, iccid)?
+                .into_iter()
+                .map(|p| wire::plan(p, markup))
+                .collect();
             return Ok(Json(wire::Availability { iccid, data: plans }).into_response());
         }
         Some(t) if !t.eq_ignore_ascii_case("base") => return Err(Failure::bad_request("Invalid type")),
         _ => {}
     }
     if let Some(slug) = params.get("slug") {
-        let plan = data.plan(slug.trim()).ok_or_else(|| Failure::not_found("Plan not found"))?;
-        return Ok(Json(wire::DataEnvelope { data: wire::plan(plan, markup) }).into_response());
+        let plan = data
+            .plan(slug.trim())
+            .ok_or_else(|| Failure::not_found("Plan not found"))?;
+        return Ok(Json(wire::DataEnvelope {
+            data: wire::plan(plan, markup),
+        })
+        .into_response());
     }
     let plans: Vec<_> = data.plans.iter().map(|p| wire::plan(p, markup)).collect();
     Ok(Json(wire::DataEnvelope { data: plans }).into_response())
 }
 
 /// `GET /reseller/orders`.
-pub async fn orders(State(s): State<Arc<Shared>>, Extension(caller): Extension<Caller>, RawQuery(q): RawQuery) -> Answer {
+pub async fn orders(
+    State(s): State<Arc<Shared>>,
+    Extension(caller): Extension<Caller>,
+    RawQuery(q): RawQuery,
+) -> Answer {
     let params = Params::parse(q.as_deref());
     let (page, size) = page_params(&params)?;
     let mut data = s.lock();
     data.settle(caller.reseller, Instant::now());
     let found = data.orders(caller.reseller, params.text("status"), params.text("q"), page, size);
     let orders: Vec<_> = found.items.into_iter().map(wire::order).collect();
-    Ok(Json(wire::OrdersPage { page, page_size: size, total: found.total, orders }).into_response())
+    Ok(Json(wire::OrdersPage {
+        page,
+        page_size: size,
+        total: found.total,
+        orders,
+    })
+    .into_response())
 }
 
 /// `GET /reseller/esims`.
-pub async fn esims(State(s): State<Arc<Shared>>, Extension(caller): Extension<Caller>, RawQuery(q): RawQuery) -> Answer {
+pub async fn esims(
+    State(s): State<Arc<Shared>>,
+    Extension(caller): Extension<Caller>,
+    RawQuery(q): RawQuery,
+) -> Answer {
     let params = Params::parse(q.as_deref());
     let (page, size) = page_params(&params)?;
     let mut data = s.lock();
     data.settle(caller.reseller, Instant::now());
     let found = data.esims(caller.reseller, params.text("status"), page, size);
-    let esims: Vec<_> = found.items.into_iter().map(|(o, e)| wire::esim(o, e, &s.origin)).collect();
-    Ok(Json(wire::EsimsPage { total: found.total, page, page_size: size, esims }).into_response())
+    let esims: Vec<_> = found
+        .items
+        .into_iter()
+        .map(|(o, e)| wire::esim(o, e, &s.origin))
+        .collect();
+    Ok(Json(wire::EsimsPage {
+        total: found.total,
+        page,
+        page_size: size,
+        esims,
+    })
+    .into_response())
 }
 
 /// `GET /reseller/profile`.
@@ -76,9 +115,20 @@ pub async fn profile(State(s): State<Arc<Shared>>, Extension(caller): Extension<
 }
 
 /// `PATCH /reseller/profile`: only `companyName`, `country` and `website`, validated.
-pub async fn update_profile(State(s): State<Arc<Shared>>, Extension(caller): Extension<Caller>, body: JsonObject) -> Answer {
-    if let Some(unknown) = body.0.keys().find(|k| !matches!(k.as_str(), "companyName" | "country" | "website")) {
-        return Err(Failure::bad_request(format!("Unknown field: {}", crate::esim::text::excerpt(unknown, 40))));
+pub async fn update_profile(
+    State(s): State<Arc<Shared>>,
+    Extension(caller): Extension<Caller>,
+    body: JsonObject,
+) -> Answer {
+    if let Some(unknown) = body
+        .0
+        .keys()
+        .find(|k| !matches!(k.as_str(), "companyName" | "country" | "website"))
+    {
+        return Err(Failure::bad_request(format!(
+            "Unknown field: {}",
+            crate::esim::text::excerpt(unknown, 40)
+        )));
     }
     let field = |name: &str| -> Result<Option<String>, Failure> {
         match body.0.get(name) {
@@ -92,11 +142,15 @@ pub async fn update_profile(State(s): State<Arc<Shared>>, Extension(caller): Ext
         return Err(Failure::bad_request("Invalid companyName: at most 200 characters"));
     }
     if company.as_ref().is_some_and(|c| c.chars().any(char::is_control)) {
-        return Err(Failure::bad_request("Invalid companyName: control characters are not allowed"));
+        return Err(Failure::bad_request(
+            "Invalid companyName: control characters are not allowed",
+        ));
     }
     let country = field("country")?.map(|c| c.to_ascii_uppercase());
-    if country.as_ref().is_some_and(|c| !c.is_empty() && !(c.len() == 2 && c.bytes().all(|b| b.is_ascii_alphabetic()))) {
-        return Err(Failure::bad_request("Invalid country: two letters (ISO 3166-1) or empty"));
+    if country.as_ref().is_some_and(|c| !(c.is_empty() || is_country_code(c))) {
+        return Err(Failure::bad_request(
+            "Invalid country: two letters (ISO 3166-1) or empty",
+        ));
     }
     let website = field("website")?;
     if website.as_ref().is_some_and(|w| !w.is_empty() && !is_web_url(w)) {
@@ -104,7 +158,15 @@ pub async fn update_profile(State(s): State<Arc<Shared>>, Extension(caller): Ext
     }
     let mut data = s.lock();
     let reseller = data.update_profile(caller.reseller, company, country, website);
-    Ok(Json(wire::ProfileEnvelope { ok: Some(true), profile: wire::profile(reseller) }).into_response())
+    Ok(Json(wire::ProfileEnvelope {
+        ok: Some(true),
+        profile: wire::profile(reseller),
+    })
+    .into_response())
+}
+
+fn is_country_code(text: &str) -> bool {
+    text.len() == 2 && text.bytes().all(|b| b.is_ascii_alphabetic())
 }
 
 fn is_web_url(text: &str) -> bool {
@@ -131,8 +193,14 @@ pub async fn topup(State(s): State<Arc<Shared>>, Extension(caller): Extension<Ca
 }
 
 /// `POST /portal/orders`.
-pub async fn place_order(State(s): State<Arc<Shared>>, Extension(caller): Extension<Caller>, body: JsonObject) -> Answer {
-    let slug = body.string("slug")?.ok_or_else(|| Failure::bad_request("Missing slug"))?;
+pub async fn place_order(
+    State(s): State<Arc<Shared>>,
+    Extension(caller): Extension<Caller>,
+    body: JsonObject,
+) -> Answer {
+    let slug = body
+        .string("slug")?
+        .ok_or_else(|| Failure::bad_request("Missing slug"))?;
     let qty = body.qty()?;
     let mut data = s.lock();
     let (order, balance) = data.place_order(caller.reseller, &slug, qty, s.allocate_after)?;
@@ -140,14 +208,24 @@ pub async fn place_order(State(s): State<Arc<Shared>>, Extension(caller): Extens
 }
 
 fn placed(order: &super::store::OrderRecord, balance: rust_decimal::Decimal) -> Response {
-    let body = wire::Placed { ok: true, order: wire::order(order), balance_usd: crate::esim::money::format_amount(balance) };
+    let body = wire::Placed {
+        ok: true,
+        order: wire::order(order),
+        balance_usd: crate::esim::money::format_amount(balance),
+    };
     (StatusCode::CREATED, Json(body)).into_response()
 }
 
 /// `GET /qr/<name>.png`: the QR image of an activation code, public like a CDN.
 pub async fn qr_image(State(s): State<Arc<Shared>>, Path(file): Path<String>) -> Answer {
-    let name = file.strip_suffix(".png").ok_or_else(|| Failure::not_found("Not found"))?;
-    let code = s.lock().activation_code_of_qr(name).map(str::to_string).ok_or_else(|| Failure::not_found("Not found"))?;
+    let name = file
+        .strip_suffix(".png")
+        .ok_or_else(|| Failure::not_found("Not found"))?;
+    let code = s
+        .lock()
+        .activation_code_of_qr(name)
+        .map(str::to_string)
+        .ok_or_else(|| Failure::not_found("Not found"))?;
     let png = crate::esim::qr::QrMatrix::encode(&code)
         .and_then(|m| m.to_png(8))
         .map_err(|e| Failure::new(StatusCode::INTERNAL_SERVER_ERROR, e))?;

@@ -26,14 +26,34 @@ pub const GLOBEX: usize = 1;
 pub const RESELLER_NAMES: [&str; 2] = ["Acme Mobile", "Globex Travel"];
 
 pub const DEMO_KEYS: &[DemoKey] = &[
-    DemoKey { access_code: Some("ak_demo_acme"), secret_key: "sk_demo_acme", reseller: ACME, revoked: false,
-        note: "main demo reseller, balance 250.00" },
-    DemoKey { access_code: Some("ak_demo_globex"), secret_key: "sk_demo_globex", reseller: GLOBEX, revoked: false,
-        note: "second reseller, for scoping" },
-    DemoKey { access_code: Some("ak_demo_revoked"), secret_key: "sk_demo_revoked", reseller: ACME, revoked: true,
-        note: "revoked key: every call is 401" },
-    DemoKey { access_code: None, secret_key: "sk_demo_legacy", reseller: ACME, revoked: false,
-        note: "legacy: x-api-key or Authorization: Bearer" },
+    DemoKey {
+        access_code: Some("ak_demo_acme"),
+        secret_key: "sk_demo_acme",
+        reseller: ACME,
+        revoked: false,
+        note: "main demo reseller, balance 250.00",
+    },
+    DemoKey {
+        access_code: Some("ak_demo_globex"),
+        secret_key: "sk_demo_globex",
+        reseller: GLOBEX,
+        revoked: false,
+        note: "second reseller, for scoping",
+    },
+    DemoKey {
+        access_code: Some("ak_demo_revoked"),
+        secret_key: "sk_demo_revoked",
+        reseller: ACME,
+        revoked: true,
+        note: "revoked key: every call is 401",
+    },
+    DemoKey {
+        access_code: None,
+        secret_key: "sk_demo_legacy",
+        reseller: ACME,
+        revoked: false,
+        note: "legacy: x-api-key or Authorization: Bearer",
+    },
 ];
 
 /// Portal session cookies (`esim_session=<token>`), one per reseller.
@@ -44,8 +64,13 @@ pub const SMDP_ADDRESS: &str = "rsp.esim.example";
 
 const BASE_SHAPES: &[(u64, u32)] = &[(1, 7), (3, 15), (5, 30), (10, 30), (20, 30)];
 const TOPUP_SHAPES: &[(u64, u32)] = &[(1, 7), (3, 30), (10, 30)];
-const REGIONS: &[(&str, &str)] = &[("EU", "Europe"), ("AS", "Asia"), ("AM", "Americas"), ("AF", "Africa"),
-    ("ME", "Middle East")];
+const REGIONS: &[(&str, &str)] = &[
+    ("EU", "Europe"),
+    ("AS", "Asia"),
+    ("AM", "Americas"),
+    ("AF", "Africa"),
+    ("ME", "Middle East"),
+];
 
 /// Cents in steps of five, so that a 20 % rule prices to whole cents.
 fn price(rng: &mut fastrand::Rng, per_gb_cents: u32, gb: u64, days: u32) -> Decimal {
@@ -56,7 +81,11 @@ fn price(rng: &mut fastrand::Rng, per_gb_cents: u32, gb: u64, days: u32) -> Deci
 fn plan(code: &str, label: &str, location: &str, volume: u64, gb_label: &str, days: u32, price: Decimal) -> PlanRecord {
     PlanRecord {
         package_code: format!("ESD-{code}-{gb_label}-{days:02}D"),
-        slug: format!("{}-{}-{days}d", code.to_ascii_lowercase(), gb_label.to_ascii_lowercase()),
+        slug: format!(
+            "{}-{}-{days}d",
+            code.to_ascii_lowercase(),
+            gb_label.to_ascii_lowercase()
+        ),
         name: format!("{label} {gb_label} {days} Days"),
         location_code: location.to_string(),
         volume,
@@ -86,17 +115,31 @@ pub fn catalog(seed: u64) -> (Vec<PlanRecord>, Vec<PlanRecord>) {
         .iter()
         .map(|(code, name)| (code.to_string(), *name, *code, rng.u32(12..=70) * 5))
         .collect();
-    areas.extend(REGIONS.iter().map(|(code, name)| (code.to_string(), *name, REGIONAL, rng.u32(40..=90) * 5)));
+    areas.extend(
+        REGIONS
+            .iter()
+            .map(|(code, name)| (code.to_string(), *name, REGIONAL, rng.u32(40..=90) * 5)),
+    );
     areas.push(("GL".to_string(), "Global", GLOBAL, 120 * 5));
     for (code, name, location, per_gb) in &areas {
-        plans.push(plan(code, name, location, megabytes(500), "500MB", 1, price(&mut rng, per_gb / 2, 1, 1)));
+        plans.push(plan(
+            code,
+            name,
+            location,
+            megabytes(500),
+            "500MB",
+            1,
+            price(&mut rng, per_gb / 2, 1, 1),
+        ));
         for &(gb, days) in BASE_SHAPES {
             let p = price(&mut rng, *per_gb, gb, days);
             plans.push(plan(code, name, location, gigabytes(gb), &format!("{gb}GB"), days, p));
         }
     }
-    let mut topup_areas: Vec<(&str, &str, &str, u32)> =
-        COUNTRIES.iter().map(|(code, name)| (*code, *name, *code, rng.u32(12..=70) * 5)).collect();
+    let mut topup_areas: Vec<(&str, &str, &str, u32)> = COUNTRIES
+        .iter()
+        .map(|(code, name)| (*code, *name, *code, rng.u32(12..=70) * 5))
+        .collect();
     topup_areas.push(("RG", "Regional", REGIONAL, 300));
     topup_areas.push(("GL", "Global", GLOBAL, 600));
     for (code, name, location, per_gb) in topup_areas {
@@ -109,8 +152,14 @@ pub fn catalog(seed: u64) -> (Vec<PlanRecord>, Vec<PlanRecord>) {
 
 /// Statuses by weight; the first orders of each reseller cover every status once.
 const STATUS_WEIGHTS: &[(Status, u32)] = &[
-    (Status::Pending, 3), (Status::GotResource, 20), (Status::InUse, 25), (Status::Suspended, 5),
-    (Status::UsedUp, 10), (Status::UsedExpired, 12), (Status::UnusedExpired, 10), (Status::Cancel, 10),
+    (Status::Pending, 3),
+    (Status::GotResource, 20),
+    (Status::InUse, 25),
+    (Status::Suspended, 5),
+    (Status::UsedUp, 10),
+    (Status::UsedExpired, 12),
+    (Status::UnusedExpired, 10),
+    (Status::Cancel, 10),
     (Status::Revoked, 5),
 ];
 
@@ -128,8 +177,15 @@ fn pick_status(rng: &mut fastrand::Rng) -> Status {
 
 /// A new eSIM profile: ICCID with a valid check digit, activation code, provider numbers.
 /// `serial` makes the ICCID unique; every seventh is 20 digits long.
-pub fn new_esim(rng: &mut fastrand::Rng, reseller: usize, serial: u64, plan: &PlanRecord, status: &Status,
-    created: DateTime<Utc>, epoch: DateTime<Utc>) -> EsimRecord {
+pub fn new_esim(
+    rng: &mut fastrand::Rng,
+    reseller: usize,
+    serial: u64,
+    plan: &PlanRecord,
+    status: &Status,
+    created: DateTime<Utc>,
+    epoch: DateTime<Utc>,
+) -> EsimRecord {
     let payload = if serial % 7 == 6 {
         format!("8901{}{serial:08}{:06}", reseller + 1, rng.u32(0..1_000_000))
     } else {
@@ -169,24 +225,42 @@ pub fn new_esim(rng: &mut fastrand::Rng, reseller: usize, serial: u64, plan: &Pl
 fn reseller(index: usize, seed: u64, orders: usize, plans: &[PlanRecord], epoch: DateTime<Utc>) -> Reseller {
     let mut rng = fastrand::Rng::with_seed(seed ^ (0x9E37_79B9_7F4A_7C15u64.wrapping_mul(index as u64 + 1)));
     let (name, email, company, balance, markup) = match index {
-        ACME => ("Ada Park", "ada@acme-mobile.example",
-            Some(CompanyProfile { company_name: "Acme Mobile".into(), country: "GB".into(),
-                website: "https://acme-mobile.example".into() }),
-            Decimal::new(25000, 2), Decimal::new(20, 0)),
-        _ => ("Hank Scorpio", "hank@globex.example", None, Decimal::new(100000, 2), Decimal::new(15, 0)),
+        ACME => (
+            "Ada Park",
+            "ada@acme-mobile.example",
+            Some(CompanyProfile {
+                company_name: "Acme Mobile".into(),
+                country: "GB".into(),
+                website: "https://acme-mobile.example".into(),
+            }),
+            Decimal::new(25000, 2),
+            Decimal::new(20, 0),
+        ),
+        _ => (
+            "Hank Scorpio",
+            "hank@globex.example",
+            None,
+            Decimal::new(100000, 2),
+            Decimal::new(15, 0),
+        ),
     };
     let mut records = Vec::with_capacity(orders);
     let mut created = epoch;
     for i in 0..orders {
         created -= Days::minutes(rng.i64(5..=600));
-        let status = STATUS_WEIGHTS.get(i).map(|(s, _)| s.clone()).unwrap_or_else(|| pick_status(&mut rng));
+        let status = STATUS_WEIGHTS
+            .get(i)
+            .map(|(s, _)| s.clone())
+            .unwrap_or_else(|| pick_status(&mut rng));
         let plan = &plans[rng.usize(0..plans.len())];
         let quantity = if i % 25 == 24 { 2 } else { 1 };
         let serial = i as u64 * 2;
         let esims = if status == Status::Pending {
             Vec::new()
         } else {
-            (0..quantity as u64).map(|k| new_esim(&mut rng, index, serial + k, plan, &status, created, epoch)).collect()
+            (0..quantity as u64)
+                .map(|k| new_esim(&mut rng, index, serial + k, plan, &status, created, epoch))
+                .collect()
         };
         records.push(OrderRecord::new(
             format!("B{}{:07}{:04}", index + 1, i, rng.u32(0..10_000)),
@@ -216,6 +290,8 @@ fn reseller(index: usize, seed: u64, orders: usize, plans: &[PlanRecord], epoch:
 /// Everything the sandbox serves, built from one seed.
 pub fn data(seed: u64, orders_per_reseller: usize, epoch: DateTime<Utc>) -> Data {
     let (plans, topups) = catalog(seed);
-    let resellers = [ACME, GLOBEX].map(|i| reseller(i, seed, orders_per_reseller, &plans, epoch)).into();
+    let resellers = [ACME, GLOBEX]
+        .map(|i| reseller(i, seed, orders_per_reseller, &plans, epoch))
+        .into();
     Data::new(plans, topups, resellers, seed)
 }

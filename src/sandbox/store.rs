@@ -38,8 +38,17 @@ impl PlanRecord {
         let cost = self.supplier_price;
         let sell = round_cents(cost * (Decimal::ONE_HUNDRED + markup_pct) / Decimal::ONE_HUNDRED);
         let margin = sell - cost;
-        let margin_pct = if cost.is_zero() { Decimal::ZERO } else { round_cents(margin / cost * Decimal::ONE_HUNDRED) };
-        Priced { cost, sell, margin, margin_pct }
+        let margin_pct = if cost.is_zero() {
+            Decimal::ZERO
+        } else {
+            round_cents(margin / cost * Decimal::ONE_HUNDRED)
+        };
+        Priced {
+            cost,
+            sell,
+            margin,
+            margin_pct,
+        }
     }
 }
 
@@ -90,8 +99,16 @@ pub struct OrderRecord {
 
 impl OrderRecord {
     #[allow(clippy::too_many_arguments)]
-    pub fn new(provider_order_no: String, plan: &PlanRecord, status: Status, quantity: u32, sell_price: Decimal,
-        cost_price: Decimal, created_at: DateTime<Utc>, esims: Vec<EsimRecord>) -> Self {
+    pub fn new(
+        provider_order_no: String,
+        plan: &PlanRecord,
+        status: Status,
+        quantity: u32,
+        sell_price: Decimal,
+        cost_price: Decimal,
+        created_at: DateTime<Utc>,
+        esims: Vec<EsimRecord>,
+    ) -> Self {
         let search_text = format!("{}\n{}\n{}", provider_order_no, plan.name, plan.slug).to_lowercase();
         Self {
             provider_order_no,
@@ -161,7 +178,10 @@ fn paginate<T>(items: impl Iterator<Item = T>, page: u64, size: u64) -> Page<T> 
 
 /// Statuses whose eSIM can no longer take a top-up.
 fn can_top_up(status: &Status) -> bool {
-    !matches!(status, Status::UsedExpired | Status::UnusedExpired | Status::Cancel | Status::Revoked | Status::Pending)
+    !matches!(
+        status,
+        Status::UsedExpired | Status::UnusedExpired | Status::Cancel | Status::Revoked | Status::Pending
+    )
 }
 
 pub struct Data {
@@ -182,7 +202,13 @@ impl Data {
             .flat_map(|o| &o.esims)
             .map(|e| (e.qr_name(), e.activation_code.clone()))
             .collect();
-        Self { plans, topups, resellers, qr_codes, rng: fastrand::Rng::with_seed(seed.rotate_left(17)) }
+        Self {
+            plans,
+            topups,
+            resellers,
+            qr_codes,
+            rng: fastrand::Rng::with_seed(seed.rotate_left(17)),
+        }
     }
 
     fn reseller(&self, id: usize) -> &Reseller {
@@ -203,18 +229,40 @@ impl Data {
 
     /// Gives new orders whose time has come their eSIM profiles.
     pub fn settle(&mut self, reseller: usize, now: Instant) {
-        let Data { resellers, rng, qr_codes, plans, .. } = self;
-        let Reseller { orders, next_serial, awaiting, .. } = &mut resellers[reseller];
-        let (due, waiting): (Vec<usize>, Vec<usize>) =
-            awaiting.iter().partition(|&&i| orders.get(i).and_then(|o| o.ready_at).is_some_and(|t| t <= now));
+        let Data {
+            resellers,
+            rng,
+            qr_codes,
+            plans,
+            ..
+        } = self;
+        let Reseller {
+            orders,
+            next_serial,
+            awaiting,
+            ..
+        } = &mut resellers[reseller];
+        let (due, waiting): (Vec<usize>, Vec<usize>) = awaiting
+            .iter()
+            .partition(|&&i| orders.get(i).and_then(|o| o.ready_at).is_some_and(|t| t <= now));
         *awaiting = waiting;
         for i in due {
             let Some(order) = orders.get_mut(i) else { continue };
             order.ready_at = None;
             order.status = Status::GotResource;
-            let Some(plan) = plans.iter().find(|p| p.slug == order.slug) else { continue };
+            let Some(plan) = plans.iter().find(|p| p.slug == order.slug) else {
+                continue;
+            };
             for _ in 0..order.quantity {
-                let esim = seed::new_esim(rng, reseller, *next_serial, plan, &order.status, order.created_at, Utc::now());
+                let esim = seed::new_esim(
+                    rng,
+                    reseller,
+                    *next_serial,
+                    plan,
+                    &order.status,
+                    order.created_at,
+                    Utc::now(),
+                );
                 *next_serial += 1;
                 qr_codes.insert(esim.qr_name(), esim.activation_code.clone());
                 order.esims.push(esim);
@@ -222,15 +270,31 @@ impl Data {
         }
     }
 
-    pub fn orders(&self, reseller: usize, status: Option<&str>, q: Option<&str>, page: u64, size: u64)
-        -> Page<&OrderRecord> {
+    pub fn orders(
+        &self,
+        reseller: usize,
+        status: Option<&str>,
+        q: Option<&str>,
+        page: u64,
+        size: u64,
+    ) -> Page<&OrderRecord> {
         let q = q.map(str::to_lowercase);
-        let matching = self.reseller(reseller).orders.iter().rev().filter(|o| o.matches(status, q.as_deref()));
+        let matching = self
+            .reseller(reseller)
+            .orders
+            .iter()
+            .rev()
+            .filter(|o| o.matches(status, q.as_deref()));
         paginate(matching, page, size)
     }
 
-    pub fn esims(&self, reseller: usize, status: Option<&str>, page: u64, size: u64)
-        -> Page<(&OrderRecord, &EsimRecord)> {
+    pub fn esims(
+        &self,
+        reseller: usize,
+        status: Option<&str>,
+        page: u64,
+        size: u64,
+    ) -> Page<(&OrderRecord, &EsimRecord)> {
         let matching = self
             .reseller(reseller)
             .orders
@@ -255,12 +319,23 @@ impl Data {
         if !can_top_up(&order.status) {
             return Ok(Vec::new());
         }
-        Ok(self.topups.iter().filter(|p| p.location_code == order.location_code).collect())
+        Ok(self
+            .topups
+            .iter()
+            .filter(|p| p.location_code == order.location_code)
+            .collect())
     }
 
     /// Debits the wallet and stores the order, or changes nothing.
-    fn debit_and_store(&mut self, reseller: usize, plan: PlanRecord, qty: u32, status: Status, topup_of: Option<String>,
-        ready_at: Option<Instant>) -> Result<(&OrderRecord, Decimal), Failure> {
+    fn debit_and_store(
+        &mut self,
+        reseller: usize,
+        plan: PlanRecord,
+        qty: u32,
+        status: Status,
+        topup_of: Option<String>,
+        ready_at: Option<Instant>,
+    ) -> Result<(&OrderRecord, Decimal), Failure> {
         let r = &mut self.resellers[reseller];
         let priced = plan.priced(r.markup_pct);
         let total = priced.sell * Decimal::from(qty);
@@ -269,7 +344,16 @@ impl Data {
         }
         r.balance -= total;
         let number = format!("B{}{:07}{:04}", reseller + 1, r.orders.len(), self.rng.u32(0..10_000));
-        let mut order = OrderRecord::new(number, &plan, status, qty, priced.sell, priced.cost, Utc::now(), Vec::new());
+        let mut order = OrderRecord::new(
+            number,
+            &plan,
+            status,
+            qty,
+            priced.sell,
+            priced.cost,
+            Utc::now(),
+            Vec::new(),
+        );
         order.topup_of = topup_of;
         order.ready_at = ready_at;
         if ready_at.is_some() {
@@ -280,7 +364,13 @@ impl Data {
         Ok((&r.orders[r.orders.len() - 1], balance))
     }
 
-    pub fn topup(&mut self, reseller: usize, iccid: &str, slug: &str, qty: u32) -> Result<(&OrderRecord, Decimal), Failure> {
+    pub fn topup(
+        &mut self,
+        reseller: usize,
+        iccid: &str,
+        slug: &str,
+        qty: u32,
+    ) -> Result<(&OrderRecord, Decimal), Failure> {
         let plan = self
             .topups_for(reseller, iccid)?
             .into_iter()
@@ -290,10 +380,27 @@ impl Data {
         self.debit_and_store(reseller, plan, qty, Status::GotResource, Some(iccid.to_string()), None)
     }
 
-    pub fn place_order(&mut self, reseller: usize, slug: &str, qty: u32, allocate_after: Duration)
-        -> Result<(&OrderRecord, Decimal), Failure> {
-        let plan = self.plans.iter().find(|p| p.slug == slug).cloned().ok_or_else(|| Failure::not_found("Plan not found"))?;
-        self.debit_and_store(reseller, plan, qty, Status::Pending, None, Some(Instant::now() + allocate_after))
+    pub fn place_order(
+        &mut self,
+        reseller: usize,
+        slug: &str,
+        qty: u32,
+        allocate_after: Duration,
+    ) -> Result<(&OrderRecord, Decimal), Failure> {
+        let plan = self
+            .plans
+            .iter()
+            .find(|p| p.slug == slug)
+            .cloned()
+            .ok_or_else(|| Failure::not_found("Plan not found"))?;
+        self.debit_and_store(
+            reseller,
+            plan,
+            qty,
+            Status::Pending,
+            None,
+            Some(Instant::now() + allocate_after),
+        )
     }
 
     pub fn reseller_view(&self, reseller: usize) -> &Reseller {
@@ -301,8 +408,13 @@ impl Data {
     }
 
     /// Applies validated company fields, creating the profile record when there is none.
-    pub fn update_profile(&mut self, reseller: usize, company_name: Option<String>, country: Option<String>,
-        website: Option<String>) -> &Reseller {
+    pub fn update_profile(
+        &mut self,
+        reseller: usize,
+        company_name: Option<String>,
+        country: Option<String>,
+        website: Option<String>,
+    ) -> &Reseller {
         let r = &mut self.resellers[reseller];
         let profile = r.profile.get_or_insert_with(|| CompanyProfile {
             company_name: String::new(),

@@ -11,7 +11,12 @@ const PROFILE: &str = r#"{"profile":{"name":"A","balanceUsd":"1.00"}}"#;
 
 #[tokio::test]
 async fn a_get_retries_5xx_with_backoff_then_succeeds() {
-    let s = scripted(vec![(503, "{\"error\":\"busy\"}".into()), (502, "<html>bad gateway</html>".into()), (200, PROFILE.into())]).await;
+    let s = scripted(vec![
+        (503, "{\"error\":\"busy\"}".into()),
+        (502, "<html>bad gateway</html>".into()),
+        (200, PROFILE.into()),
+    ])
+    .await;
     let profile = scripted_client(&s, quick()).profile().await.unwrap();
     assert_eq!(profile.name, "A");
     assert_eq!(s.hits(), 3);
@@ -20,24 +25,47 @@ async fn a_get_retries_5xx_with_backoff_then_succeeds() {
 #[tokio::test]
 async fn a_get_gives_up_after_its_retries_with_the_servers_message() {
     let s = scripted(vec![(500, "{\"error\":\"database on fire\"}".into())]).await;
-    let err = scripted_client(&s, ClientOptions { retries: 2, ..quick() }).profile().await.unwrap_err();
+    let err = scripted_client(&s, ClientOptions { retries: 2, ..quick() })
+        .profile()
+        .await
+        .unwrap_err();
     assert_eq!(s.hits(), 3, "one try and two retries");
-    assert_eq!((err.status(), err.server_message()), (Some(500), Some("database on fire")));
+    assert_eq!(
+        (err.status(), err.server_message()),
+        (Some(500), Some("database on fire"))
+    );
 }
 
 #[tokio::test]
 async fn writes_are_never_retried() {
     let s = scripted(vec![(503, "{\"error\":\"busy\"}".into()), (201, "{}".into())]).await;
     let client = scripted_client(&s, quick());
-    let err = client.topup(&TopupRequest { iccid: "1".into(), slug: "s".into(), qty: 1 }).await.unwrap_err();
+    let err = client
+        .topup(&TopupRequest {
+            iccid: "1".into(),
+            slug: "s".into(),
+            qty: 1,
+        })
+        .await
+        .unwrap_err();
     assert_eq!(err.status(), Some(503));
     let err = client.update_profile(&Default::default()).await.unwrap_err();
-    assert!(matches!(err, ApiError::Decode { status: 201, .. }), "a 201 without a profile is unreadable: {err:?}");
+    assert!(
+        matches!(err, ApiError::Decode { status: 201, .. }),
+        "a 201 without a profile is unreadable: {err:?}"
+    );
     assert_eq!(s.hits(), 2, "each write went out exactly once");
 
-    let limited = scripted(vec![(429, "{\"error\":\"Rate limit exceeded\"}".into()), (201, "{}".into())]).await;
+    let limited = scripted(vec![
+        (429, "{\"error\":\"Rate limit exceeded\"}".into()),
+        (201, "{}".into()),
+    ])
+    .await;
     let err = scripted_client(&limited, quick())
-        .place_order(&esimdash::api::model::OrderRequest { slug: "s".into(), qty: 1 })
+        .place_order(&esimdash::api::model::OrderRequest {
+            slug: "s".into(),
+            qty: 1,
+        })
         .await
         .unwrap_err();
     assert!(matches!(err, ApiError::RateLimited { .. }), "{err:?}");
@@ -46,36 +74,90 @@ async fn writes_are_never_retried() {
 
 #[tokio::test]
 async fn a_refused_connection_is_a_network_error_that_names_the_host() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let client = client_for(&format!("http://127.0.0.1:{port}"), Credentials::pair("a", "s"),
-        ClientOptions { retries: 1, ..quick() });
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let client = client_for(
+        &format!("http://127.0.0.1:{port}"),
+        Credentials::pair("a", "s"),
+        ClientOptions { retries: 1, ..quick() },
+    );
     let err = client.balance().await.unwrap_err();
     match &err {
-        ApiError::Network { host, outcome_unknown, .. } => {
+        ApiError::Network {
+            host, outcome_unknown, ..
+        } => {
             assert_eq!(host, &format!("127.0.0.1:{port}"));
             assert!(!outcome_unknown);
         }
         other => panic!("expected a network error, got {other:?}"),
     }
-    let err = client.topup(&TopupRequest { iccid: "1".into(), slug: "s".into(), qty: 1 }).await.unwrap_err();
-    assert!(!err.outcome_unknown(), "a refused connection never carried the request: {err}");
+    let err = client
+        .topup(&TopupRequest {
+            iccid: "1".into(),
+            slug: "s".into(),
+            qty: 1,
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        !err.outcome_unknown(),
+        "a refused connection never carried the request: {err}"
+    );
 }
 
 #[tokio::test]
 async fn a_slow_answer_times_out_and_a_timed_out_write_is_an_unknown_outcome() {
-    let sb = sandbox_with(SandboxConfig { latency: Duration::from_millis(600), rate_limit: 100_000, ..Default::default() }).await;
-    let options = ClientOptions { request_timeout: Duration::from_millis(200), ..quick() };
-    let client = client_for(&sb.base_url(), Credentials::pair("ak_demo_acme", "sk_demo_acme"), options);
+    let sb = sandbox_with(SandboxConfig {
+        latency: Duration::from_millis(600),
+        rate_limit: 100_000,
+        ..Default::default()
+    })
+    .await;
+    let options = ClientOptions {
+        request_timeout: Duration::from_millis(200),
+        ..quick()
+    };
+    let client = client_for(
+        &sb.base_url(),
+        Credentials::pair("ak_demo_acme", "sk_demo_acme"),
+        options,
+    );
     let err = client.orders(&OrderQuery::default()).await.unwrap_err();
-    assert!(matches!(err, ApiError::Timeout { outcome_unknown: false, .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            ApiError::Timeout {
+                outcome_unknown: false,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
 
     let patient = acme(&sb);
-    let esim = patient.esims(&esimdash::api::model::EsimQuery { status: Some("in_use".into()), ..Default::default() })
-        .await.unwrap().esims.remove(0);
+    let esim = patient
+        .esims(&esimdash::api::model::EsimQuery {
+            status: Some("in_use".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .esims
+        .remove(0);
     let iccid = esim.raw_order_json.iccid;
     let slug = patient.topup_plans(&iccid).await.unwrap()[0].slug.clone();
     let count = patient.orders(&OrderQuery::default()).await.unwrap().total;
-    let err = client.topup(&TopupRequest { iccid, slug: slug.clone(), qty: 1 }).await.unwrap_err();
+    let err = client
+        .topup(&TopupRequest {
+            iccid,
+            slug: slug.clone(),
+            qty: 1,
+        })
+        .await
+        .unwrap_err();
     assert!(err.outcome_unknown(), "{err:?}");
     assert!(err.to_string().contains("may or may not"), "{err}");
     // The server did carry it out, once: the client did not send it again.
@@ -90,16 +172,31 @@ async fn unreadable_bodies_become_clear_errors_with_a_sanitised_excerpt() {
         ("{\"page\":1,\"orders\":[{\"status\":", "truncated"),
         ("{\"page\":1,\"orders\":{}}", "wrong type"),
         ("<html><body>Gateway \u{1b}[31mError</body></html>", "not JSON"),
-        ("{\"page\":1,\"total\":1,\"orders\":[{\"totalSellPrice\":\"12,50\"}]}", "not an amount"),
-        ("{\"page\":1,\"total\":1,\"orders\":[{\"totalSellPrice\":1e999}]}", "huge number"),
+        (
+            "{\"page\":1,\"total\":1,\"orders\":[{\"totalSellPrice\":\"12,50\"}]}",
+            "not an amount",
+        ),
+        (
+            "{\"page\":1,\"total\":1,\"orders\":[{\"totalSellPrice\":1e999}]}",
+            "huge number",
+        ),
         ("", "empty"),
     ] {
         let s = scripted(vec![(200, body.into())]).await;
-        let err = scripted_client(&s, quick()).orders(&OrderQuery::default()).await.unwrap_err();
+        let err = scripted_client(&s, quick())
+            .orders(&OrderQuery::default())
+            .await
+            .unwrap_err();
         let text = err.to_string();
         assert!(matches!(err, ApiError::Decode { status: 200, .. }), "{what}: {err:?}");
-        assert!(text.contains("GET /reseller/orders"), "{what}: names the endpoint: {text}");
-        assert!(!text.contains('\u{1b}'), "{what}: no control characters reach the screen");
+        assert!(
+            text.contains("GET /reseller/orders"),
+            "{what}: names the endpoint: {text}"
+        );
+        assert!(
+            !text.contains('\u{1b}'),
+            "{what}: no control characters reach the screen"
+        );
     }
 }
 
@@ -129,6 +226,9 @@ async fn a_401_without_a_body_and_a_body_past_the_cap() {
 #[tokio::test]
 async fn balance_falls_back_to_the_profile_where_there_is_no_balance_route() {
     let s = scripted(vec![(404, "{\"error\":\"Not found\"}".into()), (200, PROFILE.into())]).await;
-    assert_eq!(scripted_client(&s, quick()).balance().await.unwrap().to_string(), "1.00");
+    assert_eq!(
+        scripted_client(&s, quick()).balance().await.unwrap().to_string(),
+        "1.00"
+    );
     assert_eq!(s.hits(), 2);
 }

@@ -12,11 +12,17 @@ use std::time::Duration;
 
 /// A sandbox with a rate limit high enough that only tests about limits meet it.
 pub async fn sandbox() -> RunningSandbox {
-    sandbox_with(SandboxConfig { rate_limit: 100_000, ..SandboxConfig::default() }).await
+    sandbox_with(SandboxConfig {
+        rate_limit: 100_000,
+        ..SandboxConfig::default()
+    })
+    .await
 }
 
 pub async fn sandbox_with(config: SandboxConfig) -> RunningSandbox {
-    spawn(&config, "127.0.0.1:0".parse().unwrap()).await.expect("the sandbox binds a loopback port")
+    spawn(&config, "127.0.0.1:0".parse().unwrap())
+        .await
+        .expect("the sandbox binds a loopback port")
 }
 
 /// Client options for tests: no pacing to speak of, short backoff.
@@ -34,11 +40,19 @@ pub fn client_for(base_url: &str, credentials: Credentials, options: ClientOptio
 }
 
 pub fn acme(sb: &RunningSandbox) -> Client {
-    client_for(&sb.base_url(), Credentials::pair("ak_demo_acme", "sk_demo_acme"), quick())
+    client_for(
+        &sb.base_url(),
+        Credentials::pair("ak_demo_acme", "sk_demo_acme"),
+        quick(),
+    )
 }
 
 pub fn globex(sb: &RunningSandbox) -> Client {
-    client_for(&sb.base_url(), Credentials::pair("ak_demo_globex", "sk_demo_globex"), quick())
+    client_for(
+        &sb.base_url(),
+        Credentials::pair("ak_demo_globex", "sk_demo_globex"),
+        quick(),
+    )
 }
 
 pub const ACME_PAIR: [(&str, &str); 2] = [("x-access-code", "ak_demo_acme"), ("x-secret-key", "sk_demo_acme")];
@@ -66,8 +80,12 @@ pub async fn raw(method: &str, url: &str, headers: &[(&str, &str)], body: Option
     let status = resp.status().as_u16();
     let headers = resp.headers().clone();
     let bytes = resp.bytes().await.unwrap();
-    Raw { status, headers, body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-        text: String::from_utf8_lossy(&bytes).into_owned() }
+    Raw {
+        status,
+        headers,
+        body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        text: String::from_utf8_lossy(&bytes).into_owned(),
+    }
 }
 
 /// `GET` an API path as Acme.
@@ -104,14 +122,24 @@ pub async fn scripted(answers: Vec<(u16, String)>) -> Scripted {
     let app = Router::new().fallback(move || {
         let n = counter.fetch_add(1, Ordering::SeqCst);
         let (status, body) = answers[n.min(answers.len() - 1)].clone();
-        async move { (StatusCode::from_u16(status).unwrap(), [("content-type", "application/json")], body) }
+        async move {
+            (
+                StatusCode::from_u16(status).unwrap(),
+                [("content-type", "application/json")],
+                body,
+            )
+        }
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let task = tokio::spawn(async move {
         axum::serve(listener, app).await.unwrap();
     });
-    Scripted { base_url: format!("http://{addr}/api/v1"), hits, _task: task }
+    Scripted {
+        base_url: format!("http://{addr}/api/v1"),
+        hits,
+        _task: task,
+    }
 }
 
 /// A client of a scripted server, with the Acme pair.

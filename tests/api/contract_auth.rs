@@ -38,17 +38,27 @@ async fn missing_or_wrong_credentials_are_401_unauthorized() {
         let r = raw("GET", &url, &headers, None).await;
         assert_eq!((r.status, error_of(&r)), (401, "Unauthorized"), "{headers:?}");
     }
-    let wrong = client_for(&sb.base_url(), Credentials::pair("ak_demo_acme", "sk_wrong_secret"), quick());
+    let wrong = client_for(
+        &sb.base_url(),
+        Credentials::pair("ak_demo_acme", "sk_wrong_secret"),
+        quick(),
+    );
     let err = wrong.orders(&Default::default()).await.unwrap_err();
     assert!(matches!(err, ApiError::Unauthorized { .. }), "{err:?}");
-    assert!(!err.to_string().contains("sk_wrong_secret"), "the secret never shows: {err}");
+    assert!(
+        !err.to_string().contains("sk_wrong_secret"),
+        "the secret never shows: {err}"
+    );
     assert!(!format!("{err:?} {wrong:?}").contains("sk_wrong_secret"));
 }
 
 #[tokio::test]
 async fn a_revoked_key_gets_401_on_every_route() {
     let sb = sandbox().await;
-    let revoked = [("x-access-code", "ak_demo_revoked"), ("x-secret-key", "sk_demo_revoked")];
+    let revoked = [
+        ("x-access-code", "ak_demo_revoked"),
+        ("x-secret-key", "sk_demo_revoked"),
+    ];
     for (method, path, body) in [
         ("GET", "/portal/plans", None),
         ("GET", "/reseller/orders", None),
@@ -60,12 +70,23 @@ async fn a_revoked_key_gets_401_on_every_route() {
         ("POST", "/portal/orders", Some(r#"{"slug":"fr-1gb-7d"}"#)),
     ] {
         let r = raw(method, &format!("{}{path}", sb.base_url()), &revoked, body).await;
-        assert_eq!((r.status, error_of(&r)), (401, "API key revoked or expired"), "{method} {path}");
+        assert_eq!(
+            (r.status, error_of(&r)),
+            (401, "API key revoked or expired"),
+            "{method} {path}"
+        );
     }
-    let client = client_for(&sb.base_url(), Credentials::pair("ak_demo_revoked", "sk_demo_revoked"), quick());
+    let client = client_for(
+        &sb.base_url(),
+        Credentials::pair("ak_demo_revoked", "sk_demo_revoked"),
+        quick(),
+    );
     let err = client.balance().await.unwrap_err();
     assert!(matches!(err, ApiError::Revoked { .. }), "{err:?}");
-    assert!(err.to_string().contains("reseller portal"), "says where to get a new key: {err}");
+    assert!(
+        err.to_string().contains("reseller portal"),
+        "says where to get a new key: {err}"
+    );
 }
 
 #[tokio::test]
@@ -75,9 +96,17 @@ async fn globex_can_read_nothing_of_acme_and_cannot_top_up_its_esims() {
     let acme_orders = acme.orders(&Default::default()).await.unwrap();
     let globex_orders = globex.orders(&Default::default()).await.unwrap();
     let acme_numbers: Vec<_> = acme_orders.orders.iter().map(|o| &o.provider_order_no).collect();
-    assert!(globex_orders.orders.iter().all(|o| !acme_numbers.contains(&&o.provider_order_no)));
+    assert!(
+        globex_orders
+            .orders
+            .iter()
+            .all(|o| !acme_numbers.contains(&&o.provider_order_no))
+    );
     // Searching for Acme's order number as Globex finds nothing.
-    let q = esimdash::api::model::OrderQuery { q: Some(acme_numbers[0].clone()), ..Default::default() };
+    let q = esimdash::api::model::OrderQuery {
+        q: Some(acme_numbers[0].clone()),
+        ..Default::default()
+    };
     assert_eq!(globex.orders(&q).await.unwrap().total, 0);
     assert_eq!(acme.orders(&q).await.unwrap().total, 1);
 
@@ -88,11 +117,19 @@ async fn globex_can_read_nothing_of_acme_and_cannot_top_up_its_esims() {
     assert_eq!(globex.profile().await.unwrap().email, "hank@globex.example");
 
     let err = globex.topup_plans(acme_iccid).await.unwrap_err();
-    assert_eq!((err.status(), err.server_message()), (Some(404), Some("eSIM not found")));
+    assert_eq!(
+        (err.status(), err.server_message()),
+        (Some(404), Some("eSIM not found"))
+    );
     let before = acme.balance().await.unwrap();
     let body = format!(r#"{{"iccid":"{acme_iccid}","slug":"topup-fr-1gb-7d"}}"#);
-    let r = raw("POST", &format!("{}/portal/topups", sb.base_url()),
-        &[("x-access-code", "ak_demo_globex"), ("x-secret-key", "sk_demo_globex")], Some(&body)).await;
+    let r = raw(
+        "POST",
+        &format!("{}/portal/topups", sb.base_url()),
+        &[("x-access-code", "ak_demo_globex"), ("x-secret-key", "sk_demo_globex")],
+        Some(&body),
+    )
+    .await;
     assert_eq!((r.status, error_of(&r)), (404, "eSIM not found"));
     assert_eq!(acme.balance().await.unwrap(), before, "nothing moved on Acme's wallet");
 }

@@ -10,7 +10,10 @@ use esimdash::esim::status::Status;
 async fn pages_default_cap_and_run_past_the_end() {
     let sb = sandbox().await;
     let r = acme_get(&sb, "/reseller/orders").await;
-    assert_eq!((r.body["page"].as_u64(), r.body["pageSize"].as_u64()), (Some(1), Some(20)));
+    assert_eq!(
+        (r.body["page"].as_u64(), r.body["pageSize"].as_u64()),
+        (Some(1), Some(20))
+    );
     assert_eq!(r.body["orders"].as_array().unwrap().len(), 20);
     let total = r.body["total"].as_u64().unwrap();
     assert_eq!(total, 400);
@@ -25,21 +28,50 @@ async fn pages_default_cap_and_run_past_the_end() {
     let r = acme_get(&sb, "/reseller/orders?page=99999999999999999999999").await;
     assert_eq!((r.status, r.body["orders"].as_array().map(Vec::len)), (200, Some(0)));
 
-    for (query, message) in [("pageSize=0", "Invalid pageSize"), ("pageSize=abc", "Invalid pageSize"),
-        ("page=0", "Invalid page"), ("page=abc", "Invalid page"), ("page=-1", "Invalid page"),
-        ("page=1.5", "Invalid page"), ("page=", "Invalid page")] {
+    for (query, message) in [
+        ("pageSize=0", "Invalid pageSize"),
+        ("pageSize=abc", "Invalid pageSize"),
+        ("page=0", "Invalid page"),
+        ("page=abc", "Invalid page"),
+        ("page=-1", "Invalid page"),
+        ("page=1.5", "Invalid page"),
+        ("page=", "Invalid page"),
+    ] {
         for path in ["/reseller/orders", "/reseller/esims"] {
             let r = acme_get(&sb, &format!("{path}?{query}")).await;
             assert_eq!((r.status, error_of(&r)), (400, message), "{path}?{query}");
         }
     }
-    let err = acme(&sb).orders(&OrderQuery { page_size: Some(0), ..Default::default() }).await.unwrap_err();
-    assert_eq!((err.status(), err.server_message()), (Some(400), Some("Invalid pageSize")));
+    let err = acme(&sb)
+        .orders(&OrderQuery {
+            page_size: Some(0),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (err.status(), err.server_message()),
+        (Some(400), Some("Invalid pageSize"))
+    );
 
     // The last page holds the remainder.
-    let last = acme(&sb).orders(&OrderQuery { page: Some(4), page_size: Some(100), ..Default::default() }).await.unwrap();
+    let last = acme(&sb)
+        .orders(&OrderQuery {
+            page: Some(4),
+            page_size: Some(100),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     assert_eq!(last.orders.len(), 100);
-    let r = acme(&sb).orders(&OrderQuery { page: Some(3), page_size: Some(150), ..Default::default() }).await.unwrap();
+    let r = acme(&sb)
+        .orders(&OrderQuery {
+            page: Some(3),
+            page_size: Some(150),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     assert_eq!((r.page_size, r.orders.len()), (100, 100));
 }
 
@@ -49,10 +81,23 @@ async fn orders_are_newest_first_across_pages() {
     let client = acme(&sb);
     let mut all = Vec::new();
     for page in 1..=4 {
-        all.extend(client.orders(&OrderQuery { page: Some(page), page_size: Some(100), ..Default::default() }).await.unwrap().orders);
+        all.extend(
+            client
+                .orders(&OrderQuery {
+                    page: Some(page),
+                    page_size: Some(100),
+                    ..Default::default()
+                })
+                .await
+                .unwrap()
+                .orders,
+        );
     }
     assert_eq!(all.len(), 400);
-    assert!(all.windows(2).all(|w| w[0].created_at >= w[1].created_at), "newest first");
+    assert!(
+        all.windows(2).all(|w| w[0].created_at >= w[1].created_at),
+        "newest first"
+    );
     let numbers: std::collections::HashSet<_> = all.iter().map(|o| &o.provider_order_no).collect();
     assert_eq!(numbers.len(), 400, "no order twice across pages");
 }
@@ -61,10 +106,19 @@ async fn orders_are_newest_first_across_pages() {
 async fn q_searches_number_name_and_slug_case_insensitively() {
     let sb = sandbox().await;
     let client = acme(&sb);
-    let search = |q: &str| OrderQuery { q: Some(q.to_string()), page_size: Some(100), ..Default::default() };
+    let search = |q: &str| OrderQuery {
+        q: Some(q.to_string()),
+        page_size: Some(100),
+        ..Default::default()
+    };
     let by_name = client.orders(&search("fRaNcE")).await.unwrap();
     assert!(by_name.total > 0);
-    assert!(by_name.orders.iter().all(|o| o.package_name.contains("France") || o.slug.contains("france")));
+    assert!(
+        by_name
+            .orders
+            .iter()
+            .all(|o| o.package_name.contains("France") || o.slug.contains("france"))
+    );
     let by_slug = client.orders(&search("-20GB-30D")).await.unwrap();
     assert!(by_slug.total > 0 && by_slug.orders.iter().all(|o| o.slug.ends_with("-20gb-30d")));
     let some = &by_name.orders[0].provider_order_no;
@@ -78,7 +132,11 @@ async fn q_searches_number_name_and_slug_case_insensitively() {
 async fn every_status_is_present_and_active_means_usable() {
     let sb = sandbox().await;
     let client = acme(&sb);
-    let filtered = |s: &str| OrderQuery { status: Some(s.to_string()), page_size: Some(100), ..Default::default() };
+    let filtered = |s: &str| OrderQuery {
+        status: Some(s.to_string()),
+        page_size: Some(100),
+        ..Default::default()
+    };
     let mut sum = 0;
     for status in Status::KNOWN {
         let page = client.orders(&filtered(status.as_str())).await.unwrap();
@@ -94,18 +152,38 @@ async fn every_status_is_present_and_active_means_usable() {
     }
     assert_eq!(active.total, expected);
     assert!(active.orders.iter().all(|o| o.status.is_active()));
-    let esims = client.esims(&EsimQuery { status: Some("active".into()), page_size: Some(100), ..Default::default() }).await.unwrap();
+    let esims = client
+        .esims(&EsimQuery {
+            status: Some("active".into()),
+            page_size: Some(100),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     assert!(esims.total > 0 && esims.esims.iter().all(|e| e.status.is_active()));
-    assert_eq!(client.orders(&filtered("teleported")).await.unwrap().total, 0, "an unknown filter matches nothing");
+    assert_eq!(
+        client.orders(&filtered("teleported")).await.unwrap().total,
+        0,
+        "an unknown filter matches nothing"
+    );
 }
 
 #[tokio::test]
 async fn esims_carry_valid_iccids_and_both_qr_paths_are_served() {
     let sb = sandbox().await;
     let client = acme(&sb);
-    let page = client.esims(&EsimQuery { page_size: Some(100), ..Default::default() }).await.unwrap();
+    let page = client
+        .esims(&EsimQuery {
+            page_size: Some(100),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     assert!(page.total >= 300, "{} eSIMs", page.total);
-    assert!(page.esims.iter().all(|e| e.status != Status::Pending), "pending orders have no eSIM yet");
+    assert!(
+        page.esims.iter().all(|e| e.status != Status::Pending),
+        "pending orders have no eSIM yet"
+    );
     let mut with_ac = 0;
     for e in &page.esims {
         let raw = &e.raw_order_json;
@@ -117,7 +195,10 @@ async fn esims_carry_valid_iccids_and_both_qr_paths_are_served() {
             with_ac += 1;
         }
     }
-    assert!(with_ac > 0 && with_ac < page.esims.len(), "some records carry ac, some only qrCodeUrl");
+    assert!(
+        with_ac > 0 && with_ac < page.esims.len(),
+        "some records carry ac, some only qrCodeUrl"
+    );
     assert!(page.esims.iter().any(|e| e.raw_order_json.iccid.len() == 20));
     assert!(page.esims.iter().any(|e| e.raw_order_json.iccid.len() == 19));
 
@@ -133,10 +214,22 @@ async fn esims_carry_valid_iccids_and_both_qr_paths_are_served() {
 
 #[tokio::test]
 async fn seeding_is_deterministic_and_grows_with_orders() {
-    let config = esimdash::sandbox::SandboxConfig { orders: 2_000, rate_limit: 100_000, ..Default::default() };
+    let config = esimdash::sandbox::SandboxConfig {
+        orders: 2_000,
+        rate_limit: 100_000,
+        ..Default::default()
+    };
     let (a, b) = (sandbox_with(config.clone()).await, sandbox_with(config).await);
-    let (pa, pb) = (acme(&a).esims(&Default::default()).await.unwrap(), acme(&b).esims(&Default::default()).await.unwrap());
-    let iccids = |p: &esimdash::api::model::EsimPage| p.esims.iter().map(|e| e.raw_order_json.iccid.clone()).collect::<Vec<_>>();
+    let (pa, pb) = (
+        acme(&a).esims(&Default::default()).await.unwrap(),
+        acme(&b).esims(&Default::default()).await.unwrap(),
+    );
+    let iccids = |p: &esimdash::api::model::EsimPage| {
+        p.esims
+            .iter()
+            .map(|e| e.raw_order_json.iccid.clone())
+            .collect::<Vec<_>>()
+    };
     assert_eq!(iccids(&pa), iccids(&pb));
     assert_eq!(acme(&a).orders(&Default::default()).await.unwrap().total, 2_000);
 }

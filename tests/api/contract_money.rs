@@ -9,7 +9,10 @@ use rust_decimal::Decimal;
 use std::time::Duration;
 
 async fn usable_iccid(sb: &RunningSandbox) -> String {
-    let q = EsimQuery { status: Some("in_use".into()), ..Default::default() };
+    let q = EsimQuery {
+        status: Some("in_use".into()),
+        ..Default::default()
+    };
     acme(sb).esims(&q).await.unwrap().esims[0].raw_order_json.iccid.clone()
 }
 
@@ -26,7 +29,14 @@ async fn a_top_up_debits_its_total_once_and_shows_as_the_newest_order() {
     let before = client.balance().await.unwrap();
     let count = order_count(&sb).await;
 
-    let placed = client.topup(&TopupRequest { iccid: iccid.clone(), slug: plan.slug.clone(), qty: 2 }).await.unwrap();
+    let placed = client
+        .topup(&TopupRequest {
+            iccid: iccid.clone(),
+            slug: plan.slug.clone(),
+            qty: 2,
+        })
+        .await
+        .unwrap();
     let total = plan.price.unwrap() * Decimal::from(2);
     assert_eq!(placed.order.total_sell_price, Some(total));
     assert_eq!(placed.order.quantity, Some(2));
@@ -38,7 +48,13 @@ async fn a_top_up_debits_its_total_once_and_shows_as_the_newest_order() {
     assert_eq!(orders.orders[0].slug, plan.slug);
 
     // The wire shape: 201 with ok, order and balanceUsd as a decimal string; qty defaults to 1.
-    let r = acme_send(&sb, "POST", "/portal/topups", &format!(r#"{{"iccid":"{iccid}","slug":"{}"}}"#, plan.slug)).await;
+    let r = acme_send(
+        &sb,
+        "POST",
+        "/portal/topups",
+        &format!(r#"{{"iccid":"{iccid}","slug":"{}"}}"#, plan.slug),
+    )
+    .await;
     assert_eq!(r.status, 201);
     assert_eq!(r.body["ok"], true);
     assert_eq!(r.body["order"]["quantity"], 1);
@@ -58,9 +74,21 @@ async fn top_up_errors_debit_nothing() {
         (format!(r#"{{"iccid":"{iccid}"}}"#), 400, "Missing iccid or slug"),
         (r#"{"iccid":"","slug":""}"#.into(), 400, "Missing iccid or slug"),
         ("{}".into(), 400, "Missing iccid or slug"),
-        (format!(r#"{{"iccid":"8944000000000000000","slug":"{slug}"}}"#), 404, "eSIM not found"),
-        (format!(r#"{{"iccid":"{iccid}","slug":"fr-1gb-7d"}}"#), 400, "Slug not available for this eSIM"),
-        (format!(r#"{{"iccid":"{iccid}","slug":"topup-xx-made-up"}}"#), 400, "Slug not available for this eSIM"),
+        (
+            format!(r#"{{"iccid":"8944000000000000000","slug":"{slug}"}}"#),
+            404,
+            "eSIM not found",
+        ),
+        (
+            format!(r#"{{"iccid":"{iccid}","slug":"fr-1gb-7d"}}"#),
+            400,
+            "Slug not available for this eSIM",
+        ),
+        (
+            format!(r#"{{"iccid":"{iccid}","slug":"topup-xx-made-up"}}"#),
+            400,
+            "Slug not available for this eSIM",
+        ),
         ("not json".into(), 400, "Invalid JSON"),
     ];
     for (body, status, message) in &cases {
@@ -68,17 +96,42 @@ async fn top_up_errors_debit_nothing() {
         assert_eq!((r.status, error_of(&r)), (*status, *message), "{body}");
     }
     for qty in ["0", "11", "1.5", "\"2\"", "-1", "true"] {
-        let r = acme_send(&sb, "POST", "/portal/topups", &format!(r#"{{"iccid":"{iccid}","slug":"{slug}","qty":{qty}}}"#)).await;
+        let r = acme_send(
+            &sb,
+            "POST",
+            "/portal/topups",
+            &format!(r#"{{"iccid":"{iccid}","slug":"{slug}","qty":{qty}}}"#),
+        )
+        .await;
         assert_eq!(r.status, 400, "qty {qty}");
         assert!(error_of(&r).contains("qty"), "qty {qty}: {}", error_of(&r));
     }
     // A top-up plan of another location is not available for this eSIM either.
-    let esims = client.esims(&EsimQuery { status: Some("in_use".into()), page_size: Some(100), ..Default::default() }).await.unwrap();
+    let esims = client
+        .esims(&EsimQuery {
+            status: Some("in_use".into()),
+            page_size: Some(100),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     let here = &esims.esims[0].location_code;
     let elsewhere = esims.esims.iter().find(|e| &e.location_code != here).unwrap();
-    let other_slug = client.topup_plans(&elsewhere.raw_order_json.iccid).await.unwrap()[0].slug.clone();
-    let err = client.topup(&TopupRequest { iccid: iccid.clone(), slug: other_slug, qty: 1 }).await.unwrap_err();
-    assert_eq!((err.status(), err.server_message()), (Some(400), Some("Slug not available for this eSIM")));
+    let other_slug = client.topup_plans(&elsewhere.raw_order_json.iccid).await.unwrap()[0]
+        .slug
+        .clone();
+    let err = client
+        .topup(&TopupRequest {
+            iccid: iccid.clone(),
+            slug: other_slug,
+            qty: 1,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (err.status(), err.server_message()),
+        (Some(400), Some("Slug not available for this eSIM"))
+    );
     assert_eq!(client.balance().await.unwrap(), before);
 }
 
@@ -87,8 +140,17 @@ async fn insufficient_balance_is_402_and_debits_nothing() {
     let sb = sandbox().await;
     let client = acme(&sb);
     // 10 × the dearest plan is far beyond 250.00.
-    let err = client.place_order(&OrderRequest { slug: "gl-20gb-30d".into(), qty: 10 }).await.unwrap_err();
-    assert_eq!((err.status(), err.server_message()), (Some(402), Some("Insufficient balance")));
+    let err = client
+        .place_order(&OrderRequest {
+            slug: "gl-20gb-30d".into(),
+            qty: 10,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (err.status(), err.server_message()),
+        (Some(402), Some("Insufficient balance"))
+    );
     assert_eq!(client.balance().await.unwrap(), Decimal::new(25000, 2));
     assert_eq!(order_count(&sb).await, 400);
 }
@@ -104,10 +166,20 @@ async fn a_new_order_debits_once_and_its_esim_appears_when_allocated() {
     let client = acme(&sb);
     let esims_before = client.esims(&Default::default()).await.unwrap().total;
     let plan = client.plan("jp-3gb-15d").await.unwrap();
-    let placed = client.place_order(&OrderRequest { slug: plan.slug.clone(), qty: 1 }).await.unwrap();
+    let placed = client
+        .place_order(&OrderRequest {
+            slug: plan.slug.clone(),
+            qty: 1,
+        })
+        .await
+        .unwrap();
     assert_eq!(placed.order.status, Status::Pending);
     assert_eq!(placed.balance_usd, Some(Decimal::new(25000, 2) - plan.price.unwrap()));
-    assert_eq!(client.esims(&Default::default()).await.unwrap().total, esims_before, "no profile yet");
+    assert_eq!(
+        client.esims(&Default::default()).await.unwrap().total,
+        esims_before,
+        "no profile yet"
+    );
     tokio::time::sleep(Duration::from_millis(400)).await;
     let esims = client.esims(&Default::default()).await.unwrap();
     assert_eq!(esims.total, esims_before + 1);
@@ -116,8 +188,15 @@ async fn a_new_order_debits_once_and_its_esim_appears_when_allocated() {
     let orders = client.orders(&Default::default()).await.unwrap();
     assert_eq!(orders.orders[0].status, Status::GotResource);
 
-    for (body, status, message) in [(r#"{}"#, 400, "Missing slug"), (r#"{"slug":"nope"}"#, 404, "Plan not found"),
-        (r#"{"slug":"jp-3gb-15d","qty":0}"#, 400, "Invalid qty: a whole number from 1 to 10")] {
+    for (body, status, message) in [
+        (r#"{}"#, 400, "Missing slug"),
+        (r#"{"slug":"nope"}"#, 404, "Plan not found"),
+        (
+            r#"{"slug":"jp-3gb-15d","qty":0}"#,
+            400,
+            "Invalid qty: a whole number from 1 to 10",
+        ),
+    ] {
         let r = acme_send(&sb, "POST", "/portal/orders", body).await;
         assert_eq!((r.status, error_of(&r)), (status, message), "{body}");
     }
@@ -128,7 +207,13 @@ async fn concurrent_top_ups_never_overdraw_the_wallet() {
     let sb = sandbox().await;
     let client = acme(&sb);
     let iccid = usable_iccid(&sb).await;
-    let plan = client.topup_plans(&iccid).await.unwrap().into_iter().max_by_key(|p| p.price).unwrap();
+    let plan = client
+        .topup_plans(&iccid)
+        .await
+        .unwrap()
+        .into_iter()
+        .max_by_key(|p| p.price)
+        .unwrap();
     let price = plan.price.unwrap();
     let balance = client.balance().await.unwrap();
     let affordable = (balance / price).floor().try_into().unwrap_or(0usize);
@@ -136,7 +221,14 @@ async fn concurrent_top_ups_never_overdraw_the_wallet() {
     let attempts = affordable + 6;
     let tasks: Vec<_> = (0..attempts)
         .map(|_| {
-            let (client, request) = (client.clone(), TopupRequest { iccid: iccid.clone(), slug: plan.slug.clone(), qty: 1 });
+            let (client, request) = (
+                client.clone(),
+                TopupRequest {
+                    iccid: iccid.clone(),
+                    slug: plan.slug.clone(),
+                    qty: 1,
+                },
+            );
             tokio::spawn(async move { client.topup(&request).await })
         })
         .collect();
@@ -148,9 +240,23 @@ async fn concurrent_top_ups_never_overdraw_the_wallet() {
         }
     }
     assert_eq!(ok, affordable, "exactly the affordable number succeed");
-    assert_eq!(client.balance().await.unwrap(), balance - price * Decimal::from(affordable as u64));
-    let q = OrderQuery { q: Some(plan.slug.clone()), page_size: Some(100), ..Default::default() };
-    let placed = client.orders(&q).await.unwrap().orders.into_iter().filter(|o| o.slug == plan.slug).count();
+    assert_eq!(
+        client.balance().await.unwrap(),
+        balance - price * Decimal::from(affordable as u64)
+    );
+    let q = OrderQuery {
+        q: Some(plan.slug.clone()),
+        page_size: Some(100),
+        ..Default::default()
+    };
+    let placed = client
+        .orders(&q)
+        .await
+        .unwrap()
+        .orders
+        .into_iter()
+        .filter(|o| o.slug == plan.slug)
+        .count();
     assert_eq!(placed, affordable);
     assert!(client.balance().await.unwrap() >= Decimal::ZERO);
 }

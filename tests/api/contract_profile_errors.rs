@@ -10,16 +10,33 @@ async fn the_profile_has_every_field_and_the_balance() {
     let sb = sandbox().await;
     let r = acme_get(&sb, "/reseller/profile").await;
     let p = &r.body["profile"];
-    for field in ["name", "email", "role", "companyName", "country", "website", "status", "balanceUsd"] {
+    for field in [
+        "name",
+        "email",
+        "role",
+        "companyName",
+        "country",
+        "website",
+        "status",
+        "balanceUsd",
+    ] {
         assert!(p[field].is_string(), "{field} is a string: {p}");
     }
-    assert_eq!((p["role"].as_str(), p["status"].as_str(), p["balanceUsd"].as_str()),
-        (Some("reseller"), Some("approved"), Some("250.00")));
-    assert_eq!(acme_get(&sb, "/reseller/balance").await.body, serde_json::json!({"balanceUsd": "250.00"}));
+    assert_eq!(
+        (p["role"].as_str(), p["status"].as_str(), p["balanceUsd"].as_str()),
+        (Some("reseller"), Some("approved"), Some("250.00"))
+    );
+    assert_eq!(
+        acme_get(&sb, "/reseller/balance").await.body,
+        serde_json::json!({"balanceUsd": "250.00"})
+    );
     assert_eq!(acme(&sb).balance().await.unwrap(), Decimal::new(25000, 2));
     // Globex has no company record yet: empty strings, not nulls.
     let g = globex(&sb).profile().await.unwrap();
-    assert_eq!((g.company_name.as_str(), g.country.as_str(), g.website.as_str()), ("", "", ""));
+    assert_eq!(
+        (g.company_name.as_str(), g.country.as_str(), g.website.as_str()),
+        ("", "", "")
+    );
     assert_eq!(g.display_name(), "Hank Scorpio");
 }
 
@@ -27,14 +44,34 @@ async fn the_profile_has_every_field_and_the_balance() {
 async fn patch_creates_the_profile_record_keeps_approval_and_validates_each_field() {
     let sb = sandbox().await;
     let client = globex(&sb);
-    let update = ProfileUpdate { company_name: Some("Globex Travel".into()), country: Some("us".into()),
-        website: Some("https://globex.example".into()) };
+    let update = ProfileUpdate {
+        company_name: Some("Globex Travel".into()),
+        country: Some("us".into()),
+        website: Some("https://globex.example".into()),
+    };
     let p = client.update_profile(&update).await.unwrap();
-    assert_eq!((p.company_name.as_str(), p.country.as_str(), p.website.as_str(), p.status.as_str()),
-        ("Globex Travel", "US", "https://globex.example", "approved"));
-    assert_eq!(client.profile().await.unwrap().company_name, "Globex Travel", "it was stored");
+    assert_eq!(
+        (
+            p.company_name.as_str(),
+            p.country.as_str(),
+            p.website.as_str(),
+            p.status.as_str()
+        ),
+        ("Globex Travel", "US", "https://globex.example", "approved")
+    );
+    assert_eq!(
+        client.profile().await.unwrap().company_name,
+        "Globex Travel",
+        "it was stored"
+    );
     // Only the given fields change; an empty value clears.
-    let p = client.update_profile(&ProfileUpdate { website: Some(String::new()), ..Default::default() }).await.unwrap();
+    let p = client
+        .update_profile(&ProfileUpdate {
+            website: Some(String::new()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     assert_eq!((p.company_name.as_str(), p.website.as_str()), ("Globex Travel", ""));
 
     let long = "x".repeat(201);
@@ -54,8 +91,18 @@ async fn patch_creates_the_profile_record_keeps_approval_and_validates_each_fiel
         assert_eq!(r.status, 400, "{body}");
         assert!(error_of(&r).contains(needle), "{body}: {}", error_of(&r));
     }
-    assert_eq!(acme(&sb).balance().await.unwrap(), Decimal::new(25000, 2), "the balance cannot be patched");
-    let r = acme_send(&sb, "PATCH", "/reseller/profile", &format!(r#"{{"companyName":"{}"}}"#, "y".repeat(200))).await;
+    assert_eq!(
+        acme(&sb).balance().await.unwrap(),
+        Decimal::new(25000, 2),
+        "the balance cannot be patched"
+    );
+    let r = acme_send(
+        &sb,
+        "PATCH",
+        "/reseller/profile",
+        &format!(r#"{{"companyName":"{}"}}"#, "y".repeat(200)),
+    )
+    .await;
     assert_eq!(r.status, 200, "200 characters are allowed");
 }
 
@@ -83,15 +130,25 @@ async fn hostile_input_never_gets_a_500() {
     let sb = sandbox().await;
     let weird = ["%00", "%FF%FE", "a%20b", &"9".repeat(5000), "🙂", "'--", "\\u0000"];
     for w in weird {
-        for path in [format!("/reseller/orders?q={w}&status={w}"), format!("/reseller/esims?status={w}"),
-            format!("/portal/plans?slug={w}"), format!("/portal/plans?type=topup&iccid={w}")] {
+        for path in [
+            format!("/reseller/orders?q={w}&status={w}"),
+            format!("/reseller/esims?status={w}"),
+            format!("/portal/plans?slug={w}"),
+            format!("/portal/plans?type=topup&iccid={w}"),
+        ] {
             let r = acme_get(&sb, &path).await;
             assert!((200..500).contains(&r.status), "{path}: {}", r.status);
             assert!(r.body.is_object(), "{path}: JSON body");
         }
     }
-    for body in ["null", "1", "\"s\"", r#"{"iccid":{"a":1},"slug":[1]}"#, r#"{"iccid":"x","slug":"y","qty":1e400}"#,
-        &format!(r#"{{"iccid":"{}","slug":"y"}}"#, "8".repeat(60_000))] {
+    for body in [
+        "null",
+        "1",
+        "\"s\"",
+        r#"{"iccid":{"a":1},"slug":[1]}"#,
+        r#"{"iccid":"x","slug":"y","qty":1e400}"#,
+        &format!(r#"{{"iccid":"{}","slug":"y"}}"#, "8".repeat(60_000)),
+    ] {
         let r = acme_send(&sb, "POST", "/portal/topups", body).await;
         assert!((400..500).contains(&r.status), "{body:.40}: {}", r.status);
         assert!(r.body["error"].is_string());

@@ -7,7 +7,11 @@ use esimdash::sandbox::SandboxConfig;
 use std::time::{Duration, Instant};
 
 fn limited(limit: u32, window: Duration) -> SandboxConfig {
-    SandboxConfig { rate_limit: limit, rate_window: window, ..SandboxConfig::default() }
+    SandboxConfig {
+        rate_limit: limit,
+        rate_window: window,
+        ..SandboxConfig::default()
+    }
 }
 
 #[tokio::test]
@@ -26,12 +30,23 @@ async fn over_the_limit_is_429_with_retry_after_and_every_answer_reports_the_bud
     let retry: u64 = r.headers["retry-after"].to_str().unwrap().parse().unwrap();
     assert!((1..=60).contains(&retry), "{retry}");
     // Error answers count and report too; another key has its own budget.
-    let g = raw("GET", &format!("{}/reseller/balance", sb.base_url()),
-        &[("x-access-code", "ak_demo_globex"), ("x-secret-key", "sk_demo_globex")], None).await;
-    assert_eq!((g.status, g.headers["x-ratelimit-remaining"].to_str().unwrap()), (200, "2"));
+    let g = raw(
+        "GET",
+        &format!("{}/reseller/balance", sb.base_url()),
+        &[("x-access-code", "ak_demo_globex"), ("x-secret-key", "sk_demo_globex")],
+        None,
+    )
+    .await;
+    assert_eq!(
+        (g.status, g.headers["x-ratelimit-remaining"].to_str().unwrap()),
+        (200, "2")
+    );
 
-    let client = client_for(&sb.base_url(), Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-        ClientOptions { retries: 0, ..quick() });
+    let client = client_for(
+        &sb.base_url(),
+        Credentials::pair("ak_demo_acme", "sk_demo_acme"),
+        ClientOptions { retries: 0, ..quick() },
+    );
     let err = client.balance().await.unwrap_err();
     match err {
         ApiError::RateLimited { retry_after, .. } => assert!(retry_after >= Duration::from_secs(1)),
@@ -42,25 +57,52 @@ async fn over_the_limit_is_429_with_retry_after_and_every_answer_reports_the_bud
 #[tokio::test]
 async fn the_client_never_sends_more_than_its_limit_per_window() {
     let sb = sandbox().await;
-    let options = ClientOptions { rate_limit: 4, rate_window: Duration::from_millis(1500), ..quick() };
-    let client = client_for(&sb.base_url(), Credentials::pair("ak_demo_acme", "sk_demo_acme"), options);
+    let options = ClientOptions {
+        rate_limit: 4,
+        rate_window: Duration::from_millis(1500),
+        ..quick()
+    };
+    let client = client_for(
+        &sb.base_url(),
+        Credentials::pair("ak_demo_acme", "sk_demo_acme"),
+        options,
+    );
     let started = Instant::now();
-    let calls: Vec<_> = (0..9).map(|_| { let c = client.clone(); tokio::spawn(async move { c.balance().await }) }).collect();
+    let calls: Vec<_> = (0..9)
+        .map(|_| {
+            let c = client.clone();
+            tokio::spawn(async move { c.balance().await })
+        })
+        .collect();
     for c in calls {
         c.await.unwrap().unwrap();
     }
     // 9 requests at 4 per 1.5 s: the ninth waits two windows.
-    assert!(started.elapsed() >= Duration::from_millis(2900), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() >= Duration::from_millis(2900),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[tokio::test]
 async fn the_client_waits_out_the_servers_budget_instead_of_hitting_429() {
     let sb = sandbox_with(limited(3, Duration::from_secs(2))).await;
-    let client = client_for(&sb.base_url(), Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-        ClientOptions { rate_window: Duration::from_secs(2), retries: 0, ..quick() });
+    let client = client_for(
+        &sb.base_url(),
+        Credentials::pair("ak_demo_acme", "sk_demo_acme"),
+        ClientOptions {
+            rate_window: Duration::from_secs(2),
+            retries: 0,
+            ..quick()
+        },
+    );
     let started = Instant::now();
     for _ in 0..7 {
-        client.balance().await.expect("paced by X-RateLimit-Remaining/Reset, never refused");
+        client
+            .balance()
+            .await
+            .expect("paced by X-RateLimit-Remaining/Reset, never refused");
     }
     assert!(started.elapsed() >= Duration::from_secs(2));
 }
@@ -71,8 +113,15 @@ async fn a_get_that_meets_429_waits_retry_after_and_succeeds() {
     // Another client of the same key spends the budget behind this one's back.
     acme_get(&sb, "/reseller/balance").await;
     acme_get(&sb, "/reseller/balance").await;
-    let client = client_for(&sb.base_url(), Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-        ClientOptions { retries: 2, max_retry_wait: Duration::from_secs(5), ..quick() });
+    let client = client_for(
+        &sb.base_url(),
+        Credentials::pair("ak_demo_acme", "sk_demo_acme"),
+        ClientOptions {
+            retries: 2,
+            max_retry_wait: Duration::from_secs(5),
+            ..quick()
+        },
+    );
     let started = Instant::now();
     assert_eq!(client.balance().await.unwrap().to_string(), "250.00");
     assert!(started.elapsed() >= Duration::from_millis(900));

@@ -14,8 +14,14 @@ const PLAN: &str = r#"{"packageCode":"CKH491","slug":"NA-3_1_7","name":"North Am
 fn a_plan_from_the_spec_table() {
     let plans = parse_plan_list(format!("[{PLAN}]").as_bytes()).unwrap();
     let p = &plans[0];
-    assert_eq!((p.package_code.as_str(), p.slug.as_str(), p.location_code.as_str()), ("CKH491", "NA-3_1_7", "!RG"));
-    assert_eq!((p.volume, p.duration, p.duration_unit.as_str()), (Some(1_073_741_824), Some(7), "DAY"));
+    assert_eq!(
+        (p.package_code.as_str(), p.slug.as_str(), p.location_code.as_str()),
+        ("CKH491", "NA-3_1_7", "!RG")
+    );
+    assert_eq!(
+        (p.volume, p.duration, p.duration_unit.as_str()),
+        (Some(1_073_741_824), Some(7), "DAY")
+    );
     assert_eq!(p.price, Some(Decimal::new(57, 1)));
     let pricing = p.pricing.as_ref().unwrap();
     assert_eq!(pricing.margin, Some(Decimal::new(95, 2)));
@@ -36,22 +42,41 @@ fn every_catalog_envelope_of_the_contract() {
         assert_eq!(plans.len(), 1);
         assert_eq!(plans[0].slug, "NA-3_1_7");
     }
-    for bad in [r#"{"plans":[]}"#, r#"{"data":5}"#, "null", r#"{"data":{"data":{"data":[]}}}"#] {
+    for bad in [
+        r#"{"plans":[]}"#,
+        r#"{"data":5}"#,
+        "null",
+        r#"{"data":{"data":{"data":[]}}}"#,
+    ] {
         let err = parse_plan_list(bad.as_bytes()).unwrap_err();
-        assert!(err.contains("list of plans") || err.contains("expected"), "{bad}: {err}");
+        assert!(
+            err.contains("list of plans") || err.contains("expected"),
+            "{bad}: {err}"
+        );
     }
 }
 
 #[test]
 fn an_order_from_the_spec_table_and_money_as_strings_or_numbers() {
-    let order: Order = serde_json::from_str(r#"{"providerOrderNo":"B23120118131854","slug":"NA-3_1_7",
+    let order: Order = serde_json::from_str(
+        r#"{"providerOrderNo":"B23120118131854","slug":"NA-3_1_7",
       "packageCode":"CKH491","packageName":"North America 1GB 7Days","locationCode":"!RG","status":"got_resource",
-      "quantity":1,"costPrice":"4.75","sellPrice":"5.70","totalSellPrice":"5.70"}"#).unwrap();
+      "quantity":1,"costPrice":"4.75","sellPrice":"5.70","totalSellPrice":"5.70"}"#,
+    )
+    .unwrap();
     assert_eq!(order.status, Status::GotResource);
-    assert_eq!((order.cost_price, order.total_sell_price), (Some(Decimal::new(475, 2)), Some(Decimal::new(570, 2))));
+    assert_eq!(
+        (order.cost_price, order.total_sell_price),
+        (Some(Decimal::new(475, 2)), Some(Decimal::new(570, 2)))
+    );
     // A server that sends numbers where the spec says strings is read the same way.
-    let o: Order = serde_json::from_str(r#"{"providerOrderNo":12345,"costPrice":4.75,"quantity":"2","status":"NEW_THING"}"#).unwrap();
-    assert_eq!((o.provider_order_no.as_str(), o.cost_price, o.quantity), ("12345", Some(Decimal::new(475, 2)), Some(2)));
+    let o: Order =
+        serde_json::from_str(r#"{"providerOrderNo":12345,"costPrice":4.75,"quantity":"2","status":"NEW_THING"}"#)
+            .unwrap();
+    assert_eq!(
+        (o.provider_order_no.as_str(), o.cost_price, o.quantity),
+        ("12345", Some(Decimal::new(475, 2)), Some(2))
+    );
     assert_eq!(o.status.as_str(), "NEW_THING", "an unknown status is kept as it is");
     let page: OrderPage = serde_json::from_str(r#"{"page":1,"pageSize":20,"total":0,"orders":[]}"#).unwrap();
     assert_eq!(page.total, 0);
@@ -61,11 +86,17 @@ fn an_order_from_the_spec_table_and_money_as_strings_or_numbers() {
 fn an_esim_with_raw_order_json_as_object_or_as_string() {
     let raw = r#"{"iccid":"8944100000002080711","qrCodeUrl":"https://x/q.png","smdpStatus":"RELEASED","ac":"LPA:1$a$b","totalVolume":1073741824,"orderUsage":"0","vendorThing":{"x":1}}"#;
     let as_object: Esim = serde_json::from_str(&format!(r#"{{"status":"in_use","rawOrderJson":{raw}}}"#)).unwrap();
-    let as_string: Esim = serde_json::from_str(&format!(r#"{{"status":"in_use","rawOrderJson":{}}}"#,
-        serde_json::to_string(raw).unwrap())).unwrap();
+    let as_string: Esim = serde_json::from_str(&format!(
+        r#"{{"status":"in_use","rawOrderJson":{}}}"#,
+        serde_json::to_string(raw).unwrap()
+    ))
+    .unwrap();
     assert_eq!(as_object, as_string);
     let r = &as_object.raw_order_json;
-    assert_eq!((r.iccid.as_str(), r.smdp_status.as_str(), r.ac.as_deref()), ("8944100000002080711", "RELEASED", Some("LPA:1$a$b")));
+    assert_eq!(
+        (r.iccid.as_str(), r.smdp_status.as_str(), r.ac.as_deref()),
+        ("8944100000002080711", "RELEASED", Some("LPA:1$a$b"))
+    );
     assert_eq!((r.total_volume, r.order_usage), (Some(1_073_741_824), Some(0)));
     assert!(r.extra.contains_key("vendorThing"), "unknown fields are kept");
     let bare: Esim = serde_json::from_str(r#"{"rawOrderJson":null}"#).unwrap();
@@ -76,8 +107,11 @@ fn an_esim_with_raw_order_json_as_object_or_as_string() {
 
 #[test]
 fn a_profile_from_the_spec_table() {
-    let p: Profile = serde_json::from_str(r#"{"name":"Ada","email":"a@b","role":"reseller","companyName":"",
-      "country":"","website":"","status":"approved","balanceUsd":"250.00"}"#).unwrap();
+    let p: Profile = serde_json::from_str(
+        r#"{"name":"Ada","email":"a@b","role":"reseller","companyName":"",
+      "country":"","website":"","status":"approved","balanceUsd":"250.00"}"#,
+    )
+    .unwrap();
     assert_eq!(p.balance_usd, Some(Decimal::new(25000, 2)));
     assert_eq!(p.display_name(), "Ada", "no company: the account holder's name");
 }
@@ -87,14 +121,28 @@ fn hostile_bodies_are_errors_not_panics_and_never_guessed_money() {
     let huge_int = format!("{{\"balanceUsd\":{}}}", "9".repeat(400));
     let deep = format!("{}1{}", "[".repeat(10_000), "]".repeat(10_000));
     let hostile: Vec<&str> = vec![
-        r#"{"balanceUsd":"12.5.0"}"#, r#"{"balanceUsd":"NaN"}"#, r#"{"balanceUsd":true}"#, r#"{"balanceUsd":1e400}"#,
-        &huge_int, r#"{"balanceUsd":"1e"}"#, r#"{"name":"#, "\u{0}\u{1}", &deep, r#"{"balanceUsd":{"$n":1}}"#,
+        r#"{"balanceUsd":"12.5.0"}"#,
+        r#"{"balanceUsd":"NaN"}"#,
+        r#"{"balanceUsd":true}"#,
+        r#"{"balanceUsd":1e400}"#,
+        &huge_int,
+        r#"{"balanceUsd":"1e"}"#,
+        r#"{"name":"#,
+        "\u{0}\u{1}",
+        &deep,
+        r#"{"balanceUsd":{"$n":1}}"#,
     ];
     for body in hostile {
         let result = serde_json::from_str::<Profile>(body);
         assert!(result.is_err(), "{body:.50} must not decode");
     }
-    for body in ["", "[", "{\"data\":[{\"price\":\"free\"}]}", "{\"data\":[{\"volume\":-5}]}", &deep] {
+    for body in [
+        "",
+        "[",
+        "{\"data\":[{\"price\":\"free\"}]}",
+        "{\"data\":[{\"volume\":-5}]}",
+        &deep,
+    ] {
         assert!(parse_plan_list(body.as_bytes()).is_err(), "{body:.50}");
     }
     // Control characters inside strings decode (JSON allows escapes) but are kept for the view to

@@ -2,6 +2,7 @@
 //! client's behaviour against scripted servers, and decoding of every variant and of hostile
 //! bodies.
 
+mod client_resilience;
 mod common;
 mod contract_auth;
 mod contract_lists;
@@ -9,5 +10,4 @@ mod contract_money;
 mod contract_plans;
 mod contract_profile_errors;
 mod contract_rate_limit;
-mod client_resilience;
 mod decoding;

@@ -1,0 +1,326 @@
+//! The one-shot commands as a user or a script runs them: the real binary, against a sandbox in
+//! this test, checking stdout, stderr and exit codes.
+
+use esimdash::sandbox::{RunningSandbox, SandboxConfig, spawn};
+use serde_json::Value;
+use std::io::Write;
+use std::process::{Command, Output};
+
+async fn sandbox() -> RunningSandbox {
+    let config = SandboxConfig {
+        rate_limit: 100_000,
+        ..SandboxConfig::default()
+    };
+    spawn(&config, "127.0.0.1:0".parse().unwrap()).await.unwrap()
+}
+
+/// The binary with a clean environment: no config of the user's, a log file in a temp dir.
+fn esimdash(home: &tempfile::TempDir) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_esimdash"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env("XDG_STATE_HOME", home.path().join("state"));
+    cmd
+}
+
+fn acme<'a>(cmd: &'a mut Command, sb: &RunningSandbox) -> &'a mut Command {
+    cmd.env("ESIMDASH_BASE_URL", sb.base_url())
+        .env("ESIMDASH_ACCESS_CODE", "ak_demo_acme")
+        .env("ESIMDASH_SECRET_KEY", "sk_demo_acme")
+}
+
+/// Runs the command off the async runtime (the sandbox lives on it).
+async fn run(mut cmd: Command) -> Output {
+    tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap()
+}
+
+fn stdout_json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn balance_json_prints_exactly_the_balance() {
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["balance", "--json"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout_json(&out), serde_json::json!({"balanceUsd": "250.00"}));
+    assert!(out.stderr.is_empty());
+    assert!(
+        home.path().join("state/esimdash/esimdash.log").exists(),
+        "logs go to the XDG state dir"
+    );
+
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).arg("balance");
+    let out = run(cmd).await;
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Balance: 250.00 USD\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_listing_command_gives_json_in_the_apis_shape_and_a_table_for_people() {
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["plans", "--location", "fr"], "data"),
+        (vec!["plans", "--slug", "fr-1gb-7d"], "data"),
+        (
+            vec!["orders", "--page", "2", "--page-size", "5", "--status", "active"],
+            "orders",
+        ),
+        (vec!["orders", "-q", "france"], "orders"),
+        (vec!["esims", "--page-size", "3"], "esims"),
+        (vec!["profile"], "profile"),
+    ];
+    for (args, key) in cases {
+        let mut cmd = esimdash(&home);
+        acme(&mut cmd, &sb).args(&args).arg("--json");
+        let out = run(cmd).await;
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let json = stdout_json(&out);
+        assert!(!json[key].is_null(), "{args:?}: {json}");
+        let mut cmd = esimdash(&home);
+        acme(&mut cmd, &sb).args(&args);
+        let out = run(cmd).await;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(text.lines().count() >= 2, "{args:?}: {text}");
+    }
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["plans", "--location", "FR", "--json"]);
+    let plans = stdout_json(&run(cmd).await);
+    let plans = plans["data"].as_array().unwrap();
+    assert!(!plans.is_empty() && plans.iter().all(|p| p["locationCode"] == "FR"));
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["orders", "--page", "2", "--page-size", "5", "--json"]);
+    let page = stdout_json(&run(cmd).await);
+    assert_eq!(
+        (page["page"].as_u64(), page["orders"].as_array().map(Vec::len)),
+        (Some(2), Some(5))
+    );
+    assert!(
+        page["orders"][0]["totalSellPrice"].is_string(),
+        "order money stays a decimal string"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn profile_set_updates_and_validation_errors_exit_1_with_the_servers_message() {
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args([
+        "profile",
+        "set",
+        "--company",
+        "Acme Mobile Ltd",
+        "--country",
+        "ie",
+        "--json",
+    ]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0));
+    let json = stdout_json(&out);
+    assert_eq!(
+        (
+            json["profile"]["companyName"].as_str(),
+            json["profile"]["country"].as_str()
+        ),
+        (Some("Acme Mobile Ltd"), Some("IE"))
+    );
+
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["profile", "set", "--website", "gopher://x", "--json"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty(), "nothing on stdout when it fails");
+    let err: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(
+        (err["error"]["kind"].as_str(), err["error"]["status"].as_u64()),
+        (Some("api"), Some(400))
+    );
+    assert!(err["error"]["message"].as_str().unwrap().contains("website"));
+
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["profile", "set"]);
+    assert_eq!(run(cmd).await.status.code(), Some(2), "nothing to set is a usage error");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn exit_codes_tell_scripts_what_went_wrong() {
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    let mut cmd = esimdash(&home);
+    cmd.env("ESIMDASH_BASE_URL", sb.base_url())
+        .env("ESIMDASH_ACCESS_CODE", "ak_demo_revoked")
+        .env("ESIMDASH_SECRET_KEY", "sk_demo_revoked")
+        .args(["balance", "--json"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(3), "revoked key");
+    let err: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(err["error"]["kind"], "revoked");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("sk_demo_revoked"));
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb)
+        .env("ESIMDASH_BASE_URL", format!("http://127.0.0.1:{port}"))
+        .arg("balance");
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(5), "network");
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("127.0.0.1:{port}")));
+
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["plans", "--slug", "nope"]);
+    assert_eq!(run(cmd).await.status.code(), Some(1), "API error");
+
+    let mut cmd = esimdash(&home);
+    cmd.arg("balance");
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(2), "no configuration");
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.contains("ESIMDASH_BASE_URL") && text.contains("--demo"),
+        "says how to set it up: {text}"
+    );
+
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb)
+        .env("ESIMDASH_BASE_URL", "https://example.com/api/v2")
+        .arg("balance");
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("v1"));
+}
+
+fn write_config(home: &tempfile::TempDir, text: &str, mode: u32) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = home.path().join("config/esimdash");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("config.toml");
+    std::fs::File::create(&path)
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+    path
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn config_profiles_secret_commands_and_the_private_file_rule() {
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    let config = format!(
+        "default_profile = \"acme\"\n\
+         [profiles.acme]\nbase_url = \"{origin}\"\naccess_code = \"ak_demo_acme\"\nsecret_key_cmd = \"printf sk_demo_acme\"\n\
+         [profiles.globex]\nbase_url = \"{origin}\"\naccess_code = \"ak_demo_globex\"\nsecret_key = \"sk_demo_globex\"\n\
+         [profiles.legacy]\nbase_url = \"{origin}\"\nauth = \"bearer\"\nsecret_key_cmd = \"echo sk_demo_legacy\"\n",
+        origin = sb.origin()
+    );
+    let path = write_config(&home, &config, 0o644);
+    // The file holds a secret (globex) and others can read it: refused, with the fix.
+    let mut cmd = esimdash(&home);
+    cmd.arg("balance");
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.contains("chmod 600") && text.contains(&path.display().to_string()),
+        "{text}"
+    );
+    assert!(!text.contains("sk_demo_globex"));
+
+    write_config(&home, &config, 0o600);
+    for (profile, company) in [
+        (None, "Acme Mobile"),
+        (Some("globex"), ""),
+        (Some("legacy"), "Acme Mobile"),
+    ] {
+        let mut cmd = esimdash(&home);
+        if let Some(p) = profile {
+            cmd.args(["--profile", p]);
+        }
+        cmd.args(["profile", "--json"]);
+        let out = run(cmd).await;
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{profile:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(stdout_json(&out)["profile"]["companyName"], company, "{profile:?}");
+    }
+    // Environment beats the file; the flag beats the environment.
+    let mut cmd = esimdash(&home);
+    cmd.env("ESIMDASH_PROFILE", "globex")
+        .args(["--profile", "acme", "profile", "--json"]);
+    assert_eq!(stdout_json(&run(cmd).await)["profile"]["companyName"], "Acme Mobile");
+    let mut cmd = esimdash(&home);
+    cmd.env("ESIMDASH_ACCESS_CODE", "ak_demo_globex")
+        .env("ESIMDASH_SECRET_KEY", "sk_demo_globex")
+        .args(["profile", "--json"]);
+    assert_eq!(stdout_json(&run(cmd).await)["profile"]["companyName"], "");
+
+    let mut cmd = esimdash(&home);
+    cmd.args(["--profile", "nobody", "balance"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("acme, globex, legacy"));
+
+    write_config(
+        &home,
+        "[profiles.default]\nbase_url = \"http://x\"\naccess_code = \"a\"\nsecret_key_cmd = \"exit 3\"\n",
+        0o644,
+    );
+    let mut cmd = esimdash(&home);
+    cmd.arg("balance");
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("secret_key_cmd"));
+}
+
+#[test]
+fn the_sandbox_command_prints_the_credentials_and_stops_on_sigterm() {
+    let home = tempfile::tempdir().unwrap();
+    let mut child = esimdash(&home)
+        .args(["sandbox", "--addr", "127.0.0.1:0", "--orders", "50"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut banner = String::new();
+    let mut buf = [0u8; 4096];
+    while !banner.contains("stop:") {
+        let n = std::io::Read::read(&mut stdout, &mut buf).unwrap();
+        assert!(n > 0, "the sandbox ended early: {banner}");
+        banner.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    for needle in [
+        "ak_demo_acme",
+        "sk_demo_globex",
+        "ak_demo_revoked",
+        "sk_demo_legacy",
+        "esim_session=",
+        "/api/v1",
+    ] {
+        assert!(banner.contains(needle), "{needle} in {banner}");
+    }
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = child.wait().unwrap();
+    assert_eq!(exit.code(), Some(0), "a clean shutdown on SIGTERM");
+}
