@@ -80,28 +80,16 @@ pub enum Command {
     },
     /// Your orders, newest first.
     Orders {
-        #[arg(long)]
-        page: Option<u64>,
-        /// Up to 100.
-        #[arg(long)]
-        page_size: Option<u64>,
-        /// A status, or `active`.
-        #[arg(long)]
-        status: Option<String>,
+        #[command(flatten)]
+        list: ListArgs,
         /// Search in order number, package name and slug.
         #[arg(short = 'q', long = "query", value_name = "TEXT")]
         q: Option<String>,
     },
     /// Your eSIM inventory.
     Esims {
-        #[arg(long)]
-        page: Option<u64>,
-        /// Up to 100.
-        #[arg(long)]
-        page_size: Option<u64>,
-        /// A status, or `active`.
-        #[arg(long)]
-        status: Option<String>,
+        #[command(flatten)]
+        list: ListArgs,
     },
     /// Your account and company profile.
     Profile {
@@ -110,6 +98,19 @@ pub enum Command {
     },
     /// Run the sandbox server of the API contract, with seeded demo data.
     Sandbox(SandboxArgs),
+}
+
+/// Paging and the status filter, as both lists take them.
+#[derive(Debug, Clone, Args)]
+pub struct ListArgs {
+    #[arg(long)]
+    pub page: Option<u64>,
+    /// Up to 100.
+    #[arg(long)]
+    pub page_size: Option<u64>,
+    /// A status, or `active`.
+    #[arg(long)]
+    pub status: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

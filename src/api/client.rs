@@ -19,38 +19,14 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
-const PLANS: Endpoint = Endpoint {
-    method: "GET",
-    path: "/portal/plans",
-};
-const TOPUP: Endpoint = Endpoint {
-    method: "POST",
-    path: "/portal/topups",
-};
-const PLACE_ORDER: Endpoint = Endpoint {
-    method: "POST",
-    path: "/portal/orders",
-};
-const ORDERS: Endpoint = Endpoint {
-    method: "GET",
-    path: "/reseller/orders",
-};
-const ESIMS: Endpoint = Endpoint {
-    method: "GET",
-    path: "/reseller/esims",
-};
-const PROFILE: Endpoint = Endpoint {
-    method: "GET",
-    path: "/reseller/profile",
-};
-const PROFILE_UPDATE: Endpoint = Endpoint {
-    method: "PATCH",
-    path: "/reseller/profile",
-};
-const BALANCE: Endpoint = Endpoint {
-    method: "GET",
-    path: "/reseller/balance",
-};
+const PLANS: Endpoint = Endpoint::new("GET", "/portal/plans");
+const TOPUP: Endpoint = Endpoint::new("POST", "/portal/topups");
+const PLACE_ORDER: Endpoint = Endpoint::new("POST", "/portal/orders");
+const ORDERS: Endpoint = Endpoint::new("GET", "/reseller/orders");
+const ESIMS: Endpoint = Endpoint::new("GET", "/reseller/esims");
+const PROFILE: Endpoint = Endpoint::new("GET", "/reseller/profile");
+const PROFILE_UPDATE: Endpoint = Endpoint::new("PATCH", "/reseller/profile");
+const BALANCE: Endpoint = Endpoint::new("GET", "/reseller/balance");
 
 /// Largest response body read; anything bigger is refused as unreadable, not buffered.
 const MAX_BODY: usize = 16 * 1024 * 1024;

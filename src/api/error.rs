@@ -10,6 +10,12 @@ pub struct Endpoint {
     pub path: &'static str,
 }
 
+impl Endpoint {
+    pub const fn new(method: &'static str, path: &'static str) -> Self {
+        Self { method, path }
+    }
+}
+
 impl fmt::Display for Endpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} {}", self.method, self.path)
@@ -121,10 +127,7 @@ impl ApiError {
 mod tests {
     use super::*;
 
-    const EP: Endpoint = Endpoint {
-        method: "GET",
-        path: "/reseller/orders",
-    };
+    const EP: Endpoint = Endpoint::new("GET", "/reseller/orders");
 
     #[test]
     fn messages_read_as_sentences() {

@@ -91,10 +91,11 @@ pub struct Pricing {
     pub rule_type: String,
 }
 
-/// An order of the order list.
+/// The fields of a stored order record, which both an order and an eSIM item carry (spec: the
+/// eSIM list "is built from the same stored order records as Order").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Order {
+pub struct OrderRecord {
     #[serde(default, deserialize_with = "lenient::string")]
     pub provider_order_no: String,
     #[serde(default, deserialize_with = "lenient::string")]
@@ -109,6 +110,18 @@ pub struct Order {
     pub status: Status,
     #[serde(default, deserialize_with = "lenient::opt_u64")]
     pub quantity: Option<u64>,
+}
+
+fn unknown_status() -> Status {
+    Status::Other(String::new())
+}
+
+/// An order of the order list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Order {
+    #[serde(flatten)]
+    pub record: OrderRecord,
     #[serde(
         default,
         deserialize_with = "money::de_opt",
@@ -136,28 +149,12 @@ pub struct Order {
     pub created_at: String,
 }
 
-fn unknown_status() -> Status {
-    Status::Other(String::new())
-}
-
 /// An eSIM of the inventory: the order record plus the provider's data.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Esim {
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub provider_order_no: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub slug: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub package_code: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub package_name: String,
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub location_code: String,
-    #[serde(default = "unknown_status")]
-    pub status: Status,
-    #[serde(default, deserialize_with = "lenient::opt_u64")]
-    pub quantity: Option<u64>,
+    #[serde(flatten)]
+    pub record: OrderRecord,
     #[serde(default, deserialize_with = "raw_order")]
     pub raw_order_json: RawOrder,
 }

@@ -105,16 +105,11 @@ pub async fn run(command: &Command, client: &Client, as_json: bool) -> Result<()
                 Ok(())
             }
         }
-        Command::Orders {
-            page,
-            page_size,
-            status,
-            q,
-        } => {
+        Command::Orders { list, q } => {
             let query = OrderQuery {
-                page: *page,
-                page_size: *page_size,
-                status: status.clone(),
+                page: list.page,
+                page_size: list.page_size,
+                status: list.status.clone(),
                 q: q.clone(),
             };
             let page = client.orders(&query).await?;
@@ -132,12 +127,12 @@ pub async fn run(command: &Command, client: &Client, as_json: bool) -> Result<()
             ]);
             for o in &page.orders {
                 t.row(vec![
-                    o.provider_order_no.clone(),
+                    o.record.provider_order_no.clone(),
                     o.created_at.replace('T', " ").replace('Z', ""),
-                    o.status.to_string(),
-                    o.package_name.clone(),
-                    o.location_code.clone(),
-                    o.quantity.map(|q| q.to_string()).unwrap_or_default(),
+                    o.record.status.to_string(),
+                    o.record.package_name.clone(),
+                    o.record.location_code.clone(),
+                    o.record.quantity.map(|q| q.to_string()).unwrap_or_default(),
                     amount(o.total_sell_price),
                 ]);
             }
@@ -145,15 +140,11 @@ pub async fn run(command: &Command, client: &Client, as_json: bool) -> Result<()
             println!("{}", page_footer(page.page, page.page_size, page.total, "orders"));
             Ok(())
         }
-        Command::Esims {
-            page,
-            page_size,
-            status,
-        } => {
+        Command::Esims { list } => {
             let query = EsimQuery {
-                page: *page,
-                page_size: *page_size,
-                status: status.clone(),
+                page: list.page,
+                page_size: list.page_size,
+                status: list.status.clone(),
             };
             let page = client.esims(&query).await?;
             if as_json {
@@ -176,10 +167,10 @@ pub async fn run(command: &Command, client: &Client, as_json: bool) -> Result<()
                 };
                 t.row(vec![
                     raw.iccid.clone(),
-                    e.status.to_string(),
+                    e.record.status.to_string(),
                     raw.smdp_status.clone(),
-                    e.package_name.clone(),
-                    e.location_code.clone(),
+                    e.record.package_name.clone(),
+                    e.record.location_code.clone(),
                     used,
                     raw.expired_time.get(..10).unwrap_or_default().to_string(),
                 ]);

@@ -38,29 +38,35 @@ fn banner(addr: SocketAddr, args: &SandboxArgs) -> String {
     out
 }
 
-/// Ends on Ctrl-C or SIGTERM, whichever comes first.
-async fn stop_signal() {
-    let interrupt = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
+/// Listens for Ctrl-C and SIGTERM from the moment it is called, so that a signal sent right
+/// after the banner is not lost, and ends on the first of them.
+#[cfg(unix)]
+fn stop_signal() -> impl Future<Output = ()> + Send + 'static {
+    use tokio::signal::unix::{Signal, SignalKind, signal};
+    let interrupt = signal(SignalKind::interrupt()).ok();
+    let terminate = signal(SignalKind::terminate()).ok();
+    let received = |s: Option<Signal>| async move {
+        match s {
+            Some(mut s) => {
                 s.recv().await;
             }
-            Err(_) => std::future::pending::<()>().await,
+            None => std::future::pending::<()>().await,
         }
     };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        _ = interrupt => {}
-        _ = terminate => {}
+    async move {
+        tokio::select! {
+            _ = received(interrupt) => {}
+            _ = received(terminate) => {}
+        }
+        tracing::info!("sandbox stopping");
     }
-    tracing::info!("sandbox stopping");
+}
+
+#[cfg(not(unix))]
+fn stop_signal() -> impl Future<Output = ()> + Send + 'static {
+    async {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }
 
 pub async fn run_sandbox(args: &SandboxArgs) -> std::io::Result<()> {

@@ -3,13 +3,14 @@
 
 use super::auth::Caller;
 use super::http::{Failure, JsonObject, Params};
+use super::store::Data;
 use super::{Shared, wire};
 use axum::Extension;
 use axum::Json;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use std::sync::Arc;
+use std::sync::{Arc, MutexGuard};
 use std::time::Instant;
 
 type Answer = Result<Response, Failure>;
@@ -17,10 +18,19 @@ type Answer = Result<Response, Failure>;
 /// `pageSize` above this is capped (spec).
 const MAX_PAGE_SIZE: u64 = 100;
 
-fn page_params(params: &Params) -> Result<(u64, u64), Failure> {
+/// What both list routes start with: the query, validated paging, and the data with new orders
+/// settled (so a list never shows an order as pending after its profiles exist).
+fn open_list<'a>(
+    s: &'a Shared,
+    reseller: usize,
+    query: Option<&str>,
+) -> Result<(Params, u64, u64, MutexGuard<'a, Data>), Failure> {
+    let params = Params::parse(query);
     let page = params.positive("page", 1)?;
     let size = params.positive("pageSize", 20)?.min(MAX_PAGE_SIZE);
-    Ok((page, size))
+    let mut data = s.lock();
+    data.settle(reseller, Instant::now());
+    Ok((params, page, size, data))
 }
 
 /// `GET /portal/plans`: the catalog, one plan by `slug`, or top-up availability
@@ -67,10 +77,7 @@ pub async fn orders(
     Extension(caller): Extension<Caller>,
     RawQuery(q): RawQuery,
 ) -> Answer {
-    let params = Params::parse(q.as_deref());
-    let (page, size) = page_params(&params)?;
-    let mut data = s.lock();
-    data.settle(caller.reseller, Instant::now());
+    let (params, page, size, data) = open_list(&s, caller.reseller, q.as_deref())?;
     let found = data.orders(caller.reseller, params.text("status"), params.text("q"), page, size);
     let orders: Vec<_> = found.items.into_iter().map(wire::order).collect();
     Ok(Json(wire::OrdersPage {
@@ -88,10 +95,7 @@ pub async fn esims(
     Extension(caller): Extension<Caller>,
     RawQuery(q): RawQuery,
 ) -> Answer {
-    let params = Params::parse(q.as_deref());
-    let (page, size) = page_params(&params)?;
-    let mut data = s.lock();
-    data.settle(caller.reseller, Instant::now());
+    let (params, page, size, data) = open_list(&s, caller.reseller, q.as_deref())?;
     let found = data.esims(caller.reseller, params.text("status"), page, size);
     let esims: Vec<_> = found
         .items

@@ -64,9 +64,10 @@ pub fn plan(p: &PlanRecord, markup_pct: Decimal) -> PlanJson<'_> {
     }
 }
 
+/// The stored order record's fields, shared by an order and an eSIM item.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct OrderJson<'a> {
+struct RecordJson<'a> {
     provider_order_no: &'a str,
     slug: &'a str,
     package_code: &'a str,
@@ -74,6 +75,25 @@ pub struct OrderJson<'a> {
     location_code: &'a str,
     status: &'a str,
     quantity: u32,
+}
+
+fn record(o: &OrderRecord) -> RecordJson<'_> {
+    RecordJson {
+        provider_order_no: &o.provider_order_no,
+        slug: &o.slug,
+        package_code: &o.package_code,
+        package_name: &o.package_name,
+        location_code: &o.location_code,
+        status: o.status.as_str(),
+        quantity: o.quantity,
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OrderJson<'a> {
+    #[serde(flatten)]
+    record: RecordJson<'a>,
     cost_price: String,
     sell_price: String,
     total_sell_price: String,
@@ -82,13 +102,7 @@ pub struct OrderJson<'a> {
 
 pub fn order(o: &OrderRecord) -> OrderJson<'_> {
     OrderJson {
-        provider_order_no: &o.provider_order_no,
-        slug: &o.slug,
-        package_code: &o.package_code,
-        package_name: &o.package_name,
-        location_code: &o.location_code,
-        status: o.status.as_str(),
-        quantity: o.quantity,
+        record: record(o),
         cost_price: format_amount(o.cost_price),
         sell_price: format_amount(o.sell_price),
         total_sell_price: format_amount(o.total_sell_price()),
@@ -99,13 +113,8 @@ pub fn order(o: &OrderRecord) -> OrderJson<'_> {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EsimJson<'a> {
-    provider_order_no: &'a str,
-    slug: &'a str,
-    package_code: &'a str,
-    package_name: &'a str,
-    location_code: &'a str,
-    status: &'a str,
-    quantity: u32,
+    #[serde(flatten)]
+    record: RecordJson<'a>,
     raw_order_json: RawOrderJson<'a>,
 }
 
@@ -128,13 +137,7 @@ struct RawOrderJson<'a> {
 /// `origin` is the sandbox's own `http://host:port`, where it serves the QR images.
 pub fn esim<'a>(o: &'a OrderRecord, e: &'a EsimRecord, origin: &str) -> EsimJson<'a> {
     EsimJson {
-        provider_order_no: &o.provider_order_no,
-        slug: &o.slug,
-        package_code: &o.package_code,
-        package_name: &o.package_name,
-        location_code: &o.location_code,
-        status: o.status.as_str(),
-        quantity: o.quantity,
+        record: record(o),
         raw_order_json: RawOrderJson {
             iccid: &e.iccid,
             qr_code_url: format!("{origin}/qr/{}.png", e.qr_name()),

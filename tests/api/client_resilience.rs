@@ -7,6 +7,15 @@ use esimdash::api::{ApiError, ClientOptions, Credentials};
 use esimdash::sandbox::SandboxConfig;
 use std::time::Duration;
 
+/// A top-up that only a scripted server sees.
+fn placeholder_topup() -> TopupRequest {
+    TopupRequest {
+        iccid: "1".into(),
+        slug: "s".into(),
+        qty: 1,
+    }
+}
+
 const PROFILE: &str = r#"{"profile":{"name":"A","balanceUsd":"1.00"}}"#;
 
 #[tokio::test]
@@ -40,14 +49,7 @@ async fn a_get_gives_up_after_its_retries_with_the_servers_message() {
 async fn writes_are_never_retried() {
     let s = scripted(vec![(503, "{\"error\":\"busy\"}".into()), (201, "{}".into())]).await;
     let client = scripted_client(&s, quick());
-    let err = client
-        .topup(&TopupRequest {
-            iccid: "1".into(),
-            slug: "s".into(),
-            qty: 1,
-        })
-        .await
-        .unwrap_err();
+    let err = client.topup(&placeholder_topup()).await.unwrap_err();
     assert_eq!(err.status(), Some(503));
     let err = client.update_profile(&Default::default()).await.unwrap_err();
     assert!(
@@ -94,14 +96,7 @@ async fn a_refused_connection_is_a_network_error_that_names_the_host() {
         }
         other => panic!("expected a network error, got {other:?}"),
     }
-    let err = client
-        .topup(&TopupRequest {
-            iccid: "1".into(),
-            slug: "s".into(),
-            qty: 1,
-        })
-        .await
-        .unwrap_err();
+    let err = client.topup(&placeholder_topup()).await.unwrap_err();
     assert!(
         !err.outcome_unknown(),
         "a refused connection never carried the request: {err}"
@@ -111,13 +106,13 @@ async fn a_refused_connection_is_a_network_error_that_names_the_host() {
 #[tokio::test]
 async fn a_slow_answer_times_out_and_a_timed_out_write_is_an_unknown_outcome() {
     let sb = sandbox_with(SandboxConfig {
-        latency: Duration::from_millis(600),
+        latency: Duration::from_millis(1500),
         rate_limit: 100_000,
         ..Default::default()
     })
     .await;
     let options = ClientOptions {
-        request_timeout: Duration::from_millis(200),
+        request_timeout: Duration::from_millis(500),
         ..quick()
     };
     let client = client_for(
@@ -163,7 +158,7 @@ async fn a_slow_answer_times_out_and_a_timed_out_write_is_an_unknown_outcome() {
     // The server did carry it out, once: the client did not send it again.
     let after = patient.orders(&OrderQuery::default()).await.unwrap();
     assert_eq!(after.total, count + 1);
-    assert_eq!(after.orders[0].slug, slug);
+    assert_eq!(after.orders[0].record.slug, slug);
 }
 
 #[tokio::test]

@@ -95,12 +95,12 @@ async fn globex_can_read_nothing_of_acme_and_cannot_top_up_its_esims() {
     let (acme, globex) = (acme(&sb), globex(&sb));
     let acme_orders = acme.orders(&Default::default()).await.unwrap();
     let globex_orders = globex.orders(&Default::default()).await.unwrap();
-    let acme_numbers: Vec<_> = acme_orders.orders.iter().map(|o| &o.provider_order_no).collect();
+    let acme_numbers: Vec<_> = acme_orders.orders.iter().map(|o| &o.record.provider_order_no).collect();
     assert!(
         globex_orders
             .orders
             .iter()
-            .all(|o| !acme_numbers.contains(&&o.provider_order_no))
+            .all(|o| !acme_numbers.contains(&&o.record.provider_order_no))
     );
     // Searching for Acme's order number as Globex finds nothing.
     let q = esimdash::api::model::OrderQuery {

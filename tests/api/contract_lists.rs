@@ -98,7 +98,7 @@ async fn orders_are_newest_first_across_pages() {
         all.windows(2).all(|w| w[0].created_at >= w[1].created_at),
         "newest first"
     );
-    let numbers: std::collections::HashSet<_> = all.iter().map(|o| &o.provider_order_no).collect();
+    let numbers: std::collections::HashSet<_> = all.iter().map(|o| &o.record.provider_order_no).collect();
     assert_eq!(numbers.len(), 400, "no order twice across pages");
 }
 
@@ -117,14 +117,14 @@ async fn q_searches_number_name_and_slug_case_insensitively() {
         by_name
             .orders
             .iter()
-            .all(|o| o.package_name.contains("France") || o.slug.contains("france"))
+            .all(|o| o.record.package_name.contains("France") || o.record.slug.contains("france"))
     );
     let by_slug = client.orders(&search("-20GB-30D")).await.unwrap();
-    assert!(by_slug.total > 0 && by_slug.orders.iter().all(|o| o.slug.ends_with("-20gb-30d")));
-    let some = &by_name.orders[0].provider_order_no;
+    assert!(by_slug.total > 0 && by_slug.orders.iter().all(|o| o.record.slug.ends_with("-20gb-30d")));
+    let some = &by_name.orders[0].record.provider_order_no;
     let by_number = client.orders(&search(&some.to_lowercase())).await.unwrap();
     assert_eq!(by_number.total, 1);
-    assert_eq!(&by_number.orders[0].provider_order_no, some);
+    assert_eq!(&by_number.orders[0].record.provider_order_no, some);
     assert_eq!(client.orders(&search("zzz-nothing")).await.unwrap().total, 0);
 }
 
@@ -141,7 +141,7 @@ async fn every_status_is_present_and_active_means_usable() {
     for status in Status::KNOWN {
         let page = client.orders(&filtered(status.as_str())).await.unwrap();
         assert!(page.total > 0, "{status} appears in the seed");
-        assert!(page.orders.iter().all(|o| o.status == status));
+        assert!(page.orders.iter().all(|o| o.record.status == status));
         sum += page.total;
     }
     assert_eq!(sum, 400);
@@ -151,7 +151,7 @@ async fn every_status_is_present_and_active_means_usable() {
         expected += client.orders(&filtered(s)).await.unwrap().total;
     }
     assert_eq!(active.total, expected);
-    assert!(active.orders.iter().all(|o| o.status.is_active()));
+    assert!(active.orders.iter().all(|o| o.record.status.is_active()));
     let esims = client
         .esims(&EsimQuery {
             status: Some("active".into()),
@@ -160,7 +160,7 @@ async fn every_status_is_present_and_active_means_usable() {
         })
         .await
         .unwrap();
-    assert!(esims.total > 0 && esims.esims.iter().all(|e| e.status.is_active()));
+    assert!(esims.total > 0 && esims.esims.iter().all(|e| e.record.status.is_active()));
     assert_eq!(
         client.orders(&filtered("teleported")).await.unwrap().total,
         0,
@@ -181,7 +181,7 @@ async fn esims_carry_valid_iccids_and_both_qr_paths_are_served() {
         .unwrap();
     assert!(page.total >= 300, "{} eSIMs", page.total);
     assert!(
-        page.esims.iter().all(|e| e.status != Status::Pending),
+        page.esims.iter().all(|e| e.record.status != Status::Pending),
         "pending orders have no eSIM yet"
     );
     let mut with_ac = 0;

@@ -39,13 +39,16 @@ async fn a_top_up_debits_its_total_once_and_shows_as_the_newest_order() {
         .unwrap();
     let total = plan.price.unwrap() * Decimal::from(2);
     assert_eq!(placed.order.total_sell_price, Some(total));
-    assert_eq!(placed.order.quantity, Some(2));
+    assert_eq!(placed.order.record.quantity, Some(2));
     assert_eq!(placed.balance_usd, Some(before - total));
     assert_eq!(client.balance().await.unwrap(), before - total);
     let orders = client.orders(&Default::default()).await.unwrap();
     assert_eq!(orders.total, count + 1);
-    assert_eq!(orders.orders[0].provider_order_no, placed.order.provider_order_no);
-    assert_eq!(orders.orders[0].slug, plan.slug);
+    assert_eq!(
+        orders.orders[0].record.provider_order_no,
+        placed.order.record.provider_order_no
+    );
+    assert_eq!(orders.orders[0].record.slug, plan.slug);
 
     // The wire shape: 201 with ok, order and balanceUsd as a decimal string; qty defaults to 1.
     let r = acme_send(
@@ -115,8 +118,8 @@ async fn top_up_errors_debit_nothing() {
         })
         .await
         .unwrap();
-    let here = &esims.esims[0].location_code;
-    let elsewhere = esims.esims.iter().find(|e| &e.location_code != here).unwrap();
+    let here = &esims.esims[0].record.location_code;
+    let elsewhere = esims.esims.iter().find(|e| &e.record.location_code != here).unwrap();
     let other_slug = client.topup_plans(&elsewhere.raw_order_json.iccid).await.unwrap()[0]
         .slug
         .clone();
@@ -173,7 +176,7 @@ async fn a_new_order_debits_once_and_its_esim_appears_when_allocated() {
         })
         .await
         .unwrap();
-    assert_eq!(placed.order.status, Status::Pending);
+    assert_eq!(placed.order.record.status, Status::Pending);
     assert_eq!(placed.balance_usd, Some(Decimal::new(25000, 2) - plan.price.unwrap()));
     assert_eq!(
         client.esims(&Default::default()).await.unwrap().total,
@@ -183,10 +186,13 @@ async fn a_new_order_debits_once_and_its_esim_appears_when_allocated() {
     tokio::time::sleep(Duration::from_millis(400)).await;
     let esims = client.esims(&Default::default()).await.unwrap();
     assert_eq!(esims.total, esims_before + 1);
-    assert_eq!(esims.esims[0].provider_order_no, placed.order.provider_order_no);
-    assert_eq!(esims.esims[0].status, Status::GotResource);
+    assert_eq!(
+        esims.esims[0].record.provider_order_no,
+        placed.order.record.provider_order_no
+    );
+    assert_eq!(esims.esims[0].record.status, Status::GotResource);
     let orders = client.orders(&Default::default()).await.unwrap();
-    assert_eq!(orders.orders[0].status, Status::GotResource);
+    assert_eq!(orders.orders[0].record.status, Status::GotResource);
 
     for (body, status, message) in [
         (r#"{}"#, 400, "Missing slug"),
@@ -255,7 +261,7 @@ async fn concurrent_top_ups_never_overdraw_the_wallet() {
         .unwrap()
         .orders
         .into_iter()
-        .filter(|o| o.slug == plan.slug)
+        .filter(|o| o.record.slug == plan.slug)
         .count();
     assert_eq!(placed, affordable);
     assert!(client.balance().await.unwrap() >= Decimal::ZERO);

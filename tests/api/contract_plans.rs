@@ -94,6 +94,7 @@ async fn top_up_availability_lists_plans_for_the_esims_location_or_none() {
         .iter()
         .find(|e| e.raw_order_json.iccid == iccid)
         .unwrap()
+        .record
         .location_code
         .clone();
     let offered = client.topup_plans(&iccid).await.unwrap();

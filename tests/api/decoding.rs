@@ -64,7 +64,7 @@ fn an_order_from_the_spec_table_and_money_as_strings_or_numbers() {
       "quantity":1,"costPrice":"4.75","sellPrice":"5.70","totalSellPrice":"5.70"}"#,
     )
     .unwrap();
-    assert_eq!(order.status, Status::GotResource);
+    assert_eq!(order.record.status, Status::GotResource);
     assert_eq!(
         (order.cost_price, order.total_sell_price),
         (Some(Decimal::new(475, 2)), Some(Decimal::new(570, 2)))
@@ -74,10 +74,14 @@ fn an_order_from_the_spec_table_and_money_as_strings_or_numbers() {
         serde_json::from_str(r#"{"providerOrderNo":12345,"costPrice":4.75,"quantity":"2","status":"NEW_THING"}"#)
             .unwrap();
     assert_eq!(
-        (o.provider_order_no.as_str(), o.cost_price, o.quantity),
+        (o.record.provider_order_no.as_str(), o.cost_price, o.record.quantity),
         ("12345", Some(Decimal::new(475, 2)), Some(2))
     );
-    assert_eq!(o.status.as_str(), "NEW_THING", "an unknown status is kept as it is");
+    assert_eq!(
+        o.record.status.as_str(),
+        "NEW_THING",
+        "an unknown status is kept as it is"
+    );
     let page: OrderPage = serde_json::from_str(r#"{"page":1,"pageSize":20,"total":0,"orders":[]}"#).unwrap();
     assert_eq!(page.total, 0);
 }
