@@ -67,7 +67,8 @@ fn amount(value: Option<Decimal>) -> String {
 }
 
 fn print_json(value: &impl serde::Serialize) -> Result<(), CommandError> {
-    let text = serde_json::to_string_pretty(value).map_err(|e| CommandError::Usage(e.to_string()))?;
+    // One compact line a document: what `jq`, `grep` and line-based scripts take best.
+    let text = serde_json::to_string(value).map_err(|e| CommandError::Usage(e.to_string()))?;
     println!("{text}");
     Ok(())
 }
