@@ -16,11 +16,14 @@ struct KeyRecord {
     secret_digest: [u8; 32],
     reseller: usize,
     revoked: bool,
+    /// Requests per window for this key (spec: "stored per key").
+    rate_limit: u32,
 }
 
 struct Session {
     token_digest: [u8; 32],
     reseller: usize,
+    rate_limit: u32,
 }
 
 /// The authenticated caller, put in the request's extensions for the handlers.
@@ -29,6 +32,7 @@ pub struct Caller {
     pub reseller: usize,
     /// The budget the rate limit counts against: one per key or session.
     pub budget: String,
+    pub rate_limit: u32,
 }
 
 pub struct Keys {
@@ -45,7 +49,8 @@ fn unauthorized() -> Failure {
 }
 
 impl Keys {
-    pub fn demo() -> Self {
+    /// The demo keys and sessions, each allowed `rate_limit` requests per window.
+    pub fn demo(rate_limit: u32) -> Self {
         let keys = DEMO_KEYS
             .iter()
             .map(|k| KeyRecord {
@@ -54,6 +59,7 @@ impl Keys {
                 secret_digest: digest(k.secret_key),
                 reseller: k.reseller,
                 revoked: k.revoked,
+                rate_limit,
             })
             .collect();
         let sessions = DEMO_SESSIONS
@@ -61,6 +67,7 @@ impl Keys {
             .map(|(token, reseller)| Session {
                 token_digest: digest(token),
                 reseller: *reseller,
+                rate_limit,
             })
             .collect();
         Self { keys, sessions }
@@ -93,6 +100,7 @@ impl Keys {
                 .map(|(i, s)| Caller {
                     reseller: s.reseller,
                     budget: format!("session-{i}"),
+                    rate_limit: s.rate_limit,
                 })
                 .ok_or_else(unauthorized);
         } else {
@@ -105,6 +113,7 @@ impl Keys {
         Ok(Caller {
             reseller: key.reseller,
             budget: key.id.clone(),
+            rate_limit: key.rate_limit,
         })
     }
 }

@@ -68,7 +68,6 @@ pub struct Shared {
     data: Mutex<Data>,
     keys: Keys,
     limiter: RateLimiter,
-    rate_limit: u32,
     /// `http://host:port`, where the QR images are served.
     origin: String,
     allocate_after: Duration,
@@ -86,9 +85,8 @@ pub fn router(config: &SandboxConfig, origin: String) -> Router {
     let epoch = config.epoch.unwrap_or_else(Utc::now);
     let shared = Arc::new(Shared {
         data: Mutex::new(seed::data(config.seed, config.orders, epoch)),
-        keys: Keys::demo(),
+        keys: Keys::demo(config.rate_limit),
         limiter: RateLimiter::new(config.rate_window),
-        rate_limit: config.rate_limit,
         origin,
         allocate_after: config.allocate_after,
     });
@@ -120,7 +118,7 @@ async fn authenticate(State(s): State<Arc<Shared>>, mut req: Request, next: Next
         Ok(c) => c,
         Err(failure) => return failure.into_response(),
     };
-    let verdict = s.limiter.check(&caller.budget, s.rate_limit, Instant::now());
+    let verdict = s.limiter.check(&caller.budget, caller.rate_limit, Instant::now());
     let mut response = if verdict.allowed {
         req.extensions_mut().insert(caller);
         next.run(req).await
