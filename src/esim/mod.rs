@@ -5,6 +5,7 @@ pub mod iccid;
 pub mod location;
 pub mod lpa;
 pub mod money;
+pub mod profile_fields;
 pub mod qr;
 pub mod status;
 pub mod text;

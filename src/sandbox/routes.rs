@@ -5,6 +5,7 @@ use super::auth::Caller;
 use super::http::{Failure, JsonObject, Params};
 use super::store::Data;
 use super::{Shared, wire};
+use crate::esim::profile_fields;
 use axum::Extension;
 use axum::Json;
 use axum::extract::{Path, RawQuery, State};
@@ -142,23 +143,16 @@ pub async fn update_profile(
         }
     };
     let company = field("companyName")?;
-    if company.as_ref().is_some_and(|c| c.chars().count() > 200) {
-        return Err(Failure::bad_request("Invalid companyName: at most 200 characters"));
+    if let Some(c) = &company {
+        profile_fields::check_company(c).map_err(Failure::bad_request)?;
     }
-    if company.as_ref().is_some_and(|c| c.chars().any(char::is_control)) {
-        return Err(Failure::bad_request(
-            "Invalid companyName: control characters are not allowed",
-        ));
-    }
-    let country = field("country")?.map(|c| c.to_ascii_uppercase());
-    if country.as_ref().is_some_and(|c| !(c.is_empty() || is_country_code(c))) {
-        return Err(Failure::bad_request(
-            "Invalid country: two letters (ISO 3166-1) or empty",
-        ));
-    }
+    let country = field("country")?
+        .map(|c| profile_fields::check_country(&c))
+        .transpose()
+        .map_err(Failure::bad_request)?;
     let website = field("website")?;
-    if website.as_ref().is_some_and(|w| !w.is_empty() && !is_web_url(w)) {
-        return Err(Failure::bad_request("Invalid website: an http(s) URL or empty"));
+    if let Some(w) = &website {
+        profile_fields::check_website(w).map_err(Failure::bad_request)?;
     }
     let mut data = s.lock();
     let reseller = data.update_profile(caller.reseller, company, country, website);
@@ -167,14 +161,6 @@ pub async fn update_profile(
         profile: wire::profile(reseller),
     })
     .into_response())
-}
-
-fn is_country_code(text: &str) -> bool {
-    text.len() == 2 && text.bytes().all(|b| b.is_ascii_alphabetic())
-}
-
-fn is_web_url(text: &str) -> bool {
-    reqwest::Url::parse(text).is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some())
 }
 
 /// `GET /reseller/balance`.
