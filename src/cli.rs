@@ -16,6 +16,10 @@ pub struct Cli {
     #[command(flatten)]
     pub connection: ConnectionArgs,
 
+    /// Run against a sandbox started in this process, as the demo reseller (no set-up needed).
+    #[arg(long)]
+    pub demo: bool,
+
     /// Machine output: JSON on stdout, errors as JSON on stderr.
     #[arg(long, global = true)]
     pub json: bool,

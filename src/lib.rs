@@ -8,3 +8,4 @@ pub mod config;
 pub mod esim;
 pub mod logging;
 pub mod sandbox;
+pub mod tui;

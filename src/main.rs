@@ -1,15 +1,19 @@
-//! Parses the command line, starts logging, and dispatches.
+//! Parses the command line, starts logging, and dispatches: the dashboard (no command), a
+//! one-shot command, or the sandbox. `--demo` points the first two at an in-process sandbox.
 
-use clap::{CommandFactory, Parser};
-use esimdash::api::Client;
+use clap::Parser;
+use esimdash::api::{BaseUrl, Client, ClientOptions, Credentials};
 use esimdash::cli::{Cli, Command};
 use esimdash::commands::{self, CommandError};
-use esimdash::{config, logging};
+use esimdash::sandbox::{self, RunningSandbox, SandboxConfig};
+use esimdash::{config, logging, tui};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    logging::init(cli.log_file.as_deref());
+    let log_path = logging::init(cli.log_file.as_deref());
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
         Err(e) => {
@@ -17,46 +21,83 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    runtime.block_on(run(cli))
+    runtime.block_on(run(cli, log_path))
 }
 
-async fn run(cli: Cli) -> ExitCode {
-    let command = match &cli.command {
-        Some(Command::Sandbox(args)) => {
-            return match commands::run_sandbox(args).await {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("esimdash sandbox: {e}");
-                    ExitCode::from(1)
-                }
-            };
+async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
+    if let Some(Command::Sandbox(args)) = &cli.command {
+        return match commands::run_sandbox(args).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("esimdash sandbox: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
+    // The demo sandbox serves for as long as this function runs.
+    let demo = if cli.demo {
+        match sandbox::spawn(&SandboxConfig::default(), ([127, 0, 0, 1], 0).into()).await {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("esimdash: cannot start the demo sandbox: {e}");
+                return ExitCode::from(1);
+            }
         }
-        Some(command) => command,
+    } else {
+        None
+    };
+    let client = match connect(&cli, demo.as_ref()) {
+        Ok(c) => c,
+        Err(e) => return fail(&e, cli.json),
+    };
+    match &cli.command {
+        None => match tui::run(
+            client,
+            tui::Options {
+                demo: cli.demo,
+                log_path,
+            },
+        )
+        .await
+        {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("esimdash: the terminal failed: {e}");
+                ExitCode::from(1)
+            }
+        },
+        Some(command) => match commands::run(command, &client, cli.json).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => fail(&e, cli.json),
+        },
+    }
+}
+
+/// The client for the demo sandbox, or from flags, environment and config file.
+fn connect(cli: &Cli, demo: Option<&RunningSandbox>) -> Result<Client, CommandError> {
+    let (base_url, credentials, mut options) = match demo {
+        Some(sandbox) => (
+            BaseUrl::parse(&sandbox.base_url()).map_err(|e| CommandError::Usage(e.to_string()))?,
+            Credentials::pair("ak_demo_acme", "sk_demo_acme"),
+            ClientOptions::default(),
+        ),
         None => {
-            // The dashboard arrives with its own issue; until then, show what there is.
-            let _ = Cli::command().print_help();
-            return ExitCode::from(2);
+            let settings = config::resolve(&cli.connection)?;
+            (settings.base_url, settings.credentials, settings.options)
         }
     };
-    let result = async {
-        let settings = config::resolve(&cli.connection)?;
-        let client = Client::new(settings.base_url, &settings.credentials, settings.options)?;
-        commands::run(command, &client, cli.json).await
+    if cli.command.is_none() {
+        // The dashboard shows a countdown for every 429 instead of sleeping through it.
+        options.max_retry_wait = Duration::ZERO;
     }
-    .await;
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            report(&e, cli.json);
-            ExitCode::from(e.exit_code())
-        }
-    }
+    Ok(Client::new(base_url, &credentials, options)?)
 }
 
-fn report(error: &CommandError, as_json: bool) {
+fn fail(error: &CommandError, as_json: bool) -> ExitCode {
     if as_json {
         eprintln!("{}", error.to_json());
     } else {
         eprintln!("esimdash: {error}");
     }
+    ExitCode::from(error.exit_code())
 }

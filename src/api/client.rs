@@ -47,7 +47,7 @@ pub struct ClientOptions {
     /// First backoff; doubled each retry.
     pub backoff: Duration,
     /// A `Retry-After` longer than this is not slept through in place: the caller gets
-    /// `RateLimited` and can show a countdown.
+    /// `RateLimited` and can show a countdown (the dashboard sets zero: it always counts down).
     pub max_retry_wait: Duration,
 }
 
@@ -226,13 +226,13 @@ impl Client {
                 Err(e) => e,
             };
             let wait = match &err {
-                ApiError::RateLimited { retry_after, .. } => Some(*retry_after),
+                ApiError::RateLimited { retry_after, .. } => Some(*retry_after).filter(|w| *w <= opts.max_retry_wait),
                 ApiError::Api { status, .. } if *status >= 500 => Some(opts.backoff * 2u32.pow(attempt)),
                 ApiError::Network { .. } => Some(opts.backoff * 2u32.pow(attempt)),
                 _ => None,
             };
             match wait {
-                Some(wait) if attempt < opts.retries && wait <= opts.max_retry_wait => {
+                Some(wait) if attempt < opts.retries => {
                     tracing::warn!(%endpoint, attempt, wait_ms = wait.as_millis() as u64, kind = err.kind(), "retrying");
                     tokio::time::sleep(wait).await;
                     attempt += 1;

@@ -1,0 +1,67 @@
+//! The profile form (`e` on the Profile tab): company name, country, website, checked by the same
+//! rules as the server before anything is sent.
+
+use super::input::TextInput;
+use crate::api::model::{Profile, ProfileUpdate};
+use crate::esim::profile_fields::{MAX_COMPANY_CHARS, check_company, check_country, check_website};
+
+pub const FIELDS: [&str; 3] = ["Company name", "Country", "Website"];
+
+#[derive(Debug, Clone, Default)]
+pub struct ProfileForm {
+    pub inputs: [TextInput; 3],
+    pub focus: usize,
+    pub errors: [Option<String>; 3],
+    /// The server's answer when it refused the update.
+    pub server_error: Option<String>,
+    original: [String; 3],
+}
+
+impl ProfileForm {
+    pub fn new(profile: &Profile) -> Self {
+        let original = [
+            profile.company_name.clone(),
+            profile.country.clone(),
+            profile.website.clone(),
+        ];
+        let mut inputs = original.clone().map(|v| TextInput::with_value(&v));
+        inputs[0].max_chars = Some(MAX_COMPANY_CHARS);
+        inputs[1].max_chars = Some(2);
+        Self {
+            inputs,
+            focus: 0,
+            errors: Default::default(),
+            server_error: None,
+            original,
+        }
+    }
+
+    pub fn focus_next(&mut self) {
+        self.focus = (self.focus + 1) % FIELDS.len();
+    }
+
+    pub fn focus_previous(&mut self) {
+        self.focus = (self.focus + FIELDS.len() - 1) % FIELDS.len();
+    }
+
+    /// Checks every field; the update holds only what changed. `None` when a field is wrong
+    /// (the messages are then set on the fields).
+    pub fn validate(&mut self) -> Option<ProfileUpdate> {
+        let values = self.inputs.clone().map(|i| i.value.trim().to_string());
+        self.errors = [
+            check_company(&values[0]).err(),
+            check_country(&values[1]).err(),
+            check_website(&values[2]).err(),
+        ];
+        if self.errors.iter().any(Option::is_some) {
+            return None;
+        }
+        let country = check_country(&values[1]).unwrap_or_default();
+        let changed = |i: usize, v: String| (v != self.original[i]).then_some(v);
+        Some(ProfileUpdate {
+            company_name: changed(0, values[0].clone()),
+            country: changed(1, country),
+            website: changed(2, values[2].clone()),
+        })
+    }
+}

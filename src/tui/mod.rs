@@ -1,0 +1,10 @@
+//! The dashboard: state and update (`app`), messages (`msg`), drawing (`view`), and the runtime
+//! that connects them to the terminal and the API (`runtime`, `terminal`).
+
+pub mod app;
+pub mod msg;
+pub mod runtime;
+mod terminal;
+pub mod view;
+
+pub use runtime::{Options, run};

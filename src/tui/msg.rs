@@ -1,0 +1,63 @@
+//! What flows through the dashboard: messages in (keys, mouse, timer, API answers) and effects out
+//! (requests to send, quitting). `App::update` turns one into the other without doing any I/O.
+
+use crate::api::ApiError;
+use crate::api::model::{EsimPage, EsimQuery, OrderPage, OrderQuery, Plan, Profile, ProfileUpdate};
+use crossterm::event::{KeyEvent, MouseEvent};
+
+/// Identifies one request, so that its answer can be matched to what is still wanted.
+pub type RequestId = u64;
+
+/// A call the app wants made.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    Profile,
+    Plans,
+    Plan { slug: String },
+    Orders(OrderQuery),
+    Esims(EsimQuery),
+    UpdateProfile(ProfileUpdate),
+}
+
+impl Request {
+    /// Whether the request changes something on the server (never sent again by itself).
+    pub fn writes(&self) -> bool {
+        matches!(self, Request::UpdateProfile(_))
+    }
+}
+
+/// A successful answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Payload {
+    Profile(Profile),
+    Plans(Vec<Plan>),
+    Plan(Plan),
+    Orders(OrderPage),
+    Esims(EsimPage),
+    ProfileSaved(Profile),
+}
+
+#[derive(Debug, Clone)]
+pub enum Msg {
+    Key(KeyEvent),
+    Mouse(MouseEvent),
+    /// The terminal changed size: only a redraw is needed.
+    Resize,
+    /// A deadline the app asked for has come (spinner, countdown, fade, typing pause).
+    Tick,
+    /// The answer to a request, carrying the request that caused it.
+    Answer(Box<Answer>),
+}
+
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub id: RequestId,
+    pub request: Request,
+    pub result: Result<Payload, ApiError>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    Send { id: RequestId, request: Request },
+    Quit,
+}

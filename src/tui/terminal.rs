@@ -1,0 +1,49 @@
+//! Taking the terminal over and giving it back: raw mode, the alternate screen and mouse capture
+//! on the way in; all undone on the way out, whether by quitting, a signal or a panic.
+
+use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
+use crossterm::execute;
+use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use std::io::{Stdout, stdout};
+use std::path::PathBuf;
+
+pub type Term = Terminal<CrosstermBackend<Stdout>>;
+
+pub fn enter() -> std::io::Result<Term> {
+    enable_raw_mode()?;
+    if let Err(e) = execute!(stdout(), EnterAlternateScreen, EnableMouseCapture) {
+        leave();
+        return Err(e);
+    }
+    Terminal::new(CrosstermBackend::new(stdout())).inspect_err(|_| leave())
+}
+
+/// Restores the terminal. Errors are ignored: after a hang-up there is no terminal to restore.
+pub fn leave() {
+    let _ = disable_raw_mode();
+    let _ = execute!(
+        stdout(),
+        DisableMouseCapture,
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
+}
+
+/// On a panic: restore the terminal first, then say what happened and where the log is.
+pub fn install_panic_hook(log: Option<PathBuf>) {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        leave();
+        tracing::error!(%info, "panic");
+        previous(info);
+        match &log {
+            Some(path) => eprintln!(
+                "esimdash stopped on an internal error; the terminal was restored. The log is at {}",
+                path.display()
+            ),
+            None => eprintln!("esimdash stopped on an internal error; the terminal was restored."),
+        }
+    }));
+}

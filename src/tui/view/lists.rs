@@ -1,0 +1,176 @@
+//! The Orders and My eSIMs tabs: one server page at a time, with the page, total, filter and
+//! search in the title line.
+
+use super::theme::Theme;
+use super::widgets::{constraints, fit_columns, safe, window_start};
+use crate::api::model::{Esim, Order};
+use crate::esim::money::format_amount;
+use crate::esim::volume::format_bytes;
+use crate::tui::app::{App, Paged};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
+
+/// `2026-11-20 21:55` from an RFC 3339 time; other text as it is.
+pub fn short_time(rfc3339: &str) -> String {
+    match chrono::DateTime::parse_from_rfc3339(rfc3339) {
+        Ok(t) => t.with_timezone(&chrono::Utc).format("%Y-%m-%d %H:%M").to_string(),
+        Err(_) => safe(rfc3339),
+    }
+}
+
+fn order_cells(o: &Order) -> Vec<String> {
+    let r = &o.record;
+    vec![
+        safe(&r.provider_order_no),
+        short_time(&o.created_at),
+        safe(r.status.as_str()),
+        safe(&r.package_name),
+        safe(&r.location_code),
+        r.quantity.map(|q| q.to_string()).unwrap_or_default(),
+        o.total_sell_price.map(format_amount).unwrap_or_else(|| "-".to_string()),
+    ]
+}
+
+const ORDER_COLUMNS: [(&str, u16, bool); 7] = [
+    ("ORDER", 14, false),
+    ("CREATED", 16, true),
+    ("STATUS", 14, false),
+    ("PACKAGE", 24, true),
+    ("LOC", 4, true),
+    ("QTY", 3, true),
+    ("TOTAL", 8, false),
+];
+
+fn esim_cells(e: &Esim) -> Vec<String> {
+    let raw = &e.raw_order_json;
+    let used = match (raw.order_usage, raw.total_volume) {
+        (Some(u), Some(t)) => format!("{} / {}", format_bytes(u), format_bytes(t)),
+        _ => "-".to_string(),
+    };
+    vec![
+        safe(&raw.iccid),
+        safe(e.record.status.as_str()),
+        safe(&raw.smdp_status),
+        safe(&e.record.package_name),
+        safe(&e.record.location_code),
+        used,
+        short_time(&raw.expired_time).chars().take(10).collect(),
+    ]
+}
+
+const ESIM_COLUMNS: [(&str, u16, bool); 7] = [
+    ("ICCID", 20, false),
+    ("STATUS", 14, false),
+    ("SM-DP+", 9, true),
+    ("PACKAGE", 22, true),
+    ("LOC", 4, true),
+    ("USED", 16, true),
+    ("EXPIRES", 10, true),
+];
+
+/// `page 2 of 8 · 400 orders · status active · search "fr"`.
+fn title<T>(
+    list: &Paged<T>,
+    what: &str,
+    status: &Option<String>,
+    search: Option<(&str, bool)>,
+    theme: &Theme,
+) -> Line<'static> {
+    let mut spans = vec![Span::styled(format!(" {what}"), theme.title())];
+    match list.total {
+        Some(total) => spans.push(Span::raw(format!(
+            " · page {} of {} · {total} in all",
+            list.current_page(),
+            list.page_count().max(1)
+        ))),
+        None => spans.push(Span::raw(" · loading…")),
+    }
+    spans.push(Span::styled(
+        format!(" · status {}", status.as_deref().map_or("all".to_string(), safe)),
+        theme.muted(),
+    ));
+    if let Some((text, typing)) = search
+        && (typing || !text.is_empty())
+    {
+        spans.push(Span::raw(" · search: "));
+        spans.push(Span::styled(safe(text), theme.key()));
+        if typing {
+            spans.push(Span::raw("▏"));
+        }
+    }
+    Line::from(spans)
+}
+
+fn draw_table<T>(
+    frame: &mut Frame,
+    area: Rect,
+    list: &Paged<T>,
+    columns: &[(&str, u16, bool)],
+    cells: impl Fn(&T) -> Vec<String>,
+    theme: &Theme,
+) {
+    let Some(items) = list.page_items() else {
+        let text = match list.total {
+            Some(0) => " Nothing here.".to_string(),
+            _ if list.is_loading() => format!(" Loading page {}…", list.current_page()),
+            _ => " Could not load this page: r to try again.".to_string(),
+        };
+        frame.render_widget(Paragraph::new(text), area);
+        return;
+    };
+    if items.is_empty() {
+        frame.render_widget(Paragraph::new(" Nothing here."), area);
+        return;
+    }
+    let widths: Vec<(u16, bool)> = columns.iter().map(|(_, w, o)| (*w, *o)).collect();
+    let keep = fit_columns(area.width, &widths);
+    let header = Row::new(
+        columns
+            .iter()
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|((h, _, _), _)| Cell::from(*h)),
+    )
+    .style(theme.muted());
+    let height = area.height.saturating_sub(1) as usize;
+    let row = list.row_in_page();
+    let start = window_start(row, height);
+    let rows = items.iter().skip(start).take(height).map(|item| {
+        Row::new(
+            cells(item)
+                .into_iter()
+                .zip(&keep)
+                .filter(|(_, k)| **k)
+                .map(|(c, _)| Cell::from(c)),
+        )
+    });
+    let table = Table::new(rows, constraints(&widths, &keep))
+        .header(header)
+        .row_highlight_style(theme.selected());
+    let mut state = TableState::default().with_selected(Some(row - start));
+    frame.render_stateful_widget(table, area, &mut state);
+}
+
+pub fn draw_orders(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let o = &app.orders;
+    let [top, table] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
+    let search = if o.searching {
+        o.search.value.as_str()
+    } else {
+        o.q.as_str()
+    };
+    frame.render_widget(
+        Paragraph::new(title(&o.list, "Orders", &o.status, Some((search, o.searching)), theme)),
+        top,
+    );
+    draw_table(frame, table, &o.list, &ORDER_COLUMNS, order_cells, theme);
+}
+
+pub fn draw_esims(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let e = &app.esims;
+    let [top, table] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
+    frame.render_widget(Paragraph::new(title(&e.list, "My eSIMs", &e.status, None, theme)), top);
+    draw_table(frame, table, &e.list, &ESIM_COLUMNS, esim_cells, theme);
+}

@@ -1,0 +1,172 @@
+//! Drawing: a pure function of the app's state (and the time, for countdowns). Header with the
+//! reseller and balance, the tab bar, the current tab, the status line, and any overlay.
+
+mod catalog;
+mod lists;
+mod overlays;
+mod profile;
+pub mod theme;
+mod widgets;
+
+use super::app::{App, Halt, Overlay, Tab};
+use crate::esim::money::format_amount;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+use std::time::Instant;
+use theme::Theme;
+use widgets::{centered, safe};
+
+/// Below this the dashboard says how large the terminal must be instead of drawing.
+pub const MIN_WIDTH: u16 = 50;
+pub const MIN_HEIGHT: u16 = 12;
+
+const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+pub fn spinner(app: &App) -> &'static str {
+    SPINNER[app.spinner % SPINNER.len()]
+}
+
+pub fn draw(frame: &mut Frame, app: &App, theme: &Theme, now: Instant) {
+    let area = frame.area();
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        let text = format!(
+            "Terminal too small: {}×{}. esimdash needs at least {MIN_WIDTH}×{MIN_HEIGHT}.",
+            area.width, area.height
+        );
+        frame.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), area);
+        return;
+    }
+    let [header, tabs, body, status] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Min(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    draw_header(frame, header, app, theme);
+    draw_tabs(frame, tabs, app, theme);
+    if let Some(Halt::Unauthorized { revoked, message }) = &app.halt {
+        draw_unauthorized(frame, body, *revoked, message, theme);
+    } else {
+        match app.tab {
+            Tab::Catalog => catalog::draw(frame, body, app, theme),
+            Tab::Orders => lists::draw_orders(frame, body, app, theme),
+            Tab::Esims => lists::draw_esims(frame, body, app, theme),
+            Tab::Profile => profile::draw(frame, body, app, theme),
+        }
+        if let Some(overlay) = &app.overlay {
+            overlays::draw(frame, body, overlay, app, theme);
+        }
+    }
+    draw_status(frame, status, app, theme, now);
+}
+
+fn draw_header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let who = app
+        .account
+        .profile
+        .as_ref()
+        .map_or_else(|| "…".to_string(), |p| safe(p.display_name()));
+    let balance = app
+        .account
+        .profile
+        .as_ref()
+        .and_then(|p| p.balance_usd)
+        .map_or_else(|| "…".to_string(), |b| format!("{} USD", format_amount(b)));
+    let mut spans = vec![
+        Span::raw(" esimdash │ "),
+        Span::styled(who, theme.title()),
+        Span::raw(" │ Balance "),
+        Span::styled(balance, theme.title()),
+    ];
+    if app.demo {
+        spans.push(Span::raw(" │ DEMO"));
+    }
+    if app.is_loading() {
+        spans.push(Span::raw(format!(" {}", spinner(app))));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.header()), area);
+}
+
+fn draw_tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let mut spans = Vec::new();
+    for (tab, _, _) in Tab::bar_positions() {
+        let style = if tab == app.tab {
+            theme.tab_active()
+        } else {
+            theme.muted()
+        };
+        spans.push(Span::styled(tab.label(), style));
+        spans.push(Span::raw(" "));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+fn draw_unauthorized(frame: &mut Frame, area: Rect, revoked: bool, message: &str, theme: &Theme) {
+    let rect = centered(area, 76, 11);
+    let (title, what) = if revoked {
+        (
+            "API key revoked or expired",
+            "This key can no longer be used. Create a new key pair in the reseller portal (API keys).",
+        )
+    } else {
+        (
+            "Credentials not accepted",
+            "The access code or secret key is wrong. Check them in the reseller portal (API keys).",
+        )
+    };
+    let lines = vec![
+        Line::styled(title, theme.error()),
+        Line::raw(""),
+        Line::raw(what),
+        Line::raw(
+            "Then set ESIMDASH_ACCESS_CODE and ESIMDASH_SECRET_KEY, or the profile in the config file, and start esimdash again.",
+        ),
+        Line::raw(""),
+        Line::styled(safe(message), theme.muted()),
+        Line::raw(""),
+        Line::raw("No more requests are sent. q to quit."),
+    ];
+    let block = Block::default().borders(Borders::ALL);
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }).block(block), rect);
+}
+
+/// The keys of what has the focus, for the status line.
+fn key_hints(app: &App) -> &'static str {
+    if let Some(overlay) = &app.overlay {
+        return match overlay {
+            Overlay::StatusPicker { .. } => "↑↓ choose  ⏎ apply  esc cancel",
+            Overlay::ProfileForm(_) => "tab next field  ⏎ save  esc cancel",
+            _ => "esc close",
+        };
+    }
+    match app.tab {
+        Tab::Catalog if app.catalog.filtering => "type to filter  ↑↓ move  ⏎ keep  esc clear",
+        Tab::Orders if app.orders.searching => "type to search  ↑↓ move  ⏎ search now  esc clear",
+        Tab::Catalog => "↑↓ move  / filter  s sort  ⏎ detail  r refresh  ? help  q quit",
+        Tab::Orders => "↑↓ move  PgDn/PgUp page  / search  f status  ⏎ detail  r refresh  ? help  q quit",
+        Tab::Esims => "↑↓ move  PgDn/PgUp page  f status  ⏎ detail  r refresh  ? help  q quit",
+        Tab::Profile => "e edit  r refresh  ? help  q quit",
+    }
+}
+
+fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: Instant) {
+    let line = match (&app.halt, app.rate_limited_until, &app.flash) {
+        (Some(Halt::Offline { message }), _, _) => {
+            Line::styled(format!(" {}  (r to retry)", safe(message)), theme.error())
+        }
+        (_, Some(until), _) => {
+            let left = until.saturating_duration_since(now);
+            let secs = left.as_secs() + u64::from(left.subsec_nanos() > 0);
+            Line::styled(format!(" Rate limited by the API: retrying in {secs} s"), theme.error())
+        }
+        (_, _, Some(flash)) => Line::styled(
+            format!(" {}", safe(&flash.text)),
+            if flash.error { theme.error() } else { theme.ok() },
+        ),
+        _ => Line::styled(format!(" {}", key_hints(app)), theme.muted()),
+    };
+    frame.render_widget(Paragraph::new(line), area);
+}

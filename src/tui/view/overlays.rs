@@ -1,0 +1,211 @@
+//! Windows over the tab: help, plan / order / eSIM detail, the status picker, the profile form.
+
+use super::catalog::{location, validity};
+use super::lists::short_time;
+use super::spinner;
+use super::theme::Theme;
+use super::widgets::{fields, paragraph, popup, safe};
+use crate::api::model::Plan;
+use crate::esim::money::format_amount;
+use crate::esim::volume::format_bytes;
+use crate::tui::app::{App, Overlay, PROFILE_FIELDS, status_choices};
+use ratatui::Frame;
+use ratatui::layout::{Position, Rect};
+use ratatui::text::{Line, Span};
+
+/// Every key, as `?` shows them.
+pub const HELP: &[(&str, &str)] = &[
+    ("1 2 3 4, Tab, Shift-Tab", "switch tab (or click its title)"),
+    ("↑ ↓, j k, mouse wheel", "move"),
+    ("PgUp PgDn, Ctrl-u Ctrl-d", "move a page"),
+    ("g G, Home End", "first, last"),
+    ("Enter", "open the detail"),
+    ("/", "Catalog: filter as you type; Orders: search"),
+    ("s", "Catalog: sort by name, price, data, location"),
+    ("f", "Orders, My eSIMs: status filter"),
+    ("e", "Profile: edit company fields"),
+    ("Esc", "close, clear the filter or search"),
+    ("r", "refresh this view and the balance"),
+    ("?", "this help"),
+    ("q, Ctrl-C", "quit"),
+];
+
+fn money(v: Option<rust_decimal::Decimal>, currency: &str) -> String {
+    v.map_or_else(
+        || "-".to_string(),
+        |v| format!("{} {}", format_amount(v), safe(currency)),
+    )
+}
+
+fn plan_rows(p: &Plan) -> Vec<(&'static str, String)> {
+    let pricing = p.pricing.as_ref();
+    vec![
+        ("Plan", p.name.clone()),
+        ("Slug", p.slug.clone()),
+        ("Package code", p.package_code.clone()),
+        (
+            "Location",
+            format!("{} ({})", location(&p.location_code), p.location_code),
+        ),
+        ("Data", p.volume.map(format_bytes).unwrap_or_default()),
+        ("Validity", validity(p)),
+        (
+            "Cost price",
+            money(pricing.and_then(|x| x.cost_price), &p.currency_code),
+        ),
+        ("Sell price", money(p.sell_price(), &p.currency_code)),
+        ("Margin", money(pricing.and_then(|x| x.margin), &p.currency_code)),
+        (
+            "Margin %",
+            pricing
+                .and_then(|x| x.margin_pct)
+                .map(format_amount)
+                .unwrap_or_default(),
+        ),
+        (
+            "Rule",
+            pricing
+                .map(|x| format!("{} / {}", x.rule_scope, x.rule_type))
+                .unwrap_or_default(),
+        ),
+        ("Supplier price", money(p.supplier_price, &p.currency_code)),
+    ]
+}
+
+pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: &Theme) {
+    match overlay {
+        Overlay::Help => {
+            let inner = popup(frame, area, "Keys", 72, HELP.len() as u16 + 2, theme);
+            let lines = HELP
+                .iter()
+                .map(|(k, v)| Line::from(vec![Span::styled(format!("{k:<26}"), theme.key()), Span::raw(*v)]))
+                .collect();
+            paragraph(frame, inner, lines);
+        }
+        Overlay::PlanDetail {
+            summary,
+            fetched,
+            request,
+            error,
+        } => {
+            let inner = popup(frame, area, "Plan", 64, 16, theme);
+            let mut lines = fields(&plan_rows(fetched.as_deref().unwrap_or(summary)), theme);
+            lines.push(Line::raw(""));
+            match (fetched, request, error) {
+                (_, _, Some(e)) => lines.push(Line::styled(safe(e), theme.error())),
+                (None, Some(_), _) => lines.push(Line::styled(
+                    format!("{} fetching your pricing…", spinner(app)),
+                    theme.muted(),
+                )),
+                _ => {}
+            }
+            paragraph(frame, inner, lines);
+        }
+        Overlay::OrderDetail(o) => {
+            let inner = popup(frame, area, "Order", 64, 14, theme);
+            let r = &o.record;
+            let rows = [
+                ("Order number", r.provider_order_no.clone()),
+                ("Created", short_time(&o.created_at)),
+                ("Status", r.status.to_string()),
+                ("Package", r.package_name.clone()),
+                ("Package code", r.package_code.clone()),
+                ("Slug", r.slug.clone()),
+                (
+                    "Location",
+                    format!("{} ({})", location(&r.location_code), r.location_code),
+                ),
+                ("Quantity", r.quantity.map(|q| q.to_string()).unwrap_or_default()),
+                ("Cost price", money(o.cost_price, "USD")),
+                ("Sell price", money(o.sell_price, "USD")),
+                ("Total", money(o.total_sell_price, "USD")),
+            ];
+            paragraph(frame, inner, fields(&rows, theme));
+        }
+        Overlay::EsimDetail(e) => {
+            let inner = popup(frame, area, "eSIM", 70, 14, theme);
+            let raw = &e.raw_order_json;
+            let rows = [
+                ("ICCID", raw.iccid.clone()),
+                ("Status", e.record.status.to_string()),
+                ("SM-DP+ status", raw.smdp_status.clone()),
+                ("Package", e.record.package_name.clone()),
+                ("Order number", e.record.provider_order_no.clone()),
+                (
+                    "Location",
+                    format!("{} ({})", location(&e.record.location_code), e.record.location_code),
+                ),
+                (
+                    "Data used",
+                    match (raw.order_usage, raw.total_volume) {
+                        (Some(u), Some(t)) => format!("{} of {}", format_bytes(u), format_bytes(t)),
+                        _ => "-".to_string(),
+                    },
+                ),
+                ("Expires", short_time(&raw.expired_time)),
+                (
+                    "Activation code",
+                    raw.ac.clone().unwrap_or_else(|| "(only as the QR image)".to_string()),
+                ),
+                ("QR image", raw.qr_code_url.clone()),
+            ];
+            paragraph(frame, inner, fields(&rows, theme));
+        }
+        Overlay::StatusPicker { cursor, .. } => {
+            let choices = status_choices();
+            let inner = popup(frame, area, "Status filter", 30, choices.len() as u16 + 2, theme);
+            let lines = choices
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let label = format!(" {}", c.as_deref().unwrap_or("all"));
+                    if i == *cursor {
+                        Line::styled(label, theme.selected())
+                    } else {
+                        Line::raw(label)
+                    }
+                })
+                .collect();
+            paragraph(frame, inner, lines);
+        }
+        Overlay::ProfileForm(form) => {
+            let inner = popup(frame, area, "Edit company profile", 70, 12, theme);
+            let mut lines = Vec::new();
+            let mut cursor = None;
+            for (i, label) in PROFILE_FIELDS.iter().enumerate() {
+                let focused = i == form.focus;
+                let marker = if focused { "›" } else { " " };
+                let prefix = format!("{marker} {label:<13} ");
+                if focused {
+                    let x = inner.x + prefix.chars().count() as u16 + form.inputs[i].cursor as u16;
+                    cursor = Some(Position::new(
+                        x.min(inner.right().saturating_sub(1)),
+                        inner.y + lines.len() as u16,
+                    ));
+                }
+                lines.push(Line::from(vec![
+                    Span::styled(prefix, if focused { theme.key() } else { theme.muted() }),
+                    Span::raw(safe(&form.inputs[i].value)),
+                ]));
+                match &form.errors[i] {
+                    Some(e) => lines.push(Line::styled(format!("                {e}"), theme.error())),
+                    None => lines.push(Line::raw("")),
+                }
+            }
+            if app.saving.is_some() {
+                lines.push(Line::styled(format!("{} saving…", spinner(app)), theme.muted()));
+            } else if let Some(e) = &form.server_error {
+                lines.push(Line::styled(format!("The server refused: {}", safe(e)), theme.error()));
+            } else {
+                lines.push(Line::styled(
+                    "Enter saves, Esc cancels. An empty field clears it.",
+                    theme.muted(),
+                ));
+            }
+            paragraph(frame, inner, lines);
+            if let Some(position) = cursor {
+                frame.set_cursor_position(position);
+            }
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! Styles. With `NO_COLOR` set, only bold and reverse video remain.
+
+use ratatui::style::{Color, Modifier, Style};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Theme {
+    pub color: bool,
+}
+
+impl Theme {
+    /// Colours unless `NO_COLOR` is set to anything non-empty (no-color.org).
+    pub fn from_env() -> Self {
+        Self {
+            color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        }
+    }
+
+    fn pick(&self, colored: Style, plain: Style) -> Style {
+        if self.color { colored } else { plain }
+    }
+
+    pub fn header(&self) -> Style {
+        self.pick(
+            Style::new().fg(Color::Black).bg(Color::Cyan),
+            Style::new().add_modifier(Modifier::REVERSED),
+        )
+    }
+
+    pub fn tab_active(&self) -> Style {
+        self.pick(
+            Style::new()
+                .fg(Color::Black)
+                .bg(Color::White)
+                .add_modifier(Modifier::BOLD),
+            Style::new().add_modifier(Modifier::REVERSED | Modifier::BOLD),
+        )
+    }
+
+    pub fn selected(&self) -> Style {
+        self.pick(
+            Style::new().bg(Color::Blue).fg(Color::White),
+            Style::new().add_modifier(Modifier::REVERSED),
+        )
+    }
+
+    pub fn title(&self) -> Style {
+        Style::new().add_modifier(Modifier::BOLD)
+    }
+
+    pub fn muted(&self) -> Style {
+        self.pick(Style::new().fg(Color::DarkGray), Style::new())
+    }
+
+    pub fn error(&self) -> Style {
+        self.pick(
+            Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
+            Style::new().add_modifier(Modifier::BOLD),
+        )
+    }
+
+    pub fn ok(&self) -> Style {
+        self.pick(Style::new().fg(Color::Green), Style::new())
+    }
+
+    pub fn key(&self) -> Style {
+        self.pick(
+            Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            Style::new().add_modifier(Modifier::BOLD),
+        )
+    }
+}
