@@ -4,7 +4,7 @@
 use crate::tui::msg::RequestId;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// How close to the end of the loaded items the cursor may come before the next page is fetched.
+/// How many rows may be left below the cursor on its page before the next page is fetched.
 const PREFETCH_DISTANCE: u64 = 10;
 
 #[derive(Debug, Clone)]
@@ -114,7 +114,7 @@ impl<T> Paged<T> {
         let next = current + 1;
         let end_of_page = current * self.page_size;
         let exists = self.total.is_some_and(|t| end_of_page < t);
-        if exists && end_of_page - self.cursor <= PREFETCH_DISTANCE && missing(next) {
+        if exists && end_of_page - self.cursor - 1 <= PREFETCH_DISTANCE && missing(next) {
             wanted.push(next);
         }
         wanted
@@ -169,8 +169,10 @@ mod tests {
         assert!(!p.accept(1, 6, vec![], 120), "a stale answer is dropped");
         assert!(p.accept(1, 7, (0..50).collect(), 120));
         assert_eq!(p.wanted(), Vec::<u64>::new());
-        p.move_by(39);
-        assert_eq!(p.wanted(), vec![2], "ten from the end of page 1");
+        p.move_by(38);
+        assert_eq!(p.wanted(), Vec::<u64>::new(), "eleven rows left below: not yet");
+        p.move_by(1);
+        assert_eq!(p.wanted(), vec![2], "ten rows left below the cursor on page 1");
         p.go_to_end();
         assert_eq!((p.cursor, p.current_page()), (119, 3));
         assert_eq!(p.wanted(), vec![3]);
