@@ -86,7 +86,7 @@ fn plan(code: &str, label: &str, location: &str, volume: u64, gb_label: &str, da
             code.to_ascii_lowercase(),
             gb_label.to_ascii_lowercase()
         ),
-        name: format!("{label} {gb_label} {days} Days"),
+        name: format!("{label} {gb_label} {days} {}", if days == 1 { "Day" } else { "Days" }),
         location_code: location.to_string(),
         volume,
         duration: days,

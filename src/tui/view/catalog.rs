@@ -1,7 +1,7 @@
 //! The Catalog tab: plans with location, data, validity, cost, sell price and margin.
 
 use super::theme::Theme;
-use super::widgets::{constraints, fit_columns, safe, window_start};
+use super::widgets::{Column, safe, table, window_start};
 use crate::api::model::Plan;
 use crate::esim::location::location_name;
 use crate::esim::money::format_amount;
@@ -10,16 +10,16 @@ use crate::tui::app::App;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
+use ratatui::widgets::Paragraph;
 
-const COLUMNS: [(&str, u16, bool); 7] = [
-    ("PLAN", 24, false),
-    ("LOCATION", 16, true),
-    ("DATA", 7, false),
-    ("VALIDITY", 8, true),
-    ("COST", 8, true),
-    ("SELL", 8, false),
-    ("MARGIN", 7, true),
+const COLUMNS: [Column; 7] = [
+    Column::new("PLAN", 24).flex(),
+    Column::new("LOCATION", 16).optional(),
+    Column::new("DATA", 7).right(),
+    Column::new("VALIDITY", 8).optional().right(),
+    Column::new("COST", 8).optional().right(),
+    Column::new("SELL", 8).right(),
+    Column::new("MARGIN", 7).optional().right(),
 ];
 
 fn money(value: Option<rust_decimal::Decimal>) -> String {
@@ -39,9 +39,9 @@ pub fn location(code: &str) -> String {
     location_name(code).map_or_else(|| safe(code), |n| n.to_string())
 }
 
-fn cells(plan: &Plan) -> [String; 7] {
+fn cells(plan: &Plan) -> Vec<String> {
     let pricing = plan.pricing.as_ref();
-    [
+    vec![
         safe(&plan.name),
         location(&plan.location_code),
         plan.volume.map(format_bytes).unwrap_or_default(),
@@ -82,31 +82,14 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         frame.render_widget(Paragraph::new(text), table_area);
         return;
     }
-    let columns: Vec<(u16, bool)> = COLUMNS.iter().map(|(_, w, o)| (*w, *o)).collect();
-    let keep = fit_columns(table_area.width, &columns);
-    let header = Row::new(
-        COLUMNS
-            .iter()
-            .zip(&keep)
-            .filter(|(_, k)| **k)
-            .map(|((h, _, _), _)| Cell::from(*h)),
-    )
-    .style(theme.muted());
     let height = table_area.height.saturating_sub(1) as usize;
     let start = window_start(catalog.cursor, height);
-    let rows = catalog.visible.iter().skip(start).take(height).map(|&i| {
-        let cells = cells(&catalog.plans[i]);
-        Row::new(
-            cells
-                .into_iter()
-                .zip(&keep)
-                .filter(|(_, k)| **k)
-                .map(|(c, _)| Cell::from(c)),
-        )
-    });
-    let table = Table::new(rows, constraints(&columns, &keep))
-        .header(header)
-        .row_highlight_style(theme.selected());
-    let mut state = TableState::default().with_selected(Some(catalog.cursor - start));
-    frame.render_stateful_widget(table, table_area, &mut state);
+    let rows = catalog
+        .visible
+        .iter()
+        .skip(start)
+        .take(height)
+        .map(|&i| cells(&catalog.plans[i]))
+        .collect();
+    table(frame, table_area, &COLUMNS, rows, catalog.cursor - start, theme);
 }

@@ -2,7 +2,7 @@
 //! search in the title line.
 
 use super::theme::Theme;
-use super::widgets::{constraints, fit_columns, safe, window_start};
+use super::widgets::{Column, safe, table, window_start};
 use crate::api::model::{Esim, Order};
 use crate::esim::money::format_amount;
 use crate::esim::volume::format_bytes;
@@ -10,7 +10,7 @@ use crate::tui::app::{App, Paged};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
+use ratatui::widgets::Paragraph;
 
 /// `2026-11-20 21:55` from an RFC 3339 time; other text as it is.
 pub fn short_time(rfc3339: &str) -> String {
@@ -33,14 +33,14 @@ fn order_cells(o: &Order) -> Vec<String> {
     ]
 }
 
-const ORDER_COLUMNS: [(&str, u16, bool); 7] = [
-    ("ORDER", 14, false),
-    ("CREATED", 16, true),
-    ("STATUS", 14, false),
-    ("PACKAGE", 24, true),
-    ("LOC", 4, true),
-    ("QTY", 3, true),
-    ("TOTAL", 8, false),
+const ORDER_COLUMNS: [Column; 7] = [
+    Column::new("ORDER", 14),
+    Column::new("CREATED", 16).optional(),
+    Column::new("STATUS", 14),
+    Column::new("PACKAGE", 20).optional().flex(),
+    Column::new("LOC", 4).optional(),
+    Column::new("QTY", 3).optional().right(),
+    Column::new("TOTAL", 8).right(),
 ];
 
 fn esim_cells(e: &Esim) -> Vec<String> {
@@ -60,14 +60,14 @@ fn esim_cells(e: &Esim) -> Vec<String> {
     ]
 }
 
-const ESIM_COLUMNS: [(&str, u16, bool); 7] = [
-    ("ICCID", 20, false),
-    ("STATUS", 14, false),
-    ("SM-DP+", 9, true),
-    ("PACKAGE", 22, true),
-    ("LOC", 4, true),
-    ("USED", 16, true),
-    ("EXPIRES", 10, true),
+const ESIM_COLUMNS: [Column; 7] = [
+    Column::new("ICCID", 20),
+    Column::new("STATUS", 14),
+    Column::new("SM-DP+", 9).optional(),
+    Column::new("PACKAGE", 20).optional().flex(),
+    Column::new("LOC", 4).optional(),
+    Column::new("USED", 16).optional().right(),
+    Column::new("EXPIRES", 10).optional(),
 ];
 
 /// `page 2 of 8 · 400 orders · status active · search "fr"`.
@@ -107,7 +107,7 @@ fn draw_table<T>(
     frame: &mut Frame,
     area: Rect,
     list: &Paged<T>,
-    columns: &[(&str, u16, bool)],
+    columns: &[Column],
     cells: impl Fn(&T) -> Vec<String>,
     theme: &Theme,
 ) {
@@ -124,33 +124,11 @@ fn draw_table<T>(
         frame.render_widget(Paragraph::new(" Nothing here."), area);
         return;
     }
-    let widths: Vec<(u16, bool)> = columns.iter().map(|(_, w, o)| (*w, *o)).collect();
-    let keep = fit_columns(area.width, &widths);
-    let header = Row::new(
-        columns
-            .iter()
-            .zip(&keep)
-            .filter(|(_, k)| **k)
-            .map(|((h, _, _), _)| Cell::from(*h)),
-    )
-    .style(theme.muted());
     let height = area.height.saturating_sub(1) as usize;
     let row = list.row_in_page();
     let start = window_start(row, height);
-    let rows = items.iter().skip(start).take(height).map(|item| {
-        Row::new(
-            cells(item)
-                .into_iter()
-                .zip(&keep)
-                .filter(|(_, k)| **k)
-                .map(|(c, _)| Cell::from(c)),
-        )
-    });
-    let table = Table::new(rows, constraints(&widths, &keep))
-        .header(header)
-        .row_highlight_style(theme.selected());
-    let mut state = TableState::default().with_selected(Some(row - start));
-    frame.render_stateful_widget(table, area, &mut state);
+    let rows = items.iter().skip(start).take(height).map(&cells).collect();
+    table(frame, area, columns, rows, row - start, theme);
 }
 
 pub fn draw_orders(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {

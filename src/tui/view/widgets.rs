@@ -6,7 +6,7 @@ use crate::esim::text::sanitize;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, TableState, Wrap};
 
 /// Server or user text, safe to draw.
 pub fn safe(text: &str) -> String {
@@ -60,41 +60,103 @@ pub fn window_start(cursor: usize, height: usize) -> usize {
     cursor.checked_div(height).map_or(0, |screens| screens * height)
 }
 
-/// Column widths that fit: drops the columns marked optional (from the last) until the rest fit.
-pub fn fit_columns(width: u16, columns: &[(u16, bool)]) -> Vec<bool> {
-    let mut keep: Vec<bool> = columns.iter().map(|_| true).collect();
+/// A table column: its title, its width, whether it may be dropped when space is short,
+/// whether it takes the width left over, and whether its values are numbers (right-aligned).
+#[derive(Debug, Clone, Copy)]
+pub struct Column {
+    pub title: &'static str,
+    pub width: u16,
+    pub optional: bool,
+    pub flex: bool,
+    pub right: bool,
+}
+
+impl Column {
+    pub const fn new(title: &'static str, width: u16) -> Self {
+        Self {
+            title,
+            width,
+            optional: false,
+            flex: false,
+            right: false,
+        }
+    }
+    pub const fn optional(self) -> Self {
+        Self { optional: true, ..self }
+    }
+    pub const fn flex(self) -> Self {
+        Self { flex: true, ..self }
+    }
+    pub const fn right(self) -> Self {
+        Self { right: true, ..self }
+    }
+}
+
+/// Which columns fit: optional ones are dropped, from the last, until the rest fit.
+fn fit(width: u16, columns: &[Column]) -> Vec<bool> {
+    let mut keep = vec![true; columns.len()];
     let needed = |keep: &[bool]| -> u16 {
         columns
             .iter()
             .zip(keep)
             .filter(|(_, k)| **k)
-            .map(|((w, _), _)| w + 1)
+            .map(|(c, _)| c.width + 1)
             .sum()
     };
     for i in (0..columns.len()).rev() {
         if needed(&keep) <= width {
             break;
         }
-        if columns[i].1 {
+        if columns[i].optional {
             keep[i] = false;
         }
     }
     keep
 }
 
-/// Constraints for the kept columns; the first column takes what is left.
-pub fn constraints(columns: &[(u16, bool)], keep: &[bool]) -> Vec<Constraint> {
-    columns
-        .iter()
-        .zip(keep)
-        .enumerate()
-        .filter(|(_, (_, k))| **k)
-        .map(|(i, ((w, _), _))| {
-            if i == 0 {
-                Constraint::Min(*w)
-            } else {
-                Constraint::Length(*w)
-            }
-        })
-        .collect()
+/// Draws the rows in view (already cut to the window) with `selected` highlighted.
+pub fn table(
+    frame: &mut Frame,
+    area: Rect,
+    columns: &[Column],
+    rows: Vec<Vec<String>>,
+    selected: usize,
+    theme: &Theme,
+) {
+    let keep = fit(area.width, columns);
+    let cell = |column: &Column, text: String| {
+        let line = Line::from(text);
+        Cell::from(if column.right { line.right_aligned() } else { line })
+    };
+    let kept = |i: usize| keep.get(i).copied().unwrap_or(false);
+    let header = Row::new(
+        columns
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| kept(*i))
+            .map(|(_, c)| cell(c, c.title.to_string())),
+    )
+    .style(theme.muted());
+    let rows = rows.into_iter().map(|values| {
+        Row::new(
+            values
+                .into_iter()
+                .zip(columns)
+                .enumerate()
+                .filter(|(i, _)| kept(*i))
+                .map(|(_, (v, c))| cell(c, v)),
+        )
+    });
+    let widths = columns.iter().enumerate().filter(|(i, _)| kept(*i)).map(|(_, c)| {
+        if c.flex {
+            Constraint::Min(c.width)
+        } else {
+            Constraint::Length(c.width)
+        }
+    });
+    let table = Table::new(rows, widths)
+        .header(header)
+        .row_highlight_style(theme.selected());
+    let mut state = TableState::default().with_selected(Some(selected));
+    frame.render_stateful_widget(table, area, &mut state);
 }
