@@ -28,7 +28,8 @@ pub async fn run(client: Client, options: Options) -> std::io::Result<()> {
     result
 }
 
-async fn execute(client: &Client, request: &Request) -> Result<Payload, ApiError> {
+/// Makes the call a request stands for (also used by tests that drive the app).
+pub async fn execute(client: &Client, request: &Request) -> Result<Payload, ApiError> {
     Ok(match request {
         Request::Profile => Payload::Profile(client.profile().await?),
         Request::Plans => Payload::Plans(client.plans().await?),

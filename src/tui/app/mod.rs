@@ -367,6 +367,12 @@ impl App {
                 message: error.to_string(),
             });
             self.overlay = None;
+            // Nothing more will be sent, and answers still on their way are dropped.
+            self.account.request = None;
+            self.catalog.request = None;
+            self.orders.list.reload();
+            self.esims.list.reload();
+            self.saving = None;
             return;
         }
         let writes = request.writes();

@@ -37,7 +37,7 @@ const ORDER_COLUMNS: [Column; 7] = [
     Column::new("ORDER", 14),
     Column::new("CREATED", 16).optional(),
     Column::new("STATUS", 14),
-    Column::new("PACKAGE", 20).optional().flex(),
+    Column::new("PACKAGE", 14).flex(),
     Column::new("LOC", 4).optional(),
     Column::new("QTY", 3).optional().right(),
     Column::new("TOTAL", 8).right(),
@@ -64,13 +64,13 @@ const ESIM_COLUMNS: [Column; 7] = [
     Column::new("ICCID", 20),
     Column::new("STATUS", 14),
     Column::new("SM-DP+", 9).optional(),
-    Column::new("PACKAGE", 20).optional().flex(),
+    Column::new("PACKAGE", 14).flex(),
     Column::new("LOC", 4).optional(),
     Column::new("USED", 16).optional().right(),
     Column::new("EXPIRES", 10).optional(),
 ];
 
-/// `page 2 of 8 · 400 orders · status active · search "fr"`.
+/// ` Orders · page 2/8 · 400 total · active · search: fr`.
 fn title<T>(
     list: &Paged<T>,
     what: &str,
@@ -81,16 +81,14 @@ fn title<T>(
     let mut spans = vec![Span::styled(format!(" {what}"), theme.title())];
     match list.total {
         Some(total) => spans.push(Span::raw(format!(
-            " · page {} of {} · {total} in all",
+            " · page {}/{} · {total} total",
             list.current_page(),
             list.page_count().max(1)
         ))),
         None => spans.push(Span::raw(" · loading…")),
     }
-    spans.push(Span::styled(
-        format!(" · status {}", status.as_deref().map_or("all".to_string(), safe)),
-        theme.muted(),
-    ));
+    let status = status.as_deref().map_or_else(|| "all statuses".to_string(), safe);
+    spans.push(Span::styled(format!(" · {status}"), theme.muted()));
     if let Some((text, typing)) = search
         && (typing || !text.is_empty())
     {
@@ -106,6 +104,7 @@ fn title<T>(
 fn draw_table<T>(
     frame: &mut Frame,
     area: Rect,
+    app: &App,
     list: &Paged<T>,
     columns: &[Column],
     cells: impl Fn(&T) -> Vec<String>,
@@ -115,6 +114,9 @@ fn draw_table<T>(
         let text = match list.total {
             Some(0) => " Nothing here.".to_string(),
             _ if list.is_loading() => format!(" Loading page {}…", list.current_page()),
+            _ if app.rate_limited_until.is_some() => {
+                " Rate limited: this page loads when the countdown ends.".to_string()
+            }
             _ => " Could not load this page: r to try again.".to_string(),
         };
         frame.render_widget(Paragraph::new(text), area);
@@ -143,12 +145,12 @@ pub fn draw_orders(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Paragraph::new(title(&o.list, "Orders", &o.status, Some((search, o.searching)), theme)),
         top,
     );
-    draw_table(frame, table, &o.list, &ORDER_COLUMNS, order_cells, theme);
+    draw_table(frame, table, app, &o.list, &ORDER_COLUMNS, order_cells, theme);
 }
 
 pub fn draw_esims(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let e = &app.esims;
     let [top, table] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
     frame.render_widget(Paragraph::new(title(&e.list, "My eSIMs", &e.status, None, theme)), top);
-    draw_table(frame, table, &e.list, &ESIM_COLUMNS, esim_cells, theme);
+    draw_table(frame, table, app, &e.list, &ESIM_COLUMNS, esim_cells, theme);
 }

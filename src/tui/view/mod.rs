@@ -105,7 +105,7 @@ fn draw_tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 }
 
 fn draw_unauthorized(frame: &mut Frame, area: Rect, revoked: bool, message: &str, theme: &Theme) {
-    let rect = centered(area, 76, 11);
+    let rect = centered(area, 76, area.height.min(16));
     let (title, what) = if revoked {
         (
             "API key revoked or expired",
@@ -135,6 +135,9 @@ fn draw_unauthorized(frame: &mut Frame, area: Rect, revoked: bool, message: &str
 
 /// The keys of what has the focus, for the status line.
 fn key_hints(app: &App) -> &'static str {
+    if matches!(app.halt, Some(Halt::Unauthorized { .. })) {
+        return "q quit";
+    }
     if let Some(overlay) = &app.overlay {
         return match overlay {
             Overlay::StatusPicker { .. } => "↑↓ choose  ⏎ apply  esc cancel",

@@ -15,17 +15,17 @@ use ratatui::text::{Line, Span};
 
 /// Every key, as `?` shows them.
 pub const HELP: &[(&str, &str)] = &[
-    ("1 2 3 4, Tab, Shift-Tab", "switch tab (or click its title)"),
+    ("1 2 3 4, Tab, Shift-Tab", "switch tab (or click it)"),
     ("↑ ↓, j k, mouse wheel", "move"),
     ("PgUp PgDn, Ctrl-u Ctrl-d", "move a page"),
     ("g G, Home End", "first, last"),
     ("Enter", "open the detail"),
-    ("/", "Catalog: filter as you type; Orders: search"),
-    ("s", "Catalog: sort by name, price, data, location"),
-    ("f", "Orders, My eSIMs: status filter"),
-    ("e", "Profile: edit company fields"),
-    ("Esc", "close, clear the filter or search"),
-    ("r", "refresh this view and the balance"),
+    ("/", "filter Catalog, search Orders"),
+    ("s", "sort the catalog"),
+    ("f", "status filter (lists)"),
+    ("e", "edit the profile"),
+    ("Esc", "close; clear filter or search"),
+    ("r", "refresh view and balance"),
     ("?", "this help"),
     ("q, Ctrl-C", "quit"),
 ];
@@ -75,10 +75,10 @@ fn plan_rows(p: &Plan) -> Vec<(&'static str, String)> {
 pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: &Theme) {
     match overlay {
         Overlay::Help => {
-            let inner = popup(frame, area, "Keys", 72, HELP.len() as u16 + 2, theme);
+            let inner = popup(frame, area, "Keys", 60, HELP.len() as u16 + 2, theme);
             let lines = HELP
                 .iter()
-                .map(|(k, v)| Line::from(vec![Span::styled(format!("{k:<26}"), theme.key()), Span::raw(*v)]))
+                .map(|(k, v)| Line::from(vec![Span::styled(format!("{k:<25}"), theme.key()), Span::raw(*v)]))
                 .collect();
             paragraph(frame, inner, lines);
         }
@@ -158,11 +158,11 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
                 .iter()
                 .enumerate()
                 .map(|(i, c)| {
-                    let label = format!(" {}", c.as_deref().unwrap_or("all"));
+                    let name = c.as_deref().unwrap_or("all");
                     if i == *cursor {
-                        Line::styled(label, theme.selected())
+                        Line::styled(format!("› {name}"), theme.selected())
                     } else {
-                        Line::raw(label)
+                        Line::raw(format!("  {name}"))
                     }
                 })
                 .collect();

@@ -154,9 +154,11 @@ pub fn table(
             Constraint::Length(c.width)
         }
     });
+    // The marker shows the cursor even where colours and reverse video do not.
     let table = Table::new(rows, widths)
         .header(header)
-        .row_highlight_style(theme.selected());
+        .row_highlight_style(theme.selected())
+        .highlight_symbol("› ");
     let mut state = TableState::default().with_selected(Some(selected));
     frame.render_stateful_widget(table, area, &mut state);
 }

@@ -1,0 +1,325 @@
+//! The app driven by messages: navigation, filter, paging, stale answers, 401, 429, network
+//! errors, the profile form. Hand-made answers where the point is timing or failure.
+
+use crate::common::*;
+use crossterm::event::KeyCode;
+use esimdash::api::model::{OrderPage, Profile};
+use esimdash::api::{ApiError, Endpoint};
+use esimdash::tui::app::{App, Halt, Overlay, Tab};
+use esimdash::tui::msg::{Answer, Msg, Payload, Request, RequestId};
+use std::time::{Duration, Instant};
+
+const EP: Endpoint = Endpoint::new("GET", "/reseller/orders");
+
+fn answer(id: RequestId, request: Request, result: Result<Payload, ApiError>) -> Msg {
+    Msg::Answer(Box::new(Answer { id, request, result }))
+}
+
+fn profile() -> Profile {
+    serde_json::from_str(r#"{"name":"Ada","companyName":"Acme Mobile","balanceUsd":"250.00"}"#).unwrap()
+}
+
+fn orders(page: u64, count: usize, total: u64) -> OrderPage {
+    let orders: Vec<_> = (0..count)
+        .map(|i| serde_json::json!({"providerOrderNo": format!("B{page}-{i}"), "status": "in_use", "totalSellPrice": "1.00"}))
+        .collect();
+    serde_json::from_value(serde_json::json!({"page": page, "pageSize": 50, "total": total, "orders": orders})).unwrap()
+}
+
+/// An app on the Orders tab with page 1 of 120 orders loaded.
+fn on_orders(now: Instant) -> App {
+    let mut app = App::new(false);
+    app.start();
+    let effects = app.update(key('2'), now);
+    let (id, request) = sends(&effects)
+        .into_iter()
+        .find(|(_, r)| matches!(r, Request::Orders(_)))
+        .unwrap();
+    app.update(answer(id, request, Ok(Payload::Orders(orders(1, 50, 120)))), now);
+    app
+}
+
+#[test]
+fn start_asks_for_the_profile_and_the_catalog_and_drops_a_stale_answer() {
+    let now = Instant::now();
+    let mut app = App::new(false);
+    let first = sends(&app.start());
+    let kinds: Vec<_> = first.iter().map(|(_, r)| r.clone()).collect();
+    assert_eq!(kinds, vec![Request::Profile, Request::Plans]);
+    let profile_id = first[0].0;
+    // An answer with an id nobody waits for changes nothing.
+    app.update(
+        answer(profile_id + 100, Request::Profile, Ok(Payload::Profile(profile()))),
+        now,
+    );
+    assert!(app.account.profile.is_none());
+    app.update(
+        answer(profile_id, Request::Profile, Ok(Payload::Profile(profile()))),
+        now,
+    );
+    assert_eq!(app.account.profile.as_ref().unwrap().display_name(), "Acme Mobile");
+    // Idle: no timer runs once nothing loads.
+    let plans_id = first[1].0;
+    app.update(answer(plans_id, Request::Plans, Ok(Payload::Plans(vec![]))), now);
+    assert_eq!(app.next_wake(now), None, "an idle dashboard asks for no tick");
+}
+
+#[test]
+fn tabs_switch_by_number_tab_key_and_mouse() {
+    let now = Instant::now();
+    let mut app = App::new(false);
+    app.start();
+    app.update(key('3'), now);
+    assert_eq!(app.tab, Tab::Esims);
+    app.update(code(KeyCode::Tab), now);
+    assert_eq!(app.tab, Tab::Profile);
+    app.update(code(KeyCode::BackTab), now);
+    app.update(code(KeyCode::BackTab), now);
+    assert_eq!(app.tab, Tab::Orders);
+    let (_, start, _) = Tab::bar_positions()[0];
+    let click = crossterm::event::MouseEvent {
+        kind: crossterm::event::MouseEventKind::Down(crossterm::event::MouseButton::Left),
+        column: start + 1,
+        row: 1,
+        modifiers: crossterm::event::KeyModifiers::NONE,
+    };
+    app.update(Msg::Mouse(click), now);
+    assert_eq!(app.tab, Tab::Catalog);
+    let quit = app.update(key('q'), now);
+    assert!(app.should_quit() && quit.contains(&esimdash::tui::msg::Effect::Quit));
+}
+
+#[test]
+fn paging_fetches_ahead_and_drops_answers_for_an_old_query() {
+    let now = Instant::now();
+    let mut app = on_orders(now);
+    assert_eq!(app.orders.list.total, Some(120));
+    // Down to ten rows before the end of page 1: page 2 is fetched before it is needed.
+    let mut prefetch = Vec::new();
+    for _ in 0..39 {
+        prefetch.extend(sends(&app.update(key('j'), now)));
+    }
+    let (id2, req2) = prefetch.into_iter().next().expect("page 2 prefetched");
+    assert!(matches!(&req2, Request::Orders(q) if q.page == Some(2)));
+    // The query changes (status filter) before page 2 answers: that answer is stale.
+    app.update(key('f'), now);
+    app.update(key('j'), now);
+    let effects = app.update(code(KeyCode::Enter), now);
+    let (id_active, req_active) = sends(&effects).into_iter().next().expect("refetch for the new filter");
+    assert!(matches!(&req_active, Request::Orders(q) if q.status.as_deref() == Some("active") && q.page == Some(1)));
+    app.update(answer(id2, req2, Ok(Payload::Orders(orders(2, 50, 120)))), now);
+    assert!(
+        app.orders.list.page_items().is_none(),
+        "the old query's page 2 was dropped"
+    );
+    app.update(
+        answer(id_active, req_active, Ok(Payload::Orders(orders(1, 30, 30)))),
+        now,
+    );
+    assert_eq!(app.orders.list.total, Some(30));
+    app.update(code(KeyCode::End), now);
+    assert_eq!(app.orders.list.cursor, 29);
+}
+
+#[test]
+fn the_search_waits_for_a_pause_in_typing() {
+    let now = Instant::now();
+    let mut app = on_orders(now);
+    app.update(key('/'), now);
+    for (i, c) in "fran".chars().enumerate() {
+        let effects = app.update(key(c), now + Duration::from_millis(100 * i as u64));
+        assert!(sends(&effects).is_empty(), "nothing is sent while typing");
+    }
+    let last_key = now + Duration::from_millis(300);
+    let due = app.orders.search_due.expect("a search is due after the pause");
+    assert_eq!(due, last_key + Duration::from_millis(350));
+    assert!(
+        app.next_wake(last_key).is_some_and(|w| w <= due),
+        "a tick is asked for by then"
+    );
+    assert!(
+        sends(&app.update(Msg::Tick, due - Duration::from_millis(1))).is_empty(),
+        "not before the pause ends"
+    );
+    let effects = app.update(Msg::Tick, due);
+    let sent = sends(&effects);
+    assert_eq!(sent.len(), 1);
+    assert!(matches!(&sent[0].1, Request::Orders(q) if q.q.as_deref() == Some("fran") && q.page == Some(1)));
+}
+
+#[test]
+fn a_401_replaces_the_view_and_stops_every_request() {
+    let now = Instant::now();
+    let mut app = App::new(false);
+    let first = sends(&app.start());
+    let revoked = ApiError::Revoked { endpoint: EP };
+    app.update(answer(first[0].0, first[0].1.clone(), Err(revoked)), now);
+    assert!(matches!(app.halt, Some(Halt::Unauthorized { revoked: true, .. })));
+    for msg in [key('r'), key('2'), key('3'), code(KeyCode::Enter), Msg::Tick] {
+        assert!(sends(&app.update(msg, now)).is_empty(), "nothing is sent after a 401");
+    }
+    // A late answer to the catalog request is dropped too.
+    app.update(answer(first[1].0, first[1].1.clone(), Ok(Payload::Plans(vec![]))), now);
+    assert!(app.catalog.stale);
+    assert_eq!(app.next_wake(now), None);
+    app.update(key('q'), now);
+    assert!(app.should_quit());
+}
+
+#[test]
+fn a_429_counts_down_then_resumes_by_itself() {
+    let now = Instant::now();
+    let mut app = App::new(false);
+    let first = sends(&app.start());
+    let limited = ApiError::RateLimited {
+        endpoint: EP,
+        retry_after: Duration::from_secs(3),
+    };
+    app.update(answer(first[1].0, first[1].1.clone(), Err(limited)), now);
+    assert_eq!(app.rate_limited_until, Some(now + Duration::from_secs(3)));
+    assert!(
+        sends(&app.update(key('r'), now)).is_empty(),
+        "nothing goes out during the countdown"
+    );
+    let screen = render(&app, 80, 20, now + Duration::from_millis(500));
+    assert!(screen.contains("retrying in 3 s"), "{screen}");
+    let screen = render(&app, 80, 20, now + Duration::from_millis(1500));
+    assert!(screen.contains("retrying in 2 s"), "the countdown moves: {screen}");
+    let wake = app.next_wake(now).unwrap();
+    assert!(wake <= now + Duration::from_secs(1), "ticks each second");
+    let effects = app.update(Msg::Tick, now + Duration::from_secs(3));
+    let resent: Vec<_> = sends(&effects).into_iter().map(|(_, r)| r).collect();
+    assert!(
+        resent.contains(&Request::Plans),
+        "the catalog is asked again: {resent:?}"
+    );
+    assert_eq!(app.rate_limited_until, None);
+}
+
+#[test]
+fn a_network_error_waits_for_r_and_other_errors_fade() {
+    let now = Instant::now();
+    let mut app = App::new(false);
+    let first = sends(&app.start());
+    let down = ApiError::Network {
+        endpoint: EP,
+        host: "api.example:443".into(),
+        detail: "connection refused".into(),
+        outcome_unknown: false,
+    };
+    app.update(answer(first[1].0, first[1].1.clone(), Err(down)), now);
+    assert!(matches!(app.halt, Some(Halt::Offline { .. })));
+    assert!(render(&app, 100, 20, now).contains("r to retry"));
+    assert!(sends(&app.update(Msg::Tick, now)).is_empty());
+    let retried: Vec<_> = sends(&app.update(key('r'), now)).into_iter().map(|(_, r)| r).collect();
+    assert!(retried.contains(&Request::Plans), "{retried:?}");
+    assert!(app.halt.is_none());
+
+    let mut app = on_orders(now);
+    let effects = app.update(code(KeyCode::PageDown), now);
+    let (id, request) = sends(&effects).into_iter().next().unwrap();
+    let refused = ApiError::Api {
+        endpoint: EP,
+        status: 500,
+        message: "database on fire".into(),
+    };
+    app.update(answer(id, request, Err(refused)), now);
+    assert!(
+        app.flash
+            .as_ref()
+            .is_some_and(|f| f.error && f.text.contains("database on fire"))
+    );
+    assert!(
+        sends(&app.update(Msg::Tick, now)).is_empty(),
+        "a failed page is not asked again by itself"
+    );
+    app.update(Msg::Tick, now + Duration::from_secs(6));
+    assert!(app.flash.is_none(), "the message faded");
+}
+
+#[tokio::test]
+async fn the_catalog_filters_as_you_type_sorts_and_opens_a_plan_with_its_own_pricing() {
+    let mut h = Harness::acme().await;
+    assert_eq!(h.app.catalog.visible.len(), 366);
+    h.send(key('/'));
+    h.keys("germany");
+    assert!(!h.app.catalog.visible.is_empty());
+    assert!(
+        h.app
+            .catalog
+            .visible
+            .iter()
+            .all(|&i| h.app.catalog.plans[i].location_code == "DE"),
+        "country names match"
+    );
+    h.send(code(KeyCode::Enter));
+    h.send(key('s'));
+    let prices: Vec<_> = h
+        .app
+        .catalog
+        .visible
+        .iter()
+        .map(|&i| h.app.catalog.plans[i].sell_price())
+        .collect();
+    assert!(prices.windows(2).all(|w| w[0] <= w[1]), "sorted by price");
+    h.send(key('G'));
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    assert!(matches!(h.sent.last(), Some(Request::Plan { slug }) if slug == "de-20gb-30d"));
+    assert!(matches!(&h.app.overlay, Some(Overlay::PlanDetail { fetched: Some(p), .. }) if p.slug == "de-20gb-30d"));
+    h.send(code(KeyCode::Esc));
+    h.send(code(KeyCode::Esc));
+    assert_eq!(h.app.catalog.visible.len(), 366, "Esc clears the filter");
+}
+
+#[tokio::test]
+async fn the_profile_form_validates_before_sending_and_sends_once() {
+    let mut h = Harness::acme().await;
+    h.send(key('4'));
+    h.send(key('e'));
+    h.send(code(KeyCode::Tab));
+    h.send(Msg::Key(crossterm::event::KeyEvent::new(
+        KeyCode::Char('u'),
+        crossterm::event::KeyModifiers::CONTROL,
+    )));
+    h.keys("1x");
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    assert!(
+        !h.sent.iter().any(|r| matches!(r, Request::UpdateProfile(_))),
+        "an invalid form is not sent"
+    );
+    h.send(code(KeyCode::Backspace));
+    h.send(code(KeyCode::Backspace));
+    h.keys("ie");
+    h.send(code(KeyCode::Enter));
+    h.send(code(KeyCode::Enter));
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    let updates = h.sent.iter().filter(|r| matches!(r, Request::UpdateProfile(_))).count();
+    assert_eq!(updates, 1, "Enter pressed three times sends one update");
+    assert_eq!(
+        h.app.account.profile.as_ref().unwrap().country,
+        "IE",
+        "the header and tab show the saved profile"
+    );
+    assert!(h.app.overlay.is_none());
+}
+
+#[tokio::test]
+async fn a_revoked_key_leaves_nothing_loading_against_the_real_sandbox() {
+    let mut h = Harness::new("ak_demo_revoked", "sk_demo_revoked").await;
+    assert!(matches!(h.app.halt, Some(Halt::Unauthorized { revoked: true, .. })));
+    assert!(
+        !h.app.is_loading(),
+        "no spinner turns for requests that will never be answered"
+    );
+    assert_eq!(h.app.next_wake(h.now), None);
+    h.keys("r234");
+    h.settle().await;
+    assert_eq!(
+        h.sent,
+        vec![Request::Profile, Request::Plans],
+        "nothing was sent after the 401"
+    );
+}

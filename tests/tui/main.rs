@@ -1,0 +1,7 @@
+//! Dashboard tests in one binary: the app driven by messages (no terminal), snapshots of every
+//! view rendered into ratatui's TestBackend, and the real binary in tmux.
+
+mod app_behaviour;
+mod common;
+mod snapshots;
+mod terminal_e2e;

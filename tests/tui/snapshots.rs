@@ -1,0 +1,97 @@
+//! Every view rendered into a TestBackend at 120×40 and 60×20, with the sandbox's seeded data
+//! (pinned clock), reviewed like code in tests/tui/snapshots/.
+
+use crate::common::*;
+use crossterm::event::KeyCode;
+use esimdash::api::{ApiError, Endpoint};
+
+async fn at_both_sizes(name: &str, h: &Harness) {
+    insta::assert_snapshot!(format!("{name}_120x40"), h.screen(120, 40));
+    insta::assert_snapshot!(format!("{name}_60x20"), h.screen(60, 20));
+}
+
+#[tokio::test]
+async fn catalog() {
+    let h = Harness::acme().await;
+    at_both_sizes("catalog", &h).await;
+}
+
+#[tokio::test]
+async fn catalog_filtered_with_plan_detail() {
+    let mut h = Harness::acme().await;
+    h.send(key('/'));
+    h.keys("japan");
+    h.send(code(KeyCode::Enter));
+    h.send(key('j'));
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    at_both_sizes("catalog_plan_detail", &h).await;
+}
+
+#[tokio::test]
+async fn orders_searched_and_filtered() {
+    let mut h = Harness::acme().await;
+    h.send(key('2'));
+    h.settle().await;
+    at_both_sizes("orders", &h).await;
+    h.send(key('f'));
+    at_both_sizes("orders_status_picker", &h).await;
+    h.send(key('j'));
+    h.send(code(KeyCode::Enter));
+    h.send(key('/'));
+    h.keys("10gb");
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    at_both_sizes("orders_active_10gb", &h).await;
+    h.send(code(KeyCode::Enter));
+    at_both_sizes("order_detail", &h).await;
+}
+
+#[tokio::test]
+async fn esims() {
+    let mut h = Harness::acme().await;
+    h.send(key('3'));
+    h.settle().await;
+    at_both_sizes("esims", &h).await;
+}
+
+#[tokio::test]
+async fn profile_and_its_form() {
+    let mut h = Harness::acme().await;
+    h.send(key('4'));
+    at_both_sizes("profile", &h).await;
+    h.send(key('e'));
+    h.send(code(KeyCode::Tab));
+    h.send(code(KeyCode::Backspace));
+    h.keys("1");
+    h.send(code(KeyCode::Enter));
+    assert!(h.app.saving.is_none(), "an invalid country is not sent");
+    at_both_sizes("profile_form_error", &h).await;
+}
+
+#[tokio::test]
+async fn help_and_too_small() {
+    let mut h = Harness::acme().await;
+    h.send(key('?'));
+    at_both_sizes("help", &h).await;
+    insta::assert_snapshot!("too_small_30x8", h.screen(30, 8));
+    insta::assert_snapshot!("too_small_20x5", h.screen(20, 5));
+}
+
+#[tokio::test]
+async fn revoked_key_banner() {
+    let h = Harness::new("ak_demo_revoked", "sk_demo_revoked").await;
+    at_both_sizes("revoked", &h).await;
+}
+
+#[tokio::test]
+async fn rate_limited_countdown() {
+    let mut h = Harness::acme().await;
+    h.send(key('2'));
+    h.fail_pending(ApiError::RateLimited {
+        endpoint: Endpoint::new("GET", "/reseller/orders"),
+        retry_after: std::time::Duration::from_secs(12),
+    });
+    assert!(h.app.rate_limited_until.is_some());
+    at_both_sizes("orders_rate_limited", &h).await;
+}
