@@ -108,3 +108,59 @@ fn demo_shows_the_balance_switches_tabs_searches_and_quits_cleanly() {
         "the dashboard is gone from the terminal:\n{screen}"
     );
 }
+
+/// Starts the demo in tmux with `env`, waits for the balance, and returns the pane's process id.
+fn start_demo(tmux: &Tmux, home: &tempfile::TempDir, env: &str) -> String {
+    let pid_file = home.path().join("pid");
+    let command = format!(
+        "HOME={home} XDG_STATE_HOME={home}/state {env} sh -c 'echo $$ > {pid}; exec {bin} --demo'; echo EXITED $?; sleep 30",
+        home = home.path().display(),
+        pid = pid_file.display(),
+        bin = env!("CARGO_BIN_EXE_esimdash"),
+    );
+    tmux.run(&["new-session", "-d", "-s", "e2e", "-x", "100", "-y", "30", &command]);
+    tmux.wait_for("Balance 250.00 USD");
+    std::fs::read_to_string(pid_file).unwrap().trim().to_string()
+}
+
+#[test]
+fn no_color_is_respected_and_sigterm_and_sighup_give_the_terminal_back() {
+    for signal in ["TERM", "HUP"] {
+        let home = tempfile::tempdir().unwrap();
+        let tmux = Tmux {
+            socket: format!("esimdash-sig-{signal}-{}", std::process::id()),
+        };
+        let pid = start_demo(&tmux, &home, "NO_COLOR=1");
+        let styled = tmux.run(&["capture-pane", "-p", "-e", "-t", "e2e"]);
+        // Bold and reverse video only: no foreground or background colour codes.
+        for colour in ["\u{1b}[3", "\u{1b}[4", "38;5;", "48;5;"] {
+            let coloured: Vec<_> = styled
+                .match_indices(colour)
+                .filter(|(i, _)| {
+                    // `ESC[4m` is underline and `ESC[39m`/`ESC[49m` reset colours: not colours.
+                    let rest = &styled[i + colour.len()..];
+                    !(rest.starts_with('m') || rest.starts_with("9m") || rest.starts_with("9;"))
+                })
+                .collect();
+            assert!(coloured.is_empty(), "NO_COLOR: found {colour:?} in the screen");
+        }
+        let status = Command::new("kill")
+            .args([&format!("-{signal}"), &pid])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        // A signal ends the program: it exits through the normal path and restores the terminal.
+        tmux.wait_for("EXITED 0");
+        assert_eq!(
+            tmux.run(&["display-message", "-p", "-t", "e2e", "#{alternate_on}"])
+                .trim(),
+            "0",
+            "SIG{signal}"
+        );
+        let screen = tmux.screen();
+        assert!(
+            !screen.contains("Balance 250.00"),
+            "SIG{signal}: the dashboard is gone:\n{screen}"
+        );
+    }
+}
