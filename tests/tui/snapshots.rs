@@ -95,3 +95,31 @@ async fn rate_limited_countdown() {
     assert!(h.app.rate_limited_until.is_some());
     at_both_sizes("orders_rate_limited", &h).await;
 }
+
+#[tokio::test]
+async fn every_view_renders_at_every_size_without_panicking() {
+    let mut h = Harness::acme().await;
+    // Each step leaves the app in another view or overlay; each is drawn at many sizes.
+    let steps: Vec<Vec<crossterm::event::KeyCode>> = vec![
+        vec![],
+        vec![KeyCode::Char('?')],
+        vec![KeyCode::Esc, KeyCode::Enter],
+        vec![KeyCode::Esc, KeyCode::Char('2')],
+        vec![KeyCode::Char('f')],
+        vec![KeyCode::Esc, KeyCode::Enter],
+        vec![KeyCode::Esc, KeyCode::Char('3'), KeyCode::Char('G')],
+        vec![KeyCode::Enter],
+        vec![KeyCode::Esc, KeyCode::Char('4'), KeyCode::Char('e')],
+    ];
+    for step in steps {
+        for k in step {
+            h.send(code(k));
+        }
+        h.settle().await;
+        for width in (1..=130).step_by(7) {
+            for height in (1..=45).step_by(4) {
+                h.screen(width, height);
+            }
+        }
+    }
+}

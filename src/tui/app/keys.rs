@@ -2,7 +2,7 @@
 //! overlay; a text input; the keys of all tabs; the keys of the current tab.
 
 use super::lists::{SEARCH_PAUSE, status_choices};
-use super::{App, Halt, Overlay, ProfileForm, Tab};
+use super::{App, Halt, Overlay, Paged, ProfileForm, Tab};
 use crate::tui::msg::{Effect, Request};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use std::time::Instant;
@@ -29,6 +29,20 @@ fn motion(key: &KeyEvent, page: i64) -> Option<Motion> {
         KeyCode::End | KeyCode::Char('G') => Motion::End,
         _ => return None,
     })
+}
+
+/// Applies a movement key to a server-paged list (a page key moves one server page);
+/// `true` when the key was one.
+fn move_paged<T>(list: &mut Paged<T>, key: &KeyEvent) -> bool {
+    let Some(m) = motion(key, list.page_size as i64) else {
+        return false;
+    };
+    match m {
+        Motion::By(d) => list.move_by(d),
+        Motion::Start => list.go_to_start(),
+        Motion::End => list.go_to_end(),
+    }
+    true
 }
 
 impl App {
@@ -146,13 +160,7 @@ impl App {
                 }
             }
             Tab::Orders => {
-                let page = self.orders.list.page_size as i64;
-                if let Some(m) = motion(&key, page) {
-                    match m {
-                        Motion::By(d) => self.orders.list.move_by(d),
-                        Motion::Start => self.orders.list.go_to_start(),
-                        Motion::End => self.orders.list.go_to_end(),
-                    }
+                if move_paged(&mut self.orders.list, &key) {
                     return;
                 }
                 match key.code {
@@ -171,13 +179,7 @@ impl App {
                 }
             }
             Tab::Esims => {
-                let page = self.esims.list.page_size as i64;
-                if let Some(m) = motion(&key, page) {
-                    match m {
-                        Motion::By(d) => self.esims.list.move_by(d),
-                        Motion::Start => self.esims.list.go_to_start(),
-                        Motion::End => self.esims.list.go_to_end(),
-                    }
+                if move_paged(&mut self.esims.list, &key) {
                     return;
                 }
                 match key.code {
