@@ -7,5 +7,6 @@ pub mod commands;
 pub mod config;
 pub mod esim;
 pub mod logging;
+pub mod panic_guard;
 pub mod sandbox;
 pub mod tui;

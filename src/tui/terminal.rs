@@ -35,6 +35,11 @@ pub fn leave() {
 pub fn install_panic_hook(log: Option<PathBuf>) {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        if crate::panic_guard::inside() {
+            // Contained and turned into an error: the dashboard carries on.
+            tracing::error!(%info, "contained panic");
+            return;
+        }
         leave();
         tracing::error!(%info, "panic");
         previous(info);
