@@ -90,10 +90,18 @@ pub enum Command {
         #[arg(short = 'q', long = "query", value_name = "TEXT")]
         q: Option<String>,
     },
-    /// Your eSIM inventory.
+    /// Your eSIM inventory, or one eSIM by ICCID.
     Esims {
         #[command(flatten)]
         list: ListArgs,
+        /// Only this eSIM (19 or 20 digits).
+        #[arg(long)]
+        iccid: Option<String>,
+    },
+    /// An eSIM's install QR code, drawn in the terminal, with its activation code.
+    Qr {
+        /// The eSIM's ICCID (19 or 20 digits; spaces allowed).
+        iccid: String,
     },
     /// Your account and company profile.
     Profile {

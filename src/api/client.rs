@@ -6,7 +6,8 @@
 
 use super::error::{ApiError, Endpoint};
 use super::model::{
-    self, EsimPage, EsimQuery, OrderPage, OrderQuery, OrderRequest, Placed, Plan, Profile, ProfileUpdate, TopupRequest,
+    self, Esim, EsimPage, EsimQuery, OrderPage, OrderQuery, OrderRequest, Placed, Plan, Profile, ProfileUpdate,
+    TopupRequest,
 };
 use super::{BaseUrl, Credentials, Pacer};
 use crate::esim::text;
@@ -30,6 +31,12 @@ const BALANCE: Endpoint = Endpoint::new("GET", "/reseller/balance");
 
 /// Largest response body read; anything bigger is refused as unreadable, not buffered.
 const MAX_BODY: usize = 16 * 1024 * 1024;
+/// Largest QR image downloaded from `qrCodeUrl`.
+pub const MAX_QR_IMAGE_BYTES: usize = 2 * 1024 * 1024;
+/// How long a QR image download may take.
+const QR_IMAGE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Page size used when looking through the whole inventory.
+const SCAN_PAGE_SIZE: u64 = 100;
 /// How much of an unreadable body an error quotes.
 const EXCERPT_CHARS: usize = 120;
 
@@ -208,6 +215,75 @@ impl Client {
         })
     }
 
+    /// Finds one eSIM by ICCID, reading the inventory a page at a time (the API has no ICCID
+    /// search); `None` when the reseller has no such eSIM.
+    pub async fn find_esim(&self, iccid: &str) -> Result<Option<Esim>, ApiError> {
+        let mut page = 1;
+        loop {
+            let query = EsimQuery {
+                page: Some(page),
+                page_size: Some(SCAN_PAGE_SIZE),
+                status: None,
+            };
+            let found = self.esims(&query).await?;
+            if let Some(esim) = found.esims.iter().find(|e| e.raw_order_json.iccid == iccid) {
+                return Ok(Some(esim.clone()));
+            }
+            if found.esims.is_empty() || page * SCAN_PAGE_SIZE >= found.total {
+                return Ok(None);
+            }
+            page += 1;
+        }
+    }
+
+    /// The activation code of an eSIM: `rawOrderJson.ac` when present; otherwise the QR image
+    /// at `qrCodeUrl`, downloaded (timeout, size cap, no credentials: it is not an API address)
+    /// and decoded. The error says why, in a sentence.
+    pub async fn activation_code(&self, esim: &Esim) -> Result<String, String> {
+        let raw = &esim.raw_order_json;
+        if let Some(ac) = raw.ac.as_deref().map(str::trim).filter(|ac| !ac.is_empty()) {
+            return Ok(ac.to_string());
+        }
+        let url = raw.qr_code_url.trim();
+        if url.is_empty() {
+            return Err("this eSIM has neither an activation code nor a QR image".to_string());
+        }
+        let bytes = self.download_qr_image(url).await?;
+        crate::esim::qr::activation_code_from_png(&bytes)
+    }
+
+    async fn download_qr_image(&self, url: &str) -> Result<Vec<u8>, String> {
+        let parsed = Url::parse(url).map_err(|_| "the QR image address is not a URL".to_string())?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err("the QR image address is not http(s)".to_string());
+        }
+        let fail = |what: String| format!("the QR image could not be downloaded: {what}");
+        let response = self
+            .inner
+            .http
+            .get(parsed)
+            .timeout(QR_IMAGE_TIMEOUT)
+            .send()
+            .await
+            .map_err(|e| {
+                if e.is_timeout() {
+                    fail(format!("no answer within {} s", QR_IMAGE_TIMEOUT.as_secs()))
+                } else {
+                    fail(error_chain(&e))
+                }
+            })?;
+        if !response.status().is_success() {
+            return Err(fail(format!("HTTP {}", response.status().as_u16())));
+        }
+        read_capped(response, MAX_QR_IMAGE_BYTES).await.map_err(|e| match e {
+            BodyError::TooLarge => fail(format!("it is larger than {} MiB", MAX_QR_IMAGE_BYTES / (1024 * 1024))),
+            BodyError::Transport(e) if e.is_timeout() => {
+                fail(format!("no answer within {} s", QR_IMAGE_TIMEOUT.as_secs()))
+            }
+            BodyError::Transport(e) => fail(error_chain(&e)),
+        })
+    }
+
     fn url(&self, endpoint: Endpoint, query: &[(&str, &str)]) -> Url {
         let mut url = self.inner.base.join(endpoint.path);
         if !query.is_empty() {
@@ -278,7 +354,7 @@ impl Client {
         let status = response.status().as_u16();
         self.observe_rate_headers(response.headers());
         let retry_after = retry_after(response.headers());
-        let body = read_capped(response).await.map_err(|e| match e {
+        let body = read_capped(response, MAX_BODY).await.map_err(|e| match e {
             BodyError::Transport(e) => self.transport_error(endpoint, &e, writes),
             BodyError::TooLarge => ApiError::Decode {
                 endpoint,
@@ -384,13 +460,13 @@ enum BodyError {
     TooLarge,
 }
 
-async fn read_capped(mut response: reqwest::Response) -> Result<Vec<u8>, BodyError> {
-    if response.content_length().is_some_and(|len| len > MAX_BODY as u64) {
+async fn read_capped(mut response: reqwest::Response, cap: usize) -> Result<Vec<u8>, BodyError> {
+    if response.content_length().is_some_and(|len| len > cap as u64) {
         return Err(BodyError::TooLarge);
     }
     let mut body = Vec::new();
     while let Some(chunk) = response.chunk().await.map_err(BodyError::Transport)? {
-        if body.len() + chunk.len() > MAX_BODY {
+        if body.len() + chunk.len() > cap {
             return Err(BodyError::TooLarge);
         }
         body.extend_from_slice(&chunk);

@@ -6,15 +6,19 @@ mod table;
 
 pub use sandbox::run_sandbox;
 
-use crate::api::model::{EsimQuery, OrderQuery, Plan, ProfileUpdate};
+use crate::api::model::{Esim, EsimQuery, OrderQuery, Plan, ProfileUpdate};
 use crate::api::{ApiError, Client};
 use crate::cli::{Command, ProfileAction};
 use crate::config::ConfigError;
+use crate::esim::iccid::Iccid;
 use crate::esim::location::location_name;
+use crate::esim::lpa::ActivationCode;
 use crate::esim::money::format_amount;
+use crate::esim::qr::QrMatrix;
 use crate::esim::volume::format_bytes;
 use rust_decimal::Decimal;
 use serde_json::json;
+use std::io::IsTerminal;
 use table::{Align, Table};
 
 /// What a one-shot command can fail with; each maps to its own exit code (README).
@@ -26,6 +30,10 @@ pub enum CommandError {
     Api(#[from] ApiError),
     #[error("{0}")]
     Usage(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Qr(String),
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }
@@ -48,6 +56,8 @@ impl CommandError {
         let (kind, status) = match self {
             CommandError::Config(_) => ("config", None),
             CommandError::Usage(_) => ("usage", None),
+            CommandError::NotFound(_) => ("not_found", None),
+            CommandError::Qr(_) => ("qr", None),
             CommandError::Io(_) => ("io", None),
             CommandError::Api(e) => (e.kind(), e.status()),
         };
@@ -141,7 +151,40 @@ pub async fn run(command: &Command, client: &Client, as_json: bool) -> Result<()
             println!("{}", page_footer(page.page, page.page_size, page.total, "orders"));
             Ok(())
         }
-        Command::Esims { list } => {
+        Command::Esims { iccid: Some(iccid), .. } => {
+            let esim = find(client, iccid).await?;
+            if as_json {
+                return print_json(&json!({ "esim": esim }));
+            }
+            print!("{}", esim_detail(&esim));
+            Ok(())
+        }
+        Command::Qr { iccid } => {
+            let esim = find(client, iccid).await?;
+            let code = client.activation_code(&esim).await.map_err(CommandError::Qr)?;
+            let lines = QrMatrix::encode(&code).map_err(CommandError::Qr)?.to_half_blocks();
+            let parts = ActivationCode::parse(&code);
+            if as_json {
+                return print_json(&json!({
+                    "iccid": esim.raw_order_json.iccid,
+                    "activationCode": code,
+                    "smdpAddress": parts.as_ref().map(|p| p.smdp_address.as_str()),
+                    "matchingId": parts.as_ref().map(|p| p.matching_id.as_str()),
+                    "qr": lines,
+                }));
+            }
+            print!("{}", qr_text(&lines, std::io::stdout().is_terminal()));
+            let mut t = Table::new(&[("FIELD", Align::Left), ("VALUE", Align::Left)]);
+            t.row(vec!["ICCID".into(), esim.raw_order_json.iccid.clone()]);
+            t.row(vec!["Activation code".into(), code.clone()]);
+            if let Some(p) = parts {
+                t.row(vec!["SM-DP+ address".into(), p.smdp_address]);
+                t.row(vec!["Matching ID".into(), p.matching_id]);
+            }
+            print!("{}", t.render());
+            Ok(())
+        }
+        Command::Esims { list, iccid: None } => {
             let query = EsimQuery {
                 page: list.page,
                 page_size: list.page_size,
@@ -225,6 +268,62 @@ pub async fn run(command: &Command, client: &Client, as_json: bool) -> Result<()
         }
         Command::Sandbox(_) => Err(CommandError::Usage("the sandbox is not an API command".to_string())),
     }
+}
+
+/// Finds an eSIM of this account by a validated ICCID.
+async fn find(client: &Client, iccid: &str) -> Result<Esim, CommandError> {
+    let iccid = Iccid::parse(iccid).map_err(|e| CommandError::Usage(format!("{iccid:?} is not an ICCID: {e}")))?;
+    client
+        .find_esim(iccid.as_str())
+        .await?
+        .ok_or_else(|| CommandError::NotFound(format!("no eSIM with ICCID {iccid} in this account")))
+}
+
+/// The QR drawing for stdout: on a terminal, black on white whatever its colours (a camera
+/// needs dark modules on a light ground, so these colours are kept even with NO_COLOR); piped,
+/// the plain blocks.
+fn qr_text(lines: &[String], terminal: bool) -> String {
+    let mut out = String::new();
+    for line in lines {
+        if terminal {
+            out.push_str(&format!("\x1b[30;47m{line}\x1b[0m\n"));
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn esim_detail(e: &Esim) -> String {
+    let raw = &e.raw_order_json;
+    let mut t = Table::new(&[("FIELD", Align::Left), ("VALUE", Align::Left)]);
+    for (k, v) in [
+        ("ICCID", raw.iccid.clone()),
+        ("Status", e.record.status.to_string()),
+        ("SM-DP+ status", raw.smdp_status.clone()),
+        ("Package", e.record.package_name.clone()),
+        ("Order number", e.record.provider_order_no.clone()),
+        ("Location", e.record.location_code.clone()),
+        (
+            "Data used",
+            match (raw.order_usage, raw.total_volume) {
+                (Some(u), Some(t)) => format!("{} of {}", format_bytes(u), format_bytes(t)),
+                _ => "-".to_string(),
+            },
+        ),
+        ("Expires", raw.expired_time.clone()),
+        (
+            "Activation code",
+            raw.ac
+                .clone()
+                .unwrap_or_else(|| "(in the QR image only: esimdash qr ICCID)".to_string()),
+        ),
+        ("QR image", raw.qr_code_url.clone()),
+    ] {
+        t.row(vec![k.to_string(), v]);
+    }
+    t.render()
 }
 
 fn page_footer(page: u64, size: u64, total: u64, what: &str) -> String {
