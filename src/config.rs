@@ -14,6 +14,8 @@ use std::time::Duration;
 pub struct FileConfig {
     /// The profile used when none is named.
     pub default_profile: Option<String>,
+    /// auto (default), system, osc52 or off.
+    pub clipboard: Option<crate::clipboard::Strategy>,
     #[serde(default)]
     pub profiles: BTreeMap<String, ProfileConfig>,
 }
@@ -48,6 +50,8 @@ pub enum ConfigError {
     },
     #[error("{0}")]
     BaseUrl(#[from] BaseUrlError),
+    #[error("ESIMDASH_CLIPBOARD: {0}")]
+    Clipboard(String),
     #[error("secret_key_cmd of profile {profile:?} failed: {detail}")]
     SecretCommand { profile: String, detail: String },
     #[error(
@@ -138,14 +142,27 @@ fn run_secret_command(profile: &str, command: &str) -> Result<String, ConfigErro
     Ok(secret)
 }
 
-/// Merges flags and environment (already merged by clap) over the config file.
-pub fn resolve(args: &ConnectionArgs) -> Result<Settings, ConfigError> {
+/// The config file named by `--config`/`ESIMDASH_CONFIG`, or the default one if it exists.
+fn load(args: &ConnectionArgs) -> Result<(FileConfig, Option<PathBuf>), ConfigError> {
     let path = args.config.clone().or_else(default_config_path);
     let file = match &path {
         Some(p) => load_file(p, args.config.is_some())?,
         None => None,
+    };
+    Ok((file.unwrap_or_default(), path))
+}
+
+/// The clipboard strategy: `ESIMDASH_CLIPBOARD`, else the config file's `clipboard`, else auto.
+pub fn clipboard_strategy(args: &ConnectionArgs) -> Result<crate::clipboard::Strategy, ConfigError> {
+    if let Ok(value) = std::env::var("ESIMDASH_CLIPBOARD") {
+        return value.parse().map_err(ConfigError::Clipboard);
     }
-    .unwrap_or_default();
+    Ok(load(args)?.0.clipboard.unwrap_or_default())
+}
+
+/// Merges flags and environment (already merged by clap) over the config file.
+pub fn resolve(args: &ConnectionArgs) -> Result<Settings, ConfigError> {
+    let (file, path) = load(args)?;
     let shown_path = path
         .as_ref()
         .map_or_else(|| "the config file".to_string(), |p| p.display().to_string());

@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod cli;
+pub mod clipboard;
 pub mod commands;
 pub mod config;
 pub mod esim;

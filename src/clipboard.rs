@@ -1,0 +1,287 @@
+//! Copying to the clipboard, also over SSH and inside tmux: the system clipboard where there is
+//! one (its handle kept for the life of the app: on X11 the content lives only as long as it),
+//! and OSC 52 through the terminal otherwise. OSC 52 cannot confirm delivery, so what it does is
+//! reported as "sent", never as "copied".
+
+use base64::Engine;
+use std::io::Write;
+
+/// Which clipboard to use (`ESIMDASH_CLIPBOARD`, config key `clipboard`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Strategy {
+    /// Over SSH or with no display: OSC 52; otherwise the system clipboard, then OSC 52.
+    #[default]
+    Auto,
+    System,
+    Osc52,
+    Off,
+}
+
+impl std::str::FromStr for Strategy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(Strategy::Auto),
+            "system" => Ok(Strategy::System),
+            "osc52" => Ok(Strategy::Osc52),
+            "off" => Ok(Strategy::Off),
+            other => Err(format!(
+                "unknown clipboard strategy {other:?}: use auto, system, osc52 or off"
+            )),
+        }
+    }
+}
+
+/// What the environment says about where we run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Environment {
+    pub ssh: bool,
+    pub display: bool,
+    pub tmux: bool,
+    pub screen: bool,
+}
+
+impl Environment {
+    pub fn from_env() -> Self {
+        let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+        let term = std::env::var("TERM").unwrap_or_default();
+        Self {
+            ssh: set("SSH_TTY") || set("SSH_CONNECTION"),
+            // macOS and Windows always have a clipboard; elsewhere it takes X11 or Wayland.
+            display: cfg!(any(target_os = "macos", target_os = "windows")) || set("DISPLAY") || set("WAYLAND_DISPLAY"),
+            tmux: set("TMUX"),
+            screen: !set("TMUX") && (set("STY") || term.starts_with("screen")),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    System,
+    Osc52,
+}
+
+/// The routes to try, in order.
+pub fn routes(strategy: Strategy, env: Environment) -> Vec<Route> {
+    match strategy {
+        Strategy::Auto if env.ssh || !env.display => vec![Route::Osc52],
+        Strategy::Auto => vec![Route::System, Route::Osc52],
+        Strategy::System => vec![Route::System],
+        Strategy::Osc52 => vec![Route::Osc52],
+        Strategy::Off => Vec::new(),
+    }
+}
+
+/// Where the text went, for the message the user sees.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Delivery {
+    System,
+    /// Sent to the terminal; `via` names tmux or screen when it went through them.
+    Osc52 {
+        via: Option<&'static str>,
+    },
+}
+
+impl Delivery {
+    /// "copied to the system clipboard" / "sent to the terminal's clipboard (OSC 52 through tmux)".
+    pub fn describe(&self) -> String {
+        match self {
+            Delivery::System => "copied to the system clipboard".to_string(),
+            Delivery::Osc52 { via: Some(via) } => format!("sent to the terminal's clipboard (OSC 52 through {via})"),
+            Delivery::Osc52 { via: None } => "sent to the terminal's clipboard (OSC 52)".to_string(),
+        }
+    }
+}
+
+/// Longest text sent by OSC 52 (base64 grows it by a third; many terminals stop near 100 kB).
+pub const OSC52_MAX_TEXT: usize = 74_000;
+
+/// The OSC 52 bytes that set the clipboard to `text`. Inside tmux: the plain sequence (tmux keeps
+/// it in its buffer with `set-clipboard on` and passes it on) and the same wrapped for tmux's
+/// passthrough (for the outer terminal when `allow-passthrough` is on). Inside screen: wrapped in
+/// DCS chunks, as screen requires.
+pub fn osc52(text: &str, env: Environment) -> Result<Vec<u8>, String> {
+    if text.len() > OSC52_MAX_TEXT {
+        return Err(format!(
+            "the text is too long for OSC 52 ({} bytes, at most {OSC52_MAX_TEXT})",
+            text.len()
+        ));
+    }
+    let encoded = base64::engine::general_purpose::STANDARD.encode(text);
+    let plain = format!("\x1b]52;c;{encoded}\x07");
+    let bytes = if env.tmux {
+        // In passthrough every ESC of the inner sequence is doubled.
+        format!("{plain}\x1bPtmux;{}\x1b\\", plain.replace('\x1b', "\x1b\x1b"))
+    } else if env.screen {
+        plain
+            .as_bytes()
+            .chunks(76)
+            .map(|c| format!("\x1bP{}\x1b\\", String::from_utf8_lossy(c)))
+            .collect()
+    } else {
+        plain
+    };
+    Ok(bytes.into_bytes())
+}
+
+pub struct Clipboard {
+    routes: Vec<Route>,
+    env: Environment,
+    system: Option<arboard::Clipboard>,
+}
+
+impl Clipboard {
+    pub fn new(strategy: Strategy, env: Environment) -> Self {
+        Self {
+            routes: routes(strategy, env),
+            env,
+            system: None,
+        }
+    }
+
+    /// Puts `text` on the clipboard by the first route that works; `terminal` receives OSC 52.
+    pub fn copy(&mut self, text: &str, terminal: &mut impl Write) -> Result<Delivery, String> {
+        if self.routes.is_empty() {
+            return Err("copying is switched off (ESIMDASH_CLIPBOARD=off)".to_string());
+        }
+        let mut failures = Vec::new();
+        for route in self.routes.clone() {
+            let attempt = match route {
+                Route::System => self.copy_system(text),
+                Route::Osc52 => osc52(text, self.env)
+                    .and_then(|bytes| {
+                        terminal
+                            .write_all(&bytes)
+                            .and_then(|()| terminal.flush())
+                            .map_err(|e| e.to_string())
+                    })
+                    .map(|()| Delivery::Osc52 { via: self.via() }),
+            };
+            match attempt {
+                Ok(delivery) => return Ok(delivery),
+                Err(e) => failures.push(e),
+            }
+        }
+        Err(format!("nothing was copied: {}", failures.join("; ")))
+    }
+
+    fn via(&self) -> Option<&'static str> {
+        if self.env.tmux {
+            Some("tmux")
+        } else if self.env.screen {
+            Some("screen")
+        } else {
+            None
+        }
+    }
+
+    fn copy_system(&mut self, text: &str) -> Result<Delivery, String> {
+        if self.system.is_none() {
+            let clipboard = crate::panic_guard::contain(arboard::Clipboard::new)
+                .map_err(|p| format!("the system clipboard failed: {p}"))?
+                .map_err(|e| format!("no system clipboard: {e}"))?;
+            self.system = Some(clipboard);
+        }
+        let Some(system) = self.system.as_mut() else {
+            return Err("no system clipboard".to_string());
+        };
+        system
+            .set_text(text)
+            .map(|()| Delivery::System)
+            .map_err(|e| format!("the system clipboard refused: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SSH: Environment = Environment {
+        ssh: true,
+        display: true,
+        tmux: false,
+        screen: false,
+    };
+    const DESKTOP: Environment = Environment {
+        ssh: false,
+        display: true,
+        tmux: false,
+        screen: false,
+    };
+    const HEADLESS: Environment = Environment {
+        ssh: false,
+        display: false,
+        tmux: false,
+        screen: false,
+    };
+
+    #[test]
+    fn the_route_for_each_environment() {
+        assert_eq!(routes(Strategy::Auto, SSH), vec![Route::Osc52]);
+        assert_eq!(routes(Strategy::Auto, HEADLESS), vec![Route::Osc52]);
+        assert_eq!(routes(Strategy::Auto, DESKTOP), vec![Route::System, Route::Osc52]);
+        assert_eq!(routes(Strategy::System, SSH), vec![Route::System]);
+        assert_eq!(routes(Strategy::Osc52, DESKTOP), vec![Route::Osc52]);
+        assert!(routes(Strategy::Off, DESKTOP).is_empty());
+        assert_eq!("OSC52".parse::<Strategy>(), Ok(Strategy::Osc52));
+        assert!("clippy".parse::<Strategy>().is_err());
+    }
+
+    #[test]
+    fn the_exact_osc52_bytes_plain_tmux_and_screen() {
+        // base64("8944") = "ODk0NA=="
+        assert_eq!(osc52("8944", HEADLESS).unwrap(), b"\x1b]52;c;ODk0NA==\x07");
+        let tmux = Environment { tmux: true, ..HEADLESS };
+        assert_eq!(
+            osc52("8944", tmux).unwrap(),
+            b"\x1b]52;c;ODk0NA==\x07\x1bPtmux;\x1b\x1b]52;c;ODk0NA==\x07\x1b\\"
+        );
+        let screen = Environment {
+            screen: true,
+            ..HEADLESS
+        };
+        assert_eq!(osc52("8944", screen).unwrap(), b"\x1bP\x1b]52;c;ODk0NA==\x07\x1b\\");
+        // 200 bytes are 268 in base64, 276 with the sequence around them: four chunks of 76.
+        let long = osc52(&"x".repeat(200), screen).unwrap();
+        assert_eq!(
+            String::from_utf8(long).unwrap().matches("\x1bP").count(),
+            4,
+            "chunks of 76 bytes"
+        );
+        assert!(
+            osc52(&"x".repeat(OSC52_MAX_TEXT + 1), HEADLESS)
+                .unwrap_err()
+                .contains("too long")
+        );
+    }
+
+    #[test]
+    fn it_never_reports_a_copy_that_did_not_happen() {
+        let mut out = Vec::new();
+        let mut off = Clipboard::new(Strategy::Off, DESKTOP);
+        assert!(off.copy("8944", &mut out).unwrap_err().contains("off"));
+        assert!(out.is_empty());
+        let mut osc = Clipboard::new(Strategy::Osc52, Environment { tmux: true, ..SSH });
+        let delivery = osc.copy("8944", &mut out).unwrap();
+        assert_eq!(delivery, Delivery::Osc52 { via: Some("tmux") });
+        assert!(delivery.describe().starts_with("sent"), "OSC 52 is sent, not confirmed");
+        assert!(out.starts_with(b"\x1b]52;c;"));
+        struct Broken;
+        impl Write for Broken {
+            fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+                Err(std::io::Error::other("terminal gone"))
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let err = Clipboard::new(Strategy::Osc52, SSH)
+            .copy("8944", &mut Broken)
+            .unwrap_err();
+        assert!(
+            err.starts_with("nothing was copied") && err.contains("terminal gone"),
+            "{err}"
+        );
+    }
+}
