@@ -51,21 +51,28 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
         Err(e) => return fail(&e, cli.json),
     };
     match &cli.command {
-        None => match tui::run(
-            client,
-            tui::Options {
-                demo: cli.demo,
-                log_path,
-            },
-        )
-        .await
-        {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("esimdash: the terminal failed: {e}");
-                ExitCode::from(1)
+        None => {
+            let clipboard = match config::clipboard_strategy(&cli.connection) {
+                Ok(s) => s,
+                Err(e) => return fail(&CommandError::Config(e), cli.json),
+            };
+            match tui::run(
+                client,
+                tui::Options {
+                    demo: cli.demo,
+                    clipboard,
+                    log_path,
+                },
+            )
+            .await
+            {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("esimdash: the terminal failed: {e}");
+                    ExitCode::from(1)
+                }
             }
-        },
+        }
         Some(command) => match commands::run(command, &client, cli.json).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => fail(&e, cli.json),

@@ -2,7 +2,8 @@
 //! (requests to send, quitting). `App::update` turns one into the other without doing any I/O.
 
 use crate::api::ApiError;
-use crate::api::model::{EsimPage, EsimQuery, OrderPage, OrderQuery, Plan, Profile, ProfileUpdate};
+use crate::api::model::{Esim, EsimPage, EsimQuery, OrderPage, OrderQuery, Plan, Profile, ProfileUpdate};
+use crate::clipboard::Delivery;
 use crossterm::event::{KeyEvent, MouseEvent};
 
 /// Identifies one request, so that its answer can be matched to what is still wanted.
@@ -13,9 +14,19 @@ pub type RequestId = u64;
 pub enum Request {
     Profile,
     Plans,
-    Plan { slug: String },
+    Plan {
+        slug: String,
+    },
     Orders(OrderQuery),
     Esims(EsimQuery),
+    /// A page of the whole inventory, read in the background for the eSIM search.
+    EsimScan {
+        page: u64,
+    },
+    /// An eSIM's activation code: `ac`, or its QR image decoded.
+    ActivationCode {
+        esim: Box<Esim>,
+    },
     UpdateProfile(ProfileUpdate),
 }
 
@@ -34,6 +45,8 @@ pub enum Payload {
     Plan(Plan),
     Orders(OrderPage),
     Esims(EsimPage),
+    /// The code, or why there is none (no QR image, not decodable, not an activation code).
+    ActivationCode(Result<String, String>),
     ProfileSaved(Profile),
 }
 
@@ -47,6 +60,11 @@ pub enum Msg {
     Tick,
     /// The answer to a request, carrying the request that caused it.
     Answer(Box<Answer>),
+    /// What became of a copy to the clipboard.
+    Copied {
+        what: &'static str,
+        result: Result<Delivery, String>,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -58,6 +76,14 @@ pub struct Answer {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
-    Send { id: RequestId, request: Request },
+    Send {
+        id: RequestId,
+        request: Request,
+    },
+    /// Put `text` on the clipboard; `what` names it in the message ("ICCID").
+    Copy {
+        what: &'static str,
+        text: String,
+    },
     Quit,
 }

@@ -2,10 +2,13 @@
 //! a timer only when the app asks for one, and signals. It draws only after a change.
 
 use super::app::App;
+use super::app::SCAN_PAGE_SIZE;
 use super::msg::{Answer, Effect, Msg, Payload, Request};
 use super::terminal::{self, Term};
 use super::view::{self, theme::Theme};
+use crate::api::model::EsimQuery;
 use crate::api::{ApiError, Client};
+use crate::clipboard::{Clipboard, Environment, Strategy};
 use crossterm::event::{Event, EventStream, KeyEventKind};
 use futures_util::StreamExt;
 use std::path::PathBuf;
@@ -15,6 +18,7 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 pub struct Options {
     /// Running against the in-process sandbox (shown in the header).
     pub demo: bool,
+    pub clipboard: Strategy,
     /// Named in the message after a crash.
     pub log_path: Option<PathBuf>,
 }
@@ -23,7 +27,8 @@ pub struct Options {
 pub async fn run(client: Client, options: Options) -> std::io::Result<()> {
     terminal::install_panic_hook(options.log_path.clone());
     let mut term = terminal::enter()?;
-    let result = event_loop(&mut term, client, options.demo).await;
+    let clipboard = Clipboard::new(options.clipboard, Environment::from_env());
+    let result = event_loop(&mut term, client, options.demo, clipboard).await;
     terminal::leave();
     result
 }
@@ -36,16 +41,36 @@ pub async fn execute(client: &Client, request: &Request) -> Result<Payload, ApiE
         Request::Plan { slug } => Payload::Plan(client.plan(slug).await?),
         Request::Orders(q) => Payload::Orders(client.orders(q).await?),
         Request::Esims(q) => Payload::Esims(client.esims(q).await?),
+        Request::EsimScan { page } => {
+            let query = EsimQuery {
+                page: Some(*page),
+                page_size: Some(SCAN_PAGE_SIZE),
+                status: None,
+            };
+            Payload::Esims(client.esims(&query).await?)
+        }
+        Request::ActivationCode { esim } => Payload::ActivationCode(client.activation_code(esim).await),
         Request::UpdateProfile(u) => Payload::ProfileSaved(client.update_profile(u).await?),
     })
 }
 
-/// Starts each request as a background task; its answer comes back as a message.
-fn spawn_requests(effects: Vec<Effect>, client: &Client, tx: &UnboundedSender<Msg>) -> bool {
+/// Carries out effects: each request becomes a background task whose answer comes back as a
+/// message; a copy is done at once (OSC 52 goes to the terminal we draw on). `true` to quit.
+fn perform(
+    effects: Vec<Effect>,
+    client: &Client,
+    tx: &UnboundedSender<Msg>,
+    clipboard: &mut Clipboard,
+    term: &mut Term,
+) -> bool {
     let mut quit = false;
     for effect in effects {
         match effect {
             Effect::Quit => quit = true,
+            Effect::Copy { what, text } => {
+                let result = clipboard.copy(&text, term.backend_mut());
+                let _ = tx.send(Msg::Copied { what, result });
+            }
             Effect::Send { id, request } => {
                 let (client, tx) = (client.clone(), tx.clone());
                 tokio::spawn(async move {
@@ -93,14 +118,14 @@ async fn end_signal() {
     std::future::pending::<()>().await
 }
 
-async fn event_loop(term: &mut Term, client: Client, demo: bool) -> std::io::Result<()> {
+async fn event_loop(term: &mut Term, client: Client, demo: bool, mut clipboard: Clipboard) -> std::io::Result<()> {
     let theme = Theme::from_env();
     let (tx, mut rx) = unbounded_channel();
     let mut app = App::new(demo);
     let mut events = EventStream::new();
     let signal = end_signal();
     tokio::pin!(signal);
-    spawn_requests(app.start(), &client, &tx);
+    perform(app.start(), &client, &tx, &mut clipboard, term);
     term.draw(|f| view::draw(f, &app, &theme, Instant::now()))?;
     loop {
         let wake = app.next_wake(Instant::now());
@@ -124,7 +149,7 @@ async fn event_loop(term: &mut Term, client: Client, demo: bool) -> std::io::Res
             () = &mut signal => return Ok(()),
         };
         let effects = app.update(msg, Instant::now());
-        if spawn_requests(effects, &client, &tx) || app.should_quit() {
+        if perform(effects, &client, &tx, &mut clipboard, term) || app.should_quit() {
             return Ok(());
         }
         if app.take_dirty() {

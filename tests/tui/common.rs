@@ -26,9 +26,54 @@ pub fn sends(effects: &[Effect]) -> Vec<(RequestId, Request)> {
         .iter()
         .filter_map(|e| match e {
             Effect::Send { id, request } => Some((*id, request.clone())),
-            Effect::Quit => None,
+            Effect::Copy { .. } | Effect::Quit => None,
         })
         .collect()
+}
+
+/// What the effects ask to copy: (what, text).
+pub fn copies(effects: &[Effect]) -> Vec<(&'static str, String)> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Copy { what, text } => Some((*what, text.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Cuts the QR code out of a screen (rendered, or captured from tmux): the rows and columns of
+/// half-block glyphs, right of the eSIM pane's border when there is one (the table's usage gauge
+/// uses blocks too).
+pub fn qr_from_screen(screen: &str) -> Result<esimdash::esim::qr::QrMatrix, String> {
+    let rows: Vec<Vec<char>> = screen.lines().map(|l| l.trim_matches('"').chars().collect()).collect();
+    let start = rows.iter().find_map(|r| {
+        let text: String = r.iter().collect();
+        text.find("┌ eSIM").map(|byte| text[..byte].chars().count() + 1)
+    });
+    let start = start.unwrap_or(0);
+    let is_block = |c: char| matches!(c, '█' | '▀' | '▄');
+    let block_at = |r: usize, c: usize| c >= start && rows[r].get(c).is_some_and(|ch| is_block(*ch));
+    let with_blocks: Vec<usize> = (0..rows.len())
+        .filter(|&r| (0..rows[r].len()).filter(|&c| block_at(r, c)).count() > 10)
+        .collect();
+    let (first, last) = (
+        *with_blocks.first().ok_or("no QR rows")?,
+        *with_blocks.last().ok_or("no QR rows")?,
+    );
+    let width = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let cols: Vec<usize> = (start..width)
+        .filter(|&c| (first..=last).any(|r| block_at(r, c)))
+        .collect();
+    let (left, right) = (
+        *cols.first().ok_or("no QR columns")?,
+        *cols.last().ok_or("no QR columns")?,
+    );
+    let lines: Vec<String> = (first..=last)
+        .map(|r| (left..=right).map(|c| *rows[r].get(c).unwrap_or(&' ')).collect())
+        .collect();
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    esimdash::esim::qr::QrMatrix::from_half_blocks(&refs)
 }
 
 /// Renders the app into a `width`×`height` buffer, as text.
@@ -87,10 +132,11 @@ impl Harness {
         Self::new("ak_demo_acme", "sk_demo_acme").await
     }
 
-    /// Feeds one message; what it asks for waits until `settle`.
-    pub fn send(&mut self, msg: Msg) {
+    /// Feeds one message; what it asks for waits until `settle`. Returns the effects.
+    pub fn send(&mut self, msg: Msg) -> Vec<esimdash::tui::msg::Effect> {
         let effects = self.app.update(msg, self.now);
         self.pending.extend(sends(&effects));
+        effects
     }
 
     pub fn keys(&mut self, text: &str) {

@@ -3,5 +3,6 @@
 
 mod app_behaviour;
 mod common;
+mod esims;
 mod snapshots;
 mod terminal_e2e;

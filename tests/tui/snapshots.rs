@@ -123,3 +123,28 @@ async fn every_view_renders_at_every_size_without_panicking() {
         }
     }
 }
+
+#[tokio::test]
+async fn esims_detail_zoom_and_too_small() {
+    let mut h = Harness::acme().await;
+    h.send(key('3'));
+    h.settle().await;
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    // At 60×20 the pane has no room for the code: it says how large the terminal must be.
+    insta::assert_snapshot!("esims_detail_60x20", h.screen(60, 20));
+    insta::assert_snapshot!("esims_detail_120x40", h.screen(120, 40));
+    h.send(key('z'));
+    insta::assert_snapshot!("esims_zoom_60x20", h.screen(60, 20));
+    insta::assert_snapshot!("esims_zoom_too_small_30x12", h.screen(30, 12));
+    h.send(code(KeyCode::Esc));
+    h.send(code(KeyCode::Esc));
+    assert!(
+        !h.app.esims.zoom && !h.app.esims.detail,
+        "Esc leaves the zoom, then the detail"
+    );
+    h.send(key('/'));
+    h.keys("norway");
+    h.settle().await;
+    at_both_sizes("esims_search_norway", &h).await;
+}

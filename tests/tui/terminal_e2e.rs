@@ -164,3 +164,62 @@ fn no_color_is_respected_and_sigterm_and_sighup_give_the_terminal_back() {
         );
     }
 }
+
+/// Over tmux (as over SSH): the QR code captured off the pane decodes to the eSIM's activation
+/// code, and `y` puts the ICCID in tmux's buffer through OSC 52.
+#[test]
+fn the_qr_code_read_off_the_pane_is_the_activation_code_and_y_reaches_tmux() {
+    let home = tempfile::tempdir().unwrap();
+    let tmux = Tmux {
+        socket: format!("esimdash-qr-{}", std::process::id()),
+    };
+    let command = format!(
+        "HOME={home} XDG_STATE_HOME={home}/state ESIMDASH_CLIPBOARD=auto SSH_CONNECTION='10.0.0.1 22 10.0.0.2 22' {bin} --demo; echo EXITED $?; sleep 30",
+        home = home.path().display(),
+        bin = env!("CARGO_BIN_EXE_esimdash"),
+    );
+    tmux.run(&["new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", &command]);
+    tmux.run(&["set", "-s", "set-clipboard", "on"]);
+    tmux.wait_for("Balance 250.00 USD");
+    tmux.keys(&["3"]);
+    // The first eSIM has only a QR image (decoded by the dashboard); the second carries `ac`.
+    let code_on = |screen: &str| -> Option<String> {
+        let line = screen.lines().find(|l| l.contains("LPA:1$"))?;
+        let from = &line[line.find("LPA:1$")?..];
+        Some(from.split(|c: char| c.is_whitespace() || c == '│').next()?.to_string())
+    };
+    let mut previous = String::new();
+    for step in 0..2 {
+        if step == 1 {
+            tmux.keys(&["j"]);
+        }
+        // Wait for this eSIM's code: after `j`, one different from the last.
+        let started = Instant::now();
+        let (screen, code) = loop {
+            let screen = tmux.screen();
+            if let Some(code) = code_on(&screen).filter(|c| *c != previous) {
+                break (screen, code);
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "step {step}: no new code:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let qr = crate::common::qr_from_screen(&screen).unwrap_or_else(|e| panic!("{e}:\n{screen}"));
+        assert_eq!(
+            qr.decode().unwrap(),
+            code,
+            "step {step}: the QR on the screen is the activation code"
+        );
+        previous = code;
+    }
+    let screen = tmux.screen();
+    let selected = screen.lines().find(|l| l.starts_with('›')).unwrap();
+    let iccid = selected.split_whitespace().nth(1).unwrap().to_string();
+    tmux.keys(&["y"]);
+    tmux.wait_for("ICCID sent to the terminal's clipboard (OSC 52 through tmux)");
+    assert_eq!(tmux.run(&["show-buffer"]).trim(), iccid);
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXITED 0");
+}

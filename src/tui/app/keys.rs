@@ -2,7 +2,7 @@
 //! overlay; a text input; the keys of all tabs; the keys of the current tab.
 
 use super::lists::{SEARCH_PAUSE, status_choices};
-use super::{App, Halt, Overlay, Paged, ProfileForm, Tab};
+use super::{App, Code, Halt, Overlay, Paged, ProfileForm, Tab};
 use crate::tui::msg::{Effect, Request};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use std::time::Instant;
@@ -71,7 +71,10 @@ impl App {
             KeyCode::Tab => self.tab = self.tab.next(),
             KeyCode::BackTab => self.tab = self.tab.previous(),
             KeyCode::Char(c @ '1'..='4') => self.tab = Tab::ALL[(c as u8 - b'1') as usize],
-            _ => self.on_tab_key(key, now),
+            _ => self.on_tab_key(key, now, effects),
+        }
+        if self.tab != Tab::Esims {
+            self.esims.zoom = false;
         }
     }
 
@@ -121,11 +124,27 @@ impl App {
                 }
                 true
             }
+            Tab::Esims if self.esims.searching && !is_motion => {
+                match key.code {
+                    KeyCode::Enter => self.esims.searching = false,
+                    KeyCode::Esc => {
+                        self.esims.searching = false;
+                        self.esims.search = Default::default();
+                        self.esims.refilter();
+                    }
+                    _ => {
+                        if self.esims.search.handle(key) && self.esims.refilter() {
+                            self.flash("Found the eSIM with that ICCID", false, now);
+                        }
+                    }
+                }
+                true
+            }
             _ => false,
         }
     }
 
-    fn on_tab_key(&mut self, key: KeyEvent, now: Instant) {
+    fn on_tab_key(&mut self, key: KeyEvent, now: Instant, effects: &mut Vec<Effect>) {
         match self.tab {
             Tab::Catalog => {
                 if let Some(m) = motion(&key, CATALOG_PAGE) {
@@ -179,15 +198,34 @@ impl App {
                 }
             }
             Tab::Esims => {
-                if move_paged(&mut self.esims.list, &key) {
+                let esims = &mut self.esims;
+                if esims.search_active() {
+                    if let Some(m) = motion(&key, CATALOG_PAGE) {
+                        match m {
+                            Motion::By(d) => esims.move_results(d),
+                            Motion::Start => esims.go_to_result(false),
+                            Motion::End => esims.go_to_result(true),
+                        }
+                        return;
+                    }
+                } else if move_paged(&mut esims.list, &key) {
                     return;
                 }
                 match key.code {
+                    KeyCode::Char('/') => {
+                        esims.searching = true;
+                        esims.start_scan();
+                    }
                     KeyCode::Char('f') => self.open_status_picker(Tab::Esims),
-                    KeyCode::Enter => {
-                        if let Some(esim) = self.esims.list.selected() {
-                            self.overlay = Some(Overlay::EsimDetail(Box::new(esim.clone())));
-                        }
+                    KeyCode::Enter => esims.detail = !esims.detail,
+                    KeyCode::Char('z') if esims.selected().is_some() => esims.zoom = !esims.zoom,
+                    KeyCode::Char('y') => self.copy_selected(false, now, effects),
+                    KeyCode::Char('Y') => self.copy_selected(true, now, effects),
+                    KeyCode::Esc if esims.zoom => esims.zoom = false,
+                    KeyCode::Esc if esims.detail => esims.detail = false,
+                    KeyCode::Esc => {
+                        esims.search = Default::default();
+                        esims.refilter();
                     }
                     _ => {}
                 }
@@ -200,6 +238,34 @@ impl App {
                     }
                 }
             }
+        }
+    }
+
+    /// `y` copies the selected eSIM's ICCID, `Y` its activation code (once known).
+    fn copy_selected(&mut self, code: bool, now: Instant, effects: &mut Vec<Effect>) {
+        let Some(esim) = self.esims.selected() else {
+            self.flash("No eSIM is selected", true, now);
+            return;
+        };
+        let iccid = esim.raw_order_json.iccid.clone();
+        if !code {
+            if iccid.is_empty() {
+                self.flash("This eSIM has no ICCID", true, now);
+            } else {
+                effects.push(Effect::Copy {
+                    what: "ICCID",
+                    text: iccid,
+                });
+            }
+            return;
+        }
+        match self.esims.codes.get(&iccid) {
+            Some(Code::Ready(ac)) => effects.push(Effect::Copy {
+                what: "Activation code",
+                text: ac.clone(),
+            }),
+            Some(Code::Failed(why)) => self.flash(format!("No activation code to copy: {why}"), true, now),
+            _ => self.flash("The activation code is still being fetched", true, now),
         }
     }
 

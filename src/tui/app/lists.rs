@@ -1,9 +1,9 @@
-//! The Orders and My eSIMs tabs: server-side pages with a status filter; orders also search (`q`,
-//! sent after a pause in typing).
+//! The Orders tab: server-side pages with a status filter and a search (`q`, sent after a pause
+//! in typing). The status choices are shared with My eSIMs.
 
 use super::input::TextInput;
 use super::paged::Paged;
-use crate::api::model::{Esim, EsimQuery, Order, OrderQuery};
+use crate::api::model::{Order, OrderQuery};
 use crate::esim::status::{ACTIVE_FILTER, Status};
 use std::time::{Duration, Instant};
 
@@ -62,38 +62,6 @@ impl Orders {
         if typed != self.q {
             self.q = typed;
             self.list.reset();
-        }
-    }
-
-    pub fn set_status(&mut self, status: Option<String>) {
-        if status != self.status {
-            self.status = status;
-            self.list.reset();
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct Esims {
-    pub list: Paged<Esim>,
-    pub status: Option<String>,
-}
-
-impl Default for Esims {
-    fn default() -> Self {
-        Self {
-            list: Paged::new(PAGE_SIZE),
-            status: None,
-        }
-    }
-}
-
-impl Esims {
-    pub fn query(&self, page: u64) -> EsimQuery {
-        EsimQuery {
-            page: Some(page),
-            page_size: Some(self.list.page_size),
-            status: self.status.clone(),
         }
     }
 

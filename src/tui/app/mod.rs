@@ -6,6 +6,7 @@
 //! dropped, so fresh data is never overwritten by old.
 
 mod catalog;
+mod esims;
 mod input;
 mod keys;
 mod lists;
@@ -14,15 +15,16 @@ mod profile_form;
 mod tab;
 
 pub use catalog::{Catalog, SortKey};
+pub use esims::{Code, Esims, SCAN_PAGE_SIZE, Scan};
 pub use input::TextInput;
-pub use lists::{Esims, Orders, PAGE_SIZE, status_choices};
+pub use lists::{Orders, PAGE_SIZE, status_choices};
 pub use paged::Paged;
 pub use profile_form::{FIELDS as PROFILE_FIELDS, ProfileForm};
 pub use tab::Tab;
 
 use super::msg::{Effect, Msg, Payload, Request, RequestId};
 use crate::api::ApiError;
-use crate::api::model::{Esim, Order, Plan, Profile};
+use crate::api::model::{Order, Plan, Profile};
 use std::time::{Duration, Instant};
 
 /// How long a message in the status line stays.
@@ -49,7 +51,6 @@ pub enum Overlay {
         error: Option<String>,
     },
     OrderDetail(Box<Order>),
-    EsimDetail(Box<Esim>),
     /// The status filter of the Orders or My eSIMs tab.
     StatusPicker {
         tab: Tab,
@@ -147,6 +148,10 @@ impl App {
             Msg::Resize => self.dirty = true,
             Msg::Tick => self.on_tick(now),
             Msg::Answer(answer) => self.on_answer(answer.id, answer.request, answer.result, now),
+            Msg::Copied { what, result } => match result {
+                Ok(delivery) => self.flash(format!("{what} {}", delivery.describe()), false, now),
+                Err(why) => self.flash(format!("{what} not copied: {why}"), true, now),
+            },
         }
         if self.quit {
             effects.push(Effect::Quit);
@@ -162,6 +167,8 @@ impl App {
             || self.catalog.request.is_some()
             || self.orders.list.is_loading()
             || self.esims.list.is_loading()
+            || self.esims.scan.request.is_some()
+            || self.esims.codes.values().any(|c| matches!(c, Code::Loading(_)))
             || self.saving.is_some()
             || matches!(self.overlay, Some(Overlay::PlanDetail { request: Some(_), .. }))
     }
@@ -258,11 +265,44 @@ impl App {
             }
         }
         if self.tab == Tab::Esims {
-            for page in self.esims.list.wanted() {
-                let id = self.send(Request::Esims(self.esims.query(page)), effects);
-                self.esims.list.started(page, id);
+            if !self.esims.search_active() {
+                for page in self.esims.list.wanted() {
+                    let id = self.send(Request::Esims(self.esims.query(page)), effects);
+                    self.esims.list.started(page, id);
+                }
             }
+            if self.esims.scan.wants_page() {
+                let page = self.esims.scan.next_page();
+                let id = self.send(Request::EsimScan { page }, effects);
+                self.esims.scan.request = Some(id);
+            }
+            self.fetch_code(effects);
         }
+    }
+
+    /// The selected eSIM's activation code: from `ac` at once, else its QR image is fetched.
+    fn fetch_code(&mut self, effects: &mut Vec<Effect>) {
+        let Some(esim) = self.esims.selected() else { return };
+        let iccid = esim.raw_order_json.iccid.clone();
+        if iccid.is_empty() || self.esims.codes.contains_key(&iccid) {
+            return;
+        }
+        if let Some(ac) = esim
+            .raw_order_json
+            .ac
+            .as_deref()
+            .map(str::trim)
+            .filter(|ac| !ac.is_empty())
+        {
+            let ac = ac.to_string();
+            self.esims.codes.insert(iccid, Code::Ready(ac));
+            return;
+        }
+        let request = Request::ActivationCode {
+            esim: Box::new(esim.clone()),
+        };
+        let id = self.send(request, effects);
+        self.esims.codes.insert(iccid, Code::Loading(id));
     }
 
     fn send(&mut self, request: Request, effects: &mut Vec<Effect>) -> RequestId {
@@ -293,6 +333,10 @@ impl App {
             },
             Request::Orders(q) => self.orders.list.is_inflight(q.page.unwrap_or(1), id),
             Request::Esims(q) => self.esims.list.is_inflight(q.page.unwrap_or(1), id),
+            Request::EsimScan { .. } => self.esims.scan.request == Some(id),
+            Request::ActivationCode { esim } => {
+                self.esims.codes.get(&esim.raw_order_json.iccid) == Some(&Code::Loading(id))
+            }
             Request::UpdateProfile(_) => mine(&mut self.saving),
         }
     }
@@ -338,6 +382,22 @@ impl App {
             (Request::Esims(q), Payload::Esims(page)) => {
                 self.esims.list.accept(q.page.unwrap_or(1), id, page.esims, page.total);
             }
+            (Request::EsimScan { .. }, Payload::Esims(page)) => {
+                if self.esims.accept_scan(id, page.esims, page.total)
+                    && let Some(found) = self.esims.selected().filter(|_| self.esims.detail)
+                    && self.esims.results.len() == 1
+                {
+                    let iccid = found.raw_order_json.iccid.clone();
+                    self.flash(format!("Found {iccid}"), false, now);
+                }
+            }
+            (Request::ActivationCode { esim }, Payload::ActivationCode(code)) => {
+                let state = match code {
+                    Ok(code) => Code::Ready(code),
+                    Err(why) => Code::Failed(why),
+                };
+                self.esims.codes.insert(esim.raw_order_json.iccid.clone(), state);
+            }
             (_, Payload::ProfileSaved(p)) => {
                 self.account.profile = Some(p);
                 if matches!(self.overlay, Some(Overlay::ProfileForm(_))) {
@@ -358,6 +418,11 @@ impl App {
             Request::Esims(q) => {
                 self.esims.list.failed(q.page.unwrap_or(1), id);
             }
+            Request::EsimScan { .. } => self.esims.scan.request = None,
+            Request::ActivationCode { esim } => {
+                // Asked again later (after a countdown or `r`) rather than shown as failed.
+                self.esims.codes.remove(&esim.raw_order_json.iccid);
+            }
             _ => {}
         }
         if error.is_auth() {
@@ -372,6 +437,8 @@ impl App {
             self.catalog.request = None;
             self.orders.list.reload();
             self.esims.list.reload();
+            self.esims.scan.request = None;
+            self.esims.codes.retain(|_, c| !matches!(c, Code::Loading(_)));
             self.saving = None;
             return;
         }
@@ -399,6 +466,7 @@ impl App {
                     Request::Plans => self.catalog.stale = false,
                     Request::Orders(q) => self.orders.list.give_up(q.page.unwrap_or(1)),
                     Request::Esims(q) => self.esims.list.give_up(q.page.unwrap_or(1)),
+                    Request::EsimScan { .. } => self.esims.scan.failed = true,
                     _ => {}
                 }
             }
@@ -415,7 +483,10 @@ impl App {
         match self.tab {
             Tab::Catalog => self.catalog.stale = true,
             Tab::Orders => self.orders.list.reload(),
-            Tab::Esims => self.esims.list.reload(),
+            Tab::Esims => {
+                self.esims.list.reload();
+                self.esims.restart_scan();
+            }
             Tab::Profile => {}
         }
     }

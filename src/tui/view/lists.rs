@@ -1,11 +1,10 @@
-//! The Orders and My eSIMs tabs: one server page at a time, with the page, total, filter and
-//! search in the title line.
+//! Server-paged lists (Orders, and My eSIMs when not searching): one page at a time, with the
+//! page, total, filter and search in the title line.
 
 use super::theme::Theme;
 use super::widgets::{Column, safe, table, window_start};
-use crate::api::model::{Esim, Order};
+use crate::api::model::Order;
 use crate::esim::money::format_amount;
-use crate::esim::volume::format_bytes;
 use crate::tui::app::{App, Paged};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -43,35 +42,8 @@ const ORDER_COLUMNS: [Column; 7] = [
     Column::new("TOTAL", 8).right(),
 ];
 
-fn esim_cells(e: &Esim) -> Vec<String> {
-    let raw = &e.raw_order_json;
-    let used = match (raw.order_usage, raw.total_volume) {
-        (Some(u), Some(t)) => format!("{} / {}", format_bytes(u), format_bytes(t)),
-        _ => "-".to_string(),
-    };
-    vec![
-        safe(&raw.iccid),
-        safe(e.record.status.as_str()),
-        safe(&raw.smdp_status),
-        safe(&e.record.package_name),
-        safe(&e.record.location_code),
-        used,
-        short_time(&raw.expired_time).chars().take(10).collect(),
-    ]
-}
-
-const ESIM_COLUMNS: [Column; 7] = [
-    Column::new("ICCID", 20),
-    Column::new("STATUS", 14),
-    Column::new("SM-DP+", 9).optional(),
-    Column::new("PACKAGE", 14).flex(),
-    Column::new("LOC", 4).optional(),
-    Column::new("USED", 16).optional().right(),
-    Column::new("EXPIRES", 10).optional(),
-];
-
 /// ` Orders · page 2/8 · 400 total · active · search: fr`.
-fn title<T>(
+pub fn title<T>(
     list: &Paged<T>,
     what: &str,
     status: &Option<String>,
@@ -101,7 +73,7 @@ fn title<T>(
     Line::from(spans)
 }
 
-fn draw_table<T>(
+pub fn draw_table<T>(
     frame: &mut Frame,
     area: Rect,
     app: &App,
@@ -146,11 +118,4 @@ pub fn draw_orders(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         top,
     );
     draw_table(frame, table, app, &o.list, &ORDER_COLUMNS, order_cells, theme);
-}
-
-pub fn draw_esims(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let e = &app.esims;
-    let [top, table] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
-    frame.render_widget(Paragraph::new(title(&e.list, "My eSIMs", &e.status, None, theme)), top);
-    draw_table(frame, table, app, &e.list, &ESIM_COLUMNS, esim_cells, theme);
 }

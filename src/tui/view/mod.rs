@@ -2,6 +2,7 @@
 //! reseller and balance, the tab bar, the current tab, the status line, and any overlay.
 
 mod catalog;
+mod esims;
 mod lists;
 mod overlays;
 mod profile;
@@ -30,6 +31,11 @@ pub fn spinner(app: &App) -> &'static str {
 
 pub fn draw(frame: &mut Frame, app: &App, theme: &Theme, now: Instant) {
     let area = frame.area();
+    // The code alone needs only its own size, less than the dashboard's minimum.
+    if app.tab == Tab::Esims && app.esims.zoom && app.halt.is_none() {
+        esims::draw_zoom(frame, app, theme);
+        return;
+    }
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         let text = format!(
             "Terminal too small: {}×{}. esimdash needs at least {MIN_WIDTH}×{MIN_HEIGHT}.",
@@ -53,7 +59,7 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme, now: Instant) {
         match app.tab {
             Tab::Catalog => catalog::draw(frame, body, app, theme),
             Tab::Orders => lists::draw_orders(frame, body, app, theme),
-            Tab::Esims => lists::draw_esims(frame, body, app, theme),
+            Tab::Esims => esims::draw(frame, body, app, theme),
             Tab::Profile => profile::draw(frame, body, app, theme),
         }
         if let Some(overlay) = &app.overlay {
@@ -148,9 +154,10 @@ fn key_hints(app: &App) -> &'static str {
     match app.tab {
         Tab::Catalog if app.catalog.filtering => "type to filter  ↑↓ move  ⏎ keep  esc clear",
         Tab::Orders if app.orders.searching => "type to search  ↑↓ move  ⏎ search now  esc clear",
+        Tab::Esims if app.esims.searching => "type an ICCID or package  ↑↓ move  ⏎ done  esc clear",
         Tab::Catalog => "↑↓ move  / filter  s sort  ⏎ detail  r refresh  ? help  q quit",
         Tab::Orders => "↑↓ move  PgDn/PgUp page  / search  f status  ⏎ detail  r refresh  ? help  q quit",
-        Tab::Esims => "↑↓ move  PgDn/PgUp page  f status  ⏎ detail  r refresh  ? help  q quit",
+        Tab::Esims => "↑↓ move  / find  f status  ⏎ detail  z QR  y copy ICCID  Y copy code  ? help  q quit",
         Tab::Profile => "e edit  r refresh  ? help  q quit",
     }
 }

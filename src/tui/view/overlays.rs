@@ -20,9 +20,11 @@ pub const HELP: &[(&str, &str)] = &[
     ("PgUp PgDn, Ctrl-u Ctrl-d", "move a page"),
     ("g G, Home End", "first, last"),
     ("Enter", "open the detail"),
-    ("/", "filter Catalog, search Orders"),
+    ("/", "filter, search, find (per tab)"),
     ("s", "sort the catalog"),
     ("f", "status filter (lists)"),
+    ("z", "eSIM QR code alone, full screen"),
+    ("y, Y", "copy the ICCID, the activation code"),
     ("e", "edit the profile"),
     ("Esc", "close; clear filter or search"),
     ("r", "refresh view and balance"),
@@ -119,35 +121,6 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
                 ("Cost price", money(o.cost_price, "USD")),
                 ("Sell price", money(o.sell_price, "USD")),
                 ("Total", money(o.total_sell_price, "USD")),
-            ];
-            paragraph(frame, inner, fields(&rows, theme));
-        }
-        Overlay::EsimDetail(e) => {
-            let inner = popup(frame, area, "eSIM", 70, 14, theme);
-            let raw = &e.raw_order_json;
-            let rows = [
-                ("ICCID", raw.iccid.clone()),
-                ("Status", e.record.status.to_string()),
-                ("SM-DP+ status", raw.smdp_status.clone()),
-                ("Package", e.record.package_name.clone()),
-                ("Order number", e.record.provider_order_no.clone()),
-                (
-                    "Location",
-                    format!("{} ({})", location(&e.record.location_code), e.record.location_code),
-                ),
-                (
-                    "Data used",
-                    match (raw.order_usage, raw.total_volume) {
-                        (Some(u), Some(t)) => format!("{} of {}", format_bytes(u), format_bytes(t)),
-                        _ => "-".to_string(),
-                    },
-                ),
-                ("Expires", short_time(&raw.expired_time)),
-                (
-                    "Activation code",
-                    raw.ac.clone().unwrap_or_else(|| "(only as the QR image)".to_string()),
-                ),
-                ("QR image", raw.qr_code_url.clone()),
             ];
             paragraph(frame, inner, fields(&rows, theme));
         }

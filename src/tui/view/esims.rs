@@ -1,0 +1,312 @@
+//! The My eSIMs tab: the inventory table (or search results), and the detail pane with the
+//! activation QR code: dark modules as black ink on a white ground whatever the terminal's
+//! colours (kept even with NO_COLOR: a camera needs them), with the 4-module quiet zone.
+
+use super::lists::{draw_table, short_time, title};
+use super::theme::Theme;
+use super::widgets::{Column, paragraph, safe, table, window_start};
+use crate::api::model::Esim;
+use crate::esim::lpa::ActivationCode;
+use crate::esim::qr::QrMatrix;
+use crate::esim::volume::format_bytes;
+use crate::tui::app::{App, Code};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+
+/// Width of the detail pane beside the table; the table needs `TABLE_MIN` next to it.
+const PANE_WIDTH: u16 = 46;
+const TABLE_MIN: u16 = 64;
+
+const COLUMNS: [Column; 7] = [
+    Column::new("ICCID", 20),
+    Column::new("STATUS", 14),
+    Column::new("SM-DP+", 9).optional(),
+    Column::new("PACKAGE", 14).flex(),
+    Column::new("LOC", 4).optional(),
+    Column::new("USED", 10).optional(),
+    Column::new("EXPIRES", 10).optional(),
+];
+
+/// `███░░░ 45%` from bytes used of the total.
+pub fn usage_gauge(used: u64, total: u64) -> String {
+    if total == 0 {
+        return "-".to_string();
+    }
+    let pct = (u128::from(used.min(total)) * 100 / u128::from(total)) as usize;
+    let filled = (pct * 6 + 50) / 100;
+    format!("{}{} {pct:>2}%", "█".repeat(filled), "░".repeat(6 - filled))
+}
+
+fn cells(e: &Esim) -> Vec<String> {
+    let raw = &e.raw_order_json;
+    vec![
+        safe(&raw.iccid),
+        safe(e.record.status.as_str()),
+        safe(&raw.smdp_status),
+        safe(&e.record.package_name),
+        safe(&e.record.location_code),
+        match (raw.order_usage, raw.total_volume) {
+            (Some(u), Some(t)) => usage_gauge(u, t),
+            _ => "-".to_string(),
+        },
+        short_time(&raw.expired_time).chars().take(10).collect(),
+    ]
+}
+
+pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let esims = &app.esims;
+    let side_by_side = area.width >= TABLE_MIN + PANE_WIDTH;
+    let (list_area, pane_area) = if side_by_side {
+        let [l, p] = Layout::horizontal([Constraint::Min(TABLE_MIN), Constraint::Length(PANE_WIDTH)]).areas(area);
+        (Some(l), Some(p))
+    } else if esims.detail {
+        (None, Some(area))
+    } else {
+        (Some(area), None)
+    };
+    if let Some(list_area) = list_area {
+        let [top, rows] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(list_area);
+        if esims.search_active() || esims.searching {
+            frame.render_widget(Paragraph::new(search_title(app, theme)), top);
+            draw_results(frame, rows, app, theme);
+        } else {
+            frame.render_widget(
+                Paragraph::new(title(&esims.list, "My eSIMs", &esims.status, None, theme)),
+                top,
+            );
+            draw_table(frame, rows, app, &esims.list, &COLUMNS, cells, theme);
+        }
+    }
+    if let Some(pane) = pane_area {
+        draw_pane(frame, pane, app, theme);
+    }
+}
+
+/// ` My eSIMs · search: 8944▏ · 3 found · loaded 1 400 of 3 112`.
+fn search_title(app: &App, theme: &Theme) -> Line<'static> {
+    let esims = &app.esims;
+    let scan = &esims.scan;
+    let mut spans = vec![
+        Span::styled(" My eSIMs", theme.title()),
+        Span::raw(" · search: "),
+        Span::styled(safe(&esims.search.value), theme.key()),
+    ];
+    if esims.searching {
+        spans.push(Span::raw("▏"));
+    }
+    spans.push(Span::raw(format!(" · {} found", esims.results.len())));
+    let progress = match (scan.total, scan.complete) {
+        (Some(total), true) => format!(" · all {} loaded", group(total)),
+        (Some(total), false) => format!(" · loaded {} of {}", group(scan.items.len() as u64), group(total)),
+        (None, _) => " · loading…".to_string(),
+    };
+    spans.push(Span::styled(progress, theme.muted()));
+    if let Some(status) = &esims.status {
+        spans.push(Span::styled(format!(" · {}", safe(status)), theme.muted()));
+    }
+    Line::from(spans)
+}
+
+/// `3 112` → `3 112`, `1400` → `1 400`: thousands apart, as the progress reads.
+fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn draw_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let esims = &app.esims;
+    if esims.results.is_empty() {
+        let text = if esims.scan.complete {
+            " No eSIM matches.".to_string()
+        } else if esims.scan.failed {
+            " Nothing found; loading stopped on an error: r to try again.".to_string()
+        } else {
+            format!(
+                " Nothing found yet: still loading the inventory ({} of {}).",
+                group(esims.scan.items.len() as u64),
+                esims.scan.total.map_or("…".to_string(), group)
+            )
+        };
+        frame.render_widget(Paragraph::new(text), area);
+        return;
+    }
+    let height = area.height.saturating_sub(1) as usize;
+    let start = window_start(esims.result_cursor, height);
+    let rows = esims
+        .results
+        .iter()
+        .skip(start)
+        .take(height)
+        .map(|&i| cells(&esims.scan.items[i]))
+        .collect();
+    table(frame, area, &COLUMNS, rows, esims.result_cursor - start, theme);
+}
+
+/// Black ink on white: the QR's own colours, whatever the theme.
+fn qr_style() -> Style {
+    Style::new().fg(Color::Black).bg(Color::White)
+}
+
+/// The QR drawing as lines, or why it cannot be drawn.
+fn qr_lines(code: &str) -> Result<Vec<Line<'static>>, String> {
+    let matrix = QrMatrix::encode(code)?;
+    Ok(matrix
+        .to_half_blocks()
+        .into_iter()
+        .map(|l| Line::from(Span::styled(l, qr_style())))
+        .collect())
+}
+
+fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(Span::styled(" eSIM ", theme.title()));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let Some(esim) = app.esims.selected() else {
+        paragraph(frame, inner, vec![Line::raw("No eSIM selected.")]);
+        return;
+    };
+    let raw = &esim.raw_order_json;
+    let mut info = vec![
+        Line::from(vec![
+            Span::styled("ICCID    ", theme.muted()),
+            Span::styled(safe(&raw.iccid), theme.title()),
+        ]),
+        Line::raw(format!(
+            "{} · {} · SM-DP+ {}",
+            safe(esim.record.status.as_str()),
+            safe(&esim.record.location_code),
+            safe(&raw.smdp_status)
+        )),
+        Line::raw(safe(&esim.record.package_name)),
+        Line::raw(match (raw.order_usage, raw.total_volume) {
+            (Some(u), Some(t)) => format!(
+                "{} of {} used · expires {}",
+                format_bytes(u),
+                format_bytes(t),
+                short_time(&raw.expired_time)
+            ),
+            _ => format!("expires {}", short_time(&raw.expired_time)),
+        }),
+    ];
+    let code = app.esims.codes.get(&raw.iccid);
+    let mut qr = Vec::new();
+    match code {
+        Some(Code::Ready(ac)) => {
+            match ActivationCode::parse(ac) {
+                Some(p) => {
+                    info.push(Line::raw(format!("SM-DP+   {}", safe(&p.smdp_address))));
+                    info.push(Line::raw(format!("Matching {}", safe(&p.matching_id))));
+                }
+                None => info.push(Line::styled("Not an LPA activation code", theme.error())),
+            }
+            info.push(Line::raw(safe(ac)));
+            match qr_lines(ac) {
+                Ok(lines) => qr = lines,
+                Err(why) => info.push(Line::styled(safe(&why), theme.error())),
+            }
+        }
+        Some(Code::Failed(why)) => {
+            info.push(Line::styled(format!("No QR code: {}", safe(why)), theme.error()));
+            info.push(Line::raw(format!("Image: {}", safe(&raw.qr_code_url))));
+        }
+        _ => info.push(Line::styled("Fetching the activation code…", theme.muted())),
+    }
+    let qr_width = qr.first().map_or(0, |l| l.width() as u16);
+    let qr_height = qr.len() as u16;
+    let fits = qr.is_empty() || (inner.width >= qr_width && inner.height > qr_height);
+    if !fits {
+        // The pane is inside the frame: this much more terminal makes it big enough.
+        let frame_area = frame.area();
+        let need_w = frame_area.width + qr_width.saturating_sub(inner.width);
+        let need_h = frame_area.height + (qr_height + 1).saturating_sub(inner.height);
+        info.push(Line::styled(
+            format!("The QR code needs a terminal of at least {need_w}×{need_h} here; z shows it alone."),
+            theme.error(),
+        ));
+        paragraph(frame, inner, info);
+        return;
+    }
+    let [qr_area, text_area] = Layout::vertical([Constraint::Length(qr_height), Constraint::Min(0)]).areas(inner);
+    if !qr.is_empty() {
+        let x = qr_area.x + (qr_area.width - qr_width) / 2;
+        frame.render_widget(
+            Paragraph::new(qr),
+            Rect {
+                x,
+                width: qr_width,
+                ..qr_area
+            },
+        );
+    }
+    paragraph(frame, text_area, info);
+}
+
+/// `z`: the code alone on the whole screen, the activation code under it if there is room.
+pub fn draw_zoom(frame: &mut Frame, app: &App, theme: &Theme) {
+    let area = frame.area();
+    let code = app
+        .esims
+        .selected()
+        .and_then(|e| app.esims.codes.get(&e.raw_order_json.iccid));
+    let lines = match code {
+        Some(Code::Ready(ac)) => qr_lines(ac).map(|qr| (qr, ac.clone())),
+        Some(Code::Failed(why)) => Err(format!("No QR code: {why}")),
+        _ => Err("Fetching the activation code…".to_string()),
+    };
+    let (qr, ac) = match lines {
+        Ok(found) => found,
+        Err(why) => {
+            paragraph(
+                frame,
+                area,
+                vec![Line::styled(safe(&why), theme.error()), Line::raw("z or Esc: back")],
+            );
+            return;
+        }
+    };
+    let (w, h) = (qr.first().map_or(0, |l| l.width() as u16), qr.len() as u16);
+    if area.width < w || area.height < h {
+        let text = format!(
+            "The QR code needs a terminal of at least {w}×{h} (now {}×{}). z or Esc: back",
+            area.width, area.height
+        );
+        paragraph(frame, area, vec![Line::styled(text, theme.error())]);
+        return;
+    }
+    let x = area.x + (area.width - w) / 2;
+    let y = area.y + (area.height - h).saturating_sub(2) / 2;
+    frame.render_widget(
+        Paragraph::new(qr),
+        Rect {
+            x,
+            y,
+            width: w,
+            height: h,
+        },
+    );
+    let below = Rect {
+        x: area.x,
+        y: y + h,
+        width: area.width,
+        height: area.bottom().saturating_sub(y + h),
+    };
+    if below.height > 0 {
+        let text = vec![
+            Line::raw(safe(&ac)).centered(),
+            Line::styled("z or Esc: back · y copy ICCID · Y copy code", theme.muted()).centered(),
+        ];
+        frame.render_widget(Paragraph::new(text), below);
+    }
+}

@@ -1,0 +1,238 @@
+//! My eSIMs: the QR code a phone scans, for every seeded eSIM; the qrCodeUrl path and its
+//! failures; search over the whole inventory; ICCID and code to the clipboard.
+
+use crate::common::*;
+use crossterm::event::KeyCode;
+use esimdash::api::model::{Esim, EsimQuery};
+use esimdash::api::{BaseUrl, Client, ClientOptions, Credentials};
+use esimdash::esim::qr::QrMatrix;
+use esimdash::sandbox::{SandboxConfig, spawn};
+use esimdash::tui::app::Code;
+
+async fn acme_client() -> (esimdash::sandbox::RunningSandbox, Client) {
+    let sandbox = spawn(
+        &SandboxConfig {
+            rate_limit: 100_000,
+            ..Default::default()
+        },
+        "127.0.0.1:0".parse().unwrap(),
+    )
+    .await
+    .unwrap();
+    let client = Client::new(
+        BaseUrl::parse(&sandbox.base_url()).unwrap(),
+        &Credentials::pair("ak_demo_acme", "sk_demo_acme"),
+        ClientOptions {
+            rate_limit: 100_000,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    (sandbox, client)
+}
+
+/// Every seeded eSIM: its code (from `ac` or from its PNG) → QR → the half-block text the view
+/// draws → modules → a QR decoder → the same code.
+#[tokio::test]
+async fn every_seeded_esim_round_trips_through_the_drawn_qr() {
+    let (_sandbox, client) = acme_client().await;
+    let (mut all, mut page) = (Vec::new(), 1);
+    loop {
+        let q = EsimQuery {
+            page: Some(page),
+            page_size: Some(100),
+            status: None,
+        };
+        let found = client.esims(&q).await.unwrap();
+        let done = found.esims.len() < 100;
+        all.extend(found.esims);
+        if done {
+            break;
+        }
+        page += 1;
+    }
+    assert!(all.len() >= 300);
+    let mut from_png = 0;
+    for esim in &all {
+        let code = client
+            .activation_code(esim)
+            .await
+            .unwrap_or_else(|e| panic!("{}: {e}", esim.raw_order_json.iccid));
+        if esim.raw_order_json.ac.is_none() {
+            from_png += 1;
+        }
+        let drawn = QrMatrix::encode(&code).unwrap().to_half_blocks();
+        let lines: Vec<&str> = drawn.iter().map(String::as_str).collect();
+        let decoded = QrMatrix::from_half_blocks(&lines).unwrap().decode().unwrap();
+        assert_eq!(decoded, code, "{}", esim.raw_order_json.iccid);
+    }
+    assert!(from_png > 50, "the PNG path was exercised {from_png} times");
+}
+
+/// The QR code on the rendered screen (not a separate drawing) decodes to the eSIM's code.
+#[tokio::test]
+async fn the_qr_on_the_rendered_screen_decodes_to_the_selected_esims_code() {
+    let mut h = Harness::acme().await;
+    h.send(key('3'));
+    h.settle().await;
+    for step in 0..4 {
+        let esim = h.app.esims.selected().unwrap().clone();
+        let Some(Code::Ready(code)) = h.app.esims.codes.get(&esim.raw_order_json.iccid).cloned() else {
+            panic!("step {step}: no code for {}", esim.raw_order_json.iccid)
+        };
+        let screen = h.screen(120, 40);
+        let qr = qr_from_screen(&screen).expect("a QR code is on the screen");
+        assert_eq!(qr.decode().unwrap(), code);
+        h.send(key('j'));
+        h.settle().await;
+    }
+}
+
+fn esim_with_url(url: &str) -> Esim {
+    serde_json::from_value(serde_json::json!({"rawOrderJson": {"iccid": "8944100000002080711", "qrCodeUrl": url}}))
+        .unwrap()
+}
+
+/// The qrCodeUrl path against the sandbox's PNGs and against images that must be refused.
+#[tokio::test]
+async fn the_qr_code_url_path_decodes_real_pngs_and_refuses_the_rest() {
+    use axum::routing::get;
+    let (sandbox, client) = acme_client().await;
+    // A 404 from the sandbox's own image route.
+    let err = client
+        .activation_code(&esim_with_url(&format!("{}/qr/none.png", sandbox.origin())))
+        .await
+        .unwrap_err();
+    assert!(err.contains("HTTP 404"), "{err}");
+    let blank = QrMatrix {
+        width: 21,
+        dark: vec![false; 441],
+    }
+    .to_png(4)
+    .unwrap();
+    let phishing = QrMatrix::encode("https://phishing.example/login")
+        .unwrap()
+        .to_png(6)
+        .unwrap();
+    let seen_auth = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let saw = seen_auth.clone();
+    let app = axum::Router::new()
+        .route("/huge.png", get(|| async { vec![0u8; 3 * 1024 * 1024] }))
+        .route("/blank.png", get(move || async move { blank }))
+        .route("/phishing.png", get(move || async move { phishing }))
+        .route("/text", get(|| async { "not an image" }))
+        .route(
+            "/who.png",
+            get(move |headers: axum::http::HeaderMap| async move {
+                saw.store(
+                    headers.contains_key("x-secret-key") || headers.contains_key("x-access-code"),
+                    std::sync::atomic::Ordering::SeqCst,
+                );
+                axum::http::StatusCode::NOT_FOUND
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    for (path, expected) in [
+        ("/huge.png", "larger than 2 MiB"),
+        ("/blank.png", "no QR code"),
+        ("/phishing.png", "does not hold an eSIM activation code"),
+        ("/text", "not a PNG"),
+    ] {
+        let err = client
+            .activation_code(&esim_with_url(&format!("{origin}{path}")))
+            .await
+            .unwrap_err();
+        assert!(err.contains(expected), "{path}: {err}");
+    }
+    let err = client
+        .activation_code(&esim_with_url("ftp://example.com/x.png"))
+        .await
+        .unwrap_err();
+    assert!(err.contains("http"), "{err}");
+    let _ = client
+        .activation_code(&esim_with_url(&format!("{origin}/who.png")))
+        .await;
+    assert!(
+        !seen_auth.load(std::sync::atomic::Ordering::SeqCst),
+        "credentials are never sent to an image address"
+    );
+}
+
+#[tokio::test]
+async fn the_search_reads_the_inventory_in_the_background_and_jumps_to_a_whole_iccid() {
+    let mut h = Harness::acme().await;
+    h.send(key('3'));
+    h.settle().await;
+    let target = h.app.esims.list.page_items().unwrap()[7].raw_order_json.iccid.clone();
+    h.send(key('/'));
+    // Typing starts the background read; before any page is in, nothing is found yet.
+    h.keys(&target[..10]);
+    assert!(h.app.esims.results.is_empty());
+    assert!(h.screen(120, 40).contains("Nothing found yet: still loading"));
+    h.settle().await;
+    let scans = h
+        .sent
+        .iter()
+        .filter(|r| matches!(r, esimdash::tui::msg::Request::EsimScan { .. }))
+        .count();
+    assert_eq!(scans, 4, "399 eSIMs in pages of 100");
+    assert!(h.screen(120, 40).contains("all 399 loaded"));
+    assert!(h.app.esims.results.len() > 1, "a partial ICCID matches several");
+    h.keys(&target[10..]);
+    assert!(!h.app.esims.searching, "a whole ICCID that is found ends typing");
+    assert_eq!(h.app.esims.selected().unwrap().raw_order_json.iccid, target);
+    assert!(h.app.esims.detail);
+    // By package name too.
+    h.send(code(KeyCode::Esc));
+    h.send(code(KeyCode::Esc));
+    h.send(key('/'));
+    h.keys("kenya");
+    assert!(!h.app.esims.results.is_empty());
+    assert!(
+        h.app
+            .esims
+            .results
+            .iter()
+            .all(|&i| h.app.esims.scan.items[i].record.package_name.contains("Kenya"))
+    );
+}
+
+#[tokio::test]
+async fn y_copies_the_iccid_and_capital_y_the_activation_code_once_known() {
+    let mut h = Harness::acme().await;
+    h.send(key('3'));
+    let effects = h.send(key('y'));
+    assert!(copies(&effects).is_empty(), "nothing loaded, nothing selected");
+    h.settle().await;
+    let esim = h.app.esims.selected().unwrap().clone();
+    let effects = h.send(key('y'));
+    assert_eq!(copies(&effects), vec![("ICCID", esim.raw_order_json.iccid.clone())]);
+    h.settle().await;
+    let Some(Code::Ready(code)) = h.app.esims.codes.get(&esim.raw_order_json.iccid).cloned() else {
+        panic!("no code")
+    };
+    let effects = h.send(key('Y'));
+    assert_eq!(copies(&effects), vec![("Activation code", code)]);
+    // What the runtime reports back becomes the message: sent, not "copied", for OSC 52.
+    let delivery = esimdash::clipboard::Delivery::Osc52 { via: Some("tmux") };
+    h.send(esimdash::tui::msg::Msg::Copied {
+        what: "ICCID",
+        result: Ok(delivery),
+    });
+    assert!(
+        h.app
+            .flash
+            .as_ref()
+            .unwrap()
+            .text
+            .starts_with("ICCID sent to the terminal's clipboard")
+    );
+    h.send(esimdash::tui::msg::Msg::Copied {
+        what: "ICCID",
+        result: Err("nothing was copied: no clipboard".into()),
+    });
+    let flash = h.app.flash.as_ref().unwrap();
+    assert!(flash.error && flash.text.contains("not copied"));
+}
