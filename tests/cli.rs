@@ -324,3 +324,61 @@ fn the_sandbox_command_prints_the_credentials_and_stops_on_sigterm() {
     let exit = child.wait().unwrap();
     assert_eq!(exit.code(), Some(0), "a clean shutdown on SIGTERM");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn qr_and_esims_by_iccid_for_a_plain_ssh_shell() {
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["esims", "--page-size", "5", "--json"]);
+    let page = stdout_json(&run(cmd).await);
+    let esims = page["esims"].as_array().unwrap();
+    for esim in esims {
+        let iccid = esim["rawOrderJson"]["iccid"].as_str().unwrap();
+        let mut cmd = esimdash(&home);
+        acme(&mut cmd, &sb).args(["qr", iccid, "--json"]);
+        let out = run(cmd).await;
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let qr = stdout_json(&out);
+        let code = qr["activationCode"].as_str().unwrap().to_string();
+        if let Some(ac) = esim["rawOrderJson"]["ac"].as_str() {
+            assert_eq!(code, ac);
+        }
+        let lines: Vec<&str> = qr["qr"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap())
+            .collect();
+        let decoded = esimdash::esim::qr::QrMatrix::from_half_blocks(&lines)
+            .unwrap()
+            .decode()
+            .unwrap();
+        assert_eq!(decoded, code, "the printed QR is the activation code");
+
+        // Piped (not a terminal), the human output is plain blocks then the fields.
+        let mut cmd = esimdash(&home);
+        acme(&mut cmd, &sb).args(["qr", iccid]);
+        let text = String::from_utf8(run(cmd).await.stdout).unwrap();
+        assert!(!text.contains('\u{1b}'), "no colour codes when piped");
+        assert!(text.contains(&format!("Activation code  {code}")));
+        let mut cmd = esimdash(&home);
+        acme(&mut cmd, &sb).args(["esims", "--iccid", iccid, "--json"]);
+        assert_eq!(stdout_json(&run(cmd).await)["esim"]["rawOrderJson"]["iccid"], iccid);
+    }
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["qr", "8944000000000000000", "--json"]);
+    let out = run(cmd).await;
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a valid-looking ICCID with a wrong check digit"
+    );
+    let payload = "894400000000000000";
+    let valid = format!("{payload}{}", esimdash::esim::iccid::luhn_check_digit(payload));
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["esims", "--iccid", &valid, "--json"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(1), "not in this account");
+    let err: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(err["error"]["kind"], "not_found");
+}
