@@ -53,6 +53,7 @@ async fn every_seeded_esim_round_trips_through_the_drawn_qr() {
     }
     assert!(all.len() >= 300);
     let mut from_png = 0;
+    let (mut drawn_pngs, mut codes) = (Vec::new(), Vec::new());
     for esim in &all {
         let code = client
             .activation_code(esim)
@@ -65,6 +66,12 @@ async fn every_seeded_esim_round_trips_through_the_drawn_qr() {
         let lines: Vec<&str> = drawn.iter().map(String::as_str).collect();
         let decoded = QrMatrix::from_half_blocks(&lines).unwrap().decode().unwrap();
         assert_eq!(decoded, code, "{}", esim.raw_order_json.iccid);
+        // The drawn text, as a picture of it for a second decoder.
+        drawn_pngs.push(QrMatrix::from_half_blocks(&lines).unwrap().to_png(4).unwrap());
+        codes.push(code);
+    }
+    if let Some(read) = zbar_decode(&drawn_pngs) {
+        assert_eq!(read, codes, "ZBar reads every drawn code as its activation code");
     }
     assert!(from_png > 50, "the PNG path was exercised {from_png} times");
 }

@@ -212,6 +212,10 @@ fn the_qr_code_read_off_the_pane_is_the_activation_code_and_y_reaches_tmux() {
             code,
             "step {step}: the QR on the screen is the activation code"
         );
+        // A screenshot of the capture, read by ZBar as a phone app would.
+        if let Some(read) = crate::common::zbar_decode(&[qr.to_png(6).unwrap()]) {
+            assert_eq!(read, vec![code.clone()], "step {step}: zbarimg on the screenshot");
+        }
         previous = code;
     }
     let screen = tmux.screen();
