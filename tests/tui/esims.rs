@@ -243,3 +243,24 @@ async fn y_copies_the_iccid_and_capital_y_the_activation_code_once_known() {
     let flash = h.app.flash.as_ref().unwrap();
     assert!(flash.error && flash.text.contains("not copied"));
 }
+
+#[tokio::test]
+async fn an_iccid_typed_before_its_page_arrives_is_jumped_to_when_it_does() {
+    let mut h = Harness::acme().await;
+    h.send(key('3'));
+    h.settle().await;
+    // The last eSIM of the inventory: on the last page of the background read.
+    h.send(key('G'));
+    h.settle().await;
+    let target = h.app.esims.list.selected().unwrap().raw_order_json.iccid.clone();
+    h.send(key('/'));
+    h.keys(&target);
+    assert!(h.app.esims.searching, "not found yet: still typing mode");
+    h.settle().await;
+    assert!(!h.app.esims.searching, "found when its page came in");
+    assert_eq!(h.app.esims.selected().unwrap().raw_order_json.iccid, target);
+    assert_eq!(
+        h.app.flash.as_ref().map(|f| f.text.as_str()),
+        Some("Found the eSIM with that ICCID")
+    );
+}

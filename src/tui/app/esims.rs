@@ -145,18 +145,18 @@ impl Esims {
         self.refilter();
     }
 
-    /// Stores a page of the background read if it is the one awaited.
-    pub fn accept_scan(&mut self, id: RequestId, esims: Vec<Esim>, total: u64) -> bool {
+    /// Stores a page of the background read if it is the one awaited (`None`: stale, dropped);
+    /// `Some(true)` when it brought the ICCID being typed and the search jumped to it.
+    pub fn accept_scan(&mut self, id: RequestId, esims: Vec<Esim>, total: u64) -> Option<bool> {
         if self.scan.request != Some(id) {
-            return false;
+            return None;
         }
         self.scan.request = None;
         let short = (esims.len() as u64) < SCAN_PAGE_SIZE;
         self.scan.items.extend(esims);
         self.scan.total = Some(total);
         self.scan.complete = short || self.scan.items.len() as u64 >= total;
-        self.refilter();
-        true
+        Some(self.refilter())
     }
 
     /// Recomputes the results after the search, the filter or the loaded items changed; keeps

@@ -383,12 +383,8 @@ impl App {
                 self.esims.list.accept(q.page.unwrap_or(1), id, page.esims, page.total);
             }
             (Request::EsimScan { .. }, Payload::Esims(page)) => {
-                if self.esims.accept_scan(id, page.esims, page.total)
-                    && let Some(found) = self.esims.selected().filter(|_| self.esims.detail)
-                    && self.esims.results.len() == 1
-                {
-                    let iccid = found.raw_order_json.iccid.clone();
-                    self.flash(format!("Found {iccid}"), false, now);
+                if self.esims.accept_scan(id, page.esims, page.total) == Some(true) {
+                    self.flash("Found the eSIM with that ICCID", false, now);
                 }
             }
             (Request::ActivationCode { esim }, Payload::ActivationCode(code)) => {
