@@ -1,7 +1,7 @@
 //! The Catalog tab: plans with location, data, validity, cost, sell price and margin.
 
 use super::theme::Theme;
-use super::widgets::{Column, safe, table, window_start};
+use super::widgets::{Column, cursor_table, safe};
 use crate::api::model::Plan;
 use crate::esim::location::location_name;
 use crate::esim::money::format_amount;
@@ -82,14 +82,6 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         frame.render_widget(Paragraph::new(text), table_area);
         return;
     }
-    let height = table_area.height.saturating_sub(1) as usize;
-    let start = window_start(catalog.cursor, height);
-    let rows = catalog
-        .visible
-        .iter()
-        .skip(start)
-        .take(height)
-        .map(|&i| cells(&catalog.plans[i]))
-        .collect();
-    table(frame, table_area, &COLUMNS, rows, catalog.cursor - start, theme);
+    let rows = catalog.visible.iter().map(|&i| &catalog.plans[i]);
+    cursor_table(frame, table_area, &COLUMNS, rows, cells, catalog.cursor, theme);
 }

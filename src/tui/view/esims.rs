@@ -4,7 +4,7 @@
 
 use super::lists::{draw_table, short_time, title};
 use super::theme::Theme;
-use super::widgets::{Column, paragraph, safe, table, window_start};
+use super::widgets::{Column, cursor_table, paragraph, safe};
 use crate::api::model::Esim;
 use crate::esim::lpa::ActivationCode;
 use crate::esim::qr::QrMatrix;
@@ -140,16 +140,8 @@ fn draw_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         frame.render_widget(Paragraph::new(text), area);
         return;
     }
-    let height = area.height.saturating_sub(1) as usize;
-    let start = window_start(esims.result_cursor, height);
-    let rows = esims
-        .results
-        .iter()
-        .skip(start)
-        .take(height)
-        .map(|&i| cells(&esims.scan.items[i]))
-        .collect();
-    table(frame, area, &COLUMNS, rows, esims.result_cursor - start, theme);
+    let rows = esims.results.iter().map(|&i| &esims.scan.items[i]);
+    cursor_table(frame, area, &COLUMNS, rows, cells, esims.result_cursor, theme);
 }
 
 /// Black ink on white: the QR's own colours, whatever the theme.

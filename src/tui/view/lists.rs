@@ -2,7 +2,7 @@
 //! page, total, filter and search in the title line.
 
 use super::theme::Theme;
-use super::widgets::{Column, safe, table, window_start};
+use super::widgets::{Column, cursor_table, safe};
 use crate::api::model::Order;
 use crate::esim::money::format_amount;
 use crate::tui::app::{App, Paged};
@@ -98,11 +98,7 @@ pub fn draw_table<T>(
         frame.render_widget(Paragraph::new(" Nothing here."), area);
         return;
     }
-    let height = area.height.saturating_sub(1) as usize;
-    let row = list.row_in_page();
-    let start = window_start(row, height);
-    let rows = items.iter().skip(start).take(height).map(&cells).collect();
-    table(frame, area, columns, rows, row - start, theme);
+    cursor_table(frame, area, columns, items.iter(), cells, list.row_in_page(), theme);
 }
 
 pub fn draw_orders(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {

@@ -114,8 +114,25 @@ fn fit(width: u16, columns: &[Column]) -> Vec<bool> {
     keep
 }
 
+/// A table of `items` with the one at `cursor` selected: only the screenful holding the cursor
+/// is turned into cells and drawn (a list may hold thousands).
+pub fn cursor_table<T>(
+    frame: &mut Frame,
+    area: Rect,
+    columns: &[Column],
+    items: impl Iterator<Item = T>,
+    cells: impl Fn(T) -> Vec<String>,
+    cursor: usize,
+    theme: &Theme,
+) {
+    let height = area.height.saturating_sub(1) as usize;
+    let start = window_start(cursor, height);
+    let rows = items.skip(start).take(height).map(cells).collect();
+    table(frame, area, columns, rows, cursor - start, theme);
+}
+
 /// Draws the rows in view (already cut to the window) with `selected` highlighted.
-pub fn table(
+fn table(
     frame: &mut Frame,
     area: Rect,
     columns: &[Column],
