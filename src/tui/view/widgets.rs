@@ -132,14 +132,7 @@ pub fn cursor_table<T>(
 }
 
 /// Draws the rows in view (already cut to the window) with `selected` highlighted.
-fn table(
-    frame: &mut Frame,
-    area: Rect,
-    columns: &[Column],
-    rows: Vec<Vec<String>>,
-    selected: usize,
-    theme: &Theme,
-) {
+fn table(frame: &mut Frame, area: Rect, columns: &[Column], rows: Vec<Vec<String>>, selected: usize, theme: &Theme) {
     let keep = fit(area.width, columns);
     let cell = |column: &Column, text: String| {
         let line = Line::from(text);
