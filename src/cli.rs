@@ -108,6 +108,29 @@ pub enum Command {
         #[command(subcommand)]
         action: Option<ProfileAction>,
     },
+    /// Top up an eSIM with a plan its availability offers (checked first); asks before paying.
+    Topup {
+        #[arg(long)]
+        iccid: String,
+        /// A top-up slug offered for this eSIM (`esimdash topup --iccid I` lists them on error).
+        #[arg(long)]
+        slug: String,
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10))]
+        qty: u32,
+        /// Do not ask: needed when not on a terminal.
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Buy new eSIMs of a catalog plan; asks before paying.
+    Buy {
+        #[arg(long)]
+        slug: String,
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10))]
+        qty: u32,
+        /// Do not ask: needed when not on a terminal.
+        #[arg(long)]
+        yes: bool,
+    },
     /// Run the sandbox server of the API contract, with seeded demo data.
     Sandbox(SandboxArgs),
 }

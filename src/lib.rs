@@ -9,5 +9,6 @@ pub mod config;
 pub mod esim;
 pub mod logging;
 pub mod panic_guard;
+pub mod purchase;
 pub mod sandbox;
 pub mod tui;

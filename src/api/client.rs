@@ -6,7 +6,7 @@
 
 use super::error::{ApiError, Endpoint};
 use super::model::{
-    self, Esim, EsimPage, EsimQuery, OrderPage, OrderQuery, OrderRequest, Placed, Plan, Profile, ProfileUpdate,
+    self, Esim, EsimPage, EsimQuery, Order, OrderPage, OrderQuery, OrderRequest, Placed, Plan, Profile, ProfileUpdate,
     TopupRequest,
 };
 use super::{BaseUrl, Credentials, Pacer};
@@ -213,6 +213,39 @@ impl Client {
             detail: "the answer has no balanceUsd".to_string(),
             excerpt: String::new(),
         })
+    }
+
+    /// The newest orders of a plan (top-up or not): taken before a request that moves money, so
+    /// that an order appearing after an unknown outcome can be told apart from older ones.
+    pub async fn recent_orders_for(&self, slug: &str) -> Result<Vec<Order>, ApiError> {
+        let query = OrderQuery {
+            page: Some(1),
+            page_size: Some(SCAN_PAGE_SIZE),
+            status: None,
+            q: Some(slug.to_string()),
+        };
+        Ok(self
+            .orders(&query)
+            .await?
+            .orders
+            .into_iter()
+            .filter(|o| o.record.slug == slug)
+            .collect())
+    }
+
+    /// After a timeout or a dropped connection on a top-up or purchase: the order it placed, if
+    /// the order list shows one for `slug` (and `iccid`, where orders name it) that was not
+    /// among `before`. Nothing is sent again.
+    pub async fn find_new_order(
+        &self,
+        slug: &str,
+        iccid: Option<&str>,
+        before: &std::collections::HashSet<String>,
+    ) -> Result<Option<Order>, ApiError> {
+        let found = self.recent_orders_for(slug).await?;
+        Ok(found.into_iter().find(|o| {
+            !before.contains(&o.record.provider_order_no) && iccid.is_none_or(|i| o.iccid.is_empty() || o.iccid == i)
+        }))
     }
 
     /// Finds one eSIM by ICCID, reading the inventory a page at a time (the API has no ICCID

@@ -147,6 +147,13 @@ pub struct Order {
         skip_serializing_if = "String::is_empty"
     )]
     pub created_at: String,
+    /// For a top-up, the eSIM it tops up; not in the spec, served by the sandbox (ours).
+    #[serde(
+        default,
+        deserialize_with = "lenient::string",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub iccid: String,
 }
 
 /// An eSIM of the inventory: the order record plus the provider's data.

@@ -1,6 +1,7 @@
 //! The one-shot commands: one API call (or two), printed as an aligned table for people or as
 //! JSON for scripts. JSON mirrors the API's own envelopes so that integrators see one shape.
 
+mod buying;
 mod sandbox;
 mod table;
 
@@ -34,6 +35,12 @@ pub enum CommandError {
     NotFound(String),
     #[error("{0}")]
     Qr(String),
+    /// Not sent: the plan is not offered, the balance is short, the user said no.
+    #[error("{0}")]
+    Refused(String),
+    /// No answer came to a request that moves money; what the order list showed is said.
+    #[error("{0}")]
+    OutcomeUnknown(String),
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }
@@ -47,6 +54,7 @@ impl CommandError {
             CommandError::Api(e) if e.is_auth() => 3,
             CommandError::Api(ApiError::RateLimited { .. }) => 4,
             CommandError::Api(ApiError::Network { .. } | ApiError::Timeout { .. }) => 5,
+            CommandError::OutcomeUnknown(_) => 5,
             _ => 1,
         }
     }
@@ -58,6 +66,8 @@ impl CommandError {
             CommandError::Usage(_) => ("usage", None),
             CommandError::NotFound(_) => ("not_found", None),
             CommandError::Qr(_) => ("qr", None),
+            CommandError::Refused(_) => ("refused", None),
+            CommandError::OutcomeUnknown(_) => ("outcome_unknown", None),
             CommandError::Io(_) => ("io", None),
             CommandError::Api(e) => (e.kind(), e.status()),
         };
@@ -76,7 +86,7 @@ fn amount(value: Option<Decimal>) -> String {
     value.map(format_amount).unwrap_or_else(|| "-".to_string())
 }
 
-fn print_json(value: &impl serde::Serialize) -> Result<(), CommandError> {
+pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<(), CommandError> {
     // One compact line a document: what `jq`, `grep` and line-based scripts take best.
     let text = serde_json::to_string(value).map_err(|e| CommandError::Usage(e.to_string()))?;
     println!("{text}");
@@ -266,6 +276,8 @@ pub async fn run(command: &Command, client: &Client, as_json: bool) -> Result<()
             print!("{}", t.render());
             Ok(())
         }
+        Command::Topup { iccid, slug, qty, yes } => buying::topup(client, iccid, slug, *qty, *yes, as_json).await,
+        Command::Buy { slug, qty, yes } => buying::buy(client, slug, *qty, *yes, as_json).await,
         Command::Sandbox(_) => Err(CommandError::Usage("the sandbox is not an API command".to_string())),
     }
 }

@@ -98,6 +98,9 @@ pub struct OrderJson<'a> {
     sell_price: String,
     total_sell_price: String,
     created_at: String,
+    /// For a top-up, the eSIM it tops up (ours: lets a client find a top-up whose answer was lost).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    iccid: Option<&'a str>,
 }
 
 pub fn order(o: &OrderRecord) -> OrderJson<'_> {
@@ -107,6 +110,7 @@ pub fn order(o: &OrderRecord) -> OrderJson<'_> {
         sell_price: format_amount(o.sell_price),
         total_sell_price: format_amount(o.total_sell_price()),
         created_at: o.created_at.to_rfc3339_opts(SecondsFormat::Secs, true),
+        iccid: o.topup_of.as_deref(),
     }
 }
 

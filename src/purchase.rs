@@ -1,0 +1,100 @@
+//! What the dashboard and the one-shot commands share about spending money: how a refusal reads
+//! in plain words, the balance check made before anything is sent, and why an eSIM cannot be
+//! topped up when its status says so.
+
+use crate::api::ApiError;
+use crate::esim::money::format_amount;
+use crate::esim::status::Status;
+use rust_decimal::Decimal;
+
+/// What is being bought.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Purchase {
+    Topup { iccid: String },
+    Order,
+}
+
+impl Purchase {
+    pub fn noun(&self) -> &'static str {
+        match self {
+            Purchase::Topup { .. } => "top-up",
+            Purchase::Order => "order",
+        }
+    }
+}
+
+/// How much the balance falls short of `total`, if it does.
+pub fn shortfall(balance: Decimal, total: Decimal) -> Option<Decimal> {
+    (balance < total).then(|| total - balance)
+}
+
+/// "Your balance of 10.00 USD is 5.40 USD short of the 15.40 USD total."
+pub fn shortfall_message(balance: Decimal, total: Decimal) -> Option<String> {
+    shortfall(balance, total).map(|short| {
+        format!(
+            "Your balance of {} USD is {} USD short of the {} USD total; nothing was sent.",
+            format_amount(balance),
+            format_amount(short),
+            format_amount(total)
+        )
+    })
+}
+
+/// Why an eSIM in this status is offered no top-ups, when the status tells.
+pub fn not_topupable_reason(status: &Status) -> Option<&'static str> {
+    match status {
+        Status::UsedExpired | Status::UnusedExpired => Some("its validity has ended"),
+        Status::Cancel => Some("it was cancelled"),
+        Status::Revoked => Some("its profile was revoked"),
+        Status::Pending => Some("its profile is not ready yet"),
+        _ => None,
+    }
+}
+
+/// A refused purchase in plain words, the server's message kept.
+pub fn explain(error: &ApiError, what: &Purchase) -> String {
+    let server = error.server_message().unwrap_or_default();
+    match (error.status(), what) {
+        (Some(402), _) => "Insufficient balance: the wallet does not cover this; nothing was charged.".to_string(),
+        (Some(404), Purchase::Topup { iccid }) => format!("The eSIM {iccid} is not in your account ({server})."),
+        (Some(404), Purchase::Order) => format!("This plan is not offered (any more): {server}."),
+        (Some(400), _) => format!("The API refused the {}: {server}.", what.noun()),
+        _ => error.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::Endpoint;
+
+    #[test]
+    fn plain_words_for_each_refusal() {
+        let ep = Endpoint::new("POST", "/portal/topups");
+        let api = |status, message: &str| ApiError::Api {
+            endpoint: ep,
+            status,
+            message: message.into(),
+        };
+        let topup = Purchase::Topup { iccid: "8944".into() };
+        assert!(explain(&api(402, "Insufficient balance"), &topup).starts_with("Insufficient balance"));
+        assert!(explain(&api(404, "eSIM not found"), &topup).contains("not in your account"));
+        assert!(explain(&api(400, "Slug not available for this eSIM"), &topup).contains("Slug not available"));
+        assert_eq!(
+            shortfall(Decimal::new(1000, 2), Decimal::new(1540, 2)),
+            Some(Decimal::new(540, 2))
+        );
+        assert_eq!(
+            shortfall(Decimal::new(1540, 2), Decimal::new(1540, 2)),
+            None,
+            "exactly enough is enough"
+        );
+        assert!(
+            shortfall_message(Decimal::new(1000, 2), Decimal::new(1540, 2))
+                .unwrap()
+                .contains("5.40 USD short")
+        );
+        assert_eq!(not_topupable_reason(&Status::Cancel), Some("it was cancelled"));
+        assert_eq!(not_topupable_reason(&Status::InUse), None);
+    }
+}
