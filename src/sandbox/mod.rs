@@ -20,6 +20,7 @@ use chrono::{DateTime, Utc};
 use rate_limit::RateLimiter;
 use std::future::Future;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use store::Data;
@@ -82,6 +83,15 @@ impl Shared {
 
 /// The router, for a sandbox reachable at `origin`.
 pub fn router(config: &SandboxConfig, origin: String) -> Router {
+    router_with_latency(
+        config,
+        origin,
+        Arc::new(AtomicU64::new(config.latency.as_millis() as u64)),
+    )
+}
+
+/// The router, with its added latency (milliseconds) readable and settable from outside.
+fn router_with_latency(config: &SandboxConfig, origin: String, latency_ms: Arc<AtomicU64>) -> Router {
     let epoch = config.epoch.unwrap_or_else(Utc::now);
     let shared = Arc::new(Shared {
         data: Mutex::new(seed::data(config.seed, config.orders, epoch)),
@@ -99,7 +109,6 @@ pub fn router(config: &SandboxConfig, origin: String) -> Router {
         .route("/reseller/profile", get(routes::profile).patch(routes::update_profile))
         .route("/reseller/balance", get(routes::balance))
         .route_layer(middleware::from_fn_with_state(shared.clone(), authenticate));
-    let latency = config.latency;
     Router::new()
         .nest("/api/v1", api)
         .route("/qr/{file}", get(routes::qr_image))
@@ -107,6 +116,7 @@ pub fn router(config: &SandboxConfig, origin: String) -> Router {
         .method_not_allowed_fallback(routes::method_not_allowed)
         .layer(DefaultBodyLimit::max(http::MAX_BODY_BYTES))
         .layer(middleware::from_fn(move |req: Request, next: Next| {
+            let latency = Duration::from_millis(latency_ms.load(Ordering::Relaxed));
             delay(latency, req, next)
         }))
         .with_state(shared)
@@ -148,6 +158,7 @@ async fn delay(latency: Duration, req: Request, next: Next) -> Response {
 pub struct RunningSandbox {
     pub addr: SocketAddr,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    latency_ms: Arc<AtomicU64>,
 }
 
 impl RunningSandbox {
@@ -158,6 +169,11 @@ impl RunningSandbox {
 
     pub fn origin(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// Changes the latency added to every answer from now on (tests of slow networks).
+    pub fn set_latency(&self, latency: Duration) {
+        self.latency_ms.store(latency.as_millis() as u64, Ordering::Relaxed);
     }
 }
 
@@ -173,7 +189,8 @@ impl Drop for RunningSandbox {
 pub async fn spawn(config: &SandboxConfig, addr: SocketAddr) -> std::io::Result<RunningSandbox> {
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
-    let app = router(config, format!("http://{addr}"));
+    let latency_ms = Arc::new(AtomicU64::new(config.latency.as_millis() as u64));
+    let app = router_with_latency(config, format!("http://{addr}"), latency_ms.clone());
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
         let stopped = async {
@@ -186,6 +203,7 @@ pub async fn spawn(config: &SandboxConfig, addr: SocketAddr) -> std::io::Result<
     Ok(RunningSandbox {
         addr,
         shutdown: Some(tx),
+        latency_ms,
     })
 }
 

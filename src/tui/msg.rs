@@ -2,9 +2,13 @@
 //! (requests to send, quitting). `App::update` turns one into the other without doing any I/O.
 
 use crate::api::ApiError;
-use crate::api::model::{Esim, EsimPage, EsimQuery, OrderPage, OrderQuery, Plan, Profile, ProfileUpdate};
+use crate::api::model::{
+    Esim, EsimPage, EsimQuery, Order, OrderPage, OrderQuery, OrderRequest, Placed, Plan, Profile, ProfileUpdate,
+    TopupRequest,
+};
 use crate::clipboard::Delivery;
 use crossterm::event::{KeyEvent, MouseEvent};
+use std::collections::HashSet;
 
 /// Identifies one request, so that its answer can be matched to what is still wanted.
 pub type RequestId = u64;
@@ -28,12 +32,33 @@ pub enum Request {
         esim: Box<Esim>,
     },
     UpdateProfile(ProfileUpdate),
+    /// The top-up plans offered for an eSIM (answered with `Payload::Plans`).
+    TopupPlans {
+        iccid: String,
+    },
+    /// The order numbers of a plan's newest orders, read before paying.
+    OrdersOfPlan {
+        slug: String,
+    },
+    /// Moves money: sent once, never repeated by anything.
+    Topup(TopupRequest),
+    /// Moves money: sent once, never repeated by anything.
+    PlaceOrder(OrderRequest),
+    /// After an unknown outcome: the order placed, if the order list shows it.
+    FindNewOrder {
+        slug: String,
+        iccid: Option<String>,
+        before: HashSet<String>,
+    },
 }
 
 impl Request {
     /// Whether the request changes something on the server (never sent again by itself).
     pub fn writes(&self) -> bool {
-        matches!(self, Request::UpdateProfile(_))
+        matches!(
+            self,
+            Request::UpdateProfile(_) | Request::Topup(_) | Request::PlaceOrder(_)
+        )
     }
 }
 
@@ -48,6 +73,9 @@ pub enum Payload {
     /// The code, or why there is none (no QR image, not decodable, not an activation code).
     ActivationCode(Result<String, String>),
     ProfileSaved(Profile),
+    OrderNumbers(HashSet<String>),
+    Placed(Placed),
+    FoundOrder(Option<Order>),
 }
 
 #[derive(Debug, Clone)]

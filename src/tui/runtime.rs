@@ -51,6 +51,20 @@ pub async fn execute(client: &Client, request: &Request) -> Result<Payload, ApiE
         }
         Request::ActivationCode { esim } => Payload::ActivationCode(client.activation_code(esim).await),
         Request::UpdateProfile(u) => Payload::ProfileSaved(client.update_profile(u).await?),
+        Request::TopupPlans { iccid } => Payload::Plans(client.topup_plans(iccid).await?),
+        Request::OrdersOfPlan { slug } => Payload::OrderNumbers(
+            client
+                .recent_orders_for(slug)
+                .await?
+                .into_iter()
+                .map(|o| o.record.provider_order_no)
+                .collect(),
+        ),
+        Request::Topup(r) => Payload::Placed(client.topup(r).await?),
+        Request::PlaceOrder(r) => Payload::Placed(client.place_order(r).await?),
+        Request::FindNewOrder { slug, iccid, before } => {
+            Payload::FoundOrder(client.find_new_order(slug, iccid.as_deref(), before).await?)
+        }
     })
 }
 

@@ -2,7 +2,9 @@
 //! overlay; a text input; the keys of all tabs; the keys of the current tab.
 
 use super::lists::{SEARCH_PAUSE, status_choices};
-use super::{App, Code, Halt, Overlay, Paged, ProfileForm, Tab};
+use super::{App, Code, Halt, Lookup, MAX_QTY, Overlay, Paged, ProfileForm, PurchaseForm, Stage, Tab, TextInput};
+use crate::api::model::{OrderRequest, TopupRequest};
+use crate::esim::iccid::Iccid;
 use crate::tui::msg::{Effect, Request};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use std::time::Instant;
@@ -161,6 +163,12 @@ impl App {
                         self.catalog.sort = self.catalog.sort.next();
                         self.catalog.refresh_view();
                     }
+                    KeyCode::Char('b') => {
+                        if let Some(plan) = self.catalog.selected() {
+                            self.overlay = Some(Overlay::Purchase(Box::new(PurchaseForm::order(plan.clone()))));
+                        }
+                    }
+                    KeyCode::Char('t') => self.ask_iccid(),
                     KeyCode::Enter => {
                         if let Some(plan) = self.catalog.selected() {
                             self.overlay = Some(Overlay::PlanDetail {
@@ -185,6 +193,10 @@ impl App {
                 match key.code {
                     KeyCode::Char('/') => self.orders.searching = true,
                     KeyCode::Char('f') => self.open_status_picker(Tab::Orders),
+                    KeyCode::Char('t') => {
+                        let number = self.orders.list.selected().map(|o| o.record.provider_order_no.clone());
+                        self.top_up_order(number.as_deref());
+                    }
                     KeyCode::Enter => {
                         if let Some(order) = self.orders.list.selected() {
                             self.overlay = Some(Overlay::OrderDetail(Box::new(order.clone())));
@@ -219,6 +231,14 @@ impl App {
                     KeyCode::Char('f') => self.open_status_picker(Tab::Esims),
                     KeyCode::Enter => esims.detail = !esims.detail,
                     KeyCode::Char('z') if esims.selected().is_some() => esims.zoom = !esims.zoom,
+                    KeyCode::Char('t') => match esims.selected() {
+                        Some(esim) => {
+                            let hint = crate::purchase::not_topupable_reason(&esim.record.status);
+                            let iccid = esim.raw_order_json.iccid.clone();
+                            self.overlay = Some(Overlay::Purchase(Box::new(PurchaseForm::topup(iccid, hint))));
+                        }
+                        None => self.ask_iccid(),
+                    },
                     KeyCode::Char('y') => self.copy_selected(false, now, effects),
                     KeyCode::Char('Y') => self.copy_selected(true, now, effects),
                     KeyCode::Esc if esims.zoom => esims.zoom = false,
@@ -231,6 +251,9 @@ impl App {
                 }
             }
             Tab::Profile => {
+                if key.code == KeyCode::Char('t') {
+                    self.ask_iccid();
+                }
                 if key.code == KeyCode::Char('e') {
                     match &self.account.profile {
                         Some(p) => self.overlay = Some(Overlay::ProfileForm(Box::new(ProfileForm::new(p)))),
@@ -238,6 +261,35 @@ impl App {
                     }
                 }
             }
+        }
+    }
+
+    /// "Top up which eSIM?": an ICCID to type in.
+    fn ask_iccid(&mut self) {
+        self.overlay = Some(Overlay::IccidPrompt {
+            input: TextInput::default(),
+            error: None,
+        });
+    }
+
+    /// `t` on an order: its eSIM when the dashboard has it loaded, else the ICCID prompt.
+    fn top_up_order(&mut self, order_number: Option<&str>) {
+        let found = order_number.and_then(|number| {
+            self.esims
+                .list
+                .loaded()
+                .chain(&self.esims.scan.items)
+                .find(|e| e.record.provider_order_no == number)
+                .map(|e| {
+                    (
+                        e.raw_order_json.iccid.clone(),
+                        crate::purchase::not_topupable_reason(&e.record.status),
+                    )
+                })
+        });
+        match found {
+            Some((iccid, hint)) => self.overlay = Some(Overlay::Purchase(Box::new(PurchaseForm::topup(iccid, hint)))),
+            None => self.ask_iccid(),
         }
     }
 
@@ -319,11 +371,104 @@ impl App {
                     }
                 }
             },
+            Overlay::Purchase(_) => self.on_purchase_key(key, effects),
+            Overlay::IccidPrompt { input, error } => match key.code {
+                KeyCode::Esc => self.overlay = None,
+                KeyCode::Enter => match Iccid::parse(&input.value) {
+                    Ok(iccid) => {
+                        self.overlay = Some(Overlay::Purchase(Box::new(PurchaseForm::topup(
+                            iccid.to_string(),
+                            None,
+                        ))));
+                    }
+                    Err(e) => *error = Some(e.to_string()),
+                },
+                _ => {
+                    if input.handle(key) {
+                        *error = None;
+                    }
+                }
+            },
+            Overlay::OrderDetail(order) if key.code == KeyCode::Char('t') => {
+                let number = order.record.provider_order_no.clone();
+                self.top_up_order(Some(&number));
+            }
             _ => {
                 if matches!(
                     key.code,
                     KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q') | KeyCode::Char('?')
                 ) {
+                    self.overlay = None;
+                }
+            }
+        }
+    }
+
+    /// The purchase form. Only Enter on the confirmation sends, and only once: the form leaves
+    /// `Confirming` as it sends, and no key does anything while the answer is awaited.
+    fn on_purchase_key(&mut self, key: KeyEvent, effects: &mut Vec<Effect>) {
+        let balance = self.account.profile.as_ref().and_then(|p| p.balance_usd);
+        let Some(Overlay::Purchase(form)) = self.overlay.as_mut() else {
+            return;
+        };
+        match &form.stage {
+            Stage::Sending => {}
+            Stage::Unknown {
+                lookup: Lookup::Checking,
+                ..
+            } => {}
+            Stage::Choosing => match key.code {
+                KeyCode::Down | KeyCode::Char('j') => {
+                    form.cursor = (form.cursor + 1).min(form.plans.len().saturating_sub(1))
+                }
+                KeyCode::Up | KeyCode::Char('k') => form.cursor = form.cursor.saturating_sub(1),
+                KeyCode::Right | KeyCode::Char('+') => form.set_qty(i64::from(form.qty) + 1),
+                KeyCode::Left | KeyCode::Char('-') => form.set_qty(i64::from(form.qty) - 1),
+                KeyCode::Char(c @ '1'..='9') => form.set_qty(i64::from(c as u8 - b'0')),
+                KeyCode::Char('0') => form.set_qty(i64::from(MAX_QTY)),
+                KeyCode::Enter if form.plan().is_some() => {
+                    form.before = None;
+                    form.stage = Stage::Confirming;
+                }
+                KeyCode::Esc => self.overlay = None,
+                _ => {}
+            },
+            Stage::Confirming => match key.code {
+                KeyCode::Enter => {
+                    let short = match (balance, form.total()) {
+                        (Some(b), Some(t)) => crate::purchase::shortfall(b, t).is_some(),
+                        (_, None) => true,
+                        (None, Some(_)) => false,
+                    };
+                    // Not before the order list was read (so a lost answer can be looked up),
+                    // never when the balance is short, and only from this stage: sent once.
+                    if form.before.is_none() || short || form.request.is_some() {
+                        return;
+                    }
+                    let Some(plan) = form.plan() else { return };
+                    let request = match form.iccid() {
+                        Some(iccid) => Request::Topup(TopupRequest {
+                            iccid: iccid.to_string(),
+                            slug: plan.slug.clone(),
+                            qty: form.qty,
+                        }),
+                        None => Request::PlaceOrder(OrderRequest {
+                            slug: plan.slug.clone(),
+                            qty: form.qty,
+                        }),
+                    };
+                    form.stage = Stage::Sending;
+                    let id = self.send(request, effects);
+                    if let Some(Overlay::Purchase(form)) = &mut self.overlay {
+                        form.request = Some(id);
+                    }
+                }
+                KeyCode::Esc => form.stage = Stage::Choosing,
+                _ => {}
+            },
+            // Loading, Empty, Done, Failed, Unknown with its answer: close.
+            _ => {
+                if matches!(key.code, KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q')) {
                     self.overlay = None;
                 }
             }

@@ -12,6 +12,7 @@ mod keys;
 mod lists;
 mod paged;
 mod profile_form;
+mod purchase_form;
 mod tab;
 
 pub use catalog::{Catalog, SortKey};
@@ -20,6 +21,7 @@ pub use input::TextInput;
 pub use lists::{Orders, PAGE_SIZE, status_choices};
 pub use paged::Paged;
 pub use profile_form::{FIELDS as PROFILE_FIELDS, ProfileForm};
+pub use purchase_form::{Lookup, MAX_QTY, PurchaseForm, Stage};
 pub use tab::Tab;
 
 use super::msg::{Effect, Msg, Payload, Request, RequestId};
@@ -57,6 +59,13 @@ pub enum Overlay {
         cursor: usize,
     },
     ProfileForm(Box<ProfileForm>),
+    /// A top-up or a purchase.
+    Purchase(Box<PurchaseForm>),
+    /// "Top up which eSIM?": an ICCID typed in.
+    IccidPrompt {
+        input: TextInput,
+        error: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,6 +180,7 @@ impl App {
             || self.esims.codes.values().any(|c| matches!(c, Code::Loading(_)))
             || self.saving.is_some()
             || matches!(self.overlay, Some(Overlay::PlanDetail { request: Some(_), .. }))
+            || matches!(&self.overlay, Some(Overlay::Purchase(f)) if f.request.is_some())
     }
 
     /// When the app next needs a `Tick`; `None` when idle (no timer runs, no CPU is used).
@@ -258,6 +268,12 @@ impl App {
                 *request = Some(id);
             }
         }
+        if let Some(request) = self.purchase_request() {
+            let id = self.send(request, effects);
+            if let Some(Overlay::Purchase(form)) = &mut self.overlay {
+                form.request = Some(id);
+            }
+        }
         if self.tab == Tab::Orders {
             for page in self.orders.list.wanted() {
                 let id = self.send(Request::Orders(self.orders.query(page)), effects);
@@ -278,6 +294,48 @@ impl App {
             }
             self.fetch_code(effects);
         }
+    }
+
+    /// What the purchase form needs read now: the offered top-ups, the order list before paying,
+    /// or, after an unknown outcome, the order list again. Never the payment itself: only Enter
+    /// on the confirmation sends that.
+    fn purchase_request(&self) -> Option<Request> {
+        let Some(Overlay::Purchase(form)) = &self.overlay else {
+            return None;
+        };
+        if form.request.is_some() {
+            return None;
+        }
+        let slug = form.plan().map(|p| p.slug.clone());
+        match (&form.stage, &form.before) {
+            (Stage::Loading, _) => form.iccid().map(|iccid| Request::TopupPlans {
+                iccid: iccid.to_string(),
+            }),
+            (Stage::Confirming, None) => slug.map(|slug| Request::OrdersOfPlan { slug }),
+            (
+                Stage::Unknown {
+                    lookup: Lookup::Checking,
+                    ..
+                },
+                Some(before),
+            ) => slug.map(|slug| Request::FindNewOrder {
+                slug,
+                iccid: form.iccid().map(str::to_string),
+                before: before.clone(),
+            }),
+            _ => None,
+        }
+    }
+
+    /// After money moved: the header, Orders and My eSIMs are fetched again.
+    fn money_moved(&mut self, balance: Option<rust_decimal::Decimal>) {
+        if let (Some(profile), Some(balance)) = (&mut self.account.profile, balance) {
+            profile.balance_usd = Some(balance);
+        }
+        self.account.stale = true;
+        self.orders.list.reset();
+        self.esims.list.reload();
+        self.esims.restart_scan();
     }
 
     /// The selected eSIM's activation code: from `ac` at once, else its QR image is fetched.
@@ -338,6 +396,14 @@ impl App {
                 self.esims.codes.get(&esim.raw_order_json.iccid) == Some(&Code::Loading(id))
             }
             Request::UpdateProfile(_) => mine(&mut self.saving),
+            Request::TopupPlans { .. }
+            | Request::OrdersOfPlan { .. }
+            | Request::Topup(_)
+            | Request::PlaceOrder(_)
+            | Request::FindNewOrder { .. } => match &mut self.overlay {
+                Some(Overlay::Purchase(form)) => mine(&mut form.request),
+                _ => false,
+            },
         }
     }
 
@@ -365,7 +431,7 @@ impl App {
                 self.account.profile = Some(p);
                 self.account.stale = false;
             }
-            (_, Payload::Plans(plans)) => {
+            (Request::Plans, Payload::Plans(plans)) => {
                 self.catalog.set_plans(plans);
                 self.catalog.stale = false;
             }
@@ -394,6 +460,41 @@ impl App {
                 };
                 self.esims.codes.insert(esim.raw_order_json.iccid.clone(), state);
             }
+            (Request::TopupPlans { .. }, Payload::Plans(plans)) => {
+                if let Some(Overlay::Purchase(form)) = &mut self.overlay {
+                    form.offered(plans);
+                }
+            }
+            (_, Payload::OrderNumbers(numbers)) => {
+                if let Some(Overlay::Purchase(form)) = &mut self.overlay {
+                    form.before = Some(numbers);
+                }
+            }
+            (_, Payload::Placed(placed)) => {
+                let number = placed.order.record.provider_order_no.clone();
+                if let Some(Overlay::Purchase(form)) = &mut self.overlay {
+                    form.stage = Stage::Done {
+                        order: Box::new(placed.order),
+                        balance: placed.balance_usd,
+                    };
+                }
+                self.money_moved(placed.balance_usd);
+                self.flash(format!("Placed: order {number}"), false, now);
+            }
+            (_, Payload::FoundOrder(found)) => {
+                let placed = found.is_some();
+                if let Some(Overlay::Purchase(form)) = &mut self.overlay
+                    && let Stage::Unknown { lookup, .. } = &mut form.stage
+                {
+                    *lookup = match found {
+                        Some(order) => Lookup::Found(Box::new(order)),
+                        None => Lookup::NotFound,
+                    };
+                }
+                if placed {
+                    self.money_moved(None);
+                }
+            }
             (_, Payload::ProfileSaved(p)) => {
                 self.account.profile = Some(p);
                 if matches!(self.overlay, Some(Overlay::ProfileForm(_))) {
@@ -420,6 +521,9 @@ impl App {
                 self.esims.codes.remove(&esim.raw_order_json.iccid);
             }
             _ => {}
+        }
+        if self.purchase_failed(request, &error) {
+            return;
         }
         if error.is_auth() {
             let revoked = matches!(error, ApiError::Revoked { .. });
@@ -467,6 +571,44 @@ impl App {
                 }
             }
         }
+    }
+
+    /// A purchase request failed: the form says so. `false` leaves the error to the general
+    /// handling (a 401, or a read that waits for a countdown or for `r`).
+    fn purchase_failed(&mut self, request: &Request, error: &ApiError) -> bool {
+        let Some(Overlay::Purchase(form)) = &mut self.overlay else {
+            return false;
+        };
+        if error.is_auth() {
+            return false;
+        }
+        match request {
+            Request::Topup(_) | Request::PlaceOrder(_) if error.outcome_unknown() => {
+                form.stage = Stage::Unknown {
+                    error: error.to_string(),
+                    lookup: Lookup::Checking,
+                };
+            }
+            Request::Topup(_) | Request::PlaceOrder(_) => {
+                form.stage = Stage::Failed(crate::purchase::explain(error, &form.what));
+            }
+            Request::FindNewOrder { .. } => {
+                if let Stage::Unknown { lookup, .. } = &mut form.stage {
+                    *lookup = Lookup::Failed(error.to_string());
+                }
+            }
+            Request::TopupPlans { .. } | Request::OrdersOfPlan { .. } => {
+                if matches!(
+                    error,
+                    ApiError::RateLimited { .. } | ApiError::Network { .. } | ApiError::Timeout { .. }
+                ) {
+                    return false;
+                }
+                form.stage = Stage::Failed(crate::purchase::explain(error, &form.what));
+            }
+            _ => return false,
+        }
+        true
     }
 
     /// `r`: the header and the current view, fetched again.

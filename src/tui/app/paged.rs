@@ -70,6 +70,11 @@ impl<T> Paged<T> {
         (self.cursor % self.page_size) as usize
     }
 
+    /// Every item loaded so far, page after page.
+    pub fn loaded(&self) -> impl Iterator<Item = &T> {
+        self.pages.values().flatten()
+    }
+
     pub fn selected(&self) -> Option<&T> {
         self.page_items()?.get(self.row_in_page())
     }

@@ -6,6 +6,7 @@ mod esims;
 mod lists;
 mod overlays;
 mod profile;
+mod purchase;
 pub mod theme;
 mod widgets;
 
@@ -148,6 +149,8 @@ fn key_hints(app: &App) -> &'static str {
         return match overlay {
             Overlay::StatusPicker { .. } => "↑↓ choose  ⏎ apply  esc cancel",
             Overlay::ProfileForm(_) => "tab next field  ⏎ save  esc cancel",
+            Overlay::IccidPrompt { .. } => "type the ICCID  ⏎ continue  esc cancel",
+            Overlay::Purchase(_) => "↑↓ plan  ← → quantity  ⏎ next  esc back",
             _ => "esc close",
         };
     }
@@ -155,9 +158,9 @@ fn key_hints(app: &App) -> &'static str {
         Tab::Catalog if app.catalog.filtering => "type to filter  ↑↓ move  ⏎ keep  esc clear",
         Tab::Orders if app.orders.searching => "type to search  ↑↓ move  ⏎ search now  esc clear",
         Tab::Esims if app.esims.searching => "type an ICCID or package  ↑↓ move  ⏎ done  esc clear",
-        Tab::Catalog => "↑↓ move  / filter  s sort  ⏎ detail  r refresh  ? help  q quit",
+        Tab::Catalog => "↑↓ move  / filter  s sort  ⏎ detail  b buy  t top up  ? help  q quit",
         Tab::Orders => "↑↓ move  PgDn/PgUp page  / search  f status  ⏎ detail  r refresh  ? help  q quit",
-        Tab::Esims => "↑↓ move  / find  f status  ⏎ detail  z QR  y copy ICCID  Y copy code  ? help  q quit",
+        Tab::Esims => "↑↓ move  / find  f status  ⏎ detail  z QR  y/Y copy  t top up  ? help  q quit",
         Tab::Profile => "e edit  r refresh  ? help  q quit",
     }
 }

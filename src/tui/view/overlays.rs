@@ -17,18 +17,18 @@ use ratatui::text::{Line, Span};
 pub const HELP: &[(&str, &str)] = &[
     ("1 2 3 4, Tab, Shift-Tab", "switch tab (or click it)"),
     ("↑ ↓, j k, mouse wheel", "move"),
-    ("PgUp PgDn, Ctrl-u Ctrl-d", "move a page"),
-    ("g G, Home End", "first, last"),
+    ("PgUp PgDn, g G, Home End", "a page; first, last"),
     ("Enter", "open the detail"),
     ("/", "filter, search, find (per tab)"),
     ("s", "sort the catalog"),
     ("f", "status filter (lists)"),
-    ("z", "eSIM QR code alone, full screen"),
-    ("y, Y", "copy the ICCID, the activation code"),
+    ("z", "the QR code alone, full screen"),
+    ("y, Y", "copy ICCID / activation code"),
+    ("t", "top up an eSIM"),
+    ("b", "buy the selected catalog plan"),
     ("e", "edit the profile"),
     ("Esc", "close; clear filter or search"),
     ("r", "refresh view and balance"),
-    ("?", "this help"),
     ("q, Ctrl-C", "quit"),
 ];
 
@@ -76,6 +76,8 @@ fn plan_rows(p: &Plan) -> Vec<(&'static str, String)> {
 
 pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: &Theme) {
     match overlay {
+        Overlay::Purchase(form) => super::purchase::draw(frame, area, form, app, theme),
+        Overlay::IccidPrompt { input, error } => super::purchase::draw_iccid_prompt(frame, area, input, error, theme),
         Overlay::Help => {
             let inner = popup(frame, area, "Keys", 60, HELP.len() as u16 + 2, theme);
             let lines = HELP

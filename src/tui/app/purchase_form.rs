@@ -1,0 +1,120 @@
+//! The top-up and purchase form: money moves exactly once, only for a plan the API offered.
+//!
+//! Stages: Loading (which top-ups are offered) → Empty, or Choosing (plan, quantity) →
+//! Confirming (totals, balance after; the order list is read for what exists) → Sending (one
+//! request; keys cannot send another) → Done, Failed (the server's words, nothing retried), or
+//! Unknown (no answer: nothing is resent; the order list is read for the order instead).
+
+use crate::api::model::{Order, Plan};
+use crate::purchase::Purchase;
+use crate::tui::msg::RequestId;
+use rust_decimal::Decimal;
+use std::collections::HashSet;
+
+pub const MAX_QTY: u32 = 10;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Lookup {
+    Checking,
+    Found(Box<Order>),
+    NotFound,
+    Failed(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stage {
+    Loading,
+    /// Nothing is offered; why, when the eSIM's status tells.
+    Empty(String),
+    Choosing,
+    Confirming,
+    Sending,
+    Done {
+        order: Box<Order>,
+        balance: Option<Decimal>,
+    },
+    Failed(String),
+    Unknown {
+        error: String,
+        lookup: Lookup,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct PurchaseForm {
+    pub what: Purchase,
+    pub plans: Vec<Plan>,
+    pub cursor: usize,
+    pub qty: u32,
+    pub stage: Stage,
+    /// Why an eSIM would be offered nothing, from its status (shown if nothing is offered).
+    pub hint: Option<&'static str>,
+    /// Order numbers of the chosen plan that existed before sending; `None` until read.
+    pub before: Option<HashSet<String>>,
+    /// The one request of this form in flight.
+    pub request: Option<RequestId>,
+}
+
+impl PurchaseForm {
+    pub fn topup(iccid: String, hint: Option<&'static str>) -> Self {
+        Self {
+            what: Purchase::Topup { iccid },
+            plans: Vec::new(),
+            cursor: 0,
+            qty: 1,
+            stage: Stage::Loading,
+            hint,
+            before: None,
+            request: None,
+        }
+    }
+
+    pub fn order(plan: Plan) -> Self {
+        Self {
+            what: Purchase::Order,
+            plans: vec![plan],
+            cursor: 0,
+            qty: 1,
+            stage: Stage::Choosing,
+            hint: None,
+            before: None,
+            request: None,
+        }
+    }
+
+    pub fn plan(&self) -> Option<&Plan> {
+        self.plans.get(self.cursor)
+    }
+
+    pub fn unit_price(&self) -> Option<Decimal> {
+        self.plan().and_then(Plan::sell_price)
+    }
+
+    pub fn total(&self) -> Option<Decimal> {
+        self.unit_price().map(|u| u * Decimal::from(self.qty))
+    }
+
+    pub fn set_qty(&mut self, qty: i64) {
+        self.qty = qty.clamp(1, i64::from(MAX_QTY)) as u32;
+    }
+
+    /// The offered plans arrived.
+    pub fn offered(&mut self, plans: Vec<Plan>) {
+        if plans.is_empty() {
+            let why = self.hint.unwrap_or("the API offers no top-up for it");
+            self.stage = Stage::Empty(format!("This eSIM cannot be topped up now: {why}."));
+        } else {
+            self.plans = plans;
+            self.cursor = 0;
+            self.stage = Stage::Choosing;
+        }
+    }
+
+    /// The ICCID when topping up (for the request and the lookup).
+    pub fn iccid(&self) -> Option<&str> {
+        match &self.what {
+            Purchase::Topup { iccid } => Some(iccid),
+            Purchase::Order => None,
+        }
+    }
+}

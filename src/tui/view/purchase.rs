@@ -1,0 +1,172 @@
+//! The top-up / purchase form and the "which eSIM?" prompt.
+
+use super::catalog::validity;
+use super::spinner;
+use super::theme::Theme;
+use super::widgets::{paragraph, popup, safe};
+use crate::esim::money::format_amount;
+use crate::esim::volume::format_bytes;
+use crate::purchase::{Purchase, shortfall_message};
+use crate::tui::app::{App, Lookup, PurchaseForm, Stage, TextInput};
+use ratatui::Frame;
+use ratatui::layout::{Position, Rect};
+use ratatui::text::{Line, Span};
+
+fn usd(v: Option<rust_decimal::Decimal>) -> String {
+    v.map_or_else(|| "unknown".to_string(), |v| format!("{} USD", format_amount(v)))
+}
+
+pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme: &Theme) {
+    let title = match &form.what {
+        Purchase::Topup { iccid } => format!("Top up eSIM {}", safe(iccid)),
+        Purchase::Order => "Buy new eSIMs".to_string(),
+    };
+    let inner = popup(frame, area, &title, 76, 22, theme);
+    let noun = form.what.noun();
+    let balance = app.account.profile.as_ref().and_then(|p| p.balance_usd);
+    let mut lines: Vec<Line> = Vec::new();
+    match &form.stage {
+        Stage::Loading => lines.push(Line::raw(format!(
+            "{} Asking which top-ups are offered for this eSIM…",
+            spinner(app)
+        ))),
+        Stage::Empty(why) => {
+            lines.push(Line::styled(safe(why), theme.error()));
+            lines.push(Line::styled("Esc to close", theme.muted()));
+        }
+        Stage::Choosing => {
+            lines.push(Line::styled("Plans offered by the API:", theme.title()));
+            for (i, p) in form.plans.iter().enumerate() {
+                let text = format!(
+                    "{} {:<34} {:>7} {:>8} {:>11}",
+                    if i == form.cursor { "›" } else { " " },
+                    safe(&p.name),
+                    p.volume.map(format_bytes).unwrap_or_default(),
+                    validity(p),
+                    usd(p.sell_price())
+                );
+                lines.push(if i == form.cursor {
+                    Line::styled(text, theme.selected())
+                } else {
+                    Line::raw(text)
+                });
+            }
+            lines.push(Line::raw(""));
+            lines.push(Line::from(vec![
+                Span::raw("Quantity  "),
+                Span::styled(format!("◀ {} ▶", form.qty), theme.key()),
+                Span::styled("   ← → or 1–9, 0 for 10", theme.muted()),
+            ]));
+            lines.push(Line::raw(format!("Total     {}", usd(form.total()))));
+            lines.push(Line::raw(""));
+            lines.push(Line::styled("Enter: review · Esc: cancel", theme.muted()));
+        }
+        Stage::Confirming => {
+            let plan = form.plan();
+            if let Some(iccid) = form.iccid() {
+                lines.push(Line::raw(format!("eSIM           {}", safe(iccid))));
+            }
+            lines.push(Line::raw(format!(
+                "Plan           {}",
+                plan.map_or_else(String::new, |p| safe(&p.name))
+            )));
+            lines.push(Line::raw(format!(
+                "               {}",
+                plan.map_or_else(String::new, |p| safe(&p.slug))
+            )));
+            lines.push(Line::raw(format!("Quantity       {}", form.qty)));
+            lines.push(Line::raw(format!("Unit price     {}", usd(form.unit_price()))));
+            lines.push(Line::styled(
+                format!("Total          {}", usd(form.total())),
+                theme.title(),
+            ));
+            lines.push(Line::raw(format!("Balance now    {}", usd(balance))));
+            let after = balance.zip(form.total()).map(|(b, t)| b - t);
+            lines.push(Line::raw(format!("Balance after  {}", usd(after))));
+            lines.push(Line::raw(""));
+            match (
+                balance.zip(form.total()).and_then(|(b, t)| shortfall_message(b, t)),
+                &form.before,
+            ) {
+                (Some(short), _) => lines.push(Line::styled(short, theme.error())),
+                (None, None) => lines.push(Line::styled(
+                    format!("{} Preparing (reading the order list)…", spinner(app)),
+                    theme.muted(),
+                )),
+                (None, Some(_)) => lines.push(Line::styled(
+                    format!("Enter: pay {} · Esc: back", usd(form.total())),
+                    theme.key(),
+                )),
+            }
+        }
+        Stage::Sending => {
+            lines.push(Line::raw(format!("{} Sending the {noun}, once.", spinner(app))));
+            lines.push(Line::styled("Keys do nothing until the answer comes.", theme.muted()));
+        }
+        Stage::Done { order, balance } => {
+            lines.push(Line::styled(
+                format!("Placed: order {}", safe(&order.record.provider_order_no)),
+                theme.ok(),
+            ));
+            lines.push(Line::raw(format!(
+                "{} × {} · {}",
+                order.record.quantity.unwrap_or(u64::from(form.qty)),
+                safe(&order.record.package_name),
+                usd(order.total_sell_price)
+            )));
+            lines.push(Line::raw(format!("Balance now {}", usd(*balance))));
+            lines.push(Line::styled(
+                "Orders and My eSIMs are being refreshed. Enter: close",
+                theme.muted(),
+            ));
+        }
+        Stage::Failed(message) => {
+            lines.push(Line::styled(safe(message), theme.error()));
+            lines.push(Line::styled(
+                "Nothing is sent again by itself. Enter: close",
+                theme.muted(),
+            ));
+        }
+        Stage::Unknown { error, lookup } => {
+            lines.push(Line::styled(format!("No answer came: {}", safe(error)), theme.error()));
+            lines.push(Line::raw(format!("The {noun} is not sent again.")));
+            lines.push(Line::raw(""));
+            match lookup {
+                Lookup::Checking => lines.push(Line::raw(format!("{} Looking in the order list…", spinner(app)))),
+                Lookup::Found(order) => lines.push(Line::styled(
+                    format!("The order list shows it was placed: order {}.", safe(&order.record.provider_order_no)),
+                    theme.ok(),
+                )),
+                Lookup::NotFound => lines.push(Line::styled(
+                    format!("The order list shows no new {noun} for this plan: it was most likely not placed. Check Orders before trying again."),
+                    theme.error(),
+                )),
+                Lookup::Failed(why) => lines.push(Line::styled(
+                    format!("The order list could not be read either ({}): check Orders before trying again.", safe(why)),
+                    theme.error(),
+                )),
+            }
+        }
+    }
+    paragraph(frame, inner, lines);
+}
+
+pub fn draw_iccid_prompt(frame: &mut Frame, area: Rect, input: &TextInput, error: &Option<String>, theme: &Theme) {
+    let inner = popup(frame, area, "Top up which eSIM?", 60, 7, theme);
+    let prefix = "ICCID  ";
+    let mut lines = vec![Line::from(vec![
+        Span::styled(prefix, theme.muted()),
+        Span::raw(safe(&input.value)),
+    ])];
+    lines.push(match error {
+        Some(e) => Line::styled(safe(e), theme.error()),
+        None => Line::raw(""),
+    });
+    lines.push(Line::styled(
+        "19 or 20 digits, spaces allowed · Enter: continue · Esc: cancel",
+        theme.muted(),
+    ));
+    paragraph(frame, inner, lines);
+    let x = inner.x + (prefix.len() + input.cursor) as u16;
+    frame.set_cursor_position(Position::new(x.min(inner.right().saturating_sub(1)), inner.y));
+}
