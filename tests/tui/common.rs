@@ -128,11 +128,16 @@ pub struct Harness {
     pending: Vec<(RequestId, Request)>,
     /// Every request the app sent, in order.
     pub sent: Vec<Request>,
-    _sandbox: RunningSandbox,
+    pub sandbox: RunningSandbox,
 }
 
 impl Harness {
     pub async fn new(access_code: &str, secret_key: &str) -> Self {
+        Self::with_timeout(access_code, secret_key, Duration::from_secs(10)).await
+    }
+
+    /// The app's client gives up after `timeout` (the sandbox's latency can be raised past it).
+    pub async fn with_timeout(access_code: &str, secret_key: &str, timeout: Duration) -> Self {
         let config = SandboxConfig {
             rate_limit: 100_000,
             epoch: Some(Utc.with_ymd_and_hms(2026, 11, 20, 12, 0, 0).unwrap()),
@@ -145,6 +150,7 @@ impl Harness {
             ClientOptions {
                 rate_limit: 100_000,
                 max_retry_wait: Duration::ZERO,
+                request_timeout: timeout,
                 ..ClientOptions::default()
             },
         )
@@ -157,7 +163,7 @@ impl Harness {
             client,
             pending,
             sent: Vec::new(),
-            _sandbox: sandbox,
+            sandbox,
         };
         h.settle().await;
         h
@@ -184,15 +190,38 @@ impl Harness {
     /// asks for nothing more.
     pub async fn settle(&mut self) {
         while !self.pending.is_empty() {
-            for (id, request) in std::mem::take(&mut self.pending) {
-                self.sent.push(request.clone());
-                let result = execute(&self.client, &request).await;
-                let effects = self
-                    .app
-                    .update(Msg::Answer(Box::new(Answer { id, request, result })), self.now);
-                self.pending.extend(sends(&effects));
-            }
+            self.step().await;
         }
+    }
+
+    /// Runs the requests pending now (one round), feeding their answers back.
+    pub async fn step(&mut self) {
+        for (id, request) in std::mem::take(&mut self.pending) {
+            self.sent.push(request.clone());
+            let result = execute(&self.client, &request).await;
+            let effects = self
+                .app
+                .update(Msg::Answer(Box::new(Answer { id, request, result })), self.now);
+            self.pending.extend(sends(&effects));
+        }
+    }
+
+    /// A client of the same reseller for checking what happened on the server.
+    pub fn api(&self) -> Client {
+        Client::new(
+            BaseUrl::parse(&self.sandbox.base_url()).unwrap(),
+            &Credentials::pair("ak_demo_acme", "sk_demo_acme"),
+            ClientOptions {
+                rate_limit: 100_000,
+                ..ClientOptions::default()
+            },
+        )
+        .unwrap()
+    }
+
+    /// How many requests of a kind the app sent.
+    pub fn count(&self, kind: impl Fn(&Request) -> bool) -> usize {
+        self.sent.iter().filter(|r| kind(r)).count()
     }
 
     /// Answers every pending request with this error instead of running it.

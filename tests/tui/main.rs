@@ -4,5 +4,6 @@
 mod app_behaviour;
 mod common;
 mod esims;
+mod purchases;
 mod snapshots;
 mod terminal_e2e;

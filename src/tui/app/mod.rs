@@ -576,6 +576,10 @@ impl App {
     /// A purchase request failed: the form says so. `false` leaves the error to the general
     /// handling (a 401, or a read that waits for a countdown or for `r`).
     fn purchase_failed(&mut self, request: &Request, error: &ApiError) -> bool {
+        if error.status() == Some(402) {
+            // The balance the header shows was wrong: read it again.
+            self.account.stale = true;
+        }
         let Some(Overlay::Purchase(form)) = &mut self.overlay else {
             return false;
         };

@@ -1,0 +1,322 @@
+//! Top-ups and purchases in the dashboard, against the sandbox: money moves exactly once, only
+//! for what the API offered; refusals are reported and not retried; a lost answer is looked up.
+
+use crate::common::*;
+use crossterm::event::KeyCode;
+use esimdash::api::model::{EsimQuery, OrderRequest};
+use esimdash::tui::app::{Lookup, Overlay, PurchaseForm, Stage};
+use esimdash::tui::msg::Request;
+use rust_decimal::Decimal;
+use std::time::Duration;
+
+fn form(h: &Harness) -> &PurchaseForm {
+    match &h.app.overlay {
+        Some(Overlay::Purchase(f)) => f,
+        other => panic!("no purchase form: {other:?}"),
+    }
+}
+
+fn is_topup(r: &Request) -> bool {
+    matches!(r, Request::Topup(_))
+}
+
+fn is_order(r: &Request) -> bool {
+    matches!(r, Request::PlaceOrder(_))
+}
+
+/// Harness on My eSIMs with the form open for the first eSIM that can be topped up.
+async fn topup_form(h: &mut Harness) -> String {
+    h.send(key('3'));
+    h.settle().await;
+    let iccid = h.app.esims.selected().unwrap().raw_order_json.iccid.clone();
+    h.send(key('t'));
+    insta::assert_snapshot!("purchase_loading", h.screen(100, 30));
+    h.settle().await;
+    iccid
+}
+
+#[tokio::test]
+async fn a_top_up_offers_only_the_api_plans_debits_once_and_enter_hammered_sends_one() {
+    let mut h = Harness::acme().await;
+    let iccid = topup_form(&mut h).await;
+    let offered = h.api().topup_plans(&iccid).await.unwrap();
+    let shown: Vec<_> = form(&h).plans.iter().map(|p| p.slug.clone()).collect();
+    assert_eq!(
+        shown,
+        offered.iter().map(|p| p.slug.clone()).collect::<Vec<_>>(),
+        "exactly the offered plans"
+    );
+    assert_eq!(form(&h).stage, Stage::Choosing);
+    h.send(key('j'));
+    h.send(key('3'));
+    insta::assert_snapshot!("purchase_choosing", h.screen(100, 30));
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    assert_eq!(form(&h).stage, Stage::Confirming);
+    insta::assert_snapshot!("purchase_confirming", h.screen(100, 30));
+    let plan = offered[1].clone();
+    let total = plan.price.unwrap() * Decimal::from(3);
+    let before = h.api().balance().await.unwrap();
+    for _ in 0..5 {
+        h.send(code(KeyCode::Enter));
+    }
+    assert_eq!(form(&h).stage, Stage::Sending);
+    insta::assert_snapshot!("purchase_sending", h.screen(100, 30));
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    assert_eq!(h.count(is_topup), 1, "six Enters, one request");
+    let Stage::Done { order, balance } = &form(&h).stage else {
+        panic!("{:?}", form(&h).stage)
+    };
+    assert_eq!(order.total_sell_price, Some(total));
+    assert_eq!(*balance, Some(before - total));
+    insta::assert_snapshot!(
+        "purchase_done",
+        h.screen(100, 30).replace(&order.record.provider_order_no, "B-NEW")
+    );
+    assert_eq!(
+        h.api().balance().await.unwrap(),
+        before - total,
+        "debited exactly once, by totalSellPrice"
+    );
+    let newest = h.api().orders(&Default::default()).await.unwrap().orders.remove(0);
+    assert_eq!(
+        (newest.record.slug.as_str(), newest.iccid.as_str()),
+        (plan.slug.as_str(), iccid.as_str())
+    );
+    assert_eq!(
+        h.app.account.profile.as_ref().unwrap().balance_usd,
+        Some(before - total),
+        "the header shows it"
+    );
+    // Closing the result: more Enters send nothing.
+    h.send(code(KeyCode::Enter));
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    assert_eq!(h.count(is_topup), 1);
+}
+
+#[tokio::test]
+async fn a_purchase_from_the_catalog_debits_once_and_its_esim_appears_when_allocated() {
+    let mut h = Harness::acme().await;
+    let esims_before = h.api().esims(&EsimQuery::default()).await.unwrap().total;
+    h.send(key('/'));
+    h.keys("japan");
+    h.send(code(KeyCode::Enter));
+    let plan = h.app.catalog.selected().unwrap().clone();
+    h.send(key('b'));
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    h.send(code(KeyCode::Enter));
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    assert_eq!(h.count(is_order), 1);
+    assert!(matches!(form(&h).stage, Stage::Done { .. }));
+    assert_eq!(
+        h.api().balance().await.unwrap(),
+        Decimal::new(25000, 2) - plan.price.unwrap()
+    );
+    // The sandbox gives a new order its profile after two seconds.
+    tokio::time::sleep(Duration::from_millis(2200)).await;
+    assert_eq!(
+        h.api().esims(&EsimQuery::default()).await.unwrap().total,
+        esims_before + 1
+    );
+}
+
+#[tokio::test]
+async fn a_short_balance_is_caught_before_sending_and_a_402_is_reported_not_retried() {
+    let mut h = Harness::acme().await;
+    h.send(key('/'));
+    h.keys("global 20gb");
+    h.send(code(KeyCode::Enter));
+    h.send(key('b'));
+    h.send(key('0'));
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    assert_eq!(h.count(is_order), 0, "short by far: nothing sent");
+    let screen = h.screen(100, 30);
+    assert!(screen.contains("short of the"), "{screen}");
+    insta::assert_snapshot!("purchase_confirming_short", screen);
+
+    // The dashboard believes 250.00, but another session spends most of it meanwhile.
+    h.send(code(KeyCode::Esc));
+    h.send(key('1'));
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    let price = form(&h).unit_price().unwrap();
+    let spent = h
+        .api()
+        .place_order(&OrderRequest {
+            slug: "gl-20gb-30d".into(),
+            qty: 1,
+        })
+        .await
+        .unwrap();
+    assert!(
+        spent.balance_usd.unwrap() < price,
+        "the test leaves less than the price"
+    );
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    assert_eq!(h.count(is_order), 1, "sent once, refused, not retried");
+    let Stage::Failed(message) = &form(&h).stage else {
+        panic!("{:?}", form(&h).stage)
+    };
+    assert!(message.starts_with("Insufficient balance"), "{message}");
+    assert_eq!(
+        h.app.account.profile.as_ref().unwrap().balance_usd,
+        spent.balance_usd,
+        "after a 402 the header reads the balance again"
+    );
+    insta::assert_snapshot!("purchase_failed", h.screen(100, 30));
+}
+
+#[tokio::test]
+async fn a_lost_answer_is_not_resent_and_the_placed_top_up_is_found() {
+    let mut h = Harness::with_timeout("ak_demo_acme", "sk_demo_acme", Duration::from_millis(700)).await;
+    let iccid = topup_form(&mut h).await;
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    // The answer to the payment will come after the client has given up.
+    h.sandbox.set_latency(Duration::from_millis(1500));
+    h.send(code(KeyCode::Enter));
+    h.step().await;
+    h.sandbox.set_latency(Duration::ZERO);
+    assert!(
+        matches!(
+            form(&h).stage,
+            Stage::Unknown {
+                lookup: Lookup::Checking,
+                ..
+            }
+        ),
+        "{:?}",
+        form(&h).stage
+    );
+    insta::assert_snapshot!("purchase_unknown_checking", h.screen(100, 30));
+    for _ in 0..3 {
+        h.send(code(KeyCode::Enter));
+    }
+    h.settle().await;
+    assert_eq!(h.count(is_topup), 1, "never sent again");
+    assert_eq!(h.count(|r| matches!(r, Request::FindNewOrder { .. })), 1);
+    let Stage::Unknown {
+        lookup: Lookup::Found(order),
+        ..
+    } = &form(&h).stage
+    else {
+        panic!("{:?}", form(&h).stage)
+    };
+    assert_eq!(order.iccid, iccid);
+    insta::assert_snapshot!(
+        "purchase_unknown_found",
+        h.screen(100, 30).replace(&order.record.provider_order_no, "B-NEW")
+    );
+    let topups = h.api().recent_orders_for(&order.record.slug).await.unwrap();
+    assert_eq!(
+        topups.iter().filter(|o| o.iccid == iccid).count(),
+        1,
+        "placed exactly once"
+    );
+}
+
+#[tokio::test]
+async fn a_lost_answer_to_a_refused_top_up_is_reported_as_most_likely_not_placed() {
+    let mut h = Harness::with_timeout("ak_demo_acme", "sk_demo_acme", Duration::from_millis(700)).await;
+    topup_form(&mut h).await;
+    // Another session will leave 104.50; pick a total the dashboard (which believes 250.00) lets
+    // through but the server must refuse.
+    let spend = h.api().plan("gl-20gb-30d").await.unwrap().price.unwrap();
+    let left = Decimal::new(25000, 2) - spend;
+    let (cursor, qty) = (0..form(&h).plans.len())
+        .flat_map(|c| (1..=10u32).map(move |q| (c, q)))
+        .find(|&(c, q)| {
+            let total = form(&h).plans[c].price.unwrap() * Decimal::from(q);
+            total > left && total <= Decimal::new(25000, 2)
+        })
+        .expect("a plan and quantity between what is left and what the dashboard believes");
+    for _ in 0..cursor {
+        h.send(key('j'));
+    }
+    h.send(key(if qty == 10 { '0' } else { char::from(b'0' + qty as u8) }));
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    // The server will refuse (too little left), but its answer will be lost.
+    let spent = h
+        .api()
+        .place_order(&OrderRequest {
+            slug: "gl-20gb-30d".into(),
+            qty: 1,
+        })
+        .await
+        .unwrap();
+    assert_eq!(spent.balance_usd, Some(left));
+    h.sandbox.set_latency(Duration::from_millis(1500));
+    h.send(code(KeyCode::Enter));
+    h.step().await;
+    h.sandbox.set_latency(Duration::ZERO);
+    h.settle().await;
+    assert_eq!(h.count(is_topup), 1);
+    assert!(
+        matches!(
+            form(&h).stage,
+            Stage::Unknown {
+                lookup: Lookup::NotFound,
+                ..
+            }
+        ),
+        "{:?}",
+        form(&h).stage
+    );
+    insta::assert_snapshot!("purchase_unknown_not_found", h.screen(100, 30));
+}
+
+#[tokio::test]
+async fn nothing_is_offered_for_a_cancelled_esim_and_a_typed_iccid_is_checked() {
+    let mut h = Harness::acme().await;
+    h.send(key('3'));
+    h.send(key('f'));
+    // all, active, then the statuses in CONTRACT.md order: cancel is the tenth.
+    for _ in 0..9 {
+        h.send(key('j'));
+    }
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    assert_eq!(h.app.esims.status.as_deref(), Some("cancel"));
+    h.send(key('t'));
+    h.settle().await;
+    let Stage::Empty(why) = &form(&h).stage else {
+        panic!("{:?}", form(&h).stage)
+    };
+    assert!(why.contains("it was cancelled"), "{why}");
+    insta::assert_snapshot!("purchase_empty", h.screen(100, 30));
+    h.send(code(KeyCode::Esc));
+
+    // From any tab, with a typed ICCID: checked before anything is asked.
+    h.send(key('4'));
+    h.send(key('t'));
+    h.keys("8944 1000 0000 0208 0712");
+    h.send(code(KeyCode::Enter));
+    let screen = h.screen(100, 30);
+    assert!(screen.contains("Luhn"), "{screen}");
+    h.send(Msg::Key(crossterm::event::KeyEvent::new(
+        KeyCode::Char('u'),
+        crossterm::event::KeyModifiers::CONTROL,
+    )));
+    // A valid ICCID of another reseller's: the API says it is not ours.
+    let payload = "894420000000000000";
+    let other = format!("{payload}{}", esimdash::esim::iccid::luhn_check_digit(payload));
+    h.keys(&other);
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    let Stage::Failed(message) = &form(&h).stage else {
+        panic!("{:?}", form(&h).stage)
+    };
+    assert!(message.contains("not in your account"), "{message}");
+    assert_eq!(h.count(is_topup), 0);
+}
+
+use esimdash::tui::msg::Msg;
