@@ -382,3 +382,157 @@ async fn qr_and_esims_by_iccid_for_a_plain_ssh_shell() {
     let err: Value = serde_json::from_slice(&out.stderr).unwrap();
     assert_eq!(err["error"]["kind"], "not_found");
 }
+
+async fn order_total(sb: &RunningSandbox, home: &tempfile::TempDir) -> u64 {
+    let mut cmd = esimdash(home);
+    acme(&mut cmd, sb).args(["orders", "--json"]);
+    stdout_json(&run(cmd).await)["total"].as_u64().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn topup_and_buy_check_first_ask_or_need_yes_and_debit_once() {
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["esims", "--status", "in_use", "--page-size", "1", "--json"]);
+    let iccid = stdout_json(&run(cmd).await)["esims"][0]["rawOrderJson"]["iccid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let orders = order_total(&sb, &home).await;
+
+    // A slug that is not offered is refused, and the offered ones are listed.
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["topup", "--iccid", &iccid, "--slug", "fr-1gb-7d", "--yes"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        text.contains("is not offered") && text.contains("offered: topup-"),
+        "{text}"
+    );
+    let offered = text
+        .rsplit("offered: ")
+        .next()
+        .unwrap()
+        .split(", ")
+        .next()
+        .unwrap()
+        .trim()
+        .to_string();
+
+    // No terminal and no --yes: refused, nothing sent.
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["topup", "--iccid", &iccid, "--slug", &offered, "--qty", "2"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        text.contains("--yes") && text.contains("USD in all"),
+        "shows the total it would pay: {text}"
+    );
+    assert_eq!(order_total(&sb, &home).await, orders, "nothing was placed");
+
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args([
+        "topup", "--iccid", &iccid, "--slug", &offered, "--qty", "2", "--yes", "--json",
+    ]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let placed = stdout_json(&out);
+    let total: rust_decimal::Decimal = placed["order"]["totalSellPrice"].as_str().unwrap().parse().unwrap();
+    let balance: rust_decimal::Decimal = placed["balanceUsd"].as_str().unwrap().parse().unwrap();
+    assert_eq!(
+        balance,
+        rust_decimal::Decimal::new(25000, 2) - total,
+        "debited once by totalSellPrice"
+    );
+    assert_eq!(placed["order"]["iccid"], iccid.as_str());
+    assert_eq!(order_total(&sb, &home).await, orders + 1);
+
+    // buy: a plan, --yes; and a total beyond the balance, refused before sending.
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["buy", "--slug", "fr-1gb-7d", "--yes", "--json"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout_json(&out)["order"]["status"], "pending");
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["buy", "--slug", "gl-20gb-30d", "--qty", "10", "--yes", "--json"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(1));
+    let err: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(err["error"]["kind"], "refused");
+    assert!(err["error"]["message"].as_str().unwrap().contains("short of"));
+    assert_eq!(
+        order_total(&sb, &home).await,
+        orders + 2,
+        "the refused purchase sent nothing"
+    );
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["buy", "--slug", &offered, "--yes"]);
+    assert_eq!(
+        run(cmd).await.status.code(),
+        Some(2),
+        "a top-up plan is not bought as a new eSIM"
+    );
+}
+
+/// On a terminal, `topup` without `--yes` asks, showing the total; "n" sends nothing, "y" pays.
+#[tokio::test(flavor = "multi_thread")]
+async fn topup_asks_on_a_terminal() {
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["esims", "--status", "in_use", "--page-size", "1", "--json"]);
+    let iccid = stdout_json(&run(cmd).await)["esims"][0]["rawOrderJson"]["iccid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["topup", "--iccid", &iccid, "--slug", "x", "--yes"]);
+    let text = String::from_utf8_lossy(&run(cmd).await.stderr).into_owned();
+    let slug = text
+        .rsplit("offered: ")
+        .next()
+        .unwrap()
+        .split(", ")
+        .next()
+        .unwrap()
+        .trim()
+        .to_string();
+    let orders = order_total(&sb, &home).await;
+    for (answer, placed) in [("n", false), ("y", true)] {
+        let socket = format!("esimdash-ask-{}-{answer}", std::process::id());
+        let tmux = |args: &[&str]| {
+            let out = Command::new("tmux").arg("-L").arg(&socket).args(args).output().unwrap();
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        let command = format!(
+            "HOME={home} ESIMDASH_BASE_URL={base} ESIMDASH_ACCESS_CODE=ak_demo_acme ESIMDASH_SECRET_KEY=sk_demo_acme {bin} topup --iccid {iccid} --slug {slug}; echo EXITED $?; sleep 30",
+            home = home.path().display(),
+            base = sb.base_url(),
+            bin = env!("CARGO_BIN_EXE_esimdash"),
+        );
+        tmux(&["new-session", "-d", "-s", "ask", "-x", "160", "-y", "20", &command]);
+        let wait = |text: &str| {
+            let started = std::time::Instant::now();
+            loop {
+                let screen = tmux(&["capture-pane", "-p", "-t", "ask"]);
+                if screen.contains(text) {
+                    return screen;
+                }
+                assert!(
+                    started.elapsed() < std::time::Duration::from_secs(15),
+                    "waited for {text}:\n{screen}"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        };
+        let screen = tokio::task::block_in_place(|| wait("Proceed? [y/N]"));
+        assert!(screen.contains("USD in all") && screen.contains("Balance"), "{screen}");
+        tmux(&["send-keys", "-t", "ask", answer, "Enter"]);
+        let screen = tokio::task::block_in_place(|| wait("EXITED"));
+        let _ = Command::new("tmux").arg("-L").arg(&socket).arg("kill-server").output();
+        let expected = orders + u64::from(placed);
+        assert_eq!(order_total(&sb, &home).await, expected, "{answer}: {screen}");
+        assert_eq!(screen.contains("EXITED 0"), placed, "{screen}");
+    }
+}
