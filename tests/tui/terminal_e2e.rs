@@ -1,6 +1,7 @@
 //! The real binary with `--demo`, in a real terminal (tmux on a private socket): the balance
 //! shows, tabs switch, an order search runs, `q` quits and the terminal is given back.
 
+use rust_decimal::Decimal;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -224,6 +225,58 @@ fn the_qr_code_read_off_the_pane_is_the_activation_code_and_y_reaches_tmux() {
     tmux.keys(&["y"]);
     tmux.wait_for("ICCID sent to the terminal's clipboard (OSC 52 through tmux)");
     assert_eq!(tmux.run(&["show-buffer"]).trim(), iccid);
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXITED 0");
+}
+
+/// The amount (a decimal, never a float) that follows `label` on the screen: `Total  15.84 USD`.
+fn amount_after(label: &str, screen: &str) -> Decimal {
+    let line = screen.lines().find(|l| l.contains(&format!("{label} "))).unwrap();
+    let rest = &line[line.find(label).unwrap() + label.len()..];
+    rest.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+/// On `--demo`, by keys only: a top-up and a purchase, Enter hammered at each confirmation; each
+/// debits once and shows in Orders.
+#[test]
+fn demo_top_up_and_purchase_by_keys_each_debit_once() {
+    let home = tempfile::tempdir().unwrap();
+    let tmux = Tmux {
+        socket: format!("esimdash-buy-{}", std::process::id()),
+    };
+    let command = format!(
+        "HOME={home} XDG_STATE_HOME={home}/state {bin} --demo; echo EXITED $?; sleep 30",
+        home = home.path().display(),
+        bin = env!("CARGO_BIN_EXE_esimdash"),
+    );
+    tmux.run(&["new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", &command]);
+    tmux.wait_for("Balance 250.00 USD");
+    tmux.keys(&["3"]);
+    tmux.wait_for("LPA:1$");
+    tmux.keys(&["t"]);
+    tmux.wait_for("Plans offered by the API");
+    tmux.keys(&["Enter"]);
+    let total = amount_after("Total", &tmux.wait_for("Enter: pay"));
+    tmux.keys(&["Enter", "Enter", "Enter", "Enter"]);
+    tmux.wait_for("Placed: order");
+    let after_topup = Decimal::new(25000, 2) - total;
+    tmux.wait_for(&format!("Balance {after_topup} USD"));
+
+    tmux.keys(&["Escape"]);
+    tmux.keys(&["1"]);
+    tmux.wait_for("of 366 plans");
+    tmux.keys(&["b"]);
+    tmux.wait_for("Quantity");
+    tmux.keys(&["Enter"]);
+    let price = amount_after("Total", &tmux.wait_for("Enter: pay"));
+    tmux.keys(&["Enter", "Enter", "Enter"]);
+    tmux.wait_for("Placed: order");
+    let after_both = after_topup - price;
+    tmux.wait_for(&format!("Balance {after_both} USD"));
+    tmux.keys(&["Escape"]);
+    tmux.keys(&["2"]);
+    let orders = tmux.wait_for("402 total");
+    assert!(orders.contains("Top-up"), "the top-up is in Orders:\n{orders}");
     tmux.keys(&["q"]);
     tmux.wait_for("EXITED 0");
 }
