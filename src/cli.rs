@@ -115,24 +115,28 @@ pub enum Command {
         /// A top-up slug offered for this eSIM (`esimdash topup --iccid I` lists them on error).
         #[arg(long)]
         slug: String,
-        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10))]
-        qty: u32,
-        /// Do not ask: needed when not on a terminal.
-        #[arg(long)]
-        yes: bool,
+        #[command(flatten)]
+        spend: SpendArgs,
     },
     /// Buy new eSIMs of a catalog plan; asks before paying.
     Buy {
         #[arg(long)]
         slug: String,
-        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10))]
-        qty: u32,
-        /// Do not ask: needed when not on a terminal.
-        #[arg(long)]
-        yes: bool,
+        #[command(flatten)]
+        spend: SpendArgs,
     },
     /// Run the sandbox server of the API contract, with seeded demo data.
     Sandbox(SandboxArgs),
+}
+
+/// How many, and whether to ask: as top-ups and purchases take them.
+#[derive(Debug, Clone, Args)]
+pub struct SpendArgs {
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10))]
+    pub qty: u32,
+    /// Do not ask: needed when not on a terminal.
+    #[arg(long)]
+    pub yes: bool,
 }
 
 /// Paging and the status filter, as both lists take them.

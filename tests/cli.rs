@@ -383,6 +383,16 @@ async fn qr_and_esims_by_iccid_for_a_plain_ssh_shell() {
     assert_eq!(err["error"]["kind"], "not_found");
 }
 
+/// An ICCID of Acme's that can be topped up.
+async fn in_use_iccid(sb: &RunningSandbox, home: &tempfile::TempDir) -> String {
+    let mut cmd = esimdash(home);
+    acme(&mut cmd, sb).args(["esims", "--status", "in_use", "--page-size", "1", "--json"]);
+    stdout_json(&run(cmd).await)["esims"][0]["rawOrderJson"]["iccid"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 async fn order_total(sb: &RunningSandbox, home: &tempfile::TempDir) -> u64 {
     let mut cmd = esimdash(home);
     acme(&mut cmd, sb).args(["orders", "--json"]);
@@ -392,12 +402,7 @@ async fn order_total(sb: &RunningSandbox, home: &tempfile::TempDir) -> u64 {
 #[tokio::test(flavor = "multi_thread")]
 async fn topup_and_buy_check_first_ask_or_need_yes_and_debit_once() {
     let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["esims", "--status", "in_use", "--page-size", "1", "--json"]);
-    let iccid = stdout_json(&run(cmd).await)["esims"][0]["rawOrderJson"]["iccid"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let iccid = in_use_iccid(&sb, &home).await;
     let orders = order_total(&sb, &home).await;
 
     // A slug that is not offered is refused, and the offered ones are listed.
@@ -480,12 +485,7 @@ async fn topup_and_buy_check_first_ask_or_need_yes_and_debit_once() {
 #[tokio::test(flavor = "multi_thread")]
 async fn topup_asks_on_a_terminal() {
     let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["esims", "--status", "in_use", "--page-size", "1", "--json"]);
-    let iccid = stdout_json(&run(cmd).await)["esims"][0]["rawOrderJson"]["iccid"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let iccid = in_use_iccid(&sb, &home).await;
     let mut cmd = esimdash(&home);
     acme(&mut cmd, &sb).args(["topup", "--iccid", &iccid, "--slug", "x", "--yes"]);
     let text = String::from_utf8_lossy(&run(cmd).await.stderr).into_owned();

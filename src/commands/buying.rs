@@ -5,6 +5,7 @@
 use super::{CommandError, print_json};
 use crate::api::Client;
 use crate::api::model::{OrderRequest, Placed, Plan, TopupRequest};
+use crate::cli::SpendArgs;
 use crate::esim::iccid::Iccid;
 use crate::esim::money::format_amount;
 use crate::purchase::{Purchase, explain, shortfall_message};
@@ -17,10 +18,10 @@ pub async fn topup(
     client: &Client,
     iccid: &str,
     slug: &str,
-    qty: u32,
-    yes: bool,
+    spend_args: &SpendArgs,
     as_json: bool,
 ) -> Result<(), CommandError> {
+    let SpendArgs { qty, yes } = *spend_args;
     let iccid = Iccid::parse(iccid).map_err(|e| CommandError::Usage(format!("{iccid:?} is not an ICCID: {e}")))?;
     let what = Purchase::Topup {
         iccid: iccid.to_string(),
@@ -53,7 +54,8 @@ pub async fn topup(
     .await
 }
 
-pub async fn buy(client: &Client, slug: &str, qty: u32, yes: bool, as_json: bool) -> Result<(), CommandError> {
+pub async fn buy(client: &Client, slug: &str, spend_args: &SpendArgs, as_json: bool) -> Result<(), CommandError> {
+    let SpendArgs { qty, yes } = *spend_args;
     let plan = client.plan(slug).await.map_err(|e| match e.status() {
         Some(404) => CommandError::NotFound(format!("no plan {slug:?} in the catalog")),
         _ => CommandError::Api(e),

@@ -276,8 +276,8 @@ pub async fn run(command: &Command, client: &Client, as_json: bool) -> Result<()
             print!("{}", t.render());
             Ok(())
         }
-        Command::Topup { iccid, slug, qty, yes } => buying::topup(client, iccid, slug, *qty, *yes, as_json).await,
-        Command::Buy { slug, qty, yes } => buying::buy(client, slug, *qty, *yes, as_json).await,
+        Command::Topup { iccid, slug, spend } => buying::topup(client, iccid, slug, spend, as_json).await,
+        Command::Buy { slug, spend } => buying::buy(client, slug, spend, as_json).await,
         Command::Sandbox(_) => Err(CommandError::Usage("the sandbox is not an API command".to_string())),
     }
 }

@@ -174,6 +174,15 @@ async fn a_short_balance_is_caught_before_sending_and_a_402_is_reported_not_retr
     insta::assert_snapshot!("purchase_failed", h.screen(100, 30));
 }
 
+/// Presses Enter on the confirmation while the sandbox answers after the client has given up
+/// (the server still carries the request out), then makes the sandbox quick again.
+async fn pay_with_the_answer_lost(h: &mut Harness) {
+    h.sandbox.set_latency(Duration::from_millis(1500));
+    h.send(code(KeyCode::Enter));
+    h.step().await;
+    h.sandbox.set_latency(Duration::ZERO);
+}
+
 #[tokio::test]
 async fn a_lost_answer_is_not_resent_and_the_placed_top_up_is_found() {
     let mut h = Harness::with_timeout("ak_demo_acme", "sk_demo_acme", Duration::from_millis(700)).await;
@@ -181,10 +190,7 @@ async fn a_lost_answer_is_not_resent_and_the_placed_top_up_is_found() {
     h.send(code(KeyCode::Enter));
     h.settle().await;
     // The answer to the payment will come after the client has given up.
-    h.sandbox.set_latency(Duration::from_millis(1500));
-    h.send(code(KeyCode::Enter));
-    h.step().await;
-    h.sandbox.set_latency(Duration::ZERO);
+    pay_with_the_answer_lost(&mut h).await;
     assert!(
         matches!(
             form(&h).stage,
@@ -254,10 +260,7 @@ async fn a_lost_answer_to_a_refused_top_up_is_reported_as_most_likely_not_placed
         .await
         .unwrap();
     assert_eq!(spent.balance_usd, Some(left));
-    h.sandbox.set_latency(Duration::from_millis(1500));
-    h.send(code(KeyCode::Enter));
-    h.step().await;
-    h.sandbox.set_latency(Duration::ZERO);
+    pay_with_the_answer_lost(&mut h).await;
     h.settle().await;
     assert_eq!(h.count(is_topup), 1);
     assert!(
