@@ -383,6 +383,12 @@ async fn qr_and_esims_by_iccid_for_a_plain_ssh_shell() {
     assert_eq!(err["error"]["kind"], "not_found");
 }
 
+/// The first slug of the "offered: a, b, c" list in a refusal.
+fn first_offered(stderr: &str) -> String {
+    let list = stderr.rsplit("offered: ").next().unwrap_or_default();
+    list.split(", ").next().unwrap_or_default().trim().to_string()
+}
+
 /// An ICCID of Acme's that can be topped up.
 async fn in_use_iccid(sb: &RunningSandbox, home: &tempfile::TempDir) -> String {
     let mut cmd = esimdash(home);
@@ -415,15 +421,7 @@ async fn topup_and_buy_check_first_ask_or_need_yes_and_debit_once() {
         text.contains("is not offered") && text.contains("offered: topup-"),
         "{text}"
     );
-    let offered = text
-        .rsplit("offered: ")
-        .next()
-        .unwrap()
-        .split(", ")
-        .next()
-        .unwrap()
-        .trim()
-        .to_string();
+    let offered = first_offered(&text);
 
     // No terminal and no --yes: refused, nothing sent.
     let mut cmd = esimdash(&home);
@@ -489,15 +487,7 @@ async fn topup_asks_on_a_terminal() {
     let mut cmd = esimdash(&home);
     acme(&mut cmd, &sb).args(["topup", "--iccid", &iccid, "--slug", "x", "--yes"]);
     let text = String::from_utf8_lossy(&run(cmd).await.stderr).into_owned();
-    let slug = text
-        .rsplit("offered: ")
-        .next()
-        .unwrap()
-        .split(", ")
-        .next()
-        .unwrap()
-        .trim()
-        .to_string();
+    let slug = first_offered(&text);
     let orders = order_total(&sb, &home).await;
     for (answer, placed) in [("n", false), ("y", true)] {
         let socket = format!("esimdash-ask-{}-{answer}", std::process::id());
