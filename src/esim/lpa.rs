@@ -25,10 +25,6 @@ impl ActivationCode {
             matching_id,
         })
     }
-
-    pub fn to_code(&self) -> String {
-        format!("LPA:1${}${}", self.smdp_address, self.matching_id)
-    }
 }
 
 #[cfg(test)]
@@ -36,11 +32,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn round_trip_and_refusals() {
+    fn reads_the_parts_and_refuses_the_rest() {
         let ac = ActivationCode::parse("LPA:1$rsp.esim.example$ABC123").unwrap();
         assert_eq!(ac.smdp_address, "rsp.esim.example");
         assert_eq!(ac.matching_id, "ABC123");
-        assert_eq!(ac.to_code(), "LPA:1$rsp.esim.example$ABC123");
         assert!(ActivationCode::parse("LPA:2$x$y").is_none());
         assert!(ActivationCode::parse("https://example.com").is_none());
         assert!(ActivationCode::parse("LPA:1$$id").is_none());
