@@ -19,6 +19,12 @@ impl TextInput {
         }
     }
 
+    /// Empties the input (its length limit stays).
+    pub fn clear(&mut self) {
+        self.value.clear();
+        self.cursor = 0;
+    }
+
     fn byte_index(&self, chars: usize) -> usize {
         self.value
             .char_indices()
@@ -32,8 +38,7 @@ impl TextInput {
         match key.code {
             KeyCode::Char('u') if ctrl => {
                 let changed = !self.value.is_empty();
-                self.value.clear();
-                self.cursor = 0;
+                self.clear();
                 changed
             }
             KeyCode::Char('a') if ctrl => {

@@ -92,9 +92,7 @@ impl App {
                     KeyCode::Enter => self.catalog.filtering = false,
                     KeyCode::Esc => {
                         self.catalog.filtering = false;
-                        self.catalog
-                            .filter
-                            .handle(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+                        self.catalog.filter.clear();
                         self.catalog.refresh_view();
                     }
                     _ => {
@@ -113,9 +111,7 @@ impl App {
                     }
                     KeyCode::Esc => {
                         self.orders.searching = false;
-                        self.orders
-                            .search
-                            .handle(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+                        self.orders.search.clear();
                         self.orders.apply_search();
                     }
                     _ => {
@@ -131,7 +127,7 @@ impl App {
                     KeyCode::Enter => self.esims.searching = false,
                     KeyCode::Esc => {
                         self.esims.searching = false;
-                        self.esims.search = Default::default();
+                        self.esims.search.clear();
                         self.esims.refilter();
                     }
                     _ => {
@@ -180,7 +176,7 @@ impl App {
                         }
                     }
                     KeyCode::Esc => {
-                        self.catalog.filter = Default::default();
+                        self.catalog.filter.clear();
                         self.catalog.refresh_view();
                     }
                     _ => {}
@@ -203,7 +199,7 @@ impl App {
                         }
                     }
                     KeyCode::Esc => {
-                        self.orders.search = Default::default();
+                        self.orders.search.clear();
                         self.orders.apply_search();
                     }
                     _ => {}
@@ -244,7 +240,7 @@ impl App {
                     KeyCode::Esc if esims.zoom => esims.zoom = false,
                     KeyCode::Esc if esims.detail => esims.detail = false,
                     KeyCode::Esc => {
-                        esims.search = Default::default();
+                        esims.search.clear();
                         esims.refilter();
                     }
                     _ => {}
