@@ -4,6 +4,7 @@
 
 use crate::api::{AuthMode, BaseUrl, BaseUrlError, ClientOptions, Credentials};
 use crate::cli::ConnectionArgs;
+use crate::tui::keymap::{Keymap, Rebinding};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,8 +17,23 @@ pub struct FileConfig {
     pub default_profile: Option<String>,
     /// auto (default), system, osc52 or off.
     pub clipboard: Option<crate::clipboard::Strategy>,
+    /// Whether the dashboard takes the mouse (default on); off lets the terminal select text.
+    pub mouse: Option<bool>,
+    /// Key rebindings: `action = ["key", …]` (or one key as a string).
+    #[serde(default)]
+    keys: BTreeMap<String, toml::Spanned<KeyList>>,
     #[serde(default)]
     pub profiles: BTreeMap<String, ProfileConfig>,
+    /// `keys` with the line each is on, for errors that name it.
+    #[serde(skip)]
+    pub rebindings: Vec<Rebinding>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum KeyList {
+    One(String),
+    Many(Vec<String>),
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -50,6 +66,11 @@ pub enum ConfigError {
     },
     #[error("{0}")]
     BaseUrl(#[from] BaseUrlError),
+    #[error("the config file {path}, [keys] {source}")]
+    Keys {
+        path: PathBuf,
+        source: crate::tui::keymap::KeymapError,
+    },
     #[error("ESIMDASH_CLIPBOARD: {0}")]
     Clipboard(String),
     #[error("secret_key_cmd of profile {profile:?} failed: {detail}")]
@@ -86,10 +107,23 @@ pub fn load_file(path: &Path, must_exist: bool) -> Result<Option<FileConfig>, Co
             });
         }
     };
-    let config: FileConfig = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+    let mut config: FileConfig = toml::from_str(&text).map_err(|e| ConfigError::Parse {
         path: path.to_path_buf(),
         message: e.to_string(),
     })?;
+    let line_at = |offset: usize| text.get(..offset).map_or(0, |t| t.matches('\n').count() + 1);
+    config.rebindings = config
+        .keys
+        .iter()
+        .map(|(action, keys)| Rebinding {
+            action: action.clone(),
+            keys: match keys.get_ref() {
+                KeyList::One(k) => vec![k.clone()],
+                KeyList::Many(ks) => ks.clone(),
+            },
+            line: line_at(keys.span().start),
+        })
+        .collect();
     if config.profiles.values().any(|p| p.secret_key.is_some()) {
         check_private(path)?;
     }
@@ -152,12 +186,32 @@ fn load(args: &ConnectionArgs) -> Result<(FileConfig, Option<PathBuf>), ConfigEr
     Ok((file.unwrap_or_default(), path))
 }
 
-/// The clipboard strategy: `ESIMDASH_CLIPBOARD`, else the config file's `clipboard`, else auto.
-pub fn clipboard_strategy(args: &ConnectionArgs) -> Result<crate::clipboard::Strategy, ConfigError> {
-    if let Ok(value) = std::env::var("ESIMDASH_CLIPBOARD") {
-        return value.parse().map_err(ConfigError::Clipboard);
-    }
-    Ok(load(args)?.0.clipboard.unwrap_or_default())
+/// What the dashboard takes from the config file besides the connection.
+#[derive(Debug, Clone)]
+pub struct DashboardSettings {
+    /// `ESIMDASH_CLIPBOARD`, else the file's `clipboard`, else auto.
+    pub clipboard: crate::clipboard::Strategy,
+    /// The default keys with the file's `[keys]` applied.
+    pub keymap: Keymap,
+    /// The file's `mouse`, default on.
+    pub mouse: bool,
+}
+
+pub fn dashboard_settings(args: &ConnectionArgs) -> Result<DashboardSettings, ConfigError> {
+    let (file, path) = load(args)?;
+    let clipboard = match std::env::var("ESIMDASH_CLIPBOARD") {
+        Ok(value) => value.parse().map_err(ConfigError::Clipboard)?,
+        Err(_) => file.clipboard.unwrap_or_default(),
+    };
+    let keymap = Keymap::new(&file.rebindings).map_err(|source| ConfigError::Keys {
+        path: path.unwrap_or_default(),
+        source,
+    })?;
+    Ok(DashboardSettings {
+        clipboard,
+        keymap,
+        mouse: file.mouse.unwrap_or(true),
+    })
 }
 
 /// Merges flags and environment (already merged by clap) over the config file.

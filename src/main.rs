@@ -52,7 +52,7 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
     };
     match &cli.command {
         None => {
-            let clipboard = match config::clipboard_strategy(&cli.connection) {
+            let settings = match config::dashboard_settings(&cli.connection) {
                 Ok(s) => s,
                 Err(e) => return fail(&CommandError::Config(e), cli.json),
             };
@@ -60,7 +60,9 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
                 client,
                 tui::Options {
                     demo: cli.demo,
-                    clipboard,
+                    keymap: settings.keymap,
+                    mouse: settings.mouse,
+                    clipboard: settings.clipboard,
                     log_path,
                 },
             )

@@ -3,6 +3,7 @@
 //! topped up when its status says so.
 
 use crate::api::ApiError;
+use crate::esim::iccid::Iccid;
 use crate::esim::money::format_amount;
 use crate::esim::status::Status;
 use rust_decimal::Decimal;
@@ -10,7 +11,7 @@ use rust_decimal::Decimal;
 /// What is being bought.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Purchase {
-    Topup { iccid: String },
+    Topup { iccid: Iccid },
     Order,
 }
 
@@ -76,7 +77,9 @@ mod tests {
             status,
             message: message.into(),
         };
-        let topup = Purchase::Topup { iccid: "8944".into() };
+        let topup = Purchase::Topup {
+            iccid: Iccid::parse("8944100000000000000").unwrap(),
+        };
         assert!(explain(&api(402, "Insufficient balance"), &topup).starts_with("Insufficient balance"));
         assert!(explain(&api(404, "eSIM not found"), &topup).contains("not in your account"));
         assert!(explain(&api(400, "Slug not available for this eSIM"), &topup).contains("Slug not available"));

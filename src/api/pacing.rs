@@ -42,10 +42,22 @@ impl Pacer {
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Waits until one more request may be sent, and counts it.
+    /// Waits until one more request may be sent, and counts it. If the waiting is given up (the
+    /// task is aborted because nobody wants the answer any more), the place is given back, so a
+    /// request that was never sent does not spend the budget.
     pub async fn acquire(&self) {
         let at = self.reserve(Instant::now());
+        let place = Place { pacer: self, at };
         tokio::time::sleep_until(at).await;
+        std::mem::forget(place);
+    }
+
+    /// Gives back a reserved send time that was not used.
+    fn release(&self, at: Instant) {
+        let mut s = self.lock();
+        if let Some(i) = s.sent.iter().rposition(|t| *t == at) {
+            s.sent.remove(i);
+        }
     }
 
     /// The earliest time at which a request may go, recorded as taken.
@@ -89,6 +101,18 @@ impl Pacer {
     }
 }
 
+/// A reserved send time, given back if dropped before it was used.
+struct Place<'a> {
+    pacer: &'a Pacer,
+    at: Instant,
+}
+
+impl Drop for Place<'_> {
+    fn drop(&mut self) {
+        self.pacer.release(self.at);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,6 +132,23 @@ mod tests {
                 .count();
             assert!(in_window <= 3, "send {i} has {in_window} in its window");
         }
+    }
+
+    #[tokio::test]
+    async fn a_wait_given_up_gives_its_place_back() {
+        let pacer = std::sync::Arc::new(Pacer::new(1, Duration::from_secs(60)));
+        pacer.acquire().await;
+        let waiting = {
+            let pacer = pacer.clone();
+            tokio::spawn(async move { pacer.acquire().await })
+        };
+        tokio::task::yield_now().await;
+        waiting.abort();
+        let _ = waiting.await;
+        let t0 = Instant::now();
+        // The aborted request's place (a minute on) is free again: the next waits one minute,
+        // not two.
+        assert!(pacer.reserve(t0) <= t0 + Duration::from_secs(60));
     }
 
     #[test]

@@ -23,9 +23,7 @@ pub async fn topup(
 ) -> Result<(), CommandError> {
     let SpendArgs { qty, yes } = *spend_args;
     let iccid = Iccid::parse(iccid).map_err(|e| CommandError::Usage(format!("{iccid:?} is not an ICCID: {e}")))?;
-    let what = Purchase::Topup {
-        iccid: iccid.to_string(),
-    };
+    let what = Purchase::Topup { iccid: iccid.clone() };
     let offered = client.topup_plans(iccid.as_str()).await.map_err(|e| match e.status() {
         Some(404) => CommandError::NotFound(format!("no eSIM with ICCID {iccid} in this account")),
         _ => CommandError::Api(e),

@@ -73,6 +73,61 @@ impl Status {
     }
 }
 
+/// What a list is filtered by: every status, the usable ones (`active`), or one status.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum StatusFilter {
+    #[default]
+    All,
+    Active,
+    Is(Status),
+}
+
+impl StatusFilter {
+    /// The choices a picker offers: all, active, then each known status.
+    pub fn choices() -> Vec<StatusFilter> {
+        let mut choices = vec![StatusFilter::All, StatusFilter::Active];
+        choices.extend(Status::KNOWN.into_iter().map(StatusFilter::Is));
+        choices
+    }
+
+    /// From a command line or config value: `all`, `active`, or a status (unknown ones kept).
+    pub fn parse(text: &str) -> StatusFilter {
+        let text = text.trim();
+        if text.is_empty() || text.eq_ignore_ascii_case("all") {
+            StatusFilter::All
+        } else if text.eq_ignore_ascii_case(ACTIVE_FILTER) {
+            StatusFilter::Active
+        } else {
+            StatusFilter::Is(Status::parse(text))
+        }
+    }
+
+    /// The `status` query parameter, if any.
+    pub fn query(&self) -> Option<String> {
+        match self {
+            StatusFilter::All => None,
+            StatusFilter::Active => Some(ACTIVE_FILTER.to_string()),
+            StatusFilter::Is(s) => Some(s.as_str().to_string()),
+        }
+    }
+
+    pub fn label(&self) -> &str {
+        match self {
+            StatusFilter::All => "all",
+            StatusFilter::Active => ACTIVE_FILTER,
+            StatusFilter::Is(s) => s.as_str(),
+        }
+    }
+
+    pub fn matches(&self, status: &Status) -> bool {
+        match self {
+            StatusFilter::All => true,
+            StatusFilter::Active => status.is_active(),
+            StatusFilter::Is(s) => s == status,
+        }
+    }
+}
+
 impl From<String> for Status {
     fn from(s: String) -> Self {
         Status::parse(&s)
@@ -102,6 +157,10 @@ mod tests {
         assert!(Status::Suspended.matches_filter("active"));
         assert!(!Status::Cancel.matches_filter("active"));
         assert!(Status::Cancel.matches_filter("cancel"));
+        assert_eq!(StatusFilter::parse("Active"), StatusFilter::Active);
+        assert_eq!(StatusFilter::parse("in_use").query().as_deref(), Some("in_use"));
+        assert!(StatusFilter::Active.matches(&Status::InUse) && !StatusFilter::Active.matches(&Status::Cancel));
+        assert_eq!(StatusFilter::choices().len(), 11);
         let s: Status = serde_json::from_str("\"brand_new\"").unwrap();
         assert_eq!(serde_json::to_string(&s).unwrap(), "\"brand_new\"");
     }

@@ -2,6 +2,7 @@
 //! that connects them to the terminal and the API (`runtime`, `terminal`).
 
 pub mod app;
+pub mod keymap;
 pub mod msg;
 pub mod runtime;
 mod terminal;

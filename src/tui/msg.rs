@@ -7,6 +7,7 @@ use crate::api::model::{
     TopupRequest,
 };
 use crate::clipboard::Delivery;
+use crate::esim::iccid::Iccid;
 use crossterm::event::{KeyEvent, MouseEvent};
 use std::collections::HashSet;
 
@@ -34,7 +35,7 @@ pub enum Request {
     UpdateProfile(ProfileUpdate),
     /// The top-up plans offered for an eSIM (answered with `Payload::Plans`).
     TopupPlans {
-        iccid: String,
+        iccid: Iccid,
     },
     /// The order numbers of a plan's newest orders, read before paying.
     OrdersOfPlan {
@@ -47,7 +48,7 @@ pub enum Request {
     /// After an unknown outcome: the order placed, if the order list shows it.
     FindNewOrder {
         slug: String,
-        iccid: Option<String>,
+        iccid: Option<Iccid>,
         before: HashSet<String>,
     },
 }
@@ -108,10 +109,15 @@ pub enum Effect {
         id: RequestId,
         request: Request,
     },
+    /// The answer to this request is no longer wanted: drop it from the client's queue if it
+    /// has not been sent, abort it if it has. Never given for a write.
+    Cancel(RequestId),
     /// Put `text` on the clipboard; `what` names it in the message ("ICCID").
     Copy {
         what: &'static str,
         text: String,
     },
+    /// Turn the terminal's mouse reporting on or off.
+    Mouse(bool),
     Quit,
 }

@@ -3,21 +3,29 @@
 
 use super::app::App;
 use super::app::SCAN_PAGE_SIZE;
-use super::msg::{Answer, Effect, Msg, Payload, Request};
+use super::keymap::Keymap;
+use super::msg::{Answer, Effect, Msg, Payload, Request, RequestId};
 use super::terminal::{self, Term};
 use super::view::{self, theme::Theme};
 use crate::api::model::EsimQuery;
 use crate::api::{ApiError, Client};
 use crate::clipboard::{Clipboard, Environment, Strategy};
+use crate::esim::iccid::Iccid;
 use crossterm::event::{Event, EventStream, KeyEventKind};
 use futures_util::StreamExt;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Instant;
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
+use tokio::task::AbortHandle;
 
 pub struct Options {
     /// Running against the in-process sandbox (shown in the header).
     pub demo: bool,
+    /// The key bindings (defaults with the config file's `[keys]`).
+    pub keymap: Keymap,
+    /// Mouse reporting at start (config `mouse`); a key toggles it.
+    pub mouse: bool,
     pub clipboard: Strategy,
     /// Named in the message after a crash.
     pub log_path: Option<PathBuf>,
@@ -26,9 +34,12 @@ pub struct Options {
 /// Runs the dashboard until the user quits or a signal ends it; the terminal is restored.
 pub async fn run(client: Client, options: Options) -> std::io::Result<()> {
     terminal::install_panic_hook(options.log_path.clone());
-    let mut term = terminal::enter()?;
+    let mut term = terminal::enter(options.mouse)?;
     let clipboard = Clipboard::new(options.clipboard, Environment::from_env());
-    let result = event_loop(&mut term, client, options.demo, clipboard).await;
+    let app = App::new(options.demo)
+        .with_keymap(options.keymap)
+        .with_mouse(options.mouse);
+    let result = event_loop(&mut term, client, app, clipboard).await;
     terminal::leave();
     result
 }
@@ -51,7 +62,7 @@ pub async fn execute(client: &Client, request: &Request) -> Result<Payload, ApiE
         }
         Request::ActivationCode { esim } => Payload::ActivationCode(client.activation_code(esim).await),
         Request::UpdateProfile(u) => Payload::ProfileSaved(client.update_profile(u).await?),
-        Request::TopupPlans { iccid } => Payload::Plans(client.topup_plans(iccid).await?),
+        Request::TopupPlans { iccid } => Payload::Plans(client.topup_plans(iccid.as_str()).await?),
         Request::OrdersOfPlan { slug } => Payload::OrderNumbers(
             client
                 .recent_orders_for(slug)
@@ -62,40 +73,95 @@ pub async fn execute(client: &Client, request: &Request) -> Result<Payload, ApiE
         ),
         Request::Topup(r) => Payload::Placed(client.topup(r).await?),
         Request::PlaceOrder(r) => Payload::Placed(client.place_order(r).await?),
-        Request::FindNewOrder { slug, iccid, before } => {
-            Payload::FoundOrder(client.find_new_order(slug, iccid.as_deref(), before).await?)
-        }
+        Request::FindNewOrder { slug, iccid, before } => Payload::FoundOrder(
+            client
+                .find_new_order(slug, iccid.as_ref().map(Iccid::as_str), before)
+                .await?,
+        ),
     })
+}
+
+/// The background tasks of the requests in flight, so that one whose answer is no longer wanted
+/// can be aborted (a task still waiting for the client's rate budget gives its place back).
+#[derive(Default)]
+pub struct Tasks {
+    running: HashMap<RequestId, AbortHandle>,
+}
+
+impl Tasks {
+    /// Runs the request as a task whose answer comes back as a message.
+    pub fn spawn(&mut self, id: RequestId, request: Request, client: &Client, tx: &UnboundedSender<Msg>) {
+        let (client, tx) = (client.clone(), tx.clone());
+        let task = tokio::spawn(async move {
+            let result = execute(&client, &request).await;
+            // The receiver is gone only when the dashboard has quit.
+            let _ = tx.send(Msg::Answer(Box::new(Answer { id, request, result })));
+        });
+        self.running.insert(id, task.abort_handle());
+    }
+
+    /// Aborts a read nobody waits for. A write is never aborted: once it may have left, its
+    /// answer is what tells whether money moved.
+    pub fn cancel(&mut self, id: RequestId, writes: bool) {
+        if let Some(task) = self.running.remove(&id)
+            && !writes
+        {
+            task.abort();
+        }
+    }
+
+    /// Its answer arrived.
+    pub fn finished(&mut self, id: RequestId) {
+        self.running.remove(&id);
+    }
+
+    pub fn len(&self) -> usize {
+        self.running.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.running.is_empty()
+    }
 }
 
 /// Carries out effects: each request becomes a background task whose answer comes back as a
 /// message; a copy is done at once (OSC 52 goes to the terminal we draw on). `true` to quit.
-fn perform(
-    effects: Vec<Effect>,
-    client: &Client,
-    tx: &UnboundedSender<Msg>,
-    clipboard: &mut Clipboard,
-    term: &mut Term,
-) -> bool {
+fn perform(effects: Vec<Effect>, world: &mut World<'_>) -> bool {
     let mut quit = false;
     for effect in effects {
         match effect {
             Effect::Quit => quit = true,
             Effect::Copy { what, text } => {
-                let result = clipboard.copy(&text, term.backend_mut());
-                let _ = tx.send(Msg::Copied { what, result });
+                let result = world.clipboard.copy(&text, world.term.backend_mut());
+                let _ = world.tx.send(Msg::Copied { what, result });
             }
             Effect::Send { id, request } => {
-                let (client, tx) = (client.clone(), tx.clone());
-                tokio::spawn(async move {
-                    let result = execute(&client, &request).await;
-                    // The receiver is gone only when the dashboard has quit.
-                    let _ = tx.send(Msg::Answer(Box::new(Answer { id, request, result })));
-                });
+                world.writes.insert(id, request.writes());
+                world.tasks.spawn(id, request, world.client, world.tx);
+            }
+            Effect::Cancel(id) => {
+                let writes = world.writes.remove(&id).unwrap_or(true);
+                world.tasks.cancel(id, writes);
+            }
+            Effect::Mouse(on) => {
+                if let Err(e) = terminal::set_mouse(on) {
+                    tracing::warn!(%e, "could not switch mouse reporting");
+                }
             }
         }
     }
     quit
+}
+
+/// What effects act on.
+struct World<'a> {
+    client: &'a Client,
+    tx: &'a UnboundedSender<Msg>,
+    clipboard: &'a mut Clipboard,
+    term: &'a mut Term,
+    tasks: Tasks,
+    /// Whether each request in flight writes (never aborted).
+    writes: HashMap<RequestId, bool>,
 }
 
 /// Terminal events the app cares about: key presses (not releases or repeats of releases),
@@ -132,15 +198,22 @@ async fn end_signal() {
     std::future::pending::<()>().await
 }
 
-async fn event_loop(term: &mut Term, client: Client, demo: bool, mut clipboard: Clipboard) -> std::io::Result<()> {
+async fn event_loop(term: &mut Term, client: Client, mut app: App, mut clipboard: Clipboard) -> std::io::Result<()> {
     let theme = Theme::from_env();
     let (tx, mut rx) = unbounded_channel();
-    let mut app = App::new(demo);
     let mut events = EventStream::new();
     let signal = end_signal();
     tokio::pin!(signal);
-    perform(app.start(), &client, &tx, &mut clipboard, term);
-    term.draw(|f| view::draw(f, &app, &theme, Instant::now()))?;
+    let mut world = World {
+        client: &client,
+        tx: &tx,
+        clipboard: &mut clipboard,
+        term,
+        tasks: Tasks::default(),
+        writes: HashMap::new(),
+    };
+    perform(app.start(), &mut world);
+    world.term.draw(|f| view::draw(f, &app, &theme, Instant::now()))?;
     loop {
         let wake = app.next_wake(Instant::now());
         let timer = async {
@@ -158,16 +231,22 @@ async fn event_loop(term: &mut Term, client: Client, demo: bool, mut clipboard: 
                 Some(Err(e)) => return Err(e),
                 None => return Ok(()),
             },
-            Some(msg) = rx.recv() => msg,
+            Some(msg) = rx.recv() => {
+                if let Msg::Answer(answer) = &msg {
+                    world.tasks.finished(answer.id);
+                    world.writes.remove(&answer.id);
+                }
+                msg
+            }
             () = timer => Msg::Tick,
             () = &mut signal => return Ok(()),
         };
         let effects = app.update(msg, Instant::now());
-        if perform(effects, &client, &tx, &mut clipboard, term) || app.should_quit() {
+        if perform(effects, &mut world) || app.should_quit() {
             return Ok(());
         }
         if app.take_dirty() {
-            term.draw(|f| view::draw(f, &app, &theme, Instant::now()))?;
+            world.term.draw(|f| view::draw(f, &app, &theme, Instant::now()))?;
         }
     }
 }

@@ -11,13 +11,23 @@ use std::path::PathBuf;
 
 pub type Term = Terminal<CrosstermBackend<Stdout>>;
 
-pub fn enter() -> std::io::Result<Term> {
+/// Takes the terminal over; the mouse is reported only when `mouse` is on.
+pub fn enter(mouse: bool) -> std::io::Result<Term> {
     enable_raw_mode()?;
-    if let Err(e) = execute!(stdout(), EnterAlternateScreen, EnableMouseCapture) {
+    if let Err(e) = execute!(stdout(), EnterAlternateScreen).and_then(|()| set_mouse(mouse)) {
         leave();
         return Err(e);
     }
     Terminal::new(CrosstermBackend::new(stdout())).inspect_err(|_| leave())
+}
+
+/// Mouse reporting on (wheel and clicks reach the dashboard) or off (the terminal selects text).
+pub fn set_mouse(on: bool) -> std::io::Result<()> {
+    if on {
+        execute!(stdout(), EnableMouseCapture)
+    } else {
+        execute!(stdout(), DisableMouseCapture)
+    }
 }
 
 /// Restores the terminal. Errors are ignored: after a hang-up there is no terminal to restore.

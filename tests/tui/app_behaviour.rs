@@ -5,7 +5,7 @@ use crate::common::*;
 use crossterm::event::KeyCode;
 use esimdash::api::model::{OrderPage, Profile};
 use esimdash::api::{ApiError, Endpoint};
-use esimdash::tui::app::{App, Halt, Overlay, Tab};
+use esimdash::tui::app::{App, Halt, Overlay, Remote, Tab};
 use esimdash::tui::msg::{Answer, Msg, Payload, Request, RequestId};
 use std::time::{Duration, Instant};
 
@@ -52,12 +52,12 @@ fn start_asks_for_the_profile_and_the_catalog_and_drops_a_stale_answer() {
         answer(profile_id + 100, Request::Profile, Ok(Payload::Profile(profile()))),
         now,
     );
-    assert!(app.account.profile.is_none());
+    assert!(app.profile().is_none());
     app.update(
         answer(profile_id, Request::Profile, Ok(Payload::Profile(profile()))),
         now,
     );
-    assert_eq!(app.account.profile.as_ref().unwrap().display_name(), "Acme Mobile");
+    assert_eq!(app.profile().as_ref().unwrap().display_name(), "Acme Mobile");
     // Idle: no timer runs once nothing loads.
     let plans_id = first[1].0;
     app.update(answer(plans_id, Request::Plans, Ok(Payload::Plans(vec![]))), now);
@@ -70,12 +70,12 @@ fn tabs_switch_by_number_tab_key_and_mouse() {
     let mut app = App::new(false);
     app.start();
     app.update(key('3'), now);
-    assert_eq!(app.tab, Tab::Esims);
+    assert_eq!(app.tab(), Tab::Esims);
     app.update(code(KeyCode::Tab), now);
-    assert_eq!(app.tab, Tab::Profile);
+    assert_eq!(app.tab(), Tab::Profile);
     app.update(code(KeyCode::BackTab), now);
     app.update(code(KeyCode::BackTab), now);
-    assert_eq!(app.tab, Tab::Orders);
+    assert_eq!(app.tab(), Tab::Orders);
     let (_, start, _) = Tab::bar_positions()[0];
     let click = crossterm::event::MouseEvent {
         kind: crossterm::event::MouseEventKind::Down(crossterm::event::MouseButton::Left),
@@ -84,7 +84,7 @@ fn tabs_switch_by_number_tab_key_and_mouse() {
         modifiers: crossterm::event::KeyModifiers::NONE,
     };
     app.update(Msg::Mouse(click), now);
-    assert_eq!(app.tab, Tab::Catalog);
+    assert_eq!(app.tab(), Tab::Catalog);
     let quit = app.update(key('q'), now);
     assert!(app.should_quit() && quit.contains(&esimdash::tui::msg::Effect::Quit));
 }
@@ -93,7 +93,7 @@ fn tabs_switch_by_number_tab_key_and_mouse() {
 fn paging_fetches_ahead_and_drops_answers_for_an_old_query() {
     let now = Instant::now();
     let mut app = on_orders(now);
-    assert_eq!(app.orders.list.total, Some(120));
+    assert_eq!(app.orders().list().total(), Some(120));
     // Down to ten rows before the end of page 1: page 2 is fetched before it is needed.
     let mut prefetch = Vec::new();
     for _ in 0..39 {
@@ -109,16 +109,16 @@ fn paging_fetches_ahead_and_drops_answers_for_an_old_query() {
     assert!(matches!(&req_active, Request::Orders(q) if q.status.as_deref() == Some("active") && q.page == Some(1)));
     app.update(answer(id2, req2, Ok(Payload::Orders(orders(2, 50, 120)))), now);
     assert!(
-        app.orders.list.page_items().is_none(),
+        app.orders().list().page_items().is_none(),
         "the old query's page 2 was dropped"
     );
     app.update(
         answer(id_active, req_active, Ok(Payload::Orders(orders(1, 30, 30)))),
         now,
     );
-    assert_eq!(app.orders.list.total, Some(30));
+    assert_eq!(app.orders().list().total(), Some(30));
     app.update(code(KeyCode::End), now);
-    assert_eq!(app.orders.list.cursor, 29);
+    assert_eq!(app.orders().list().cursor(), 29);
 }
 
 #[test]
@@ -131,7 +131,7 @@ fn the_search_waits_for_a_pause_in_typing() {
         assert!(sends(&effects).is_empty(), "nothing is sent while typing");
     }
     let last_key = now + Duration::from_millis(300);
-    let due = app.orders.search_due.expect("a search is due after the pause");
+    let due = app.orders().search().due().expect("a search is due after the pause");
     assert_eq!(due, last_key + Duration::from_millis(350));
     assert!(
         app.next_wake(last_key).is_some_and(|w| w <= due),
@@ -154,13 +154,13 @@ fn a_401_replaces_the_view_and_stops_every_request() {
     let first = sends(&app.start());
     let revoked = ApiError::Revoked { endpoint: EP };
     app.update(answer(first[0].0, first[0].1.clone(), Err(revoked)), now);
-    assert!(matches!(app.halt, Some(Halt::Unauthorized { revoked: true, .. })));
+    assert!(matches!(app.halt(), Some(Halt::Unauthorized { revoked: true, .. })));
     for msg in [key('r'), key('2'), key('3'), code(KeyCode::Enter), Msg::Tick] {
         assert!(sends(&app.update(msg, now)).is_empty(), "nothing is sent after a 401");
     }
     // A late answer to the catalog request is dropped too.
     app.update(answer(first[1].0, first[1].1.clone(), Ok(Payload::Plans(vec![]))), now);
-    assert!(app.catalog.stale);
+    assert!(app.catalog().plans().value().is_none(), "the late catalog was dropped");
     assert_eq!(app.next_wake(now), None);
     app.update(key('q'), now);
     assert!(app.should_quit());
@@ -176,7 +176,7 @@ fn a_429_counts_down_then_resumes_by_itself() {
         retry_after: Duration::from_secs(3),
     };
     app.update(answer(first[1].0, first[1].1.clone(), Err(limited)), now);
-    assert_eq!(app.rate_limited_until, Some(now + Duration::from_secs(3)));
+    assert_eq!(app.rate_limited_until(), Some(now + Duration::from_secs(3)));
     assert!(
         sends(&app.update(key('r'), now)).is_empty(),
         "nothing goes out during the countdown"
@@ -193,7 +193,7 @@ fn a_429_counts_down_then_resumes_by_itself() {
         resent.contains(&Request::Plans),
         "the catalog is asked again: {resent:?}"
     );
-    assert_eq!(app.rate_limited_until, None);
+    assert_eq!(app.rate_limited_until(), None);
 }
 
 #[test]
@@ -208,12 +208,12 @@ fn a_network_error_waits_for_r_and_other_errors_fade() {
         outcome_unknown: false,
     };
     app.update(answer(first[1].0, first[1].1.clone(), Err(down)), now);
-    assert!(matches!(app.halt, Some(Halt::Offline { .. })));
+    assert!(matches!(app.halt(), Some(Halt::Offline { .. })));
     assert!(render(&app, 100, 20, now).contains("r to retry"));
     assert!(sends(&app.update(Msg::Tick, now)).is_empty());
     let retried: Vec<_> = sends(&app.update(key('r'), now)).into_iter().map(|(_, r)| r).collect();
     assert!(retried.contains(&Request::Plans), "{retried:?}");
-    assert!(app.halt.is_none());
+    assert!(app.halt().is_none());
 
     let mut app = on_orders(now);
     let effects = app.update(code(KeyCode::PageDown), now);
@@ -224,52 +224,70 @@ fn a_network_error_waits_for_r_and_other_errors_fade() {
         message: "database on fire".into(),
     };
     app.update(answer(id, request, Err(refused)), now);
+    let screen = render(&app, 120, 20, now);
     assert!(
-        app.flash
-            .as_ref()
-            .is_some_and(|f| f.error && f.text.contains("database on fire"))
+        screen.contains("Could not load page 2: GET /reseller/orders: the API answered 500: database on fire"),
+        "a failed page says why, in place:\n{screen}"
+    );
+    assert!(screen.contains("r to try again"), "{screen}");
+    assert!(
+        screen.contains("could not load (r)") && !screen.contains("loading…"),
+        "{screen}"
     );
     assert!(
         sends(&app.update(Msg::Tick, now)).is_empty(),
         "a failed page is not asked again by itself"
     );
-    app.update(Msg::Tick, now + Duration::from_secs(6));
-    assert!(app.flash.is_none(), "the message faded");
+    let later = now + Duration::from_secs(60);
+    app.update(Msg::Tick, later);
+    assert!(
+        render(&app, 120, 20, later).contains("Could not load page 2"),
+        "a failure shown in place does not fade"
+    );
+    let retry = sends(&app.update(key('r'), later));
+    assert!(
+        retry
+            .iter()
+            .any(|(_, r)| matches!(r, Request::Orders(q) if q.page == Some(2))),
+        "{retry:?}"
+    );
 }
 
 #[tokio::test]
 async fn the_catalog_filters_as_you_type_sorts_and_opens_a_plan_with_its_own_pricing() {
     let mut h = Harness::acme().await;
-    assert_eq!(h.app.catalog.visible.len(), 366);
+    assert_eq!(h.app.catalog().visible().len(), 366);
     h.send(key('/'));
     h.keys("germany");
-    assert!(!h.app.catalog.visible.is_empty());
+    assert!(!h.app.catalog().visible().is_empty());
     assert!(
         h.app
-            .catalog
-            .visible
+            .catalog()
+            .visible()
             .iter()
-            .all(|&i| h.app.catalog.plans[i].location_code == "DE"),
+            .all(|&i| h.app.catalog().all()[i].location_code == "DE"),
         "country names match"
     );
     h.send(code(KeyCode::Enter));
     h.send(key('s'));
     let prices: Vec<_> = h
         .app
-        .catalog
-        .visible
+        .catalog()
+        .visible()
         .iter()
-        .map(|&i| h.app.catalog.plans[i].sell_price())
+        .map(|&i| h.app.catalog().all()[i].sell_price())
         .collect();
     assert!(prices.windows(2).all(|w| w[0] <= w[1]), "sorted by price");
     h.send(key('G'));
     h.send(code(KeyCode::Enter));
     h.settle().await;
     assert!(matches!(h.sent.last(), Some(Request::Plan { slug }) if slug == "de-20gb-30d"));
-    assert!(matches!(&h.app.overlay, Some(Overlay::PlanDetail { fetched: Some(p), .. }) if p.slug == "de-20gb-30d"));
+    assert!(
+        matches!(h.app.overlay(), Some(Overlay::PlanDetail { fetched: Remote::Loaded(p), .. }) if p.value.slug == "de-20gb-30d")
+    );
     h.send(code(KeyCode::Esc));
     h.send(code(KeyCode::Esc));
-    assert_eq!(h.app.catalog.visible.len(), 366, "Esc clears the filter");
+    assert_eq!(h.app.catalog().visible().len(), 366, "Esc clears the filter");
 }
 
 #[tokio::test]
@@ -299,17 +317,17 @@ async fn the_profile_form_validates_before_sending_and_sends_once() {
     let updates = h.sent.iter().filter(|r| matches!(r, Request::UpdateProfile(_))).count();
     assert_eq!(updates, 1, "Enter pressed three times sends one update");
     assert_eq!(
-        h.app.account.profile.as_ref().unwrap().country,
+        h.app.profile().as_ref().unwrap().country,
         "IE",
         "the header and tab show the saved profile"
     );
-    assert!(h.app.overlay.is_none());
+    assert!(h.app.overlay().is_none());
 }
 
 #[tokio::test]
 async fn a_revoked_key_leaves_nothing_loading_against_the_real_sandbox() {
     let mut h = Harness::new("ak_demo_revoked", "sk_demo_revoked").await;
-    assert!(matches!(h.app.halt, Some(Halt::Unauthorized { revoked: true, .. })));
+    assert!(matches!(h.app.halt(), Some(Halt::Unauthorized { revoked: true, .. })));
     assert!(
         !h.app.is_loading(),
         "no spinner turns for requests that will never be answered"
@@ -319,7 +337,8 @@ async fn a_revoked_key_leaves_nothing_loading_against_the_real_sandbox() {
     h.settle().await;
     assert_eq!(
         h.sent,
-        vec![Request::Profile, Request::Plans],
-        "nothing was sent after the 401"
+        vec![Request::Profile],
+        "the catalog request queued behind the 401 was cancelled, and nothing sent after"
     );
+    assert_eq!(h.cancelled, 1);
 }

@@ -26,7 +26,7 @@ pub fn sends(effects: &[Effect]) -> Vec<(RequestId, Request)> {
         .iter()
         .filter_map(|e| match e {
             Effect::Send { id, request } => Some((*id, request.clone())),
-            Effect::Copy { .. } | Effect::Quit => None,
+            _ => None,
         })
         .collect()
 }
@@ -128,6 +128,8 @@ pub struct Harness {
     pending: Vec<(RequestId, Request)>,
     /// Every request the app sent, in order.
     pub sent: Vec<Request>,
+    /// How many requests the app cancelled.
+    pub cancelled: usize,
     pub sandbox: RunningSandbox,
 }
 
@@ -163,6 +165,7 @@ impl Harness {
             client,
             pending,
             sent: Vec::new(),
+            cancelled: 0,
             sandbox,
         };
         h.settle().await;
@@ -176,8 +179,20 @@ impl Harness {
     /// Feeds one message; what it asks for waits until `settle`. Returns the effects.
     pub fn send(&mut self, msg: Msg) -> Vec<esimdash::tui::msg::Effect> {
         let effects = self.app.update(msg, self.now);
-        self.pending.extend(sends(&effects));
+        self.follow(&effects);
         effects
+    }
+
+    /// Queues the requests the effects ask for and drops the ones they cancel, as the runtime
+    /// does (a cancelled request not yet run is never sent).
+    fn follow(&mut self, effects: &[Effect]) {
+        for effect in effects {
+            if let Effect::Cancel(id) = effect {
+                self.pending.retain(|(p, _)| p != id);
+                self.cancelled += 1;
+            }
+        }
+        self.pending.extend(sends(effects));
     }
 
     pub fn keys(&mut self, text: &str) {
@@ -196,13 +211,19 @@ impl Harness {
 
     /// Runs the requests pending now (one round), feeding their answers back.
     pub async fn step(&mut self) {
-        for (id, request) in std::mem::take(&mut self.pending) {
+        let round: Vec<RequestId> = self.pending.iter().map(|(id, _)| *id).collect();
+        for id in round {
+            // An earlier answer of this round may have cancelled it.
+            let Some(at) = self.pending.iter().position(|(p, _)| *p == id) else {
+                continue;
+            };
+            let (id, request) = self.pending.remove(at);
             self.sent.push(request.clone());
             let result = execute(&self.client, &request).await;
             let effects = self
                 .app
                 .update(Msg::Answer(Box::new(Answer { id, request, result })), self.now);
-            self.pending.extend(sends(&effects));
+            self.follow(&effects);
         }
     }
 
@@ -234,7 +255,7 @@ impl Harness {
                 result: Err(error.clone()),
             };
             let effects = self.app.update(Msg::Answer(Box::new(answer)), self.now);
-            self.pending.extend(sends(&effects));
+            self.follow(&effects);
         }
     }
 

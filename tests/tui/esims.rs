@@ -7,7 +7,7 @@ use esimdash::api::model::{Esim, EsimQuery};
 use esimdash::api::{BaseUrl, Client, ClientOptions, Credentials};
 use esimdash::esim::qr::QrMatrix;
 use esimdash::sandbox::{SandboxConfig, spawn};
-use esimdash::tui::app::Code;
+use esimdash::tui::app::{Mode, Tone};
 
 async fn acme_client() -> (esimdash::sandbox::RunningSandbox, Client) {
     let sandbox = spawn(
@@ -83,8 +83,14 @@ async fn the_qr_on_the_rendered_screen_decodes_to_the_selected_esims_code() {
     h.send(key('3'));
     h.settle().await;
     for step in 0..4 {
-        let esim = h.app.esims.selected().unwrap().clone();
-        let Some(Code::Ready(code)) = h.app.esims.codes.get(&esim.raw_order_json.iccid).cloned() else {
+        let esim = h.app.esims().selected().unwrap().clone();
+        let Some(Ok(code)) = h
+            .app
+            .esims()
+            .code(&esim.raw_order_json.iccid)
+            .and_then(|c| c.value())
+            .cloned()
+        else {
             panic!("step {step}: no code for {}", esim.raw_order_json.iccid)
         };
         let screen = h.screen(120, 40);
@@ -172,11 +178,14 @@ async fn the_search_reads_the_inventory_in_the_background_and_jumps_to_a_whole_i
     let mut h = Harness::acme().await;
     h.send(key('3'));
     h.settle().await;
-    let target = h.app.esims.list.page_items().unwrap()[7].raw_order_json.iccid.clone();
+    let target = h.app.esims().list().page_items().unwrap()[7]
+        .raw_order_json
+        .iccid
+        .clone();
     h.send(key('/'));
     // Typing starts the background read; before any page is in, nothing is found yet.
     h.keys(&target[..10]);
-    assert!(h.app.esims.results.is_empty());
+    assert!(h.app.esims().results().is_empty());
     assert!(h.screen(120, 40).contains("Nothing found yet: still loading"));
     h.settle().await;
     let scans = h
@@ -186,23 +195,25 @@ async fn the_search_reads_the_inventory_in_the_background_and_jumps_to_a_whole_i
         .count();
     assert_eq!(scans, 4, "399 eSIMs in pages of 100");
     assert!(h.screen(120, 40).contains("all 399 loaded"));
-    assert!(h.app.esims.results.len() > 1, "a partial ICCID matches several");
+    assert!(h.app.esims().results().len() > 1, "a partial ICCID matches several");
     h.keys(&target[10..]);
-    assert!(!h.app.esims.searching, "a whole ICCID that is found ends typing");
-    assert_eq!(h.app.esims.selected().unwrap().raw_order_json.iccid, target);
-    assert!(h.app.esims.detail);
+    assert!(
+        matches!(h.app.mode(), Mode::Detail),
+        "a whole ICCID that is found ends typing, detail open"
+    );
+    assert_eq!(h.app.esims().selected().unwrap().raw_order_json.iccid, target);
     // By package name too.
     h.send(code(KeyCode::Esc));
     h.send(code(KeyCode::Esc));
     h.send(key('/'));
     h.keys("kenya");
-    assert!(!h.app.esims.results.is_empty());
+    assert!(!h.app.esims().results().is_empty());
     assert!(
         h.app
-            .esims
-            .results
+            .esims()
+            .results()
             .iter()
-            .all(|&i| h.app.esims.scan.items[i].record.package_name.contains("Kenya"))
+            .all(|&i| h.app.esims().scan().items()[i].record.package_name.contains("Kenya"))
     );
 }
 
@@ -213,11 +224,17 @@ async fn y_copies_the_iccid_and_capital_y_the_activation_code_once_known() {
     let effects = h.send(key('y'));
     assert!(copies(&effects).is_empty(), "nothing loaded, nothing selected");
     h.settle().await;
-    let esim = h.app.esims.selected().unwrap().clone();
+    let esim = h.app.esims().selected().unwrap().clone();
     let effects = h.send(key('y'));
     assert_eq!(copies(&effects), vec![("ICCID", esim.raw_order_json.iccid.clone())]);
     h.settle().await;
-    let Some(Code::Ready(code)) = h.app.esims.codes.get(&esim.raw_order_json.iccid).cloned() else {
+    let Some(Ok(code)) = h
+        .app
+        .esims()
+        .code(&esim.raw_order_json.iccid)
+        .and_then(|c| c.value())
+        .cloned()
+    else {
         panic!("no code")
     };
     let effects = h.send(key('Y'));
@@ -230,8 +247,7 @@ async fn y_copies_the_iccid_and_capital_y_the_activation_code_once_known() {
     });
     assert!(
         h.app
-            .flash
-            .as_ref()
+            .flash_message()
             .unwrap()
             .text
             .starts_with("ICCID sent to the terminal's clipboard")
@@ -240,8 +256,8 @@ async fn y_copies_the_iccid_and_capital_y_the_activation_code_once_known() {
         what: "ICCID",
         result: Err("nothing was copied: no clipboard".into()),
     });
-    let flash = h.app.flash.as_ref().unwrap();
-    assert!(flash.error && flash.text.contains("not copied"));
+    let flash = h.app.flash_message().unwrap();
+    assert!(flash.tone == Tone::Error && flash.text.contains("not copied"));
 }
 
 #[tokio::test]
@@ -252,15 +268,15 @@ async fn an_iccid_typed_before_its_page_arrives_is_jumped_to_when_it_does() {
     // The last eSIM of the inventory: on the last page of the background read.
     h.send(key('G'));
     h.settle().await;
-    let target = h.app.esims.list.selected().unwrap().raw_order_json.iccid.clone();
+    let target = h.app.esims().list().selected().unwrap().raw_order_json.iccid.clone();
     h.send(key('/'));
     h.keys(&target);
-    assert!(h.app.esims.searching, "not found yet: still typing mode");
+    assert!(matches!(h.app.mode(), Mode::Typing), "not found yet: still typing");
     h.settle().await;
-    assert!(!h.app.esims.searching, "found when its page came in");
-    assert_eq!(h.app.esims.selected().unwrap().raw_order_json.iccid, target);
+    assert!(matches!(h.app.mode(), Mode::Detail), "found when its page came in");
+    assert_eq!(h.app.esims().selected().unwrap().raw_order_json.iccid, target);
     assert_eq!(
-        h.app.flash.as_ref().map(|f| f.text.as_str()),
+        h.app.flash_message().as_ref().map(|f| f.text.as_str()),
         Some("Found the eSIM with that ICCID")
     );
 }

@@ -10,7 +10,7 @@ use rust_decimal::Decimal;
 use std::time::Duration;
 
 fn form(h: &Harness) -> &PurchaseForm {
-    match &h.app.overlay {
+    match h.app.overlay() {
         Some(Overlay::Purchase(f)) => f,
         other => panic!("no purchase form: {other:?}"),
     }
@@ -28,7 +28,7 @@ fn is_order(r: &Request) -> bool {
 async fn topup_form(h: &mut Harness) -> String {
     h.send(key('3'));
     h.settle().await;
-    let iccid = h.app.esims.selected().unwrap().raw_order_json.iccid.clone();
+    let iccid = h.app.esims().selected().unwrap().raw_order_json.iccid.clone();
     h.send(key('t'));
     insta::assert_snapshot!("purchase_loading", h.screen(100, 30));
     h.settle().await;
@@ -85,7 +85,7 @@ async fn a_top_up_offers_only_the_api_plans_debits_once_and_enter_hammered_sends
         (plan.slug.as_str(), iccid.as_str())
     );
     assert_eq!(
-        h.app.account.profile.as_ref().unwrap().balance_usd,
+        h.app.profile().as_ref().unwrap().balance_usd,
         Some(before - total),
         "the header shows it"
     );
@@ -103,7 +103,7 @@ async fn a_purchase_from_the_catalog_debits_once_and_its_esim_appears_when_alloc
     h.send(key('/'));
     h.keys("japan");
     h.send(code(KeyCode::Enter));
-    let plan = h.app.catalog.selected().unwrap().clone();
+    let plan = h.app.catalog().selected().unwrap().clone();
     h.send(key('b'));
     h.send(code(KeyCode::Enter));
     h.settle().await;
@@ -167,7 +167,7 @@ async fn a_short_balance_is_caught_before_sending_and_a_402_is_reported_not_retr
     };
     assert!(message.starts_with("Insufficient balance"), "{message}");
     assert_eq!(
-        h.app.account.profile.as_ref().unwrap().balance_usd,
+        h.app.profile().as_ref().unwrap().balance_usd,
         spent.balance_usd,
         "after a 402 the header reads the balance again"
     );
@@ -288,7 +288,7 @@ async fn nothing_is_offered_for_a_cancelled_esim_and_a_typed_iccid_is_checked() 
     }
     h.send(code(KeyCode::Enter));
     h.settle().await;
-    assert_eq!(h.app.esims.status.as_deref(), Some("cancel"));
+    assert_eq!(h.app.esims().status().query().as_deref(), Some("cancel"));
     h.send(key('t'));
     h.settle().await;
     let Stage::Empty(why) = &form(&h).stage else {

@@ -65,7 +65,7 @@ async fn profile_and_its_form() {
     h.send(code(KeyCode::Backspace));
     h.keys("1");
     h.send(code(KeyCode::Enter));
-    assert!(h.app.saving.is_none(), "an invalid country is not sent");
+    assert!(!h.app.is_saving(), "an invalid country is not sent");
     at_both_sizes("profile_form_error", &h).await;
 }
 
@@ -92,7 +92,7 @@ async fn rate_limited_countdown() {
         endpoint: Endpoint::new("GET", "/reseller/orders"),
         retry_after: std::time::Duration::from_secs(12),
     });
-    assert!(h.app.rate_limited_until.is_some());
+    assert!(h.app.rate_limited_until().is_some());
     at_both_sizes("orders_rate_limited", &h).await;
 }
 
@@ -140,7 +140,7 @@ async fn esims_detail_zoom_and_too_small() {
     h.send(code(KeyCode::Esc));
     h.send(code(KeyCode::Esc));
     assert!(
-        !h.app.esims.zoom && !h.app.esims.detail,
+        matches!(h.app.mode(), esimdash::tui::app::Mode::Browse),
         "Esc leaves the zoom, then the detail"
     );
     h.send(key('/'));

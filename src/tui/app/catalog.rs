@@ -1,9 +1,11 @@
 //! The Catalog tab: every plan, filtered as you type and sorted, with a cursor.
 
-use super::input::TextInput;
+use super::remote::Remote;
+use super::search::SearchBox;
 use crate::api::model::Plan;
 use crate::esim::location::location_name;
 use crate::tui::msg::RequestId;
+use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SortKey {
@@ -35,28 +37,20 @@ impl SortKey {
 
 #[derive(Debug, Clone)]
 pub struct Catalog {
-    pub plans: Vec<Plan>,
-    /// Wanted from the server (at start, after `r`).
-    pub stale: bool,
-    pub request: Option<RequestId>,
-    pub filter: TextInput,
-    /// Keys go to the filter.
-    pub filtering: bool,
-    pub sort: SortKey,
-    /// Indexes into `plans` that pass the filter, in sort order; recomputed only on change.
-    pub visible: Vec<usize>,
+    pub(super) plans: Remote<Vec<Plan>>,
+    pub(super) filter: SearchBox,
+    sort: SortKey,
+    /// Indexes into the plans that pass the filter, in sort order; recomputed only on change.
+    visible: Vec<usize>,
     /// Position in `visible`.
-    pub cursor: usize,
+    cursor: usize,
 }
 
 impl Default for Catalog {
     fn default() -> Self {
         Self {
-            plans: Vec::new(),
-            stale: true,
-            request: None,
-            filter: TextInput::default(),
-            filtering: false,
+            plans: Remote::default(),
+            filter: SearchBox::new(Duration::ZERO),
             sort: SortKey::Name,
             visible: Vec::new(),
             cursor: 0,
@@ -74,8 +68,42 @@ fn matches(plan: &Plan, needle: &str) -> bool {
 }
 
 impl Catalog {
-    pub fn set_plans(&mut self, plans: Vec<Plan>) {
-        self.plans = plans;
+    pub fn plans(&self) -> &Remote<Vec<Plan>> {
+        &self.plans
+    }
+
+    /// Every plan loaded (or loaded before a reload).
+    pub fn all(&self) -> &[Plan] {
+        self.plans.value().map_or(&[], Vec::as_slice)
+    }
+
+    pub fn filter(&self) -> &SearchBox {
+        &self.filter
+    }
+
+    pub fn sort(&self) -> SortKey {
+        self.sort
+    }
+
+    pub fn visible(&self) -> &[usize] {
+        &self.visible
+    }
+
+    pub fn cursor(&self) -> usize {
+        self.cursor
+    }
+
+    /// Stores the catalog if it answers the request awaited.
+    pub fn accept(&mut self, id: RequestId, plans: Vec<Plan>, now: Instant) -> bool {
+        let ok = self.plans.resolve(id, plans, now);
+        if ok {
+            self.refresh_view();
+        }
+        ok
+    }
+
+    pub fn next_sort(&mut self) {
+        self.sort = self.sort.next();
         self.refresh_view();
     }
 
@@ -83,11 +111,11 @@ impl Catalog {
     /// selected plan selected when it is still visible.
     pub fn refresh_view(&mut self) {
         let selected = self.selected().map(|p| p.slug.clone());
-        let needle = self.filter.value.trim().to_lowercase();
-        let mut visible: Vec<usize> = (0..self.plans.len())
-            .filter(|&i| needle.is_empty() || matches(&self.plans[i], &needle))
+        let needle = self.filter.applied().to_lowercase();
+        let plans = self.all();
+        let mut visible: Vec<usize> = (0..plans.len())
+            .filter(|&i| needle.is_empty() || matches(&plans[i], &needle))
             .collect();
-        let plans = &self.plans;
         match self.sort {
             SortKey::Name => visible.sort_by(|&a, &b| plans[a].name.cmp(&plans[b].name)),
             SortKey::Price => visible.sort_by(|&a, &b| plans[a].sell_price().cmp(&plans[b].sell_price())),
@@ -97,19 +125,24 @@ impl Catalog {
                     .cmp(&(location_name(&plans[b].location_code), &plans[b].name))
             }),
         }
-        self.visible = visible;
-        self.cursor = selected
-            .and_then(|slug| self.visible.iter().position(|&i| self.plans[i].slug == slug))
+        let cursor = selected
+            .and_then(|slug| visible.iter().position(|&i| plans[i].slug == slug))
             .unwrap_or(0);
+        self.visible = visible;
+        self.cursor = cursor;
     }
 
     pub fn selected(&self) -> Option<&Plan> {
-        self.visible.get(self.cursor).and_then(|&i| self.plans.get(i))
+        self.visible.get(self.cursor).and_then(|&i| self.all().get(i))
     }
 
     pub fn move_by(&mut self, delta: i64) {
         let last = self.visible.len().saturating_sub(1) as i64;
-        self.cursor = (self.cursor as i64 + delta).clamp(0, last) as usize;
+        self.cursor = (self.cursor as i64).saturating_add(delta).clamp(0, last) as usize;
+    }
+
+    pub fn go_to_start(&mut self) {
+        self.cursor = 0;
     }
 
     pub fn go_to_end(&mut self) {

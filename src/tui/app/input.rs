@@ -32,6 +32,19 @@ impl TextInput {
             .map_or(self.value.len(), |(i, _)| i)
     }
 
+    /// Whether the key edits text or moves within it (typing keys go here before list keys).
+    pub fn edits(key: &KeyEvent) -> bool {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Char('u' | 'a' | 'e') if ctrl => true,
+            KeyCode::Char(c) => !ctrl && !c.is_control(),
+            KeyCode::Backspace | KeyCode::Delete | KeyCode::Left | KeyCode::Right | KeyCode::Home | KeyCode::End => {
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Applies an editing key; `true` when the value changed.
     pub fn handle(&mut self, key: KeyEvent) -> bool {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);

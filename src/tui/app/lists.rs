@@ -1,11 +1,11 @@
 //! The Orders tab: server-side pages with a status filter and a search (`q`, sent after a pause
-//! in typing). The status choices are shared with My eSIMs.
+//! in typing).
 
-use super::input::TextInput;
 use super::paged::Paged;
+use super::search::SearchBox;
 use crate::api::model::{Order, OrderQuery};
-use crate::esim::status::{ACTIVE_FILTER, Status};
-use std::time::{Duration, Instant};
+use crate::esim::status::StatusFilter;
+use std::time::Duration;
 
 /// Items per page asked of the server (the API allows up to 100).
 pub const PAGE_SIZE: u64 = 50;
@@ -13,59 +13,57 @@ pub const PAGE_SIZE: u64 = 50;
 /// How long typing must pause before the search is sent.
 pub const SEARCH_PAUSE: Duration = Duration::from_millis(350);
 
-/// The status filter choices: everything, `active`, then each known status.
-pub fn status_choices() -> Vec<Option<String>> {
-    let mut choices = vec![None, Some(ACTIVE_FILTER.to_string())];
-    choices.extend(Status::KNOWN.iter().map(|s| Some(s.as_str().to_string())));
-    choices
-}
-
 #[derive(Debug, Clone)]
 pub struct Orders {
-    pub list: Paged<Order>,
-    pub status: Option<String>,
-    /// The search the shown list answers.
-    pub q: String,
-    pub search: TextInput,
-    pub searching: bool,
-    /// When typing paused long enough to send the search.
-    pub search_due: Option<Instant>,
+    pub(super) list: Paged<Order>,
+    status: StatusFilter,
+    pub(super) search: SearchBox,
 }
 
 impl Default for Orders {
     fn default() -> Self {
         Self {
             list: Paged::new(PAGE_SIZE),
-            status: None,
-            q: String::new(),
-            search: TextInput::default(),
-            searching: false,
-            search_due: None,
+            status: StatusFilter::All,
+            search: SearchBox::new(SEARCH_PAUSE),
         }
     }
 }
 
 impl Orders {
+    pub fn list(&self) -> &Paged<Order> {
+        &self.list
+    }
+
+    pub fn status(&self) -> &StatusFilter {
+        &self.status
+    }
+
+    pub fn search(&self) -> &SearchBox {
+        &self.search
+    }
+
     pub fn query(&self, page: u64) -> OrderQuery {
         OrderQuery {
             page: Some(page),
-            page_size: Some(self.list.page_size),
-            status: self.status.clone(),
-            q: Some(self.q.clone()).filter(|q| !q.is_empty()),
+            page_size: Some(self.list.page_size()),
+            status: self.status.query(),
+            q: Some(self.search.applied().to_string()).filter(|q| !q.is_empty()),
         }
     }
 
-    /// Sends the typed search now if it differs from the one shown.
-    pub fn apply_search(&mut self) {
-        self.search_due = None;
-        let typed = self.search.value.trim().to_string();
-        if typed != self.q {
-            self.q = typed;
-            self.list.reset();
-        }
+    /// Whether an answer to `query` is for what the list shows now.
+    pub fn is_current(&self, query: &OrderQuery) -> bool {
+        let page = query.page.unwrap_or(1);
+        *query == self.query(page)
     }
 
-    pub fn set_status(&mut self, status: Option<String>) {
+    /// The search in effect changed: the pages are for another query.
+    pub fn search_changed(&mut self) {
+        self.list.reset();
+    }
+
+    pub fn set_status(&mut self, status: StatusFilter) {
         if status != self.status {
             self.status = status;
             self.list.reset();

@@ -1,23 +1,28 @@
-//! A server-side paged list as the dashboard keeps it: the pages it has, the total, a cursor over
-//! all items, and the pages in flight. Answers for pages no longer wanted are dropped.
+//! A server-side paged list as the dashboard keeps it: each page as a `Remote`, the total, and a
+//! cursor over all items. Paging quickly asks only for the page the user stops on: moving to
+//! another page while a page is still loading holds requests until the keys pause for
+//! `PAGE_PAUSE` (and the request no longer wanted is cancelled meanwhile).
 
+use super::remote::{Remote, Slot};
+use crate::api::ApiError;
 use crate::tui::msg::RequestId;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 /// How many rows may be left below the cursor on its page before the next page is fetched.
 const PREFETCH_DISTANCE: u64 = 10;
+/// How long paging must pause before a held page is asked for.
+pub const PAGE_PAUSE: Duration = Duration::from_millis(150);
 
 #[derive(Debug, Clone)]
 pub struct Paged<T> {
-    pub page_size: u64,
-    pages: BTreeMap<u64, Vec<T>>,
+    page_size: u64,
+    pages: BTreeMap<u64, Remote<Vec<T>>>,
     /// Unknown until the first page arrives.
-    pub total: Option<u64>,
+    total: Option<u64>,
     /// Index of the selected item among all `total`.
-    pub cursor: u64,
-    inflight: BTreeMap<u64, RequestId>,
-    /// Pages that failed: not asked again until a reset or reload.
-    given_up: BTreeSet<u64>,
+    cursor: u64,
+    hold_until: Option<Instant>,
 }
 
 impl<T> Paged<T> {
@@ -27,25 +32,33 @@ impl<T> Paged<T> {
             pages: BTreeMap::new(),
             total: None,
             cursor: 0,
-            inflight: BTreeMap::new(),
-            given_up: BTreeSet::new(),
+            hold_until: None,
         }
     }
 
-    /// Forgets everything: the query changed, or a refresh was asked for.
-    pub fn reset(&mut self) {
-        self.pages.clear();
-        self.inflight.clear();
-        self.given_up.clear();
-        self.total = None;
-        self.cursor = 0;
+    pub fn page_size(&self) -> u64 {
+        self.page_size
     }
 
-    /// Keeps the cursor and total but refetches: what `r` does.
-    pub fn reload(&mut self) {
+    pub fn total(&self) -> Option<u64> {
+        self.total
+    }
+
+    pub fn cursor(&self) -> u64 {
+        self.cursor
+    }
+
+    /// Forgets everything: the query changed. Requests in flight are no longer awaited.
+    pub fn reset(&mut self) {
         self.pages.clear();
-        self.inflight.clear();
-        self.given_up.clear();
+        self.total = None;
+        self.cursor = 0;
+        self.hold_until = None;
+    }
+
+    /// Fetches every page again, keeping what is shown (as stale) until the answers come: `r`.
+    pub fn reload(&mut self) {
+        self.pages.values_mut().for_each(Remote::invalidate);
     }
 
     pub fn page_of(&self, index: u64) -> u64 {
@@ -60,9 +73,14 @@ impl<T> Paged<T> {
         self.total.map_or(0, |t| t.div_ceil(self.page_size))
     }
 
-    /// The items of the cursor's page, when loaded.
+    /// The state of the cursor's page (`None`: never asked).
+    pub fn current(&self) -> Option<&Remote<Vec<T>>> {
+        self.pages.get(&self.current_page())
+    }
+
+    /// The items of the cursor's page, when loaded (or loaded before a reload).
     pub fn page_items(&self) -> Option<&[T]> {
-        self.pages.get(&self.current_page()).map(Vec::as_slice)
+        self.current()?.value().map(Vec::as_slice)
     }
 
     /// The cursor's position within its page.
@@ -72,7 +90,7 @@ impl<T> Paged<T> {
 
     /// Every item loaded so far, page after page.
     pub fn loaded(&self) -> impl Iterator<Item = &T> {
-        self.pages.values().flatten()
+        self.pages.values().filter_map(Remote::value).flatten()
     }
 
     pub fn selected(&self) -> Option<&T> {
@@ -80,39 +98,59 @@ impl<T> Paged<T> {
     }
 
     pub fn is_loading(&self) -> bool {
-        !self.inflight.is_empty()
+        self.pages.values().any(Remote::is_loading)
     }
 
-    pub fn is_inflight(&self, page: u64, id: RequestId) -> bool {
-        self.inflight.get(&page) == Some(&id)
+    /// The first failure among the pages, for the title.
+    pub fn error(&self) -> Option<&ApiError> {
+        self.current().and_then(Remote::error)
+    }
+
+    /// When held page requests may go.
+    pub fn hold_until(&self) -> Option<Instant> {
+        self.hold_until
     }
 
     /// Moves the cursor by `delta` items, staying within the list.
-    pub fn move_by(&mut self, delta: i64) {
+    pub fn move_by(&mut self, delta: i64, now: Instant) {
         let last = self.total.unwrap_or(0).saturating_sub(1);
         let target = if delta < 0 {
             self.cursor.saturating_sub(delta.unsigned_abs())
         } else {
-            self.cursor + delta as u64
+            self.cursor.saturating_add(delta as u64)
         };
-        self.cursor = target.min(last);
+        self.go_to(target.min(last), now);
     }
 
-    pub fn go_to_start(&mut self) {
-        self.cursor = 0;
+    pub fn go_to_start(&mut self, now: Instant) {
+        self.go_to(0, now);
     }
 
-    pub fn go_to_end(&mut self) {
-        self.cursor = self.total.unwrap_or(0).saturating_sub(1);
+    pub fn go_to_end(&mut self, now: Instant) {
+        self.go_to(self.total.unwrap_or(0).saturating_sub(1), now);
+    }
+
+    fn go_to(&mut self, index: u64, now: Instant) {
+        let page = self.page_of(index);
+        let held = self.hold_until.is_some_and(|until| now < until);
+        if page != self.current_page() && (self.is_loading() || held) {
+            self.hold_until = Some(now + PAGE_PAUSE);
+        }
+        self.cursor = index;
     }
 
     /// Pages to fetch now: the cursor's page if missing, and the next one when the cursor is
-    /// near the end of what is loaded, so that scrolling on never waits.
-    pub fn wanted(&self) -> Vec<u64> {
+    /// near the end of what is loaded, so that scrolling on never waits. None while held.
+    pub fn wanted(&mut self, now: Instant) -> Vec<u64> {
+        if let Some(until) = self.hold_until {
+            if now < until {
+                return Vec::new();
+            }
+            self.hold_until = None;
+        }
         let mut wanted = Vec::new();
         let current = self.current_page();
-        let missing =
-            |p: u64| !self.pages.contains_key(&p) && !self.inflight.contains_key(&p) && !self.given_up.contains(&p);
+        let missing = |p: u64| self.pages.get(&p).is_none_or(Remote::wanted);
         if missing(current) {
             wanted.push(current);
         }
@@ -125,39 +163,35 @@ impl<T> Paged<T> {
         wanted
     }
 
-    pub fn started(&mut self, page: u64, id: RequestId) {
-        self.inflight.insert(page, id);
+    pub fn start(&mut self, page: u64, id: RequestId) {
+        self.pages.entry(page).or_default().start(id);
+    }
+
+    /// Where the answer for `page` goes.
+    pub fn slot(&mut self, page: u64) -> Option<&mut dyn Slot> {
+        self.pages.get_mut(&page).map(|r| r as &mut dyn Slot)
     }
 
     /// Stores an answer if it is the one awaited for that page; `false` means stale, dropped.
-    pub fn accept(&mut self, page: u64, id: RequestId, items: Vec<T>, total: u64) -> bool {
-        if !self.is_inflight(page, id) {
+    pub fn accept(&mut self, page: u64, id: RequestId, items: Vec<T>, total: u64, now: Instant) -> bool {
+        let Some(slot) = self.pages.get_mut(&page) else {
+            return false;
+        };
+        if !slot.resolve(id, items, now) {
             return false;
         }
-        self.inflight.remove(&page);
         if self.total != Some(total) {
             // The list changed size on the server: other pages may have shifted.
             self.pages.retain(|p, _| *p == page);
             self.total = Some(total);
         }
-        self.pages.insert(page, items);
         self.cursor = self.cursor.min(total.saturating_sub(1));
         true
     }
 
-    /// Stops asking for a page that failed, until the next reset or reload.
-    pub fn give_up(&mut self, page: u64) {
-        self.given_up.insert(page);
-    }
-
-    /// The request for that page failed; `false` if it was not awaited anyway.
-    pub fn failed(&mut self, page: u64, id: RequestId) -> bool {
-        if self.is_inflight(page, id) {
-            self.inflight.remove(&page);
-            true
-        } else {
-            false
-        }
+    /// The request for that page failed: the page shows why, and is not asked again until `r`.
+    pub fn fail(&mut self, page: u64, id: RequestId, error: ApiError, now: Instant) -> bool {
+        self.pages.get_mut(&page).is_some_and(|slot| slot.fail(id, error, now))
     }
 }
 
@@ -167,32 +201,64 @@ mod tests {
 
     #[test]
     fn fetches_the_current_page_then_prefetches_the_next_near_its_end() {
+        let t = Instant::now();
         let mut p: Paged<u32> = Paged::new(50);
-        assert_eq!(p.wanted(), vec![1]);
-        p.started(1, 7);
-        assert_eq!(p.wanted(), Vec::<u64>::new(), "in flight: not asked twice");
-        assert!(!p.accept(1, 6, vec![], 120), "a stale answer is dropped");
-        assert!(p.accept(1, 7, (0..50).collect(), 120));
-        assert_eq!(p.wanted(), Vec::<u64>::new());
-        p.move_by(38);
-        assert_eq!(p.wanted(), Vec::<u64>::new(), "eleven rows left below: not yet");
-        p.move_by(1);
-        assert_eq!(p.wanted(), vec![2], "ten rows left below the cursor on page 1");
-        p.go_to_end();
+        assert_eq!(p.wanted(t), vec![1]);
+        p.start(1, 7);
+        assert_eq!(p.wanted(t), Vec::<u64>::new(), "in flight: not asked twice");
+        assert!(!p.accept(1, 6, vec![], 120, t), "a stale answer is dropped");
+        assert!(p.accept(1, 7, (0..50).collect(), 120, t));
+        assert_eq!(p.wanted(t), Vec::<u64>::new());
+        let later = t + PAGE_PAUSE;
+        p.move_by(38, later);
+        assert_eq!(p.wanted(later), Vec::<u64>::new(), "eleven rows left below: not yet");
+        p.move_by(1, later);
+        assert_eq!(p.wanted(later), vec![2], "ten rows left below the cursor on page 1");
+        p.go_to_end(later);
         assert_eq!((p.cursor, p.current_page()), (119, 3));
-        assert_eq!(p.wanted(), vec![3]);
-        p.move_by(-1000);
+        assert_eq!(p.wanted(later), vec![3]);
+        p.move_by(-1000, later);
         assert_eq!(p.cursor, 0);
     }
 
     #[test]
+    fn quick_paging_waits_for_the_pause_and_asks_for_the_last_page_only() {
+        let t = Instant::now();
+        let mut p: Paged<u32> = Paged::new(50);
+        p.start(1, 1);
+        p.accept(1, 1, (0..50).collect(), 5000, t);
+        for i in 0..10 {
+            let at = t + Duration::from_millis(i);
+            p.move_by(50, at);
+            for page in p.wanted(at) {
+                p.start(page, 100 + i);
+            }
+        }
+        let asked: Vec<u64> = p
+            .pages
+            .iter()
+            .filter(|(_, r)| r.is_loading())
+            .map(|(n, _)| *n)
+            .collect();
+        assert_eq!(
+            asked,
+            vec![2],
+            "only the first page moved to went before the keys came quickly"
+        );
+        let after = p.hold_until().unwrap();
+        assert_eq!(p.wanted(after - Duration::from_millis(1)), Vec::<u64>::new());
+        assert_eq!(p.wanted(after), vec![11]);
+    }
+
+    #[test]
     fn a_changed_total_drops_other_pages() {
+        let t = Instant::now();
         let mut p: Paged<u32> = Paged::new(2);
-        p.started(1, 1);
-        p.accept(1, 1, vec![1, 2], 4);
-        p.started(2, 2);
-        p.accept(2, 2, vec![3, 4], 5);
-        p.go_to_start();
+        p.start(1, 1);
+        p.accept(1, 1, vec![1, 2], 4, t);
+        p.start(2, 2);
+        p.accept(2, 2, vec![3, 4], 5, t);
+        p.go_to_start(t);
         assert!(p.page_items().is_none(), "page 1 may have shifted");
     }
 }

@@ -6,8 +6,9 @@
 //! Unknown (no answer: nothing is resent; the order list is read for the order instead).
 
 use crate::api::model::{Order, Plan};
+use crate::esim::iccid::Iccid;
 use crate::purchase::Purchase;
-use crate::tui::msg::RequestId;
+use crate::tui::msg::{Request, RequestId};
 use rust_decimal::Decimal;
 use std::collections::HashSet;
 
@@ -56,7 +57,7 @@ pub struct PurchaseForm {
 }
 
 impl PurchaseForm {
-    pub fn topup(iccid: String, hint: Option<&'static str>) -> Self {
+    pub fn topup(iccid: Iccid, hint: Option<&'static str>) -> Self {
         Self {
             what: Purchase::Topup { iccid },
             plans: Vec::new(),
@@ -111,10 +112,52 @@ impl PurchaseForm {
     }
 
     /// The ICCID when topping up (for the request and the lookup).
-    pub fn iccid(&self) -> Option<&str> {
+    pub fn iccid(&self) -> Option<&Iccid> {
         match &self.what {
             Purchase::Topup { iccid } => Some(iccid),
             Purchase::Order => None,
         }
+    }
+
+    /// What the form needs read now: the offered top-ups, the order list before paying, or,
+    /// after an unknown outcome, the order list again. Never the payment itself: only `pay` on
+    /// the confirmation sends that.
+    pub fn next_read(&self) -> Option<Request> {
+        if self.request.is_some() {
+            return None;
+        }
+        let slug = self.plan().map(|p| p.slug.clone());
+        match (&self.stage, &self.before) {
+            (Stage::Loading, _) => self.iccid().map(|iccid| Request::TopupPlans { iccid: iccid.clone() }),
+            (Stage::Confirming, None) => slug.map(|slug| Request::OrdersOfPlan { slug }),
+            (
+                Stage::Unknown {
+                    lookup: Lookup::Checking,
+                    ..
+                },
+                Some(before),
+            ) => slug.map(|slug| Request::FindNewOrder {
+                slug,
+                iccid: self.iccid().cloned(),
+                before: before.clone(),
+            }),
+            _ => None,
+        }
+    }
+
+    /// The payment request for the confirmed choice.
+    pub fn payment(&self) -> Option<Request> {
+        let plan = self.plan()?;
+        Some(match self.iccid() {
+            Some(iccid) => Request::Topup(crate::api::model::TopupRequest {
+                iccid: iccid.to_string(),
+                slug: plan.slug.clone(),
+                qty: self.qty,
+            }),
+            None => Request::PlaceOrder(crate::api::model::OrderRequest {
+                slug: plan.slug.clone(),
+                qty: self.qty,
+            }),
+        })
     }
 }

@@ -1,16 +1,17 @@
 //! The Catalog tab: plans with location, data, validity, cost, sell price and margin.
 
+use super::lists::failed_text;
 use super::theme::Theme;
 use super::widgets::{Column, cursor_table, safe};
 use crate::api::model::Plan;
 use crate::esim::location::location_name;
 use crate::esim::money::format_amount;
 use crate::esim::volume::format_bytes;
-use crate::tui::app::App;
+use crate::tui::app::{App, Mode, Remote, Tab};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
+use ratatui::widgets::{Paragraph, Wrap};
 
 const COLUMNS: [Column; 7] = [
     Column::new("PLAN", 24).flex(),
@@ -56,32 +57,47 @@ fn cells(plan: &Plan) -> Vec<String> {
 }
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let catalog = &app.catalog;
+    let catalog = app.catalog();
     let [title, table_area] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
-    let mut spans = vec![
-        Span::styled(
-            format!(" {} of {} plans", catalog.visible.len(), catalog.plans.len()),
-            theme.title(),
-        ),
-        Span::styled(format!(" · sorted by {}", catalog.sort.label()), theme.muted()),
-    ];
-    if catalog.filtering || !catalog.filter.value.is_empty() {
+    let typing = app.tab() == Tab::Catalog && matches!(app.mode(), Mode::Typing);
+    let mut spans = vec![Span::styled(
+        format!(" {} of {} plans", catalog.visible().len(), catalog.all().len()),
+        theme.title(),
+    )];
+    match catalog.plans() {
+        Remote::Loading { .. } => spans.push(Span::raw(" · loading…")),
+        Remote::Failed { .. } => spans.push(Span::styled(" · could not refresh (r)", theme.error())),
+        _ => {}
+    }
+    spans.push(Span::styled(
+        format!(" · sorted by {}", catalog.sort().label()),
+        theme.muted(),
+    ));
+    let filter = catalog.filter().typed();
+    if typing || !filter.is_empty() {
         spans.push(Span::raw(" · filter: "));
-        spans.push(Span::styled(safe(&catalog.filter.value), theme.key()));
-        if catalog.filtering {
+        spans.push(Span::styled(safe(filter), theme.key()));
+        if typing {
             spans.push(Span::raw("▏"));
         }
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), title);
-    if catalog.plans.is_empty() {
-        let text = if catalog.request.is_some() {
-            " Loading the catalog…"
-        } else {
-            " No plans."
+    if catalog.plans().value().is_none() {
+        let line = match catalog.plans() {
+            Remote::Failed { error, .. } => Line::styled(failed_text("the catalog", error), theme.error()),
+            _ => Line::raw(" Loading the catalog…"),
         };
-        frame.render_widget(Paragraph::new(text), table_area);
+        frame.render_widget(Paragraph::new(line).wrap(Wrap { trim: false }), table_area);
         return;
     }
-    let rows = catalog.visible.iter().map(|&i| &catalog.plans[i]);
-    cursor_table(frame, table_area, &COLUMNS, rows, cells, catalog.cursor, theme);
+    if catalog.all().is_empty() {
+        frame.render_widget(
+            Paragraph::new(" No plans: the API lists none for this account."),
+            table_area,
+        );
+        return;
+    }
+    let plans = catalog.all();
+    let rows = catalog.visible().iter().map(|&i| &plans[i]);
+    cursor_table(frame, table_area, &COLUMNS, rows, cells, catalog.cursor(), theme);
 }

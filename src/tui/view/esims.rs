@@ -2,6 +2,7 @@
 //! activation QR code: dark modules as black ink on a white ground whatever the terminal's
 //! colours (kept even with NO_COLOR: a camera needs them), with the 4-module quiet zone.
 
+use super::lists::failed_text;
 use super::lists::{draw_table, short_time, title};
 use super::theme::Theme;
 use super::widgets::{Column, cursor_table, paragraph, safe};
@@ -9,7 +10,8 @@ use crate::api::model::Esim;
 use crate::esim::lpa::ActivationCode;
 use crate::esim::qr::QrMatrix;
 use crate::esim::volume::format_bytes;
-use crate::tui::app::{App, Code};
+use crate::tui::app::{App, Code, Mode, Remote, Tab};
+use crate::tui::keymap::{Action, Context};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style};
@@ -57,27 +59,28 @@ fn cells(e: &Esim) -> Vec<String> {
 }
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let esims = &app.esims;
+    let esims = app.esims();
+    let typing = app.tab() == Tab::Esims && matches!(app.mode(), Mode::Typing);
     let side_by_side = area.width >= TABLE_MIN + PANE_WIDTH;
     let (list_area, pane_area) = if side_by_side {
         let [l, p] = Layout::horizontal([Constraint::Min(TABLE_MIN), Constraint::Length(PANE_WIDTH)]).areas(area);
         (Some(l), Some(p))
-    } else if esims.detail {
+    } else if matches!(app.mode(), Mode::Detail) {
         (None, Some(area))
     } else {
         (Some(area), None)
     };
     if let Some(list_area) = list_area {
         let [top, rows] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(list_area);
-        if esims.search_active() || esims.searching {
-            frame.render_widget(Paragraph::new(search_title(app, theme)), top);
+        if esims.search_active() || typing {
+            frame.render_widget(Paragraph::new(search_title(app, typing, theme)), top);
             draw_results(frame, rows, app, theme);
         } else {
             frame.render_widget(
-                Paragraph::new(title(&esims.list, "My eSIMs", &esims.status, None, theme)),
+                Paragraph::new(title(esims.list(), "My eSIMs", esims.status(), None, theme)),
                 top,
             );
-            draw_table(frame, rows, app, &esims.list, &COLUMNS, cells, theme);
+            draw_table(frame, rows, app, esims.list(), &COLUMNS, cells, theme);
         }
     }
     if let Some(pane) = pane_area {
@@ -86,26 +89,29 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 }
 
 /// ` My eSIMs · search: 8944▏ · 3 found · loaded 1 400 of 3 112`.
-fn search_title(app: &App, theme: &Theme) -> Line<'static> {
-    let esims = &app.esims;
-    let scan = &esims.scan;
+fn search_title(app: &App, typing: bool, theme: &Theme) -> Line<'static> {
+    let esims = app.esims();
+    let scan = esims.scan();
     let mut spans = vec![
         Span::styled(" My eSIMs", theme.title()),
         Span::raw(" · search: "),
-        Span::styled(safe(&esims.search.value), theme.key()),
+        Span::styled(safe(esims.search().typed()), theme.key()),
     ];
-    if esims.searching {
+    if typing {
         spans.push(Span::raw("▏"));
     }
-    spans.push(Span::raw(format!(" · {} found", esims.results.len())));
-    let progress = match (scan.total, scan.complete) {
-        (Some(total), true) => format!(" · all {} loaded", group(total)),
-        (Some(total), false) => format!(" · loaded {} of {}", group(scan.items.len() as u64), group(total)),
-        (None, _) => " · loading…".to_string(),
+    spans.push(Span::raw(format!(" · {} found", esims.results().len())));
+    let loaded = group(scan.items().len() as u64);
+    let progress = match (scan.total(), scan.is_complete(), scan.error()) {
+        (Some(total), true, _) => format!(" · all {} loaded", group(total)),
+        (Some(total), false, Some(_)) => format!(" · loading stopped at {loaded} of {}", group(total)),
+        (Some(total), false, None) => format!(" · loaded {loaded} of {}", group(total)),
+        (None, _, Some(_)) => " · could not load".to_string(),
+        (None, _, None) => " · loading…".to_string(),
     };
     spans.push(Span::styled(progress, theme.muted()));
-    if let Some(status) = &esims.status {
-        spans.push(Span::styled(format!(" · {}", safe(status)), theme.muted()));
+    if let Some(status) = esims.status().query() {
+        spans.push(Span::styled(format!(" · {}", safe(&status)), theme.muted()));
     }
     Line::from(spans)
 }
@@ -124,24 +130,42 @@ fn group(n: u64) -> String {
 }
 
 fn draw_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let esims = &app.esims;
-    if esims.results.is_empty() {
-        let text = if esims.scan.complete {
+    let esims = app.esims();
+    let scan = esims.scan();
+    if let Some(error) = scan.error() {
+        // Shown above any results: what was found is only part of the inventory.
+        let [note, rest] = Layout::vertical([Constraint::Length(2), Constraint::Min(0)]).areas(area);
+        let text = failed_text("the whole inventory", error);
+        frame.render_widget(
+            Paragraph::new(Line::styled(text, theme.error())).wrap(ratatui::widgets::Wrap { trim: false }),
+            note,
+        );
+        if !esims.results().is_empty() {
+            draw_result_rows(frame, rest, app, theme);
+        }
+        return;
+    }
+    if esims.results().is_empty() {
+        let text = if scan.is_complete() {
             " No eSIM matches.".to_string()
-        } else if esims.scan.failed {
-            " Nothing found; loading stopped on an error: r to try again.".to_string()
         } else {
             format!(
                 " Nothing found yet: still loading the inventory ({} of {}).",
-                group(esims.scan.items.len() as u64),
-                esims.scan.total.map_or("…".to_string(), group)
+                group(scan.items().len() as u64),
+                scan.total().map_or("…".to_string(), group)
             )
         };
         frame.render_widget(Paragraph::new(text), area);
         return;
     }
-    let rows = esims.results.iter().map(|&i| &esims.scan.items[i]);
-    cursor_table(frame, area, &COLUMNS, rows, cells, esims.result_cursor, theme);
+    draw_result_rows(frame, area, app, theme);
+}
+
+fn draw_result_rows(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let esims = app.esims();
+    let items = esims.scan().items();
+    let rows = esims.results().iter().map(|&i| &items[i]);
+    cursor_table(frame, area, &COLUMNS, rows, cells, esims.result_cursor(), theme);
 }
 
 /// Black ink on white: the QR's own colours, whatever the theme.
@@ -165,7 +189,7 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         .title(Span::styled(" eSIM ", theme.title()));
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let Some(esim) = app.esims.selected() else {
+    let Some(esim) = app.esims().selected() else {
         paragraph(frame, inner, vec![Line::raw("No eSIM selected.")]);
         return;
     };
@@ -192,10 +216,10 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             _ => format!("expires {}", short_time(&raw.expired_time)),
         }),
     ];
-    let code = app.esims.codes.get(&raw.iccid);
+    let code = app.esims().code(&raw.iccid);
     let mut qr = Vec::new();
-    match code {
-        Some(Code::Ready(ac)) => {
+    match code.and_then(Remote::value) {
+        Some(Ok(ac)) => {
             match ActivationCode::parse(ac) {
                 Some(p) => {
                     info.push(Line::raw(format!("SM-DP+   {}", safe(&p.smdp_address))));
@@ -209,11 +233,11 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 Err(why) => info.push(Line::styled(safe(&why), theme.error())),
             }
         }
-        Some(Code::Failed(why)) => {
+        Some(Err(why)) => {
             info.push(Line::styled(format!("No QR code: {}", safe(why)), theme.error()));
             info.push(Line::raw(format!("Image: {}", safe(&raw.qr_code_url))));
         }
-        _ => info.push(Line::styled("Fetching the activation code…", theme.muted())),
+        None => info.push(code_missing(code, theme)),
     }
     let qr_width = qr.first().map_or(0, |l| l.width() as u16);
     let qr_height = qr.len() as u16;
@@ -224,7 +248,10 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         let need_w = frame_area.width + qr_width.saturating_sub(inner.width);
         let need_h = frame_area.height + (qr_height + 1).saturating_sub(inner.height);
         info.push(Line::styled(
-            format!("The QR code needs a terminal of at least {need_w}×{need_h} here; z shows it alone."),
+            format!(
+                "The QR code needs a terminal of at least {need_w}×{need_h} here; {} shows it alone.",
+                app.keymap().keys_text(Context::Esims, Action::Zoom)
+            ),
             theme.error(),
         ));
         paragraph(frame, inner, info);
@@ -245,33 +272,38 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     paragraph(frame, text_area, info);
 }
 
+/// Where there is no code yet: loading, or the fetch failed (with why, and how to retry).
+fn code_missing(code: Option<&Code>, theme: &Theme) -> Line<'static> {
+    match code.and_then(Remote::error) {
+        Some(error) => Line::styled(failed_text("the activation code", error), theme.error()),
+        None => Line::styled("Fetching the activation code…", theme.muted()),
+    }
+}
+
 /// `z`: the code alone on the whole screen, the activation code under it if there is room.
 pub fn draw_zoom(frame: &mut Frame, app: &App, theme: &Theme) {
     let area = frame.area();
-    let code = app
-        .esims
-        .selected()
-        .and_then(|e| app.esims.codes.get(&e.raw_order_json.iccid));
-    let lines = match code {
-        Some(Code::Ready(ac)) => qr_lines(ac).map(|qr| (qr, ac.clone())),
-        Some(Code::Failed(why)) => Err(format!("No QR code: {why}")),
-        _ => Err("Fetching the activation code…".to_string()),
+    let esims = app.esims();
+    let code = esims.selected().and_then(|e| esims.code(&e.raw_order_json.iccid));
+    let back = format!("{}: back", app.keymap().keys_text(Context::Zoom, Action::Close));
+    let lines = match code.and_then(Remote::value) {
+        Some(Ok(ac)) => qr_lines(ac)
+            .map(|qr| (qr, ac.clone()))
+            .map_err(|why| Line::styled(safe(&why), theme.error())),
+        Some(Err(why)) => Err(Line::styled(format!("No QR code: {}", safe(why)), theme.error())),
+        None => Err(code_missing(code, theme)),
     };
     let (qr, ac) = match lines {
         Ok(found) => found,
         Err(why) => {
-            paragraph(
-                frame,
-                area,
-                vec![Line::styled(safe(&why), theme.error()), Line::raw("z or Esc: back")],
-            );
+            paragraph(frame, area, vec![why, Line::raw(back)]);
             return;
         }
     };
     let (w, h) = (qr.first().map_or(0, |l| l.width() as u16), qr.len() as u16);
     if area.width < w || area.height < h {
         let text = format!(
-            "The QR code needs a terminal of at least {w}×{h} (now {}×{}). z or Esc: back",
+            "The QR code needs a terminal of at least {w}×{h} (now {}×{}). {back}",
             area.width, area.height
         );
         paragraph(frame, area, vec![Line::styled(text, theme.error())]);
@@ -297,7 +329,15 @@ pub fn draw_zoom(frame: &mut Frame, app: &App, theme: &Theme) {
     if below.height > 0 {
         let text = vec![
             Line::raw(safe(&ac)).centered(),
-            Line::styled("z or Esc: back · y copy ICCID · Y copy code", theme.muted()).centered(),
+            Line::styled(
+                format!(
+                    "{back} · {} copy ICCID · {} copy code",
+                    app.keymap().keys_text(Context::Esims, Action::CopyIccid),
+                    app.keymap().keys_text(Context::Esims, Action::CopyCode)
+                ),
+                theme.muted(),
+            )
+            .centered(),
         ];
         frame.render_widget(Paragraph::new(text), below);
     }

@@ -5,11 +5,12 @@ use super::theme::Theme;
 use super::widgets::{Column, cursor_table, safe};
 use crate::api::model::Order;
 use crate::esim::money::format_amount;
-use crate::tui::app::{App, Paged};
+use crate::esim::status::StatusFilter;
+use crate::tui::app::{App, Mode, Paged, Remote, Tab};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
+use ratatui::widgets::{Paragraph, Wrap};
 
 /// `2026-11-20 21:55` from an RFC 3339 time; other text as it is.
 pub fn short_time(rfc3339: &str) -> String {
@@ -42,24 +43,32 @@ const ORDER_COLUMNS: [Column; 7] = [
     Column::new("TOTAL", 8).right(),
 ];
 
-/// ` Orders · page 2/8 · 400 total · active · search: fr`.
+/// ` Orders · page 2/8 · 400 total · active · search: fr`; "loading" only while a request is
+/// in flight, "could not load" where the page failed.
 pub fn title<T>(
     list: &Paged<T>,
     what: &str,
-    status: &Option<String>,
+    status: &StatusFilter,
     search: Option<(&str, bool)>,
     theme: &Theme,
 ) -> Line<'static> {
     let mut spans = vec![Span::styled(format!(" {what}"), theme.title())];
-    match list.total {
-        Some(total) => spans.push(Span::raw(format!(
+    if let Some(total) = list.total() {
+        spans.push(Span::raw(format!(
             " · page {}/{} · {total} total",
             list.current_page(),
             list.page_count().max(1)
-        ))),
-        None => spans.push(Span::raw(" · loading…")),
+        )));
     }
-    let status = status.as_deref().map_or_else(|| "all statuses".to_string(), safe);
+    if list.is_loading() {
+        spans.push(Span::raw(" · loading…"));
+    } else if list.error().is_some() {
+        spans.push(Span::styled(" · could not load (r)", theme.error()));
+    }
+    let status = match status {
+        StatusFilter::All => "all statuses".to_string(),
+        other => safe(other.label()),
+    };
     spans.push(Span::styled(format!(" · {status}"), theme.muted()));
     if let Some((text, typing)) = search
         && (typing || !text.is_empty())
@@ -73,6 +82,11 @@ pub fn title<T>(
     Line::from(spans)
 }
 
+/// A failed load, in place of the data: what failed, why, and how to retry.
+pub fn failed_text(what: &str, error: &impl std::fmt::Display) -> String {
+    format!(" Could not load {what}: {} · r to try again", safe(&error.to_string()))
+}
+
 pub fn draw_table<T>(
     frame: &mut Frame,
     area: Rect,
@@ -82,16 +96,25 @@ pub fn draw_table<T>(
     cells: impl Fn(&T) -> Vec<String>,
     theme: &Theme,
 ) {
+    let page = list.current_page();
     let Some(items) = list.page_items() else {
-        let text = match list.total {
-            Some(0) => " Nothing here.".to_string(),
-            _ if list.is_loading() => format!(" Loading page {}…", list.current_page()),
-            _ if app.rate_limited_until.is_some() => {
+        let text = match (list.total(), list.current()) {
+            (Some(0), _) => " Nothing here.".to_string(),
+            (_, Some(Remote::Failed { error, .. })) => failed_text(&format!("page {page}"), error),
+            _ if app.rate_limited_until().is_some() => {
                 " Rate limited: this page loads when the countdown ends.".to_string()
             }
-            _ => " Could not load this page: r to try again.".to_string(),
+            _ => format!(" Loading page {page}…"),
         };
-        frame.render_widget(Paragraph::new(text), area);
+        let style = if list.error().is_some() {
+            theme.error()
+        } else {
+            theme.muted()
+        };
+        frame.render_widget(
+            Paragraph::new(Line::styled(text, style)).wrap(Wrap { trim: false }),
+            area,
+        );
         return;
     };
     if items.is_empty() {
@@ -102,16 +125,17 @@ pub fn draw_table<T>(
 }
 
 pub fn draw_orders(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let o = &app.orders;
+    let o = app.orders();
     let [top, table] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
-    let search = if o.searching {
-        o.search.value.as_str()
+    let typing = app.tab() == Tab::Orders && matches!(app.mode(), Mode::Typing);
+    let search = if typing {
+        o.search().typed()
     } else {
-        o.q.as_str()
+        o.search().applied()
     };
     frame.render_widget(
-        Paragraph::new(title(&o.list, "Orders", &o.status, Some((search, o.searching)), theme)),
+        Paragraph::new(title(o.list(), "Orders", o.status(), Some((search, typing)), theme)),
         top,
     );
-    draw_table(frame, table, app, &o.list, &ORDER_COLUMNS, order_cells, theme);
+    draw_table(frame, table, app, o.list(), &ORDER_COLUMNS, order_cells, theme);
 }

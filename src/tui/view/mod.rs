@@ -10,7 +10,8 @@ mod purchase;
 pub mod theme;
 mod widgets;
 
-use super::app::{App, Halt, Overlay, Tab};
+use super::app::{App, Halt, Mode, Remote, Tab, Tone};
+use super::keymap::Context;
 use crate::esim::money::format_amount;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -27,13 +28,13 @@ pub const MIN_HEIGHT: u16 = 12;
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 pub fn spinner(app: &App) -> &'static str {
-    SPINNER[app.spinner % SPINNER.len()]
+    SPINNER[app.spinner() % SPINNER.len()]
 }
 
 pub fn draw(frame: &mut Frame, app: &App, theme: &Theme, now: Instant) {
     let area = frame.area();
     // The code alone needs only its own size, less than the dashboard's minimum.
-    if app.tab == Tab::Esims && app.esims.zoom && app.halt.is_none() {
+    if app.tab() == Tab::Esims && matches!(app.mode(), Mode::Zoom) && app.halt().is_none() {
         esims::draw_zoom(frame, app, theme);
         return;
     }
@@ -54,16 +55,16 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme, now: Instant) {
     .areas(area);
     draw_header(frame, header, app, theme);
     draw_tabs(frame, tabs, app, theme);
-    if let Some(Halt::Unauthorized { revoked, message }) = &app.halt {
+    if let Some(Halt::Unauthorized { revoked, message }) = app.halt() {
         draw_unauthorized(frame, body, *revoked, message, theme);
     } else {
-        match app.tab {
+        match app.tab() {
             Tab::Catalog => catalog::draw(frame, body, app, theme),
             Tab::Orders => lists::draw_orders(frame, body, app, theme),
             Tab::Esims => esims::draw(frame, body, app, theme),
             Tab::Profile => profile::draw(frame, body, app, theme),
         }
-        if let Some(overlay) = &app.overlay {
+        if let Some(overlay) = app.overlay() {
             overlays::draw(frame, body, overlay, app, theme);
         }
     }
@@ -71,24 +72,31 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme, now: Instant) {
 }
 
 fn draw_header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let who = app
-        .account
-        .profile
-        .as_ref()
-        .map_or_else(|| "…".to_string(), |p| safe(p.display_name()));
-    let balance = app
-        .account
-        .profile
-        .as_ref()
-        .and_then(|p| p.balance_usd)
-        .map_or_else(|| "…".to_string(), |b| format!("{} USD", format_amount(b)));
+    let account = app.account();
+    let (who, balance) = match (account.value(), account) {
+        (Some(p), _) => (
+            safe(p.display_name()),
+            p.balance_usd
+                .map_or_else(|| "-".to_string(), |b| format!("{} USD", format_amount(b))),
+        ),
+        (None, Remote::Failed { .. }) => ("profile not loaded".to_string(), "unknown".to_string()),
+        (None, _) => ("…".to_string(), "…".to_string()),
+    };
     let mut spans = vec![
         Span::raw(" esimdash │ "),
         Span::styled(who, theme.title()),
         Span::raw(" │ Balance "),
         Span::styled(balance, theme.title()),
     ];
-    if app.demo {
+    if account.error().is_some() {
+        let note = if account.value().is_some() {
+            " (not refreshed: r)"
+        } else {
+            " (could not load: r)"
+        };
+        spans.push(Span::raw(note));
+    }
+    if app.demo() {
         spans.push(Span::raw(" │ DEMO"));
     }
     if app.is_loading() {
@@ -100,7 +108,7 @@ fn draw_header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 fn draw_tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let mut spans = Vec::new();
     for (tab, _, _) in Tab::bar_positions() {
-        let style = if tab == app.tab {
+        let style = if tab == app.tab() {
             theme.tab_active()
         } else {
             theme.muted()
@@ -140,33 +148,26 @@ fn draw_unauthorized(frame: &mut Frame, area: Rect, revoked: bool, message: &str
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }).block(block), rect);
 }
 
-/// The keys of what has the focus, for the status line.
-fn key_hints(app: &App) -> &'static str {
-    if matches!(app.halt, Some(Halt::Unauthorized { .. })) {
-        return "q quit";
+/// The keys of what has the focus, for the status line: from the keymap, so they cannot drift.
+fn key_hints(app: &App) -> String {
+    if matches!(app.halt(), Some(Halt::Unauthorized { .. })) {
+        return app.keymap().hints(&[Context::Banner]);
     }
-    if let Some(overlay) = &app.overlay {
-        return match overlay {
-            Overlay::StatusPicker { .. } => "↑↓ choose  ⏎ apply  esc cancel",
-            Overlay::ProfileForm(_) => "tab next field  ⏎ save  esc cancel",
-            Overlay::IccidPrompt { .. } => "type the ICCID  ⏎ continue  esc cancel",
-            Overlay::Purchase(_) => "↑↓ plan  ← → quantity  ⏎ next  esc back",
-            _ => "esc close",
-        };
+    let contexts = app.mode().contexts(app.tab());
+    if contexts.is_empty() {
+        return "sending: no key can send it again".to_string();
     }
-    match app.tab {
-        Tab::Catalog if app.catalog.filtering => "type to filter  ↑↓ move  ⏎ keep  esc clear",
-        Tab::Orders if app.orders.searching => "type to search  ↑↓ move  ⏎ search now  esc clear",
-        Tab::Esims if app.esims.searching => "type an ICCID or package  ↑↓ move  ⏎ done  esc clear",
-        Tab::Catalog => "↑↓ move  / filter  s sort  ⏎ detail  b buy  t top up  ? help  q quit",
-        Tab::Orders => "↑↓ move  PgDn/PgUp page  / search  f status  ⏎ detail  r refresh  ? help  q quit",
-        Tab::Esims => "↑↓ move  / find  f status  ⏎ detail  z QR  y/Y copy  t top up  ? help  q quit",
-        Tab::Profile => "e edit  r refresh  ? help  q quit",
-    }
+    let typing = match (app.mode(), app.tab()) {
+        (Mode::Typing, Tab::Catalog) => "type to filter  ",
+        (Mode::Typing, Tab::Orders) => "type to search  ",
+        (Mode::Typing, Tab::Esims) => "type an ICCID or package  ",
+        _ => "",
+    };
+    format!("{typing}{}", app.keymap().hints(&contexts))
 }
 
 fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: Instant) {
-    let line = match (&app.halt, app.rate_limited_until, &app.flash) {
+    let line = match (app.halt(), app.rate_limited_until(), app.flash_message()) {
         (Some(Halt::Offline { message }), _, _) => {
             Line::styled(format!(" {}  (r to retry)", safe(message)), theme.error())
         }
@@ -177,7 +178,11 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: Ins
         }
         (_, _, Some(flash)) => Line::styled(
             format!(" {}", safe(&flash.text)),
-            if flash.error { theme.error() } else { theme.ok() },
+            match flash.tone {
+                Tone::Error => theme.error(),
+                Tone::Success => theme.ok(),
+                Tone::Info => theme.muted(),
+            },
         ),
         _ => Line::styled(format!(" {}", key_hints(app)), theme.muted()),
     };

@@ -8,29 +8,11 @@ use super::widgets::{fields, paragraph, popup, safe};
 use crate::api::model::Plan;
 use crate::esim::money::format_amount;
 use crate::esim::volume::format_bytes;
-use crate::tui::app::{App, Overlay, PROFILE_FIELDS, status_choices};
+use crate::tui::app::{App, Overlay, PROFILE_FIELDS, Remote};
+use crate::tui::keymap::Context;
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
-
-/// Every key, as `?` shows them.
-pub const HELP: &[(&str, &str)] = &[
-    ("1 2 3 4, Tab, Shift-Tab", "switch tab (or click it)"),
-    ("↑ ↓, j k, mouse wheel", "move"),
-    ("PgUp PgDn, g G, Home End", "a page; first, last"),
-    ("Enter", "open the detail"),
-    ("/", "filter, search, find (per tab)"),
-    ("s", "sort the catalog"),
-    ("f", "status filter (lists)"),
-    ("z", "the QR code alone, full screen"),
-    ("y, Y", "copy ICCID / activation code"),
-    ("t", "top up an eSIM"),
-    ("b", "buy the selected catalog plan"),
-    ("e", "edit the profile"),
-    ("Esc", "close; clear filter or search"),
-    ("r", "refresh view and balance"),
-    ("q, Ctrl-C", "quit"),
-];
 
 fn money(v: Option<rust_decimal::Decimal>, currency: &str) -> String {
     v.map_or_else(
@@ -78,26 +60,21 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
     match overlay {
         Overlay::Purchase(form) => super::purchase::draw(frame, area, form, app, theme),
         Overlay::IccidPrompt { input, error } => super::purchase::draw_iccid_prompt(frame, area, input, error, theme),
-        Overlay::Help => {
-            let inner = popup(frame, area, "Keys", 60, HELP.len() as u16 + 2, theme);
-            let lines = HELP
-                .iter()
-                .map(|(k, v)| Line::from(vec![Span::styled(format!("{k:<25}"), theme.key()), Span::raw(*v)]))
-                .collect();
-            paragraph(frame, inner, lines);
-        }
-        Overlay::PlanDetail {
-            summary,
-            fetched,
-            request,
-            error,
-        } => {
+        Overlay::Help { scroll } => draw_help(frame, area, app, *scroll, theme),
+        Overlay::PlanDetail { summary, fetched } => {
             let inner = popup(frame, area, "Plan", 64, 16, theme);
-            let mut lines = fields(&plan_rows(fetched.as_deref().unwrap_or(summary)), theme);
+            let plan = fetched.value().map_or(summary.as_ref(), |p| p.as_ref());
+            let mut lines = fields(&plan_rows(plan), theme);
             lines.push(Line::raw(""));
-            match (fetched, request, error) {
-                (_, _, Some(e)) => lines.push(Line::styled(safe(e), theme.error())),
-                (None, Some(_), _) => lines.push(Line::styled(
+            match fetched {
+                Remote::Failed { error, .. } => lines.push(Line::styled(
+                    format!(
+                        "Could not fetch your pricing for this plan: {} (these are the catalog's figures)",
+                        safe(&error.server_message().map_or_else(|| error.to_string(), str::to_string))
+                    ),
+                    theme.error(),
+                )),
+                Remote::Loading { .. } => lines.push(Line::styled(
                     format!("{} fetching your pricing…", spinner(app)),
                     theme.muted(),
                 )),
@@ -126,14 +103,13 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
             ];
             paragraph(frame, inner, fields(&rows, theme));
         }
-        Overlay::StatusPicker { cursor, .. } => {
-            let choices = status_choices();
+        Overlay::StatusPicker { choices, cursor, .. } => {
             let inner = popup(frame, area, "Status filter", 30, choices.len() as u16 + 2, theme);
             let lines = choices
                 .iter()
                 .enumerate()
                 .map(|(i, c)| {
-                    let name = c.as_deref().unwrap_or("all");
+                    let name = safe(c.label());
                     if i == *cursor {
                         Line::styled(format!("› {name}"), theme.selected())
                     } else {
@@ -167,7 +143,7 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
                     None => lines.push(Line::raw("")),
                 }
             }
-            if app.saving.is_some() {
+            if app.is_saving() {
                 lines.push(Line::styled(format!("{} saving…", spinner(app)), theme.muted()));
             } else if let Some(e) = &form.server_error {
                 lines.push(Line::styled(format!("The server refused: {}", safe(e)), theme.error()));
@@ -183,4 +159,46 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
             }
         }
     }
+}
+
+/// `?`: the keys of the screen the help was opened from (its tab, the lists, everywhere, and
+/// its modes), from the keymap in force, so a rebound key shows as rebound.
+fn draw_help(frame: &mut Frame, area: Rect, app: &App, scroll: u16, theme: &Theme) {
+    let mut contexts = crate::tui::app::Mode::Browse.contexts(app.tab());
+    contexts.push(Context::Typing);
+    if app.tab() == crate::tui::app::Tab::Esims {
+        contexts.extend([Context::EsimDetail, Context::Zoom]);
+    }
+    let mut lines = Vec::new();
+    for context in contexts {
+        let rows: Vec<_> = app
+            .keymap()
+            .rows()
+            .iter()
+            .filter(|r| r.binding.context == context)
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        lines.push(Line::styled(context.title().to_string(), theme.title()));
+        for row in rows {
+            lines.push(Line::from(vec![
+                Span::styled(format!("  {:<18} ", row.keys_text()), theme.key()),
+                Span::raw(row.binding.about),
+            ]));
+        }
+    }
+    lines.push(Line::styled(
+        "Windows and forms show their keys on the bottom line; README lists them all.",
+        theme.muted(),
+    ));
+    let height = lines.len() as u16 + 2;
+    let inner = popup(frame, area, "Keys", 96, height, theme);
+    let scroll = scroll.min((lines.len() as u16).saturating_sub(inner.height));
+    frame.render_widget(
+        ratatui::widgets::Paragraph::new(lines)
+            .wrap(ratatui::widgets::Wrap { trim: false })
+            .scroll((scroll, 0)),
+        inner,
+    );
 }

@@ -18,12 +18,12 @@ fn usd(v: Option<rust_decimal::Decimal>) -> String {
 
 pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme: &Theme) {
     let title = match &form.what {
-        Purchase::Topup { iccid } => format!("Top up eSIM {}", safe(iccid)),
+        Purchase::Topup { iccid } => format!("Top up eSIM {iccid}"),
         Purchase::Order => "Buy new eSIMs".to_string(),
     };
     let inner = popup(frame, area, &title, 76, 22, theme);
     let noun = form.what.noun();
-    let balance = app.account.profile.as_ref().and_then(|p| p.balance_usd);
+    let balance = app.profile().and_then(|p| p.balance_usd);
     let mut lines: Vec<Line> = Vec::new();
     match &form.stage {
         Stage::Loading => lines.push(Line::raw(format!(
@@ -64,7 +64,7 @@ pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme
         Stage::Confirming => {
             let plan = form.plan();
             if let Some(iccid) = form.iccid() {
-                lines.push(Line::raw(format!("eSIM           {}", safe(iccid))));
+                lines.push(Line::raw(format!("eSIM           {iccid}")));
             }
             lines.push(Line::raw(format!(
                 "Plan           {}",

@@ -1,0 +1,502 @@
+//! What each action does. Which key means which action is the keymap's business
+//! (`tui/keymap.rs`); which contexts are asked, in order, is the mode's (`mode.rs`).
+
+use super::mode::{Mode, Overlay};
+use super::purchase_form::Stage;
+use super::{App, Halt, MAX_QTY, ProfileForm, PurchaseForm, Remote, Tab, TextInput, Tone};
+use crate::esim::iccid::Iccid;
+use crate::esim::status::StatusFilter;
+use crate::tui::keymap::{Action, Chord, Context};
+use crate::tui::msg::{Effect, Request};
+use crossterm::event::{KeyEvent, MouseButton, MouseEvent, MouseEventKind};
+use std::time::Instant;
+
+/// How far PgDn/PgUp move in the catalog (the server lists move a whole server page).
+const CATALOG_PAGE: i64 = 20;
+/// Rows the mouse wheel moves.
+const WHEEL_ROWS: i64 = 3;
+
+/// A movement in whichever list the tab shows.
+enum Motion {
+    By(i64),
+    Pages(i64),
+    HalfPages(i64),
+    Start,
+    End,
+}
+
+impl App {
+    pub(super) fn on_key(&mut self, key: KeyEvent, now: Instant, effects: &mut Vec<Effect>) {
+        let chord = Chord::from(key);
+        let contexts = if matches!(self.halt, Some(Halt::Unauthorized { .. })) {
+            vec![Context::Banner]
+        } else {
+            self.mode.contexts(self.tab)
+        };
+        let (first, rest) = match contexts.split_first() {
+            Some((first, rest)) => (Some(*first), rest),
+            None => (None, &[][..]),
+        };
+        if let Some(context) = first
+            && let Some(action) = self.keymap.action(context, chord)
+        {
+            return self.act(action, context, chord, now, effects);
+        }
+        // Text is typed after the first context had its say (Enter, Esc) and before the rest.
+        if self.mode.takes_text() && TextInput::edits(&key) {
+            return self.edit_text(key, now);
+        }
+        for &context in rest {
+            if let Some(action) = self.keymap.action(context, chord) {
+                return self.act(action, context, chord, now, effects);
+            }
+        }
+        // A Ctrl quit key quits from anywhere (a payment already sent is not affected).
+        if chord.ctrl && self.keymap.is_global_quit(chord) {
+            self.quit = true;
+        }
+    }
+
+    fn edit_text(&mut self, key: KeyEvent, now: Instant) {
+        match (&mut self.mode, self.tab) {
+            (Mode::Typing, Tab::Catalog) if self.catalog.filter.edit(key, now) => self.catalog.refresh_view(),
+            (Mode::Typing, Tab::Orders) if self.orders.search.edit(key, now) => self.orders.search_changed(),
+            (Mode::Typing, Tab::Esims) if self.esims.search.edit(key, now) && self.esims.search_changed() => {
+                self.mode = Mode::Detail;
+                self.flash("Found the eSIM with that ICCID", Tone::Success, now);
+            }
+            (Mode::Overlay(Overlay::ProfileForm(form)), _) => {
+                let focus = form.focus;
+                if form.inputs[focus].handle(key) {
+                    form.errors[focus] = None;
+                }
+            }
+            (Mode::Overlay(Overlay::IccidPrompt { input, error }), _) => {
+                let edited = input.handle(key);
+                if edited {
+                    *error = None;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn act(&mut self, action: Action, context: Context, chord: Chord, now: Instant, effects: &mut Vec<Effect>) {
+        match context {
+            Context::Picker => return self.act_picker(action),
+            Context::ProfileForm => return self.act_profile_form(action, now, effects),
+            Context::IccidPrompt => return self.act_iccid_prompt(action),
+            Context::Purchase | Context::Confirm | Context::Outcome => {
+                return self.act_purchase(action, chord, effects);
+            }
+            Context::Typing => return self.act_typing(action),
+            _ => {}
+        }
+        match action {
+            Action::Quit => self.quit = true,
+            // The banner's Esc quits; elsewhere Close leaves the window or pane.
+            Action::Close if context == Context::Banner => self.quit = true,
+            Action::Close => self.mode = Mode::Browse,
+            Action::Help => self.mode = Mode::Overlay(Overlay::Help { scroll: 0 }),
+            Action::Down | Action::Up if context == Context::Help => {
+                if let Some(Overlay::Help { scroll }) = self.mode.overlay_mut() {
+                    // The view stops at the last line; this only keeps the number sane.
+                    *scroll = if action == Action::Down {
+                        scroll.saturating_add(1).min(200)
+                    } else {
+                        scroll.saturating_sub(1)
+                    };
+                }
+            }
+            Action::Refresh => self.refresh(),
+            Action::NextTab => self.set_tab(self.tab.next()),
+            Action::PreviousTab => self.set_tab(self.tab.previous()),
+            Action::TabCatalog => self.set_tab(Tab::Catalog),
+            Action::TabOrders => self.set_tab(Tab::Orders),
+            Action::TabEsims => self.set_tab(Tab::Esims),
+            Action::TabProfile => self.set_tab(Tab::Profile),
+            Action::ToggleMouse => {
+                self.mouse = !self.mouse;
+                effects.push(Effect::Mouse(self.mouse));
+                let text = if self.mouse {
+                    "Mouse on: wheel and clicks work; Shift+drag selects text in most terminals"
+                } else {
+                    "Mouse off: drag to select text; m turns the mouse back on"
+                };
+                self.flash(text, Tone::Info, now);
+            }
+            Action::TopUp if context == Context::OrderDetail => {
+                if let Some(Overlay::OrderDetail(order)) = self.mode.overlay() {
+                    let number = order.record.provider_order_no.clone();
+                    self.top_up_order(Some(&number), now);
+                }
+            }
+            Action::TopUp => self.top_up(now),
+            Action::Down => self.move_list(Motion::By(1), now),
+            Action::Up => self.move_list(Motion::By(-1), now),
+            Action::PageDown => self.move_list(Motion::Pages(1), now),
+            Action::PageUp => self.move_list(Motion::Pages(-1), now),
+            Action::HalfPageDown => self.move_list(Motion::HalfPages(1), now),
+            Action::HalfPageUp => self.move_list(Motion::HalfPages(-1), now),
+            Action::First => self.move_list(Motion::Start, now),
+            Action::Last => self.move_list(Motion::End, now),
+            Action::Open => self.open(),
+            Action::Search => {
+                if self.tab == Tab::Esims {
+                    self.esims.start_scan();
+                }
+                self.mode = Mode::Typing;
+            }
+            Action::Clear => self.clear_search(),
+            Action::Sort => self.catalog.next_sort(),
+            Action::Buy => {
+                if let Some(plan) = self.catalog.selected() {
+                    let form = PurchaseForm::order(plan.clone());
+                    self.mode = Mode::Overlay(Overlay::Purchase(Box::new(form)));
+                }
+            }
+            Action::StatusFilter => self.open_status_picker(),
+            Action::Zoom if matches!(self.mode, Mode::Zoom) => self.mode = Mode::Browse,
+            Action::Zoom if self.esims.selected().is_some() => self.mode = Mode::Zoom,
+            Action::CopyIccid => self.copy_selected(false, now, effects),
+            Action::CopyCode => self.copy_selected(true, now, effects),
+            Action::Edit => match self.account.value() {
+                Some(p) => self.mode = Mode::Overlay(Overlay::ProfileForm(Box::new(ProfileForm::new(p)))),
+                None => self.flash("The profile has not loaded yet", Tone::Error, now),
+            },
+            _ => {}
+        }
+    }
+
+    fn act_typing(&mut self, action: Action) {
+        match action {
+            Action::Accept => {
+                // Orders: the search goes now, without waiting for the pause.
+                if self.tab == Tab::Orders && self.orders.search.apply() {
+                    self.orders.search_changed();
+                }
+                self.mode = Mode::Browse;
+            }
+            Action::Clear => {
+                self.clear_search();
+                self.mode = Mode::Browse;
+            }
+            _ => {}
+        }
+    }
+
+    fn clear_search(&mut self) {
+        match self.tab {
+            Tab::Catalog => {
+                if self.catalog.filter.clear() {
+                    self.catalog.refresh_view();
+                }
+            }
+            Tab::Orders => {
+                if self.orders.search.clear() {
+                    self.orders.search_changed();
+                }
+            }
+            Tab::Esims => {
+                if self.esims.search.clear() {
+                    self.esims.search_changed();
+                }
+            }
+            Tab::Profile => {}
+        }
+    }
+
+    fn move_list(&mut self, motion: Motion, now: Instant) {
+        let page = match self.tab {
+            Tab::Catalog => CATALOG_PAGE,
+            Tab::Orders => self.orders.list.page_size() as i64,
+            Tab::Esims => self.esims.page_step(),
+            Tab::Profile => return,
+        };
+        let delta = match motion {
+            Motion::By(d) => Some(d),
+            Motion::Pages(n) => Some(n * page),
+            Motion::HalfPages(n) => Some(n * (page / 2).max(1)),
+            Motion::Start | Motion::End => None,
+        };
+        let end = matches!(motion, Motion::End);
+        match (self.tab, delta) {
+            (Tab::Catalog, Some(d)) => self.catalog.move_by(d),
+            (Tab::Catalog, None) if end => self.catalog.go_to_end(),
+            (Tab::Catalog, None) => self.catalog.go_to_start(),
+            (Tab::Orders, Some(d)) => self.orders.list.move_by(d, now),
+            (Tab::Orders, None) if end => self.orders.list.go_to_end(now),
+            (Tab::Orders, None) => self.orders.list.go_to_start(now),
+            (Tab::Esims, Some(d)) => self.esims.move_by(d, now),
+            (Tab::Esims, None) if end => self.esims.go_to_end(now),
+            (Tab::Esims, None) => self.esims.go_to_start(now),
+            (Tab::Profile, _) => {}
+        }
+    }
+
+    /// Enter on a list: a plan's detail (fetched with its pricing), an order's, or the eSIM pane.
+    fn open(&mut self) {
+        match self.tab {
+            Tab::Catalog => {
+                if let Some(plan) = self.catalog.selected() {
+                    self.mode = Mode::Overlay(Overlay::PlanDetail {
+                        summary: Box::new(plan.clone()),
+                        fetched: Remote::default(),
+                    });
+                }
+            }
+            Tab::Orders => {
+                if let Some(order) = self.orders.list.selected() {
+                    self.mode = Mode::Overlay(Overlay::OrderDetail(Box::new(order.clone())));
+                }
+            }
+            Tab::Esims => {
+                self.mode = match self.mode {
+                    Mode::Detail => Mode::Browse,
+                    _ => Mode::Detail,
+                }
+            }
+            Tab::Profile => {}
+        }
+    }
+
+    fn open_status_picker(&mut self) {
+        let current = match self.tab {
+            Tab::Orders => self.orders.status(),
+            Tab::Esims => self.esims.status(),
+            _ => return,
+        };
+        let choices = StatusFilter::choices();
+        let cursor = choices.iter().position(|c| c == current).unwrap_or(0);
+        self.mode = Mode::Overlay(Overlay::StatusPicker {
+            tab: self.tab,
+            choices,
+            cursor,
+        });
+    }
+
+    fn act_picker(&mut self, action: Action) {
+        let Some(Overlay::StatusPicker { tab, choices, cursor }) = self.mode.overlay_mut() else {
+            return;
+        };
+        match action {
+            Action::Down => *cursor = (*cursor + 1).min(choices.len().saturating_sub(1)),
+            Action::Up => *cursor = cursor.saturating_sub(1),
+            Action::Accept => {
+                let choice = choices.get(*cursor).cloned().unwrap_or_default();
+                match tab {
+                    Tab::Orders => self.orders.set_status(choice),
+                    _ => self.esims.set_status(choice),
+                }
+                self.mode = Mode::Browse;
+            }
+            Action::Close => self.mode = Mode::Browse,
+            _ => {}
+        }
+    }
+
+    fn act_profile_form(&mut self, action: Action, now: Instant, effects: &mut Vec<Effect>) {
+        let saving = self.saving.is_loading();
+        let Some(Overlay::ProfileForm(form)) = self.mode.overlay_mut() else {
+            return;
+        };
+        match action {
+            Action::Close => self.mode = Mode::Browse,
+            Action::NextField => form.focus_next(),
+            Action::PreviousField => form.focus_previous(),
+            Action::Accept if !saving => {
+                form.server_error = None;
+                let Some(update) = form.validate() else { return };
+                if update == Default::default() {
+                    self.mode = Mode::Browse;
+                    self.flash("Nothing changed", Tone::Info, now);
+                } else {
+                    let id = self.send(Request::UpdateProfile(update), effects);
+                    self.saving.start(id);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn act_iccid_prompt(&mut self, action: Action) {
+        let Some(Overlay::IccidPrompt { input, error }) = self.mode.overlay_mut() else {
+            return;
+        };
+        match action {
+            Action::Close => self.mode = Mode::Browse,
+            Action::Accept => match Iccid::parse(&input.value) {
+                Ok(iccid) => {
+                    let form = PurchaseForm::topup(iccid, None);
+                    self.mode = Mode::Overlay(Overlay::Purchase(Box::new(form)));
+                }
+                Err(e) => *error = Some(e.to_string()),
+            },
+            _ => {}
+        }
+    }
+
+    /// The purchase form. Only `pay` on the confirmation sends, and only once: the form leaves
+    /// `Confirming` as it sends, and no key does anything while the answer is awaited.
+    fn act_purchase(&mut self, action: Action, chord: Chord, effects: &mut Vec<Effect>) {
+        let balance = self.account.value().and_then(|p| p.balance_usd);
+        let Some(form) = self.mode.purchase_mut() else { return };
+        match (&form.stage, action) {
+            (Stage::Choosing, Action::Down) => form.cursor = (form.cursor + 1).min(form.plans.len().saturating_sub(1)),
+            (Stage::Choosing, Action::Up) => form.cursor = form.cursor.saturating_sub(1),
+            (Stage::Choosing, Action::More) => form.set_qty(i64::from(form.qty) + 1),
+            (Stage::Choosing, Action::Less) => form.set_qty(i64::from(form.qty) - 1),
+            (Stage::Choosing, Action::Quantity) => {
+                if let Some(d) = chord.digit() {
+                    form.set_qty(if d == 0 { i64::from(MAX_QTY) } else { i64::from(d) });
+                }
+            }
+            (Stage::Choosing, Action::Accept) if form.plan().is_some() => {
+                form.before = None;
+                form.stage = Stage::Confirming;
+            }
+            (Stage::Confirming, Action::Pay) => {
+                let short = match (balance, form.total()) {
+                    (Some(b), Some(t)) => crate::purchase::shortfall(b, t).is_some(),
+                    (_, None) => true,
+                    (None, Some(_)) => false,
+                };
+                // Not before the order list was read (so a lost answer can be looked up),
+                // never when the balance is short, and only from this stage: sent once.
+                if form.before.is_none() || short || form.request.is_some() {
+                    return;
+                }
+                let Some(payment) = form.payment() else { return };
+                form.stage = Stage::Sending;
+                let id = self.send(payment, effects);
+                if let Some(form) = self.mode.purchase_mut() {
+                    form.request = Some(id);
+                }
+            }
+            (Stage::Confirming, Action::Back) => form.stage = Stage::Choosing,
+            (_, Action::Close) => self.mode = Mode::Browse,
+            _ => {}
+        }
+    }
+
+    /// `t`: the selected eSIM (My eSIMs), the selected order's eSIM (Orders), or any eSIM by
+    /// typing its ICCID.
+    fn top_up(&mut self, now: Instant) {
+        match self.tab {
+            Tab::Esims => match self.esims.selected() {
+                Some(esim) => {
+                    let hint = crate::purchase::not_topupable_reason(&esim.record.status);
+                    let raw = esim.raw_order_json.iccid.clone();
+                    self.top_up_iccid(&raw, hint, now);
+                }
+                None => self.ask_iccid(),
+            },
+            Tab::Orders => {
+                let number = self.orders.list.selected().map(|o| o.record.provider_order_no.clone());
+                self.top_up_order(number.as_deref(), now);
+            }
+            _ => self.ask_iccid(),
+        }
+    }
+
+    fn top_up_iccid(&mut self, raw: &str, hint: Option<&'static str>, now: Instant) {
+        match Iccid::parse(raw) {
+            Ok(iccid) => {
+                let form = PurchaseForm::topup(iccid, hint);
+                self.mode = Mode::Overlay(Overlay::Purchase(Box::new(form)));
+            }
+            Err(e) => self.flash(
+                format!("This eSIM's ICCID from the API is not valid ({e}); it cannot be topped up here"),
+                Tone::Error,
+                now,
+            ),
+        }
+    }
+
+    /// "Top up which eSIM?": an ICCID to type in.
+    fn ask_iccid(&mut self) {
+        self.mode = Mode::Overlay(Overlay::IccidPrompt {
+            input: TextInput::default(),
+            error: None,
+        });
+    }
+
+    /// `t` on an order: its eSIM when the dashboard has it loaded, else the ICCID prompt.
+    fn top_up_order(&mut self, order_number: Option<&str>, now: Instant) {
+        let found = order_number.and_then(|number| {
+            self.esims
+                .list
+                .loaded()
+                .chain(self.esims.scan.items())
+                .find(|e| e.record.provider_order_no == number)
+                .map(|e| {
+                    (
+                        e.raw_order_json.iccid.clone(),
+                        crate::purchase::not_topupable_reason(&e.record.status),
+                    )
+                })
+        });
+        match found {
+            Some((iccid, hint)) => self.top_up_iccid(&iccid, hint, now),
+            None => self.ask_iccid(),
+        }
+    }
+
+    /// `y` copies the selected eSIM's ICCID, `Y` its activation code (once known).
+    fn copy_selected(&mut self, code: bool, now: Instant, effects: &mut Vec<Effect>) {
+        let Some(esim) = self.esims.selected() else {
+            self.flash("No eSIM is selected", Tone::Error, now);
+            return;
+        };
+        let iccid = esim.raw_order_json.iccid.clone();
+        if !code {
+            if iccid.is_empty() {
+                self.flash("This eSIM has no ICCID", Tone::Error, now);
+            } else {
+                effects.push(Effect::Copy {
+                    what: "ICCID",
+                    text: iccid,
+                });
+            }
+            return;
+        }
+        let state = self.esims.codes.get(&iccid);
+        match state.and_then(Remote::value) {
+            Some(Ok(ac)) => effects.push(Effect::Copy {
+                what: "Activation code",
+                text: ac.clone(),
+            }),
+            Some(Err(why)) => self.flash(format!("No activation code to copy: {why}"), Tone::Error, now),
+            None => match state.and_then(Remote::error) {
+                Some(e) => self.flash(format!("No activation code to copy: {e}"), Tone::Error, now),
+                None => self.flash("The activation code is still being fetched", Tone::Info, now),
+            },
+        }
+    }
+
+    /// The wheel moves the list on screen, the same way the arrow keys do; a click on the tab
+    /// bar switches tab. Ignored while a window is open or the banner shows.
+    pub(super) fn on_mouse(&mut self, mouse: MouseEvent, now: Instant) {
+        if self.halt.is_some() || !matches!(self.mode, Mode::Browse | Mode::Typing | Mode::Detail) {
+            return;
+        }
+        match mouse.kind {
+            // Row 1 is the tab bar (row 0 the header).
+            MouseEventKind::Down(MouseButton::Left) if mouse.row == 1 => {
+                if let Some(tab) = Tab::at_column(mouse.column) {
+                    self.set_tab(tab);
+                    self.dirty = true;
+                }
+            }
+            MouseEventKind::ScrollDown => {
+                self.move_list(Motion::By(WHEEL_ROWS), now);
+                self.dirty = true;
+            }
+            MouseEventKind::ScrollUp => {
+                self.move_list(Motion::By(-WHEEL_ROWS), now);
+                self.dirty = true;
+            }
+            _ => {}
+        }
+    }
+}

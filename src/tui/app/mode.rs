@@ -1,0 +1,132 @@
+//! Where the keyboard goes: one value, so that two modes can never be on at once (a search typed
+//! while a window is open, a zoom left on after the tab changed).
+
+use super::profile_form::ProfileForm;
+use super::purchase_form::{Lookup, PurchaseForm, Stage};
+use super::remote::Remote;
+use super::tab::Tab;
+use crate::api::model::{Order, Plan};
+use crate::esim::status::StatusFilter;
+use crate::tui::keymap::Context;
+
+/// A window drawn over the tab.
+#[derive(Debug, Clone)]
+pub enum Overlay {
+    /// The keys, scrolled down this many lines.
+    Help {
+        scroll: u16,
+    },
+    /// A plan from the catalog, and the same plan fetched with the reseller's own pricing.
+    PlanDetail {
+        summary: Box<Plan>,
+        fetched: Remote<Box<Plan>>,
+    },
+    OrderDetail(Box<Order>),
+    /// The status filter of the Orders or My eSIMs tab.
+    StatusPicker {
+        tab: Tab,
+        choices: Vec<StatusFilter>,
+        cursor: usize,
+    },
+    ProfileForm(Box<ProfileForm>),
+    /// A top-up or a purchase.
+    Purchase(Box<PurchaseForm>),
+    /// "Top up which eSIM?": an ICCID typed in.
+    IccidPrompt {
+        input: super::input::TextInput,
+        error: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, Default)]
+pub enum Mode {
+    /// The tab's list (or the Profile page).
+    #[default]
+    Browse,
+    /// The tab's filter or search is being typed.
+    Typing,
+    /// My eSIMs on a narrow terminal: the detail pane instead of the table.
+    Detail,
+    /// My eSIMs: the QR code alone.
+    Zoom,
+    Overlay(Overlay),
+}
+
+impl Mode {
+    /// The contexts whose keys apply, first match wins. While typing, printable keys edit the
+    /// text before the later contexts are asked.
+    pub fn contexts(&self, tab: Tab) -> Vec<Context> {
+        let tab_context = match tab {
+            Tab::Catalog => Context::Catalog,
+            Tab::Orders => Context::Orders,
+            Tab::Esims => Context::Esims,
+            Tab::Profile => Context::Profile,
+        };
+        let browse = if tab == Tab::Profile {
+            vec![tab_context, Context::Global]
+        } else {
+            vec![tab_context, Context::List, Context::Global]
+        };
+        match self {
+            Mode::Browse => browse,
+            Mode::Typing => vec![Context::Typing, Context::List, Context::Global],
+            Mode::Detail => [vec![Context::EsimDetail], browse].concat(),
+            Mode::Zoom => vec![Context::Zoom, Context::Esims, Context::Global],
+            Mode::Overlay(overlay) => match overlay {
+                Overlay::Help { .. } => vec![Context::Help, Context::Popup],
+                Overlay::PlanDetail { .. } => vec![Context::Popup],
+                Overlay::OrderDetail(_) => vec![Context::OrderDetail, Context::Popup],
+                Overlay::StatusPicker { .. } => vec![Context::Picker],
+                Overlay::ProfileForm(_) => vec![Context::ProfileForm],
+                Overlay::IccidPrompt { .. } => vec![Context::IccidPrompt],
+                Overlay::Purchase(form) => match &form.stage {
+                    Stage::Choosing => vec![Context::Purchase],
+                    Stage::Confirming => vec![Context::Confirm],
+                    // Nothing may interrupt a payment or its lookup.
+                    Stage::Sending
+                    | Stage::Unknown {
+                        lookup: Lookup::Checking,
+                        ..
+                    } => vec![],
+                    _ => vec![Context::Outcome],
+                },
+            },
+        }
+    }
+
+    /// Whether printable keys edit text here.
+    pub fn takes_text(&self) -> bool {
+        matches!(
+            self,
+            Mode::Typing | Mode::Overlay(Overlay::ProfileForm(_) | Overlay::IccidPrompt { .. })
+        )
+    }
+
+    pub fn overlay(&self) -> Option<&Overlay> {
+        match self {
+            Mode::Overlay(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    pub fn overlay_mut(&mut self) -> Option<&mut Overlay> {
+        match self {
+            Mode::Overlay(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    pub fn purchase(&self) -> Option<&PurchaseForm> {
+        match self {
+            Mode::Overlay(Overlay::Purchase(f)) => Some(f),
+            _ => None,
+        }
+    }
+
+    pub fn purchase_mut(&mut self) -> Option<&mut PurchaseForm> {
+        match self {
+            Mode::Overlay(Overlay::Purchase(f)) => Some(f),
+            _ => None,
+        }
+    }
+}

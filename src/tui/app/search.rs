@@ -1,0 +1,108 @@
+//! The search input the Catalog, Orders and My eSIMs tabs share: the text being typed and the
+//! text in effect. Where a search costs a request (Orders), the typed text takes effect only
+//! after a pause in typing, so a word typed quickly sends one search, not one per letter.
+
+use super::input::TextInput;
+use crossterm::event::KeyEvent;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Default)]
+pub struct SearchBox {
+    input: TextInput,
+    applied: String,
+    due: Option<Instant>,
+    pause: Duration,
+}
+
+impl SearchBox {
+    /// A search that takes effect after `pause` without typing (zero: at every key).
+    pub fn new(pause: Duration) -> Self {
+        Self {
+            pause,
+            ..Self::default()
+        }
+    }
+
+    /// The text as typed.
+    pub fn typed(&self) -> &str {
+        &self.input.value
+    }
+
+    /// The text in effect (trimmed): what the list shows results for.
+    pub fn applied(&self) -> &str {
+        &self.applied
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.applied.is_empty() && self.input.value.trim().is_empty()
+    }
+
+    /// When the typed text takes effect, if it waits for a pause.
+    pub fn due(&self) -> Option<Instant> {
+        self.due
+    }
+
+    /// An editing key; `true` when the text in effect changed.
+    pub fn edit(&mut self, key: KeyEvent, now: Instant) -> bool {
+        if !self.input.handle(key) {
+            return false;
+        }
+        if self.pause.is_zero() {
+            self.apply()
+        } else {
+            self.due = Some(now + self.pause);
+            false
+        }
+    }
+
+    /// Takes the typed text into effect now; `true` when it changed.
+    pub fn apply(&mut self) -> bool {
+        self.due = None;
+        let typed = self.input.value.trim();
+        if typed == self.applied {
+            return false;
+        }
+        self.applied = typed.to_string();
+        true
+    }
+
+    /// Empties it; `true` when the text in effect changed.
+    pub fn clear(&mut self) -> bool {
+        self.input.clear();
+        self.apply()
+    }
+
+    /// The pause is over: `true` when the text in effect changed.
+    pub fn tick(&mut self, now: Instant) -> bool {
+        match self.due {
+            Some(due) if now >= due => self.apply(),
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::{KeyCode, KeyModifiers};
+
+    fn key(c: char) -> KeyEvent {
+        KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
+    }
+
+    #[test]
+    fn with_a_pause_only_the_last_text_takes_effect() {
+        let t = Instant::now();
+        let mut s = SearchBox::new(Duration::from_millis(350));
+        for (i, c) in "france".chars().enumerate() {
+            assert!(!s.edit(key(c), t + Duration::from_millis(i as u64 * 100)));
+        }
+        assert!(!s.tick(t + Duration::from_millis(700)), "still within the pause");
+        assert!(s.tick(t + Duration::from_millis(900)));
+        assert_eq!(s.applied(), "france");
+        assert!(s.clear());
+        let mut now = SearchBox::new(Duration::ZERO);
+        assert!(now.edit(key('j'), t));
+        assert_eq!(now.applied(), "j");
+    }
+}
