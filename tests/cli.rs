@@ -526,3 +526,26 @@ async fn topup_asks_on_a_terminal() {
         assert_eq!(screen.contains("EXITED 0"), placed, "{screen}");
     }
 }
+
+#[test]
+fn a_keys_table_with_a_mistake_stops_the_dashboard_with_the_line_named() {
+    let home = tempfile::tempdir().unwrap();
+    for (text, line, says) in [
+        (
+            "mouse = false\n\n[keys]\nquit = [\"x\"]\nqiut = [\"y\"]\n",
+            5,
+            "no such action",
+        ),
+        ("[keys]\n\nquit = [\"ctrl-banana\"]\n", 3, "not a key name"),
+        ("[keys]\nquit = \"s\"\n", 2, "would do two things"),
+    ] {
+        write_config(&home, text, 0o600);
+        let out = esimdash(&home).arg("--demo").output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!("line {line}:")) && stderr.contains(says),
+            "{text:?}: {stderr}"
+        );
+    }
+}

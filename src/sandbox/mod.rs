@@ -83,15 +83,28 @@ impl Shared {
 
 /// The router, for a sandbox reachable at `origin`.
 pub fn router(config: &SandboxConfig, origin: String) -> Router {
-    router_with_latency(
-        config,
-        origin,
-        Arc::new(AtomicU64::new(config.latency.as_millis() as u64)),
-    )
+    router_with_knobs(config, origin, Arc::new(Knobs::new(config)))
 }
 
-/// The router, with its added latency (milliseconds) readable and settable from outside.
-fn router_with_latency(config: &SandboxConfig, origin: String, latency_ms: Arc<AtomicU64>) -> Router {
+/// What a test can turn and read on a running sandbox.
+struct Knobs {
+    /// Added to every answer, in milliseconds.
+    latency_ms: AtomicU64,
+    /// Requests received, of any route (tests count what a client really sent).
+    received: AtomicU64,
+}
+
+impl Knobs {
+    fn new(config: &SandboxConfig) -> Self {
+        Self {
+            latency_ms: AtomicU64::new(config.latency.as_millis() as u64),
+            received: AtomicU64::new(0),
+        }
+    }
+}
+
+/// The router, with its knobs readable and settable from outside.
+fn router_with_knobs(config: &SandboxConfig, origin: String, knobs: Arc<Knobs>) -> Router {
     let epoch = config.epoch.unwrap_or_else(Utc::now);
     let shared = Arc::new(Shared {
         data: Mutex::new(seed::data(config.seed, config.orders, epoch)),
@@ -116,7 +129,8 @@ fn router_with_latency(config: &SandboxConfig, origin: String, latency_ms: Arc<A
         .method_not_allowed_fallback(routes::method_not_allowed)
         .layer(DefaultBodyLimit::max(http::MAX_BODY_BYTES))
         .layer(middleware::from_fn(move |req: Request, next: Next| {
-            let latency = Duration::from_millis(latency_ms.load(Ordering::Relaxed));
+            knobs.received.fetch_add(1, Ordering::Relaxed);
+            let latency = Duration::from_millis(knobs.latency_ms.load(Ordering::Relaxed));
             delay(latency, req, next)
         }))
         .with_state(shared)
@@ -158,7 +172,7 @@ async fn delay(latency: Duration, req: Request, next: Next) -> Response {
 pub struct RunningSandbox {
     pub addr: SocketAddr,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    latency_ms: Arc<AtomicU64>,
+    knobs: Arc<Knobs>,
 }
 
 impl RunningSandbox {
@@ -173,7 +187,14 @@ impl RunningSandbox {
 
     /// Changes the latency added to every answer from now on (tests of slow networks).
     pub fn set_latency(&self, latency: Duration) {
-        self.latency_ms.store(latency.as_millis() as u64, Ordering::Relaxed);
+        self.knobs
+            .latency_ms
+            .store(latency.as_millis() as u64, Ordering::Relaxed);
+    }
+
+    /// How many requests reached the server so far.
+    pub fn requests_received(&self) -> u64 {
+        self.knobs.received.load(Ordering::Relaxed)
     }
 }
 
@@ -189,8 +210,8 @@ impl Drop for RunningSandbox {
 pub async fn spawn(config: &SandboxConfig, addr: SocketAddr) -> std::io::Result<RunningSandbox> {
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
-    let latency_ms = Arc::new(AtomicU64::new(config.latency.as_millis() as u64));
-    let app = router_with_latency(config, format!("http://{addr}"), latency_ms.clone());
+    let knobs = Arc::new(Knobs::new(config));
+    let app = router_with_knobs(config, format!("http://{addr}"), knobs.clone());
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
         let stopped = async {
@@ -203,7 +224,7 @@ pub async fn spawn(config: &SandboxConfig, addr: SocketAddr) -> std::io::Result<
     Ok(RunningSandbox {
         addr,
         shutdown: Some(tx),
-        latency_ms,
+        knobs,
     })
 }
 

@@ -741,21 +741,28 @@ impl Keymap {
             .unwrap_or_default()
     }
 
-    /// The hint line for the contexts the keyboard goes to: `↓ move  / search  q quit`.
-    pub fn hints(&self, contexts: &[Context]) -> String {
+    /// The hint line for the contexts the keyboard goes to: `↓ move  / search  q quit`. A key
+    /// an earlier context takes is not shown again for a later one, nor are printable keys
+    /// while text is typed (they go to the text).
+    pub fn hints(&self, contexts: &[Context], typing: bool) -> String {
         let mut parts: Vec<String> = Vec::new();
+        let mut taken: Vec<Chord> = Vec::new();
         let mut shown: Vec<Action> = Vec::new();
         for context in contexts {
-            for row in self.rows.iter().filter(|r| r.binding.context == *context) {
-                let (Some(hint), Some(first)) = (row.binding.hint, row.keys.first()) else {
-                    continue;
-                };
-                if shown.contains(&row.binding.action) {
-                    continue;
+            let rows: Vec<&Row> = self.rows.iter().filter(|r| r.binding.context == *context).collect();
+            for row in &rows {
+                let usable = row.keys.iter().find(|k| {
+                    let text = typing && !k.ctrl && matches!(k.code, KeyCode::Char(_));
+                    !taken.contains(k) && !text
+                });
+                if let (Some(hint), Some(first)) = (row.binding.hint, usable)
+                    && !shown.contains(&row.binding.action)
+                {
+                    shown.push(row.binding.action);
+                    parts.push(format!("{first} {hint}"));
                 }
-                shown.push(row.binding.action);
-                parts.push(format!("{first} {hint}"));
             }
+            taken.extend(rows.iter().flat_map(|r| r.keys.iter().copied()));
         }
         parts.join("  ")
     }
@@ -856,5 +863,29 @@ mod tests {
                 assert!(Chord::parse(k).is_ok(), "{k}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod readme {
+    /// README's key table is the keymap's: change a key and this fails until README follows.
+    #[test]
+    fn readme_lists_exactly_the_keymap() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+            .unwrap_or_else(|e| panic!("README.md: {e}"));
+        let (start, end) = ("<!-- keys:start -->\n", "<!-- keys:end -->");
+        let from = readme
+            .find(start)
+            .map(|i| i + start.len())
+            .unwrap_or_else(|| panic!("no {start:?} in README"));
+        let to = readme[from..]
+            .find(end)
+            .map(|i| from + i)
+            .unwrap_or_else(|| panic!("no {end:?} in README"));
+        let expected = super::markdown_table();
+        assert!(
+            readme[from..to] == expected,
+            "README's key table differs from the keymap; put this between the markers:\n{expected}"
+        );
     }
 }

@@ -140,6 +140,13 @@ impl Harness {
 
     /// The app's client gives up after `timeout` (the sandbox's latency can be raised past it).
     pub async fn with_timeout(access_code: &str, secret_key: &str, timeout: Duration) -> Self {
+        let mut h = Self::unsettled(access_code, secret_key, timeout).await;
+        h.settle().await;
+        h
+    }
+
+    /// The app with its first requests still pending (to answer them by hand).
+    pub async fn unsettled(access_code: &str, secret_key: &str, timeout: Duration) -> Self {
         let config = SandboxConfig {
             rate_limit: 100_000,
             epoch: Some(Utc.with_ymd_and_hms(2026, 11, 20, 12, 0, 0).unwrap()),
@@ -159,7 +166,7 @@ impl Harness {
         .unwrap();
         let mut app = App::new(false);
         let pending = sends(&app.start());
-        let mut h = Self {
+        Self {
             app,
             now: Instant::now(),
             client,
@@ -167,9 +174,7 @@ impl Harness {
             sent: Vec::new(),
             cancelled: 0,
             sandbox,
-        };
-        h.settle().await;
-        h
+        }
     }
 
     pub async fn acme() -> Self {
@@ -261,5 +266,93 @@ impl Harness {
 
     pub fn screen(&self, width: u16, height: u16) -> String {
         render(&self.app, width, height, self.now)
+    }
+}
+
+/// The app driven as the runtime drives it: each request a real task (aborted when the app
+/// cancels it), on the wall clock, against a sandbox over loopback.
+pub struct Live {
+    pub app: App,
+    pub sandbox: RunningSandbox,
+    client: Client,
+    tasks: esimdash::tui::runtime::Tasks,
+    tx: tokio::sync::mpsc::UnboundedSender<Msg>,
+    rx: tokio::sync::mpsc::UnboundedReceiver<Msg>,
+    /// Every request the app asked to send, and how many it cancelled.
+    pub sent: Vec<Request>,
+    pub cancelled: usize,
+}
+
+impl Live {
+    pub async fn new(sandbox: SandboxConfig, client: ClientOptions) -> Self {
+        let sandbox = spawn(&sandbox, "127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let client = Client::new(
+            BaseUrl::parse(&sandbox.base_url()).unwrap(),
+            &Credentials::pair("ak_demo_acme", "sk_demo_acme"),
+            ClientOptions {
+                max_retry_wait: Duration::ZERO,
+                ..client
+            },
+        )
+        .unwrap();
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut live = Self {
+            app: App::new(false),
+            sandbox,
+            client,
+            tasks: Default::default(),
+            tx,
+            rx,
+            sent: Vec::new(),
+            cancelled: 0,
+        };
+        let effects = live.app.start();
+        live.perform(effects);
+        live
+    }
+
+    fn perform(&mut self, effects: Vec<Effect>) {
+        for effect in effects {
+            match effect {
+                Effect::Send { id, request } => {
+                    self.sent.push(request.clone());
+                    self.tasks.spawn(id, request, &self.client, &self.tx);
+                }
+                Effect::Cancel(id) => {
+                    self.cancelled += 1;
+                    self.tasks.cancel(id, false);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    pub fn send(&mut self, msg: Msg) {
+        let effects = self.app.update(msg, Instant::now());
+        self.perform(effects);
+    }
+
+    /// Feeds answers and timer ticks until nothing is in flight or due, or `limit` passes.
+    pub async fn idle(&mut self, limit: Duration) {
+        let end = tokio::time::Instant::now() + limit;
+        loop {
+            let wake = self.app.next_wake(Instant::now());
+            if !self.app.is_loading() && wake.is_none() {
+                return;
+            }
+            let tick_at = wake.map_or(end, |w| tokio::time::Instant::from_std(w).min(end));
+            tokio::select! {
+                Some(msg) = self.rx.recv() => {
+                    if let Msg::Answer(a) = &msg {
+                        self.tasks.finished(a.id);
+                    }
+                    self.send(msg);
+                }
+                () = tokio::time::sleep_until(tick_at) => self.send(Msg::Tick),
+            }
+            if tokio::time::Instant::now() >= end {
+                return;
+            }
+        }
     }
 }

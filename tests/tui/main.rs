@@ -2,6 +2,7 @@
 //! view rendered into ratatui's TestBackend, and the real binary in tmux.
 
 mod app_behaviour;
+mod cancelling;
 mod common;
 mod esims;
 mod purchases;

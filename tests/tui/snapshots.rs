@@ -96,6 +96,43 @@ async fn rate_limited_countdown() {
     at_both_sizes("orders_rate_limited", &h).await;
 }
 
+/// Every view shows a failed load in place, with the reason and how to retry: never an empty
+/// or a loading look, and the title says "loading" only while a request is in flight.
+#[tokio::test]
+async fn failed_loads_show_in_place() {
+    let fire = || ApiError::Api {
+        endpoint: Endpoint::new("GET", "/portal/plans"),
+        status: 500,
+        message: "database on fire".into(),
+    };
+    let mut h = Harness::unsettled("ak_demo_acme", "sk_demo_acme", std::time::Duration::from_secs(10)).await;
+    h.fail_pending(fire());
+    let screen = h.screen(120, 40);
+    assert!(screen.contains("Could not load the catalog") && !screen.contains("No plans"));
+    assert!(!screen.contains("loading"), "nothing is in flight:\n{screen}");
+    at_both_sizes("failed_catalog_and_header", &h).await;
+    h.send(key('4'));
+    at_both_sizes("failed_profile", &h).await;
+    h.send(key('2'));
+    h.fail_pending(fire());
+    at_both_sizes("failed_orders_page", &h).await;
+    h.send(key('3'));
+    h.fail_pending(fire());
+    at_both_sizes("failed_esims_page", &h).await;
+    // `r` asks again; this time the sandbox answers.
+    h.send(key('r'));
+    h.settle().await;
+    let screen = h.screen(120, 40);
+    assert!(
+        !screen.contains("Could not load") && screen.contains("Balance 250.00 USD"),
+        "{screen}"
+    );
+    h.send(key('/'));
+    h.step().await;
+    h.fail_pending(fire());
+    at_both_sizes("failed_esim_search", &h).await;
+}
+
 #[tokio::test]
 async fn every_view_renders_at_every_size_without_panicking() {
     let mut h = Harness::acme().await;

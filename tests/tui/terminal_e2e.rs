@@ -280,3 +280,36 @@ fn demo_top_up_and_purchase_by_keys_each_debit_once() {
     tmux.keys(&["q"]);
     tmux.wait_for("EXITED 0");
 }
+
+#[test]
+fn a_config_that_binds_quit_to_x_quits_on_x_and_help_says_so() {
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("config/esimdash");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.toml"), "[keys]\nquit = [\"x\", \"ctrl-c\"]\n").unwrap();
+    let tmux = Tmux {
+        socket: format!("esimdash-keys-{}", std::process::id()),
+    };
+    let command = format!(
+        "HOME={home} XDG_STATE_HOME={home}/state XDG_CONFIG_HOME={home}/config {bin} --demo; echo EXITED $?; sleep 30",
+        home = home.path().display(),
+        bin = env!("CARGO_BIN_EXE_esimdash"),
+    );
+    tmux.run(&["new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", &command]);
+    let screen = tmux.wait_for("of 366 plans");
+    assert!(
+        screen.contains("x quit"),
+        "the bottom line shows the rebound key:\n{screen}"
+    );
+    tmux.keys(&["?"]);
+    let help = tmux.wait_for("Keys");
+    assert!(
+        help.lines().any(|l| l.contains("x, Ctrl-c") && l.contains("quit")),
+        "help lists x for quit:\n{help}"
+    );
+    tmux.keys(&["Escape", "q"]);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!tmux.screen().contains("EXITED"), "q no longer quits");
+    tmux.keys(&["x"]);
+    tmux.wait_for("EXITED 0");
+}

@@ -60,13 +60,15 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let catalog = app.catalog();
     let [title, table_area] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
     let typing = app.tab() == Tab::Catalog && matches!(app.mode(), Mode::Typing);
-    let mut spans = vec![Span::styled(
-        format!(" {} of {} plans", catalog.visible().len(), catalog.all().len()),
-        theme.title(),
-    )];
-    match catalog.plans() {
-        Remote::Loading { .. } => spans.push(Span::raw(" · loading…")),
-        Remote::Failed { .. } => spans.push(Span::styled(" · could not refresh (r)", theme.error())),
+    let count = match catalog.plans().value() {
+        Some(_) => format!(" {} of {} plans", catalog.visible().len(), catalog.all().len()),
+        None => " Catalog".to_string(),
+    };
+    let mut spans = vec![Span::styled(count, theme.title())];
+    match (catalog.plans(), catalog.plans().value()) {
+        (Remote::Loading { .. }, _) => spans.push(Span::raw(" · loading…")),
+        (Remote::Failed { .. }, Some(_)) => spans.push(Span::styled(" · could not refresh (r)", theme.error())),
+        (Remote::Failed { .. }, None) => spans.push(Span::styled(" · could not load (r)", theme.error())),
         _ => {}
     }
     spans.push(Span::styled(

@@ -151,7 +151,7 @@ fn draw_unauthorized(frame: &mut Frame, area: Rect, revoked: bool, message: &str
 /// The keys of what has the focus, for the status line: from the keymap, so they cannot drift.
 fn key_hints(app: &App) -> String {
     if matches!(app.halt(), Some(Halt::Unauthorized { .. })) {
-        return app.keymap().hints(&[Context::Banner]);
+        return app.keymap().hints(&[Context::Banner], false);
     }
     let contexts = app.mode().contexts(app.tab());
     if contexts.is_empty() {
@@ -163,7 +163,7 @@ fn key_hints(app: &App) -> String {
         (Mode::Typing, Tab::Esims) => "type an ICCID or package  ",
         _ => "",
     };
-    format!("{typing}{}", app.keymap().hints(&contexts))
+    format!("{typing}{}", app.keymap().hints(&contexts, app.mode().takes_text()))
 }
 
 fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: Instant) {
