@@ -9,6 +9,7 @@ pub mod config;
 pub mod esim;
 pub mod logging;
 pub mod panic_guard;
+pub mod present;
 pub mod purchase;
 pub mod sandbox;
 pub mod tui;

@@ -10,14 +10,13 @@ pub use sandbox::run_sandbox;
 use crate::api::model::{Esim, EsimQuery, OrderQuery, Plan, ProfileUpdate};
 use crate::api::{ApiError, Client};
 use crate::cli::{Command, ProfileAction};
+use crate::present;
 use crate::config::ConfigError;
 use crate::esim::iccid::Iccid;
-use crate::esim::location::location_name;
 use crate::esim::lpa::ActivationCode;
 use crate::esim::money::format_amount;
 use crate::esim::qr::QrMatrix;
 use crate::esim::volume::format_bytes;
-use rust_decimal::Decimal;
 use serde_json::json;
 use std::io::IsTerminal;
 use table::{Align, Table};
@@ -82,9 +81,7 @@ impl CommandError {
     }
 }
 
-fn amount(value: Option<Decimal>) -> String {
-    value.map(format_amount).unwrap_or_else(|| "-".to_string())
-}
+use present::amount;
 
 pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<(), CommandError> {
     // One compact line a document: what `jq`, `grep` and line-based scripts take best.
@@ -149,7 +146,7 @@ pub async fn run(command: &Command, client: &Client, as_json: bool) -> Result<()
             for o in &page.orders {
                 t.row(vec![
                     o.record.provider_order_no.clone(),
-                    o.created_at.replace('T', " ").replace('Z', ""),
+                    present::short_time(&o.created_at),
                     o.record.status.to_string(),
                     o.record.package_name.clone(),
                     o.record.location_code.clone(),
@@ -215,18 +212,14 @@ pub async fn run(command: &Command, client: &Client, as_json: bool) -> Result<()
             ]);
             for e in &page.esims {
                 let raw = &e.raw_order_json;
-                let used = match (raw.order_usage, raw.total_volume) {
-                    (Some(u), Some(t)) => format!("{} / {}", format_bytes(u), format_bytes(t)),
-                    _ => "-".to_string(),
-                };
                 t.row(vec![
                     raw.iccid.clone(),
                     e.record.status.to_string(),
                     raw.smdp_status.clone(),
                     e.record.package_name.clone(),
                     e.record.location_code.clone(),
-                    used,
-                    raw.expired_time.get(..10).unwrap_or_default().to_string(),
+                    present::usage(raw.order_usage, raw.total_volume),
+                    present::short_date(&raw.expired_time),
                 ]);
             }
             print!("{}", t.render());
@@ -257,23 +250,7 @@ pub async fn run(command: &Command, client: &Client, as_json: bool) -> Result<()
             if as_json {
                 return print_json(&json!({ "profile": profile }));
             }
-            let mut t = Table::new(&[("FIELD", Align::Left), ("VALUE", Align::Left)]);
-            for (k, v) in [
-                ("Name", &profile.name),
-                ("E-mail", &profile.email),
-                ("Role", &profile.role),
-                ("Company", &profile.company_name),
-                ("Country", &profile.country),
-                ("Website", &profile.website),
-                ("Status", &profile.status),
-            ] {
-                t.row(vec![k.to_string(), v.clone()]);
-            }
-            t.row(vec![
-                "Balance".to_string(),
-                format!("{} USD", amount(profile.balance_usd)),
-            ]);
-            print!("{}", t.render());
+            print!("{}", fields_table(present::profile_fields(&profile)));
             Ok(())
         }
         Command::Topup { iccid, slug, spend } => buying::topup(client, iccid, slug, spend, as_json).await,
@@ -309,30 +286,21 @@ fn qr_text(lines: &[String], terminal: bool) -> String {
 
 fn esim_detail(e: &Esim) -> String {
     let raw = &e.raw_order_json;
+    let mut rows = present::esim_fields(e);
+    rows.push((
+        "Activation code",
+        raw.ac
+            .clone()
+            .unwrap_or_else(|| "(in the QR image only: esimdash qr ICCID)".to_string()),
+    ));
+    rows.push(("QR image", raw.qr_code_url.clone()));
+    fields_table(rows)
+}
+
+/// A record's fields as a two-column table.
+fn fields_table(rows: present::Fields) -> String {
     let mut t = Table::new(&[("FIELD", Align::Left), ("VALUE", Align::Left)]);
-    for (k, v) in [
-        ("ICCID", raw.iccid.clone()),
-        ("Status", e.record.status.to_string()),
-        ("SM-DP+ status", raw.smdp_status.clone()),
-        ("Package", e.record.package_name.clone()),
-        ("Order number", e.record.provider_order_no.clone()),
-        ("Location", e.record.location_code.clone()),
-        (
-            "Data used",
-            match (raw.order_usage, raw.total_volume) {
-                (Some(u), Some(t)) => format!("{} of {}", format_bytes(u), format_bytes(t)),
-                _ => "-".to_string(),
-            },
-        ),
-        ("Expires", raw.expired_time.clone()),
-        (
-            "Activation code",
-            raw.ac
-                .clone()
-                .unwrap_or_else(|| "(in the QR image only: esimdash qr ICCID)".to_string()),
-        ),
-        ("QR image", raw.qr_code_url.clone()),
-    ] {
+    for (k, v) in rows {
         t.row(vec![k.to_string(), v]);
     }
     t.render()
@@ -341,14 +309,6 @@ fn esim_detail(e: &Esim) -> String {
 fn page_footer(page: u64, size: u64, total: u64, what: &str) -> String {
     let pages = if size == 0 { 0 } else { total.div_ceil(size) };
     format!("page {page} of {pages} ({total} {what})")
-}
-
-fn days(plan: &Plan) -> String {
-    match (plan.duration, plan.duration_unit.as_str()) {
-        (Some(d), "DAY" | "") => format!("{d} d"),
-        (Some(d), unit) => format!("{d} {unit}"),
-        (None, _) => "-".to_string(),
-    }
 }
 
 fn plan_table(plans: &[Plan]) -> String {
@@ -369,7 +329,7 @@ fn plan_table(plans: &[Plan]) -> String {
             p.name.clone(),
             p.location_code.clone(),
             p.volume.map(format_bytes).unwrap_or_default(),
-            days(p),
+            present::validity(p),
             amount(pricing.and_then(|x| x.cost_price)),
             amount(p.sell_price()),
             amount(pricing.and_then(|x| x.margin_pct)),
@@ -381,33 +341,5 @@ fn plan_table(plans: &[Plan]) -> String {
 }
 
 fn plan_detail(p: &Plan) -> String {
-    let pricing = p.pricing.as_ref();
-    let location = match location_name(&p.location_code) {
-        Some(name) => format!("{} ({name})", p.location_code),
-        None => p.location_code.clone(),
-    };
-    let currency = |v: Option<Decimal>| format!("{} {}", amount(v), p.currency_code);
-    let mut t = Table::new(&[("FIELD", Align::Left), ("VALUE", Align::Left)]);
-    for (k, v) in [
-        ("Name", p.name.clone()),
-        ("Slug", p.slug.clone()),
-        ("Package code", p.package_code.clone()),
-        ("Location", location),
-        ("Data", p.volume.map(format_bytes).unwrap_or_default()),
-        ("Validity", days(p)),
-        ("Sell price", currency(p.sell_price())),
-        ("Cost price", currency(pricing.and_then(|x| x.cost_price))),
-        ("Margin", currency(pricing.and_then(|x| x.margin))),
-        ("Margin %", amount(pricing.and_then(|x| x.margin_pct))),
-        ("Supplier price", currency(p.supplier_price)),
-        (
-            "Pricing rule",
-            pricing
-                .map(|x| format!("{} / {}", x.rule_scope, x.rule_type))
-                .unwrap_or_default(),
-        ),
-    ] {
-        t.row(vec![k.to_string(), v]);
-    }
-    t.render()
+    fields_table(present::plan_fields(p))
 }

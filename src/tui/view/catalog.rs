@@ -4,7 +4,7 @@ use super::lists::failed_text;
 use super::theme::Theme;
 use super::widgets::{Column, cursor_table, safe};
 use crate::api::model::Plan;
-use crate::esim::location::location_name;
+use crate::present;
 use crate::esim::money::format_amount;
 use crate::esim::volume::format_bytes;
 use crate::tui::app::{App, Mode, Remote, Tab};
@@ -27,26 +27,13 @@ fn money(value: Option<rust_decimal::Decimal>) -> String {
     value.map(format_amount).unwrap_or_else(|| "-".to_string())
 }
 
-pub fn validity(plan: &Plan) -> String {
-    match (plan.duration, plan.duration_unit.as_str()) {
-        (Some(1), "DAY") => "1 day".to_string(),
-        (Some(d), "DAY" | "") => format!("{d} days"),
-        (Some(d), unit) => format!("{d} {}", safe(unit)),
-        (None, _) => "-".to_string(),
-    }
-}
-
-pub fn location(code: &str) -> String {
-    location_name(code).map_or_else(|| safe(code), |n| n.to_string())
-}
-
 fn cells(plan: &Plan) -> Vec<String> {
     let pricing = plan.pricing.as_ref();
     vec![
         safe(&plan.name),
-        location(&plan.location_code),
+        safe(&present::location(&plan.location_code)),
         plan.volume.map(format_bytes).unwrap_or_default(),
-        validity(plan),
+        safe(&present::validity(plan)),
         money(pricing.and_then(|p| p.cost_price)),
         money(plan.sell_price()),
         pricing

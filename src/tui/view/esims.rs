@@ -54,7 +54,7 @@ fn cells(e: &Esim) -> Vec<String> {
             (Some(u), Some(t)) => usage_gauge(u, t),
             _ => "-".to_string(),
         },
-        short_time(&raw.expired_time).chars().take(10).collect(),
+        safe(&crate::present::short_date(&raw.expired_time)),
     ]
 }
 

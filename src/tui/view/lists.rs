@@ -5,6 +5,7 @@ use super::theme::Theme;
 use super::widgets::{Column, cursor_table, safe};
 use crate::api::model::Order;
 use crate::esim::money::format_amount;
+use crate::present;
 use crate::esim::status::StatusFilter;
 use crate::tui::app::{App, Mode, Paged, Remote, Tab};
 use ratatui::Frame;
@@ -12,12 +13,9 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
-/// `2026-11-20 21:55` from an RFC 3339 time; other text as it is.
+/// A time as the tables show it, safe to draw.
 pub fn short_time(rfc3339: &str) -> String {
-    match chrono::DateTime::parse_from_rfc3339(rfc3339) {
-        Ok(t) => t.with_timezone(&chrono::Utc).format("%Y-%m-%d %H:%M").to_string(),
-        Err(_) => safe(rfc3339),
-    }
+    safe(&present::short_time(rfc3339))
 }
 
 fn order_cells(o: &Order) -> Vec<String> {

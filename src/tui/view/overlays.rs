@@ -1,60 +1,14 @@
 //! Windows over the tab: help, plan / order / eSIM detail, the status picker, the profile form.
 
-use super::catalog::{location, validity};
-use super::lists::short_time;
 use super::spinner;
 use super::theme::Theme;
 use super::widgets::{fields, paragraph, popup, safe};
-use crate::api::model::Plan;
-use crate::esim::money::format_amount;
-use crate::esim::volume::format_bytes;
+use crate::present;
 use crate::tui::app::{App, Overlay, PROFILE_FIELDS, Remote};
 use crate::tui::keymap::Context;
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
-
-fn money(v: Option<rust_decimal::Decimal>, currency: &str) -> String {
-    v.map_or_else(
-        || "-".to_string(),
-        |v| format!("{} {}", format_amount(v), safe(currency)),
-    )
-}
-
-fn plan_rows(p: &Plan) -> Vec<(&'static str, String)> {
-    let pricing = p.pricing.as_ref();
-    vec![
-        ("Plan", p.name.clone()),
-        ("Slug", p.slug.clone()),
-        ("Package code", p.package_code.clone()),
-        (
-            "Location",
-            format!("{} ({})", location(&p.location_code), p.location_code),
-        ),
-        ("Data", p.volume.map(format_bytes).unwrap_or_default()),
-        ("Validity", validity(p)),
-        (
-            "Cost price",
-            money(pricing.and_then(|x| x.cost_price), &p.currency_code),
-        ),
-        ("Sell price", money(p.sell_price(), &p.currency_code)),
-        ("Margin", money(pricing.and_then(|x| x.margin), &p.currency_code)),
-        (
-            "Margin %",
-            pricing
-                .and_then(|x| x.margin_pct)
-                .map(format_amount)
-                .unwrap_or_default(),
-        ),
-        (
-            "Rule",
-            pricing
-                .map(|x| format!("{} / {}", x.rule_scope, x.rule_type))
-                .unwrap_or_default(),
-        ),
-        ("Supplier price", money(p.supplier_price, &p.currency_code)),
-    ]
-}
 
 pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: &Theme) {
     match overlay {
@@ -64,7 +18,7 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
         Overlay::PlanDetail { summary, fetched } => {
             let inner = popup(frame, area, "Plan", 64, 16, theme);
             let plan = fetched.value().map_or(summary.as_ref(), |p| p.as_ref());
-            let mut lines = fields(&plan_rows(plan), theme);
+            let mut lines = fields(&present::plan_fields(plan), theme);
             lines.push(Line::raw(""));
             match fetched {
                 Remote::Failed { error, .. } => lines.push(Line::styled(
@@ -84,24 +38,7 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
         }
         Overlay::OrderDetail(o) => {
             let inner = popup(frame, area, "Order", 64, 14, theme);
-            let r = &o.record;
-            let rows = [
-                ("Order number", r.provider_order_no.clone()),
-                ("Created", short_time(&o.created_at)),
-                ("Status", r.status.to_string()),
-                ("Package", r.package_name.clone()),
-                ("Package code", r.package_code.clone()),
-                ("Slug", r.slug.clone()),
-                (
-                    "Location",
-                    format!("{} ({})", location(&r.location_code), r.location_code),
-                ),
-                ("Quantity", r.quantity.map(|q| q.to_string()).unwrap_or_default()),
-                ("Cost price", money(o.cost_price, "USD")),
-                ("Sell price", money(o.sell_price, "USD")),
-                ("Total", money(o.total_sell_price, "USD")),
-            ];
-            paragraph(frame, inner, fields(&rows, theme));
+            paragraph(frame, inner, fields(&present::order_fields(o), theme));
         }
         Overlay::StatusPicker { choices, cursor, .. } => {
             let inner = popup(frame, area, "Status filter", 30, choices.len() as u16 + 2, theme);

@@ -4,7 +4,7 @@ use super::lists::failed_text;
 use super::theme::Theme;
 use super::widgets::safe;
 use super::widgets::{fields, paragraph};
-use crate::esim::money::format_amount;
+use crate::present;
 use crate::tui::app::{App, Remote};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -19,27 +19,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         paragraph(frame, area, vec![line]);
         return;
     };
-    let unset = |v: &str| {
-        if v.is_empty() {
-            "(not set)".to_string()
-        } else {
-            v.to_string()
-        }
-    };
-    let rows = [
-        ("Name", p.name.clone()),
-        ("E-mail", p.email.clone()),
-        ("Role", p.role.clone()),
-        ("Account status", p.status.clone()),
-        ("Company", unset(&p.company_name)),
-        ("Country", unset(&p.country)),
-        ("Website", unset(&p.website)),
-        (
-            "Balance",
-            p.balance_usd
-                .map_or_else(|| "-".to_string(), |b| format!("{} USD", format_amount(b))),
-        ),
-    ];
+    let rows = present::profile_fields(p);
     let mut lines = vec![Line::styled(" Account and company", theme.title()), Line::raw("")];
     lines.extend(fields(&rows, theme).into_iter().map(|l| {
         let mut spans = vec![ratatui::text::Span::raw(" ")];

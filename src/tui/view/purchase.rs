@@ -1,6 +1,6 @@
 //! The top-up / purchase form and the "which eSIM?" prompt.
 
-use super::catalog::validity;
+use crate::present::validity;
 use super::spinner;
 use super::theme::Theme;
 use super::widgets::{paragraph, popup, safe};

@@ -1,0 +1,142 @@
+//! How each record reads to a person: the labels, their order and the formats, in one place for
+//! the one-shot commands' tables and the dashboard's detail views. Values are returned as they
+//! are; whoever draws them sanitises (the tables and the views both do).
+
+use crate::api::model::{Esim, Order, Plan, Profile};
+use crate::esim::location::location_name;
+use crate::esim::money::format_amount;
+use crate::esim::volume::format_bytes;
+use rust_decimal::Decimal;
+
+/// Label and value rows of a record.
+pub type Fields = Vec<(&'static str, String)>;
+
+/// `2026-11-20 21:55` (UTC) from an RFC 3339 time; other text as it is.
+pub fn short_time(rfc3339: &str) -> String {
+    match chrono::DateTime::parse_from_rfc3339(rfc3339) {
+        Ok(t) => t.with_timezone(&chrono::Utc).format("%Y-%m-%d %H:%M").to_string(),
+        Err(_) => rfc3339.to_string(),
+    }
+}
+
+/// `2026-11-20` from an RFC 3339 time.
+pub fn short_date(rfc3339: &str) -> String {
+    short_time(rfc3339).chars().take(10).collect()
+}
+
+/// `30 days`, `1 day`.
+pub fn validity(plan: &Plan) -> String {
+    match (plan.duration, plan.duration_unit.as_str()) {
+        (Some(1), "DAY") => "1 day".to_string(),
+        (Some(d), "DAY" | "") => format!("{d} days"),
+        (Some(d), unit) => format!("{d} {unit}"),
+        (None, _) => "-".to_string(),
+    }
+}
+
+/// `Japan`; an unknown code as it is.
+pub fn location(code: &str) -> String {
+    location_name(code).map_or_else(|| code.to_string(), str::to_string)
+}
+
+/// `Japan (JP)`.
+pub fn location_with_code(code: &str) -> String {
+    format!("{} ({code})", location(code))
+}
+
+/// `12.50`, or `-` when absent.
+pub fn amount(value: Option<Decimal>) -> String {
+    value.map_or_else(|| "-".to_string(), format_amount)
+}
+
+/// `12.50 USD`, or `-` when absent.
+pub fn money(value: Option<Decimal>, currency: &str) -> String {
+    value.map_or_else(|| "-".to_string(), |v| format!("{} {currency}", format_amount(v)))
+}
+
+/// `1.2 GB of 3 GB`, or `-`.
+pub fn usage(used: Option<u64>, total: Option<u64>) -> String {
+    match (used, total) {
+        (Some(u), Some(t)) => format!("{} of {}", format_bytes(u), format_bytes(t)),
+        _ => "-".to_string(),
+    }
+}
+
+pub fn plan_fields(p: &Plan) -> Fields {
+    let pricing = p.pricing.as_ref();
+    let currency = p.currency_code.as_str();
+    vec![
+        ("Plan", p.name.clone()),
+        ("Slug", p.slug.clone()),
+        ("Package code", p.package_code.clone()),
+        ("Location", location_with_code(&p.location_code)),
+        ("Data", p.volume.map(format_bytes).unwrap_or_default()),
+        ("Validity", validity(p)),
+        ("Cost price", money(pricing.and_then(|x| x.cost_price), currency)),
+        ("Sell price", money(p.sell_price(), currency)),
+        ("Margin", money(pricing.and_then(|x| x.margin), currency)),
+        ("Margin %", amount(pricing.and_then(|x| x.margin_pct))),
+        (
+            "Pricing rule",
+            pricing
+                .map(|x| format!("{} / {}", x.rule_scope, x.rule_type))
+                .unwrap_or_default(),
+        ),
+        ("Supplier price", money(p.supplier_price, currency)),
+    ]
+}
+
+pub fn order_fields(o: &Order) -> Fields {
+    let r = &o.record;
+    let mut rows = vec![
+        ("Order number", r.provider_order_no.clone()),
+        ("Created", short_time(&o.created_at)),
+        ("Status", r.status.to_string()),
+        ("Package", r.package_name.clone()),
+        ("Package code", r.package_code.clone()),
+        ("Slug", r.slug.clone()),
+        ("Location", location_with_code(&r.location_code)),
+        ("Quantity", r.quantity.map(|q| q.to_string()).unwrap_or_default()),
+        ("Cost price", money(o.cost_price, "USD")),
+        ("Sell price", money(o.sell_price, "USD")),
+        ("Total", money(o.total_sell_price, "USD")),
+    ];
+    if !o.iccid.is_empty() {
+        rows.push(("Tops up eSIM", o.iccid.clone()));
+    }
+    rows
+}
+
+pub fn esim_fields(e: &Esim) -> Fields {
+    let raw = &e.raw_order_json;
+    vec![
+        ("ICCID", raw.iccid.clone()),
+        ("Status", e.record.status.to_string()),
+        ("SM-DP+ status", raw.smdp_status.clone()),
+        ("Package", e.record.package_name.clone()),
+        ("Order number", e.record.provider_order_no.clone()),
+        ("Location", location_with_code(&e.record.location_code)),
+        ("Data used", usage(raw.order_usage, raw.total_volume)),
+        ("Expires", short_time(&raw.expired_time)),
+    ]
+}
+
+pub fn profile_fields(p: &Profile) -> Fields {
+    let unset = |v: &str| {
+        if v.is_empty() {
+            "(not set)".to_string()
+        } else {
+            v.to_string()
+        }
+    };
+    vec![
+        ("Name", p.name.clone()),
+        ("E-mail", p.email.clone()),
+        ("Role", p.role.clone()),
+        ("Account status", p.status.clone()),
+        ("Company", unset(&p.company_name)),
+        ("Country", unset(&p.country)),
+        ("Website", unset(&p.website)),
+        ("Balance", money(p.balance_usd, "USD")),
+    ]
+}
