@@ -16,24 +16,28 @@ fn orders_page(r: &Request) -> Option<u64> {
     }
 }
 
-#[tokio::test]
-async fn ten_quick_page_downs_send_at_most_three_page_requests() {
+/// On the Orders tab with page 1 loaded, against a sandbox with `orders` orders answering after
+/// `latency`, with the whole rate budget free.
+async fn on_orders(orders: usize, latency: Duration) -> Live {
     let config = SandboxConfig {
-        orders: 2_000,
+        orders,
         rate_limit: 100_000,
-        latency: Duration::from_millis(100),
+        latency,
         ..SandboxConfig::default()
     };
-    let mut live = Live::new(
-        config,
-        ClientOptions {
-            rate_limit: 100_000,
-            ..ClientOptions::default()
-        },
-    )
-    .await;
+    let client = ClientOptions {
+        rate_limit: 100_000,
+        ..ClientOptions::default()
+    };
+    let mut live = Live::new(config, client).await;
     live.send(key('2'));
     live.idle(Duration::from_secs(10)).await;
+    live
+}
+
+#[tokio::test]
+async fn ten_quick_page_downs_send_at_most_three_page_requests() {
+    let mut live = on_orders(2_000, Duration::from_millis(100)).await;
     assert_eq!(live.app.orders().list().current_page(), 1);
     let before = live.sandbox.requests_received();
     for _ in 0..10 {
@@ -56,20 +60,7 @@ async fn ten_quick_page_downs_send_at_most_three_page_requests() {
 
 #[tokio::test]
 async fn typing_a_ten_character_order_search_sends_at_most_one_search() {
-    let config = SandboxConfig {
-        rate_limit: 100_000,
-        ..SandboxConfig::default()
-    };
-    let mut live = Live::new(
-        config,
-        ClientOptions {
-            rate_limit: 100_000,
-            ..ClientOptions::default()
-        },
-    )
-    .await;
-    live.send(key('2'));
-    live.idle(Duration::from_secs(10)).await;
+    let mut live = on_orders(400, Duration::ZERO).await;
     let before = live.sandbox.requests_received();
     live.send(key('/'));
     for c in "bolivia 1g".chars() {

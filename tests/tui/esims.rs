@@ -82,17 +82,9 @@ async fn the_qr_on_the_rendered_screen_decodes_to_the_selected_esims_code() {
     let mut h = Harness::acme().await;
     h.send(key('3'));
     h.settle().await;
-    for step in 0..4 {
+    for _ in 0..4 {
         let esim = h.app.esims().selected().unwrap().clone();
-        let Some(Ok(code)) = h
-            .app
-            .esims()
-            .code(&esim.raw_order_json.iccid)
-            .and_then(|c| c.value())
-            .cloned()
-        else {
-            panic!("step {step}: no code for {}", esim.raw_order_json.iccid)
-        };
+        let code = code_of(&h, &esim.raw_order_json.iccid);
         let screen = h.screen(120, 40);
         let qr = qr_from_screen(&screen).expect("a QR code is on the screen");
         assert_eq!(qr.decode().unwrap(), code);
@@ -228,15 +220,7 @@ async fn y_copies_the_iccid_and_capital_y_the_activation_code_once_known() {
     let effects = h.send(key('y'));
     assert_eq!(copies(&effects), vec![("ICCID", esim.raw_order_json.iccid.clone())]);
     h.settle().await;
-    let Some(Ok(code)) = h
-        .app
-        .esims()
-        .code(&esim.raw_order_json.iccid)
-        .and_then(|c| c.value())
-        .cloned()
-    else {
-        panic!("no code")
-    };
+    let code = code_of(&h, &esim.raw_order_json.iccid);
     let effects = h.send(key('Y'));
     assert_eq!(copies(&effects), vec![("Activation code", code)]);
     // What the runtime reports back becomes the message: sent, not "copied", for OSC 52.
@@ -279,4 +263,12 @@ async fn an_iccid_typed_before_its_page_arrives_is_jumped_to_when_it_does() {
         h.app.flash_message().as_ref().map(|f| f.text.as_str()),
         Some("Found the eSIM with that ICCID")
     );
+}
+
+/// The activation code the app holds for an eSIM; fails the test if it has none.
+fn code_of(h: &Harness, iccid: &str) -> String {
+    match h.app.esims().code(iccid).and_then(|c| c.value()) {
+        Some(Ok(code)) => code.clone(),
+        other => panic!("no activation code for {iccid}: {other:?}"),
+    }
 }

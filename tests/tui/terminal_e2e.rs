@@ -49,6 +49,23 @@ impl Tmux {
     }
 }
 
+impl Tmux {
+    /// `esimdash --demo` in a 120×40 session on a private socket, with `home` as HOME and XDG
+    /// directories; after it exits the pane shows `EXITED <code>`.
+    fn demo(name: &str, home: &tempfile::TempDir, env: &str) -> Tmux {
+        let tmux = Tmux {
+            socket: format!("esimdash-{name}-{}", std::process::id()),
+        };
+        let command = format!(
+            "{env} HOME={home} XDG_STATE_HOME={home}/state XDG_CONFIG_HOME={home}/config {bin} --demo; echo EXITED $?; sleep 30",
+            home = home.path().display(),
+            bin = env!("CARGO_BIN_EXE_esimdash"),
+        );
+        tmux.run(&["new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", &command]);
+        tmux
+    }
+}
+
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = Command::new("tmux")
@@ -62,15 +79,7 @@ impl Drop for Tmux {
 #[test]
 fn demo_shows_the_balance_switches_tabs_searches_and_quits_cleanly() {
     let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux {
-        socket: format!("esimdash-e2e-{}", std::process::id()),
-    };
-    let command = format!(
-        "HOME={home} XDG_STATE_HOME={home}/state XDG_CONFIG_HOME={home}/config {bin} --demo; echo EXITED $?; sleep 30",
-        home = home.path().display(),
-        bin = env!("CARGO_BIN_EXE_esimdash"),
-    );
-    tmux.run(&["new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", &command]);
+    let tmux = Tmux::demo("e2e", &home, "");
 
     let started = Instant::now();
     let screen = tmux.wait_for("Balance 250.00 USD");
@@ -171,15 +180,11 @@ fn no_color_is_respected_and_sigterm_and_sighup_give_the_terminal_back() {
 #[test]
 fn the_qr_code_read_off_the_pane_is_the_activation_code_and_y_reaches_tmux() {
     let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux {
-        socket: format!("esimdash-qr-{}", std::process::id()),
-    };
-    let command = format!(
-        "HOME={home} XDG_STATE_HOME={home}/state ESIMDASH_CLIPBOARD=auto SSH_CONNECTION='10.0.0.1 22 10.0.0.2 22' {bin} --demo; echo EXITED $?; sleep 30",
-        home = home.path().display(),
-        bin = env!("CARGO_BIN_EXE_esimdash"),
+    let tmux = Tmux::demo(
+        "qr",
+        &home,
+        "ESIMDASH_CLIPBOARD=auto SSH_CONNECTION='10.0.0.1 22 10.0.0.2 22'",
     );
-    tmux.run(&["new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", &command]);
     tmux.run(&["set", "-s", "set-clipboard", "on"]);
     tmux.wait_for("Balance 250.00 USD");
     tmux.keys(&["3"]);
@@ -241,15 +246,7 @@ fn amount_after(label: &str, screen: &str) -> Decimal {
 #[test]
 fn demo_top_up_and_purchase_by_keys_each_debit_once() {
     let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux {
-        socket: format!("esimdash-buy-{}", std::process::id()),
-    };
-    let command = format!(
-        "HOME={home} XDG_STATE_HOME={home}/state {bin} --demo; echo EXITED $?; sleep 30",
-        home = home.path().display(),
-        bin = env!("CARGO_BIN_EXE_esimdash"),
-    );
-    tmux.run(&["new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", &command]);
+    let tmux = Tmux::demo("buy", &home, "");
     tmux.wait_for("Balance 250.00 USD");
     tmux.keys(&["3"]);
     tmux.wait_for("LPA:1$");
@@ -287,15 +284,7 @@ fn a_config_that_binds_quit_to_x_quits_on_x_and_help_says_so() {
     let config = home.path().join("config/esimdash");
     std::fs::create_dir_all(&config).unwrap();
     std::fs::write(config.join("config.toml"), "[keys]\nquit = [\"x\", \"ctrl-c\"]\n").unwrap();
-    let tmux = Tmux {
-        socket: format!("esimdash-keys-{}", std::process::id()),
-    };
-    let command = format!(
-        "HOME={home} XDG_STATE_HOME={home}/state XDG_CONFIG_HOME={home}/config {bin} --demo; echo EXITED $?; sleep 30",
-        home = home.path().display(),
-        bin = env!("CARGO_BIN_EXE_esimdash"),
-    );
-    tmux.run(&["new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", &command]);
+    let tmux = Tmux::demo("keys", &home, "");
     let screen = tmux.wait_for("of 366 plans");
     assert!(
         screen.contains("x quit"),

@@ -1,11 +1,11 @@
 //! The top-up / purchase form and the "which eSIM?" prompt.
 
-use crate::present::validity;
 use super::spinner;
 use super::theme::Theme;
 use super::widgets::{paragraph, popup, safe};
 use crate::esim::money::format_amount;
 use crate::esim::volume::format_bytes;
+use crate::present::validity;
 use crate::purchase::{Purchase, shortfall_message};
 use crate::tui::app::{App, Lookup, PurchaseForm, Stage, TextInput};
 use ratatui::Frame;
