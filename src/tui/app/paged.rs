@@ -163,6 +163,13 @@ impl<T> Paged<T> {
         wanted
     }
 
+    /// Whether a page's answer is still of use: the cursor's page or the one after it (a page
+    /// the cursor has moved away from is cancelled if it is still loading).
+    pub fn is_near(&self, page: u64) -> bool {
+        let current = self.current_page();
+        page == current || page == current + 1
+    }
+
     pub fn start(&mut self, page: u64, id: RequestId) {
         self.pages.entry(page).or_default().start(id);
     }

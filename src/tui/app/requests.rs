@@ -72,8 +72,15 @@ impl App {
     /// Whether the screen still needs this read's answer (writes are always awaited).
     fn still_wanted(&self, request: &Request) -> bool {
         match request {
-            Request::Orders(q) => self.tab == Tab::Orders && self.orders.is_current(q),
-            Request::Esims(q) => self.tab == Tab::Esims && !self.esims.search_active() && self.esims.is_current(q),
+            Request::Orders(q) => {
+                self.tab == Tab::Orders && self.orders.is_current(q) && self.orders.list.is_near(q.page.unwrap_or(1))
+            }
+            Request::Esims(q) => {
+                self.tab == Tab::Esims
+                    && !self.esims.search_active()
+                    && self.esims.is_current(q)
+                    && self.esims.list.is_near(q.page.unwrap_or(1))
+            }
             Request::EsimScan { .. } => self.tab == Tab::Esims,
             Request::ActivationCode { esim } => {
                 self.tab == Tab::Esims
