@@ -610,6 +610,16 @@ impl Keymap {
             .unwrap_or_default()
     }
 
+    /// The first key of an action, as prose names it ("r to try again").
+    pub fn first_key(&self, context: Context, action: Action) -> String {
+        self.rows
+            .iter()
+            .find(|r| r.binding.context == context && r.binding.action == action)
+            .and_then(|r| r.keys.first())
+            .map(Chord::to_string)
+            .unwrap_or_default()
+    }
+
     /// The hint line for the contexts the keyboard goes to: `↓ move  / search  q quit`. A key
     /// an earlier context takes is not shown again for a later one, nor are printable keys
     /// while text is typed (they go to the text).

@@ -81,46 +81,40 @@ pub async fn execute(client: &Client, request: &Request) -> Result<Payload, ApiE
     })
 }
 
-/// The background tasks of the requests in flight, so that one whose answer is no longer wanted
+/// The background tasks of the reads in flight, so that one whose answer is no longer wanted
 /// can be aborted (a task still waiting for the client's rate budget gives its place back).
+/// A write is not kept here, so it can never be aborted: once it may have left, its answer is
+/// what tells whether money moved.
 #[derive(Default)]
 pub struct Tasks {
-    running: HashMap<RequestId, AbortHandle>,
+    reads: HashMap<RequestId, AbortHandle>,
 }
 
 impl Tasks {
     /// Runs the request as a task whose answer comes back as a message.
     pub fn spawn(&mut self, id: RequestId, request: Request, client: &Client, tx: &UnboundedSender<Msg>) {
+        let writes = request.writes();
         let (client, tx) = (client.clone(), tx.clone());
         let task = tokio::spawn(async move {
             let result = execute(&client, &request).await;
             // The receiver is gone only when the dashboard has quit.
             let _ = tx.send(Msg::Answer(Box::new(Answer { id, request, result })));
         });
-        self.running.insert(id, task.abort_handle());
+        if !writes {
+            self.reads.insert(id, task.abort_handle());
+        }
     }
 
-    /// Aborts a read nobody waits for. A write is never aborted: once it may have left, its
-    /// answer is what tells whether money moved.
-    pub fn cancel(&mut self, id: RequestId, writes: bool) {
-        if let Some(task) = self.running.remove(&id)
-            && !writes
-        {
+    /// Aborts a read nobody waits for (a write is not here to abort).
+    pub fn cancel(&mut self, id: RequestId) {
+        if let Some(task) = self.reads.remove(&id) {
             task.abort();
         }
     }
 
     /// Its answer arrived.
     pub fn finished(&mut self, id: RequestId) {
-        self.running.remove(&id);
-    }
-
-    pub fn len(&self) -> usize {
-        self.running.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.running.is_empty()
+        self.reads.remove(&id);
     }
 }
 
@@ -135,14 +129,8 @@ fn perform(effects: Vec<Effect>, world: &mut World<'_>) -> bool {
                 let result = world.clipboard.copy(&text, world.term.backend_mut());
                 let _ = world.tx.send(Msg::Copied { what, result });
             }
-            Effect::Send { id, request } => {
-                world.writes.insert(id, request.writes());
-                world.tasks.spawn(id, request, world.client, world.tx);
-            }
-            Effect::Cancel(id) => {
-                let writes = world.writes.remove(&id).unwrap_or(true);
-                world.tasks.cancel(id, writes);
-            }
+            Effect::Send { id, request } => world.tasks.spawn(id, request, world.client, world.tx),
+            Effect::Cancel(id) => world.tasks.cancel(id),
             Effect::Mouse(on) => {
                 if let Err(e) = terminal::set_mouse(on) {
                     tracing::warn!(%e, "could not switch mouse reporting");
@@ -160,8 +148,6 @@ struct World<'a> {
     clipboard: &'a mut Clipboard,
     term: &'a mut Term,
     tasks: Tasks,
-    /// Whether each request in flight writes (never aborted).
-    writes: HashMap<RequestId, bool>,
 }
 
 /// Terminal events the app cares about: key presses (not releases or repeats of releases),
@@ -210,7 +196,6 @@ async fn event_loop(term: &mut Term, client: Client, mut app: App, mut clipboard
         clipboard: &mut clipboard,
         term,
         tasks: Tasks::default(),
-        writes: HashMap::new(),
     };
     perform(app.start(), &mut world);
     world.term.draw(|f| view::draw(f, &app, &theme, Instant::now()))?;
@@ -234,7 +219,6 @@ async fn event_loop(term: &mut Term, client: Client, mut app: App, mut clipboard
             Some(msg) = rx.recv() => {
                 if let Msg::Answer(answer) = &msg {
                     world.tasks.finished(answer.id);
-                    world.writes.remove(&answer.id);
                 }
                 msg
             }

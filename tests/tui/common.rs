@@ -320,7 +320,7 @@ impl Live {
                 }
                 Effect::Cancel(id) => {
                     self.cancelled += 1;
-                    self.tasks.cancel(id, false);
+                    self.tasks.cancel(id);
                 }
                 _ => {}
             }

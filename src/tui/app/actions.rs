@@ -11,8 +11,9 @@ use crate::tui::msg::{Effect, Request};
 use crossterm::event::{KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use std::time::Instant;
 
-/// How far PgDn/PgUp move in the catalog (the server lists move a whole server page).
-const CATALOG_PAGE: i64 = 20;
+/// How far PgDn/PgUp move in lists held whole (the catalog, eSIM search results); server lists
+/// move a whole server page.
+const SCREEN_PAGE: i64 = 20;
 /// Rows the mouse wheel moves.
 const WHEEL_ROWS: i64 = 3;
 
@@ -118,10 +119,11 @@ impl App {
             Action::ToggleMouse => {
                 self.mouse = !self.mouse;
                 effects.push(Effect::Mouse(self.mouse));
+                let key = self.keymap.first_key(Context::Global, Action::ToggleMouse);
                 let text = if self.mouse {
-                    "Mouse on: wheel and clicks work; Shift+drag selects text in most terminals"
+                    "Mouse on: wheel and clicks work; Shift+drag selects text in most terminals".to_string()
                 } else {
-                    "Mouse off: drag to select text; m turns the mouse back on"
+                    format!("Mouse off: drag to select text; {key} turns the mouse back on")
                 };
                 self.flash(text, Tone::Info, now);
             }
@@ -208,9 +210,10 @@ impl App {
 
     fn move_list(&mut self, motion: Motion, now: Instant) {
         let page = match self.tab {
-            Tab::Catalog => CATALOG_PAGE,
+            Tab::Catalog => SCREEN_PAGE,
             Tab::Orders => self.orders.list.page_size() as i64,
-            Tab::Esims => self.esims.page_step(),
+            Tab::Esims if self.esims.search_active() => SCREEN_PAGE,
+            Tab::Esims => self.esims.list().page_size() as i64,
             Tab::Profile => return,
         };
         let delta = match motion {

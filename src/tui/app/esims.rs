@@ -182,15 +182,6 @@ impl Esims {
         }
     }
 
-    /// How far a page key moves: a server page, or a screenful of results.
-    pub fn page_step(&self) -> i64 {
-        if self.search_active() {
-            20
-        } else {
-            self.list.page_size() as i64
-        }
-    }
-
     /// Starts the background read (on the first `/`).
     pub fn start_scan(&mut self) {
         self.scan.started = true;

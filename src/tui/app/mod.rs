@@ -342,18 +342,17 @@ impl App {
                 let id = self.send(Request::EsimScan { page }, effects);
                 self.esims.scan_started(id);
             }
-            self.fetch_code(effects);
+            self.fetch_code(now, effects);
         }
     }
 
     /// The selected eSIM's activation code: from `ac` at once, else its QR image is fetched.
-    fn fetch_code(&mut self, effects: &mut Vec<Effect>) {
+    fn fetch_code(&mut self, now: Instant, effects: &mut Vec<Effect>) {
         let Some(esim) = self.esims.selected() else { return };
         let iccid = esim.raw_order_json.iccid.clone();
         if iccid.is_empty() || self.esims.codes.get(&iccid).is_some_and(|c| !c.wanted()) {
             return;
         }
-        let now = Instant::now();
         if let Some(ac) = esim
             .raw_order_json
             .ac

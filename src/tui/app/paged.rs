@@ -101,7 +101,7 @@ impl<T> Paged<T> {
         self.pages.values().any(Remote::is_loading)
     }
 
-    /// The first failure among the pages, for the title.
+    /// Why the cursor's page failed, if it did (for the title).
     pub fn error(&self) -> Option<&ApiError> {
         self.current().and_then(Remote::error)
     }

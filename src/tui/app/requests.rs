@@ -97,20 +97,27 @@ impl App {
     /// queue if not yet sent, aborted if in flight, and their place asks again when it needs to.
     /// A write is never cancelled: once sent, its answer is always awaited.
     pub(super) fn cancel_unwanted(&mut self, effects: &mut Vec<Effect>) {
-        let live: Vec<(RequestId, Request)> = self.requests.live.iter().map(|(i, r)| (*i, r.clone())).collect();
-        for (id, request) in live {
-            if request.writes() {
+        let reads: Vec<RequestId> = self
+            .requests
+            .live
+            .iter()
+            .filter(|(_, r)| !r.writes())
+            .map(|(id, _)| *id)
+            .collect();
+        for id in reads {
+            // Taken out to be looked at, and put back if it is still awaited.
+            let Some(request) = self.requests.live.remove(&id) else {
+                continue;
+            };
+            if self.still_wanted(&request) && self.slot(&request).is_some_and(|s| s.awaits(id)) {
+                self.requests.live.insert(id, request);
                 continue;
             }
-            let awaited = self.still_wanted(&request) && self.slot(&request).is_some_and(|s| s.awaits(id));
-            if !awaited {
-                if let Some(slot) = self.slot(&request) {
-                    slot.abandon(id);
-                }
-                self.requests.live.remove(&id);
-                effects.push(Effect::Cancel(id));
-                tracing::debug!(id, "cancelled a request nobody waits for");
+            if let Some(slot) = self.slot(&request) {
+                slot.abandon(id);
             }
+            effects.push(Effect::Cancel(id));
+            tracing::debug!(id, "cancelled a request nobody waits for");
         }
     }
 

@@ -1,6 +1,7 @@
 //! The Catalog tab: plans with location, data, validity, cost, sell price and margin.
 
 use super::lists::failed_text;
+use super::refresh_key;
 use super::theme::Theme;
 use super::widgets::{Column, cursor_table, safe};
 use crate::api::model::Plan;
@@ -54,8 +55,14 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let mut spans = vec![Span::styled(count, theme.title())];
     match (catalog.plans(), catalog.plans().value()) {
         (Remote::Loading { .. }, _) => spans.push(Span::raw(" · loading…")),
-        (Remote::Failed { .. }, Some(_)) => spans.push(Span::styled(" · could not refresh (r)", theme.error())),
-        (Remote::Failed { .. }, None) => spans.push(Span::styled(" · could not load (r)", theme.error())),
+        (Remote::Failed { .. }, value) => {
+            let what = if value.is_some() {
+                "could not refresh"
+            } else {
+                "could not load"
+            };
+            spans.push(Span::styled(format!(" · {what} ({})", refresh_key(app)), theme.error()));
+        }
         _ => {}
     }
     spans.push(Span::styled(
@@ -73,7 +80,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     frame.render_widget(Paragraph::new(Line::from(spans)), title);
     if catalog.plans().value().is_none() {
         let line = match catalog.plans() {
-            Remote::Failed { error, .. } => Line::styled(failed_text("the catalog", error), theme.error()),
+            Remote::Failed { error, .. } => Line::styled(failed_text(app, "the catalog", error), theme.error()),
             _ => Line::raw(" Loading the catalog…"),
         };
         frame.render_widget(Paragraph::new(line).wrap(Wrap { trim: false }), table_area);

@@ -77,7 +77,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             draw_results(frame, rows, app, theme);
         } else {
             frame.render_widget(
-                Paragraph::new(title(esims.list(), "My eSIMs", esims.status(), None, theme)),
+                Paragraph::new(title(app, esims.list(), "My eSIMs", esims.status(), None, theme)),
                 top,
             );
             draw_table(frame, rows, app, esims.list(), &COLUMNS, cells, theme);
@@ -135,7 +135,7 @@ fn draw_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     if let Some(error) = scan.error() {
         // Shown above any results: what was found is only part of the inventory.
         let [note, rest] = Layout::vertical([Constraint::Length(2), Constraint::Min(0)]).areas(area);
-        let text = failed_text("the whole inventory", error);
+        let text = failed_text(app, "the whole inventory", error);
         frame.render_widget(
             Paragraph::new(Line::styled(text, theme.error())).wrap(ratatui::widgets::Wrap { trim: false }),
             note,
@@ -237,7 +237,7 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             info.push(Line::styled(format!("No QR code: {}", safe(why)), theme.error()));
             info.push(Line::raw(format!("Image: {}", safe(&raw.qr_code_url))));
         }
-        None => info.push(code_missing(code, theme)),
+        None => info.push(code_missing(app, code, theme)),
     }
     let qr_width = qr.first().map_or(0, |l| l.width() as u16);
     let qr_height = qr.len() as u16;
@@ -273,9 +273,9 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 }
 
 /// Where there is no code yet: loading, or the fetch failed (with why, and how to retry).
-fn code_missing(code: Option<&Code>, theme: &Theme) -> Line<'static> {
+fn code_missing(app: &App, code: Option<&Code>, theme: &Theme) -> Line<'static> {
     match code.and_then(Remote::error) {
-        Some(error) => Line::styled(failed_text("the activation code", error), theme.error()),
+        Some(error) => Line::styled(failed_text(app, "the activation code", error), theme.error()),
         None => Line::styled("Fetching the activation code…", theme.muted()),
     }
 }
@@ -291,7 +291,7 @@ pub fn draw_zoom(frame: &mut Frame, app: &App, theme: &Theme) {
             .map(|qr| (qr, ac.clone()))
             .map_err(|why| Line::styled(safe(&why), theme.error())),
         Some(Err(why)) => Err(Line::styled(format!("No QR code: {}", safe(why)), theme.error())),
-        None => Err(code_missing(code, theme)),
+        None => Err(code_missing(app, code, theme)),
     };
     let (qr, ac) = match lines {
         Ok(found) => found,

@@ -1,6 +1,7 @@
 //! Server-paged lists (Orders, and My eSIMs when not searching): one page at a time, with the
 //! page, total, filter and search in the title line.
 
+use super::refresh_key;
 use super::theme::Theme;
 use super::widgets::{Column, cursor_table, safe};
 use crate::api::model::Order;
@@ -44,6 +45,7 @@ const ORDER_COLUMNS: [Column; 7] = [
 /// ` Orders · page 2/8 · 400 total · active · search: fr`; "loading" only while a request is
 /// in flight, "could not load" where the page failed.
 pub fn title<T>(
+    app: &App,
     list: &Paged<T>,
     what: &str,
     status: &StatusFilter,
@@ -61,7 +63,10 @@ pub fn title<T>(
     if list.is_loading() {
         spans.push(Span::raw(" · loading…"));
     } else if list.error().is_some() {
-        spans.push(Span::styled(" · could not load (r)", theme.error()));
+        spans.push(Span::styled(
+            format!(" · could not load ({})", refresh_key(app)),
+            theme.error(),
+        ));
     }
     let status = match status {
         StatusFilter::All => "all statuses".to_string(),
@@ -81,8 +86,12 @@ pub fn title<T>(
 }
 
 /// A failed load, in place of the data: what failed, why, and how to retry.
-pub fn failed_text(what: &str, error: &impl std::fmt::Display) -> String {
-    format!(" Could not load {what}: {} · r to try again", safe(&error.to_string()))
+pub fn failed_text(app: &App, what: &str, error: &impl std::fmt::Display) -> String {
+    format!(
+        " Could not load {what}: {} · {} to try again",
+        safe(&error.to_string()),
+        refresh_key(app)
+    )
 }
 
 pub fn draw_table<T>(
@@ -98,7 +107,7 @@ pub fn draw_table<T>(
     let Some(items) = list.page_items() else {
         let text = match (list.total(), list.current()) {
             (Some(0), _) => " Nothing here.".to_string(),
-            (_, Some(Remote::Failed { error, .. })) => failed_text(&format!("page {page}"), error),
+            (_, Some(Remote::Failed { error, .. })) => failed_text(app, &format!("page {page}"), error),
             _ if app.rate_limited_until().is_some() => {
                 " Rate limited: this page loads when the countdown ends.".to_string()
             }
@@ -132,7 +141,14 @@ pub fn draw_orders(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         o.search().applied()
     };
     frame.render_widget(
-        Paragraph::new(title(o.list(), "Orders", o.status(), Some((search, typing)), theme)),
+        Paragraph::new(title(
+            app,
+            o.list(),
+            "Orders",
+            o.status(),
+            Some((search, typing)),
+            theme,
+        )),
         top,
     );
     draw_table(frame, table, app, o.list(), &ORDER_COLUMNS, order_cells, theme);

@@ -11,7 +11,7 @@ pub mod theme;
 mod widgets;
 
 use super::app::{App, Halt, Mode, Remote, Tab, Tone};
-use super::keymap::Context;
+use super::keymap::{Action, Context};
 use crate::esim::money::format_amount;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -26,6 +26,11 @@ pub const MIN_WIDTH: u16 = 50;
 pub const MIN_HEIGHT: u16 = 12;
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/// The key that refreshes, as the messages about failed loads name it.
+pub fn refresh_key(app: &App) -> String {
+    app.keymap().first_key(Context::Global, Action::Refresh)
+}
 
 pub fn spinner(app: &App) -> &'static str {
     SPINNER[app.spinner() % SPINNER.len()]
@@ -90,11 +95,11 @@ fn draw_header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     ];
     if account.error().is_some() {
         let note = if account.value().is_some() {
-            " (not refreshed: r)"
+            "not refreshed"
         } else {
-            " (could not load: r)"
+            "could not load"
         };
-        spans.push(Span::raw(note));
+        spans.push(Span::raw(format!(" ({note}: {})", refresh_key(app))));
     }
     if app.demo() {
         spans.push(Span::raw(" │ DEMO"));

@@ -1,11 +1,13 @@
 //! The Profile tab: every field of the profile and the balance.
 
 use super::lists::failed_text;
+use super::refresh_key;
 use super::theme::Theme;
 use super::widgets::safe;
 use super::widgets::{fields, paragraph};
 use crate::present;
 use crate::tui::app::{App, Remote};
+use crate::tui::keymap::{Action, Context};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
@@ -13,7 +15,7 @@ use ratatui::text::Line;
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let Some(p) = app.profile() else {
         let line = match app.account() {
-            Remote::Failed { error, .. } => Line::styled(failed_text("the profile", error), theme.error()),
+            Remote::Failed { error, .. } => Line::styled(failed_text(app, "the profile", error), theme.error()),
             _ => Line::raw(" Loading the profile…"),
         };
         paragraph(frame, area, vec![line]);
@@ -29,12 +31,19 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     lines.push(Line::raw(""));
     if let Some(error) = app.account().error() {
         lines.push(Line::styled(
-            format!(" Not refreshed: {} · r to try again", safe(&error.to_string())),
+            format!(
+                " Not refreshed: {} · {} to try again",
+                safe(&error.to_string()),
+                refresh_key(app)
+            ),
             theme.error(),
         ));
     }
     lines.push(Line::styled(
-        " e to edit the company name, country and website",
+        format!(
+            " {} to edit the company name, country and website",
+            app.keymap().first_key(Context::Profile, Action::Edit)
+        ),
         theme.muted(),
     ));
     paragraph(frame, area, lines);
