@@ -185,4 +185,7 @@ pub struct SandboxArgs {
     /// Delay every response by this many milliseconds (a slow network).
     #[arg(long, default_value_t = 0)]
     pub latency_ms: u64,
+    /// Ignore `iccid` on the lists, like a server that predates the lookup (for testing clients).
+    #[arg(long)]
+    pub no_iccid_lookup: bool,
 }

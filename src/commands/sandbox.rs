@@ -12,9 +12,17 @@ fn banner(addr: SocketAddr, args: &SandboxArgs) -> String {
     let mut out = format!(
         "esimdash sandbox: the Reseller eSIM Sales API v1 with seeded data\n\
          base URL   {base}\n\
-         seed {}, {} orders per reseller, {} requests per key per minute, {} ms added latency\n\n\
+         seed {}, {} orders per reseller, {} requests per key per minute, {} ms added latency{}\n\n\
          reseller       access code       secret key        note\n",
-        args.seed, args.orders, args.rate_limit, args.latency_ms
+        args.seed,
+        args.orders,
+        args.rate_limit,
+        args.latency_ms,
+        if args.no_iccid_lookup {
+            ", lookup by ICCID off"
+        } else {
+            ""
+        }
     );
     for k in DEMO_KEYS {
         out.push_str(&format!(
@@ -75,6 +83,7 @@ pub async fn run_sandbox(args: &SandboxArgs) -> std::io::Result<()> {
         orders: args.orders as usize,
         rate_limit: args.rate_limit,
         latency: Duration::from_millis(args.latency_ms),
+        iccid_lookup: !args.no_iccid_lookup,
         ..SandboxConfig::default()
     };
     serve(

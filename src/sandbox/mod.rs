@@ -3,6 +3,7 @@
 
 mod auth;
 mod http;
+mod lists;
 mod rate_limit;
 mod routes;
 pub mod seed;
@@ -45,6 +46,9 @@ pub struct SandboxConfig {
     pub epoch: Option<DateTime<Utc>>,
     /// How long a new order stays `pending` before its eSIMs exist.
     pub allocate_after: Duration,
+    /// Whether the lists take `iccid` (CONTRACT.md); off, the sandbox plays a server that
+    /// predates the lookup and answers the unfiltered list.
+    pub iccid_lookup: bool,
 }
 
 pub const DEFAULT_SEED: u64 = 20_261_120;
@@ -60,6 +64,7 @@ impl Default for SandboxConfig {
             latency: Duration::ZERO,
             epoch: None,
             allocate_after: Duration::from_secs(2),
+            iccid_lookup: true,
         }
     }
 }
@@ -72,6 +77,7 @@ pub struct Shared {
     /// `http://host:port`, where the QR images are served.
     origin: String,
     allocate_after: Duration,
+    iccid_lookup: bool,
 }
 
 impl Shared {
@@ -112,6 +118,7 @@ fn router_with_knobs(config: &SandboxConfig, origin: String, knobs: Arc<Knobs>) 
         limiter: RateLimiter::new(config.rate_window),
         origin,
         allocate_after: config.allocate_after,
+        iccid_lookup: config.iccid_lookup,
     });
     let api = Router::new()
         .route("/portal/plans", get(routes::plans))
@@ -160,8 +167,15 @@ async fn authenticate(State(s): State<Arc<Shared>>, mut req: Request, next: Next
     response
 }
 
+/// Reports how long the server took in `Server-Timing` (so the time at the server can be
+/// measured from outside, apart from the network), then adds the configured latency.
 async fn delay(latency: Duration, req: Request, next: Next) -> Response {
-    let response = next.run(req).await;
+    let started = Instant::now();
+    let mut response = next.run(req).await;
+    let took = format!("app;dur={:.3}", started.elapsed().as_secs_f64() * 1000.0);
+    if let Ok(value) = HeaderValue::from_str(&took) {
+        response.headers_mut().insert("server-timing", value);
+    }
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }

@@ -10,6 +10,7 @@ use crate::esim::status::Status;
 use crate::esim::volume::{gigabytes, megabytes};
 use chrono::{DateTime, Duration as Days, Utc};
 use rust_decimal::Decimal;
+use std::sync::Arc;
 
 /// One fixed demo credential (README lists them; the sandbox prints them at start).
 pub struct DemoKey {
@@ -192,7 +193,7 @@ pub fn new_esim(
         format!("8944{}{serial:08}{:05}", reseller + 1, rng.u32(0..100_000))
     };
     let iccid = format!("{payload}{}", luhn_check_digit(&payload));
-    let matching_id: String = (0..12).map(|_| rng.alphanumeric().to_ascii_uppercase()).collect();
+    let matching_id = std::array::from_fn(|_| rng.alphanumeric().to_ascii_uppercase() as u8);
     let usage_pct = match status {
         Status::GotResource | Status::Pending | Status::UnusedExpired | Status::Cancel => 0,
         Status::UsedUp => 100,
@@ -212,17 +213,17 @@ pub fn new_esim(
     EsimRecord {
         esim_tran_no: format!("T{}{serial:010}", reseller + 1),
         iccid,
-        activation_code: format!("LPA:1${SMDP_ADDRESS}${matching_id}"),
+        matching_id,
         // Every third record carries no `ac`, so that clients exercise the PNG path too.
         publish_ac: serial % 3 != 2,
-        smdp_status: smdp_status.to_string(),
+        smdp_status,
         total_volume: plan.volume,
         order_usage: plan.volume * usage_pct / 100,
         expired_time: expires,
     }
 }
 
-fn reseller(index: usize, seed: u64, orders: usize, plans: &[PlanRecord], epoch: DateTime<Utc>) -> Reseller {
+fn reseller(index: usize, seed: u64, orders: usize, plans: &[Arc<PlanRecord>], epoch: DateTime<Utc>) -> Reseller {
     let mut rng = fastrand::Rng::with_seed(seed ^ (0x9E37_79B9_7F4A_7C15u64.wrapping_mul(index as u64 + 1)));
     let (name, email, company, balance, markup) = match index {
         ACME => (
@@ -290,6 +291,8 @@ fn reseller(index: usize, seed: u64, orders: usize, plans: &[PlanRecord], epoch:
 /// Everything the sandbox serves, built from one seed.
 pub fn data(seed: u64, orders_per_reseller: usize, epoch: DateTime<Utc>) -> Data {
     let (plans, topups) = catalog(seed);
+    let plans: Vec<_> = plans.into_iter().map(Arc::new).collect();
+    let topups = topups.into_iter().map(Arc::new).collect();
     let resellers = [ACME, GLOBEX]
         .map(|i| reseller(i, seed, orders_per_reseller, &plans, epoch))
         .into();

@@ -3,6 +3,7 @@
 //! two concurrent requests can never spend the same balance twice.
 
 use super::http::Failure;
+use super::lists::{EsimAt, Filter, ListIndex};
 use super::seed;
 use crate::esim::money::round_cents;
 use crate::esim::status::Status;
@@ -10,6 +11,7 @@ use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone)]
@@ -78,10 +80,8 @@ pub struct Reseller {
 #[derive(Debug, Clone)]
 pub struct OrderRecord {
     pub provider_order_no: String,
-    pub slug: String,
-    pub package_code: String,
-    pub package_name: String,
-    pub location_code: String,
+    /// Shared with the catalog: a hundred thousand orders do not each copy its texts.
+    pub plan: Arc<PlanRecord>,
     pub status: Status,
     pub quantity: u32,
     pub sell_price: Decimal,
@@ -93,15 +93,13 @@ pub struct OrderRecord {
     pub topup_of: Option<String>,
     /// For a new order: when its profiles are allocated.
     pub ready_at: Option<Instant>,
-    /// Order number, package name and slug in lowercase, for `q`.
-    search_text: String,
 }
 
 impl OrderRecord {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         provider_order_no: String,
-        plan: &PlanRecord,
+        plan: &Arc<PlanRecord>,
         status: Status,
         quantity: u32,
         sell_price: Decimal,
@@ -109,13 +107,9 @@ impl OrderRecord {
         created_at: DateTime<Utc>,
         esims: Vec<EsimRecord>,
     ) -> Self {
-        let search_text = format!("{}\n{}\n{}", provider_order_no, plan.name, plan.slug).to_lowercase();
         Self {
             provider_order_no,
-            slug: plan.slug.clone(),
-            package_code: plan.package_code.clone(),
-            package_name: plan.name.clone(),
-            location_code: plan.location_code.clone(),
+            plan: plan.clone(),
             status,
             quantity,
             sell_price,
@@ -124,7 +118,6 @@ impl OrderRecord {
             esims,
             topup_of: None,
             ready_at: None,
-            search_text,
         }
     }
 
@@ -132,19 +125,34 @@ impl OrderRecord {
         self.sell_price * Decimal::from(self.quantity)
     }
 
-    fn matches(&self, status: Option<&str>, q_lower: Option<&str>) -> bool {
-        status.is_none_or(|s| self.status.matches_filter(s)) && q_lower.is_none_or(|q| self.search_text.contains(q))
+    /// `q` (spec): in the order number, package name or slug, ignoring case; `q_lower` is
+    /// already lowercase.
+    pub fn matches(&self, status: Option<&str>, q_lower: Option<&str>) -> bool {
+        status.is_none_or(|s| self.status.matches_filter(s))
+            && q_lower.is_none_or(|q| {
+                contains_ignoring_case(&self.provider_order_no, q)
+                    || contains_ignoring_case(&self.plan.name, q)
+                    || contains_ignoring_case(&self.plan.slug, q)
+            })
     }
+}
+
+/// Whether `hay` contains `needle_lower` (lowercase), ignoring ASCII case, without allocating:
+/// it runs once per order for every uncached search.
+fn contains_ignoring_case(hay: &str, needle_lower: &str) -> bool {
+    let (hay, needle) = (hay.as_bytes(), needle_lower.as_bytes());
+    needle.is_empty() || hay.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
 }
 
 #[derive(Debug, Clone)]
 pub struct EsimRecord {
     pub esim_tran_no: String,
     pub iccid: String,
-    pub activation_code: String,
+    /// The activation code's matching ID; the code is `LPA:1$<SM-DP+>$<matching id>`.
+    pub matching_id: [u8; 12],
     /// Whether `rawOrderJson` shows `ac`; without it a client must read the PNG.
     pub publish_ac: bool,
-    pub smdp_status: String,
+    pub smdp_status: &'static str,
     pub total_volume: u64,
     pub order_usage: u64,
     pub expired_time: DateTime<Utc>,
@@ -155,25 +163,30 @@ impl EsimRecord {
     pub fn qr_name(&self) -> String {
         self.esim_tran_no.to_ascii_lowercase()
     }
+
+    pub fn activation_code(&self) -> String {
+        format!(
+            "LPA:1${}${}",
+            seed::SMDP_ADDRESS,
+            String::from_utf8_lossy(&self.matching_id)
+        )
+    }
+}
+
+/// The key of a QR image name (`t1` and ten digits): the digits as a number, so that the index
+/// of 200 000 images holds no strings.
+fn qr_key(name: &str) -> Option<u64> {
+    let digits = name.strip_prefix('t')?;
+    if digits.is_empty() || digits.len() > 19 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
 }
 
 /// One page of a list and the number of matching items.
 pub struct Page<T> {
     pub total: u64,
     pub items: Vec<T>,
-}
-
-fn paginate<T>(items: impl Iterator<Item = T>, page: u64, size: u64) -> Page<T> {
-    let offset = (page - 1).saturating_mul(size);
-    let mut total = 0u64;
-    let mut out = Vec::new();
-    for item in items {
-        if total >= offset && (out.len() as u64) < size {
-            out.push(item);
-        }
-        total += 1;
-    }
-    Page { total, items: out }
 }
 
 /// Statuses whose eSIM can no longer take a top-up.
@@ -184,30 +197,56 @@ fn can_top_up(status: &Status) -> bool {
     )
 }
 
+/// Where a QR image's eSIM is kept.
+#[derive(Debug, Clone, Copy)]
+struct QrAt {
+    reseller: usize,
+    at: EsimAt,
+}
+
 pub struct Data {
-    pub plans: Vec<PlanRecord>,
-    pub topups: Vec<PlanRecord>,
+    pub plans: Vec<Arc<PlanRecord>>,
+    pub topups: Vec<Arc<PlanRecord>>,
     pub resellers: Vec<Reseller>,
-    /// QR image name → activation code.
-    qr_codes: HashMap<String, String>,
+    /// Per reseller, beside `resellers`: the indexes its lists are served from.
+    lists: Vec<ListIndex>,
+    /// QR image key (see `qr_key`) → the eSIM whose code it encodes.
+    qr_images: HashMap<u64, QrAt>,
     /// Draws the ICCIDs and codes of eSIMs allocated while running.
     rng: fastrand::Rng,
 }
 
 impl Data {
-    pub fn new(plans: Vec<PlanRecord>, topups: Vec<PlanRecord>, resellers: Vec<Reseller>, seed: u64) -> Self {
-        let qr_codes = resellers
-            .iter()
-            .flat_map(|r| &r.orders)
-            .flat_map(|o| &o.esims)
-            .map(|e| (e.qr_name(), e.activation_code.clone()))
-            .collect();
-        Self {
+    pub fn new(plans: Vec<Arc<PlanRecord>>, topups: Vec<Arc<PlanRecord>>, resellers: Vec<Reseller>, seed: u64) -> Self {
+        let lists = resellers.iter().map(|r| ListIndex::build(&r.orders)).collect();
+        let mut data = Self {
             plans,
             topups,
             resellers,
-            qr_codes,
+            lists,
+            qr_images: HashMap::new(),
             rng: fastrand::Rng::with_seed(seed.rotate_left(17)),
+        };
+        for reseller in 0..data.resellers.len() {
+            for order in 0..data.resellers[reseller].orders.len() {
+                data.index_qr_images(reseller, order);
+            }
+        }
+        data
+    }
+
+    fn index_qr_images(&mut self, reseller: usize, order: usize) {
+        let Some(record) = self.resellers[reseller].orders.get(order) else {
+            return;
+        };
+        for (k, esim) in record.esims.iter().enumerate() {
+            if let Some(key) = qr_key(&esim.qr_name()) {
+                let at = EsimAt {
+                    order: order as u32,
+                    esim: k as u32,
+                };
+                self.qr_images.insert(key, QrAt { reseller, at });
+            }
         }
     }
 
@@ -219,22 +258,25 @@ impl Data {
         self.reseller(reseller).markup_pct
     }
 
-    pub fn plan(&self, slug: &str) -> Option<&PlanRecord> {
+    pub fn plan(&self, slug: &str) -> Option<&Arc<PlanRecord>> {
         self.plans.iter().chain(&self.topups).find(|p| p.slug == slug)
     }
 
-    pub fn activation_code_of_qr(&self, name: &str) -> Option<&str> {
-        self.qr_codes.get(name).map(String::as_str)
+    fn esim_at(&self, reseller: usize, at: EsimAt) -> Option<(&OrderRecord, &EsimRecord)> {
+        let order = self.reseller(reseller).orders.get(at.order as usize)?;
+        Some((order, order.esims.get(at.esim as usize)?))
+    }
+
+    pub fn activation_code_of_qr(&self, name: &str) -> Option<String> {
+        let found = self.qr_images.get(&qr_key(name)?)?;
+        let (_, esim) = self.esim_at(found.reseller, found.at)?;
+        (esim.qr_name() == name).then(|| esim.activation_code())
     }
 
     /// Gives new orders whose time has come their eSIM profiles.
     pub fn settle(&mut self, reseller: usize, now: Instant) {
         let Data {
-            resellers,
-            rng,
-            qr_codes,
-            plans,
-            ..
+            resellers, rng, plans, ..
         } = self;
         let Reseller {
             orders,
@@ -246,11 +288,11 @@ impl Data {
             .iter()
             .partition(|&&i| orders.get(i).and_then(|o| o.ready_at).is_some_and(|t| t <= now));
         *awaiting = waiting;
-        for i in due {
+        for &i in &due {
             let Some(order) = orders.get_mut(i) else { continue };
             order.ready_at = None;
             order.status = Status::GotResource;
-            let Some(plan) = plans.iter().find(|p| p.slug == order.slug) else {
+            let Some(plan) = plans.iter().find(|p| p.slug == order.plan.slug) else {
                 continue;
             };
             for _ in 0..order.quantity {
@@ -264,57 +306,48 @@ impl Data {
                     Utc::now(),
                 );
                 *next_serial += 1;
-                qr_codes.insert(esim.qr_name(), esim.activation_code.clone());
                 order.esims.push(esim);
             }
         }
+        for i in due {
+            self.lists[reseller].esims_allocated(i, &self.resellers[reseller].orders);
+            self.index_qr_images(reseller, i);
+        }
     }
 
-    pub fn orders(
-        &self,
-        reseller: usize,
-        status: Option<&str>,
-        q: Option<&str>,
-        page: u64,
-        size: u64,
-    ) -> Page<&OrderRecord> {
-        let q = q.map(str::to_lowercase);
-        let matching = self
-            .reseller(reseller)
-            .orders
-            .iter()
-            .rev()
-            .filter(|o| o.matches(status, q.as_deref()));
-        paginate(matching, page, size)
+    pub fn orders(&mut self, reseller: usize, filter: &Filter, page: u64, size: u64) -> Page<&OrderRecord> {
+        let orders = &self.resellers[reseller].orders;
+        let (total, found) = self.lists[reseller].orders(orders, filter, page, size);
+        Page {
+            total,
+            items: found.into_iter().map(|i| &orders[i]).collect(),
+        }
     }
 
     pub fn esims(
-        &self,
+        &mut self,
         reseller: usize,
-        status: Option<&str>,
+        filter: &Filter,
         page: u64,
         size: u64,
     ) -> Page<(&OrderRecord, &EsimRecord)> {
-        let matching = self
-            .reseller(reseller)
-            .orders
-            .iter()
-            .rev()
-            .filter(|o| o.matches(status, None))
-            .flat_map(|o| o.esims.iter().map(move |e| (o, e)));
-        paginate(matching, page, size)
+        let (total, found) = self.lists[reseller].esims(&self.resellers[reseller].orders, filter, page, size);
+        Page {
+            total,
+            items: found.into_iter().filter_map(|at| self.esim_at(reseller, at)).collect(),
+        }
     }
 
     fn esim_of(&self, reseller: usize, iccid: &str) -> Result<&OrderRecord, Failure> {
-        self.reseller(reseller)
-            .orders
-            .iter()
-            .find(|o| o.esims.iter().any(|e| e.iccid == iccid))
+        let orders = &self.reseller(reseller).orders;
+        self.lists[reseller]
+            .esim(orders, iccid)
+            .and_then(|at| orders.get(at.order as usize))
             .ok_or_else(|| Failure::not_found("eSIM not found"))
     }
 
     /// The top-up plans for an eSIM of this reseller: empty when it cannot be topped up.
-    pub fn topups_for(&self, reseller: usize, iccid: &str) -> Result<Vec<&PlanRecord>, Failure> {
+    pub fn topups_for(&self, reseller: usize, iccid: &str) -> Result<Vec<&Arc<PlanRecord>>, Failure> {
         let order = self.esim_of(reseller, iccid)?;
         if !can_top_up(&order.status) {
             return Ok(Vec::new());
@@ -322,7 +355,7 @@ impl Data {
         Ok(self
             .topups
             .iter()
-            .filter(|p| p.location_code == order.location_code)
+            .filter(|p| p.location_code == order.plan.location_code)
             .collect())
     }
 
@@ -330,7 +363,7 @@ impl Data {
     fn debit_and_store(
         &mut self,
         reseller: usize,
-        plan: PlanRecord,
+        plan: Arc<PlanRecord>,
         qty: u32,
         status: Status,
         topup_of: Option<String>,
@@ -356,12 +389,14 @@ impl Data {
         );
         order.topup_of = topup_of;
         order.ready_at = ready_at;
+        let i = r.orders.len();
         if ready_at.is_some() {
-            r.awaiting.push(r.orders.len());
+            r.awaiting.push(i);
         }
+        self.lists[reseller].order_added(i, &order);
         r.orders.push(order);
         let balance = r.balance;
-        Ok((&r.orders[r.orders.len() - 1], balance))
+        Ok((&r.orders[i], balance))
     }
 
     pub fn topup(

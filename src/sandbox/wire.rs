@@ -80,10 +80,10 @@ struct RecordJson<'a> {
 fn record(o: &OrderRecord) -> RecordJson<'_> {
     RecordJson {
         provider_order_no: &o.provider_order_no,
-        slug: &o.slug,
-        package_code: &o.package_code,
-        package_name: &o.package_name,
-        location_code: &o.location_code,
+        slug: &o.plan.slug,
+        package_code: &o.plan.package_code,
+        package_name: &o.plan.name,
+        location_code: &o.plan.location_code,
         status: o.status.as_str(),
         quantity: o.quantity,
     }
@@ -129,7 +129,7 @@ struct RawOrderJson<'a> {
     qr_code_url: String,
     smdp_status: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    ac: Option<&'a str>,
+    ac: Option<String>,
     esim_tran_no: &'a str,
     esim_status: String,
     total_volume: u64,
@@ -145,8 +145,8 @@ pub fn esim<'a>(o: &'a OrderRecord, e: &'a EsimRecord, origin: &str) -> EsimJson
         raw_order_json: RawOrderJson {
             iccid: &e.iccid,
             qr_code_url: format!("{origin}/qr/{}.png", e.qr_name()),
-            smdp_status: &e.smdp_status,
-            ac: e.publish_ac.then_some(e.activation_code.as_str()),
+            smdp_status: e.smdp_status,
+            ac: e.publish_ac.then(|| e.activation_code()),
             esim_tran_no: &e.esim_tran_no,
             esim_status: o.status.as_str().to_ascii_uppercase(),
             total_volume: e.total_volume,

@@ -233,3 +233,79 @@ async fn seeding_is_deterministic_and_grows_with_orders() {
     assert_eq!(iccids(&pa), iccids(&pb));
     assert_eq!(acme(&a).orders(&Default::default()).await.unwrap().total, 2_000);
 }
+
+#[tokio::test]
+async fn lookup_by_iccid_finds_exactly_that_esim_and_its_orders_and_nothing_of_another_reseller() {
+    let sb = sandbox().await;
+    // The oldest eSIM: the last page's last item.
+    let all = acme_get(&sb, "/reseller/esims?pageSize=1").await;
+    let total = all.body["total"].as_u64().unwrap();
+    let oldest = acme_get(&sb, &format!("/reseller/esims?pageSize=1&page={total}")).await;
+    let iccid = oldest.body["esims"][0]["rawOrderJson"]["iccid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let order_no = oldest.body["esims"][0]["providerOrderNo"].as_str().unwrap().to_string();
+
+    // Spaces and dashes are removed before matching.
+    let spaced = format!("{} {}-{}", &iccid[..4], &iccid[4..10], &iccid[10..]);
+    let found = acme_get(&sb, &format!("/reseller/esims?iccid={}", spaced.replace(' ', "%20"))).await;
+    assert_eq!(found.body["total"].as_u64(), Some(1), "{}", found.text);
+    assert_eq!(
+        found.body["esims"][0]["rawOrderJson"]["iccid"].as_str(),
+        Some(iccid.as_str())
+    );
+
+    // With a status that does not match, nothing; with its own status, the eSIM.
+    let status = found.body["esims"][0]["status"].as_str().unwrap().to_string();
+    let other = if status == "cancel" { "in_use" } else { "cancel" };
+    let none = acme_get(&sb, &format!("/reseller/esims?iccid={iccid}&status={other}")).await;
+    assert_eq!(none.body["total"].as_u64(), Some(0));
+    let same = acme_get(&sb, &format!("/reseller/esims?iccid={iccid}&status={status}")).await;
+    assert_eq!(same.body["total"].as_u64(), Some(1));
+
+    // Orders for that ICCID: the order that made it.
+    let orders = acme_get(&sb, &format!("/reseller/orders?iccid={iccid}")).await;
+    assert_eq!(orders.body["total"].as_u64(), Some(1), "{}", orders.text);
+    assert_eq!(
+        orders.body["orders"][0]["providerOrderNo"].as_str(),
+        Some(order_no.as_str())
+    );
+
+    // A prefix, a longer number or text is no match; not an error.
+    for wrong in [&iccid[..iccid.len() - 1], &format!("{iccid}0"), "abc"] {
+        let r = acme_get(&sb, &format!("/reseller/esims?iccid={wrong}")).await;
+        assert_eq!((r.status, r.body["total"].as_u64()), (200, Some(0)), "{wrong}");
+    }
+
+    // Another reseller's ICCID is an empty list, never a 404 that would tell it exists.
+    let r = raw(
+        "GET",
+        &format!("{}/reseller/esims?iccid={iccid}", sb.base_url()),
+        &[("x-access-code", "ak_demo_globex"), ("x-secret-key", "sk_demo_globex")],
+        None,
+    )
+    .await;
+    assert_eq!((r.status, r.body["total"].as_u64()), (200, Some(0)));
+    let r = raw(
+        "GET",
+        &format!("{}/reseller/orders?iccid={iccid}", sb.base_url()),
+        &[("x-access-code", "ak_demo_globex"), ("x-secret-key", "sk_demo_globex")],
+        None,
+    )
+    .await;
+    assert_eq!((r.status, r.body["total"].as_u64()), (200, Some(0)));
+}
+
+#[tokio::test]
+async fn a_sandbox_without_the_lookup_answers_the_unfiltered_list() {
+    let sb = sandbox_with(esimdash::sandbox::SandboxConfig {
+        rate_limit: 100_000,
+        iccid_lookup: false,
+        ..Default::default()
+    })
+    .await;
+    let r = acme_get(&sb, "/reseller/esims?iccid=8944100000000000000&pageSize=5").await;
+    assert_eq!(r.body["esims"].as_array().map(Vec::len), Some(5));
+    assert!(r.body["total"].as_u64().unwrap() > 100);
+}

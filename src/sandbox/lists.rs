@@ -1,0 +1,210 @@
+//! The list indexes of one reseller: its eSIMs in list order, its eSIMs by ICCID, and the
+//! matching items of recent queries. With them any page of 100 000 orders or eSIMs is a slice
+//! and a lookup by ICCID is one hash probe, instead of a walk through every record.
+
+use super::store::OrderRecord;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Where an eSIM is kept: its order's index and its place in that order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EsimAt {
+    pub order: u32,
+    pub esim: u32,
+}
+
+/// What a list request filters by, normalised: lowercase status and `q`, an ICCID without
+/// spaces and dashes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Filter {
+    pub status: Option<String>,
+    pub q: Option<String>,
+    pub iccid: Option<String>,
+}
+
+impl Filter {
+    pub fn new(status: Option<&str>, q: Option<&str>, iccid: Option<&str>) -> Self {
+        Self {
+            status: status.map(str::to_ascii_lowercase),
+            q: q.map(str::to_lowercase),
+            iccid: iccid.map(|i| i.chars().filter(|c| !matches!(c, ' ' | '-')).collect()),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Kind {
+    Orders,
+    Esims,
+}
+
+/// Queries whose matches are kept; a client paging through one query asks for it again and
+/// again, and each answer is then a slice.
+const CACHED_QUERIES: usize = 32;
+
+/// The matching items of one query, newest first: order indexes, or places in `esims`.
+type Matches = Arc<Vec<u32>>;
+
+#[derive(Debug, Default)]
+pub struct ListIndex {
+    /// Every eSIM in the order the eSIM list shows them: newest order first.
+    esims: Vec<EsimAt>,
+    /// ICCID (as a number; the record is checked for the exact text) → where it is kept.
+    by_iccid: HashMap<u128, EsimAt>,
+    /// Orders that are top-ups, oldest first.
+    topups: Vec<u32>,
+    cache: HashMap<(Kind, Filter), Matches>,
+}
+
+fn iccid_key(iccid: &str) -> Option<u128> {
+    (!iccid.is_empty() && iccid.len() <= 38 && iccid.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| iccid.parse().ok())
+        .flatten()
+}
+
+impl ListIndex {
+    pub fn build(orders: &[OrderRecord]) -> Self {
+        let mut index = Self::default();
+        for (i, order) in orders.iter().enumerate() {
+            index.order_added(i, order);
+        }
+        index.rebuild_esim_order(orders);
+        index
+    }
+
+    /// A new order was stored at `i` (the newest); its eSIMs, if it has any yet, are indexed.
+    pub fn order_added(&mut self, i: usize, order: &OrderRecord) {
+        if order.topup_of.is_some() {
+            self.topups.push(i as u32);
+        }
+        self.esims_added(i, order);
+        self.cache.clear();
+    }
+
+    /// The order at `i` got its eSIMs (a pending order was allocated): they go where the order
+    /// stands in the list, not at the top.
+    pub fn esims_allocated(&mut self, i: usize, orders: &[OrderRecord]) {
+        if let Some(order) = orders.get(i) {
+            self.esims_added(i, order);
+        }
+        self.rebuild_esim_order(orders);
+    }
+
+    fn esims_added(&mut self, i: usize, order: &OrderRecord) {
+        for (k, esim) in order.esims.iter().enumerate() {
+            if let Some(key) = iccid_key(&esim.iccid) {
+                let at = EsimAt {
+                    order: i as u32,
+                    esim: k as u32,
+                };
+                self.by_iccid.insert(key, at);
+            }
+        }
+    }
+
+    fn rebuild_esim_order(&mut self, orders: &[OrderRecord]) {
+        self.esims.clear();
+        for (i, order) in orders.iter().enumerate().rev() {
+            self.esims.extend((0..order.esims.len()).map(|k| EsimAt {
+                order: i as u32,
+                esim: k as u32,
+            }));
+        }
+        self.cache.clear();
+    }
+
+    /// Where the eSIM with exactly this ICCID is kept.
+    pub fn esim(&self, orders: &[OrderRecord], iccid: &str) -> Option<EsimAt> {
+        let at = *self.by_iccid.get(&iccid_key(iccid)?)?;
+        let record = orders.get(at.order as usize)?.esims.get(at.esim as usize)?;
+        (record.iccid == iccid).then_some(at)
+    }
+
+    /// The matching orders, newest first: `total` and the indexes on `page`.
+    pub fn orders(&mut self, orders: &[OrderRecord], filter: &Filter, page: u64, size: u64) -> (u64, Vec<usize>) {
+        if filter.is_empty() {
+            let newest_first = (0..orders.len()).rev();
+            return (orders.len() as u64, page_of(newest_first, page, size).collect());
+        }
+        let matches = self.matches(Kind::Orders, filter, |index| {
+            let candidates: Vec<u32> = match &filter.iccid {
+                Some(iccid) => index.orders_of_iccid(orders, iccid),
+                None => (0..orders.len() as u32).rev().collect(),
+            };
+            candidates
+                .into_iter()
+                .filter(|&i| orders[i as usize].matches(filter.status.as_deref(), filter.q.as_deref()))
+                .collect()
+        });
+        let found = page_of(matches.iter().map(|&i| i as usize), page, size).collect();
+        (matches.len() as u64, found)
+    }
+
+    /// The order that made this eSIM and its top-ups, newest first.
+    fn orders_of_iccid(&self, orders: &[OrderRecord], iccid: &str) -> Vec<u32> {
+        let mut found: Vec<u32> = self
+            .topups
+            .iter()
+            .copied()
+            .filter(|&i| orders[i as usize].topup_of.as_deref() == Some(iccid))
+            .collect();
+        found.extend(self.esim(orders, iccid).map(|at| at.order));
+        found.sort_unstable_by(|a, b| b.cmp(a));
+        found
+    }
+
+    /// The matching eSIMs in list order (`q` does not apply to eSIMs: the spec has none).
+    pub fn esims(&mut self, orders: &[OrderRecord], filter: &Filter, page: u64, size: u64) -> (u64, Vec<EsimAt>) {
+        let filter = Filter {
+            q: None,
+            ..filter.clone()
+        };
+        if filter.is_empty() {
+            let all = &self.esims;
+            return (all.len() as u64, page_of(all.iter().copied(), page, size).collect());
+        }
+        let matches = self.matches(Kind::Esims, &filter, |index| {
+            let status_ok = |at: &EsimAt| {
+                let order = &orders[at.order as usize];
+                filter.status.as_deref().is_none_or(|s| order.status.matches_filter(s))
+            };
+            match &filter.iccid {
+                Some(iccid) => index
+                    .esim(orders, iccid)
+                    .filter(status_ok)
+                    .and_then(|at| index.esims.iter().position(|e| *e == at))
+                    .map(|place| place as u32)
+                    .into_iter()
+                    .collect(),
+                None => (0..index.esims.len() as u32)
+                    .filter(|&place| status_ok(&index.esims[place as usize]))
+                    .collect(),
+            }
+        });
+        let found = page_of(matches.iter().map(|&p| self.esims[p as usize]), page, size).collect();
+        (matches.len() as u64, found)
+    }
+
+    fn matches(&mut self, kind: Kind, filter: &Filter, compute: impl FnOnce(&Self) -> Vec<u32>) -> Matches {
+        let key = (kind, filter.clone());
+        if let Some(found) = self.cache.get(&key) {
+            return found.clone();
+        }
+        let found = Arc::new(compute(self));
+        if self.cache.len() >= CACHED_QUERIES {
+            self.cache.clear();
+        }
+        self.cache.insert(key, found.clone());
+        found
+    }
+}
+
+/// The items of one page (1-based) of `size`.
+fn page_of<T>(items: impl Iterator<Item = T>, page: u64, size: u64) -> impl Iterator<Item = T> {
+    let skip = usize::try_from(page.saturating_sub(1).saturating_mul(size)).unwrap_or(usize::MAX);
+    items.skip(skip).take(usize::try_from(size).unwrap_or(usize::MAX))
+}
