@@ -17,6 +17,7 @@ use rust_decimal::Decimal;
 use secrecy::{ExposeSecret, SecretString};
 use serde::de::DeserializeOwned;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -86,6 +87,19 @@ struct Inner {
     secret: SecretString,
     pacer: Pacer,
     opts: ClientOptions,
+    /// Set once this server answered a lookup by ICCID with other eSIMs: it ignores `iccid`.
+    no_iccid_lookup: AtomicBool,
+}
+
+/// The answer to a lookup by ICCID.
+#[derive(Debug)]
+pub enum Lookup {
+    Found(Box<Esim>),
+    /// The server looked and this account has no such eSIM.
+    Absent,
+    /// The server ignores the lookup; the page it sent instead, if a request was made (page 1
+    /// of the inventory, 100 a page), so that reading the list can start from it.
+    Unsupported(Option<EsimPage>),
 }
 
 impl std::fmt::Debug for Client {
@@ -121,6 +135,7 @@ impl Client {
                 secret: credentials.secret_key.clone(),
                 pacer,
                 opts,
+                no_iccid_lookup: AtomicBool::new(false),
             }),
         })
     }
@@ -165,6 +180,7 @@ impl Client {
             ("pageSize", size.as_deref()),
             ("status", query.status.as_deref()),
             ("q", query.q.as_deref()),
+            ("iccid", query.iccid.as_deref()),
         ];
         let answer = self.get(ORDERS, &present(&params)).await?;
         answer.json(&self.inner.secret)
@@ -177,6 +193,7 @@ impl Client {
             ("page", page.as_deref()),
             ("pageSize", size.as_deref()),
             ("status", query.status.as_deref()),
+            ("iccid", query.iccid.as_deref()),
         ];
         let answer = self.get(ESIMS, &present(&params)).await?;
         answer.json(&self.inner.secret)
@@ -215,14 +232,17 @@ impl Client {
         })
     }
 
-    /// The newest orders of a plan (top-up or not): taken before a request that moves money, so
-    /// that an order appearing after an unknown outcome can be told apart from older ones.
-    pub async fn recent_orders_for(&self, slug: &str) -> Result<Vec<Order>, ApiError> {
+    /// The newest orders of a plan (top-up or not), for one eSIM where `iccid` is given: taken
+    /// before a request that moves money, so that an order appearing after an unknown outcome
+    /// can be told apart from older ones. The same query before and after, so that a server
+    /// that ignores `iccid` answers both alike.
+    pub async fn recent_orders_for(&self, slug: &str, iccid: Option<&str>) -> Result<Vec<Order>, ApiError> {
         let query = OrderQuery {
             page: Some(1),
             page_size: Some(SCAN_PAGE_SIZE),
             status: None,
             q: Some(slug.to_string()),
+            iccid: iccid.map(str::to_string),
         };
         Ok(self
             .orders(&query)
@@ -242,27 +262,68 @@ impl Client {
         iccid: Option<&str>,
         before: &std::collections::HashSet<String>,
     ) -> Result<Option<Order>, ApiError> {
-        let found = self.recent_orders_for(slug).await?;
+        let found = self.recent_orders_for(slug, iccid).await?;
         Ok(found.into_iter().find(|o| {
             !before.contains(&o.record.provider_order_no) && iccid.is_none_or(|i| o.iccid.is_empty() || o.iccid == i)
         }))
     }
 
-    /// Finds one eSIM by ICCID, reading the inventory a page at a time (the API has no ICCID
-    /// search); `None` when the reseller has no such eSIM.
+    /// Asks the server for one eSIM by ICCID (CONTRACT.md's lookup), unless this server was
+    /// already seen to ignore it. An answer holding any other eSIM means the server ignored the
+    /// parameter: that is remembered for the session and the caller gets the page it sent
+    /// (page 1 of the whole inventory, 100 a page), never another eSIM as the one asked for.
+    pub async fn lookup_esim(&self, iccid: &str) -> Result<Lookup, ApiError> {
+        if self.inner.no_iccid_lookup.load(Ordering::Relaxed) {
+            return Ok(Lookup::Unsupported(None));
+        }
+        let query = EsimQuery {
+            page: Some(1),
+            page_size: Some(SCAN_PAGE_SIZE),
+            status: None,
+            iccid: Some(iccid.to_string()),
+        };
+        let page = self.esims(&query).await?;
+        if page.total <= 1 && page.esims.iter().all(|e| e.raw_order_json.iccid == iccid) {
+            return Ok(match page.esims.into_iter().next() {
+                Some(esim) => Lookup::Found(Box::new(esim)),
+                None => Lookup::Absent,
+            });
+        }
+        tracing::info!("the server ignores iccid on the eSIM list; reading the list instead");
+        self.inner.no_iccid_lookup.store(true, Ordering::Relaxed);
+        Ok(Lookup::Unsupported(Some(page)))
+    }
+
+    /// Whether this server was seen to ignore the lookup by ICCID.
+    pub fn lacks_iccid_lookup(&self) -> bool {
+        self.inner.no_iccid_lookup.load(Ordering::Relaxed)
+    }
+
+    /// Finds one eSIM by ICCID: by the lookup, or where the server has none, reading the
+    /// inventory a page at a time; `None` when the reseller has no such eSIM.
     pub async fn find_esim(&self, iccid: &str) -> Result<Option<Esim>, ApiError> {
         let mut page = 1;
+        let mut found = match self.lookup_esim(iccid).await? {
+            Lookup::Found(esim) => return Ok(Some(*esim)),
+            Lookup::Absent => return Ok(None),
+            Lookup::Unsupported(first) => first,
+        };
         loop {
-            let query = EsimQuery {
-                page: Some(page),
-                page_size: Some(SCAN_PAGE_SIZE),
-                status: None,
+            let answer = match found.take() {
+                Some(answer) => answer,
+                None => {
+                    let query = EsimQuery {
+                        page: Some(page),
+                        page_size: Some(SCAN_PAGE_SIZE),
+                        ..EsimQuery::default()
+                    };
+                    self.esims(&query).await?
+                }
             };
-            let found = self.esims(&query).await?;
-            if let Some(esim) = found.esims.iter().find(|e| e.raw_order_json.iccid == iccid) {
+            if let Some(esim) = answer.esims.iter().find(|e| e.raw_order_json.iccid == iccid) {
                 return Ok(Some(esim.clone()));
             }
-            if found.esims.is_empty() || page * SCAN_PAGE_SIZE >= found.total {
+            if answer.esims.is_empty() || page * SCAN_PAGE_SIZE >= answer.total {
                 return Ok(None);
             }
             page += 1;

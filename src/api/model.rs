@@ -312,6 +312,8 @@ pub struct OrderQuery {
     pub page_size: Option<u64>,
     pub status: Option<String>,
     pub q: Option<String>,
+    /// Only the orders of this eSIM (CONTRACT.md; a server may ignore it).
+    pub iccid: Option<String>,
 }
 
 /// Query of `GET /reseller/esims`.
@@ -320,6 +322,8 @@ pub struct EsimQuery {
     pub page: Option<u64>,
     pub page_size: Option<u64>,
     pub status: Option<String>,
+    /// Only this eSIM (CONTRACT.md; a server may ignore it: check what comes back).
+    pub iccid: Option<String>,
 }
 
 /// Body of `PATCH /reseller/profile`: only the fields that are set are sent.

@@ -111,7 +111,7 @@ where
     confirm(yes, &summary)?;
     // What exists before sending, so that a lost answer can be looked up without resending.
     let before: HashSet<String> = client
-        .recent_orders_for(&plan.slug)
+        .recent_orders_for(&plan.slug, iccid)
         .await?
         .into_iter()
         .map(|o| o.record.provider_order_no)

@@ -129,6 +129,7 @@ pub async fn run(command: &Command, client: &Client, as_json: bool) -> Result<()
                 page_size: list.page_size,
                 status: list.status.clone(),
                 q: q.clone(),
+                iccid: None,
             };
             let page = client.orders(&query).await?;
             if as_json {
@@ -196,6 +197,7 @@ pub async fn run(command: &Command, client: &Client, as_json: bool) -> Result<()
                 page: list.page,
                 page_size: list.page_size,
                 status: list.status.clone(),
+                iccid: None,
             };
             let page = client.esims(&query).await?;
             if as_json {

@@ -40,6 +40,7 @@ pub enum Request {
     /// The order numbers of a plan's newest orders, read before paying.
     OrdersOfPlan {
         slug: String,
+        iccid: Option<Iccid>,
     },
     /// Moves money: sent once, never repeated by anything.
     Topup(TopupRequest),

@@ -56,16 +56,16 @@ pub async fn execute(client: &Client, request: &Request) -> Result<Payload, ApiE
             let query = EsimQuery {
                 page: Some(*page),
                 page_size: Some(SCAN_PAGE_SIZE),
-                status: None,
+                ..EsimQuery::default()
             };
             Payload::Esims(client.esims(&query).await?)
         }
         Request::ActivationCode { esim } => Payload::ActivationCode(client.activation_code(esim).await),
         Request::UpdateProfile(u) => Payload::ProfileSaved(client.update_profile(u).await?),
         Request::TopupPlans { iccid } => Payload::Plans(client.topup_plans(iccid.as_str()).await?),
-        Request::OrdersOfPlan { slug } => Payload::OrderNumbers(
+        Request::OrdersOfPlan { slug, iccid } => Payload::OrderNumbers(
             client
-                .recent_orders_for(slug)
+                .recent_orders_for(slug, iccid.as_ref().map(Iccid::as_str))
                 .await?
                 .into_iter()
                 .map(|o| o.record.provider_order_no)

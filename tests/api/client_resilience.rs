@@ -227,3 +227,62 @@ async fn balance_falls_back_to_the_profile_where_there_is_no_balance_route() {
     );
     assert_eq!(s.hits(), 2);
 }
+
+/// The oldest eSIM's ICCID and how many there are, read over raw HTTP.
+async fn oldest_iccid(sb: &esimdash::sandbox::RunningSandbox) -> (String, u64) {
+    let total = acme_get(sb, "/reseller/esims?pageSize=1").await.body["total"]
+        .as_u64()
+        .unwrap();
+    let last = acme_get(sb, &format!("/reseller/esims?pageSize=1&page={total}")).await;
+    let iccid = last.body["esims"][0]["rawOrderJson"]["iccid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    (iccid, total)
+}
+
+#[tokio::test]
+async fn finding_an_esim_by_iccid_is_one_request_where_the_server_has_the_lookup() {
+    let sb = sandbox().await;
+    let (iccid, _) = oldest_iccid(&sb).await;
+    let client = acme(&sb);
+    let before = sb.requests_received();
+    let found = client.find_esim(&iccid).await.unwrap().expect("found");
+    assert_eq!(found.raw_order_json.iccid, iccid);
+    assert_eq!(sb.requests_received() - before, 1);
+    assert!(client.find_esim("8944100000000000008").await.unwrap().is_none());
+    assert!(!client.lacks_iccid_lookup());
+}
+
+#[tokio::test]
+async fn a_server_that_ignores_the_lookup_never_yields_another_esim_and_is_remembered() {
+    let sb = sandbox_with(esimdash::sandbox::SandboxConfig {
+        rate_limit: 100_000,
+        iccid_lookup: false,
+        ..Default::default()
+    })
+    .await;
+    let (iccid, total) = oldest_iccid(&sb).await;
+    let client = acme(&sb);
+    let pages = total.div_ceil(100);
+
+    let before = sb.requests_received();
+    let found = client
+        .find_esim(&iccid)
+        .await
+        .unwrap()
+        .expect("found by reading the list");
+    assert_eq!(found.raw_order_json.iccid, iccid, "never another eSIM");
+    assert!(client.lacks_iccid_lookup());
+    // The lookup's answer was page 1 of the list: reading goes on from page 2.
+    assert_eq!(sb.requests_received() - before, pages);
+
+    // Remembered: the next search reads the list without asking for the lookup first.
+    let before = sb.requests_received();
+    assert!(client.find_esim("8944100000000000008").await.unwrap().is_none());
+    assert_eq!(sb.requests_received() - before, pages);
+    match client.lookup_esim(&iccid).await.unwrap() {
+        esimdash::api::Lookup::Unsupported(None) => {}
+        other => panic!("expected the remembered answer without a request, got {other:?}"),
+    }
+}

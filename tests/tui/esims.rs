@@ -42,6 +42,7 @@ async fn every_seeded_esim_round_trips_through_the_drawn_qr() {
             page: Some(page),
             page_size: Some(100),
             status: None,
+            iccid: None,
         };
         let found = client.esims(&q).await.unwrap();
         let done = found.esims.len() < 100;

@@ -221,7 +221,7 @@ async fn a_lost_answer_is_not_resent_and_the_placed_top_up_is_found() {
         "purchase_unknown_found",
         h.screen(100, 30).replace(&order.record.provider_order_no, "B-NEW")
     );
-    let topups = h.api().recent_orders_for(&order.record.slug).await.unwrap();
+    let topups = h.api().recent_orders_for(&order.record.slug, None).await.unwrap();
     assert_eq!(
         topups.iter().filter(|o| o.iccid == iccid).count(),
         1,

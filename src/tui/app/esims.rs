@@ -126,6 +126,7 @@ impl Esims {
             page: Some(page),
             page_size: Some(self.list.page_size()),
             status: self.status.query(),
+            iccid: None,
         }
     }
 

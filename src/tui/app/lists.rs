@@ -49,6 +49,7 @@ impl Orders {
             page_size: Some(self.list.page_size()),
             status: self.status.query(),
             q: Some(self.search.applied().to_string()).filter(|q| !q.is_empty()),
+            iccid: None,
         }
     }
 

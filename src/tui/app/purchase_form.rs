@@ -129,7 +129,10 @@ impl PurchaseForm {
         let slug = self.plan().map(|p| p.slug.clone());
         match (&self.stage, &self.before) {
             (Stage::Loading, _) => self.iccid().map(|iccid| Request::TopupPlans { iccid: iccid.clone() }),
-            (Stage::Confirming, None) => slug.map(|slug| Request::OrdersOfPlan { slug }),
+            (Stage::Confirming, None) => slug.map(|slug| Request::OrdersOfPlan {
+                slug,
+                iccid: self.iccid().cloned(),
+            }),
             (
                 Stage::Unknown {
                     lookup: Lookup::Checking,
