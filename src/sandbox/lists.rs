@@ -2,7 +2,8 @@
 //! matching items of recent queries. With them any page of 100 000 orders or eSIMs is a slice
 //! and a lookup by ICCID is one hash probe, instead of a walk through every record.
 
-use super::store::OrderRecord;
+use super::store::{OrderRecord, TextQuery, iccid_number};
+use crate::esim::status::{Status, StatusFilter};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -34,6 +35,14 @@ impl Filter {
     fn is_empty(&self) -> bool {
         *self == Self::default()
     }
+
+    /// `active`, or one status by name; any other text matches nothing (not even `all`).
+    fn status_filter(&self) -> Option<StatusFilter> {
+        self.status.as_deref().map(|s| match s {
+            "active" => StatusFilter::Active,
+            s => StatusFilter::Is(Status::parse(s)),
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -50,20 +59,76 @@ const CACHED_QUERIES: usize = 32;
 type Matches = Arc<Vec<u32>>;
 
 #[derive(Debug, Default)]
+struct Columns {
+    /// The status's place in `Status::KNOWN`, or `OTHER_STATUS`.
+    status: Vec<u8>,
+    plan: Vec<u32>,
+    /// Every order number, each followed by a newline; `starts[i]` is where order `i`'s begins.
+    numbers: String,
+    starts: Vec<u32>,
+}
+
+const OTHER_STATUS: u8 = u8::MAX;
+
+fn status_code(status: &Status) -> u8 {
+    Status::KNOWN
+        .iter()
+        .position(|k| k == status)
+        .map_or(OTHER_STATUS, |p| p as u8)
+}
+
+impl Columns {
+    fn push(&mut self, order: &OrderRecord) {
+        self.status.push(status_code(&order.status));
+        self.plan.push(order.plan.id as u32);
+        self.starts.push(self.numbers.len() as u32);
+        self.numbers.push_str(&order.provider_order_no);
+        self.numbers.push('\n');
+    }
+
+    /// Which orders' numbers contain `text`: one pass over all the numbers.
+    fn numbers_containing(&self, text: &str) -> Vec<bool> {
+        let mut hits = vec![false; self.starts.len()];
+        if text.is_empty() || text.contains('\n') {
+            return hits;
+        }
+        for (at, _) in self.numbers.match_indices(text) {
+            let order = self.starts.partition_point(|&s| s as usize <= at) - 1;
+            hits[order] = true;
+        }
+        hits
+    }
+}
+
+/// Whether an order passes the status filter, read from its column; an unknown status is
+/// checked on the record.
+fn status_test<'a>(
+    filter: Option<StatusFilter>,
+    columns: &'a Columns,
+    orders: &'a [OrderRecord],
+) -> impl Fn(usize) -> bool + 'a {
+    let known: Vec<bool> = Status::KNOWN
+        .iter()
+        .map(|k| filter.as_ref().is_none_or(|f| f.matches(k)))
+        .collect();
+    move |i| match columns.status.get(i).copied() {
+        Some(OTHER_STATUS) | None => orders[i].matches(filter.as_ref(), None),
+        Some(code) => known[code as usize],
+    }
+}
+
+#[derive(Debug, Default)]
 pub struct ListIndex {
     /// Every eSIM in the order the eSIM list shows them: newest order first.
     esims: Vec<EsimAt>,
-    /// ICCID (as a number; the record is checked for the exact text) → where it is kept.
+    /// ICCID (as a number) → where it is kept.
     by_iccid: HashMap<u128, EsimAt>,
     /// Orders that are top-ups, oldest first.
     topups: Vec<u32>,
+    /// Per order, by index, what filters read: a walk over these columns stays in a few MB
+    /// instead of visiting 100 000 records.
+    columns: Columns,
     cache: HashMap<(Kind, Filter), Matches>,
-}
-
-fn iccid_key(iccid: &str) -> Option<u128> {
-    (!iccid.is_empty() && iccid.len() <= 38 && iccid.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| iccid.parse().ok())
-        .flatten()
 }
 
 impl ListIndex {
@@ -81,6 +146,7 @@ impl ListIndex {
         if order.topup_of.is_some() {
             self.topups.push(i as u32);
         }
+        self.columns.push(order);
         self.esims_added(i, order);
         self.cache.clear();
     }
@@ -90,19 +156,20 @@ impl ListIndex {
     pub fn esims_allocated(&mut self, i: usize, orders: &[OrderRecord]) {
         if let Some(order) = orders.get(i) {
             self.esims_added(i, order);
+            if let Some(code) = self.columns.status.get_mut(i) {
+                *code = status_code(&order.status);
+            }
         }
         self.rebuild_esim_order(orders);
     }
 
     fn esims_added(&mut self, i: usize, order: &OrderRecord) {
         for (k, esim) in order.esims.iter().enumerate() {
-            if let Some(key) = iccid_key(&esim.iccid) {
-                let at = EsimAt {
-                    order: i as u32,
-                    esim: k as u32,
-                };
-                self.by_iccid.insert(key, at);
-            }
+            let at = EsimAt {
+                order: i as u32,
+                esim: k as u32,
+            };
+            self.by_iccid.insert(esim.iccid, at);
         }
     }
 
@@ -119,13 +186,21 @@ impl ListIndex {
 
     /// Where the eSIM with exactly this ICCID is kept.
     pub fn esim(&self, orders: &[OrderRecord], iccid: &str) -> Option<EsimAt> {
-        let at = *self.by_iccid.get(&iccid_key(iccid)?)?;
+        let at = *self.by_iccid.get(&iccid_number(iccid)?)?;
         let record = orders.get(at.order as usize)?.esims.get(at.esim as usize)?;
-        (record.iccid == iccid).then_some(at)
+        record.has_iccid(iccid).then_some(at)
     }
 
     /// The matching orders, newest first: `total` and the indexes on `page`.
-    pub fn orders(&mut self, orders: &[OrderRecord], filter: &Filter, page: u64, size: u64) -> (u64, Vec<usize>) {
+    /// `q` is the filter's text, prepared by the caller, who knows the plans.
+    pub fn orders(
+        &mut self,
+        orders: &[OrderRecord],
+        filter: &Filter,
+        q: Option<&TextQuery>,
+        page: u64,
+        size: u64,
+    ) -> (u64, Vec<usize>) {
         if filter.is_empty() {
             let newest_first = (0..orders.len()).rev();
             return (orders.len() as u64, page_of(newest_first, page, size).collect());
@@ -135,9 +210,17 @@ impl ListIndex {
                 Some(iccid) => index.orders_of_iccid(orders, iccid),
                 None => (0..orders.len() as u32).rev().collect(),
             };
+            let status_ok = status_test(filter.status_filter(), &index.columns, orders);
+            let numbers = q.map(|q| index.columns.numbers_containing(&q.number));
+            let text_ok = |i: usize| match (q, &numbers) {
+                (Some(q), Some(numbers)) => {
+                    numbers[i] || q.plan_matches(index.columns.plan.get(i).copied().unwrap_or(u32::MAX) as usize)
+                }
+                _ => true,
+            };
             candidates
                 .into_iter()
-                .filter(|&i| orders[i as usize].matches(filter.status.as_deref(), filter.q.as_deref()))
+                .filter(|&i| status_ok(i as usize) && text_ok(i as usize))
                 .collect()
         });
         let found = page_of(matches.iter().map(|&i| i as usize), page, size).collect();
@@ -168,10 +251,8 @@ impl ListIndex {
             return (all.len() as u64, page_of(all.iter().copied(), page, size).collect());
         }
         let matches = self.matches(Kind::Esims, &filter, |index| {
-            let status_ok = |at: &EsimAt| {
-                let order = &orders[at.order as usize];
-                filter.status.as_deref().is_none_or(|s| order.status.matches_filter(s))
-            };
+            let status_test = status_test(filter.status_filter(), &index.columns, orders);
+            let status_ok = |at: &EsimAt| status_test(at.order as usize);
             match &filter.iccid {
                 Some(iccid) => index
                     .esim(orders, iccid)

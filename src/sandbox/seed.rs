@@ -81,6 +81,7 @@ fn price(rng: &mut fastrand::Rng, per_gb_cents: u32, gb: u64, days: u32) -> Deci
 
 fn plan(code: &str, label: &str, location: &str, volume: u64, gb_label: &str, days: u32, price: Decimal) -> PlanRecord {
     PlanRecord {
+        id: 0,
         package_code: format!("ESD-{code}-{gb_label}-{days:02}D"),
         slug: format!(
             "{}-{}-{days}d",
@@ -97,6 +98,7 @@ fn plan(code: &str, label: &str, location: &str, volume: u64, gb_label: &str, da
 
 fn topup(code: &str, label: &str, location: &str, gb: u64, days: u32, price: Decimal) -> PlanRecord {
     PlanRecord {
+        id: 0,
         package_code: format!("TOPUP_{code}_{gb}GB_{days}D"),
         slug: format!("topup-{}-{gb}gb-{days}d", code.to_ascii_lowercase()),
         name: format!("{label} Top-up {gb}GB {days} Days"),
@@ -147,6 +149,9 @@ pub fn catalog(seed: u64) -> (Vec<PlanRecord>, Vec<PlanRecord>) {
         for &(gb, days) in TOPUP_SHAPES {
             topups.push(topup(code, name, location, gb, days, price(&mut rng, per_gb, gb, days)));
         }
+    }
+    for (id, plan) in plans.iter_mut().chain(&mut topups).enumerate() {
+        plan.id = id;
     }
     (plans, topups)
 }
@@ -211,8 +216,8 @@ pub fn new_esim(
         _ => "RELEASED",
     };
     EsimRecord {
-        esim_tran_no: format!("T{}{serial:010}", reseller + 1),
-        iccid,
+        tran_no: (reseller as u64 + 1) * 10_000_000_000 + serial % 10_000_000_000,
+        iccid: iccid.parse().unwrap_or_default(),
         matching_id,
         // Every third record carries no `ac`, so that clients exercise the PNG path too.
         publish_ac: serial % 3 != 2,

@@ -6,7 +6,7 @@ use super::http::Failure;
 use super::lists::{EsimAt, Filter, ListIndex};
 use super::seed;
 use crate::esim::money::round_cents;
-use crate::esim::status::Status;
+use crate::esim::status::{Status, StatusFilter};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone)]
 pub struct PlanRecord {
+    /// Its place in `Data::all_plans`.
+    pub id: usize,
     pub package_code: String,
     pub slug: String,
     pub name: String,
@@ -79,7 +81,8 @@ pub struct Reseller {
 
 #[derive(Debug, Clone)]
 pub struct OrderRecord {
-    pub provider_order_no: String,
+    /// Uppercase ASCII (`B`, digits), which `TextQuery` relies on.
+    pub provider_order_no: Box<str>,
     /// Shared with the catalog: a hundred thousand orders do not each copy its texts.
     pub plan: Arc<PlanRecord>,
     pub status: Status,
@@ -90,7 +93,7 @@ pub struct OrderRecord {
     /// The profiles this order produced; empty while pending, and for top-ups.
     pub esims: Vec<EsimRecord>,
     /// For a top-up: the ICCID it tops up.
-    pub topup_of: Option<String>,
+    pub topup_of: Option<Box<str>>,
     /// For a new order: when its profiles are allocated.
     pub ready_at: Option<Instant>,
 }
@@ -108,7 +111,7 @@ impl OrderRecord {
         esims: Vec<EsimRecord>,
     ) -> Self {
         Self {
-            provider_order_no,
+            provider_order_no: provider_order_no.into(),
             plan: plan.clone(),
             status,
             quantity,
@@ -125,29 +128,47 @@ impl OrderRecord {
         self.sell_price * Decimal::from(self.quantity)
     }
 
-    /// `q` (spec): in the order number, package name or slug, ignoring case; `q_lower` is
-    /// already lowercase.
-    pub fn matches(&self, status: Option<&str>, q_lower: Option<&str>) -> bool {
-        status.is_none_or(|s| self.status.matches_filter(s))
-            && q_lower.is_none_or(|q| {
-                contains_ignoring_case(&self.provider_order_no, q)
-                    || contains_ignoring_case(&self.plan.name, q)
-                    || contains_ignoring_case(&self.plan.slug, q)
-            })
+    /// `q` (spec): in the order number, package name or slug, ignoring case.
+    pub fn matches(&self, status: Option<&StatusFilter>, q: Option<&TextQuery>) -> bool {
+        status.is_none_or(|s| s.matches(&self.status)) && q.is_none_or(|q| q.matches(self))
     }
 }
 
-/// Whether `hay` contains `needle_lower` (lowercase), ignoring ASCII case, without allocating:
-/// it runs once per order for every uncached search.
-fn contains_ignoring_case(hay: &str, needle_lower: &str) -> bool {
-    let (hay, needle) = (hay.as_bytes(), needle_lower.as_bytes());
-    needle.is_empty() || hay.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
+/// A `q` prepared once per query: which plans match it (a few hundred checks, not one per
+/// order) and the text as order numbers spell it (uppercase ASCII).
+pub struct TextQuery {
+    pub plans: Vec<bool>,
+    pub number: String,
+}
+
+impl TextQuery {
+    pub fn new(q_lower: &str, plans: &[Arc<PlanRecord>]) -> Self {
+        let plans = plans
+            .iter()
+            .map(|p| p.name.to_lowercase().contains(q_lower) || p.slug.to_lowercase().contains(q_lower))
+            .collect();
+        Self {
+            plans,
+            number: q_lower.to_ascii_uppercase(),
+        }
+    }
+
+    fn matches(&self, order: &OrderRecord) -> bool {
+        self.plan_matches(order.plan.id) || order.provider_order_no.contains(&self.number)
+    }
+
+    pub fn plan_matches(&self, plan: usize) -> bool {
+        self.plans.get(plan).copied().unwrap_or(false)
+    }
 }
 
 #[derive(Debug, Clone)]
 pub struct EsimRecord {
-    pub esim_tran_no: String,
-    pub iccid: String,
+    /// The digits of `esimTranNo` (`T` and these); numbers rather than text keep 200 000
+    /// records small.
+    pub tran_no: u64,
+    /// The ICCID's digits as a number: sandbox ICCIDs start `89`, so no leading zero is lost.
+    pub iccid: u128,
     /// The activation code's matching ID; the code is `LPA:1$<SM-DP+>$<matching id>`.
     pub matching_id: [u8; 12],
     /// Whether `rawOrderJson` shows `ac`; without it a client must read the PNG.
@@ -161,7 +182,20 @@ pub struct EsimRecord {
 impl EsimRecord {
     /// The file name of its QR image under `/qr/`.
     pub fn qr_name(&self) -> String {
-        self.esim_tran_no.to_ascii_lowercase()
+        format!("t{}", self.tran_no)
+    }
+
+    pub fn esim_tran_no(&self) -> String {
+        format!("T{}", self.tran_no)
+    }
+
+    pub fn iccid(&self) -> String {
+        self.iccid.to_string()
+    }
+
+    /// Whether `text` is exactly this eSIM's ICCID.
+    pub fn has_iccid(&self, text: &str) -> bool {
+        iccid_number(text) == Some(self.iccid)
     }
 
     pub fn activation_code(&self) -> String {
@@ -173,14 +207,21 @@ impl EsimRecord {
     }
 }
 
-/// The key of a QR image name (`t1` and ten digits): the digits as a number, so that the index
-/// of 200 000 images holds no strings.
+/// The key of a QR image name (`t` and the `esimTranNo` digits).
 fn qr_key(name: &str) -> Option<u64> {
     let digits = name.strip_prefix('t')?;
     if digits.is_empty() || digits.len() > 19 || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     digits.parse().ok()
+}
+
+/// An ICCID's text as the number it is stored as: digits only, no leading zero.
+pub fn iccid_number(text: &str) -> Option<u128> {
+    let plain = !text.is_empty() && text.len() <= 38 && !text.starts_with('0');
+    (plain && text.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| text.parse().ok())
+        .flatten()
 }
 
 /// One page of a list and the number of matching items.
@@ -240,7 +281,8 @@ impl Data {
             return;
         };
         for (k, esim) in record.esims.iter().enumerate() {
-            if let Some(key) = qr_key(&esim.qr_name()) {
+            {
+                let key = esim.tran_no;
                 let at = EsimAt {
                     order: order as u32,
                     esim: k as u32,
@@ -256,6 +298,11 @@ impl Data {
 
     pub fn markup(&self, reseller: usize) -> Decimal {
         self.reseller(reseller).markup_pct
+    }
+
+    /// Base plans then top-up plans: what `PlanRecord::id` counts in.
+    pub fn all_plans(&self) -> Vec<Arc<PlanRecord>> {
+        self.plans.iter().chain(&self.topups).cloned().collect()
     }
 
     pub fn plan(&self, slug: &str) -> Option<&Arc<PlanRecord>> {
@@ -316,8 +363,9 @@ impl Data {
     }
 
     pub fn orders(&mut self, reseller: usize, filter: &Filter, page: u64, size: u64) -> Page<&OrderRecord> {
+        let q = filter.q.as_deref().map(|q| TextQuery::new(q, &self.all_plans()));
         let orders = &self.resellers[reseller].orders;
-        let (total, found) = self.lists[reseller].orders(orders, filter, page, size);
+        let (total, found) = self.lists[reseller].orders(orders, filter, q.as_ref(), page, size);
         Page {
             total,
             items: found.into_iter().map(|i| &orders[i]).collect(),
@@ -366,7 +414,7 @@ impl Data {
         plan: Arc<PlanRecord>,
         qty: u32,
         status: Status,
-        topup_of: Option<String>,
+        topup_of: Option<Box<str>>,
         ready_at: Option<Instant>,
     ) -> Result<(&OrderRecord, Decimal), Failure> {
         let r = &mut self.resellers[reseller];
@@ -412,7 +460,7 @@ impl Data {
             .find(|p| p.slug == slug)
             .cloned()
             .ok_or_else(|| Failure::bad_request("Slug not available for this eSIM"))?;
-        self.debit_and_store(reseller, plan, qty, Status::GotResource, Some(iccid.to_string()), None)
+        self.debit_and_store(reseller, plan, qty, Status::GotResource, Some(iccid.into()), None)
     }
 
     pub fn place_order(

@@ -125,12 +125,12 @@ pub struct EsimJson<'a> {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct RawOrderJson<'a> {
-    iccid: &'a str,
+    iccid: String,
     qr_code_url: String,
     smdp_status: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     ac: Option<String>,
-    esim_tran_no: &'a str,
+    esim_tran_no: String,
     esim_status: String,
     total_volume: u64,
     order_usage: u64,
@@ -143,11 +143,11 @@ pub fn esim<'a>(o: &'a OrderRecord, e: &'a EsimRecord, origin: &str) -> EsimJson
     EsimJson {
         record: record(o),
         raw_order_json: RawOrderJson {
-            iccid: &e.iccid,
+            iccid: e.iccid(),
             qr_code_url: format!("{origin}/qr/{}.png", e.qr_name()),
             smdp_status: e.smdp_status,
             ac: e.publish_ac.then(|| e.activation_code()),
-            esim_tran_no: &e.esim_tran_no,
+            esim_tran_no: e.esim_tran_no(),
             esim_status: o.status.as_str().to_ascii_uppercase(),
             total_volume: e.total_volume,
             order_usage: e.order_usage,
