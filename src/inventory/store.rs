@@ -1,0 +1,183 @@
+//! The inventory saved between sessions, in the XDG cache directory: one file per base URL and
+//! access code (named by a hash of both, so the file name gives neither away), private to the
+//! user (file 0600, directory 0700). It holds what finding needs, never an activation code or
+//! anything secret. A file that cannot be read, of another version, or of another account is
+//! not trusted: the inventory is read from the API again and the file replaced.
+
+use super::{Inventory, Package};
+use crate::esim::status::Status;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+const VERSION: u32 = 1;
+
+/// Where the saved inventories go: `esimdash/` under the XDG cache directory.
+pub fn default_dir() -> Option<PathBuf> {
+    dirs::cache_dir().map(|d| d.join("esimdash"))
+}
+
+/// Which account a saved inventory belongs to: a hash of the base URL and the access code.
+pub fn account_key(base_url: &str, access_code: &str) -> String {
+    let digest = Sha256::digest(format!("{base_url}\n{access_code}").as_bytes());
+    digest.iter().take(12).map(|b| format!("{b:02x}")).collect()
+}
+
+pub fn path_in(dir: &Path, account: &str) -> PathBuf {
+    dir.join(format!("inventory-{account}.json"))
+}
+
+/// The file's content.
+#[derive(Serialize, Deserialize)]
+struct Saved {
+    version: u32,
+    account: String,
+    /// Unix seconds.
+    saved_at: i64,
+    /// The list's total when read.
+    total: u64,
+    statuses: Vec<Status>,
+    packages: Vec<Package>,
+    /// `[ICCID, status index, package index]`, in list order.
+    entries: Vec<(String, u16, u32)>,
+}
+
+/// A saved inventory as loaded: the entries and when they were read.
+pub struct Loaded {
+    pub inventory: Inventory,
+    pub saved_at: DateTime<Utc>,
+}
+
+/// Why a saved inventory was not used (it is then rebuilt).
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("no saved inventory")]
+    Missing,
+    #[error("the saved inventory could not be read ({0}); it will be read again from the API")]
+    Unreadable(String),
+    #[error("the saved inventory belongs to another account or version; it will be read again")]
+    Foreign,
+}
+
+pub fn load(path: &Path, account: &str) -> Result<Loaded, LoadError> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(LoadError::Missing),
+        Err(e) => return Err(LoadError::Unreadable(e.to_string())),
+    };
+    let saved: Saved = serde_json::from_slice(&bytes).map_err(|e| LoadError::Unreadable(e.to_string()))?;
+    if saved.version != VERSION || saved.account != account {
+        return Err(LoadError::Foreign);
+    }
+    let mut inventory = Inventory::default();
+    for (iccid, status, package) in &saved.entries {
+        let (Some(status), Some(package)) = (saved.statuses.get(*status as usize), saved.packages.get(*package as usize))
+        else {
+            return Err(LoadError::Unreadable("an entry points past its tables".to_string()));
+        };
+        if iccid.is_empty() || iccid.len() > 32 || !iccid.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(LoadError::Unreadable("an entry's ICCID is not digits".to_string()));
+        }
+        inventory.push(iccid, status, package.clone());
+    }
+    inventory.total = Some(saved.total);
+    let saved_at = DateTime::from_timestamp(saved.saved_at, 0)
+        .ok_or_else(|| LoadError::Unreadable("its time is not a time".to_string()))?;
+    Ok(Loaded { inventory, saved_at })
+}
+
+/// Saves atomically (a new file renamed over the old), private to the user.
+pub fn save(path: &Path, account: &str, inventory: &Inventory, now: DateTime<Utc>) -> std::io::Result<()> {
+    let saved = Saved {
+        version: VERSION,
+        account: account.to_string(),
+        saved_at: now.timestamp(),
+        total: inventory.total().unwrap_or(inventory.len() as u64),
+        statuses: inventory.statuses.clone(),
+        packages: inventory.packages.clone(),
+        entries: (0..inventory.len())
+            .map(|i| (inventory.iccid(i).to_string(), inventory.status[i], inventory.package[i]))
+            .collect(),
+    };
+    let body = serde_json::to_vec(&saved).map_err(std::io::Error::other)?;
+    if let Some(dir) = path.parent() {
+        create_private_dir(dir)?;
+    }
+    let tmp = path.with_extension("json.tmp");
+    write_private(&tmp, &body)?;
+    std::fs::rename(&tmp, path)
+}
+
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+fn write_private(path: &Path, body: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).write(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    file.write_all(body)?;
+    file.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saved_privately_loaded_again_and_a_foreign_or_corrupt_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = path_in(&dir.path().join("esimdash"), "abc");
+        let mut inv = Inventory::default();
+        inv.push(
+            "8944100000000000011",
+            &Status::InUse,
+            Package {
+                name: "France 1GB".into(),
+                slug: "fr-1gb".into(),
+                code: "ESD-FR".into(),
+                location: "FR".into(),
+            },
+        );
+        inv.total = Some(7);
+        save(&path, "abc", &inv, Utc::now()).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(&path), 0o600);
+            assert_eq!(mode(path.parent().unwrap()), 0o700);
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("LPA:"), "never an activation code");
+        let loaded = load(&path, "abc").unwrap();
+        assert_eq!(loaded.inventory.find("8944100000000000011"), Some(0));
+        assert_eq!(loaded.inventory.total(), Some(7));
+
+        assert!(matches!(load(&path, "other"), Err(LoadError::Foreign)));
+        std::fs::write(&path, b"{not json").unwrap();
+        assert!(matches!(load(&path, "abc"), Err(LoadError::Unreadable(_))));
+        std::fs::write(&path, text.replace("\"8944100000000000011\"", "\"89x\"")).unwrap();
+        assert!(matches!(load(&path, "abc"), Err(LoadError::Unreadable(_))));
+        assert!(matches!(load(&dir.path().join("none.json"), "abc"), Err(LoadError::Missing)));
+    }
+}
