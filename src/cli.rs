@@ -24,6 +24,10 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub json: bool,
 
+    /// Do not read or save the inventory index between sessions (the XDG cache directory).
+    #[arg(long, global = true)]
+    pub no_cache: bool,
+
     /// Where the log goes (default: esimdash/esimdash.log under the XDG state directory).
     #[arg(long, global = true, value_name = "PATH")]
     pub log_file: Option<PathBuf>,

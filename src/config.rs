@@ -19,6 +19,8 @@ pub struct FileConfig {
     pub clipboard: Option<crate::clipboard::Strategy>,
     /// Whether the dashboard takes the mouse (default on); off lets the terminal select text.
     pub mouse: Option<bool>,
+    /// Whether the dashboard keeps an inventory index between sessions (default on).
+    pub inventory_cache: Option<bool>,
     /// Key rebindings: `action = ["key", …]` (or one key as a string).
     #[serde(default)]
     keys: BTreeMap<String, toml::Spanned<KeyList>>,
@@ -195,6 +197,8 @@ pub struct DashboardSettings {
     pub keymap: Keymap,
     /// The file's `mouse`, default on.
     pub mouse: bool,
+    /// The file's `inventory_cache`, default on.
+    pub inventory_cache: bool,
 }
 
 pub fn dashboard_settings(args: &ConnectionArgs) -> Result<DashboardSettings, ConfigError> {
@@ -211,6 +215,7 @@ pub fn dashboard_settings(args: &ConnectionArgs) -> Result<DashboardSettings, Co
         clipboard,
         keymap,
         mouse: file.mouse.unwrap_or(true),
+        inventory_cache: file.inventory_cache.unwrap_or(true),
     })
 }
 

@@ -6,7 +6,7 @@ use esimdash::api::{BaseUrl, Client, ClientOptions, Credentials};
 use esimdash::cli::{Cli, Command};
 use esimdash::commands::{self, CommandError};
 use esimdash::sandbox::{self, RunningSandbox, SandboxConfig};
-use esimdash::{config, logging, tui};
+use esimdash::{config, inventory, logging, tui};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -46,7 +46,7 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
     } else {
         None
     };
-    let client = match connect(&cli, demo.as_ref()) {
+    let (client, account) = match connect(&cli, demo.as_ref()) {
         Ok(c) => c,
         Err(e) => return fail(&e, cli.json),
     };
@@ -64,6 +64,15 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
                     mouse: settings.mouse,
                     clipboard: settings.clipboard,
                     log_path,
+                    inventory: account
+                        .filter(|_| settings.inventory_cache && !cli.no_cache)
+                        .and_then(|account| {
+                            let dir = inventory::store::default_dir()?;
+                            Some(tui::InventoryFile {
+                                path: inventory::store::path_in(&dir, &account),
+                                account,
+                            })
+                        }),
                 },
             )
             .await
@@ -83,7 +92,9 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
 }
 
 /// The client for the demo sandbox, or from flags, environment and config file.
-fn connect(cli: &Cli, demo: Option<&RunningSandbox>) -> Result<Client, CommandError> {
+/// The client, and which account it is for (a key naming its saved inventory index; `None`
+/// for the demo, whose sandbox is new every run).
+fn connect(cli: &Cli, demo: Option<&RunningSandbox>) -> Result<(Client, Option<String>), CommandError> {
     let (base_url, credentials, mut options) = match demo {
         Some(sandbox) => (
             BaseUrl::parse(&sandbox.base_url()).map_err(|e| CommandError::Usage(e.to_string()))?,
@@ -99,7 +110,10 @@ fn connect(cli: &Cli, demo: Option<&RunningSandbox>) -> Result<Client, CommandEr
         // The dashboard shows a countdown for every 429 instead of sleeping through it.
         options.max_retry_wait = Duration::ZERO;
     }
-    Ok(Client::new(base_url, &credentials, options)?)
+    let account = demo
+        .is_none()
+        .then(|| inventory::store::account_key(base_url.as_str(), credentials.access_code.as_deref().unwrap_or("")));
+    Ok((Client::new(base_url, &credentials, options)?, account))
 }
 
 fn fail(error: &CommandError, as_json: bool) -> ExitCode {

@@ -91,6 +91,17 @@ struct Inner {
     no_iccid_lookup: AtomicBool,
 }
 
+/// What the dashboard learnt of one eSIM.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Found {
+    Esim(Box<Esim>),
+    /// This account has no such eSIM.
+    Absent,
+    /// The server has no lookup and the eSIM was not where the index last saw it (or no index
+    /// had it): only reading the list can tell.
+    Unknown,
+}
+
 /// The answer to a lookup by ICCID.
 #[derive(Debug)]
 pub enum Lookup {
@@ -292,6 +303,39 @@ impl Client {
         tracing::info!("the server ignores iccid on the eSIM list; reading the list instead");
         self.inner.no_iccid_lookup.store(true, Ordering::Relaxed);
         Ok(Lookup::Unsupported(Some(page)))
+    }
+
+    /// One eSIM's current record for the dashboard: by the lookup, or where the server has none,
+    /// from the page at `place` in the list (where an index saw it) and the page after it (new
+    /// eSIMs push older ones down). `Unknown` when neither can tell.
+    pub async fn find_esim_at(&self, iccid: &str, place: Option<u64>) -> Result<Found, ApiError> {
+        let mut first = match self.lookup_esim(iccid).await? {
+            Lookup::Found(esim) => return Ok(Found::Esim(esim)),
+            Lookup::Absent => return Ok(Found::Absent),
+            Lookup::Unsupported(first) => first,
+        };
+        let Some(place) = place else { return Ok(Found::Unknown) };
+        let page = place / SCAN_PAGE_SIZE + 1;
+        for page in [page, page + 1] {
+            let answer = match first.take().filter(|_| page == 1) {
+                Some(answer) => answer,
+                None => {
+                    let query = EsimQuery {
+                        page: Some(page),
+                        page_size: Some(SCAN_PAGE_SIZE),
+                        ..EsimQuery::default()
+                    };
+                    self.esims(&query).await?
+                }
+            };
+            if let Some(esim) = answer.esims.into_iter().find(|e| e.raw_order_json.iccid == iccid) {
+                return Ok(Found::Esim(Box::new(esim)));
+            }
+            if page * SCAN_PAGE_SIZE >= answer.total {
+                break;
+            }
+        }
+        Ok(Found::Unknown)
     }
 
     /// Whether this server was seen to ignore the lookup by ICCID.

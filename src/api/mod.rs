@@ -10,7 +10,7 @@ pub mod model;
 mod pacing;
 
 pub use base_url::{BaseUrl, BaseUrlError};
-pub use client::{Client, ClientOptions, Lookup};
+pub use client::{Client, ClientOptions, Found, Lookup};
 pub use credentials::{AuthMode, Credentials};
 pub use error::{ApiError, Endpoint};
 pub use pacing::Pacer;

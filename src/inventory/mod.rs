@@ -42,7 +42,7 @@ pub struct Row<'a> {
     pub place: u64,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Inventory {
     /// Every ICCID, each followed by a newline: one text to search in one pass.
     iccids: String,
@@ -176,7 +176,11 @@ impl Inventory {
         let package_ok: Vec<bool> = self
             .packages
             .iter()
-            .map(|p| [&p.name, &p.slug, &p.code].iter().any(|t| t.to_lowercase().contains(&needle)))
+            .map(|p| {
+                [&p.name, &p.slug, &p.code]
+                    .iter()
+                    .any(|t| t.to_lowercase().contains(&needle))
+            })
             .collect();
         (0..self.len() as u32)
             .filter(|&i| {
@@ -258,7 +262,13 @@ mod tests {
     #[test]
     fn places_move_down_as_the_list_grows_and_statuses_refresh() {
         let mut inv = Inventory::default();
-        inv.extend(&[esim("8944100000000000011", "in_use", "A"), esim("8944100000000000029", "cancel", "B")], 2);
+        inv.extend(
+            &[
+                esim("8944100000000000011", "in_use", "A"),
+                esim("8944100000000000029", "cancel", "B"),
+            ],
+            2,
+        );
         assert_eq!(inv.row(1).map(|r| r.place), Some(1));
         inv.saw_total(5);
         assert_eq!(inv.row(1).map(|r| r.place), Some(4), "three new eSIMs at the top");

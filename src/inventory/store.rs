@@ -72,8 +72,10 @@ pub fn load(path: &Path, account: &str) -> Result<Loaded, LoadError> {
     }
     let mut inventory = Inventory::default();
     for (iccid, status, package) in &saved.entries {
-        let (Some(status), Some(package)) = (saved.statuses.get(*status as usize), saved.packages.get(*package as usize))
-        else {
+        let (Some(status), Some(package)) = (
+            saved.statuses.get(*status as usize),
+            saved.packages.get(*package as usize),
+        ) else {
             return Err(LoadError::Unreadable("an entry points past its tables".to_string()));
         };
         if iccid.is_empty() || iccid.len() > 32 || !iccid.bytes().all(|b| b.is_ascii_digit()) {
@@ -97,7 +99,13 @@ pub fn save(path: &Path, account: &str, inventory: &Inventory, now: DateTime<Utc
         statuses: inventory.statuses.clone(),
         packages: inventory.packages.clone(),
         entries: (0..inventory.len())
-            .map(|i| (inventory.iccid(i).to_string(), inventory.status[i], inventory.package[i]))
+            .map(|i| {
+                (
+                    inventory.iccid(i).to_string(),
+                    inventory.status[i],
+                    inventory.package[i],
+                )
+            })
             .collect(),
     };
     let body = serde_json::to_vec(&saved).map_err(std::io::Error::other)?;
@@ -178,6 +186,9 @@ mod tests {
         assert!(matches!(load(&path, "abc"), Err(LoadError::Unreadable(_))));
         std::fs::write(&path, text.replace("\"8944100000000000011\"", "\"89x\"")).unwrap();
         assert!(matches!(load(&path, "abc"), Err(LoadError::Unreadable(_))));
-        assert!(matches!(load(&dir.path().join("none.json"), "abc"), Err(LoadError::Missing)));
+        assert!(matches!(
+            load(&dir.path().join("none.json"), "abc"),
+            Err(LoadError::Missing)
+        ));
     }
 }

@@ -8,4 +8,4 @@ pub mod runtime;
 mod terminal;
 pub mod view;
 
-pub use runtime::{Options, run};
+pub use runtime::{InventoryFile, Options, run};

@@ -28,6 +28,11 @@ pub enum Request {
     EsimScan {
         page: u64,
     },
+    /// One eSIM's current record, by the lookup or from the page at its place.
+    FindEsim {
+        iccid: Iccid,
+        place: Option<u64>,
+    },
     /// An eSIM's activation code: `ac`, or its QR image decoded.
     ActivationCode {
         esim: Box<Esim>,
@@ -78,6 +83,7 @@ pub enum Payload {
     OrderNumbers(HashSet<String>),
     Placed(Placed),
     FoundOrder(Option<Order>),
+    FoundEsim(crate::api::Found),
 }
 
 #[derive(Debug, Clone)]
@@ -95,6 +101,8 @@ pub enum Msg {
         what: &'static str,
         result: Result<Delivery, String>,
     },
+    /// The inventory index saved by an earlier session was read at start.
+    SavedInventory(Box<crate::tui::app::Saved>),
 }
 
 #[derive(Debug, Clone)]
@@ -120,5 +128,7 @@ pub enum Effect {
     },
     /// Turn the terminal's mouse reporting on or off.
     Mouse(bool),
+    /// The whole inventory was read: save its index for the next session (if enabled).
+    SaveInventory(Box<crate::inventory::Inventory>),
     Quit,
 }

@@ -1,8 +1,7 @@
 //! The loop that connects the app to the world: terminal events, answers from background tasks,
 //! a timer only when the app asks for one, and signals. It draws only after a change.
 
-use super::app::App;
-use super::app::SCAN_PAGE_SIZE;
+use super::app::{App, SCAN_PAGE_SIZE, Saved};
 use super::keymap::Keymap;
 use super::msg::{Answer, Effect, Msg, Payload, Request, RequestId};
 use super::terminal::{self, Term};
@@ -11,6 +10,8 @@ use crate::api::model::EsimQuery;
 use crate::api::{ApiError, Client};
 use crate::clipboard::{Clipboard, Environment, Strategy};
 use crate::esim::iccid::Iccid;
+use crate::inventory::Inventory;
+use crate::inventory::store::{self, LoadError};
 use crossterm::event::{Event, EventStream, KeyEventKind};
 use futures_util::StreamExt;
 use std::collections::HashMap;
@@ -29,6 +30,44 @@ pub struct Options {
     pub clipboard: Strategy,
     /// Named in the message after a crash.
     pub log_path: Option<PathBuf>,
+    /// Where this account's inventory index is saved between sessions; `None`: not saved.
+    pub inventory: Option<InventoryFile>,
+}
+
+/// A saved inventory index: its file and the account it must belong to.
+#[derive(Debug, Clone)]
+pub struct InventoryFile {
+    pub path: PathBuf,
+    pub account: String,
+}
+
+impl InventoryFile {
+    /// Reads the saved index in the background; it comes to the app as a message. A file that
+    /// cannot be trusted is left to be replaced when the inventory has been read again.
+    fn load(&self, tx: &UnboundedSender<Msg>) {
+        let (file, tx) = (self.clone(), tx.clone());
+        tokio::task::spawn_blocking(move || match store::load(&file.path, &file.account) {
+            Ok(loaded) => {
+                let saved = Saved {
+                    inventory: loaded.inventory,
+                    saved_at: loaded.saved_at,
+                };
+                let _ = tx.send(Msg::SavedInventory(Box::new(saved)));
+            }
+            Err(LoadError::Missing) => {}
+            Err(e) => tracing::warn!(path = %file.path.display(), "{e}"),
+        });
+    }
+
+    fn save(&self, inventory: Box<Inventory>) {
+        let file = self.clone();
+        tokio::task::spawn_blocking(move || {
+            match store::save(&file.path, &file.account, &inventory, chrono::Utc::now()) {
+                Ok(()) => tracing::info!(eSIMs = inventory.len(), "inventory index saved"),
+                Err(e) => tracing::warn!(path = %file.path.display(), %e, "the inventory index was not saved"),
+            }
+        });
+    }
 }
 
 /// Runs the dashboard until the user quits or a signal ends it; the terminal is restored.
@@ -39,7 +78,7 @@ pub async fn run(client: Client, options: Options) -> std::io::Result<()> {
     let app = App::new(options.demo)
         .with_keymap(options.keymap)
         .with_mouse(options.mouse);
-    let result = event_loop(&mut term, client, app, clipboard).await;
+    let result = event_loop(&mut term, client, app, clipboard, options.inventory).await;
     terminal::leave();
     result
 }
@@ -60,6 +99,7 @@ pub async fn execute(client: &Client, request: &Request) -> Result<Payload, ApiE
             };
             Payload::Esims(client.esims(&query).await?)
         }
+        Request::FindEsim { iccid, place } => Payload::FoundEsim(client.find_esim_at(iccid.as_str(), *place).await?),
         Request::ActivationCode { esim } => Payload::ActivationCode(client.activation_code(esim).await),
         Request::UpdateProfile(u) => Payload::ProfileSaved(client.update_profile(u).await?),
         Request::TopupPlans { iccid } => Payload::Plans(client.topup_plans(iccid.as_str()).await?),
@@ -131,6 +171,11 @@ fn perform(effects: Vec<Effect>, world: &mut World<'_>) -> bool {
             }
             Effect::Send { id, request } => world.tasks.spawn(id, request, world.client, world.tx),
             Effect::Cancel(id) => world.tasks.cancel(id),
+            Effect::SaveInventory(inventory) => {
+                if let Some(file) = world.inventory {
+                    file.save(inventory);
+                }
+            }
             Effect::Mouse(on) => {
                 if let Err(e) = terminal::set_mouse(on) {
                     tracing::warn!(%e, "could not switch mouse reporting");
@@ -148,6 +193,7 @@ struct World<'a> {
     clipboard: &'a mut Clipboard,
     term: &'a mut Term,
     tasks: Tasks,
+    inventory: Option<&'a InventoryFile>,
 }
 
 /// Terminal events the app cares about: key presses (not releases or repeats of releases),
@@ -184,7 +230,13 @@ async fn end_signal() {
     std::future::pending::<()>().await
 }
 
-async fn event_loop(term: &mut Term, client: Client, mut app: App, mut clipboard: Clipboard) -> std::io::Result<()> {
+async fn event_loop(
+    term: &mut Term,
+    client: Client,
+    mut app: App,
+    mut clipboard: Clipboard,
+    inventory: Option<InventoryFile>,
+) -> std::io::Result<()> {
     let theme = Theme::from_env();
     let (tx, mut rx) = unbounded_channel();
     let mut events = EventStream::new();
@@ -196,7 +248,11 @@ async fn event_loop(term: &mut Term, client: Client, mut app: App, mut clipboard
         clipboard: &mut clipboard,
         term,
         tasks: Tasks::default(),
+        inventory: inventory.as_ref(),
     };
+    if let Some(file) = &inventory {
+        file.load(&tx);
+    }
     perform(app.start(), &mut world);
     world.term.draw(|f| view::draw(f, &app, &theme, Instant::now()))?;
     loop {

@@ -178,7 +178,7 @@ async fn the_search_reads_the_inventory_in_the_background_and_jumps_to_a_whole_i
     h.send(key('/'));
     // Typing starts the background read; before any page is in, nothing is found yet.
     h.keys(&target[..10]);
-    assert!(h.app.esims().results().is_empty());
+    assert_eq!(h.app.esims().result_count(), 0);
     assert!(h.screen(120, 40).contains("Nothing found yet: still loading"));
     h.settle().await;
     let scans = h
@@ -188,26 +188,25 @@ async fn the_search_reads_the_inventory_in_the_background_and_jumps_to_a_whole_i
         .count();
     assert_eq!(scans, 4, "399 eSIMs in pages of 100");
     assert!(h.screen(120, 40).contains("all 399 loaded"));
-    assert!(h.app.esims().results().len() > 1, "a partial ICCID matches several");
+    assert!(h.app.esims().result_count() > 1, "a partial ICCID matches several");
     h.keys(&target[10..]);
     assert!(
         matches!(h.app.mode(), Mode::Detail),
         "a whole ICCID that is found ends typing, detail open"
     );
+    assert_eq!(h.app.esims().selected_iccid().as_deref(), Some(target.as_str()));
+    h.settle().await;
     assert_eq!(h.app.esims().selected().unwrap().raw_order_json.iccid, target);
     // By package name too.
     h.send(code(KeyCode::Esc));
     h.send(code(KeyCode::Esc));
     h.send(key('/'));
     h.keys("kenya");
-    assert!(!h.app.esims().results().is_empty());
-    assert!(
-        h.app
-            .esims()
-            .results()
-            .iter()
-            .all(|&i| h.app.esims().scan().items()[i].record.package_name.contains("Kenya"))
-    );
+    assert!(h.app.esims().result_count() > 0);
+    assert!(h.app.esims().result_rows().all(|r| match r {
+        esimdash::tui::app::ResultRow::Indexed(row) => row.package.name.contains("Kenya"),
+        esimdash::tui::app::ResultRow::Fetched(e) => e.record.package_name.contains("Kenya"),
+    }));
 }
 
 #[tokio::test]

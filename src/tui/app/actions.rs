@@ -90,7 +90,7 @@ impl App {
             Context::Purchase | Context::Confirm | Context::Outcome => {
                 return self.act_purchase(action, chord, effects);
             }
-            Context::Typing => return self.act_typing(action),
+            Context::Typing => return self.act_typing(action, now),
             _ => {}
         }
         match action {
@@ -149,7 +149,7 @@ impl App {
                 }
                 self.mode = Mode::Typing;
             }
-            Action::Clear => self.clear_search(),
+            Action::Clear => self.clear_search(now),
             Action::Sort => self.catalog.next_sort(),
             Action::Buy => {
                 if let Some(plan) = self.catalog.selected() {
@@ -170,7 +170,7 @@ impl App {
         }
     }
 
-    fn act_typing(&mut self, action: Action) {
+    fn act_typing(&mut self, action: Action, now: Instant) {
         match action {
             Action::Accept => {
                 // Orders: the search goes now, without waiting for the pause.
@@ -180,14 +180,14 @@ impl App {
                 self.mode = Mode::Browse;
             }
             Action::Clear => {
-                self.clear_search();
+                self.clear_search(now);
                 self.mode = Mode::Browse;
             }
             _ => {}
         }
     }
 
-    fn clear_search(&mut self) {
+    fn clear_search(&mut self, now: Instant) {
         match self.tab {
             Tab::Catalog => {
                 if self.catalog.filter.clear() {
@@ -199,11 +199,7 @@ impl App {
                     self.orders.search_changed();
                 }
             }
-            Tab::Esims => {
-                if self.esims.search.clear() {
-                    self.esims.search_changed();
-                }
-            }
+            Tab::Esims => self.esims.close_search(now),
             Tab::Profile => {}
         }
     }
@@ -386,10 +382,12 @@ impl App {
     /// typing its ICCID.
     fn top_up(&mut self, now: Instant) {
         match self.tab {
-            Tab::Esims => match self.esims.selected() {
-                Some(esim) => {
-                    let hint = crate::purchase::not_topupable_reason(&esim.record.status);
-                    let raw = esim.raw_order_json.iccid.clone();
+            Tab::Esims => match self.esims.selected_iccid() {
+                Some(raw) => {
+                    let hint = self
+                        .esims
+                        .selected()
+                        .and_then(|e| crate::purchase::not_topupable_reason(&e.record.status));
                     self.top_up_iccid(&raw, hint, now);
                 }
                 None => self.ask_iccid(),
@@ -430,7 +428,7 @@ impl App {
             self.esims
                 .list
                 .loaded()
-                .chain(self.esims.scan.items())
+                .chain(self.esims.selected())
                 .find(|e| e.record.provider_order_no == number)
                 .map(|e| {
                     (
@@ -447,11 +445,10 @@ impl App {
 
     /// `y` copies the selected eSIM's ICCID, `Y` its activation code (once known).
     fn copy_selected(&mut self, code: bool, now: Instant, effects: &mut Vec<Effect>) {
-        let Some(esim) = self.esims.selected() else {
+        let Some(iccid) = self.esims.selected_iccid() else {
             self.flash("No eSIM is selected", Tone::Error, now);
             return;
         };
-        let iccid = esim.raw_order_json.iccid.clone();
         if !code {
             if iccid.is_empty() {
                 self.flash("This eSIM has no ICCID", Tone::Error, now);

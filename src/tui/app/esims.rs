@@ -1,15 +1,20 @@
-//! The My eSIMs tab: server pages with a status filter, and a search by ICCID or package. The API
-//! cannot search eSIMs, so the search reads the whole inventory in the background, a page at a
-//! time (paced by the client within the key's limit), and searches what it has so far.
-//! Activation codes are kept per eSIM once known.
+//! The My eSIMs tab: server pages with a status filter, and a search by ICCID or package.
+//! A whole ICCID is asked of the server (CONTRACT.md's lookup, one request). Anything else is
+//! searched in the inventory index: the saved one of an earlier session at once, and the whole
+//! inventory read in the background, a page at a time (paced by the client within the key's
+//! limit). The selected result's full record is always fetched fresh: by the lookup, or from
+//! the page at its place in the list. Activation codes are kept per eSIM once known.
 
 use super::lists::PAGE_SIZE;
 use super::paged::Paged;
 use super::remote::Remote;
 use super::search::SearchBox;
+use crate::api::Found;
 use crate::api::model::{Esim, EsimQuery};
 use crate::esim::iccid::Iccid;
 use crate::esim::status::StatusFilter;
+use crate::inventory::{Inventory, Row};
+use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -19,10 +24,10 @@ pub const SCAN_PAGE_SIZE: u64 = 100;
 /// An eSIM's activation code once fetched: the code, or why there is none, in a sentence.
 pub type Code = Remote<Result<String, String>>;
 
-/// The background read of the whole inventory.
+/// The background read of the whole inventory, kept compact.
 #[derive(Debug, Clone, Default)]
 pub struct Scan {
-    items: Vec<Esim>,
+    inventory: Inventory,
     total: Option<u64>,
     /// The next page's request; a failure stops the read until `r`.
     next: Remote<()>,
@@ -32,8 +37,12 @@ pub struct Scan {
 }
 
 impl Scan {
-    pub fn items(&self) -> &[Esim] {
-        &self.items
+    pub fn inventory(&self) -> &Inventory {
+        &self.inventory
+    }
+
+    pub fn loaded(&self) -> u64 {
+        self.inventory.len() as u64
     }
 
     pub fn total(&self) -> Option<u64> {
@@ -50,12 +59,51 @@ impl Scan {
     }
 
     pub fn next_page(&self) -> u64 {
-        self.items.len() as u64 / SCAN_PAGE_SIZE + 1
+        self.inventory.len() as u64 / SCAN_PAGE_SIZE + 1
     }
 
     /// Whether another page should be asked for now.
     pub fn wants_page(&self) -> bool {
         self.started && !self.complete && self.next.wanted()
+    }
+}
+
+/// What a page of the background read brought.
+#[derive(Debug, Clone, Copy)]
+pub struct ScanStep {
+    /// The read is complete: the index is worth saving.
+    pub complete: bool,
+    /// The whole ICCID searched for is now among the results (selected).
+    pub found_whole: bool,
+}
+
+/// The inventory index saved by an earlier session.
+#[derive(Debug, Clone)]
+pub struct Saved {
+    pub inventory: Inventory,
+    pub saved_at: DateTime<Utc>,
+}
+
+/// The full record of one eSIM, fetched fresh for the search.
+#[derive(Debug, Clone)]
+pub struct Fresh {
+    pub iccid: String,
+    pub record: Remote<Found>,
+}
+
+/// A row of the search results: from the index, or the record the lookup brought.
+#[derive(Debug, Clone, Copy)]
+pub enum ResultRow<'a> {
+    Indexed(Row<'a>),
+    Fetched(&'a Esim),
+}
+
+impl ResultRow<'_> {
+    pub fn iccid(&self) -> &str {
+        match self {
+            ResultRow::Indexed(r) => r.iccid,
+            ResultRow::Fetched(e) => &e.raw_order_json.iccid,
+        }
     }
 }
 
@@ -65,9 +113,16 @@ pub struct Esims {
     status: StatusFilter,
     pub(super) search: SearchBox,
     pub(super) scan: Scan,
-    /// Indexes into `scan.items` that match the search and the status filter.
-    results: Vec<usize>,
+    saved: Option<Saved>,
+    /// Entries of the searched index that match the search and the status filter.
+    results: Vec<u32>,
     result_cursor: usize,
+    /// The selected result's record, or the whole ICCID's lookup.
+    pub(super) fresh: Option<Fresh>,
+    /// After the search closed on an eSIM whose row in the list is not known: still selected.
+    pinned: Option<Box<Esim>>,
+    /// The ICCID the list's cursor was sent to, checked when its page comes.
+    expect: Option<String>,
     /// Activation codes by ICCID.
     pub(super) codes: HashMap<String, Code>,
 }
@@ -79,17 +134,21 @@ impl Default for Esims {
             status: StatusFilter::All,
             search: SearchBox::new(Duration::ZERO),
             scan: Scan::default(),
+            saved: None,
             results: Vec::new(),
             result_cursor: 0,
+            fresh: None,
+            pinned: None,
+            expect: None,
             codes: HashMap::new(),
         }
     }
 }
 
-/// The search text as digits, when it could be (part of) an ICCID: spaces and dashes dropped.
-fn as_digits(text: &str) -> Option<String> {
+/// The search text as a whole, valid ICCID (spaces and dashes dropped), if it is one.
+fn whole_iccid(text: &str) -> Option<Iccid> {
     let digits: String = text.chars().filter(|c| !matches!(c, ' ' | '-')).collect();
-    (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then_some(digits)
+    Iccid::parse(&digits).ok()
 }
 
 impl Esims {
@@ -109,8 +168,16 @@ impl Esims {
         &self.scan
     }
 
-    pub fn results(&self) -> &[usize] {
-        &self.results
+    pub fn saved(&self) -> Option<&Saved> {
+        self.saved.as_ref()
+    }
+
+    pub fn fresh(&self) -> Option<&Fresh> {
+        self.fresh.as_ref()
+    }
+
+    pub fn pinned(&self) -> Option<&Esim> {
+        self.pinned.as_deref()
     }
 
     pub fn result_cursor(&self) -> usize {
@@ -119,6 +186,55 @@ impl Esims {
 
     pub fn code(&self, iccid: &str) -> Option<&Code> {
         self.codes.get(iccid)
+    }
+
+    /// The index the search reads: the full read once complete, else the saved one if any,
+    /// else what the read has so far; with the saved index's time when it is that one.
+    pub fn searched(&self) -> (&Inventory, Option<DateTime<Utc>>) {
+        match &self.saved {
+            Some(saved) if !self.scan.complete => (&saved.inventory, Some(saved.saved_at)),
+            _ => (&self.scan.inventory, None),
+        }
+    }
+
+    /// The whole ICCID searched for, if the search is one.
+    pub fn whole_iccid(&self) -> Option<Iccid> {
+        whole_iccid(self.search.applied())
+    }
+
+    /// The lookup's record when it is the whole ICCID searched for and the index lacks it.
+    fn fetched_only(&self) -> Option<&Esim> {
+        let whole = self.whole_iccid()?;
+        if !self.results.is_empty() {
+            return None;
+        }
+        match self.fresh.as_ref()?.record.value()? {
+            Found::Esim(e) if e.raw_order_json.iccid == whole.as_str() => Some(e),
+            _ => None,
+        }
+    }
+
+    pub fn result_count(&self) -> usize {
+        if self.fetched_only().is_some() {
+            1
+        } else {
+            self.results.len()
+        }
+    }
+
+    /// The result rows from `start`, in order.
+    pub fn result_rows(&self) -> impl Iterator<Item = ResultRow<'_>> {
+        let (inventory, _) = self.searched();
+        let fetched = self.fetched_only().map(ResultRow::Fetched);
+        fetched.into_iter().chain(
+            self.results
+                .iter()
+                .filter_map(move |&i| inventory.row(i as usize).map(ResultRow::Indexed)),
+        )
+    }
+
+    fn selected_result(&self) -> Option<ResultRow<'_>> {
+        self.result_rows().nth(self.result_cursor)
     }
 
     pub fn query(&self, page: u64) -> EsimQuery {
@@ -138,6 +254,7 @@ impl Esims {
         if status != self.status {
             self.status = status;
             self.list.reset();
+            self.pinned = None;
             self.refilter();
         }
     }
@@ -147,20 +264,101 @@ impl Esims {
         !self.search.applied().is_empty()
     }
 
+    /// The selected eSIM's ICCID: known from the index even before its record is fetched.
+    pub fn selected_iccid(&self) -> Option<String> {
+        if self.search_active() {
+            return self.selected_result().map(|r| r.iccid().to_string());
+        }
+        self.selected().map(|e| e.raw_order_json.iccid.clone())
+    }
+
+    /// The selected eSIM's full record, when the dashboard has it.
     pub fn selected(&self) -> Option<&Esim> {
         if self.search_active() {
-            self.results
-                .get(self.result_cursor)
-                .and_then(|&i| self.scan.items.get(i))
-        } else {
-            self.list.selected()
+            let iccid = self.selected_result()?.iccid().to_string();
+            return match self.fresh.as_ref()?.record.value()? {
+                Found::Esim(e) if e.raw_order_json.iccid == iccid => Some(e),
+                _ => None,
+            };
         }
+        match &self.pinned {
+            Some(e) => Some(e),
+            None => self.list.selected(),
+        }
+    }
+
+    /// Which record the search needs fetched now: the whole ICCID searched for, or the
+    /// selected result's (with its place, for a server without the lookup).
+    pub fn wanted_fresh(&self) -> Option<(Iccid, Option<u64>)> {
+        if !self.search_active() {
+            return None;
+        }
+        let (iccid, place) = match (self.whole_iccid(), self.selected_result()) {
+            (Some(whole), Some(ResultRow::Indexed(row))) if row.iccid == whole.as_str() => (whole, Some(row.place)),
+            (Some(whole), _) => (whole, None),
+            (None, Some(ResultRow::Indexed(row))) => (Iccid::parse(row.iccid).ok()?, Some(row.place)),
+            (None, _) => return None,
+        };
+        match &self.fresh {
+            Some(f) if f.iccid == iccid.as_str() && !f.record.wanted() => None,
+            _ => Some((iccid, place)),
+        }
+    }
+
+    pub(super) fn fresh_started(&mut self, iccid: &str, id: crate::tui::msg::RequestId) {
+        let mut record = Remote::default();
+        record.start(id);
+        self.fresh = Some(Fresh {
+            iccid: iccid.to_string(),
+            record,
+        });
+    }
+
+    pub(super) fn fresh_slot(&mut self, iccid: &str) -> Option<&mut dyn super::remote::Slot> {
+        self.fresh
+            .as_mut()
+            .filter(|f| f.iccid == iccid)
+            .map(|f| &mut f.record as &mut dyn super::remote::Slot)
+    }
+
+    /// Whether the fresh record for `iccid` is still of use.
+    pub fn wants_fresh(&self, iccid: &str) -> bool {
+        self.wanted_fresh().is_some_and(|(i, _)| i.as_str() == iccid)
+            || self
+                .fresh
+                .as_ref()
+                .is_some_and(|f| f.iccid == iccid && f.record.is_loading())
+                && self.selected_iccid().as_deref() == Some(iccid)
+    }
+
+    /// The lookup answered; `true` when it found the whole ICCID searched for (now selected).
+    pub(super) fn accept_fresh(&mut self, id: crate::tui::msg::RequestId, found: Found, now: Instant) -> bool {
+        if let Found::Esim(e) = &found {
+            let iccid = &e.raw_order_json.iccid;
+            self.scan.inventory.update_status(iccid, &e.record.status);
+            if let Some(saved) = &mut self.saved {
+                saved.inventory.update_status(iccid, &e.record.status);
+            }
+        }
+        let whole = self.whole_iccid();
+        let Some(fresh) = self.fresh.as_mut() else { return false };
+        if !fresh.record.resolve(id, found, now) {
+            return false;
+        }
+        let found_whole = whole.is_some_and(
+            |w| matches!(fresh.record.value(), Some(Found::Esim(e)) if e.raw_order_json.iccid == w.as_str()),
+        );
+        if found_whole {
+            self.refilter();
+        }
+        found_whole
     }
 
     /// Moves whichever list is shown: the search results or the server pages.
     pub fn move_by(&mut self, delta: i64, now: Instant) {
+        self.pinned = None;
         if self.search_active() {
-            let last = self.results.len().saturating_sub(1) as i64;
+            let last = self.result_count().saturating_sub(1) as i64;
             self.result_cursor = (self.result_cursor as i64).saturating_add(delta).clamp(0, last) as usize;
         } else {
             self.list.move_by(delta, now);
@@ -168,6 +366,7 @@ impl Esims {
     }
 
     pub fn go_to_start(&mut self, now: Instant) {
+        self.pinned = None;
         if self.search_active() {
             self.result_cursor = 0;
         } else {
@@ -176,8 +375,9 @@ impl Esims {
     }
 
     pub fn go_to_end(&mut self, now: Instant) {
+        self.pinned = None;
         if self.search_active() {
-            self.result_cursor = self.results.len().saturating_sub(1);
+            self.result_cursor = self.result_count().saturating_sub(1);
         } else {
             self.list.go_to_end(now);
         }
@@ -186,6 +386,12 @@ impl Esims {
     /// Starts the background read (on the first `/`).
     pub fn start_scan(&mut self) {
         self.scan.started = true;
+    }
+
+    /// The index an earlier session saved, searched until the read is complete.
+    pub fn use_saved(&mut self, saved: Saved) {
+        self.saved = Some(saved);
+        self.refilter();
     }
 
     /// Forgets the background read (after `r`, or after money moved): it starts over if a
@@ -197,6 +403,9 @@ impl Esims {
             ..Scan::default()
         };
         self.codes.clear();
+        if let Some(f) = &mut self.fresh {
+            f.record.invalidate();
+        }
         self.refilter();
     }
 
@@ -204,26 +413,57 @@ impl Esims {
         self.scan.next.start(id);
     }
 
-    /// Stores a page of the background read if it is the one awaited (`None`: stale, dropped);
-    /// `Some(true)` when it brought the whole ICCID being searched for, now selected.
+    /// Stores a page of the background read if it is the one awaited (`None`: stale, dropped).
     pub fn accept_scan(
         &mut self,
         id: crate::tui::msg::RequestId,
         esims: Vec<Esim>,
         total: u64,
         now: Instant,
-    ) -> Option<bool> {
+    ) -> Option<ScanStep> {
         if !self.scan.next.resolve(id, (), now) {
             return None;
         }
         let short = (esims.len() as u64) < SCAN_PAGE_SIZE;
-        self.scan.items.extend(esims);
+        self.scan.inventory.extend(&esims, total);
+        if let Some(saved) = &mut self.saved {
+            saved.inventory.saw_total(total);
+        }
         self.scan.total = Some(total);
-        self.scan.complete = short || self.scan.items.len() as u64 >= total;
+        self.scan.complete = short || self.scan.inventory.len() as u64 >= total;
         if !self.scan.complete {
             self.scan.next.invalidate();
         }
-        Some(self.refilter())
+        let found_whole = self.refilter();
+        Some(ScanStep {
+            complete: self.scan.complete,
+            found_whole,
+        })
+    }
+
+    /// A page of the list came: its total moves the indexes' places; and if the cursor was
+    /// sent to an eSIM found by the search, it lands on that eSIM's row.
+    pub(super) fn list_page_arrived(&mut self, page: u64, total: u64) {
+        if self.status == StatusFilter::All {
+            self.scan.inventory.saw_total(total);
+            if let Some(saved) = &mut self.saved {
+                saved.inventory.saw_total(total);
+            }
+        }
+        let Some(expect) = self.expect.clone() else { return };
+        if page != self.list.current_page() {
+            return;
+        }
+        self.expect = None;
+        let items = self.list.page_items().unwrap_or_default();
+        if let Some(row) = items.iter().position(|e| e.raw_order_json.iccid == expect) {
+            self.list.select_row(row);
+        } else if let Some(Found::Esim(e)) = self.fresh.as_ref().and_then(|f| f.record.value()) {
+            // Not where the index said (the list changed): it stays selected, pinned.
+            if e.raw_order_json.iccid == expect {
+                self.pinned = Some(e.clone());
+            }
+        }
     }
 
     pub(super) fn scan_slot(&mut self) -> &mut dyn super::remote::Slot {
@@ -231,52 +471,60 @@ impl Esims {
     }
 
     /// The search in effect changed: recomputes the results; `true` when it is a whole ICCID
-    /// that was found (now selected).
+    /// that the index has (now selected).
     pub fn search_changed(&mut self) -> bool {
+        self.pinned = None;
         self.refilter()
     }
 
+    /// The search closes (Esc): the eSIM selected in the results stays selected, the list
+    /// going to its page and row, or pinned when its row is not known.
+    pub fn close_search(&mut self, now: Instant) {
+        let selected = self.selected_result().map(|r| match r {
+            ResultRow::Indexed(row) => (row.iccid.to_string(), Some(row)),
+            ResultRow::Fetched(e) => (e.raw_order_json.iccid.clone(), None),
+        });
+        let target = selected.map(|(iccid, row)| {
+            let (inventory, _) = self.searched();
+            let place = row
+                .and_then(|_| inventory.find(&iccid))
+                .map(|i| inventory.place_among(i, &self.status));
+            (iccid, place)
+        });
+        let record = self.selected().cloned();
+        self.search.clear();
+        self.results.clear();
+        self.result_cursor = 0;
+        match target {
+            Some((iccid, Some(place))) => {
+                self.list.go_to_index(place, now);
+                self.expect = Some(iccid);
+                if self.list.page_items().is_some() {
+                    self.list_page_arrived(self.list.current_page(), self.list.total().unwrap_or(0));
+                }
+            }
+            Some((_, None)) => self.pinned = record.map(Box::new),
+            None => {}
+        }
+    }
+
     /// Recomputes the results after the search, the filter or the loaded items changed; keeps
-    /// the selected eSIM selected. A whole, valid ICCID that is found is selected, and `true`
-    /// returned.
+    /// the selected eSIM selected. A whole ICCID that is found is selected, and `true` returned.
     fn refilter(&mut self) -> bool {
-        let keep = self.selected().map(|e| e.raw_order_json.iccid.clone());
-        let needle = self.search.applied().to_lowercase();
-        let digits = as_digits(&needle);
-        self.results = if needle.is_empty() {
-            Vec::new()
-        } else {
-            let status = &self.status;
-            self.scan
-                .items
-                .iter()
-                .enumerate()
-                .filter(|(_, e)| status.matches(&e.record.status))
-                .filter(|(_, e)| match &digits {
-                    Some(d) => e.raw_order_json.iccid.contains(d.as_str()),
-                    None => {
-                        e.record.package_name.to_lowercase().contains(&needle)
-                            || e.record.slug.to_lowercase().contains(&needle)
-                            || e.record.package_code.to_lowercase().contains(&needle)
-                    }
-                })
-                .map(|(i, _)| i)
-                .collect()
-        };
-        let position = |iccid: &str| {
-            self.results
-                .iter()
-                .position(|&i| self.scan.items[i].raw_order_json.iccid == iccid)
-        };
-        let whole = digits.as_deref().and_then(|d| Iccid::parse(d).ok());
-        if let Some(at) = whole.as_ref().and_then(|iccid| position(iccid.as_str())) {
+        let keep = self.search_active().then(|| self.selected_iccid()).flatten();
+        let text = self.search.applied().to_string();
+        let (inventory, _) = self.searched();
+        self.results = inventory.search(&text, &self.status);
+        let whole = self.whole_iccid();
+        let position = |iccid: &str| self.result_rows().position(|r| r.iccid() == iccid);
+        if let Some(at) = whole.as_ref().and_then(|w| position(w.as_str())) {
             self.result_cursor = at;
             return true;
         }
         self.result_cursor = keep
             .and_then(|k| position(&k))
             .unwrap_or(0)
-            .min(self.results.len().saturating_sub(1));
+            .min(self.result_count().saturating_sub(1));
         false
     }
 }

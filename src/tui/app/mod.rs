@@ -20,7 +20,7 @@ mod search;
 mod tab;
 
 pub use catalog::{Catalog, SortKey};
-pub use esims::{Code, Esims, SCAN_PAGE_SIZE, Scan};
+pub use esims::{Code, Esims, Fresh, ResultRow, SCAN_PAGE_SIZE, Saved, Scan};
 pub use input::TextInput;
 pub use lists::{Orders, PAGE_SIZE, SEARCH_PAUSE};
 pub use mode::{Mode, Overlay};
@@ -221,6 +221,10 @@ impl App {
                 Ok(delivery) => self.flash(format!("{what} {}", delivery.describe()), Tone::Success, now),
                 Err(why) => self.flash(format!("{what} not copied: {why}"), Tone::Error, now),
             },
+            Msg::SavedInventory(saved) => {
+                self.esims.use_saved(*saved);
+                self.dirty = true;
+            }
         }
         if self.quit {
             effects.push(Effect::Quit);
@@ -337,6 +341,11 @@ impl App {
                     self.esims.list.start(page, id);
                 }
             }
+            if let Some((iccid, place)) = self.esims.wanted_fresh() {
+                let key = iccid.as_str().to_string();
+                let id = self.send(Request::FindEsim { iccid, place }, effects);
+                self.esims.fresh_started(&key, id);
+            }
             if self.esims.scan.wants_page() {
                 let page = self.esims.scan.next_page();
                 let id = self.send(Request::EsimScan { page }, effects);
@@ -385,9 +394,10 @@ impl App {
         self.esims.restart_scan();
     }
 
-    /// A background page brought the whole ICCID being typed: typing ends on it, detail open.
+    /// The lookup or a background page brought the whole ICCID searched for: typing ends on
+    /// it, detail open.
     fn found_iccid(&mut self, now: Instant) {
-        if self.tab == Tab::Esims && matches!(self.mode, Mode::Typing) {
+        if self.tab == Tab::Esims && matches!(self.mode, Mode::Typing | Mode::Browse) {
             self.mode = Mode::Detail;
             self.flash("Found the eSIM with that ICCID", Tone::Success, now);
         }

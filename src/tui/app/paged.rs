@@ -130,6 +130,18 @@ impl<T> Paged<T> {
         self.go_to(self.total.unwrap_or(0).saturating_sub(1), now);
     }
 
+    /// Sends the cursor to an item by its place in the whole list (a found eSIM's row).
+    pub fn go_to_index(&mut self, index: u64, now: Instant) {
+        let last = self.total.map_or(index, |t| t.saturating_sub(1));
+        self.go_to(index.min(last), now);
+    }
+
+    /// Puts the cursor on a row of its current page.
+    pub fn select_row(&mut self, row: usize) {
+        let start = (self.current_page() - 1) * self.page_size;
+        self.cursor = start + row as u64;
+    }
+
     fn go_to(&mut self, index: u64, now: Instant) {
         let page = self.page_of(index);
         let held = self.hold_until.is_some_and(|until| now < until);

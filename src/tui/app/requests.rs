@@ -55,6 +55,7 @@ impl App {
             Request::Orders(q) => self.orders.list.slot(q.page.unwrap_or(1)),
             Request::Esims(q) => self.esims.list.slot(q.page.unwrap_or(1)),
             Request::EsimScan { .. } => Some(self.esims.scan_slot()),
+            Request::FindEsim { iccid, .. } => self.esims.fresh_slot(iccid.as_str()),
             Request::ActivationCode { esim } => self
                 .esims
                 .codes
@@ -82,6 +83,7 @@ impl App {
                     && self.esims.list.is_near(q.page.unwrap_or(1))
             }
             Request::EsimScan { .. } => self.tab == Tab::Esims,
+            Request::FindEsim { iccid, .. } => self.tab == Tab::Esims && self.esims.wants_fresh(iccid.as_str()),
             Request::ActivationCode { esim } => {
                 self.tab == Tab::Esims
                     && self
@@ -149,12 +151,12 @@ impl App {
         }
         self.dirty = true;
         match result {
-            Ok(payload) => self.apply(id, &request, payload, now),
+            Ok(payload) => self.apply(id, &request, payload, now, effects),
             Err(error) => self.on_error(id, &request, error, now, effects),
         }
     }
 
-    fn apply(&mut self, id: RequestId, request: &Request, payload: Payload, now: Instant) {
+    fn apply(&mut self, id: RequestId, request: &Request, payload: Payload, now: Instant, effects: &mut Vec<Effect>) {
         if let Some(form) = self.mode.purchase_mut()
             && form.request == Some(id)
         {
@@ -178,12 +180,24 @@ impl App {
                     .accept(q.page.unwrap_or(1), id, page.orders, page.total, now);
             }
             (Request::Esims(q), Payload::Esims(page)) => {
-                self.esims
-                    .list
-                    .accept(q.page.unwrap_or(1), id, page.esims, page.total, now);
+                let number = q.page.unwrap_or(1);
+                if self.esims.list.accept(number, id, page.esims, page.total, now) {
+                    self.esims.list_page_arrived(number, page.total);
+                }
             }
             (Request::EsimScan { .. }, Payload::Esims(page)) => {
-                if self.esims.accept_scan(id, page.esims, page.total, now) == Some(true) {
+                let Some(step) = self.esims.accept_scan(id, page.esims, page.total, now) else {
+                    return;
+                };
+                if step.found_whole {
+                    self.found_iccid(now);
+                }
+                if step.complete {
+                    effects.push(Effect::SaveInventory(Box::new(self.esims.scan().inventory().clone())));
+                }
+            }
+            (Request::FindEsim { .. }, Payload::FoundEsim(found)) => {
+                if self.esims.accept_fresh(id, found, now) {
                     self.found_iccid(now);
                 }
             }

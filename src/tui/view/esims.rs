@@ -6,11 +6,12 @@ use super::lists::failed_text;
 use super::lists::{draw_table, short_time, title};
 use super::theme::Theme;
 use super::widgets::{Column, cursor_table, paragraph, safe};
+use crate::api::Found;
 use crate::api::model::Esim;
 use crate::esim::lpa::ActivationCode;
 use crate::esim::qr::QrMatrix;
 use crate::esim::volume::format_bytes;
-use crate::tui::app::{App, Code, Mode, Remote, Tab};
+use crate::tui::app::{App, Code, Mode, Remote, ResultRow, Tab};
 use crate::tui::keymap::{Action, Context};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -75,6 +76,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         if esims.search_active() || typing {
             frame.render_widget(Paragraph::new(search_title(app, typing, theme)), top);
             draw_results(frame, rows, app, theme);
+        } else if let Some(pinned) = esims.pinned() {
+            let text = " My eSIMs · the eSIM found (its row in the list is not known yet; move for the list)";
+            frame.render_widget(Paragraph::new(Line::styled(text, theme.title())), top);
+            cursor_table(frame, rows, &COLUMNS, std::iter::once(pinned), cells, 0, theme);
         } else {
             frame.render_widget(
                 Paragraph::new(title(app, esims.list(), "My eSIMs", esims.status(), None, theme)),
@@ -88,7 +93,8 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     }
 }
 
-/// ` My eSIMs · search: 8944▏ · 3 found · loaded 1 400 of 3 112`.
+/// ` My eSIMs · search: 8944▏ · 3 found · loaded 1 400 of 3 112`, or with the saved index
+/// ` · in the index of 2 h ago (reading again: 1 400 of 3 112)`.
 fn search_title(app: &App, typing: bool, theme: &Theme) -> Line<'static> {
     let esims = app.esims();
     let scan = esims.scan();
@@ -100,20 +106,38 @@ fn search_title(app: &App, typing: bool, theme: &Theme) -> Line<'static> {
     if typing {
         spans.push(Span::raw("▏"));
     }
-    spans.push(Span::raw(format!(" · {} found", esims.results().len())));
-    let loaded = group(scan.items().len() as u64);
+    spans.push(Span::raw(format!(" · {} found", esims.result_count())));
+    let loaded = group(scan.loaded());
     let progress = match (scan.total(), scan.is_complete(), scan.error()) {
-        (Some(total), true, _) => format!(" · all {} loaded", group(total)),
-        (Some(total), false, Some(_)) => format!(" · loading stopped at {loaded} of {}", group(total)),
-        (Some(total), false, None) => format!(" · loaded {loaded} of {}", group(total)),
-        (None, _, Some(_)) => " · could not load".to_string(),
-        (None, _, None) => " · loading…".to_string(),
+        (Some(total), true, _) => format!("all {} loaded", group(total)),
+        (Some(total), false, Some(_)) => format!("loading stopped at {loaded} of {}", group(total)),
+        (Some(total), false, None) => format!("loaded {loaded} of {}", group(total)),
+        (None, _, Some(_)) => "could not load".to_string(),
+        (None, _, None) => "loading…".to_string(),
+    };
+    let progress = match esims.searched().1 {
+        Some(saved_at) => format!(
+            " · in the index of {} (reading again: {progress})",
+            age(saved_at, chrono::Utc::now())
+        ),
+        None => format!(" · {progress}"),
     };
     spans.push(Span::styled(progress, theme.muted()));
     if let Some(status) = esims.status().query() {
         spans.push(Span::styled(format!(" · {}", safe(&status)), theme.muted()));
     }
     Line::from(spans)
+}
+
+/// How long ago, coarsely: `5 min ago`, `3 h ago`, `2 days ago`.
+fn age(then: chrono::DateTime<chrono::Utc>, now: chrono::DateTime<chrono::Utc>) -> String {
+    let minutes = (now - then).num_minutes().max(0);
+    match minutes {
+        0 => "just now".to_string(),
+        1..=59 => format!("{minutes} min ago"),
+        60..=2879 => format!("{} h ago", minutes / 60),
+        _ => format!("{} days ago", minutes / 1440),
+    }
 }
 
 /// `3 112` → `3 112`, `1400` → `1 400`: thousands apart, as the progress reads.
@@ -132,6 +156,23 @@ fn group(n: u64) -> String {
 fn draw_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let esims = app.esims();
     let scan = esims.scan();
+    let whole = esims.whole_iccid();
+    let lookup = esims
+        .fresh()
+        .filter(|f| whole.as_ref().is_some_and(|w| w.as_str() == f.iccid))
+        .map(|f| &f.record);
+    if esims.result_count() == 0 {
+        let text = match (lookup.and_then(Remote::value), lookup) {
+            (Some(Found::Absent), _) => Some(" No eSIM with that ICCID in this account.".to_string()),
+            (_, Some(r)) if r.is_loading() => Some(" Looking up that ICCID…".to_string()),
+            (_, Some(r)) => r.error().map(|e| failed_text(app, "that ICCID", e)),
+            _ => None,
+        };
+        if let Some(text) = text {
+            frame.render_widget(Paragraph::new(text).wrap(ratatui::widgets::Wrap { trim: false }), area);
+            return;
+        }
+    }
     if let Some(error) = scan.error() {
         // Shown above any results: what was found is only part of the inventory.
         let [note, rest] = Layout::vertical([Constraint::Length(2), Constraint::Min(0)]).areas(area);
@@ -140,18 +181,18 @@ fn draw_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             Paragraph::new(Line::styled(text, theme.error())).wrap(ratatui::widgets::Wrap { trim: false }),
             note,
         );
-        if !esims.results().is_empty() {
+        if esims.result_count() > 0 {
             draw_result_rows(frame, rest, app, theme);
         }
         return;
     }
-    if esims.results().is_empty() {
+    if esims.result_count() == 0 {
         let text = if scan.is_complete() {
             " No eSIM matches.".to_string()
         } else {
             format!(
                 " Nothing found yet: still loading the inventory ({} of {}).",
-                group(scan.items().len() as u64),
+                group(scan.loaded()),
                 scan.total().map_or("…".to_string(), group)
             )
         };
@@ -161,11 +202,33 @@ fn draw_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     draw_result_rows(frame, area, app, theme);
 }
 
+/// A result row: the full record's cells, or what the index knows (ICCID, status, package).
+fn result_cells(row: ResultRow<'_>) -> Vec<String> {
+    match row {
+        ResultRow::Fetched(e) => cells(e),
+        ResultRow::Indexed(r) => vec![
+            safe(r.iccid),
+            safe(r.status.as_str()),
+            String::new(),
+            safe(&r.package.name),
+            safe(&r.package.location),
+            String::new(),
+            String::new(),
+        ],
+    }
+}
+
 fn draw_result_rows(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let esims = app.esims();
-    let items = esims.scan().items();
-    let rows = esims.results().iter().map(|&i| &items[i]);
-    cursor_table(frame, area, &COLUMNS, rows, cells, esims.result_cursor(), theme);
+    cursor_table(
+        frame,
+        area,
+        &COLUMNS,
+        esims.result_rows(),
+        result_cells,
+        esims.result_cursor(),
+        theme,
+    );
 }
 
 /// Black ink on white: the QR's own colours, whatever the theme.
