@@ -34,6 +34,8 @@ pub struct Scan {
     started: bool,
     /// Every page is in.
     complete: bool,
+    /// Asked for with `r` while a saved index serves the search.
+    reread: bool,
 }
 
 impl Scan {
@@ -60,11 +62,6 @@ impl Scan {
 
     pub fn next_page(&self) -> u64 {
         self.inventory.len() as u64 / SCAN_PAGE_SIZE + 1
-    }
-
-    /// Whether another page should be asked for now.
-    pub fn wants_page(&self) -> bool {
-        self.started && !self.complete && self.next.wanted()
     }
 }
 
@@ -287,16 +284,32 @@ impl Esims {
         }
     }
 
-    /// Which record the search needs fetched now: the whole ICCID searched for, or the
-    /// selected result's (with its place, for a server without the lookup).
-    pub fn wanted_fresh(&self) -> Option<(Iccid, Option<u64>)> {
+    /// Whether the background read should ask for its next page now. Not for a whole ICCID
+    /// the lookup answered (nor while it is asked); with a saved index, only after `r`: at the
+    /// API's 120 a minute, reading 100 000 eSIMs again would take the key's budget for minutes.
+    pub fn needs_scan(&self) -> bool {
+        let scan = &self.scan;
+        if !scan.started || scan.complete || !scan.next.wanted() {
+            return false;
+        }
+        if let Some(whole) = self.whole_iccid() {
+            let lookup = self.fresh.as_ref().filter(|f| f.iccid == whole.as_str());
+            return matches!(lookup.and_then(|f| f.record.value()), Some(Found::Unknown));
+        }
+        self.saved.is_none() || scan.reread
+    }
+
+    /// Which record the search needs fetched now: the whole ICCID searched for (at once), or
+    /// the selected result's with its place, for a server without the lookup (once typing
+    /// stops: a record per letter typed would spend the budget on answers nobody reads).
+    pub fn wanted_fresh(&self, typing: bool) -> Option<(Iccid, Option<u64>)> {
         if !self.search_active() {
             return None;
         }
         let (iccid, place) = match (self.whole_iccid(), self.selected_result()) {
             (Some(whole), Some(ResultRow::Indexed(row))) if row.iccid == whole.as_str() => (whole, Some(row.place)),
             (Some(whole), _) => (whole, None),
-            (None, Some(ResultRow::Indexed(row))) => (Iccid::parse(row.iccid).ok()?, Some(row.place)),
+            (None, Some(ResultRow::Indexed(row))) if !typing => (Iccid::parse(row.iccid).ok()?, Some(row.place)),
             (None, _) => return None,
         };
         match &self.fresh {
@@ -323,7 +336,7 @@ impl Esims {
 
     /// Whether the fresh record for `iccid` is still of use.
     pub fn wants_fresh(&self, iccid: &str) -> bool {
-        self.wanted_fresh().is_some_and(|(i, _)| i.as_str() == iccid)
+        self.wanted_fresh(false).is_some_and(|(i, _)| i.as_str() == iccid)
             || self
                 .fresh
                 .as_ref()
@@ -400,6 +413,7 @@ impl Esims {
         let started = self.scan.started;
         self.scan = Scan {
             started,
+            reread: self.saved.is_some(),
             ..Scan::default()
         };
         self.codes.clear();

@@ -341,12 +341,12 @@ impl App {
                     self.esims.list.start(page, id);
                 }
             }
-            if let Some((iccid, place)) = self.esims.wanted_fresh() {
+            if let Some((iccid, place)) = self.esims.wanted_fresh(matches!(self.mode, Mode::Typing)) {
                 let key = iccid.as_str().to_string();
                 let id = self.send(Request::FindEsim { iccid, place }, effects);
                 self.esims.fresh_started(&key, id);
             }
-            if self.esims.scan.wants_page() {
+            if self.esims.needs_scan() {
                 let page = self.esims.scan.next_page();
                 let id = self.send(Request::EsimScan { page }, effects);
                 self.esims.scan_started(id);

@@ -231,6 +231,30 @@ fn draw_result_rows(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     );
 }
 
+/// The pane for a search result whose record is not here yet: what the index knows, and why
+/// the rest is missing.
+fn unfetched_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
+    let esims = app.esims();
+    let Some(iccid) = esims.selected_iccid() else {
+        return vec![Line::raw("No eSIM selected.")];
+    };
+    let fresh = esims.fresh().filter(|f| f.iccid == iccid).map(|f| &f.record);
+    let state = match (fresh, fresh.and_then(Remote::value)) {
+        (_, Some(Found::Absent)) => "This account has no eSIM with this ICCID any more.".to_string(),
+        (_, Some(Found::Unknown)) => "Not at its place in the list any more; r reads the inventory again.".to_string(),
+        (Some(r), _) if r.is_loading() => "Fetching its current record…".to_string(),
+        (Some(r), _) if r.error().is_some() => r.error().map(|e| failed_text(app, "its record", e)).unwrap_or_default(),
+        _ => "Its record is fetched when typing stops.".to_string(),
+    };
+    vec![
+        Line::from(vec![
+            Span::styled("ICCID    ", theme.muted()),
+            Span::styled(safe(&iccid), theme.title()),
+        ]),
+        Line::styled(state, theme.muted()),
+    ]
+}
+
 /// Black ink on white: the QR's own colours, whatever the theme.
 fn qr_style() -> Style {
     Style::new().fg(Color::Black).bg(Color::White)
@@ -253,7 +277,7 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let Some(esim) = app.esims().selected() else {
-        paragraph(frame, inner, vec![Line::raw("No eSIM selected.")]);
+        paragraph(frame, inner, unfetched_lines(app, theme));
         return;
     };
     let raw = &esim.raw_order_json;
