@@ -98,6 +98,8 @@ struct Knobs {
     latency_ms: AtomicU64,
     /// Requests received, of any route (tests count what a client really sent).
     received: AtomicU64,
+    /// Of those, requests to the API (not QR images).
+    api_received: AtomicU64,
 }
 
 impl Knobs {
@@ -105,6 +107,7 @@ impl Knobs {
         Self {
             latency_ms: AtomicU64::new(config.latency.as_millis() as u64),
             received: AtomicU64::new(0),
+            api_received: AtomicU64::new(0),
         }
     }
 }
@@ -137,6 +140,9 @@ fn router_with_knobs(config: &SandboxConfig, origin: String, knobs: Arc<Knobs>) 
         .layer(DefaultBodyLimit::max(http::MAX_BODY_BYTES))
         .layer(middleware::from_fn(move |req: Request, next: Next| {
             knobs.received.fetch_add(1, Ordering::Relaxed);
+            if req.uri().path().starts_with("/api/") {
+                knobs.api_received.fetch_add(1, Ordering::Relaxed);
+            }
             let latency = Duration::from_millis(knobs.latency_ms.load(Ordering::Relaxed));
             delay(latency, req, next)
         }))
@@ -209,6 +215,11 @@ impl RunningSandbox {
     /// How many requests reached the server so far.
     pub fn requests_received(&self) -> u64 {
         self.knobs.received.load(Ordering::Relaxed)
+    }
+
+    /// How many of them were API requests (QR images left out).
+    pub fn api_requests_received(&self) -> u64 {
+        self.knobs.api_received.load(Ordering::Relaxed)
     }
 }
 

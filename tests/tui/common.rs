@@ -281,6 +281,8 @@ pub struct Live {
     /// Every request the app asked to send, and how many it cancelled.
     pub sent: Vec<Request>,
     pub cancelled: usize,
+    /// The inventory index the app last asked to save.
+    pub saved: Option<Box<esimdash::inventory::Inventory>>,
 }
 
 impl Live {
@@ -305,6 +307,7 @@ impl Live {
             rx,
             sent: Vec::new(),
             cancelled: 0,
+            saved: None,
         };
         let effects = live.app.start();
         live.perform(effects);
@@ -322,6 +325,7 @@ impl Live {
                     self.cancelled += 1;
                     self.tasks.cancel(id);
                 }
+                Effect::SaveInventory(inventory) => self.saved = Some(inventory),
                 _ => {}
             }
         }

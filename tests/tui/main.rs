@@ -5,6 +5,7 @@ mod app_behaviour;
 mod cancelling;
 mod common;
 mod esims;
+mod finding;
 mod purchases;
 mod snapshots;
 mod terminal_e2e;

@@ -302,3 +302,59 @@ fn a_config_that_binds_quit_to_x_quits_on_x_and_help_says_so() {
     tmux.keys(&["x"]);
     tmux.wait_for("EXITED 0");
 }
+
+/// Found by ICCID, then Esc: `y` copies that ICCID, with the search still shown (one Esc
+/// closes the detail) and after the search closed (the list on the found eSIM's page and row).
+#[test]
+fn a_found_esim_stays_selected_after_esc_and_y_copies_its_iccid() {
+    let home = tempfile::tempdir().unwrap();
+    let tmux = Tmux::demo("find", &home, "ESIMDASH_CLIPBOARD=osc52");
+    tmux.run(&["set", "-s", "set-clipboard", "on"]);
+    tmux.wait_for("Balance 250.00 USD");
+    tmux.keys(&["3"]);
+    tmux.wait_for("1/");
+    // The oldest eSIM: the list's last row, far from page 1.
+    tmux.keys(&["G"]);
+    let started = Instant::now();
+    let iccid = loop {
+        let screen = tmux.screen();
+        let row = screen.lines().find(|l| l.starts_with('›')).map(str::to_string);
+        if let Some(iccid) = row.and_then(|l| l.split_whitespace().nth(1).map(str::to_string))
+            && screen.contains("8/8")
+        {
+            break iccid;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "no last page:\n{screen}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    eprintln!("looking for the oldest eSIM, {iccid}");
+    tmux.keys(&["g", "/"]);
+    tmux.run(&["send-keys", "-t", "e2e", "-l", &iccid]);
+    tmux.wait_for("Found the eSIM with that ICCID");
+    let selected = |screen: &str| {
+        screen
+            .lines()
+            .find(|l| l.starts_with('›'))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .map(str::to_string)
+    };
+    for step in ["the search still shown", "the search closed"] {
+        tmux.keys(&["Escape"]);
+        let started = Instant::now();
+        while selected(&tmux.screen()).as_deref() != Some(iccid.as_str()) {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "{step}: the found eSIM is not selected:\n{}",
+                tmux.screen()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        tmux.run(&["delete-buffer"]);
+        tmux.keys(&["y"]);
+        tmux.wait_for("ICCID sent to the terminal's clipboard");
+        assert_eq!(tmux.run(&["show-buffer"]).trim(), iccid, "{step}");
+    }
+    assert!(!tmux.screen().contains("search:"), "the search is closed");
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXITED 0");
+}

@@ -85,6 +85,8 @@ pub struct Saved {
 #[derive(Debug, Clone)]
 pub struct Fresh {
     pub iccid: String,
+    /// Where the index placed it when asked (a server without the lookup is read there).
+    pub place: Option<u64>,
     pub record: Remote<Found>,
 }
 
@@ -313,16 +315,21 @@ impl Esims {
             (None, _) => return None,
         };
         match &self.fresh {
-            Some(f) if f.iccid == iccid.as_str() && !f.record.wanted() => None,
+            // Asked already; again only if it could not be told and a place is now known.
+            Some(f) if f.iccid == iccid.as_str() && !f.record.wanted() => {
+                let unknown = matches!(f.record.value(), Some(Found::Unknown));
+                (unknown && place.is_some() && f.place != place).then_some((iccid, place))
+            }
             _ => Some((iccid, place)),
         }
     }
 
-    pub(super) fn fresh_started(&mut self, iccid: &str, id: crate::tui::msg::RequestId) {
+    pub(super) fn fresh_started(&mut self, iccid: &str, place: Option<u64>, id: crate::tui::msg::RequestId) {
         let mut record = Remote::default();
         record.start(id);
         self.fresh = Some(Fresh {
             iccid: iccid.to_string(),
+            place,
             record,
         });
     }

@@ -344,7 +344,7 @@ impl App {
             if let Some((iccid, place)) = self.esims.wanted_fresh(matches!(self.mode, Mode::Typing)) {
                 let key = iccid.as_str().to_string();
                 let id = self.send(Request::FindEsim { iccid, place }, effects);
-                self.esims.fresh_started(&key, id);
+                self.esims.fresh_started(&key, place, id);
             }
             if self.esims.needs_scan() {
                 let page = self.esims.scan.next_page();

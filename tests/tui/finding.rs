@@ -1,0 +1,146 @@
+//! Finding an eSIM by ICCID at a real reseller's size: by the lookup, against a server without
+//! it, and in a second session from the saved inventory index. Counted at the sandbox, with
+//! the app driven as the runtime drives it (real tasks, the wall clock, the product's pacing).
+
+use crate::common::*;
+use esimdash::api::model::EsimQuery;
+use esimdash::api::{BaseUrl, Client, ClientOptions, Credentials, Found};
+use esimdash::sandbox::SandboxConfig;
+use esimdash::tui::app::{Remote, Saved};
+use esimdash::tui::msg::Msg;
+use std::time::{Duration, Instant};
+
+/// The oldest eSIM's ICCID (the last item of the list), read with a client of our own.
+async fn oldest_iccid(base_url: &str) -> String {
+    let client = Client::new(
+        BaseUrl::parse(base_url).unwrap(),
+        &Credentials::pair("ak_demo_acme", "sk_demo_acme"),
+        ClientOptions {
+            rate_limit: 100_000,
+            ..ClientOptions::default()
+        },
+    )
+    .unwrap();
+    let page = |page: u64| EsimQuery {
+        page: Some(page),
+        page_size: Some(100),
+        ..EsimQuery::default()
+    };
+    let total = client.esims(&page(1)).await.unwrap().total;
+    let last = client.esims(&page(total.div_ceil(100))).await.unwrap();
+    last.esims.last().unwrap().raw_order_json.iccid.clone()
+}
+
+/// Feeds the app until `done` holds or `limit` passes; the time it took.
+async fn until(live: &mut Live, limit: Duration, done: impl Fn(&Live) -> bool) -> Duration {
+    let started = Instant::now();
+    while !done(live) && started.elapsed() < limit {
+        live.idle(Duration::from_millis(20)).await;
+    }
+    started.elapsed()
+}
+
+fn selected_iccid(live: &Live) -> Option<String> {
+    live.app.esims().selected().map(|e| e.raw_order_json.iccid.clone())
+}
+
+#[tokio::test]
+async fn an_iccid_from_the_oldest_page_and_its_qr_code_in_three_requests_within_a_second_at_100_000() {
+    let config = SandboxConfig {
+        orders: 100_000,
+        rate_limit: 100_000,
+        ..SandboxConfig::default()
+    };
+    // The product's own pacing: 120 requests a minute.
+    let mut live = Live::new(config, ClientOptions::default()).await;
+    live.send(key('3'));
+    live.idle(Duration::from_secs(10)).await;
+    let iccid = oldest_iccid(&live.sandbox.base_url()).await;
+
+    let before = live.sandbox.requests_received();
+    let started = Instant::now();
+    live.send(key('/'));
+    for c in iccid.chars() {
+        live.send(key(c));
+    }
+    let code_shown = |live: &Live| {
+        selected_iccid(live).as_deref() == Some(iccid.as_str())
+            && live
+                .app
+                .esims()
+                .code(&iccid)
+                .and_then(Remote::value)
+                .is_some_and(|c| c.is_ok())
+    };
+    until(&mut live, Duration::from_secs(10), code_shown).await;
+    let took = started.elapsed();
+    let requests = live.sandbox.requests_received() - before;
+    let screen = render(&live.app, 120, 40, Instant::now());
+    eprintln!("the oldest of 100 956 eSIMs with its QR code: {requests} requests, {took:?}");
+    assert!(code_shown(&live), "the eSIM and its code are shown:\n{screen}");
+    assert!(
+        screen.contains(&iccid) && screen.contains("▀▀▀"),
+        "its QR code is drawn:\n{screen}"
+    );
+    assert!(requests <= 3, "{requests} requests");
+    assert!(took <= Duration::from_secs(1), "took {took:?}");
+}
+
+#[tokio::test]
+async fn a_server_without_the_lookup_never_shows_another_esim_and_a_second_session_needs_two_requests() {
+    let config = SandboxConfig {
+        orders: 1_500,
+        rate_limit: 100_000,
+        iccid_lookup: false,
+        ..SandboxConfig::default()
+    };
+    let fast = ClientOptions {
+        rate_limit: 100_000,
+        ..ClientOptions::default()
+    };
+    let mut first = Live::new(config.clone(), fast.clone()).await;
+    first.send(key('3'));
+    first.idle(Duration::from_secs(10)).await;
+    let iccid = oldest_iccid(&first.sandbox.base_url()).await;
+    first.send(key('/'));
+    for c in iccid.chars() {
+        first.send(key(c));
+        // Whatever the lookup answered, no other eSIM is ever shown as the one asked for.
+        if let Some(Found::Esim(e)) = first.app.esims().fresh().and_then(|f| f.record.value()) {
+            assert_eq!(e.raw_order_json.iccid, first.app.esims().fresh().unwrap().iccid);
+        }
+    }
+    let found = |live: &Live| selected_iccid(live).as_deref() == Some(iccid.as_str());
+    until(&mut first, Duration::from_secs(20), found).await;
+    assert!(found(&first), "found by reading the list");
+    let shown: Vec<String> = first.app.esims().result_rows().map(|r| r.iccid().to_string()).collect();
+    assert_eq!(shown, vec![iccid.clone()], "the only result is the eSIM asked for");
+    let inventory = first.saved.take().expect("the whole inventory was read and saved");
+
+    // The index goes through the file, as between two sessions.
+    let dir = tempfile::tempdir().unwrap();
+    let path = esimdash::inventory::store::path_in(dir.path(), "acme");
+    esimdash::inventory::store::save(&path, "acme", &inventory, chrono::Utc::now()).unwrap();
+    let loaded = esimdash::inventory::store::load(&path, "acme").unwrap();
+
+    let mut second = Live::new(config, fast).await;
+    second.send(key('3'));
+    second.idle(Duration::from_secs(10)).await;
+    second.send(Msg::SavedInventory(Box::new(Saved {
+        inventory: loaded.inventory,
+        saved_at: loaded.saved_at,
+    })));
+    let before = second.sandbox.api_requests_received();
+    let images_before = second.sandbox.requests_received() - before;
+    second.send(key('/'));
+    for c in iccid.chars() {
+        second.send(key(c));
+    }
+    until(&mut second, Duration::from_secs(10), found).await;
+    let requests = second.sandbox.api_requests_received() - before;
+    let images = second.sandbox.requests_received() - second.sandbox.api_requests_received() - images_before;
+    eprintln!("second session, server without the lookup: found with {requests} API requests (and {images} QR image)");
+    assert!(found(&second));
+    assert!(requests <= 2, "{requests} requests");
+    assert!(render(&second.app, 120, 40, Instant::now()).contains("in the index of"));
+}
