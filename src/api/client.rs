@@ -338,6 +338,11 @@ impl Client {
         Ok(Found::Unknown)
     }
 
+    /// Until when a request is held back by the client's own pacing (not a 429), if one is.
+    pub fn paced_until(&self) -> Option<std::time::Instant> {
+        self.inner.pacer.waiting_until(Instant::now()).map(Instant::into_std)
+    }
+
     /// Whether this server was seen to ignore the lookup by ICCID.
     pub fn lacks_iccid_lookup(&self) -> bool {
         self.inner.no_iccid_lookup.load(Ordering::Relaxed)

@@ -9,6 +9,12 @@ use std::sync::Mutex;
 use std::time::Duration;
 use tokio::time::Instant;
 
+/// How far past the edge of a window the next one is taken to start: a 60th of the window (one
+/// second a minute).
+fn edge_margin(window: Duration) -> Duration {
+    window / 60
+}
+
 #[derive(Debug)]
 pub struct Pacer {
     state: Mutex<State>,
@@ -71,8 +77,11 @@ impl Pacer {
             at = at.max(last);
         }
         if s.sent.len() >= s.limit {
+            // A margin past the window's edge: the server's window starts when our first
+            // request arrives, a little after we sent it, so a request sent exactly a window
+            // later can reach it a moment before its window ends (and get a 429).
             let idx = s.sent.len() - s.limit;
-            at = at.max(s.sent[idx] + s.window);
+            at = at.max(s.sent[idx] + s.window + edge_margin(s.window));
         }
         s.sent.push_back(at);
         while s.sent.len() > s.limit {
@@ -81,10 +90,18 @@ impl Pacer {
         at
     }
 
-    /// Nobody sends before `until` (the server asked for a pause).
+    /// Nobody sends before `until` (the server asked for a pause), plus the edge margin.
     pub fn pause_until(&self, until: Instant) {
         let mut s = self.lock();
+        let until = until + edge_margin(s.window);
         s.paused_until = Some(s.paused_until.map_or(until, |p| p.max(until)));
+    }
+
+    /// Until when a request is waiting for the budget (not the server), if one is: the latest
+    /// reserved send time still ahead.
+    pub fn waiting_until(&self, now: Instant) -> Option<Instant> {
+        let s = self.lock();
+        s.sent.back().copied().filter(|at| *at > now)
     }
 
     /// The server's `X-RateLimit-Limit` for this key: a lower one than ours wins.
@@ -123,8 +140,11 @@ mod tests {
         let t0 = Instant::now();
         let times: Vec<_> = (0..7).map(|_| pacer.reserve(t0)).collect();
         assert_eq!(&times[..3], &[t0, t0, t0]);
-        assert_eq!(times[3], t0 + Duration::from_secs(60));
-        assert_eq!(times[6], t0 + Duration::from_secs(120));
+        // One second past the edge of the window, every time.
+        assert_eq!(times[3], t0 + Duration::from_secs(61));
+        assert_eq!(times[6], t0 + Duration::from_secs(122));
+        assert_eq!(pacer.waiting_until(t0), Some(times[6]));
+        assert_eq!(pacer.waiting_until(t0 + Duration::from_secs(200)), None);
         for (i, t) in times.iter().enumerate() {
             let in_window = times
                 .iter()
@@ -148,7 +168,7 @@ mod tests {
         let t0 = Instant::now();
         // The aborted request's place (a minute on) is free again: the next waits one minute,
         // not two.
-        assert!(pacer.reserve(t0) <= t0 + Duration::from_secs(60));
+        assert!(pacer.reserve(t0) <= t0 + Duration::from_secs(61));
     }
 
     #[test]
@@ -156,7 +176,7 @@ mod tests {
         let pacer = Pacer::new(100, Duration::from_secs(60));
         let t0 = Instant::now();
         pacer.pause_until(t0 + Duration::from_secs(5));
-        assert_eq!(pacer.reserve(t0), t0 + Duration::from_secs(5));
+        assert_eq!(pacer.reserve(t0), t0 + Duration::from_secs(6));
         pacer.observe_limit(2);
         assert_eq!(pacer.limit(), 2);
         pacer.observe_limit(500);

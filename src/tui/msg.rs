@@ -101,6 +101,8 @@ pub enum Msg {
         what: &'static str,
         result: Result<Delivery, String>,
     },
+    /// The client holds requests back for its rate budget until then (`None`: it does not).
+    Pacing(Option<std::time::Instant>),
     /// The inventory index saved by an earlier session was read at start.
     SavedInventory(Box<crate::tui::app::Saved>),
 }

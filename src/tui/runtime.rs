@@ -285,6 +285,15 @@ async fn event_loop(
         if perform(effects, &mut world) || app.should_quit() {
             return Ok(());
         }
+        // Tasks reserve their send time as they start; the next message (the spinner ticks
+        // while anything loads) brings what the pacing holds to the screen.
+        let paced = client.paced_until();
+        if paced != app.paced_until() {
+            let effects = app.update(Msg::Pacing(paced), Instant::now());
+            if perform(effects, &mut world) {
+                return Ok(());
+            }
+        }
         if app.take_dirty() {
             world.term.draw(|f| view::draw(f, &app, &theme, Instant::now()))?;
         }

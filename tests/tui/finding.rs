@@ -144,3 +144,19 @@ async fn a_server_without_the_lookup_never_shows_another_esim_and_a_second_sessi
     assert!(requests <= 2, "{requests} requests");
     assert!(render(&second.app, 120, 40, Instant::now()).contains("in the index of"));
 }
+
+#[tokio::test]
+async fn while_the_client_waits_for_its_own_budget_the_status_line_counts_down() {
+    let mut h = Harness::acme().await;
+    h.send(key('3'));
+    assert!(h.app.is_loading(), "the first page is asked for");
+    let now = h.now;
+    h.send(Msg::Pacing(Some(now + Duration::from_millis(4_200))));
+    assert!(h.screen(120, 40).contains("Waiting for the API's rate limit: 5 s"));
+    h.now = now + Duration::from_millis(1_500);
+    h.send(Msg::Tick);
+    assert!(h.screen(120, 40).contains("Waiting for the API's rate limit: 3 s"));
+    // Once nothing waits, the line is the usual one again.
+    h.settle().await;
+    assert!(!h.screen(120, 40).contains("rate limit"));
+}

@@ -80,6 +80,8 @@ pub struct App {
     halt: Option<Halt>,
     /// A 429: requests wait until then, and the status line counts down.
     rate_limited_until: Option<Instant>,
+    /// The client's own pacing holds requests until then.
+    paced_until: Option<Instant>,
     /// Running against the built-in sandbox.
     demo: bool,
     /// Whether the terminal reports the mouse (off: the terminal selects text).
@@ -104,6 +106,7 @@ impl App {
             flash: None,
             halt: None,
             rate_limited_until: None,
+            paced_until: None,
             demo,
             mouse: true,
             spinner: 0,
@@ -185,6 +188,11 @@ impl App {
         self.rate_limited_until
     }
 
+    /// Until when the client's pacing holds a request the screen waits for.
+    pub fn paced_until(&self) -> Option<Instant> {
+        self.paced_until.filter(|_| self.is_loading())
+    }
+
     pub fn demo(&self) -> bool {
         self.demo
     }
@@ -221,6 +229,12 @@ impl App {
                 Ok(delivery) => self.flash(format!("{what} {}", delivery.describe()), Tone::Success, now),
                 Err(why) => self.flash(format!("{what} not copied: {why}"), Tone::Error, now),
             },
+            Msg::Pacing(until) => {
+                if until != self.paced_until {
+                    self.paced_until = until;
+                    self.dirty = true;
+                }
+            }
             Msg::SavedInventory(saved) => {
                 self.esims.use_saved(*saved);
                 self.dirty = true;
@@ -250,7 +264,7 @@ impl App {
         if self.is_loading() {
             at(now + SPINNER_EVERY);
         }
-        if let Some(until) = self.rate_limited_until {
+        for until in [self.rate_limited_until, self.paced_until()].into_iter().flatten() {
             // Each whole second of the countdown, and the end.
             let left = until.saturating_duration_since(now);
             at(now
@@ -287,6 +301,12 @@ impl App {
             self.dirty = true;
             if now >= until {
                 self.rate_limited_until = None;
+            }
+        }
+        if let Some(until) = self.paced_until {
+            self.dirty = true;
+            if now >= until {
+                self.paced_until = None;
             }
         }
         if self.flash.as_ref().is_some_and(|f| now >= f.until) {
