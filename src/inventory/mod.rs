@@ -278,3 +278,37 @@ mod tests {
         assert_eq!(inv.row(1).map(|r| r.status.clone()), Some(Status::Revoked));
     }
 }
+
+#[cfg(test)]
+mod at_scale {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// 100 000 eSIMs as the sandbox makes them: searching any of them takes well under a frame.
+    #[test]
+    fn a_search_over_100_000_esims_fits_in_a_frame() {
+        let mut inv = Inventory::default();
+        let statuses = [Status::InUse, Status::Cancel, Status::GotResource, Status::UsedUp];
+        for i in 0..100_000u64 {
+            let package = Package {
+                name: format!("Country {} {}GB 30 Days", i % 60, i % 5 + 1),
+                slug: format!("c{}-{}gb-30d", i % 60, i % 5 + 1),
+                code: format!("ESD-C{}-{}GB-30D", i % 60, i % 5 + 1),
+                location: format!("C{}", i % 60),
+            };
+            inv.push(&format!("89441{i:08}{:06}", i * 7919 % 1_000_000), &statuses[i as usize % 4], package);
+        }
+        let mut slowest = Duration::ZERO;
+        for text in ["4829", "894410009", "country 7", "30GB", "c59-5gb", "nothing like it"] {
+            let started = Instant::now();
+            let found = inv.search(text, &StatusFilter::All);
+            let took = started.elapsed();
+            eprintln!("{text:>16}: {:>6} found in {took:?}", found.len());
+            slowest = slowest.max(took);
+        }
+        eprintln!("100 000 entries hold {} KiB", inv.heap_bytes() / 1024);
+        // The frame budget in an optimised build; an unoptimised test build is given 4 frames.
+        let budget = Duration::from_millis(if cfg!(debug_assertions) { 64 } else { 16 });
+        assert!(slowest <= budget, "slowest search {slowest:?}");
+    }
+}
