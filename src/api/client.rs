@@ -317,17 +317,7 @@ impl Client {
         let Some(place) = place else { return Ok(Found::Unknown) };
         let page = place / SCAN_PAGE_SIZE + 1;
         for page in [page, page + 1] {
-            let answer = match first.take().filter(|_| page == 1) {
-                Some(answer) => answer,
-                None => {
-                    let query = EsimQuery {
-                        page: Some(page),
-                        page_size: Some(SCAN_PAGE_SIZE),
-                        ..EsimQuery::default()
-                    };
-                    self.esims(&query).await?
-                }
-            };
+            let answer = self.inventory_page(page, &mut first).await?;
             if let Some(esim) = answer.esims.into_iter().find(|e| e.raw_order_json.iccid == iccid) {
                 return Ok(Found::Esim(Box::new(esim)));
             }
@@ -336,6 +326,22 @@ impl Client {
             }
         }
         Ok(Found::Unknown)
+    }
+
+    /// Page `page` of the whole inventory, 100 a page; `first` is page 1 when already at hand
+    /// (the answer of a server that ignored a lookup).
+    async fn inventory_page(&self, page: u64, first: &mut Option<EsimPage>) -> Result<EsimPage, ApiError> {
+        if page == 1
+            && let Some(answer) = first.take()
+        {
+            return Ok(answer);
+        }
+        let query = EsimQuery {
+            page: Some(page),
+            page_size: Some(SCAN_PAGE_SIZE),
+            ..EsimQuery::default()
+        };
+        self.esims(&query).await
     }
 
     /// Until when a request is held back by the client's own pacing (not a 429), if one is.
@@ -358,17 +364,7 @@ impl Client {
             Lookup::Unsupported(first) => first,
         };
         loop {
-            let answer = match found.take() {
-                Some(answer) => answer,
-                None => {
-                    let query = EsimQuery {
-                        page: Some(page),
-                        page_size: Some(SCAN_PAGE_SIZE),
-                        ..EsimQuery::default()
-                    };
-                    self.esims(&query).await?
-                }
-            };
+            let answer = self.inventory_page(page, &mut found).await?;
             if let Some(esim) = answer.esims.iter().find(|e| e.raw_order_json.iccid == iccid) {
                 return Ok(Some(esim.clone()));
             }

@@ -296,7 +296,11 @@ mod at_scale {
                 code: format!("ESD-C{}-{}GB-30D", i % 60, i % 5 + 1),
                 location: format!("C{}", i % 60),
             };
-            inv.push(&format!("89441{i:08}{:06}", i * 7919 % 1_000_000), &statuses[i as usize % 4], package);
+            inv.push(
+                &format!("89441{i:08}{:06}", i * 7919 % 1_000_000),
+                &statuses[i as usize % 4],
+                package,
+            );
         }
         let mut slowest = Duration::ZERO;
         for text in ["4829", "894410009", "country 7", "30GB", "c59-5gb", "nothing like it"] {
