@@ -84,6 +84,12 @@ async fn an_iccid_from_the_oldest_page_and_its_qr_code_in_three_requests_within_
     );
     assert!(requests <= 3, "{requests} requests");
     assert!(took <= Duration::from_secs(1), "took {took:?}");
+    let lookups = live
+        .sent
+        .iter()
+        .filter(|r| matches!(r, esimdash::tui::msg::Request::FindEsim { .. }))
+        .count();
+    assert_eq!(lookups, 1, "the lookup is asked once, never cancelled and asked again");
 }
 
 #[tokio::test]

@@ -341,14 +341,16 @@ impl Esims {
             .map(|f| &mut f.record as &mut dyn super::remote::Slot)
     }
 
-    /// Whether the fresh record for `iccid` is still of use.
+    /// Whether the fresh record for `iccid` is still of use: the whole ICCID searched for, or
+    /// the selected result.
     pub fn wants_fresh(&self, iccid: &str) -> bool {
-        self.wanted_fresh(false).is_some_and(|(i, _)| i.as_str() == iccid)
-            || self
-                .fresh
-                .as_ref()
-                .is_some_and(|f| f.iccid == iccid && f.record.is_loading())
-                && self.selected_iccid().as_deref() == Some(iccid)
+        if !self.search_active() {
+            return false;
+        }
+        match self.whole_iccid() {
+            Some(whole) => whole.as_str() == iccid,
+            None => self.selected_iccid().as_deref() == Some(iccid),
+        }
     }
 
     /// The lookup answered; `true` when it found the whole ICCID searched for (now selected).
