@@ -62,15 +62,6 @@ impl Status {
     pub fn is_active(&self) -> bool {
         matches!(self, Status::GotResource | Status::InUse | Status::Suspended)
     }
-
-    /// Whether a status filter value (a status or `active`) selects this status.
-    pub fn matches_filter(&self, filter: &str) -> bool {
-        if filter.eq_ignore_ascii_case(ACTIVE_FILTER) {
-            self.is_active()
-        } else {
-            self.as_str().eq_ignore_ascii_case(filter)
-        }
-    }
 }
 
 /// What a list is filtered by: every status, the usable ones (`active`), or one status.
@@ -154,9 +145,9 @@ mod tests {
     fn unknown_values_are_kept_and_active_is_a_filter() {
         assert_eq!(Status::parse("IN_USE"), Status::InUse);
         assert_eq!(Status::parse("teleported").as_str(), "teleported");
-        assert!(Status::Suspended.matches_filter("active"));
-        assert!(!Status::Cancel.matches_filter("active"));
-        assert!(Status::Cancel.matches_filter("cancel"));
+        assert!(StatusFilter::parse("active").matches(&Status::Suspended));
+        assert!(!StatusFilter::parse("active").matches(&Status::Cancel));
+        assert!(StatusFilter::parse("cancel").matches(&Status::Cancel));
         assert_eq!(StatusFilter::parse("Active"), StatusFilter::Active);
         assert_eq!(StatusFilter::parse("in_use").query().as_deref(), Some("in_use"));
         assert!(StatusFilter::Active.matches(&Status::InUse) && !StatusFilter::Active.matches(&Status::Cancel));

@@ -89,16 +89,11 @@ impl Inventory {
     }
 
     fn push(&mut self, iccid: &str, status: &Status, package: Package) {
-        // A newline would join two ICCIDs in the searched text; the API's text never has one.
-        let iccid: String = iccid.chars().filter(|c| *c != '\n').collect();
         self.starts.push(self.iccids.len() as u32);
-        self.iccids.push_str(&iccid);
+        // A newline would join two ICCIDs in the searched text; the API's text never has one.
+        self.iccids.extend(iccid.chars().filter(|c| *c != '\n'));
         self.iccids.push('\n');
-        let next = self.statuses.len() as u16;
-        let s = *self.status_ids.entry(status.clone()).or_insert_with(|| {
-            self.statuses.push(status.clone());
-            next
-        });
+        let s = self.status_id(status);
         self.status.push(s);
         let next = self.packages.len() as u32;
         let p = *self.package_ids.entry(package.clone()).or_insert_with(|| {
@@ -106,6 +101,20 @@ impl Inventory {
             next
         });
         self.package.push(p);
+    }
+
+    /// The interned id of a status.
+    fn status_id(&mut self, status: &Status) -> u16 {
+        let next = self.statuses.len() as u16;
+        *self.status_ids.entry(status.clone()).or_insert_with(|| {
+            self.statuses.push(status.clone());
+            next
+        })
+    }
+
+    /// Which interned statuses the filter lets through.
+    fn status_mask(&self, filter: &StatusFilter) -> Vec<bool> {
+        self.statuses.iter().map(|s| filter.matches(s)).collect()
     }
 
     /// An answer showed the list's total: the growth since the entries were read moves them.
@@ -164,7 +173,7 @@ impl Inventory {
         if text.is_empty() {
             return Vec::new();
         }
-        let status_ok: Vec<bool> = self.statuses.iter().map(|s| status.matches(s)).collect();
+        let status_ok = self.status_mask(status);
         if let Some(digits) = as_digits(text) {
             return self
                 .matching_iccids(&digits)
@@ -193,7 +202,7 @@ impl Inventory {
     /// The place of entry `i` among the eSIMs the status filter lets through, when every entry
     /// before it is known (the list is read in order, so they are).
     pub fn place_among(&self, i: usize, status: &StatusFilter) -> u64 {
-        let status_ok: Vec<bool> = self.statuses.iter().map(|s| status.matches(s)).collect();
+        let status_ok = self.status_mask(status);
         let before = self.status[..i.min(self.len())]
             .iter()
             .filter(|&&s| status_ok[s as usize])
@@ -209,12 +218,7 @@ impl Inventory {
     /// A fresher status for an eSIM, from any answer that showed it.
     pub fn update_status(&mut self, iccid: &str, status: &Status) {
         let Some(i) = self.find(iccid) else { return };
-        let next = self.statuses.len() as u16;
-        let s = *self.status_ids.entry(status.clone()).or_insert_with(|| {
-            self.statuses.push(status.clone());
-            next
-        });
-        self.status[i] = s;
+        self.status[i] = self.status_id(status);
     }
 
     /// Bytes held, roughly: what the memory budget counts.

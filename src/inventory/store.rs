@@ -44,6 +44,7 @@ struct Saved {
 }
 
 /// A saved inventory as loaded: the entries and when they were read.
+#[derive(Debug, Clone)]
 pub struct Loaded {
     pub inventory: Inventory,
     pub saved_at: DateTime<Utc>,

@@ -2,7 +2,7 @@
 //! matching items of recent queries. With them any page of 100 000 orders or eSIMs is a slice
 //! and a lookup by ICCID is one hash probe, instead of a walk through every record.
 
-use super::store::{OrderRecord, TextQuery, iccid_number};
+use super::store::{OrderRecord, PlanRecord, iccid_number};
 use crate::esim::status::{Status, StatusFilter};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -100,6 +100,30 @@ impl Columns {
     }
 }
 
+/// A `q` prepared once per query: which plans match it (a few hundred checks, not one per
+/// order) and the text as order numbers spell it (uppercase ASCII).
+struct TextQuery {
+    plans: Vec<bool>,
+    number: String,
+}
+
+impl TextQuery {
+    /// `plans` in the order of their ids.
+    fn new<'a>(q_lower: &str, plans: impl Iterator<Item = &'a PlanRecord>) -> Self {
+        let plans = plans
+            .map(|p| p.name.to_lowercase().contains(q_lower) || p.slug.to_lowercase().contains(q_lower))
+            .collect();
+        Self {
+            plans,
+            number: q_lower.to_ascii_uppercase(),
+        }
+    }
+
+    fn plan_matches(&self, plan: u32) -> bool {
+        self.plans.get(plan as usize).copied().unwrap_or(false)
+    }
+}
+
 /// Whether an order passes the status filter, read from its column; an unknown status is
 /// checked on the record.
 fn status_test<'a>(
@@ -112,7 +136,7 @@ fn status_test<'a>(
         .map(|k| filter.as_ref().is_none_or(|f| f.matches(k)))
         .collect();
     move |i| match columns.status.get(i).copied() {
-        Some(OTHER_STATUS) | None => orders[i].matches(filter.as_ref(), None),
+        Some(OTHER_STATUS) | None => filter.as_ref().is_none_or(|f| f.matches(&orders[i].status)),
         Some(code) => known[code as usize],
     }
 }
@@ -192,12 +216,12 @@ impl ListIndex {
     }
 
     /// The matching orders, newest first: `total` and the indexes on `page`.
-    /// `q` is the filter's text, prepared by the caller, who knows the plans.
-    pub fn orders(
+    /// `plans` (in the order of their ids) are read only when `q` is not answered from the cache.
+    pub fn orders<'a>(
         &mut self,
         orders: &[OrderRecord],
+        plans: impl Iterator<Item = &'a PlanRecord>,
         filter: &Filter,
-        q: Option<&TextQuery>,
         page: u64,
         size: u64,
     ) -> (u64, Vec<usize>) {
@@ -211,10 +235,11 @@ impl ListIndex {
                 None => (0..orders.len() as u32).rev().collect(),
             };
             let status_ok = status_test(filter.status_filter(), &index.columns, orders);
-            let numbers = q.map(|q| index.columns.numbers_containing(&q.number));
-            let text_ok = |i: usize| match (q, &numbers) {
+            let q = filter.q.as_deref().map(|q| TextQuery::new(q, plans));
+            let numbers = q.as_ref().map(|q| index.columns.numbers_containing(&q.number));
+            let text_ok = |i: usize| match (&q, &numbers) {
                 (Some(q), Some(numbers)) => {
-                    numbers[i] || q.plan_matches(index.columns.plan.get(i).copied().unwrap_or(u32::MAX) as usize)
+                    numbers[i] || q.plan_matches(index.columns.plan.get(i).copied().unwrap_or(u32::MAX))
                 }
                 _ => true,
             };

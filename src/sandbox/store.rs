@@ -6,7 +6,7 @@ use super::http::Failure;
 use super::lists::{EsimAt, Filter, ListIndex};
 use super::seed;
 use crate::esim::money::round_cents;
-use crate::esim::status::{Status, StatusFilter};
+use crate::esim::status::Status;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone)]
 pub struct PlanRecord {
-    /// Its place in `Data::all_plans`.
+    /// Its place among the base plans then the top-up plans.
     pub id: usize,
     pub package_code: String,
     pub slug: String,
@@ -81,7 +81,7 @@ pub struct Reseller {
 
 #[derive(Debug, Clone)]
 pub struct OrderRecord {
-    /// Uppercase ASCII (`B`, digits), which `TextQuery` relies on.
+    /// Uppercase ASCII (`B`, digits), which the list index's `q` relies on.
     pub provider_order_no: Box<str>,
     /// Shared with the catalog: a hundred thousand orders do not each copy its texts.
     pub plan: Arc<PlanRecord>,
@@ -126,39 +126,6 @@ impl OrderRecord {
 
     pub fn total_sell_price(&self) -> Decimal {
         self.sell_price * Decimal::from(self.quantity)
-    }
-
-    /// `q` (spec): in the order number, package name or slug, ignoring case.
-    pub fn matches(&self, status: Option<&StatusFilter>, q: Option<&TextQuery>) -> bool {
-        status.is_none_or(|s| s.matches(&self.status)) && q.is_none_or(|q| q.matches(self))
-    }
-}
-
-/// A `q` prepared once per query: which plans match it (a few hundred checks, not one per
-/// order) and the text as order numbers spell it (uppercase ASCII).
-pub struct TextQuery {
-    pub plans: Vec<bool>,
-    pub number: String,
-}
-
-impl TextQuery {
-    pub fn new(q_lower: &str, plans: &[Arc<PlanRecord>]) -> Self {
-        let plans = plans
-            .iter()
-            .map(|p| p.name.to_lowercase().contains(q_lower) || p.slug.to_lowercase().contains(q_lower))
-            .collect();
-        Self {
-            plans,
-            number: q_lower.to_ascii_uppercase(),
-        }
-    }
-
-    fn matches(&self, order: &OrderRecord) -> bool {
-        self.plan_matches(order.plan.id) || order.provider_order_no.contains(&self.number)
-    }
-
-    pub fn plan_matches(&self, plan: usize) -> bool {
-        self.plans.get(plan).copied().unwrap_or(false)
     }
 }
 
@@ -300,11 +267,6 @@ impl Data {
         self.reseller(reseller).markup_pct
     }
 
-    /// Base plans then top-up plans: what `PlanRecord::id` counts in.
-    pub fn all_plans(&self) -> Vec<Arc<PlanRecord>> {
-        self.plans.iter().chain(&self.topups).cloned().collect()
-    }
-
     pub fn plan(&self, slug: &str) -> Option<&Arc<PlanRecord>> {
         self.plans.iter().chain(&self.topups).find(|p| p.slug == slug)
     }
@@ -363,9 +325,9 @@ impl Data {
     }
 
     pub fn orders(&mut self, reseller: usize, filter: &Filter, page: u64, size: u64) -> Page<&OrderRecord> {
-        let q = filter.q.as_deref().map(|q| TextQuery::new(q, &self.all_plans()));
+        let plans = self.plans.iter().chain(&self.topups).map(|p| &**p);
         let orders = &self.resellers[reseller].orders;
-        let (total, found) = self.lists[reseller].orders(orders, filter, q.as_ref(), page, size);
+        let (total, found) = self.lists[reseller].orders(orders, plans, filter, page, size);
         Page {
             total,
             items: found.into_iter().map(|i| &orders[i]).collect(),

@@ -104,7 +104,7 @@ pub enum Msg {
     /// The client holds requests back for its rate budget until then (`None`: it does not).
     Pacing(Option<std::time::Instant>),
     /// The inventory index saved by an earlier session was read at start.
-    SavedInventory(Box<crate::tui::app::Saved>),
+    SavedInventory(Box<crate::inventory::store::Loaded>),
 }
 
 #[derive(Debug, Clone)]

@@ -1,7 +1,7 @@
 //! The loop that connects the app to the world: terminal events, answers from background tasks,
 //! a timer only when the app asks for one, and signals. It draws only after a change.
 
-use super::app::{App, SCAN_PAGE_SIZE, Saved};
+use super::app::{App, SCAN_PAGE_SIZE};
 use super::keymap::Keymap;
 use super::msg::{Answer, Effect, Msg, Payload, Request, RequestId};
 use super::terminal::{self, Term};
@@ -48,11 +48,7 @@ impl InventoryFile {
         let (file, tx) = (self.clone(), tx.clone());
         tokio::task::spawn_blocking(move || match store::load(&file.path, &file.account) {
             Ok(loaded) => {
-                let saved = Saved {
-                    inventory: loaded.inventory,
-                    saved_at: loaded.saved_at,
-                };
-                let _ = tx.send(Msg::SavedInventory(Box::new(saved)));
+                let _ = tx.send(Msg::SavedInventory(Box::new(loaded)));
             }
             Err(LoadError::Missing) => {}
             Err(e) => tracing::warn!(path = %file.path.display(), "{e}"),

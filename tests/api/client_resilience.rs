@@ -228,19 +228,6 @@ async fn balance_falls_back_to_the_profile_where_there_is_no_balance_route() {
     assert_eq!(s.hits(), 2);
 }
 
-/// The oldest eSIM's ICCID and how many there are, read over raw HTTP.
-async fn oldest_iccid(sb: &esimdash::sandbox::RunningSandbox) -> (String, u64) {
-    let total = acme_get(sb, "/reseller/esims?pageSize=1").await.body["total"]
-        .as_u64()
-        .unwrap();
-    let last = acme_get(sb, &format!("/reseller/esims?pageSize=1&page={total}")).await;
-    let iccid = last.body["esims"][0]["rawOrderJson"]["iccid"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    (iccid, total)
-}
-
 #[tokio::test]
 async fn finding_an_esim_by_iccid_is_one_request_where_the_server_has_the_lookup() {
     let sb = sandbox().await;

@@ -93,6 +93,25 @@ pub async fn acme_get(sb: &RunningSandbox, path_and_query: &str) -> Raw {
     raw("GET", &format!("{}{path_and_query}", sb.base_url()), &ACME_PAIR, None).await
 }
 
+pub const GLOBEX_PAIR: [(&str, &str); 2] = [("x-access-code", "ak_demo_globex"), ("x-secret-key", "sk_demo_globex")];
+
+pub async fn globex_get(sb: &RunningSandbox, path_and_query: &str) -> Raw {
+    raw("GET", &format!("{}{path_and_query}", sb.base_url()), &GLOBEX_PAIR, None).await
+}
+
+/// Acme's oldest eSIM (the last item of its list): its ICCID and how many eSIMs there are.
+pub async fn oldest_iccid(sb: &RunningSandbox) -> (String, u64) {
+    let total = acme_get(sb, "/reseller/esims?pageSize=1").await.body["total"]
+        .as_u64()
+        .unwrap();
+    let last = acme_get(sb, &format!("/reseller/esims?pageSize=1&page={total}")).await;
+    let iccid = last.body["esims"][0]["rawOrderJson"]["iccid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    (iccid, total)
+}
+
 pub async fn acme_send(sb: &RunningSandbox, method: &str, path: &str, body: &str) -> Raw {
     raw(method, &format!("{}{path}", sb.base_url()), &ACME_PAIR, Some(body)).await
 }

@@ -30,13 +30,7 @@ async fn over_the_limit_is_429_with_retry_after_and_every_answer_reports_the_bud
     let retry: u64 = r.headers["retry-after"].to_str().unwrap().parse().unwrap();
     assert!((1..=60).contains(&retry), "{retry}");
     // Error answers count and report too; another key has its own budget.
-    let g = raw(
-        "GET",
-        &format!("{}/reseller/balance", sb.base_url()),
-        &[("x-access-code", "ak_demo_globex"), ("x-secret-key", "sk_demo_globex")],
-        None,
-    )
-    .await;
+    let g = globex_get(&sb, "/reseller/balance").await;
     assert_eq!(
         (g.status, g.headers["x-ratelimit-remaining"].to_str().unwrap()),
         (200, "2")

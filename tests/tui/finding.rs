@@ -6,7 +6,7 @@ use crate::common::*;
 use esimdash::api::model::EsimQuery;
 use esimdash::api::{BaseUrl, Client, ClientOptions, Credentials, Found};
 use esimdash::sandbox::SandboxConfig;
-use esimdash::tui::app::{Remote, Saved};
+use esimdash::tui::app::Remote;
 use esimdash::tui::msg::Msg;
 use std::time::{Duration, Instant};
 
@@ -132,10 +132,7 @@ async fn a_server_without_the_lookup_never_shows_another_esim_and_a_second_sessi
     let mut second = Live::new(config, fast).await;
     second.send(key('3'));
     second.idle(Duration::from_secs(10)).await;
-    second.send(Msg::SavedInventory(Box::new(Saved {
-        inventory: loaded.inventory,
-        saved_at: loaded.saved_at,
-    })));
+    second.send(Msg::SavedInventory(Box::new(loaded)));
     let before = second.sandbox.api_requests_received();
     let images_before = second.sandbox.requests_received() - before;
     second.send(key('/'));

@@ -13,6 +13,7 @@ use crate::api::Found;
 use crate::api::model::{Esim, EsimQuery};
 use crate::esim::iccid::Iccid;
 use crate::esim::status::StatusFilter;
+use crate::inventory::store::Loaded;
 use crate::inventory::{Inventory, Row};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
@@ -74,13 +75,6 @@ pub struct ScanStep {
     pub found_whole: bool,
 }
 
-/// The inventory index saved by an earlier session.
-#[derive(Debug, Clone)]
-pub struct Saved {
-    pub inventory: Inventory,
-    pub saved_at: DateTime<Utc>,
-}
-
 /// The full record of one eSIM, fetched fresh for the search.
 #[derive(Debug, Clone)]
 pub struct Fresh {
@@ -112,7 +106,8 @@ pub struct Esims {
     status: StatusFilter,
     pub(super) search: SearchBox,
     pub(super) scan: Scan,
-    saved: Option<Saved>,
+    /// The index an earlier session saved.
+    saved: Option<Loaded>,
     /// Entries of the searched index that match the search and the status filter.
     results: Vec<u32>,
     result_cursor: usize,
@@ -167,7 +162,7 @@ impl Esims {
         &self.scan
     }
 
-    pub fn saved(&self) -> Option<&Saved> {
+    pub fn saved(&self) -> Option<&Loaded> {
         self.saved.as_ref()
     }
 
@@ -411,7 +406,7 @@ impl Esims {
     }
 
     /// The index an earlier session saved, searched until the read is complete.
-    pub fn use_saved(&mut self, saved: Saved) {
+    pub fn use_saved(&mut self, saved: Loaded) {
         self.saved = Some(saved);
         self.refilter();
     }

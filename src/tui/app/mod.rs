@@ -20,7 +20,7 @@ mod search;
 mod tab;
 
 pub use catalog::{Catalog, SortKey};
-pub use esims::{Code, Esims, Fresh, ResultRow, SCAN_PAGE_SIZE, Saved, Scan};
+pub use esims::{Code, Esims, Fresh, ResultRow, SCAN_PAGE_SIZE, Scan};
 pub use input::TextInput;
 pub use lists::{Orders, PAGE_SIZE, SEARCH_PAUSE};
 pub use mode::{Mode, Overlay};
@@ -188,8 +188,13 @@ impl App {
         self.rate_limited_until
     }
 
-    /// Until when the client's pacing holds a request the screen waits for.
+    /// Until when the client's pacing holds requests, as last reported.
     pub fn paced_until(&self) -> Option<Instant> {
+        self.paced_until
+    }
+
+    /// The pacing countdown to show: only while the screen waits for an answer.
+    pub fn pacing_countdown(&self) -> Option<Instant> {
         self.paced_until.filter(|_| self.is_loading())
     }
 
@@ -264,7 +269,7 @@ impl App {
         if self.is_loading() {
             at(now + SPINNER_EVERY);
         }
-        for until in [self.rate_limited_until, self.paced_until()].into_iter().flatten() {
+        for until in [self.rate_limited_until, self.pacing_countdown()].into_iter().flatten() {
             // Each whole second of the countdown, and the end.
             let left = until.saturating_duration_since(now);
             at(now

@@ -181,8 +181,8 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: Ins
             let secs = left.as_secs() + u64::from(left.subsec_nanos() > 0);
             Line::styled(format!(" Rate limited by the API: retrying in {secs} s"), theme.error())
         }
-        (_, _, _) if app.paced_until().is_some_and(|t| t > now) => {
-            let left = app.paced_until().unwrap_or(now).saturating_duration_since(now);
+        (_, _, _) if app.pacing_countdown().is_some_and(|t| t > now) => {
+            let left = app.pacing_countdown().unwrap_or(now).saturating_duration_since(now);
             let secs = left.as_secs() + u64::from(left.subsec_nanos() > 0);
             Line::styled(format!(" Waiting for the API's rate limit: {secs} s"), theme.muted())
         }
