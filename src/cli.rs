@@ -102,10 +102,20 @@ pub enum Command {
         #[arg(long)]
         iccid: Option<String>,
     },
-    /// An eSIM's install QR code, drawn in the terminal, with its activation code.
+    /// An eSIM's install QR code, drawn in the terminal, with its activation code and iPhone
+    /// install link; or written to image files.
     Qr {
         /// The eSIM's ICCID (19 or 20 digits; spaces allowed).
         iccid: String,
+        /// Print only the one-tap install link for iPhone (iOS 17.4 and later).
+        #[arg(long)]
+        link: bool,
+        /// Write the QR code to this PNG file (black on white, quiet zone, 10 px a module).
+        #[arg(long, value_name = "FILE")]
+        png: Option<PathBuf>,
+        /// Write the QR code to this SVG file (4 cm a side when printed).
+        #[arg(long, value_name = "FILE")]
+        svg: Option<PathBuf>,
     },
     /// Your account and company profile.
     Profile {

@@ -7,6 +7,7 @@ pub mod clipboard;
 pub mod commands;
 pub mod config;
 pub mod esim;
+pub mod files;
 pub mod inventory;
 pub mod logging;
 pub mod panic_guard;

@@ -6,6 +6,9 @@ use serde_json::Value;
 use std::io::Write;
 use std::process::{Command, Output};
 
+#[path = "support/zbar.rs"]
+mod zbar;
+
 async fn sandbox() -> RunningSandbox {
     let config = SandboxConfig {
         rate_limit: 100_000,
@@ -360,7 +363,13 @@ async fn qr_and_esims_by_iccid_for_a_plain_ssh_shell() {
         acme(&mut cmd, &sb).args(["qr", iccid]);
         let text = String::from_utf8(run(cmd).await.stdout).unwrap();
         assert!(!text.contains('\u{1b}'), "no colour codes when piped");
-        assert!(text.contains(&format!("Activation code  {code}")));
+        let field = |label: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(label))
+                .map(|v| v.trim().to_string())
+        };
+        assert_eq!(field("Activation code").as_deref(), Some(code.as_str()));
+        assert!(field("iPhone install link").is_some_and(|l| l.starts_with("https://esimsetup.apple.com/")));
         let mut cmd = esimdash(&home);
         acme(&mut cmd, &sb).args(["esims", "--iccid", iccid, "--json"]);
         assert_eq!(stdout_json(&run(cmd).await)["esim"]["rawOrderJson"]["iccid"], iccid);
@@ -381,6 +390,87 @@ async fn qr_and_esims_by_iccid_for_a_plain_ssh_shell() {
     assert_eq!(out.status.code(), Some(1), "not in this account");
     let err: Value = serde_json::from_slice(&out.stderr).unwrap();
     assert_eq!(err["error"]["kind"], "not_found");
+}
+
+/// The modules of an SVG we wrote: each `M x,y` of its path is a dark module.
+fn svg_modules(svg: &str) -> esimdash::esim::qr::QrMatrix {
+    let side: usize = svg
+        .split("viewBox=\"0 0 ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let q = esimdash::esim::qr::QUIET_ZONE;
+    let width = side - 2 * q;
+    let mut dark = vec![false; width * width];
+    let path = svg.split(" d=\"").nth(1).unwrap();
+    for part in path.split('M').skip(1) {
+        let xy = part.split('h').next().unwrap();
+        let (x, y) = xy.split_once(',').unwrap();
+        let (x, y): (usize, usize) = (x.parse().unwrap(), y.parse().unwrap());
+        dark[(y - q) * width + (x - q)] = true;
+    }
+    esimdash::esim::qr::QrMatrix { width, dark }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn qr_files_and_the_install_link_carry_the_activation_code() {
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    let mut cmd = esimdash(&home);
+    // Six eSIMs: every third record has no `ac`, so the PNG download path is among them.
+    acme(&mut cmd, &sb).args(["esims", "--page-size", "6", "--json"]);
+    let page = stdout_json(&run(cmd).await);
+    let mut pngs = Vec::new();
+    let mut codes = Vec::new();
+    for esim in page["esims"].as_array().unwrap() {
+        let iccid = esim["rawOrderJson"]["iccid"].as_str().unwrap();
+        let png = home.path().join(format!("{iccid}.png"));
+        let svg = home.path().join(format!("{iccid}.svg"));
+        let mut cmd = esimdash(&home);
+        acme(&mut cmd, &sb)
+            .args(["qr", iccid, "--json", "--png"])
+            .arg(&png)
+            .arg("--svg")
+            .arg(&svg);
+        let out = run(cmd).await;
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let answer = stdout_json(&out);
+        let code = answer["activationCode"].as_str().unwrap().to_string();
+        assert_eq!(answer["files"].as_array().unwrap().len(), 2);
+        assert!(answer.get("qr").is_none(), "with files, no drawing in the JSON");
+
+        let link = answer["iosInstallLink"].as_str().unwrap();
+        let carddata = link
+            .strip_prefix("https://esimsetup.apple.com/esim_qrcode_provisioning?carddata=")
+            .unwrap();
+        let decoded = percent_encoding::percent_decode_str(carddata).decode_utf8().unwrap();
+        assert_eq!(decoded, code, "the link decodes to the activation code");
+
+        let mut cmd = esimdash(&home);
+        acme(&mut cmd, &sb).args(["qr", iccid, "--link"]);
+        assert_eq!(String::from_utf8(run(cmd).await.stdout).unwrap(), format!("{link}\n"));
+
+        let svg_text = std::fs::read_to_string(&svg).unwrap();
+        assert!(svg_text.contains("fill=\"#fff\"") && svg_text.contains("width=\"40mm\""));
+        assert_eq!(svg_modules(&svg_text).decode().unwrap(), code, "the SVG holds the code");
+        let png_bytes = std::fs::read(&png).unwrap();
+        assert_eq!(esimdash::esim::qr::decode_png(&png_bytes).unwrap(), code);
+        pngs.push(png);
+        codes.push(code);
+    }
+    assert!(codes.len() == 6);
+    if let Some(read) = zbar::zbar_decode_files(&pngs) {
+        assert_eq!(read, codes, "ZBar reads each PNG to its activation code");
+    }
+    let mut cmd = esimdash(&home);
+    let iccid = page["esims"][0]["rawOrderJson"]["iccid"].as_str().unwrap();
+    acme(&mut cmd, &sb).args(["qr", iccid, "--png", "/nonexistent-dir/x.png"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write /nonexistent-dir/x.png"));
 }
 
 /// The first slug of the "offered: a, b, c" list in a refusal.

@@ -2,6 +2,7 @@
 //! JSON for scripts. JSON mirrors the API's own envelopes so that integrators see one shape.
 
 mod buying;
+mod qr;
 mod sandbox;
 mod table;
 
@@ -12,13 +13,10 @@ use crate::api::{ApiError, Client};
 use crate::cli::{Command, ProfileAction};
 use crate::config::ConfigError;
 use crate::esim::iccid::Iccid;
-use crate::esim::lpa::ActivationCode;
 use crate::esim::money::format_amount;
-use crate::esim::qr::QrMatrix;
 use crate::esim::volume::format_bytes;
 use crate::present;
 use serde_json::json;
-use std::io::IsTerminal;
 use table::{Align, Table};
 
 /// What a one-shot command can fail with; each maps to its own exit code (README).
@@ -167,30 +165,13 @@ pub async fn run(command: &Command, client: &Client, as_json: bool) -> Result<()
             print!("{}", esim_detail(&esim));
             Ok(())
         }
-        Command::Qr { iccid } => {
+        Command::Qr { iccid, link, png, svg } => {
             let esim = find(client, iccid).await?;
-            let code = client.activation_code(&esim).await.map_err(CommandError::Qr)?;
-            let lines = QrMatrix::encode(&code).map_err(CommandError::Qr)?.to_half_blocks();
-            let parts = ActivationCode::parse(&code);
-            if as_json {
-                return print_json(&json!({
-                    "iccid": esim.raw_order_json.iccid,
-                    "activationCode": code,
-                    "smdpAddress": parts.as_ref().map(|p| p.smdp_address.as_str()),
-                    "matchingId": parts.as_ref().map(|p| p.matching_id.as_str()),
-                    "qr": lines,
-                }));
-            }
-            print!("{}", qr_text(&lines, std::io::stdout().is_terminal()));
-            let mut t = Table::new(&[("FIELD", Align::Left), ("VALUE", Align::Left)]);
-            t.row(vec!["ICCID".into(), esim.raw_order_json.iccid.clone()]);
-            t.row(vec!["Activation code".into(), code.clone()]);
-            if let Some(p) = parts {
-                t.row(vec!["SM-DP+ address".into(), p.smdp_address]);
-                t.row(vec!["Matching ID".into(), p.matching_id]);
-            }
-            print!("{}", t.render());
-            Ok(())
+            let files = qr::Files {
+                png: png.as_deref(),
+                svg: svg.as_deref(),
+            };
+            qr::run(client, &esim, *link, files, as_json).await
         }
         Command::Esims { list, iccid: None } => {
             let query = EsimQuery {
@@ -268,22 +249,6 @@ async fn find(client: &Client, iccid: &str) -> Result<Esim, CommandError> {
         .find_esim(iccid.as_str())
         .await?
         .ok_or_else(|| CommandError::NotFound(format!("no eSIM with ICCID {iccid} in this account")))
-}
-
-/// The QR drawing for stdout: on a terminal, black on white whatever its colours (a camera
-/// needs dark modules on a light ground, so these colours are kept even with NO_COLOR); piped,
-/// the plain blocks.
-fn qr_text(lines: &[String], terminal: bool) -> String {
-    let mut out = String::new();
-    for line in lines {
-        if terminal {
-            out.push_str(&format!("\x1b[30;47m{line}\x1b[0m\n"));
-        } else {
-            out.push_str(line);
-            out.push('\n');
-        }
-    }
-    out
 }
 
 fn esim_detail(e: &Esim) -> String {

@@ -1,4 +1,38 @@
-//! LPA activation codes (`LPA:1$<SM-DP+ address>$<matching id>`), what an eSIM QR code holds.
+//! LPA activation codes (`LPA:1$<SM-DP+ address>$<matching id>`), what an eSIM QR code holds,
+//! and the one-tap install link that carries one to an iPhone.
+
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+
+/// Apple's universal link for installing an eSIM from its activation code (iOS 17.4 and later).
+/// eSIM platforms document it as this prefix followed by the code as it is, for example
+/// `https://esimsetup.apple.com/esim_qrcode_provisioning?carddata=LPA:1$rsp.truphone.com$MATCHING_ID`
+/// (1GLOBAL Connect API, "eSIM Installation": docs.connect-api.1global.com/recipes/esim-installation;
+/// Giga Store, "eSIM Profiles", `appleUniversalLink`: docs.giga.store/api/esim-profiles).
+/// The same page of 1GLOBAL lists installing by link as not supported on Android, and we found no
+/// public Android equivalent, so none is offered.
+pub const APPLE_INSTALL_PREFIX: &str = "https://esimsetup.apple.com/esim_qrcode_provisioning?carddata=";
+
+/// What stays as it is in `carddata`: letters, digits, `-._~` (RFC 3986 unreserved) and the
+/// code's own `:` and `$`, which are legal in a query and appear raw in the documented links.
+/// Anything else (`&`, `#`, `+`, `%`, space …) would end or change the parameter, so it is
+/// percent-encoded; the codes of real SM-DP+ servers never have such characters, so their links
+/// are exactly the documented form.
+const CARDDATA: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b':')
+    .remove(b'$');
+
+/// The iPhone install link of an activation code (`None` if it is not an LPA code).
+pub fn apple_install_link(code: &str) -> Option<String> {
+    ActivationCode::parse(code)?;
+    Some(format!(
+        "{APPLE_INSTALL_PREFIX}{}",
+        utf8_percent_encode(code.trim(), CARDDATA)
+    ))
+}
 
 /// The parts of an activation code that a support agent reads out.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,5 +73,22 @@ mod tests {
         assert!(ActivationCode::parse("LPA:2$x$y").is_none());
         assert!(ActivationCode::parse("https://example.com").is_none());
         assert!(ActivationCode::parse("LPA:1$$id").is_none());
+    }
+
+    #[test]
+    fn the_install_link_is_the_documented_form_and_decodes_to_the_code() {
+        let code = "LPA:1$rsp.esim.example$ABC-123";
+        let link = apple_install_link(code).unwrap();
+        assert_eq!(
+            link,
+            "https://esimsetup.apple.com/esim_qrcode_provisioning?carddata=LPA:1$rsp.esim.example$ABC-123"
+        );
+        let odd = "LPA:1$rsp.example$A&B#C+D E%";
+        let link = apple_install_link(odd).unwrap();
+        let query = link.strip_prefix(APPLE_INSTALL_PREFIX).unwrap();
+        assert!(!query.contains(['&', '#', '+', ' ']), "{link}");
+        let decoded = percent_encoding::percent_decode_str(query).decode_utf8().unwrap();
+        assert_eq!(decoded, odd);
+        assert!(apple_install_link("https://example.com/qr.png").is_none());
     }
 }

@@ -76,40 +76,9 @@ pub fn qr_from_screen(screen: &str) -> Result<esimdash::esim::qr::QrMatrix, Stri
     esimdash::esim::qr::QrMatrix::from_half_blocks(&refs)
 }
 
-/// Decodes QR images with ZBar's `zbarimg`, a decoder independent of ours (and of the kind phone
-/// apps use): one line of text per image, in order. `None` where zbarimg is missing, which CI
-/// does not allow (its script installs zbar-tools).
-pub fn zbar_decode(pngs: &[Vec<u8>]) -> Option<Vec<String>> {
-    if std::process::Command::new("zbarimg").arg("--version").output().is_err() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must have zbarimg (Debian's zbar-tools)"
-        );
-        eprintln!("zbarimg is not installed: the ZBar cross-check is skipped");
-        return None;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let files: Vec<_> = pngs
-        .iter()
-        .enumerate()
-        .map(|(i, png)| {
-            let path = dir.path().join(format!("{i:04}.png"));
-            std::fs::write(&path, png).unwrap();
-            path
-        })
-        .collect();
-    let out = std::process::Command::new("zbarimg")
-        .args(["-q", "--raw"])
-        .args(&files)
-        .output()
-        .unwrap();
-    Some(
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(str::to_string)
-            .collect(),
-    )
-}
+#[path = "../support/zbar.rs"]
+mod zbar;
+pub use zbar::zbar_decode;
 
 /// Renders the app into a `width`×`height` buffer, as text.
 pub fn render(app: &App, width: u16, height: u16, now: Instant) -> String {
