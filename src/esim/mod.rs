@@ -2,6 +2,7 @@
 //! data volumes, ICCIDs, activation codes, locations and statuses are read and shown.
 
 pub mod iccid;
+pub mod attention;
 pub mod location;
 pub mod lpa;
 pub mod money;

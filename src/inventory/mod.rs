@@ -9,7 +9,9 @@
 pub mod store;
 
 use crate::api::model::Esim;
+use crate::esim::attention::{AttentionRule, Limits};
 use crate::esim::status::{Status, StatusFilter};
+use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 
 /// A package as the inventory's rows show it, stored once however many eSIMs carry it.
@@ -40,6 +42,14 @@ pub struct Row<'a> {
     pub package: &'a Package,
     /// Its place in the list now (0: the newest).
     pub place: u64,
+    pub limits: Limits,
+}
+
+/// What the attention filter needs: the rule and the time it is applied at.
+#[derive(Debug, Clone, Copy)]
+pub struct AttentionAt {
+    pub rule: AttentionRule,
+    pub now: DateTime<Utc>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -50,6 +60,9 @@ pub struct Inventory {
     starts: Vec<u32>,
     status: Vec<u16>,
     package: Vec<u32>,
+    /// Per entry, what the attention rule reads (`u8::MAX`, `i64::MIN`: not given).
+    used_pct: Vec<u8>,
+    expires: Vec<i64>,
     statuses: Vec<Status>,
     packages: Vec<Package>,
     status_ids: HashMap<Status, u16>,
@@ -84,11 +97,13 @@ impl Inventory {
         self.total.get_or_insert(total);
         self.saw_total(total);
         for e in esims {
-            self.push(&e.raw_order_json.iccid, &e.record.status, Package::of(e));
+            self.push(&e.raw_order_json.iccid, &e.record.status, Package::of(e), Limits::of(e));
         }
     }
 
-    fn push(&mut self, iccid: &str, status: &Status, package: Package) {
+    fn push(&mut self, iccid: &str, status: &Status, package: Package, limits: Limits) {
+        self.used_pct.push(limits.used_pct.unwrap_or(u8::MAX));
+        self.expires.push(limits.expires.unwrap_or(i64::MIN));
         self.starts.push(self.iccids.len() as u32);
         // A newline would join two ICCIDs in the searched text; the API's text never has one.
         self.iccids.extend(iccid.chars().filter(|c| *c != '\n'));
@@ -130,6 +145,13 @@ impl Inventory {
         &self.iccids[start..end - 1]
     }
 
+    fn limits(&self, i: usize) -> Limits {
+        Limits {
+            used_pct: Some(self.used_pct[i]).filter(|&p| p != u8::MAX),
+            expires: Some(self.expires[i]).filter(|&t| t != i64::MIN),
+        }
+    }
+
     pub fn row(&self, i: usize) -> Option<Row<'_>> {
         if i >= self.len() {
             return None;
@@ -139,6 +161,7 @@ impl Inventory {
             status: &self.statuses[self.status[i] as usize],
             package: &self.packages[self.package[i] as usize],
             place: i as u64 + self.shift,
+            limits: self.limits(i),
         })
     }
 
@@ -169,10 +192,32 @@ impl Inventory {
     /// ignoring case) and the status filter, in list order: new pages only add results after
     /// these, so the results never jump as the read goes on.
     pub fn search(&self, text: &str, status: &StatusFilter) -> Vec<u32> {
+        self.select(text, status, None)
+    }
+
+    /// The entries that match the search (none: every entry), the status filter and, if given,
+    /// the attention rule, in list order.
+    pub fn select(&self, text: &str, status: &StatusFilter, attention: Option<AttentionAt>) -> Vec<u32> {
         let text = text.trim();
+        let Some(attention) = attention else {
+            return if text.is_empty() { Vec::new() } else { self.search_text(text, status) };
+        };
+        let needs = |i: u32| {
+            let i = i as usize;
+            attention.rule.needs(&self.statuses[self.status[i] as usize], self.limits(i), attention.now)
+        };
         if text.is_empty() {
-            return Vec::new();
+            let status_ok = self.status_mask(status);
+            return (0..self.len() as u32)
+                .filter(|&i| status_ok[self.status[i as usize] as usize] && needs(i))
+                .collect();
         }
+        let mut found = self.search_text(text, status);
+        found.retain(|&i| needs(i));
+        found
+    }
+
+    fn search_text(&self, text: &str, status: &StatusFilter) -> Vec<u32> {
         let status_ok = self.status_mask(status);
         if let Some(digits) = as_digits(text) {
             return self
@@ -223,7 +268,12 @@ impl Inventory {
 
     /// Bytes held, roughly: what the memory budget counts.
     pub fn heap_bytes(&self) -> usize {
-        self.iccids.capacity() + self.starts.capacity() * 4 + self.status.capacity() * 2 + self.package.capacity() * 4
+        self.iccids.capacity()
+            + self.starts.capacity() * 4
+            + self.status.capacity() * 2
+            + self.package.capacity() * 4
+            + self.used_pct.capacity()
+            + self.expires.capacity() * 8
     }
 }
 
@@ -304,9 +354,21 @@ mod at_scale {
                 &format!("89441{i:08}{:06}", i * 7919 % 1_000_000),
                 &statuses[i as usize % 4],
                 package,
+                Limits {
+                    used_pct: Some((i % 101) as u8),
+                    expires: Some(1_800_000_000 + i as i64 * 60),
+                },
             );
         }
         let mut slowest = Duration::ZERO;
+        let attention = AttentionAt {
+            rule: AttentionRule::default(),
+            now: DateTime::from_timestamp(1_800_000_000, 0).unwrap_or_default(),
+        };
+        let started = Instant::now();
+        let found = inv.select("", &StatusFilter::All, Some(attention));
+        eprintln!("       attention: {:>6} found in {:?}", found.len(), started.elapsed());
+        slowest = slowest.max(started.elapsed());
         for text in ["4829", "894410009", "country 7", "30GB", "c59-5gb", "nothing like it"] {
             let started = Instant::now();
             let found = inv.search(text, &StatusFilter::All);

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
 /// Where the saved inventories go: `esimdash/` under the XDG cache directory.
 pub fn default_dir() -> Option<PathBuf> {
@@ -39,8 +39,8 @@ struct Saved {
     total: u64,
     statuses: Vec<Status>,
     packages: Vec<Package>,
-    /// `[ICCID, status index, package index]`, in list order.
-    entries: Vec<(String, u16, u32)>,
+    /// `[ICCID, status index, package index, % of data used, expiry (Unix s)]`, in list order.
+    entries: Vec<(String, u16, u32, Option<u8>, Option<i64>)>,
 }
 
 /// A saved inventory as loaded: the entries and when they were read.
@@ -72,7 +72,7 @@ pub fn load(path: &Path, account: &str) -> Result<Loaded, LoadError> {
         return Err(LoadError::Foreign);
     }
     let mut inventory = Inventory::default();
-    for (iccid, status, package) in &saved.entries {
+    for (iccid, status, package, used_pct, expires) in &saved.entries {
         let (Some(status), Some(package)) = (
             saved.statuses.get(*status as usize),
             saved.packages.get(*package as usize),
@@ -82,7 +82,11 @@ pub fn load(path: &Path, account: &str) -> Result<Loaded, LoadError> {
         if iccid.is_empty() || iccid.len() > 32 || !iccid.bytes().all(|b| b.is_ascii_digit()) {
             return Err(LoadError::Unreadable("an entry's ICCID is not digits".to_string()));
         }
-        inventory.push(iccid, status, package.clone());
+        let limits = crate::esim::attention::Limits {
+            used_pct: used_pct.map(|p| p.min(100)),
+            expires: *expires,
+        };
+        inventory.push(iccid, status, package.clone(), limits);
     }
     inventory.total = Some(saved.total);
     let saved_at = DateTime::from_timestamp(saved.saved_at, 0)
@@ -101,10 +105,13 @@ pub fn save(path: &Path, account: &str, inventory: &Inventory, now: DateTime<Utc
         packages: inventory.packages.clone(),
         entries: (0..inventory.len())
             .map(|i| {
+                let limits = inventory.limits(i);
                 (
                     inventory.iccid(i).to_string(),
                     inventory.status[i],
                     inventory.package[i],
+                    limits.used_pct,
+                    limits.expires,
                 )
             })
             .collect(),
@@ -166,6 +173,10 @@ mod tests {
                 code: "ESD-FR".into(),
                 location: "FR".into(),
             },
+            crate::esim::attention::Limits {
+                used_pct: Some(85),
+                expires: Some(1_800_000_000),
+            },
         );
         inv.total = Some(7);
         save(&path, "abc", &inv, Utc::now()).unwrap();
@@ -181,6 +192,7 @@ mod tests {
         let loaded = load(&path, "abc").unwrap();
         assert_eq!(loaded.inventory.find("8944100000000000011"), Some(0));
         assert_eq!(loaded.inventory.total(), Some(7));
+        assert_eq!(loaded.inventory, inv, "what attention reads comes back too");
 
         assert!(matches!(load(&path, "other"), Err(LoadError::Foreign)));
         std::fs::write(&path, b"{not json").unwrap();

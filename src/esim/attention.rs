@@ -1,0 +1,95 @@
+//! "Needs attention": a usable eSIM that has used most of its data or is about to expire, the
+//! eSIMs a reseller contacts before their customer runs out. Read from `rawOrderJson`
+//! (`orderUsage`, `totalVolume`, `expiredTime`); the thresholds come from the config file.
+
+use super::status::Status;
+use crate::api::model::Esim;
+use chrono::{DateTime, Utc};
+
+/// The thresholds: used at least `used_pct` % of its data, or expiring within `days` days.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttentionRule {
+    pub used_pct: u8,
+    pub days: u32,
+}
+
+impl Default for AttentionRule {
+    fn default() -> Self {
+        Self { used_pct: 80, days: 3 }
+    }
+}
+
+/// What the rule reads of an eSIM, compact enough to keep for 100 000 of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Limits {
+    /// Whole percent of the data used (floored, at most 100); `None` when not given.
+    pub used_pct: Option<u8>,
+    /// When it expires, in Unix seconds; `None` when not given or unreadable.
+    pub expires: Option<i64>,
+}
+
+impl Limits {
+    pub fn of(e: &Esim) -> Self {
+        let raw = &e.raw_order_json;
+        let used_pct = match (raw.order_usage, raw.total_volume) {
+            (Some(used), Some(total)) if total > 0 => {
+                Some((u128::from(used) * 100 / u128::from(total)).min(100) as u8)
+            }
+            _ => None,
+        };
+        let expires = DateTime::parse_from_rfc3339(raw.expired_time.trim())
+            .ok()
+            .map(|t| t.timestamp());
+        Self { used_pct, expires }
+    }
+}
+
+impl AttentionRule {
+    pub fn needs(&self, status: &Status, limits: Limits, now: DateTime<Utc>) -> bool {
+        if !status.is_active() {
+            return false;
+        }
+        let data = limits.used_pct.is_some_and(|p| p >= self.used_pct);
+        let soon = now.timestamp().saturating_add(i64::from(self.days) * 86_400);
+        let time = limits.expires.is_some_and(|t| t <= soon);
+        data || time
+    }
+
+    pub fn needs_esim(&self, e: &Esim, now: DateTime<Utc>) -> bool {
+        self.needs(&e.record.status, Limits::of(e), now)
+    }
+
+    /// For titles and help: "≥ 80 % of data used or expiring within 3 days".
+    pub fn describe(&self) -> String {
+        let days = if self.days == 1 { "1 day".to_string() } else { format!("{} days", self.days) };
+        format!("usable, ≥ {} % of data used or expiring within {days}", self.used_pct)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn esim(status: &str, used: u64, total: u64, expires: &str) -> Esim {
+        serde_json::from_value(serde_json::json!({
+            "status": status,
+            "rawOrderJson": { "iccid": "8944100000000000011", "orderUsage": used, "totalVolume": total, "expiredTime": expires },
+        }))
+        .expect("an eSIM item")
+    }
+
+    #[test]
+    fn usable_and_near_a_limit() {
+        let now = DateTime::parse_from_rfc3339("2026-11-21T12:00:00Z").unwrap().with_timezone(&Utc);
+        let rule = AttentionRule::default();
+        let later = "2026-12-30T00:00:00Z";
+        assert!(rule.needs_esim(&esim("in_use", 80, 100, later), now), "80 % used");
+        assert!(!rule.needs_esim(&esim("in_use", 79, 100, later), now), "79 % used");
+        assert!(rule.needs_esim(&esim("suspended", 0, 100, "2026-11-24T12:00:00Z"), now), "3 days left");
+        assert!(!rule.needs_esim(&esim("in_use", 0, 100, "2026-11-24T12:00:01Z"), now), "a second more");
+        assert!(!rule.needs_esim(&esim("used_up", 100, 100, later), now), "not usable");
+        assert!(!rule.needs_esim(&esim("in_use", 5, 0, "not a time"), now), "nothing to go by");
+        let strict = AttentionRule { used_pct: 50, days: 0 };
+        assert!(strict.needs_esim(&esim("got_resource", 50, 100, later), now));
+    }
+}
