@@ -79,6 +79,8 @@ pub enum Command {
     Balance,
     /// The plan catalog with your pricing, or one plan.
     Plans {
+        #[command(flatten)]
+        output: OutputArgs,
         /// Only plans of this location code (FR, !RG, !GL …).
         #[arg(long, value_name = "CC")]
         location: Option<String>,
@@ -90,6 +92,8 @@ pub enum Command {
     Orders {
         #[command(flatten)]
         list: ListArgs,
+        #[command(flatten)]
+        output: OutputArgs,
         /// Search in order number, package name and slug.
         #[arg(short = 'q', long = "query", value_name = "TEXT")]
         q: Option<String>,
@@ -98,9 +102,15 @@ pub enum Command {
     Esims {
         #[command(flatten)]
         list: ListArgs,
+        #[command(flatten)]
+        output: OutputArgs,
         /// Only this eSIM (19 or 20 digits).
-        #[arg(long)]
+        #[arg(long, conflicts_with_all = ["all", "attention", "page"])]
         iccid: Option<String>,
+        /// Only usable eSIMs near a limit (data used, days left: thresholds in the config file);
+        /// reads every page.
+        #[arg(long, conflicts_with = "page")]
+        attention: bool,
     },
     /// An eSIM's install QR code, drawn in the terminal, with its activation code and iPhone
     /// install link; or written to image files.
@@ -156,14 +166,28 @@ pub struct SpendArgs {
 /// Paging and the status filter, as both lists take them.
 #[derive(Debug, Clone, Args)]
 pub struct ListArgs {
-    #[arg(long)]
+    #[arg(long, conflicts_with = "all")]
     pub page: Option<u64>,
+    /// Every page, read in order within the key's rate limit (progress on stderr; Ctrl-C stops).
+    #[arg(long)]
+    pub all: bool,
     /// Up to 100.
     #[arg(long)]
     pub page_size: Option<u64>,
     /// A status, or `active`.
     #[arg(long)]
     pub status: Option<String>,
+}
+
+/// CSV instead of a table, to stdout or a file.
+#[derive(Debug, Clone, Args)]
+pub struct OutputArgs {
+    /// CSV (RFC 4180) with a header row: exact decimals, times as the API gives them.
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
+    /// Write the CSV to this file instead of stdout (it appears only once complete).
+    #[arg(short = 'o', long, value_name = "FILE", requires = "csv")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -4,7 +4,10 @@
 
 use crate::api::{AuthMode, BaseUrl, BaseUrlError, ClientOptions, Credentials};
 use crate::cli::ConnectionArgs;
+use crate::esim::attention::AttentionRule;
+use crate::esim::money::parse_decimal;
 use crate::tui::keymap::{Keymap, Rebinding};
+use rust_decimal::Decimal;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,6 +24,12 @@ pub struct FileConfig {
     pub mouse: Option<bool>,
     /// Whether the dashboard keeps an inventory index between sessions (default on).
     pub inventory_cache: Option<bool>,
+    /// Where the dashboard writes QR images and CSV exports.
+    pub export_dir: Option<PathBuf>,
+    /// The header warns below this wallet balance, in USD: a string such as "20.00".
+    low_balance: Option<AmountText>,
+    /// The thresholds of "needs attention".
+    attention: Option<AttentionConfig>,
     /// Key rebindings: `action = ["key", …]` (or one key as a string).
     #[serde(default)]
     keys: BTreeMap<String, toml::Spanned<KeyList>>,
@@ -29,6 +38,23 @@ pub struct FileConfig {
     /// `keys` with the line each is on, for errors that name it.
     #[serde(skip)]
     pub rebindings: Vec<Rebinding>,
+}
+
+/// An amount as the config file gives it: a string (exact) or a whole number.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum AmountText {
+    Text(String),
+    Whole(i64),
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AttentionConfig {
+    /// Percent of data used from which an eSIM needs attention.
+    used_percent: Option<u8>,
+    /// Days before expiry from which an eSIM needs attention.
+    days: Option<u32>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -73,6 +99,8 @@ pub enum ConfigError {
         path: PathBuf,
         source: crate::tui::keymap::KeymapError,
     },
+    #[error("the config file {path}: {message}")]
+    Value { path: PathBuf, message: String },
     #[error("ESIMDASH_CLIPBOARD: {0}")]
     Clipboard(String),
     #[error("secret_key_cmd of profile {profile:?} failed: {detail}")]
@@ -186,6 +214,67 @@ fn load(args: &ConnectionArgs) -> Result<(FileConfig, Option<PathBuf>), ConfigEr
         None => None,
     };
     Ok((file.unwrap_or_default(), path))
+}
+
+/// What the commands and the dashboard both take from the config file.
+#[derive(Debug, Clone)]
+pub struct Preferences {
+    pub attention: AttentionRule,
+    /// The header warns below this balance.
+    pub low_balance: Decimal,
+    /// `export_dir`, else the XDG download directory, else the current one.
+    pub export_dir: PathBuf,
+}
+
+/// The balance under which the header warns, unless the config file says otherwise.
+pub const DEFAULT_LOW_BALANCE: Decimal = Decimal::from_parts(2000, 0, 0, false, 2);
+
+impl Default for Preferences {
+    fn default() -> Self {
+        Self {
+            attention: AttentionRule::default(),
+            low_balance: DEFAULT_LOW_BALANCE,
+            export_dir: crate::files::export_dir(None),
+        }
+    }
+}
+
+impl FileConfig {
+    /// The preferences this file sets, over the defaults; a value out of range names itself.
+    pub fn preferences(&self, path: &Path) -> Result<Preferences, ConfigError> {
+        let bad = |message: String| ConfigError::Value {
+            path: path.to_path_buf(),
+            message,
+        };
+        let mut prefs = Preferences {
+            export_dir: crate::files::export_dir(self.export_dir.as_deref()),
+            ..Preferences::default()
+        };
+        if let Some(amount) = &self.low_balance {
+            prefs.low_balance = match amount {
+                AmountText::Text(t) => parse_decimal(t).map_err(|e| bad(format!("low_balance {t:?}: {e}")))?,
+                AmountText::Whole(n) => Decimal::from(*n),
+            };
+        }
+        if let Some(a) = &self.attention {
+            if let Some(p) = a.used_percent {
+                if !(1..=100).contains(&p) {
+                    return Err(bad(format!("[attention] used_percent = {p}: it must be 1 to 100")));
+                }
+                prefs.attention.used_pct = p;
+            }
+            if let Some(days) = a.days {
+                prefs.attention.days = days;
+            }
+        }
+        Ok(prefs)
+    }
+}
+
+/// The preferences of the config file in use (defaults without one).
+pub fn preferences(args: &ConnectionArgs) -> Result<Preferences, ConfigError> {
+    let (file, path) = load(args)?;
+    file.preferences(&path.unwrap_or_default())
 }
 
 /// What the dashboard takes from the config file besides the connection.

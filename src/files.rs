@@ -92,6 +92,16 @@ impl PendingFile {
     }
 }
 
+impl Write for PendingFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.temp.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.temp.flush()
+    }
+}
+
 /// Writes a whole file at once.
 pub fn write(path: &Path, bytes: &[u8], existing: Existing) -> Result<PathBuf, FileError> {
     let mut file = PendingFile::create(path, existing)?;

@@ -7,6 +7,7 @@ pub mod clipboard;
 pub mod commands;
 pub mod config;
 pub mod esim;
+pub mod export;
 pub mod files;
 pub mod inventory;
 pub mod logging;

@@ -84,10 +84,16 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
                 }
             }
         }
-        Some(command) => match commands::run(command, &client, cli.json).await {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => fail(&e, cli.json),
-        },
+        Some(command) => {
+            let result = match config::preferences(&cli.connection) {
+                Ok(prefs) => commands::run(command, &client, &prefs, cli.json).await,
+                Err(e) => Err(CommandError::Config(e)),
+            };
+            match result {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(&e, cli.json),
+            }
+        }
     }
 }
 
@@ -117,6 +123,12 @@ fn connect(cli: &Cli, demo: Option<&RunningSandbox>) -> Result<(Client, Option<S
 }
 
 fn fail(error: &CommandError, as_json: bool) -> ExitCode {
+    if let CommandError::Io(e) = error
+        && e.kind() == std::io::ErrorKind::BrokenPipe
+    {
+        // The reader (`| head`) has all it wanted: nothing to report, as with any Unix tool.
+        return ExitCode::from(141);
+    }
     if as_json {
         eprintln!("{}", error.to_json());
     } else {

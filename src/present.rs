@@ -5,8 +5,40 @@
 use crate::api::model::{Esim, Order, Plan, Profile};
 use crate::esim::location::location_name;
 use crate::esim::money::format_amount;
+use crate::esim::status::Status;
 use crate::esim::volume::format_bytes;
 use rust_decimal::Decimal;
+
+/// How a status reads at a glance; each screen maps it to its colours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusTone {
+    /// Got its resource or in use: green.
+    Usable,
+    /// Pending or suspended: yellow.
+    Waiting,
+    /// Used up or expired: dim.
+    Ended,
+    /// Cancelled or revoked: red.
+    Failed,
+    /// A status this version does not know: plain.
+    Unknown,
+}
+
+pub fn status_tone(status: &Status) -> StatusTone {
+    match status {
+        Status::GotResource | Status::InUse => StatusTone::Usable,
+        Status::Pending | Status::Suspended => StatusTone::Waiting,
+        Status::UsedUp | Status::UsedExpired | Status::UnusedExpired => StatusTone::Ended,
+        Status::Cancel | Status::Revoked => StatusTone::Failed,
+        Status::Other(_) => StatusTone::Unknown,
+    }
+}
+
+/// Whether colour may be used on a terminal: not when `NO_COLOR` is set to anything
+/// (no-color.org).
+pub fn colour_allowed() -> bool {
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
 
 /// Label and value rows of a record.
 pub type Fields = Vec<(&'static str, String)>;

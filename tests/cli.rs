@@ -639,3 +639,157 @@ fn a_keys_table_with_a_mistake_stops_the_dashboard_with_the_line_named() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn orders_all_as_csv_has_exactly_total_rows_that_a_csv_reader_takes() {
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    let total = order_total(&sb, &home).await;
+    assert!(total > 300, "several pages: {total}");
+    let file = home.path().join("orders.csv");
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["orders", "--all", "--csv", "-o"]).arg(&file);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let bytes = std::fs::read(&file).unwrap();
+    assert!(bytes.windows(2).any(|w| w == b"\r\n"), "RFC 4180 line ends");
+    let mut reader = csv::Reader::from_reader(bytes.as_slice());
+    let header = reader.headers().unwrap().clone();
+    assert_eq!(&header[0], "orderNo");
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
+    assert_eq!(rows.len() as u64, total, "one data row per order");
+    let numbers: std::collections::HashSet<&str> = rows.iter().map(|r| &r[0]).collect();
+    assert_eq!(numbers.len() as u64, total, "no order twice");
+    let total_col = header.iter().position(|h| h == "totalSellPrice").unwrap();
+    for row in &rows {
+        let money: rust_decimal::Decimal = row[total_col].parse().expect("an exact decimal");
+        assert!(money.scale() == 2, "as the API gave it: {}", &row[total_col]);
+    }
+
+    // The first page of JSON and the CSV agree, field for field, on the newest order.
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["orders", "--page-size", "1", "--json"]);
+    let newest = stdout_json(&run(cmd).await)["orders"][0].clone();
+    assert_eq!(newest["providerOrderNo"], rows[0][0]);
+    assert_eq!(newest["totalSellPrice"], rows[0][total_col]);
+    assert_eq!(newest["createdAt"], rows[0][1], "timestamps as given");
+
+    // To stdout, piped: the same rows; `| head` ends it quietly.
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["orders", "--all", "--csv"]);
+    let out = run(cmd).await;
+    assert_eq!(out.stdout, bytes);
+    assert!(out.stderr.is_empty(), "no progress line when stderr is not a terminal");
+}
+
+/// The attention rule written out again, independently of the program's.
+fn needs_attention(esim: &Value, now: chrono::DateTime<chrono::Utc>) -> bool {
+    let usable = matches!(esim["status"].as_str(), Some("got_resource" | "in_use" | "suspended"));
+    let raw = &esim["rawOrderJson"];
+    let (used, total) = (
+        raw["orderUsage"].as_u64().unwrap_or(0),
+        raw["totalVolume"].as_u64().unwrap_or(0),
+    );
+    let data = total > 0 && used * 100 >= 80 * total;
+    let expires = chrono::DateTime::parse_from_rfc3339(raw["expiredTime"].as_str().unwrap_or("")).unwrap();
+    let time = expires <= now + chrono::Duration::days(3);
+    usable && (data || time)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn esims_attention_is_the_rule_applied_to_the_apis_own_data() {
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["esims", "--all", "--json"]);
+    let all = stdout_json(&run(cmd).await);
+    let now = chrono::Utc::now();
+    let expected: Vec<&str> = all["esims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| needs_attention(e, now))
+        .map(|e| e["rawOrderJson"]["iccid"].as_str().unwrap())
+        .collect();
+    assert!(!expected.is_empty() && expected.len() < all["total"].as_u64().unwrap() as usize);
+
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["esims", "--attention", "--json"]);
+    let found = stdout_json(&run(cmd).await);
+    let got: Vec<&str> = found["esims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["rawOrderJson"]["iccid"].as_str().unwrap())
+        .collect();
+    assert_eq!(got, expected);
+
+    // Thresholds from the config file: 100 % and 0 days leave only the used-up-but-usable.
+    let config = write_config(&home, "[attention]\nused_percent = 100\ndays = 0\n", 0o600);
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb)
+        .arg("--config")
+        .arg(&config)
+        .args(["esims", "--attention", "--csv"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let strict = String::from_utf8(out.stdout).unwrap();
+    assert!(strict.lines().count() - 1 < expected.len());
+
+    let config = write_config(&home, "[attention]\nused_percent = 180\n", 0o600);
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb)
+        .arg("--config")
+        .arg(&config)
+        .args(["esims", "--attention"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("used_percent = 180: it must be 1 to 100"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_export_interrupted_midway_leaves_no_file() {
+    let config = SandboxConfig {
+        rate_limit: 100_000,
+        latency: std::time::Duration::from_millis(400),
+        ..SandboxConfig::default()
+    };
+    let sb = spawn(&config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("out");
+    std::fs::create_dir(&dir).unwrap();
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb)
+        .args(["orders", "--all", "--csv", "-o"])
+        .arg(dir.join("orders.csv"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    // Four pages at 0.4 s each: stop it after the first page is written.
+    let start = std::time::Instant::now();
+    while sb.requests_received() < 2 {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(10),
+            "the export started"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        1,
+        "the temporary file exists meanwhile"
+    );
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "no file and no temporary file: {left:?}");
+}

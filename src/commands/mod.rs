@@ -2,6 +2,7 @@
 //! JSON for scripts. JSON mirrors the API's own envelopes so that integrators see one shape.
 
 mod buying;
+mod lists;
 mod qr;
 mod sandbox;
 mod table;
@@ -11,10 +12,9 @@ pub use sandbox::run_sandbox;
 use crate::api::model::{Esim, EsimQuery, OrderQuery, Plan, ProfileUpdate};
 use crate::api::{ApiError, Client};
 use crate::cli::{Command, ProfileAction};
-use crate::config::ConfigError;
+use crate::config::{ConfigError, Preferences};
 use crate::esim::iccid::Iccid;
 use crate::esim::money::format_amount;
-use crate::esim::volume::format_bytes;
 use crate::present;
 use serde_json::json;
 use table::{Align, Table};
@@ -40,6 +40,9 @@ pub enum CommandError {
     OutcomeUnknown(String),
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    /// Ctrl-C during a read of every page: nothing half-written is left.
+    #[error("interrupted: stopped before the end, and no file was written")]
+    Interrupted,
 }
 
 impl CommandError {
@@ -52,6 +55,7 @@ impl CommandError {
             CommandError::Api(ApiError::RateLimited { .. }) => 4,
             CommandError::Api(ApiError::Network { .. } | ApiError::Timeout { .. }) => 5,
             CommandError::OutcomeUnknown(_) => 5,
+            CommandError::Interrupted => 130,
             _ => 1,
         }
     }
@@ -66,6 +70,7 @@ impl CommandError {
             CommandError::Refused(_) => ("refused", None),
             CommandError::OutcomeUnknown(_) => ("outcome_unknown", None),
             CommandError::Io(_) => ("io", None),
+            CommandError::Interrupted => ("interrupted", None),
             CommandError::Api(e) => (e.kind(), e.status()),
         };
         let mut error = json!({ "kind": kind, "message": self.to_string() });
@@ -79,8 +84,6 @@ impl CommandError {
     }
 }
 
-use present::amount;
-
 pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<(), CommandError> {
     // One compact line a document: what `jq`, `grep` and line-based scripts take best.
     let text = serde_json::to_string(value).map_err(|e| CommandError::Usage(e.to_string()))?;
@@ -89,7 +92,7 @@ pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<(), CommandErr
 }
 
 /// Runs one API command and prints its result.
-pub async fn run(command: &Command, client: &Client, as_json: bool) -> Result<(), CommandError> {
+pub async fn run(command: &Command, client: &Client, prefs: &Preferences, as_json: bool) -> Result<(), CommandError> {
     match command {
         Command::Balance => {
             let balance = client.balance().await?;
@@ -109,19 +112,12 @@ pub async fn run(command: &Command, client: &Client, as_json: bool) -> Result<()
                 Ok(())
             }
         }
-        Command::Plans { location, slug: None } => {
-            let mut plans = client.plans().await?;
-            if let Some(code) = location {
-                plans.retain(|p| p.location_code.eq_ignore_ascii_case(code.trim()));
-            }
-            if as_json {
-                print_json(&json!({ "data": plans }))
-            } else {
-                print!("{}", plan_table(&plans));
-                Ok(())
-            }
-        }
-        Command::Orders { list, q } => {
+        Command::Plans {
+            location,
+            slug: None,
+            output,
+        } => lists::plans(client, location.as_deref(), output, as_json).await,
+        Command::Orders { list, q, output } => {
             let query = OrderQuery {
                 page: list.page,
                 page_size: list.page_size,
@@ -129,33 +125,7 @@ pub async fn run(command: &Command, client: &Client, as_json: bool) -> Result<()
                 q: q.clone(),
                 iccid: None,
             };
-            let page = client.orders(&query).await?;
-            if as_json {
-                return print_json(&page);
-            }
-            let mut t = Table::new(&[
-                ("ORDER", Align::Left),
-                ("CREATED", Align::Left),
-                ("STATUS", Align::Left),
-                ("PACKAGE", Align::Left),
-                ("LOC", Align::Left),
-                ("QTY", Align::Right),
-                ("TOTAL", Align::Right),
-            ]);
-            for o in &page.orders {
-                t.row(vec![
-                    o.record.provider_order_no.clone(),
-                    present::short_time(&o.created_at),
-                    o.record.status.to_string(),
-                    o.record.package_name.clone(),
-                    o.record.location_code.clone(),
-                    o.record.quantity.map(|q| q.to_string()).unwrap_or_default(),
-                    amount(o.total_sell_price),
-                ]);
-            }
-            print!("{}", t.render());
-            println!("{}", page_footer(page.page, page.page_size, page.total, "orders"));
-            Ok(())
+            lists::orders(client, query, list, output, as_json).await
         }
         Command::Esims { iccid: Some(iccid), .. } => {
             let esim = find(client, iccid).await?;
@@ -173,41 +143,20 @@ pub async fn run(command: &Command, client: &Client, as_json: bool) -> Result<()
             };
             qr::run(client, &esim, *link, files, as_json).await
         }
-        Command::Esims { list, iccid: None } => {
+        Command::Esims {
+            list,
+            iccid: None,
+            output,
+            attention,
+        } => {
             let query = EsimQuery {
                 page: list.page,
                 page_size: list.page_size,
                 status: list.status.clone(),
                 iccid: None,
             };
-            let page = client.esims(&query).await?;
-            if as_json {
-                return print_json(&page);
-            }
-            let mut t = Table::new(&[
-                ("ICCID", Align::Left),
-                ("STATUS", Align::Left),
-                ("SM-DP+", Align::Left),
-                ("PACKAGE", Align::Left),
-                ("LOC", Align::Left),
-                ("USED", Align::Right),
-                ("EXPIRES", Align::Left),
-            ]);
-            for e in &page.esims {
-                let raw = &e.raw_order_json;
-                t.row(vec![
-                    raw.iccid.clone(),
-                    e.record.status.to_string(),
-                    raw.smdp_status.clone(),
-                    e.record.package_name.clone(),
-                    e.record.location_code.clone(),
-                    present::usage(raw.order_usage, raw.total_volume),
-                    present::short_date(&raw.expired_time),
-                ]);
-            }
-            print!("{}", t.render());
-            println!("{}", page_footer(page.page, page.page_size, page.total, "eSIMs"));
-            Ok(())
+            let rule = attention.then_some(prefs.attention);
+            lists::esims(client, query, list, output, rule, as_json).await
         }
         Command::Profile { action } => {
             let profile = match action {
@@ -273,38 +222,9 @@ fn fields_table(rows: present::Fields) -> String {
     t.render()
 }
 
-fn page_footer(page: u64, size: u64, total: u64, what: &str) -> String {
+pub(crate) fn page_footer(page: u64, size: u64, total: u64, what: &str) -> String {
     let pages = if size == 0 { 0 } else { total.div_ceil(size) };
     format!("page {page} of {pages} ({total} {what})")
-}
-
-fn plan_table(plans: &[Plan]) -> String {
-    let mut t = Table::new(&[
-        ("SLUG", Align::Left),
-        ("NAME", Align::Left),
-        ("LOC", Align::Left),
-        ("DATA", Align::Right),
-        ("VALIDITY", Align::Right),
-        ("COST", Align::Right),
-        ("PRICE", Align::Right),
-        ("MARGIN %", Align::Right),
-    ]);
-    for p in plans {
-        let pricing = p.pricing.as_ref();
-        t.row(vec![
-            p.slug.clone(),
-            p.name.clone(),
-            p.location_code.clone(),
-            p.volume.map(format_bytes).unwrap_or_default(),
-            present::validity(p),
-            amount(pricing.and_then(|x| x.cost_price)),
-            amount(p.sell_price()),
-            amount(pricing.and_then(|x| x.margin_pct)),
-        ]);
-    }
-    let mut out = t.render();
-    out.push_str(&format!("{} plans\n", plans.len()));
-    out
 }
 
 fn plan_detail(p: &Plan) -> String {

@@ -32,9 +32,7 @@ impl Limits {
     pub fn of(e: &Esim) -> Self {
         let raw = &e.raw_order_json;
         let used_pct = match (raw.order_usage, raw.total_volume) {
-            (Some(used), Some(total)) if total > 0 => {
-                Some((u128::from(used) * 100 / u128::from(total)).min(100) as u8)
-            }
+            (Some(used), Some(total)) if total > 0 => Some((u128::from(used) * 100 / u128::from(total)).min(100) as u8),
             _ => None,
         };
         let expires = DateTime::parse_from_rfc3339(raw.expired_time.trim())
@@ -61,7 +59,11 @@ impl AttentionRule {
 
     /// For titles and help: "≥ 80 % of data used or expiring within 3 days".
     pub fn describe(&self) -> String {
-        let days = if self.days == 1 { "1 day".to_string() } else { format!("{} days", self.days) };
+        let days = if self.days == 1 {
+            "1 day".to_string()
+        } else {
+            format!("{} days", self.days)
+        };
         format!("usable, ≥ {} % of data used or expiring within {days}", self.used_pct)
     }
 }
@@ -80,15 +82,26 @@ mod tests {
 
     #[test]
     fn usable_and_near_a_limit() {
-        let now = DateTime::parse_from_rfc3339("2026-11-21T12:00:00Z").unwrap().with_timezone(&Utc);
+        let now = DateTime::parse_from_rfc3339("2026-11-21T12:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
         let rule = AttentionRule::default();
         let later = "2026-12-30T00:00:00Z";
         assert!(rule.needs_esim(&esim("in_use", 80, 100, later), now), "80 % used");
         assert!(!rule.needs_esim(&esim("in_use", 79, 100, later), now), "79 % used");
-        assert!(rule.needs_esim(&esim("suspended", 0, 100, "2026-11-24T12:00:00Z"), now), "3 days left");
-        assert!(!rule.needs_esim(&esim("in_use", 0, 100, "2026-11-24T12:00:01Z"), now), "a second more");
+        assert!(
+            rule.needs_esim(&esim("suspended", 0, 100, "2026-11-24T12:00:00Z"), now),
+            "3 days left"
+        );
+        assert!(
+            !rule.needs_esim(&esim("in_use", 0, 100, "2026-11-24T12:00:01Z"), now),
+            "a second more"
+        );
         assert!(!rule.needs_esim(&esim("used_up", 100, 100, later), now), "not usable");
-        assert!(!rule.needs_esim(&esim("in_use", 5, 0, "not a time"), now), "nothing to go by");
+        assert!(
+            !rule.needs_esim(&esim("in_use", 5, 0, "not a time"), now),
+            "nothing to go by"
+        );
         let strict = AttentionRule { used_pct: 50, days: 0 };
         assert!(strict.needs_esim(&esim("got_resource", 50, 100, later), now));
     }

@@ -1,8 +1,8 @@
 //! Domain helpers shared by the client, the sandbox and every screen: one place for how money,
 //! data volumes, ICCIDs, activation codes, locations and statuses are read and shown.
 
-pub mod iccid;
 pub mod attention;
+pub mod iccid;
 pub mod location;
 pub mod lpa;
 pub mod money;

@@ -200,11 +200,17 @@ impl Inventory {
     pub fn select(&self, text: &str, status: &StatusFilter, attention: Option<AttentionAt>) -> Vec<u32> {
         let text = text.trim();
         let Some(attention) = attention else {
-            return if text.is_empty() { Vec::new() } else { self.search_text(text, status) };
+            return if text.is_empty() {
+                Vec::new()
+            } else {
+                self.search_text(text, status)
+            };
         };
         let needs = |i: u32| {
             let i = i as usize;
-            attention.rule.needs(&self.statuses[self.status[i] as usize], self.limits(i), attention.now)
+            attention
+                .rule
+                .needs(&self.statuses[self.status[i] as usize], self.limits(i), attention.now)
         };
         if text.is_empty() {
             let status_ok = self.status_mask(status);

@@ -28,6 +28,9 @@ pub fn path_in(dir: &Path, account: &str) -> PathBuf {
     dir.join(format!("inventory-{account}.json"))
 }
 
+/// `[ICCID, status index, package index, % of data used, expiry (Unix s)]`.
+type SavedEntry = (String, u16, u32, Option<u8>, Option<i64>);
+
 /// The file's content.
 #[derive(Serialize, Deserialize)]
 struct Saved {
@@ -40,7 +43,7 @@ struct Saved {
     statuses: Vec<Status>,
     packages: Vec<Package>,
     /// `[ICCID, status index, package index, % of data used, expiry (Unix s)]`, in list order.
-    entries: Vec<(String, u16, u32, Option<u8>, Option<i64>)>,
+    entries: Vec<SavedEntry>,
 }
 
 /// A saved inventory as loaded: the entries and when they were read.

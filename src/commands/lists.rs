@@ -1,0 +1,376 @@
+//! `plans`, `orders` and `esims` as lists: one page or every page (`--all`), printed as a table,
+//! JSON or CSV (to stdout, or to a file that appears only once complete). Reading every page
+//! shows its progress on stderr when that is a terminal, and Ctrl-C stops it cleanly: a file
+//! being written is removed.
+
+use super::table::{Align, Table};
+use super::{CommandError, page_footer, print_json};
+use crate::api::Client;
+use crate::api::model::{Esim, EsimQuery, Order, OrderQuery, Plan};
+use crate::cli::{ListArgs, OutputArgs};
+use crate::esim::attention::AttentionRule;
+use crate::esim::volume::format_bytes;
+use crate::export::csv_rows::{self, writer};
+use crate::export::{Listing, Page, Progress};
+use crate::files::{Existing, PendingFile};
+use crate::present::{self, amount};
+use serde_json::json;
+use std::io::{IsTerminal, Write};
+
+/// Where CSV goes.
+enum CsvOut {
+    Stdout(std::io::Stdout),
+    File(PendingFile),
+}
+
+impl Write for CsvOut {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            CsvOut::Stdout(s) => s.write(buf),
+            CsvOut::File(f) => f.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            CsvOut::Stdout(s) => s.flush(),
+            CsvOut::File(f) => f.flush(),
+        }
+    }
+}
+
+/// A CSV being written: its rows go out as they come.
+struct Csv(csv::Writer<CsvOut>);
+
+impl Csv {
+    fn start(output: &OutputArgs, header: &[&str]) -> Result<Self, CommandError> {
+        let out = match &output.output {
+            // The user named the file, so an existing one is replaced (as `curl -o` does),
+            // but only once the new one is complete.
+            Some(path) => CsvOut::File(PendingFile::create(path, Existing::Replace).map_err(io_error)?),
+            None => CsvOut::Stdout(std::io::stdout()),
+        };
+        Ok(Csv(writer(out, header).map_err(csv_error)?))
+    }
+
+    fn rows<T>(&mut self, items: &[T], fields: fn(&T) -> Vec<String>) -> Result<(), CommandError> {
+        for item in items {
+            self.0.write_record(fields(item)).map_err(csv_error)?;
+        }
+        Ok(())
+    }
+
+    /// Flushes, and gives a file its name.
+    fn finish(self) -> Result<(), CommandError> {
+        let out = self.0.into_inner().map_err(|e| csv_error(e.into_error().into()))?;
+        if let CsvOut::File(file) = out {
+            let path = file.finish().map_err(io_error)?;
+            eprintln!("Wrote {}", path.display());
+        }
+        Ok(())
+    }
+}
+
+fn csv_error(e: csv::Error) -> CommandError {
+    match e.into_kind() {
+        // Kept as it is, so that a closed pipe (`| head`) ends the command quietly.
+        csv::ErrorKind::Io(io) => CommandError::Io(io),
+        other => CommandError::Io(std::io::Error::other(format!("{other:?}"))),
+    }
+}
+
+fn io_error(e: crate::files::FileError) -> CommandError {
+    CommandError::Io(std::io::Error::other(e.to_string()))
+}
+
+/// The progress line on stderr, when stderr is a terminal.
+struct ProgressLine {
+    shown: bool,
+    what: &'static str,
+}
+
+impl ProgressLine {
+    fn new(what: &'static str) -> Self {
+        Self {
+            shown: std::io::stderr().is_terminal(),
+            what,
+        }
+    }
+
+    fn show(&self, progress: Progress) {
+        if self.shown {
+            eprint!("\r\x1b[2K{}: {}", self.what, progress.describe());
+        }
+    }
+}
+
+impl Drop for ProgressLine {
+    fn drop(&mut self) {
+        if self.shown {
+            eprint!("\r\x1b[2K");
+        }
+    }
+}
+
+/// Runs `work`, or stops it on Ctrl-C: dropping it drops any file being written, which removes
+/// its temporary file.
+async fn interruptible<T>(work: impl Future<Output = Result<T, CommandError>>) -> Result<T, CommandError> {
+    tokio::select! {
+        result = work => result,
+        _ = tokio::signal::ctrl_c() => Err(CommandError::Interrupted),
+    }
+}
+
+pub async fn plans(
+    client: &Client,
+    location: Option<&str>,
+    output: &OutputArgs,
+    as_json: bool,
+) -> Result<(), CommandError> {
+    let mut plans = client.plans().await?;
+    if let Some(code) = location {
+        plans.retain(|p| p.location_code.eq_ignore_ascii_case(code.trim()));
+    }
+    if output.csv {
+        let mut csv = Csv::start(output, csv_rows::PLAN_HEADER)?;
+        csv.rows(&plans, csv_rows::plan)?;
+        return csv.finish();
+    }
+    if as_json {
+        return print_json(&json!({ "data": plans }));
+    }
+    print!("{}", plan_table(&plans));
+    Ok(())
+}
+
+pub async fn orders(
+    client: &Client,
+    query: OrderQuery,
+    list: &ListArgs,
+    output: &OutputArgs,
+    as_json: bool,
+) -> Result<(), CommandError> {
+    if !list.all {
+        let page = client.orders(&query).await?;
+        if output.csv {
+            let mut csv = Csv::start(output, csv_rows::ORDER_HEADER)?;
+            csv.rows(&page.orders, csv_rows::order)?;
+            return csv.finish();
+        }
+        if as_json {
+            return print_json(&page);
+        }
+        print!("{}", order_table(&page.orders));
+        println!("{}", page_footer(page.page, page.page_size, page.total, "orders"));
+        return Ok(());
+    }
+    let listing = Listing::Orders(query);
+    interruptible(async {
+        let line = ProgressLine::new("orders");
+        if output.csv {
+            let mut csv = Csv::start(output, csv_rows::ORDER_HEADER)?;
+            listing
+                .read_all(client, |page, progress| {
+                    line.show(progress);
+                    match page {
+                        Page::Orders(items) => csv.rows(&items, csv_rows::order),
+                        Page::Esims(_) => Ok(()),
+                    }
+                })
+                .await?;
+            drop(line);
+            return csv.finish();
+        }
+        let mut all = Vec::new();
+        let progress = listing
+            .read_all(client, |page, progress| {
+                line.show(progress);
+                if let Page::Orders(items) = page {
+                    all.extend(items);
+                }
+                Ok::<_, CommandError>(())
+            })
+            .await?;
+        drop(line);
+        if as_json {
+            return print_json(&json!({ "orders": all, "total": progress.total }));
+        }
+        print!("{}", order_table(&all));
+        println!("{} orders", all.len());
+        Ok(())
+    })
+    .await
+}
+
+pub async fn esims(
+    client: &Client,
+    query: EsimQuery,
+    list: &ListArgs,
+    output: &OutputArgs,
+    attention: Option<AttentionRule>,
+    as_json: bool,
+) -> Result<(), CommandError> {
+    if !list.all && attention.is_none() {
+        let page = client.esims(&query).await?;
+        if output.csv {
+            let mut csv = Csv::start(output, csv_rows::ESIM_HEADER)?;
+            csv.rows(&page.esims, csv_rows::esim)?;
+            return csv.finish();
+        }
+        if as_json {
+            return print_json(&page);
+        }
+        print!("{}", esim_table(&page.esims));
+        println!("{}", page_footer(page.page, page.page_size, page.total, "eSIMs"));
+        return Ok(());
+    }
+    // Only usable eSIMs can need attention: the server's `active` filter saves the pages of
+    // the rest, unless the user chose a status.
+    let query = match attention {
+        Some(_) if query.status.is_none() => EsimQuery {
+            status: Some(crate::esim::status::ACTIVE_FILTER.to_string()),
+            ..query
+        },
+        _ => query,
+    };
+    let now = chrono::Utc::now();
+    let keep = move |items: Vec<Esim>| -> Vec<Esim> {
+        match attention {
+            Some(rule) => items.into_iter().filter(|e| rule.needs_esim(e, now)).collect(),
+            None => items,
+        }
+    };
+    let listing = Listing::Esims(query);
+    interruptible(async {
+        let line = ProgressLine::new("eSIMs");
+        if output.csv {
+            let mut csv = Csv::start(output, csv_rows::ESIM_HEADER)?;
+            listing
+                .read_all(client, |page, progress| {
+                    line.show(progress);
+                    match page {
+                        Page::Esims(items) => csv.rows(&keep(items), csv_rows::esim),
+                        Page::Orders(_) => Ok(()),
+                    }
+                })
+                .await?;
+            drop(line);
+            return csv.finish();
+        }
+        let mut all = Vec::new();
+        let progress = listing
+            .read_all(client, |page, progress| {
+                line.show(progress);
+                if let Page::Esims(items) = page {
+                    all.extend(keep(items));
+                }
+                Ok::<_, CommandError>(())
+            })
+            .await?;
+        drop(line);
+        if as_json {
+            let mut out = json!({ "esims": all, "total": all.len() });
+            if attention.is_some() {
+                out["read"] = json!(progress.items);
+            }
+            return print_json(&out);
+        }
+        print!("{}", esim_table(&all));
+        match attention {
+            Some(rule) => println!(
+                "{} of {} eSIMs need attention ({})",
+                all.len(),
+                progress.items,
+                rule.describe()
+            ),
+            None => println!("{} eSIMs", all.len()),
+        }
+        Ok(())
+    })
+    .await
+}
+
+/// Whether the tables on stdout get colours.
+fn coloured() -> bool {
+    std::io::stdout().is_terminal() && present::colour_allowed()
+}
+
+fn order_table(orders: &[Order]) -> String {
+    let mut t = Table::new(&[
+        ("ORDER", Align::Left),
+        ("CREATED", Align::Left),
+        ("STATUS", Align::Left),
+        ("PACKAGE", Align::Left),
+        ("LOC", Align::Left),
+        ("QTY", Align::Right),
+        ("TOTAL", Align::Right),
+    ]);
+    t.colour_status(2);
+    for o in orders {
+        t.row(vec![
+            o.record.provider_order_no.clone(),
+            present::short_time(&o.created_at),
+            o.record.status.to_string(),
+            o.record.package_name.clone(),
+            o.record.location_code.clone(),
+            o.record.quantity.map(|q| q.to_string()).unwrap_or_default(),
+            amount(o.total_sell_price),
+        ]);
+    }
+    t.render_coloured(coloured())
+}
+
+fn esim_table(esims: &[Esim]) -> String {
+    let mut t = Table::new(&[
+        ("ICCID", Align::Left),
+        ("STATUS", Align::Left),
+        ("SM-DP+", Align::Left),
+        ("PACKAGE", Align::Left),
+        ("LOC", Align::Left),
+        ("USED", Align::Right),
+        ("EXPIRES", Align::Left),
+    ]);
+    t.colour_status(1);
+    for e in esims {
+        let raw = &e.raw_order_json;
+        t.row(vec![
+            raw.iccid.clone(),
+            e.record.status.to_string(),
+            raw.smdp_status.clone(),
+            e.record.package_name.clone(),
+            e.record.location_code.clone(),
+            present::usage(raw.order_usage, raw.total_volume),
+            present::short_date(&raw.expired_time),
+        ]);
+    }
+    t.render_coloured(coloured())
+}
+
+fn plan_table(plans: &[Plan]) -> String {
+    let mut t = Table::new(&[
+        ("SLUG", Align::Left),
+        ("NAME", Align::Left),
+        ("LOC", Align::Left),
+        ("DATA", Align::Right),
+        ("VALIDITY", Align::Right),
+        ("COST", Align::Right),
+        ("PRICE", Align::Right),
+        ("MARGIN %", Align::Right),
+    ]);
+    for p in plans {
+        let pricing = p.pricing.as_ref();
+        t.row(vec![
+            p.slug.clone(),
+            p.name.clone(),
+            p.location_code.clone(),
+            p.volume.map(format_bytes).unwrap_or_default(),
+            present::validity(p),
+            amount(pricing.and_then(|x| x.cost_price)),
+            amount(p.sell_price()),
+            amount(pricing.and_then(|x| x.margin_pct)),
+        ]);
+    }
+    let mut out = t.render();
+    out.push_str(&format!("{} plans\n", plans.len()));
+    out
+}
