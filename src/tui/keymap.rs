@@ -45,6 +45,8 @@ pub enum Context {
     Outcome,
     /// The banner after the API refused the credentials.
     Banner,
+    /// "Replace the file?" before a QR image overwrites one.
+    Replace,
 }
 
 impl Context {
@@ -69,6 +71,7 @@ impl Context {
             Context::Confirm => "top-up or purchase: confirming",
             Context::Outcome => "top-up or purchase: result",
             Context::Banner => "credentials refused",
+            Context::Replace => "replace a file?",
         }
     }
 }
@@ -104,6 +107,10 @@ pub enum Action {
     Zoom,
     CopyIccid,
     CopyCode,
+    CopyLink,
+    SaveQr,
+    Attention,
+    Export,
     Edit,
     Accept,
     Close,
@@ -118,7 +125,7 @@ pub enum Action {
 }
 
 impl Action {
-    const ALL: [Action; 38] = [
+    const ALL: [Action; 42] = [
         Action::Quit,
         Action::Help,
         Action::Refresh,
@@ -147,6 +154,10 @@ impl Action {
         Action::Zoom,
         Action::CopyIccid,
         Action::CopyCode,
+        Action::CopyLink,
+        Action::SaveQr,
+        Action::Attention,
+        Action::Export,
         Action::Edit,
         Action::Accept,
         Action::Close,
@@ -190,6 +201,10 @@ impl Action {
             Action::Zoom => "zoom",
             Action::CopyIccid => "copy_iccid",
             Action::CopyCode => "copy_code",
+            Action::CopyLink => "copy_link",
+            Action::SaveQr => "save_qr",
+            Action::Attention => "attention",
+            Action::Export => "export",
             Action::Edit => "edit",
             Action::Accept => "accept",
             Action::Close => "close",
@@ -271,11 +286,17 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(C::List, A::Clear, &["esc"], "clear the filter or search", None),
     bind(C::Catalog, A::Sort, &["s"], "sort by name, price, data, location", Some("sort")),
     bind(C::Catalog, A::Buy, &["b"], "buy new eSIMs of the selected plan", Some("buy")),
+    bind(C::Catalog, A::Export, &["x"], "export the plans shown (filter and sort kept) to CSV in the export directory", Some("export")),
     bind(C::Orders, A::StatusFilter, &["f"], "status filter (every status, and active)", Some("status")),
+    bind(C::Orders, A::Export, &["x"], "export every page of this view (filter and search) to CSV; again: cancel", Some("export")),
     bind(C::Esims, A::StatusFilter, &["f"], "status filter (every status, and active)", Some("status")),
     bind(C::Esims, A::Zoom, &["z"], "the QR code alone, full screen", Some("QR")),
     bind(C::Esims, A::CopyIccid, &["y"], "copy the ICCID", Some("copy ICCID")),
     bind(C::Esims, A::CopyCode, &["Y"], "copy the activation code", Some("copy code")),
+    bind(C::Esims, A::CopyLink, &["l"], "copy the iPhone install link (iOS 17.4 and later)", None),
+    bind(C::Esims, A::SaveQr, &["w"], "write the QR code as <ICCID>.png to the export directory", None),
+    bind(C::Esims, A::Export, &["x"], "export every eSIM of this view (filter, search, attention) to CSV; again: cancel", None),
+    bind(C::Esims, A::Attention, &["!"], "needs attention: usable eSIMs near their data or time limit (again: all)", None),
     bind(C::Profile, A::Edit, &["e"], "edit company name, country and website", Some("edit")),
     bind(C::Typing, A::Accept, &["enter"], "stop typing, keep the text (Orders: search now)", Some("done")),
     bind(C::Typing, A::Clear, &["esc"], "clear the text and stop typing", Some("clear")),
@@ -307,6 +328,8 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(C::Outcome, A::Close, &["esc", "enter", "q"], "close", Some("close")),
     bind(C::Banner, A::Quit, &["q", "ctrl-c"], "quit", Some("quit")),
     bind(C::Banner, A::Close, &["esc"], "quit", None),
+    bind(C::Replace, A::Accept, &["y"], "replace the file", Some("replace")),
+    bind(C::Replace, A::Close, &["n", "esc"], "keep the file", Some("keep")),
 ];
 
 /// The contexts that are on screen together and must not share a key: a tab's own keys, the
@@ -710,11 +733,11 @@ mod tests {
 
     #[test]
     fn rebinding_replaces_the_keys_of_an_action_everywhere() {
-        let map = Keymap::new(&[rebind("quit", &["x", "ctrl-c"], 3)]).unwrap();
-        assert_eq!(map.action(C::Global, Chord::char('x')), Some(A::Quit));
+        let map = Keymap::new(&[rebind("quit", &["Q", "ctrl-c"], 3)]).unwrap();
+        assert_eq!(map.action(C::Global, Chord::char('Q')), Some(A::Quit));
         assert_eq!(map.action(C::Global, Chord::char('q')), None);
-        assert_eq!(map.action(C::Banner, Chord::char('x')), Some(A::Quit));
-        assert_eq!(map.keys_text(C::Global, A::Quit), "x, Ctrl-c");
+        assert_eq!(map.action(C::Banner, Chord::char('Q')), Some(A::Quit));
+        assert_eq!(map.keys_text(C::Global, A::Quit), "Q, Ctrl-c");
     }
 
     #[test]

@@ -105,6 +105,52 @@ pub enum Msg {
     Pacing(Option<std::time::Instant>),
     /// The inventory index saved by an earlier session was read at start.
     SavedInventory(Box<crate::inventory::store::Loaded>),
+    /// What became of writing an eSIM's QR code as a PNG file.
+    QrSaved {
+        iccid: String,
+        code: String,
+        result: Result<std::path::PathBuf, SaveError>,
+    },
+    /// An export went on, or ended.
+    Export { id: RequestId, step: ExportStep },
+}
+
+/// Why a file was not written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SaveError {
+    /// A file of that name exists: the user is asked before it is replaced.
+    Exists(std::path::PathBuf),
+    Failed(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExportStep {
+    Progress(crate::export::Progress),
+    /// The file and its number of data rows, or why there is none.
+    Done(Result<(std::path::PathBuf, u64), String>),
+}
+
+/// What an export writes: rows the app has already, or a list read page by page, kept to the
+/// ICCIDs given when the view is a search (its filter and search applied).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExportJob {
+    Plans(Vec<Plan>),
+    Orders(OrderQuery),
+    Esims {
+        query: EsimQuery,
+        only: Option<HashSet<String>>,
+    },
+}
+
+impl ExportJob {
+    /// The name's first part, and what the rows are, in messages.
+    pub fn what(&self) -> &'static str {
+        match self {
+            ExportJob::Plans(_) => "plans",
+            ExportJob::Orders(_) => "orders",
+            ExportJob::Esims { .. } => "esims",
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -130,6 +176,20 @@ pub enum Effect {
     },
     /// Turn the terminal's mouse reporting on or off.
     Mouse(bool),
+    /// Write an eSIM's QR code as `<ICCID>.png` in the export directory; an existing file only
+    /// with `replace` (the user said yes).
+    SaveQr {
+        iccid: String,
+        code: String,
+        replace: bool,
+    },
+    /// Write a CSV export in the export directory, in the background.
+    Export {
+        id: RequestId,
+        job: ExportJob,
+    },
+    /// Stop that export: no file is left.
+    CancelExport(RequestId),
     /// The whole inventory was read: save its index for the next session (if enabled).
     SaveInventory(Box<crate::inventory::Inventory>),
     Quit,

@@ -6,6 +6,7 @@ use super::keymap::Keymap;
 use super::msg::{Answer, Effect, Msg, Payload, Request, RequestId};
 use super::terminal::{self, Term};
 use super::view::{self, theme::Theme};
+use super::writing;
 use crate::api::model::EsimQuery;
 use crate::api::{ApiError, Client};
 use crate::clipboard::{Clipboard, Environment, Strategy};
@@ -32,6 +33,8 @@ pub struct Options {
     pub log_path: Option<PathBuf>,
     /// Where this account's inventory index is saved between sessions; `None`: not saved.
     pub inventory: Option<InventoryFile>,
+    /// The config file's preferences (attention thresholds, low balance, export directory).
+    pub preferences: crate::config::Preferences,
 }
 
 /// A saved inventory index: its file and the account it must belong to.
@@ -73,8 +76,17 @@ pub async fn run(client: Client, options: Options) -> std::io::Result<()> {
     let clipboard = Clipboard::new(options.clipboard, Environment::from_env());
     let app = App::new(options.demo)
         .with_keymap(options.keymap)
-        .with_mouse(options.mouse);
-    let result = event_loop(&mut term, client, app, clipboard, options.inventory).await;
+        .with_mouse(options.mouse)
+        .with_preferences(&options.preferences);
+    let result = event_loop(
+        &mut term,
+        client,
+        app,
+        clipboard,
+        options.inventory,
+        options.preferences.export_dir,
+    )
+    .await;
     terminal::leave();
     result
 }
@@ -177,6 +189,11 @@ fn perform(effects: Vec<Effect>, world: &mut World<'_>) -> bool {
                     tracing::warn!(%e, "could not switch mouse reporting");
                 }
             }
+            Effect::SaveQr { iccid, code, replace } => {
+                writing::save_qr(world.export_dir, iccid, code, replace, world.tx);
+            }
+            Effect::Export { id, job } => world.exports.start(world.export_dir, id, job, world.client, world.tx),
+            Effect::CancelExport(id) => world.exports.cancel(id),
         }
     }
     quit
@@ -190,6 +207,8 @@ struct World<'a> {
     term: &'a mut Term,
     tasks: Tasks,
     inventory: Option<&'a InventoryFile>,
+    exports: writing::Exports,
+    export_dir: &'a std::path::Path,
 }
 
 /// Terminal events the app cares about: key presses (not releases or repeats of releases),
@@ -232,6 +251,7 @@ async fn event_loop(
     mut app: App,
     mut clipboard: Clipboard,
     inventory: Option<InventoryFile>,
+    export_dir: PathBuf,
 ) -> std::io::Result<()> {
     let theme = Theme::from_env();
     let (tx, mut rx) = unbounded_channel();
@@ -245,6 +265,8 @@ async fn event_loop(
         term,
         tasks: Tasks::default(),
         inventory: inventory.as_ref(),
+        exports: writing::Exports::default(),
+        export_dir: &export_dir,
     };
     if let Some(file) = &inventory {
         file.load(&tx);

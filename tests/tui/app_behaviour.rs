@@ -76,7 +76,7 @@ fn tabs_switch_by_number_tab_key_and_mouse() {
     app.update(code(KeyCode::BackTab), now);
     app.update(code(KeyCode::BackTab), now);
     assert_eq!(app.tab(), Tab::Orders);
-    let (_, start, _) = Tab::bar_positions()[0];
+    let (_, start, _) = Tab::bar_positions(&app.tab_labels())[0];
     let click = crossterm::event::MouseEvent {
         kind: crossterm::event::MouseEventKind::Down(crossterm::event::MouseButton::Left),
         column: start + 1,

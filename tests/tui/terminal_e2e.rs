@@ -279,27 +279,27 @@ fn demo_top_up_and_purchase_by_keys_each_debit_once() {
 }
 
 #[test]
-fn a_config_that_binds_quit_to_x_quits_on_x_and_help_says_so() {
+fn a_config_that_binds_quit_to_shift_q_quits_on_it_and_help_says_so() {
     let home = tempfile::tempdir().unwrap();
     let config = home.path().join("config/esimdash");
     std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(config.join("config.toml"), "[keys]\nquit = [\"x\", \"ctrl-c\"]\n").unwrap();
+    std::fs::write(config.join("config.toml"), "[keys]\nquit = [\"Q\", \"ctrl-c\"]\n").unwrap();
     let tmux = Tmux::demo("keys", &home, "");
     let screen = tmux.wait_for("of 366 plans");
     assert!(
-        screen.contains("x quit"),
+        screen.contains("Q quit"),
         "the bottom line shows the rebound key:\n{screen}"
     );
     tmux.keys(&["?"]);
     let help = tmux.wait_for("Keys");
     assert!(
-        help.lines().any(|l| l.contains("x, Ctrl-c") && l.contains("quit")),
-        "help lists x for quit:\n{help}"
+        help.lines().any(|l| l.contains("Q, Ctrl-c") && l.contains("quit")),
+        "help lists Q for quit:\n{help}"
     );
     tmux.keys(&["Escape", "q"]);
     std::thread::sleep(Duration::from_millis(300));
     assert!(!tmux.screen().contains("EXITED"), "q no longer quits");
-    tmux.keys(&["x"]);
+    tmux.keys(&["Q"]);
     tmux.wait_for("EXITED 0");
 }
 

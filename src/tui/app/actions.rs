@@ -91,6 +91,7 @@ impl App {
                 return self.act_purchase(action, chord, effects);
             }
             Context::Typing => return self.act_typing(action, now),
+            Context::Replace => return self.answer_replace(action == Action::Accept, now, effects),
             _ => {}
         }
         match action {
@@ -162,6 +163,10 @@ impl App {
             Action::Zoom if self.esims.selected().is_some() => self.mode = Mode::Zoom,
             Action::CopyIccid => self.copy_selected(false, now, effects),
             Action::CopyCode => self.copy_selected(true, now, effects),
+            Action::CopyLink => self.copy_install_link(now, effects),
+            Action::SaveQr => self.save_qr(now, effects),
+            Action::Attention => self.esims.toggle_attention(),
+            Action::Export => self.export_or_cancel(now, effects),
             Action::Edit => match self.account.value() {
                 Some(p) => self.mode = Mode::Overlay(Overlay::ProfileForm(Box::new(ProfileForm::new(p)))),
                 None => self.flash("The profile has not loaded yet", Tone::Error, now),
@@ -483,7 +488,7 @@ impl App {
         match mouse.kind {
             // Row 1 is the tab bar (row 0 the header).
             MouseEventKind::Down(MouseButton::Left) if mouse.row == 1 => {
-                if let Some(tab) = Tab::at_column(mouse.column) {
+                if let Some(tab) = Tab::at_column(&self.tab_labels(), mouse.column) {
                     self.set_tab(tab);
                     self.dirty = true;
                 }

@@ -11,10 +11,11 @@ use super::remote::Remote;
 use super::search::SearchBox;
 use crate::api::Found;
 use crate::api::model::{Esim, EsimQuery};
+use crate::esim::attention::AttentionRule;
 use crate::esim::iccid::Iccid;
 use crate::esim::status::StatusFilter;
 use crate::inventory::store::Loaded;
-use crate::inventory::{Inventory, Row};
+use crate::inventory::{AttentionAt, Inventory, Row};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -119,6 +120,12 @@ pub struct Esims {
     expect: Option<String>,
     /// Activation codes by ICCID.
     pub(super) codes: HashMap<String, Code>,
+    /// The "needs attention" filter over the index: on, with its rule.
+    attention: Option<AttentionRule>,
+    /// How many eSIMs of the searched index need attention (by the configured rule), once the
+    /// whole inventory is known.
+    attention_count: Option<usize>,
+    rule: AttentionRule,
 }
 
 impl Default for Esims {
@@ -135,6 +142,9 @@ impl Default for Esims {
             pinned: None,
             expect: None,
             codes: HashMap::new(),
+            attention: None,
+            attention_count: None,
+            rule: AttentionRule::default(),
         }
     }
 }
@@ -253,9 +263,57 @@ impl Esims {
         }
     }
 
-    /// Whether the table shows search results rather than server pages.
+    /// Whether the table shows search results (or the attention filter's) rather than server
+    /// pages.
     pub fn search_active(&self) -> bool {
-        !self.search.applied().is_empty()
+        !self.search.applied().is_empty() || self.attention.is_some()
+    }
+
+    /// The thresholds of "needs attention" (from the config file).
+    pub fn set_attention_rule(&mut self, rule: AttentionRule) {
+        self.rule = rule;
+        self.recount_attention();
+    }
+
+    /// Whether the attention filter is on.
+    pub fn attention(&self) -> Option<AttentionRule> {
+        self.attention
+    }
+
+    /// How many eSIMs need attention, when the whole inventory is known (read or saved).
+    pub fn attention_count(&self) -> Option<usize> {
+        self.attention_count
+    }
+
+    /// Turns the attention filter on (reading the inventory if it is not known) or off.
+    pub fn toggle_attention(&mut self) {
+        self.attention = match self.attention {
+            Some(_) => None,
+            None => {
+                self.start_scan();
+                Some(self.rule)
+            }
+        };
+        self.pinned = None;
+        self.refilter();
+    }
+
+    fn attention_at(rule: AttentionRule) -> AttentionAt {
+        AttentionAt {
+            rule,
+            now: Utc::now(),
+        }
+    }
+
+    /// Counts again after the index changed; unknown until the whole inventory is.
+    fn recount_attention(&mut self) {
+        let whole = self.scan.complete || self.saved.is_some();
+        let (inventory, _) = self.searched();
+        self.attention_count = whole.then(|| {
+            inventory
+                .select("", &StatusFilter::All, Some(Self::attention_at(self.rule)))
+                .len()
+        });
     }
 
     /// The selected eSIM's ICCID: known from the index even before its record is fetched.
@@ -356,6 +414,7 @@ impl Esims {
             if let Some(saved) = &mut self.saved {
                 saved.inventory.update_status(iccid, &e.record.status);
             }
+            self.recount_attention();
         }
         let whole = self.whole_iccid();
         let Some(fresh) = self.fresh.as_mut() else { return false };
@@ -408,6 +467,7 @@ impl Esims {
     /// The index an earlier session saved, searched until the read is complete.
     pub fn use_saved(&mut self, saved: Loaded) {
         self.saved = Some(saved);
+        self.recount_attention();
         self.refilter();
     }
 
@@ -424,6 +484,7 @@ impl Esims {
         if let Some(f) = &mut self.fresh {
             f.record.invalidate();
         }
+        self.recount_attention();
         self.refilter();
     }
 
@@ -451,6 +512,8 @@ impl Esims {
         self.scan.complete = short || self.scan.inventory.len() as u64 >= total;
         if !self.scan.complete {
             self.scan.next.invalidate();
+        } else {
+            self.recount_attention();
         }
         let found_whole = self.refilter();
         Some(ScanStep {
@@ -511,6 +574,7 @@ impl Esims {
         });
         let record = self.selected().cloned();
         self.search.clear();
+        self.attention = None;
         self.results.clear();
         self.result_cursor = 0;
         match target {
@@ -532,7 +596,7 @@ impl Esims {
         let keep = self.search_active().then(|| self.selected_iccid()).flatten();
         let text = self.search.applied().to_string();
         let (inventory, _) = self.searched();
-        self.results = inventory.search(&text, &self.status);
+        self.results = inventory.select(&text, &self.status, self.attention.map(Self::attention_at));
         let whole = self.whole_iccid();
         let position = |iccid: &str| self.result_rows().position(|r| r.iccid() == iccid);
         if let Some(at) = whole.as_ref().and_then(|w| position(w.as_str())) {

@@ -8,6 +8,7 @@
 mod actions;
 mod catalog;
 mod esims;
+mod files;
 mod input;
 mod lists;
 mod mode;
@@ -19,6 +20,7 @@ mod requests;
 mod search;
 mod tab;
 
+pub use files::{Export, ExportState};
 pub use catalog::{Catalog, SortKey};
 pub use esims::{Code, Esims, Fresh, ResultRow, SCAN_PAGE_SIZE, Scan};
 pub use input::TextInput;
@@ -32,7 +34,7 @@ pub use search::SearchBox;
 pub use tab::Tab;
 
 use super::keymap::Keymap;
-use super::msg::{Effect, Msg, Request};
+use super::msg::{Effect, Msg, Request, RequestId};
 use crate::api::model::Profile;
 use std::time::{Duration, Instant};
 
@@ -88,6 +90,11 @@ pub struct App {
     mouse: bool,
     spinner: usize,
     requests: requests::Requests,
+    /// The CSV export running (or the last one that failed), and the last export id given.
+    export: Option<files::Export>,
+    export_ids: RequestId,
+    /// The header warns below this balance.
+    low_balance: rust_decimal::Decimal,
     dirty: bool,
     quit: bool,
 }
@@ -111,9 +118,35 @@ impl App {
             mouse: true,
             spinner: 0,
             requests: requests::Requests::default(),
+            export: None,
+            export_ids: 0,
+            low_balance: crate::config::DEFAULT_LOW_BALANCE,
             dirty: true,
             quit: false,
         }
+    }
+
+    /// With the config file's thresholds.
+    pub fn with_preferences(mut self, prefs: &crate::config::Preferences) -> Self {
+        self.low_balance = prefs.low_balance;
+        self.esims.set_attention_rule(prefs.attention);
+        self
+    }
+
+    /// The tab bar's labels: My eSIMs with how many need attention, once the inventory is known.
+    pub fn tab_labels(&self) -> Vec<(Tab, String)> {
+        Tab::ALL
+            .iter()
+            .map(|&t| match (t, self.esims.attention_count()) {
+                (Tab::Esims, Some(n)) => (t, format!(" 3 {} (! {n}) ", t.title())),
+                _ => (t, t.label()),
+            })
+            .collect()
+    }
+
+    /// The balance under which the header warns.
+    pub fn low_balance(&self) -> rust_decimal::Decimal {
+        self.low_balance
     }
 
     /// With the user's key bindings.
@@ -224,6 +257,7 @@ impl App {
         match msg {
             Msg::Key(key) => {
                 self.dirty = true;
+                self.forget_failed_export();
                 self.on_key(key, now, &mut effects);
             }
             Msg::Mouse(mouse) => self.on_mouse(mouse, now),
@@ -244,6 +278,8 @@ impl App {
                 self.esims.use_saved(*saved);
                 self.dirty = true;
             }
+            Msg::QrSaved { iccid, code, result } => self.on_qr_saved(iccid, code, result, now),
+            Msg::Export { id, step } => self.on_export(id, step, now),
         }
         if self.quit {
             effects.push(Effect::Quit);

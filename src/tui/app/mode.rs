@@ -31,6 +31,12 @@ pub enum Overlay {
     ProfileForm(Box<ProfileForm>),
     /// A top-up or a purchase.
     Purchase(Box<PurchaseForm>),
+    /// A QR image's file exists: replace it?
+    Replace {
+        iccid: String,
+        code: String,
+        path: std::path::PathBuf,
+    },
     /// "Top up which eSIM?": an ICCID typed in.
     IccidPrompt {
         input: super::input::TextInput,
@@ -79,6 +85,7 @@ impl Mode {
                 Overlay::StatusPicker { .. } => vec![Context::Picker],
                 Overlay::ProfileForm(_) => vec![Context::ProfileForm],
                 Overlay::IccidPrompt { .. } => vec![Context::IccidPrompt],
+                Overlay::Replace { .. } => vec![Context::Replace],
                 Overlay::Purchase(form) => match &form.stage {
                     Stage::Choosing => vec![Context::Purchase],
                     Stage::Confirming => vec![Context::Confirm],

@@ -38,13 +38,13 @@ impl Tab {
         format!(" {} {} ", self.index() + 1, self.title())
     }
 
-    /// Each tab's columns on the bar, labels one after another from column 0.
-    pub fn bar_positions() -> Vec<(Tab, u16, u16)> {
+    /// Each tab's columns on the bar, the labels one after another from column 0.
+    pub fn bar_positions(labels: &[(Tab, String)]) -> Vec<(Tab, u16, u16)> {
         let mut x = 0u16;
-        Tab::ALL
+        labels
             .iter()
-            .map(|t| {
-                let width = t.label().chars().count() as u16;
+            .map(|(t, label)| {
+                let width = unicode_width::UnicodeWidthStr::width(label.as_str()) as u16;
                 let span = (*t, x, x + width);
                 x += width + 1;
                 span
@@ -52,8 +52,8 @@ impl Tab {
             .collect()
     }
 
-    pub fn at_column(column: u16) -> Option<Tab> {
-        Tab::bar_positions()
+    pub fn at_column(labels: &[(Tab, String)], column: u16) -> Option<Tab> {
+        Tab::bar_positions(labels)
             .into_iter()
             .find(|(_, start, end)| (*start..*end).contains(&column))
             .map(|(t, _, _)| t)
@@ -68,9 +68,10 @@ mod tests {
     fn cycles_and_hit_tests() {
         assert_eq!(Tab::Profile.next(), Tab::Catalog);
         assert_eq!(Tab::Catalog.previous(), Tab::Profile);
-        assert_eq!(Tab::at_column(0), Some(Tab::Catalog));
-        let (_, start, _) = Tab::bar_positions()[2];
-        assert_eq!(Tab::at_column(start + 2), Some(Tab::Esims));
-        assert_eq!(Tab::at_column(500), None);
+        let labels: Vec<_> = Tab::ALL.iter().map(|t| (*t, t.label())).collect();
+        assert_eq!(Tab::at_column(&labels, 0), Some(Tab::Catalog));
+        let (_, start, _) = Tab::bar_positions(&labels)[2];
+        assert_eq!(Tab::at_column(&labels, start + 2), Some(Tab::Esims));
+        assert_eq!(Tab::at_column(&labels, 500), None);
     }
 }

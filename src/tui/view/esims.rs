@@ -8,7 +8,7 @@ use super::theme::Theme;
 use super::widgets::{Column, cursor_table, paragraph, safe};
 use crate::api::Found;
 use crate::api::model::Esim;
-use crate::esim::lpa::ActivationCode;
+use crate::esim::lpa::{ActivationCode, apple_install_link};
 use crate::esim::qr::QrMatrix;
 use crate::esim::volume::format_bytes;
 use crate::tui::app::{App, Code, Mode, Remote, ResultRow, Tab};
@@ -25,7 +25,7 @@ const TABLE_MIN: u16 = 64;
 
 const COLUMNS: [Column; 7] = [
     Column::new("ICCID", 20),
-    Column::new("STATUS", 14),
+    Column::new("STATUS", 14).status(),
     Column::new("SM-DP+", 9).optional(),
     Column::new("PACKAGE", 14).flex(),
     Column::new("LOC", 4).optional(),
@@ -98,11 +98,14 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 fn search_title(app: &App, typing: bool, theme: &Theme) -> Line<'static> {
     let esims = app.esims();
     let scan = esims.scan();
-    let mut spans = vec![
-        Span::styled(" My eSIMs", theme.title()),
-        Span::raw(" · search: "),
-        Span::styled(safe(esims.search().typed()), theme.key()),
-    ];
+    let mut spans = vec![Span::styled(" My eSIMs", theme.title())];
+    if let Some(rule) = esims.attention() {
+        spans.push(Span::styled(format!(" · needs attention ({})", rule.describe()), theme.key()));
+    }
+    if typing || !esims.search().typed().is_empty() {
+        spans.push(Span::raw(" · search: "));
+        spans.push(Span::styled(safe(esims.search().typed()), theme.key()));
+    }
     if typing {
         spans.push(Span::raw("▏"));
     }
@@ -315,6 +318,17 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 None => info.push(Line::styled("Not an LPA activation code", theme.error())),
             }
             info.push(Line::raw(safe(ac)));
+            if let Some(link) = apple_install_link(ac) {
+                let (copy, save) = (
+                    app.keymap().keys_text(Context::Esims, Action::CopyLink),
+                    app.keymap().keys_text(Context::Esims, Action::SaveQr),
+                );
+                info.push(Line::styled(
+                    format!("iPhone install link ({copy} copies it; {save} saves the QR as PNG):"),
+                    theme.muted(),
+                ));
+                info.push(Line::raw(safe(&link)));
+            }
             match qr_lines(ac) {
                 Ok(lines) => qr = lines,
                 Err(why) => info.push(Line::styled(safe(&why), theme.error())),

@@ -35,7 +35,7 @@ fn order_cells(o: &Order) -> Vec<String> {
 const ORDER_COLUMNS: [Column; 7] = [
     Column::new("ORDER", 14),
     Column::new("CREATED", 16).optional(),
-    Column::new("STATUS", 14),
+    Column::new("STATUS", 14).status(),
     Column::new("PACKAGE", 14).flex(),
     Column::new("LOC", 4).optional(),
     Column::new("QTY", 3).optional().right(),

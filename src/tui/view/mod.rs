@@ -10,7 +10,7 @@ mod purchase;
 pub mod theme;
 mod widgets;
 
-use super::app::{App, Halt, Mode, Remote, Tab, Tone};
+use super::app::{App, ExportState, Halt, Mode, Remote, Tab, Tone};
 use super::keymap::{Action, Context};
 use crate::esim::money::format_amount;
 use ratatui::Frame;
@@ -101,6 +101,14 @@ fn draw_header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         };
         spans.push(Span::raw(format!(" ({note}: {})", refresh_key(app))));
     }
+    if let Some(b) = account.value().and_then(|p| p.balance_usd)
+        && b < app.low_balance()
+    {
+        spans.push(Span::styled(
+            format!(" ▲ low balance (under {} USD)", format_amount(app.low_balance())),
+            theme.warning(),
+        ));
+    }
     if app.demo() {
         spans.push(Span::raw(" │ DEMO"));
     }
@@ -112,13 +120,13 @@ fn draw_header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 
 fn draw_tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let mut spans = Vec::new();
-    for (tab, _, _) in Tab::bar_positions() {
+    for (tab, label) in app.tab_labels() {
         let style = if tab == app.tab() {
             theme.tab_active()
         } else {
             theme.muted()
         };
-        spans.push(Span::styled(tab.label(), style));
+        spans.push(Span::styled(label, style));
         spans.push(Span::raw(" "));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
@@ -171,6 +179,31 @@ fn key_hints(app: &App) -> String {
     format!("{typing}{}", app.keymap().hints(&contexts, app.mode().takes_text()))
 }
 
+/// The export running (with its progress and the key that cancels it), or why it failed.
+fn export_line(app: &App, theme: &Theme) -> Line<'static> {
+    let Some(export) = app.export() else { return Line::raw("") };
+    let context = match app.tab() {
+        Tab::Catalog => Context::Catalog,
+        Tab::Orders => Context::Orders,
+        _ => Context::Esims,
+    };
+    let key = app.keymap().first_key(context, Action::Export);
+    match &export.state {
+        ExportState::Running(progress) => Line::styled(
+            format!(
+                " Exporting {} to CSV: {} · {key} cancels",
+                export.what,
+                progress.map_or_else(|| "starting…".to_string(), |p| p.describe())
+            ),
+            theme.muted(),
+        ),
+        ExportState::Failed(why) => Line::styled(
+            format!(" Export of {} failed, no file written: {} ({key} tries again)", export.what, safe(why)),
+            theme.error(),
+        ),
+    }
+}
+
 fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: Instant) {
     let line = match (app.halt(), app.rate_limited_until(), app.flash_message()) {
         (Some(Halt::Offline { message }), _, _) => {
@@ -186,6 +219,7 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: Ins
             let secs = left.as_secs() + u64::from(left.subsec_nanos() > 0);
             Line::styled(format!(" Waiting for the API's rate limit: {secs} s"), theme.muted())
         }
+        _ if app.export().is_some() => export_line(app, theme),
         (_, _, Some(flash)) => Line::styled(
             format!(" {}", safe(&flash.text)),
             match flash.tone {

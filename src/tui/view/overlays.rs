@@ -5,7 +5,7 @@ use super::theme::Theme;
 use super::widgets::{fields, paragraph, popup, safe};
 use crate::present;
 use crate::tui::app::{App, Overlay, PROFILE_FIELDS, Remote};
-use crate::tui::keymap::Context;
+use crate::tui::keymap::{Action, Context};
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
@@ -15,6 +15,20 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
         Overlay::Purchase(form) => super::purchase::draw(frame, area, form, app, theme),
         Overlay::IccidPrompt { input, error } => super::purchase::draw_iccid_prompt(frame, area, input, error, theme),
         Overlay::Help { scroll } => draw_help(frame, area, app, *scroll, theme),
+        Overlay::Replace { path, .. } => {
+            let inner = popup(frame, area, "Replace the file?", 64, 6, theme);
+            let keys = app.keymap();
+            let (yes, no) = (
+                keys.first_key(Context::Replace, Action::Accept),
+                keys.first_key(Context::Replace, Action::Close),
+            );
+            let lines = vec![
+                Line::raw(safe(&path.display().to_string())),
+                Line::raw("exists already."),
+                Line::styled(format!("{yes}: replace it · {no}: keep it"), theme.muted()),
+            ];
+            paragraph(frame, inner, lines);
+        }
         Overlay::PlanDetail { summary, fetched } => {
             let inner = popup(frame, area, "Plan", 64, 16, theme);
             let plan = fetched.value().map_or(summary.as_ref(), |p| p.as_ref());

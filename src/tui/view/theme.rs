@@ -1,5 +1,6 @@
 //! Styles. With `NO_COLOR` set, only bold and reverse video remain.
 
+use crate::present::StatusTone;
 use ratatui::style::{Color, Modifier, Style};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,8 +59,28 @@ impl Theme {
         )
     }
 
+    /// A warning in the header (on its cyan): black on yellow, or bold without colour.
+    pub fn warning(&self) -> Style {
+        self.pick(
+            Style::new().fg(Color::Black).bg(Color::Yellow).add_modifier(Modifier::BOLD),
+            Style::new().add_modifier(Modifier::BOLD | Modifier::REVERSED),
+        )
+    }
+
     pub fn ok(&self) -> Style {
         self.pick(Style::new().fg(Color::Green), Style::new())
+    }
+
+    /// A status by its tone; without colour, plain (the marker and bold of the selected row stay).
+    pub fn status(&self, tone: StatusTone) -> Style {
+        let colour = match tone {
+            StatusTone::Usable => Style::new().fg(Color::Green),
+            StatusTone::Waiting => Style::new().fg(Color::Yellow),
+            StatusTone::Ended => Style::new().add_modifier(Modifier::DIM),
+            StatusTone::Failed => Style::new().fg(Color::Red),
+            StatusTone::Unknown => Style::new(),
+        };
+        self.pick(colour, Style::new())
     }
 
     pub fn key(&self) -> Style {

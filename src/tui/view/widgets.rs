@@ -2,7 +2,9 @@
 //! screen at a time, and text made safe for the terminal.
 
 use super::theme::Theme;
+use crate::esim::status::Status;
 use crate::esim::text::sanitize;
+use crate::present::status_tone;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
@@ -69,6 +71,8 @@ pub struct Column {
     pub optional: bool,
     pub flex: bool,
     pub right: bool,
+    /// Holds a status, coloured by it.
+    pub status: bool,
 }
 
 impl Column {
@@ -79,7 +83,11 @@ impl Column {
             optional: false,
             flex: false,
             right: false,
+            status: false,
         }
+    }
+    pub const fn status(self) -> Self {
+        Self { status: true, ..self }
     }
     pub const fn optional(self) -> Self {
         Self { optional: true, ..self }
@@ -135,7 +143,12 @@ pub fn cursor_table<T>(
 fn table(frame: &mut Frame, area: Rect, columns: &[Column], rows: Vec<Vec<String>>, selected: usize, theme: &Theme) {
     let keep = fit(area.width, columns);
     let cell = |column: &Column, text: String| {
-        let line = Line::from(text);
+        let style = if column.status {
+            theme.status(status_tone(&Status::parse(&text)))
+        } else {
+            ratatui::style::Style::new()
+        };
+        let line = Line::styled(text, style);
         Cell::from(if column.right { line.right_aligned() } else { line })
     };
     let kept = |i: usize| keep.get(i).copied().unwrap_or(false);
