@@ -7,6 +7,6 @@ pub mod msg;
 pub mod runtime;
 mod terminal;
 pub mod view;
-mod writing;
+pub mod writing;
 
 pub use runtime::{InventoryFile, Options, run};

@@ -112,7 +112,10 @@ pub enum Msg {
         result: Result<std::path::PathBuf, SaveError>,
     },
     /// An export went on, or ended.
-    Export { id: RequestId, step: ExportStep },
+    Export {
+        id: RequestId,
+        step: ExportStep,
+    },
 }
 
 /// Why a file was not written.

@@ -44,12 +44,19 @@ pub struct Exports {
 impl Exports {
     /// Starts writing `esimdash-<what>-<time>.csv` in `dir`.
     pub fn start(&mut self, dir: &Path, id: RequestId, job: ExportJob, client: &Client, tx: &UnboundedSender<Msg>) {
-        let name = format!(
-            "esimdash-{}-{}.csv",
+        let stem = format!(
+            "esimdash-{}-{}",
             job.what(),
             chrono::Local::now().format("%Y%m%d-%H%M%S")
         );
-        let path = dir.join(name);
+        // Two exports in one second get `-2`, `-3`…: an export never replaces a file.
+        let path = (1..)
+            .map(|n| match n {
+                1 => dir.join(format!("{stem}.csv")),
+                n => dir.join(format!("{stem}-{n}.csv")),
+            })
+            .find(|p| !p.exists())
+            .unwrap_or_else(|| dir.join(format!("{stem}.csv")));
         let (client, tx) = (client.clone(), tx.clone());
         let task = tokio::spawn(async move {
             let progress_tx = tx.clone();

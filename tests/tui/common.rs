@@ -252,6 +252,9 @@ pub struct Live {
     pub cancelled: usize,
     /// The inventory index the app last asked to save.
     pub saved: Option<Box<esimdash::inventory::Inventory>>,
+    /// Where QR images and exports go, as the runtime writes them.
+    pub export_dir: tempfile::TempDir,
+    exports: esimdash::tui::writing::Exports,
 }
 
 impl Live {
@@ -277,6 +280,8 @@ impl Live {
             sent: Vec::new(),
             cancelled: 0,
             saved: None,
+            export_dir: tempfile::tempdir().unwrap(),
+            exports: Default::default(),
         };
         let effects = live.app.start();
         live.perform(effects);
@@ -295,6 +300,14 @@ impl Live {
                     self.tasks.cancel(id);
                 }
                 Effect::SaveInventory(inventory) => self.saved = Some(inventory),
+                Effect::SaveQr { iccid, code, replace } => {
+                    esimdash::tui::writing::save_qr(self.export_dir.path(), iccid, code, replace, &self.tx)
+                }
+                Effect::Export { id, job } => {
+                    self.exports
+                        .start(self.export_dir.path(), id, job, &self.client, &self.tx)
+                }
+                Effect::CancelExport(id) => self.exports.cancel(id),
                 _ => {}
             }
         }
@@ -303,6 +316,62 @@ impl Live {
     pub fn send(&mut self, msg: Msg) {
         let effects = self.app.update(msg, Instant::now());
         self.perform(effects);
+    }
+
+    /// Feeds every message (answers, files written, export steps) until `done` holds or
+    /// `limit` passes; `false` if it never held.
+    pub async fn until(&mut self, limit: Duration, done: impl Fn(&App) -> bool) -> bool {
+        let end = tokio::time::Instant::now() + limit;
+        while !done(&self.app) {
+            let wake = self.app.next_wake(Instant::now());
+            let tick_at = wake.map_or(end, |w| tokio::time::Instant::from_std(w).min(end));
+            tokio::select! {
+                Some(msg) = self.rx.recv() => {
+                    if let Msg::Answer(a) = &msg {
+                        self.tasks.finished(a.id);
+                    }
+                    self.send(msg);
+                }
+                () = tokio::time::sleep_until(tick_at) => self.send(Msg::Tick),
+            }
+            if tokio::time::Instant::now() >= end {
+                return done(&self.app);
+            }
+        }
+        true
+    }
+
+    pub fn screen_text(&self, width: u16, height: u16) -> String {
+        render(&self.app, width, height, Instant::now())
+    }
+
+    /// The files in the export directory, by name.
+    pub fn exported(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.export_dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Every eSIM of the account, read from the API.
+    pub async fn all_esims(&self) -> Vec<esimdash::api::model::Esim> {
+        let mut all = Vec::new();
+        for page in 1.. {
+            let query = esimdash::api::model::EsimQuery {
+                page: Some(page),
+                page_size: Some(100),
+                ..Default::default()
+            };
+            let answer = self.client.esims(&query).await.unwrap();
+            let last = answer.esims.len() < 100;
+            all.extend(answer.esims);
+            if last {
+                break;
+            }
+        }
+        all
     }
 
     /// Feeds answers and timer ticks until nothing is in flight or due, or `limit` passes.

@@ -6,6 +6,7 @@ mod cancelling;
 mod common;
 mod esims;
 mod finding;
+mod handover;
 mod purchases;
 mod snapshots;
 mod terminal_e2e;

@@ -299,10 +299,7 @@ impl Esims {
     }
 
     fn attention_at(rule: AttentionRule) -> AttentionAt {
-        AttentionAt {
-            rule,
-            now: Utc::now(),
-        }
+        AttentionAt { rule, now: Utc::now() }
     }
 
     /// Counts again after the index changed; unknown until the whole inventory is.

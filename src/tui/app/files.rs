@@ -45,13 +45,19 @@ impl App {
     }
 
     pub(super) fn copy_install_link(&mut self, now: Instant, effects: &mut Vec<Effect>) {
-        let Some((_, code)) = self.selected_code(now) else { return };
+        let Some((_, code)) = self.selected_code(now) else {
+            return;
+        };
         match apple_install_link(&code) {
             Some(link) => effects.push(Effect::Copy {
                 what: "iPhone install link",
                 text: link,
             }),
-            None => self.flash("This activation code is not an LPA code: no install link", Tone::Error, now),
+            None => self.flash(
+                "This activation code is not an LPA code: no install link",
+                Tone::Error,
+                now,
+            ),
         }
     }
 
@@ -65,7 +71,13 @@ impl App {
         }
     }
 
-    pub(super) fn on_qr_saved(&mut self, iccid: String, code: String, result: Result<PathBuf, SaveError>, now: Instant) {
+    pub(super) fn on_qr_saved(
+        &mut self,
+        iccid: String,
+        code: String,
+        result: Result<PathBuf, SaveError>,
+        now: Instant,
+    ) {
         match result {
             Ok(path) => self.flash(format!("QR code saved: {}", path.display()), Tone::Success, now),
             Err(SaveError::Exists(path)) => {
@@ -73,7 +85,11 @@ impl App {
                 if matches!(self.mode, Mode::Browse | Mode::Detail | Mode::Zoom) {
                     self.mode = Mode::Overlay(Overlay::Replace { iccid, code, path });
                 } else {
-                    self.flash(format!("{} exists already; not replaced", path.display()), Tone::Error, now);
+                    self.flash(
+                        format!("{} exists already; not replaced", path.display()),
+                        Tone::Error,
+                        now,
+                    );
                 }
             }
             Err(SaveError::Failed(why)) => self.flash(format!("QR code not saved: {why}"), Tone::Error, now),
@@ -135,7 +151,11 @@ impl App {
             Tab::Orders => Some(ExportJob::Orders(self.orders.query(1))),
             Tab::Esims if self.esims.search_active() => {
                 if !(self.esims.scan().is_complete() || self.esims.saved().is_some()) {
-                    self.flash("The search is still reading the inventory; export when it is complete", Tone::Error, now);
+                    self.flash(
+                        "The search is still reading the inventory; export when it is complete",
+                        Tone::Error,
+                        now,
+                    );
                     return None;
                 }
                 let only = self.esims.result_rows().map(|r| r.iccid().to_string()).collect();
@@ -161,7 +181,11 @@ impl App {
             ExportStep::Done(Ok((path, rows))) => {
                 let what = export.what;
                 self.export = None;
-                self.flash(format!("Exported {rows} {what} to {}", path.display()), Tone::Success, now);
+                self.flash(
+                    format!("Exported {rows} {what} to {}", path.display()),
+                    Tone::Success,
+                    now,
+                );
             }
             ExportStep::Done(Err(why)) => {
                 tracing::warn!(%why, "export failed");

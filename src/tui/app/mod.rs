@@ -20,9 +20,9 @@ mod requests;
 mod search;
 mod tab;
 
-pub use files::{Export, ExportState};
 pub use catalog::{Catalog, SortKey};
 pub use esims::{Code, Esims, Fresh, ResultRow, SCAN_PAGE_SIZE, Scan};
+pub use files::{Export, ExportState};
 pub use input::TextInput;
 pub use lists::{Orders, PAGE_SIZE, SEARCH_PAUSE};
 pub use mode::{Mode, Overlay};

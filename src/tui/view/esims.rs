@@ -100,7 +100,10 @@ fn search_title(app: &App, typing: bool, theme: &Theme) -> Line<'static> {
     let scan = esims.scan();
     let mut spans = vec![Span::styled(" My eSIMs", theme.title())];
     if let Some(rule) = esims.attention() {
-        spans.push(Span::styled(format!(" · needs attention ({})", rule.describe()), theme.key()));
+        spans.push(Span::styled(
+            format!(" · needs attention ({})", rule.describe()),
+            theme.key(),
+        ));
     }
     if typing || !esims.search().typed().is_empty() {
         spans.push(Span::raw(" · search: "));

@@ -181,7 +181,9 @@ fn key_hints(app: &App) -> String {
 
 /// The export running (with its progress and the key that cancels it), or why it failed.
 fn export_line(app: &App, theme: &Theme) -> Line<'static> {
-    let Some(export) = app.export() else { return Line::raw("") };
+    let Some(export) = app.export() else {
+        return Line::raw("");
+    };
     let context = match app.tab() {
         Tab::Catalog => Context::Catalog,
         Tab::Orders => Context::Orders,
@@ -198,7 +200,11 @@ fn export_line(app: &App, theme: &Theme) -> Line<'static> {
             theme.muted(),
         ),
         ExportState::Failed(why) => Line::styled(
-            format!(" Export of {} failed, no file written: {} ({key} tries again)", export.what, safe(why)),
+            format!(
+                " Export of {} failed, no file written: {} ({key} tries again)",
+                export.what,
+                safe(why)
+            ),
             theme.error(),
         ),
     }

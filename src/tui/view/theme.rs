@@ -62,7 +62,10 @@ impl Theme {
     /// A warning in the header (on its cyan): black on yellow, or bold without colour.
     pub fn warning(&self) -> Style {
         self.pick(
-            Style::new().fg(Color::Black).bg(Color::Yellow).add_modifier(Modifier::BOLD),
+            Style::new()
+                .fg(Color::Black)
+                .bg(Color::Yellow)
+                .add_modifier(Modifier::BOLD),
             Style::new().add_modifier(Modifier::BOLD | Modifier::REVERSED),
         )
     }

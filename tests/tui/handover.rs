@@ -1,0 +1,151 @@
+//! What an agent hands a customer or a spreadsheet, driven through the app and the runtime's
+//! own file writers against a sandbox: the QR code as a PNG (ZBar reads it), "needs attention"
+//! (the rule applied to the API's own data), and CSV exports (complete, or no file at all).
+
+use crate::common::{Live, key, zbar_decode};
+use esimdash::api::ClientOptions;
+use esimdash::esim::attention::AttentionRule;
+use esimdash::sandbox::SandboxConfig;
+use esimdash::tui::app::{ExportState, Remote};
+use std::time::Duration;
+
+fn fast() -> SandboxConfig {
+    SandboxConfig {
+        rate_limit: 100_000,
+        ..SandboxConfig::default()
+    }
+}
+
+fn unpaced() -> ClientOptions {
+    ClientOptions {
+        rate_limit: 100_000,
+        ..ClientOptions::default()
+    }
+}
+
+#[tokio::test]
+async fn the_qr_png_reads_back_to_the_code_and_an_existing_file_is_replaced_only_on_yes() {
+    let mut live = Live::new(fast(), unpaced()).await;
+    live.send(key('3'));
+    let code_of_selected = |app: &esimdash::tui::app::App| {
+        let iccid = app.esims().selected_iccid()?;
+        match app.esims().code(&iccid).and_then(Remote::value) {
+            Some(Ok(code)) => Some((iccid, code.clone())),
+            _ => None,
+        }
+    };
+    assert!(
+        live.until(Duration::from_secs(10), |app| code_of_selected(app).is_some())
+            .await
+    );
+    let (iccid, code) = code_of_selected(&live.app).unwrap();
+
+    live.send(key('w'));
+    let name = format!("{iccid}.png");
+    assert!(
+        live.until(Duration::from_secs(10), |app| app
+            .flash_message()
+            .is_some_and(|f| f.text.contains("saved")))
+            .await
+    );
+    assert_eq!(live.exported(), vec![name.clone()]);
+    let path = live.export_dir.path().join(&name);
+    let png = std::fs::read(&path).unwrap();
+    assert_eq!(esimdash::esim::qr::decode_png(&png).unwrap(), code);
+    if let Some(read) = zbar_decode(&[png.clone()]) {
+        assert_eq!(read, vec![code.clone()], "ZBar reads the file to the activation code");
+    }
+
+    // Again: the file exists, so the app asks; "n" keeps it, "y" replaces it.
+    std::fs::write(&path, b"the customer's copy").unwrap();
+    live.send(key('w'));
+    assert!(live.until(Duration::from_secs(10), |app| app.overlay().is_some()).await);
+    assert!(live.screen_text(100, 30).contains("Replace the file?"));
+    live.send(key('n'));
+    assert!(live.app.overlay().is_none());
+    assert_eq!(std::fs::read(&path).unwrap(), b"the customer's copy");
+    live.send(key('w'));
+    assert!(live.until(Duration::from_secs(10), |app| app.overlay().is_some()).await);
+    live.send(key('y'));
+    assert!(
+        live.until(Duration::from_secs(10), |app| app
+            .flash_message()
+            .is_some_and(|f| f.text.contains("saved")))
+            .await
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), png);
+
+    // The install link goes to the clipboard as Apple's universal link of this code.
+    let effects = live.app.update(key('l'), std::time::Instant::now());
+    let copied = effects.iter().find_map(|e| match e {
+        esimdash::tui::msg::Effect::Copy { text, .. } => Some(text.clone()),
+        _ => None,
+    });
+    let link = copied.expect("l copies the link");
+    let carddata = link.strip_prefix(esimdash::esim::lpa::APPLE_INSTALL_PREFIX).unwrap();
+    assert_eq!(
+        percent_encoding::percent_decode_str(carddata).decode_utf8().unwrap(),
+        code
+    );
+}
+
+#[tokio::test]
+async fn needs_attention_is_the_rule_applied_to_the_apis_own_data_and_its_count_is_in_the_tab() {
+    let mut live = Live::new(fast(), unpaced()).await;
+    live.send(key('3'));
+    live.send(key('!'));
+    assert!(
+        live.until(Duration::from_secs(20), |app| app.esims().scan().is_complete())
+            .await
+    );
+    let now = chrono::Utc::now();
+    let rule = AttentionRule::default();
+    let expected: Vec<String> = live
+        .all_esims()
+        .await
+        .iter()
+        .filter(|e| rule.needs_esim(e, now))
+        .map(|e| e.raw_order_json.iccid.clone())
+        .collect();
+    assert!(!expected.is_empty());
+    let shown: Vec<String> = live.app.esims().result_rows().map(|r| r.iccid().to_string()).collect();
+    assert_eq!(shown, expected);
+    let labels = live.app.tab_labels();
+    assert!(labels[2].1.contains(&format!("(! {})", expected.len())), "{labels:?}");
+    let screen = live.screen_text(120, 40);
+    assert!(screen.contains("needs attention"), "{screen}");
+    // `!` again: back to the list.
+    live.send(key('!'));
+    assert!(!live.app.esims().search_active());
+}
+
+#[tokio::test]
+async fn x_exports_every_page_of_the_view_and_a_cancelled_export_leaves_no_file() {
+    let mut live = Live::new(fast(), unpaced()).await;
+    live.send(key('2'));
+    live.idle(Duration::from_secs(10)).await;
+    let total = live.app.orders().list().total().unwrap();
+    live.send(key('x'));
+    assert!(live.until(Duration::from_secs(20), |app| app.export().is_none()).await);
+    let files = live.exported();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(files[0].starts_with("esimdash-orders-") && files[0].ends_with(".csv"));
+    let text = std::fs::read_to_string(live.export_dir.path().join(&files[0])).unwrap();
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    assert_eq!(reader.records().count() as u64, total);
+
+    // A slow server: cancel after the first page; the directory is as it was.
+    live.sandbox.set_latency(Duration::from_millis(300));
+    live.send(key('x'));
+    assert!(
+        live.until(Duration::from_secs(20), |app| matches!(
+            app.export().map(|e| &e.state),
+            Some(ExportState::Running(Some(_)))
+        ))
+        .await
+    );
+    live.send(key('x'));
+    assert!(live.app.export().is_none());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(live.exported(), files, "no second file, no temporary file");
+}
