@@ -52,7 +52,7 @@ async fn the_qr_png_reads_back_to_the_code_and_an_existing_file_is_replaced_only
     let path = live.export_dir.path().join(&name);
     let png = std::fs::read(&path).unwrap();
     assert_eq!(esimdash::esim::qr::decode_png(&png).unwrap(), code);
-    if let Some(read) = zbar_decode(&[png.clone()]) {
+    if let Some(read) = zbar_decode(std::slice::from_ref(&png)) {
         assert_eq!(read, vec![code.clone()], "ZBar reads the file to the activation code");
     }
 
