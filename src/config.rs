@@ -380,3 +380,54 @@ pub fn resolve(args: &ConnectionArgs) -> Result<Settings, ConfigError> {
 fn env_number(name: &str) -> Option<u64> {
     std::env::var(name).ok()?.trim().parse().ok()
 }
+
+#[cfg(test)]
+mod example {
+    use super::*;
+
+    /// `assets/config.example.toml` is read by the real loader: every key it shows exists (the
+    /// file refuses unknown ones), its values are valid, and its profiles resolve.
+    #[test]
+    fn the_example_config_loads_and_sets_what_it_says() {
+        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/config.example.toml"));
+        let file = load_file(path, true).expect("the example loads").expect("it exists");
+        let prefs = file.preferences(path).expect("its values are valid");
+        assert_eq!(prefs.attention, AttentionRule { used_pct: 80, days: 3 });
+        assert_eq!(prefs.low_balance, DEFAULT_LOW_BALANCE);
+        assert_eq!(prefs.export_dir, PathBuf::from("/tmp/esimdash-exports"));
+        assert_eq!(file.default_profile.as_deref(), Some("sandbox"));
+        assert_eq!(file.inventory_cache, Some(true));
+        assert_eq!(file.mouse, Some(true));
+        Keymap::new(&file.rebindings).expect("its key bindings are valid");
+        let args = ConnectionArgs {
+            config: Some(path.to_path_buf()),
+            ..ConnectionArgs::default()
+        };
+        let settings = resolve(&args).expect("the sandbox profile resolves");
+        assert_eq!(settings.profile, "sandbox");
+        assert_eq!(settings.options.rate_limit, 120);
+        let text = std::fs::read_to_string(path).unwrap();
+        for key in [
+            "default_profile",
+            "clipboard",
+            "mouse",
+            "inventory_cache",
+            "export_dir",
+            "low_balance",
+            "[attention]",
+            "used_percent",
+            "days",
+            "[keys]",
+            "[profiles.",
+            "base_url",
+            "access_code",
+            "secret_key_cmd",
+            "secret_key",
+            "auth",
+            "rate_limit",
+            "timeout_secs",
+        ] {
+            assert!(text.contains(key), "the example explains {key}");
+        }
+    }
+}

@@ -8,5 +8,6 @@ mod esims;
 mod finding;
 mod handover;
 mod purchases;
+mod screenshots;
 mod snapshots;
 mod terminal_e2e;
