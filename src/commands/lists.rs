@@ -164,40 +164,55 @@ pub async fn orders(
         println!("{}", page_footer(page.page, page.page_size, page.total, "orders"));
         return Ok(());
     }
-    let listing = Listing::Orders(query);
+    let take = |page: Page| match page {
+        Page::Orders(items) => items,
+        Page::Esims(_) => Vec::new(),
+    };
+    let rows = (csv_rows::ORDER_HEADER, csv_rows::order as fn(&Order) -> Vec<String>);
+    let Some((all, progress)) = every_page(client, Listing::Orders(query), output, "orders", rows, take).await? else {
+        return Ok(());
+    };
+    if as_json {
+        return print_json(&json!({ "orders": all, "total": progress.total }));
+    }
+    print!("{}", order_table(&all));
+    println!("{} orders", all.len());
+    Ok(())
+}
+
+/// Reads every page, stoppable with Ctrl-C. CSV rows go out as they come (then `None`);
+/// otherwise the items `take` keeps of each page come back with the progress.
+async fn every_page<T>(
+    client: &Client,
+    listing: Listing,
+    output: &OutputArgs,
+    what: &'static str,
+    (header, row): (&[&str], fn(&T) -> Vec<String>),
+    take: impl Fn(Page) -> Vec<T>,
+) -> Result<Option<(Vec<T>, Progress)>, CommandError> {
     interruptible(async {
-        let line = ProgressLine::new("orders");
+        let line = ProgressLine::new(what);
         if output.csv {
-            let mut csv = Csv::start(output, csv_rows::ORDER_HEADER)?;
+            let mut csv = Csv::start(output, header)?;
             listing
                 .read_all(client, |page, progress| {
                     line.show(progress);
-                    match page {
-                        Page::Orders(items) => csv.rows(&items, csv_rows::order),
-                        Page::Esims(_) => Ok(()),
-                    }
+                    csv.rows(&take(page), row)
                 })
                 .await?;
             drop(line);
-            return csv.finish();
+            csv.finish()?;
+            return Ok(None);
         }
         let mut all = Vec::new();
         let progress = listing
             .read_all(client, |page, progress| {
                 line.show(progress);
-                if let Page::Orders(items) = page {
-                    all.extend(items);
-                }
+                all.extend(take(page));
                 Ok::<_, CommandError>(())
             })
             .await?;
-        drop(line);
-        if as_json {
-            return print_json(&json!({ "orders": all, "total": progress.total }));
-        }
-        print!("{}", order_table(&all));
-        println!("{} orders", all.len());
-        Ok(())
+        Ok(Some((all, progress)))
     })
     .await
 }
@@ -240,54 +255,32 @@ pub async fn esims(
             None => items,
         }
     };
-    let listing = Listing::Esims(query);
-    interruptible(async {
-        let line = ProgressLine::new("eSIMs");
-        if output.csv {
-            let mut csv = Csv::start(output, csv_rows::ESIM_HEADER)?;
-            listing
-                .read_all(client, |page, progress| {
-                    line.show(progress);
-                    match page {
-                        Page::Esims(items) => csv.rows(&keep(items), csv_rows::esim),
-                        Page::Orders(_) => Ok(()),
-                    }
-                })
-                .await?;
-            drop(line);
-            return csv.finish();
+    let take = |page: Page| match page {
+        Page::Esims(items) => keep(items),
+        Page::Orders(_) => Vec::new(),
+    };
+    let rows = (csv_rows::ESIM_HEADER, csv_rows::esim as fn(&Esim) -> Vec<String>);
+    let Some((all, progress)) = every_page(client, Listing::Esims(query), output, "eSIMs", rows, take).await? else {
+        return Ok(());
+    };
+    if as_json {
+        let mut out = json!({ "esims": all, "total": all.len() });
+        if attention.is_some() {
+            out["read"] = json!(progress.items);
         }
-        let mut all = Vec::new();
-        let progress = listing
-            .read_all(client, |page, progress| {
-                line.show(progress);
-                if let Page::Esims(items) = page {
-                    all.extend(keep(items));
-                }
-                Ok::<_, CommandError>(())
-            })
-            .await?;
-        drop(line);
-        if as_json {
-            let mut out = json!({ "esims": all, "total": all.len() });
-            if attention.is_some() {
-                out["read"] = json!(progress.items);
-            }
-            return print_json(&out);
-        }
-        print!("{}", esim_table(&all));
-        match attention {
-            Some(rule) => println!(
-                "{} of {} eSIMs need attention ({})",
-                all.len(),
-                progress.items,
-                rule.describe()
-            ),
-            None => println!("{} eSIMs", all.len()),
-        }
-        Ok(())
-    })
-    .await
+        return print_json(&out);
+    }
+    print!("{}", esim_table(&all));
+    match attention {
+        Some(rule) => println!(
+            "{} of {} eSIMs need attention ({})",
+            all.len(),
+            progress.items,
+            rule.describe()
+        ),
+        None => println!("{} eSIMs", all.len()),
+    }
+    Ok(())
 }
 
 /// Whether the tables on stdout get colours.

@@ -376,25 +376,9 @@ impl Live {
 
     /// Feeds answers and timer ticks until nothing is in flight or due, or `limit` passes.
     pub async fn idle(&mut self, limit: Duration) {
-        let end = tokio::time::Instant::now() + limit;
-        loop {
-            let wake = self.app.next_wake(Instant::now());
-            if !self.app.is_loading() && wake.is_none() {
-                return;
-            }
-            let tick_at = wake.map_or(end, |w| tokio::time::Instant::from_std(w).min(end));
-            tokio::select! {
-                Some(msg) = self.rx.recv() => {
-                    if let Msg::Answer(a) = &msg {
-                        self.tasks.finished(a.id);
-                    }
-                    self.send(msg);
-                }
-                () = tokio::time::sleep_until(tick_at) => self.send(Msg::Tick),
-            }
-            if tokio::time::Instant::now() >= end {
-                return;
-            }
-        }
+        self.until(limit, |app| {
+            !app.is_loading() && app.next_wake(Instant::now()).is_none()
+        })
+        .await;
     }
 }
