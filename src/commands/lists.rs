@@ -180,6 +180,9 @@ pub async fn orders(
     Ok(())
 }
 
+/// A CSV header and the fields of one record under it.
+type Columns<T> = (&'static [&'static str], fn(&T) -> Vec<String>);
+
 /// Reads every page, stoppable with Ctrl-C. CSV rows go out as they come (then `None`);
 /// otherwise the items `take` keeps of each page come back with the progress.
 async fn every_page<T>(
@@ -187,7 +190,7 @@ async fn every_page<T>(
     listing: Listing,
     output: &OutputArgs,
     what: &'static str,
-    (header, row): (&[&str], fn(&T) -> Vec<String>),
+    (header, row): Columns<T>,
     take: impl Fn(Page) -> Vec<T>,
 ) -> Result<Option<(Vec<T>, Progress)>, CommandError> {
     interruptible(async {
