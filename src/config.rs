@@ -288,6 +288,8 @@ pub struct DashboardSettings {
     pub mouse: bool,
     /// The file's `inventory_cache`, default on.
     pub inventory_cache: bool,
+    /// What the one-shot commands take from the file too.
+    pub preferences: Preferences,
 }
 
 pub fn dashboard_settings(args: &ConnectionArgs) -> Result<DashboardSettings, ConfigError> {
@@ -296,15 +298,15 @@ pub fn dashboard_settings(args: &ConnectionArgs) -> Result<DashboardSettings, Co
         Ok(value) => value.parse().map_err(ConfigError::Clipboard)?,
         Err(_) => file.clipboard.unwrap_or_default(),
     };
-    let keymap = Keymap::new(&file.rebindings).map_err(|source| ConfigError::Keys {
-        path: path.unwrap_or_default(),
-        source,
-    })?;
+    let path = path.unwrap_or_default();
+    let preferences = file.preferences(&path)?;
+    let keymap = Keymap::new(&file.rebindings).map_err(|source| ConfigError::Keys { path, source })?;
     Ok(DashboardSettings {
         clipboard,
         keymap,
         mouse: file.mouse.unwrap_or(true),
         inventory_cache: file.inventory_cache.unwrap_or(true),
+        preferences,
     })
 }
 

@@ -56,10 +56,6 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
                 Ok(s) => s,
                 Err(e) => return fail(&CommandError::Config(e), cli.json),
             };
-            let preferences = match config::preferences(&cli.connection) {
-                Ok(p) => p,
-                Err(e) => return fail(&CommandError::Config(e), cli.json),
-            };
             match tui::run(
                 client,
                 tui::Options {
@@ -68,7 +64,7 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
                     mouse: settings.mouse,
                     clipboard: settings.clipboard,
                     log_path,
-                    preferences,
+                    preferences: settings.preferences,
                     inventory: account
                         .filter(|_| settings.inventory_cache && !cli.no_cache)
                         .and_then(|account| {

@@ -266,10 +266,11 @@ impl Inventory {
         }
     }
 
-    /// A fresher status for an eSIM, from any answer that showed it.
-    pub fn update_status(&mut self, iccid: &str, status: &Status) {
-        let Some(i) = self.find(iccid) else { return };
-        self.status[i] = self.status_id(status);
+    /// A fresher status for an eSIM, from any answer that showed it; `true` if it changed.
+    pub fn update_status(&mut self, iccid: &str, status: &Status) -> bool {
+        let Some(i) = self.find(iccid) else { return false };
+        let id = self.status_id(status);
+        std::mem::replace(&mut self.status[i], id) != id
     }
 
     /// Bytes held, roughly: what the memory budget counts.
@@ -334,7 +335,11 @@ mod tests {
         assert_eq!(inv.row(1).map(|r| r.place), Some(4), "three new eSIMs at the top");
         assert_eq!(inv.total(), Some(5));
         assert_eq!(inv.place_among(1, &StatusFilter::Is(Status::Cancel)), 0);
-        inv.update_status("8944100000000000029", &Status::Revoked);
+        assert!(inv.update_status("8944100000000000029", &Status::Revoked));
+        assert!(
+            !inv.update_status("8944100000000000029", &Status::Revoked),
+            "no change the second time"
+        );
         assert_eq!(inv.row(1).map(|r| r.status.clone()), Some(Status::Revoked));
     }
 }

@@ -450,32 +450,22 @@ impl App {
 
     /// `y` copies the selected eSIM's ICCID, `Y` its activation code (once known).
     fn copy_selected(&mut self, code: bool, now: Instant, effects: &mut Vec<Effect>) {
-        let Some(iccid) = self.esims.selected_iccid() else {
-            self.flash("No eSIM is selected", Tone::Error, now);
-            return;
-        };
-        if !code {
-            if iccid.is_empty() {
-                self.flash("This eSIM has no ICCID", Tone::Error, now);
-            } else {
+        if code {
+            if let Some((_, ac)) = self.selected_code(now) {
                 effects.push(Effect::Copy {
-                    what: "ICCID",
-                    text: iccid,
+                    what: "Activation code",
+                    text: ac,
                 });
             }
             return;
         }
-        let state = self.esims.codes.get(&iccid);
-        match state.and_then(Remote::value) {
-            Some(Ok(ac)) => effects.push(Effect::Copy {
-                what: "Activation code",
-                text: ac.clone(),
+        match self.esims.selected_iccid() {
+            None => self.flash("No eSIM is selected", Tone::Error, now),
+            Some(iccid) if iccid.is_empty() => self.flash("This eSIM has no ICCID", Tone::Error, now),
+            Some(iccid) => effects.push(Effect::Copy {
+                what: "ICCID",
+                text: iccid,
             }),
-            Some(Err(why)) => self.flash(format!("No activation code to copy: {why}"), Tone::Error, now),
-            None => match state.and_then(Remote::error) {
-                Some(e) => self.flash(format!("No activation code to copy: {e}"), Tone::Error, now),
-                None => self.flash("The activation code is still being fetched", Tone::Info, now),
-            },
         }
     }
 

@@ -120,8 +120,8 @@ pub struct Esims {
     expect: Option<String>,
     /// Activation codes by ICCID.
     pub(super) codes: HashMap<String, Code>,
-    /// The "needs attention" filter over the index: on, with its rule.
-    attention: Option<AttentionRule>,
+    /// The "needs attention" filter over the index is on.
+    attention: bool,
     /// How many eSIMs of the searched index need attention (by the configured rule), once the
     /// whole inventory is known.
     attention_count: Option<usize>,
@@ -142,7 +142,7 @@ impl Default for Esims {
             pinned: None,
             expect: None,
             codes: HashMap::new(),
-            attention: None,
+            attention: false,
             attention_count: None,
             rule: AttentionRule::default(),
         }
@@ -266,7 +266,7 @@ impl Esims {
     /// Whether the table shows search results (or the attention filter's) rather than server
     /// pages.
     pub fn search_active(&self) -> bool {
-        !self.search.applied().is_empty() || self.attention.is_some()
+        !self.search.applied().is_empty() || self.attention
     }
 
     /// The thresholds of "needs attention" (from the config file).
@@ -275,9 +275,9 @@ impl Esims {
         self.recount_attention();
     }
 
-    /// Whether the attention filter is on.
+    /// The attention filter's rule, when it is on.
     pub fn attention(&self) -> Option<AttentionRule> {
-        self.attention
+        self.attention.then_some(self.rule)
     }
 
     /// How many eSIMs need attention, when the whole inventory is known (read or saved).
@@ -287,13 +287,10 @@ impl Esims {
 
     /// Turns the attention filter on (reading the inventory if it is not known) or off.
     pub fn toggle_attention(&mut self) {
-        self.attention = match self.attention {
-            Some(_) => None,
-            None => {
-                self.start_scan();
-                Some(self.rule)
-            }
-        };
+        self.attention = !self.attention;
+        if self.attention {
+            self.start_scan();
+        }
         self.pinned = None;
         self.refilter();
     }
@@ -407,11 +404,14 @@ impl Esims {
     pub(super) fn accept_fresh(&mut self, id: crate::tui::msg::RequestId, found: Found, now: Instant) -> bool {
         if let Found::Esim(e) = &found {
             let iccid = &e.raw_order_json.iccid;
-            self.scan.inventory.update_status(iccid, &e.record.status);
+            let mut changed = self.scan.inventory.update_status(iccid, &e.record.status);
             if let Some(saved) = &mut self.saved {
-                saved.inventory.update_status(iccid, &e.record.status);
+                changed |= saved.inventory.update_status(iccid, &e.record.status);
             }
-            self.recount_attention();
+            // A count over 100 000 entries only when a status really moved.
+            if changed {
+                self.recount_attention();
+            }
         }
         let whole = self.whole_iccid();
         let Some(fresh) = self.fresh.as_mut() else { return false };
@@ -571,7 +571,7 @@ impl Esims {
         });
         let record = self.selected().cloned();
         self.search.clear();
-        self.attention = None;
+        self.attention = false;
         self.results.clear();
         self.result_cursor = 0;
         match target {
@@ -593,7 +593,7 @@ impl Esims {
         let keep = self.search_active().then(|| self.selected_iccid()).flatten();
         let text = self.search.applied().to_string();
         let (inventory, _) = self.searched();
-        self.results = inventory.select(&text, &self.status, self.attention.map(Self::attention_at));
+        self.results = inventory.select(&text, &self.status, self.attention().map(Self::attention_at));
         let whole = self.whole_iccid();
         let position = |iccid: &str| self.result_rows().position(|r| r.iccid() == iccid);
         if let Some(at) = whole.as_ref().and_then(|w| position(w.as_str())) {

@@ -29,7 +29,7 @@ pub enum ExportState {
 
 impl App {
     /// The selected eSIM's activation code, or why it cannot be had (said on the status line).
-    fn selected_code(&mut self, now: Instant) -> Option<(String, String)> {
+    pub(super) fn selected_code(&mut self, now: Instant) -> Option<(String, String)> {
         let Some(iccid) = self.esims.selected_iccid() else {
             self.flash("No eSIM is selected", Tone::Error, now);
             return None;

@@ -12,7 +12,7 @@ impl Theme {
     /// Colours unless `NO_COLOR` is set to anything non-empty (no-color.org).
     pub fn from_env() -> Self {
         Self {
-            color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+            color: crate::present::colour_allowed(),
         }
     }
 
