@@ -116,9 +116,12 @@ impl Harness {
 
     /// The app with its first requests still pending (to answer them by hand).
     pub async fn unsettled(access_code: &str, secret_key: &str, timeout: Duration) -> Self {
+        // The sandbox's data and the app's "now" are pinned together, so what needs attention
+        // does not drift with the day the tests run.
+        let epoch = Utc.with_ymd_and_hms(2026, 11, 20, 12, 0, 0).unwrap();
         let config = SandboxConfig {
             rate_limit: 100_000,
-            epoch: Some(Utc.with_ymd_and_hms(2026, 11, 20, 12, 0, 0).unwrap()),
+            epoch: Some(epoch),
             ..SandboxConfig::default()
         };
         let sandbox = spawn(&config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
@@ -133,7 +136,7 @@ impl Harness {
             },
         )
         .unwrap();
-        let mut app = App::new(false);
+        let mut app = App::new(false).with_clock(epoch);
         let pending = sends(&app.start());
         Self {
             app,
@@ -259,6 +262,10 @@ pub struct Live {
 
 impl Live {
     pub async fn new(sandbox: SandboxConfig, client: ClientOptions) -> Self {
+        let app = match sandbox.epoch {
+            Some(epoch) => App::new(false).with_clock(epoch),
+            None => App::new(false),
+        };
         let sandbox = spawn(&sandbox, "127.0.0.1:0".parse().unwrap()).await.unwrap();
         let client = Client::new(
             BaseUrl::parse(&sandbox.base_url()).unwrap(),
@@ -271,7 +278,7 @@ impl Live {
         .unwrap();
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let mut live = Self {
-            app: App::new(false),
+            app,
             sandbox,
             client,
             tasks: Default::default(),

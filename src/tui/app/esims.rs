@@ -126,6 +126,9 @@ pub struct Esims {
     /// whole inventory is known.
     attention_count: Option<usize>,
     rule: AttentionRule,
+    /// "Now" for the attention rule and the index's age; pinned by tests, whose sandbox is seeded
+    /// at a fixed time.
+    clock: Option<DateTime<Utc>>,
 }
 
 impl Default for Esims {
@@ -145,6 +148,7 @@ impl Default for Esims {
             attention: false,
             attention_count: None,
             rule: AttentionRule::default(),
+            clock: None,
         }
     }
 }
@@ -295,8 +299,17 @@ impl Esims {
         self.refilter();
     }
 
-    fn attention_at(rule: AttentionRule) -> AttentionAt {
-        AttentionAt { rule, now: Utc::now() }
+    /// Pins "now" (tests read a sandbox seeded at a fixed time).
+    pub fn pin_clock(&mut self, at: DateTime<Utc>) {
+        self.clock = Some(at);
+    }
+
+    pub fn now(&self) -> DateTime<Utc> {
+        self.clock.unwrap_or_else(Utc::now)
+    }
+
+    fn attention_at(&self, rule: AttentionRule) -> AttentionAt {
+        AttentionAt { rule, now: self.now() }
     }
 
     /// Counts again after the index changed; unknown until the whole inventory is.
@@ -305,7 +318,7 @@ impl Esims {
         let (inventory, _) = self.searched();
         self.attention_count = whole.then(|| {
             inventory
-                .select("", &StatusFilter::All, Some(Self::attention_at(self.rule)))
+                .select("", &StatusFilter::All, Some(self.attention_at(self.rule)))
                 .len()
         });
     }
@@ -593,7 +606,11 @@ impl Esims {
         let keep = self.search_active().then(|| self.selected_iccid()).flatten();
         let text = self.search.applied().to_string();
         let (inventory, _) = self.searched();
-        self.results = inventory.select(&text, &self.status, self.attention().map(Self::attention_at));
+        self.results = inventory.select(
+            &text,
+            &self.status,
+            self.attention().map(|rule| self.attention_at(rule)),
+        );
         let whole = self.whole_iccid();
         let position = |iccid: &str| self.result_rows().position(|r| r.iccid() == iccid);
         if let Some(at) = whole.as_ref().and_then(|w| position(w.as_str())) {

@@ -133,6 +133,12 @@ impl App {
         self
     }
 
+    /// With "now" pinned, for tests whose sandbox is seeded at a fixed time.
+    pub fn with_clock(mut self, at: chrono::DateTime<chrono::Utc>) -> Self {
+        self.esims.pin_clock(at);
+        self
+    }
+
     /// The tab bar's labels: My eSIMs with how many need attention, once the inventory is known.
     pub fn tab_labels(&self) -> Vec<(Tab, String)> {
         Tab::ALL

@@ -124,7 +124,7 @@ fn search_title(app: &App, typing: bool, theme: &Theme) -> Line<'static> {
     let progress = match esims.searched().1 {
         Some(saved_at) => format!(
             " · in the index of {} (reading again: {progress})",
-            age(saved_at, chrono::Utc::now())
+            age(saved_at, esims.now())
         ),
         None => format!(" · {progress}"),
     };
