@@ -3,6 +3,7 @@
 
 mod auth;
 mod http;
+mod idempotency;
 mod lists;
 mod rate_limit;
 mod routes;
@@ -78,6 +79,8 @@ pub struct Shared {
     origin: String,
     allocate_after: Duration,
     iccid_lookup: bool,
+    /// The `Idempotency-Key`s seen and their answers.
+    idempotency: idempotency::Ledger,
 }
 
 impl Shared {
@@ -100,6 +103,8 @@ struct Knobs {
     received: AtomicU64,
     /// Of those, requests to the API (not QR images).
     api_received: AtomicU64,
+    /// How many of the next writes are handled but never answered (a lost answer).
+    lose_writes: AtomicU64,
 }
 
 impl Knobs {
@@ -108,6 +113,7 @@ impl Knobs {
             latency_ms: AtomicU64::new(config.latency.as_millis() as u64),
             received: AtomicU64::new(0),
             api_received: AtomicU64::new(0),
+            lose_writes: AtomicU64::new(0),
         }
     }
 }
@@ -122,11 +128,16 @@ fn router_with_knobs(config: &SandboxConfig, origin: String, knobs: Arc<Knobs>) 
         origin,
         allocate_after: config.allocate_after,
         iccid_lookup: config.iccid_lookup,
+        idempotency: idempotency::Ledger::default(),
     });
+    let keyed = || middleware::from_fn_with_state(shared.clone(), idempotency::idempotent);
     let api = Router::new()
         .route("/portal/plans", get(routes::plans))
-        .route("/portal/topups", axum::routing::post(routes::topup))
-        .route("/portal/orders", axum::routing::post(routes::place_order))
+        .route("/portal/topups", axum::routing::post(routes::topup).layer(keyed()))
+        .route(
+            "/portal/orders",
+            axum::routing::post(routes::place_order).layer(keyed()),
+        )
         .route("/reseller/orders", get(routes::orders))
         .route("/reseller/esims", get(routes::esims))
         .route("/reseller/profile", get(routes::profile).patch(routes::update_profile))
@@ -143,10 +154,25 @@ fn router_with_knobs(config: &SandboxConfig, origin: String, knobs: Arc<Knobs>) 
             if req.uri().path().starts_with("/api/") {
                 knobs.api_received.fetch_add(1, Ordering::Relaxed);
             }
-            let latency = Duration::from_millis(knobs.latency_ms.load(Ordering::Relaxed));
+            let mut latency = Duration::from_millis(knobs.latency_ms.load(Ordering::Relaxed));
+            let writes = req.method() != axum::http::Method::GET;
+            if writes && take_one(&knobs.lose_writes) {
+                // Handled, then never answered: the client gives up with the change made.
+                latency = LOST;
+            }
             delay(latency, req, next)
         }))
         .with_state(shared)
+}
+
+/// How long a "lost" answer is held back: past any client's timeout.
+const LOST: Duration = Duration::from_secs(3600);
+
+/// Takes one from a counter that is above zero.
+fn take_one(counter: &AtomicU64) -> bool {
+    counter
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+        .is_ok()
 }
 
 /// Resolves the caller, counts the request against its key, and reports the budget.
@@ -210,6 +236,12 @@ impl RunningSandbox {
         self.knobs
             .latency_ms
             .store(latency.as_millis() as u64, Ordering::Relaxed);
+    }
+
+    /// The next `n` writes (POST, PATCH) are handled and never answered, as when a connection
+    /// drops after the server acted.
+    pub fn lose_next_writes(&self, n: u64) {
+        self.knobs.lose_writes.store(n, Ordering::Relaxed);
     }
 
     /// How many requests reached the server so far.

@@ -266,3 +266,78 @@ async fn concurrent_top_ups_never_overdraw_the_wallet() {
     assert_eq!(placed, affordable);
     assert!(client.balance().await.unwrap() >= Decimal::ZERO);
 }
+
+/// CONTRACT.md's idempotency keys, over the wire as any client would send them.
+#[tokio::test]
+async fn an_idempotency_key_debits_once_replays_its_answer_and_refuses_another_body() {
+    let sb = sandbox().await;
+    let client = acme(&sb);
+    let iccid = usable_iccid(&sb).await;
+    let slug = client.topup_plans(&iccid).await.unwrap()[0].slug.clone();
+    let before = client.balance().await.unwrap();
+    let count = order_count(&sb).await;
+    let url = format!("{}/portal/topups", sb.base_url());
+    let keyed = |key: &'static str| [ACME_PAIR[0], ACME_PAIR[1], ("idempotency-key", key)];
+    let body = format!(r#"{{"iccid":"{iccid}","slug":"{slug}","qty":1}}"#);
+
+    let first = raw("POST", &url, &keyed("k-1"), Some(&body)).await;
+    assert_eq!(first.status, 201, "{}", first.text);
+    assert_eq!(first.headers["idempotency-key"], "k-1", "every answer echoes the key");
+    assert!(first.headers.get("idempotent-replayed").is_none());
+    let after_first = client.balance().await.unwrap();
+    assert!(after_first < before);
+
+    // The same body again (other spacing and key order): the stored answer, nothing debited.
+    let same = format!(r#"{{ "qty": 1, "slug": "{slug}", "iccid": "{iccid}" }}"#);
+    let again = raw("POST", &url, &keyed("k-1"), Some(&same)).await;
+    assert_eq!(again.status, 201);
+    assert_eq!(again.headers["idempotent-replayed"], "true");
+    assert_eq!(again.headers["idempotency-key"], "k-1");
+    assert_eq!(again.body, first.body, "the same answer, the same order number");
+    assert_eq!(client.balance().await.unwrap(), after_first);
+    assert_eq!(order_count(&sb).await, count + 1);
+
+    // The same key with another body, or on the other route: 422, nothing debited.
+    let other = format!(r#"{{"iccid":"{iccid}","slug":"{slug}","qty":2}}"#);
+    let reused = raw("POST", &url, &keyed("k-1"), Some(&other)).await;
+    assert_eq!(reused.status, 422);
+    assert_eq!(error_of(&reused), "Idempotency-Key reused with a different request");
+    assert_eq!(reused.headers["idempotency-key"], "k-1");
+    let order_url = format!("{}/portal/orders", sb.base_url());
+    let elsewhere = raw("POST", &order_url, &keyed("k-1"), Some(&body)).await;
+    assert_eq!(elsewhere.status, 422);
+    assert_eq!(client.balance().await.unwrap(), after_first);
+
+    // A refusal is kept too: replayed as it was, even once the wallet could pay.
+    let too_many = format!(r#"{{"slug":"{slug}","qty":0}}"#);
+    let refused = raw("POST", &order_url, &keyed("k-2"), Some(&too_many)).await;
+    assert_eq!(refused.status, 400);
+    let replayed = raw("POST", &order_url, &keyed("k-2"), Some(&too_many)).await;
+    assert_eq!((replayed.status, &replayed.body), (400, &refused.body));
+    assert_eq!(replayed.headers["idempotent-replayed"], "true");
+
+    // Keys are per reseller: Globex's "k-1" is its own.
+    let globex = [GLOBEX_PAIR[0], GLOBEX_PAIR[1], ("idempotency-key", "k-1")];
+    let plan = acme_get(&sb, "/portal/plans").await.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| !p["slug"].as_str().unwrap().starts_with("TOPUP"))
+        .unwrap()["slug"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let theirs = raw("POST", &order_url, &globex, Some(&format!(r#"{{"slug":"{plan}"}}"#))).await;
+    assert_eq!(theirs.status, 201, "{}", theirs.text);
+    assert!(theirs.headers.get("idempotent-replayed").is_none());
+
+    // A key that is not 1–255 printable ASCII characters is refused before anything is done.
+    let long = "k".repeat(256);
+    for bad in ["", long.as_str()] {
+        let headers = [ACME_PAIR[0], ACME_PAIR[1], ("idempotency-key", bad)];
+        let r = raw("POST", &url, &headers, Some(&body)).await;
+        assert_eq!(r.status, 400, "{bad:?}");
+        assert!(error_of(&r).starts_with("Invalid Idempotency-Key"));
+    }
+    assert_eq!(client.balance().await.unwrap(), after_first);
+}
