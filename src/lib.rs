@@ -2,6 +2,7 @@
 //! Sales API v1. The architecture is described in DESIGN.md (in the shared folder) and README.
 
 pub mod api;
+pub mod audit;
 pub mod cli;
 pub mod clipboard;
 pub mod commands;

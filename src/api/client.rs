@@ -5,10 +5,7 @@
 //! never repeated by this layer, and a timeout on one is reported as an unknown outcome.
 
 use super::error::{ApiError, Endpoint};
-use super::model::{
-    self, Esim, EsimPage, EsimQuery, Order, OrderPage, OrderQuery, OrderRequest, Placed, Plan, Profile, ProfileUpdate,
-    TopupRequest,
-};
+use super::model::{self, Esim, EsimPage, EsimQuery, Order, OrderPage, OrderQuery, Plan, Profile};
 use super::{BaseUrl, Credentials, Pacer};
 use crate::esim::text;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, RETRY_AFTER};
@@ -22,12 +19,10 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 const PLANS: Endpoint = Endpoint::new("GET", "/portal/plans");
-const TOPUP: Endpoint = Endpoint::new("POST", "/portal/topups");
-const PLACE_ORDER: Endpoint = Endpoint::new("POST", "/portal/orders");
 const ORDERS: Endpoint = Endpoint::new("GET", "/reseller/orders");
 const ESIMS: Endpoint = Endpoint::new("GET", "/reseller/esims");
 const PROFILE: Endpoint = Endpoint::new("GET", "/reseller/profile");
-const PROFILE_UPDATE: Endpoint = Endpoint::new("PATCH", "/reseller/profile");
+pub(super) const PROFILE_UPDATE: Endpoint = Endpoint::new("PATCH", "/reseller/profile");
 const BALANCE: Endpoint = Endpoint::new("GET", "/reseller/balance");
 
 /// Largest response body read; anything bigger is refused as unreadable, not buffered.
@@ -57,6 +52,11 @@ pub struct ClientOptions {
     /// A `Retry-After` longer than this is not slept through in place: the caller gets
     /// `RateLimited` and can show a countdown (the dashboard sets zero: it always counts down).
     pub max_retry_wait: Duration,
+    /// Set: every write is refused before it is sent; the text names the setting that made the
+    /// session read-only ("--read-only").
+    pub read_only: Option<String>,
+    /// Where every write is recorded, stage by stage; `None` records nothing (tests).
+    pub audit: Option<crate::audit::Trail>,
 }
 
 impl Default for ClientOptions {
@@ -69,6 +69,8 @@ impl Default for ClientOptions {
             retries: 2,
             backoff: Duration::from_millis(250),
             max_retry_wait: Duration::from_secs(10),
+            read_only: None,
+            audit: None,
         }
     }
 }
@@ -89,6 +91,10 @@ struct Inner {
     opts: ClientOptions,
     /// Set once this server answered a lookup by ICCID with other eSIMs: it ignores `iccid`.
     no_iccid_lookup: AtomicBool,
+    /// Set once an answer echoed the idempotency key sent: this server honours keys.
+    key_echoed: AtomicBool,
+    /// Who the audit trail names.
+    who: crate::audit::Who,
 }
 
 /// What the dashboard learnt of one eSIM.
@@ -122,11 +128,16 @@ impl std::fmt::Debug for Client {
 }
 
 /// A response that came back, before it is read.
-struct Answer {
+pub(super) struct Answer {
     endpoint: Endpoint,
     status: u16,
     body: Vec<u8>,
+    /// The server sent its stored answer to an earlier request with the same idempotency key.
+    pub(super) replayed: bool,
 }
+
+/// The header of CONTRACT.md's idempotency keys, sent and echoed.
+const IDEMPOTENCY_KEY: &str = "idempotency-key";
 
 impl Client {
     pub fn new(base: BaseUrl, credentials: &Credentials, opts: ClientOptions) -> Result<Self, ApiError> {
@@ -138,6 +149,12 @@ impl Client {
             .build()
             .map_err(|e| ApiError::Setup(e.to_string()))?;
         let pacer = Pacer::new(opts.rate_limit, opts.rate_window);
+        let who = crate::audit::Who {
+            profile: opts.audit.as_ref().map_or_else(String::new, |t| t.profile.clone()),
+            api_host: base.host(),
+            access_code: credentials.access_code.clone().unwrap_or_default(),
+            user: crate::audit::local_user(),
+        };
         Ok(Self {
             inner: Arc::new(Inner {
                 http,
@@ -147,12 +164,26 @@ impl Client {
                 pacer,
                 opts,
                 no_iccid_lookup: AtomicBool::new(false),
+                key_echoed: AtomicBool::new(false),
+                who,
             }),
         })
     }
 
     pub fn base_url(&self) -> &BaseUrl {
         &self.inner.base
+    }
+
+    pub(super) fn options(&self) -> &ClientOptions {
+        &self.inner.opts
+    }
+
+    pub(super) fn who(&self) -> &crate::audit::Who {
+        &self.inner.who
+    }
+
+    pub(super) fn seen_key_echo(&self) -> bool {
+        self.inner.key_echoed.load(Ordering::Relaxed)
     }
 
     /// The whole catalog, with the reseller's pricing.
@@ -171,16 +202,6 @@ impl Client {
     pub async fn topup_plans(&self, iccid: &str) -> Result<Vec<Plan>, ApiError> {
         let answer = self.get(PLANS, &[("type", "topup"), ("iccid", iccid)]).await?;
         answer.parse_with(model::parse_plan_list, &self.inner.secret)
-    }
-
-    /// Places a top-up. Sent once, never retried.
-    pub async fn topup(&self, request: &TopupRequest) -> Result<Placed, ApiError> {
-        self.send_json(Method::POST, TOPUP, request).await
-    }
-
-    /// Places a new plan order. Sent once, never retried.
-    pub async fn place_order(&self, request: &OrderRequest) -> Result<Placed, ApiError> {
-        self.send_json(Method::POST, PLACE_ORDER, request).await
     }
 
     pub async fn orders(&self, query: &OrderQuery) -> Result<OrderPage, ApiError> {
@@ -214,13 +235,6 @@ impl Client {
         let answer = self.get(PROFILE, &[]).await?;
         answer
             .json::<model::ProfileEnvelope>(&self.inner.secret)
-            .map(|e| e.profile)
-    }
-
-    /// Updates company fields; returns the profile as stored. Sent once, never retried.
-    pub async fn update_profile(&self, update: &ProfileUpdate) -> Result<Profile, ApiError> {
-        self.send_json::<model::ProfileEnvelope>(Method::PATCH, PROFILE_UPDATE, update)
-            .await
             .map(|e| e.profile)
     }
 
@@ -436,7 +450,7 @@ impl Client {
         let opts = &self.inner.opts;
         let mut attempt = 0;
         loop {
-            let err = match self.send_once(Method::GET, endpoint, url.clone(), None).await {
+            let err = match self.send_once(Method::GET, endpoint, url.clone(), None, None).await {
                 Ok(answer) => return Ok(answer),
                 Err(e) => e,
             };
@@ -457,17 +471,16 @@ impl Client {
         }
     }
 
-    async fn send_json<T: DeserializeOwned>(
+    /// Sends a write once (a JSON body, and the idempotency key where given); never resent here.
+    pub(super) async fn send_write(
         &self,
         method: Method,
         endpoint: Endpoint,
-        body: &impl serde::Serialize,
-    ) -> Result<T, ApiError> {
-        let body = serde_json::to_vec(body).map_err(|e| ApiError::Setup(e.to_string()))?;
-        let answer = self
-            .send_once(method, endpoint, self.url(endpoint, &[]), Some(body))
-            .await?;
-        answer.json(&self.inner.secret)
+        body: Vec<u8>,
+        key: Option<&str>,
+    ) -> Result<Answer, ApiError> {
+        self.send_once(method, endpoint, self.url(endpoint, &[]), Some(body), key)
+            .await
     }
 
     /// One attempt: pace, send, read the body (capped), classify the status.
@@ -477,6 +490,7 @@ impl Client {
         endpoint: Endpoint,
         url: Url,
         body: Option<Vec<u8>>,
+        key: Option<&str>,
     ) -> Result<Answer, ApiError> {
         let inner = &self.inner;
         let writes = method != Method::GET;
@@ -486,12 +500,20 @@ impl Client {
         if let Some(body) = body {
             request = request.header(CONTENT_TYPE, "application/json").body(body);
         }
+        if let Some(key) = key {
+            request = request.header(IDEMPOTENCY_KEY, key);
+        }
         let response = request
             .send()
             .await
             .map_err(|e| self.transport_error(endpoint, &e, writes))?;
         let status = response.status().as_u16();
         self.observe_rate_headers(response.headers());
+        let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok());
+        if key.is_some() && header(IDEMPOTENCY_KEY) == key {
+            inner.key_echoed.store(true, Ordering::Relaxed);
+        }
+        let replayed = header("idempotent-replayed").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
         let retry_after = retry_after(response.headers());
         let body = read_capped(response, MAX_BODY).await.map_err(|e| match e {
             BodyError::Transport(e) => self.transport_error(endpoint, &e, writes),
@@ -503,7 +525,12 @@ impl Client {
             },
         })?;
         tracing::debug!(%endpoint, status, bytes = body.len(), ms = started.elapsed().as_millis() as u64, "answer");
-        let answer = Answer { endpoint, status, body };
+        let answer = Answer {
+            endpoint,
+            status,
+            body,
+            replayed,
+        };
         if (200..300).contains(&status) {
             return Ok(answer);
         }
@@ -627,6 +654,10 @@ fn quote(body: &[u8], secret: &SecretString) -> String {
 }
 
 impl Answer {
+    pub(super) fn decode<T: DeserializeOwned>(&self, client: &Client) -> Result<T, ApiError> {
+        self.json(&client.inner.secret)
+    }
+
     fn json<T: DeserializeOwned>(&self, secret: &SecretString) -> Result<T, ApiError> {
         self.parse_with(|body| serde_json::from_slice(body).map_err(|e| e.to_string()), secret)
     }

@@ -64,6 +64,14 @@ pub enum ApiError {
     },
     #[error("the API client could not be set up: {0}")]
     Setup(String),
+    #[error("{endpoint}: not sent: this session is read-only ({setting}).")]
+    ReadOnly { endpoint: Endpoint, setting: String },
+    #[error("{endpoint}: not sent: the audit trail {path} cannot be written ({detail}).")]
+    Audit {
+        endpoint: Endpoint,
+        path: String,
+        detail: String,
+    },
 }
 
 fn whole_seconds(d: Duration) -> u64 {
@@ -82,6 +90,8 @@ impl ApiError {
             ApiError::Network { .. } => "network",
             ApiError::Timeout { .. } => "timeout",
             ApiError::Setup(_) => "setup",
+            ApiError::ReadOnly { .. } => "read_only",
+            ApiError::Audit { .. } => "audit",
         }
     }
 

@@ -8,9 +8,11 @@ mod error;
 mod lenient;
 pub mod model;
 mod pacing;
+mod writes;
 
 pub use base_url::{BaseUrl, BaseUrlError};
 pub use client::{Client, ClientOptions, Found, Lookup};
 pub use credentials::{AuthMode, Credentials};
 pub use error::{ApiError, Endpoint};
 pub use pacing::Pacer;
+pub use writes::{Delivery, Paid, Payment, Spend};

@@ -11,3 +11,4 @@ mod contract_plans;
 mod contract_profile_errors;
 mod contract_rate_limit;
 mod decoding;
+mod writes;

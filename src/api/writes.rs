@@ -1,0 +1,310 @@
+//! Every request that changes something (a top-up, an order, a profile change) goes through
+//! here, below every screen and command, so that no path gets around what this enforces:
+//! - a read-only session refuses it before anything is sent;
+//! - the audit trail gets a line per stage, and the "sent" line is on disk before the request
+//!   leaves (if it cannot be written, nothing is sent);
+//! - a payment carries a fresh `Idempotency-Key`; where the server has shown that it honours
+//!   keys (it echoed one), a lost answer is sent once more under the same key, which cannot pay
+//!   twice. Anywhere else nothing is ever sent again: the caller looks in the order list.
+
+use super::client::{Client, PROFILE_UPDATE};
+use super::error::{ApiError, Endpoint};
+use super::model::{Order, OrderRequest, Placed, Profile, ProfileEnvelope, ProfileUpdate, TopupRequest};
+use crate::audit::{Entry, Stage};
+use crate::esim::money::format_amount;
+use reqwest::Method;
+use rust_decimal::Decimal;
+use std::collections::HashSet;
+
+const TOPUP: Endpoint = Endpoint::new("POST", "/portal/topups");
+const PLACE_ORDER: Endpoint = Endpoint::new("POST", "/portal/orders");
+
+/// What is bought.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Spend {
+    Topup(TopupRequest),
+    Order(OrderRequest),
+}
+
+/// A payment asked of the client: what, its total as the user confirmed it (for the audit
+/// trail), and its idempotency key, made once and kept for any resend and lookup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Payment {
+    pub spend: Spend,
+    pub total: Option<Decimal>,
+    pub key: String,
+}
+
+impl Payment {
+    pub fn new(spend: Spend, total: Option<Decimal>) -> Self {
+        Self {
+            spend,
+            total,
+            key: fresh_key(),
+        }
+    }
+
+    pub fn slug(&self) -> &str {
+        match &self.spend {
+            Spend::Topup(r) => &r.slug,
+            Spend::Order(r) => &r.slug,
+        }
+    }
+
+    pub fn iccid(&self) -> Option<&str> {
+        match &self.spend {
+            Spend::Topup(r) => Some(&r.iccid),
+            Spend::Order(_) => None,
+        }
+    }
+
+    fn qty(&self) -> u32 {
+        match &self.spend {
+            Spend::Topup(r) => r.qty,
+            Spend::Order(r) => r.qty,
+        }
+    }
+
+    fn action(&self) -> &'static str {
+        match self.spend {
+            Spend::Topup(_) => "topup",
+            Spend::Order(_) => "order",
+        }
+    }
+
+    fn endpoint(&self) -> Endpoint {
+        match self.spend {
+            Spend::Topup(_) => TOPUP,
+            Spend::Order(_) => PLACE_ORDER,
+        }
+    }
+
+    fn body(&self) -> Result<Vec<u8>, serde_json::Error> {
+        match &self.spend {
+            Spend::Topup(r) => serde_json::to_vec(r),
+            Spend::Order(r) => serde_json::to_vec(r),
+        }
+    }
+}
+
+/// Unique per payment: the time in nanoseconds, the process, and 64 random bits.
+fn fresh_key() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("esimdash-{nanos:x}-{:x}-{:016x}", std::process::id(), fastrand::u64(..))
+}
+
+/// A payment the server answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Paid {
+    pub placed: Placed,
+    pub delivery: Delivery,
+}
+
+/// How the answer came.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    /// The first time.
+    Answered,
+    /// The first answer was lost and the request was sent once more under the same key;
+    /// `replayed`: the server had carried out the first one and sent its stored answer.
+    Resent { replayed: bool },
+}
+
+impl Client {
+    /// Places a top-up (see `pay`).
+    pub async fn topup(&self, request: &TopupRequest) -> Result<Placed, ApiError> {
+        let payment = Payment::new(Spend::Topup(request.clone()), None);
+        self.pay(&payment).await.map(|paid| paid.placed)
+    }
+
+    /// Places a new plan order (see `pay`).
+    pub async fn place_order(&self, request: &OrderRequest) -> Result<Placed, ApiError> {
+        let payment = Payment::new(Spend::Order(request.clone()), None);
+        self.pay(&payment).await.map(|paid| paid.placed)
+    }
+
+    /// Why this session may not change anything (the setting that made it read-only).
+    pub fn read_only(&self) -> Option<&str> {
+        self.options().read_only.as_deref()
+    }
+
+    /// Whether this server was seen to honour idempotency keys: an answer echoed one, in this
+    /// session or (as the audit trail shows) an earlier one, for this host and access code.
+    pub fn honours_keys(&self) -> bool {
+        self.seen_key_echo()
+            || self
+                .options()
+                .audit
+                .as_ref()
+                .is_some_and(|t| t.server_echoed_keys(&self.who().api_host, &self.who().access_code))
+    }
+
+    /// Pays: checks, records and sends (see the module's text); a lost answer is sent once
+    /// more only where the server honours keys.
+    pub async fn pay(&self, payment: &Payment) -> Result<Paid, ApiError> {
+        let endpoint = payment.endpoint();
+        let entry = |stage| self.payment_entry(payment, stage);
+        self.refuse_if_read_only(endpoint, entry(Stage::Asked))?;
+        let first = self.send_payment(payment, 1).await;
+        let error = match first {
+            Ok((placed, _)) => {
+                return Ok(Paid {
+                    placed,
+                    delivery: Delivery::Answered,
+                });
+            }
+            Err(e) if e.outcome_unknown() && self.honours_keys() => e,
+            Err(e) => return Err(e),
+        };
+        tracing::warn!(%endpoint, "the answer was lost; sending once more under the same idempotency key");
+        match self.send_payment(payment, 2).await {
+            Ok((placed, replayed)) => Ok(Paid {
+                placed,
+                delivery: Delivery::Resent { replayed },
+            }),
+            // Still being handled, or lost again: as unknown as before; the caller looks it up.
+            Err(ApiError::Api { status: 409, .. }) => Err(error),
+            Err(again) => Err(again),
+        }
+    }
+
+    /// One attempt of a payment, recorded: "sent" before it leaves, then what came of it.
+    async fn send_payment(&self, payment: &Payment, attempt: u32) -> Result<(Placed, bool), ApiError> {
+        let endpoint = payment.endpoint();
+        let body = payment.body().map_err(|e| ApiError::Setup(e.to_string()))?;
+        let mut sent = self.payment_entry(payment, Stage::Sent);
+        sent.attempt = (attempt > 1).then_some(attempt);
+        self.record_before_sending(endpoint, &sent)?;
+        let result = self
+            .send_write(Method::POST, endpoint, body, Some(&payment.key))
+            .await
+            .and_then(|answer| {
+                let replayed = answer.replayed;
+                Ok((answer.decode::<Placed>(self)?, replayed))
+            });
+        let mut after = match &result {
+            Ok((placed, replayed)) => {
+                let mut e = self.payment_entry(payment, Stage::Answered);
+                e.outcome = Some(if *replayed { "replayed" } else { "placed" }.to_string());
+                e.order_no = Some(placed.order.record.provider_order_no.clone());
+                e.balance_after = placed.balance_usd.map(format_amount);
+                e
+            }
+            Err(error) => {
+                let stage = if error.outcome_unknown() {
+                    Stage::Unknown
+                } else {
+                    Stage::Refused
+                };
+                let mut e = self.payment_entry(payment, stage);
+                e.outcome = Some(error.to_string());
+                e
+            }
+        };
+        after.attempt = sent.attempt;
+        after.key_echoed = Some(self.seen_key_echo());
+        self.record(&after);
+        result
+    }
+
+    /// After a lost answer: the order it placed, if the order list shows one for its plan (and
+    /// eSIM) that was not among `before`. Recorded as "looked up"; nothing is sent again.
+    pub async fn look_up_payment(
+        &self,
+        payment: &Payment,
+        before: &HashSet<String>,
+    ) -> Result<Option<Order>, ApiError> {
+        let found = self.find_new_order(payment.slug(), payment.iccid(), before).await;
+        let mut entry = self.payment_entry(payment, Stage::LookedUp);
+        match &found {
+            Ok(Some(order)) => {
+                entry.outcome = Some("the order list shows it placed".to_string());
+                entry.order_no = Some(order.record.provider_order_no.clone());
+            }
+            Ok(None) => entry.outcome = Some("the order list shows no new order".to_string()),
+            Err(e) => entry.outcome = Some(format!("the order list could not be read: {e}")),
+        }
+        self.record(&entry);
+        found
+    }
+
+    /// Updates company fields; returns the profile as stored. Sent once, never resent.
+    pub async fn update_profile(&self, update: &ProfileUpdate) -> Result<Profile, ApiError> {
+        let entry = |stage| {
+            let mut e = Entry::new(self.who(), stage, "profile");
+            e.changes = serde_json::to_value(update).ok();
+            e
+        };
+        self.refuse_if_read_only(PROFILE_UPDATE, entry(Stage::Asked))?;
+        self.record_before_sending(PROFILE_UPDATE, &entry(Stage::Sent))?;
+        let body = serde_json::to_vec(update).map_err(|e| ApiError::Setup(e.to_string()))?;
+        let result = self
+            .send_write(Method::PATCH, PROFILE_UPDATE, body, None)
+            .await
+            .and_then(|answer| answer.decode::<ProfileEnvelope>(self))
+            .map(|e| e.profile);
+        let mut after = entry(match &result {
+            Ok(_) => Stage::Answered,
+            Err(e) if e.outcome_unknown() => Stage::Unknown,
+            Err(_) => Stage::Refused,
+        });
+        after.outcome = Some(match &result {
+            Ok(_) => "saved".to_string(),
+            Err(e) => e.to_string(),
+        });
+        self.record(&after);
+        result
+    }
+
+    fn payment_entry(&self, payment: &Payment, stage: Stage) -> Entry {
+        let mut e = Entry::new(self.who(), stage, payment.action());
+        e.iccid = payment.iccid().map(str::to_string);
+        e.slug = Some(payment.slug().to_string());
+        e.quantity = Some(payment.qty());
+        e.total = payment.total.map(format_amount);
+        e.idempotency_key = Some(payment.key.clone());
+        e
+    }
+
+    /// Records "asked"; in a read-only session, records "refused" too and refuses (a trail that
+    /// cannot be written does not hide that reason).
+    fn refuse_if_read_only(&self, endpoint: Endpoint, mut asked: Entry) -> Result<(), ApiError> {
+        let Some(setting) = self.read_only() else {
+            return self.record_before_sending(endpoint, &asked);
+        };
+        self.record(&asked);
+        let error = ApiError::ReadOnly {
+            endpoint,
+            setting: setting.to_string(),
+        };
+        asked.stage = Stage::Refused;
+        asked.time = chrono::Utc::now();
+        asked.outcome = Some(error.to_string());
+        self.record(&asked);
+        Err(error)
+    }
+
+    /// Writes a line that must be on disk before the request may leave.
+    fn record_before_sending(&self, endpoint: Endpoint, entry: &Entry) -> Result<(), ApiError> {
+        let Some(trail) = &self.options().audit else {
+            return Ok(());
+        };
+        trail.append(entry).map_err(|e| ApiError::Audit {
+            endpoint,
+            path: trail.path.display().to_string(),
+            detail: e.to_string(),
+        })
+    }
+
+    /// Writes a line of what came back. The request has gone by then, so a failure to write
+    /// cannot stop it: it is logged as an error.
+    fn record(&self, entry: &Entry) {
+        if let Some(trail) = &self.options().audit
+            && let Err(e) = trail.append(entry)
+        {
+            tracing::error!(path = %trail.path.display(), error = %e, stage = entry.stage.label(), "the audit trail could not be written");
+        }
+    }
+}

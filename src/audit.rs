@@ -1,0 +1,258 @@
+//! The audit trail: one JSON line per stage of every request that moves money or changes the
+//! profile, appended to `audit.jsonl` in the XDG state directory (mode 0600). The API client
+//! writes it, so no screen or command can pay without a line; the "sent" line is on disk before
+//! the request leaves. It never holds the secret key.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The stages of one request, in the order they happen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// A caller asked for it (after the user confirmed).
+    Asked,
+    /// It is about to leave: written and flushed first.
+    Sent,
+    /// The server answered 2xx.
+    Answered,
+    /// Not done: the server refused it, or the client did (read-only).
+    Refused,
+    /// No answer came; it may or may not have been carried out.
+    Unknown,
+    /// After an unknown outcome: what the order list showed.
+    LookedUp,
+}
+
+impl Stage {
+    pub fn label(self) -> &'static str {
+        match self {
+            Stage::Asked => "asked",
+            Stage::Sent => "sent",
+            Stage::Answered => "answered",
+            Stage::Refused => "refused",
+            Stage::Unknown => "unknown",
+            Stage::LookedUp => "looked up",
+        }
+    }
+}
+
+/// One line of the trail.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Entry {
+    pub time: DateTime<Utc>,
+    pub stage: Stage,
+    pub profile: String,
+    pub api_host: String,
+    pub access_code: String,
+    /// The local user who ran esimdash.
+    pub user: String,
+    /// `topup`, `order` or `profile`.
+    pub action: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iccid: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slug: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantity: Option<u32>,
+    /// USD, as a decimal string.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<String>,
+    /// What came of it, in words: "placed", "replayed", the server's refusal, the lookup's finding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_no: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub balance_after: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
+    /// Whether the server echoed the key (it honours keys).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_echoed: Option<bool>,
+    /// 2 for the one resend of a lost answer under the same key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<u32>,
+    /// A profile change: the fields sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes: Option<serde_json::Value>,
+}
+
+impl Entry {
+    /// A line of `stage` for `action`, the rest empty.
+    pub fn new(who: &Who, stage: Stage, action: &str) -> Self {
+        Self {
+            time: Utc::now(),
+            stage,
+            profile: who.profile.clone(),
+            api_host: who.api_host.clone(),
+            access_code: who.access_code.clone(),
+            user: who.user.clone(),
+            action: action.to_string(),
+            iccid: None,
+            slug: None,
+            quantity: None,
+            total: None,
+            outcome: None,
+            order_no: None,
+            balance_after: None,
+            idempotency_key: None,
+            key_echoed: None,
+            attempt: None,
+            changes: None,
+        }
+    }
+}
+
+/// Whose requests these are: the same on every line of a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Who {
+    pub profile: String,
+    pub api_host: String,
+    pub access_code: String,
+    pub user: String,
+}
+
+/// The local user's name, from the environment as `id -un` would give it.
+pub fn local_user() -> String {
+    ["USER", "LOGNAME", "USERNAME"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|u| !u.trim().is_empty()))
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+/// `esimdash/audit.jsonl` in the XDG state directory (`~/.local/state`), or the local data
+/// directory where a system has no state directory.
+pub fn default_path() -> Option<PathBuf> {
+    dirs::state_dir()
+        .or_else(dirs::data_local_dir)
+        .map(|d| d.join("esimdash").join("audit.jsonl"))
+}
+
+/// Where the trail is written, and for which profile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trail {
+    pub path: PathBuf,
+    pub profile: String,
+}
+
+impl Trail {
+    /// Appends one line and flushes it to disk before returning.
+    pub fn append(&self, entry: &Entry) -> std::io::Result<()> {
+        let mut line = serde_json::to_vec(entry).map_err(std::io::Error::other)?;
+        line.push(b'\n');
+        let mut file = open_private(&self.path)?;
+        file.write_all(&line)?;
+        file.sync_data()
+    }
+
+    /// Whether an earlier answer from this host, for this access code, echoed an idempotency key.
+    pub fn server_echoed_keys(&self, api_host: &str, access_code: &str) -> bool {
+        read(&self.path).is_ok_and(|read| {
+            read.entries
+                .iter()
+                .any(|e| e.key_echoed == Some(true) && e.api_host == api_host && e.access_code == access_code)
+        })
+    }
+}
+
+/// Opens the trail for appending: created 0600 in a 0700 directory; an existing file that
+/// others can read is made private again.
+fn open_private(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+        if let Some(dir) = path.parent() {
+            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+        }
+        options.mode(0o600);
+        let file = options.open(path)?;
+        if file.metadata()?.permissions().mode() & 0o077 != 0 {
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        }
+        Ok(file)
+    }
+    #[cfg(not(unix))]
+    {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        options.open(path)
+    }
+}
+
+/// The trail as read: its entries, and the lines that are not entries (by number), which are
+/// reported, never dropped silently.
+#[derive(Debug, Default)]
+pub struct Read {
+    pub entries: Vec<Entry>,
+    pub unreadable: Vec<usize>,
+}
+
+/// Reads the whole trail; a missing file is an empty trail.
+pub fn read(path: &Path) -> std::io::Result<Read> {
+    let text = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Read::default()),
+        Err(e) => return Err(e),
+    };
+    let mut read = Read::default();
+    for (n, line) in text.split(|b| *b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<Entry>(line) {
+            Ok(entry) => read.entries.push(entry),
+            Err(_) => read.unreadable.push(n + 1),
+        }
+    }
+    Ok(read)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn who() -> Who {
+        Who {
+            profile: "live".into(),
+            api_host: "api.example".into(),
+            access_code: "ak_1".into(),
+            user: "ana".into(),
+        }
+    }
+
+    #[test]
+    fn lines_are_appended_private_and_read_back_with_bad_lines_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let trail = Trail {
+            path: dir.path().join("state/esimdash/audit.jsonl"),
+            profile: "live".into(),
+        };
+        let mut sent = Entry::new(&who(), Stage::Sent, "topup");
+        sent.total = Some("12.50".into());
+        trail.append(&sent).unwrap();
+        let mut answered = Entry::new(&who(), Stage::Answered, "topup");
+        answered.key_echoed = Some(true);
+        trail.append(&answered).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&trail.path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        let mut file = std::fs::OpenOptions::new().append(true).open(&trail.path).unwrap();
+        file.write_all(b"{\"truncated\n").unwrap();
+        let read = read(&trail.path).unwrap();
+        assert_eq!(read.entries, vec![sent, answered]);
+        assert_eq!(read.unreadable, vec![3]);
+        assert!(trail.server_echoed_keys("api.example", "ak_1"));
+        assert!(!trail.server_echoed_keys("api.example", "ak_2"));
+        assert!(!trail.server_echoed_keys("other.example", "ak_1"));
+    }
+}

@@ -1,0 +1,252 @@
+//! What the client enforces on every write, below any screen: read-only sessions send nothing,
+//! the audit trail holds a line per stage (the "sent" one before anything leaves), and a lost
+//! payment answer is sent once more under its idempotency key only where the server honours keys.
+
+use crate::common::*;
+use esimdash::api::model::{EsimQuery, OrderQuery, OrderRequest, ProfileUpdate, TopupRequest};
+use esimdash::api::{ApiError, Client, ClientOptions, Credentials, Delivery, Payment, Spend};
+use esimdash::audit::{self, Stage, Trail};
+use esimdash::sandbox::RunningSandbox;
+use rust_decimal::Decimal;
+use std::collections::HashSet;
+use std::time::Duration;
+
+fn acme_with(sb: &RunningSandbox, options: ClientOptions) -> Client {
+    client_for(
+        &sb.base_url(),
+        Credentials::pair("ak_demo_acme", "sk_demo_acme"),
+        options,
+    )
+}
+
+fn trail_in(dir: &tempfile::TempDir) -> Trail {
+    Trail {
+        path: dir.path().join("state/esimdash/audit.jsonl"),
+        profile: "sandbox".into(),
+    }
+}
+
+/// A top-up of Acme's first in-use eSIM, and its total.
+async fn a_topup(sb: &RunningSandbox) -> (Payment, Decimal) {
+    let client = acme(sb);
+    let q = EsimQuery {
+        status: Some("in_use".into()),
+        ..Default::default()
+    };
+    let iccid = client.esims(&q).await.unwrap().esims[0].raw_order_json.iccid.clone();
+    let plan = client.topup_plans(&iccid).await.unwrap().remove(0);
+    let total = plan.price.unwrap();
+    let request = TopupRequest {
+        iccid,
+        slug: plan.slug,
+        qty: 1,
+    };
+    (Payment::new(Spend::Topup(request), Some(total)), total)
+}
+
+fn stages(trail: &Trail) -> Vec<(Stage, Option<u32>)> {
+    audit::read(&trail.path)
+        .unwrap()
+        .entries
+        .iter()
+        .map(|e| (e.stage, e.attempt))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_read_only_session_sends_no_write_and_says_which_setting() {
+    let sb = sandbox().await;
+    let dir = tempfile::tempdir().unwrap();
+    let client = acme_with(
+        &sb,
+        ClientOptions {
+            read_only: Some("--read-only".into()),
+            audit: Some(trail_in(&dir)),
+            ..quick()
+        },
+    );
+    let (payment, _) = a_topup(&sb).await;
+    let before = sb.api_requests_received();
+    let order = Payment::new(
+        Spend::Order(OrderRequest {
+            slug: payment.slug().to_string(),
+            qty: 1,
+        }),
+        None,
+    );
+    for p in [&payment, &order] {
+        let err = client.pay(p).await.unwrap_err();
+        assert!(
+            matches!(&err, ApiError::ReadOnly { setting, .. } if setting == "--read-only"),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("read-only (--read-only)"), "{err}");
+    }
+    let request = TopupRequest {
+        iccid: payment.iccid().unwrap().to_string(),
+        slug: payment.slug().to_string(),
+        qty: 1,
+    };
+    assert!(matches!(client.topup(&request).await, Err(ApiError::ReadOnly { .. })));
+    let update = ProfileUpdate {
+        company_name: Some("Taken over".into()),
+        ..Default::default()
+    };
+    assert!(matches!(
+        client.update_profile(&update).await,
+        Err(ApiError::ReadOnly { .. })
+    ));
+    assert_eq!(sb.api_requests_received(), before, "nothing reached the server");
+    // Reading still works.
+    assert!(client.balance().await.is_ok());
+    // Each refusal is in the trail: asked, then refused.
+    let read = audit::read(&trail_in(&dir).path).unwrap();
+    let lines: Vec<(Stage, &str)> = read.entries.iter().map(|e| (e.stage, e.action.as_str())).collect();
+    assert_eq!(
+        lines,
+        [
+            (Stage::Asked, "topup"),
+            (Stage::Refused, "topup"),
+            (Stage::Asked, "order"),
+            (Stage::Refused, "order"),
+            (Stage::Asked, "topup"),
+            (Stage::Refused, "topup"),
+            (Stage::Asked, "profile"),
+            (Stage::Refused, "profile"),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn the_trail_holds_each_stage_of_a_top_up_a_lost_answer_and_its_lookup() {
+    let sb = sandbox().await;
+    let dir = tempfile::tempdir().unwrap();
+    let trail = trail_in(&dir);
+    let options = ClientOptions {
+        audit: Some(trail.clone()),
+        request_timeout: Duration::from_millis(800),
+        ..quick()
+    };
+    // A server never seen to honour keys: the lost answer is not sent again, but looked up.
+    let client = acme_with(&sb, options.clone());
+    let (payment, total) = a_topup(&sb).await;
+    let before: HashSet<String> = client
+        .recent_orders_for(payment.slug(), payment.iccid())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|o| o.record.provider_order_no)
+        .collect();
+    let balance = client.balance().await.unwrap();
+    sb.lose_next_writes(1);
+    let posts = sb.api_requests_received();
+    let err = client.pay(&payment).await.unwrap_err();
+    assert!(err.outcome_unknown(), "{err}");
+    let found = client.look_up_payment(&payment, &before).await.unwrap();
+    let order = found.expect("the server carried it out; the order list shows it");
+    assert_eq!(
+        sb.api_requests_received(),
+        posts + 1 + 1,
+        "one POST and one lookup: nothing sent again"
+    );
+    assert_eq!(client.balance().await.unwrap(), balance - total);
+    assert_eq!(
+        stages(&trail),
+        [
+            (Stage::Asked, None),
+            (Stage::Sent, None),
+            (Stage::Unknown, None),
+            (Stage::LookedUp, None)
+        ]
+    );
+    let read = audit::read(&trail.path).unwrap();
+    let looked_up = &read.entries[3];
+    assert_eq!(
+        looked_up.order_no.as_deref(),
+        Some(order.record.provider_order_no.as_str())
+    );
+    for e in &read.entries {
+        assert_eq!(e.profile, "sandbox");
+        assert_eq!(e.access_code, "ak_demo_acme");
+        assert_eq!(e.api_host, format!("{}", sb.addr));
+        assert_eq!(e.iccid.as_deref(), payment.iccid());
+        assert_eq!(e.slug.as_deref(), Some(payment.slug()));
+        assert_eq!(e.quantity, Some(1));
+        assert_eq!(e.total, Some(esimdash::esim::money::format_amount(total)));
+        assert_eq!(e.idempotency_key.as_deref(), Some(payment.key.as_str()));
+        assert!(!e.user.is_empty());
+    }
+    let text = std::fs::read_to_string(&trail.path).unwrap();
+    assert!(!text.contains("sk_demo_acme"), "never the secret");
+
+    // A top-up answered: asked, sent, answered with the order and the balance after; the
+    // server echoed the key, which the trail keeps.
+    let (second, total) = a_topup(&sb).await;
+    let paid = client.pay(&second).await.unwrap();
+    assert_eq!(paid.delivery, Delivery::Answered);
+    let read = audit::read(&trail.path).unwrap();
+    let answered = read.entries.last().unwrap();
+    assert_eq!(answered.stage, Stage::Answered);
+    assert_eq!(answered.outcome.as_deref(), Some("placed"));
+    assert_eq!(
+        answered.order_no.as_deref(),
+        Some(paid.placed.order.record.provider_order_no.as_str())
+    );
+    assert_eq!(
+        answered.balance_after,
+        Some(esimdash::esim::money::format_amount(balance - total - total))
+    );
+    assert_eq!(answered.key_echoed, Some(true));
+
+    // A new session (a new client) knows from the trail that this server honours keys: its
+    // lost answer is sent once more under the same key, and the server replays it.
+    let next = acme_with(&sb, options);
+    assert!(next.honours_keys());
+    let (third, total) = a_topup(&sb).await;
+    let balance = next.balance().await.unwrap();
+    let orders = next.orders(&OrderQuery::default()).await.unwrap().total;
+    sb.lose_next_writes(1);
+    let paid = next.pay(&third).await.unwrap();
+    assert_eq!(paid.delivery, Delivery::Resent { replayed: true });
+    assert_eq!(next.balance().await.unwrap(), balance - total, "debited once");
+    assert_eq!(next.orders(&OrderQuery::default()).await.unwrap().total, orders + 1);
+    let tail: Vec<_> = stages(&trail).into_iter().rev().take(5).rev().collect();
+    assert_eq!(
+        tail,
+        [
+            (Stage::Asked, None),
+            (Stage::Sent, None),
+            (Stage::Unknown, None),
+            (Stage::Sent, Some(2)),
+            (Stage::Answered, Some(2))
+        ]
+    );
+    let read = audit::read(&trail.path).unwrap();
+    assert_eq!(read.entries.last().unwrap().outcome.as_deref(), Some("replayed"));
+}
+
+#[tokio::test]
+async fn nothing_is_sent_when_the_sent_line_cannot_be_written() {
+    let sb = sandbox().await;
+    let dir = tempfile::tempdir().unwrap();
+    // A directory where the file should be: no line can be appended.
+    let trail = Trail {
+        path: dir.path().to_path_buf(),
+        profile: "sandbox".into(),
+    };
+    let client = acme_with(
+        &sb,
+        ClientOptions {
+            audit: Some(trail),
+            ..quick()
+        },
+    );
+    let (payment, _) = a_topup(&sb).await;
+    let balance = client.balance().await.unwrap();
+    let before = sb.api_requests_received();
+    let err = client.pay(&payment).await.unwrap_err();
+    assert!(matches!(err, ApiError::Audit { .. }), "{err:?}");
+    assert!(err.to_string().contains("not sent: the audit trail"), "{err}");
+    assert_eq!(sb.api_requests_received(), before);
+    assert_eq!(client.balance().await.unwrap(), balance);
+}
