@@ -71,6 +71,11 @@ pub struct ConnectionArgs {
     /// Seconds to wait for an answer before giving up (default 30).
     #[arg(long, global = true, env = "ESIMDASH_TIMEOUT", value_name = "SECONDS")]
     pub timeout: Option<u64>,
+
+    /// Refuse every top-up, order and profile change (also ESIMDASH_READ_ONLY=1, or
+    /// read_only = true in a profile).
+    #[arg(long, global = true)]
+    pub read_only: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -151,6 +156,19 @@ pub enum Command {
     },
     /// Run the sandbox server of the API contract, with seeded demo data.
     Sandbox(SandboxArgs),
+    /// The audit trail: every stage of every top-up, order and profile change made here.
+    Audit {
+        /// Only lines from this day (YYYY-MM-DD, UTC) or time (RFC 3339) on.
+        #[arg(long, value_name = "DATE")]
+        since: Option<String>,
+    },
+    /// Print a shell completion script (see README for where to put it).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) to stdout.
+    Man,
 }
 
 /// How many, and whether to ask: as top-ups and purchases take them.

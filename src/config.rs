@@ -74,6 +74,10 @@ pub struct ProfileConfig {
     pub auth: Option<AuthMode>,
     pub rate_limit: Option<u32>,
     pub timeout_secs: Option<u64>,
+    /// Refuse every write in this profile (a support seat).
+    pub read_only: Option<bool>,
+    /// The dashboard's header in this colour ("red" for a live account): a name or "#rrggbb".
+    pub color: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -103,6 +107,12 @@ pub enum ConfigError {
     Value { path: PathBuf, message: String },
     #[error("ESIMDASH_CLIPBOARD: {0}")]
     Clipboard(String),
+    #[error("{name}={value:?}: {expected}")]
+    Env {
+        name: &'static str,
+        value: String,
+        expected: &'static str,
+    },
     #[error("secret_key_cmd of profile {profile:?} failed: {detail}")]
     SecretCommand { profile: String, detail: String },
     #[error(
@@ -118,6 +128,8 @@ pub struct Settings {
     pub credentials: Credentials,
     pub options: ClientOptions,
     pub profile: String,
+    /// The profile's `color` for the dashboard's header.
+    pub color: Option<ratatui::style::Color>,
 }
 
 /// `esimdash/config.toml` in the XDG config directory.
@@ -364,7 +376,18 @@ pub fn resolve(args: &ConnectionArgs) -> Result<Settings, ConfigError> {
         }
         legacy => Credentials::legacy(legacy, &secret),
     };
-    let mut options = ClientOptions::default();
+    let mut options = ClientOptions {
+        read_only: read_only_reason(args, Some((&name, &profile)))?,
+        audit: audit_trail(&name),
+        ..ClientOptions::default()
+    };
+    let color = match &profile.color {
+        Some(text) => Some(text.parse::<ratatui::style::Color>().map_err(|_| ConfigError::Value {
+            path: path.clone().unwrap_or_default(),
+            message: format!("[profiles.{name}] color = {text:?}: a colour name (red, yellow, …) or \"#rrggbb\""),
+        })?),
+        None => None,
+    };
     if let Some(limit) = env_number("ESIMDASH_RATE_LIMIT").or(profile.rate_limit.map(u64::from)) {
         options.rate_limit = u32::try_from(limit).unwrap_or(u32::MAX).max(1);
     }
@@ -376,7 +399,55 @@ pub fn resolve(args: &ConnectionArgs) -> Result<Settings, ConfigError> {
         credentials,
         options,
         profile: name,
+        color,
     })
+}
+
+/// Why this session is read-only, if it is: `--read-only`, `ESIMDASH_READ_ONLY` or the
+/// profile's `read_only`. Any of them turns it on and none turns off another's, so a seat set
+/// up read-only in the config file stays so whatever the environment says.
+pub fn read_only_reason(
+    args: &ConnectionArgs,
+    profile: Option<(&str, &ProfileConfig)>,
+) -> Result<Option<String>, ConfigError> {
+    if args.read_only {
+        return Ok(Some("--read-only".to_string()));
+    }
+    if let Ok(value) = std::env::var("ESIMDASH_READ_ONLY") {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => return Ok(Some(format!("ESIMDASH_READ_ONLY={}", value.trim()))),
+            "" | "0" | "false" | "no" | "off" => {}
+            _ => {
+                return Err(ConfigError::Env {
+                    name: "ESIMDASH_READ_ONLY",
+                    value,
+                    expected: "expected 1 or 0 (true/false, yes/no, on/off)",
+                });
+            }
+        }
+    }
+    Ok(profile
+        .filter(|(_, p)| p.read_only == Some(true))
+        .map(|(name, _)| format!("read_only = true in profile {name:?}")))
+}
+
+/// The audit trail of a session of `profile`; `None` (and a warning in the log) where the
+/// system has no state or data directory to keep it in.
+pub fn audit_trail(profile: &str) -> Option<crate::audit::Trail> {
+    let path = crate::audit::default_path();
+    if path.is_none() {
+        tracing::warn!("no state directory (is HOME set?): the audit trail is not kept");
+    }
+    path.map(|path| crate::audit::Trail {
+        path,
+        profile: profile.to_string(),
+    })
+}
+
+/// The names of the config file's profiles, for the dashboard's picker.
+pub fn profile_names(args: &ConnectionArgs) -> Result<Vec<String>, ConfigError> {
+    let (file, _) = load(args)?;
+    Ok(file.profiles.keys().cloned().collect())
 }
 
 fn env_number(name: &str) -> Option<u64> {
@@ -428,6 +499,8 @@ mod example {
             "auth",
             "rate_limit",
             "timeout_secs",
+            "read_only",
+            "color",
         ] {
             assert!(text.contains(key), "the example explains {key}");
         }

@@ -34,6 +34,12 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
             }
         };
     }
+    if let Some(result) = cli.command.as_ref().and_then(|c| commands::run_local(c, cli.json)) {
+        return match result {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => fail(&e, cli.json),
+        };
+    }
     // The demo sandbox serves for as long as this function runs.
     let demo = if cli.demo {
         match sandbox::spawn(&SandboxConfig::default(), ([127, 0, 0, 1], 0).into()).await {
@@ -106,7 +112,11 @@ fn connect(cli: &Cli, demo: Option<&RunningSandbox>) -> Result<(Client, Option<S
         Some(sandbox) => (
             BaseUrl::parse(&sandbox.base_url()).map_err(|e| CommandError::Usage(e.to_string()))?,
             Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-            ClientOptions::default(),
+            ClientOptions {
+                read_only: config::read_only_reason(&cli.connection, None)?,
+                audit: config::audit_trail("demo"),
+                ..ClientOptions::default()
+            },
         ),
         None => {
             let settings = config::resolve(&cli.connection)?;

@@ -793,3 +793,219 @@ async fn an_export_interrupted_midway_leaves_no_file() {
         .collect();
     assert!(left.is_empty(), "no file and no temporary file: {left:?}");
 }
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Read-only from the flag, the environment or a profile: every write exits 2 naming the
+/// setting, and nothing at all reaches the server for it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_read_only_session_refuses_every_write_with_exit_2_naming_the_setting() {
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    let iccid = in_use_iccid(&sb, &home).await;
+    let writes: [&[&str]; 3] = [
+        &["topup", "--iccid", &iccid, "--slug", "topup-any", "--yes"],
+        &["buy", "--slug", "fr-1gb-7d", "--yes"],
+        &["profile", "set", "--company", "Taken over"],
+    ];
+    let config = write_config(
+        &home,
+        "[profiles.support]\nbase_url = \"http://127.0.0.1:9/api/v1\"\naccess_code = \"ak_demo_acme\"\nread_only = true\n",
+        0o600,
+    );
+    let before = sb.api_requests_received();
+    for args in writes {
+        let mut cmd = esimdash(&home);
+        acme(&mut cmd, &sb).arg("--read-only").args(args);
+        let out = run(cmd).await;
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("read-only (--read-only)"), "{}", stderr(&out));
+
+        let mut cmd = esimdash(&home);
+        acme(&mut cmd, &sb)
+            .env("ESIMDASH_READ_ONLY", "1")
+            .args(args)
+            .arg("--json");
+        let out = run(cmd).await;
+        assert_eq!(out.status.code(), Some(2));
+        let err: Value = serde_json::from_slice(&out.stderr).unwrap();
+        assert_eq!(err["error"]["kind"], "read_only");
+        assert!(
+            err["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("ESIMDASH_READ_ONLY=1")
+        );
+
+        // The profile's setting holds whatever the environment says.
+        let mut cmd = esimdash(&home);
+        cmd.env("ESIMDASH_CONFIG", &config)
+            .env("ESIMDASH_PROFILE", "support")
+            .env("ESIMDASH_BASE_URL", sb.base_url())
+            .env("ESIMDASH_SECRET_KEY", "sk_demo_acme")
+            .env("ESIMDASH_READ_ONLY", "0")
+            .args(args);
+        let out = run(cmd).await;
+        assert_eq!(out.status.code(), Some(2));
+        assert!(
+            stderr(&out).contains("read_only = true in profile \"support\""),
+            "{}",
+            stderr(&out)
+        );
+    }
+    assert_eq!(
+        sb.api_requests_received(),
+        before,
+        "not one request for a refused write"
+    );
+
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).env("ESIMDASH_READ_ONLY", "maybe").arg("balance");
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("ESIMDASH_READ_ONLY=\"maybe\""),
+        "{}",
+        stderr(&out)
+    );
+    // Reading is what a read-only seat is for.
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).arg("--read-only").arg("balance");
+    assert_eq!(run(cmd).await.status.code(), Some(0));
+}
+
+/// Every stage of a top-up is in `esimdash audit`; a lost answer is sent once more under its
+/// key where the server has echoed one, and looked up in the order list where it has not; the
+/// command says which.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_audit_trail_and_what_a_lost_answer_became() {
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    let iccid = in_use_iccid(&sb, &home).await;
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["topup", "--iccid", &iccid, "--slug", "none", "--yes"]);
+    let slug = first_offered(&stderr(&run(cmd).await));
+    let topup = ["topup", "--iccid", &iccid, "--slug", &slug, "--yes", "--timeout", "1"];
+
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(topup);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("Placed: order"), "{}", stdout(&out));
+
+    // The server echoed the key (the trail says so): a lost answer is sent again, once.
+    let orders = order_total(&sb, &home).await;
+    sb.lose_next_writes(1);
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(topup);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("sent once more under the same idempotency key")
+            && stdout(&out).contains("nothing was paid twice"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(order_total(&sb, &home).await, orders + 1, "paid once");
+
+    // Another machine (no trail) has never seen this server echo a key: it looks it up.
+    let other = tempfile::tempdir().unwrap();
+    sb.lose_next_writes(1);
+    let mut cmd = esimdash(&other);
+    acme(&mut cmd, &sb).args(topup);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("not sent again; the order list was read instead")
+            && stdout(&out).contains("shows the top-up was placed"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(order_total(&sb, &home).await, orders + 2);
+
+    let stages = |home: &tempfile::TempDir| {
+        let mut cmd = esimdash(home);
+        cmd.args(["audit", "--json"]);
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out)
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .collect::<Vec<_>>()
+    };
+    let mine = stages(&home);
+    let names: Vec<&str> = mine.iter().map(|e| e["stage"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "asked", "sent", "answered", "asked", "sent", "unknown", "sent", "answered"
+        ]
+    );
+    assert_eq!(mine[7]["outcome"], "replayed");
+    assert_eq!(mine[7]["attempt"], 2);
+    for e in &mine {
+        assert_eq!(e["iccid"], iccid.as_str());
+        assert_eq!(e["accessCode"], "ak_demo_acme");
+        assert_eq!(e["profile"], "default");
+    }
+    let theirs = stages(&other);
+    let names: Vec<&str> = theirs.iter().map(|e| e["stage"].as_str().unwrap()).collect();
+    assert_eq!(names, ["asked", "sent", "unknown", "looked_up"]);
+
+    let trail = home.path().join("state/esimdash/audit.jsonl");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&trail).unwrap().permissions().mode() & 0o777, 0o600);
+    assert!(!std::fs::read_to_string(&trail).unwrap().contains("sk_demo_acme"));
+
+    // The table, --since, and a line that is not an entry (reported, not dropped silently).
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&trail)
+        .unwrap()
+        .write_all(b"not json\n")
+        .unwrap();
+    let mut cmd = esimdash(&home);
+    cmd.args(["audit", "--since", "2000-01-01"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        stdout(&out).contains("STAGE") && stdout(&out).contains("answered"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(stderr(&out).contains("line 9"), "{}", stderr(&out));
+    let mut cmd = esimdash(&home);
+    cmd.args(["audit", "--since", "2999-01-01"]);
+    assert!(stdout(&run(cmd).await).starts_with("No audit entries since then"));
+    let mut cmd = esimdash(&home);
+    cmd.args(["audit", "--since", "yesterday"]);
+    assert_eq!(run(cmd).await.status.code(), Some(2));
+}
+
+#[test]
+fn completions_and_the_man_page_come_from_the_command_definitions() {
+    let home = tempfile::tempdir().unwrap();
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef esimdash"),
+        ("fish", "complete -c esimdash"),
+    ] {
+        let out = esimdash(&home).args(["completions", shell]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        let text = stdout(&out);
+        assert!(text.contains(marker), "{shell}: {text}");
+        assert!(
+            text.contains("read-only") && text.contains("audit"),
+            "{shell}: every flag and command"
+        );
+    }
+    let out = esimdash(&home).arg("man").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let page = stdout(&out);
+    assert!(page.starts_with(".ie") || page.contains(".TH esimdash"), "{page}");
+    assert!(page.contains("read\\-only"), "{page}");
+}

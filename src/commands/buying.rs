@@ -3,8 +3,8 @@
 //! `--yes`), the request is sent once, and a lost answer is looked up in the order list.
 
 use super::{CommandError, print_json};
-use crate::api::Client;
-use crate::api::model::{OrderRequest, Placed, Plan, TopupRequest};
+use crate::api::model::{OrderRequest, Plan, TopupRequest};
+use crate::api::{ApiError, Client, Delivery, Endpoint, Payment, Spend};
 use crate::cli::SpendArgs;
 use crate::esim::iccid::Iccid;
 use crate::esim::money::format_amount;
@@ -22,6 +22,7 @@ pub async fn topup(
     as_json: bool,
 ) -> Result<(), CommandError> {
     let SpendArgs { qty, yes } = *spend_args;
+    refuse_if_read_only(client, Endpoint::new("POST", "/portal/topups"))?;
     let iccid = Iccid::parse(iccid).map_err(|e| CommandError::Usage(format!("{iccid:?} is not an ICCID: {e}")))?;
     let what = Purchase::Topup { iccid: iccid.clone() };
     let offered = client.topup_plans(iccid.as_str()).await.map_err(|e| match e.status() {
@@ -45,15 +46,12 @@ pub async fn topup(
         slug: slug.to_string(),
         qty,
     };
-    let iccid_text = iccid.to_string();
-    spend(client, plan, qty, yes, as_json, &what, Some(&iccid_text), || {
-        client.topup(&request)
-    })
-    .await
+    spend(client, plan, yes, as_json, &what, Spend::Topup(request)).await
 }
 
 pub async fn buy(client: &Client, slug: &str, spend_args: &SpendArgs, as_json: bool) -> Result<(), CommandError> {
     let SpendArgs { qty, yes } = *spend_args;
+    refuse_if_read_only(client, Endpoint::new("POST", "/portal/orders"))?;
     let plan = client.plan(slug).await.map_err(|e| match e.status() {
         Some(404) => CommandError::NotFound(format!("no plan {slug:?} in the catalog")),
         _ => CommandError::Api(e),
@@ -67,28 +65,34 @@ pub async fn buy(client: &Client, slug: &str, spend_args: &SpendArgs, as_json: b
         slug: slug.to_string(),
         qty,
     };
-    spend(client, &plan, qty, yes, as_json, &Purchase::Order, None, || {
-        client.place_order(&request)
-    })
-    .await
+    spend(client, &plan, yes, as_json, &Purchase::Order, Spend::Order(request)).await
 }
 
-/// Checks, asks, sends once, reports.
-#[allow(clippy::too_many_arguments)]
-async fn spend<F, Fut>(
+/// A read-only session is told so before anything is read or asked (the client would refuse
+/// the write anyway: this only spares the questions).
+pub(super) fn refuse_if_read_only(client: &Client, endpoint: Endpoint) -> Result<(), CommandError> {
+    match client.read_only() {
+        Some(setting) => Err(CommandError::Api(ApiError::ReadOnly {
+            endpoint,
+            setting: setting.to_string(),
+        })),
+        None => Ok(()),
+    }
+}
+
+/// Checks, asks, pays, reports.
+async fn spend(
     client: &Client,
     plan: &Plan,
-    qty: u32,
     yes: bool,
     as_json: bool,
     what: &Purchase,
-    iccid: Option<&str>,
-    send: F,
-) -> Result<(), CommandError>
-where
-    F: FnOnce() -> Fut,
-    Fut: std::future::Future<Output = Result<Placed, crate::api::ApiError>>,
-{
+    spend: Spend,
+) -> Result<(), CommandError> {
+    let qty = match &spend {
+        Spend::Topup(r) => r.qty,
+        Spend::Order(r) => r.qty,
+    };
     let unit = plan
         .sell_price()
         .ok_or_else(|| CommandError::Refused(format!("the plan {} has no price", plan.slug)))?;
@@ -97,6 +101,8 @@ where
     if let Some(message) = shortfall_message(balance, total) {
         return Err(CommandError::Refused(message));
     }
+    let payment = Payment::new(spend, Some(total));
+    let iccid = payment.iccid();
     let target = iccid.map_or_else(String::new, |i| format!(" for eSIM {i}"));
     let summary = format!(
         "{} {qty} × {} ({}){target}: {} USD each, {} USD in all. Balance {} USD → {} USD.",
@@ -116,11 +122,30 @@ where
         .into_iter()
         .map(|o| o.record.provider_order_no)
         .collect();
-    match send().await {
-        Ok(placed) => {
+    match client.pay(&payment).await {
+        Ok(paid) => {
             if as_json {
-                return print_json(&placed);
+                let delivery = match paid.delivery {
+                    Delivery::Answered => "answered",
+                    Delivery::Resent { replayed: true } => "resent_replayed",
+                    Delivery::Resent { replayed: false } => "resent",
+                };
+                let mut value = serde_json::to_value(&paid.placed).map_err(|e| CommandError::Usage(e.to_string()))?;
+                value["delivery"] = json!(delivery);
+                return print_json(&value);
             }
+            if let Delivery::Resent { replayed } = paid.delivery {
+                println!(
+                    "The first answer was lost; the {} was sent once more under the same idempotency key, and the server {}.",
+                    what.noun(),
+                    if replayed {
+                        "answered that it had carried out the first one (nothing was paid twice)"
+                    } else {
+                        "carried it out then (the first had not reached it)"
+                    }
+                );
+            }
+            let placed = &paid.placed;
             println!(
                 "Placed: order {} ({} × {}, {} USD). Balance: {} USD.",
                 placed.order.record.provider_order_no,
@@ -134,30 +159,44 @@ where
             );
             Ok(())
         }
-        Err(error) if error.outcome_unknown() => {
-            let noun = what.noun();
-            match client.find_new_order(&plan.slug, iccid, &before).await {
-                Ok(Some(order)) => {
-                    if as_json {
-                        return print_json(&json!({ "outcome": "placed", "order": order }));
-                    }
-                    println!(
-                        "No answer came ({error}), but the order list shows the {noun} was placed: order {}.",
-                        order.record.provider_order_no
-                    );
-                    Ok(())
-                }
-                Ok(None) => Err(CommandError::OutcomeUnknown(format!(
-                    "No answer came ({error}), and the order list shows no new {noun} for {}: it was most likely not placed. Nothing was sent again; check `esimdash orders -q {}` before trying again.",
-                    plan.slug, plan.slug
-                ))),
-                Err(lookup) => Err(CommandError::OutcomeUnknown(format!(
-                    "No answer came ({error}), and the order list could not be read ({lookup}): the {noun} may or may not have been placed. Nothing was sent again; check `esimdash orders -q {}`.",
-                    plan.slug
-                ))),
-            }
-        }
+        Err(error) if error.outcome_unknown() => look_up(client, &payment, &before, what, &error, as_json).await,
         Err(error) => Err(CommandError::Refused(explain(&error, what))),
+    }
+}
+
+/// After a lost answer that was not (or could not be) sent again: the order list tells.
+async fn look_up(
+    client: &Client,
+    payment: &Payment,
+    before: &HashSet<String>,
+    what: &Purchase,
+    error: &ApiError,
+    as_json: bool,
+) -> Result<(), CommandError> {
+    let noun = what.noun();
+    let slug = payment.slug();
+    let how = if client.honours_keys() {
+        "it was sent once more under the same idempotency key, with no answer either; so the order list was read"
+    } else {
+        "this server has not shown that it honours idempotency keys, so it was not sent again; the order list was read instead"
+    };
+    match client.look_up_payment(payment, before).await {
+        Ok(Some(order)) => {
+            if as_json {
+                return print_json(&json!({ "outcome": "placed", "order": order, "delivery": "looked_up" }));
+            }
+            println!(
+                "No answer came ({error}); {how}. It shows the {noun} was placed: order {}.",
+                order.record.provider_order_no
+            );
+            Ok(())
+        }
+        Ok(None) => Err(CommandError::OutcomeUnknown(format!(
+            "No answer came ({error}); {how}. It shows no new {noun} for {slug}: it was most likely not placed. Check `esimdash orders -q {slug}` before trying again."
+        ))),
+        Err(lookup) => Err(CommandError::OutcomeUnknown(format!(
+            "No answer came ({error}); {how}, but it could not be read ({lookup}): the {noun} may or may not have been placed. Check `esimdash orders -q {slug}`."
+        ))),
     }
 }
 

@@ -1,13 +1,25 @@
 //! The one-shot commands: one API call (or two), printed as an aligned table for people or as
 //! JSON for scripts. JSON mirrors the API's own envelopes so that integrators see one shape.
 
+mod audit;
 mod buying;
 mod lists;
 mod qr;
 mod sandbox;
+mod shell;
 mod table;
 
 pub use sandbox::run_sandbox;
+
+/// Runs a command that needs no API connection, if `command` is one.
+pub fn run_local(command: &Command, as_json: bool) -> Option<Result<(), CommandError>> {
+    Some(match command {
+        Command::Audit { since } => audit::run(since.as_deref(), as_json),
+        Command::Completions { shell } => shell::completions(*shell),
+        Command::Man => shell::man(),
+        _ => return None,
+    })
+}
 
 use crate::api::model::{Esim, EsimQuery, OrderQuery, Plan, ProfileUpdate};
 use crate::api::{ApiError, Client};
@@ -46,11 +58,12 @@ pub enum CommandError {
 }
 
 impl CommandError {
-    /// 1 API or other error, 2 usage or configuration, 3 credentials refused, 4 rate limited,
+    /// 1 API or other error, 2 usage, configuration or a write in a read-only session, 3 credentials refused, 4 rate limited,
     /// 5 network or timeout.
     pub fn exit_code(&self) -> u8 {
         match self {
             CommandError::Config(_) | CommandError::Usage(_) => 2,
+            CommandError::Api(ApiError::ReadOnly { .. }) => 2,
             CommandError::Api(e) if e.is_auth() => 3,
             CommandError::Api(ApiError::RateLimited { .. }) => 4,
             CommandError::Api(ApiError::Network { .. } | ApiError::Timeout { .. }) => 5,
@@ -171,6 +184,7 @@ pub async fn run(command: &Command, client: &Client, prefs: &Preferences, as_jso
                             "profile set needs at least one of --company, --country, --website".to_string(),
                         ));
                     }
+                    buying::refuse_if_read_only(client, crate::api::Endpoint::new("PATCH", "/reseller/profile"))?;
                     let update = ProfileUpdate {
                         company_name: company.clone(),
                         country: country.clone(),
@@ -187,7 +201,9 @@ pub async fn run(command: &Command, client: &Client, prefs: &Preferences, as_jso
         }
         Command::Topup { iccid, slug, spend } => buying::topup(client, iccid, slug, spend, as_json).await,
         Command::Buy { slug, spend } => buying::buy(client, slug, spend, as_json).await,
-        Command::Sandbox(_) => Err(CommandError::Usage("the sandbox is not an API command".to_string())),
+        Command::Sandbox(_) | Command::Audit { .. } | Command::Completions { .. } | Command::Man => Err(
+            CommandError::Usage("this command needs no API connection and runs on its own".to_string()),
+        ),
     }
 }
 

@@ -1,0 +1,92 @@
+//! `esimdash audit`: the audit trail, as a table for people or as JSON lines (the file's own
+//! form) for scripts. Lines that are not entries are counted on stderr, never skipped silently.
+
+use super::CommandError;
+use super::table::{Align, Table};
+use crate::audit::{self, Entry};
+use chrono::{DateTime, NaiveDate, Utc};
+use std::io::Write;
+
+pub fn run(since: Option<&str>, as_json: bool) -> Result<(), CommandError> {
+    let since = since.map(parse_since).transpose()?;
+    let path = audit::default_path()
+        .ok_or_else(|| CommandError::Usage("no state directory (is HOME set?): there is no audit trail".to_string()))?;
+    let read = audit::read(&path)
+        .map_err(|e| CommandError::Io(std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))))?;
+    if !read.unreadable.is_empty() {
+        let lines: Vec<String> = read.unreadable.iter().map(usize::to_string).collect();
+        eprintln!(
+            "esimdash: {} line(s) of {} are not audit entries and are not shown: line {}",
+            lines.len(),
+            path.display(),
+            lines.join(", ")
+        );
+    }
+    let shown = read.entries.iter().filter(|e| since.is_none_or(|s| e.time >= s));
+    let mut out = std::io::stdout().lock();
+    if as_json {
+        for entry in shown {
+            let line = serde_json::to_string(entry).map_err(|e| CommandError::Usage(e.to_string()))?;
+            writeln!(out, "{line}")?;
+        }
+        return Ok(());
+    }
+    let rows: Vec<&Entry> = shown.collect();
+    if rows.is_empty() {
+        writeln!(
+            out,
+            "No audit entries{} in {}.",
+            if since.is_some() { " since then" } else { "" },
+            path.display()
+        )?;
+        return Ok(());
+    }
+    write!(out, "{}", table(&rows).render())?;
+    Ok(())
+}
+
+fn table(rows: &[&Entry]) -> Table {
+    let mut t = Table::new(&[
+        ("TIME (UTC)", Align::Left),
+        ("STAGE", Align::Left),
+        ("PROFILE", Align::Left),
+        ("USER", Align::Left),
+        ("ACTION", Align::Left),
+        ("ICCID", Align::Left),
+        ("SLUG", Align::Left),
+        ("QTY", Align::Right),
+        ("TOTAL", Align::Right),
+        ("ORDER", Align::Left),
+        ("BALANCE AFTER", Align::Right),
+        ("OUTCOME", Align::Left),
+    ]);
+    let text = |v: &Option<String>| v.clone().unwrap_or_default();
+    for e in rows {
+        t.row(vec![
+            e.time.format("%Y-%m-%d %H:%M:%S").to_string(),
+            e.stage.label().to_string(),
+            e.profile.clone(),
+            e.user.clone(),
+            e.action.clone(),
+            text(&e.iccid),
+            text(&e.slug),
+            e.quantity.map(|q| q.to_string()).unwrap_or_default(),
+            text(&e.total),
+            text(&e.order_no),
+            text(&e.balance_after),
+            crate::esim::text::excerpt(&text(&e.outcome), 60),
+        ]);
+    }
+    t
+}
+
+/// `YYYY-MM-DD` (midnight UTC) or an RFC 3339 time.
+fn parse_since(text: &str) -> Result<DateTime<Utc>, CommandError> {
+    let text = text.trim();
+    if let Ok(day) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+        return Ok(day.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc());
+    }
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|_| CommandError::Usage(format!("--since {text:?}: expected YYYY-MM-DD or an RFC 3339 time")))
+}
