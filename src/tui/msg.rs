@@ -2,10 +2,8 @@
 //! (requests to send, quitting). `App::update` turns one into the other without doing any I/O.
 
 use crate::api::ApiError;
-use crate::api::model::{
-    Esim, EsimPage, EsimQuery, Order, OrderPage, OrderQuery, OrderRequest, Placed, Plan, Profile, ProfileUpdate,
-    TopupRequest,
-};
+use crate::api::model::{Esim, EsimPage, EsimQuery, Order, OrderPage, OrderQuery, Plan, Profile, ProfileUpdate};
+use crate::api::{Paid, Payment};
 use crate::clipboard::Delivery;
 use crate::esim::iccid::Iccid;
 use crossterm::event::{KeyEvent, MouseEvent};
@@ -47,14 +45,12 @@ pub enum Request {
         slug: String,
         iccid: Option<Iccid>,
     },
-    /// Moves money: sent once, never repeated by anything.
-    Topup(TopupRequest),
-    /// Moves money: sent once, never repeated by anything.
-    PlaceOrder(OrderRequest),
+    /// Moves money: a top-up or an order, sent by the client's `pay` (never repeated by the
+    /// app; the client resends a lost answer once under the same key only where that is safe).
+    Pay(Payment),
     /// After an unknown outcome: the order placed, if the order list shows it.
-    FindNewOrder {
-        slug: String,
-        iccid: Option<Iccid>,
+    LookUpPayment {
+        payment: Payment,
         before: HashSet<String>,
     },
 }
@@ -62,10 +58,7 @@ pub enum Request {
 impl Request {
     /// Whether the request changes something on the server (never sent again by itself).
     pub fn writes(&self) -> bool {
-        matches!(
-            self,
-            Request::UpdateProfile(_) | Request::Topup(_) | Request::PlaceOrder(_)
-        )
+        matches!(self, Request::UpdateProfile(_) | Request::Pay(_))
     }
 }
 
@@ -81,7 +74,7 @@ pub enum Payload {
     ActivationCode(Result<String, String>),
     ProfileSaved(Profile),
     OrderNumbers(HashSet<String>),
-    Placed(Placed),
+    Paid(Paid),
     FoundOrder(Option<Order>),
     FoundEsim(crate::api::Found),
 }

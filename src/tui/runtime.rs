@@ -119,13 +119,10 @@ pub async fn execute(client: &Client, request: &Request) -> Result<Payload, ApiE
                 .map(|o| o.record.provider_order_no)
                 .collect(),
         ),
-        Request::Topup(r) => Payload::Placed(client.topup(r).await?),
-        Request::PlaceOrder(r) => Payload::Placed(client.place_order(r).await?),
-        Request::FindNewOrder { slug, iccid, before } => Payload::FoundOrder(
-            client
-                .find_new_order(slug, iccid.as_ref().map(Iccid::as_str), before)
-                .await?,
-        ),
+        Request::Pay(payment) => Payload::Paid(client.pay(payment).await?),
+        Request::LookUpPayment { payment, before } => {
+            Payload::FoundOrder(client.look_up_payment(payment, before).await?)
+        }
     })
 }
 

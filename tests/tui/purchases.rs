@@ -4,6 +4,7 @@
 use crate::common::*;
 use crossterm::event::KeyCode;
 use esimdash::api::model::{EsimQuery, OrderRequest};
+use esimdash::api::{Delivery, Spend};
 use esimdash::tui::app::{Lookup, Overlay, PurchaseForm, Stage};
 use esimdash::tui::msg::Request;
 use rust_decimal::Decimal;
@@ -17,11 +18,11 @@ fn form(h: &Harness) -> &PurchaseForm {
 }
 
 fn is_topup(r: &Request) -> bool {
-    matches!(r, Request::Topup(_))
+    matches!(r, Request::Pay(p) if matches!(p.spend, Spend::Topup(_)))
 }
 
 fn is_order(r: &Request) -> bool {
-    matches!(r, Request::PlaceOrder(_))
+    matches!(r, Request::Pay(p) if matches!(p.spend, Spend::Order(_)))
 }
 
 /// Harness on My eSIMs with the form open for the first eSIM that can be topped up.
@@ -65,7 +66,12 @@ async fn a_top_up_offers_only_the_api_plans_debits_once_and_enter_hammered_sends
     h.send(code(KeyCode::Enter));
     h.settle().await;
     assert_eq!(h.count(is_topup), 1, "six Enters, one request");
-    let Stage::Done { order, balance } = &form(&h).stage else {
+    let Stage::Done {
+        order,
+        balance,
+        delivery: Delivery::Answered,
+    } = &form(&h).stage
+    else {
         panic!("{:?}", form(&h).stage)
     };
     assert_eq!(order.total_sell_price, Some(total));
@@ -208,7 +214,7 @@ async fn a_lost_answer_is_not_resent_and_the_placed_top_up_is_found() {
     }
     h.settle().await;
     assert_eq!(h.count(is_topup), 1, "never sent again");
-    assert_eq!(h.count(|r| matches!(r, Request::FindNewOrder { .. })), 1);
+    assert_eq!(h.count(|r| matches!(r, Request::LookUpPayment { .. })), 1);
     let Stage::Unknown {
         lookup: Lookup::Found(order),
         ..

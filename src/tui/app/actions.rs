@@ -372,7 +372,8 @@ impl App {
                 }
                 let Some(payment) = form.payment() else { return };
                 form.stage = Stage::Sending;
-                let id = self.send(payment, effects);
+                form.sent = Some(payment.clone());
+                let id = self.send(Request::Pay(payment), effects);
                 if let Some(form) = self.mode.purchase_mut() {
                     form.request = Some(id);
                 }

@@ -5,7 +5,8 @@
 //! request; keys cannot send another) → Done, Failed (the server's words, nothing retried), or
 //! Unknown (no answer: nothing is resent; the order list is read for the order instead).
 
-use crate::api::model::{Order, Plan};
+use crate::api::model::{Order, OrderRequest, Plan, TopupRequest};
+use crate::api::{Payment, Spend};
 use crate::esim::iccid::Iccid;
 use crate::purchase::Purchase;
 use crate::tui::msg::{Request, RequestId};
@@ -33,6 +34,7 @@ pub enum Stage {
     Done {
         order: Box<Order>,
         balance: Option<Decimal>,
+        delivery: crate::api::Delivery,
     },
     Failed(String),
     Unknown {
@@ -54,6 +56,8 @@ pub struct PurchaseForm {
     pub before: Option<HashSet<String>>,
     /// The one request of this form in flight.
     pub request: Option<RequestId>,
+    /// The payment once sent: its key and what it was, for the lookup after a lost answer.
+    pub sent: Option<Payment>,
 }
 
 impl PurchaseForm {
@@ -67,6 +71,7 @@ impl PurchaseForm {
             hint,
             before: None,
             request: None,
+            sent: None,
         }
     }
 
@@ -80,6 +85,7 @@ impl PurchaseForm {
             hint: None,
             before: None,
             request: None,
+            sent: None,
         }
     }
 
@@ -127,9 +133,9 @@ impl PurchaseForm {
             return None;
         }
         let slug = self.plan().map(|p| p.slug.clone());
-        match (&self.stage, &self.before) {
-            (Stage::Loading, _) => self.iccid().map(|iccid| Request::TopupPlans { iccid: iccid.clone() }),
-            (Stage::Confirming, None) => slug.map(|slug| Request::OrdersOfPlan {
+        match (&self.stage, &self.before, &self.sent) {
+            (Stage::Loading, _, _) => self.iccid().map(|iccid| Request::TopupPlans { iccid: iccid.clone() }),
+            (Stage::Confirming, None, _) => slug.map(|slug| Request::OrdersOfPlan {
                 slug,
                 iccid: self.iccid().cloned(),
             }),
@@ -139,28 +145,29 @@ impl PurchaseForm {
                     ..
                 },
                 Some(before),
-            ) => slug.map(|slug| Request::FindNewOrder {
-                slug,
-                iccid: self.iccid().cloned(),
+                Some(payment),
+            ) => Some(Request::LookUpPayment {
+                payment: payment.clone(),
                 before: before.clone(),
             }),
             _ => None,
         }
     }
 
-    /// The payment request for the confirmed choice.
-    pub fn payment(&self) -> Option<Request> {
+    /// The payment for the confirmed choice, with a fresh idempotency key.
+    pub fn payment(&self) -> Option<Payment> {
         let plan = self.plan()?;
-        Some(match self.iccid() {
-            Some(iccid) => Request::Topup(crate::api::model::TopupRequest {
+        let spend = match self.iccid() {
+            Some(iccid) => Spend::Topup(TopupRequest {
                 iccid: iccid.to_string(),
                 slug: plan.slug.clone(),
                 qty: self.qty,
             }),
-            None => Request::PlaceOrder(crate::api::model::OrderRequest {
+            None => Spend::Order(OrderRequest {
                 slug: plan.slug.clone(),
                 qty: self.qty,
             }),
-        })
+        };
+        Some(Payment::new(spend, self.total()))
     }
 }

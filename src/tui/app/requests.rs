@@ -64,9 +64,8 @@ impl App {
             Request::UpdateProfile(_) => Some(&mut self.saving),
             Request::TopupPlans { .. }
             | Request::OrdersOfPlan { .. }
-            | Request::Topup(_)
-            | Request::PlaceOrder(_)
-            | Request::FindNewOrder { .. } => self.mode.purchase_mut().map(|f| &mut f.request as &mut dyn Slot),
+            | Request::Pay(_)
+            | Request::LookUpPayment { .. } => self.mode.purchase_mut().map(|f| &mut f.request as &mut dyn Slot),
         }
     }
 
@@ -216,19 +215,21 @@ impl App {
                     form.before = Some(numbers);
                 }
             }
-            (Request::Topup(_) | Request::PlaceOrder(_), Payload::Placed(placed)) => {
+            (Request::Pay(_), Payload::Paid(paid)) => {
+                let placed = paid.placed;
                 let number = placed.order.record.provider_order_no.clone();
                 let balance = placed.balance_usd;
                 if let Some(form) = self.mode.purchase_mut() {
                     form.stage = Stage::Done {
                         order: Box::new(placed.order),
                         balance,
+                        delivery: paid.delivery,
                     };
                 }
                 self.money_moved(balance);
                 self.flash(format!("Placed: order {number}"), Tone::Success, now);
             }
-            (Request::FindNewOrder { .. }, Payload::FoundOrder(found)) => {
+            (Request::LookUpPayment { .. }, Payload::FoundOrder(found)) => {
                 let placed = found.is_some();
                 if let Some(form) = self.mode.purchase_mut()
                     && let Stage::Unknown { lookup, .. } = &mut form.stage
@@ -308,16 +309,16 @@ impl App {
             return false;
         };
         match request {
-            Request::Topup(_) | Request::PlaceOrder(_) if error.outcome_unknown() => {
+            Request::Pay(_) if error.outcome_unknown() => {
                 form.stage = Stage::Unknown {
                     error: error.to_string(),
                     lookup: Lookup::Checking,
                 };
             }
-            Request::Topup(_) | Request::PlaceOrder(_) => {
+            Request::Pay(_) => {
                 form.stage = Stage::Failed(crate::purchase::explain(error, &form.what));
             }
-            Request::FindNewOrder { .. } => {
+            Request::LookUpPayment { .. } => {
                 if let Stage::Unknown { lookup, .. } = &mut form.stage {
                     *lookup = Lookup::Failed(error.to_string());
                 }

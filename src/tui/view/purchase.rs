@@ -103,11 +103,25 @@ pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme
             lines.push(Line::raw(format!("{} Sending the {noun}, once.", spinner(app))));
             lines.push(Line::styled("Keys do nothing until the answer comes.", theme.muted()));
         }
-        Stage::Done { order, balance } => {
+        Stage::Done {
+            order,
+            balance,
+            delivery,
+        } => {
             lines.push(Line::styled(
                 format!("Placed: order {}", safe(&order.record.provider_order_no)),
                 theme.ok(),
             ));
+            if let crate::api::Delivery::Resent { replayed } = delivery {
+                lines.push(Line::styled(
+                    if *replayed {
+                        "The first answer was lost; sent once more under the same key, the server replayed it: paid once."
+                    } else {
+                        "The first answer was lost; sent once more under the same key, the server carried it out then."
+                    },
+                    theme.muted(),
+                ));
+            }
             lines.push(Line::raw(format!(
                 "{} × {} · {}",
                 order.record.quantity.unwrap_or(u64::from(form.qty)),
