@@ -16,4 +16,5 @@ pub mod panic_guard;
 pub mod present;
 pub mod purchase;
 pub mod sandbox;
+pub mod session;
 pub mod tui;

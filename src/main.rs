@@ -2,14 +2,13 @@
 //! one-shot command, or the sandbox. `--demo` points the first two at an in-process sandbox.
 
 use clap::Parser;
-use esimdash::api::{BaseUrl, Client, ClientOptions, Credentials};
 use esimdash::cli::{Cli, Command};
 use esimdash::commands::{self, CommandError};
-use esimdash::sandbox::{self, RunningSandbox, SandboxConfig};
+use esimdash::sandbox::{self, SandboxConfig};
+use esimdash::session::Accounts;
 use esimdash::{config, inventory, logging, tui};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -52,8 +51,15 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
     } else {
         None
     };
-    let (client, account) = match connect(&cli, demo.as_ref()) {
-        Ok(c) => c,
+    let accounts = match &demo {
+        Some(sandbox) => Accounts::Demo {
+            base_url: sandbox.base_url(),
+            args: cli.connection.clone(),
+        },
+        None => Accounts::Config(cli.connection.clone()),
+    };
+    let opened = match accounts.open(None, cli.command.is_none()) {
+        Ok(o) => o,
         Err(e) => return fail(&e, cli.json),
     };
     match &cli.command {
@@ -62,8 +68,12 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
                 Ok(s) => s,
                 Err(e) => return fail(&CommandError::Config(e), cli.json),
             };
+            let index_dir = (settings.inventory_cache && !cli.no_cache)
+                .then(inventory::store::default_dir)
+                .flatten();
+            let profiles = accounts.names().unwrap_or_default();
             match tui::run(
-                client,
+                opened,
                 tui::Options {
                     demo: cli.demo,
                     keymap: settings.keymap,
@@ -71,15 +81,9 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
                     clipboard: settings.clipboard,
                     log_path,
                     preferences: settings.preferences,
-                    inventory: account
-                        .filter(|_| settings.inventory_cache && !cli.no_cache)
-                        .and_then(|account| {
-                            let dir = inventory::store::default_dir()?;
-                            Some(tui::InventoryFile {
-                                path: inventory::store::path_in(&dir, &account),
-                                account,
-                            })
-                        }),
+                    index_dir,
+                    accounts,
+                    profiles,
                 },
             )
             .await
@@ -93,7 +97,7 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
         }
         Some(command) => {
             let result = match config::preferences(&cli.connection) {
-                Ok(prefs) => commands::run(command, &client, &prefs, cli.json).await,
+                Ok(prefs) => commands::run(command, &opened.client, &prefs, cli.json).await,
                 Err(e) => Err(CommandError::Config(e)),
             };
             match result {
@@ -102,35 +106,6 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
             }
         }
     }
-}
-
-/// The client for the demo sandbox, or from flags, environment and config file.
-/// The client, and which account it is for (a key naming its saved inventory index; `None`
-/// for the demo, whose sandbox is new every run).
-fn connect(cli: &Cli, demo: Option<&RunningSandbox>) -> Result<(Client, Option<String>), CommandError> {
-    let (base_url, credentials, mut options) = match demo {
-        Some(sandbox) => (
-            BaseUrl::parse(&sandbox.base_url()).map_err(|e| CommandError::Usage(e.to_string()))?,
-            Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-            ClientOptions {
-                read_only: config::read_only_reason(&cli.connection, None)?,
-                audit: config::audit_trail("demo"),
-                ..ClientOptions::default()
-            },
-        ),
-        None => {
-            let settings = config::resolve(&cli.connection)?;
-            (settings.base_url, settings.credentials, settings.options)
-        }
-    };
-    if cli.command.is_none() {
-        // The dashboard shows a countdown for every 429 instead of sleeping through it.
-        options.max_retry_wait = Duration::ZERO;
-    }
-    let account = demo
-        .is_none()
-        .then(|| inventory::store::account_key(base_url.as_str(), credentials.access_code.as_deref().unwrap_or("")));
-    Ok((Client::new(base_url, &credentials, options)?, account))
 }
 
 fn fail(error: &CommandError, as_json: bool) -> ExitCode {

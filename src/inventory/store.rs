@@ -51,6 +51,8 @@ struct Saved {
 pub struct Loaded {
     pub inventory: Inventory,
     pub saved_at: DateTime<Utc>,
+    /// The account it belongs to (a session that switched account drops another's).
+    pub account: String,
 }
 
 /// Why a saved inventory was not used (it is then rebuilt).
@@ -94,7 +96,11 @@ pub fn load(path: &Path, account: &str) -> Result<Loaded, LoadError> {
     inventory.total = Some(saved.total);
     let saved_at = DateTime::from_timestamp(saved.saved_at, 0)
         .ok_or_else(|| LoadError::Unreadable("its time is not a time".to_string()))?;
-    Ok(Loaded { inventory, saved_at })
+    Ok(Loaded {
+        inventory,
+        saved_at,
+        account: account.to_string(),
+    })
 }
 
 /// Saves atomically (a new file renamed over the old), private to the user.

@@ -90,6 +90,7 @@ pub enum Action {
     TabProfile,
     ToggleMouse,
     TopUp,
+    SwitchProfile,
     Down,
     Up,
     PageDown,
@@ -125,7 +126,7 @@ pub enum Action {
 }
 
 impl Action {
-    const ALL: [Action; 42] = [
+    const ALL: [Action; 43] = [
         Action::Quit,
         Action::Help,
         Action::Refresh,
@@ -137,6 +138,7 @@ impl Action {
         Action::TabProfile,
         Action::ToggleMouse,
         Action::TopUp,
+        Action::SwitchProfile,
         Action::Down,
         Action::Up,
         Action::PageDown,
@@ -184,6 +186,7 @@ impl Action {
             Action::TabProfile => "tab_profile",
             Action::ToggleMouse => "toggle_mouse",
             Action::TopUp => "top_up",
+            Action::SwitchProfile => "switch_profile",
             Action::Down => "down",
             Action::Up => "up",
             Action::PageDown => "page_down",
@@ -270,6 +273,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(C::Global, A::PreviousTab, &["shift-tab"], "previous tab", None),
     bind(C::Global, A::Refresh, &["r"], "refresh the view and the balance", Some("refresh")),
     bind(C::Global, A::TopUp, &["t"], "top up: the selected eSIM, an order's eSIM, or any eSIM by its ICCID", Some("top up")),
+    bind(C::Global, A::SwitchProfile, &["P"], "switch to another profile of the config file (another account)", None),
     bind(C::Global, A::ToggleMouse, &["m"], "mouse on or off (off: select text with the mouse)", None),
     bind(C::Global, A::Help, &["?"], "all keys", Some("help")),
     bind(C::Global, A::Quit, &["q", "ctrl-c"], "quit", Some("quit")),

@@ -104,6 +104,11 @@ pub enum Msg {
         code: String,
         result: Result<std::path::PathBuf, SaveError>,
     },
+    /// The picker's account was opened (or why not); the runtime already uses its client.
+    Switched {
+        name: String,
+        result: Result<Box<crate::session::Opened>, String>,
+    },
     /// An export went on, or ended.
     Export {
         id: RequestId,
@@ -186,6 +191,8 @@ pub enum Effect {
     },
     /// Stop that export: no file is left.
     CancelExport(RequestId),
+    /// Open the config profile (or demo account) of this name and use it from now on.
+    SwitchAccount(String),
     /// The whole inventory was read: save its index for the next session (if enabled).
     SaveInventory(Box<crate::inventory::Inventory>),
     Quit,

@@ -13,10 +13,11 @@ use crate::clipboard::{Clipboard, Environment, Strategy};
 use crate::esim::iccid::Iccid;
 use crate::inventory::Inventory;
 use crate::inventory::store::{self, LoadError};
+use crate::session::{Accounts, Opened};
 use crossterm::event::{Event, EventStream, KeyEventKind};
 use futures_util::StreamExt;
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 use tokio::task::AbortHandle;
@@ -31,10 +32,13 @@ pub struct Options {
     pub clipboard: Strategy,
     /// Named in the message after a crash.
     pub log_path: Option<PathBuf>,
-    /// Where this account's inventory index is saved between sessions; `None`: not saved.
-    pub inventory: Option<InventoryFile>,
+    /// Where inventory indexes are saved between sessions (one file an account); `None`: not saved.
+    pub index_dir: Option<PathBuf>,
     /// The config file's preferences (attention thresholds, low balance, export directory).
     pub preferences: crate::config::Preferences,
+    /// Where the profile picker opens accounts, and the names it offers.
+    pub accounts: Accounts,
+    pub profiles: Vec<String>,
 }
 
 /// A saved inventory index: its file and the account it must belong to.
@@ -45,6 +49,14 @@ pub struct InventoryFile {
 }
 
 impl InventoryFile {
+    fn of(dir: Option<&Path>, opened: &Opened) -> Option<Self> {
+        let (dir, account) = (dir?, opened.index_key.clone()?);
+        Some(Self {
+            path: store::path_in(dir, &account),
+            account,
+        })
+    }
+
     /// Reads the saved index in the background; it comes to the app as a message. A file that
     /// cannot be trusted is left to be replaced when the inventory has been read again.
     fn load(&self, tx: &UnboundedSender<Msg>) {
@@ -70,23 +82,16 @@ impl InventoryFile {
 }
 
 /// Runs the dashboard until the user quits or a signal ends it; the terminal is restored.
-pub async fn run(client: Client, options: Options) -> std::io::Result<()> {
+pub async fn run(opened: Opened, options: Options) -> std::io::Result<()> {
     terminal::install_panic_hook(options.log_path.clone());
     let mut term = terminal::enter(options.mouse)?;
     let clipboard = Clipboard::new(options.clipboard, Environment::from_env());
     let app = App::new(options.demo)
-        .with_keymap(options.keymap)
+        .with_keymap(options.keymap.clone())
         .with_mouse(options.mouse)
-        .with_preferences(&options.preferences);
-    let result = event_loop(
-        &mut term,
-        client,
-        app,
-        clipboard,
-        options.inventory,
-        options.preferences.export_dir,
-    )
-    .await;
+        .with_preferences(&options.preferences)
+        .with_session(opened.session.clone(), options.profiles.clone());
+    let result = event_loop(&mut term, opened, app, clipboard, &options).await;
     terminal::leave();
     result
 }
@@ -157,6 +162,13 @@ impl Tasks {
         }
     }
 
+    /// Every read in flight is aborted (another account is in use).
+    pub fn cancel_all(&mut self) {
+        for (_, task) in self.reads.drain() {
+            task.abort();
+        }
+    }
+
     /// Its answer arrived.
     pub fn finished(&mut self, id: RequestId) {
         self.reads.remove(&id);
@@ -174,10 +186,10 @@ fn perform(effects: Vec<Effect>, world: &mut World<'_>) -> bool {
                 let result = world.clipboard.copy(&text, world.term.backend_mut());
                 let _ = world.tx.send(Msg::Copied { what, result });
             }
-            Effect::Send { id, request } => world.tasks.spawn(id, request, world.client, world.tx),
+            Effect::Send { id, request } => world.tasks.spawn(id, request, &world.client, world.tx),
             Effect::Cancel(id) => world.tasks.cancel(id),
             Effect::SaveInventory(inventory) => {
-                if let Some(file) = world.inventory {
+                if let Some(file) = &world.inventory {
                     file.save(inventory);
                 }
             }
@@ -189,8 +201,19 @@ fn perform(effects: Vec<Effect>, world: &mut World<'_>) -> bool {
             Effect::SaveQr { iccid, code, replace } => {
                 writing::save_qr(world.export_dir, iccid, code, replace, world.tx);
             }
-            Effect::Export { id, job } => world.exports.start(world.export_dir, id, job, world.client, world.tx),
+            Effect::Export { id, job } => world.exports.start(world.export_dir, id, job, &world.client, world.tx),
             Effect::CancelExport(id) => world.exports.cancel(id),
+            Effect::SwitchAccount(name) => {
+                // Opening may run a profile's secret_key_cmd: off the event loop.
+                let (accounts, tx) = (world.accounts.clone(), world.tx.clone());
+                tokio::task::spawn_blocking(move || {
+                    let result = accounts
+                        .open(Some(&name), true)
+                        .map(Box::new)
+                        .map_err(|e| e.to_string());
+                    let _ = tx.send(Msg::Switched { name, result });
+                });
+            }
         }
     }
     quit
@@ -198,14 +221,30 @@ fn perform(effects: Vec<Effect>, world: &mut World<'_>) -> bool {
 
 /// What effects act on.
 struct World<'a> {
-    client: &'a Client,
+    /// The account in use; replaced when the picker switches.
+    client: Client,
     tx: &'a UnboundedSender<Msg>,
     clipboard: &'a mut Clipboard,
     term: &'a mut Term,
     tasks: Tasks,
-    inventory: Option<&'a InventoryFile>,
+    inventory: Option<InventoryFile>,
     exports: writing::Exports,
-    export_dir: &'a std::path::Path,
+    export_dir: &'a Path,
+    accounts: &'a Accounts,
+    index_dir: Option<&'a Path>,
+}
+
+impl World<'_> {
+    /// Another account is in use from now on: its client, its saved index. What was in flight
+    /// for the old one is aborted (the app drops any answer that still comes).
+    fn switch_to(&mut self, opened: &Opened) {
+        self.tasks.cancel_all();
+        self.client = opened.client.clone();
+        self.inventory = InventoryFile::of(self.index_dir, opened);
+        if let Some(file) = &self.inventory {
+            file.load(self.tx);
+        }
+    }
 }
 
 /// Terminal events the app cares about: key presses (not releases or repeats of releases),
@@ -244,28 +283,30 @@ async fn end_signal() {
 
 async fn event_loop(
     term: &mut Term,
-    client: Client,
+    opened: Opened,
     mut app: App,
     mut clipboard: Clipboard,
-    inventory: Option<InventoryFile>,
-    export_dir: PathBuf,
+    options: &Options,
 ) -> std::io::Result<()> {
     let theme = Theme::from_env();
     let (tx, mut rx) = unbounded_channel();
     let mut events = EventStream::new();
     let signal = end_signal();
     tokio::pin!(signal);
+    let index_dir = options.index_dir.as_deref();
     let mut world = World {
-        client: &client,
+        client: opened.client.clone(),
         tx: &tx,
         clipboard: &mut clipboard,
         term,
         tasks: Tasks::default(),
-        inventory: inventory.as_ref(),
+        inventory: InventoryFile::of(index_dir, &opened),
         exports: writing::Exports::default(),
-        export_dir: &export_dir,
+        export_dir: &options.preferences.export_dir,
+        accounts: &options.accounts,
+        index_dir,
     };
-    if let Some(file) = &inventory {
+    if let Some(file) = &world.inventory {
         file.load(&tx);
     }
     perform(app.start(), &mut world);
@@ -288,8 +329,13 @@ async fn event_loop(
                 None => return Ok(()),
             },
             Some(msg) = rx.recv() => {
-                if let Msg::Answer(answer) = &msg {
-                    world.tasks.finished(answer.id);
+                match &msg {
+                    Msg::Answer(answer) => world.tasks.finished(answer.id),
+                    Msg::Switched { result: Ok(opened), .. } => world.switch_to(opened),
+                    // Read for an account no longer in use.
+                    Msg::SavedInventory(loaded)
+                        if world.inventory.as_ref().is_none_or(|f| f.account != loaded.account) => continue,
+                    _ => {}
                 }
                 msg
             }
@@ -302,7 +348,7 @@ async fn event_loop(
         }
         // Tasks reserve their send time as they start; the next message (the spinner ticks
         // while anything loads) brings what the pacing holds to the screen.
-        let paced = client.paced_until();
+        let paced = world.client.paced_until();
         if paced != app.paced_until() {
             let effects = app.update(Msg::Pacing(paced), Instant::now());
             if perform(effects, &mut world) {

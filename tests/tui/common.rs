@@ -204,6 +204,36 @@ impl Harness {
         }
     }
 
+    /// The requests asked for and not yet run.
+    pub fn pending(&self) -> &[(RequestId, Request)] {
+        &self.pending
+    }
+
+    /// Runs the app's requests with this client from now on (another account, or read-only).
+    pub fn use_client(&mut self, client: Client) {
+        self.client = client;
+    }
+
+    /// The app given this session (profile, colour, read-only) and picker choices.
+    pub fn with_session(&mut self, session: esimdash::session::Session, profiles: &[&str]) {
+        let app = std::mem::replace(&mut self.app, App::new(false));
+        let profiles = profiles.iter().map(|p| p.to_string()).collect();
+        self.app = app.with_session(session, profiles);
+    }
+
+    /// A client of another reseller of the same sandbox.
+    pub fn api_as(&self, access_code: &str, secret_key: &str) -> Client {
+        Client::new(
+            BaseUrl::parse(&self.sandbox.base_url()).unwrap(),
+            &Credentials::pair(access_code, secret_key),
+            ClientOptions {
+                rate_limit: 100_000,
+                ..ClientOptions::default()
+            },
+        )
+        .unwrap()
+    }
+
     /// A client of the same reseller for checking what happened on the server.
     pub fn api(&self) -> Client {
         Client::new(

@@ -1,6 +1,7 @@
 //! Dashboard tests in one binary: the app driven by messages (no terminal), snapshots of every
 //! view rendered into ratatui's TestBackend, and the real binary in tmux.
 
+mod accounts;
 mod app_behaviour;
 mod cancelling;
 mod common;

@@ -84,6 +84,9 @@ impl App {
 
     fn act(&mut self, action: Action, context: Context, chord: Chord, now: Instant, effects: &mut Vec<Effect>) {
         match context {
+            Context::Picker if matches!(self.mode.overlay(), Some(Overlay::AccountPicker { .. })) => {
+                return self.act_account_picker(action, effects);
+            }
             Context::Picker => return self.act_picker(action),
             Context::ProfileForm => return self.act_profile_form(action, now, effects),
             Context::IccidPrompt => return self.act_iccid_prompt(action),
@@ -93,6 +96,16 @@ impl App {
             Context::Typing => return self.act_typing(action, now),
             Context::Replace => return self.answer_replace(action == Action::Accept, now, effects),
             _ => {}
+        }
+        // The windows that would change something do not open in a read-only session.
+        let writes = match action {
+            Action::TopUp => Some("Top-ups"),
+            Action::Buy => Some("Purchases"),
+            Action::Edit => Some("Profile changes"),
+            _ => None,
+        };
+        if writes.is_some_and(|what| self.refuse_read_only(what, now)) {
+            return;
         }
         match action {
             Action::Quit => self.quit = true,
@@ -135,6 +148,7 @@ impl App {
                 }
             }
             Action::TopUp => self.top_up(now),
+            Action::SwitchProfile => self.open_account_picker(now),
             Action::Down => self.move_list(Motion::By(1), now),
             Action::Up => self.move_list(Motion::By(-1), now),
             Action::PageDown => self.move_list(Motion::Pages(1), now),

@@ -299,6 +299,12 @@ impl Esims {
         self.refilter();
     }
 
+    /// What a new account's inventory keeps of this one: the user's rule and the clock.
+    pub fn keep_settings_of(&mut self, old: &Esims) {
+        self.rule = old.rule;
+        self.clock = old.clock;
+    }
+
     /// Pins "now" (tests read a sandbox seeded at a fixed time).
     pub fn pin_clock(&mut self, at: DateTime<Utc>) {
         self.clock = Some(at);

@@ -5,6 +5,7 @@
 //! thing is a `Remote` (not asked, loading, loaded, failed); `requests.rs` routes each answer to
 //! its place. Keys go through the keymap to `actions.rs`.
 
+mod accounts;
 mod actions;
 mod catalog;
 mod esims;
@@ -95,6 +96,11 @@ pub struct App {
     export_ids: RequestId,
     /// The header warns below this balance.
     low_balance: rust_decimal::Decimal,
+    /// The account in use (profile, colour, read-only), the profiles the picker offers, and
+    /// the one being opened.
+    session: crate::session::Session,
+    profiles: Vec<String>,
+    switching: Option<String>,
     dirty: bool,
     quit: bool,
 }
@@ -121,6 +127,9 @@ impl App {
             export: None,
             export_ids: 0,
             low_balance: crate::config::DEFAULT_LOW_BALANCE,
+            session: Default::default(),
+            profiles: Vec::new(),
+            switching: None,
             dirty: true,
             quit: false,
         }
@@ -286,6 +295,7 @@ impl App {
             }
             Msg::QrSaved { iccid, code, result } => self.on_qr_saved(iccid, code, result, now),
             Msg::Export { id, step } => self.on_export(id, step, now),
+            Msg::Switched { name, result } => self.on_switched(name, result, now, &mut effects),
         }
         if self.quit {
             effects.push(Effect::Quit);

@@ -37,6 +37,13 @@ pub enum Overlay {
         code: String,
         path: std::path::PathBuf,
     },
+    /// The profile picker: the config file's profiles (or the demo's accounts).
+    AccountPicker {
+        names: Vec<String>,
+        cursor: usize,
+        /// Why the last choice could not be opened, or could not be switched to yet.
+        error: Option<String>,
+    },
     /// "Top up which eSIM?": an ICCID typed in.
     IccidPrompt {
         input: super::input::TextInput,
@@ -82,7 +89,7 @@ impl Mode {
                 Overlay::Help { .. } => vec![Context::Help, Context::Popup],
                 Overlay::PlanDetail { .. } => vec![Context::Popup],
                 Overlay::OrderDetail(_) => vec![Context::OrderDetail, Context::Popup],
-                Overlay::StatusPicker { .. } => vec![Context::Picker],
+                Overlay::StatusPicker { .. } | Overlay::AccountPicker { .. } => vec![Context::Picker],
                 Overlay::ProfileForm(_) => vec![Context::ProfileForm],
                 Overlay::IccidPrompt { .. } => vec![Context::IccidPrompt],
                 Overlay::Replace { .. } => vec![Context::Replace],

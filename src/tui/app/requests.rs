@@ -27,6 +27,11 @@ impl Requests {
         self.live.is_empty()
     }
 
+    /// Whether a write is in flight (its answer tells whether something changed).
+    pub fn writing(&self) -> bool {
+        self.live.values().any(Request::writes)
+    }
+
     fn open(&mut self, request: Request) -> (RequestId, Effect) {
         self.next += 1;
         self.live.insert(self.next, request.clone());
@@ -123,7 +128,7 @@ impl App {
     }
 
     /// After a 401: every read in flight is cancelled and nothing awaits an answer any more.
-    fn abandon_everything(&mut self, effects: &mut Vec<Effect>) {
+    pub(super) fn abandon_everything(&mut self, effects: &mut Vec<Effect>) {
         for (id, request) in std::mem::take(&mut self.requests.live) {
             if let Some(slot) = self.slot(&request) {
                 slot.abandon(id);

@@ -87,12 +87,16 @@ fn draw_header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         (None, Remote::Failed { .. }) => ("profile not loaded".to_string(), "unknown".to_string()),
         (None, _) => ("…".to_string(), "…".to_string()),
     };
-    let mut spans = vec![
-        Span::raw(" esimdash │ "),
+    let session = app.session();
+    let mut spans = vec![Span::raw(" esimdash │ ")];
+    if !session.profile.is_empty() {
+        spans.push(Span::raw(format!("{} │ ", safe(&session.profile))));
+    }
+    spans.extend([
         Span::styled(who, theme.title()),
         Span::raw(" │ Balance "),
         Span::styled(balance, theme.title()),
-    ];
+    ]);
     if account.error().is_some() {
         let note = if account.value().is_some() {
             "not refreshed"
@@ -109,13 +113,22 @@ fn draw_header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             theme.warning(),
         ));
     }
+    if session.read_only.is_some() {
+        spans.push(Span::styled(" │ read-only", theme.title()));
+    }
     if app.demo() {
         spans.push(Span::raw(" │ DEMO"));
+    }
+    if let Some(name) = app.switching() {
+        spans.push(Span::raw(format!(" │ opening {}…", safe(name))));
     }
     if app.is_loading() {
         spans.push(Span::raw(format!(" {}", spinner(app))));
     }
-    frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.header()), area);
+    frame.render_widget(
+        Paragraph::new(Line::from(spans)).style(theme.header_in(session.color)),
+        area,
+    );
 }
 
 fn draw_tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {

@@ -56,18 +56,35 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
         }
         Overlay::StatusPicker { choices, cursor, .. } => {
             let inner = popup(frame, area, "Status filter", 30, choices.len() as u16 + 2, theme);
-            let lines = choices
+            paragraph(
+                frame,
+                inner,
+                choice_lines(choices.iter().map(|c| c.label()), *cursor, theme),
+            );
+        }
+        Overlay::AccountPicker { names, cursor, error } => {
+            let current = &app.session().profile;
+            let labels: Vec<String> = names
                 .iter()
-                .enumerate()
-                .map(|(i, c)| {
-                    let name = safe(c.label());
-                    if i == *cursor {
-                        Line::styled(format!("› {name}"), theme.selected())
+                .map(|n| {
+                    if n == current {
+                        format!("{n} (in use)")
                     } else {
-                        Line::raw(format!("  {name}"))
+                        n.clone()
                     }
                 })
                 .collect();
+            let mut lines = choice_lines(labels.iter().map(String::as_str), *cursor, theme);
+            lines.push(Line::raw(""));
+            lines.push(Line::styled(
+                "Enter: switch (everything reloads) · Esc: stay",
+                theme.muted(),
+            ));
+            if let Some(error) = error {
+                lines.push(Line::styled(safe(error), theme.error()));
+            }
+            let height = lines.len() as u16 + 2 + u16::from(error.is_some()) * 2;
+            let inner = popup(frame, area, "Switch profile", 60, height, theme);
             paragraph(frame, inner, lines);
         }
         Overlay::ProfileForm(form) => {
@@ -152,4 +169,19 @@ fn draw_help(frame: &mut Frame, area: Rect, app: &App, scroll: u16, theme: &Them
             .scroll((scroll, 0)),
         inner,
     );
+}
+
+/// A list of choices, the one under the cursor marked.
+fn choice_lines<'a>(labels: impl Iterator<Item = &'a str>, cursor: usize, theme: &Theme) -> Vec<Line<'static>> {
+    labels
+        .enumerate()
+        .map(|(i, label)| {
+            let name = safe(label);
+            if i == cursor {
+                Line::styled(format!("› {name}"), theme.selected())
+            } else {
+                Line::raw(format!("  {name}"))
+            }
+        })
+        .collect()
 }

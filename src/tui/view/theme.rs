@@ -27,6 +27,23 @@ impl Theme {
         )
     }
 
+    /// The header in a profile's own colour, with text that stays readable on it.
+    pub fn header_in(&self, color: Option<Color>) -> Style {
+        match color {
+            Some(bg) if self.color => {
+                let dark = matches!(
+                    bg,
+                    Color::Black | Color::Red | Color::Blue | Color::Magenta | Color::DarkGray | Color::Green
+                ) || matches!(bg, Color::Rgb(r, g, b) if u32::from(r) * 299 + u32::from(g) * 587 + u32::from(b) * 114 < 128_000);
+                Style::new()
+                    .bg(bg)
+                    .fg(if dark { Color::White } else { Color::Black })
+                    .add_modifier(Modifier::BOLD)
+            }
+            _ => self.header(),
+        }
+    }
+
     pub fn tab_active(&self) -> Style {
         self.pick(
             Style::new()

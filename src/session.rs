@@ -1,0 +1,107 @@
+//! Which account a session talks to: a profile of the config file (or flags and environment
+//! alone), or the demo sandbox. Opening one builds its API client (read-only setting and audit
+//! trail included) and says what the dashboard shows of it. The start of every command and the
+//! dashboard's profile picker both open accounts here.
+
+use crate::api::{BaseUrl, Client, ClientOptions, Credentials};
+use crate::cli::ConnectionArgs;
+use crate::commands::CommandError;
+use crate::config;
+use ratatui::style::Color;
+
+/// The demo's two resellers, as the picker offers them: (profile name, access code, secret).
+const DEMO_ACCOUNTS: [(&str, &str, &str); 2] = [
+    ("demo", "ak_demo_acme", "sk_demo_acme"),
+    ("demo-globex", "ak_demo_globex", "sk_demo_globex"),
+];
+
+/// What the dashboard shows of the account in use.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Session {
+    /// The profile's name ("default" without a config profile).
+    pub profile: String,
+    /// The profile's `color`: the header is painted with it.
+    pub color: Option<Color>,
+    /// Why writes are refused, when they are (the setting that says so).
+    pub read_only: Option<String>,
+}
+
+/// An account opened: its client, what the header shows, and the key its saved inventory
+/// index is kept under (`None` for the demo, whose sandbox is new every run).
+#[derive(Debug, Clone)]
+pub struct Opened {
+    pub client: Client,
+    pub session: Session,
+    pub index_key: Option<String>,
+}
+
+/// Where accounts come from.
+#[derive(Debug, Clone)]
+pub enum Accounts {
+    /// The config file's profiles, with flags and environment over them.
+    Config(ConnectionArgs),
+    /// The demo sandbox running at this address, as its resellers.
+    Demo { base_url: String, args: ConnectionArgs },
+}
+
+impl Accounts {
+    /// The names the picker offers.
+    pub fn names(&self) -> Result<Vec<String>, config::ConfigError> {
+        match self {
+            Accounts::Config(args) => config::profile_names(args),
+            Accounts::Demo { .. } => Ok(DEMO_ACCOUNTS.iter().map(|(n, _, _)| n.to_string()).collect()),
+        }
+    }
+
+    /// Opens the account of profile `name` (`None`: the one flags, environment and the file
+    /// name). `dashboard`: a 429 is counted down on screen rather than slept through.
+    pub fn open(&self, name: Option<&str>, dashboard: bool) -> Result<Opened, CommandError> {
+        let (base_url, credentials, mut options, session) = match self {
+            Accounts::Demo { base_url, args } => {
+                let name = name.unwrap_or(DEMO_ACCOUNTS[0].0);
+                let (profile, code, secret) = DEMO_ACCOUNTS
+                    .iter()
+                    .find(|(n, _, _)| *n == name)
+                    .copied()
+                    .ok_or_else(|| CommandError::Usage(format!("no demo account {name:?}")))?;
+                let read_only = config::read_only_reason(args, None)?;
+                let options = ClientOptions {
+                    read_only: read_only.clone(),
+                    audit: config::audit_trail(profile),
+                    ..ClientOptions::default()
+                };
+                let session = Session {
+                    profile: profile.to_string(),
+                    color: None,
+                    read_only,
+                };
+                let url = BaseUrl::parse(base_url).map_err(|e| CommandError::Usage(e.to_string()))?;
+                (url, Credentials::pair(code, secret), options, session)
+            }
+            Accounts::Config(args) => {
+                let args = ConnectionArgs {
+                    profile: name.map(str::to_string).or_else(|| args.profile.clone()),
+                    ..args.clone()
+                };
+                let settings = config::resolve(&args)?;
+                let session = Session {
+                    profile: settings.profile.clone(),
+                    color: settings.color,
+                    read_only: settings.options.read_only.clone(),
+                };
+                (settings.base_url, settings.credentials, settings.options, session)
+            }
+        };
+        if dashboard {
+            options.max_retry_wait = std::time::Duration::ZERO;
+        }
+        let index_key = matches!(self, Accounts::Config(_)).then(|| {
+            crate::inventory::store::account_key(base_url.as_str(), credentials.access_code.as_deref().unwrap_or(""))
+        });
+        Ok(Opened {
+            client: Client::new(base_url, &credentials, options)?,
+            session,
+            index_key,
+        })
+    }
+}

@@ -1,0 +1,145 @@
+//! Several accounts: the profile picker, and switching while running. A switch starts the new
+//! account from nothing (profile, catalog, orders, inventory), so nothing of one account is
+//! ever shown under another: every request of the old one is forgotten, and an answer that
+//! still comes for it finds nothing waiting and is dropped. A payment in flight holds the
+//! switch until its answer is in, since that answer is what tells whether money moved.
+
+use super::mode::{Mode, Overlay};
+use super::{App, Esims, Tone};
+use crate::session::Session;
+use crate::tui::keymap::Action;
+use crate::tui::msg::Effect;
+use std::time::Instant;
+
+impl App {
+    /// The account in use, as the config file names it, with its colour and read-only setting.
+    pub fn with_session(mut self, session: Session, profiles: Vec<String>) -> Self {
+        self.session = session;
+        self.profiles = profiles;
+        self
+    }
+
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// The profile being opened, while it is.
+    pub fn switching(&self) -> Option<&str> {
+        self.switching.as_deref()
+    }
+
+    /// Why this window cannot open in a read-only session (`what`: "Top-ups"), said in the
+    /// status line; `true` when it was refused. The client would refuse the request anyway.
+    pub(super) fn refuse_read_only(&mut self, what: &str, now: Instant) -> bool {
+        let Some(setting) = self.session.read_only.clone() else {
+            return false;
+        };
+        self.flash(
+            format!("{what} are off: this session is read-only ({setting})."),
+            Tone::Error,
+            now,
+        );
+        true
+    }
+
+    pub(super) fn open_account_picker(&mut self, now: Instant) {
+        if self.profiles.len() < 2 {
+            self.flash(
+                "One account only: add [profiles.NAME] tables to the config file to switch between accounts (README, Configuration).",
+                Tone::Info,
+                now,
+            );
+            return;
+        }
+        let cursor = self
+            .profiles
+            .iter()
+            .position(|p| *p == self.session.profile)
+            .unwrap_or(0);
+        self.mode = Mode::Overlay(Overlay::AccountPicker {
+            names: self.profiles.clone(),
+            cursor,
+            error: None,
+        });
+    }
+
+    pub(super) fn act_account_picker(&mut self, action: Action, effects: &mut Vec<Effect>) {
+        let writing = self.requests.writing();
+        let current = self.session.profile.clone();
+        let Some(Overlay::AccountPicker { names, cursor, error }) = self.mode.overlay_mut() else {
+            return;
+        };
+        match action {
+            Action::Down => *cursor = (*cursor + 1).min(names.len().saturating_sub(1)),
+            Action::Up => *cursor = cursor.saturating_sub(1),
+            Action::Accept => {
+                let Some(name) = names.get(*cursor).cloned() else {
+                    return;
+                };
+                if name == current {
+                    self.mode = Mode::Browse;
+                } else if writing {
+                    *error = Some(
+                        "A payment or profile change is waiting for its answer: switch once it is in.".to_string(),
+                    );
+                } else {
+                    effects.push(Effect::SwitchAccount(name.clone()));
+                    self.switching = Some(name);
+                    self.mode = Mode::Browse;
+                }
+            }
+            Action::Close => self.mode = Mode::Browse,
+            _ => {}
+        }
+    }
+
+    /// The picker's account was opened, or could not be (the picker says why, and the
+    /// account in use stays).
+    pub(super) fn on_switched(
+        &mut self,
+        name: String,
+        result: Result<Box<crate::session::Opened>, String>,
+        now: Instant,
+        effects: &mut Vec<Effect>,
+    ) {
+        self.switching = None;
+        self.dirty = true;
+        match result {
+            Ok(opened) => {
+                self.start_over(opened.session.clone(), effects);
+                self.flash(format!("Now on profile {}", opened.session.profile), Tone::Success, now);
+            }
+            Err(why) => {
+                let cursor = self.profiles.iter().position(|p| *p == name).unwrap_or(0);
+                self.mode = Mode::Overlay(Overlay::AccountPicker {
+                    names: self.profiles.clone(),
+                    cursor,
+                    error: Some(format!(
+                        "Could not open {name}: {why}. Still on {}.",
+                        self.session.profile
+                    )),
+                });
+            }
+        }
+    }
+
+    /// Everything of the old account forgotten; the new one loads as at start (the thresholds,
+    /// keys and clock are the user's, and stay).
+    fn start_over(&mut self, session: Session, effects: &mut Vec<Effect>) {
+        self.abandon_everything(effects);
+        if let Some(export) = self.export.take() {
+            effects.push(Effect::CancelExport(export.id));
+        }
+        let mut esims = Esims::default();
+        esims.keep_settings_of(&self.esims);
+        self.esims = esims;
+        self.account = Default::default();
+        self.catalog = Default::default();
+        self.orders = Default::default();
+        self.saving = Default::default();
+        self.halt = None;
+        self.rate_limited_until = None;
+        self.mode = Mode::Browse;
+        self.session = session;
+    }
+}
