@@ -276,6 +276,52 @@ fn demo_top_up_and_purchase_by_keys_each_debit_once() {
     assert!(orders.contains("Top-up"), "the top-up is in Orders:\n{orders}");
     tmux.keys(&["q"]);
     tmux.wait_for("EXITED 0");
+    // Both payments are in the audit trail, stage by stage, under the demo's profile.
+    let trail = esimdash::audit::read(&home.path().join("state/esimdash/audit.jsonl")).unwrap();
+    let stages: Vec<(&str, &str)> = trail
+        .entries
+        .iter()
+        .map(|e| (e.action.as_str(), e.stage.label()))
+        .collect();
+    assert_eq!(
+        stages,
+        [
+            ("topup", "asked"),
+            ("topup", "sent"),
+            ("topup", "answered"),
+            ("order", "asked"),
+            ("order", "sent"),
+            ("order", "answered")
+        ]
+    );
+    assert!(trail.entries.iter().all(|e| e.profile == "demo"));
+    assert_eq!(trail.entries[2].total, Some(total.to_string()));
+}
+
+/// A read-only seat in a real terminal: the header says so, the purchase window says why it
+/// does not open; and the profile picker switches to the demo's other reseller while running.
+#[test]
+fn read_only_says_why_and_the_picker_switches_account_while_running() {
+    let home = tempfile::tempdir().unwrap();
+    let tmux = Tmux::demo("accounts", &home, "ESIMDASH_READ_ONLY=1");
+    let screen = tmux.wait_for("Balance 250.00 USD");
+    assert!(
+        screen.contains("demo │ Acme Mobile") && screen.contains("read-only"),
+        "{screen}"
+    );
+    tmux.wait_for("of 366 plans");
+    tmux.keys(&["b"]);
+    tmux.wait_for("Purchases are off: this session is read-only (ESIMDASH_READ_ONLY=1)");
+    tmux.keys(&["P"]);
+    tmux.wait_for("Switch profile");
+    tmux.keys(&["Down", "Enter"]);
+    let screen = tmux.wait_for("Balance 1000.00 USD");
+    assert!(screen.contains("demo-globex │ Hank Scorpio"), "{screen}");
+    assert!(!screen.contains("Acme"), "nothing of Acme's is left:\n{screen}");
+    tmux.keys(&["2"]);
+    tmux.wait_for("400 total");
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXITED 0");
 }
 
 #[test]
