@@ -302,6 +302,8 @@ pub struct DashboardSettings {
     pub inventory_cache: bool,
     /// What the one-shot commands take from the file too.
     pub preferences: Preferences,
+    /// The names of the file's profiles, for the profile picker.
+    pub profiles: Vec<String>,
 }
 
 pub fn dashboard_settings(args: &ConnectionArgs) -> Result<DashboardSettings, ConfigError> {
@@ -319,6 +321,7 @@ pub fn dashboard_settings(args: &ConnectionArgs) -> Result<DashboardSettings, Co
         mouse: file.mouse.unwrap_or(true),
         inventory_cache: file.inventory_cache.unwrap_or(true),
         preferences,
+        profiles: file.profiles.keys().cloned().collect(),
     })
 }
 
@@ -442,12 +445,6 @@ pub fn audit_trail(profile: &str) -> Option<crate::audit::Trail> {
         path,
         profile: profile.to_string(),
     })
-}
-
-/// The names of the config file's profiles, for the dashboard's picker.
-pub fn profile_names(args: &ConnectionArgs) -> Result<Vec<String>, ConfigError> {
-    let (file, _) = load(args)?;
-    Ok(file.profiles.keys().cloned().collect())
 }
 
 fn env_number(name: &str) -> Option<u64> {

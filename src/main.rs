@@ -71,7 +71,7 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
             let index_dir = (settings.inventory_cache && !cli.no_cache)
                 .then(inventory::store::default_dir)
                 .flatten();
-            let profiles = accounts.names().unwrap_or_default();
+            let profiles = accounts.names(settings.profiles);
             match tui::run(
                 opened,
                 tui::Options {

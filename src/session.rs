@@ -45,11 +45,11 @@ pub enum Accounts {
 }
 
 impl Accounts {
-    /// The names the picker offers.
-    pub fn names(&self) -> Result<Vec<String>, config::ConfigError> {
+    /// The names the picker offers: the config file's profiles (`in_file`), or the demo's.
+    pub fn names(&self, in_file: Vec<String>) -> Vec<String> {
         match self {
-            Accounts::Config(args) => config::profile_names(args),
-            Accounts::Demo { .. } => Ok(DEMO_ACCOUNTS.iter().map(|(n, _, _)| n.to_string()).collect()),
+            Accounts::Config(_) => in_file,
+            Accounts::Demo { .. } => DEMO_ACCOUNTS.iter().map(|(n, _, _)| n.to_string()).collect(),
         }
     }
 

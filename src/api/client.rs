@@ -22,7 +22,7 @@ const PLANS: Endpoint = Endpoint::new("GET", "/portal/plans");
 const ORDERS: Endpoint = Endpoint::new("GET", "/reseller/orders");
 const ESIMS: Endpoint = Endpoint::new("GET", "/reseller/esims");
 const PROFILE: Endpoint = Endpoint::new("GET", "/reseller/profile");
-pub(super) const PROFILE_UPDATE: Endpoint = Endpoint::new("PATCH", "/reseller/profile");
+pub const PROFILE_UPDATE: Endpoint = Endpoint::new("PATCH", "/reseller/profile");
 const BALANCE: Endpoint = Endpoint::new("GET", "/reseller/balance");
 
 /// Largest response body read; anything bigger is refused as unreadable, not buffered.
@@ -95,6 +95,8 @@ struct Inner {
     key_echoed: AtomicBool,
     /// Who the audit trail names.
     who: crate::audit::Who,
+    /// Whether the audit trail shows an earlier echo: read once, when first needed.
+    echo_on_record: std::sync::OnceLock<bool>,
 }
 
 /// What the dashboard learnt of one eSIM.
@@ -166,6 +168,7 @@ impl Client {
                 no_iccid_lookup: AtomicBool::new(false),
                 key_echoed: AtomicBool::new(false),
                 who,
+                echo_on_record: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -184,6 +187,11 @@ impl Client {
 
     pub(super) fn seen_key_echo(&self) -> bool {
         self.inner.key_echoed.load(Ordering::Relaxed)
+    }
+
+    /// What `read` (the audit trail) says of an earlier echo, read at most once a session.
+    pub(super) fn echo_on_record(&self, read: impl FnOnce() -> bool) -> bool {
+        *self.inner.echo_on_record.get_or_init(read)
     }
 
     /// The whole catalog, with the reseller's pricing.

@@ -11,8 +11,8 @@ mod pacing;
 mod writes;
 
 pub use base_url::{BaseUrl, BaseUrlError};
-pub use client::{Client, ClientOptions, Found, Lookup};
+pub use client::{Client, ClientOptions, Found, Lookup, PROFILE_UPDATE};
 pub use credentials::{AuthMode, Credentials};
 pub use error::{ApiError, Endpoint};
 pub use pacing::Pacer;
-pub use writes::{Delivery, Paid, Payment, Spend};
+pub use writes::{Delivery, PLACE_ORDER, Paid, Payment, Spend, TOPUP};

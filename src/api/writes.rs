@@ -16,8 +16,8 @@ use reqwest::Method;
 use rust_decimal::Decimal;
 use std::collections::HashSet;
 
-const TOPUP: Endpoint = Endpoint::new("POST", "/portal/topups");
-const PLACE_ORDER: Endpoint = Endpoint::new("POST", "/portal/orders");
+pub const TOPUP: Endpoint = Endpoint::new("POST", "/portal/topups");
+pub const PLACE_ORDER: Endpoint = Endpoint::new("POST", "/portal/orders");
 
 /// What is bought.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -130,15 +130,28 @@ impl Client {
         self.options().read_only.as_deref()
     }
 
+    /// The refusal a write to `endpoint` gets in a read-only session; callers may ask early, to
+    /// spare the user questions before a write that cannot be sent.
+    pub fn ensure_writable(&self, endpoint: Endpoint) -> Result<(), ApiError> {
+        match self.read_only() {
+            Some(setting) => Err(ApiError::ReadOnly {
+                endpoint,
+                setting: setting.to_string(),
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// Whether this server was seen to honour idempotency keys: an answer echoed one, in this
     /// session or (as the audit trail shows) an earlier one, for this host and access code.
     pub fn honours_keys(&self) -> bool {
         self.seen_key_echo()
-            || self
-                .options()
-                .audit
-                .as_ref()
-                .is_some_and(|t| t.server_echoed_keys(&self.who().api_host, &self.who().access_code))
+            || self.echo_on_record(|| {
+                self.options()
+                    .audit
+                    .as_ref()
+                    .is_some_and(|t| t.server_echoed_keys(&self.who().api_host, &self.who().access_code))
+            })
     }
 
     /// Pays: checks, records and sends (see the module's text); a lost answer is sent once
@@ -271,14 +284,10 @@ impl Client {
     /// Records "asked"; in a read-only session, records "refused" too and refuses (a trail that
     /// cannot be written does not hide that reason).
     fn refuse_if_read_only(&self, endpoint: Endpoint, mut asked: Entry) -> Result<(), ApiError> {
-        let Some(setting) = self.read_only() else {
+        let Err(error) = self.ensure_writable(endpoint) else {
             return self.record_before_sending(endpoint, &asked);
         };
         self.record(&asked);
-        let error = ApiError::ReadOnly {
-            endpoint,
-            setting: setting.to_string(),
-        };
         asked.stage = Stage::Refused;
         asked.time = chrono::Utc::now();
         asked.outcome = Some(error.to_string());

@@ -4,7 +4,7 @@
 
 use super::{CommandError, print_json};
 use crate::api::model::{OrderRequest, Plan, TopupRequest};
-use crate::api::{ApiError, Client, Delivery, Endpoint, Payment, Spend};
+use crate::api::{ApiError, Client, Delivery, PLACE_ORDER, Payment, Spend, TOPUP};
 use crate::cli::SpendArgs;
 use crate::esim::iccid::Iccid;
 use crate::esim::money::format_amount;
@@ -22,7 +22,8 @@ pub async fn topup(
     as_json: bool,
 ) -> Result<(), CommandError> {
     let SpendArgs { qty, yes } = *spend_args;
-    refuse_if_read_only(client, Endpoint::new("POST", "/portal/topups"))?;
+    // A read-only session is told before anything is read or asked.
+    client.ensure_writable(TOPUP)?;
     let iccid = Iccid::parse(iccid).map_err(|e| CommandError::Usage(format!("{iccid:?} is not an ICCID: {e}")))?;
     let what = Purchase::Topup { iccid: iccid.clone() };
     let offered = client.topup_plans(iccid.as_str()).await.map_err(|e| match e.status() {
@@ -51,7 +52,7 @@ pub async fn topup(
 
 pub async fn buy(client: &Client, slug: &str, spend_args: &SpendArgs, as_json: bool) -> Result<(), CommandError> {
     let SpendArgs { qty, yes } = *spend_args;
-    refuse_if_read_only(client, Endpoint::new("POST", "/portal/orders"))?;
+    client.ensure_writable(PLACE_ORDER)?;
     let plan = client.plan(slug).await.map_err(|e| match e.status() {
         Some(404) => CommandError::NotFound(format!("no plan {slug:?} in the catalog")),
         _ => CommandError::Api(e),
@@ -66,18 +67,6 @@ pub async fn buy(client: &Client, slug: &str, spend_args: &SpendArgs, as_json: b
         qty,
     };
     spend(client, &plan, yes, as_json, &Purchase::Order, Spend::Order(request)).await
-}
-
-/// A read-only session is told so before anything is read or asked (the client would refuse
-/// the write anyway: this only spares the questions).
-pub(super) fn refuse_if_read_only(client: &Client, endpoint: Endpoint) -> Result<(), CommandError> {
-    match client.read_only() {
-        Some(setting) => Err(CommandError::Api(ApiError::ReadOnly {
-            endpoint,
-            setting: setting.to_string(),
-        })),
-        None => Ok(()),
-    }
 }
 
 /// Checks, asks, pays, reports.

@@ -184,7 +184,7 @@ pub async fn run(command: &Command, client: &Client, prefs: &Preferences, as_jso
                             "profile set needs at least one of --company, --country, --website".to_string(),
                         ));
                     }
-                    buying::refuse_if_read_only(client, crate::api::Endpoint::new("PATCH", "/reseller/profile"))?;
+                    client.ensure_writable(crate::api::PROFILE_UPDATE)?;
                     let update = ProfileUpdate {
                         company_name: company.clone(),
                         country: country.clone(),

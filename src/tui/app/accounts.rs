@@ -69,9 +69,10 @@ impl App {
         let Some(Overlay::AccountPicker { names, cursor, error }) = self.mode.overlay_mut() else {
             return;
         };
+        if super::actions::move_choice(cursor, names.len(), action) {
+            return;
+        }
         match action {
-            Action::Down => *cursor = (*cursor + 1).min(names.len().saturating_sub(1)),
-            Action::Up => *cursor = cursor.saturating_sub(1),
             Action::Accept => {
                 let Some(name) = names.get(*cursor).cloned() else {
                     return;

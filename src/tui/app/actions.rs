@@ -297,9 +297,10 @@ impl App {
         let Some(Overlay::StatusPicker { tab, choices, cursor }) = self.mode.overlay_mut() else {
             return;
         };
+        if move_choice(cursor, choices.len(), action) {
+            return;
+        }
         match action {
-            Action::Down => *cursor = (*cursor + 1).min(choices.len().saturating_sub(1)),
-            Action::Up => *cursor = cursor.saturating_sub(1),
             Action::Accept => {
                 let choice = choices.get(*cursor).cloned().unwrap_or_default();
                 match tab {
@@ -509,4 +510,14 @@ impl App {
             _ => {}
         }
     }
+}
+
+/// Down and Up in a list of `len` choices; `true` when `action` was one of them.
+pub(super) fn move_choice(cursor: &mut usize, len: usize, action: Action) -> bool {
+    match action {
+        Action::Down => *cursor = (*cursor + 1).min(len.saturating_sub(1)),
+        Action::Up => *cursor = cursor.saturating_sub(1),
+        _ => return false,
+    }
+    true
 }
