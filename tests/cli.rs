@@ -6,8 +6,8 @@ use serde_json::Value;
 use std::io::Write;
 use std::process::{Command, Output};
 
-#[path = "support/zbar.rs"]
-mod zbar;
+#[path = "support/tools.rs"]
+mod tools;
 
 async fn sandbox() -> RunningSandbox {
     let config = SandboxConfig {
@@ -462,7 +462,7 @@ async fn qr_files_and_the_install_link_carry_the_activation_code() {
         codes.push(code);
     }
     assert!(codes.len() == 6);
-    if let Some(read) = zbar::zbar_decode_files(&pngs) {
+    if let Some(read) = tools::zbar_decode_files(&pngs) {
         assert_eq!(read, codes, "ZBar reads each PNG to its activation code");
     }
     let mut cmd = esimdash(&home);
@@ -572,6 +572,9 @@ async fn topup_and_buy_check_first_ask_or_need_yes_and_debit_once() {
 /// On a terminal, `topup` without `--yes` asks, showing the total; "n" sends nothing, "y" pays.
 #[tokio::test(flavor = "multi_thread")]
 async fn topup_asks_on_a_terminal() {
+    if !tools::tmux_available("topup_asks_on_a_terminal") {
+        return;
+    }
     let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
     let iccid = in_use_iccid(&sb, &home).await;
     let mut cmd = esimdash(&home);

@@ -76,9 +76,9 @@ pub fn qr_from_screen(screen: &str) -> Result<esimdash::esim::qr::QrMatrix, Stri
     esimdash::esim::qr::QrMatrix::from_half_blocks(&refs)
 }
 
-#[path = "../support/zbar.rs"]
-mod zbar;
-pub use zbar::zbar_decode;
+#[path = "../support/tools.rs"]
+mod tools;
+pub use tools::{tmux_available, zbar_decode};
 
 /// Renders the app into a `width`×`height` buffer, as text.
 pub fn render(app: &App, width: u16, height: u16, now: Instant) -> String {

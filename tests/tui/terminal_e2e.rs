@@ -78,6 +78,9 @@ impl Drop for Tmux {
 
 #[test]
 fn demo_shows_the_balance_switches_tabs_searches_and_quits_cleanly() {
+    if !crate::common::tmux_available("demo_shows_the_balance_switches_tabs_searches_and_quits_cleanly") {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let tmux = Tmux::demo("e2e", &home, "");
 
@@ -135,6 +138,9 @@ fn start_demo(tmux: &Tmux, home: &tempfile::TempDir, env: &str) -> String {
 
 #[test]
 fn no_color_is_respected_and_sigterm_and_sighup_give_the_terminal_back() {
+    if !crate::common::tmux_available("no_color_is_respected_and_sigterm_and_sighup_give_the_terminal_back") {
+        return;
+    }
     for signal in ["TERM", "HUP"] {
         let home = tempfile::tempdir().unwrap();
         let tmux = Tmux {
@@ -179,6 +185,9 @@ fn no_color_is_respected_and_sigterm_and_sighup_give_the_terminal_back() {
 /// code, and `y` puts the ICCID in tmux's buffer through OSC 52.
 #[test]
 fn the_qr_code_read_off_the_pane_is_the_activation_code_and_y_reaches_tmux() {
+    if !crate::common::tmux_available("the_qr_code_read_off_the_pane_is_the_activation_code_and_y_reaches_tmux") {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let tmux = Tmux::demo(
         "qr",
@@ -245,6 +254,9 @@ fn amount_after(label: &str, screen: &str) -> Decimal {
 /// debits once and shows in Orders.
 #[test]
 fn demo_top_up_and_purchase_by_keys_each_debit_once() {
+    if !crate::common::tmux_available("demo_top_up_and_purchase_by_keys_each_debit_once") {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let tmux = Tmux::demo("buy", &home, "");
     tmux.wait_for("Balance 250.00 USD");
@@ -302,6 +314,9 @@ fn demo_top_up_and_purchase_by_keys_each_debit_once() {
 /// does not open; and the profile picker switches to the demo's other reseller while running.
 #[test]
 fn read_only_says_why_and_the_picker_switches_account_while_running() {
+    if !crate::common::tmux_available("read_only_says_why_and_the_picker_switches_account_while_running") {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let tmux = Tmux::demo("accounts", &home, "ESIMDASH_READ_ONLY=1");
     let screen = tmux.wait_for("Balance 250.00 USD");
@@ -326,6 +341,9 @@ fn read_only_says_why_and_the_picker_switches_account_while_running() {
 
 #[test]
 fn a_config_that_binds_quit_to_shift_q_quits_on_it_and_help_says_so() {
+    if !crate::common::tmux_available("a_config_that_binds_quit_to_shift_q_quits_on_it_and_help_says_so") {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let config = home.path().join("config/esimdash");
     std::fs::create_dir_all(&config).unwrap();
@@ -353,6 +371,9 @@ fn a_config_that_binds_quit_to_shift_q_quits_on_it_and_help_says_so() {
 /// closes the detail) and after the search closed (the list on the found eSIM's page and row).
 #[test]
 fn a_found_esim_stays_selected_after_esc_and_y_copies_its_iccid() {
+    if !crate::common::tmux_available("a_found_esim_stays_selected_after_esc_and_y_copies_its_iccid") {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let tmux = Tmux::demo("find", &home, "ESIMDASH_CLIPBOARD=osc52");
     tmux.run(&["set", "-s", "set-clipboard", "on"]);

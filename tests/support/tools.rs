@@ -1,0 +1,78 @@
+//! The programs some tests need beyond Rust: tmux (a real terminal) and ZBar's `zbarimg` (a QR
+//! decoder independent of ours, and of the kind phone apps use). On a machine without them the
+//! test says what it skipped and why; under `CI` (whose script installs them) it fails instead.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// Whether `program` runs here (asked once per test binary). Missing under `CI`: a failure naming
+/// the Debian package; elsewhere `false`, after saying on stderr what `test` skips.
+fn available(program: &str, version_flag: &str, package: &str, test: &str) -> bool {
+    static TMUX: OnceLock<bool> = OnceLock::new();
+    static ZBAR: OnceLock<bool> = OnceLock::new();
+    let cell = if program == "tmux" { &TMUX } else { &ZBAR };
+    let runs = *cell.get_or_init(|| std::process::Command::new(program).arg(version_flag).output().is_ok());
+    if !runs {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must have {program} (Debian's {package}); .ci/run installs it"
+        );
+        // Straight to stderr, past the test harness's capture, so a passing run still says it.
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED {test}: {program} is not installed (Debian's {package})"
+        );
+    }
+    runs
+}
+
+/// Whether the terminal tests can run: tmux is there. Call first with the test's name.
+#[allow(dead_code)]
+pub fn tmux_available(test: &str) -> bool {
+    available("tmux", "-V", "tmux", test)
+}
+
+/// Whether zbarimg can run here, for the ZBar cross-check of our QR codes.
+pub fn zbar_available() -> bool {
+    available(
+        "zbarimg",
+        "--version",
+        "zbar-tools",
+        "the ZBar cross-check of this QR code",
+    )
+}
+
+/// The text of each image file, one line per image, in order; `None` where zbarimg is missing.
+pub fn zbar_decode_files(files: &[PathBuf]) -> Option<Vec<String>> {
+    if !zbar_available() {
+        return None;
+    }
+    let out = std::process::Command::new("zbarimg")
+        .args(["-q", "--raw"])
+        .args(files)
+        .output()
+        .unwrap();
+    Some(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
+/// The text of each PNG, one line per image, in order; `None` where zbarimg is missing.
+#[allow(dead_code)]
+pub fn zbar_decode(pngs: &[Vec<u8>]) -> Option<Vec<String>> {
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<_> = pngs
+        .iter()
+        .enumerate()
+        .map(|(i, png)| {
+            let path = dir.path().join(format!("{i:04}.png"));
+            std::fs::write(&path, png).unwrap();
+            path
+        })
+        .collect();
+    zbar_decode_files(&files)
+}
