@@ -116,7 +116,10 @@ fn fail(error: &CommandError, as_json: bool) -> ExitCode {
         return ExitCode::from(141);
     }
     if as_json {
-        eprintln!("{}", error.to_json());
+        eprintln!(
+            "{}",
+            esimdash::esim::text::json_line(&error.to_json()).unwrap_or_else(|_| error.to_json().to_string())
+        );
     } else {
         eprintln!("esimdash: {error}");
     }

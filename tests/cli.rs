@@ -1012,3 +1012,61 @@ fn completions_and_the_man_page_come_from_the_command_definitions() {
     assert!(page.starts_with(".ie") || page.contains(".TH esimdash"), "{page}");
     assert!(page.contains("read\\-only"), "{page}");
 }
+
+/// A server whose profile and error messages carry terminal escapes, C1 controls, DEL and bidi
+/// overrides: `--json` escapes every one of them, and the table replaces them.
+#[tokio::test(flavor = "multi_thread")]
+async fn json_and_tables_never_pass_control_or_bidi_characters_to_the_terminal() {
+    let hostile = "Evil\u{1b}]52;c;aGk=\u{7}\u{7f}\u{9b}2J\u{85}\u{202e}moc.live\u{2066}";
+    let profile = serde_json::json!({ "profile": {
+        "name": "Eve", "email": "eve@example.com", "companyName": hostile, "country": "US",
+        "website": "", "status": "active", "balanceUsd": "1.00" } });
+    let failure = serde_json::json!({ "message": hostile });
+    let app = axum::Router::new()
+        .route(
+            "/api/v1/reseller/profile",
+            axum::routing::get(move || async move { axum::Json(profile) }),
+        )
+        .fallback(move || async move { (axum::http::StatusCode::BAD_REQUEST, axum::Json(failure)) });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/api/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let home = tempfile::tempdir().unwrap();
+    let unsafe_char = |c: char| esimdash::esim::text::is_unsafe(c) && c != '\n';
+    let with = |args: &[&str]| {
+        let mut cmd = esimdash(&home);
+        cmd.env("ESIMDASH_BASE_URL", &base)
+            .env("ESIMDASH_ACCESS_CODE", "ak_x")
+            .env("ESIMDASH_SECRET_KEY", "sk_x")
+            .args(args);
+        cmd
+    };
+
+    let out = run(with(&["--json", "profile"])).await;
+    let text = stdout(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!text.chars().any(unsafe_char), "raw control in {text:?}");
+    assert!(
+        text.contains(r"Evil\u001b]52;c;aGk=\u0007\u007f\u009b2J\u0085\u202emoc.live\u2066"),
+        "{text}"
+    );
+    assert_eq!(
+        stdout_json(&out)["profile"]["companyName"],
+        hostile,
+        "escapes read back whole"
+    );
+
+    let out = run(with(&["profile"])).await;
+    assert!(
+        out.status.success() && stdout(&out).contains("Evil"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(!stdout(&out).chars().any(unsafe_char), "{:?}", stdout(&out));
+
+    let out = run(with(&["--json", "balance"])).await;
+    assert!(!out.status.success());
+    let error = stderr(&out);
+    assert!(!error.chars().any(unsafe_char), "raw control in {error:?}");
+    assert!(error.contains("Evil") && error.contains("400"), "{error}");
+}

@@ -26,7 +26,7 @@ pub fn run(since: Option<&str>, as_json: bool) -> Result<(), CommandError> {
     let mut out = std::io::stdout().lock();
     if as_json {
         for entry in shown {
-            let line = serde_json::to_string(entry).map_err(|e| CommandError::Usage(e.to_string()))?;
+            let line = crate::esim::text::json_line(entry).map_err(|e| CommandError::Usage(e.to_string()))?;
             writeln!(out, "{line}")?;
         }
         return Ok(());

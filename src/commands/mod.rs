@@ -99,7 +99,7 @@ impl CommandError {
 
 pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<(), CommandError> {
     // One compact line a document: what `jq`, `grep` and line-based scripts take best.
-    let text = serde_json::to_string(value).map_err(|e| CommandError::Usage(e.to_string()))?;
+    let text = crate::esim::text::json_line(value).map_err(|e| CommandError::Usage(e.to_string()))?;
     println!("{text}");
     Ok(())
 }

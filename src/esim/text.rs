@@ -3,7 +3,8 @@
 
 use std::borrow::Cow;
 
-fn is_unsafe(c: char) -> bool {
+/// Control characters (C0, DEL, C1) and the bidirectional controls that reorder what follows.
+pub fn is_unsafe(c: char) -> bool {
     c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}')
 }
 
@@ -25,6 +26,34 @@ pub fn excerpt(s: &str, max_chars: usize) -> String {
     out
 }
 
+/// `value` as one compact line of JSON in which every unsafe character is a `\uXXXX` escape, so
+/// `--json` on a terminal passes it nothing raw. (serde_json escapes only C0 by itself.)
+pub fn json_line(value: &impl serde::Serialize) -> serde_json::Result<String> {
+    let mut out = Vec::new();
+    value.serialize(&mut serde_json::Serializer::with_formatter(&mut out, EscapeUnsafe))?;
+    // Only UTF-8 and ASCII escapes were written.
+    String::from_utf8(out).map_err(|e| serde_json::Error::io(std::io::Error::other(e)))
+}
+
+struct EscapeUnsafe;
+
+impl serde_json::ser::Formatter for EscapeUnsafe {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut rest = fragment;
+        while let Some((at, c)) = rest.char_indices().find(|&(_, c)| is_unsafe(c)) {
+            writer.write_all(&rest.as_bytes()[..at])?;
+            // Every unsafe character is in the Basic Multilingual Plane: one escape each.
+            write!(writer, "\\u{:04x}", u32::from(c))?;
+            rest = &rest[at + c.len_utf8()..];
+        }
+        writer.write_all(rest.as_bytes())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -36,6 +65,16 @@ mod tests {
             "a\u{FFFD}[2Jb\u{FFFD}c\u{FFFD}\u{FFFD}"
         );
         assert!(matches!(sanitize("plain text €"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn json_lines_escape_c0_del_c1_and_bidi_and_read_back_the_same() {
+        let name = "a\x1b[2J\x7f\u{9b}31m\u{202e}b\u{2067}é€😀\"\\";
+        let line = json_line(&serde_json::json!({ "name": name })).unwrap();
+        assert_eq!(line, r#"{"name":"a\u001b[2J\u007f\u009b31m\u202eb\u2067é€😀\"\\"}"#);
+        assert!(!line.chars().any(is_unsafe));
+        let back: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(back["name"], name);
     }
 
     #[test]
