@@ -3,7 +3,7 @@
 //! shows its progress on stderr when that is a terminal, and Ctrl-C stops it cleanly: a file
 //! being written is removed.
 
-use super::table::{Align, Table};
+use super::table::{Align, LIST_CELL, Table};
 use super::{CommandError, page_footer, print_json};
 use crate::api::Client;
 use crate::api::model::{Esim, EsimQuery, Order, OrderQuery, Plan};
@@ -300,7 +300,8 @@ fn order_table(orders: &[Order]) -> String {
         ("LOC", Align::Left),
         ("QTY", Align::Right),
         ("TOTAL", Align::Right),
-    ]);
+    ])
+    .cut_at(LIST_CELL);
     t.colour_status(2);
     for o in orders {
         t.row(vec![
@@ -325,7 +326,8 @@ fn esim_table(esims: &[Esim]) -> String {
         ("LOC", Align::Left),
         ("USED", Align::Right),
         ("EXPIRES", Align::Left),
-    ]);
+    ])
+    .cut_at(LIST_CELL);
     t.colour_status(1);
     for e in esims {
         let raw = &e.raw_order_json;
@@ -352,7 +354,8 @@ fn plan_table(plans: &[Plan]) -> String {
         ("COST", Align::Right),
         ("PRICE", Align::Right),
         ("MARGIN %", Align::Right),
-    ]);
+    ])
+    .cut_at(LIST_CELL);
     for p in plans {
         let pricing = p.pricing.as_ref();
         t.row(vec![

@@ -2,7 +2,7 @@
 //! right-aligned, every cell sanitised.
 
 use crate::esim::status::Status;
-use crate::esim::text::sanitize;
+use crate::esim::text::{fit_width, sanitize};
 use crate::present::{StatusTone, status_tone};
 use unicode_width::UnicodeWidthStr;
 
@@ -17,7 +17,13 @@ pub struct Table {
     rows: Vec<Vec<String>>,
     /// The column holding a status, coloured by it (on a terminal that allows colour).
     status_column: Option<usize>,
+    /// Cells wider than this end in `…` (lists; a detail shows its values whole).
+    max_cell: Option<usize>,
 }
+
+/// How wide a list's cell may be: a real plan name fits, a 5 000-character one does not push
+/// the rest of its row off the screen.
+pub const LIST_CELL: usize = 48;
 
 /// The SGR code of a status's colour.
 fn sgr(tone: StatusTone) -> Option<&'static str> {
@@ -36,7 +42,14 @@ impl Table {
             headers: headers.to_vec(),
             rows: Vec::new(),
             status_column: None,
+            max_cell: None,
         }
+    }
+
+    /// Cuts every cell to `width` columns, with `…`.
+    pub fn cut_at(mut self, width: usize) -> Self {
+        self.max_cell = Some(width);
+        self
     }
 
     /// Colours column `index` by the status it holds.
@@ -45,8 +58,13 @@ impl Table {
     }
 
     pub fn row(&mut self, cells: Vec<String>) {
-        self.rows
-            .push(cells.into_iter().map(|c| sanitize(&c).into_owned()).collect());
+        let max = self.max_cell.unwrap_or(usize::MAX);
+        self.rows.push(
+            cells
+                .into_iter()
+                .map(|c| fit_width(&sanitize(&c), max).into_owned())
+                .collect(),
+        );
     }
 
     /// The table as text; statuses coloured when `colour`.
@@ -106,6 +124,13 @@ mod tests {
         t.row(vec!["Türkiye".into(), "5.00".into()]);
         t.row(vec!["evil\x1b[2J".into(), "12.50".into()]);
         assert_eq!(t.render(), "NAME      PRICE\nTürkiye    5.00\nevil\u{FFFD}[2J  12.50\n");
+    }
+
+    #[test]
+    fn long_cells_of_a_list_end_in_an_ellipsis() {
+        let mut t = Table::new(&[("NAME", Align::Left), ("N", Align::Right)]).cut_at(6);
+        t.row(vec!["Türkiye 1GB".into(), "1".into()]);
+        assert_eq!(t.render(), "NAME    N\nTürki…  1\n");
     }
 
     #[test]

@@ -54,6 +54,28 @@ impl serde_json::ser::Formatter for EscapeUnsafe {
     }
 }
 
+/// `s` cut to at most `width` terminal columns, ending in `…` when cut.
+pub fn fit_width(s: &str, width: usize) -> Cow<'_, str> {
+    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+    if s.width() <= width {
+        return Cow::Borrowed(s);
+    }
+    let room = width.saturating_sub(1);
+    let mut used = 0;
+    let mut out = String::new();
+    for c in s.chars() {
+        used += c.width().unwrap_or(0);
+        if used > room {
+            break;
+        }
+        out.push(c);
+    }
+    if width > 0 {
+        out.push('…');
+    }
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,6 +97,15 @@ mod tests {
         assert!(!line.chars().any(is_unsafe));
         let back: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!(back["name"], name);
+    }
+
+    #[test]
+    fn fit_width_counts_terminal_columns() {
+        assert_eq!(fit_width("abcdef", 4), "abc…");
+        assert_eq!(fit_width("abcd", 4), "abcd");
+        assert_eq!(fit_width("日本語です", 5), "日本…");
+        assert_eq!(fit_width("abc", 0), "");
+        assert_eq!(fit_width("abc", 1), "…");
     }
 
     #[test]

@@ -342,3 +342,38 @@ async fn a_revoked_key_leaves_nothing_loading_against_the_real_sandbox() {
     );
     assert_eq!(h.cancelled, 1);
 }
+
+/// A 5 000-character plan name is cut with `…` in the catalog row and in the plan window, where
+/// every other field stays in view and the name follows in full, wrapped.
+#[test]
+fn a_huge_plan_name_is_cut_with_an_ellipsis_and_still_readable_whole() {
+    let now = Instant::now();
+    let mut app = App::new(false);
+    let plans = sends(&app.start())
+        .into_iter()
+        .find(|(_, r)| *r == Request::Plans)
+        .unwrap();
+    let name = format!("Huge{}End", "x".repeat(5000));
+    let plan: esimdash::api::model::Plan = serde_json::from_value(serde_json::json!({
+        "name": name, "slug": "huge-1gb", "packageCode": "HUGE", "locationCode": "FR",
+        "volume": 1073741824, "duration": 7, "durationUnit": "DAY", "currencyCode": "USD",
+        "pricing": { "sellPrice": "4.20", "costPrice": "3.00" }
+    }))
+    .unwrap();
+    app.update(answer(plans.0, plans.1, Ok(Payload::Plans(vec![plan]))), now);
+    let screen = render(&app, 100, 30, now);
+    let row = screen.lines().find(|l| l.contains("Hugexxx")).expect(&screen);
+    assert!(row.contains("x…") && row.contains("4.20"), "{row}");
+
+    app.update(code(KeyCode::Enter), now);
+    assert!(matches!(app.overlay(), Some(Overlay::PlanDetail { .. })));
+    let screen = render(&app, 100, 30, now);
+    for label in ["Slug", "Sell price", "Supplier price"] {
+        assert!(screen.contains(label), "{label} in view:\n{screen}");
+    }
+    assert!(screen.contains("x…") && screen.contains("Plan in full:"), "{screen}");
+    // On a screen tall enough, the name shows whole (wrapped), its end included.
+    let tall = render(&app, 100, 150, now);
+    let whole: String = tall.lines().flat_map(|l| l.chars().filter(|c| *c == 'x')).collect();
+    assert!(whole.len() >= 5000 && tall.contains("End"), "{tall}");
+}

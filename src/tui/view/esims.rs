@@ -10,6 +10,7 @@ use crate::api::Found;
 use crate::api::model::Esim;
 use crate::esim::lpa::{ActivationCode, apple_install_link};
 use crate::esim::qr::QrMatrix;
+use crate::esim::text::fit_width;
 use crate::esim::volume::format_bytes;
 use crate::tui::app::{App, Code, Mode, Remote, ResultRow, Tab};
 use crate::tui::keymap::{Action, Context};
@@ -18,6 +19,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
+use unicode_width::UnicodeWidthStr;
 
 /// Width of the detail pane beside the table; the table needs `TABLE_MIN` next to it.
 const PANE_WIDTH: u16 = 46;
@@ -287,6 +289,7 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         return;
     };
     let raw = &esim.raw_order_json;
+    let package = safe(&esim.record.package_name);
     let mut info = vec![
         Line::from(vec![
             Span::styled("ICCID    ", theme.muted()),
@@ -298,7 +301,7 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             safe(&esim.record.location_code),
             safe(&raw.smdp_status)
         )),
-        Line::raw(safe(&esim.record.package_name)),
+        Line::raw(fit_width(&package, usize::from(inner.width)).into_owned()),
         Line::raw(match (raw.order_usage, raw.total_volume) {
             (Some(u), Some(t)) => format!(
                 "{} of {} used · expires {}",
@@ -342,6 +345,11 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             info.push(Line::raw(format!("Image: {}", safe(&raw.qr_code_url))));
         }
         None => info.push(code_missing(app, code, theme)),
+    }
+    if package.width() > usize::from(inner.width) {
+        // Cut above so the code's lines stay in view; whole here, after them.
+        info.push(Line::styled("Plan in full:", theme.muted()));
+        info.push(Line::raw(package.clone()));
     }
     let qr_width = qr.first().map_or(0, |l| l.width() as u16);
     let qr_height = qr.len() as u16;

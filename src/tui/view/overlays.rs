@@ -2,13 +2,30 @@
 
 use super::spinner;
 use super::theme::Theme;
-use super::widgets::{fields, paragraph, popup, safe};
+use super::widgets::{Fields, fields, paragraph, popup, safe};
 use crate::present;
 use crate::tui::app::{App, Overlay, PROFILE_FIELDS, Remote};
 use crate::tui::keymap::{Action, Context};
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
+
+/// The plan and order windows' width.
+const DETAIL_WIDTH: u16 = 64;
+
+/// The width inside a window of `width` drawn in `area`.
+fn inner_width(area: Rect, width: u16) -> u16 {
+    width.min(area.width).saturating_sub(2)
+}
+
+/// A detail window's height: `usual`, or all the screen has when a value must also show in full.
+fn detail_height(usual: u16, shown: &Fields<'_>, area: Rect) -> u16 {
+    if shown.in_full.is_empty() {
+        usual
+    } else {
+        area.height.max(usual)
+    }
+}
 
 pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: &Theme) {
     match overlay {
@@ -30,9 +47,17 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
             paragraph(frame, inner, lines);
         }
         Overlay::PlanDetail { summary, fetched } => {
-            let inner = popup(frame, area, "Plan", 64, 16, theme);
             let plan = fetched.value().map_or(summary.as_ref(), |p| p.as_ref());
-            let mut lines = fields(&present::plan_fields(plan), theme);
+            let shown = fields(&present::plan_fields(plan), inner_width(area, DETAIL_WIDTH), theme);
+            let inner = popup(
+                frame,
+                area,
+                "Plan",
+                DETAIL_WIDTH,
+                detail_height(16, &shown, area),
+                theme,
+            );
+            let mut lines = shown.lines;
             lines.push(Line::raw(""));
             match fetched {
                 Remote::Failed { error, .. } => lines.push(Line::styled(
@@ -48,11 +73,25 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
                 )),
                 _ => {}
             }
+            lines.extend(shown.in_full);
             paragraph(frame, inner, lines);
         }
         Overlay::OrderDetail(o) => {
-            let inner = popup(frame, area, "Order", 64, 14, theme);
-            paragraph(frame, inner, fields(&present::order_fields(o), theme));
+            let shown = fields(&present::order_fields(o), inner_width(area, DETAIL_WIDTH), theme);
+            let inner = popup(
+                frame,
+                area,
+                "Order",
+                DETAIL_WIDTH,
+                detail_height(14, &shown, area),
+                theme,
+            );
+            let mut lines = shown.lines;
+            if !shown.in_full.is_empty() {
+                lines.push(Line::raw(""));
+                lines.extend(shown.in_full);
+            }
+            paragraph(frame, inner, lines);
         }
         Overlay::StatusPicker { choices, cursor, .. } => {
             let inner = popup(frame, area, "Status filter", 30, choices.len() as u16 + 2, theme);

@@ -23,7 +23,8 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     };
     let rows = present::profile_fields(p);
     let mut lines = vec![Line::styled(" Account and company", theme.title()), Line::raw("")];
-    lines.extend(fields(&rows, theme).into_iter().map(|l| {
+    let shown = fields(&rows, area.width.saturating_sub(1), theme);
+    lines.extend(shown.lines.into_iter().map(|l| {
         let mut spans = vec![ratatui::text::Span::raw(" ")];
         spans.extend(l.spans);
         Line::from(spans)
@@ -46,5 +47,9 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         ),
         theme.muted(),
     ));
+    if !shown.in_full.is_empty() {
+        lines.push(Line::raw(""));
+        lines.extend(shown.in_full);
+    }
     paragraph(frame, area, lines);
 }

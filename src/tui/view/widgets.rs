@@ -3,10 +3,10 @@
 
 use super::theme::Theme;
 use crate::esim::status::Status;
-use crate::esim::text::sanitize;
+use crate::esim::text::{fit_width, sanitize};
 use crate::present::status_tone;
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, TableState, Wrap};
 
@@ -39,17 +39,35 @@ pub fn popup(frame: &mut Frame, area: Rect, title: &str, width: u16, height: u16
     inner
 }
 
-/// `Label  value` lines, labels padded to one width.
-pub fn fields<'a>(rows: &[(&'a str, String)], theme: &Theme) -> Vec<Line<'a>> {
-    let width = rows.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0);
-    rows.iter()
+/// Label/value rows laid out for a window `width` columns wide: every field on one line, so a
+/// long value never pushes the others out of view, and each value that had to be cut again in
+/// full, to go after whatever else the window shows.
+pub struct Fields<'a> {
+    pub lines: Vec<Line<'a>>,
+    pub in_full: Vec<Line<'a>>,
+}
+
+/// `Label  value` lines, labels padded to one width, values cut with `…` to fit `width`.
+pub fn fields<'a>(rows: &[(&'a str, String)], width: u16, theme: &Theme) -> Fields<'a> {
+    let label_width = rows.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0);
+    let room = usize::from(width).saturating_sub(label_width + 2);
+    let mut in_full = Vec::new();
+    let lines = rows
+        .iter()
         .map(|(k, v)| {
+            let value = safe(v);
+            let shown = fit_width(&value, room);
+            if shown != value {
+                in_full.push(Line::styled(format!("{k} in full:"), theme.muted()));
+                in_full.push(Line::raw(value.clone()));
+            }
             Line::from(vec![
-                Span::styled(format!("{k:<width$}  "), theme.muted()),
-                Span::raw(safe(v)),
+                Span::styled(format!("{k:<label_width$}  "), theme.muted()),
+                Span::raw(shown.into_owned()),
             ])
         })
-        .collect()
+        .collect();
+    Fields { lines, in_full }
 }
 
 pub fn paragraph(frame: &mut Frame, area: Rect, lines: Vec<Line<'_>>) {
@@ -139,10 +157,37 @@ pub fn cursor_table<T>(
     table(frame, area, columns, rows, cursor - start, theme);
 }
 
+/// Drawn before the selected row; every row keeps its width free.
+const MARKER: &str = "› ";
+const MARKER_WIDTH: u16 = 2;
+
 /// Draws the rows in view (already cut to the window) with `selected` highlighted.
 fn table(frame: &mut Frame, area: Rect, columns: &[Column], rows: Vec<Vec<String>>, selected: usize, theme: &Theme) {
     let keep = fit(area.width, columns);
-    let cell = |column: &Column, text: String| {
+    let kept = |i: usize| keep.get(i).copied().unwrap_or(false);
+    let widths: Vec<Constraint> = columns
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| kept(*i))
+        .map(|(_, c)| {
+            if c.flex {
+                Constraint::Min(c.width)
+            } else {
+                Constraint::Length(c.width)
+            }
+        })
+        .collect();
+    // The columns as the table will lay them out (after the marker and one space between), so a
+    // value too long for its column ends in `…` rather than stopping mid-word unmarked.
+    let room: Vec<usize> = Layout::horizontal(widths.clone())
+        .flex(Flex::Start)
+        .spacing(1)
+        .split(Rect::new(0, 0, area.width.saturating_sub(MARKER_WIDTH), 1))
+        .iter()
+        .map(|r| usize::from(r.width))
+        .collect();
+    let cell = |column: &Column, text: String, room: usize| {
+        let text = fit_width(&text, room).into_owned();
         let style = if column.status {
             theme.status(status_tone(&Status::parse(&text)))
         } else {
@@ -151,13 +196,13 @@ fn table(frame: &mut Frame, area: Rect, columns: &[Column], rows: Vec<Vec<String
         let line = Line::styled(text, style);
         Cell::from(if column.right { line.right_aligned() } else { line })
     };
-    let kept = |i: usize| keep.get(i).copied().unwrap_or(false);
     let header = Row::new(
         columns
             .iter()
             .enumerate()
             .filter(|(i, _)| kept(*i))
-            .map(|(_, c)| cell(c, c.title.to_string())),
+            .zip(&room)
+            .map(|((_, c), &room)| cell(c, c.title.to_string(), room)),
     )
     .style(theme.muted());
     let rows = rows.into_iter().map(|values| {
@@ -167,21 +212,15 @@ fn table(frame: &mut Frame, area: Rect, columns: &[Column], rows: Vec<Vec<String
                 .zip(columns)
                 .enumerate()
                 .filter(|(i, _)| kept(*i))
-                .map(|(_, (v, c))| cell(c, v)),
+                .zip(&room)
+                .map(|((_, (v, c)), &room)| cell(c, v, room)),
         )
-    });
-    let widths = columns.iter().enumerate().filter(|(i, _)| kept(*i)).map(|(_, c)| {
-        if c.flex {
-            Constraint::Min(c.width)
-        } else {
-            Constraint::Length(c.width)
-        }
     });
     // The marker shows the cursor even where colours and reverse video do not.
     let table = Table::new(rows, widths)
         .header(header)
         .row_highlight_style(theme.selected())
-        .highlight_symbol("› ");
+        .highlight_symbol(MARKER);
     let mut state = TableState::default().with_selected(Some(selected));
     frame.render_stateful_widget(table, area, &mut state);
 }
