@@ -22,6 +22,24 @@ impl Purchase {
             Purchase::Order => "order",
         }
     }
+
+    /// Said with every failure that happened before the payment went out (or that the server
+    /// answered: CONTRACT.md, a failed request debits nothing), so nobody has to guess.
+    pub fn nothing_done(&self) -> &'static str {
+        match self {
+            Purchase::Topup { .. } => NOTHING_TOPPED_UP,
+            Purchase::Order => NOTHING_BOUGHT,
+        }
+    }
+}
+
+pub const NOTHING_TOPPED_UP: &str = "nothing was topped up";
+pub const NOTHING_BOUGHT: &str = "nothing was bought";
+
+/// A failure where no money moved, in plain words: what went wrong, then `nothing` (one of the
+/// two above).
+pub fn nothing_moved(reason: &str, nothing: &str) -> String {
+    format!("{}; {nothing}.", reason.trim_end_matches('.'))
 }
 
 /// How much the balance falls short of `total`, if it does.
@@ -33,7 +51,7 @@ pub fn shortfall(balance: Decimal, total: Decimal) -> Option<Decimal> {
 pub fn shortfall_message(balance: Decimal, total: Decimal) -> Option<String> {
     shortfall(balance, total).map(|short| {
         format!(
-            "Your balance of {} USD is {} USD short of the {} USD total; nothing was sent.",
+            "Your balance of {} USD is {} USD short of the {} USD total.",
             format_amount(balance),
             format_amount(short),
             format_amount(total)
@@ -52,16 +70,17 @@ pub fn not_topupable_reason(status: &Status) -> Option<&'static str> {
     }
 }
 
-/// A refused purchase in plain words, the server's message kept.
+/// A refused purchase in plain words, the server's message kept, and that nothing was bought.
 pub fn explain(error: &ApiError, what: &Purchase) -> String {
     let server = error.server_message().unwrap_or_default();
-    match (error.status(), what) {
-        (Some(402), _) => "Insufficient balance: the wallet does not cover this; nothing was charged.".to_string(),
-        (Some(404), Purchase::Topup { iccid }) => format!("The eSIM {iccid} is not in your account ({server})."),
-        (Some(404), Purchase::Order) => format!("This plan is not offered (any more): {server}."),
-        (Some(400), _) => format!("The API refused the {}: {server}.", what.noun()),
+    let reason = match (error.status(), what) {
+        (Some(402), _) => "Insufficient balance: the wallet does not cover this".to_string(),
+        (Some(404), Purchase::Topup { iccid }) => format!("The eSIM {iccid} is not in your account ({server})"),
+        (Some(404), Purchase::Order) => format!("This plan is not offered (any more): {server}"),
+        (Some(400), _) => format!("The API refused the {}: {server}", what.noun()),
         _ => error.to_string(),
-    }
+    };
+    nothing_moved(&reason, what.nothing_done())
 }
 
 #[cfg(test)]
@@ -83,6 +102,11 @@ mod tests {
         assert!(explain(&api(402, "Insufficient balance"), &topup).starts_with("Insufficient balance"));
         assert!(explain(&api(404, "eSIM not found"), &topup).contains("not in your account"));
         assert!(explain(&api(400, "Slug not available for this eSIM"), &topup).contains("Slug not available"));
+        assert_eq!(
+            explain(&api(402, "Insufficient balance"), &topup),
+            "Insufficient balance: the wallet does not cover this; nothing was topped up."
+        );
+        assert!(explain(&api(500, "boom"), &Purchase::Order).ends_with("boom; nothing was bought."));
         assert_eq!(
             shortfall(Decimal::new(1000, 2), Decimal::new(1540, 2)),
             Some(Decimal::new(540, 2))

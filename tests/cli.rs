@@ -476,7 +476,7 @@ async fn qr_files_and_the_install_link_carry_the_activation_code() {
 /// The first slug of the "offered: a, b, c" list in a refusal.
 fn first_offered(stderr: &str) -> String {
     let list = stderr.rsplit("offered: ").next().unwrap_or_default();
-    list.split(", ").next().unwrap_or_default().trim().to_string()
+    list.split([',', ';']).next().unwrap_or_default().trim().to_string()
 }
 
 /// An ICCID of Acme's that can be topped up.
@@ -511,6 +511,7 @@ async fn topup_and_buy_check_first_ask_or_need_yes_and_debit_once() {
         text.contains("is not offered") && text.contains("offered: topup-"),
         "{text}"
     );
+    assert!(text.trim_end().ends_with("; nothing was topped up."), "{text}");
     let offered = first_offered(&text);
 
     // No terminal and no --yes: refused, nothing sent.
@@ -523,6 +524,7 @@ async fn topup_and_buy_check_first_ask_or_need_yes_and_debit_once() {
         text.contains("--yes") && text.contains("USD in all"),
         "shows the total it would pay: {text}"
     );
+    assert!(text.contains("nothing was topped up"), "{text}");
     assert_eq!(order_total(&sb, &home).await, orders, "nothing was placed");
 
     let mut cmd = esimdash(&home);
@@ -554,7 +556,12 @@ async fn topup_and_buy_check_first_ask_or_need_yes_and_debit_once() {
     assert_eq!(out.status.code(), Some(1));
     let err: Value = serde_json::from_slice(&out.stderr).unwrap();
     assert_eq!(err["error"]["kind"], "refused");
-    assert!(err["error"]["message"].as_str().unwrap().contains("short of"));
+    let message = err["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("short of") && message.ends_with("; nothing was bought."),
+        "{message}"
+    );
+    assert_eq!(err["error"]["moneyMoved"], false);
     assert_eq!(
         order_total(&sb, &home).await,
         orders + 2,
@@ -567,6 +574,27 @@ async fn topup_and_buy_check_first_ask_or_need_yes_and_debit_once() {
         Some(2),
         "a top-up plan is not bought as a new eSIM"
     );
+}
+
+/// A check before paying that gets no answer in time says so, and that nothing was topped up
+/// (exit 5, as for any timeout); no payment reached the server.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_check_that_times_out_says_nothing_was_topped_up() {
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    let iccid = in_use_iccid(&sb, &home).await;
+    let orders = order_total(&sb, &home).await;
+    sb.set_latency(std::time::Duration::from_millis(2500));
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["--timeout", "1", "topup", "--iccid", &iccid, "--slug", "x", "--yes"]);
+    let out = run(cmd).await;
+    sb.set_latency(std::time::Duration::ZERO);
+    let text = stderr(&out);
+    assert_eq!(out.status.code(), Some(5), "{text}");
+    assert!(
+        text.contains("no answer") && text.trim_end().ends_with("; nothing was topped up."),
+        "{text}"
+    );
+    assert_eq!(order_total(&sb, &home).await, orders);
 }
 
 /// On a terminal, `topup` without `--yes` asks, showing the total; "n" sends nothing, "y" pays.

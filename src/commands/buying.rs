@@ -8,7 +8,7 @@ use crate::api::{ApiError, Client, Delivery, PLACE_ORDER, Payment, Spend, TOPUP}
 use crate::cli::SpendArgs;
 use crate::esim::iccid::Iccid;
 use crate::esim::money::format_amount;
-use crate::purchase::{Purchase, explain, shortfall_message};
+use crate::purchase::{NOTHING_BOUGHT, NOTHING_TOPPED_UP, Purchase, explain, shortfall_message};
 use rust_decimal::Decimal;
 use serde_json::json;
 use std::collections::HashSet;
@@ -21,11 +21,39 @@ pub async fn topup(
     spend_args: &SpendArgs,
     as_json: bool,
 ) -> Result<(), CommandError> {
-    let SpendArgs { qty, yes } = *spend_args;
+    let (what, ready) = check_topup(client, iccid, slug, spend_args)
+        .await
+        .map_err(|e| e.nothing_moved(NOTHING_TOPPED_UP))?;
+    pay(client, &what, ready, as_json).await
+}
+
+pub async fn buy(client: &Client, slug: &str, spend_args: &SpendArgs, as_json: bool) -> Result<(), CommandError> {
+    let what = Purchase::Order;
+    let ready = check_order(client, slug, spend_args)
+        .await
+        .map_err(|e| e.nothing_moved(NOTHING_BOUGHT))?;
+    pay(client, &what, ready, as_json).await
+}
+
+/// A payment checked, confirmed and ready to send once.
+struct Ready {
+    plan: Plan,
+    qty: u32,
+    total: Decimal,
+    payment: Payment,
+    /// The plan's order numbers before sending, so that a lost answer can be looked up.
+    before: HashSet<String>,
+}
+
+async fn check_topup(
+    client: &Client,
+    iccid: &str,
+    slug: &str,
+    spend_args: &SpendArgs,
+) -> Result<(Purchase, Ready), CommandError> {
     // A read-only session is told before anything is read or asked.
     client.ensure_writable(TOPUP)?;
     let iccid = Iccid::parse(iccid).map_err(|e| CommandError::Usage(format!("{iccid:?} is not an ICCID: {e}")))?;
-    let what = Purchase::Topup { iccid: iccid.clone() };
     let offered = client.topup_plans(iccid.as_str()).await.map_err(|e| match e.status() {
         Some(404) => CommandError::NotFound(format!("no eSIM with ICCID {iccid} in this account")),
         _ => CommandError::Api(e),
@@ -35,7 +63,7 @@ pub async fn topup(
             "no top-up is offered for {iccid} now (expired, cancelled or revoked eSIMs cannot be topped up)"
         )));
     }
-    let Some(plan) = offered.iter().find(|p| p.slug == slug) else {
+    let Some(plan) = offered.iter().find(|p| p.slug == slug).cloned() else {
         let slugs: Vec<&str> = offered.iter().map(|p| p.slug.as_str()).collect();
         return Err(CommandError::Usage(format!(
             "{slug:?} is not offered for {iccid}; offered: {}",
@@ -45,13 +73,13 @@ pub async fn topup(
     let request = TopupRequest {
         iccid: iccid.to_string(),
         slug: slug.to_string(),
-        qty,
+        qty: spend_args.qty,
     };
-    spend(client, plan, yes, as_json, &what, Spend::Topup(request)).await
+    let ready = check_and_ask(client, plan, spend_args, Spend::Topup(request)).await?;
+    Ok((Purchase::Topup { iccid }, ready))
 }
 
-pub async fn buy(client: &Client, slug: &str, spend_args: &SpendArgs, as_json: bool) -> Result<(), CommandError> {
-    let SpendArgs { qty, yes } = *spend_args;
+async fn check_order(client: &Client, slug: &str, spend_args: &SpendArgs) -> Result<Ready, CommandError> {
     client.ensure_writable(PLACE_ORDER)?;
     let plan = client.plan(slug).await.map_err(|e| match e.status() {
         Some(404) => CommandError::NotFound(format!("no plan {slug:?} in the catalog")),
@@ -64,24 +92,19 @@ pub async fn buy(client: &Client, slug: &str, spend_args: &SpendArgs, as_json: b
     }
     let request = OrderRequest {
         slug: slug.to_string(),
-        qty,
+        qty: spend_args.qty,
     };
-    spend(client, &plan, yes, as_json, &Purchase::Order, Spend::Order(request)).await
+    check_and_ask(client, plan, spend_args, Spend::Order(request)).await
 }
 
-/// Checks, asks, pays, reports.
-async fn spend(
+/// Checks the price and the balance, asks (or `--yes`), and reads what exists before sending.
+async fn check_and_ask(
     client: &Client,
-    plan: &Plan,
-    yes: bool,
-    as_json: bool,
-    what: &Purchase,
+    plan: Plan,
+    spend_args: &SpendArgs,
     spend: Spend,
-) -> Result<(), CommandError> {
-    let qty = match &spend {
-        Spend::Topup(r) => r.qty,
-        Spend::Order(r) => r.qty,
-    };
+) -> Result<Ready, CommandError> {
+    let qty = spend_args.qty;
     let unit = plan
         .sell_price()
         .ok_or_else(|| CommandError::Refused(format!("the plan {} has no price", plan.slug)))?;
@@ -103,14 +126,31 @@ async fn spend(
         format_amount(balance),
         format_amount(balance - total)
     );
-    confirm(yes, &summary)?;
-    // What exists before sending, so that a lost answer can be looked up without resending.
-    let before: HashSet<String> = client
+    confirm(spend_args.yes, &summary)?;
+    let before = client
         .recent_orders_for(&plan.slug, iccid)
         .await?
         .into_iter()
         .map(|o| o.record.provider_order_no)
         .collect();
+    Ok(Ready {
+        plan,
+        qty,
+        total,
+        payment,
+        before,
+    })
+}
+
+/// Sends the payment once and reports what became of it.
+async fn pay(client: &Client, what: &Purchase, ready: Ready, as_json: bool) -> Result<(), CommandError> {
+    let Ready {
+        plan,
+        qty,
+        total,
+        payment,
+        before,
+    } = ready;
     match client.pay(&payment).await {
         Ok(paid) => {
             if as_json {
@@ -149,6 +189,7 @@ async fn spend(
             Ok(())
         }
         Err(error) if error.outcome_unknown() => look_up(client, &payment, &before, what, &error, as_json).await,
+        // The server answered with a refusal (it debits nothing then), said in those words.
         Err(error) => Err(CommandError::Refused(explain(&error, what))),
     }
 }
@@ -196,7 +237,7 @@ fn confirm(yes: bool, summary: &str) -> Result<(), CommandError> {
     }
     if !std::io::stdin().is_terminal() {
         return Err(CommandError::Usage(format!(
-            "{summary}\nNot on a terminal: add --yes to confirm. Nothing was sent."
+            "{summary}\nNot on a terminal: add --yes to confirm"
         )));
     }
     eprint!("{summary}\nProceed? [y/N] ");
@@ -206,6 +247,6 @@ fn confirm(yes: bool, summary: &str) -> Result<(), CommandError> {
     if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
         Ok(())
     } else {
-        Err(CommandError::Refused("Not confirmed; nothing was sent.".to_string()))
+        Err(CommandError::Refused("Not confirmed".to_string()))
     }
 }

@@ -52,6 +52,13 @@ pub enum CommandError {
     OutcomeUnknown(String),
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    /// Failed before the payment was sent (or refused by the server), so no money moved: the
+    /// error, then those words. Exit code and JSON kind are the error's.
+    #[error("{}", crate::purchase::nothing_moved(&.error.to_string(), .nothing))]
+    NothingMoved {
+        error: Box<CommandError>,
+        nothing: &'static str,
+    },
     /// Ctrl-C during a read of every page: nothing half-written is left.
     #[error("interrupted: stopped before the end, and no file was written")]
     Interrupted,
@@ -62,6 +69,7 @@ impl CommandError {
     /// 5 network or timeout.
     pub fn exit_code(&self) -> u8 {
         match self {
+            CommandError::NothingMoved { error, .. } => error.exit_code(),
             CommandError::Config(_) | CommandError::Usage(_) => 2,
             CommandError::Api(ApiError::ReadOnly { .. }) => 2,
             CommandError::Api(e) if e.is_auth() => 3,
@@ -75,7 +83,12 @@ impl CommandError {
 
     /// The error as scripts read it from stderr with `--json`.
     pub fn to_json(&self) -> serde_json::Value {
-        let (kind, status) = match self {
+        let cause = match self {
+            CommandError::NothingMoved { error, .. } => error.as_ref(),
+            other => other,
+        };
+        let (kind, status) = match cause {
+            CommandError::NothingMoved { .. } => ("refused", None),
             CommandError::Config(_) => ("config", None),
             CommandError::Usage(_) => ("usage", None),
             CommandError::NotFound(_) => ("not_found", None),
@@ -90,10 +103,22 @@ impl CommandError {
         if let Some(status) = status {
             error["status"] = json!(status);
         }
-        if let CommandError::Api(ApiError::RateLimited { retry_after, .. }) = self {
+        if let CommandError::Api(ApiError::RateLimited { retry_after, .. }) = cause {
             error["retryAfterSeconds"] = json!(retry_after.as_secs());
         }
+        if let CommandError::NothingMoved { .. } = self {
+            // Scripts need not parse the words to know no money moved.
+            error["moneyMoved"] = json!(false);
+        }
         json!({ "error": error })
+    }
+
+    /// This error, with the words that no money moved (`purchase::NOTHING_…`).
+    pub fn nothing_moved(self, nothing: &'static str) -> CommandError {
+        CommandError::NothingMoved {
+            error: Box::new(self),
+            nothing,
+        }
     }
 }
 

@@ -329,3 +329,29 @@ async fn nothing_is_offered_for_a_cancelled_esim_and_a_typed_iccid_is_checked() 
 }
 
 use esimdash::tui::msg::Msg;
+
+/// The offered plans' check gets no answer in time: the form says so in place, and that nothing
+/// was topped up; no payment is asked for.
+#[tokio::test]
+async fn a_top_up_check_that_times_out_says_nothing_was_topped_up() {
+    let mut h = Harness::acme().await;
+    h.send(key('3'));
+    h.settle().await;
+    h.send(key('t'));
+    assert!(h.pending().iter().any(|(_, r)| matches!(r, Request::TopupPlans { .. })));
+    h.fail_pending(esimdash::api::ApiError::Timeout {
+        endpoint: esimdash::api::Endpoint::new("GET", "/portal/plans"),
+        after: Duration::from_secs(30),
+        outcome_unknown: false,
+    });
+    let Stage::Failed(message) = &form(&h).stage else {
+        panic!("{:?}", form(&h).stage);
+    };
+    assert!(
+        message.contains("no answer from the API within 30 s") && message.ends_with("; nothing was topped up."),
+        "{message}"
+    );
+    let screen = h.screen(100, 30);
+    assert!(screen.contains("within 30 s; nothing was topped"), "{screen}");
+    assert_eq!(h.count(is_topup), 0);
+}

@@ -328,14 +328,15 @@ impl App {
                     *lookup = Lookup::Failed(error.to_string());
                 }
             }
+            // A read before paying: the form says so (and that no money moved), in place.
             Request::TopupPlans { .. } | Request::OrdersOfPlan { .. } => {
-                if matches!(
+                form.stage = Stage::Failed(crate::purchase::explain(error, &form.what));
+                form.request = None;
+                // Offline or out of budget: the rest of the app hears of it too.
+                return !matches!(
                     error,
                     ApiError::RateLimited { .. } | ApiError::Network { .. } | ApiError::Timeout { .. }
-                ) {
-                    return false;
-                }
-                form.stage = Stage::Failed(crate::purchase::explain(error, &form.what));
+                );
             }
             _ => return false,
         }
