@@ -244,4 +244,18 @@ pub struct SandboxArgs {
     /// Ignore `iccid` on the lists, like a server that predates the lookup (for testing clients).
     #[arg(long)]
     pub no_iccid_lookup: bool,
+    /// Fail this share of answers (0 to 1), each way a network and server fail: 500, 503 and
+    /// 429 with Retry-After, a reset connection, a body cut short, a body that stalls.
+    #[arg(long, value_name = "RATE", default_value_t = 0.0, value_parser = share)]
+    pub chaos: f64,
+}
+
+/// A share from 0 to 1.
+fn share(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(rate) if (0.0..=1.0).contains(&rate) => Ok(rate),
+        _ => Err(format!(
+            "{text:?} is not a share from 0 to 1 (0.1 fails one answer in ten)"
+        )),
+    }
 }

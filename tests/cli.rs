@@ -1098,3 +1098,12 @@ async fn json_and_tables_never_pass_control_or_bidi_characters_to_the_terminal()
     assert!(!error.chars().any(unsafe_char), "raw control in {error:?}");
     assert!(error.contains("Evil") && error.contains("400"), "{error}");
 }
+
+/// `sandbox --chaos` takes a share from 0 to 1 and says so otherwise.
+#[test]
+fn the_sandbox_chaos_rate_is_a_share() {
+    let home = tempfile::tempdir().unwrap();
+    let out = esimdash(&home).args(["sandbox", "--chaos", "1.5"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("is not a share from 0 to 1"), "{}", stderr(&out));
+}

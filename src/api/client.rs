@@ -29,7 +29,7 @@ const BALANCE: Endpoint = Endpoint::new("GET", "/reseller/balance");
 const MAX_BODY: usize = 16 * 1024 * 1024;
 /// Largest QR image downloaded from `qrCodeUrl`.
 pub const MAX_QR_IMAGE_BYTES: usize = 2 * 1024 * 1024;
-/// How long a QR image download may take.
+/// How long a QR image download may take (or the request timeout, when that is shorter).
 const QR_IMAGE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Page size used when looking through the whole inventory.
 const SCAN_PAGE_SIZE: u64 = 100;
@@ -419,28 +419,22 @@ impl Client {
             return Err("the QR image address is not http(s)".to_string());
         }
         let fail = |what: String| format!("the QR image could not be downloaded: {what}");
+        let timeout = QR_IMAGE_TIMEOUT.min(self.inner.opts.request_timeout);
+        let late = || fail(format!("no answer within {} s", super::error::whole_seconds(timeout)));
         let response = self
             .inner
             .http
             .get(parsed)
-            .timeout(QR_IMAGE_TIMEOUT)
+            .timeout(timeout)
             .send()
             .await
-            .map_err(|e| {
-                if e.is_timeout() {
-                    fail(format!("no answer within {} s", QR_IMAGE_TIMEOUT.as_secs()))
-                } else {
-                    fail(error_chain(&e))
-                }
-            })?;
+            .map_err(|e| if e.is_timeout() { late() } else { fail(error_chain(&e)) })?;
         if !response.status().is_success() {
             return Err(fail(format!("HTTP {}", response.status().as_u16())));
         }
         read_capped(response, MAX_QR_IMAGE_BYTES).await.map_err(|e| match e {
             BodyError::TooLarge => fail(format!("it is larger than {} MiB", MAX_QR_IMAGE_BYTES / (1024 * 1024))),
-            BodyError::Transport(e) if e.is_timeout() => {
-                fail(format!("no answer within {} s", QR_IMAGE_TIMEOUT.as_secs()))
-            }
+            BodyError::Transport(e) if e.is_timeout() => late(),
             BodyError::Transport(e) => fail(error_chain(&e)),
         })
     }

@@ -74,7 +74,7 @@ pub enum ApiError {
     },
 }
 
-fn whole_seconds(d: Duration) -> u64 {
+pub(crate) fn whole_seconds(d: Duration) -> u64 {
     d.as_secs() + u64::from(d.subsec_nanos() > 0)
 }
 

@@ -18,10 +18,14 @@ fn banner(addr: SocketAddr, args: &SandboxArgs) -> String {
         args.orders,
         args.rate_limit,
         args.latency_ms,
-        if args.no_iccid_lookup {
-            ", lookup by ICCID off"
-        } else {
-            ""
+        match (args.no_iccid_lookup, args.chaos > 0.0) {
+            (false, false) => String::new(),
+            (true, false) => ", lookup by ICCID off".to_string(),
+            (lookup_off, true) => format!(
+                "{}, chaos: {:.0}% of answers fail (500, 503, 429, reset, cut short, stalled)",
+                if lookup_off { ", lookup by ICCID off" } else { "" },
+                args.chaos * 100.0
+            ),
         }
     );
     for k in DEMO_KEYS {
@@ -84,6 +88,7 @@ pub async fn run_sandbox(args: &SandboxArgs) -> std::io::Result<()> {
         rate_limit: args.rate_limit,
         latency: Duration::from_millis(args.latency_ms),
         iccid_lookup: !args.no_iccid_lookup,
+        chaos: args.chaos,
         ..SandboxConfig::default()
     };
     serve(

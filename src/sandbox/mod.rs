@@ -2,6 +2,7 @@
 //! for the tests, and for integrators. It knows the contract, nothing of the client.
 
 mod auth;
+mod chaos;
 mod http;
 mod idempotency;
 mod lists;
@@ -50,7 +51,11 @@ pub struct SandboxConfig {
     /// Whether the lists take `iccid` (CONTRACT.md); off, the sandbox plays a server that
     /// predates the lookup and answers the unfiltered list.
     pub iccid_lookup: bool,
+    /// The share of answers (0 to 1) that fail as networks and servers do (`--chaos`).
+    pub chaos: f64,
 }
+
+pub use chaos::Disruption;
 
 pub const DEFAULT_SEED: u64 = 20_261_120;
 pub const DEFAULT_ORDERS: usize = 400;
@@ -66,6 +71,7 @@ impl Default for SandboxConfig {
             epoch: None,
             allocate_after: Duration::from_secs(2),
             iccid_lookup: true,
+            chaos: 0.0,
         }
     }
 }
@@ -105,6 +111,7 @@ struct Knobs {
     api_received: AtomicU64,
     /// How many of the next writes are handled but never answered (a lost answer).
     lose_writes: AtomicU64,
+    chaos: Arc<chaos::Chaos>,
 }
 
 impl Knobs {
@@ -114,6 +121,7 @@ impl Knobs {
             received: AtomicU64::new(0),
             api_received: AtomicU64::new(0),
             lose_writes: AtomicU64::new(0),
+            chaos: Arc::new(chaos::Chaos::new(config.chaos, config.seed)),
         }
     }
 }
@@ -149,6 +157,7 @@ fn router_with_knobs(config: &SandboxConfig, origin: String, knobs: Arc<Knobs>) 
         .fallback(routes::not_found)
         .method_not_allowed_fallback(routes::method_not_allowed)
         .layer(DefaultBodyLimit::max(http::MAX_BODY_BYTES))
+        .layer(middleware::from_fn_with_state(knobs.chaos.clone(), chaos::disrupt))
         .layer(middleware::from_fn(move |req: Request, next: Next| {
             knobs.received.fetch_add(1, Ordering::Relaxed);
             if req.uri().path().starts_with("/api/") {
@@ -249,6 +258,11 @@ impl RunningSandbox {
         self.knobs.received.load(Ordering::Relaxed)
     }
 
+    /// How many answers `chaos` failed, each way.
+    pub fn disruptions(&self) -> Vec<(Disruption, u64)> {
+        self.knobs.chaos.counts()
+    }
+
     /// How many of them were API requests (QR images left out).
     pub fn api_requests_received(&self) -> u64 {
         self.knobs.api_received.load(Ordering::Relaxed)
@@ -268,7 +282,9 @@ pub async fn spawn(config: &SandboxConfig, addr: SocketAddr) -> std::io::Result<
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
     let knobs = Arc::new(Knobs::new(config));
-    let app = router_with_knobs(config, format!("http://{addr}"), knobs.clone());
+    let app = router_with_knobs(config, format!("http://{addr}"), knobs.clone())
+        .into_make_service_with_connect_info::<chaos::Peer>();
+    let listener = chaos::ChaosListener(listener);
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
         let stopped = async {
@@ -294,7 +310,8 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
-    let app = router(config, format!("http://{addr}"));
+    let app = router(config, format!("http://{addr}")).into_make_service_with_connect_info::<chaos::Peer>();
+    let listener = chaos::ChaosListener(listener);
     on_ready(addr);
     axum::serve(listener, app).with_graceful_shutdown(shutdown).await
 }

@@ -4,6 +4,7 @@
 mod accounts;
 mod app_behaviour;
 mod cancelling;
+mod chaos;
 mod common;
 mod esims;
 mod finding;
