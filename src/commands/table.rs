@@ -2,7 +2,7 @@
 //! right-aligned, every cell sanitised.
 
 use crate::esim::status::Status;
-use crate::esim::text::{fit_width, sanitize};
+use crate::esim::text::safe_fit;
 use crate::present::{StatusTone, status_tone};
 use unicode_width::UnicodeWidthStr;
 
@@ -59,12 +59,8 @@ impl Table {
 
     pub fn row(&mut self, cells: Vec<String>) {
         let max = self.max_cell.unwrap_or(usize::MAX);
-        self.rows.push(
-            cells
-                .into_iter()
-                .map(|c| fit_width(&sanitize(&c), max).into_owned())
-                .collect(),
-        );
+        self.rows
+            .push(cells.into_iter().map(|c| safe_fit(&c, max).into_owned()).collect());
     }
 
     /// The table as text; statuses coloured when `colour`.

@@ -17,13 +17,13 @@ pub fn sanitize(s: &str) -> Cow<'_, str> {
     }
 }
 
-/// A sanitised prefix of at most `max_chars` characters, with `…` when cut.
+/// A sanitised prefix of at most `max_chars` characters, with `…` when cut. Only the prefix is
+/// looked at, so a 5 000-character name costs no more than a short one.
 pub fn excerpt(s: &str, max_chars: usize) -> String {
-    let mut out: String = sanitize(s).chars().take(max_chars).collect();
-    if s.chars().count() > max_chars {
-        out.push('…');
+    match s.char_indices().nth(max_chars) {
+        Some((cut, _)) => format!("{}…", sanitize(&s[..cut])),
+        None => sanitize(s).into_owned(),
     }
-    out
 }
 
 /// `value` as one compact line of JSON in which every unsafe character is a `\uXXXX` escape, so
@@ -54,26 +54,29 @@ impl serde_json::ser::Formatter for EscapeUnsafe {
     }
 }
 
-/// `s` cut to at most `width` terminal columns, ending in `…` when cut.
-pub fn fit_width(s: &str, width: usize) -> Cow<'_, str> {
-    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
-    if s.width() <= width {
-        return Cow::Borrowed(s);
-    }
+/// `s` made safe (as `sanitize`) and cut to at most `width` terminal columns, ending in `…`
+/// when cut. One pass that stops at the cut, so a 5 000-character name costs what a short one
+/// does: tables call it for every cell of every frame.
+pub fn safe_fit(s: &str, width: usize) -> Cow<'_, str> {
+    use unicode_width::UnicodeWidthChar;
+    let shown = |c: char| if is_unsafe(c) { '\u{FFFD}' } else { c };
     let room = width.saturating_sub(1);
-    let mut used = 0;
-    let mut out = String::new();
-    for c in s.chars() {
-        used += c.width().unwrap_or(0);
-        if used > room {
-            break;
+    let (mut used, mut cut, mut clean) = (0, None, true);
+    for (at, c) in s.char_indices() {
+        clean &= !is_unsafe(c);
+        used += shown(c).width().unwrap_or(0);
+        if used > room && cut.is_none() {
+            cut = Some(at);
         }
-        out.push(c);
+        if used > width {
+            let mut kept: String = s[..cut.unwrap_or(at)].chars().map(shown).collect();
+            if width > 0 {
+                kept.push('…');
+            }
+            return Cow::Owned(kept);
+        }
     }
-    if width > 0 {
-        out.push('…');
-    }
-    Cow::Owned(out)
+    if clean { Cow::Borrowed(s) } else { sanitize(s) }
 }
 
 #[cfg(test)]
@@ -100,12 +103,15 @@ mod tests {
     }
 
     #[test]
-    fn fit_width_counts_terminal_columns() {
-        assert_eq!(fit_width("abcdef", 4), "abc…");
-        assert_eq!(fit_width("abcd", 4), "abcd");
-        assert_eq!(fit_width("日本語です", 5), "日本…");
-        assert_eq!(fit_width("abc", 0), "");
-        assert_eq!(fit_width("abc", 1), "…");
+    fn safe_fit_counts_terminal_columns_and_replaces_controls() {
+        assert_eq!(safe_fit("abcdef", 4), "abc…");
+        assert_eq!(safe_fit("abcd", 4), "abcd");
+        assert_eq!(safe_fit("日本語です", 5), "日本…");
+        assert_eq!(safe_fit("abc", 0), "");
+        assert_eq!(safe_fit("abc", 1), "…");
+        assert_eq!(safe_fit("a\x1b[2J", 10), "a\u{FFFD}[2J");
+        assert_eq!(safe_fit("a\u{202e}bcdef", 4), "a\u{FFFD}b…");
+        assert!(matches!(safe_fit("plain", 9), Cow::Borrowed(_)));
     }
 
     #[test]

@@ -10,6 +10,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+#[path = "../support/tools.rs"]
+#[allow(dead_code)]
+mod tools;
+pub use tools::property_cases;
+
 /// A sandbox with a rate limit high enough that only tests about limits meet it.
 pub async fn sandbox() -> RunningSandbox {
     sandbox_with(SandboxConfig {

@@ -154,3 +154,109 @@ fn hostile_bodies_are_errors_not_panics_and_never_guessed_money() {
     let p: Profile = serde_json::from_str(r#"{"name":"a\u001b[2Jb","balanceUsd":"1"}"#).unwrap();
     assert_eq!(esimdash::esim::text::sanitize(&p.name), "a\u{FFFD}[2Jb");
 }
+
+mod arbitrary_json {
+    //! Decoders fed arbitrary JSON, shaped like the API's answers (its field names, nested
+    //! envelopes) with values of any type: a value or an error, never a panic, and an amount is
+    //! the exact decimal the server wrote or an error, never a guess.
+
+    use esimdash::api::model::{EsimPage, OrderPage, Placed, Profile, parse_plan_list};
+    use proptest::prelude::*;
+    use rust_decimal::Decimal;
+    use serde_json::Value;
+    use std::str::FromStr;
+
+    const FIELDS: [&str; 24] = [
+        "data",
+        "packageList",
+        "obj",
+        "success",
+        "profile",
+        "order",
+        "orders",
+        "esims",
+        "total",
+        "page",
+        "pageSize",
+        "balanceUsd",
+        "price",
+        "sellPrice",
+        "pricing",
+        "volume",
+        "slug",
+        "name",
+        "status",
+        "iccid",
+        "rawOrderJson",
+        "ac",
+        "totalSellPrice",
+        "providerOrderNo",
+    ];
+
+    fn leaf() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            prop::sample::select(vec![
+                "",
+                "12.50",
+                "-0.00",
+                "1e3",
+                "NaN",
+                "12.5.0",
+                "0.000000000000000000000000001",
+                "79228162514264337593543950336",
+                " 7 ",
+                "in_use",
+                "LPA:1$a$b",
+                "\u{1b}[2J",
+            ])
+            .prop_map(Value::from),
+            any::<String>().prop_map(Value::from),
+        ]
+    }
+
+    fn json() -> impl Strategy<Value = Value> {
+        leaf().prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::vec((prop::sample::select(FIELDS.to_vec()), inner), 0..6)
+                    .prop_map(|pairs| Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: crate::common::property_cases(),
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn every_decoder_takes_any_json_without_panicking(value in json()) {
+            let body = serde_json::to_vec(&value).unwrap();
+            let _ = parse_plan_list(&body);
+            let _ = serde_json::from_slice::<OrderPage>(&body);
+            let _ = serde_json::from_slice::<EsimPage>(&body);
+            let _ = serde_json::from_slice::<Placed>(&body);
+            let _ = serde_json::from_slice::<Profile>(&body);
+        }
+
+        #[test]
+        fn a_balance_is_the_exact_decimal_written_or_an_error(balance in leaf()) {
+            let body = serde_json::json!({ "name": "Ada", "balanceUsd": balance.clone() });
+            // Refused, or no amount, is fine; an amount must be exactly what was written.
+            if let Ok(Profile { balance_usd: Some(amount), .. }) = serde_json::from_value::<Profile>(body) {
+                let written = match &balance {
+                    Value::String(s) => s.trim().to_string(),
+                    other => other.to_string(),
+                };
+                let exact = Decimal::from_str(&written).or_else(|_| Decimal::from_scientific(&written));
+                prop_assert_eq!(Ok(amount), exact, "{} became {}", written, amount);
+            }
+        }
+    }
+}

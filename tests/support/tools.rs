@@ -76,3 +76,14 @@ pub fn zbar_decode(pngs: &[Vec<u8>]) -> Option<Vec<String>> {
         .collect();
     zbar_decode_files(&files)
 }
+
+/// How many cases each property test runs: `PROPTEST_CASES`, else 10 000 under `CI` and 300 on a
+/// developer's machine (the same properties, a quicker run).
+#[allow(dead_code)]
+pub fn property_cases() -> u32 {
+    let default = if std::env::var_os("CI").is_some() { 10_000 } else { 300 };
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(default)
+}

@@ -9,6 +9,7 @@ mod common;
 mod esims;
 mod finding;
 mod handover;
+mod properties;
 mod purchases;
 mod screenshots;
 mod snapshots;

@@ -31,10 +31,10 @@ fn money(value: Option<rust_decimal::Decimal>) -> String {
 fn cells(plan: &Plan) -> Vec<String> {
     let pricing = plan.pricing.as_ref();
     vec![
-        safe(&plan.name),
-        safe(&present::location(&plan.location_code)),
+        plan.name.clone(),
+        present::location(&plan.location_code),
         plan.volume.map(format_bytes).unwrap_or_default(),
-        safe(&present::validity(plan)),
+        present::validity(plan),
         money(pricing.and_then(|p| p.cost_price)),
         money(plan.sell_price()),
         pricing

@@ -10,7 +10,7 @@ use crate::api::Found;
 use crate::api::model::Esim;
 use crate::esim::lpa::{ActivationCode, apple_install_link};
 use crate::esim::qr::QrMatrix;
-use crate::esim::text::fit_width;
+use crate::esim::text::safe_fit;
 use crate::esim::volume::format_bytes;
 use crate::tui::app::{App, Code, Mode, Remote, ResultRow, Tab};
 use crate::tui::keymap::{Action, Context};
@@ -48,16 +48,16 @@ pub fn usage_gauge(used: u64, total: u64) -> String {
 fn cells(e: &Esim) -> Vec<String> {
     let raw = &e.raw_order_json;
     vec![
-        safe(&raw.iccid),
-        safe(e.record.status.as_str()),
-        safe(&raw.smdp_status),
-        safe(&e.record.package_name),
-        safe(&e.record.location_code),
+        raw.iccid.clone(),
+        e.record.status.as_str().to_string(),
+        raw.smdp_status.clone(),
+        e.record.package_name.clone(),
+        e.record.location_code.clone(),
         match (raw.order_usage, raw.total_volume) {
             (Some(u), Some(t)) => usage_gauge(u, t),
             _ => "-".to_string(),
         },
-        safe(&crate::present::short_date(&raw.expired_time)),
+        crate::present::short_date(&raw.expired_time),
     ]
 }
 
@@ -215,11 +215,11 @@ fn result_cells(row: ResultRow<'_>) -> Vec<String> {
     match row {
         ResultRow::Fetched(e) => cells(e),
         ResultRow::Indexed(r) => vec![
-            safe(r.iccid),
-            safe(r.status.as_str()),
+            r.iccid.to_string(),
+            r.status.as_str().to_string(),
             String::new(),
-            safe(&r.package.name),
-            safe(&r.package.location),
+            r.package.name.clone(),
+            r.package.location.clone(),
             String::new(),
             String::new(),
         ],
@@ -301,7 +301,7 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             safe(&esim.record.location_code),
             safe(&raw.smdp_status)
         )),
-        Line::raw(fit_width(&package, usize::from(inner.width)).into_owned()),
+        Line::raw(safe_fit(&package, usize::from(inner.width)).into_owned()),
         Line::raw(match (raw.order_usage, raw.total_volume) {
             (Some(u), Some(t)) => format!(
                 "{} of {} used · expires {}",

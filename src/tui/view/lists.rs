@@ -22,11 +22,11 @@ pub fn short_time(rfc3339: &str) -> String {
 fn order_cells(o: &Order) -> Vec<String> {
     let r = &o.record;
     vec![
-        safe(&r.provider_order_no),
+        r.provider_order_no.clone(),
         short_time(&o.created_at),
-        safe(r.status.as_str()),
-        safe(&r.package_name),
-        safe(&r.location_code),
+        r.status.as_str().to_string(),
+        r.package_name.clone(),
+        r.location_code.clone(),
         r.quantity.map(|q| q.to_string()).unwrap_or_default(),
         o.total_sell_price.map(format_amount).unwrap_or_else(|| "-".to_string()),
     ]

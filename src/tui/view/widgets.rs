@@ -3,7 +3,7 @@
 
 use super::theme::Theme;
 use crate::esim::status::Status;
-use crate::esim::text::{fit_width, sanitize};
+use crate::esim::text::{safe_fit, sanitize};
 use crate::present::status_tone;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
@@ -56,7 +56,7 @@ pub fn fields<'a>(rows: &[(&'a str, String)], width: u16, theme: &Theme) -> Fiel
         .iter()
         .map(|(k, v)| {
             let value = safe(v);
-            let shown = fit_width(&value, room);
+            let shown = safe_fit(&value, room);
             if shown != value {
                 in_full.push(Line::styled(format!("{k} in full:"), theme.muted()));
                 in_full.push(Line::raw(value.clone()));
@@ -186,8 +186,9 @@ fn table(frame: &mut Frame, area: Rect, columns: &[Column], rows: Vec<Vec<String
         .iter()
         .map(|r| usize::from(r.width))
         .collect();
+    // Every cell is made safe here, in one place, and only as far as its column shows.
     let cell = |column: &Column, text: String, room: usize| {
-        let text = fit_width(&text, room).into_owned();
+        let text = safe_fit(&text, room).into_owned();
         let style = if column.status {
             theme.status(status_tone(&Status::parse(&text)))
         } else {

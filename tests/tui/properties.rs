@@ -1,0 +1,493 @@
+//! Property tests: random sequences of keys, mouse events, resizes from 1×1 to 400×150, timer
+//! ticks and answers (data of any size and text, every error kind, answers to requests long
+//! done and to ids never given) fed to `App::update`, the app drawn after every step. Nothing
+//! panics, and after every step the cursors are inside their lists, the page is inside the
+//! total, a payment goes out only from a confirmation and one at a time, and after a 401 nothing
+//! is sent at all. Cases: 10 000 under `CI`, 300 elsewhere, or `PROPTEST_CASES`.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use esimdash::api::model::{Esim, Order, Placed, Plan, Profile};
+use esimdash::api::{ApiError, Delivery, Endpoint, Found, Paid};
+use esimdash::tui::app::{App, Overlay, Stage};
+use esimdash::tui::msg::{Answer, Effect, Msg, Payload, Request, RequestId};
+use esimdash::tui::view::{self, theme::Theme};
+use proptest::prelude::*;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::layout::Rect;
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+/// One thing that happens to the app.
+#[derive(Debug, Clone)]
+enum Step {
+    Key(KeyCode, bool),
+    Mouse(u8, u16, u16),
+    /// The terminal is now this size.
+    Resize(u16, u16),
+    /// Time passes, then a tick.
+    Tick(u16),
+    /// The `n`th pending request (modulo) is answered with data built from `seed`.
+    Data(usize, u64),
+    /// The `n`th pending request is answered with the error of this number.
+    Error(usize, u8),
+    /// An answer for a request long done, or an id never given.
+    Stray(u64, u64),
+    /// The keys of a purchase from the catalog: `1`, `b`, then Enter to review.
+    Buy,
+    /// Enter, as on a confirmation.
+    Enter,
+}
+
+fn key_code() -> impl Strategy<Value = KeyCode> {
+    prop_oneof![
+        6 => prop::sample::select(
+            "0123456789qwertyuiopasdfghjklzxcvbnmQWERTYUIOPASDFGHJKLZXCVBNM/!?.-: é".chars().collect::<Vec<_>>()
+        ).prop_map(KeyCode::Char),
+        4 => prop::sample::select(vec![
+            KeyCode::Enter, KeyCode::Esc, KeyCode::Tab, KeyCode::BackTab, KeyCode::Backspace,
+            KeyCode::Up, KeyCode::Down, KeyCode::Left, KeyCode::Right, KeyCode::PageUp,
+            KeyCode::PageDown, KeyCode::Home, KeyCode::End, KeyCode::Delete, KeyCode::F(1),
+        ]),
+    ]
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        10 => (key_code(), prop::bool::weighted(0.05)).prop_map(|(k, ctrl)| Step::Key(k, ctrl)),
+        2 => (0u8..8, 0u16..400, 0u16..150).prop_map(|(k, x, y)| Step::Mouse(k, x, y)),
+        1 => (1u16..=400, 1u16..=150).prop_map(|(w, h)| Step::Resize(w, h)),
+        1 => (0u16..3000).prop_map(Step::Tick),
+        8 => (0usize..8, any::<u64>()).prop_map(|(n, s)| Step::Data(n, s)),
+        3 => (0usize..8, 0u8..12).prop_map(|(n, e)| Step::Error(n, e)),
+        1 => (any::<u64>(), any::<u64>()).prop_map(|(id, s)| Step::Stray(id, s)),
+        2 => Just(Step::Buy),
+        3 => Just(Step::Enter),
+    ]
+}
+
+/// Text of any kind: plain, empty, very long, or with controls, bidi and wide characters.
+fn text(seed: u64, plain: &str) -> String {
+    match seed % 7 {
+        0 => String::new(),
+        1 => format!("{plain}\u{1b}[2J\u{202e}\u{9b}x\r\n"),
+        2 => "界".repeat(200),
+        3 => format!("{plain}{}", "x".repeat(5000)),
+        _ => plain.to_string(),
+    }
+}
+
+fn plan(seed: u64, i: u64) -> Plan {
+    let location = ["FR", "!RG", "", "ZZ"][(i % 4) as usize];
+    serde_json::from_value(json!({
+        "name": text(seed >> 3, &format!("Plan {i}")), "slug": format!("p-{i}"),
+        "packageCode": format!("P{i}"), "locationCode": location,
+        "volume": (i + 1) * 1_000_000, "duration": i % 40, "durationUnit": "DAY",
+        "price": format!("{}.{:02}", i % 50, i % 100), "currencyCode": "USD",
+        "pricing": { "sellPrice": format!("{}.5", i % 60), "costPrice": "1.00" }
+    }))
+    .unwrap()
+}
+
+const STATUSES: [&str; 8] = [
+    "in_use",
+    "got_resource",
+    "pending",
+    "used_up",
+    "cancel",
+    "revoked",
+    "unused_expired",
+    "??",
+];
+
+fn order(seed: u64, i: u64) -> Order {
+    let status = STATUSES[(i % 8) as usize];
+    serde_json::from_value(json!({
+        "providerOrderNo": format!("B{seed}-{i}"), "status": status,
+        "packageName": text(seed >> 5, "Pack"), "slug": format!("p-{i}"), "quantity": i % 3,
+        "iccid": format!("89441000000{:08}", i), "totalSellPrice": format!("{}.00", i % 30),
+        "createdAt": "2026-11-20T10:00:00Z"
+    }))
+    .unwrap()
+}
+
+fn esim(seed: u64, i: u64) -> Esim {
+    let status = STATUSES[(i % 8) as usize];
+    let ac = if i.is_multiple_of(3) {
+        "LPA:1$rsp.example$ABC".to_string()
+    } else {
+        text(seed, "")
+    };
+    serde_json::from_value(json!({
+        "orderNo": format!("B{seed}-{i}"), "status": status,
+        "packageName": text(seed >> 7, "Pack"), "slug": format!("p-{i}"),
+        "rawOrderJson": {
+            "iccid": format!("8944100000{:09}", (seed ^ i) % 1_000_000_000), "smdpStatus": "ENABLED",
+            "orderUsage": i * 1000, "totalVolume": 1_000_000, "expiredTime": "2026-12-01T00:00:00Z",
+            "ac": ac,
+            "qrCodeUrl": ""
+        }
+    }))
+    .unwrap()
+}
+
+fn profile(seed: u64) -> Profile {
+    serde_json::from_value(json!({
+        "name": text(seed, "Ada"), "companyName": text(seed >> 2, "Acme"),
+        "balanceUsd": format!("{}.{:02}", seed % 1000, seed % 100)
+    }))
+    .unwrap()
+}
+
+/// A page of `count` items with a `total` that may disagree with it (a server can be wrong).
+fn page_numbers(seed: u64) -> (u64, u64, u64) {
+    let count = seed % 60;
+    let total = match seed % 5 {
+        0 => 0,
+        1 => count,
+        _ => (seed >> 8) % 100_000,
+    };
+    ((seed >> 4) % 5 + 1, count, total)
+}
+
+/// Data for `request`: mostly what it asked for, sometimes something else entirely.
+fn data_for(request: &Request, seed: u64) -> Payload {
+    let (page, count, total) = page_numbers(seed);
+    let orders = || -> Vec<Order> { (0..count).map(|i| order(seed, i)).collect() };
+    let asked = if seed.is_multiple_of(11) {
+        &Request::Profile
+    } else {
+        request
+    };
+    match asked {
+        Request::Profile => Payload::Profile(profile(seed)),
+        Request::Plans | Request::TopupPlans { .. } => Payload::Plans((0..count).map(|i| plan(seed, i)).collect()),
+        Request::Plan { .. } => Payload::Plan(plan(seed, 1)),
+        Request::Orders(_) => Payload::Orders(
+            serde_json::from_value(json!({"page": page, "pageSize": 50, "total": total, "orders": []})).unwrap(),
+        )
+        .with_orders(orders()),
+        Request::Esims(_) | Request::EsimScan { .. } => Payload::Esims(
+            serde_json::from_value(json!({"page": page, "pageSize": 50, "total": total, "esims": []})).unwrap(),
+        )
+        .with_esims((0..count).map(|i| esim(seed, i)).collect()),
+        Request::FindEsim { .. } => Payload::FoundEsim(match seed % 3 {
+            0 => Found::Esim(Box::new(esim(seed, 1))),
+            1 => Found::Absent,
+            _ => Found::Unknown,
+        }),
+        Request::ActivationCode { .. } => Payload::ActivationCode(if seed.is_multiple_of(2) {
+            Ok(text(seed, "LPA:1$rsp.example$XYZ"))
+        } else {
+            Err(text(seed, "no QR"))
+        }),
+        Request::UpdateProfile(_) => Payload::ProfileSaved(profile(seed)),
+        Request::OrdersOfPlan { .. } => {
+            Payload::OrderNumbers(orders().into_iter().map(|o| o.record.provider_order_no).collect())
+        }
+        Request::Pay(_) => Payload::Paid(Paid {
+            placed: Placed {
+                order: order(seed, 1),
+                balance_usd: Some(rust_decimal::Decimal::new((seed % 100_000) as i64, 2)),
+            },
+            delivery: if seed.is_multiple_of(2) {
+                Delivery::Answered
+            } else {
+                Delivery::Resent { replayed: true }
+            },
+        }),
+        Request::LookUpPayment { .. } => Payload::FoundOrder(seed.is_multiple_of(2).then(|| order(seed, 2))),
+    }
+}
+
+/// Page payloads are built empty and filled, so the JSON above stays small.
+trait Fill {
+    fn with_orders(self, orders: Vec<Order>) -> Self;
+    fn with_esims(self, esims: Vec<Esim>) -> Self;
+}
+
+impl Fill for Payload {
+    fn with_orders(mut self, orders: Vec<Order>) -> Self {
+        if let Payload::Orders(page) = &mut self {
+            page.orders = orders;
+        }
+        self
+    }
+    fn with_esims(mut self, esims: Vec<Esim>) -> Self {
+        if let Payload::Esims(page) = &mut self {
+            page.esims = esims;
+        }
+        self
+    }
+}
+
+const EP: Endpoint = Endpoint::new("GET", "/reseller/orders");
+
+fn error(kind: u8) -> ApiError {
+    match kind {
+        0 => ApiError::Unauthorized {
+            endpoint: EP,
+            message: "Invalid key".into(),
+        },
+        1 => ApiError::Revoked { endpoint: EP },
+        2 => ApiError::RateLimited {
+            endpoint: EP,
+            retry_after: Duration::from_secs(2),
+        },
+        3 => ApiError::Api {
+            endpoint: EP,
+            status: 500,
+            message: "boom\u{1b}[2J".into(),
+        },
+        4 => ApiError::Api {
+            endpoint: EP,
+            status: 402,
+            message: "Insufficient balance".into(),
+        },
+        5 => ApiError::Api {
+            endpoint: EP,
+            status: 404,
+            message: "not found".into(),
+        },
+        6 => ApiError::Decode {
+            endpoint: EP,
+            status: 200,
+            detail: "expected value".into(),
+            excerpt: "<html>".into(),
+        },
+        7 | 8 => ApiError::Network {
+            endpoint: EP,
+            host: "127.0.0.1".into(),
+            detail: "connection reset".into(),
+            outcome_unknown: kind == 8,
+        },
+        9 | 10 => ApiError::Timeout {
+            endpoint: EP,
+            after: Duration::from_secs(30),
+            outcome_unknown: kind == 10,
+        },
+        _ => ApiError::Api {
+            endpoint: EP,
+            status: 422,
+            message: "x".repeat(3000),
+        },
+    }
+}
+
+fn mouse(kind: u8, x: u16, y: u16) -> MouseEvent {
+    let kind = match kind {
+        0 => MouseEventKind::Down(MouseButton::Left),
+        1 => MouseEventKind::Up(MouseButton::Left),
+        2 => MouseEventKind::ScrollDown,
+        3 => MouseEventKind::ScrollUp,
+        4 => MouseEventKind::Drag(MouseButton::Left),
+        5 => MouseEventKind::Down(MouseButton::Right),
+        6 => MouseEventKind::Moved,
+        _ => MouseEventKind::ScrollLeft,
+    };
+    MouseEvent {
+        kind,
+        column: x,
+        row: y,
+        modifiers: KeyModifiers::NONE,
+    }
+}
+
+/// The app, what it waits for, and what the checks need to remember.
+struct Run {
+    app: App,
+    now: Instant,
+    size: (u16, u16),
+    pending: Vec<(RequestId, Request)>,
+    done: Vec<(RequestId, Request)>,
+    unauthorized: bool,
+    /// A payment sent and not yet answered.
+    paying: Option<RequestId>,
+    terminal: Terminal<TestBackend>,
+}
+
+impl Run {
+    /// A fresh app; `warm`, with its first requests (profile, catalog) answered with data.
+    fn new(warm: Option<u64>) -> Self {
+        let mut run = Run {
+            app: App::new(false),
+            now: Instant::now(),
+            size: (120, 40),
+            pending: Vec::new(),
+            done: Vec::new(),
+            unauthorized: false,
+            paying: None,
+            terminal: Terminal::new(TestBackend::new(120, 40)).unwrap(),
+        };
+        let effects = run.app.start();
+        run.follow(&effects, false);
+        if let Some(seed) = warm {
+            while !run.pending.is_empty() {
+                run.answer(0, |r| Ok(data_for(r, seed | 1)));
+            }
+        }
+        run
+    }
+
+    fn confirming(&self) -> bool {
+        matches!(self.app.overlay(), Some(Overlay::Purchase(f)) if f.stage == Stage::Confirming)
+    }
+
+    /// Takes in the effects of one step, checking what was sent.
+    fn follow(&mut self, effects: &[Effect], was_confirming: bool) {
+        let mut pays = 0;
+        for effect in effects {
+            match effect {
+                Effect::Send { id, request } => {
+                    assert!(!self.unauthorized, "sent after a 401: {request:?}");
+                    if let Request::Pay(_) = request {
+                        pays += 1;
+                        assert!(was_confirming, "a payment went out without a confirmation");
+                        assert!(self.paying.is_none(), "a second payment while one is unanswered");
+                        self.paying = Some(*id);
+                    }
+                    self.pending.push((*id, request.clone()));
+                }
+                Effect::Cancel(id) => self.pending.retain(|(p, _)| p != id),
+                _ => {}
+            }
+        }
+        assert!(pays <= 1, "{pays} payments from one confirmation");
+    }
+
+    fn answer(&mut self, n: usize, result: impl FnOnce(&Request) -> Result<Payload, ApiError>) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let (id, request) = self.pending.remove(n % self.pending.len());
+        let result = result(&request);
+        if matches!(result, Err(ApiError::Unauthorized { .. } | ApiError::Revoked { .. })) {
+            self.unauthorized = true;
+        }
+        if self.paying == Some(id) {
+            self.paying = None;
+        }
+        self.done.push((id, request.clone()));
+        self.update(Msg::Answer(Box::new(Answer { id, request, result })));
+    }
+
+    fn update(&mut self, msg: Msg) {
+        let was_confirming = self.confirming();
+        let effects = self.app.update(msg, self.now);
+        self.follow(&effects, was_confirming);
+    }
+
+    fn step(&mut self, step: &Step) {
+        match step {
+            Step::Key(code, ctrl) => {
+                let modifiers = if *ctrl {
+                    KeyModifiers::CONTROL
+                } else {
+                    KeyModifiers::NONE
+                };
+                self.update(Msg::Key(KeyEvent::new(*code, modifiers)));
+            }
+            Step::Mouse(kind, x, y) => self.update(Msg::Mouse(mouse(*kind, *x, *y))),
+            Step::Resize(w, h) => {
+                self.size = (*w, *h);
+                self.update(Msg::Resize);
+            }
+            Step::Tick(ms) => {
+                self.now += Duration::from_millis(u64::from(*ms));
+                self.update(Msg::Tick);
+            }
+            Step::Buy => {
+                for c in ['1', 'b'] {
+                    self.update(Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)));
+                }
+                self.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+            }
+            Step::Enter => self.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE))),
+            Step::Data(n, seed) => self.answer(*n, |r| Ok(data_for(r, *seed))),
+            Step::Error(n, kind) => self.answer(*n, |_| Err(error(*kind))),
+            Step::Stray(id, seed) => {
+                let (id, request) = match self.done.get(*id as usize % (self.done.len() + 1)) {
+                    Some(done) => done.clone(),
+                    None => (id | 1 << 62, Request::Profile),
+                };
+                let result = if seed.is_multiple_of(2) {
+                    Ok(data_for(&request, *seed))
+                } else {
+                    Err(error((*seed % 12) as u8))
+                };
+                self.update(Msg::Answer(Box::new(Answer { id, request, result })));
+            }
+        }
+    }
+
+    /// Draws, and checks the invariants that hold after every step.
+    fn check(&mut self) {
+        let (w, h) = self.size;
+        self.terminal.resize(Rect::new(0, 0, w, h)).unwrap();
+        let theme = Theme { color: true };
+        self.terminal
+            .draw(|f| view::draw(f, &self.app, &theme, self.now))
+            .unwrap();
+        let catalog = self.app.catalog();
+        assert!(
+            catalog.cursor() < catalog.visible().len().max(1),
+            "catalog cursor {} of {}",
+            catalog.cursor(),
+            catalog.visible().len()
+        );
+        let orders = self.app.orders().list();
+        let esims = self.app.esims().list();
+        for (name, cursor, total, page, pages) in [
+            (
+                "orders",
+                orders.cursor(),
+                orders.total(),
+                orders.current_page(),
+                orders.page_count(),
+            ),
+            (
+                "eSIMs",
+                esims.cursor(),
+                esims.total(),
+                esims.current_page(),
+                esims.page_count(),
+            ),
+        ] {
+            if let Some(total) = total {
+                assert!(cursor < total.max(1), "{name} cursor {cursor} of {total}");
+            }
+            assert!(page <= pages.max(1), "{name} page {page} of {pages}");
+        }
+        assert!(
+            self.app.esims().result_cursor() < self.app.esims().result_count().max(1),
+            "search cursor"
+        );
+        match self.app.overlay() {
+            Some(Overlay::Purchase(form)) => assert!(form.cursor < form.plans.len().max(1), "purchase cursor"),
+            Some(Overlay::StatusPicker { choices, cursor, .. }) => assert!(*cursor < choices.len(), "status cursor"),
+            Some(Overlay::AccountPicker { names, cursor, .. }) => assert!(*cursor < names.len().max(1), "picker"),
+            _ => {}
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: crate::common::property_cases(),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn any_sequence_of_input_and_answers_keeps_the_app_whole(
+        warm in prop::option::of(any::<u64>()),
+        steps in prop::collection::vec(step(), 1..32),
+    ) {
+        let mut run = Run::new(warm);
+        run.check();
+        for step in &steps {
+            run.step(step);
+            run.check();
+        }
+    }
+}
