@@ -144,6 +144,9 @@ const IDEMPOTENCY_KEY: &str = "idempotency-key";
 impl Client {
     pub fn new(base: BaseUrl, credentials: &Credentials, opts: ClientOptions) -> Result<Self, ApiError> {
         let auth_headers = credentials.headers().map_err(ApiError::Setup)?;
+        // TLS by rustls on ring: it builds in seconds where aws-lc compiles a large C library
+        // (README, "Performance"). Installed once per process; a second call changes nothing.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::builder()
             .connect_timeout(opts.connect_timeout)
             .timeout(opts.request_timeout)
