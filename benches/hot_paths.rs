@@ -1,0 +1,219 @@
+//! The hot paths, timed by divan: a frame of each tab at 200×60 full of data, decoding an
+//! orders page and a 2 000-plan catalog, the partial-ICCID search over 100 000 eSIMs, a QR code
+//! encoded and drawn, and the sandbox answering an orders page with `q` over 100 000 orders.
+//! `cargo bench --bench hot_paths` (README, "Performance").
+
+use axum::body::Body;
+use axum::http::Request as HttpRequest;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use esimdash::api::model::{Esim, EsimPage, OrderPage, parse_plan_list};
+use esimdash::esim::qr::QrMatrix;
+use esimdash::esim::status::StatusFilter;
+use esimdash::inventory::Inventory;
+use esimdash::sandbox::{SandboxConfig, router};
+use esimdash::tui::app::App;
+use esimdash::tui::msg::{Answer, Effect, Msg, Payload, Request, RequestId};
+use esimdash::tui::view::{self, theme::Theme};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::{Value, json};
+use std::hint::black_box;
+use std::time::Instant;
+use tower::ServiceExt;
+
+fn main() {
+    divan::main();
+}
+
+fn plan_json(i: usize) -> Value {
+    json!({
+        "packageCode": format!("P{i:05}"), "slug": format!("fr-{i}gb-30d"),
+        "name": format!("France {i}GB 30 Days"), "price": 5.7, "currencyCode": "USD",
+        "volume": 1_073_741_824u64, "duration": 30, "durationUnit": "DAY", "locationCode": "FR",
+        "supplierPrice": 4.75, "pricing": { "costPrice": 4.75, "sellPrice": 5.7, "margin": 0.95,
+        "marginPct": 20.0, "ruleScope": "global", "ruleType": "percent" }
+    })
+}
+
+fn order_json(i: usize) -> Value {
+    json!({
+        "providerOrderNo": format!("B1000{i:08}"), "status": "in_use", "packageName": "France 3GB 30 Days",
+        "slug": "fr-3gb-30d", "quantity": 1, "iccid": format!("894410000{i:010}"), "locationCode": "FR",
+        "totalSellPrice": "12.40", "createdAt": "2026-11-20T10:00:00Z"
+    })
+}
+
+fn esim_json(i: usize) -> Value {
+    json!({
+        "orderNo": format!("B1000{i:08}"), "status": "in_use", "packageName": "France 3GB 30 Days",
+        "slug": "fr-3gb-30d", "locationCode": "FR",
+        "rawOrderJson": { "iccid": format!("894410000{i:010}"), "smdpStatus": "ENABLED",
+            "orderUsage": 1_000_000 * i as u64 % 3_000_000_000, "totalVolume": 3_221_225_472u64,
+            "expiredTime": "2026-12-20T00:00:00Z", "ac": format!("LPA:1$rsp.esim.example${i:020}"),
+            "qrCodeUrl": "" }
+    })
+}
+
+fn catalog_body() -> String {
+    json!({ "data": (0..2000).map(plan_json).collect::<Vec<_>>() }).to_string()
+}
+
+fn orders_body() -> String {
+    json!({ "page": 1, "pageSize": 100, "total": 100_000, "orders": (0..100).map(order_json).collect::<Vec<_>>() })
+        .to_string()
+}
+
+fn esims_page(from: usize, count: usize) -> EsimPage {
+    let esims: Vec<Value> = (from..from + count).map(esim_json).collect();
+    serde_json::from_value(json!({ "page": 1, "pageSize": count, "total": 100_000, "esims": esims })).unwrap()
+}
+
+/// The app with each tab's data in, as after a session's first minutes.
+fn full_app() -> App {
+    let now = Instant::now();
+    let mut app = App::new(false);
+    let mut pending: Vec<(RequestId, Request)> = Vec::new();
+    let take = |effects: Vec<Effect>, pending: &mut Vec<(RequestId, Request)>| {
+        pending.extend(effects.into_iter().filter_map(|e| match e {
+            Effect::Send { id, request } => Some((id, request)),
+            _ => None,
+        }));
+    };
+    take(app.start(), &mut pending);
+    for key in ['2', '3', '4', '1'] {
+        take(
+            app.update(Msg::Key(KeyEvent::new(KeyCode::Char(key), KeyModifiers::NONE)), now),
+            &mut pending,
+        );
+        while let Some((id, request)) = pending.pop() {
+            let result = match &request {
+                Request::Profile => Ok(Payload::Profile(
+                    serde_json::from_value(
+                        json!({"name": "Ada", "companyName": "Acme Mobile", "balanceUsd": "250.00"}),
+                    )
+                    .unwrap(),
+                )),
+                Request::Plans => Ok(Payload::Plans(parse_plan_list(catalog_body().as_bytes()).unwrap())),
+                Request::Orders(_) => Ok(Payload::Orders(serde_json::from_str(&orders_body()).unwrap())),
+                Request::Esims(_) => Ok(Payload::Esims(esims_page(0, 50))),
+                Request::ActivationCode { esim } => Ok(Payload::ActivationCode(Ok(esim
+                    .raw_order_json
+                    .ac
+                    .clone()
+                    .unwrap_or_default()))),
+                _ => continue,
+            };
+            let answer = Answer { id, request, result };
+            take(app.update(Msg::Answer(Box::new(answer)), now), &mut pending);
+        }
+    }
+    app
+}
+
+mod frame_200x60 {
+    use super::*;
+
+    fn draw_tab(bencher: divan::Bencher, key: char) {
+        let mut app = full_app();
+        app.update(
+            Msg::Key(KeyEvent::new(KeyCode::Char(key), KeyModifiers::NONE)),
+            Instant::now(),
+        );
+        let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
+        let theme = Theme { color: true };
+        let now = Instant::now();
+        // A frame as the runtime makes it: the whole view rendered into a buffer, compared with
+        // the last frame, and what changed written out (here, to a test backend).
+        bencher.bench_local(|| terminal.draw(|f| view::draw(f, &app, &theme, now)).unwrap().area);
+    }
+
+    #[divan::bench]
+    fn catalog(bencher: divan::Bencher) {
+        draw_tab(bencher, '1');
+    }
+
+    #[divan::bench]
+    fn orders(bencher: divan::Bencher) {
+        draw_tab(bencher, '2');
+    }
+
+    #[divan::bench]
+    fn esims_with_qr(bencher: divan::Bencher) {
+        draw_tab(bencher, '3');
+    }
+
+    #[divan::bench]
+    fn profile(bencher: divan::Bencher) {
+        draw_tab(bencher, '4');
+    }
+}
+
+mod decode {
+    use super::*;
+
+    #[divan::bench]
+    fn orders_page_of_100(bencher: divan::Bencher) {
+        let body = orders_body();
+        bencher.bench(|| serde_json::from_str::<OrderPage>(black_box(&body)).unwrap());
+    }
+
+    #[divan::bench]
+    fn catalog_of_2000_plans(bencher: divan::Bencher) {
+        let body = catalog_body();
+        bencher.bench(|| parse_plan_list(black_box(body.as_bytes())).unwrap());
+    }
+}
+
+#[divan::bench]
+fn partial_iccid_search_over_100_000(bencher: divan::Bencher) {
+    let mut inventory = Inventory::default();
+    for from in (0..100_000).step_by(1000) {
+        let page = esims_page(from, 1000);
+        let esims: &[Esim] = &page.esims;
+        inventory.extend(esims, 100_000);
+    }
+    bencher.bench(|| inventory.search(black_box("0000042"), &StatusFilter::All).len());
+}
+
+mod qr {
+    use super::*;
+
+    const CODE: &str = "LPA:1$rsp.esim.example$V0IVTWYRS7QC0123456789";
+
+    #[divan::bench]
+    fn encode(bencher: divan::Bencher) {
+        bencher.bench(|| QrMatrix::encode(black_box(CODE)).unwrap());
+    }
+
+    #[divan::bench]
+    fn draw_as_half_blocks(bencher: divan::Bencher) {
+        let matrix = QrMatrix::encode(CODE).unwrap();
+        bencher.bench(|| matrix.to_half_blocks());
+    }
+}
+
+#[divan::bench(sample_count = 30)]
+fn sandbox_orders_page_with_q_over_100_000(bencher: divan::Bencher) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let config = SandboxConfig {
+        orders: 100_000,
+        rate_limit: u32::MAX,
+        ..SandboxConfig::default()
+    };
+    let app = router(&config, "http://127.0.0.1:1".to_string());
+    let mut page = 0u64;
+    bencher.bench_local(|| {
+        // A different page each time, so no answer is served from a previous one's work.
+        page = page % 900 + 1;
+        let request = HttpRequest::get(format!("/api/v1/reseller/orders?pageSize=100&q=fr&page={page}"))
+            .header("x-access-code", "ak_demo_acme")
+            .header("x-secret-key", "sk_demo_acme")
+            .body(Body::empty())
+            .unwrap();
+        let response = runtime.block_on(app.clone().oneshot(request)).unwrap();
+        assert!(response.status().is_success());
+    });
+}
