@@ -13,7 +13,7 @@ use std::time::Duration;
 #[path = "../support/tools.rs"]
 #[allow(dead_code)]
 mod tools;
-pub use tools::property_cases;
+pub use tools::property_config;
 
 /// A sandbox with a rate limit high enough that only tests about limits meet it.
 pub async fn sandbox() -> RunningSandbox {

@@ -229,11 +229,7 @@ mod arbitrary_json {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig {
-            cases: crate::common::property_cases(),
-            failure_persistence: None,
-            ..ProptestConfig::default()
-        })]
+        #![proptest_config(crate::common::property_config())]
 
         #[test]
         fn every_decoder_takes_any_json_without_panicking(value in json()) {

@@ -77,13 +77,17 @@ pub fn zbar_decode(pngs: &[Vec<u8>]) -> Option<Vec<String>> {
     zbar_decode_files(&files)
 }
 
-/// How many cases each property test runs: `PROPTEST_CASES`, else 10 000 under `CI` and 300 on a
-/// developer's machine (the same properties, a quicker run).
+/// The property tests' settings: `PROPTEST_CASES` cases, else 10 000 under `CI` and 300 on a
+/// developer's machine (the same properties, a quicker run); no failure files left behind.
 #[allow(dead_code)]
-pub fn property_cases() -> u32 {
+pub fn property_config() -> proptest::test_runner::Config {
     let default = if std::env::var_os("CI").is_some() { 10_000 } else { 300 };
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(default)
+    proptest::test_runner::Config {
+        cases: std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(default),
+        failure_persistence: None,
+        ..proptest::test_runner::Config::default()
+    }
 }

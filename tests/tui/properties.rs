@@ -472,11 +472,7 @@ impl Run {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: crate::common::property_cases(),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(crate::common::property_config())]
 
     #[test]
     fn any_sequence_of_input_and_answers_keeps_the_app_whole(

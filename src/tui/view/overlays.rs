@@ -13,18 +13,23 @@ use ratatui::text::{Line, Span};
 /// The plan and order windows' width.
 const DETAIL_WIDTH: u16 = 64;
 
-/// The width inside a window of `width` drawn in `area`.
-fn inner_width(area: Rect, width: u16) -> u16 {
-    width.min(area.width).saturating_sub(2)
-}
-
-/// A detail window's height: `usual`, or all the screen has when a value must also show in full.
-fn detail_height(usual: u16, shown: &Fields<'_>, area: Rect) -> u16 {
-    if shown.in_full.is_empty() {
+/// A detail window of `rows`: its inside and the fields laid out for it. It is `usual` rows
+/// tall, or all the screen has when a value must also show in full.
+fn detail_window<'a>(
+    frame: &mut Frame,
+    area: Rect,
+    title: &str,
+    usual: u16,
+    rows: &[(&'a str, String)],
+    theme: &Theme,
+) -> (Rect, Fields<'a>) {
+    let shown = fields(rows, DETAIL_WIDTH.min(area.width).saturating_sub(2), theme);
+    let height = if shown.in_full.is_empty() {
         usual
     } else {
         area.height.max(usual)
-    }
+    };
+    (popup(frame, area, title, DETAIL_WIDTH, height, theme), shown)
 }
 
 pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: &Theme) {
@@ -48,15 +53,7 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
         }
         Overlay::PlanDetail { summary, fetched } => {
             let plan = fetched.value().map_or(summary.as_ref(), |p| p.as_ref());
-            let shown = fields(&present::plan_fields(plan), inner_width(area, DETAIL_WIDTH), theme);
-            let inner = popup(
-                frame,
-                area,
-                "Plan",
-                DETAIL_WIDTH,
-                detail_height(16, &shown, area),
-                theme,
-            );
+            let (inner, shown) = detail_window(frame, area, "Plan", 16, &present::plan_fields(plan), theme);
             let mut lines = shown.lines;
             lines.push(Line::raw(""));
             match fetched {
@@ -77,15 +74,7 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
             paragraph(frame, inner, lines);
         }
         Overlay::OrderDetail(o) => {
-            let shown = fields(&present::order_fields(o), inner_width(area, DETAIL_WIDTH), theme);
-            let inner = popup(
-                frame,
-                area,
-                "Order",
-                DETAIL_WIDTH,
-                detail_height(14, &shown, area),
-                theme,
-            );
+            let (inner, shown) = detail_window(frame, area, "Order", 14, &present::order_fields(o), theme);
             let mut lines = shown.lines;
             if !shown.in_full.is_empty() {
                 lines.push(Line::raw(""));
