@@ -6,41 +6,62 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-/// Whether `program` runs here (asked once per test binary). Missing under `CI`: a failure naming
-/// the Debian package; elsewhere `false`, after saying on stderr what `test` skips.
-fn available(program: &str, version_flag: &str, package: &str, test: &str) -> bool {
-    static TMUX: OnceLock<bool> = OnceLock::new();
-    static ZBAR: OnceLock<bool> = OnceLock::new();
-    let cell = if program == "tmux" { &TMUX } else { &ZBAR };
-    let runs = *cell.get_or_init(|| std::process::Command::new(program).arg(version_flag).output().is_ok());
-    if !runs {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must have {program} (Debian's {package}); .ci/run installs it"
-        );
-        // Straight to stderr, past the test harness's capture, so a passing run still says it.
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED {test}: {program} is not installed (Debian's {package})"
-        );
+/// A program some tests need: how to ask whether it runs, and where it comes from.
+struct Tool {
+    program: &'static str,
+    version_flag: &'static str,
+    package: &'static str,
+    /// Whether it runs, asked once per test binary.
+    runs: OnceLock<bool>,
+}
+
+static TMUX: Tool = Tool::new("tmux", "-V", "tmux");
+static ZBARIMG: Tool = Tool::new("zbarimg", "--version", "zbar-tools");
+
+impl Tool {
+    const fn new(program: &'static str, version_flag: &'static str, package: &'static str) -> Self {
+        Self {
+            program,
+            version_flag,
+            package,
+            runs: OnceLock::new(),
+        }
     }
-    runs
+
+    /// Whether it runs here. Missing under `CI`: a failure naming the Debian package; elsewhere
+    /// `false`, after saying on stderr what `test` skips.
+    fn available(&self, test: &str) -> bool {
+        let Tool { program, package, .. } = self;
+        let runs = *self.runs.get_or_init(|| {
+            std::process::Command::new(program)
+                .arg(self.version_flag)
+                .output()
+                .is_ok()
+        });
+        if !runs {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must have {program} (Debian's {package}); .ci/run installs it"
+            );
+            // Straight to stderr, past the test harness's capture, so a passing run still says it.
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED {test}: {program} is not installed (Debian's {package})"
+            );
+        }
+        runs
+    }
 }
 
 /// Whether the terminal tests can run: tmux is there. Call first with the test's name.
 #[allow(dead_code)]
 pub fn tmux_available(test: &str) -> bool {
-    available("tmux", "-V", "tmux", test)
+    TMUX.available(test)
 }
 
 /// Whether zbarimg can run here, for the ZBar cross-check of our QR codes.
 pub fn zbar_available() -> bool {
-    available(
-        "zbarimg",
-        "--version",
-        "zbar-tools",
-        "the ZBar cross-check of this QR code",
-    )
+    ZBARIMG.available("the ZBar cross-check of this QR code")
 }
 
 /// The text of each image file, one line per image, in order; `None` where zbarimg is missing.

@@ -46,26 +46,15 @@ async fn ledger(client: &Client) -> (HashSet<String>, Decimal) {
 
 /// Whether the tab shows data or an error in its place (not loading, not blank).
 fn settled(app: &App) -> bool {
-    let ended = |loading: bool, asked: bool| !loading && asked;
+    // Asked for, and answered one way or the other.
+    fn ended<T>(remote: &Remote<T>) -> bool {
+        !remote.is_loading() && !remote.wanted()
+    }
     match app.tab() {
-        Tab::Catalog => {
-            let plans = app.catalog().plans();
-            ended(plans.is_loading(), !matches!(plans, Remote::NotAsked { .. }))
-        }
-        Tab::Orders => app
-            .orders()
-            .list()
-            .current()
-            .is_some_and(|p| ended(p.is_loading(), !matches!(p, Remote::NotAsked { .. }))),
-        Tab::Esims => app
-            .esims()
-            .list()
-            .current()
-            .is_some_and(|p| ended(p.is_loading(), !matches!(p, Remote::NotAsked { .. }))),
-        Tab::Profile => ended(
-            app.account().is_loading(),
-            !matches!(app.account(), Remote::NotAsked { .. }),
-        ),
+        Tab::Catalog => ended(app.catalog().plans()),
+        Tab::Orders => app.orders().list().current().is_some_and(ended),
+        Tab::Esims => app.esims().list().current().is_some_and(ended),
+        Tab::Profile => ended(app.account()),
     }
 }
 
