@@ -24,6 +24,9 @@ pub enum Stage {
     Unknown,
     /// After an unknown outcome: what the order list showed.
     LookedUp,
+    /// A later session settled a payment whose own session ended without its outcome (killed,
+    /// hung up): sent again under its key, looked up in the order list, or never sent at all.
+    Settled,
 }
 
 impl Stage {
@@ -35,6 +38,7 @@ impl Stage {
             Stage::Refused => "refused",
             Stage::Unknown => "unknown",
             Stage::LookedUp => "looked up",
+            Stage::Settled => "settled",
         }
     }
 }
@@ -79,6 +83,17 @@ pub struct Entry {
     /// A profile change: the fields sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changes: Option<serde_json::Value>,
+    /// On the first "sent" line of a payment: the plan's order numbers that existed before it,
+    /// so that a later session can tell its order apart in the order list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub orders_before: Option<Vec<String>>,
+    /// On a "looked up" or "settled" line: whether it tells the outcome.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settled: Option<bool>,
+    /// On a "settled" line: the orders that could each be this payment, when the order list
+    /// could not tell which.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidates: Option<Vec<String>>,
 }
 
 impl Entry {
@@ -103,6 +118,9 @@ impl Entry {
             key_echoed: None,
             attempt: None,
             changes: None,
+            orders_before: None,
+            settled: None,
+            candidates: None,
         }
     }
 }
@@ -140,11 +158,18 @@ pub struct Trail {
 }
 
 impl Trail {
-    /// Appends one line and flushes it to disk before returning.
+    /// Appends one line and flushes it to disk before returning. The line goes out in one
+    /// write to a file opened for appending, so lines of two processes never interleave; a last
+    /// line left without its newline (a full disk, a crash) is closed off first, so that this
+    /// entry stands on its own line.
     pub fn append(&self, entry: &Entry) -> std::io::Result<()> {
-        let mut line = serde_json::to_vec(entry).map_err(std::io::Error::other)?;
+        let mut file = crate::private_file::open_append(&self.path)?;
+        let mut line = Vec::with_capacity(512);
+        if ends_torn(&mut file)? {
+            line.push(b'\n');
+        }
+        serde_json::to_writer(&mut line, entry).map_err(std::io::Error::other)?;
         line.push(b'\n');
-        let mut file = open_private(&self.path)?;
         file.write_all(&line)?;
         file.sync_data()
     }
@@ -159,31 +184,16 @@ impl Trail {
     }
 }
 
-/// Opens the trail for appending: created 0600 in a 0700 directory; an existing file that
-/// others can read is made private again.
-fn open_private(path: &Path) -> std::io::Result<std::fs::File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.create(true).append(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
-        if let Some(dir) = path.parent() {
-            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-        }
-        options.mode(0o600);
-        let file = options.open(path)?;
-        if file.metadata()?.permissions().mode() & 0o077 != 0 {
-            file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-        }
-        Ok(file)
+/// Whether the file's last byte is not a newline (an entry cut short).
+fn ends_torn(file: &mut std::fs::File) -> std::io::Result<bool> {
+    use std::io::{Read, Seek, SeekFrom};
+    if file.metadata()?.len() == 0 {
+        return Ok(false);
     }
-    #[cfg(not(unix))]
-    {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        options.open(path)
-    }
+    file.seek(SeekFrom::End(-1))?;
+    let mut last = [0u8];
+    file.read_exact(&mut last)?;
+    Ok(last[0] != b'\n')
 }
 
 /// The trail as read: its entries, and the lines that are not entries (by number), which are
@@ -192,6 +202,8 @@ fn open_private(path: &Path) -> std::io::Result<std::fs::File> {
 pub struct Read {
     pub entries: Vec<Entry>,
     pub unreadable: Vec<usize>,
+    /// Of those, the lines cut short as they were written (a full disk, a crash).
+    pub torn: Vec<usize>,
 }
 
 /// Reads the whole trail; a missing file is an empty trail.
@@ -208,10 +220,120 @@ pub fn read(path: &Path) -> std::io::Result<Read> {
         }
         match serde_json::from_slice::<Entry>(line) {
             Ok(entry) => read.entries.push(entry),
-            Err(_) => read.unreadable.push(n + 1),
+            Err(e) => {
+                if e.is_eof() {
+                    read.torn.push(n + 1);
+                }
+                read.unreadable.push(n + 1);
+            }
         }
     }
     Ok(read)
+}
+
+/// One payment (a top-up or an order) as the trail tells it: all its lines, by idempotency key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PaymentRecord {
+    pub key: String,
+    /// `topup` or `order`.
+    pub action: String,
+    pub iccid: Option<String>,
+    pub slug: String,
+    pub quantity: u32,
+    pub total: Option<String>,
+    pub asked_at: DateTime<Utc>,
+    /// When it first left, if it ever did.
+    pub sent_at: Option<DateTime<Utc>>,
+    /// How many times it was sent.
+    pub attempts: u32,
+    pub orders_before: Option<Vec<String>>,
+    /// Its outcome, once a line tells it; `None`: its session ended before knowing.
+    pub outcome: Option<Outcome>,
+}
+
+/// What became of a payment, as its last telling line says.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Placed: this order.
+    Placed { order_no: String },
+    /// Not carried out: refused, never sent, or the order list showed no such order.
+    NotPlaced,
+    /// The order list showed more than one order that could be it.
+    Ambiguous { orders: Vec<String> },
+}
+
+impl Outcome {
+    /// Whether money may have moved for it.
+    pub fn may_have_paid(&self) -> bool {
+        !matches!(self, Outcome::NotPlaced)
+    }
+}
+
+/// The payments of one account (API host and access code), oldest first.
+pub fn payments(entries: &[Entry], api_host: &str, access_code: &str) -> Vec<PaymentRecord> {
+    let mut records: Vec<PaymentRecord> = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    let ours = entries.iter().filter(|e| {
+        matches!(e.action.as_str(), "topup" | "order") && e.api_host == api_host && e.access_code == access_code
+    });
+    for e in ours {
+        let Some(key) = &e.idempotency_key else { continue };
+        let i = *index.entry(key.clone()).or_insert_with(|| {
+            records.push(PaymentRecord {
+                key: key.clone(),
+                action: e.action.clone(),
+                iccid: e.iccid.clone(),
+                slug: e.slug.clone().unwrap_or_default(),
+                quantity: e.quantity.unwrap_or(1),
+                total: e.total.clone(),
+                asked_at: e.time,
+                sent_at: None,
+                attempts: 0,
+                orders_before: None,
+                outcome: None,
+            });
+            records.len() - 1
+        });
+        let record = &mut records[i];
+        match e.stage {
+            Stage::Asked | Stage::Unknown => {}
+            Stage::Sent => {
+                record.sent_at.get_or_insert(e.time);
+                record.attempts += 1;
+                if record.orders_before.is_none() {
+                    record.orders_before.clone_from(&e.orders_before);
+                }
+            }
+            Stage::Answered => {
+                record.outcome = Some(Outcome::Placed {
+                    order_no: e.order_no.clone().unwrap_or_default(),
+                });
+            }
+            Stage::Refused => record.outcome = Some(Outcome::NotPlaced),
+            Stage::LookedUp | Stage::Settled => {
+                if let Some(outcome) = told(e) {
+                    record.outcome = Some(outcome);
+                }
+            }
+        }
+    }
+    records
+}
+
+/// What a "looked up" or "settled" line tells, if it tells the outcome.
+fn told(e: &Entry) -> Option<Outcome> {
+    if let Some(order_no) = &e.order_no {
+        return Some(Outcome::Placed {
+            order_no: order_no.clone(),
+        });
+    }
+    if e.settled != Some(true) {
+        return None;
+    }
+    match &e.candidates {
+        Some(orders) if !orders.is_empty() => Some(Outcome::Ambiguous { orders: orders.clone() }),
+        _ => Some(Outcome::NotPlaced),
+    }
 }
 
 #[cfg(test)]

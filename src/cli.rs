@@ -76,6 +76,11 @@ pub struct ConnectionArgs {
     /// read_only = true in a profile).
     #[arg(long, global = true)]
     pub read_only: bool,
+
+    /// Allow a plain http:// base URL for a host that is not this machine (the secret key and
+    /// every request then travel unencrypted; also allow_http = true in a profile).
+    #[arg(long, global = true)]
+    pub allow_http: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -179,6 +184,10 @@ pub struct SpendArgs {
     /// Do not ask: needed when not on a terminal.
     #[arg(long)]
     pub yes: bool,
+    /// Pay even though the same payment (same eSIM or plan, slug and quantity) was placed, or
+    /// may have been, in the last 10 minutes: the second, explicit confirmation.
+    #[arg(long)]
+    pub again: bool,
 }
 
 /// Paging and the status filter, as both lists take them.

@@ -78,6 +78,8 @@ pub struct ProfileConfig {
     pub read_only: Option<bool>,
     /// The dashboard's header in this colour ("red" for a live account): a name or "#rrggbb".
     pub color: Option<String>,
+    /// Allow a plain http:// base URL for a host that is not this machine.
+    pub allow_http: Option<bool>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -98,6 +100,10 @@ pub enum ConfigError {
     },
     #[error("{0}")]
     BaseUrl(#[from] BaseUrlError),
+    #[error(
+        "the base URL {url} is plain http to another machine: the secret key and every request would travel unencrypted. Use https://, or if you must, allow it with --allow-http or allow_http = true in the profile"
+    )]
+    Cleartext { url: String },
     #[error("the config file {path}, [keys] {source}")]
     Keys {
         path: PathBuf,
@@ -362,6 +368,11 @@ pub fn resolve(args: &ConnectionArgs) -> Result<Settings, ConfigError> {
         .or(profile.base_url.clone())
         .ok_or_else(|| missing("base URL"))?;
     let base_url = BaseUrl::parse(&base_url)?;
+    if base_url.is_cleartext() && !base_url.is_loopback() && !(args.allow_http || profile.allow_http == Some(true)) {
+        return Err(ConfigError::Cleartext {
+            url: base_url.to_string(),
+        });
+    }
     let mode = args.auth.or(profile.auth).unwrap_or_default();
     let secret = match (&args.secret_key, &profile.secret_key, &profile.secret_key_cmd) {
         (Some(s), _, _) | (None, Some(s), _) => s.clone(),
@@ -498,6 +509,7 @@ mod example {
             "timeout_secs",
             "read_only",
             "color",
+            "allow_http",
         ] {
             assert!(text.contains(key), "the example explains {key}");
         }

@@ -7,6 +7,7 @@ use esimdash::commands::{self, CommandError};
 use esimdash::sandbox::{self, SandboxConfig};
 use esimdash::session::Accounts;
 use esimdash::{config, inventory, logging, tui};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -97,7 +98,7 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
         }
         Some(command) => {
             let result = match config::preferences(&cli.connection) {
-                Ok(prefs) => commands::run(command, &opened.client, &prefs, cli.json).await,
+                Ok(prefs) => commands::run_session(command, &opened.client, &prefs, cli.json).await,
                 Err(e) => Err(CommandError::Config(e)),
             };
             match result {
@@ -115,13 +116,17 @@ fn fail(error: &CommandError, as_json: bool) -> ExitCode {
         // The reader (`| head`) has all it wanted: nothing to report, as with any Unix tool.
         return ExitCode::from(141);
     }
-    if as_json {
-        eprintln!(
+    // Written without panicking: after a hang-up there is no terminal to write to.
+    let mut stderr = std::io::stderr();
+    let _ = if as_json {
+        let json = error.to_json();
+        writeln!(
+            stderr,
             "{}",
-            esimdash::esim::text::json_line(&error.to_json()).unwrap_or_else(|_| error.to_json().to_string())
-        );
+            esimdash::esim::text::json_line(&json).unwrap_or_else(|_| json.to_string())
+        )
     } else {
-        eprintln!("esimdash: {error}");
-    }
+        writeln!(stderr, "esimdash: {error}")
+    };
     ExitCode::from(error.exit_code())
 }

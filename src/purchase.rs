@@ -39,12 +39,45 @@ pub const NOTHING_BOUGHT: &str = "nothing was bought";
 /// A failure where no money moved, in plain words: what went wrong, then `nothing` (one of the
 /// two above).
 pub fn nothing_moved(reason: &str, nothing: &str) -> String {
+    if reason.ends_with(&format!("{nothing}.")) {
+        return reason.to_string();
+    }
     format!("{}; {nothing}.", reason.trim_end_matches('.'))
 }
 
-/// How much the balance falls short of `total`, if it does.
+/// A payment's total: the unit price times the quantity, computed checked. A server's price
+/// can be any number; one that is negative, or a total past what a decimal holds exactly, is
+/// refused before anything is sent, in words.
+pub fn line_total(unit: Decimal, qty: u32) -> Result<Decimal, String> {
+    if unit.is_sign_negative() && !unit.is_zero() {
+        return Err(format!(
+            "The API gives this plan a negative price ({} USD): refused",
+            format_amount(unit)
+        ));
+    }
+    unit.checked_mul(Decimal::from(qty)).ok_or_else(|| {
+        format!(
+            "The total of {qty} × {} USD is too large to compute exactly: refused",
+            format_amount(unit)
+        )
+    })
+}
+
+/// The balance after paying `total`, computed checked.
+pub fn balance_after(balance: Decimal, total: Decimal) -> Result<Decimal, String> {
+    balance.checked_sub(total).ok_or_else(|| {
+        format!(
+            "The balance after paying ({} USD − {} USD) is out of range: refused",
+            format_amount(balance),
+            format_amount(total)
+        )
+    })
+}
+
+/// How much the balance falls short of `total`, if it does (`Decimal::MAX` when even that
+/// difference is out of range).
 pub fn shortfall(balance: Decimal, total: Decimal) -> Option<Decimal> {
-    (balance < total).then(|| total - balance)
+    (balance < total).then(|| total.checked_sub(balance).unwrap_or(Decimal::MAX))
 }
 
 /// "Your balance of 10.00 USD is 5.40 USD short of the 15.40 USD total."
@@ -122,6 +155,16 @@ mod tests {
                 .contains("5.40 USD short")
         );
         assert_eq!(not_topupable_reason(&Status::Cancel), Some("it was cancelled"));
+        // Amounts at the edges of what a decimal holds are refused in words, never a panic.
+        assert!(line_total(Decimal::MAX, 10).unwrap_err().contains("too large"));
+        assert!(line_total(Decimal::new(-1, 2), 1).unwrap_err().contains("negative"));
+        assert_eq!(line_total(Decimal::new(240, 2), 10), Ok(Decimal::new(2400, 2)));
+        assert!(
+            balance_after(Decimal::MIN, Decimal::ONE)
+                .unwrap_err()
+                .contains("out of range")
+        );
+        assert_eq!(shortfall(Decimal::MIN, Decimal::MAX), Some(Decimal::MAX));
         assert_eq!(not_topupable_reason(&Status::InUse), None);
     }
 }

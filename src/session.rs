@@ -24,6 +24,8 @@ pub struct Session {
     pub color: Option<Color>,
     /// Why writes are refused, when they are (the setting that says so).
     pub read_only: Option<String>,
+    /// Plain http to another machine (allowed by `allow_http`): the header says it is not encrypted.
+    pub cleartext: bool,
 }
 
 /// An account opened: its client, what the header shows, and the key its saved inventory
@@ -74,6 +76,7 @@ impl Accounts {
                     profile: profile.to_string(),
                     color: None,
                     read_only,
+                    cleartext: false,
                 };
                 let url = BaseUrl::parse(base_url).map_err(|e| CommandError::Usage(e.to_string()))?;
                 (url, Credentials::pair(code, secret), options, session)
@@ -88,6 +91,7 @@ impl Accounts {
                     profile: settings.profile.clone(),
                     color: settings.color,
                     read_only: settings.options.read_only.clone(),
+                    cleartext: settings.base_url.is_cleartext() && !settings.base_url.is_loopback(),
                 };
                 (settings.base_url, settings.credentials, settings.options, session)
             }

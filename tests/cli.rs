@@ -6,8 +6,11 @@ use serde_json::Value;
 use std::io::Write;
 use std::process::{Command, Output};
 
+#[path = "support/binary.rs"]
+mod binary;
 #[path = "support/tools.rs"]
 mod tools;
+use binary::*;
 
 async fn sandbox() -> RunningSandbox {
     let config = SandboxConfig {
@@ -17,33 +20,8 @@ async fn sandbox() -> RunningSandbox {
     spawn(&config, "127.0.0.1:0".parse().unwrap()).await.unwrap()
 }
 
-/// The binary with a clean environment: no config of the user's, a log file in a temp dir.
-fn esimdash(home: &tempfile::TempDir) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_esimdash"));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .env("XDG_STATE_HOME", home.path().join("state"));
-    cmd
-}
-
 fn acme<'a>(cmd: &'a mut Command, sb: &RunningSandbox) -> &'a mut Command {
-    cmd.env("ESIMDASH_BASE_URL", sb.base_url())
-        .env("ESIMDASH_ACCESS_CODE", "ak_demo_acme")
-        .env("ESIMDASH_SECRET_KEY", "sk_demo_acme")
-}
-
-/// Runs the command off the async runtime (the sandbox lives on it).
-async fn run(mut cmd: Command) -> Output {
-    tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap()
-}
-
-fn stdout_json(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("stdout is JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    acme_at(cmd, &sb.base_url())
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -283,7 +261,7 @@ async fn config_profiles_secret_commands_and_the_private_file_rule() {
 
     write_config(
         &home,
-        "[profiles.default]\nbase_url = \"http://x\"\naccess_code = \"a\"\nsecret_key_cmd = \"exit 3\"\n",
+        "[profiles.default]\nbase_url = \"https://x\"\naccess_code = \"a\"\nsecret_key_cmd = \"exit 3\"\n",
         0o644,
     );
     let mut cmd = esimdash(&home);
@@ -825,14 +803,6 @@ async fn an_export_interrupted_midway_leaves_no_file() {
     assert!(left.is_empty(), "no file and no temporary file: {left:?}");
 }
 
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// Read-only from the flag, the environment or a profile: every write exits 2 naming the
 /// setting, and nothing at all reaches the server for it.
 #[tokio::test(flavor = "multi_thread")]
@@ -920,7 +890,18 @@ async fn the_audit_trail_and_what_a_lost_answer_became() {
     let mut cmd = esimdash(&home);
     acme(&mut cmd, &sb).args(["topup", "--iccid", &iccid, "--slug", "none", "--yes"]);
     let slug = first_offered(&stderr(&run(cmd).await));
-    let topup = ["topup", "--iccid", &iccid, "--slug", &slug, "--yes", "--timeout", "1"];
+    // The same top-up three times on purpose: each confirmed twice (--again).
+    let topup = [
+        "topup",
+        "--iccid",
+        &iccid,
+        "--slug",
+        &slug,
+        "--yes",
+        "--again",
+        "--timeout",
+        "1",
+    ];
 
     let mut cmd = esimdash(&home);
     acme(&mut cmd, &sb).args(topup);

@@ -61,6 +61,30 @@ impl BaseUrl {
         self.0.as_str()
     }
 
+    /// Whether requests travel unencrypted (http://).
+    pub fn is_cleartext(&self) -> bool {
+        self.0.scheme() == "http"
+    }
+
+    /// Whether the host is this machine (127.0.0.0/8, ::1, localhost): traffic to it never
+    /// crosses a network, so plain http there is safe (the demo, a local sandbox).
+    pub fn is_loopback(&self) -> bool {
+        match self.0.host() {
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            Some(url::Host::Domain(name)) => {
+                let name = name.trim_end_matches('.').to_ascii_lowercase();
+                name == "localhost" || name.ends_with(".localhost")
+            }
+            None => false,
+        }
+    }
+
+    /// Scheme and host for messages: "http://api.example.com".
+    pub fn origin(&self) -> String {
+        self.0.origin().ascii_serialization()
+    }
+
     /// Scheme, host and port, for messages ("could not reach 127.0.0.1:8080").
     pub fn host(&self) -> String {
         match (self.0.host_str(), self.0.port_or_known_default()) {
@@ -105,6 +129,32 @@ mod tests {
                 .join("/reseller/orders")
                 .as_str(),
             "https://host/api/v1/reseller/orders"
+        );
+    }
+
+    #[test]
+    fn knows_cleartext_and_loopback() {
+        let url = |s| BaseUrl::parse(s).unwrap();
+        for local in [
+            "http://127.0.0.1:8080",
+            "http://127.0.0.2",
+            "http://[::1]:9",
+            "http://localhost",
+            "http://a.localhost.",
+        ] {
+            assert!(url(local).is_cleartext() && url(local).is_loopback(), "{local}");
+        }
+        for remote in [
+            "http://api.example.com",
+            "http://10.0.0.1",
+            "http://127.0.0.1.example.com",
+        ] {
+            assert!(url(remote).is_cleartext() && !url(remote).is_loopback(), "{remote}");
+        }
+        assert!(!url("https://api.example.com").is_cleartext());
+        assert_eq!(
+            url("https://api.example.com:8443/x").origin(),
+            "https://api.example.com:8443"
         );
     }
 

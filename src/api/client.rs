@@ -4,12 +4,12 @@
 //! server's `Retry-After`. POST and PATCH are sent exactly once: a request that moves money is
 //! never repeated by this layer, and a timeout on one is reported as an unknown outcome.
 
-use super::error::{ApiError, Endpoint};
+use super::error::{ApiError, Endpoint, RedirectRefused};
 use super::model::{self, Esim, EsimPage, EsimQuery, Order, OrderPage, OrderQuery, Plan, Profile};
 use super::{BaseUrl, Credentials, Pacer};
 use crate::esim::text;
-use reqwest::header::{CONTENT_TYPE, HeaderMap, RETRY_AFTER};
-use reqwest::{Method, Url};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, LOCATION, RETRY_AFTER};
+use reqwest::{Method, StatusCode, Url};
 use rust_decimal::Decimal;
 use secrecy::{ExposeSecret, SecretString};
 use serde::de::DeserializeOwned;
@@ -33,6 +33,8 @@ pub const MAX_QR_IMAGE_BYTES: usize = 2 * 1024 * 1024;
 const QR_IMAGE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Page size used when looking through the whole inventory.
 const SCAN_PAGE_SIZE: u64 = 100;
+/// Redirects within the API's origin followed in a row, at most (CONTRACT.md, "Transport").
+const MAX_REDIRECTS: u32 = 5;
 /// How much of an unreadable body an error quotes.
 const EXCERPT_CHARS: usize = 120;
 
@@ -97,6 +99,10 @@ struct Inner {
     who: crate::audit::Who,
     /// Whether the audit trail shows an earlier echo: read once, when first needed.
     echo_on_record: std::sync::OnceLock<bool>,
+    /// Who hears the client's notices (waiting for another process, payments settled).
+    listener: std::sync::Mutex<Option<super::Listener>>,
+    /// The account's payment lock, kept after a lost answer until its lookup is done.
+    held_lock: std::sync::Mutex<Option<super::lock::AccountLock>>,
 }
 
 /// What the dashboard learnt of one eSIM.
@@ -151,6 +157,9 @@ impl Client {
             .connect_timeout(opts.connect_timeout)
             .timeout(opts.request_timeout)
             .user_agent(concat!("esimdash/", env!("CARGO_PKG_VERSION")))
+            // Redirects are followed here, by `follow`, never by reqwest: its policy would carry
+            // our credential headers (and a payment's body) to whatever host a server names.
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| ApiError::Setup(e.to_string()))?;
         let pacer = Pacer::new(opts.rate_limit, opts.rate_window);
@@ -172,6 +181,8 @@ impl Client {
                 key_echoed: AtomicBool::new(false),
                 who,
                 echo_on_record: std::sync::OnceLock::new(),
+                listener: std::sync::Mutex::new(None),
+                held_lock: std::sync::Mutex::new(None),
             }),
         })
     }
@@ -180,12 +191,39 @@ impl Client {
         &self.inner.base
     }
 
+    /// How long one request may take.
+    pub fn request_timeout(&self) -> Duration {
+        self.inner.opts.request_timeout
+    }
+
     pub(super) fn options(&self) -> &ClientOptions {
         &self.inner.opts
     }
 
     pub(super) fn who(&self) -> &crate::audit::Who {
         &self.inner.who
+    }
+
+    /// Sends the client's notices to `listener` from now on (a command prints them, the
+    /// dashboard shows them).
+    pub fn on_notice(&self, listener: super::Listener) {
+        *lock_ignoring_poison(&self.inner.listener) = Some(listener);
+    }
+
+    pub(super) fn notify(&self, notice: super::Notice) {
+        let listener = lock_ignoring_poison(&self.inner.listener).clone();
+        match listener {
+            Some(listener) => listener(notice),
+            None => tracing::info!(?notice, "a notice nobody listens to"),
+        }
+    }
+
+    pub(super) fn hold_lock(&self, lock: Option<super::lock::AccountLock>) {
+        *lock_ignoring_poison(&self.inner.held_lock) = lock;
+    }
+
+    pub(super) fn release_held_lock(&self) {
+        lock_ignoring_poison(&self.inner.held_lock).take();
     }
 
     pub(super) fn seen_key_echo(&self) -> bool {
@@ -417,25 +455,36 @@ impl Client {
     }
 
     async fn download_qr_image(&self, url: &str) -> Result<Vec<u8>, String> {
-        let parsed = Url::parse(url).map_err(|_| "the QR image address is not a URL".to_string())?;
-        if !matches!(parsed.scheme(), "http" | "https") {
+        let mut url = Url::parse(url).map_err(|_| "the QR image address is not a URL".to_string())?;
+        if !matches!(url.scheme(), "http" | "https") {
             return Err("the QR image address is not http(s)".to_string());
         }
         let fail = |what: String| format!("the QR image could not be downloaded: {what}");
         let timeout = QR_IMAGE_TIMEOUT.min(self.inner.opts.request_timeout);
         let late = || fail(format!("no answer within {} s", super::error::whole_seconds(timeout)));
-        let response = self
-            .inner
-            .http
-            .get(parsed)
-            .timeout(timeout)
-            .send()
-            .await
-            .map_err(|e| if e.is_timeout() { late() } else { fail(error_chain(&e)) })?;
+        let deadline = Instant::now() + timeout;
+        let mut hops = 0;
+        let response = loop {
+            let response = tokio::time::timeout_at(deadline, self.inner.http.get(url.clone()).send())
+                .await
+                .map_err(|_| late())?
+                .map_err(|e| if e.is_timeout() { late() } else { fail(error_chain(&e)) })?;
+            // The same rule as for the API (CONTRACT.md, "Transport"): within one origin only.
+            match redirect_target(&response, &url) {
+                None => break response,
+                Some(next) => {
+                    url = follow(&url, next, false, hops)
+                        .map_err(|(to, _)| fail(format!("its address redirected to {to}, which is not followed")))?;
+                    hops += 1;
+                }
+            }
+        };
         if !response.status().is_success() {
             return Err(fail(format!("HTTP {}", response.status().as_u16())));
         }
-        read_capped(response, MAX_QR_IMAGE_BYTES).await.map_err(|e| match e {
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let read = tokio::time::timeout(remaining, read_capped(response, MAX_QR_IMAGE_BYTES));
+        read.await.map_err(|_| late())?.map_err(|e| match e {
             BodyError::TooLarge => fail(format!("it is larger than {} MiB", MAX_QR_IMAGE_BYTES / (1024 * 1024))),
             BodyError::Transport(e) if e.is_timeout() => late(),
             BodyError::Transport(e) => fail(error_chain(&e)),
@@ -488,32 +537,59 @@ impl Client {
             .await
     }
 
-    /// One attempt: pace, send, read the body (capped), classify the status.
+    /// One attempt: pace, send, read the body (capped), classify the status. A redirect is
+    /// followed only for a read within the API's origin; any other is an error naming both
+    /// places, and nothing is sent to the other one.
     async fn send_once(
         &self,
         method: Method,
         endpoint: Endpoint,
-        url: Url,
-        body: Option<Vec<u8>>,
+        mut url: Url,
+        mut body: Option<Vec<u8>>,
         key: Option<&str>,
     ) -> Result<Answer, ApiError> {
         let inner = &self.inner;
         let writes = method != Method::GET;
-        inner.pacer.acquire().await;
+        let mut hops = 0;
         let started = Instant::now();
-        let mut request = inner.http.request(method, url).headers(inner.auth_headers.clone());
-        if let Some(body) = body {
-            request = request.header(CONTENT_TYPE, "application/json").body(body);
-        }
-        if let Some(key) = key {
-            request = request.header(IDEMPOTENCY_KEY, key);
-        }
-        let response = request
-            .send()
-            .await
-            .map_err(|e| self.transport_error(endpoint, &e, writes))?;
+        let response = loop {
+            inner.pacer.acquire().await;
+            let mut request = inner
+                .http
+                .request(method.clone(), url.clone())
+                .headers(inner.auth_headers.clone());
+            if let Some(body) = body.take() {
+                request = request.header(CONTENT_TYPE, "application/json").body(body);
+            }
+            if let Some(key) = key {
+                request = request.header(IDEMPOTENCY_KEY, key);
+            }
+            let response = request
+                .send()
+                .await
+                .map_err(|e| self.transport_error(endpoint, &e, writes))?;
+            self.observe_rate_headers(response.headers());
+            let Some(next) = redirect_target(&response, &url) else {
+                break response;
+            };
+            match follow(&url, next, writes, hops) {
+                Ok(next) => {
+                    tracing::info!(%endpoint, to = %shown(&next), "following a redirect within the API's origin");
+                    url = next;
+                    hops += 1;
+                }
+                Err((to, refused)) => {
+                    tracing::warn!(%endpoint, %to, ?refused, "a redirect was not followed");
+                    return Err(ApiError::Redirected {
+                        endpoint,
+                        from: origin_of(&url),
+                        to,
+                        refused,
+                    });
+                }
+            }
+        };
         let status = response.status().as_u16();
-        self.observe_rate_headers(response.headers());
         let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok());
         if key.is_some() && header(IDEMPOTENCY_KEY) == key {
             inner.key_echoed.store(true, Ordering::Relaxed);
@@ -576,6 +652,54 @@ impl Client {
             outcome_unknown,
         }
     }
+}
+
+/// Where a redirect answer points: `None` when the answer is not a redirect; `Err` with the
+/// header as text when its `Location` is no URL.
+fn redirect_target(response: &reqwest::Response, current: &Url) -> Option<Result<Url, String>> {
+    let status = response.status();
+    if !status.is_redirection() || status == StatusCode::NOT_MODIFIED {
+        return None;
+    }
+    let location = response.headers().get(LOCATION)?;
+    let text = String::from_utf8_lossy(location.as_bytes());
+    Some(
+        current
+            .join(text.trim())
+            .map_err(|_| text::sanitize(&text).into_owned()),
+    )
+}
+
+/// The next address of a redirect, when it may be followed: for a read, within the same origin
+/// (scheme, host and port: so never from https to http), a few times in a row. Otherwise where
+/// it pointed (as shown to people) and why it is refused.
+fn follow(current: &Url, next: Result<Url, String>, writes: bool, hops: u32) -> Result<Url, (String, RedirectRefused)> {
+    let next = next.map_err(|text| (text, RedirectRefused::OtherOrigin))?;
+    let refused = if writes {
+        RedirectRefused::Write
+    } else if next.origin() != current.origin() {
+        RedirectRefused::OtherOrigin
+    } else if hops >= MAX_REDIRECTS {
+        RedirectRefused::TooMany
+    } else {
+        return Ok(next);
+    };
+    Err((shown(&next), refused))
+}
+
+/// "https://host:port", as messages name a server.
+fn origin_of(url: &Url) -> String {
+    url.origin().ascii_serialization()
+}
+
+/// An address as messages show it: origin and path, never the query (it may hold search text).
+fn shown(url: &Url) -> String {
+    text::sanitize(&format!("{}{}", origin_of(url), url.path())).into_owned()
+}
+
+/// A mutex's value even if a thread panicked holding it (what it guards stays usable).
+fn lock_ignoring_poison<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn present<'a>(params: &[(&'a str, Option<&'a str>)]) -> Vec<(&'a str, &'a str)> {

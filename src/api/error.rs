@@ -66,12 +66,59 @@ pub enum ApiError {
     Setup(String),
     #[error("{endpoint}: not sent: this session is read-only ({setting}).")]
     ReadOnly { endpoint: Endpoint, setting: String },
+    /// The server answered with a redirect that is not followed (CONTRACT.md, "Transport").
+    /// Nothing was sent to `to`.
+    #[error("{endpoint}: the API at {from} redirected to {to}: {}", refused.reason(from))]
+    Redirected {
+        endpoint: Endpoint,
+        from: String,
+        to: String,
+        refused: RedirectRefused,
+    },
+    #[error("{endpoint}: not sent: the payment lock {path} cannot be taken ({detail}).")]
+    Lock {
+        endpoint: Endpoint,
+        path: String,
+        detail: String,
+    },
+    /// The same payment was placed (or may have been) minutes ago; it is sent again only after
+    /// a second, explicit confirmation.
+    #[error("{endpoint}: not sent: {earlier}. The same payment again needs a second confirmation.")]
+    Repeat { endpoint: Endpoint, earlier: String },
+    /// After a lost answer, the order list shows more than one new order that could be this
+    /// payment: none is claimed as its own.
+    #[error(
+        "{endpoint}: the order list shows {} new orders that could each be this payment ({}); esimdash cannot tell which, so check them in Orders",
+        orders.len(), orders.join(", ")
+    )]
+    Ambiguous { endpoint: Endpoint, orders: Vec<String> },
     #[error("{endpoint}: not sent: the audit trail {path} cannot be written ({detail}).")]
     Audit {
         endpoint: Endpoint,
         path: String,
         detail: String,
     },
+}
+
+/// Why a redirect was not followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RedirectRefused {
+    /// Another scheme, host or port: credentials go only to the API's own origin.
+    OtherOrigin,
+    /// A write is never sent again anywhere, whatever the redirect says.
+    Write,
+    /// More redirects in a row than a server that works needs.
+    TooMany,
+}
+
+impl RedirectRefused {
+    fn reason(self, from: &str) -> String {
+        match self {
+            RedirectRefused::OtherOrigin => format!("esimdash sends credentials only to {from}, so nothing was sent there"),
+            RedirectRefused::Write => "a payment or change is never sent again after a redirect, so nothing was sent there (the API did not carry it out)".to_string(),
+            RedirectRefused::TooMany => "too many redirects in a row; esimdash stopped following them".to_string(),
+        }
+    }
 }
 
 pub(crate) fn whole_seconds(d: Duration) -> u64 {
@@ -92,6 +139,10 @@ impl ApiError {
             ApiError::Setup(_) => "setup",
             ApiError::ReadOnly { .. } => "read_only",
             ApiError::Audit { .. } => "audit",
+            ApiError::Redirected { .. } => "redirected",
+            ApiError::Lock { .. } => "lock",
+            ApiError::Repeat { .. } => "repeat",
+            ApiError::Ambiguous { .. } => "ambiguous",
         }
     }
 
@@ -116,6 +167,11 @@ impl ApiError {
     /// True when a request that changes something may have been carried out although no
     /// answer came: it must not be sent again blindly.
     pub fn outcome_unknown(&self) -> bool {
+        // A write answered 2xx with a body that cannot be read was carried out, but how is not
+        // known (which order, what balance): as unknown as a lost answer.
+        if let ApiError::Decode { endpoint, status, .. } = self {
+            return endpoint.method != "GET" && (200..300).contains(status);
+        }
         matches!(
             self,
             ApiError::Timeout {
@@ -126,6 +182,13 @@ impl ApiError {
                 ..
             }
         )
+    }
+
+    /// Whether no money can have moved: the request that failed was never carried out (not
+    /// sent, refused by the client, or answered by the server with a refusal). False for an
+    /// unknown outcome, and for a lookup that could not tell.
+    pub fn nothing_moved(&self) -> bool {
+        !self.outcome_unknown() && !matches!(self, ApiError::Ambiguous { .. })
     }
 
     pub fn is_auth(&self) -> bool {

@@ -6,13 +6,16 @@ mod client;
 mod credentials;
 mod error;
 mod lenient;
+mod lock;
 pub mod model;
 mod pacing;
+mod settle;
 mod writes;
 
 pub use base_url::{BaseUrl, BaseUrlError};
 pub use client::{Client, ClientOptions, Found, Lookup, PROFILE_UPDATE};
 pub use credentials::{AuthMode, Credentials};
-pub use error::{ApiError, Endpoint};
+pub use error::{ApiError, Endpoint, RedirectRefused};
 pub use pacing::Pacer;
-pub use writes::{Delivery, PLACE_ORDER, Paid, Payment, Spend, TOPUP};
+pub use settle::{Found as SettledAs, Listener, Notice, REPEAT_WINDOW, Settled};
+pub use writes::{Delivery, PLACE_ORDER, Paid, Payment, Spend, TOPUP, payments_in_flight};

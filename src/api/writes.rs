@@ -33,15 +33,42 @@ pub struct Payment {
     pub spend: Spend,
     pub total: Option<Decimal>,
     pub key: String,
+    /// The user confirmed a second time that the same payment, placed minutes ago, is wanted
+    /// again (`--again`, or the dashboard's second question).
+    pub again: bool,
+    /// The plan's order numbers read before paying: kept in the trail, so that whichever
+    /// session settles a lost answer can tell this payment's order apart.
+    pub orders_before: Option<Vec<String>>,
 }
 
 impl Payment {
     pub fn new(spend: Spend, total: Option<Decimal>) -> Self {
+        Self::with_key(spend, total, fresh_key())
+    }
+
+    /// A payment under a key it already has (settling one from the trail).
+    pub fn with_key(spend: Spend, total: Option<Decimal>, key: String) -> Self {
         Self {
             spend,
             total,
-            key: fresh_key(),
+            key,
+            again: false,
+            orders_before: None,
         }
+    }
+
+    /// With the order numbers of its plan that existed before it.
+    pub fn with_orders_before(mut self, before: &HashSet<String>) -> Self {
+        let mut numbers: Vec<String> = before.iter().cloned().collect();
+        numbers.sort();
+        self.orders_before = Some(numbers);
+        self
+    }
+
+    /// Confirmed a second time (see `again`).
+    pub fn again(mut self) -> Self {
+        self.again = true;
+        self
     }
 
     pub fn slug(&self) -> &str {
@@ -58,21 +85,21 @@ impl Payment {
         }
     }
 
-    fn qty(&self) -> u32 {
+    pub fn qty(&self) -> u32 {
         match &self.spend {
             Spend::Topup(r) => r.qty,
             Spend::Order(r) => r.qty,
         }
     }
 
-    fn action(&self) -> &'static str {
+    pub fn action(&self) -> &'static str {
         match self.spend {
             Spend::Topup(_) => "topup",
             Spend::Order(_) => "order",
         }
     }
 
-    fn endpoint(&self) -> Endpoint {
+    pub fn endpoint(&self) -> Endpoint {
         match self.spend {
             Spend::Topup(_) => TOPUP,
             Spend::Order(_) => PLACE_ORDER,
@@ -84,6 +111,49 @@ impl Payment {
             Spend::Topup(r) => serde_json::to_vec(r),
             Spend::Order(r) => serde_json::to_vec(r),
         }
+    }
+}
+
+/// "the same top-up was placed at 14:02 (order B1…)", for the refusal of a repeat.
+fn describe_earlier(earlier: &crate::audit::PaymentRecord) -> String {
+    let what = if earlier.action == "topup" { "top-up" } else { "order" };
+    let at = earlier.asked_at.with_timezone(&chrono::Local).format("%H:%M");
+    match &earlier.outcome {
+        Some(crate::audit::Outcome::Placed { order_no }) => {
+            format!(
+                "the same {what} ({} × {}) was placed at {at} (order {order_no})",
+                earlier.slug, earlier.quantity
+            )
+        }
+        _ => format!(
+            "the same {what} ({} × {}) was sent at {at} and its outcome is not known yet (it may have been placed)",
+            earlier.slug, earlier.quantity
+        ),
+    }
+}
+
+/// Payments between their "sent" line and their outcome's, in this process: while there is
+/// one, a signal (Ctrl-C, SIGTERM, a hang-up) waits for its answer before the process ends.
+static IN_FLIGHT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How many payments of this process are waiting for their answer.
+pub fn payments_in_flight() -> usize {
+    IN_FLIGHT.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// Counts one payment in flight while it lives (also when its future is dropped).
+struct InFlight;
+
+impl InFlight {
+    fn start() -> Self {
+        IN_FLIGHT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Self
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        IN_FLIGHT.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
     }
 }
 
@@ -155,11 +225,29 @@ impl Client {
     }
 
     /// Pays: checks, records and sends (see the module's text); a lost answer is sent once
-    /// more only where the server honours keys.
+    /// more only where the server honours keys. One payment at a time per account, across
+    /// processes: it waits for the account's lock, settles what an earlier session left
+    /// unsettled, and refuses the same payment again within minutes unless `again` is set.
     pub async fn pay(&self, payment: &Payment) -> Result<Paid, ApiError> {
         let endpoint = payment.endpoint();
         let entry = |stage| self.payment_entry(payment, stage);
+        self.release_held_lock();
         self.refuse_if_read_only(endpoint, entry(Stage::Asked))?;
+        let lock = self
+            .lock_account(endpoint)
+            .await
+            .inspect_err(|e| self.record_refusal(payment, e))?;
+        self.settle_unsettled(Some(&payment.key)).await;
+        if !payment.again
+            && let Some(earlier) = self.earlier_same(payment)
+        {
+            let error = ApiError::Repeat {
+                endpoint,
+                earlier: describe_earlier(&earlier),
+            };
+            self.record_refusal(payment, &error);
+            return Err(error);
+        }
         let first = self.send_payment(payment, 1).await;
         let error = match first {
             Ok((placed, _)) => {
@@ -169,7 +257,7 @@ impl Client {
                 });
             }
             Err(e) if e.outcome_unknown() && self.honours_keys() => e,
-            Err(e) => return Err(e),
+            Err(e) => return Err(self.keep_lock_if_unknown(lock, e)),
         };
         tracing::warn!(%endpoint, "the answer was lost; sending once more under the same idempotency key");
         match self.send_payment(payment, 2).await {
@@ -178,18 +266,38 @@ impl Client {
                 delivery: Delivery::Resent { replayed },
             }),
             // Still being handled, or lost again: as unknown as before; the caller looks it up.
-            Err(ApiError::Api { status: 409, .. }) => Err(error),
-            Err(again) => Err(again),
+            Err(ApiError::Api { status: 409, .. }) => Err(self.keep_lock_if_unknown(lock, error)),
+            Err(again) => Err(self.keep_lock_if_unknown(lock, again)),
         }
     }
 
+    /// After an unknown outcome the lock stays held until the lookup is done, so that no other
+    /// payment of this account slips in between.
+    fn keep_lock_if_unknown(&self, lock: Option<super::lock::AccountLock>, error: ApiError) -> ApiError {
+        if error.outcome_unknown() {
+            self.hold_lock(lock);
+        }
+        error
+    }
+
+    fn record_refusal(&self, payment: &Payment, error: &ApiError) {
+        let mut e = self.payment_entry(payment, Stage::Refused);
+        e.outcome = Some(error.to_string());
+        self.record(&e);
+    }
+
     /// One attempt of a payment, recorded: "sent" before it leaves, then what came of it.
-    async fn send_payment(&self, payment: &Payment, attempt: u32) -> Result<(Placed, bool), ApiError> {
+    pub(super) async fn send_payment(&self, payment: &Payment, attempt: u32) -> Result<(Placed, bool), ApiError> {
         let endpoint = payment.endpoint();
         let body = payment.body().map_err(|e| ApiError::Setup(e.to_string()))?;
         let mut sent = self.payment_entry(payment, Stage::Sent);
         sent.attempt = (attempt > 1).then_some(attempt);
+        if attempt == 1 {
+            sent.orders_before.clone_from(&payment.orders_before);
+        }
         self.record_before_sending(endpoint, &sent)?;
+        // From the "sent" line to the outcome's, a signal waits for the answer (see `InFlight`).
+        let _in_flight = InFlight::start();
         let result = self
             .send_write(Method::POST, endpoint, body, Some(&payment.key))
             .await
@@ -206,7 +314,8 @@ impl Client {
                 e
             }
             Err(error) => {
-                let stage = if error.outcome_unknown() {
+                // 409: a request with this key is still being handled: not a refusal.
+                let stage = if error.outcome_unknown() || error.status() == Some(409) {
                     Stage::Unknown
                 } else {
                     Stage::Refused
@@ -223,23 +332,51 @@ impl Client {
     }
 
     /// After a lost answer: the order it placed, if the order list shows one for its plan (and
-    /// eSIM) that was not among `before`. Recorded as "looked up"; nothing is sent again.
+    /// eSIM) that was not among `before` and that the trail does not give as another payment's.
+    /// Several such orders: `ApiError::Ambiguous`, none of them claimed. Recorded as "looked
+    /// up"; nothing is sent again. The account's lock, kept since the payment, is let go.
     pub async fn look_up_payment(
         &self,
         payment: &Payment,
         before: &HashSet<String>,
     ) -> Result<Option<Order>, ApiError> {
-        let found = self.find_new_order(payment.slug(), payment.iccid(), before).await;
+        let found = self
+            .recent_orders_for(payment.slug(), payment.iccid())
+            .await
+            .and_then(|orders| {
+                let claimed = self.orders_of_other_payments(&payment.key);
+                let before: HashSet<&str> = before.iter().map(String::as_str).collect();
+                let since = chrono::Utc::now();
+                let new = super::settle::new_orders(&orders, Some(&before), &claimed, since, payment.iccid());
+                match new.as_slice() {
+                    [] => Ok(None),
+                    [one] => Ok(Some((*one).clone())),
+                    many => Err(ApiError::Ambiguous {
+                        endpoint: payment.endpoint(),
+                        orders: many.iter().map(|o| o.record.provider_order_no.clone()).collect(),
+                    }),
+                }
+            });
         let mut entry = self.payment_entry(payment, Stage::LookedUp);
         match &found {
             Ok(Some(order)) => {
                 entry.outcome = Some("the order list shows it placed".to_string());
                 entry.order_no = Some(order.record.provider_order_no.clone());
+                entry.settled = Some(true);
             }
-            Ok(None) => entry.outcome = Some("the order list shows no new order".to_string()),
+            Ok(None) => {
+                entry.outcome = Some("the order list shows no new order".to_string());
+                entry.settled = Some(true);
+            }
+            Err(ApiError::Ambiguous { orders, .. }) => {
+                entry.outcome = Some("the order list shows several new orders that could be it".to_string());
+                entry.candidates = Some(orders.clone());
+                entry.settled = Some(true);
+            }
             Err(e) => entry.outcome = Some(format!("the order list could not be read: {e}")),
         }
         self.record(&entry);
+        self.release_held_lock();
         found
     }
 
@@ -309,7 +446,7 @@ impl Client {
 
     /// Writes a line of what came back. The request has gone by then, so a failure to write
     /// cannot stop it: it is logged as an error.
-    fn record(&self, entry: &Entry) {
+    pub(super) fn record(&self, entry: &Entry) {
         if let Some(trail) = &self.options().audit
             && let Err(e) = trail.append(entry)
         {

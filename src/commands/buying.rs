@@ -8,7 +8,9 @@ use crate::api::{ApiError, Client, Delivery, PLACE_ORDER, Payment, Spend, TOPUP}
 use crate::cli::SpendArgs;
 use crate::esim::iccid::Iccid;
 use crate::esim::money::format_amount;
-use crate::purchase::{NOTHING_BOUGHT, NOTHING_TOPPED_UP, Purchase, explain, shortfall_message};
+use crate::purchase::{
+    NOTHING_BOUGHT, NOTHING_TOPPED_UP, Purchase, balance_after, explain, line_total, shortfall_message,
+};
 use rust_decimal::Decimal;
 use serde_json::json;
 use std::collections::HashSet;
@@ -24,7 +26,7 @@ pub async fn topup(
     let (what, ready) = check_topup(client, iccid, slug, spend_args)
         .await
         .map_err(|e| e.nothing_moved(NOTHING_TOPPED_UP))?;
-    pay(client, &what, ready, as_json).await
+    pay(client, &what, ready, spend_args, as_json).await
 }
 
 pub async fn buy(client: &Client, slug: &str, spend_args: &SpendArgs, as_json: bool) -> Result<(), CommandError> {
@@ -32,7 +34,7 @@ pub async fn buy(client: &Client, slug: &str, spend_args: &SpendArgs, as_json: b
     let ready = check_order(client, slug, spend_args)
         .await
         .map_err(|e| e.nothing_moved(NOTHING_BOUGHT))?;
-    pay(client, &what, ready, as_json).await
+    pay(client, &what, ready, spend_args, as_json).await
 }
 
 /// A payment checked, confirmed and ready to send once.
@@ -108,13 +110,15 @@ async fn check_and_ask(
     let unit = plan
         .sell_price()
         .ok_or_else(|| CommandError::Refused(format!("the plan {} has no price", plan.slug)))?;
-    let total = unit * Decimal::from(qty);
+    let total = line_total(unit, qty).map_err(CommandError::Refused)?;
     let balance = client.balance().await?;
     if let Some(message) = shortfall_message(balance, total) {
         return Err(CommandError::Refused(message));
     }
+    let after = balance_after(balance, total).map_err(CommandError::Refused)?;
     let payment = Payment::new(spend, Some(total));
-    let iccid = payment.iccid();
+    let iccid = payment.iccid().map(str::to_string);
+    let iccid = iccid.as_deref();
     let target = iccid.map_or_else(String::new, |i| format!(" for eSIM {i}"));
     let summary = format!(
         "{} {qty} × {} ({}){target}: {} USD each, {} USD in all. Balance {} USD → {} USD.",
@@ -124,7 +128,7 @@ async fn check_and_ask(
         format_amount(unit),
         format_amount(total),
         format_amount(balance),
-        format_amount(balance - total)
+        format_amount(after)
     );
     confirm(spend_args.yes, &summary)?;
     let before = client
@@ -133,6 +137,8 @@ async fn check_and_ask(
         .into_iter()
         .map(|o| o.record.provider_order_no)
         .collect();
+    let payment = payment.with_orders_before(&before);
+    let payment = if spend_args.again { payment.again() } else { payment };
     Ok(Ready {
         plan,
         qty,
@@ -142,8 +148,15 @@ async fn check_and_ask(
     })
 }
 
-/// Sends the payment once and reports what became of it.
-async fn pay(client: &Client, what: &Purchase, ready: Ready, as_json: bool) -> Result<(), CommandError> {
+/// Sends the payment once and reports what became of it. The same payment placed minutes
+/// ago is sent only after a second confirmation: `--again`, or a second "y" at the terminal.
+async fn pay(
+    client: &Client,
+    what: &Purchase,
+    ready: Ready,
+    spend_args: &SpendArgs,
+    as_json: bool,
+) -> Result<(), CommandError> {
     let Ready {
         plan,
         qty,
@@ -151,7 +164,18 @@ async fn pay(client: &Client, what: &Purchase, ready: Ready, as_json: bool) -> R
         payment,
         before,
     } = ready;
-    match client.pay(&payment).await {
+    let mut answer = client.pay(&payment).await;
+    let mut payment = payment;
+    if let Err(ApiError::Repeat { earlier, .. }) = &answer {
+        let question = format!("Not sent yet: {earlier}.\nPay the same again, a second time?");
+        ask_again(spend_args, &question).map_err(|e| e.nothing_moved(what.nothing_done()))?;
+        // A payment of its own, under a fresh key: the first was refused and is done with.
+        payment = Payment::new(payment.spend.clone(), payment.total)
+            .with_orders_before(&before)
+            .again();
+        answer = client.pay(&payment).await;
+    }
+    match answer {
         Ok(paid) => {
             if as_json {
                 let delivery = match paid.delivery {
@@ -161,6 +185,7 @@ async fn pay(client: &Client, what: &Purchase, ready: Ready, as_json: bool) -> R
                 };
                 let mut value = serde_json::to_value(&paid.placed).map_err(|e| CommandError::Usage(e.to_string()))?;
                 value["delivery"] = json!(delivery);
+                value["moneyMoved"] = json!(true);
                 return print_json(&value);
             }
             if let Delivery::Resent { replayed } = paid.delivery {
@@ -190,8 +215,23 @@ async fn pay(client: &Client, what: &Purchase, ready: Ready, as_json: bool) -> R
         }
         Err(error) if error.outcome_unknown() => look_up(client, &payment, &before, what, &error, as_json).await,
         // The server answered with a refusal (it debits nothing then), said in those words.
-        Err(error) => Err(CommandError::Refused(explain(&error, what))),
+        Err(error @ ApiError::Api { .. }) => {
+            Err(CommandError::Refused(explain(&error, what)).nothing_moved(what.nothing_done()))
+        }
+        // Refused before sending: read-only, the trail or lock not writable, a repeat.
+        Err(error) => Err(CommandError::Api(error).nothing_moved(what.nothing_done())),
     }
+}
+
+/// The second confirmation of a repeat: `--again` was refused by the client only if it was not
+/// given; on a terminal without `--yes` the user is asked.
+fn ask_again(spend_args: &SpendArgs, question: &str) -> Result<(), CommandError> {
+    if spend_args.yes || !std::io::stdin().is_terminal() {
+        return Err(CommandError::Usage(format!(
+            "{question}\nAdd --again to pay it a second time"
+        )));
+    }
+    confirm(false, question)
 }
 
 /// After a lost answer that was not (or could not be) sent again: the order list tells.
@@ -223,6 +263,11 @@ async fn look_up(
         }
         Ok(None) => Err(CommandError::OutcomeUnknown(format!(
             "No answer came ({error}); {how}. It shows no new {noun} for {slug}: it was most likely not placed. Check `esimdash orders -q {slug}` before trying again."
+        ))),
+        Err(ApiError::Ambiguous { orders, .. }) => Err(CommandError::OutcomeUnknown(format!(
+            "No answer came ({error}); {how}. It shows {} new orders for {slug} that could each be this {noun} ({}): esimdash cannot tell which, so it claims none. Check them with `esimdash orders -q {slug}`.",
+            orders.len(),
+            orders.join(", ")
         ))),
         Err(lookup) => Err(CommandError::OutcomeUnknown(format!(
             "No answer came ({error}); {how}, but it could not be read ({lookup}): the {noun} may or may not have been placed. Check `esimdash orders -q {slug}`."

@@ -112,15 +112,6 @@ impl Drop for ProgressLine {
     }
 }
 
-/// Runs `work`, or stops it on Ctrl-C: dropping it drops any file being written, which removes
-/// its temporary file.
-async fn interruptible<T>(work: impl Future<Output = Result<T, CommandError>>) -> Result<T, CommandError> {
-    tokio::select! {
-        result = work => result,
-        _ = tokio::signal::ctrl_c() => Err(CommandError::Interrupted),
-    }
-}
-
 pub async fn plans(
     client: &Client,
     location: Option<&str>,
@@ -183,7 +174,7 @@ pub async fn orders(
 /// A CSV header and the fields of one record under it.
 type Columns<T> = (&'static [&'static str], fn(&T) -> Vec<String>);
 
-/// Reads every page, stoppable with Ctrl-C. CSV rows go out as they come (then `None`);
+/// Reads every page (Ctrl-C stops it: `notices::until_done_or_stopped`). CSV rows go out as they come (then `None`);
 /// otherwise the items `take` keeps of each page come back with the progress.
 async fn every_page<T>(
     client: &Client,
@@ -193,7 +184,7 @@ async fn every_page<T>(
     (header, row): Columns<T>,
     take: impl Fn(Page) -> Vec<T>,
 ) -> Result<Option<(Vec<T>, Progress)>, CommandError> {
-    interruptible(async {
+    {
         let line = ProgressLine::new(what);
         if output.csv {
             let mut csv = Csv::start(output, header)?;
@@ -216,8 +207,7 @@ async fn every_page<T>(
             })
             .await?;
         Ok(Some((all, progress)))
-    })
-    .await
+    }
 }
 
 pub async fn esims(

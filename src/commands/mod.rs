@@ -4,6 +4,7 @@
 mod audit;
 mod buying;
 mod lists;
+mod notices;
 mod qr;
 mod sandbox;
 mod shell;
@@ -28,6 +29,8 @@ use crate::config::{ConfigError, Preferences};
 use crate::esim::iccid::Iccid;
 use crate::esim::money::format_amount;
 use crate::present;
+use crate::signals::Stop;
+use notices::add_settled_earlier;
 use serde_json::json;
 use table::{Align, Table};
 
@@ -59,9 +62,10 @@ pub enum CommandError {
         error: Box<CommandError>,
         nothing: &'static str,
     },
-    /// Ctrl-C during a read of every page: nothing half-written is left.
-    #[error("interrupted: stopped before the end, and no file was written")]
-    Interrupted,
+    /// A stop signal (Ctrl-C, SIGTERM, a hang-up) while no payment was in flight: stopped at
+    /// once, and nothing half-written is left.
+    #[error("interrupted ({}): stopped before the end; no payment was in flight and no file was left half-written", .0.name())]
+    Interrupted(Stop),
 }
 
 impl CommandError {
@@ -71,12 +75,12 @@ impl CommandError {
         match self {
             CommandError::NothingMoved { error, .. } => error.exit_code(),
             CommandError::Config(_) | CommandError::Usage(_) => 2,
-            CommandError::Api(ApiError::ReadOnly { .. }) => 2,
+            CommandError::Api(ApiError::ReadOnly { .. } | ApiError::Repeat { .. }) => 2,
             CommandError::Api(e) if e.is_auth() => 3,
             CommandError::Api(ApiError::RateLimited { .. }) => 4,
             CommandError::Api(ApiError::Network { .. } | ApiError::Timeout { .. }) => 5,
             CommandError::OutcomeUnknown(_) => 5,
-            CommandError::Interrupted => 130,
+            CommandError::Interrupted(stop) => stop.exit_code(),
             _ => 1,
         }
     }
@@ -96,7 +100,7 @@ impl CommandError {
             CommandError::Refused(_) => ("refused", None),
             CommandError::OutcomeUnknown(_) => ("outcome_unknown", None),
             CommandError::Io(_) => ("io", None),
-            CommandError::Interrupted => ("interrupted", None),
+            CommandError::Interrupted(_) => ("interrupted", None),
             CommandError::Api(e) => (e.kind(), e.status()),
         };
         let mut error = json!({ "kind": kind, "message": self.to_string() });
@@ -106,11 +110,15 @@ impl CommandError {
         if let CommandError::Api(ApiError::RateLimited { retry_after, .. }) = cause {
             error["retryAfterSeconds"] = json!(retry_after.as_secs());
         }
-        if let CommandError::NothingMoved { .. } = self {
-            // Scripts need not parse the words to know no money moved.
-            error["moneyMoved"] = json!(false);
+        match self {
+            // Scripts need not parse the words to know whether money moved.
+            CommandError::NothingMoved { .. } => error["moneyMoved"] = json!(false),
+            CommandError::OutcomeUnknown(_) => error["moneyMoved"] = json!("unknown"),
+            _ => {}
         }
-        json!({ "error": error })
+        let mut value = json!({ "error": error });
+        add_settled_earlier(&mut value);
+        value
     }
 
     /// This error, with the words that no money moved (`purchase::NOTHING_…`).
@@ -123,10 +131,35 @@ impl CommandError {
 }
 
 pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<(), CommandError> {
+    let mut value = serde_json::to_value(value).map_err(|e| CommandError::Usage(e.to_string()))?;
+    add_settled_earlier(&mut value);
     // One compact line a document: what `jq`, `grep` and line-based scripts take best.
-    let text = crate::esim::text::json_line(value).map_err(|e| CommandError::Usage(e.to_string()))?;
+    let text = crate::esim::text::json_line(&value).map_err(|e| CommandError::Usage(e.to_string()))?;
     println!("{text}");
     Ok(())
+}
+
+/// Runs one API command as a session of its own: notices (earlier payments settled, waiting
+/// for another process) go to stderr, payments an earlier session left unsettled are settled
+/// first, and a stop signal ends it at once unless a payment waits for its answer.
+pub async fn run_session(
+    command: &Command,
+    client: &Client,
+    prefs: &Preferences,
+    as_json: bool,
+) -> Result<(), CommandError> {
+    notices::listen(client, as_json);
+    if client.base_url().is_cleartext() && !client.base_url().is_loopback() {
+        notices::say(&format!(
+            "the connection to {} is not encrypted (allow_http): the secret key and every request travel in clear",
+            client.base_url().origin()
+        ));
+    }
+    let work = async {
+        client.settle_earlier().await;
+        run(command, client, prefs, as_json).await
+    };
+    notices::until_done_or_stopped(work, client.request_timeout()).await
 }
 
 /// Runs one API command and prints its result.

@@ -109,6 +109,12 @@ pub enum Msg {
         name: String,
         result: Result<Box<crate::session::Opened>, String>,
     },
+    /// The API client's notice (an earlier payment settled, waiting for another process),
+    /// for the account of `profile`.
+    Notice {
+        profile: String,
+        notice: crate::api::Notice,
+    },
     /// An export went on, or ended.
     Export {
         id: RequestId,

@@ -244,7 +244,45 @@ impl World<'_> {
         if let Some(file) = &self.inventory {
             file.load(self.tx);
         }
+        settle_earlier(opened, self.tx);
     }
+}
+
+/// The client's notices come to the app as messages, and payments an earlier session of this
+/// account left unsettled are settled in the background (each told in a window that stays).
+fn settle_earlier(opened: &Opened, tx: &UnboundedSender<Msg>) {
+    let (profile, tx) = (opened.session.profile.clone(), tx.clone());
+    opened.client.on_notice(std::sync::Arc::new(move |notice| {
+        let _ = tx.send(Msg::Notice {
+            profile: profile.clone(),
+            notice,
+        });
+    }));
+    let client = opened.client.clone();
+    tokio::spawn(async move { client.settle_earlier().await });
+}
+
+/// Why the dashboard is ending, and until when it waits for a payment's answer.
+struct Leaving {
+    deadline: tokio::time::Instant,
+}
+
+/// Ends the loop now, unless a payment waits for its answer: then the app says so and the loop
+/// goes on until the answer is in (its outcome written) or `patience` has passed.
+fn leave(app: &mut App, leaving: &mut Option<Leaving>, patience: std::time::Duration) -> bool {
+    if crate::api::payments_in_flight() == 0 {
+        return true;
+    }
+    if leaving.is_none() {
+        app.wait_to_quit(format!(
+            "Quitting once the payment's answer is in and recorded (at most {} s)…",
+            patience.as_secs()
+        ));
+        *leaving = Some(Leaving {
+            deadline: tokio::time::Instant::now() + patience,
+        });
+    }
+    false
 }
 
 /// Terminal events the app cares about: key presses (not releases or repeats of releases),
@@ -258,29 +296,6 @@ fn to_msg(event: Event) -> Option<Msg> {
     }
 }
 
-/// SIGTERM, SIGHUP (the SSH connection dropped) and SIGINT end the dashboard cleanly.
-#[cfg(unix)]
-async fn end_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut hup), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = term.recv() => tracing::info!("SIGTERM"),
-        _ = hup.recv() => tracing::info!("SIGHUP"),
-        _ = int.recv() => tracing::info!("SIGINT"),
-    }
-}
-
-#[cfg(not(unix))]
-async fn end_signal() {
-    std::future::pending::<()>().await
-}
-
 async fn event_loop(
     term: &mut Term,
     opened: Opened,
@@ -291,8 +306,12 @@ async fn event_loop(
     let theme = Theme::from_env();
     let (tx, mut rx) = unbounded_channel();
     let mut events = EventStream::new();
-    let signal = end_signal();
-    tokio::pin!(signal);
+    // SIGTERM, SIGHUP (the SSH connection dropped) and SIGINT end the dashboard cleanly, after
+    // a payment in flight has its answer.
+    let mut stops = crate::signals::Stops::new();
+    let patience = opened.client.request_timeout() + std::time::Duration::from_secs(5);
+    let mut leaving: Option<Leaving> = None;
+    let mut terminal_gone = false;
     let index_dir = options.index_dir.as_deref();
     let mut world = World {
         client: opened.client.clone(),
@@ -309,6 +328,7 @@ async fn event_loop(
     if let Some(file) = &world.inventory {
         file.load(&tx);
     }
+    settle_earlier(&opened, &tx);
     perform(app.start(), &mut world);
     world.term.draw(|f| view::draw(f, &app, &theme, Instant::now()))?;
     loop {
@@ -319,14 +339,26 @@ async fn event_loop(
                 None => std::future::pending().await,
             }
         };
+        let deadline = async {
+            match &leaving {
+                Some(l) => tokio::time::sleep_until(l.deadline).await,
+                None => std::future::pending().await,
+            }
+        };
         let msg = tokio::select! {
-            event = events.next() => match event {
+            event = events.next(), if !terminal_gone => match event {
                 Some(Ok(event)) => match to_msg(event) {
                     Some(msg) => msg,
                     None => continue,
                 },
-                Some(Err(e)) => return Err(e),
-                None => return Ok(()),
+                // The terminal is gone (a hang-up): nothing more to read or draw.
+                Some(Err(_)) | None => {
+                    terminal_gone = true;
+                    if leave(&mut app, &mut leaving, patience) {
+                        return Ok(());
+                    }
+                    continue;
+                }
             },
             Some(msg) = rx.recv() => {
                 match &msg {
@@ -340,10 +372,24 @@ async fn event_loop(
                 msg
             }
             () = timer => Msg::Tick,
-            () = &mut signal => return Ok(()),
+            stop = stops.next() => {
+                if stop == crate::signals::Stop::HangUp {
+                    terminal_gone = true;
+                    crate::signals::detach_stdio();
+                }
+                if leave(&mut app, &mut leaving, patience) {
+                    return Ok(());
+                }
+                Msg::Resize
+            }
+            () = deadline => {
+                tracing::warn!("quitting without the payment's answer; the next start settles it");
+                return Ok(());
+            }
         };
         let effects = app.update(msg, Instant::now());
-        if perform(effects, &mut world) || app.should_quit() {
+        let quit = perform(effects, &mut world) || app.should_quit();
+        if (quit || leaving.is_some()) && leave(&mut app, &mut leaving, patience) {
             return Ok(());
         }
         // Tasks reserve their send time as they start; the next message (the spinner ticks
@@ -356,7 +402,17 @@ async fn event_loop(
             }
         }
         if app.take_dirty() {
-            world.term.draw(|f| view::draw(f, &app, &theme, Instant::now()))?;
+            let drawn = world.term.draw(|f| view::draw(f, &app, &theme, Instant::now()));
+            // Without a terminal (a hang-up) the loop goes on until the payment's answer is in.
+            if let Err(e) = drawn
+                && !terminal_gone
+            {
+                terminal_gone = true;
+                crate::signals::detach_stdio();
+                if leave(&mut app, &mut leaving, patience) {
+                    return Err(e);
+                }
+            }
         }
     }
 }

@@ -11,4 +11,5 @@ mod contract_plans;
 mod contract_profile_errors;
 mod contract_rate_limit;
 mod decoding;
+mod transport;
 mod writes;

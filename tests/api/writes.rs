@@ -41,7 +41,9 @@ async fn a_topup(sb: &RunningSandbox) -> (Payment, Decimal) {
         slug: plan.slug,
         qty: 1,
     };
-    (Payment::new(Spend::Topup(request), Some(total)), total)
+    // The tests here pay the same top-up again on purpose: confirmed twice (the rule against an
+    // accidental repeat is tested on its own, in settling.rs).
+    (Payment::new(Spend::Topup(request), Some(total)).again(), total)
 }
 
 fn stages(trail: &Trail) -> Vec<(Stage, Option<u32>)> {

@@ -15,6 +15,7 @@ fn read_only_session() -> Session {
         profile: "support".into(),
         color: None,
         read_only: Some("read_only = true in profile \"support\"".into()),
+        ..Session::default()
     }
 }
 

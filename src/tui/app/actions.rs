@@ -111,7 +111,12 @@ impl App {
             Action::Quit => self.quit = true,
             // The banner's Esc quits; elsewhere Close leaves the window or pane.
             Action::Close if context == Context::Banner => self.quit = true,
-            Action::Close => self.mode = Mode::Browse,
+            Action::Close => {
+                if matches!(self.mode.overlay(), Some(Overlay::Notices)) {
+                    self.notices.clear();
+                }
+                self.mode = Mode::Browse;
+            }
             Action::Help => self.mode = Mode::Overlay(Overlay::Help { scroll: 0 }),
             Action::Down | Action::Up if context == Context::Help => {
                 if let Some(Overlay::Help { scroll }) = self.mode.overlay_mut() {
@@ -309,7 +314,12 @@ impl App {
                 }
                 self.mode = Mode::Browse;
             }
-            Action::Close => self.mode = Mode::Browse,
+            Action::Close => {
+                if matches!(self.mode.overlay(), Some(Overlay::Notices)) {
+                    self.notices.clear();
+                }
+                self.mode = Mode::Browse;
+            }
             _ => {}
         }
     }
@@ -320,7 +330,12 @@ impl App {
             return;
         };
         match action {
-            Action::Close => self.mode = Mode::Browse,
+            Action::Close => {
+                if matches!(self.mode.overlay(), Some(Overlay::Notices)) {
+                    self.notices.clear();
+                }
+                self.mode = Mode::Browse;
+            }
             Action::NextField => form.focus_next(),
             Action::PreviousField => form.focus_previous(),
             Action::Accept if !saving => {
@@ -343,7 +358,12 @@ impl App {
             return;
         };
         match action {
-            Action::Close => self.mode = Mode::Browse,
+            Action::Close => {
+                if matches!(self.mode.overlay(), Some(Overlay::Notices)) {
+                    self.notices.clear();
+                }
+                self.mode = Mode::Browse;
+            }
             Action::Accept => match Iccid::parse(&input.value) {
                 Ok(iccid) => {
                     let form = PurchaseForm::topup(iccid, None);
@@ -381,11 +401,14 @@ impl App {
                     (None, Some(_)) => false,
                 };
                 // Not before the order list was read (so a lost answer can be looked up),
-                // never when the balance is short, and only from this stage: sent once.
-                if form.before.is_none() || short || form.request.is_some() {
+                // never when the balance is short or the amounts out of range, and only from
+                // this stage: sent once.
+                let absurd = form.amount_problem(balance).is_some();
+                if form.before.is_none() || short || absurd || form.request.is_some() {
                     return;
                 }
                 let Some(payment) = form.payment() else { return };
+                let payment = payment.with_orders_before(form.before.as_ref().unwrap_or(&Default::default()));
                 form.stage = Stage::Sending;
                 form.sent = Some(payment.clone());
                 let id = self.send(Request::Pay(payment), effects);
@@ -393,7 +416,20 @@ impl App {
                     form.request = Some(id);
                 }
             }
-            (Stage::Confirming, Action::Back) => form.stage = Stage::Choosing,
+            // The second confirmation of the same payment: a payment of its own, fresh key.
+            (Stage::Again(_), Action::Pay) if form.request.is_none() => {
+                let Some(payment) = form.payment() else { return };
+                let payment = payment
+                    .with_orders_before(form.before.as_ref().unwrap_or(&Default::default()))
+                    .again();
+                form.stage = Stage::Sending;
+                form.sent = Some(payment.clone());
+                let id = self.send(Request::Pay(payment), effects);
+                if let Some(form) = self.mode.purchase_mut() {
+                    form.request = Some(id);
+                }
+            }
+            (Stage::Confirming | Stage::Again(_), Action::Back) => form.stage = Stage::Choosing,
             (_, Action::Close) => self.mode = Mode::Browse,
             _ => {}
         }

@@ -101,6 +101,10 @@ pub struct App {
     session: crate::session::Session,
     profiles: Vec<String>,
     switching: Option<String>,
+    /// Earlier payments settled, in words, until the window that shows them is closed.
+    notices: Vec<String>,
+    /// Quitting waits for a payment's answer: what the status line says meanwhile.
+    quitting: Option<String>,
     dirty: bool,
     quit: bool,
 }
@@ -130,6 +134,8 @@ impl App {
             session: Default::default(),
             profiles: Vec::new(),
             switching: None,
+            notices: Vec::new(),
+            quitting: None,
             dirty: true,
             quit: false,
         }
@@ -262,6 +268,40 @@ impl App {
         self.quit
     }
 
+    /// Earlier payments settled, in words, not yet dismissed.
+    pub fn notices(&self) -> &[String] {
+        &self.notices
+    }
+
+    fn on_notice(&mut self, profile: &str, notice: crate::api::Notice, now: Instant) {
+        match notice {
+            crate::api::Notice::WaitingForLock => self.flash(
+                "Another esimdash is paying from this account: this payment waits for it to finish",
+                Tone::Info,
+                now,
+            ),
+            crate::api::Notice::Settled(settled) => {
+                let sentence = settled.sentence();
+                self.notices.push(if profile.is_empty() {
+                    sentence
+                } else {
+                    format!("[{profile}] {sentence}")
+                });
+                self.dirty = true;
+            }
+        }
+    }
+
+    /// The runtime holds the quit until a payment's answer is in; the screen says why.
+    pub fn wait_to_quit(&mut self, why: String) {
+        self.quitting = Some(why);
+        self.dirty = true;
+    }
+
+    pub fn quitting(&self) -> Option<&str> {
+        self.quitting.as_deref()
+    }
+
     /// Whether the screen must be drawn again; clears the flag.
     pub fn take_dirty(&mut self) -> bool {
         std::mem::take(&mut self.dirty)
@@ -296,6 +336,11 @@ impl App {
             Msg::QrSaved { iccid, code, result } => self.on_qr_saved(iccid, code, result, now),
             Msg::Export { id, step } => self.on_export(id, step, now),
             Msg::Switched { name, result } => self.on_switched(name, result, now, &mut effects),
+            Msg::Notice { profile, notice } => self.on_notice(&profile, notice, now),
+        }
+        if matches!(self.mode, Mode::Browse) && !self.notices.is_empty() {
+            self.mode = Mode::Overlay(Overlay::Notices);
+            self.dirty = true;
         }
         if self.quit {
             effects.push(Effect::Quit);

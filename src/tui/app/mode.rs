@@ -44,6 +44,9 @@ pub enum Overlay {
         /// Why the last choice could not be opened, or could not be switched to yet.
         error: Option<String>,
     },
+    /// What became of earlier payments that their sessions left unsettled (`App::notices`):
+    /// stays until closed.
+    Notices,
     /// "Top up which eSIM?": an ICCID typed in.
     IccidPrompt {
         input: super::input::TextInput,
@@ -87,7 +90,7 @@ impl Mode {
             Mode::Zoom => vec![Context::Zoom, Context::Esims, Context::Global],
             Mode::Overlay(overlay) => match overlay {
                 Overlay::Help { .. } => vec![Context::Help, Context::Popup],
-                Overlay::PlanDetail { .. } => vec![Context::Popup],
+                Overlay::PlanDetail { .. } | Overlay::Notices => vec![Context::Popup],
                 Overlay::OrderDetail(_) => vec![Context::OrderDetail, Context::Popup],
                 Overlay::StatusPicker { .. } | Overlay::AccountPicker { .. } => vec![Context::Picker],
                 Overlay::ProfileForm(_) => vec![Context::ProfileForm],
@@ -95,7 +98,7 @@ impl Mode {
                 Overlay::Replace { .. } => vec![Context::Replace],
                 Overlay::Purchase(form) => match &form.stage {
                     Stage::Choosing => vec![Context::Purchase],
-                    Stage::Confirming => vec![Context::Confirm],
+                    Stage::Confirming | Stage::Again(_) => vec![Context::Confirm],
                     // Nothing may interrupt a payment or its lookup.
                     Stage::Sending
                     | Stage::Unknown {

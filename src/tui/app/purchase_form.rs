@@ -20,6 +20,8 @@ pub enum Lookup {
     Checking,
     Found(Box<Order>),
     NotFound,
+    /// Several new orders could each be this payment: none is claimed.
+    Ambiguous(Vec<String>),
     Failed(String),
 }
 
@@ -30,6 +32,9 @@ pub enum Stage {
     Empty(String),
     Choosing,
     Confirming,
+    /// The same payment was placed minutes ago (or may have been): not sent; a second
+    /// confirmation sends it again.
+    Again(String),
     Sending,
     Done {
         order: Box<Order>,
@@ -97,8 +102,18 @@ impl PurchaseForm {
         self.plan().and_then(Plan::sell_price)
     }
 
+    /// The total, when it can be computed exactly (see `amount_problem`).
     pub fn total(&self) -> Option<Decimal> {
-        self.unit_price().map(|u| u * Decimal::from(self.qty))
+        self.unit_price()
+            .and_then(|u| crate::purchase::line_total(u, self.qty).ok())
+    }
+
+    /// Why the amounts of this choice cannot be paid (a negative price, a total or a balance
+    /// after out of range), in words; nothing is sent then.
+    pub fn amount_problem(&self, balance: Option<Decimal>) -> Option<String> {
+        let total = crate::purchase::line_total(self.unit_price()?, self.qty);
+        let after = total.and_then(|t| balance.map_or(Ok(t), |b| crate::purchase::balance_after(b, t)));
+        after.err()
     }
 
     pub fn set_qty(&mut self, qty: i64) {

@@ -321,11 +321,17 @@ impl App {
                 };
             }
             Request::Pay(_) => {
-                form.stage = Stage::Failed(crate::purchase::explain(error, &form.what));
+                form.stage = match error {
+                    ApiError::Repeat { earlier, .. } => Stage::Again(earlier.clone()),
+                    _ => Stage::Failed(crate::purchase::explain(error, &form.what)),
+                };
             }
             Request::LookUpPayment { .. } => {
                 if let Stage::Unknown { lookup, .. } = &mut form.stage {
-                    *lookup = Lookup::Failed(error.to_string());
+                    *lookup = match error {
+                        ApiError::Ambiguous { orders, .. } => Lookup::Ambiguous(orders.clone()),
+                        _ => Lookup::Failed(error.to_string()),
+                    };
                 }
             }
             // A read before paying: the form says so (and that no money moved), in place.

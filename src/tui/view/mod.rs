@@ -89,6 +89,11 @@ fn draw_header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     };
     let session = app.session();
     let mut spans = vec![Span::raw(" esimdash │ ")];
+    if session.cleartext {
+        // First, so that no width hides it: the secret travels in clear on this connection.
+        spans.push(Span::styled("NOT ENCRYPTED (http)", theme.warning()));
+        spans.push(Span::raw(" │ "));
+    }
     if !session.profile.is_empty() {
         spans.push(Span::raw(format!("{} │ ", safe(&session.profile))));
     }
@@ -225,6 +230,9 @@ fn export_line(app: &App, theme: &Theme) -> Line<'static> {
 
 fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: Instant) {
     let line = match (app.halt(), app.rate_limited_until(), app.flash_message()) {
+        _ if app.quitting().is_some() => {
+            Line::styled(format!(" {}", app.quitting().unwrap_or_default()), theme.warning())
+        }
         (Some(Halt::Offline { message }), _, _) => {
             Line::styled(format!(" {}  (r to retry)", safe(message)), theme.error())
         }

@@ -32,11 +32,32 @@ fn detail_window<'a>(
     (popup(frame, area, title, DETAIL_WIDTH, height, theme), shown)
 }
 
+/// Earlier payments their sessions left unsettled, and what became of each: until closed.
+fn draw_notices(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let height = (app.notices().len() as u16)
+        .saturating_mul(4)
+        .saturating_add(4)
+        .min(area.height);
+    let inner = popup(frame, area, "Earlier payments, settled now", 76, height, theme);
+    let mut lines = Vec::new();
+    for notice in app.notices() {
+        lines.push(Line::raw(safe(notice)));
+        lines.push(Line::raw(""));
+    }
+    let close = app.keymap().first_key(Context::Popup, Action::Close);
+    lines.push(Line::styled(
+        format!("Each is in the audit trail (esimdash audit). {close}: close"),
+        theme.muted(),
+    ));
+    paragraph(frame, inner, lines);
+}
+
 pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: &Theme) {
     match overlay {
         Overlay::Purchase(form) => super::purchase::draw(frame, area, form, app, theme),
         Overlay::IccidPrompt { input, error } => super::purchase::draw_iccid_prompt(frame, area, input, error, theme),
         Overlay::Help { scroll } => draw_help(frame, area, app, *scroll, theme),
+        Overlay::Notices => draw_notices(frame, area, app, theme),
         Overlay::Replace { path, .. } => {
             let inner = popup(frame, area, "Replace the file?", 64, 6, theme);
             let keys = app.keymap();

@@ -8,6 +8,7 @@ use crate::esim::volume::format_bytes;
 use crate::present::validity;
 use crate::purchase::{Purchase, shortfall_message};
 use crate::tui::app::{App, Lookup, PurchaseForm, Stage, TextInput};
+use crate::tui::keymap::{Action, Context};
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
@@ -81,11 +82,16 @@ pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme
                 theme.title(),
             ));
             lines.push(Line::raw(format!("Balance now    {}", usd(balance))));
-            let after = balance.zip(form.total()).map(|(b, t)| b - t);
+            let after = balance
+                .zip(form.total())
+                .and_then(|(b, t)| crate::purchase::balance_after(b, t).ok());
             lines.push(Line::raw(format!("Balance after  {}", usd(after))));
             lines.push(Line::raw(""));
+            let refusal = form
+                .amount_problem(balance)
+                .map(|why| format!("{why}; nothing will be sent."));
             match (
-                balance.zip(form.total()).and_then(|(b, t)| shortfall_message(b, t)),
+                refusal.or_else(|| balance.zip(form.total()).and_then(|(b, t)| shortfall_message(b, t))),
                 &form.before,
             ) {
                 (Some(short), _) => lines.push(Line::styled(short, theme.error())),
@@ -98,6 +104,19 @@ pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme
                     theme.key(),
                 )),
             }
+        }
+        Stage::Again(earlier) => {
+            let keys = app.keymap();
+            let (pay, back) = (
+                keys.first_key(Context::Confirm, Action::Pay),
+                keys.first_key(Context::Confirm, Action::Back),
+            );
+            lines.push(Line::styled(format!("Not sent: {}.", safe(earlier)), theme.error()));
+            lines.push(Line::raw(""));
+            lines.push(Line::styled(
+                format!("{pay}: pay the same again, a second time · {back}: back"),
+                theme.key(),
+            ));
         }
         Stage::Sending => {
             lines.push(Line::raw(format!("{} Sending the {noun}, once.", spinner(app))));
@@ -153,6 +172,14 @@ pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme
                 )),
                 Lookup::NotFound => lines.push(Line::styled(
                     format!("The order list shows no new {noun} for this plan: it was most likely not placed. Check Orders before trying again."),
+                    theme.error(),
+                )),
+                Lookup::Ambiguous(orders) => lines.push(Line::styled(
+                    format!(
+                        "The order list shows {} new orders that could each be this {noun} ({}): esimdash cannot tell which. Check them in Orders before trying again.",
+                        orders.len(),
+                        safe(&orders.join(", "))
+                    ),
                     theme.error(),
                 )),
                 Lookup::Failed(why) => lines.push(Line::styled(

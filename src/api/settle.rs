@@ -1,0 +1,371 @@
+//! Payments whose session ended before their outcome was known (killed, hung up, Ctrl-C) are
+//! settled by the next session of the same account, before it does anything else: sent again
+//! under their own idempotency key where the server honours keys (it replays the stored answer
+//! or carries the payment out: never a second debit), else looked up in the order list. What
+//! became of each is written to the audit trail and told to the user (`Notice::Settled`).
+//!
+//! The same place keeps the rule against paying twice by accident: the same payment asked
+//! again within minutes of one that was placed (or may have been) is not sent without a
+//! second, explicit confirmation.
+
+use super::client::Client;
+use super::error::ApiError;
+use super::lock::{self, AccountLock};
+use super::model::{Order, OrderRequest, TopupRequest};
+use super::writes::{Payment, Spend};
+use crate::audit::{self, Entry, Outcome, PaymentRecord, Stage, Trail};
+use chrono::{DateTime, Utc};
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The same payment within this long of an earlier one needs a second confirmation.
+pub const REPEAT_WINDOW: Duration = Duration::from_secs(10 * 60);
+/// Sent again under its key only while the server still keeps it (CONTRACT.md: 24 hours),
+/// with an hour to spare for clocks that disagree.
+const KEY_KEPT: Duration = Duration::from_secs(23 * 3600);
+
+/// What the client tells whoever drives it (a command prints it, the dashboard shows it).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Notice {
+    /// Another esimdash process is paying from this account: this payment waits for it.
+    WaitingForLock,
+    Settled(Box<Settled>),
+}
+
+/// Who hears the notices.
+pub type Listener = Arc<dyn Fn(Notice) + Send + Sync>;
+
+/// An earlier payment, and what became of it now.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settled {
+    pub record: PaymentRecord,
+    pub result: Result<Found, String>,
+}
+
+/// What settling found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Found {
+    /// It never left: its session ended before sending.
+    NeverSent,
+    /// Sent again under its key: the server had carried it out (`replayed`) or did so now.
+    Resent { order_no: String, replayed: bool },
+    /// Sent again under its key and refused: nothing was paid.
+    Refused(String),
+    /// The order list shows its order.
+    Placed { order_no: String },
+    /// The order list shows no such order.
+    NotPlaced,
+    /// The order list shows several orders that could each be it.
+    Ambiguous(Vec<String>),
+}
+
+impl Settled {
+    /// "An earlier top-up of 8944… (fr-topup-1gb × 1), sent 14:02 and interrupted, was placed: order B1…".
+    pub fn sentence(&self) -> String {
+        let r = &self.record;
+        let what = match (&r.action[..], &r.iccid) {
+            ("topup", Some(iccid)) => format!("top-up of {iccid}"),
+            _ => "order".to_string(),
+        };
+        let total = r.total.as_ref().map_or_else(String::new, |t| format!(", {t} USD"));
+        let when = r.sent_at.unwrap_or(r.asked_at).with_timezone(&chrono::Local);
+        let sent = if r.sent_at.is_some() { "sent" } else { "asked" };
+        let head = format!(
+            "An earlier {what} ({} × {}{total}), {sent} {} and interrupted,",
+            r.slug,
+            r.quantity,
+            when.format("%Y-%m-%d %H:%M")
+        );
+        let tail = match &self.result {
+            Ok(Found::NeverSent) => "was never sent: nothing was paid.".to_string(),
+            Ok(Found::Resent {
+                order_no,
+                replayed: true,
+            }) => {
+                format!(
+                    "was placed: order {order_no} (sent again under its key; the server had carried it out, nothing was paid twice)."
+                )
+            }
+            Ok(Found::Resent {
+                order_no,
+                replayed: false,
+            }) => {
+                format!("is placed now: order {order_no} (it had not reached the server; sent again under its key).")
+            }
+            Ok(Found::Refused(why)) => format!("was sent again under its key and refused ({why}): nothing was paid."),
+            Ok(Found::Placed { order_no }) => format!("was placed: order {order_no} (the order list shows it)."),
+            Ok(Found::NotPlaced) => "was not placed: the order list shows no such order.".to_string(),
+            Ok(Found::Ambiguous(orders)) => format!(
+                "may have been placed: the order list shows {} orders that could each be it ({}); check them in Orders.",
+                orders.len(),
+                orders.join(", ")
+            ),
+            Err(why) => format!("could not be settled yet ({why}); esimdash tries again at the next start."),
+        };
+        format!("{head} {tail}")
+    }
+
+    /// Whether money moved for it: `Some(true)`, `Some(false)`, or `None` when unknown.
+    pub fn money_moved(&self) -> Option<bool> {
+        match &self.result {
+            Ok(Found::Resent { .. } | Found::Placed { .. }) => Some(true),
+            Ok(Found::NeverSent | Found::Refused(_) | Found::NotPlaced) => Some(false),
+            Ok(Found::Ambiguous(_)) | Err(_) => None,
+        }
+    }
+
+    /// For `--json`: the payment, what became of it, and whether money moved.
+    pub fn to_json(&self) -> serde_json::Value {
+        let r = &self.record;
+        let (outcome, order) = match &self.result {
+            Ok(Found::NeverSent) => ("never_sent", None),
+            Ok(Found::Resent {
+                order_no,
+                replayed: true,
+            }) => ("placed_replayed", Some(order_no)),
+            Ok(Found::Resent {
+                order_no,
+                replayed: false,
+            }) => ("placed_now", Some(order_no)),
+            Ok(Found::Refused(_)) => ("refused", None),
+            Ok(Found::Placed { order_no }) => ("placed", Some(order_no)),
+            Ok(Found::NotPlaced) => ("not_placed", None),
+            Ok(Found::Ambiguous(_)) => ("ambiguous", None),
+            Err(_) => ("unsettled", None),
+        };
+        serde_json::json!({
+            "action": r.action,
+            "iccid": r.iccid,
+            "slug": r.slug,
+            "quantity": r.quantity,
+            "total": r.total,
+            "idempotencyKey": r.key,
+            "sentAt": r.sent_at,
+            "outcome": outcome,
+            "orderNo": order,
+            "candidates": match &self.result { Ok(Found::Ambiguous(o)) => Some(o), _ => None },
+            "moneyMoved": self.money_moved().map_or(serde_json::json!("unknown"), serde_json::Value::from),
+            "message": self.sentence(),
+        })
+    }
+}
+
+impl Client {
+    fn trail(&self) -> Option<&Trail> {
+        self.options().audit.as_ref()
+    }
+
+    fn lock_path(&self, trail: &Trail) -> std::path::PathBuf {
+        lock::path_for(&trail.path, &self.who().api_host, &self.who().access_code)
+    }
+
+    /// This account's payments as the trail tells them (none without a trail).
+    fn records(&self) -> Vec<PaymentRecord> {
+        let Some(trail) = self.trail() else { return Vec::new() };
+        match audit::read(&trail.path) {
+            Ok(read) => audit::payments(&read.entries, &self.who().api_host, &self.who().access_code),
+            Err(e) => {
+                tracing::error!(path = %trail.path.display(), %e, "the audit trail could not be read");
+                Vec::new()
+            }
+        }
+    }
+
+    /// Waits for this account's payment lock (`None` without a trail: tests).
+    pub(super) async fn lock_account(&self, endpoint: super::Endpoint) -> Result<Option<AccountLock>, ApiError> {
+        let Some(trail) = self.trail() else { return Ok(None) };
+        let path = self.lock_path(trail);
+        AccountLock::take(&path, || self.notify(Notice::WaitingForLock))
+            .await
+            .map(Some)
+            .map_err(|e| ApiError::Lock {
+                endpoint,
+                path: path.display().to_string(),
+                detail: e.to_string(),
+            })
+    }
+
+    /// At the start of a session: settles every payment of this account that has no outcome,
+    /// unless another process is paying right now (it holds the lock, and may be the one that
+    /// sent them). Each is told as a `Notice::Settled`.
+    pub async fn settle_earlier(&self) {
+        let Some(trail) = self.trail() else { return };
+        if self.records().iter().all(|r| r.outcome.is_some()) {
+            return;
+        }
+        match AccountLock::try_take(&self.lock_path(trail)) {
+            Ok(Some(_lock)) => self.settle_unsettled(None).await,
+            Ok(None) => tracing::info!("another esimdash is paying from this account; it settles its own"),
+            Err(e) => tracing::warn!(%e, "the payment lock could not be taken; nothing settled"),
+        }
+    }
+
+    /// Settles, under the account's lock, every payment without an outcome but `except` (the
+    /// one being paid now).
+    pub(super) async fn settle_unsettled(&self, except: Option<&str>) {
+        let records = self.records();
+        let claimed = claimed_orders(&records);
+        for record in records
+            .iter()
+            .filter(|r| r.outcome.is_none() && Some(r.key.as_str()) != except)
+        {
+            let result = self.settle(record, &claimed).await;
+            self.notify(Notice::Settled(Box::new(Settled {
+                record: record.clone(),
+                result,
+            })));
+        }
+    }
+
+    async fn settle(&self, record: &PaymentRecord, claimed: &HashSet<String>) -> Result<Found, String> {
+        let Some(sent_at) = record.sent_at else {
+            self.record_settled(record, "never sent: nothing was paid", None, &[]);
+            return Ok(Found::NeverSent);
+        };
+        let payment = payment_of(record).ok_or_else(|| "the trail does not say what it bought".to_string())?;
+        let fresh = age(sent_at) < KEY_KEPT;
+        if self.read_only().is_none() && fresh && self.honours_keys() {
+            return match self.send_payment(&payment, record.attempts + 1).await {
+                Ok((placed, replayed)) => Ok(Found::Resent {
+                    order_no: placed.order.record.provider_order_no,
+                    replayed,
+                }),
+                // Still in progress at the server (409), or lost again: not known yet.
+                Err(e) if e.outcome_unknown() || e.status() == Some(409) => Err(e.to_string()),
+                Err(e) if e.nothing_moved() && e.status().is_some() => Ok(Found::Refused(
+                    e.server_message().map_or_else(|| e.to_string(), str::to_string),
+                )),
+                Err(e) => Err(e.to_string()),
+            };
+        }
+        let orders = self
+            .recent_orders_for(&payment.slug().to_string(), payment.iccid())
+            .await
+            .map_err(|e| format!("the order list could not be read: {e}"))?;
+        let before: Option<HashSet<&str>> = record
+            .orders_before
+            .as_ref()
+            .map(|b| b.iter().map(String::as_str).collect());
+        let candidates = new_orders(&orders, before.as_ref(), claimed, sent_at, payment.iccid());
+        let found = match candidates.as_slice() {
+            [] if age(sent_at) < self.options().request_timeout * 2 => {
+                // Its answer may still be on its way: too early to say it was not placed.
+                return Err("it was sent moments ago and the order list does not show it yet".to_string());
+            }
+            [] => Found::NotPlaced,
+            [one] => Found::Placed {
+                order_no: one.record.provider_order_no.clone(),
+            },
+            many => Found::Ambiguous(many.iter().map(|o| o.record.provider_order_no.clone()).collect()),
+        };
+        match &found {
+            Found::Placed { order_no } => {
+                self.record_settled(record, "the order list shows it placed", Some(order_no), &[]);
+            }
+            Found::Ambiguous(orders) => {
+                self.record_settled(
+                    record,
+                    "the order list shows several orders that could be it",
+                    None,
+                    orders,
+                );
+            }
+            _ => self.record_settled(record, "the order list shows no such order", None, &[]),
+        }
+        Ok(found)
+    }
+
+    fn record_settled(&self, record: &PaymentRecord, outcome: &str, order_no: Option<&String>, candidates: &[String]) {
+        let mut e = Entry::new(self.who(), Stage::Settled, &record.action);
+        e.iccid.clone_from(&record.iccid);
+        e.slug = Some(record.slug.clone());
+        e.quantity = Some(record.quantity);
+        e.total.clone_from(&record.total);
+        e.idempotency_key = Some(record.key.clone());
+        e.outcome = Some(outcome.to_string());
+        e.order_no = order_no.cloned();
+        e.settled = Some(true);
+        e.candidates = (!candidates.is_empty()).then(|| candidates.to_vec());
+        self.record(&e);
+    }
+
+    /// The payment just like this one (account, eSIM or plan, slug, quantity) asked within the
+    /// last minutes that was placed or may have been, if there is one.
+    pub(super) fn earlier_same(&self, payment: &Payment) -> Option<PaymentRecord> {
+        let action = payment.action();
+        self.records().into_iter().rev().find(|r| {
+            r.key != payment.key
+                && r.action == action
+                && r.iccid.as_deref() == payment.iccid()
+                && r.slug == payment.slug()
+                && r.quantity == payment.qty()
+                && age(r.asked_at) < REPEAT_WINDOW
+                && r.outcome.as_ref().is_none_or(Outcome::may_have_paid)
+                && (r.sent_at.is_some() || r.outcome.is_some())
+        })
+    }
+
+    /// The orders that the trail records for other payments of this account: never taken as
+    /// the outcome of this one.
+    pub(super) fn orders_of_other_payments(&self, key: &str) -> HashSet<String> {
+        let records: Vec<PaymentRecord> = self.records().into_iter().filter(|r| r.key != key).collect();
+        claimed_orders(&records)
+    }
+}
+
+/// The order numbers the trail gives as some payment's outcome.
+fn claimed_orders(records: &[PaymentRecord]) -> HashSet<String> {
+    records
+        .iter()
+        .filter_map(|r| match &r.outcome {
+            Some(Outcome::Placed { order_no }) => Some(order_no.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The orders that could be a payment's: of its plan (and eSIM), not there before it was sent,
+/// and no other payment's. Without the list from before, those created since it was sent.
+pub(super) fn new_orders<'a>(
+    orders: &'a [Order],
+    before: Option<&HashSet<&str>>,
+    claimed: &HashSet<String>,
+    sent_at: DateTime<Utc>,
+    iccid: Option<&str>,
+) -> Vec<&'a Order> {
+    let margin = chrono::Duration::minutes(5);
+    orders
+        .iter()
+        .filter(|o| {
+            let no = o.record.provider_order_no.as_str();
+            let new = match before {
+                Some(before) => !before.contains(no),
+                None => DateTime::parse_from_rfc3339(&o.created_at).is_ok_and(|t| t >= sent_at - margin),
+            };
+            new && !claimed.contains(no) && iccid.is_none_or(|i| o.iccid.is_empty() || o.iccid == i)
+        })
+        .collect()
+}
+
+/// The payment a trail record stands for, under its own key.
+fn payment_of(record: &PaymentRecord) -> Option<Payment> {
+    let spend = match (&record.action[..], &record.iccid) {
+        ("topup", Some(iccid)) => Spend::Topup(TopupRequest {
+            iccid: iccid.clone(),
+            slug: record.slug.clone(),
+            qty: record.quantity,
+        }),
+        ("order", _) => Spend::Order(OrderRequest {
+            slug: record.slug.clone(),
+            qty: record.quantity,
+        }),
+        _ => return None,
+    };
+    let total = record.total.as_deref().and_then(|t| t.parse().ok());
+    Some(Payment::with_key(spend, total, record.key.clone()))
+}
+
+fn age(at: DateTime<Utc>) -> Duration {
+    (Utc::now() - at).to_std().unwrap_or_default()
+}

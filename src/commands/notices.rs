@@ -1,0 +1,93 @@
+//! What a one-shot command says besides its result: the client's notices (an earlier payment
+//! settled, waiting for another esimdash paying from the same account) on stderr, and in
+//! `--json` output as `settledEarlier`; and how it ends on a stop signal: at once, unless a
+//! payment waits for its answer, which is then waited for (at most the request timeout).
+
+use super::CommandError;
+use crate::api::{Client, Notice, payments_in_flight};
+use crate::signals::{self, Stop, Stops};
+use serde_json::Value;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Earlier payments settled in this run, for `--json` output.
+static SETTLED: Mutex<Vec<Value>> = Mutex::new(Vec::new());
+
+/// A line on stderr, "esimdash: …". Never fails: after a hang-up there is no terminal.
+pub fn say(text: &str) {
+    let _ = writeln!(std::io::stderr(), "esimdash: {text}");
+}
+
+/// Prints the client's notices as they come.
+pub fn listen(client: &Client, as_json: bool) {
+    client.on_notice(Arc::new(move |notice| match notice {
+        Notice::WaitingForLock => say("another esimdash is paying from this account; waiting for it to finish…"),
+        Notice::Settled(settled) => {
+            if as_json {
+                let value = settled.to_json();
+                let line = crate::esim::text::json_line(&serde_json::json!({ "settled": value }));
+                let _ = writeln!(std::io::stderr(), "{}", line.unwrap_or_default());
+                SETTLED
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push(value);
+            } else {
+                say(&settled.sentence());
+            }
+        }
+    }));
+}
+
+/// Adds the earlier payments settled in this run to a JSON object printed for `--json`.
+pub fn add_settled_earlier(value: &mut Value) {
+    let settled = SETTLED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let (false, Value::Object(map)) = (settled.is_empty(), value) {
+        map.insert("settledEarlier".to_string(), Value::Array(settled.clone()));
+    }
+}
+
+/// Runs `work` until it ends or a stop signal comes. With no payment in flight the signal ends
+/// it at once (dropping it removes any file half-written). With one in flight, its answer is
+/// waited for, so that its outcome is written to the trail; after a hang-up the terminal is
+/// gone, so output goes to /dev/null. `patience` bounds the wait.
+pub async fn until_done_or_stopped(
+    work: impl Future<Output = Result<(), CommandError>>,
+    patience: Duration,
+) -> Result<(), CommandError> {
+    let mut stops = Stops::new();
+    tokio::pin!(work);
+    let mut stopped: Option<(Stop, tokio::time::Instant)> = None;
+    loop {
+        let deadline = async {
+            match stopped {
+                Some((_, at)) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            result = &mut work => return result,
+            stop = stops.next() => {
+                if stop == Stop::HangUp {
+                    signals::detach_stdio();
+                }
+                if payments_in_flight() == 0 {
+                    return Err(CommandError::Interrupted(stop));
+                }
+                if stopped.is_none() {
+                    say(&format!(
+                        "{}: a payment is waiting for its answer; exiting once it is in and recorded (at most {} s)…",
+                        stop.name(),
+                        patience.as_secs()
+                    ));
+                    stopped = Some((stop, tokio::time::Instant::now() + patience));
+                }
+            }
+            () = deadline => {
+                let (stop, _) = stopped.unwrap_or((Stop::Interrupt, tokio::time::Instant::now()));
+                say("no answer came in time; the next esimdash run settles this payment (see `esimdash audit`)");
+                return Err(CommandError::Interrupted(stop));
+            }
+        }
+    }
+}

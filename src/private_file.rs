@@ -1,0 +1,105 @@
+//! Files that are ours alone (the audit trail, the saved inventory index and its temporary file,
+//! the payment lock): created 0600 in a 0700 directory, and never opened through a symbolic
+//! link, so that a link planted at their place cannot make esimdash append to, replace or
+//! chmod another file.
+
+use std::fs::{DirBuilder, File, OpenOptions};
+use std::io;
+use std::path::Path;
+
+/// Creates `dir` (and its parents) private to this user.
+pub fn create_dir(dir: &Path) -> io::Result<()> {
+    let mut builder = DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// Opens `path` for appending (created if missing), made private if others could read it.
+pub fn open_append(path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.create(true).append(true).read(true);
+    open(path, &mut options)
+}
+
+/// Creates `path` new for writing; an existing file or link there is an error.
+pub fn create_new(path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.create_new(true).write(true);
+    open(path, &mut options)
+}
+
+/// Opens `path` for reading and writing, created if missing (a lock file).
+pub fn open_or_create(path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.create(true).read(true).write(true).truncate(false);
+    open(path, &mut options)
+}
+
+fn open(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        create_dir(dir)?;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+        let file = options.open(path).map_err(|e| refuse_link(path, e))?;
+        if file.metadata()?.permissions().mode() & 0o077 != 0 {
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        }
+        Ok(file)
+    }
+    #[cfg(not(unix))]
+    {
+        options.open(path)
+    }
+}
+
+/// O_NOFOLLOW answers ELOOP for a link: say it in words.
+#[cfg(unix)]
+fn refuse_link(path: &Path, error: io::Error) -> io::Error {
+    if error.raw_os_error() == Some(libc::ELOOP) {
+        return io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{} is a symbolic link; esimdash writes its private files only as plain files (remove the link)",
+                path.display()
+            ),
+        );
+    }
+    error
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn a_link_in_place_of_a_private_file_is_refused_and_its_target_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("victim");
+        std::fs::write(&target, "precious\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let link = dir.path().join("state/audit.jsonl");
+        create_dir(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        for result in [open_append(&link), create_new(&link), open_or_create(&link)] {
+            let error = result.unwrap_err();
+            assert!(
+                error.to_string().contains("symbolic link") || error.kind() == io::ErrorKind::AlreadyExists,
+                "{error}"
+            );
+        }
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious\n");
+        let mode = std::fs::metadata(&target).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o644, "the target was not chmod-ed");
+
+        let plain = dir.path().join("state/plain");
+        open_append(&plain).unwrap().write_all(b"x").unwrap();
+        assert_eq!(std::fs::metadata(&plain).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+}
