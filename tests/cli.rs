@@ -4,9 +4,10 @@
 use esimdash::sandbox::{RunningSandbox, SandboxConfig, spawn};
 use serde_json::Value;
 use std::io::Write;
-use std::process::{Command, Output};
+use std::process::Command;
 
 #[path = "support/binary.rs"]
+#[allow(dead_code)]
 mod binary;
 #[path = "support/tools.rs"]
 mod tools;

@@ -240,7 +240,7 @@ impl Client {
             };
         }
         let orders = self
-            .recent_orders_for(&payment.slug().to_string(), payment.iccid())
+            .recent_orders_for(payment.slug(), payment.iccid())
             .await
             .map_err(|e| format!("the order list could not be read: {e}"))?;
         let before: Option<HashSet<&str>> = record
@@ -249,7 +249,7 @@ impl Client {
             .map(|b| b.iter().map(String::as_str).collect());
         let candidates = new_orders(&orders, before.as_ref(), claimed, sent_at, payment.iccid());
         let found = match candidates.as_slice() {
-            [] if age(sent_at) < self.options().request_timeout * 2 => {
+            [] if age(sent_at) < self.options().request_timeout => {
                 // Its answer may still be on its way: too early to say it was not placed.
                 return Err("it was sent moments ago and the order list does not show it yet".to_string());
             }

@@ -53,6 +53,8 @@ pub struct SandboxConfig {
     pub iccid_lookup: bool,
     /// The share of answers (0 to 1) that fail as networks and servers do (`--chaos`).
     pub chaos: f64,
+    /// Every reseller's wallet at start; `None`: the seeded ones (Acme 250.00, Globex 1000.00).
+    pub balance: Option<rust_decimal::Decimal>,
 }
 
 pub use chaos::Disruption;
@@ -72,6 +74,7 @@ impl Default for SandboxConfig {
             allocate_after: Duration::from_secs(2),
             iccid_lookup: true,
             chaos: 0.0,
+            balance: None,
         }
     }
 }
@@ -129,8 +132,14 @@ impl Knobs {
 /// The router, with its knobs readable and settable from outside.
 fn router_with_knobs(config: &SandboxConfig, origin: String, knobs: Arc<Knobs>) -> Router {
     let epoch = config.epoch.unwrap_or_else(Utc::now);
+    let mut data = seed::data(config.seed, config.orders, epoch);
+    if let Some(balance) = config.balance {
+        for reseller in &mut data.resellers {
+            reseller.balance = balance;
+        }
+    }
     let shared = Arc::new(Shared {
-        data: Mutex::new(seed::data(config.seed, config.orders, epoch)),
+        data: Mutex::new(data),
         keys: Keys::demo(config.rate_limit),
         limiter: RateLimiter::new(config.rate_window),
         origin,

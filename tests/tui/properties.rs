@@ -59,7 +59,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (1u16..=400, 1u16..=150).prop_map(|(w, h)| Step::Resize(w, h)),
         1 => (0u16..3000).prop_map(Step::Tick),
         8 => (0usize..8, any::<u64>()).prop_map(|(n, s)| Step::Data(n, s)),
-        3 => (0usize..8, 0u8..12).prop_map(|(n, e)| Step::Error(n, e)),
+        3 => (0usize..8, 0u8..14).prop_map(|(n, e)| Step::Error(n, e)),
         1 => (any::<u64>(), any::<u64>()).prop_map(|(id, s)| Step::Stray(id, s)),
         2 => Just(Step::Buy),
         3 => Just(Step::Enter),
@@ -77,13 +77,24 @@ fn text(seed: u64, plain: &str) -> String {
     }
 }
 
+/// A price, now and then one at `rust_decimal`'s edges or one no server should send.
+fn price(seed: u64, i: u64) -> serde_json::Value {
+    match (seed >> 11) % 13 {
+        0 => json!(79_228_162_514_264_337_593_543_950_335u128.to_string()),
+        1 => serde_json::from_str("1e28").unwrap(),
+        2 => json!("-0.01"),
+        3 => json!("0.0000000000000000000000000001"),
+        _ => json!(format!("{}.{:02}", i % 50, i % 100)),
+    }
+}
+
 fn plan(seed: u64, i: u64) -> Plan {
     let location = ["FR", "!RG", "", "ZZ"][(i % 4) as usize];
     serde_json::from_value(json!({
         "name": text(seed >> 3, &format!("Plan {i}")), "slug": format!("p-{i}"),
         "packageCode": format!("P{i}"), "locationCode": location,
         "volume": (i + 1) * 1_000_000, "duration": i % 40, "durationUnit": "DAY",
-        "price": format!("{}.{:02}", i % 50, i % 100), "currencyCode": "USD",
+        "price": price(seed, i), "currencyCode": "USD",
         "pricing": { "sellPrice": format!("{}.5", i % 60), "costPrice": "1.00" }
     }))
     .unwrap()
@@ -134,7 +145,11 @@ fn esim(seed: u64, i: u64) -> Esim {
 fn profile(seed: u64) -> Profile {
     serde_json::from_value(json!({
         "name": text(seed, "Ada"), "companyName": text(seed >> 2, "Acme"),
-        "balanceUsd": format!("{}.{:02}", seed % 1000, seed % 100)
+        "balanceUsd": match (seed >> 13) % 11 {
+            0 => "-79228162514264337593543950335".to_string(),
+            1 => "79228162514264337593543950335".to_string(),
+            _ => format!("{}.{:02}", seed % 1000, seed % 100),
+        }
     }))
     .unwrap()
 }
@@ -266,6 +281,14 @@ fn error(kind: u8) -> ApiError {
             after: Duration::from_secs(30),
             outcome_unknown: kind == 10,
         },
+        11 => ApiError::Repeat {
+            endpoint: EP,
+            earlier: "the same top-up (p-1 × 1) was placed at 14:02 (order B1)".into(),
+        },
+        12 => ApiError::Ambiguous {
+            endpoint: EP,
+            orders: vec!["B1".into(), "B2".into()],
+        },
         _ => ApiError::Api {
             endpoint: EP,
             status: 422,
@@ -330,7 +353,7 @@ impl Run {
     }
 
     fn confirming(&self) -> bool {
-        matches!(self.app.overlay(), Some(Overlay::Purchase(f)) if f.stage == Stage::Confirming)
+        matches!(self.app.overlay(), Some(Overlay::Purchase(f)) if matches!(f.stage, Stage::Confirming | Stage::Again(_)))
     }
 
     /// Takes in the effects of one step, checking what was sent.
@@ -340,8 +363,17 @@ impl Run {
             match effect {
                 Effect::Send { id, request } => {
                     assert!(!self.unauthorized, "sent after a 401: {request:?}");
-                    if let Request::Pay(_) = request {
+                    if let Request::Pay(payment) = request {
                         pays += 1;
+                        // Amounts out of range, or a balance short of them, never pay.
+                        let total = payment.total.expect("a payment leaves with its total");
+                        assert!(
+                            !total.is_sign_negative() || total.is_zero(),
+                            "a negative total was paid: {total}"
+                        );
+                        if let Some(balance) = self.app.profile().and_then(|p| p.balance_usd) {
+                            assert!(balance >= total, "paid {total} from a balance of {balance}");
+                        }
                         assert!(was_confirming, "a payment went out without a confirmation");
                         assert!(self.paying.is_none(), "a second payment while one is unanswered");
                         self.paying = Some(*id);

@@ -1,0 +1,103 @@
+//! Amounts no server should send (a price of 1e28 bought ten times, a balance at the bottom of
+//! what a decimal holds, a negative price): the binary refuses in words before any payment,
+//! and never panics.
+
+use crate::common::*;
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+const ICCID: &str = "8944100000000000018";
+
+#[derive(Clone)]
+struct Hostile {
+    price: &'static str,
+    balance: &'static str,
+    posts: Arc<AtomicU64>,
+}
+
+async fn answer(State(h): State<Hostile>, request: Request) -> Response {
+    if request.method() != Method::GET {
+        h.posts.fetch_add(1, Ordering::SeqCst);
+        return (StatusCode::CREATED, "{}").into_response();
+    }
+    let plan = format!(
+        r#"{{"slug":"x-1gb","name":"X 1GB","packageCode":"TOPUP_X","locationCode":"FR","price":{},"currencyCode":"USD","volume":1073741824,"duration":7,"durationUnit":"DAY"}}"#,
+        h.price
+    );
+    let body = match request.uri().path() {
+        "/api/v1/portal/plans" if request.uri().query().is_some_and(|q| q.contains("type=topup")) => {
+            format!(r#"{{"iccid":"{ICCID}","data":[{plan}]}}"#)
+        }
+        "/api/v1/portal/plans" => format!(r#"{{"data":{}}}"#, plan.replace("TOPUP_X", "X")),
+        "/api/v1/reseller/balance" => format!(r#"{{"balanceUsd":"{}"}}"#, h.balance),
+        "/api/v1/reseller/orders" => r#"{"page":1,"pageSize":100,"total":0,"orders":[]}"#.to_string(),
+        _ => return StatusCode::NOT_FOUND.into_response(),
+    };
+    (StatusCode::OK, body).into_response()
+}
+
+async fn hostile(price: &'static str, balance: &'static str) -> (String, Arc<AtomicU64>) {
+    let posts = Arc::new(AtomicU64::new(0));
+    let state = Hostile {
+        price,
+        balance,
+        posts: posts.clone(),
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, Router::new().fallback(answer).with_state(state)).await });
+    (format!("http://{addr}/api/v1"), posts)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn absurd_amounts_are_refused_in_words_before_any_payment() {
+    let cases: [(&str, &str, &[&str], &str); 4] = [
+        (
+            "1e28",
+            "250.00",
+            &["buy", "--slug", "x-1gb", "--qty", "10"],
+            "too large to compute exactly",
+        ),
+        (
+            "79228162514264337593543950335",
+            "250.00",
+            &["topup", "--iccid", ICCID, "--slug", "x-1gb", "--qty", "2"],
+            "too large",
+        ),
+        (
+            "5.00",
+            "-79228162514264337593543950335",
+            &["topup", "--iccid", ICCID, "--slug", "x-1gb"],
+            "short of",
+        ),
+        ("-0.01", "250.00", &["buy", "--slug", "x-1gb"], "negative price"),
+    ];
+    for (price, balance, args, words) in cases {
+        let (base, posts) = hostile(price, balance).await;
+        let home = tempfile::tempdir().unwrap();
+        for json in [false, true] {
+            let mut cmd = esimdash(&home);
+            acme_at(&mut cmd, &base).args(args).arg("--yes");
+            if json {
+                cmd.arg("--json");
+            }
+            let out = run(cmd).await;
+            assert_eq!(out.status.code(), Some(1), "{price} / {balance}: {}", stderr(&out));
+            let said = stderr(&out);
+            assert!(
+                said.contains(words) && said.contains("nothing was"),
+                "{price} / {balance}: {said}"
+            );
+            assert!(!said.contains("panicked"), "{said}");
+            if json {
+                let error: serde_json::Value = serde_json::from_str(said.trim()).unwrap();
+                assert_eq!(error["error"]["moneyMoved"], false, "{error}");
+            }
+        }
+        assert_eq!(posts.load(Ordering::SeqCst), 0, "{price} / {balance}: nothing was sent");
+    }
+}

@@ -1,0 +1,16 @@
+//! esimdash at the edges where users' machines live, through the real binary and counted at
+//! the server: redirects and plain http, a payment whose process is killed (SIGKILL), stopped
+//! (SIGTERM, Ctrl-C) or hung up (SIGHUP) mid-flight, two processes paying at once, and amounts
+//! no client should trust.
+
+#[path = "../support/binary.rs"]
+#[allow(dead_code)]
+mod binary;
+#[path = "../support/holding_proxy.rs"]
+mod holding_proxy;
+
+mod amounts;
+mod common;
+mod crash;
+mod settling;
+mod transport;

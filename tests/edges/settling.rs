@@ -1,0 +1,167 @@
+//! A payment is settled even when the process that sent it dies, and is never paid twice by a
+//! re-run or by a second process: counted at the server, read in the audit trail.
+
+use crate::common::*;
+use std::time::{Duration, Instant};
+
+/// How long the proxy holds a payment's answer: the window in which the process is stopped.
+const HOLD: Duration = Duration::from_millis(1500);
+
+#[tokio::test(flavor = "multi_thread")]
+async fn killed_mid_payment_it_is_settled_by_the_next_command_and_a_rerun_needs_a_second_confirmation() {
+    let sb = sandbox().await;
+    let api = api(&sb);
+    let proxy = HoldingProxy::start(sb.addr, HOLD).await;
+    let home = tempfile::tempdir().unwrap();
+    let target = topupable(&api, 1).await.remove(0);
+    let orders = orders_at_server(&api).await;
+
+    let child = start_topup(&home, &proxy.base_url(), &target, &[]);
+    wait_until(Duration::from_secs(20), "the payment to reach the server", || {
+        proxy.writes() == 1
+    })
+    .await;
+    signal(&child, libc::SIGKILL);
+    let out = finish(child).await;
+    assert_eq!(out.status.code(), None, "killed");
+    assert_eq!(orders_at_server(&api).await, orders + 1, "the server carried it out");
+    let stages: Vec<String> = stages_of(&trail(&home), &target.0)
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect();
+    assert_eq!(
+        stages,
+        ["asked", "sent"],
+        "the trail knows it left, not what came of it"
+    );
+
+    // Any command of the same account settles it first, and says so.
+    let mut cmd = esimdash(&home);
+    acme_at(&mut cmd, &proxy.base_url()).arg("balance");
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(
+        said.contains(&format!("An earlier top-up of {}", target.0)) && said.contains("was placed: order"),
+        "{said}"
+    );
+    assert_eq!(orders_at_server(&api).await, orders + 1, "settling paid nothing twice");
+    let last = trail(&home).last().cloned().unwrap();
+    assert!(
+        matches!(last["stage"].as_str(), Some("settled" | "answered")) && last["orderNo"].is_string(),
+        "{last}"
+    );
+
+    // The same top-up again within minutes: not sent without a second confirmation.
+    let out = finish(start_topup(&home, &proxy.base_url(), &target, &["--json"])).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let error: serde_json::Value = serde_json::from_str(stderr(&out).trim()).unwrap();
+    assert_eq!(error["error"]["moneyMoved"], false, "{error}");
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("was placed at") && message.contains("--again"),
+        "{message}"
+    );
+    assert_eq!(orders_at_server(&api).await, orders + 1);
+
+    let out = finish(start_topup(&home, &proxy.base_url(), &target, &["--again"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("Placed: order"), "{}", stdout(&out));
+    assert_eq!(orders_at_server(&api).await, orders + 2, "confirmed twice: paid twice");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_sighup_and_ctrl_c_mid_payment_wait_for_the_answer_and_record_it() {
+    let sb = sandbox().await;
+    let api = api(&sb);
+    let proxy = HoldingProxy::start(sb.addr, HOLD).await;
+    let home = tempfile::tempdir().unwrap();
+    let targets = topupable(&api, 3).await;
+    for (target, sig) in targets.iter().zip([libc::SIGTERM, libc::SIGHUP, libc::SIGINT]) {
+        let orders = orders_at_server(&api).await;
+        let writes = proxy.writes();
+        let child = start_topup(&home, &proxy.base_url(), target, &[]);
+        wait_until(Duration::from_secs(20), "the payment to reach the server", || {
+            proxy.writes() > writes
+        })
+        .await;
+        let sent = Instant::now();
+        signal(&child, sig);
+        let out = finish(child).await;
+        assert!(sent.elapsed() >= HOLD / 2, "signal {sig}: it waited for the answer");
+        // It ends as the payment did: placed, and said so (a script learns that money moved).
+        assert_eq!(out.status.code(), Some(0), "signal {sig}: {}", stderr(&out));
+        if sig != libc::SIGHUP {
+            assert!(stdout(&out).starts_with("Placed: order"), "{}", stdout(&out));
+        }
+        if sig != libc::SIGHUP {
+            // After a hang-up there is no terminal to tell.
+            assert!(stderr(&out).contains("waiting for its answer"), "{}", stderr(&out));
+        }
+        assert_eq!(orders_at_server(&api).await, orders + 1);
+        let stages = stages_of(&trail(&home), &target.0);
+        assert_eq!(
+            stages.iter().map(|(s, _)| s.as_str()).collect::<Vec<_>>(),
+            ["asked", "sent", "answered"],
+            "signal {sig}: the outcome is in the trail"
+        );
+        assert!(stages[2].1.is_some());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_processes_paying_for_one_esim_pay_once_unless_confirmed_twice_and_each_claims_its_own_order() {
+    let sb = sandbox().await;
+    let api = api(&sb);
+    let proxy = HoldingProxy::start(sb.addr, Duration::from_millis(800)).await;
+    let home = tempfile::tempdir().unwrap();
+    let target = topupable(&api, 1).await.remove(0);
+    let orders = orders_at_server(&api).await;
+
+    let (a, b) = (
+        start_topup(&home, &proxy.base_url(), &target, &[]),
+        start_topup(&home, &proxy.base_url(), &target, &[]),
+    );
+    let (a, b) = (finish(a).await, finish(b).await);
+    let mut codes = [a.status.code(), b.status.code()];
+    codes.sort();
+    assert_eq!(
+        codes,
+        [Some(0), Some(2)],
+        "one paid, one refused:\n{}\n{}",
+        stderr(&a),
+        stderr(&b)
+    );
+    let refused = if a.status.code() == Some(2) { &a } else { &b };
+    assert!(
+        stderr(refused).contains("waiting for it to finish") && stderr(refused).contains("was placed at"),
+        "the second waited for the first, then named it: {}",
+        stderr(refused)
+    );
+    assert_eq!(orders_at_server(&api).await, orders + 1);
+
+    // Both confirmed twice, and both answers lost at a server never seen to honour keys (a
+    // fresh machine): each looks its order up, and neither takes the other's.
+    let fresh = tempfile::tempdir().unwrap();
+    sb.lose_next_writes(2);
+    let (a, b) = (
+        start_topup(&fresh, &proxy.base_url(), &target, &["--again", "--timeout", "2"]),
+        start_topup(&fresh, &proxy.base_url(), &target, &["--again", "--timeout", "2"]),
+    );
+    let (a, b) = (finish(a).await, finish(b).await);
+    assert_eq!(orders_at_server(&api).await, orders + 3);
+    let claimed: Vec<String> = [&a, &b]
+        .iter()
+        .map(|out| {
+            assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
+            let text = stdout(out);
+            let order = text
+                .rsplit("order ")
+                .next()
+                .unwrap_or_default()
+                .trim_end_matches(['.', '\n']);
+            order.to_string()
+        })
+        .collect();
+    assert_ne!(claimed[0], claimed[1], "each claimed its own order: {claimed:?}");
+}
