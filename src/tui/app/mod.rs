@@ -447,7 +447,7 @@ impl App {
             .filter(|ac| !ac.is_empty())
         {
             let code = Remote::Loaded(Loaded {
-                value: Ok(ac.to_string()),
+                value: crate::esim::lpa::checked_code(ac),
                 at: now,
             });
             self.esims.codes.insert(iccid, code);
