@@ -4,6 +4,7 @@
 use super::mode::{Mode, Overlay};
 use super::purchase_form::Stage;
 use super::{App, Halt, MAX_QTY, ProfileForm, PurchaseForm, Remote, Tab, TextInput, Tone};
+use crate::clipboard::guard;
 use crate::esim::iccid::Iccid;
 use crate::esim::status::StatusFilter;
 use crate::tui::keymap::{Action, Chord, Context};
@@ -464,24 +465,33 @@ impl App {
         }
     }
 
-    /// `y` copies the selected eSIM's ICCID, `Y` its activation code (once known).
+    /// `y` copies the selected eSIM's ICCID, `Y` its activation code (once known): each only
+    /// when it is what it claims to be (the clipboard's guard), else the message says why.
     fn copy_selected(&mut self, code: bool, now: Instant, effects: &mut Vec<Effect>) {
         if code {
             if let Some((_, ac)) = self.selected_code(now) {
-                effects.push(Effect::Copy {
-                    what: "Activation code",
-                    text: ac,
-                });
+                self.copy_checked("Activation code", guard::activation_code(&ac), now, effects);
             }
             return;
         }
         match self.esims.selected_iccid() {
             None => self.flash("No eSIM is selected", Tone::Error, now),
             Some(iccid) if iccid.is_empty() => self.flash("This eSIM has no ICCID", Tone::Error, now),
-            Some(iccid) => effects.push(Effect::Copy {
-                what: "ICCID",
-                text: iccid,
-            }),
+            Some(iccid) => self.copy_checked("ICCID", guard::iccid(&iccid), now, effects),
+        }
+    }
+
+    /// Copies what passed the guard; what did not is named in a message and never copied.
+    pub(super) fn copy_checked(
+        &mut self,
+        what: &'static str,
+        checked: Result<String, String>,
+        now: Instant,
+        effects: &mut Vec<Effect>,
+    ) {
+        match checked {
+            Ok(text) => effects.push(Effect::Copy { what, text }),
+            Err(why) => self.flash(format!("{what} not copied: {why}"), Tone::Error, now),
         }
     }
 
