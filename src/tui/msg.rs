@@ -82,6 +82,8 @@ pub enum Payload {
 #[derive(Debug, Clone)]
 pub enum Msg {
     Key(KeyEvent),
+    /// Text pasted into the terminal (bracketed paste): one edit, however long.
+    Paste(String),
     Mouse(MouseEvent),
     /// The terminal changed size: only a redraw is needed.
     Resize,

@@ -248,11 +248,12 @@ impl World<'_> {
 }
 
 /// Terminal events the app cares about: key presses (not releases or repeats of releases),
-/// the mouse, and resizes.
+/// pastes, the mouse, and resizes.
 fn to_msg(event: Event) -> Option<Msg> {
     match event {
         Event::Key(key) if key.kind == KeyEventKind::Press => Some(Msg::Key(key)),
         Event::Mouse(mouse) => Some(Msg::Mouse(mouse)),
+        Event::Paste(text) => Some(Msg::Paste(text)),
         Event::Resize(..) => Some(Msg::Resize),
         _ => None,
     }

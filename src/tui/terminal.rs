@@ -1,7 +1,8 @@
-//! Taking the terminal over and giving it back: raw mode, the alternate screen and mouse capture
-//! on the way in; all undone on the way out, whether by quitting, a signal or a panic.
+//! Taking the terminal over and giving it back: raw mode, the alternate screen, bracketed paste
+//! and mouse capture on the way in; all undone on the way out, whether by quitting, a signal or
+//! a panic.
 
-use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
+use crossterm::event::{DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture};
 use crossterm::execute;
 use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode};
 use ratatui::Terminal;
@@ -14,7 +15,7 @@ pub type Term = Terminal<CrosstermBackend<Stdout>>;
 /// Takes the terminal over; the mouse is reported only when `mouse` is on.
 pub fn enter(mouse: bool) -> std::io::Result<Term> {
     enable_raw_mode()?;
-    if let Err(e) = execute!(stdout(), EnterAlternateScreen).and_then(|()| set_mouse(mouse)) {
+    if let Err(e) = execute!(stdout(), EnterAlternateScreen, EnableBracketedPaste).and_then(|()| set_mouse(mouse)) {
         leave();
         return Err(e);
     }
@@ -35,6 +36,7 @@ pub fn leave() {
     let _ = disable_raw_mode();
     let _ = execute!(
         stdout(),
+        DisableBracketedPaste,
         DisableMouseCapture,
         LeaveAlternateScreen,
         crossterm::cursor::Show

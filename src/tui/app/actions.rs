@@ -7,6 +7,7 @@ use super::{App, Halt, MAX_QTY, ProfileForm, PurchaseForm, Remote, Tab, TextInpu
 use crate::clipboard::guard;
 use crate::esim::iccid::Iccid;
 use crate::esim::status::StatusFilter;
+use crate::esim::text::grouped;
 use crate::tui::keymap::{Action, Chord, Context};
 use crate::tui::msg::{Effect, Request};
 use crossterm::event::{KeyEvent, MouseButton, MouseEvent, MouseEventKind};
@@ -81,6 +82,80 @@ impl App {
             }
             _ => {}
         }
+    }
+
+    /// A paste goes into the text field in focus as one edit: the list is filtered or searched
+    /// once, whatever its length. What the field's limit left out is said; a paste where no
+    /// field takes text changes nothing (it is never read as keys) and says where to type.
+    pub(super) fn on_paste(&mut self, text: &str, now: Instant) {
+        if self.halt.is_some() {
+            return;
+        }
+        let pasted = match (&mut self.mode, self.tab) {
+            (Mode::Typing, Tab::Catalog) => {
+                let (pasted, changed) = self.catalog.filter.paste(text, now);
+                if changed {
+                    self.catalog.refresh_view();
+                }
+                pasted
+            }
+            (Mode::Typing, Tab::Orders) => {
+                let (pasted, changed) = self.orders.search.paste(text, now);
+                if changed {
+                    self.orders.search_changed();
+                }
+                pasted
+            }
+            (Mode::Typing, Tab::Esims) => {
+                let (pasted, changed) = self.esims.search.paste(text, now);
+                if changed && self.esims.search_changed() {
+                    self.mode = Mode::Detail;
+                    self.flash("Found the eSIM with that ICCID", Tone::Success, now);
+                }
+                pasted
+            }
+            (Mode::Overlay(Overlay::ProfileForm(form)), _) => {
+                let focus = form.focus;
+                let pasted = form.inputs[focus].paste(text);
+                if pasted.changed {
+                    form.errors[focus] = None;
+                }
+                pasted
+            }
+            (Mode::Overlay(Overlay::IccidPrompt { input, error }), _) => {
+                let pasted = input.paste(text);
+                if pasted.changed {
+                    *error = None;
+                }
+                pasted
+            }
+            _ => {
+                if !text.trim().is_empty() {
+                    self.paste_ignored(now);
+                }
+                return;
+            }
+        };
+        if let (Some(limit), true) = (pasted.limit, pasted.left_out > 0) {
+            let message = format!(
+                "Paste cut to this field's limit of {limit} characters: {} of the {} pasted were left out",
+                grouped(pasted.left_out as u64),
+                grouped(pasted.chars as u64),
+            );
+            self.flash(message, Tone::Error, now);
+        }
+    }
+
+    /// Where a paste would have gone: the search key of a list, or nowhere.
+    fn paste_ignored(&mut self, now: Instant) {
+        let key = self.keymap.first_key(Context::List, Action::Search);
+        let list = matches!(self.mode, Mode::Browse | Mode::Detail) && self.tab != Tab::Profile;
+        let text = if list && !key.is_empty() {
+            format!("Nothing to paste into: {key} starts a search, then paste")
+        } else {
+            "Nothing to paste into here".to_string()
+        };
+        self.flash(text, Tone::Info, now);
     }
 
     fn act(&mut self, action: Action, context: Context, chord: Chord, now: Instant, effects: &mut Vec<Effect>) {
@@ -439,7 +514,7 @@ impl App {
     /// "Top up which eSIM?": an ICCID to type in.
     fn ask_iccid(&mut self) {
         self.mode = Mode::Overlay(Overlay::IccidPrompt {
-            input: TextInput::default(),
+            input: TextInput::limited(super::input::ICCID_MAX_CHARS),
             error: None,
         });
     }

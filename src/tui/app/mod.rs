@@ -275,6 +275,11 @@ impl App {
                 self.forget_failed_export();
                 self.on_key(key, now, &mut effects);
             }
+            Msg::Paste(text) => {
+                self.dirty = true;
+                self.forget_failed_export();
+                self.on_paste(&text, now);
+            }
             Msg::Mouse(mouse) => self.on_mouse(mouse, now),
             Msg::Resize => self.dirty = true,
             Msg::Tick => self.on_tick(now),
