@@ -123,7 +123,7 @@ fn demo_shows_the_balance_switches_tabs_searches_and_quits_cleanly() {
 }
 
 /// Starts the demo in tmux with `env`, waits for the balance, and returns the pane's process id.
-fn start_demo(tmux: &Tmux, home: &tempfile::TempDir, env: &str) -> String {
+pub(crate) fn start_demo(tmux: &Tmux, home: &tempfile::TempDir, env: &str) -> String {
     let pid_file = home.path().join("pid");
     let command = format!(
         "HOME={home} XDG_STATE_HOME={home}/state {env} sh -c 'echo $$ > {pid}; exec {bin} --demo'; echo EXITED $?; sleep 30",

@@ -1,9 +1,10 @@
 //! What the terminal hands the dashboard at its edges, driven as messages: a paste (bracketed
-//! paste) is one edit however long, cut to the field's limit with a message, never read as keys.
-//! Then the same through the real binary in tmux.
+//! paste) is one edit however long, cut to the field's limit with a message, never read as keys;
+//! Ctrl-Z and a stop signal suspend, but not in the middle of a payment; after `fg` the whole
+//! screen is drawn again. Then the same through the real binary in tmux.
 
 use crate::common::*;
-use crossterm::event::KeyCode;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use esimdash::esim::text::grouped;
 use esimdash::tui::app::{Mode, Overlay, Tone};
 use esimdash::tui::msg::{Effect, Msg, Request};
@@ -19,6 +20,10 @@ fn hundred_kb() -> String {
     }
     text.truncate(end);
     text
+}
+
+fn ctrl(c: char) -> Msg {
+    Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
 }
 
 /// A 100 KB paste into each tab's search: one edit, a frame within 50 ms, the text cut to the
@@ -135,9 +140,65 @@ async fn a_paste_where_nothing_takes_text_is_never_read_as_keys() {
     assert!(h.app.flash_message().unwrap().text.contains("limit of 40 characters"));
 }
 
+/// Ctrl-Z suspends at once; in the middle of a payment it waits for the answer, then suspends;
+/// a stop signal from outside does the same; continued, the app draws the whole screen and sets
+/// the mouse as it was.
+#[tokio::test]
+async fn ctrl_z_and_a_stop_signal_suspend_but_never_mid_payment() {
+    let mut h = Harness::acme().await;
+    assert!(h.send(ctrl('z')).contains(&Effect::Suspend));
+    h.app.take_dirty();
+    let effects = h.send(Msg::Resumed);
+    assert!(effects.contains(&Effect::Mouse(true)), "the mouse as it was");
+    assert!(h.app.take_dirty(), "the whole screen is drawn again");
+    assert!(h.send(Msg::Suspend).contains(&Effect::Suspend), "SIGTSTP");
+    // Typing a search: Ctrl-Z is not text, it suspends.
+    h.send(key('/'));
+    assert!(h.send(ctrl('z')).contains(&Effect::Suspend));
+    assert_eq!(h.app.catalog().filter().typed(), "");
+    h.send(code(KeyCode::Esc));
+
+    // A purchase sent: the suspension waits for its answer.
+    h.send(key('b'));
+    h.settle().await;
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    let effects = h.send(code(KeyCode::Enter));
+    assert!(sends(&effects).iter().any(|(_, r)| matches!(r, Request::Pay(_))));
+    for msg in [ctrl('z'), Msg::Suspend] {
+        let effects = h.send(msg);
+        assert!(!effects.contains(&Effect::Suspend), "not mid-payment");
+    }
+    assert_eq!(
+        h.app.flash_message().unwrap().text,
+        "Suspending once the server has answered what was sent"
+    );
+    // The answer comes: the suspension follows, once.
+    let (id, request) = h
+        .pending()
+        .iter()
+        .find(|(_, r)| matches!(r, Request::Pay(_)))
+        .cloned()
+        .unwrap();
+    let client = h.api();
+    let result = esimdash::tui::runtime::execute(&client, &request).await;
+    assert!(result.is_ok(), "{result:?}");
+    let effects = h.send(Msg::Answer(Box::new(esimdash::tui::msg::Answer {
+        id,
+        request,
+        result,
+    })));
+    assert_eq!(
+        effects.iter().filter(|e| **e == Effect::Suspend).count(),
+        1,
+        "{effects:?}"
+    );
+    assert!(!h.send(Msg::Tick).contains(&Effect::Suspend), "once");
+}
+
 // The real binary in tmux.
 
-use crate::terminal_e2e::Tmux;
+use crate::terminal_e2e::{Tmux, start_demo};
 
 /// Polls the screen until `done` holds, or fails after `limit` with what it shows; returns the
 /// time it took (to the 20 ms a capture takes).
@@ -196,6 +257,126 @@ fn a_100_kb_paste_in_tmux_answers_at_once_and_a_lone_esc_acts_at_once() {
         "lone Esc after the paste: search closed after {esc:?} ({:?} with send-keys)",
         started.elapsed()
     );
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXITED 0");
+}
+
+/// Under an interactive shell in tmux: Ctrl-Z gives the terminal back to the shell (alternate
+/// screen left, the shell's prompt usable), `fg` brings the dashboard back drawn whole, in raw
+/// mode (a single key acts); then the same with SIGTSTP sent from outside.
+#[test]
+fn ctrl_z_and_sigtstp_suspend_to_the_shell_and_fg_brings_the_dashboard_back() {
+    if !crate::common::tmux_available("ctrl_z_and_sigtstp_suspend_to_the_shell_and_fg_brings_the_dashboard_back") {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let tmux = Tmux {
+        socket: format!("esimdash-suspend-{}", std::process::id()),
+    };
+    let shell = format!(
+        "env HOME={home} XDG_STATE_HOME={home}/state XDG_CONFIG_HOME={home}/config PS1='shell$ ' bash --norc --noprofile -i",
+        home = home.path().display()
+    );
+    tmux.run(&["new-session", "-d", "-s", "e2e", "-x", "100", "-y", "30", &shell]);
+    tmux.wait_for("shell$");
+    let pid_file = home.path().join("pid");
+    let command = format!(
+        "sh -c 'echo $$ > {pid}; exec {bin} --demo'",
+        pid = pid_file.display(),
+        bin = env!("CARGO_BIN_EXE_esimdash")
+    );
+    tmux.run(&["send-keys", "-t", "e2e", "-l", &command]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Balance 250.00 USD");
+    let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+    let alternate = || {
+        tmux.run(&["display-message", "-p", "-t", "e2e", "#{alternate_on}"])
+            .trim()
+            .to_string()
+    };
+    for (round, stop) in ["Ctrl-Z", "SIGTSTP"].into_iter().enumerate() {
+        if stop == "Ctrl-Z" {
+            tmux.keys(&["C-z"]);
+        } else {
+            let status = std::process::Command::new("kill")
+                .args(["-TSTP", &pid])
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+        let screen = tmux.wait_for("[1]+  Stopped");
+        assert_eq!(alternate(), "0", "{stop}: the alternate screen was left:\n{screen}");
+        assert!(
+            !screen.contains("Balance 250.00"),
+            "{stop}: the dashboard is gone:\n{screen}"
+        );
+        // The shell has the terminal in line mode: a command runs.
+        tmux.run(&["send-keys", "-t", "e2e", "-l", &format!("echo round{round}")]);
+        tmux.keys(&["Enter"]);
+        tmux.wait_for(&format!("\nround{round}"));
+        tmux.run(&["send-keys", "-t", "e2e", "-l", "fg"]);
+        tmux.keys(&["Enter"]);
+        let took = within(&tmux, Duration::from_secs(5), stop, |s| {
+            s.contains("Balance 250.00 USD") && s.contains("1 Catalog")
+        });
+        eprintln!("{stop}, fg: the dashboard drawn again {took:?} after fg's Enter");
+        assert_eq!(alternate(), "1", "{stop}: back on the alternate screen");
+        // Raw mode: one key, no Enter, switches the tab.
+        tmux.run(&["send-keys", "-t", "e2e", if round == 0 { "2" } else { "1" }]);
+        tmux.wait_for(if round == 0 { "400 total" } else { "of 366 plans" });
+    }
+    tmux.keys(&["q"]);
+    tmux.wait_for("shell$");
+    assert_eq!(alternate(), "0");
+}
+
+/// Stopped and continued from outside with no shell's job control (a service manager, `kill`):
+/// SIGTSTP gives the terminal back and SIGCONT takes it again, drawn whole; an uncatchable
+/// SIGSTOP, which the dashboard never sees, is mended by SIGCONT the same way.
+#[test]
+fn kill_tstp_and_kill_cont_from_outside_restore_and_redraw() {
+    if !crate::common::tmux_available("kill_tstp_and_kill_cont_from_outside_restore_and_redraw") {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let tmux = Tmux {
+        socket: format!("esimdash-tstp-{}", std::process::id()),
+    };
+    let pid = start_demo(&tmux, &home, "");
+    let kill = |signal: &str| {
+        let status = std::process::Command::new("kill")
+            .args([signal, &pid])
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill {signal}");
+    };
+    let alternate = || {
+        tmux.run(&["display-message", "-p", "-t", "e2e", "#{alternate_on}"])
+            .trim()
+            .to_string()
+    };
+    kill("-TSTP");
+    within(&tmux, Duration::from_secs(5), "SIGTSTP", |s| {
+        !s.contains("Balance 250.00")
+    });
+    assert_eq!(alternate(), "0", "SIGTSTP: the terminal given back");
+    kill("-CONT");
+    let took = within(&tmux, Duration::from_secs(5), "SIGCONT", |s| {
+        s.contains("Balance 250.00 USD")
+    });
+    eprintln!("kill -CONT: the dashboard drawn again after {took:?}");
+    assert_eq!(alternate(), "1");
+    tmux.keys(&["2"]);
+    tmux.wait_for("400 total");
+    // SIGSTOP cannot be caught; meanwhile the pane is reset (alternate screen left, cleared),
+    // as a shell taking the terminal back would leave it.
+    kill("-STOP");
+    tmux.run(&["send-keys", "-t", "e2e", "-R"]);
+    within(&tmux, Duration::from_secs(5), "the reset", |s| !s.contains("400 total"));
+    kill("-CONT");
+    tmux.wait_for("400 total");
+    tmux.keys(&["3"]);
+    tmux.wait_for("1/8");
     tmux.keys(&["q"]);
     tmux.wait_for("EXITED 0");
 }

@@ -54,9 +54,12 @@ impl App {
                 return self.act(action, context, chord, now, effects);
             }
         }
-        // A Ctrl quit key quits from anywhere (a payment already sent is not affected).
+        // A Ctrl quit key quits from anywhere (a payment already sent is not affected); a Ctrl
+        // suspend key suspends from anywhere.
         if chord.ctrl && self.keymap.is_global_quit(chord) {
             self.quit = true;
+        } else if chord.ctrl && self.keymap.action(Context::Global, chord) == Some(Action::Suspend) {
+            self.suspend(now);
         }
     }
 
@@ -146,6 +149,16 @@ impl App {
         }
     }
 
+    /// Ctrl-Z, or a stop signal (SIGTSTP): the dashboard suspends, at once, or once the answer
+    /// of a write in flight is in (stopped mid-payment, its answer could come too late to tell
+    /// whether money moved).
+    pub(super) fn suspend(&mut self, now: Instant) {
+        self.suspend_wanted = true;
+        if self.requests.writing() {
+            self.flash("Suspending once the server has answered what was sent", Tone::Info, now);
+        }
+    }
+
     /// Where a paste would have gone: the search key of a list, or nowhere.
     fn paste_ignored(&mut self, now: Instant) {
         let key = self.keymap.first_key(Context::List, Action::Search);
@@ -185,6 +198,7 @@ impl App {
         }
         match action {
             Action::Quit => self.quit = true,
+            Action::Suspend => self.suspend(now),
             // The banner's Esc quits; elsewhere Close leaves the window or pane.
             Action::Close if context == Context::Banner => self.quit = true,
             Action::Close => self.mode = Mode::Browse,

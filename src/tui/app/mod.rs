@@ -103,6 +103,8 @@ pub struct App {
     switching: Option<String>,
     dirty: bool,
     quit: bool,
+    /// Ctrl-Z or a stop signal asked to suspend (done once no write is in flight).
+    suspend_wanted: bool,
 }
 
 impl App {
@@ -132,6 +134,7 @@ impl App {
             switching: None,
             dirty: true,
             quit: false,
+            suspend_wanted: false,
         }
     }
 
@@ -281,6 +284,12 @@ impl App {
                 self.on_paste(&text, now);
             }
             Msg::Mouse(mouse) => self.on_mouse(mouse, now),
+            Msg::Suspend => self.suspend(now),
+            Msg::Resumed => {
+                // The terminal was taken again: draw it whole, mouse reporting as it was.
+                self.dirty = true;
+                effects.push(Effect::Mouse(self.mouse));
+            }
             Msg::Resize => self.dirty = true,
             Msg::Tick => self.on_tick(now),
             Msg::Answer(answer) => self.on_answer(answer.id, answer.request, answer.result, now, &mut effects),
@@ -305,6 +314,10 @@ impl App {
         if self.quit {
             effects.push(Effect::Quit);
         } else {
+            if self.suspend_wanted && !self.requests.writing() {
+                self.suspend_wanted = false;
+                effects.push(Effect::Suspend);
+            }
             self.cancel_unwanted(&mut effects);
             self.fetch_missing(now, &mut effects);
         }
