@@ -141,7 +141,7 @@ impl App {
         };
         if let (Some(limit), true) = (pasted.limit, pasted.left_out > 0) {
             let message = format!(
-                "Paste cut to this field's limit of {limit} characters: {} of the {} pasted were left out",
+                "Paste cut to the field's {limit} characters: {} of {} left out",
                 grouped(pasted.left_out as u64),
                 grouped(pasted.chars as u64),
             );

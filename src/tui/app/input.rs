@@ -45,22 +45,26 @@ impl TextInput {
         }
     }
 
-    /// Inserts pasted text at the cursor as one edit. A field holds one line: line breaks and
-    /// tabs become spaces, other control and bidirectional characters are dropped, and spaces
-    /// around the paste (a copied cell's line end) are trimmed. What goes past the field's
+    /// Inserts pasted text at the cursor as one edit. A field holds one line: a line break (CR,
+    /// LF, CRLF: terminals send CR) and a tab become a space, other control and bidirectional
+    /// characters are dropped, and spaces around the paste (a copied cell's line end) are
+    /// trimmed. What goes past the field's
     /// limit is left out, and counted so the user can be told. One pass over the text, so
     /// 100 KB costs well under a millisecond.
     pub fn paste(&mut self, text: &str) -> Pasted {
         let count = self.value.chars().count();
         let room = self.max_chars.map_or(usize::MAX, |m| m.saturating_sub(count));
-        let text = match text.contains("\r\n") {
-            true => std::borrow::Cow::Owned(text.replace("\r\n", "\n")),
-            false => std::borrow::Cow::Borrowed(text),
-        };
-        let cleaned = text.trim().chars().filter_map(|c| match c {
-            '\n' | '\r' | '\t' => Some(' '),
-            c if crate::esim::text::is_unsafe(c) => None,
-            c => Some(c),
+        let mut after_break = false;
+        let cleaned = text.trim().chars().filter_map(|c| {
+            let line_break = matches!(c, '\n' | '\r');
+            let kept = match c {
+                _ if line_break && after_break => None,
+                '\n' | '\r' | '\t' => Some(' '),
+                c if crate::esim::text::is_unsafe(c) => None,
+                c => Some(c),
+            };
+            after_break = line_break;
+            kept
         });
         let (mut kept, mut chars) = (String::new(), 0usize);
         for c in cleaned {
@@ -212,6 +216,12 @@ mod tests {
                 limit: None
             }
         );
+        // CR LF is one line break, and so are the CRs a terminal sends for them, and blank lines.
+        for lines in ["a\r\nb", "a\r\rb", "a\n\n\nb", "a\rb"] {
+            let mut t = TextInput::default();
+            t.paste(lines);
+            assert_eq!(t.value, "a b", "{lines:?}");
+        }
         let mut search = TextInput::limited(SEARCH_MAX_CHARS);
         search.paste("fr");
         let big = "ü".repeat(100 * 1024);
