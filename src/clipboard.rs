@@ -125,6 +125,42 @@ pub fn osc52(text: &str, env: Environment) -> Result<Vec<u8>, String> {
     Ok(bytes.into_bytes())
 }
 
+/// What the dashboard copies, each checked to be what it claims before it is put anywhere a
+/// shell or a phone could take it from: an ICCID is its digits (Luhn-checked), an activation
+/// code passes the QR code's own check (`LPA:1$…`, visible ASCII only), an install link is made
+/// from such a code. The error says why nothing was copied.
+pub mod guard {
+    use crate::esim::iccid::Iccid;
+    use crate::esim::lpa::{apple_install_link, checked_code};
+
+    /// The ICCID as its digits alone (spaces and dashes between groups dropped).
+    pub fn iccid(raw: &str) -> Result<String, String> {
+        Iccid::parse(raw.trim())
+            .map(|i| i.as_str().to_string())
+            .map_err(|e| format!("this eSIM's ICCID from the API is not valid ({e})"))
+    }
+
+    /// The activation code, trimmed.
+    pub fn activation_code(code: &str) -> Result<String, String> {
+        checked_code(code)
+    }
+
+    /// The iPhone install link of the activation code.
+    pub fn install_link(code: &str) -> Result<String, String> {
+        let code = checked_code(code)?;
+        apple_install_link(&code).ok_or_else(|| "the API's activation code is not an LPA:1$… code".to_string())
+    }
+}
+
+/// Nothing with a control or bidirectional character is ever copied, whatever asked for it: a
+/// pasted newline runs a shell's line, an escape sequence acts on the terminal it is pasted in.
+pub fn refuse_unsafe(text: &str) -> Result<(), String> {
+    match text.chars().find(|&c| crate::esim::text::is_unsafe(c)) {
+        Some(c) => Err(format!("the text holds a control character (U+{:04X})", u32::from(c))),
+        None => Ok(()),
+    }
+}
+
 pub struct Clipboard {
     routes: Vec<Route>,
     env: Environment,
@@ -145,6 +181,7 @@ impl Clipboard {
         if self.routes.is_empty() {
             return Err("copying is switched off (ESIMDASH_CLIPBOARD=off)".to_string());
         }
+        refuse_unsafe(text)?;
         let mut failures = Vec::new();
         for route in self.routes.clone() {
             let attempt = match route {
@@ -253,6 +290,62 @@ mod tests {
             osc52(&"x".repeat(OSC52_MAX_TEXT + 1), HEADLESS)
                 .unwrap_err()
                 .contains("too long")
+        );
+    }
+
+    #[test]
+    fn the_guard_lets_through_only_what_each_kind_claims_to_be() {
+        // 8944 5000 0000 0000 01 and its Luhn check digit.
+        let iccid = "8944500000000000014";
+        assert_eq!(guard::iccid(iccid).unwrap(), iccid);
+        assert_eq!(guard::iccid("8944 5000 0000 0000 014").unwrap(), iccid, "digits alone");
+        for bad in [
+            "8944500000000000013",
+            "8944500000000000014\x1b[2J",
+            "89445\n00000000000014",
+            "",
+        ] {
+            let err = guard::iccid(bad).unwrap_err();
+            assert!(err.contains("not valid"), "{bad:?}: {err}");
+        }
+        let code = "LPA:1$rsp.esim.example$ABC-123";
+        assert_eq!(guard::activation_code(&format!(" {code}\n")).unwrap(), code);
+        assert_eq!(
+            guard::install_link(code).unwrap(),
+            format!("{}{code}", crate::esim::lpa::APPLE_INSTALL_PREFIX)
+        );
+        // What `Y` used to copy as it came: pasted into a shell, the newline runs the rest.
+        for hostile in [
+            "LPA:1$rsp.esim.example$ABC\x1b]52;c;ZWNobyBvd25lZA==\x07",
+            "LPA:1$rsp.esim.example$ABC\nrm -rf ~",
+            "LPA:1$rsp.esim.example$ABC\u{202e}",
+            "https://evil.example/LPA:1$x$y",
+        ] {
+            assert!(guard::activation_code(hostile).is_err(), "{hostile:?}");
+            assert!(guard::install_link(hostile).is_err(), "{hostile:?}");
+        }
+    }
+
+    #[test]
+    fn no_control_character_reaches_any_clipboard() {
+        let mut out = Vec::new();
+        for text in [
+            "8944\x1b[2J",
+            "a\nb",
+            "a\rb",
+            "tab\there",
+            "\u{9b}",
+            "\u{7f}",
+            "\u{2066}x",
+        ] {
+            let err = Clipboard::new(Strategy::Osc52, SSH).copy(text, &mut out).unwrap_err();
+            assert!(err.contains("control character"), "{text:?}: {err}");
+        }
+        assert!(out.is_empty(), "nothing was sent to the terminal");
+        assert!(
+            Clipboard::new(Strategy::Osc52, SSH)
+                .copy("Türkiye 5 GB", &mut out)
+                .is_ok()
         );
     }
 

@@ -26,7 +26,12 @@ pub async fn run(
     files: Files<'_>,
     as_json: bool,
 ) -> Result<(), CommandError> {
-    let code = client.activation_code(esim).await.map_err(CommandError::Qr)?;
+    // `ac` goes through the check a decoded QR image does: nothing else is drawn or printed.
+    let code = client
+        .activation_code(esim)
+        .await
+        .and_then(|code| crate::esim::lpa::checked_code(&code))
+        .map_err(CommandError::Qr)?;
     let matrix = QrMatrix::encode(&code).map_err(CommandError::Qr)?;
     let link = apple_install_link(&code);
     // The user named these paths, so an existing file is replaced, as `cp` or `curl -o` would.

@@ -8,6 +8,19 @@ pub fn is_unsafe(c: char) -> bool {
     c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}')
 }
 
+/// `1400` → `1 400`, `102400` → `102 400`: thousands apart, as progress and counts read.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Replaces every unsafe character with U+FFFD, so that the user sees something was there.
 pub fn sanitize(s: &str) -> Cow<'_, str> {
     if s.chars().any(is_unsafe) {

@@ -80,6 +80,7 @@ impl Context {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Action {
     Quit,
+    Suspend,
     Help,
     Refresh,
     NextTab,
@@ -126,8 +127,9 @@ pub enum Action {
 }
 
 impl Action {
-    const ALL: [Action; 43] = [
+    const ALL: [Action; 44] = [
         Action::Quit,
+        Action::Suspend,
         Action::Help,
         Action::Refresh,
         Action::NextTab,
@@ -176,6 +178,7 @@ impl Action {
     pub fn name(self) -> &'static str {
         match self {
             Action::Quit => "quit",
+            Action::Suspend => "suspend",
             Action::Help => "help",
             Action::Refresh => "refresh",
             Action::NextTab => "next_tab",
@@ -277,6 +280,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(C::Global, A::ToggleMouse, &["m"], "mouse on or off (off: select text with the mouse)", None),
     bind(C::Global, A::Help, &["?"], "all keys", Some("help")),
     bind(C::Global, A::Quit, &["q", "ctrl-c"], "quit", Some("quit")),
+    bind(C::Global, A::Suspend, &["ctrl-z"], "suspend to the shell (the terminal restored); fg comes back", None),
     bind(C::List, A::Down, &["down", "j"], "move down (the mouse wheel too)", Some("move")),
     bind(C::List, A::Up, &["up", "k"], "move up", None),
     bind(C::List, A::PageDown, &["pgdn"], "a page down (Orders, My eSIMs: a server page)", None),

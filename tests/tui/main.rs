@@ -14,3 +14,4 @@ mod purchases;
 mod screenshots;
 mod snapshots;
 mod terminal_e2e;
+mod terminal_edges;

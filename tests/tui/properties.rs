@@ -37,6 +37,8 @@ enum Step {
     Buy,
     /// Enter, as on a confirmation.
     Enter,
+    /// A paste (bracketed): text of any kind, long, with controls and line ends.
+    Paste(u64),
 }
 
 fn key_code() -> impl Strategy<Value = KeyCode> {
@@ -63,6 +65,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (any::<u64>(), any::<u64>()).prop_map(|(id, s)| Step::Stray(id, s)),
         2 => Just(Step::Buy),
         3 => Just(Step::Enter),
+        1 => any::<u64>().prop_map(Step::Paste),
     ]
 }
 
@@ -435,6 +438,7 @@ impl Run {
                 self.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
             }
             Step::Enter => self.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE))),
+            Step::Paste(seed) => self.update(Msg::Paste(text(*seed, "8944 q\r\n"))),
             Step::Data(n, seed) => self.answer(*n, |r| Ok(data_for(r, *seed))),
             Step::Error(n, kind) => self.answer(*n, |_| Err(error(*kind))),
             Step::Stray(id, seed) => {

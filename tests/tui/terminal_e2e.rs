@@ -5,12 +5,12 @@ use rust_decimal::Decimal;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-struct Tmux {
-    socket: String,
+pub(crate) struct Tmux {
+    pub(crate) socket: String,
 }
 
 impl Tmux {
-    fn run(&self, args: &[&str]) -> String {
+    pub(crate) fn run(&self, args: &[&str]) -> String {
         let out = Command::new("tmux")
             .arg("-L")
             .arg(&self.socket)
@@ -20,12 +20,12 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
-    fn screen(&self) -> String {
+    pub(crate) fn screen(&self) -> String {
         self.run(&["capture-pane", "-p", "-t", "e2e"])
     }
 
     /// Waits until the screen holds `text`, or fails with what it shows.
-    fn wait_for(&self, text: &str) -> String {
+    pub(crate) fn wait_for(&self, text: &str) -> String {
         let started = Instant::now();
         loop {
             let screen = self.screen();
@@ -40,7 +40,7 @@ impl Tmux {
         }
     }
 
-    fn keys(&self, keys: &[&str]) {
+    pub(crate) fn keys(&self, keys: &[&str]) {
         for k in keys {
             self.run(&["send-keys", "-t", "e2e", k]);
             // One at a time: Esc followed at once by a key would read as Alt+key.
@@ -52,7 +52,7 @@ impl Tmux {
 impl Tmux {
     /// `esimdash --demo` in a 120×40 session on a private socket, with `home` as HOME and XDG
     /// directories; after it exits the pane shows `EXITED <code>`.
-    fn demo(name: &str, home: &tempfile::TempDir, env: &str) -> Tmux {
+    pub(crate) fn demo(name: &str, home: &tempfile::TempDir, env: &str) -> Tmux {
         let tmux = Tmux {
             socket: format!("esimdash-{name}-{}", std::process::id()),
         };
@@ -123,7 +123,7 @@ fn demo_shows_the_balance_switches_tabs_searches_and_quits_cleanly() {
 }
 
 /// Starts the demo in tmux with `env`, waits for the balance, and returns the pane's process id.
-fn start_demo(tmux: &Tmux, home: &tempfile::TempDir, env: &str) -> String {
+pub(crate) fn start_demo(tmux: &Tmux, home: &tempfile::TempDir, env: &str) -> String {
     let pid_file = home.path().join("pid");
     let command = format!(
         "HOME={home} XDG_STATE_HOME={home}/state {env} sh -c 'echo $$ > {pid}; exec {bin} --demo'; echo EXITED $?; sleep 30",

@@ -4,8 +4,10 @@
 use super::mode::{Mode, Overlay};
 use super::purchase_form::Stage;
 use super::{App, Halt, MAX_QTY, ProfileForm, PurchaseForm, Remote, Tab, TextInput, Tone};
+use crate::clipboard::guard;
 use crate::esim::iccid::Iccid;
 use crate::esim::status::StatusFilter;
+use crate::esim::text::grouped;
 use crate::tui::keymap::{Action, Chord, Context};
 use crate::tui::msg::{Effect, Request};
 use crossterm::event::{KeyEvent, MouseButton, MouseEvent, MouseEventKind};
@@ -52,9 +54,12 @@ impl App {
                 return self.act(action, context, chord, now, effects);
             }
         }
-        // A Ctrl quit key quits from anywhere (a payment already sent is not affected).
+        // A Ctrl quit key quits from anywhere (a payment already sent is not affected); a Ctrl
+        // suspend key suspends from anywhere.
         if chord.ctrl && self.keymap.is_global_quit(chord) {
             self.quit = true;
+        } else if chord.ctrl && self.keymap.action(Context::Global, chord) == Some(Action::Suspend) {
+            self.suspend(now);
         }
     }
 
@@ -80,6 +85,90 @@ impl App {
             }
             _ => {}
         }
+    }
+
+    /// A paste goes into the text field in focus as one edit: the list is filtered or searched
+    /// once, whatever its length. What the field's limit left out is said; a paste where no
+    /// field takes text changes nothing (it is never read as keys) and says where to type.
+    pub(super) fn on_paste(&mut self, text: &str, now: Instant) {
+        if self.halt.is_some() {
+            return;
+        }
+        let pasted = match (&mut self.mode, self.tab) {
+            (Mode::Typing, Tab::Catalog) => {
+                let (pasted, changed) = self.catalog.filter.paste(text, now);
+                if changed {
+                    self.catalog.refresh_view();
+                }
+                pasted
+            }
+            (Mode::Typing, Tab::Orders) => {
+                let (pasted, changed) = self.orders.search.paste(text, now);
+                if changed {
+                    self.orders.search_changed();
+                }
+                pasted
+            }
+            (Mode::Typing, Tab::Esims) => {
+                let (pasted, changed) = self.esims.search.paste(text, now);
+                if changed && self.esims.search_changed() {
+                    self.mode = Mode::Detail;
+                    self.flash("Found the eSIM with that ICCID", Tone::Success, now);
+                }
+                pasted
+            }
+            (Mode::Overlay(Overlay::ProfileForm(form)), _) => {
+                let focus = form.focus;
+                let pasted = form.inputs[focus].paste(text);
+                if pasted.changed {
+                    form.errors[focus] = None;
+                }
+                pasted
+            }
+            (Mode::Overlay(Overlay::IccidPrompt { input, error }), _) => {
+                let pasted = input.paste(text);
+                if pasted.changed {
+                    *error = None;
+                }
+                pasted
+            }
+            _ => {
+                if !text.trim().is_empty() {
+                    self.paste_ignored(now);
+                }
+                return;
+            }
+        };
+        if let (Some(limit), true) = (pasted.limit, pasted.left_out > 0) {
+            let message = format!(
+                "Paste cut to the field's {limit} characters: {} of {} left out",
+                grouped(pasted.left_out as u64),
+                grouped(pasted.chars as u64),
+            );
+            self.flash(message, Tone::Error, now);
+        }
+    }
+
+    /// Ctrl-Z, or a stop signal (SIGTSTP): the dashboard suspends, at once, or once the answer
+    /// of a write in flight is in (stopped mid-payment, its answer could come too late to tell
+    /// whether money moved).
+    pub(super) fn suspend(&mut self, now: Instant) {
+        self.suspend_wanted = true;
+        if self.requests.writing() {
+            self.flash("Suspending once the server has answered what was sent", Tone::Info, now);
+        }
+    }
+
+    /// Where a paste would have gone: the search key of a list, or nowhere.
+    fn paste_ignored(&mut self, now: Instant) {
+        let key = self.keymap.first_key(Context::List, Action::Search);
+        let list = matches!(self.mode, Mode::Browse | Mode::Detail) && self.tab != Tab::Profile;
+        let text = if list && !key.is_empty() {
+            format!("Nothing to paste into: {key} starts a search, then paste")
+        } else {
+            "Nothing to paste into here".to_string()
+        };
+        self.flash(text, Tone::Info, now);
     }
 
     fn act(&mut self, action: Action, context: Context, chord: Chord, now: Instant, effects: &mut Vec<Effect>) {
@@ -109,6 +198,7 @@ impl App {
         }
         match action {
             Action::Quit => self.quit = true,
+            Action::Suspend => self.suspend(now),
             // The banner's Esc quits; elsewhere Close leaves the window or pane.
             Action::Close if context == Context::Banner => self.quit = true,
             Action::Close => {
@@ -474,7 +564,7 @@ impl App {
     /// "Top up which eSIM?": an ICCID to type in.
     fn ask_iccid(&mut self) {
         self.mode = Mode::Overlay(Overlay::IccidPrompt {
-            input: TextInput::default(),
+            input: TextInput::limited(super::input::ICCID_MAX_CHARS),
             error: None,
         });
     }
@@ -500,24 +590,33 @@ impl App {
         }
     }
 
-    /// `y` copies the selected eSIM's ICCID, `Y` its activation code (once known).
+    /// `y` copies the selected eSIM's ICCID, `Y` its activation code (once known): each only
+    /// when it is what it claims to be (the clipboard's guard), else the message says why.
     fn copy_selected(&mut self, code: bool, now: Instant, effects: &mut Vec<Effect>) {
         if code {
             if let Some((_, ac)) = self.selected_code(now) {
-                effects.push(Effect::Copy {
-                    what: "Activation code",
-                    text: ac,
-                });
+                self.copy_checked("Activation code", guard::activation_code(&ac), now, effects);
             }
             return;
         }
         match self.esims.selected_iccid() {
             None => self.flash("No eSIM is selected", Tone::Error, now),
             Some(iccid) if iccid.is_empty() => self.flash("This eSIM has no ICCID", Tone::Error, now),
-            Some(iccid) => effects.push(Effect::Copy {
-                what: "ICCID",
-                text: iccid,
-            }),
+            Some(iccid) => self.copy_checked("ICCID", guard::iccid(&iccid), now, effects),
+        }
+    }
+
+    /// Copies what passed the guard; what did not is named in a message and never copied.
+    pub(super) fn copy_checked(
+        &mut self,
+        what: &'static str,
+        checked: Result<String, String>,
+        now: Instant,
+        effects: &mut Vec<Effect>,
+    ) {
+        match checked {
+            Ok(text) => effects.push(Effect::Copy { what, text }),
+            Err(why) => self.flash(format!("{what} not copied: {why}"), Tone::Error, now),
         }
     }
 

@@ -7,7 +7,7 @@ use super::mode::{Mode, Overlay};
 use super::remote::Remote;
 use super::tab::Tab;
 use super::{App, Tone};
-use crate::esim::lpa::apple_install_link;
+use crate::clipboard::guard;
 use crate::export::Progress;
 use crate::tui::msg::{Effect, ExportJob, ExportStep, RequestId, SaveError};
 use std::path::PathBuf;
@@ -48,17 +48,7 @@ impl App {
         let Some((_, code)) = self.selected_code(now) else {
             return;
         };
-        match apple_install_link(&code) {
-            Some(link) => effects.push(Effect::Copy {
-                what: "iPhone install link",
-                text: link,
-            }),
-            None => self.flash(
-                "This activation code is not an LPA code: no install link",
-                Tone::Error,
-                now,
-            ),
-        }
+        self.copy_checked("iPhone install link", guard::install_link(&code), now, effects);
     }
 
     pub(super) fn save_qr(&mut self, now: Instant, effects: &mut Vec<Effect>) {

@@ -107,6 +107,8 @@ pub struct App {
     quitting: Option<String>,
     dirty: bool,
     quit: bool,
+    /// Ctrl-Z or a stop signal asked to suspend (done once no write is in flight).
+    suspend_wanted: bool,
 }
 
 impl App {
@@ -138,6 +140,7 @@ impl App {
             quitting: None,
             dirty: true,
             quit: false,
+            suspend_wanted: false,
         }
     }
 
@@ -315,7 +318,18 @@ impl App {
                 self.forget_failed_export();
                 self.on_key(key, now, &mut effects);
             }
+            Msg::Paste(text) => {
+                self.dirty = true;
+                self.forget_failed_export();
+                self.on_paste(&text, now);
+            }
             Msg::Mouse(mouse) => self.on_mouse(mouse, now),
+            Msg::Suspend => self.suspend(now),
+            Msg::Resumed => {
+                // The terminal was taken again: draw it whole, mouse reporting as it was.
+                self.dirty = true;
+                effects.push(Effect::Mouse(self.mouse));
+            }
             Msg::Resize => self.dirty = true,
             Msg::Tick => self.on_tick(now),
             Msg::Answer(answer) => self.on_answer(answer.id, answer.request, answer.result, now, &mut effects),
@@ -345,6 +359,10 @@ impl App {
         if self.quit {
             effects.push(Effect::Quit);
         } else {
+            if self.suspend_wanted && !self.requests.writing() {
+                self.suspend_wanted = false;
+                effects.push(Effect::Suspend);
+            }
             self.cancel_unwanted(&mut effects);
             self.fetch_missing(now, &mut effects);
         }
@@ -492,7 +510,7 @@ impl App {
             .filter(|ac| !ac.is_empty())
         {
             let code = Remote::Loaded(Loaded {
-                value: Ok(ac.to_string()),
+                value: crate::esim::lpa::checked_code(ac),
                 at: now,
             });
             self.esims.codes.insert(iccid, code);

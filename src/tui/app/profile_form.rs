@@ -27,6 +27,7 @@ impl ProfileForm {
         let mut inputs = original.clone().map(|v| TextInput::with_value(&v));
         inputs[0].max_chars = Some(MAX_COMPANY_CHARS);
         inputs[1].max_chars = Some(2);
+        inputs[2].max_chars = Some(super::input::URL_MAX_CHARS);
         Self {
             inputs,
             focus: 0,

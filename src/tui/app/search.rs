@@ -2,7 +2,7 @@
 //! text in effect. Where a search costs a request (Orders), the typed text takes effect only
 //! after a pause in typing, so a word typed quickly sends one search, not one per letter.
 
-use super::input::TextInput;
+use super::input::{Pasted, SEARCH_MAX_CHARS, TextInput};
 use crossterm::event::KeyEvent;
 use std::time::{Duration, Instant};
 
@@ -19,6 +19,7 @@ impl SearchBox {
     pub fn new(pause: Duration) -> Self {
         Self {
             pause,
+            input: TextInput::limited(SEARCH_MAX_CHARS),
             ..Self::default()
         }
     }
@@ -52,6 +53,21 @@ impl SearchBox {
         } else {
             self.due = Some(now + self.pause);
             false
+        }
+    }
+
+    /// Pasted text, as one edit (the pause as after a key); also `true` when the text in
+    /// effect changed.
+    pub fn paste(&mut self, text: &str, now: Instant) -> (Pasted, bool) {
+        let pasted = self.input.paste(text);
+        if !pasted.changed {
+            return (pasted, false);
+        }
+        if self.pause.is_zero() {
+            (pasted, self.apply())
+        } else {
+            self.due = Some(now + self.pause);
+            (pasted, false)
         }
     }
 

@@ -10,6 +10,7 @@ use crate::api::Found;
 use crate::api::model::Esim;
 use crate::esim::lpa::{ActivationCode, apple_install_link};
 use crate::esim::qr::QrMatrix;
+use crate::esim::text::grouped as group;
 use crate::esim::text::safe_fit;
 use crate::esim::volume::format_bytes;
 use crate::tui::app::{App, Code, Mode, Remote, ResultRow, Tab};
@@ -146,19 +147,6 @@ fn age(then: chrono::DateTime<chrono::Utc>, now: chrono::DateTime<chrono::Utc>) 
         60..=2879 => format!("{} h ago", minutes / 60),
         _ => format!("{} days ago", minutes / 1440),
     }
-}
-
-/// `3 112` → `3 112`, `1400` → `1 400`: thousands apart, as the progress reads.
-fn group(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(' ');
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn draw_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
