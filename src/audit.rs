@@ -373,6 +373,15 @@ mod tests {
         let read = read(&trail.path).unwrap();
         assert_eq!(read.entries, vec![sent, answered]);
         assert_eq!(read.unreadable, vec![3]);
+        assert_eq!(read.torn, vec![3], "a line cut short is told apart");
+        // The next entry closes the torn line off and stands on its own line.
+        let mut after = Entry::new(&who(), Stage::Settled, "topup");
+        after.settled = Some(true);
+        trail.append(&after).unwrap();
+        let read = super::read(&trail.path).unwrap();
+        assert_eq!(read.entries.len(), 3);
+        assert_eq!(read.entries[2], after);
+        assert_eq!(read.unreadable, vec![3]);
         assert!(trail.server_echoed_keys("api.example", "ak_1"));
         assert!(!trail.server_echoed_keys("api.example", "ak_2"));
         assert!(!trail.server_echoed_keys("other.example", "ak_1"));

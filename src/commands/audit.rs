@@ -13,13 +13,27 @@ pub fn run(since: Option<&str>, as_json: bool) -> Result<(), CommandError> {
         .ok_or_else(|| CommandError::Usage("no state directory (is HOME set?): there is no audit trail".to_string()))?;
     let read = audit::read(&path)
         .map_err(|e| CommandError::Io(std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))))?;
-    if !read.unreadable.is_empty() {
-        let lines: Vec<String> = read.unreadable.iter().map(usize::to_string).collect();
+    let numbers = |lines: &[usize]| lines.iter().map(usize::to_string).collect::<Vec<_>>().join(", ");
+    if !read.torn.is_empty() {
+        eprintln!(
+            "esimdash: {} line(s) of {} were cut short as they were written (a full disk or a crash) and are not shown: line {}; the lines after them are read on, and a payment's other lines tell its outcome",
+            read.torn.len(),
+            path.display(),
+            numbers(&read.torn)
+        );
+    }
+    let other: Vec<usize> = read
+        .unreadable
+        .iter()
+        .copied()
+        .filter(|n| !read.torn.contains(n))
+        .collect();
+    if !other.is_empty() {
         eprintln!(
             "esimdash: {} line(s) of {} are not audit entries and are not shown: line {}",
-            lines.len(),
+            other.len(),
             path.display(),
-            lines.join(", ")
+            numbers(&other)
         );
     }
     let shown = read.entries.iter().filter(|e| since.is_none_or(|s| e.time >= s));

@@ -83,10 +83,14 @@ fn io_error(e: crate::files::FileError) -> CommandError {
     CommandError::Io(std::io::Error::other(e.to_string()))
 }
 
-/// The progress line on stderr, when stderr is a terminal.
+/// The progress line on stderr, when stderr is a terminal: how far the read has come, and
+/// while the client holds requests back for the key's rate limit, for how long.
 struct ProgressLine {
     shown: bool,
     what: &'static str,
+    last: std::cell::Cell<Progress>,
+    /// The line says it waits.
+    waited: std::cell::Cell<bool>,
 }
 
 impl ProgressLine {
@@ -94,12 +98,53 @@ impl ProgressLine {
         Self {
             shown: std::io::stderr().is_terminal(),
             what,
+            last: Default::default(),
+            waited: Default::default(),
         }
     }
 
     fn show(&self, progress: Progress) {
+        self.last.set(progress);
+        self.draw(None);
+    }
+
+    /// The last progress again, with the wait for the rate limit when there is one.
+    fn waiting(&self, until: Option<std::time::Instant>) {
+        let left = until
+            .map(|t| t.saturating_duration_since(std::time::Instant::now()))
+            .filter(|d| !d.is_zero());
+        // Drawn while there is a wait, and once more when it is over.
+        if left.is_some() || self.waited.replace(left.is_some()) {
+            self.draw(left);
+        }
+    }
+
+    fn draw(&self, wait: Option<std::time::Duration>) {
         if self.shown {
-            eprint!("\r\x1b[2K{}: {}", self.what, progress.describe());
+            let wait = wait.map_or_else(String::new, |d| {
+                format!(
+                    " · waiting {} s for the API's rate limit",
+                    d.as_secs() + u64::from(d.subsec_nanos() > 0)
+                )
+            });
+            let _ = write!(
+                std::io::stderr(),
+                "\r\x1b[2K{}: {}{wait}",
+                self.what,
+                self.last.get().describe()
+            );
+        }
+    }
+}
+
+/// Runs `read`, redrawing `line` every second while the client waits for the rate limit.
+async fn paced<T>(client: &Client, line: &ProgressLine, read: impl Future<Output = T>) -> T {
+    tokio::pin!(read);
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+    loop {
+        tokio::select! {
+            result = &mut read => return result,
+            _ = tick.tick() => line.waiting(client.paced_until()),
         }
     }
 }
@@ -188,24 +233,22 @@ async fn every_page<T>(
         let line = ProgressLine::new(what);
         if output.csv {
             let mut csv = Csv::start(output, header)?;
-            listing
-                .read_all(client, |page, progress| {
-                    line.show(progress);
-                    csv.rows(&take(page), row)
-                })
-                .await?;
+            let read = listing.read_all(client, |page, progress| {
+                line.show(progress);
+                csv.rows(&take(page), row)
+            });
+            paced(client, &line, read).await?;
             drop(line);
             csv.finish()?;
             return Ok(None);
         }
         let mut all = Vec::new();
-        let progress = listing
-            .read_all(client, |page, progress| {
-                line.show(progress);
-                all.extend(take(page));
-                Ok::<_, CommandError>(())
-            })
-            .await?;
+        let read = listing.read_all(client, |page, progress| {
+            line.show(progress);
+            all.extend(take(page));
+            Ok::<_, CommandError>(())
+        });
+        let progress = paced(client, &line, read).await?;
         Ok(Some((all, progress)))
     }
 }

@@ -135,11 +135,7 @@ pub fn save(path: &Path, account: &str, inventory: &Inventory, now: DateTime<Utc
 }
 
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)?;
+    crate::private_file::create_dir(dir)?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -148,18 +144,16 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Writes `body` to `path` new: a stale file there (a save cut short) is removed first, and a
+/// link there is removed, never followed (the file is created with O_EXCL | O_NOFOLLOW).
 fn write_private(path: &Path, body: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    let mut options = std::fs::OpenOptions::new();
-    options.create(true).write(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options.open(path)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    match std::fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
     }
+    let mut file = crate::private_file::create_new(path)?;
     file.write_all(body)?;
     file.sync_all()
 }
@@ -167,6 +161,22 @@ fn write_private(path: &Path, body: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_planted_at_the_temporary_file_or_the_index_is_never_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let path = path_in(&dir.path().join("esimdash"), "abc");
+        create_private_dir(path.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&victim, path.with_extension("json.tmp")).unwrap();
+        std::os::unix::fs::symlink(&victim, &path).unwrap();
+        save(&path, "abc", &Inventory::default(), Utc::now()).unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert!(!std::fs::symlink_metadata(&path).unwrap().file_type().is_symlink());
+        assert!(load(&path, "abc").is_ok(), "the index was saved as a file of its own");
+    }
 
     #[test]
     fn saved_privately_loaded_again_and_a_foreign_or_corrupt_file_is_refused() {

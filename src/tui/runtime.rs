@@ -452,11 +452,9 @@ async fn event_loop(
                 msg
             }
             () = timer => Msg::Tick,
-            stop = stops.next() => {
-                if stop == crate::signals::Stop::HangUp {
-                    terminal_gone = true;
-                    crate::signals::detach_stdio();
-                }
+            // A hang-up is not taken to mean the terminal is gone: when it is, reading and
+            // drawing fail and say so; when it is not (a SIGHUP sent by hand), it is restored.
+            _ = stops.next() => {
                 if leave(&mut app, &mut leaving, patience) {
                     return Ok(());
                 }

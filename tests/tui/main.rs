@@ -9,6 +9,9 @@ mod common;
 mod esims;
 mod finding;
 mod handover;
+#[path = "../support/holding_proxy.rs"]
+mod holding_proxy;
+mod payment_edges;
 mod properties;
 mod purchases;
 mod screenshots;
