@@ -101,3 +101,49 @@ async fn absurd_amounts_are_refused_in_words_before_any_payment() {
         assert_eq!(posts.load(Ordering::SeqCst), 0, "{price} / {balance}: nothing was sent");
     }
 }
+
+/// Prices, balances and quantities drawn at and around `rust_decimal`'s edges, through the
+/// binary: it never panics, and a payment is sent only when its total could be computed
+/// exactly, is not negative, and the balance covers it.
+#[test]
+fn any_amount_at_the_edges_is_paid_only_when_it_can_be_computed_and_covered() {
+    use proptest::prelude::*;
+    use rust_decimal::Decimal;
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let edge = prop_oneof![
+        Just(Decimal::MAX),
+        Just(Decimal::MIN),
+        Just(Decimal::ZERO),
+        Just(Decimal::new(1, 28)),
+        Just(Decimal::new(-1, 2)),
+        (any::<i64>(), 0u32..=28).prop_map(|(m, scale)| Decimal::new(m, scale)),
+        (0i64..100_000, 0u32..=2).prop_map(|(m, scale)| Decimal::new(m, scale)),
+    ];
+    let config = ProptestConfig {
+        // Each case runs the binary: a few dozen, whatever PROPTEST_CASES says elsewhere.
+        cases: 48,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    };
+    proptest!(config, |(price in edge.clone(), balance in edge, qty in 1u32..=10)| {
+        // As a JSON string: the exact decimal, as CONTRACT.md allows for prices.
+        let price_text: &'static str = Box::leak(format!("\"{price}\"").into_boxed_str());
+        let balance_text: &'static str = Box::leak(balance.to_string().into_boxed_str());
+        let (base, posts) = runtime.block_on(hostile(price_text, balance_text));
+        let home = tempfile::tempdir().unwrap();
+        let mut cmd = esimdash(&home);
+        acme_at(&mut cmd, &base).args(["topup", "--iccid", ICCID, "--slug", "x-1gb", "--qty", &qty.to_string(), "--yes", "--timeout", "2"]);
+        let out = cmd.output().unwrap();
+        let said = stderr(&out);
+        prop_assert!(!said.contains("panicked") && out.status.code().is_some_and(|c| c != 101), "{said}");
+        let payable = price
+            .checked_mul(Decimal::from(qty))
+            .filter(|t| !t.is_sign_negative() || t.is_zero())
+            .filter(|t| balance >= *t);
+        if posts.load(Ordering::SeqCst) > 0 {
+            prop_assert!(payable.is_some(), "{price} × {qty} from {balance} was sent: {said}");
+        } else {
+            prop_assert!(payable.is_none(), "{price} × {qty} from {balance} was not sent: {said}");
+        }
+    });
+}

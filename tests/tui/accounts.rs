@@ -198,3 +198,24 @@ async fn after_a_switch_a_late_answer_of_the_old_account_is_dropped() {
             .all(|e| e.raw_order_json.iccid != acme_first)
     );
 }
+
+/// An account allowed plain http to another machine says so first in the header, at 80
+/// columns too, so that nobody takes it for an encrypted one.
+#[tokio::test]
+async fn a_plain_http_account_says_it_is_not_encrypted_at_any_width() {
+    let mut h = Harness::acme().await;
+    let session = Session {
+        profile: "staging".into(),
+        cleartext: true,
+        ..Session::default()
+    };
+    h.with_session(session, &["staging"]);
+    h.settle().await;
+    for width in [80, 120] {
+        let screen = h.screen(width, 24);
+        let header = screen.lines().next().unwrap();
+        assert!(header.contains("NOT ENCRYPTED (http)"), "{width}: {header}");
+    }
+    h.with_session(Session::default(), &[]);
+    assert!(!h.screen(120, 24).contains("NOT ENCRYPTED"));
+}

@@ -63,6 +63,15 @@ impl Server {
         esims[1].raw_order_json.iccid.clone()
     }
 
+    /// Until the payment has reached the server (its answer held by the proxy).
+    fn wait_for_the_payment(&self) {
+        let started = Instant::now();
+        while self.proxy.writes() == 0 {
+            assert!(started.elapsed() < Duration::from_secs(10), "the payment was sent");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     fn env(&self, home: &tempfile::TempDir) -> String {
         format!(
             "HOME={home} XDG_STATE_HOME={home}/state XDG_CONFIG_HOME={home}/config ESIMDASH_BASE_URL={} ESIMDASH_ACCESS_CODE=ak_demo_acme ESIMDASH_SECRET_KEY=sk_demo_acme",
@@ -119,11 +128,7 @@ fn a_hang_up_mid_payment_waits_for_the_answer_and_records_it() {
     tmux.keys(&["Enter"]);
     tmux.wait_for("Enter: pay");
     tmux.keys(&["Enter"]);
-    let started = Instant::now();
-    while server.proxy.writes() == 0 {
-        assert!(started.elapsed() < Duration::from_secs(10), "the payment was sent");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    server.wait_for_the_payment();
     // The terminal goes away, as when an SSH connection drops: the process gets SIGHUP.
     let hung_up = Instant::now();
     tmux.run(&["kill-server"]);
@@ -170,11 +175,7 @@ fn a_payment_killed_mid_flight_is_told_in_a_window_at_the_next_start() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    while server.proxy.writes() == 0 {
-        assert!(started.elapsed() < Duration::from_secs(10), "the payment was sent");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    server.wait_for_the_payment();
     child.kill().unwrap();
     child.wait().unwrap();
 
