@@ -90,6 +90,9 @@ pub struct Entry {
     /// On a "looked up" or "settled" line: whether it tells the outcome.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settled: Option<bool>,
+    /// On a "looked up" or "settled" line: `false` when the order list showed no such order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found: Option<bool>,
     /// On a "settled" line: the orders that could each be this payment, when the order list
     /// could not tell which.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -97,6 +100,16 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// Whether this line tells a payment's outcome: answered, refused, settled, or looked up
+    /// with an answer from the order list.
+    pub fn tells_outcome(&self) -> bool {
+        match self.stage {
+            Stage::Answered | Stage::Refused | Stage::Settled => true,
+            Stage::LookedUp => self.settled == Some(true) || self.order_no.is_some(),
+            Stage::Asked | Stage::Sent | Stage::Unknown => false,
+        }
+    }
+
     /// A line of `stage` for `action`, the rest empty.
     pub fn new(who: &Who, stage: Stage, action: &str) -> Self {
         Self {
@@ -120,6 +133,7 @@ impl Entry {
             changes: None,
             orders_before: None,
             settled: None,
+            found: None,
             candidates: None,
         }
     }
@@ -163,6 +177,58 @@ impl Trail {
     /// line left without its newline (a full disk, a crash) is closed off first, so that this
     /// entry stands on its own line.
     pub fn append(&self, entry: &Entry) -> std::io::Result<()> {
+        // A payment is marked open before its first line, and the mark goes once a line tells
+        // its outcome: so a session starts by looking at a directory, not by reading the trail.
+        let open = self.open_mark(entry);
+        if let (Some(mark), Stage::Asked) = (&open, entry.stage) {
+            crate::private_file::create_or_keep(mark)?;
+        }
+        self.append_line(entry)?;
+        if let Some(mark) = open.filter(|_| entry.tells_outcome()) {
+            match std::fs::remove_file(&mark) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    tracing::warn!(path = %mark.display(), %e, "an open-payment mark could not be removed");
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The directory where the open payments of one account are marked.
+    fn open_dir(&self, api_host: &str, access_code: &str) -> PathBuf {
+        let dir = self.path.parent().unwrap_or_else(|| Path::new("."));
+        dir.join("open").join(account_id(api_host, access_code))
+    }
+
+    /// The mark of a payment's entry (none for a profile change).
+    fn open_mark(&self, entry: &Entry) -> Option<PathBuf> {
+        let key = entry.idempotency_key.as_deref()?;
+        matches!(entry.action.as_str(), "topup" | "order")
+            .then(|| self.mark(&entry.api_host, &entry.access_code, key))
+            .flatten()
+    }
+
+    fn mark(&self, api_host: &str, access_code: &str, key: &str) -> Option<PathBuf> {
+        // The key is ours ("esimdash-…"): kept a plain file name all the same.
+        let name: String = key.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
+        (!name.is_empty()).then(|| self.open_dir(api_host, access_code).join(name))
+    }
+
+    /// Forgets the open mark of a payment whose outcome the trail tells (a mark left behind
+    /// when its removal failed).
+    pub fn close(&self, api_host: &str, access_code: &str, key: &str) {
+        if let Some(mark) = self.mark(api_host, access_code, key) {
+            let _ = std::fs::remove_file(mark);
+        }
+    }
+
+    /// Whether this account has a payment whose outcome no line tells yet.
+    pub fn has_open_payments(&self, api_host: &str, access_code: &str) -> bool {
+        std::fs::read_dir(self.open_dir(api_host, access_code)).is_ok_and(|mut d| d.next().is_some())
+    }
+
+    fn append_line(&self, entry: &Entry) -> std::io::Result<()> {
         let mut file = crate::private_file::open_append(&self.path)?;
         let mut line = Vec::with_capacity(512);
         if ends_torn(&mut file)? {
@@ -175,13 +241,26 @@ impl Trail {
     }
 
     /// Whether an earlier answer from this host, for this access code, echoed an idempotency key.
+    /// (The latest answer that tells: a server can stop honouring keys.)
     pub fn server_echoed_keys(&self, api_host: &str, access_code: &str) -> bool {
         read(&self.path).is_ok_and(|read| {
             read.entries
                 .iter()
-                .any(|e| e.key_echoed == Some(true) && e.api_host == api_host && e.access_code == access_code)
+                .rev()
+                .find(|e| e.key_echoed.is_some() && e.api_host == api_host && e.access_code == access_code)
+                .is_some_and(|e| e.key_echoed == Some(true))
         })
     }
+}
+
+/// A short name for an account (API host and access code), for file names.
+pub fn account_id(api_host: &str, access_code: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    hash.update(api_host.as_bytes());
+    hash.update([0]);
+    hash.update(access_code.as_bytes());
+    hash.finalize()[..12].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Whether the file's last byte is not a newline (an entry cut short).
@@ -256,8 +335,11 @@ pub struct PaymentRecord {
 pub enum Outcome {
     /// Placed: this order.
     Placed { order_no: String },
-    /// Not carried out: refused, never sent, or the order list showed no such order.
+    /// Not carried out: refused, or never sent.
     NotPlaced,
+    /// The order list showed no such order after its answer was lost: most likely not placed,
+    /// but the rule against paying twice still counts it.
+    NotFound,
     /// The order list showed more than one order that could be it.
     Ambiguous { orders: Vec<String> },
 }
@@ -298,6 +380,8 @@ pub fn payments(entries: &[Entry], api_host: &str, access_code: &str) -> Vec<Pay
         match e.stage {
             Stage::Asked | Stage::Unknown => {}
             Stage::Sent => {
+                // Whatever an earlier line said, it has left now.
+                record.outcome = None;
                 record.sent_at.get_or_insert(e.time);
                 record.attempts += 1;
                 if record.orders_before.is_none() {
@@ -330,8 +414,9 @@ fn told(e: &Entry) -> Option<Outcome> {
     if e.settled != Some(true) {
         return None;
     }
-    match &e.candidates {
-        Some(orders) if !orders.is_empty() => Some(Outcome::Ambiguous { orders: orders.clone() }),
+    match (&e.candidates, e.found) {
+        (Some(orders), _) if !orders.is_empty() => Some(Outcome::Ambiguous { orders: orders.clone() }),
+        (_, Some(false)) => Some(Outcome::NotFound),
         _ => Some(Outcome::NotPlaced),
     }
 }

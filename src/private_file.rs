@@ -30,6 +30,14 @@ pub fn create_new(path: &Path) -> io::Result<File> {
     open(path, &mut options)
 }
 
+/// Creates `path` empty if it is not there (a mark); an existing file is kept as it is.
+pub fn create_or_keep(path: &Path) -> io::Result<()> {
+    match create_new(path) {
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        other => other.map(drop),
+    }
+}
+
 /// Opens `path` for reading and writing, created if missing (a lock file).
 pub fn open_or_create(path: &Path) -> io::Result<File> {
     let mut options = OpenOptions::new();

@@ -2,6 +2,14 @@
 //! caught so that a payment in flight is waited for, and its outcome written, before the
 //! process ends.
 
+/// Set once a stop signal came: no resend is started after it (one in flight is waited for).
+static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether the process was asked to stop.
+pub fn stopping() -> bool {
+    STOPPING.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// Why the process was asked to stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {
@@ -68,6 +76,7 @@ impl Stops {
                 _ = hup.recv() => Stop::HangUp,
             };
             tracing::info!(signal = stop.name(), "stop signal");
+            STOPPING.store(true, std::sync::atomic::Ordering::SeqCst);
             return stop;
         }
         std::future::pending().await

@@ -103,6 +103,9 @@ struct Inner {
     listener: std::sync::Mutex<Option<super::Listener>>,
     /// The account's payment lock, kept after a lost answer until its lookup is done.
     held_lock: std::sync::Mutex<Option<super::lock::AccountLock>>,
+    /// Keys of payments the server said it was still handling (409): an order list that does
+    /// not show them yet says nothing.
+    in_progress: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 /// What the dashboard learnt of one eSIM.
@@ -183,6 +186,7 @@ impl Client {
                 echo_on_record: std::sync::OnceLock::new(),
                 listener: std::sync::Mutex::new(None),
                 held_lock: std::sync::Mutex::new(None),
+                in_progress: std::sync::Mutex::default(),
             }),
         })
     }
@@ -223,7 +227,20 @@ impl Client {
     }
 
     pub(super) fn release_held_lock(&self) {
-        lock_ignoring_poison(&self.inner.held_lock).take();
+        self.take_held_lock();
+    }
+
+    /// Notes (`Some(key)`) or asks whether the server was still handling the payment of `key`.
+    pub(super) fn in_progress(&self, key: &str, note: bool) -> bool {
+        let mut keys = lock_ignoring_poison(&self.inner.in_progress);
+        if note {
+            keys.insert(key.to_string());
+        }
+        keys.contains(key)
+    }
+
+    pub(super) fn take_held_lock(&self) -> Option<super::lock::AccountLock> {
+        lock_ignoring_poison(&self.inner.held_lock).take()
     }
 
     pub(super) fn seen_key_echo(&self) -> bool {
@@ -325,21 +342,6 @@ impl Client {
             .into_iter()
             .filter(|o| o.record.slug == slug)
             .collect())
-    }
-
-    /// After a timeout or a dropped connection on a top-up or purchase: the order it placed, if
-    /// the order list shows one for `slug` (and `iccid`, where orders name it) that was not
-    /// among `before`. Nothing is sent again.
-    pub async fn find_new_order(
-        &self,
-        slug: &str,
-        iccid: Option<&str>,
-        before: &std::collections::HashSet<String>,
-    ) -> Result<Option<Order>, ApiError> {
-        let found = self.recent_orders_for(slug, iccid).await?;
-        Ok(found.into_iter().find(|o| {
-            !before.contains(&o.record.provider_order_no) && iccid.is_none_or(|i| o.iccid.is_empty() || o.iccid == i)
-        }))
     }
 
     /// Asks the server for one eSIM by ICCID (CONTRACT.md's lookup), unless this server was
@@ -585,14 +587,18 @@ impl Client {
                         from: origin_of(&url),
                         to,
                         refused,
+                        status: response.status().as_u16(),
                     });
                 }
             }
         };
         let status = response.status().as_u16();
         let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok());
-        if key.is_some() && header(IDEMPOTENCY_KEY) == key {
-            inner.key_echoed.store(true, Ordering::Relaxed);
+        if key.is_some() {
+            // As the last answer says: a server can stop honouring keys.
+            inner
+                .key_echoed
+                .store(header(IDEMPOTENCY_KEY) == key, Ordering::Relaxed);
         }
         let replayed = header("idempotent-replayed").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
         let retry_after = retry_after(response.headers());

@@ -74,7 +74,15 @@ pub enum ApiError {
         from: String,
         to: String,
         refused: RedirectRefused,
+        /// The redirect's status: after a write, 302 and 303 may follow a payment carried out.
+        status: u16,
     },
+    /// A payment sent again under its key is still being handled by the API (409): it reached
+    /// the server, and its outcome is not known yet.
+    #[error(
+        "{endpoint}: the API still has this payment in progress; its outcome is not known yet and is settled at the next start"
+    )]
+    InProgress { endpoint: Endpoint },
     #[error("{endpoint}: not sent: the payment lock {path} cannot be taken ({detail}).")]
     Lock {
         endpoint: Endpoint,
@@ -114,8 +122,12 @@ pub enum RedirectRefused {
 impl RedirectRefused {
     fn reason(self, from: &str) -> String {
         match self {
-            RedirectRefused::OtherOrigin => format!("esimdash sends credentials only to {from}, so nothing was sent there"),
-            RedirectRefused::Write => "a payment or change is never sent again after a redirect, so nothing was sent there (the API did not carry it out)".to_string(),
+            RedirectRefused::OtherOrigin => {
+                format!("esimdash sends credentials only to {from}, so nothing was sent there")
+            }
+            RedirectRefused::Write => {
+                "a payment or change is never sent again after a redirect, so nothing was sent there".to_string()
+            }
             RedirectRefused::TooMany => "too many redirects in a row; esimdash stopped following them".to_string(),
         }
     }
@@ -140,6 +152,7 @@ impl ApiError {
             ApiError::ReadOnly { .. } => "read_only",
             ApiError::Audit { .. } => "audit",
             ApiError::Redirected { .. } => "redirected",
+            ApiError::InProgress { .. } => "in_progress",
             ApiError::Lock { .. } => "lock",
             ApiError::Repeat { .. } => "repeat",
             ApiError::Ambiguous { .. } => "ambiguous",
@@ -169,8 +182,24 @@ impl ApiError {
     pub fn outcome_unknown(&self) -> bool {
         // A write answered 2xx with a body that cannot be read was carried out, but how is not
         // known (which order, what balance): as unknown as a lost answer.
-        if let ApiError::Decode { endpoint, status, .. } = self {
-            return endpoint.method != "GET" && (200..300).contains(status);
+        match self {
+            ApiError::Decode { endpoint, status, .. } => {
+                return endpoint.method != "GET" && (200..300).contains(status);
+            }
+            // A gateway's error: the API behind it may have acted before the gateway gave up.
+            ApiError::Api {
+                endpoint,
+                status: 502 | 504,
+                ..
+            } => return endpoint.method != "GET",
+            // Post-then-redirect: a write answered 302 or 303 may have been carried out.
+            ApiError::Redirected {
+                refused: RedirectRefused::Write,
+                status: 302 | 303,
+                ..
+            }
+            | ApiError::InProgress { .. } => return true,
+            _ => {}
         }
         matches!(
             self,
@@ -179,6 +208,19 @@ impl ApiError {
                 ..
             } | ApiError::Network {
                 outcome_unknown: true,
+                ..
+            }
+        )
+    }
+
+    /// Whether a payment sent again under its key was refused as such (CONTRACT.md's refusals):
+    /// the server has no earlier request with that key carried out, so nothing was paid. Any
+    /// other failure of a resend (429, 5xx, 401, a redirect) says nothing about the first.
+    pub fn refuses_a_resend(&self) -> bool {
+        matches!(
+            self,
+            ApiError::Api {
+                status: 400 | 402 | 404,
                 ..
             }
         )

@@ -3,7 +3,6 @@
 //! payment is checked, sent and settled. The kernel releases it when its holder dies, however
 //! it dies, so a killed process never leaves the account locked.
 
-use sha2::{Digest, Sha256};
 use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -19,11 +18,7 @@ pub struct AccountLock {
 
 /// `locks/<account>.lock` in the trail's directory.
 pub fn path_for(trail: &Path, api_host: &str, access_code: &str) -> PathBuf {
-    let mut hash = Sha256::new();
-    hash.update(api_host.as_bytes());
-    hash.update([0]);
-    hash.update(access_code.as_bytes());
-    let name: String = hash.finalize()[..12].iter().map(|b| format!("{b:02x}")).collect();
+    let name = crate::audit::account_id(api_host, access_code);
     let dir = trail.parent().unwrap_or_else(|| Path::new("."));
     dir.join("locks").join(format!("{name}.lock"))
 }

@@ -172,18 +172,25 @@ impl Client {
         }
     }
 
-    /// Waits for this account's payment lock (`None` without a trail: tests).
+    /// Waits for this account's payment lock (`None` without a trail: tests), as long as
+    /// another process's payment may take (two requests and a lookup), then gives up.
     pub(super) async fn lock_account(&self, endpoint: super::Endpoint) -> Result<Option<AccountLock>, ApiError> {
         let Some(trail) = self.trail() else { return Ok(None) };
         let path = self.lock_path(trail);
-        AccountLock::take(&path, || self.notify(Notice::WaitingForLock))
-            .await
-            .map(Some)
-            .map_err(|e| ApiError::Lock {
-                endpoint,
-                path: path.display().to_string(),
-                detail: e.to_string(),
-            })
+        let patience = self.options().request_timeout * 3 + Duration::from_secs(10);
+        let failed = |detail: String| ApiError::Lock {
+            endpoint,
+            path: path.display().to_string(),
+            detail,
+        };
+        let take = AccountLock::take(&path, || self.notify(Notice::WaitingForLock));
+        match tokio::time::timeout(patience, take).await {
+            Ok(taken) => taken.map(Some).map_err(|e| failed(e.to_string())),
+            Err(_) => Err(failed(format!(
+                "another esimdash has been paying from this account for {} s; nothing was sent, try again",
+                patience.as_secs()
+            ))),
+        }
     }
 
     /// At the start of a session: settles every payment of this account that has no outcome,
@@ -191,51 +198,63 @@ impl Client {
     /// sent them). Each is told as a `Notice::Settled`.
     pub async fn settle_earlier(&self) {
         let Some(trail) = self.trail() else { return };
-        if self.records().iter().all(|r| r.outcome.is_some()) {
+        // Most starts: nothing open, and the trail is not read at all.
+        if !trail.has_open_payments(&self.who().api_host, &self.who().access_code) {
             return;
         }
         match AccountLock::try_take(&self.lock_path(trail)) {
-            Ok(Some(_lock)) => self.settle_unsettled(None).await,
+            Ok(Some(_lock)) => drop(self.settle_unsettled(None).await),
             Ok(None) => tracing::info!("another esimdash is paying from this account; it settles its own"),
             Err(e) => tracing::warn!(%e, "the payment lock could not be taken; nothing settled"),
         }
     }
 
     /// Settles, under the account's lock, every payment without an outcome but `except` (the
-    /// one being paid now).
-    pub(super) async fn settle_unsettled(&self, except: Option<&str>) {
+    /// one being paid now); what became of each.
+    pub(super) async fn settle_unsettled(&self, except: Option<&str>) -> Vec<Settled> {
         let records = self.records();
-        let claimed = claimed_orders(&records);
-        for record in records
+        let mut claimed = claimed_orders(&records);
+        if let Some(trail) = self.trail() {
+            for done in records.iter().filter(|r| r.outcome.is_some()) {
+                trail.close(&self.who().api_host, &self.who().access_code, &done.key);
+            }
+        }
+        let mut settled = Vec::new();
+        let open = records
             .iter()
-            .filter(|r| r.outcome.is_none() && Some(r.key.as_str()) != except)
-        {
+            .filter(|r| r.outcome.is_none() && Some(r.key.as_str()) != except);
+        for record in open {
             let result = self.settle(record, &claimed).await;
-            self.notify(Notice::Settled(Box::new(Settled {
+            if let Ok(Found::Resent { order_no, .. } | Found::Placed { order_no }) = &result {
+                claimed.insert(order_no.clone());
+            }
+            let one = Settled {
                 record: record.clone(),
                 result,
-            })));
+            };
+            self.notify(Notice::Settled(Box::new(one.clone())));
+            settled.push(one);
         }
+        settled
     }
 
     async fn settle(&self, record: &PaymentRecord, claimed: &HashSet<String>) -> Result<Found, String> {
         let Some(sent_at) = record.sent_at else {
-            self.record_settled(record, "never sent: nothing was paid", None, &[]);
+            self.record(&self.settled_entry(record, "never sent: nothing was paid"));
             return Ok(Found::NeverSent);
         };
         let payment = payment_of(record).ok_or_else(|| "the trail does not say what it bought".to_string())?;
         let fresh = age(sent_at) < KEY_KEPT;
-        if self.read_only().is_none() && fresh && self.honours_keys() {
+        if self.read_only().is_none() && fresh && self.honours_keys() && !crate::signals::stopping() {
             return match self.send_payment(&payment, record.attempts + 1).await {
                 Ok((placed, replayed)) => Ok(Found::Resent {
                     order_no: placed.order.record.provider_order_no,
                     replayed,
                 }),
-                // Still in progress at the server (409), or lost again: not known yet.
-                Err(e) if e.outcome_unknown() || e.status() == Some(409) => Err(e.to_string()),
-                Err(e) if e.nothing_moved() && e.status().is_some() => Ok(Found::Refused(
+                Err(e) if e.refuses_a_resend() => Ok(Found::Refused(
                     e.server_message().map_or_else(|| e.to_string(), str::to_string),
                 )),
+                // Still in progress at the server (409), lost again, or no word on the first.
                 Err(e) => Err(e.to_string()),
             };
         }
@@ -247,7 +266,11 @@ impl Client {
             .orders_before
             .as_ref()
             .map(|b| b.iter().map(String::as_str).collect());
-        let candidates = new_orders(&orders, before.as_ref(), claimed, sent_at, payment.iccid());
+        let baseline = match &before {
+            Some(before) => Baseline::Before(before),
+            None => Baseline::Since(sent_at),
+        };
+        let candidates = new_orders(&orders, &baseline, claimed, payment.iccid());
         let found = match candidates.as_slice() {
             [] if age(sent_at) < self.options().request_timeout => {
                 // Its answer may still be on its way: too early to say it was not placed.
@@ -259,24 +282,24 @@ impl Client {
             },
             many => Found::Ambiguous(many.iter().map(|o| o.record.provider_order_no.clone()).collect()),
         };
+        let mut e = self.settled_entry(record, "the order list shows no such order");
         match &found {
             Found::Placed { order_no } => {
-                self.record_settled(record, "the order list shows it placed", Some(order_no), &[]);
+                e.outcome = Some("the order list shows it placed".to_string());
+                e.order_no = Some(order_no.clone());
             }
             Found::Ambiguous(orders) => {
-                self.record_settled(
-                    record,
-                    "the order list shows several orders that could be it",
-                    None,
-                    orders,
-                );
+                e.outcome = Some("the order list shows several orders that could be it".to_string());
+                e.candidates = Some(orders.clone());
             }
-            _ => self.record_settled(record, "the order list shows no such order", None, &[]),
+            _ => e.found = Some(false),
         }
+        self.record(&e);
         Ok(found)
     }
 
-    fn record_settled(&self, record: &PaymentRecord, outcome: &str, order_no: Option<&String>, candidates: &[String]) {
+    /// A "settled" line of `record`, with what became of it in words.
+    fn settled_entry(&self, record: &PaymentRecord, outcome: &str) -> Entry {
         let mut e = Entry::new(self.who(), Stage::Settled, &record.action);
         e.iccid.clone_from(&record.iccid);
         e.slug = Some(record.slug.clone());
@@ -284,25 +307,32 @@ impl Client {
         e.total.clone_from(&record.total);
         e.idempotency_key = Some(record.key.clone());
         e.outcome = Some(outcome.to_string());
-        e.order_no = order_no.cloned();
         e.settled = Some(true);
-        e.candidates = (!candidates.is_empty()).then(|| candidates.to_vec());
-        self.record(&e);
+        e
     }
 
-    /// The payment just like this one (account, eSIM or plan, slug, quantity) asked within the
-    /// last minutes that was placed or may have been, if there is one.
-    pub(super) fn earlier_same(&self, payment: &Payment) -> Option<PaymentRecord> {
-        let action = payment.action();
-        self.records().into_iter().rev().find(|r| {
+    /// The payment just like this one (account, eSIM or plan, slug, quantity) that was placed or
+    /// may have been: asked within the last minutes, or settled just now (`settled`: whatever
+    /// its age, the user has only now heard of it).
+    pub(super) fn earlier_same(&self, payment: &Payment, settled: &[Settled]) -> Option<PaymentRecord> {
+        let same = |r: &PaymentRecord| {
             r.key != payment.key
-                && r.action == action
+                && r.action == payment.action()
                 && r.iccid.as_deref() == payment.iccid()
                 && r.slug == payment.slug()
                 && r.quantity == payment.qty()
-                && age(r.asked_at) < REPEAT_WINDOW
-                && r.outcome.as_ref().is_none_or(Outcome::may_have_paid)
-                && (r.sent_at.is_some() || r.outcome.is_some())
+        };
+        let just_now = settled
+            .iter()
+            .find(|s| same(&s.record) && s.money_moved() != Some(false))
+            .map(|s| s.record.clone());
+        just_now.or_else(|| {
+            self.records().into_iter().rev().find(|r| {
+                same(r)
+                    && age(r.asked_at) < REPEAT_WINDOW
+                    && r.outcome.as_ref().is_none_or(Outcome::may_have_paid)
+                    && (r.sent_at.is_some() || r.outcome.is_some())
+            })
         })
     }
 
@@ -325,13 +355,20 @@ fn claimed_orders(records: &[PaymentRecord]) -> HashSet<String> {
         .collect()
 }
 
-/// The orders that could be a payment's: of its plan (and eSIM), not there before it was sent,
-/// and no other payment's. Without the list from before, those created since it was sent.
+/// What tells a payment's order from older ones.
+pub(super) enum Baseline<'a> {
+    /// The plan's order numbers read before it was sent.
+    Before(&'a HashSet<&'a str>),
+    /// Without those (an older trail): orders created since it was sent, give or take minutes.
+    Since(DateTime<Utc>),
+}
+
+/// The orders that could be a payment's: of its plan (and eSIM), new against `baseline`, and
+/// no other payment's.
 pub(super) fn new_orders<'a>(
     orders: &'a [Order],
-    before: Option<&HashSet<&str>>,
+    baseline: &Baseline<'_>,
     claimed: &HashSet<String>,
-    sent_at: DateTime<Utc>,
     iccid: Option<&str>,
 ) -> Vec<&'a Order> {
     let margin = chrono::Duration::minutes(5);
@@ -339,9 +376,11 @@ pub(super) fn new_orders<'a>(
         .iter()
         .filter(|o| {
             let no = o.record.provider_order_no.as_str();
-            let new = match before {
-                Some(before) => !before.contains(no),
-                None => DateTime::parse_from_rfc3339(&o.created_at).is_ok_and(|t| t >= sent_at - margin),
+            let new = match baseline {
+                Baseline::Before(before) => !before.contains(no),
+                Baseline::Since(sent_at) => {
+                    DateTime::parse_from_rfc3339(&o.created_at).is_ok_and(|t| t >= *sent_at - margin)
+                }
             };
             new && !claimed.contains(no) && iccid.is_none_or(|i| o.iccid.is_empty() || o.iccid == i)
         })

@@ -230,16 +230,18 @@ impl Client {
     /// unsettled, and refuses the same payment again within minutes unless `again` is set.
     pub async fn pay(&self, payment: &Payment) -> Result<Paid, ApiError> {
         let endpoint = payment.endpoint();
-        let entry = |stage| self.payment_entry(payment, stage);
         self.release_held_lock();
-        self.refuse_if_read_only(endpoint, entry(Stage::Asked))?;
-        let lock = self
-            .lock_account(endpoint)
-            .await
-            .inspect_err(|e| self.record_refusal(payment, e))?;
-        self.settle_unsettled(Some(&payment.key)).await;
+        self.refuse_if_read_only(endpoint, self.payment_entry(payment, Stage::Asked))?;
+        let lock = self.lock_account(endpoint).await.inspect_err(|e| {
+            self.record(&self.payment_entry(payment, Stage::Asked));
+            self.record_refusal(payment, e);
+        })?;
+        // "Asked" once the lock is held: a process settling under the lock never meets a
+        // payment that is about to be sent.
+        self.record_before_sending(endpoint, &self.payment_entry(payment, Stage::Asked))?;
+        let settled = self.settle_unsettled(Some(&payment.key)).await;
         if !payment.again
-            && let Some(earlier) = self.earlier_same(payment)
+            && let Some(earlier) = self.earlier_same(payment, &settled)
         {
             let error = ApiError::Repeat {
                 endpoint,
@@ -256,19 +258,49 @@ impl Client {
                     delivery: Delivery::Answered,
                 });
             }
-            Err(e) if e.outcome_unknown() && self.honours_keys() => e,
+            Err(e) if e.outcome_unknown() && self.honours_keys() && !crate::signals::stopping() => e,
             Err(e) => return Err(self.keep_lock_if_unknown(lock, e)),
         };
         tracing::warn!(%endpoint, "the answer was lost; sending once more under the same idempotency key");
-        match self.send_payment(payment, 2).await {
-            Ok((placed, replayed)) => Ok(Paid {
-                placed,
-                delivery: Delivery::Resent { replayed },
-            }),
-            // Still being handled, or lost again: as unknown as before; the caller looks it up.
-            Err(ApiError::Api { status: 409, .. }) => Err(self.keep_lock_if_unknown(lock, error)),
-            Err(again) => Err(self.keep_lock_if_unknown(lock, again)),
+        self.resend(payment, error, lock).await
+    }
+
+    /// Sends a payment whose answer was lost once more under its key: the answer (replayed or
+    /// carried out now), or a refusal that says the first was never carried out. While the
+    /// server says it is still handling the first (409), it is asked again, with pauses, for as
+    /// long as a request may take. Anything else leaves the outcome as unknown as before.
+    async fn resend(
+        &self,
+        payment: &Payment,
+        lost: ApiError,
+        lock: Option<super::lock::AccountLock>,
+    ) -> Result<Paid, ApiError> {
+        let deadline = tokio::time::Instant::now() + self.options().request_timeout;
+        let mut pause = std::time::Duration::from_millis(250);
+        for attempt in 2.. {
+            match self.send_payment(payment, attempt).await {
+                Ok((placed, replayed)) => {
+                    return Ok(Paid {
+                        placed,
+                        delivery: Delivery::Resent { replayed },
+                    });
+                }
+                Err(e) if e.refuses_a_resend() => return Err(e),
+                Err(e) if e.status() == Some(409) => {
+                    self.in_progress(&payment.key, true);
+                    if tokio::time::Instant::now() + pause > deadline || crate::signals::stopping() {
+                        let in_progress = ApiError::InProgress {
+                            endpoint: payment.endpoint(),
+                        };
+                        return Err(self.keep_lock_if_unknown(lock, in_progress));
+                    }
+                    tokio::time::sleep(pause).await;
+                    pause *= 2;
+                }
+                Err(_) => break,
+            }
         }
+        Err(self.keep_lock_if_unknown(lock, lost))
     }
 
     /// After an unknown outcome the lock stays held until the lookup is done, so that no other
@@ -295,9 +327,9 @@ impl Client {
         if attempt == 1 {
             sent.orders_before.clone_from(&payment.orders_before);
         }
-        self.record_before_sending(endpoint, &sent)?;
-        // From the "sent" line to the outcome's, a signal waits for the answer (see `InFlight`).
+        // From before the "sent" line to after the outcome's, a signal waits (see `InFlight`).
         let _in_flight = InFlight::start();
+        self.record_before_sending(endpoint, &sent)?;
         let result = self
             .send_write(Method::POST, endpoint, body, Some(&payment.key))
             .await
@@ -314,12 +346,14 @@ impl Client {
                 e
             }
             Err(error) => {
-                // 409: a request with this key is still being handled: not a refusal.
-                let stage = if error.outcome_unknown() || error.status() == Some(409) {
-                    Stage::Unknown
+                // A resend is refused only by what says the first was never carried out; a 409
+                // says it is still being handled.
+                let refused = if attempt > 1 {
+                    error.refuses_a_resend()
                 } else {
-                    Stage::Refused
+                    !error.outcome_unknown() && error.status() != Some(409)
                 };
+                let stage = if refused { Stage::Refused } else { Stage::Unknown };
                 let mut e = self.payment_entry(payment, stage);
                 e.outcome = Some(error.to_string());
                 e
@@ -340,15 +374,20 @@ impl Client {
         payment: &Payment,
         before: &HashSet<String>,
     ) -> Result<Option<Order>, ApiError> {
+        // Let go of when this ends, or when the lookup is dropped half-way (a dashboard aborts it).
+        let _lock = self.take_held_lock();
         let found = self
             .recent_orders_for(payment.slug(), payment.iccid())
             .await
             .and_then(|orders| {
                 let claimed = self.orders_of_other_payments(&payment.key);
                 let before: HashSet<&str> = before.iter().map(String::as_str).collect();
-                let since = chrono::Utc::now();
-                let new = super::settle::new_orders(&orders, Some(&before), &claimed, since, payment.iccid());
-                match new.as_slice() {
+                let baseline = super::settle::Baseline::Before(&before);
+                match super::settle::new_orders(&orders, &baseline, &claimed, payment.iccid()).as_slice() {
+                    // The server is still handling it: not there yet says nothing; left open.
+                    [] if self.in_progress(&payment.key, false) => Err(ApiError::InProgress {
+                        endpoint: payment.endpoint(),
+                    }),
                     [] => Ok(None),
                     [one] => Ok(Some((*one).clone())),
                     many => Err(ApiError::Ambiguous {
@@ -367,6 +406,7 @@ impl Client {
             Ok(None) => {
                 entry.outcome = Some("the order list shows no new order".to_string());
                 entry.settled = Some(true);
+                entry.found = Some(false);
             }
             Err(ApiError::Ambiguous { orders, .. }) => {
                 entry.outcome = Some("the order list shows several new orders that could be it".to_string());
@@ -376,7 +416,6 @@ impl Client {
             Err(e) => entry.outcome = Some(format!("the order list could not be read: {e}")),
         }
         self.record(&entry);
-        self.release_held_lock();
         found
     }
 
@@ -388,6 +427,7 @@ impl Client {
             e
         };
         self.refuse_if_read_only(PROFILE_UPDATE, entry(Stage::Asked))?;
+        self.record_before_sending(PROFILE_UPDATE, &entry(Stage::Asked))?;
         self.record_before_sending(PROFILE_UPDATE, &entry(Stage::Sent))?;
         let body = serde_json::to_vec(update).map_err(|e| ApiError::Setup(e.to_string()))?;
         let result = self
@@ -418,11 +458,11 @@ impl Client {
         e
     }
 
-    /// Records "asked"; in a read-only session, records "refused" too and refuses (a trail that
-    /// cannot be written does not hide that reason).
+    /// In a read-only session: records "asked" and "refused", and refuses (a trail that cannot
+    /// be written does not hide that reason).
     fn refuse_if_read_only(&self, endpoint: Endpoint, mut asked: Entry) -> Result<(), ApiError> {
         let Err(error) = self.ensure_writable(endpoint) else {
-            return self.record_before_sending(endpoint, &asked);
+            return Ok(());
         };
         self.record(&asked);
         asked.stage = Stage::Refused;

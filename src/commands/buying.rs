@@ -130,7 +130,7 @@ async fn check_and_ask(
         format_amount(balance),
         format_amount(after)
     );
-    confirm(spend_args.yes, &summary)?;
+    confirm(spend_args.yes, &summary).await?;
     let before = client
         .recent_orders_for(&plan.slug, iccid)
         .await?
@@ -168,7 +168,9 @@ async fn pay(
     let mut payment = payment;
     if let Err(ApiError::Repeat { earlier, .. }) = &answer {
         let question = format!("Not sent yet: {earlier}.\nPay the same again, a second time?");
-        ask_again(spend_args, &question).map_err(|e| e.nothing_moved(what.nothing_done()))?;
+        ask_again(spend_args, &question)
+            .await
+            .map_err(|e| e.nothing_moved(what.nothing_done()))?;
         // A payment of its own, under a fresh key: the first was refused and is done with.
         payment = Payment::new(payment.spend.clone(), payment.total)
             .with_orders_before(&before)
@@ -225,13 +227,13 @@ async fn pay(
 
 /// The second confirmation of a repeat: `--again` was refused by the client only if it was not
 /// given; on a terminal without `--yes` the user is asked.
-fn ask_again(spend_args: &SpendArgs, question: &str) -> Result<(), CommandError> {
+async fn ask_again(spend_args: &SpendArgs, question: &str) -> Result<(), CommandError> {
     if spend_args.yes || !std::io::stdin().is_terminal() {
         return Err(CommandError::Usage(format!(
             "{question}\nAdd --again to pay it a second time"
         )));
     }
-    confirm(false, question)
+    confirm(false, question).await
 }
 
 /// After a lost answer that was not (or could not be) sent again: the order list tells.
@@ -276,7 +278,7 @@ async fn look_up(
 }
 
 /// `--yes`, or a "y" typed at the terminal; without a terminal and without `--yes`, no.
-fn confirm(yes: bool, summary: &str) -> Result<(), CommandError> {
+async fn confirm(yes: bool, summary: &str) -> Result<(), CommandError> {
     if yes {
         return Ok(());
     }
@@ -287,8 +289,13 @@ fn confirm(yes: bool, summary: &str) -> Result<(), CommandError> {
     }
     eprint!("{summary}\nProceed? [y/N] ");
     let _ = std::io::stderr().flush();
-    let mut answer = String::new();
-    std::io::stdin().lock().read_line(&mut answer)?;
+    // Read off the runtime, so that Ctrl-C at the question ends the command at once.
+    let answer = tokio::task::spawn_blocking(|| {
+        let mut answer = String::new();
+        std::io::stdin().lock().read_line(&mut answer).map(|_| answer)
+    })
+    .await
+    .map_err(|e| CommandError::Io(std::io::Error::other(e)))??;
     if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
         Ok(())
     } else {

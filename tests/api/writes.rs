@@ -9,6 +9,8 @@ use esimdash::audit::{self, Stage, Trail};
 use esimdash::sandbox::RunningSandbox;
 use rust_decimal::Decimal;
 use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 fn acme_with(sb: &RunningSandbox, options: ClientOptions) -> Client {
@@ -251,4 +253,102 @@ async fn nothing_is_sent_when_the_sent_line_cannot_be_written() {
     assert!(err.to_string().contains("not sent: the audit trail"), "{err}");
     assert_eq!(sb.api_requests_received(), before);
     assert_eq!(client.balance().await.unwrap(), balance);
+}
+
+/// A server that answers payments in turn: the first is answered (echoing the key), the second
+/// is held past the client's timeout (lost), and every later one, the resend, gets `resend`.
+async fn lossy(resend: u16) -> (String, Arc<AtomicUsize>) {
+    use axum::http::{HeaderMap, StatusCode};
+    use axum::response::IntoResponse;
+    let hits = Arc::new(AtomicUsize::new(0));
+    let count = hits.clone();
+    let placed =
+        r#"{"ok":true,"order":{"providerOrderNo":"B1","slug":"x","status":"got_resource"},"balanceUsd":"10.00"}"#;
+    let app = axum::Router::new().fallback(move |headers: HeaderMap| {
+        let n = count.fetch_add(1, Ordering::SeqCst);
+        let key = headers.get("idempotency-key").cloned();
+        async move {
+            let status = match n {
+                0 => StatusCode::CREATED,
+                1 => {
+                    tokio::time::sleep(Duration::from_secs(3)).await;
+                    StatusCode::CREATED
+                }
+                _ => StatusCode::from_u16(resend).unwrap(),
+            };
+            let body = if status.is_success() {
+                placed.to_string()
+            } else {
+                r#"{"error":"no"}"#.to_string()
+            };
+            let mut response = (status, body).into_response();
+            if let Some(key) = key {
+                response.headers_mut().insert("idempotency-key", key);
+            }
+            response
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{addr}/api/v1"), hits)
+}
+
+/// A lost answer sent again under its key: only a refusal that says the first was never
+/// carried out settles it. A 429, a gateway's 504 or a 401 on the resend leave it unknown (as
+/// the trail says), and a 409 ("still in progress") is asked again, then left unknown: never
+/// "not placed", which would let a re-run pay twice.
+#[tokio::test]
+async fn a_resend_is_settled_only_by_a_refusal_of_the_first_and_a_409_is_never_not_placed() {
+    for (resend, settles) in [
+        (429, false),
+        (504, false),
+        (401, false),
+        (409, false),
+        (402, true),
+        (404, true),
+    ] {
+        let (base, hits) = lossy(resend).await;
+        let dir = tempfile::tempdir().unwrap();
+        let trail = trail_in(&dir);
+        let client = client_for(
+            &base,
+            Credentials::pair("ak_demo_acme", "sk_demo_acme"),
+            ClientOptions {
+                audit: Some(trail.clone()),
+                request_timeout: Duration::from_millis(600),
+                ..quick()
+            },
+        );
+        let topup = |qty| {
+            Payment::new(
+                Spend::Topup(TopupRequest {
+                    iccid: "8944100000000000018".into(),
+                    slug: "x".into(),
+                    qty,
+                }),
+                Some(Decimal::ONE),
+            )
+        };
+        client.pay(&topup(1)).await.expect("answered, the key echoed");
+        let error = client.pay(&topup(2)).await.unwrap_err();
+        assert!(hits.load(Ordering::SeqCst) >= 3, "{resend}: sent once more");
+        assert_eq!(error.outcome_unknown(), !settles, "{resend}: {error}");
+        if resend == 409 {
+            assert!(matches!(error, ApiError::InProgress { .. }), "{error:?}");
+        }
+        let read = audit::read(&trail.path).unwrap();
+        let records = audit::payments(
+            &read.entries,
+            &base.trim_start_matches("http://").replace("/api/v1", ""),
+            "ak_demo_acme",
+        );
+        let second = records.last().unwrap();
+        assert_eq!(
+            second.outcome.is_some(),
+            settles,
+            "{resend}: the trail leaves it open unless refused: {:?}",
+            read.entries.iter().map(|e| e.stage).collect::<Vec<_>>()
+        );
+    }
 }

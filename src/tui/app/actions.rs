@@ -404,12 +404,7 @@ impl App {
                 }
                 self.mode = Mode::Browse;
             }
-            Action::Close => {
-                if matches!(self.mode.overlay(), Some(Overlay::Notices)) {
-                    self.notices.clear();
-                }
-                self.mode = Mode::Browse;
-            }
+            Action::Close => self.mode = Mode::Browse,
             _ => {}
         }
     }
@@ -420,12 +415,7 @@ impl App {
             return;
         };
         match action {
-            Action::Close => {
-                if matches!(self.mode.overlay(), Some(Overlay::Notices)) {
-                    self.notices.clear();
-                }
-                self.mode = Mode::Browse;
-            }
+            Action::Close => self.mode = Mode::Browse,
             Action::NextField => form.focus_next(),
             Action::PreviousField => form.focus_previous(),
             Action::Accept if !saving => {
@@ -448,12 +438,7 @@ impl App {
             return;
         };
         match action {
-            Action::Close => {
-                if matches!(self.mode.overlay(), Some(Overlay::Notices)) {
-                    self.notices.clear();
-                }
-                self.mode = Mode::Browse;
-            }
+            Action::Close => self.mode = Mode::Browse,
             Action::Accept => match Iccid::parse(&input.value) {
                 Ok(iccid) => {
                     let form = PurchaseForm::topup(iccid, None);
@@ -484,44 +469,40 @@ impl App {
                 form.before = None;
                 form.stage = Stage::Confirming;
             }
-            (Stage::Confirming, Action::Pay) => {
-                let short = match (balance, form.total()) {
-                    (Some(b), Some(t)) => crate::purchase::shortfall(b, t).is_some(),
-                    (_, None) => true,
-                    (None, Some(_)) => false,
-                };
-                // Not before the order list was read (so a lost answer can be looked up),
-                // never when the balance is short or the amounts out of range, and only from
-                // this stage: sent once.
-                let absurd = form.amount_problem(balance).is_some();
-                if form.before.is_none() || short || absurd || form.request.is_some() {
-                    return;
-                }
-                let Some(payment) = form.payment() else { return };
-                let payment = payment.with_orders_before(form.before.as_ref().unwrap_or(&Default::default()));
-                form.stage = Stage::Sending;
-                form.sent = Some(payment.clone());
-                let id = self.send(Request::Pay(payment), effects);
-                if let Some(form) = self.mode.purchase_mut() {
-                    form.request = Some(id);
-                }
-            }
-            // The second confirmation of the same payment: a payment of its own, fresh key.
-            (Stage::Again(_), Action::Pay) if form.request.is_none() => {
-                let Some(payment) = form.payment() else { return };
-                let payment = payment
-                    .with_orders_before(form.before.as_ref().unwrap_or(&Default::default()))
-                    .again();
-                form.stage = Stage::Sending;
-                form.sent = Some(payment.clone());
-                let id = self.send(Request::Pay(payment), effects);
-                if let Some(form) = self.mode.purchase_mut() {
-                    form.request = Some(id);
-                }
+            // From the confirmation; from the second question, confirmed a second time.
+            (Stage::Confirming | Stage::Again(_), Action::Pay) => {
+                let again = matches!(form.stage, Stage::Again(_));
+                self.pay_from_form(balance, again, effects);
             }
             (Stage::Confirming | Stage::Again(_), Action::Back) => form.stage = Stage::Choosing,
             (_, Action::Close) => self.mode = Mode::Browse,
             _ => {}
+        }
+    }
+
+    /// Sends the form's payment, once: not before the order list was read (so a lost answer can
+    /// be looked up), never when the balance is short or the amounts out of range, and never
+    /// while one is in flight. `again`: the user confirmed the same payment a second time.
+    fn pay_from_form(&mut self, balance: Option<rust_decimal::Decimal>, again: bool, effects: &mut Vec<Effect>) {
+        let Some(form) = self.mode.purchase_mut() else { return };
+        let short = match (balance, form.total()) {
+            (Some(b), Some(t)) => crate::purchase::shortfall(b, t).is_some(),
+            (_, None) => true,
+            (None, Some(_)) => false,
+        };
+        let absurd = form.amount_problem(balance).is_some();
+        if form.before.is_none() || short || absurd || form.request.is_some() {
+            return;
+        }
+        let Some(payment) = form.payment() else { return };
+        let payment = payment.with_orders_before(form.before.as_ref().unwrap_or(&Default::default()));
+        // A payment of its own, fresh key: the one refused as a repeat is done with.
+        let payment = if again { payment.again() } else { payment };
+        form.stage = Stage::Sending;
+        form.sent = Some(payment.clone());
+        let id = self.send(Request::Pay(payment), effects);
+        if let Some(form) = self.mode.purchase_mut() {
+            form.request = Some(id);
         }
     }
 
