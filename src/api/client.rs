@@ -14,7 +14,7 @@ use rust_decimal::Decimal;
 use secrecy::{ExposeSecret, SecretString};
 use serde::de::DeserializeOwned;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -93,8 +93,9 @@ struct Inner {
     opts: ClientOptions,
     /// Set once this server answered a lookup by ICCID with other eSIMs: it ignores `iccid`.
     no_iccid_lookup: AtomicBool,
-    /// Set once an answer echoed the idempotency key sent: this server honours keys.
-    key_echoed: AtomicBool,
+    /// Whether the last answer to a request that carried an idempotency key echoed it
+    /// (`KEY_*`): a server that echoes honours keys.
+    key_echoed: AtomicU8,
     /// Who the audit trail names.
     who: crate::audit::Who,
     /// Whether the audit trail shows an earlier echo: read once, when first needed.
@@ -147,6 +148,10 @@ pub(super) struct Answer {
     pub(super) replayed: bool,
 }
 
+const KEY_NOT_SEEN: u8 = 0;
+const KEY_NOT_ECHOED: u8 = 1;
+const KEY_ECHOED: u8 = 2;
+
 /// The header of CONTRACT.md's idempotency keys, sent and echoed.
 const IDEMPOTENCY_KEY: &str = "idempotency-key";
 
@@ -181,7 +186,7 @@ impl Client {
                 pacer,
                 opts,
                 no_iccid_lookup: AtomicBool::new(false),
-                key_echoed: AtomicBool::new(false),
+                key_echoed: AtomicU8::new(KEY_NOT_SEEN),
                 who,
                 echo_on_record: std::sync::OnceLock::new(),
                 listener: std::sync::Mutex::new(None),
@@ -243,8 +248,12 @@ impl Client {
         lock_ignoring_poison(&self.inner.held_lock).take()
     }
 
-    pub(super) fn seen_key_echo(&self) -> bool {
-        self.inner.key_echoed.load(Ordering::Relaxed)
+    /// What the last answer to a keyed request said of the key in this session, if one came.
+    pub(super) fn seen_key_echo(&self) -> Option<bool> {
+        match self.inner.key_echoed.load(Ordering::Relaxed) {
+            KEY_NOT_SEEN => None,
+            seen => Some(seen == KEY_ECHOED),
+        }
     }
 
     /// What `read` (the audit trail) says of an earlier echo, read at most once a session.
@@ -596,9 +605,12 @@ impl Client {
         let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok());
         if key.is_some() {
             // As the last answer says: a server can stop honouring keys.
-            inner
-                .key_echoed
-                .store(header(IDEMPOTENCY_KEY) == key, Ordering::Relaxed);
+            let echoed = if header(IDEMPOTENCY_KEY) == key {
+                KEY_ECHOED
+            } else {
+                KEY_NOT_ECHOED
+            };
+            inner.key_echoed.store(echoed, Ordering::Relaxed);
         }
         let replayed = header("idempotent-replayed").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
         let retry_after = retry_after(response.headers());

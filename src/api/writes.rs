@@ -212,16 +212,18 @@ impl Client {
         }
     }
 
-    /// Whether this server was seen to honour idempotency keys: an answer echoed one, in this
-    /// session or (as the audit trail shows) an earlier one, for this host and access code.
+    /// Whether this server honours idempotency keys, as its latest answer to a keyed request
+    /// says: in this session, or (as the audit trail shows) an earlier one, for this host and
+    /// access code.
     pub fn honours_keys(&self) -> bool {
-        self.seen_key_echo()
-            || self.echo_on_record(|| {
+        self.seen_key_echo().unwrap_or_else(|| {
+            self.echo_on_record(|| {
                 self.options()
                     .audit
                     .as_ref()
                     .is_some_and(|t| t.server_echoed_keys(&self.who().api_host, &self.who().access_code))
             })
+        })
     }
 
     /// Pays: checks, records and sends (see the module's text); a lost answer is sent once
@@ -360,7 +362,9 @@ impl Client {
             }
         };
         after.attempt = sent.attempt;
-        after.key_echoed = Some(self.seen_key_echo());
+        // Only an answer tells whether the key was echoed; a lost one says nothing.
+        let answered = result.as_ref().map_or_else(|e| e.status().is_some(), |_| true);
+        after.key_echoed = self.seen_key_echo().filter(|_| answered);
         self.record(&after);
         result
     }
