@@ -234,8 +234,10 @@ async fn nothing_is_sent_when_the_sent_line_cannot_be_written() {
     let sb = sandbox().await;
     let dir = tempfile::tempdir().unwrap();
     // A directory where the file should be: no line can be appended.
+    let path = dir.path().join("audit.jsonl");
+    std::fs::create_dir(&path).unwrap();
     let trail = Trail {
-        path: dir.path().to_path_buf(),
+        path,
         profile: "sandbox".into(),
     };
     let client = acme_with(
