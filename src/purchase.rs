@@ -24,7 +24,7 @@ impl Purchase {
     }
 
     /// Said with every failure that happened before the payment went out (or that the server
-    /// answered: CONTRACT.md, a failed request debits nothing), so nobody has to guess.
+    /// answered: docs/api-contract.md, a failed request debits nothing), so nobody has to guess.
     pub fn nothing_done(&self) -> &'static str {
         match self {
             Purchase::Topup { .. } => NOTHING_TOPPED_UP,

@@ -1,4 +1,4 @@
-//! `base_url` normalisation (CONTRACT.md): it ends in `/api/v1`; a bare host gets it appended;
+//! `base_url` normalisation (docs/api-contract.md): it ends in `/api/v1`; a bare host gets it appended;
 //! another version is refused rather than silently spoken to.
 
 use reqwest::Url;

@@ -1,4 +1,4 @@
-//! The HTTP client: one method per route of the spec and CONTRACT.md.
+//! The HTTP client: one method per route of the spec and docs/api-contract.md.
 //!
 //! GETs are retried a bounded number of times (429, 5xx, connection errors), with backoff or the
 //! server's `Retry-After`. POST and PATCH are sent exactly once: a request that moves money is
@@ -33,7 +33,7 @@ pub const MAX_QR_IMAGE_BYTES: usize = 2 * 1024 * 1024;
 const QR_IMAGE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Page size used when looking through the whole inventory.
 const SCAN_PAGE_SIZE: u64 = 100;
-/// Redirects within the API's origin followed in a row, at most (CONTRACT.md, "Transport").
+/// Redirects within the API's origin followed in a row, at most (docs/api-contract.md, "Transport").
 const MAX_REDIRECTS: u32 = 5;
 /// How much of an unreadable body an error quotes.
 const EXCERPT_CHARS: usize = 120;
@@ -152,7 +152,7 @@ const KEY_NOT_SEEN: u8 = 0;
 const KEY_NOT_ECHOED: u8 = 1;
 const KEY_ECHOED: u8 = 2;
 
-/// The header of CONTRACT.md's idempotency keys, sent and echoed.
+/// The header of docs/api-contract.md's idempotency keys, sent and echoed.
 const IDEMPOTENCY_KEY: &str = "idempotency-key";
 
 impl Client {
@@ -314,7 +314,7 @@ impl Client {
     }
 
     /// The wallet balance in USD: from the balance route, or from the profile where a server
-    /// has no such route (CONTRACT.md allows both).
+    /// has no such route (docs/api-contract.md allows both).
     pub async fn balance(&self) -> Result<Decimal, ApiError> {
         let (endpoint, balance) = match self.get(BALANCE, &[]).await {
             Ok(answer) => (
@@ -353,7 +353,7 @@ impl Client {
             .collect())
     }
 
-    /// Asks the server for one eSIM by ICCID (CONTRACT.md's lookup), unless this server was
+    /// Asks the server for one eSIM by ICCID (docs/api-contract.md's lookup), unless this server was
     /// already seen to ignore it. An answer holding any other eSIM means the server ignored the
     /// parameter: that is remembered for the session and the caller gets the page it sent
     /// (page 1 of the whole inventory, 100 a page), never another eSIM as the one asked for.
@@ -480,7 +480,7 @@ impl Client {
                 .await
                 .map_err(|_| late())?
                 .map_err(|e| if e.is_timeout() { late() } else { fail(error_chain(&e)) })?;
-            // The same rule as for the API (CONTRACT.md, "Transport"): within one origin only.
+            // The same rule as for the API (docs/api-contract.md, "Transport"): within one origin only.
             match redirect_target(&response, &url) {
                 None => break response,
                 Some(next) => {
@@ -724,7 +724,7 @@ fn present<'a>(params: &[(&'a str, Option<&'a str>)]) -> Vec<(&'a str, &'a str)>
     params.iter().filter_map(|(k, v)| v.map(|v| (*k, v))).collect()
 }
 
-/// `Retry-After` in seconds (what CONTRACT.md sends); an HTTP date or nonsense falls back to
+/// `Retry-After` in seconds (what docs/api-contract.md sends); an HTTP date or nonsense falls back to
 /// `X-RateLimit-Reset`, then to one second.
 fn retry_after(headers: &HeaderMap) -> Duration {
     let seconds = |name| {

@@ -66,7 +66,7 @@ pub enum ApiError {
     Setup(String),
     #[error("{endpoint}: not sent: this session is read-only ({setting}).")]
     ReadOnly { endpoint: Endpoint, setting: String },
-    /// The server answered with a redirect that is not followed (CONTRACT.md, "Transport").
+    /// The server answered with a redirect that is not followed (docs/api-contract.md, "Transport").
     /// Nothing was sent to `to`.
     #[error("{endpoint}: the API at {from} redirected to {to}: {}", refused.reason(from))]
     Redirected {
@@ -213,7 +213,7 @@ impl ApiError {
         )
     }
 
-    /// Whether a payment sent again under its key was refused as such (CONTRACT.md's refusals):
+    /// Whether a payment sent again under its key was refused as such (docs/api-contract.md's refusals):
     /// the server has no earlier request with that key carried out, so nothing was paid. Any
     /// other failure of a resend (429, 5xx, 401, a redirect) says nothing about the first.
     pub fn refuses_a_resend(&self) -> bool {

@@ -1,4 +1,4 @@
-//! The API's resources as serde types. Reading is tolerant (CONTRACT.md): missing fields are
+//! The API's resources as serde types. Reading is tolerant (docs/api-contract.md): missing fields are
 //! empty or unknown, unknown statuses are kept, identifiers may come as numbers; money is read
 //! exactly or refused. Writing (for `--json`) mirrors the API: plan prices as numbers, order
 //! prices and balances as decimal strings.
@@ -312,7 +312,7 @@ pub struct OrderQuery {
     pub page_size: Option<u64>,
     pub status: Option<String>,
     pub q: Option<String>,
-    /// Only the orders of this eSIM (CONTRACT.md; a server may ignore it).
+    /// Only the orders of this eSIM (docs/api-contract.md; a server may ignore it).
     pub iccid: Option<String>,
 }
 
@@ -322,7 +322,7 @@ pub struct EsimQuery {
     pub page: Option<u64>,
     pub page_size: Option<u64>,
     pub status: Option<String>,
-    /// Only this eSIM (CONTRACT.md; a server may ignore it: check what comes back).
+    /// Only this eSIM (docs/api-contract.md; a server may ignore it: check what comes back).
     pub iccid: Option<String>,
 }
 
@@ -353,7 +353,7 @@ pub struct OrderRequest {
     pub qty: u32,
 }
 
-/// Reads a plan list in any envelope of CONTRACT.md: a bare array, `{"data":[…]}`,
+/// Reads a plan list in any envelope of docs/api-contract.md: a bare array, `{"data":[…]}`,
 /// `{"packageList":[…]}`, `{"data":{"packageList":[…]}}` or `{"obj":{"packageList":[…]}}`.
 pub fn parse_plan_list(body: &[u8]) -> Result<Vec<Plan>, String> {
     let raw: &RawValue = serde_json::from_slice(body).map_err(|e| e.to_string())?;

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 /// The same payment within this long of an earlier one needs a second confirmation.
 pub const REPEAT_WINDOW: Duration = Duration::from_secs(10 * 60);
-/// Sent again under its key only while the server still keeps it (CONTRACT.md: 24 hours),
+/// Sent again under its key only while the server still keeps it (docs/api-contract.md: 24 hours),
 /// with an hour to spare for clocks that disagree.
 const KEY_KEPT: Duration = Duration::from_secs(23 * 3600);
 

@@ -1,4 +1,4 @@
-//! The rules for the company fields of a profile (CONTRACT.md: PATCH /reseller/profile). The
+//! The rules for the company fields of a profile (docs/api-contract.md: PATCH /reseller/profile). The
 //! sandbox enforces them; the dashboard's form checks them before sending.
 
 /// Longest company name, in characters.

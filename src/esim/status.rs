@@ -1,4 +1,4 @@
-//! Order and eSIM status (CONTRACT.md): lowercase strings; unknown values are kept as they are.
+//! Order and eSIM status (docs/api-contract.md): lowercase strings; unknown values are kept as they are.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -23,7 +23,7 @@ pub enum Status {
 pub const ACTIVE_FILTER: &str = "active";
 
 impl Status {
-    /// Every known status, in the order of CONTRACT.md.
+    /// Every known status, in the order of docs/api-contract.md.
     pub const KNOWN: [Status; 9] = [
         Status::Pending,
         Status::GotResource,

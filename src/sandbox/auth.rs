@@ -7,7 +7,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-/// The name of the portal session cookie (CONTRACT.md: ours).
+/// The name of the portal session cookie (docs/api-contract.md: ours).
 pub const SESSION_COOKIE: &str = "esim_session";
 
 struct KeyRecord {

@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
 
-/// Request bodies larger than this are refused with 413 (CONTRACT.md).
+/// Request bodies larger than this are refused with 413 (docs/api-contract.md).
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
 /// An error answer: a 4xx status and the message of `{"error": …}`.

@@ -1,4 +1,4 @@
-//! `Idempotency-Key` on the two routes that move money, exactly as CONTRACT.md has it: per
+//! `Idempotency-Key` on the two routes that move money, exactly as docs/api-contract.md has it: per
 //! reseller and key, the request and its answer are kept for 24 hours; the same request again
 //! gets the stored answer (marked replayed) and debits nothing, another request under the same
 //! key is 422, and one still being handled is 409. Every answer echoes the key.
@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 
 pub const KEY_HEADER: &str = "idempotency-key";
 pub const REPLAYED_HEADER: &str = "idempotent-replayed";
-/// How long a key and its answer are kept (CONTRACT.md).
+/// How long a key and its answer are kept (docs/api-contract.md).
 const KEEP: Duration = Duration::from_secs(24 * 60 * 60);
-/// Longest key accepted (CONTRACT.md: 1–255 printable ASCII characters).
+/// Longest key accepted (docs/api-contract.md: 1–255 printable ASCII characters).
 const MAX_KEY_LEN: usize = 255;
 
 /// What a request is, for telling "the same request again" from "another under the same key":

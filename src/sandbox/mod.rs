@@ -1,4 +1,4 @@
-//! The sandbox: a real server of the API contract (CONTRACT.md) with seeded data, for `--demo`,
+//! The sandbox: a real server of the API contract (docs/api-contract.md) with seeded data, for `--demo`,
 //! for the tests, and for integrators. It knows the contract, nothing of the client.
 
 mod auth;
@@ -48,7 +48,7 @@ pub struct SandboxConfig {
     pub epoch: Option<DateTime<Utc>>,
     /// How long a new order stays `pending` before its eSIMs exist.
     pub allocate_after: Duration,
-    /// Whether the lists take `iccid` (CONTRACT.md); off, the sandbox plays a server that
+    /// Whether the lists take `iccid` (docs/api-contract.md); off, the sandbox plays a server that
     /// predates the lookup and answers the unfiltered list.
     pub iccid_lookup: bool,
     /// The share of answers (0 to 1) that fail as networks and servers do (`--chaos`).

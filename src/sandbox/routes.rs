@@ -1,4 +1,4 @@
-//! The handlers, one per route of the spec and CONTRACT.md. Each takes the lock once, so what it
+//! The handlers, one per route of the spec and docs/api-contract.md. Each takes the lock once, so what it
 //! reads and changes is one consistent step.
 
 use super::auth::Caller;
@@ -35,7 +35,7 @@ fn open_list<'a>(
     Ok((params, page, size, data))
 }
 
-/// `status`, `q` and `iccid` (CONTRACT.md: exact, after removing spaces and dashes), unless
+/// `status`, `q` and `iccid` (docs/api-contract.md: exact, after removing spaces and dashes), unless
 /// this sandbox plays a server that predates the lookup and ignores `iccid`.
 fn list_filter(s: &Shared, params: &Params) -> Filter {
     let iccid = params.text("iccid").filter(|_| s.iccid_lookup);

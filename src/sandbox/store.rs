@@ -37,7 +37,7 @@ pub struct Priced {
 }
 
 impl PlanRecord {
-    /// CONTRACT.md: sell = cost + rule %, margin = sell − cost, marginPct = margin / cost × 100.
+    /// docs/api-contract.md: sell = cost + rule %, margin = sell − cost, marginPct = margin / cost × 100.
     pub fn priced(&self, markup_pct: Decimal) -> Priced {
         let cost = self.supplier_price;
         let sell = round_cents(cost * (Decimal::ONE_HUNDRED + markup_pct) / Decimal::ONE_HUNDRED);

@@ -1,4 +1,4 @@
-//! The JSON the sandbox sends, field by field as the spec and CONTRACT.md name them. Plan money is
+//! The JSON the sandbox sends, field by field as the spec and docs/api-contract.md name them. Plan money is
 //! a JSON number with exact digits; order money and balances are decimal strings.
 
 use super::store::{EsimRecord, OrderRecord, PlanRecord, Reseller};

@@ -1,4 +1,4 @@
-//! Authentication and scoping (spec: Authentication; CONTRACT.md: Authentication).
+//! Authentication and scoping (spec: Authentication; docs/api-contract.md: Authentication).
 
 use crate::common::*;
 use esimdash::api::{ApiError, AuthMode, Credentials};

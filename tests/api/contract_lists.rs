@@ -1,5 +1,5 @@
 //! Orders and eSIMs: pagination edges, newest first, `q`, status filter with `active`,
-//! rawOrderJson and its QR images (spec: GET /reseller/orders, /reseller/esims; CONTRACT.md: Lists).
+//! rawOrderJson and its QR images (spec: GET /reseller/orders, /reseller/esims; docs/api-contract.md: Lists).
 
 use crate::common::*;
 use esimdash::api::model::{EsimQuery, OrderQuery};

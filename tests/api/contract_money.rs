@@ -1,4 +1,4 @@
-//! Where money moves: top-ups and new orders, each error row of CONTRACT.md, and concurrent
+//! Where money moves: top-ups and new orders, each error row of docs/api-contract.md, and concurrent
 //! requests that would overdraw the wallet.
 
 use crate::common::*;
@@ -267,7 +267,7 @@ async fn concurrent_top_ups_never_overdraw_the_wallet() {
     assert!(client.balance().await.unwrap() >= Decimal::ZERO);
 }
 
-/// CONTRACT.md's idempotency keys, over the wire as any client would send them.
+/// docs/api-contract.md's idempotency keys, over the wire as any client would send them.
 #[tokio::test]
 async fn an_idempotency_key_debits_once_replays_its_answer_and_refuses_another_body() {
     let sb = sandbox().await;

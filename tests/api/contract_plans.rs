@@ -1,4 +1,4 @@
-//! The catalog, plan by slug, and top-up availability (spec: GET /portal/plans; CONTRACT.md).
+//! The catalog, plan by slug, and top-up availability (spec: GET /portal/plans; docs/api-contract.md).
 
 use crate::common::*;
 use esimdash::esim::status::Status;

@@ -1,4 +1,4 @@
-//! Profile get and update, the balance route, and the general error rows of CONTRACT.md:
+//! Profile get and update, the balance route, and the general error rows of docs/api-contract.md:
 //! 413, invalid JSON, unknown route, wrong method.
 
 use crate::common::*;

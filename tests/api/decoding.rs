@@ -1,4 +1,4 @@
-//! Decoding from the spec's field tables and every CONTRACT.md variant, and from hostile bodies:
+//! Decoding from the spec's field tables and every docs/api-contract.md variant, and from hostile bodies:
 //! the right values, or a clear error; never a panic, never a guessed amount.
 
 use esimdash::api::model::{Esim, EsimPage, Order, OrderPage, Profile, parse_plan_list};

@@ -1,4 +1,4 @@
-//! Redirects (CONTRACT.md, "Transport"): a read follows one only within the API's origin; a
+//! Redirects (docs/api-contract.md, "Transport"): a read follows one only within the API's origin; a
 //! write never follows one; nothing, credentials least of all, reaches another host. Every
 //! redirect status × every method × same or other origin, counted at both servers.
 

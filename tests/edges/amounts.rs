@@ -126,7 +126,7 @@ fn any_amount_at_the_edges_is_paid_only_when_it_can_be_computed_and_covered() {
         ..ProptestConfig::default()
     };
     proptest!(config, |(price in edge.clone(), balance in edge, qty in 1u32..=10)| {
-        // As a JSON string: the exact decimal, as CONTRACT.md allows for prices.
+        // As a JSON string: the exact decimal, as docs/api-contract.md allows for prices.
         let price_text: &'static str = Box::leak(format!("\"{price}\"").into_boxed_str());
         let balance_text: &'static str = Box::leak(balance.to_string().into_boxed_str());
         let (base, posts) = runtime.block_on(hostile(price_text, balance_text));

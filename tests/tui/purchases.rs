@@ -288,7 +288,7 @@ async fn nothing_is_offered_for_a_cancelled_esim_and_a_typed_iccid_is_checked() 
     let mut h = Harness::acme().await;
     h.send(key('3'));
     h.send(key('f'));
-    // all, active, then the statuses in CONTRACT.md order: cancel is the tenth.
+    // all, active, then the statuses in docs/api-contract.md order: cancel is the tenth.
     for _ in 0..9 {
         h.send(key('j'));
     }

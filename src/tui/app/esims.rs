@@ -1,5 +1,5 @@
 //! The My eSIMs tab: server pages with a status filter, and a search by ICCID or package.
-//! A whole ICCID is asked of the server (CONTRACT.md's lookup, one request). Anything else is
+//! A whole ICCID is asked of the server (docs/api-contract.md's lookup, one request). Anything else is
 //! searched in the inventory index: the saved one of an earlier session at once, and the whole
 //! inventory read in the background, a page at a time (paced by the client within the key's
 //! limit). The selected result's full record is always fetched fresh: by the lookup, or from
