@@ -355,3 +355,50 @@ async fn a_top_up_check_that_times_out_says_nothing_was_topped_up() {
     assert!(screen.contains("within 30 s; nothing was topped"), "{screen}");
     assert_eq!(h.count(is_topup), 0);
 }
+
+/// Keys rebound in the config file are the keys the form names: `accept` on the choice,
+/// `pay` on the confirmation, `close` on the choice and on the result.
+#[tokio::test]
+async fn the_form_names_the_keys_in_force_after_pay_close_and_accept_are_rebound() {
+    use crossterm::event::{KeyEvent, KeyModifiers};
+    use esimdash::tui::keymap::{Keymap, Rebinding};
+    let ctrl = |c| esimdash::tui::msg::Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL));
+    let rebind = |action: &str, key: &str| Rebinding {
+        action: action.into(),
+        keys: vec![key.into()],
+        line: 1,
+    };
+    let keymap = Keymap::new(&[
+        rebind("pay", "ctrl-p"),
+        rebind("close", "ctrl-g"),
+        rebind("accept", "ctrl-o"),
+    ])
+    .unwrap();
+    let mut h = Harness::acme().await;
+    let app = std::mem::replace(&mut h.app, esimdash::tui::app::App::new(false));
+    h.app = app.with_keymap(keymap);
+    h.send(key('3'));
+    h.settle().await;
+    h.send(key('t'));
+    h.settle().await;
+    let choosing = h.screen(100, 30);
+    assert!(choosing.contains("Ctrl-o: review · Ctrl-g: cancel"), "{choosing}");
+    assert!(!choosing.contains("Enter: review"), "{choosing}");
+    h.send(ctrl('o'));
+    h.settle().await;
+    assert_eq!(form(&h).stage, Stage::Confirming);
+    let confirming = h.screen(100, 30);
+    assert!(
+        confirming.contains("Ctrl-p: pay") && confirming.contains("Esc: back"),
+        "{confirming}"
+    );
+    h.send(ctrl('p'));
+    h.settle().await;
+    let done = h.screen(100, 30);
+    assert!(
+        done.contains("Placed: order") && done.contains("Ctrl-g: close"),
+        "{done}"
+    );
+    h.send(ctrl('g'));
+    assert!(h.app.overlay().is_none(), "the rebound close key closed it");
+}

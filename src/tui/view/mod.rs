@@ -233,9 +233,10 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: Ins
         _ if app.quitting().is_some() => {
             Line::styled(format!(" {}", app.quitting().unwrap_or_default()), theme.warning())
         }
-        (Some(Halt::Offline { message }), _, _) => {
-            Line::styled(format!(" {}  (r to retry)", safe(message)), theme.error())
-        }
+        (Some(Halt::Offline { message }), _, _) => Line::styled(
+            format!(" {}  ({} to retry)", safe(message), refresh_key(app)),
+            theme.error(),
+        ),
         (_, Some(until), _) => {
             let left = until.saturating_duration_since(now);
             let secs = left.as_secs() + u64::from(left.subsec_nanos() > 0);

@@ -55,7 +55,9 @@ fn draw_notices(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: &Theme) {
     match overlay {
         Overlay::Purchase(form) => super::purchase::draw(frame, area, form, app, theme),
-        Overlay::IccidPrompt { input, error } => super::purchase::draw_iccid_prompt(frame, area, input, error, theme),
+        Overlay::IccidPrompt { input, error } => {
+            super::purchase::draw_iccid_prompt(frame, area, app, input, error, theme);
+        }
         Overlay::Help { scroll } => draw_help(frame, area, app, *scroll, theme),
         Overlay::Notices => draw_notices(frame, area, app, theme),
         Overlay::Replace { path, .. } => {
@@ -126,7 +128,11 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
             let mut lines = choice_lines(labels.iter().map(String::as_str), *cursor, theme);
             lines.push(Line::raw(""));
             lines.push(Line::styled(
-                "Enter: switch (everything reloads) · Esc: stay",
+                format!(
+                    "{}: switch (everything reloads) · {}: stay",
+                    app.keymap().first_key(Context::Picker, Action::Accept),
+                    app.keymap().first_key(Context::Picker, Action::Close)
+                ),
                 theme.muted(),
             ));
             if let Some(error) = error {
@@ -166,7 +172,11 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
                 lines.push(Line::styled(format!("The server refused: {}", safe(e)), theme.error()));
             } else {
                 lines.push(Line::styled(
-                    "Enter saves, Esc cancels. An empty field clears it.",
+                    format!(
+                        "{} saves, {} cancels. An empty field clears it.",
+                        app.keymap().first_key(Context::ProfileForm, Action::Accept),
+                        app.keymap().first_key(Context::ProfileForm, Action::Close)
+                    ),
                     theme.muted(),
                 ));
             }

@@ -26,6 +26,8 @@ pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme
     let noun = form.what.noun();
     let balance = app.profile().and_then(|p| p.balance_usd);
     let mut lines: Vec<Line> = Vec::new();
+    // Every key named here is the one the keymap in force binds.
+    let key = |context, action| app.keymap().first_key(context, action);
     match &form.stage {
         Stage::Loading => lines.push(Line::raw(format!(
             "{} Asking which top-ups are offered for this eSIM…",
@@ -33,7 +35,10 @@ pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme
         ))),
         Stage::Empty(why) => {
             lines.push(Line::styled(safe(why), theme.error()));
-            lines.push(Line::styled("Esc to close", theme.muted()));
+            lines.push(Line::styled(
+                format!("{} to close", key(Context::Outcome, Action::Close)),
+                theme.muted(),
+            ));
         }
         Stage::Choosing => {
             lines.push(Line::styled("Plans offered by the API:", theme.title()));
@@ -56,11 +61,25 @@ pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme
             lines.push(Line::from(vec![
                 Span::raw("Quantity  "),
                 Span::styled(format!("◀ {} ▶", form.qty), theme.key()),
-                Span::styled("   ← → or 1–9, 0 for 10", theme.muted()),
+                Span::styled(
+                    format!(
+                        "   {} {} or 1–9, 0 for 10",
+                        key(Context::Purchase, Action::Less),
+                        key(Context::Purchase, Action::More)
+                    ),
+                    theme.muted(),
+                ),
             ]));
             lines.push(Line::raw(format!("Total     {}", usd(form.total()))));
             lines.push(Line::raw(""));
-            lines.push(Line::styled("Enter: review · Esc: cancel", theme.muted()));
+            lines.push(Line::styled(
+                format!(
+                    "{}: review · {}: cancel",
+                    key(Context::Purchase, Action::Accept),
+                    key(Context::Purchase, Action::Close)
+                ),
+                theme.muted(),
+            ));
         }
         Stage::Confirming => {
             let plan = form.plan();
@@ -100,7 +119,12 @@ pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme
                     theme.muted(),
                 )),
                 (None, Some(_)) => lines.push(Line::styled(
-                    format!("Enter: pay {} · Esc: back", usd(form.total())),
+                    format!(
+                        "{}: pay {} · {}: back",
+                        key(Context::Confirm, Action::Pay),
+                        usd(form.total()),
+                        key(Context::Confirm, Action::Back)
+                    ),
                     theme.key(),
                 )),
             }
@@ -149,14 +173,20 @@ pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme
             )));
             lines.push(Line::raw(format!("Balance now {}", usd(*balance))));
             lines.push(Line::styled(
-                "Orders and My eSIMs are being refreshed. Enter: close",
+                format!(
+                    "Orders and My eSIMs are being refreshed. {}: close",
+                    key(Context::Outcome, Action::Close)
+                ),
                 theme.muted(),
             ));
         }
         Stage::Failed(message) => {
             lines.push(Line::styled(safe(message), theme.error()));
             lines.push(Line::styled(
-                "Nothing is sent again by itself. Enter: close",
+                format!(
+                    "Nothing is sent again by itself. {}: close",
+                    key(Context::Outcome, Action::Close)
+                ),
                 theme.muted(),
             ));
         }
@@ -192,7 +222,14 @@ pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme
     paragraph(frame, inner, lines);
 }
 
-pub fn draw_iccid_prompt(frame: &mut Frame, area: Rect, input: &TextInput, error: &Option<String>, theme: &Theme) {
+pub fn draw_iccid_prompt(
+    frame: &mut Frame,
+    area: Rect,
+    app: &App,
+    input: &TextInput,
+    error: &Option<String>,
+    theme: &Theme,
+) {
     let inner = popup(frame, area, "Top up which eSIM?", 60, 7, theme);
     let prefix = "ICCID  ";
     let mut lines = vec![Line::from(vec![
@@ -204,7 +241,11 @@ pub fn draw_iccid_prompt(frame: &mut Frame, area: Rect, input: &TextInput, error
         None => Line::raw(""),
     });
     lines.push(Line::styled(
-        "19 or 20 digits, spaces allowed · Enter: continue · Esc: cancel",
+        format!(
+            "19 or 20 digits, spaces allowed · {}: continue · {}: cancel",
+            app.keymap().first_key(Context::IccidPrompt, Action::Accept),
+            app.keymap().first_key(Context::IccidPrompt, Action::Close)
+        ),
         theme.muted(),
     ));
     paragraph(frame, inner, lines);
