@@ -210,22 +210,56 @@ impl Trail {
     }
 
     fn mark(&self, api_host: &str, access_code: &str, key: &str) -> Option<PathBuf> {
-        // The key is ours ("esimdash-…"): kept a plain file name all the same.
-        let name: String = key.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
+        let name = mark_name(key);
         (!name.is_empty()).then(|| self.open_dir(api_host, access_code).join(name))
     }
 
-    /// Forgets the open mark of a payment whose outcome the trail tells (a mark left behind
-    /// when its removal failed).
-    pub fn close(&self, api_host: &str, access_code: &str, key: &str) {
-        if let Some(mark) = self.mark(api_host, access_code, key) {
-            let _ = std::fs::remove_file(mark);
+    /// Marks a payment open again (one whose outcome could not be told yet), or forgets its
+    /// mark (one whose outcome the trail tells: a mark left behind when its removal failed).
+    pub fn set_open(&self, api_host: &str, access_code: &str, key: &str, open: bool) {
+        let Some(mark) = self.mark(api_host, access_code, key) else {
+            return;
+        };
+        let done = if open {
+            crate::private_file::create_or_keep(&mark)
+        } else {
+            std::fs::remove_file(&mark)
+        };
+        if let Err(e) = done.or_else(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                Ok(())
+            } else {
+                Err(e)
+            }
+        }) {
+            tracing::warn!(path = %mark.display(), %e, "an open-payment mark could not be changed");
         }
     }
 
-    /// Whether this account has a payment whose outcome no line tells yet.
-    pub fn has_open_payments(&self, api_host: &str, access_code: &str) -> bool {
-        std::fs::read_dir(self.open_dir(api_host, access_code)).is_ok_and(|mut d| d.next().is_some())
+    /// The open marks of an account, and whether its trail was read through once with marks
+    /// in use (a trail kept before marks existed may hold open payments no mark names).
+    pub fn open_marks(&self, api_host: &str, access_code: &str) -> OpenMarks {
+        let mut marks = OpenMarks::default();
+        let Ok(entries) = std::fs::read_dir(self.open_dir(api_host, access_code)) else {
+            return marks;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name == SCANNED {
+                marks.scanned = true;
+            } else {
+                marks.names.push(name);
+            }
+        }
+        marks
+    }
+
+    /// Notes that the account's whole trail was read and every open payment in it marked.
+    pub fn mark_scanned(&self, api_host: &str, access_code: &str) {
+        let path = self.open_dir(api_host, access_code).join(SCANNED);
+        if let Err(e) = crate::private_file::create_or_keep(&path) {
+            tracing::warn!(path = %path.display(), %e, "could not note that the trail was read");
+        }
     }
 
     fn append_line(&self, entry: &Entry) -> std::io::Result<()> {
@@ -251,6 +285,31 @@ impl Trail {
                 .is_some_and(|e| e.key_echoed == Some(true))
         })
     }
+}
+
+/// Beside the open marks: the account's trail was read through once (`Trail::mark_scanned`).
+const SCANNED: &str = ".scanned";
+
+/// What `Trail::open_marks` found.
+#[derive(Debug, Default)]
+pub struct OpenMarks {
+    pub scanned: bool,
+    /// One per open payment, named by `mark_name` of its key.
+    pub names: Vec<String>,
+}
+
+impl OpenMarks {
+    /// Whether nothing but `except`'s payment can be open: the trail need not be read.
+    pub fn none_but(&self, except: Option<&str>) -> bool {
+        let own = except.map(mark_name);
+        self.scanned && self.names.iter().all(|n| Some(n) == own.as_ref())
+    }
+}
+
+/// A payment's mark file name: its key, kept a plain file name (the key is ours,
+/// "esimdash-…", but the trail is a file anyone could edit).
+pub fn mark_name(key: &str) -> String {
+    key.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').collect()
 }
 
 /// A short name for an account (API host and access code), for file names.

@@ -235,13 +235,14 @@ impl Client {
         self.take_held_lock();
     }
 
-    /// Notes (`Some(key)`) or asks whether the server was still handling the payment of `key`.
-    pub(super) fn in_progress(&self, key: &str, note: bool) -> bool {
-        let mut keys = lock_ignoring_poison(&self.inner.in_progress);
-        if note {
-            keys.insert(key.to_string());
-        }
-        keys.contains(key)
+    /// Notes that the server said it was still handling the payment of `key` (409).
+    pub(super) fn note_in_progress(&self, key: &str) {
+        lock_ignoring_poison(&self.inner.in_progress).insert(key.to_string());
+    }
+
+    /// Whether the server said it was still handling the payment of `key`.
+    pub(super) fn is_in_progress(&self, key: &str) -> bool {
+        lock_ignoring_poison(&self.inner.in_progress).contains(key)
     }
 
     pub(super) fn take_held_lock(&self) -> Option<super::lock::AccountLock> {

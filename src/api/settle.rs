@@ -199,7 +199,10 @@ impl Client {
     pub async fn settle_earlier(&self) {
         let Some(trail) = self.trail() else { return };
         // Most starts: nothing open, and the trail is not read at all.
-        if !trail.has_open_payments(&self.who().api_host, &self.who().access_code) {
+        if trail
+            .open_marks(&self.who().api_host, &self.who().access_code)
+            .none_but(None)
+        {
             return;
         }
         match AccountLock::try_take(&self.lock_path(trail)) {
@@ -210,14 +213,24 @@ impl Client {
     }
 
     /// Settles, under the account's lock, every payment without an outcome but `except` (the
-    /// one being paid now); what became of each.
+    /// one being paid now); what became of each. The trail is read only when a mark says a
+    /// payment is open (or it was never read through with marks in use).
     pub(super) async fn settle_unsettled(&self, except: Option<&str>) -> Vec<Settled> {
+        let Some(trail) = self.trail() else { return Vec::new() };
+        let (host, code) = (&self.who().api_host, &self.who().access_code);
+        let marks = trail.open_marks(host, code);
+        if marks.none_but(except) {
+            return Vec::new();
+        }
         let records = self.records();
         let mut claimed = claimed_orders(&records);
-        if let Some(trail) = self.trail() {
-            for done in records.iter().filter(|r| r.outcome.is_some()) {
-                trail.close(&self.who().api_host, &self.who().access_code, &done.key);
-            }
+        let told: HashSet<String> = records
+            .iter()
+            .filter(|r| r.outcome.is_some())
+            .map(|r| audit::mark_name(&r.key))
+            .collect();
+        for stale in marks.names.iter().filter(|n| told.contains(*n)) {
+            trail.set_open(host, code, stale, false);
         }
         let mut settled = Vec::new();
         let open = records
@@ -225,8 +238,13 @@ impl Client {
             .filter(|r| r.outcome.is_none() && Some(r.key.as_str()) != except);
         for record in open {
             let result = self.settle(record, &claimed).await;
-            if let Ok(Found::Resent { order_no, .. } | Found::Placed { order_no }) = &result {
-                claimed.insert(order_no.clone());
+            match &result {
+                Ok(Found::Resent { order_no, .. } | Found::Placed { order_no }) => {
+                    claimed.insert(order_no.clone());
+                }
+                Ok(_) => {}
+                // Tried again at the next start: marked, whether or not it was before.
+                Err(_) => trail.set_open(host, code, &record.key, true),
             }
             let one = Settled {
                 record: record.clone(),
@@ -235,6 +253,7 @@ impl Client {
             self.notify(Notice::Settled(Box::new(one.clone())));
             settled.push(one);
         }
+        trail.mark_scanned(host, code);
         settled
     }
 

@@ -289,7 +289,7 @@ impl Client {
                 }
                 Err(e) if e.refuses_a_resend() => return Err(e),
                 Err(e) if e.status() == Some(409) => {
-                    self.in_progress(&payment.key, true);
+                    self.note_in_progress(&payment.key);
                     if tokio::time::Instant::now() + pause > deadline || crate::signals::stopping() {
                         let in_progress = ApiError::InProgress {
                             endpoint: payment.endpoint(),
@@ -389,7 +389,7 @@ impl Client {
                 let baseline = super::settle::Baseline::Before(&before);
                 match super::settle::new_orders(&orders, &baseline, &claimed, payment.iccid()).as_slice() {
                     // The server is still handling it: not there yet says nothing; left open.
-                    [] if self.in_progress(&payment.key, false) => Err(ApiError::InProgress {
+                    [] if self.is_in_progress(&payment.key) => Err(ApiError::InProgress {
                         endpoint: payment.endpoint(),
                     }),
                     [] => Ok(None),

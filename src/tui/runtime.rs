@@ -263,14 +263,10 @@ fn settle_earlier(opened: &Opened, tx: &UnboundedSender<Msg>) {
     tokio::spawn(async move { client.settle_earlier().await });
 }
 
-/// Why the dashboard is ending, and until when it waits for a payment's answer.
-struct Leaving {
-    deadline: tokio::time::Instant,
-}
-
 /// Ends the loop now, unless a payment waits for its answer: then the app says so and the loop
-/// goes on until the answer is in (its outcome written) or `patience` has passed.
-fn leave(app: &mut App, leaving: &mut Option<Leaving>, patience: std::time::Duration) -> bool {
+/// goes on until the answer is in (its outcome written) or `patience` has passed (`leaving`:
+/// until when it waits, once it is ending).
+fn leave(app: &mut App, leaving: &mut Option<tokio::time::Instant>, patience: std::time::Duration) -> bool {
     if crate::api::payments_in_flight() == 0 {
         return true;
     }
@@ -279,9 +275,7 @@ fn leave(app: &mut App, leaving: &mut Option<Leaving>, patience: std::time::Dura
             "Quitting once the payment's answer is in and recorded (at most {} s)…",
             patience.as_secs()
         ));
-        *leaving = Some(Leaving {
-            deadline: tokio::time::Instant::now() + patience,
-        });
+        *leaving = Some(tokio::time::Instant::now() + patience);
     }
     false
 }
@@ -389,7 +383,7 @@ async fn event_loop(
     // a payment in flight has its answer.
     let mut stops = crate::signals::Stops::new();
     let patience = opened.client.request_timeout() + std::time::Duration::from_secs(5);
-    let mut leaving: Option<Leaving> = None;
+    let mut leaving: Option<tokio::time::Instant> = None;
     let mut terminal_gone = false;
     let mut job = JobSignals::new();
     let index_dir = options.index_dir.as_deref();
@@ -420,8 +414,8 @@ async fn event_loop(
             }
         };
         let deadline = async {
-            match &leaving {
-                Some(l) => tokio::time::sleep_until(l.deadline).await,
+            match leaving {
+                Some(at) => tokio::time::sleep_until(at).await,
                 None => std::future::pending().await,
             }
         };

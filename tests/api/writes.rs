@@ -354,3 +354,46 @@ async fn a_resend_is_settled_only_by_a_refusal_of_the_first_and_a_409_is_never_n
         );
     }
 }
+
+/// A trail kept before open marks existed: its open payment has no mark, yet the first start
+/// reads the trail through once and settles it, and notes that it did.
+#[tokio::test]
+async fn a_payment_left_open_in_a_trail_without_marks_is_settled_at_the_first_start() {
+    let sb = sandbox().await;
+    let dir = tempfile::tempdir().unwrap();
+    let trail = trail_in(&dir);
+    let client = acme_with(
+        &sb,
+        ClientOptions {
+            audit: Some(trail.clone()),
+            ..quick()
+        },
+    );
+    let (payment, _) = a_topup(&sb).await;
+    // Written as an older esimdash did: the line alone, no mark beside it.
+    let mut asked = audit::Entry::new(
+        &audit::Who {
+            profile: "sandbox".into(),
+            api_host: sb.addr.to_string(),
+            access_code: "ak_demo_acme".into(),
+            user: "ana".into(),
+        },
+        Stage::Asked,
+        "topup",
+    );
+    asked.iccid = payment.iccid().map(str::to_string);
+    asked.slug = Some(payment.slug().to_string());
+    asked.quantity = Some(1);
+    asked.idempotency_key = Some(payment.key.clone());
+    std::fs::create_dir_all(trail.path.parent().unwrap()).unwrap();
+    std::fs::write(&trail.path, format!("{}\n", serde_json::to_string(&asked).unwrap())).unwrap();
+
+    client.settle_earlier().await;
+    assert_eq!(
+        stages(&trail),
+        [(Stage::Asked, None), (Stage::Settled, None)],
+        "never sent: settled"
+    );
+    let marks = trail.open_marks(&sb.addr.to_string(), "ak_demo_acme");
+    assert!(marks.scanned && marks.names.is_empty(), "{marks:?}");
+}

@@ -40,27 +40,31 @@ impl Server {
         }
     }
 
-    fn orders(&self) -> u64 {
+    /// Acme's client straight at the sandbox, for setting up and counting.
+    fn api(&self) -> Client {
         let credentials = Credentials::pair("ak_demo_acme", "sk_demo_acme");
         let base = BaseUrl::parse(&self.sandbox.base_url()).unwrap();
-        let client = Client::new(base, &credentials, ClientOptions::default()).unwrap();
-        self.runtime
-            .block_on(client.orders(&OrderQuery::default()))
-            .unwrap()
-            .total
+        Client::new(base, &credentials, ClientOptions::default()).unwrap()
     }
 
-    /// The second eSIM of Acme's that is in use (the first is the dashboard's first row).
-    fn second_in_use(&self) -> String {
-        let credentials = Credentials::pair("ak_demo_acme", "sk_demo_acme");
-        let base = BaseUrl::parse(&self.sandbox.base_url()).unwrap();
-        let client = Client::new(base, &credentials, ClientOptions::default()).unwrap();
+    fn orders(&self) -> u64 {
+        let orders = self.runtime.block_on(self.api().orders(&OrderQuery::default()));
+        orders.unwrap().total
+    }
+
+    /// The second eSIM of Acme's that is in use (the first is the dashboard's first row), and
+    /// the first top-up offered for it.
+    fn second_in_use(&self) -> (String, String) {
         let query = EsimQuery {
             status: Some("in_use".into()),
             ..EsimQuery::default()
         };
-        let esims = self.runtime.block_on(client.esims(&query)).unwrap().esims;
-        esims[1].raw_order_json.iccid.clone()
+        self.runtime.block_on(async {
+            let api = self.api();
+            let iccid = api.esims(&query).await.unwrap().esims[1].raw_order_json.iccid.clone();
+            let slug = api.topup_plans(&iccid).await.unwrap()[0].slug.clone();
+            (iccid, slug)
+        })
     }
 
     /// Until the payment has reached the server (its answer held by the proxy).
@@ -155,15 +159,8 @@ fn a_payment_killed_mid_flight_is_told_in_a_window_at_the_next_start() {
     }
     let server = Server::start();
     let home = tempfile::tempdir().unwrap();
-    let iccid = server.second_in_use();
+    let (iccid, slug) = server.second_in_use();
     // `esimdash topup` killed (SIGKILL) while the server holds its answer.
-    let script = format!(
-        "{env} {bin} topup --iccid {iccid} --slug none --yes 2>&1 | sed 's/.*offered: //; s/[,;].*//'",
-        env = server.env(&home),
-        bin = env!("CARGO_BIN_EXE_esimdash"),
-    );
-    let out = Command::new("sh").arg("-c").arg(script).output().unwrap();
-    let slug = String::from_utf8_lossy(&out.stdout).trim().to_string();
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(format!(
