@@ -12,7 +12,7 @@ use esimdash::esim::status::StatusFilter;
 use esimdash::inventory::Inventory;
 use esimdash::sandbox::{SandboxConfig, router};
 use esimdash::tui::app::App;
-use esimdash::tui::msg::{Answer, Effect, Msg, Payload, Request, RequestId};
+use esimdash::tui::msg::{Answer, Effect, JobId, Msg, Payload, Request};
 use esimdash::tui::view::{self, theme::Theme};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -72,8 +72,8 @@ fn esims_page(from: usize, count: usize) -> EsimPage {
 fn full_app() -> App {
     let now = Instant::now();
     let mut app = App::new(false);
-    let mut pending: Vec<(RequestId, Request)> = Vec::new();
-    let take = |effects: Vec<Effect>, pending: &mut Vec<(RequestId, Request)>| {
+    let mut pending: Vec<(JobId, Request)> = Vec::new();
+    let take = |effects: Vec<Effect>, pending: &mut Vec<(JobId, Request)>| {
         pending.extend(effects.into_iter().filter_map(|e| match e {
             Effect::Send { id, request } => Some((id, request)),
             _ => None,
@@ -103,7 +103,7 @@ fn full_app() -> App {
                     .unwrap_or_default()))),
                 _ => continue,
             };
-            let answer = Answer { id, request, result };
+            let answer = Answer { id, result };
             take(app.update(Msg::Answer(Box::new(answer)), now), &mut pending);
         }
     }

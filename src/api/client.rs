@@ -424,6 +424,11 @@ impl Client {
         self.inner.pacer.waiting_until(Instant::now()).map(Instant::into_std)
     }
 
+    /// Until when requests are held back by the client's own pacing, as it changes.
+    pub fn pacing(&self) -> tokio::sync::watch::Receiver<Option<std::time::Instant>> {
+        self.inner.pacer.watch()
+    }
+
     /// Whether this server was seen to ignore the lookup by ICCID.
     pub fn lacks_iccid_lookup(&self) -> bool {
         self.inner.no_iccid_lookup.load(Ordering::Relaxed)

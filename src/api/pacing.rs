@@ -18,6 +18,9 @@ fn edge_margin(window: Duration) -> Duration {
 #[derive(Debug)]
 pub struct Pacer {
     state: Mutex<State>,
+    /// Until when a request waits for the budget, told to whoever shows it (the dashboard's
+    /// status line) as it changes, so that nobody has to ask after every step.
+    waiting: tokio::sync::watch::Sender<Option<std::time::Instant>>,
 }
 
 #[derive(Debug)]
@@ -40,7 +43,23 @@ impl Pacer {
                 sent: VecDeque::with_capacity(limit),
                 paused_until: None,
             }),
+            waiting: tokio::sync::watch::Sender::new(None),
         }
+    }
+
+    /// Until when requests wait for the budget, as it changes (`None`: they do not).
+    pub fn watch(&self) -> tokio::sync::watch::Receiver<Option<std::time::Instant>> {
+        self.waiting.subscribe()
+    }
+
+    /// Tells the watchers, if what they were told changed.
+    fn publish(&self, state: &State, now: Instant) {
+        let until = state.sent.back().copied().filter(|at| *at > now).map(Instant::into_std);
+        self.waiting.send_if_modified(|told| {
+            let changed = *told != until;
+            *told = until;
+            changed
+        });
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -64,6 +83,7 @@ impl Pacer {
         if let Some(i) = s.sent.iter().rposition(|t| *t == at) {
             s.sent.remove(i);
         }
+        self.publish(&s, Instant::now());
     }
 
     /// The earliest time at which a request may go, recorded as taken.
@@ -87,6 +107,7 @@ impl Pacer {
         while s.sent.len() > s.limit {
             s.sent.pop_front();
         }
+        self.publish(&s, now);
         at
     }
 

@@ -9,8 +9,9 @@ use crate::esim::iccid::Iccid;
 use crossterm::event::{KeyEvent, MouseEvent};
 use std::collections::HashSet;
 
-/// Identifies one request, so that its answer can be matched to what is still wanted.
-pub type RequestId = u64;
+/// Identifies one background job (a request, an export, a file written), so that its answer
+/// can be matched to what is still wanted.
+pub type JobId = u64;
 
 /// A call the app wants made.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,6 +57,19 @@ pub enum Request {
 }
 
 impl Request {
+    /// The tab whose view asked for it: its answer is wanted only while that tab is shown.
+    pub fn tab(&self) -> Option<crate::tui::app::Tab> {
+        use crate::tui::app::Tab;
+        match self {
+            Request::Orders(_) => Some(Tab::Orders),
+            Request::Esims(_)
+            | Request::EsimScan { .. }
+            | Request::FindEsim { .. }
+            | Request::ActivationCode { .. } => Some(Tab::Esims),
+            _ => None,
+        }
+    }
+
     /// Whether the request changes something on the server (never sent again by itself).
     pub fn writes(&self) -> bool {
         matches!(self, Request::UpdateProfile(_) | Request::Pay(_))
@@ -93,7 +107,7 @@ pub enum Msg {
     Resize,
     /// A deadline the app asked for has come (spinner, countdown, fade, typing pause).
     Tick,
-    /// The answer to a request, carrying the request that caused it.
+    /// The answer to a request: its id and its result (the app's registry knows the request).
     Answer(Box<Answer>),
     /// What became of a copy to the clipboard.
     Copied {
@@ -102,15 +116,18 @@ pub enum Msg {
     },
     /// The client holds requests back for its rate budget until then (`None`: it does not).
     Pacing(Option<std::time::Instant>),
-    /// The inventory index saved by an earlier session was read at start.
-    SavedInventory(Box<crate::inventory::store::Loaded>),
+    /// The inventory index saved by an earlier session of this account was read.
+    SavedInventory {
+        id: JobId,
+        /// `None`: there is none, or none to trust (it is replaced once the inventory is read).
+        loaded: Option<Box<crate::inventory::store::Loaded>>,
+    },
     /// What became of writing an eSIM's QR code as a PNG file.
     QrSaved {
-        iccid: String,
-        code: String,
+        id: JobId,
         result: Result<std::path::PathBuf, SaveError>,
     },
-    /// The picker's account was opened (or why not); the runtime already uses its client.
+    /// The picker's account was opened (or why not).
     Switched {
         name: String,
         result: Result<Box<crate::session::Opened>, String>,
@@ -123,7 +140,7 @@ pub enum Msg {
     },
     /// An export went on, or ended.
     Export {
-        id: RequestId,
+        id: JobId,
         step: ExportStep,
     },
 }
@@ -168,20 +185,20 @@ impl ExportJob {
 
 #[derive(Debug, Clone)]
 pub struct Answer {
-    pub id: RequestId,
-    pub request: Request,
+    pub id: JobId,
     pub result: Result<Payload, ApiError>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
     Send {
-        id: RequestId,
+        id: JobId,
         request: Request,
     },
-    /// The answer to this request is no longer wanted: drop it from the client's queue if it
-    /// has not been sent, abort it if it has. Never given for a write.
-    Cancel(RequestId),
+    /// Nobody waits for this job any more: a read is dropped from the client's queue if it has
+    /// not been sent and aborted if it has; an export stops and leaves no file. Never given
+    /// for a write.
+    Cancel(JobId),
     /// Put `text` on the clipboard; `what` names it in the message ("ICCID").
     Copy {
         what: &'static str,
@@ -192,23 +209,37 @@ pub enum Effect {
     /// Write an eSIM's QR code as `<ICCID>.png` in the export directory; an existing file only
     /// with `replace` (the user said yes).
     SaveQr {
+        id: JobId,
         iccid: String,
         code: String,
         replace: bool,
     },
     /// Write a CSV export in the export directory, in the background.
     Export {
-        id: RequestId,
+        id: JobId,
         job: ExportJob,
     },
-    /// Stop that export: no file is left.
-    CancelExport(RequestId),
     /// Give the terminal back and stop the process until it is continued (`fg`), as Ctrl-Z
     /// does in other programs; then take the terminal again and draw the whole screen.
     Suspend,
-    /// Open the config profile (or demo account) of this name and use it from now on.
+    /// Read the account's inventory index saved by an earlier session (answered by
+    /// `Msg::SavedInventory`, if there is one to trust).
+    LoadInventory(JobId),
+    /// Open the config profile (or demo account) of this name (answered by `Msg::Switched`).
     SwitchAccount(String),
-    /// The whole inventory was read: save its index for the next session (if enabled).
-    SaveInventory(Box<crate::inventory::Inventory>),
+    /// Use this opened account from now on: its client, its saved index, its earlier payments
+    /// settled.
+    UseAccount(Box<crate::session::Opened>),
+    /// The whole inventory was read: save its index for the next session (if enabled). Shared,
+    /// not copied: the index can hold 100 000 entries.
+    SaveInventory(std::sync::Arc<crate::inventory::Inventory>),
     Quit,
+}
+
+/// Two opened accounts are the same when they are the same profile with the same index (the
+/// client is not compared).
+impl PartialEq for crate::session::Opened {
+    fn eq(&self, other: &Self) -> bool {
+        self.session == other.session && self.index_key == other.index_key
+    }
 }

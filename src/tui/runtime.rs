@@ -3,7 +3,7 @@
 
 use super::app::{App, SCAN_PAGE_SIZE};
 use super::keymap::Keymap;
-use super::msg::{Answer, Effect, Msg, Payload, Request, RequestId};
+use super::msg::{Answer, Effect, ExportJob, JobId, Msg, Payload, Request};
 use super::terminal::{self, Term};
 use super::view::{self, theme::Theme};
 use super::writing;
@@ -18,6 +18,7 @@ use crossterm::event::{Event, EventStream, KeyEventKind};
 use futures_util::StreamExt;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 use tokio::task::AbortHandle;
@@ -59,18 +60,22 @@ impl InventoryFile {
 
     /// Reads the saved index in the background; it comes to the app as a message. A file that
     /// cannot be trusted is left to be replaced when the inventory has been read again.
-    fn load(&self, tx: &UnboundedSender<Msg>) {
-        let (file, tx) = (self.clone(), tx.clone());
-        tokio::task::spawn_blocking(move || match store::load(&file.path, &file.account) {
-            Ok(loaded) => {
-                let _ = tx.send(Msg::SavedInventory(Box::new(loaded)));
-            }
-            Err(LoadError::Missing) => {}
-            Err(e) => tracing::warn!(path = %file.path.display(), "{e}"),
+    fn load(file: Option<&Self>, id: JobId, tx: &UnboundedSender<Msg>) {
+        let (file, tx) = (file.cloned(), tx.clone());
+        tokio::task::spawn_blocking(move || {
+            let loaded = file.and_then(|file| match store::load(&file.path, &file.account) {
+                Ok(loaded) => Some(Box::new(loaded)),
+                Err(LoadError::Missing) => None,
+                Err(e) => {
+                    tracing::warn!(path = %file.path.display(), "{e}");
+                    None
+                }
+            });
+            let _ = tx.send(Msg::SavedInventory { id, loaded });
         });
     }
 
-    fn save(&self, inventory: Box<Inventory>) {
+    fn save(&self, inventory: Arc<Inventory>) {
         let file = self.clone();
         tokio::task::spawn_blocking(move || {
             match store::save(&file.path, &file.account, &inventory, chrono::Utc::now()) {
@@ -131,47 +136,46 @@ pub async fn execute(client: &Client, request: &Request) -> Result<Payload, ApiE
     })
 }
 
-/// The background tasks of the reads in flight, so that one whose answer is no longer wanted
-/// can be aborted (a task still waiting for the client's rate budget gives its place back).
-/// A write is not kept here, so it can never be aborted: once it may have left, its answer is
-/// what tells whether money moved.
+/// The background tasks that may be cancelled (reads and exports), so that one nobody waits
+/// for can be aborted: a read still waiting for the client's rate budget gives its place back,
+/// an export leaves no file. A write is not kept here, so it can never be aborted: once it may
+/// have left, its answer is what tells whether money moved.
 #[derive(Default)]
 pub struct Tasks {
-    reads: HashMap<RequestId, AbortHandle>,
+    cancellable: HashMap<JobId, AbortHandle>,
 }
 
 impl Tasks {
-    /// Runs the request as a task whose answer comes back as a message.
-    pub fn spawn(&mut self, id: RequestId, request: Request, client: &Client, tx: &UnboundedSender<Msg>) {
+    /// Runs the request as a task whose answer (its id and result) comes back as a message.
+    pub fn request(&mut self, id: JobId, request: Request, client: &Client, tx: &UnboundedSender<Msg>) {
         let writes = request.writes();
         let (client, tx) = (client.clone(), tx.clone());
         let task = tokio::spawn(async move {
             let result = execute(&client, &request).await;
             // The receiver is gone only when the dashboard has quit.
-            let _ = tx.send(Msg::Answer(Box::new(Answer { id, request, result })));
+            let _ = tx.send(Msg::Answer(Box::new(Answer { id, result })));
         });
         if !writes {
-            self.reads.insert(id, task.abort_handle());
+            self.keep(id, task.abort_handle());
         }
     }
 
-    /// Aborts a read nobody waits for (a write is not here to abort).
-    pub fn cancel(&mut self, id: RequestId) {
-        if let Some(task) = self.reads.remove(&id) {
+    /// Writes a CSV export in `dir`, its progress and end coming back as messages.
+    pub fn export(&mut self, dir: &Path, id: JobId, job: ExportJob, client: &Client, tx: &UnboundedSender<Msg>) {
+        let task = writing::export(dir, id, job, client, tx);
+        self.keep(id, task);
+    }
+
+    fn keep(&mut self, id: JobId, task: AbortHandle) {
+        self.cancellable.retain(|_, t| !t.is_finished());
+        self.cancellable.insert(id, task);
+    }
+
+    /// Aborts a job nobody waits for (a write is not here to abort).
+    pub fn cancel(&mut self, id: JobId) {
+        if let Some(task) = self.cancellable.remove(&id) {
             task.abort();
         }
-    }
-
-    /// Every read in flight is aborted (another account is in use).
-    pub fn cancel_all(&mut self) {
-        for (_, task) in self.reads.drain() {
-            task.abort();
-        }
-    }
-
-    /// Its answer arrived.
-    pub fn finished(&mut self, id: RequestId) {
-        self.reads.remove(&id);
     }
 }
 
@@ -187,8 +191,10 @@ fn perform(effects: Vec<Effect>, world: &mut World<'_>) -> bool {
                 let result = world.clipboard.copy(&text, world.term.backend_mut());
                 let _ = world.tx.send(Msg::Copied { what, result });
             }
-            Effect::Send { id, request } => world.tasks.spawn(id, request, &world.client, world.tx),
+            Effect::Send { id, request } => world.tasks.request(id, request, &world.client, world.tx),
             Effect::Cancel(id) => world.tasks.cancel(id),
+            Effect::LoadInventory(id) => InventoryFile::load(world.inventory.as_ref(), id, world.tx),
+            Effect::UseAccount(opened) => world.switch_to(&opened),
             Effect::SaveInventory(inventory) => {
                 if let Some(file) = &world.inventory {
                     file.save(inventory);
@@ -199,11 +205,13 @@ fn perform(effects: Vec<Effect>, world: &mut World<'_>) -> bool {
                     tracing::warn!(%e, "could not switch mouse reporting");
                 }
             }
-            Effect::SaveQr { iccid, code, replace } => {
-                writing::save_qr(world.export_dir, iccid, code, replace, world.tx);
-            }
-            Effect::Export { id, job } => world.exports.start(world.export_dir, id, job, &world.client, world.tx),
-            Effect::CancelExport(id) => world.exports.cancel(id),
+            Effect::SaveQr {
+                id,
+                iccid,
+                code,
+                replace,
+            } => writing::save_qr(world.export_dir, id, (iccid, code), replace, world.tx),
+            Effect::Export { id, job } => world.tasks.export(world.export_dir, id, job, &world.client, world.tx),
             Effect::SwitchAccount(name) => {
                 // Opening may run a profile's secret_key_cmd: off the event loop.
                 let (accounts, tx) = (world.accounts.clone(), world.tx.clone());
@@ -228,23 +236,22 @@ struct World<'a> {
     clipboard: &'a mut Clipboard,
     term: &'a mut Term,
     tasks: Tasks,
+    /// Until when the client's pacing holds requests, as the client tells it.
+    pacing: tokio::sync::watch::Receiver<Option<Instant>>,
     inventory: Option<InventoryFile>,
-    exports: writing::Exports,
     export_dir: &'a Path,
     accounts: &'a Accounts,
     index_dir: Option<&'a Path>,
 }
 
 impl World<'_> {
-    /// Another account is in use from now on: its client, its saved index. What was in flight
-    /// for the old one is aborted (the app drops any answer that still comes).
+    /// Another account is in use from now on: its client, its pacing, where its index is
+    /// saved. (The app has cancelled what ran for the old one and drops any answer that still
+    /// comes.)
     fn switch_to(&mut self, opened: &Opened) {
-        self.tasks.cancel_all();
         self.client = opened.client.clone();
+        self.pacing = self.client.pacing();
         self.inventory = InventoryFile::of(self.index_dir, opened);
-        if let Some(file) = &self.inventory {
-            file.load(self.tx);
-        }
         settle_earlier(opened, self.tx);
     }
 }
@@ -393,15 +400,12 @@ async fn event_loop(
         clipboard: &mut clipboard,
         term,
         tasks: Tasks::default(),
+        pacing: opened.client.pacing(),
         inventory: InventoryFile::of(index_dir, &opened),
-        exports: writing::Exports::default(),
         export_dir: &options.preferences.export_dir,
         accounts: &options.accounts,
         index_dir,
     };
-    if let Some(file) = &world.inventory {
-        file.load(&tx);
-    }
     settle_earlier(&opened, &tx);
     perform(app.start(), &mut world);
     world.term.draw(|f| view::draw(f, &app, &theme, Instant::now()))?;
@@ -434,17 +438,8 @@ async fn event_loop(
                     continue;
                 }
             },
-            Some(msg) = rx.recv() => {
-                match &msg {
-                    Msg::Answer(answer) => world.tasks.finished(answer.id),
-                    Msg::Switched { result: Ok(opened), .. } => world.switch_to(opened),
-                    // Read for an account no longer in use.
-                    Msg::SavedInventory(loaded)
-                        if world.inventory.as_ref().is_none_or(|f| f.account != loaded.account) => continue,
-                    _ => {}
-                }
-                msg
-            }
+            Some(msg) = rx.recv() => msg,
+            Ok(()) = world.pacing.changed() => Msg::Pacing(*world.pacing.borrow_and_update()),
             () = timer => Msg::Tick,
             // A hang-up is not taken to mean the terminal is gone: when it is, reading and
             // drawing fail and say so; when it is not (a SIGHUP sent by hand), it is restored.
@@ -470,15 +465,6 @@ async fn event_loop(
         let quit = perform(effects, &mut world) || app.should_quit();
         if (quit || leaving.is_some()) && leave(&mut app, &mut leaving, patience) {
             return Ok(());
-        }
-        // Tasks reserve their send time as they start; the next message (the spinner ticks
-        // while anything loads) brings what the pacing holds to the screen.
-        let paced = world.client.paced_until();
-        if paced != app.paced_until() {
-            let effects = app.update(Msg::Pacing(paced), Instant::now());
-            if perform(effects, &mut world) {
-                return Ok(());
-            }
         }
         if app.take_dirty() {
             let drawn = world.term.draw(|f| view::draw(f, &app, &theme, Instant::now()));

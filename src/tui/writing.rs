@@ -3,19 +3,19 @@
 //! paced by the client) and report back as messages; a cancelled export's task is aborted,
 //! which drops its half-written temporary file.
 
-use super::msg::{ExportJob, ExportStep, Msg, RequestId, SaveError};
+use super::msg::{ExportJob, ExportStep, JobId, Msg, SaveError};
 use crate::api::Client;
 use crate::esim::qr::{FILE_SCALE, QrMatrix};
 use crate::export::csv_rows::{self, writer};
 use crate::export::{Listing, Page, Progress};
 use crate::files::{self, Existing, FileError, PendingFile};
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::AbortHandle;
 
-/// Writes `<ICCID>.png` in `dir`, off the event loop.
-pub fn save_qr(dir: &Path, iccid: String, code: String, replace: bool, tx: &UnboundedSender<Msg>) {
+/// Writes `<ICCID>.png` in `dir`, off the event loop (`qr`: the ICCID and its code).
+pub fn save_qr(dir: &Path, id: JobId, qr: (String, String), replace: bool, tx: &UnboundedSender<Msg>) {
+    let (iccid, code) = qr;
     let path = dir.join(format!("{iccid}.png"));
     let tx = tx.clone();
     tokio::task::spawn_blocking(move || {
@@ -24,7 +24,7 @@ pub fn save_qr(dir: &Path, iccid: String, code: String, replace: bool, tx: &Unbo
             .and_then(|m| m.to_png(FILE_SCALE))
             .map_err(SaveError::Failed)
             .and_then(|png| files::write(&path, &png, existing).map_err(save_error));
-        let _ = tx.send(Msg::QrSaved { iccid, code, result });
+        let _ = tx.send(Msg::QrSaved { id, result });
     });
 }
 
@@ -35,52 +35,38 @@ fn save_error(e: FileError) -> SaveError {
     }
 }
 
-/// The exports running, so that one can be cancelled.
-#[derive(Default)]
-pub struct Exports {
-    running: HashMap<RequestId, AbortHandle>,
-}
-
-impl Exports {
-    /// Starts writing `esimdash-<what>-<time>.csv` in `dir`.
-    pub fn start(&mut self, dir: &Path, id: RequestId, job: ExportJob, client: &Client, tx: &UnboundedSender<Msg>) {
-        let stem = format!(
-            "esimdash-{}-{}",
-            job.what(),
-            chrono::Local::now().format("%Y%m%d-%H%M%S")
-        );
-        // Two exports in one second get `-2`, `-3`…: an export never replaces a file.
-        let path = (1..)
-            .map(|n| match n {
-                1 => dir.join(format!("{stem}.csv")),
-                n => dir.join(format!("{stem}-{n}.csv")),
-            })
-            .find(|p| !p.exists())
-            .unwrap_or_else(|| dir.join(format!("{stem}.csv")));
-        let (client, tx) = (client.clone(), tx.clone());
-        let task = tokio::spawn(async move {
-            let progress_tx = tx.clone();
-            let report = move |progress: Progress| {
-                let _ = progress_tx.send(Msg::Export {
-                    id,
-                    step: ExportStep::Progress(progress),
-                });
-            };
-            let result = write_csv(&client, &path, job, report).await;
-            let _ = tx.send(Msg::Export {
+/// Starts writing `esimdash-<what>-<time>.csv` in `dir`; aborting the task drops the
+/// half-written file.
+pub fn export(dir: &Path, id: JobId, job: ExportJob, client: &Client, tx: &UnboundedSender<Msg>) -> AbortHandle {
+    let stem = format!(
+        "esimdash-{}-{}",
+        job.what(),
+        chrono::Local::now().format("%Y%m%d-%H%M%S")
+    );
+    // Two exports in one second get `-2`, `-3`…: an export never replaces a file.
+    let path = (1..)
+        .map(|n| match n {
+            1 => dir.join(format!("{stem}.csv")),
+            n => dir.join(format!("{stem}-{n}.csv")),
+        })
+        .find(|p| !p.exists())
+        .unwrap_or_else(|| dir.join(format!("{stem}.csv")));
+    let (client, tx) = (client.clone(), tx.clone());
+    let task = tokio::spawn(async move {
+        let progress_tx = tx.clone();
+        let report = move |progress: Progress| {
+            let _ = progress_tx.send(Msg::Export {
                 id,
-                step: ExportStep::Done(result),
+                step: ExportStep::Progress(progress),
             });
+        };
+        let result = write_csv(&client, &path, job, report).await;
+        let _ = tx.send(Msg::Export {
+            id,
+            step: ExportStep::Done(result),
         });
-        self.running.retain(|_, t| !t.is_finished());
-        self.running.insert(id, task.abort_handle());
-    }
-
-    pub fn cancel(&mut self, id: RequestId) {
-        if let Some(task) = self.running.remove(&id) {
-            task.abort();
-        }
-    }
+    });
+    task.abort_handle()
 }
 
 /// Writes the job's rows; the file gets its name only once complete.

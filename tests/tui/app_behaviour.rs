@@ -6,13 +6,15 @@ use crossterm::event::KeyCode;
 use esimdash::api::model::{OrderPage, Profile};
 use esimdash::api::{ApiError, Endpoint};
 use esimdash::tui::app::{App, Halt, Overlay, Remote, Tab};
-use esimdash::tui::msg::{Answer, Msg, Payload, Request, RequestId};
+use esimdash::tui::msg::{Answer, JobId, Msg, Payload, Request};
 use std::time::{Duration, Instant};
 
 const EP: Endpoint = Endpoint::new("GET", "/reseller/orders");
 
-fn answer(id: RequestId, request: Request, result: Result<Payload, ApiError>) -> Msg {
-    Msg::Answer(Box::new(Answer { id, request, result }))
+/// An answer: its id and result (the app knows which request the id is; it is named here so
+/// that each call reads as what it answers).
+fn answer(id: JobId, _request: Request, result: Result<Payload, ApiError>) -> Msg {
+    Msg::Answer(Box::new(Answer { id, result }))
 }
 
 fn profile() -> Profile {

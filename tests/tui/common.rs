@@ -6,7 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use esimdash::api::{BaseUrl, Client, ClientOptions, Credentials};
 use esimdash::sandbox::{RunningSandbox, SandboxConfig, spawn};
 use esimdash::tui::app::App;
-use esimdash::tui::msg::{Answer, Effect, Msg, Request, RequestId};
+use esimdash::tui::msg::{Answer, Effect, JobId, Msg, Request};
 use esimdash::tui::runtime::execute;
 use esimdash::tui::view::{self, theme::Theme};
 use ratatui::Terminal;
@@ -21,7 +21,7 @@ pub fn code(code: KeyCode) -> Msg {
     Msg::Key(KeyEvent::new(code, KeyModifiers::NONE))
 }
 
-pub fn sends(effects: &[Effect]) -> Vec<(RequestId, Request)> {
+pub fn sends(effects: &[Effect]) -> Vec<(JobId, Request)> {
     effects
         .iter()
         .filter_map(|e| match e {
@@ -94,7 +94,7 @@ pub struct Harness {
     pub app: App,
     pub now: Instant,
     client: Client,
-    pending: Vec<(RequestId, Request)>,
+    pending: Vec<(JobId, Request)>,
     /// Every request the app sent, in order.
     pub sent: Vec<Request>,
     /// How many requests the app cancelled.
@@ -188,7 +188,7 @@ impl Harness {
 
     /// Runs the requests pending now (one round), feeding their answers back.
     pub async fn step(&mut self) {
-        let round: Vec<RequestId> = self.pending.iter().map(|(id, _)| *id).collect();
+        let round: Vec<JobId> = self.pending.iter().map(|(id, _)| *id).collect();
         for id in round {
             // An earlier answer of this round may have cancelled it.
             let Some(at) = self.pending.iter().position(|(p, _)| *p == id) else {
@@ -197,15 +197,13 @@ impl Harness {
             let (id, request) = self.pending.remove(at);
             self.sent.push(request.clone());
             let result = execute(&self.client, &request).await;
-            let effects = self
-                .app
-                .update(Msg::Answer(Box::new(Answer { id, request, result })), self.now);
+            let effects = self.app.update(Msg::Answer(Box::new(Answer { id, result })), self.now);
             self.follow(&effects);
         }
     }
 
     /// The requests asked for and not yet run.
-    pub fn pending(&self) -> &[(RequestId, Request)] {
+    pub fn pending(&self) -> &[(JobId, Request)] {
         &self.pending
     }
 
@@ -258,7 +256,6 @@ impl Harness {
             self.sent.push(request.clone());
             let answer = Answer {
                 id,
-                request,
                 result: Err(error.clone()),
             };
             let effects = self.app.update(Msg::Answer(Box::new(answer)), self.now);
@@ -284,10 +281,11 @@ pub struct Live {
     pub sent: Vec<Request>,
     pub cancelled: usize,
     /// The inventory index the app last asked to save.
-    pub saved: Option<Box<esimdash::inventory::Inventory>>,
+    pub saved: Option<std::sync::Arc<esimdash::inventory::Inventory>>,
     /// Where QR images and exports go, as the runtime writes them.
     pub export_dir: tempfile::TempDir,
-    exports: esimdash::tui::writing::Exports,
+    /// The saved index the app asked for at start, answered by `saved_inventory`.
+    inventory_load: Option<JobId>,
 }
 
 impl Live {
@@ -318,7 +316,7 @@ impl Live {
             cancelled: 0,
             saved: None,
             export_dir: tempfile::tempdir().unwrap(),
-            exports: Default::default(),
+            inventory_load: None,
         };
         let effects = live.app.start();
         live.perform(effects);
@@ -330,24 +328,36 @@ impl Live {
             match effect {
                 Effect::Send { id, request } => {
                     self.sent.push(request.clone());
-                    self.tasks.spawn(id, request, &self.client, &self.tx);
+                    self.tasks.request(id, request, &self.client, &self.tx);
                 }
+                Effect::LoadInventory(id) => self.inventory_load = Some(id),
                 Effect::Cancel(id) => {
                     self.cancelled += 1;
                     self.tasks.cancel(id);
                 }
                 Effect::SaveInventory(inventory) => self.saved = Some(inventory),
-                Effect::SaveQr { iccid, code, replace } => {
-                    esimdash::tui::writing::save_qr(self.export_dir.path(), iccid, code, replace, &self.tx)
-                }
+                Effect::SaveQr {
+                    id,
+                    iccid,
+                    code,
+                    replace,
+                } => esimdash::tui::writing::save_qr(self.export_dir.path(), id, (iccid, code), replace, &self.tx),
                 Effect::Export { id, job } => {
-                    self.exports
-                        .start(self.export_dir.path(), id, job, &self.client, &self.tx)
+                    self.tasks
+                        .export(self.export_dir.path(), id, job, &self.client, &self.tx)
                 }
-                Effect::CancelExport(id) => self.exports.cancel(id),
                 _ => {}
             }
         }
+    }
+
+    /// The index an earlier session saved, read as the runtime reads it at start.
+    pub fn saved_inventory(&mut self, loaded: esimdash::inventory::store::Loaded) {
+        let id = self.inventory_load.expect("the app asks for the saved index at start");
+        self.send(Msg::SavedInventory {
+            id,
+            loaded: Some(Box::new(loaded)),
+        });
     }
 
     pub fn send(&mut self, msg: Msg) {
@@ -363,12 +373,7 @@ impl Live {
             let wake = self.app.next_wake(Instant::now());
             let tick_at = wake.map_or(end, |w| tokio::time::Instant::from_std(w).min(end));
             tokio::select! {
-                Some(msg) = self.rx.recv() => {
-                    if let Msg::Answer(a) = &msg {
-                        self.tasks.finished(a.id);
-                    }
-                    self.send(msg);
-                }
+                Some(msg) = self.rx.recv() => self.send(msg),
                 () = tokio::time::sleep_until(tick_at) => self.send(Msg::Tick),
             }
             if tokio::time::Instant::now() >= end {

@@ -296,7 +296,6 @@ async fn a_hostile_activation_code_is_never_drawn_or_copied() {
     }
     h.send(Msg::Answer(Box::new(Answer {
         id,
-        request,
         result: Ok(Payload::Esims(page)),
     })));
     h.settle().await;

@@ -132,7 +132,7 @@ async fn a_server_without_the_lookup_never_shows_another_esim_and_a_second_sessi
     let mut second = Live::new(config, fast).await;
     second.send(key('3'));
     second.idle(Duration::from_secs(10)).await;
-    second.send(Msg::SavedInventory(Box::new(loaded)));
+    second.saved_inventory(loaded);
     let before = second.sandbox.api_requests_received();
     let images_before = second.sandbox.requests_received() - before;
     second.send(key('/'));

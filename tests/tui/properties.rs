@@ -9,7 +9,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent,
 use esimdash::api::model::{Esim, Order, Placed, Plan, Profile};
 use esimdash::api::{ApiError, Delivery, Endpoint, Found, Paid};
 use esimdash::tui::app::{App, Overlay, Stage};
-use esimdash::tui::msg::{Answer, Effect, Msg, Payload, Request, RequestId};
+use esimdash::tui::msg::{Answer, Effect, JobId, Msg, Payload, Request};
 use esimdash::tui::view::{self, theme::Theme};
 use proptest::prelude::*;
 use ratatui::Terminal;
@@ -324,11 +324,11 @@ struct Run {
     app: App,
     now: Instant,
     size: (u16, u16),
-    pending: Vec<(RequestId, Request)>,
-    done: Vec<(RequestId, Request)>,
+    pending: Vec<(JobId, Request)>,
+    done: Vec<(JobId, Request)>,
     unauthorized: bool,
     /// A payment sent and not yet answered.
-    paying: Option<RequestId>,
+    paying: Option<JobId>,
     terminal: Terminal<TestBackend>,
 }
 
@@ -356,7 +356,7 @@ impl Run {
     }
 
     fn confirming(&self) -> bool {
-        matches!(self.app.overlay(), Some(Overlay::Purchase(f)) if matches!(f.stage, Stage::Confirming | Stage::Again(_)))
+        matches!(self.app.overlay(), Some(Overlay::Purchase(f)) if matches!(f.stage(), Stage::Confirming { .. } | Stage::Again { .. }))
     }
 
     /// Takes in the effects of one step, checking what was sent.
@@ -403,7 +403,7 @@ impl Run {
             self.paying = None;
         }
         self.done.push((id, request.clone()));
-        self.update(Msg::Answer(Box::new(Answer { id, request, result })));
+        self.update(Msg::Answer(Box::new(Answer { id, result })));
     }
 
     fn update(&mut self, msg: Msg) {
@@ -451,7 +451,7 @@ impl Run {
                 } else {
                     Err(error((*seed % 12) as u8))
                 };
-                self.update(Msg::Answer(Box::new(Answer { id, request, result })));
+                self.update(Msg::Answer(Box::new(Answer { id, result })));
             }
         }
     }
@@ -499,7 +499,7 @@ impl Run {
             "search cursor"
         );
         match self.app.overlay() {
-            Some(Overlay::Purchase(form)) => assert!(form.cursor < form.plans.len().max(1), "purchase cursor"),
+            Some(Overlay::Purchase(form)) => assert!(form.cursor() < form.plans().len().max(1), "purchase cursor"),
             Some(Overlay::StatusPicker { choices, cursor, .. }) => assert!(*cursor < choices.len(), "status cursor"),
             Some(Overlay::AccountPicker { names, cursor, .. }) => assert!(*cursor < names.len().max(1), "picker"),
             _ => {}

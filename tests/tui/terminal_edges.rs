@@ -186,11 +186,7 @@ async fn ctrl_z_and_a_stop_signal_suspend_but_never_mid_payment() {
     let client = h.api();
     let result = esimdash::tui::runtime::execute(&client, &request).await;
     assert!(result.is_ok(), "{result:?}");
-    let effects = h.send(Msg::Answer(Box::new(esimdash::tui::msg::Answer {
-        id,
-        request,
-        result,
-    })));
+    let effects = h.send(Msg::Answer(Box::new(esimdash::tui::msg::Answer { id, result })));
     assert_eq!(
         effects.iter().filter(|e| **e == Effect::Suspend).count(),
         1,

@@ -5,7 +5,7 @@
 //! switch until its answer is in, since that answer is what tells whether money moved.
 
 use super::mode::{Mode, Overlay};
-use super::{App, Esims, Tone};
+use super::{Account, App, Outbox, Tone};
 use crate::session::Session;
 use crate::tui::keymap::Action;
 use crate::tui::msg::Effect;
@@ -14,13 +14,13 @@ use std::time::Instant;
 impl App {
     /// The account in use, as the config file names it, with its colour and read-only setting.
     pub fn with_session(mut self, session: Session, profiles: Vec<String>) -> Self {
-        self.session = session;
+        self.account.session = session;
         self.profiles = profiles;
         self
     }
 
     pub fn session(&self) -> &Session {
-        &self.session
+        &self.account.session
     }
 
     /// The profile being opened, while it is.
@@ -31,7 +31,7 @@ impl App {
     /// Why this window cannot open in a read-only session (`what`: "Top-ups"), said in the
     /// status line; `true` when it was refused. The client would refuse the request anyway.
     pub(super) fn refuse_read_only(&mut self, what: &str, now: Instant) -> bool {
-        let Some(setting) = self.session.read_only.clone() else {
+        let Some(setting) = self.account.session.read_only.clone() else {
             return false;
         };
         self.flash(
@@ -54,7 +54,7 @@ impl App {
         let cursor = self
             .profiles
             .iter()
-            .position(|p| *p == self.session.profile)
+            .position(|p| *p == self.account.session.profile)
             .unwrap_or(0);
         self.mode = Mode::Overlay(Overlay::AccountPicker {
             names: self.profiles.clone(),
@@ -64,8 +64,8 @@ impl App {
     }
 
     pub(super) fn act_account_picker(&mut self, action: Action, effects: &mut Vec<Effect>) {
-        let writing = self.requests.writing();
-        let current = self.session.profile.clone();
+        let writing = self.account.jobs.writing();
+        let current = self.account.session.profile.clone();
         let Some(Overlay::AccountPicker { names, cursor, error }) = self.mode.overlay_mut() else {
             return;
         };
@@ -107,8 +107,11 @@ impl App {
         self.dirty = true;
         match result {
             Ok(opened) => {
+                let profile = opened.session.profile.clone();
                 self.start_over(opened.session.clone(), effects);
-                self.flash(format!("Now on profile {}", opened.session.profile), Tone::Success, now);
+                effects.push(Effect::UseAccount(opened));
+                Outbox::new(&mut self.account.jobs, effects).load_inventory();
+                self.flash(format!("Now on profile {profile}"), Tone::Success, now);
             }
             Err(why) => {
                 let cursor = self.profiles.iter().position(|p| *p == name).unwrap_or(0);
@@ -117,30 +120,19 @@ impl App {
                     cursor,
                     error: Some(format!(
                         "Could not open {name}: {why}. Still on {}.",
-                        self.session.profile
+                        self.account.session.profile
                     )),
                 });
             }
         }
     }
 
-    /// Everything of the old account forgotten; the new one loads as at start (the thresholds,
-    /// keys and clock are the user's, and stay).
+    /// Everything of the old account stopped and replaced whole; the new one loads as at
+    /// start (the thresholds, keys and clock are the user's, and stay).
     fn start_over(&mut self, session: Session, effects: &mut Vec<Effect>) {
         self.abandon_everything(effects);
-        if let Some(export) = self.export.take() {
-            effects.push(Effect::CancelExport(export.id));
-        }
-        let mut esims = Esims::default();
-        esims.keep_settings_of(&self.esims);
-        self.esims = esims;
-        self.account = Default::default();
-        self.catalog = Default::default();
-        self.orders = Default::default();
-        self.saving = Default::default();
-        self.halt = None;
-        self.rate_limited_until = None;
+        let esims = self.account.tabs.esims.emptied();
+        self.account = Account::new(session, esims);
         self.mode = Mode::Browse;
-        self.session = session;
     }
 }

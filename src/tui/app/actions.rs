@@ -2,8 +2,8 @@
 //! (`tui/keymap.rs`); which contexts are asked, in order, is the mode's (`mode.rs`).
 
 use super::mode::{Mode, Overlay};
-use super::purchase_form::Stage;
-use super::{App, Halt, MAX_QTY, ProfileForm, PurchaseForm, Remote, Tab, TextInput, Tone};
+use super::search::SearchBox;
+use super::{App, Halt, MAX_QTY, Motion, Outbox, ProfileForm, PurchaseForm, Tab, TextInput, Tone, TopUpOf};
 use crate::clipboard::guard;
 use crate::esim::iccid::Iccid;
 use crate::esim::status::StatusFilter;
@@ -13,28 +13,16 @@ use crate::tui::msg::{Effect, Request};
 use crossterm::event::{KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use std::time::Instant;
 
-/// How far PgDn/PgUp move in lists held whole (the catalog, eSIM search results); server lists
-/// move a whole server page.
-const SCREEN_PAGE: i64 = 20;
 /// Rows the mouse wheel moves.
 const WHEEL_ROWS: i64 = 3;
-
-/// A movement in whichever list the tab shows.
-enum Motion {
-    By(i64),
-    Pages(i64),
-    HalfPages(i64),
-    Start,
-    End,
-}
 
 impl App {
     pub(super) fn on_key(&mut self, key: KeyEvent, now: Instant, effects: &mut Vec<Effect>) {
         let chord = Chord::from(key);
-        let contexts = if matches!(self.halt, Some(Halt::Unauthorized { .. })) {
+        let contexts = if matches!(self.account.halt, Some(Halt::Unauthorized { .. })) {
             vec![Context::Banner]
         } else {
-            self.mode.contexts(self.tab)
+            self.mode.contexts(self.tab_state())
         };
         let (first, rest) = match contexts.split_first() {
             Some((first, rest)) => (Some(*first), rest),
@@ -64,20 +52,20 @@ impl App {
     }
 
     fn edit_text(&mut self, key: KeyEvent, now: Instant) {
-        match (&mut self.mode, self.tab) {
-            (Mode::Typing, Tab::Catalog) if self.catalog.filter.edit(key, now) => self.catalog.refresh_view(),
-            (Mode::Typing, Tab::Orders) if self.orders.search.edit(key, now) => self.orders.search_changed(),
-            (Mode::Typing, Tab::Esims) if self.esims.search.edit(key, now) && self.esims.search_changed() => {
-                self.mode = Mode::Detail;
-                self.flash("Found the eSIM with that ICCID", Tone::Success, now);
+        match &mut self.mode {
+            Mode::Typing => {
+                let tab = self.account.tabs.get_mut(self.tab);
+                if tab.search_box().is_some_and(|b| b.edit(key, now)) && tab.search_changed() {
+                    self.found_while_typing(now);
+                }
             }
-            (Mode::Overlay(Overlay::ProfileForm(form)), _) => {
+            Mode::Overlay(Overlay::ProfileForm(form)) => {
                 let focus = form.focus;
                 if form.inputs[focus].handle(key) {
                     form.errors[focus] = None;
                 }
             }
-            (Mode::Overlay(Overlay::IccidPrompt { input, error }), _) => {
+            Mode::Overlay(Overlay::IccidPrompt { input, error }) => {
                 let edited = input.handle(key);
                 if edited {
                     *error = None;
@@ -87,37 +75,31 @@ impl App {
         }
     }
 
+    /// The search typed is a whole ICCID that the index has: its detail opens.
+    fn found_while_typing(&mut self, now: Instant) {
+        self.mode = Mode::Detail;
+        self.flash("Found the eSIM with that ICCID", Tone::Success, now);
+    }
+
     /// A paste goes into the text field in focus as one edit: the list is filtered or searched
     /// once, whatever its length. What the field's limit left out is said; a paste where no
     /// field takes text changes nothing (it is never read as keys) and says where to type.
     pub(super) fn on_paste(&mut self, text: &str, now: Instant) {
-        if self.halt.is_some() {
+        if self.account.halt.is_some() {
             return;
         }
-        let pasted = match (&mut self.mode, self.tab) {
-            (Mode::Typing, Tab::Catalog) => {
-                let (pasted, changed) = self.catalog.filter.paste(text, now);
-                if changed {
-                    self.catalog.refresh_view();
+        let pasted = match &mut self.mode {
+            Mode::Typing => {
+                let tab = self.account.tabs.get_mut(self.tab);
+                let Some((pasted, changed)) = tab.search_box().map(|b| b.paste(text, now)) else {
+                    return;
+                };
+                if changed && tab.search_changed() {
+                    self.found_while_typing(now);
                 }
                 pasted
             }
-            (Mode::Typing, Tab::Orders) => {
-                let (pasted, changed) = self.orders.search.paste(text, now);
-                if changed {
-                    self.orders.search_changed();
-                }
-                pasted
-            }
-            (Mode::Typing, Tab::Esims) => {
-                let (pasted, changed) = self.esims.search.paste(text, now);
-                if changed && self.esims.search_changed() {
-                    self.mode = Mode::Detail;
-                    self.flash("Found the eSIM with that ICCID", Tone::Success, now);
-                }
-                pasted
-            }
-            (Mode::Overlay(Overlay::ProfileForm(form)), _) => {
+            Mode::Overlay(Overlay::ProfileForm(form)) => {
                 let focus = form.focus;
                 let pasted = form.inputs[focus].paste(text);
                 if pasted.changed {
@@ -125,7 +107,7 @@ impl App {
                 }
                 pasted
             }
-            (Mode::Overlay(Overlay::IccidPrompt { input, error }), _) => {
+            Mode::Overlay(Overlay::IccidPrompt { input, error }) => {
                 let pasted = input.paste(text);
                 if pasted.changed {
                     *error = None;
@@ -154,7 +136,7 @@ impl App {
     /// whether money moved).
     pub(super) fn suspend(&mut self, now: Instant) {
         self.suspend_wanted = true;
-        if self.requests.writing() {
+        if self.account.jobs.writing() {
             self.flash("Suspending once the server has answered what was sent", Tone::Info, now);
         }
     }
@@ -162,7 +144,7 @@ impl App {
     /// Where a paste would have gone: the search key of a list, or nowhere.
     fn paste_ignored(&mut self, now: Instant) {
         let key = self.keymap.first_key(Context::List, Action::Search);
-        let list = matches!(self.mode, Mode::Browse | Mode::Detail) && self.tab != Tab::Profile;
+        let list = matches!(self.mode, Mode::Browse | Mode::Detail) && self.tab_state().has_list();
         let text = if list && !key.is_empty() {
             format!("Nothing to paste into: {key} starts a search, then paste")
         } else {
@@ -196,6 +178,14 @@ impl App {
         if writes.is_some_and(|what| self.refuse_read_only(what, now)) {
             return;
         }
+        if !self.act_on_screen(action, context, now, effects) {
+            self.act_on_tab(action, context, now, effects);
+        }
+    }
+
+    /// The actions of the whole screen: quitting, help, tabs, the mouse. `false` when
+    /// `action` is not one of them.
+    fn act_on_screen(&mut self, action: Action, context: Context, now: Instant, effects: &mut Vec<Effect>) -> bool {
         match action {
             Action::Quit => self.quit = true,
             Action::Suspend => self.suspend(now),
@@ -225,17 +215,32 @@ impl App {
             Action::TabOrders => self.set_tab(Tab::Orders),
             Action::TabEsims => self.set_tab(Tab::Esims),
             Action::TabProfile => self.set_tab(Tab::Profile),
-            Action::ToggleMouse => {
-                self.mouse = !self.mouse;
-                effects.push(Effect::Mouse(self.mouse));
-                let key = self.keymap.first_key(Context::Global, Action::ToggleMouse);
-                let text = if self.mouse {
-                    "Mouse on: wheel and clicks work; Shift+drag selects text in most terminals".to_string()
-                } else {
-                    format!("Mouse off: drag to select text; {key} turns the mouse back on")
-                };
-                self.flash(text, Tone::Info, now);
-            }
+            Action::ToggleMouse => self.toggle_mouse(now, effects),
+            Action::SwitchProfile => self.open_account_picker(now),
+            _ => return false,
+        }
+        true
+    }
+
+    fn toggle_mouse(&mut self, now: Instant, effects: &mut Vec<Effect>) {
+        self.mouse = !self.mouse;
+        effects.push(Effect::Mouse(self.mouse));
+        let key = self.keymap.first_key(Context::Global, Action::ToggleMouse);
+        let text = if self.mouse {
+            "Mouse on: wheel and clicks work; Shift+drag selects text in most terminals".to_string()
+        } else {
+            format!("Mouse off: drag to select text; {key} turns the mouse back on")
+        };
+        self.flash(text, Tone::Info, now);
+    }
+
+    /// The actions on the tab's list and its rows (the keymap gives each only in the contexts
+    /// where it means something).
+    fn act_on_tab(&mut self, action: Action, context: Context, now: Instant, effects: &mut Vec<Effect>) {
+        if let Some(motion) = motion_of(action) {
+            return self.tab_state_mut().move_cursor(motion, now);
+        }
+        match action {
             Action::TopUp if context == Context::OrderDetail => {
                 if let Some(Overlay::OrderDetail(order)) = self.mode.overlay() {
                     let number = order.record.provider_order_no.clone();
@@ -243,40 +248,33 @@ impl App {
                 }
             }
             Action::TopUp => self.top_up(now),
-            Action::SwitchProfile => self.open_account_picker(now),
-            Action::Down => self.move_list(Motion::By(1), now),
-            Action::Up => self.move_list(Motion::By(-1), now),
-            Action::PageDown => self.move_list(Motion::Pages(1), now),
-            Action::PageUp => self.move_list(Motion::Pages(-1), now),
-            Action::HalfPageDown => self.move_list(Motion::HalfPages(1), now),
-            Action::HalfPageUp => self.move_list(Motion::HalfPages(-1), now),
-            Action::First => self.move_list(Motion::Start, now),
-            Action::Last => self.move_list(Motion::End, now),
-            Action::Open => self.open(),
-            Action::Search => {
-                if self.tab == Tab::Esims {
-                    self.esims.start_scan();
+            Action::Open => {
+                if let Some(mode) = self.tab_state().open(&self.mode) {
+                    self.mode = mode;
                 }
+            }
+            Action::Search => {
+                self.tab_state_mut().start_search();
                 self.mode = Mode::Typing;
             }
-            Action::Clear => self.clear_search(now),
-            Action::Sort => self.catalog.next_sort(),
+            Action::Clear => self.tab_state_mut().clear_search(now),
+            Action::Sort => self.account.tabs.catalog.next_sort(),
             Action::Buy => {
-                if let Some(plan) = self.catalog.selected() {
+                if let Some(plan) = self.account.tabs.catalog.selected() {
                     let form = PurchaseForm::order(plan.clone());
                     self.mode = Mode::Overlay(Overlay::Purchase(Box::new(form)));
                 }
             }
             Action::StatusFilter => self.open_status_picker(),
             Action::Zoom if matches!(self.mode, Mode::Zoom) => self.mode = Mode::Browse,
-            Action::Zoom if self.esims.selected().is_some() => self.mode = Mode::Zoom,
+            Action::Zoom if self.account.tabs.esims.selected().is_some() => self.mode = Mode::Zoom,
             Action::CopyIccid => self.copy_selected(false, now, effects),
             Action::CopyCode => self.copy_selected(true, now, effects),
             Action::CopyLink => self.copy_install_link(now, effects),
             Action::SaveQr => self.save_qr(now, effects),
-            Action::Attention => self.esims.toggle_attention(),
+            Action::Attention => self.account.tabs.esims.toggle_attention(),
             Action::Export => self.export_or_cancel(now, effects),
-            Action::Edit => match self.account.value() {
+            Action::Edit => match self.account.profile.value() {
                 Some(p) => self.mode = Mode::Overlay(Overlay::ProfileForm(Box::new(ProfileForm::new(p)))),
                 None => self.flash("The profile has not loaded yet", Tone::Error, now),
             },
@@ -287,109 +285,32 @@ impl App {
     fn act_typing(&mut self, action: Action, now: Instant) {
         match action {
             Action::Accept => {
-                // Orders: the search goes now, without waiting for the pause.
-                if self.tab == Tab::Orders && self.orders.search.apply() {
-                    self.orders.search_changed();
+                // A search that waits for a pause in typing goes now.
+                let tab = self.tab_state_mut();
+                if tab.search_box().is_some_and(SearchBox::apply) {
+                    tab.search_changed();
                 }
                 self.mode = Mode::Browse;
             }
             Action::Clear => {
-                self.clear_search(now);
+                self.tab_state_mut().clear_search(now);
                 self.mode = Mode::Browse;
             }
             _ => {}
         }
     }
 
-    fn clear_search(&mut self, now: Instant) {
-        match self.tab {
-            Tab::Catalog => {
-                if self.catalog.filter.clear() {
-                    self.catalog.refresh_view();
-                }
-            }
-            Tab::Orders => {
-                if self.orders.search.clear() {
-                    self.orders.search_changed();
-                }
-            }
-            Tab::Esims => self.esims.close_search(now),
-            Tab::Profile => {}
-        }
-    }
-
-    fn move_list(&mut self, motion: Motion, now: Instant) {
-        let page = match self.tab {
-            Tab::Catalog => SCREEN_PAGE,
-            Tab::Orders => self.orders.list.page_size() as i64,
-            Tab::Esims if self.esims.search_active() => SCREEN_PAGE,
-            Tab::Esims => self.esims.list().page_size() as i64,
-            Tab::Profile => return,
-        };
-        let delta = match motion {
-            Motion::By(d) => Some(d),
-            Motion::Pages(n) => Some(n * page),
-            Motion::HalfPages(n) => Some(n * (page / 2).max(1)),
-            Motion::Start | Motion::End => None,
-        };
-        let end = matches!(motion, Motion::End);
-        match (self.tab, delta) {
-            (Tab::Catalog, Some(d)) => self.catalog.move_by(d),
-            (Tab::Catalog, None) if end => self.catalog.go_to_end(),
-            (Tab::Catalog, None) => self.catalog.go_to_start(),
-            (Tab::Orders, Some(d)) => self.orders.list.move_by(d, now),
-            (Tab::Orders, None) if end => self.orders.list.go_to_end(now),
-            (Tab::Orders, None) => self.orders.list.go_to_start(now),
-            (Tab::Esims, Some(d)) => self.esims.move_by(d, now),
-            (Tab::Esims, None) if end => self.esims.go_to_end(now),
-            (Tab::Esims, None) => self.esims.go_to_start(now),
-            (Tab::Profile, _) => {}
-        }
-    }
-
-    /// Enter on a list: a plan's detail (fetched with its pricing), an order's, or the eSIM pane.
-    fn open(&mut self) {
-        match self.tab {
-            Tab::Catalog => {
-                if let Some(plan) = self.catalog.selected() {
-                    self.mode = Mode::Overlay(Overlay::PlanDetail {
-                        summary: Box::new(plan.clone()),
-                        fetched: Remote::default(),
-                    });
-                }
-            }
-            Tab::Orders => {
-                if let Some(order) = self.orders.list.selected() {
-                    self.mode = Mode::Overlay(Overlay::OrderDetail(Box::new(order.clone())));
-                }
-            }
-            Tab::Esims => {
-                self.mode = match self.mode {
-                    Mode::Detail => Mode::Browse,
-                    _ => Mode::Detail,
-                }
-            }
-            Tab::Profile => {}
-        }
-    }
-
     fn open_status_picker(&mut self) {
-        let current = match self.tab {
-            Tab::Orders => self.orders.status(),
-            Tab::Esims => self.esims.status(),
-            _ => return,
+        let Some(current) = self.tab_state().status() else {
+            return;
         };
         let choices = StatusFilter::choices();
         let cursor = choices.iter().position(|c| c == current).unwrap_or(0);
-        self.mode = Mode::Overlay(Overlay::StatusPicker {
-            tab: self.tab,
-            choices,
-            cursor,
-        });
+        self.mode = Mode::Overlay(Overlay::StatusPicker { choices, cursor });
     }
 
     fn act_picker(&mut self, action: Action) {
-        let Some(Overlay::StatusPicker { tab, choices, cursor }) = self.mode.overlay_mut() else {
+        let Some(Overlay::StatusPicker { choices, cursor }) = self.mode.overlay_mut() else {
             return;
         };
         if move_choice(cursor, choices.len(), action) {
@@ -398,10 +319,7 @@ impl App {
         match action {
             Action::Accept => {
                 let choice = choices.get(*cursor).cloned().unwrap_or_default();
-                match tab {
-                    Tab::Orders => self.orders.set_status(choice),
-                    _ => self.esims.set_status(choice),
-                }
+                self.tab_state_mut().set_status(choice);
                 self.mode = Mode::Browse;
             }
             Action::Close => self.mode = Mode::Browse,
@@ -410,7 +328,7 @@ impl App {
     }
 
     fn act_profile_form(&mut self, action: Action, now: Instant, effects: &mut Vec<Effect>) {
-        let saving = self.saving.is_loading();
+        let saving = self.account.saving.is_loading();
         let Some(Overlay::ProfileForm(form)) = self.mode.overlay_mut() else {
             return;
         };
@@ -425,8 +343,8 @@ impl App {
                     self.mode = Mode::Browse;
                     self.flash("Nothing changed", Tone::Info, now);
                 } else {
-                    let id = self.send(Request::UpdateProfile(update), effects);
-                    self.saving.start(id);
+                    let id = Outbox::new(&mut self.account.jobs, effects).send(Request::UpdateProfile(update));
+                    self.account.saving.start(id);
                 }
             }
             _ => {}
@@ -453,78 +371,33 @@ impl App {
     /// The purchase form. Only `pay` on the confirmation sends, and only once: the form leaves
     /// `Confirming` as it sends, and no key does anything while the answer is awaited.
     fn act_purchase(&mut self, action: Action, chord: Chord, effects: &mut Vec<Effect>) {
-        let balance = self.account.value().and_then(|p| p.balance_usd);
+        let balance = self.account.profile.value().and_then(|p| p.balance_usd);
         let Some(form) = self.mode.purchase_mut() else { return };
-        match (&form.stage, action) {
-            (Stage::Choosing, Action::Down) => form.cursor = (form.cursor + 1).min(form.plans.len().saturating_sub(1)),
-            (Stage::Choosing, Action::Up) => form.cursor = form.cursor.saturating_sub(1),
-            (Stage::Choosing, Action::More) => form.set_qty(i64::from(form.qty) + 1),
-            (Stage::Choosing, Action::Less) => form.set_qty(i64::from(form.qty) - 1),
-            (Stage::Choosing, Action::Quantity) => {
+        match action {
+            Action::Down | Action::Up => form.move_cursor(action == Action::Down),
+            Action::More => form.set_qty(i64::from(form.qty()) + 1),
+            Action::Less => form.set_qty(i64::from(form.qty()) - 1),
+            Action::Quantity => {
                 if let Some(d) = chord.digit() {
                     form.set_qty(if d == 0 { i64::from(MAX_QTY) } else { i64::from(d) });
                 }
             }
-            (Stage::Choosing, Action::Accept) if form.plan().is_some() => {
-                form.before = None;
-                form.stage = Stage::Confirming;
-            }
+            Action::Accept => form.confirm(),
             // From the confirmation; from the second question, confirmed a second time.
-            (Stage::Confirming | Stage::Again(_), Action::Pay) => {
-                let again = matches!(form.stage, Stage::Again(_));
-                self.pay_from_form(balance, again, effects);
-            }
-            (Stage::Confirming | Stage::Again(_), Action::Back) => form.stage = Stage::Choosing,
-            (_, Action::Close) => self.mode = Mode::Browse,
+            Action::Pay => form.pay(balance, &mut Outbox::new(&mut self.account.jobs, effects)),
+            Action::Back => form.back(),
+            Action::Close => self.mode = Mode::Browse,
             _ => {}
-        }
-    }
-
-    /// Sends the form's payment, once: not before the order list was read (so a lost answer can
-    /// be looked up), never when the balance is short or the amounts out of range, and never
-    /// while one is in flight. `again`: the user confirmed the same payment a second time.
-    fn pay_from_form(&mut self, balance: Option<rust_decimal::Decimal>, again: bool, effects: &mut Vec<Effect>) {
-        let Some(form) = self.mode.purchase_mut() else { return };
-        let short = match (balance, form.total()) {
-            (Some(b), Some(t)) => crate::purchase::shortfall(b, t).is_some(),
-            (_, None) => true,
-            (None, Some(_)) => false,
-        };
-        let absurd = form.amount_problem(balance).is_some();
-        if form.before.is_none() || short || absurd || form.request.is_some() {
-            return;
-        }
-        let Some(payment) = form.payment() else { return };
-        let payment = payment.with_orders_before(form.before.as_ref().unwrap_or(&Default::default()));
-        // A payment of its own, fresh key: the one refused as a repeat is done with.
-        let payment = if again { payment.again() } else { payment };
-        form.stage = Stage::Sending;
-        form.sent = Some(payment.clone());
-        let id = self.send(Request::Pay(payment), effects);
-        if let Some(form) = self.mode.purchase_mut() {
-            form.request = Some(id);
         }
     }
 
     /// `t`: the selected eSIM (My eSIMs), the selected order's eSIM (Orders), or any eSIM by
     /// typing its ICCID.
     fn top_up(&mut self, now: Instant) {
-        match self.tab {
-            Tab::Esims => match self.esims.selected_iccid() {
-                Some(raw) => {
-                    let hint = self
-                        .esims
-                        .selected()
-                        .and_then(|e| crate::purchase::not_topupable_reason(&e.record.status));
-                    self.top_up_iccid(&raw, hint, now);
-                }
-                None => self.ask_iccid(),
-            },
-            Tab::Orders => {
-                let number = self.orders.list.selected().map(|o| o.record.provider_order_no.clone());
-                self.top_up_order(number.as_deref(), now);
-            }
-            _ => self.ask_iccid(),
+        match self.tab_state().top_up() {
+            TopUpOf::Esim { iccid, hint } => self.top_up_iccid(&iccid, hint, now),
+            TopUpOf::Order(number) => self.top_up_order(number.as_deref(), now),
+            TopUpOf::Ask => self.ask_iccid(),
         }
     }
 
@@ -553,10 +426,12 @@ impl App {
     /// `t` on an order: its eSIM when the dashboard has it loaded, else the ICCID prompt.
     fn top_up_order(&mut self, order_number: Option<&str>, now: Instant) {
         let found = order_number.and_then(|number| {
-            self.esims
+            self.account
+                .tabs
+                .esims
                 .list
                 .loaded()
-                .chain(self.esims.selected())
+                .chain(self.account.tabs.esims.selected())
                 .find(|e| e.record.provider_order_no == number)
                 .map(|e| {
                     (
@@ -580,7 +455,7 @@ impl App {
             }
             return;
         }
-        match self.esims.selected_iccid() {
+        match self.account.tabs.esims.selected_iccid() {
             None => self.flash("No eSIM is selected", Tone::Error, now),
             Some(iccid) if iccid.is_empty() => self.flash("This eSIM has no ICCID", Tone::Error, now),
             Some(iccid) => self.copy_checked("ICCID", guard::iccid(&iccid), now, effects),
@@ -604,7 +479,7 @@ impl App {
     /// The wheel moves the list on screen, the same way the arrow keys do; a click on the tab
     /// bar switches tab. Ignored while a window is open or the banner shows.
     pub(super) fn on_mouse(&mut self, mouse: MouseEvent, now: Instant) {
-        if self.halt.is_some() || !matches!(self.mode, Mode::Browse | Mode::Typing | Mode::Detail) {
+        if self.account.halt.is_some() || !matches!(self.mode, Mode::Browse | Mode::Typing | Mode::Detail) {
             return;
         }
         match mouse.kind {
@@ -616,11 +491,11 @@ impl App {
                 }
             }
             MouseEventKind::ScrollDown => {
-                self.move_list(Motion::By(WHEEL_ROWS), now);
+                self.tab_state_mut().move_cursor(Motion::By(WHEEL_ROWS), now);
                 self.dirty = true;
             }
             MouseEventKind::ScrollUp => {
-                self.move_list(Motion::By(-WHEEL_ROWS), now);
+                self.tab_state_mut().move_cursor(Motion::By(-WHEEL_ROWS), now);
                 self.dirty = true;
             }
             _ => {}
@@ -636,4 +511,19 @@ pub(super) fn move_choice(cursor: &mut usize, len: usize, action: Action) -> boo
         _ => return false,
     }
     true
+}
+
+/// The movement an action makes in a list, if it is one.
+fn motion_of(action: Action) -> Option<Motion> {
+    Some(match action {
+        Action::Down => Motion::By(1),
+        Action::Up => Motion::By(-1),
+        Action::PageDown => Motion::Pages(1),
+        Action::PageUp => Motion::Pages(-1),
+        Action::HalfPageDown => Motion::HalfPages(1),
+        Action::HalfPageUp => Motion::HalfPages(-1),
+        Action::First => Motion::Start,
+        Action::Last => Motion::End,
+        _ => return None,
+    })
 }

@@ -5,18 +5,17 @@
 
 use super::mode::{Mode, Overlay};
 use super::remote::Remote;
-use super::tab::Tab;
-use super::{App, Tone};
+use super::{App, Job, Outbox, Tone};
 use crate::clipboard::guard;
 use crate::export::Progress;
-use crate::tui::msg::{Effect, ExportJob, ExportStep, RequestId, SaveError};
+use crate::tui::msg::{Effect, ExportStep, JobId, SaveError};
 use std::path::PathBuf;
 use std::time::Instant;
 
 /// The export in progress, or the last one that failed (shown until the next key).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Export {
-    pub id: RequestId,
+    pub id: JobId,
     pub what: &'static str,
     pub state: ExportState,
 }
@@ -30,11 +29,11 @@ pub enum ExportState {
 impl App {
     /// The selected eSIM's activation code, or why it cannot be had (said on the status line).
     pub(super) fn selected_code(&mut self, now: Instant) -> Option<(String, String)> {
-        let Some(iccid) = self.esims.selected_iccid() else {
+        let Some(iccid) = self.account.tabs.esims.selected_iccid() else {
             self.flash("No eSIM is selected", Tone::Error, now);
             return None;
         };
-        let state = self.esims.codes.get(&iccid);
+        let state = self.account.tabs.esims.codes.get(&iccid);
         match (state.and_then(Remote::value), state.and_then(Remote::error)) {
             (Some(Ok(code)), _) => return Some((iccid, code.clone())),
             (Some(Err(why)), _) => self.flash(format!("No activation code: {why}"), Tone::Error, now),
@@ -53,21 +52,14 @@ impl App {
 
     pub(super) fn save_qr(&mut self, now: Instant, effects: &mut Vec<Effect>) {
         if let Some((iccid, code)) = self.selected_code(now) {
-            effects.push(Effect::SaveQr {
-                iccid,
-                code,
-                replace: false,
-            });
+            Outbox::new(&mut self.account.jobs, effects).save_qr(iccid, code, false);
         }
     }
 
-    pub(super) fn on_qr_saved(
-        &mut self,
-        iccid: String,
-        code: String,
-        result: Result<PathBuf, SaveError>,
-        now: Instant,
-    ) {
+    pub(super) fn on_qr_saved(&mut self, id: JobId, result: Result<PathBuf, SaveError>, now: Instant) {
+        let Some(Job::SaveQr { iccid, code }) = self.account.jobs.finish(id) else {
+            return;
+        };
         match result {
             Ok(path) => self.flash(format!("QR code saved: {}", path.display()), Tone::Success, now),
             Err(SaveError::Exists(path)) => {
@@ -93,11 +85,7 @@ impl App {
             return;
         };
         if replace {
-            effects.push(Effect::SaveQr {
-                iccid,
-                code,
-                replace: true,
-            });
+            Outbox::new(&mut self.account.jobs, effects).save_qr(iccid, code, true);
         } else {
             self.flash(format!("Kept {}", path.display()), Tone::Info, now);
         }
@@ -109,68 +97,39 @@ impl App {
             id,
             what,
             state: ExportState::Running(_),
-        }) = &self.export
+        }) = &self.account.export
         {
-            effects.push(Effect::CancelExport(*id));
+            self.account.jobs.cancel(*id, effects);
             self.flash(format!("Export of {what} cancelled: no file written"), Tone::Info, now);
-            self.export = None;
+            self.account.export = None;
             return;
         }
-        let Some(job) = self.export_job(now) else { return };
-        self.export_ids += 1;
-        let id = self.export_ids;
-        self.export = Some(Export {
+        let job = match self.tab_state().export() {
+            None => return,
+            Some(Err(why)) => return self.flash(why, Tone::Error, now),
+            Some(Ok(job)) => job,
+        };
+        let what = job.what();
+        let id = Outbox::new(&mut self.account.jobs, effects).export(job);
+        self.account.export = Some(Export {
             id,
-            what: job.what(),
+            what,
             state: ExportState::Running(None),
         });
-        effects.push(Effect::Export { id, job });
     }
 
-    /// The current view as an export: its filter and search included.
-    fn export_job(&mut self, now: Instant) -> Option<ExportJob> {
-        match self.tab {
-            Tab::Catalog => {
-                let Some(plans) = self.catalog.plans().value() else {
-                    self.flash("The catalog has not loaded yet", Tone::Error, now);
-                    return None;
-                };
-                let shown = self.catalog.visible().iter().filter_map(|&i| plans.get(i)).cloned();
-                Some(ExportJob::Plans(shown.collect()))
-            }
-            Tab::Orders => Some(ExportJob::Orders(self.orders.query(1))),
-            Tab::Esims if self.esims.search_active() => {
-                if !(self.esims.scan().is_complete() || self.esims.saved().is_some()) {
-                    self.flash(
-                        "The search is still reading the inventory; export when it is complete",
-                        Tone::Error,
-                        now,
-                    );
-                    return None;
-                }
-                let only = self.esims.result_rows().map(|r| r.iccid().to_string()).collect();
-                Some(ExportJob::Esims {
-                    query: self.esims.query(1),
-                    only: Some(only),
-                })
-            }
-            Tab::Esims => Some(ExportJob::Esims {
-                query: self.esims.query(1),
-                only: None,
-            }),
-            Tab::Profile => None,
-        }
-    }
-
-    pub(super) fn on_export(&mut self, id: RequestId, step: ExportStep, now: Instant) {
-        let Some(export) = self.export.as_mut().filter(|e| e.id == id) else {
+    pub(super) fn on_export(&mut self, id: JobId, step: ExportStep, now: Instant) {
+        let Some(export) = self.account.export.as_mut().filter(|e| e.id == id) else {
             return;
         };
+        if matches!(step, ExportStep::Done(_)) {
+            self.account.jobs.finish(id);
+        }
         match step {
             ExportStep::Progress(p) => export.state = ExportState::Running(Some(p)),
             ExportStep::Done(Ok((path, rows))) => {
                 let what = export.what;
-                self.export = None;
+                self.account.export = None;
                 self.flash(
                     format!("Exported {rows} {what} to {}", path.display()),
                     Tone::Success,
@@ -186,13 +145,13 @@ impl App {
     }
 
     pub fn export(&self) -> Option<&Export> {
-        self.export.as_ref()
+        self.account.export.as_ref()
     }
 
     /// A failed export stays on the status line until the next key.
     pub(super) fn forget_failed_export(&mut self) {
-        if matches!(&self.export, Some(e) if matches!(e.state, ExportState::Failed(_))) {
-            self.export = None;
+        if matches!(&self.account.export, Some(e) if matches!(e.state, ExportState::Failed(_))) {
+            self.account.export = None;
         }
     }
 }

@@ -5,13 +5,12 @@
 //! thing is a `Remote` (not asked, loading, loaded, failed); `requests.rs` routes each answer to
 //! its place. Keys go through the keymap to `actions.rs`.
 
+mod account;
 mod accounts;
 mod actions;
-mod catalog;
-mod esims;
 mod files;
 mod input;
-mod lists;
+mod jobs;
 mod mode;
 mod paged;
 mod profile_form;
@@ -20,12 +19,12 @@ mod remote;
 mod requests;
 mod search;
 mod tab;
+pub mod tabs;
 
-pub use catalog::{Catalog, SortKey};
-pub use esims::{Code, Esims, Fresh, ResultRow, SCAN_PAGE_SIZE, Scan};
+pub use account::{Account, Tabs};
 pub use files::{Export, ExportState};
 pub use input::TextInput;
-pub use lists::{Orders, PAGE_SIZE, SEARCH_PAUSE};
+pub use jobs::{Job, Jobs, Outbox};
 pub use mode::{Mode, Overlay};
 pub use paged::{PAGE_PAUSE, Paged};
 pub use profile_form::{FIELDS as PROFILE_FIELDS, ProfileForm};
@@ -33,10 +32,16 @@ pub use purchase_form::{Lookup, MAX_QTY, PurchaseForm, Stage};
 pub use remote::{Loaded, Remote};
 pub use search::SearchBox;
 pub use tab::Tab;
+pub use tabs::catalog::{Catalog, SortKey};
+pub use tabs::esims::{Code, Esims, Fresh, ResultRow, SCAN_PAGE_SIZE, Scan};
+pub use tabs::orders::{Orders, PAGE_SIZE, SEARCH_PAUSE};
+pub use tabs::profile::ProfileTab;
+pub use tabs::{Motion, TabState, TopUpOf};
 
 use super::keymap::Keymap;
-use super::msg::{Effect, Msg, Request, RequestId};
+use super::msg::{Effect, Msg};
 use crate::api::model::Profile;
+use crate::tui::msg::Request;
 use std::time::{Duration, Instant};
 
 /// How long a message in the status line stays.
@@ -68,21 +73,14 @@ pub enum Halt {
     Offline { message: String },
 }
 
+/// The dashboard: the screen (tab, mode, messages, keys, clock) and the account in use. A
+/// switch of account replaces `account` whole; the screen stays.
 pub struct App {
     tab: Tab,
     mode: Mode,
     keymap: Keymap,
-    /// The reseller's profile: the header's name and balance, and the Profile tab.
-    account: Remote<Profile>,
-    catalog: Catalog,
-    orders: Orders,
-    esims: Esims,
-    /// The profile update in flight.
-    saving: Remote<()>,
+    account: Account,
     flash: Option<Flash>,
-    halt: Option<Halt>,
-    /// A 429: requests wait until then, and the status line counts down.
-    rate_limited_until: Option<Instant>,
     /// The client's own pacing holds requests until then.
     paced_until: Option<Instant>,
     /// Running against the built-in sandbox.
@@ -90,15 +88,9 @@ pub struct App {
     /// Whether the terminal reports the mouse (off: the terminal selects text).
     mouse: bool,
     spinner: usize,
-    requests: requests::Requests,
-    /// The CSV export running (or the last one that failed), and the last export id given.
-    export: Option<files::Export>,
-    export_ids: RequestId,
     /// The header warns below this balance.
     low_balance: rust_decimal::Decimal,
-    /// The account in use (profile, colour, read-only), the profiles the picker offers, and
-    /// the one being opened.
-    session: crate::session::Session,
+    /// The profiles the picker offers, and the one being opened.
     profiles: Vec<String>,
     switching: Option<String>,
     /// Earlier payments settled, in words, until the window that shows them is closed.
@@ -117,23 +109,13 @@ impl App {
             tab: Tab::Catalog,
             mode: Mode::Browse,
             keymap: Keymap::default(),
-            account: Remote::default(),
-            catalog: Catalog::default(),
-            orders: Orders::default(),
-            esims: Esims::default(),
-            saving: Remote::default(),
+            account: Account::default(),
             flash: None,
-            halt: None,
-            rate_limited_until: None,
             paced_until: None,
             demo,
             mouse: true,
             spinner: 0,
-            requests: requests::Requests::default(),
-            export: None,
-            export_ids: 0,
             low_balance: crate::config::DEFAULT_LOW_BALANCE,
-            session: Default::default(),
             profiles: Vec::new(),
             switching: None,
             notices: Vec::new(),
@@ -147,25 +129,31 @@ impl App {
     /// With the config file's thresholds.
     pub fn with_preferences(mut self, prefs: &crate::config::Preferences) -> Self {
         self.low_balance = prefs.low_balance;
-        self.esims.set_attention_rule(prefs.attention);
+        self.account.tabs.esims.set_attention_rule(prefs.attention);
         self
     }
 
     /// With "now" pinned, for tests whose sandbox is seeded at a fixed time.
     pub fn with_clock(mut self, at: chrono::DateTime<chrono::Utc>) -> Self {
-        self.esims.pin_clock(at);
+        self.account.tabs.esims.pin_clock(at);
         self
     }
 
-    /// The tab bar's labels: My eSIMs with how many need attention, once the inventory is known.
+    /// The tab bar's labels, with what each tab adds (My eSIMs: how many need attention).
     pub fn tab_labels(&self) -> Vec<(Tab, String)> {
         Tab::ALL
             .iter()
-            .map(|&t| match (t, self.esims.attention_count()) {
-                (Tab::Esims, Some(n)) => (t, format!(" 3 {} (! {n}) ", t.title())),
-                _ => (t, t.label()),
-            })
+            .map(|&t| (t, t.label(self.account.tabs.get(t).badge())))
             .collect()
+    }
+
+    /// What the tab shown does.
+    pub fn tab_state(&self) -> &dyn TabState {
+        self.account.tabs.get(self.tab)
+    }
+
+    fn tab_state_mut(&mut self) -> &mut dyn TabState {
+        self.account.tabs.get_mut(self.tab)
     }
 
     /// The balance under which the header warns.
@@ -188,6 +176,7 @@ impl App {
     /// The first requests, before any message.
     pub fn start(&mut self) -> Vec<Effect> {
         let mut effects = Vec::new();
+        Outbox::new(&mut self.account.jobs, &mut effects).load_inventory();
         self.fetch_missing(Instant::now(), &mut effects);
         effects
     }
@@ -208,29 +197,30 @@ impl App {
         &self.keymap
     }
 
+    /// The profile's state (loading, loaded, failed).
     pub fn account(&self) -> &Remote<Profile> {
-        &self.account
+        &self.account.profile
     }
 
     /// The profile as last loaded.
     pub fn profile(&self) -> Option<&Profile> {
-        self.account.value()
+        self.account.profile.value()
     }
 
     pub fn catalog(&self) -> &Catalog {
-        &self.catalog
+        &self.account.tabs.catalog
     }
 
     pub fn orders(&self) -> &Orders {
-        &self.orders
+        &self.account.tabs.orders
     }
 
     pub fn esims(&self) -> &Esims {
-        &self.esims
+        &self.account.tabs.esims
     }
 
     pub fn is_saving(&self) -> bool {
-        self.saving.is_loading()
+        self.account.saving.is_loading()
     }
 
     pub fn flash_message(&self) -> Option<&Flash> {
@@ -238,11 +228,11 @@ impl App {
     }
 
     pub fn halt(&self) -> Option<&Halt> {
-        self.halt.as_ref()
+        self.account.halt.as_ref()
     }
 
     pub fn rate_limited_until(&self) -> Option<Instant> {
-        self.rate_limited_until
+        self.account.rate_limited_until
     }
 
     /// Until when the client's pacing holds requests, as last reported.
@@ -332,7 +322,7 @@ impl App {
             }
             Msg::Resize => self.dirty = true,
             Msg::Tick => self.on_tick(now),
-            Msg::Answer(answer) => self.on_answer(answer.id, answer.request, answer.result, now, &mut effects),
+            Msg::Answer(answer) => self.on_answer(answer.id, answer.result, now, &mut effects),
             Msg::Copied { what, result } => match result {
                 Ok(delivery) => self.flash(format!("{what} {}", delivery.describe()), Tone::Success, now),
                 Err(why) => self.flash(format!("{what} not copied: {why}"), Tone::Error, now),
@@ -343,11 +333,14 @@ impl App {
                     self.dirty = true;
                 }
             }
-            Msg::SavedInventory(saved) => {
-                self.esims.use_saved(*saved);
-                self.dirty = true;
+            Msg::SavedInventory { id, loaded } => {
+                // Dropped when it is of an account no longer in use.
+                if let (Some(Job::LoadInventory), Some(loaded)) = (self.account.jobs.finish(id), loaded) {
+                    self.account.tabs.esims.use_saved(*loaded);
+                    self.dirty = true;
+                }
             }
-            Msg::QrSaved { iccid, code, result } => self.on_qr_saved(iccid, code, result, now),
+            Msg::QrSaved { id, result } => self.on_qr_saved(id, result, now),
             Msg::Export { id, step } => self.on_export(id, step, now),
             Msg::Switched { name, result } => self.on_switched(name, result, now, &mut effects),
             Msg::Notice { profile, notice } => self.on_notice(&profile, notice, now),
@@ -359,7 +352,7 @@ impl App {
         if self.quit {
             effects.push(Effect::Quit);
         } else {
-            if self.suspend_wanted && !self.requests.writing() {
+            if self.suspend_wanted && !self.account.jobs.writing() {
                 self.suspend_wanted = false;
                 effects.push(Effect::Suspend);
             }
@@ -371,12 +364,12 @@ impl App {
 
     /// Whether anything is being fetched or sent (the spinner turns).
     pub fn is_loading(&self) -> bool {
-        !self.requests.is_empty()
+        self.account.jobs.loading()
     }
 
     /// When the app next needs a `Tick`; `None` when idle (no timer runs, no CPU is used).
     pub fn next_wake(&self, now: Instant) -> Option<Instant> {
-        if self.halt.is_some() {
+        if self.account.halt.is_some() {
             return None;
         }
         let mut wake: Option<Instant> = None;
@@ -384,7 +377,10 @@ impl App {
         if self.is_loading() {
             at(now + SPINNER_EVERY);
         }
-        for until in [self.rate_limited_until, self.pacing_countdown()].into_iter().flatten() {
+        for until in [self.account.rate_limited_until, self.pacing_countdown()]
+            .into_iter()
+            .flatten()
+        {
             // Each whole second of the countdown, and the end.
             let left = until.saturating_duration_since(now);
             at(now
@@ -395,9 +391,9 @@ impl App {
         }
         let deadlines = [
             self.flash.as_ref().map(|f| f.until),
-            self.orders.search.due(),
-            self.orders.list.hold_until(),
-            self.esims.list.hold_until(),
+            self.account.tabs.orders.search.due(),
+            self.account.tabs.orders.list.hold_until(),
+            self.account.tabs.esims.list.hold_until(),
         ];
         deadlines.into_iter().flatten().for_each(at);
         wake
@@ -417,10 +413,10 @@ impl App {
             self.spinner = self.spinner.wrapping_add(1);
             self.dirty = true;
         }
-        if let Some(until) = self.rate_limited_until {
+        if let Some(until) = self.account.rate_limited_until {
             self.dirty = true;
             if now >= until {
-                self.rate_limited_until = None;
+                self.account.rate_limited_until = None;
             }
         }
         if let Some(until) = self.paced_until {
@@ -433,111 +429,48 @@ impl App {
             self.flash = None;
             self.dirty = true;
         }
-        if self.orders.search.tick(now) {
-            self.orders.search_changed();
+        if self.account.tabs.orders.search.tick(now) {
+            self.account.tabs.orders.search_changed();
             self.dirty = true;
         }
     }
 
-    /// Asks for what the screen needs and does not have. Nothing is sent while halted or
-    /// rate limited; a failed load is not asked again until the user refreshes.
+    /// Asks for what the screen needs and does not have: the header's profile, the window
+    /// open, and the tab shown. Nothing is sent while halted or rate limited; a failed load is
+    /// not asked again until the user refreshes.
     fn fetch_missing(&mut self, now: Instant, effects: &mut Vec<Effect>) {
-        if self.halt.is_some() || self.rate_limited_until.is_some() {
+        if self.account.halt.is_some() || self.account.rate_limited_until.is_some() {
             return;
         }
-        if self.account.wanted() {
-            let id = self.send(Request::Profile, effects);
-            self.account.start(id);
+        let before = effects.len();
+        let typing = matches!(self.mode, Mode::Typing);
+        let account = &mut self.account;
+        let mut out = Outbox::new(&mut account.jobs, effects);
+        if account.profile.wanted() {
+            let id = out.send(Request::Profile);
+            account.profile.start(id);
         }
-        if self.tab == Tab::Catalog && self.catalog.plans.wanted() {
-            let id = self.send(Request::Plans, effects);
-            self.catalog.plans.start(id);
+        self.mode.fetch(&mut out);
+        account.tabs.get_mut(self.tab).fetch(&mut out, now, typing);
+        if effects.len() > before {
+            self.dirty = true;
         }
-        if let Some(Overlay::PlanDetail { summary, fetched }) = self.mode.overlay()
-            && fetched.wanted()
-        {
-            let slug = summary.slug.clone();
-            let id = self.send(Request::Plan { slug }, effects);
-            if let Some(Overlay::PlanDetail { fetched, .. }) = self.mode.overlay_mut() {
-                fetched.start(id);
-            }
-        }
-        if let Some(request) = self.mode.purchase().and_then(PurchaseForm::next_read) {
-            let id = self.send(request, effects);
-            if let Some(form) = self.mode.purchase_mut() {
-                form.request = Some(id);
-            }
-        }
-        if self.tab == Tab::Orders {
-            for page in self.orders.list.wanted(now) {
-                let id = self.send(Request::Orders(self.orders.query(page)), effects);
-                self.orders.list.start(page, id);
-            }
-        }
-        if self.tab == Tab::Esims {
-            if !self.esims.search_active() {
-                for page in self.esims.list.wanted(now) {
-                    let id = self.send(Request::Esims(self.esims.query(page)), effects);
-                    self.esims.list.start(page, id);
-                }
-            }
-            if let Some((iccid, place)) = self.esims.wanted_fresh(matches!(self.mode, Mode::Typing)) {
-                let key = iccid.as_str().to_string();
-                let id = self.send(Request::FindEsim { iccid, place }, effects);
-                self.esims.fresh_started(&key, place, id);
-            }
-            if self.esims.needs_scan() {
-                let page = self.esims.scan.next_page();
-                let id = self.send(Request::EsimScan { page }, effects);
-                self.esims.scan_started(id);
-            }
-            self.fetch_code(now, effects);
-        }
-    }
-
-    /// The selected eSIM's activation code: from `ac` at once, else its QR image is fetched.
-    fn fetch_code(&mut self, now: Instant, effects: &mut Vec<Effect>) {
-        let Some(esim) = self.esims.selected() else { return };
-        let iccid = esim.raw_order_json.iccid.clone();
-        if iccid.is_empty() || self.esims.codes.get(&iccid).is_some_and(|c| !c.wanted()) {
-            return;
-        }
-        if let Some(ac) = esim
-            .raw_order_json
-            .ac
-            .as_deref()
-            .map(str::trim)
-            .filter(|ac| !ac.is_empty())
-        {
-            let code = Remote::Loaded(Loaded {
-                value: crate::esim::lpa::checked_code(ac),
-                at: now,
-            });
-            self.esims.codes.insert(iccid, code);
-            return;
-        }
-        let request = Request::ActivationCode {
-            esim: Box::new(esim.clone()),
-        };
-        let id = self.send(request, effects);
-        self.esims.codes.entry(iccid).or_default().start(id);
     }
 
     /// After money moved: the header, Orders and My eSIMs are fetched again.
     fn money_moved(&mut self, balance: Option<rust_decimal::Decimal>) {
-        if let (Some(profile), Some(balance)) = (self.account.value_mut(), balance) {
+        if let (Some(profile), Some(balance)) = (self.account.profile.value_mut(), balance) {
             profile.balance_usd = Some(balance);
         }
-        self.account.invalidate();
-        self.orders.list.reset();
-        self.esims.list.reload();
-        self.esims.restart_scan();
+        self.account.profile.invalidate();
+        self.account.tabs.orders.list.reset();
+        self.account.tabs.esims.reload();
     }
 
     /// The lookup or a background page brought the whole ICCID searched for: typing ends on
     /// it, detail open.
     fn found_iccid(&mut self, now: Instant) {
-        if self.tab == Tab::Esims && matches!(self.mode, Mode::Typing | Mode::Browse) {
+        if matches!(self.mode, Mode::Typing | Mode::Browse) {
             self.mode = Mode::Detail;
             self.flash("Found the eSIM with that ICCID", Tone::Success, now);
         }
@@ -545,20 +478,12 @@ impl App {
 
     /// `r`: the header and the current view, fetched again.
     fn refresh(&mut self) {
-        if matches!(self.halt, Some(Halt::Unauthorized { .. })) {
+        if matches!(self.account.halt, Some(Halt::Unauthorized { .. })) {
             return;
         }
-        self.halt = None;
-        self.account.invalidate();
-        match self.tab {
-            Tab::Catalog => self.catalog.plans.invalidate(),
-            Tab::Orders => self.orders.list.reload(),
-            Tab::Esims => {
-                self.esims.list.reload();
-                self.esims.restart_scan();
-            }
-            Tab::Profile => {}
-        }
+        self.account.halt = None;
+        self.account.profile.invalidate();
+        self.tab_state_mut().refresh();
     }
 
     /// Switching tab leaves any mode of the old tab.

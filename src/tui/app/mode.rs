@@ -1,13 +1,15 @@
 //! Where the keyboard goes: one value, so that two modes can never be on at once (a search typed
 //! while a window is open, a zoom left on after the tab changed).
 
+use super::jobs::Outbox;
 use super::profile_form::ProfileForm;
 use super::purchase_form::{Lookup, PurchaseForm, Stage};
 use super::remote::Remote;
-use super::tab::Tab;
+use super::tabs::TabState;
 use crate::api::model::{Order, Plan};
 use crate::esim::status::StatusFilter;
 use crate::tui::keymap::Context;
+use crate::tui::msg::Request;
 
 /// A window drawn over the tab.
 #[derive(Debug, Clone)]
@@ -22,9 +24,8 @@ pub enum Overlay {
         fetched: Remote<Box<Plan>>,
     },
     OrderDetail(Box<Order>),
-    /// The status filter of the Orders or My eSIMs tab.
+    /// The status filter of the tab shown (Orders or My eSIMs).
     StatusPicker {
-        tab: Tab,
         choices: Vec<StatusFilter>,
         cursor: usize,
     },
@@ -71,17 +72,11 @@ pub enum Mode {
 impl Mode {
     /// The contexts whose keys apply, first match wins. While typing, printable keys edit the
     /// text before the later contexts are asked.
-    pub fn contexts(&self, tab: Tab) -> Vec<Context> {
-        let tab_context = match tab {
-            Tab::Catalog => Context::Catalog,
-            Tab::Orders => Context::Orders,
-            Tab::Esims => Context::Esims,
-            Tab::Profile => Context::Profile,
-        };
-        let browse = if tab == Tab::Profile {
-            vec![tab_context, Context::Global]
+    pub fn contexts(&self, tab: &dyn TabState) -> Vec<Context> {
+        let browse = if tab.has_list() {
+            vec![tab.context(), Context::List, Context::Global]
         } else {
-            vec![tab_context, Context::List, Context::Global]
+            vec![tab.context(), Context::Global]
         };
         match self {
             Mode::Browse => browse,
@@ -96,11 +91,11 @@ impl Mode {
                 Overlay::ProfileForm(_) => vec![Context::ProfileForm],
                 Overlay::IccidPrompt { .. } => vec![Context::IccidPrompt],
                 Overlay::Replace { .. } => vec![Context::Replace],
-                Overlay::Purchase(form) => match &form.stage {
+                Overlay::Purchase(form) => match form.stage() {
                     Stage::Choosing => vec![Context::Purchase],
-                    Stage::Confirming | Stage::Again(_) => vec![Context::Confirm],
+                    Stage::Confirming { .. } | Stage::Again { .. } => vec![Context::Confirm],
                     // Nothing may interrupt a payment or its lookup.
-                    Stage::Sending
+                    Stage::Sending { .. }
                     | Stage::Unknown {
                         lookup: Lookup::Checking,
                         ..
@@ -108,6 +103,20 @@ impl Mode {
                     _ => vec![Context::Outcome],
                 },
             },
+        }
+    }
+
+    /// What the window open needs read: a plan's own pricing, or the purchase form's next read.
+    pub fn fetch(&mut self, out: &mut Outbox<'_>) {
+        match self {
+            Mode::Overlay(Overlay::PlanDetail { summary, fetched }) if fetched.wanted() => {
+                let id = out.send(Request::Plan {
+                    slug: summary.slug.clone(),
+                });
+                fetched.start(id);
+            }
+            Mode::Overlay(Overlay::Purchase(form)) => form.fetch(out),
+            _ => {}
         }
     }
 

@@ -5,7 +5,7 @@
 
 use super::remote::{Remote, Slot};
 use crate::api::ApiError;
-use crate::tui::msg::RequestId;
+use crate::tui::msg::JobId;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -182,7 +182,7 @@ impl<T> Paged<T> {
         page == current || page == current + 1
     }
 
-    pub fn start(&mut self, page: u64, id: RequestId) {
+    pub fn start(&mut self, page: u64, id: JobId) {
         self.pages.entry(page).or_default().start(id);
     }
 
@@ -192,7 +192,7 @@ impl<T> Paged<T> {
     }
 
     /// Stores an answer if it is the one awaited for that page; `false` means stale, dropped.
-    pub fn accept(&mut self, page: u64, id: RequestId, items: Vec<T>, total: u64, now: Instant) -> bool {
+    pub fn accept(&mut self, page: u64, id: JobId, items: Vec<T>, total: u64, now: Instant) -> bool {
         let Some(slot) = self.pages.get_mut(&page) else {
             return false;
         };
@@ -209,7 +209,7 @@ impl<T> Paged<T> {
     }
 
     /// The request for that page failed: the page shows why, and is not asked again until `r`.
-    pub fn fail(&mut self, page: u64, id: RequestId, error: ApiError, now: Instant) -> bool {
+    pub fn fail(&mut self, page: u64, id: JobId, error: ApiError, now: Instant) -> bool {
         self.pages.get_mut(&page).is_some_and(|slot| slot.fail(id, error, now))
     }
 }

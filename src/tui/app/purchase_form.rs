@@ -1,15 +1,21 @@
 //! The top-up and purchase form: money moves exactly once, only for a plan the API offered.
 //!
-//! Stages: Loading (which top-ups are offered) → Empty, or Choosing (plan, quantity) →
-//! Confirming (totals, balance after; the order list is read for what exists) → Sending (one
-//! request; keys cannot send another) → Done, Failed (the server's words, nothing retried), or
-//! Unknown (no answer: nothing is resent; the order list is read for the order instead).
+//! Stages, each holding what it needs: Loading (which top-ups are offered) → Empty, or Choosing
+//! (plan, quantity) → Confirming (totals, balance after; the order list is read for what exists)
+//! → Sending (one payment; keys cannot send another) → Done, Failed (the server's words, nothing
+//! retried), Again (placed minutes ago: a second confirmation sends it again), or Unknown (no
+//! answer: nothing is resent; the order list is read for the order instead).
+//!
+//! The fields are private: a stage changes only through the methods below, and each refuses
+//! what its stage does not allow (a payment is sent only from a confirmation whose order list
+//! was read, with nothing in flight).
 
+use super::jobs::Outbox;
 use crate::api::model::{Order, OrderRequest, Plan, TopupRequest};
-use crate::api::{Payment, Spend};
+use crate::api::{ApiError, Delivery, Payment, Spend};
 use crate::esim::iccid::Iccid;
 use crate::purchase::Purchase;
-use crate::tui::msg::{Request, RequestId};
+use crate::tui::msg::{JobId, Request};
 use rust_decimal::Decimal;
 use std::collections::HashSet;
 
@@ -25,44 +31,57 @@ pub enum Lookup {
     Failed(String),
 }
 
+/// Order numbers of the chosen plan that existed before paying.
+pub type Before = HashSet<String>;
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Stage {
-    Loading,
+    /// Asking which top-ups are offered.
+    Loading {
+        request: Option<JobId>,
+    },
     /// Nothing is offered; why, when the eSIM's status tells.
     Empty(String),
     Choosing,
-    Confirming,
+    /// The totals shown; the order list read (`before`) before paying is allowed.
+    Confirming {
+        before: Option<Before>,
+        request: Option<JobId>,
+    },
     /// The same payment was placed minutes ago (or may have been): not sent; a second
     /// confirmation sends it again.
-    Again(String),
-    Sending,
+    Again {
+        earlier: String,
+        before: Before,
+    },
+    Sending {
+        payment: Payment,
+        request: Option<JobId>,
+    },
     Done {
         order: Box<Order>,
         balance: Option<Decimal>,
-        delivery: crate::api::Delivery,
+        delivery: Delivery,
     },
     Failed(String),
+    /// No answer came: the payment is looked up in the order list, never sent again.
     Unknown {
         error: String,
+        payment: Payment,
         lookup: Lookup,
+        request: Option<JobId>,
     },
 }
 
 #[derive(Debug, Clone)]
 pub struct PurchaseForm {
-    pub what: Purchase,
-    pub plans: Vec<Plan>,
-    pub cursor: usize,
-    pub qty: u32,
-    pub stage: Stage,
+    what: Purchase,
+    plans: Vec<Plan>,
+    cursor: usize,
+    qty: u32,
+    stage: Stage,
     /// Why an eSIM would be offered nothing, from its status (shown if nothing is offered).
-    pub hint: Option<&'static str>,
-    /// Order numbers of the chosen plan that existed before sending; `None` until read.
-    pub before: Option<HashSet<String>>,
-    /// The one request of this form in flight.
-    pub request: Option<RequestId>,
-    /// The payment once sent: its key and what it was, for the lookup after a lost answer.
-    pub sent: Option<Payment>,
+    hint: Option<&'static str>,
 }
 
 impl PurchaseForm {
@@ -72,11 +91,8 @@ impl PurchaseForm {
             plans: Vec::new(),
             cursor: 0,
             qty: 1,
-            stage: Stage::Loading,
+            stage: Stage::Loading { request: None },
             hint,
-            before: None,
-            request: None,
-            sent: None,
         }
     }
 
@@ -88,10 +104,27 @@ impl PurchaseForm {
             qty: 1,
             stage: Stage::Choosing,
             hint: None,
-            before: None,
-            request: None,
-            sent: None,
         }
+    }
+
+    pub fn what(&self) -> &Purchase {
+        &self.what
+    }
+
+    pub fn stage(&self) -> &Stage {
+        &self.stage
+    }
+
+    pub fn plans(&self) -> &[Plan] {
+        &self.plans
+    }
+
+    pub fn cursor(&self) -> usize {
+        self.cursor
+    }
+
+    pub fn qty(&self) -> u32 {
+        self.qty
     }
 
     pub fn plan(&self) -> Option<&Plan> {
@@ -116,12 +149,76 @@ impl PurchaseForm {
         after.err()
     }
 
-    pub fn set_qty(&mut self, qty: i64) {
-        self.qty = qty.clamp(1, i64::from(MAX_QTY)) as u32;
+    /// The ICCID when topping up (for the request and the lookup).
+    pub fn iccid(&self) -> Option<&Iccid> {
+        match &self.what {
+            Purchase::Topup { iccid } => Some(iccid),
+            Purchase::Order => None,
+        }
+    }
+
+    /// Whether the order list was read, so that paying is allowed.
+    pub fn ready_to_pay(&self) -> bool {
+        matches!(
+            self.stage,
+            Stage::Confirming {
+                before: Some(_),
+                request: None
+            } | Stage::Again { .. }
+        )
+    }
+
+    /// The one request of this form in flight, as its slot (its answer is awaited there).
+    pub fn request_slot(&mut self) -> Option<&mut Option<JobId>> {
+        match &mut self.stage {
+            Stage::Loading { request }
+            | Stage::Confirming { request, .. }
+            | Stage::Sending { request, .. }
+            | Stage::Unknown { request, .. } => Some(request),
+            _ => None,
+        }
+    }
+
+    /// Reads what the stage needs: the offered top-ups, the order list before paying, or, after
+    /// an unknown outcome, the order list again. Never the payment itself: only `pay` sends it.
+    pub fn fetch(&mut self, out: &mut Outbox<'_>) {
+        let slug = self.plan().map(|p| p.slug.clone());
+        let iccid = self.iccid().cloned();
+        match &mut self.stage {
+            Stage::Loading {
+                request: request @ None,
+            } => {
+                if let Some(iccid) = iccid {
+                    *request = Some(out.send(Request::TopupPlans { iccid }));
+                }
+            }
+            Stage::Confirming {
+                before: None,
+                request: request @ None,
+            } => {
+                if let Some(slug) = slug {
+                    *request = Some(out.send(Request::OrdersOfPlan { slug, iccid }));
+                }
+            }
+            Stage::Unknown {
+                payment,
+                lookup: Lookup::Checking,
+                request: request @ None,
+                ..
+            } => {
+                let before = payment.orders_before.iter().flatten().cloned().collect();
+                let payment = payment.clone();
+                *request = Some(out.send(Request::LookUpPayment { payment, before }));
+            }
+            _ => {}
+        }
     }
 
     /// The offered plans arrived.
     pub fn offered(&mut self, plans: Vec<Plan>) {
+        if !matches!(self.stage, Stage::Loading { .. }) {
+            return;
+        }
         if plans.is_empty() {
             let why = self.hint.unwrap_or("the API offers no top-up for it");
             self.stage = Stage::Empty(format!("This eSIM cannot be topped up now: {why}."));
@@ -132,45 +229,75 @@ impl PurchaseForm {
         }
     }
 
-    /// The ICCID when topping up (for the request and the lookup).
-    pub fn iccid(&self) -> Option<&Iccid> {
-        match &self.what {
-            Purchase::Topup { iccid } => Some(iccid),
-            Purchase::Order => None,
+    /// Down or Up in the plans offered (while choosing).
+    pub fn move_cursor(&mut self, down: bool) {
+        if self.stage == Stage::Choosing {
+            self.cursor = if down {
+                (self.cursor + 1).min(self.plans.len().saturating_sub(1))
+            } else {
+                self.cursor.saturating_sub(1)
+            };
         }
     }
 
-    /// What the form needs read now: the offered top-ups, the order list before paying, or,
-    /// after an unknown outcome, the order list again. Never the payment itself: only `pay` on
-    /// the confirmation sends that.
-    pub fn next_read(&self) -> Option<Request> {
-        if self.request.is_some() {
-            return None;
+    /// The quantity, kept within 1 and `MAX_QTY` (while choosing).
+    pub fn set_qty(&mut self, qty: i64) {
+        if self.stage == Stage::Choosing {
+            self.qty = qty.clamp(1, i64::from(MAX_QTY)) as u32;
         }
-        let slug = self.plan().map(|p| p.slug.clone());
-        match (&self.stage, &self.before, &self.sent) {
-            (Stage::Loading, _, _) => self.iccid().map(|iccid| Request::TopupPlans { iccid: iccid.clone() }),
-            (Stage::Confirming, None, _) => slug.map(|slug| Request::OrdersOfPlan {
-                slug,
-                iccid: self.iccid().cloned(),
-            }),
-            (
-                Stage::Unknown {
-                    lookup: Lookup::Checking,
-                    ..
-                },
-                Some(before),
-                Some(payment),
-            ) => Some(Request::LookUpPayment {
-                payment: payment.clone(),
-                before: before.clone(),
-            }),
-            _ => None,
+    }
+
+    /// The choice is reviewed: the order list is read before paying is allowed.
+    pub fn confirm(&mut self) {
+        if self.stage == Stage::Choosing && self.plan().is_some() {
+            self.stage = Stage::Confirming {
+                before: None,
+                request: None,
+            };
         }
+    }
+
+    /// Back from the confirmation (or the second question) to the choice.
+    pub fn back(&mut self) {
+        if matches!(self.stage, Stage::Confirming { .. } | Stage::Again { .. }) {
+            self.stage = Stage::Choosing;
+        }
+    }
+
+    /// The order list before paying was read.
+    pub fn orders_before(&mut self, numbers: Before) {
+        if let Stage::Confirming { before, request } = &mut self.stage {
+            *before = Some(numbers);
+            *request = None;
+        }
+    }
+
+    /// Sends the payment, once: only from a confirmation whose order list was read (so a lost
+    /// answer can be looked up), never when the balance is short or the amounts out of range.
+    /// From the second question, it is a payment of its own with a fresh key.
+    pub fn pay(&mut self, balance: Option<Decimal>, out: &mut Outbox<'_>) {
+        let short = match (balance, self.total()) {
+            (Some(b), Some(t)) => crate::purchase::shortfall(b, t).is_some(),
+            (_, None) => true,
+            (None, Some(_)) => false,
+        };
+        if !self.ready_to_pay() || short || self.amount_problem(balance).is_some() {
+            return;
+        }
+        let (before, again) = match &self.stage {
+            Stage::Confirming { before: Some(b), .. } => (b.clone(), false),
+            Stage::Again { before, .. } => (before.clone(), true),
+            _ => return,
+        };
+        let Some(payment) = self.payment() else { return };
+        let payment = payment.with_orders_before(&before);
+        let payment = if again { payment.again() } else { payment };
+        let request = Some(out.send(Request::Pay(payment.clone())));
+        self.stage = Stage::Sending { payment, request };
     }
 
     /// The payment for the confirmed choice, with a fresh idempotency key.
-    pub fn payment(&self) -> Option<Payment> {
+    fn payment(&self) -> Option<Payment> {
         let plan = self.plan()?;
         let spend = match self.iccid() {
             Some(iccid) => Spend::Topup(TopupRequest {
@@ -184,5 +311,58 @@ impl PurchaseForm {
             }),
         };
         Some(Payment::new(spend, self.total()))
+    }
+
+    /// The payment was placed.
+    pub fn paid(&mut self, order: Order, balance: Option<Decimal>, delivery: Delivery) {
+        if matches!(self.stage, Stage::Sending { .. }) {
+            self.stage = Stage::Done {
+                order: Box::new(order),
+                balance,
+                delivery,
+            };
+        }
+    }
+
+    /// The payment failed: refused (nothing moved), a repeat (asked again), or without an
+    /// answer (looked up, not resent).
+    pub fn pay_failed(&mut self, error: &ApiError) {
+        let Stage::Sending { payment, .. } = &self.stage else {
+            return;
+        };
+        let before: Before = payment.orders_before.iter().flatten().cloned().collect();
+        self.stage = match error {
+            e if e.outcome_unknown() => Stage::Unknown {
+                error: e.to_string(),
+                payment: payment.clone(),
+                lookup: Lookup::Checking,
+                request: None,
+            },
+            ApiError::Repeat { earlier, .. } => Stage::Again {
+                earlier: earlier.clone(),
+                before,
+            },
+            _ => Stage::Failed(crate::purchase::explain(error, &self.what)),
+        };
+    }
+
+    /// What the order list said of a payment whose answer was lost.
+    pub fn looked_up(&mut self, result: Result<Option<Order>, &ApiError>) {
+        if let Stage::Unknown { lookup, request, .. } = &mut self.stage {
+            *request = None;
+            *lookup = match result {
+                Ok(Some(order)) => Lookup::Found(Box::new(order)),
+                Ok(None) => Lookup::NotFound,
+                Err(ApiError::Ambiguous { orders, .. }) => Lookup::Ambiguous(orders.clone()),
+                Err(e) => Lookup::Failed(e.to_string()),
+            };
+        }
+    }
+
+    /// A read before paying failed: the form says so (and that no money moved), in place.
+    pub fn read_failed(&mut self, error: &ApiError) {
+        if matches!(self.stage, Stage::Loading { .. } | Stage::Confirming { .. }) {
+            self.stage = Stage::Failed(crate::purchase::explain(error, &self.what));
+        }
     }
 }

@@ -4,7 +4,7 @@
 //! instead of going blank.
 
 use crate::api::ApiError;
-use crate::tui::msg::RequestId;
+use crate::tui::msg::JobId;
 use std::time::Instant;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -19,7 +19,7 @@ pub enum Remote<T> {
         previous: Option<Loaded<T>>,
     },
     Loading {
-        id: RequestId,
+        id: JobId,
         previous: Option<Loaded<T>>,
     },
     Loaded(Loaded<T>),
@@ -91,18 +91,18 @@ impl<T> Remote<T> {
     }
 
     /// A request for it was sent.
-    pub fn start(&mut self, id: RequestId) {
+    pub fn start(&mut self, id: JobId) {
         let previous = self.take_previous();
         *self = Remote::Loading { id, previous };
     }
 
     /// Whether `id` is the request it waits for.
-    pub fn awaits(&self, id: RequestId) -> bool {
+    pub fn awaits(&self, id: JobId) -> bool {
         matches!(self, Remote::Loading { id: mine, .. } if *mine == id)
     }
 
     /// Stores the answer if it is the one awaited; `false`: stale, dropped.
-    pub fn resolve(&mut self, id: RequestId, value: T, at: Instant) -> bool {
+    pub fn resolve(&mut self, id: JobId, value: T, at: Instant) -> bool {
         if !self.awaits(id) {
             return false;
         }
@@ -111,7 +111,7 @@ impl<T> Remote<T> {
     }
 
     /// Records the failure if it is of the request awaited.
-    pub fn fail(&mut self, id: RequestId, error: ApiError, at: Instant) -> bool {
+    pub fn fail(&mut self, id: JobId, error: ApiError, at: Instant) -> bool {
         if !self.awaits(id) {
             return false;
         }
@@ -128,7 +128,7 @@ impl<T> Remote<T> {
 
     /// The request in flight is no longer awaited (its answer will be dropped): asked again
     /// when next wanted.
-    pub fn abandon(&mut self, id: RequestId) {
+    pub fn abandon(&mut self, id: JobId) {
         if self.awaits(id) {
             self.invalidate();
         }
@@ -138,35 +138,35 @@ impl<T> Remote<T> {
 /// A place that awaits one answer: how `App` matches any answer to where it goes, and how it
 /// finds requests nobody waits for any more, without listing the places by hand.
 pub trait Slot {
-    fn awaits(&self, id: RequestId) -> bool;
-    fn abandon(&mut self, id: RequestId);
-    fn fail(&mut self, id: RequestId, error: ApiError, at: Instant);
+    fn awaits(&self, id: JobId) -> bool;
+    fn abandon(&mut self, id: JobId);
+    fn fail(&mut self, id: JobId, error: ApiError, at: Instant);
 }
 
 impl<T> Slot for Remote<T> {
-    fn awaits(&self, id: RequestId) -> bool {
+    fn awaits(&self, id: JobId) -> bool {
         Remote::awaits(self, id)
     }
-    fn abandon(&mut self, id: RequestId) {
+    fn abandon(&mut self, id: JobId) {
         Remote::abandon(self, id)
     }
-    fn fail(&mut self, id: RequestId, error: ApiError, at: Instant) {
+    fn fail(&mut self, id: JobId, error: ApiError, at: Instant) {
         Remote::fail(self, id, error, at);
     }
 }
 
 /// The purchase form's one request at a time.
-impl Slot for Option<RequestId> {
-    fn awaits(&self, id: RequestId) -> bool {
+impl Slot for Option<JobId> {
+    fn awaits(&self, id: JobId) -> bool {
         *self == Some(id)
     }
-    fn abandon(&mut self, id: RequestId) {
+    fn abandon(&mut self, id: JobId) {
         if *self == Some(id) {
             *self = None;
         }
     }
     /// The form shows the error itself (its stage says what happened).
-    fn fail(&mut self, id: RequestId, _error: ApiError, _at: Instant) {
+    fn fail(&mut self, id: JobId, _error: ApiError, _at: Instant) {
         self.abandon(id);
     }
 }

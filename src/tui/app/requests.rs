@@ -1,101 +1,58 @@
 //! Every request the app makes, in one place: where its answer goes (`slot`), while it is still
-//! wanted (`still_wanted`), and what its answer does (`apply`). Requests in flight live in one
-//! registry, so "is anything loading", "drop a stale answer", "cancel what nobody waits for" and
-//! the clean-up after a 401 are each written once, for every kind.
+//! wanted (`still_wanted`), and what its answer does (`apply`). Requests in flight live in the
+//! account's one registry of background jobs (`jobs.rs`).
 //!
 //! Adding a request: a `Request` variant (and `Payload`, if it brings a new shape), its call in
-//! `runtime::execute`, and an arm in `slot` and in `apply` here.
+//! `runtime::execute`, and an arm in `slot` and in `apply` here (and in the tab's `still_wants`
+//! when a tab asks for it).
 
+use super::PurchaseForm;
 use super::mode::Overlay;
-use super::purchase_form::{Lookup, Stage};
 use super::remote::Slot;
-use super::{App, Halt, Tab, Tone};
+use super::{App, Halt, Job, Tone};
 use crate::api::ApiError;
-use crate::tui::msg::{Effect, Payload, Request, RequestId};
-use std::collections::BTreeMap;
+use crate::tui::msg::{Effect, JobId, Payload, Request};
 use std::time::Instant;
 
-/// The requests in flight, by id.
-#[derive(Debug, Default)]
-pub struct Requests {
-    next: RequestId,
-    live: BTreeMap<RequestId, Request>,
-}
-
-impl Requests {
-    pub fn is_empty(&self) -> bool {
-        self.live.is_empty()
-    }
-
-    /// Whether a write is in flight (its answer tells whether something changed).
-    pub fn writing(&self) -> bool {
-        self.live.values().any(Request::writes)
-    }
-
-    fn open(&mut self, request: Request) -> (RequestId, Effect) {
-        self.next += 1;
-        self.live.insert(self.next, request.clone());
-        (self.next, Effect::Send { id: self.next, request })
-    }
-}
-
 impl App {
-    /// Sends a request; the caller records the id in the request's slot.
-    pub(super) fn send(&mut self, request: Request, effects: &mut Vec<Effect>) -> RequestId {
-        let (id, effect) = self.requests.open(request);
-        effects.push(effect);
-        self.dirty = true;
-        id
-    }
-
     /// Where the answer to `request` goes, if that place still exists.
     fn slot(&mut self, request: &Request) -> Option<&mut dyn Slot> {
         match request {
-            Request::Profile => Some(&mut self.account),
-            Request::Plans => Some(&mut self.catalog.plans),
+            Request::Profile => Some(&mut self.account.profile),
+            Request::Plans => Some(&mut self.account.tabs.catalog.plans),
             Request::Plan { slug } => match self.mode.overlay_mut() {
                 Some(Overlay::PlanDetail { summary, fetched }) if &summary.slug == slug => Some(fetched),
                 _ => None,
             },
-            Request::Orders(q) => self.orders.list.slot(q.page.unwrap_or(1)),
-            Request::Esims(q) => self.esims.list.slot(q.page.unwrap_or(1)),
-            Request::EsimScan { .. } => Some(self.esims.scan_slot()),
-            Request::FindEsim { iccid, .. } => self.esims.fresh_slot(iccid.as_str()),
+            Request::Orders(q) => self.account.tabs.orders.list.slot(q.page.unwrap_or(1)),
+            Request::Esims(q) => self.account.tabs.esims.list.slot(q.page.unwrap_or(1)),
+            Request::EsimScan { .. } => Some(self.account.tabs.esims.scan_slot()),
+            Request::FindEsim { iccid, .. } => self.account.tabs.esims.fresh_slot(iccid.as_str()),
             Request::ActivationCode { esim } => self
+                .account
+                .tabs
                 .esims
                 .codes
                 .get_mut(&esim.raw_order_json.iccid)
                 .map(|c| c as &mut dyn Slot),
-            Request::UpdateProfile(_) => Some(&mut self.saving),
+            Request::UpdateProfile(_) => Some(&mut self.account.saving),
             Request::TopupPlans { .. }
             | Request::OrdersOfPlan { .. }
             | Request::Pay(_)
-            | Request::LookUpPayment { .. } => self.mode.purchase_mut().map(|f| &mut f.request as &mut dyn Slot),
+            | Request::LookUpPayment { .. } => self
+                .mode
+                .purchase_mut()
+                .and_then(PurchaseForm::request_slot)
+                .map(|r| r as &mut dyn Slot),
         }
     }
 
-    /// Whether the screen still needs this read's answer (writes are always awaited).
+    /// Whether the screen still needs this read's answer (writes are always awaited): a tab's
+    /// read, while that tab is shown and still wants it.
     fn still_wanted(&self, request: &Request) -> bool {
-        match request {
-            Request::Orders(q) => {
-                self.tab == Tab::Orders && self.orders.is_current(q) && self.orders.list.is_near(q.page.unwrap_or(1))
-            }
-            Request::Esims(q) => {
-                self.tab == Tab::Esims
-                    && !self.esims.search_active()
-                    && self.esims.is_current(q)
-                    && self.esims.list.is_near(q.page.unwrap_or(1))
-            }
-            Request::EsimScan { .. } => self.tab == Tab::Esims,
-            Request::FindEsim { iccid, .. } => self.tab == Tab::Esims && self.esims.wants_fresh(iccid.as_str()),
-            Request::ActivationCode { esim } => {
-                self.tab == Tab::Esims
-                    && self
-                        .esims
-                        .selected()
-                        .is_some_and(|e| e.raw_order_json.iccid == esim.raw_order_json.iccid)
-            }
-            _ => true,
+        match request.tab() {
+            Some(tab) => tab == self.tab && self.account.tabs.get(tab).still_wants(request),
+            None => true,
         }
     }
 
@@ -103,52 +60,44 @@ impl App {
     /// queue if not yet sent, aborted if in flight, and their place asks again when it needs to.
     /// A write is never cancelled: once sent, its answer is always awaited.
     pub(super) fn cancel_unwanted(&mut self, effects: &mut Vec<Effect>) {
-        let reads: Vec<RequestId> = self
-            .requests
-            .live
-            .iter()
-            .filter(|(_, r)| !r.writes())
-            .map(|(id, _)| *id)
-            .collect();
-        for id in reads {
-            // Taken out to be looked at, and put back if it is still awaited.
-            let Some(request) = self.requests.live.remove(&id) else {
-                continue;
-            };
+        for (id, request) in self.account.jobs.reads() {
             if self.still_wanted(&request) && self.slot(&request).is_some_and(|s| s.awaits(id)) {
-                self.requests.live.insert(id, request);
                 continue;
             }
             if let Some(slot) = self.slot(&request) {
                 slot.abandon(id);
             }
-            effects.push(Effect::Cancel(id));
+            self.account.jobs.cancel(id, effects);
             tracing::debug!(id, "cancelled a request nobody waits for");
         }
     }
 
-    /// After a 401: every read in flight is cancelled and nothing awaits an answer any more.
+    /// After a 401, or before another account is used: everything running is stopped (reads
+    /// and exports cancelled) and nothing awaits an answer any more.
     pub(super) fn abandon_everything(&mut self, effects: &mut Vec<Effect>) {
-        for (id, request) in std::mem::take(&mut self.requests.live) {
-            if let Some(slot) = self.slot(&request) {
+        for (id, job) in self.account.jobs.drain(effects) {
+            if let Job::Request(request) = job
+                && let Some(slot) = self.slot(&request)
+            {
                 slot.abandon(id);
             }
-            if !request.writes() {
-                effects.push(Effect::Cancel(id));
-            }
         }
+        self.account.export = None;
     }
 
     pub(super) fn on_answer(
         &mut self,
-        id: RequestId,
-        request: Request,
+        id: JobId,
         result: Result<Payload, ApiError>,
         now: Instant,
         effects: &mut Vec<Effect>,
     ) {
-        let unauthorized = matches!(self.halt, Some(Halt::Unauthorized { .. }));
-        let awaited = self.requests.live.remove(&id).is_some() && self.slot(&request).is_some_and(|s| s.awaits(id));
+        let unauthorized = matches!(self.account.halt, Some(Halt::Unauthorized { .. }));
+        let Some(Job::Request(request)) = self.account.jobs.finish(id) else {
+            tracing::debug!(id, "dropped a stale answer");
+            return;
+        };
+        let awaited = self.slot(&request).is_some_and(|s| s.awaits(id));
         if unauthorized || !awaited {
             tracing::debug!(id, "dropped a stale answer");
             return;
@@ -160,18 +109,14 @@ impl App {
         }
     }
 
-    fn apply(&mut self, id: RequestId, request: &Request, payload: Payload, now: Instant, effects: &mut Vec<Effect>) {
-        if let Some(form) = self.mode.purchase_mut()
-            && form.request == Some(id)
-        {
-            form.request = None;
-        }
+    fn apply(&mut self, id: JobId, request: &Request, payload: Payload, now: Instant, effects: &mut Vec<Effect>) {
+        let tabs = &mut self.account.tabs;
         match (request, payload) {
             (Request::Profile, Payload::Profile(p)) => {
-                self.account.resolve(id, p, now);
+                self.account.profile.resolve(id, p, now);
             }
             (Request::Plans, Payload::Plans(plans)) => {
-                self.catalog.accept(id, plans, now);
+                tabs.catalog.accept(id, plans, now);
             }
             (Request::Plan { .. }, Payload::Plan(plan)) => {
                 if let Some(Overlay::PlanDetail { fetched, .. }) = self.mode.overlay_mut() {
@@ -179,94 +124,82 @@ impl App {
                 }
             }
             (Request::Orders(q), Payload::Orders(page)) => {
-                self.orders
+                tabs.orders
                     .list
                     .accept(q.page.unwrap_or(1), id, page.orders, page.total, now);
             }
             (Request::Esims(q), Payload::Esims(page)) => {
                 let number = q.page.unwrap_or(1);
-                if self.esims.list.accept(number, id, page.esims, page.total, now) {
-                    self.esims.list_page_arrived(number, page.total);
+                if tabs.esims.list.accept(number, id, page.esims, page.total, now) {
+                    tabs.esims.list_page_arrived(number, page.total);
                 }
             }
             (Request::EsimScan { .. }, Payload::Esims(page)) => {
-                let Some(step) = self.esims.accept_scan(id, page.esims, page.total, now) else {
+                let Some(step) = tabs.esims.accept_scan(id, page.esims, page.total, now) else {
                     return;
                 };
+                if step.complete {
+                    effects.push(Effect::SaveInventory(tabs.esims.scan().shared_inventory()));
+                }
                 if step.found_whole {
                     self.found_iccid(now);
                 }
-                if step.complete {
-                    effects.push(Effect::SaveInventory(Box::new(self.esims.scan().inventory().clone())));
-                }
             }
             (Request::FindEsim { .. }, Payload::FoundEsim(found)) => {
-                if self.esims.accept_fresh(id, found, now) {
+                if tabs.esims.accept_fresh(id, found, now) {
                     self.found_iccid(now);
                 }
             }
             (Request::ActivationCode { esim }, Payload::ActivationCode(code)) => {
-                if let Some(slot) = self.esims.codes.get_mut(&esim.raw_order_json.iccid) {
+                if let Some(slot) = tabs.esims.codes.get_mut(&esim.raw_order_json.iccid) {
                     // The client checks a decoded image; `ac` is checked here, the same way.
                     let code = code.and_then(|c| crate::esim::lpa::checked_code(&c));
                     slot.resolve(id, code, now);
                 }
             }
-            (Request::TopupPlans { .. }, Payload::Plans(plans)) => {
-                if let Some(form) = self.mode.purchase_mut() {
-                    form.offered(plans);
-                }
-            }
-            (Request::OrdersOfPlan { .. }, Payload::OrderNumbers(numbers)) => {
-                if let Some(form) = self.mode.purchase_mut() {
-                    form.before = Some(numbers);
-                }
-            }
-            (Request::Pay(_), Payload::Paid(paid)) => {
-                let placed = paid.placed;
-                let number = placed.order.record.provider_order_no.clone();
-                let balance = placed.balance_usd;
-                if let Some(form) = self.mode.purchase_mut() {
-                    form.stage = Stage::Done {
-                        order: Box::new(placed.order),
-                        balance,
-                        delivery: paid.delivery,
-                    };
-                }
-                self.money_moved(balance);
-                self.flash(format!("Placed: order {number}"), Tone::Success, now);
-            }
-            (Request::LookUpPayment { .. }, Payload::FoundOrder(found)) => {
-                let placed = found.is_some();
-                if let Some(form) = self.mode.purchase_mut()
-                    && let Stage::Unknown { lookup, .. } = &mut form.stage
-                {
-                    *lookup = match found {
-                        Some(order) => Lookup::Found(Box::new(order)),
-                        None => Lookup::NotFound,
-                    };
-                }
-                if placed {
-                    self.money_moved(None);
-                }
-            }
             (Request::UpdateProfile(_), Payload::ProfileSaved(p)) => {
-                self.saving.resolve(id, (), now);
-                self.account = super::remote::Remote::Loaded(super::remote::Loaded { value: p, at: now });
+                self.account.saving.resolve(id, (), now);
+                self.account.profile = super::remote::Remote::Loaded(super::remote::Loaded { value: p, at: now });
                 if matches!(self.mode.overlay(), Some(Overlay::ProfileForm(_))) {
                     self.mode = super::Mode::Browse;
                 }
                 self.flash("Profile saved", Tone::Success, now);
             }
-            (request, payload) => tracing::warn!(?request, ?payload, "an answer that fits no request"),
+            (_, payload) => self.apply_purchase(payload, now),
         }
     }
 
-    fn on_error(&mut self, id: RequestId, request: &Request, error: ApiError, now: Instant, effects: &mut Vec<Effect>) {
+    /// The purchase form's answers: the plans offered, the order list before paying, the
+    /// payment placed, the order a lost answer became.
+    fn apply_purchase(&mut self, payload: Payload, now: Instant) {
+        let Some(form) = self.mode.purchase_mut() else { return };
+        match payload {
+            Payload::Plans(plans) => form.offered(plans),
+            Payload::OrderNumbers(numbers) => form.orders_before(numbers),
+            Payload::Paid(paid) => {
+                let placed = paid.placed;
+                let number = placed.order.record.provider_order_no.clone();
+                let balance = placed.balance_usd;
+                form.paid(placed.order, balance, paid.delivery);
+                self.money_moved(balance);
+                self.flash(format!("Placed: order {number}"), Tone::Success, now);
+            }
+            Payload::FoundOrder(found) => {
+                let placed = found.is_some();
+                form.looked_up(Ok(found));
+                if placed {
+                    self.money_moved(None);
+                }
+            }
+            payload => tracing::warn!(?payload, "an answer that fits no request"),
+        }
+    }
+
+    fn on_error(&mut self, id: JobId, request: &Request, error: ApiError, now: Instant, effects: &mut Vec<Effect>) {
         tracing::warn!(kind = error.kind(), %error, "request failed");
         if error.is_auth() {
             let revoked = matches!(error, ApiError::Revoked { .. });
-            self.halt = Some(Halt::Unauthorized {
+            self.account.halt = Some(Halt::Unauthorized {
                 revoked,
                 message: error.to_string(),
             });
@@ -276,7 +209,7 @@ impl App {
         }
         if error.status() == Some(402) {
             // The balance the header shows was wrong: read it again.
-            self.account.invalidate();
+            self.account.profile.invalidate();
         }
         if self.purchase_failed(request, &error) {
             return;
@@ -288,11 +221,11 @@ impl App {
                 if let Some(slot) = self.slot(request) {
                     slot.abandon(id);
                 }
-                self.rate_limited_until = Some(now + *retry_after);
+                self.account.rate_limited_until = Some(now + *retry_after);
                 return;
             }
             ApiError::Network { .. } | ApiError::Timeout { .. } if !writes => {
-                self.halt = Some(Halt::Offline {
+                self.account.halt = Some(Halt::Offline {
                     message: error.to_string(),
                 });
             }
@@ -316,30 +249,11 @@ impl App {
             return false;
         };
         match request {
-            Request::Pay(_) if error.outcome_unknown() => {
-                form.stage = Stage::Unknown {
-                    error: error.to_string(),
-                    lookup: Lookup::Checking,
-                };
-            }
-            Request::Pay(_) => {
-                form.stage = match error {
-                    ApiError::Repeat { earlier, .. } => Stage::Again(earlier.clone()),
-                    _ => Stage::Failed(crate::purchase::explain(error, &form.what)),
-                };
-            }
-            Request::LookUpPayment { .. } => {
-                if let Stage::Unknown { lookup, .. } = &mut form.stage {
-                    *lookup = match error {
-                        ApiError::Ambiguous { orders, .. } => Lookup::Ambiguous(orders.clone()),
-                        _ => Lookup::Failed(error.to_string()),
-                    };
-                }
-            }
+            Request::Pay(_) => form.pay_failed(error),
+            Request::LookUpPayment { .. } => form.looked_up(Err(error)),
             // A read before paying: the form says so (and that no money moved), in place.
             Request::TopupPlans { .. } | Request::OrdersOfPlan { .. } => {
-                form.stage = Stage::Failed(crate::purchase::explain(error, &form.what));
-                form.request = None;
+                form.read_failed(error);
                 // Offline or out of budget: the rest of the app hears of it too.
                 return !matches!(
                     error,
@@ -348,7 +262,6 @@ impl App {
             }
             _ => return false,
         }
-        form.request = None;
         true
     }
 }

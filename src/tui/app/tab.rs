@@ -1,4 +1,4 @@
-//! The four tabs and where their titles sit on the tab bar (the view draws them there; a mouse
+//! The tabs, as the bar names them, and where their titles sit on the tab bar (the view draws them there; a mouse
 //! click is matched against the same positions).
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,9 +33,12 @@ impl Tab {
         Tab::ALL[(self.index() + Tab::ALL.len() - 1) % Tab::ALL.len()]
     }
 
-    /// The label on the tab bar: ` 1 Catalog `.
-    pub fn label(self) -> String {
-        format!(" {} {} ", self.index() + 1, self.title())
+    /// The label on the tab bar: ` 1 Catalog `, or with the tab's badge ` 3 My eSIMs (! 4) `.
+    pub fn label(self, badge: Option<String>) -> String {
+        match badge {
+            Some(badge) => format!(" {} {} {badge} ", self.index() + 1, self.title()),
+            None => format!(" {} {} ", self.index() + 1, self.title()),
+        }
     }
 
     /// Each tab's columns on the bar, the labels one after another from column 0.
@@ -68,7 +71,7 @@ mod tests {
     fn cycles_and_hit_tests() {
         assert_eq!(Tab::Profile.next(), Tab::Catalog);
         assert_eq!(Tab::Catalog.previous(), Tab::Profile);
-        let labels: Vec<_> = Tab::ALL.iter().map(|t| (*t, t.label())).collect();
+        let labels: Vec<_> = Tab::ALL.iter().map(|t| (*t, t.label(None))).collect();
         assert_eq!(Tab::at_column(&labels, 0), Some(Tab::Catalog));
         let (_, start, _) = Tab::bar_positions(&labels)[2];
         assert_eq!(Tab::at_column(&labels, start + 2), Some(Tab::Esims));

@@ -8,7 +8,7 @@ use crate::api::model::Plan;
 use crate::esim::money::format_amount;
 use crate::esim::volume::format_bytes;
 use crate::present;
-use crate::tui::app::{App, Mode, Remote, Tab};
+use crate::tui::app::{App, Mode, Remote};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -47,7 +47,7 @@ fn cells(plan: &Plan) -> Vec<String> {
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let catalog = app.catalog();
     let [title, table_area] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
-    let typing = app.tab() == Tab::Catalog && matches!(app.mode(), Mode::Typing);
+    let typing = matches!(app.mode(), Mode::Typing);
     let count = match catalog.plans().value() {
         Some(_) => format!(" {} of {} plans", catalog.visible().len(), catalog.all().len()),
         None => " Catalog".to_string(),

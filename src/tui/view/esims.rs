@@ -13,7 +13,7 @@ use crate::esim::qr::QrMatrix;
 use crate::esim::text::grouped as group;
 use crate::esim::text::safe_fit;
 use crate::esim::volume::format_bytes;
-use crate::tui::app::{App, Code, Mode, Remote, ResultRow, Tab};
+use crate::tui::app::{App, Code, Mode, Remote, ResultRow};
 use crate::tui::keymap::{Action, Context};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -64,7 +64,7 @@ fn cells(e: &Esim) -> Vec<String> {
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let esims = app.esims();
-    let typing = app.tab() == Tab::Esims && matches!(app.mode(), Mode::Typing);
+    let typing = matches!(app.mode(), Mode::Typing);
     let side_by_side = area.width >= TABLE_MIN + PANE_WIDTH;
     let (list_area, pane_area) = if side_by_side {
         let [l, p] = Layout::horizontal([Constraint::Min(TABLE_MIN), Constraint::Length(PANE_WIDTH)]).areas(area);

@@ -8,7 +8,7 @@ use crate::api::model::Order;
 use crate::esim::money::format_amount;
 use crate::esim::status::StatusFilter;
 use crate::present;
-use crate::tui::app::{App, Mode, Paged, Remote, Tab};
+use crate::tui::app::{App, Mode, Paged, Remote};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -134,7 +134,7 @@ pub fn draw_table<T>(
 pub fn draw_orders(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let o = app.orders();
     let [top, table] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
-    let typing = app.tab() == Tab::Orders && matches!(app.mode(), Mode::Typing);
+    let typing = matches!(app.mode(), Mode::Typing);
     let search = if typing {
         o.search().typed()
     } else {

@@ -39,7 +39,7 @@ pub fn spinner(app: &App) -> &'static str {
 pub fn draw(frame: &mut Frame, app: &App, theme: &Theme, now: Instant) {
     let area = frame.area();
     // The code alone needs only its own size, less than the dashboard's minimum.
-    if app.tab() == Tab::Esims && matches!(app.mode(), Mode::Zoom) && app.halt().is_none() {
+    if matches!(app.mode(), Mode::Zoom) && app.halt().is_none() {
         esims::draw_zoom(frame, app, theme);
         return;
     }
@@ -184,14 +184,12 @@ fn key_hints(app: &App) -> String {
     if matches!(app.halt(), Some(Halt::Unauthorized { .. })) {
         return app.keymap().hints(&[Context::Banner], false);
     }
-    let contexts = app.mode().contexts(app.tab());
+    let contexts = app.mode().contexts(app.tab_state());
     if contexts.is_empty() {
         return "sending: no key can send it again".to_string();
     }
-    let typing = match (app.mode(), app.tab()) {
-        (Mode::Typing, Tab::Catalog) => "type to filter  ",
-        (Mode::Typing, Tab::Orders) => "type to search  ",
-        (Mode::Typing, Tab::Esims) => "type an ICCID or package  ",
+    let typing = match app.mode() {
+        Mode::Typing => app.tab_state().typing_hint(),
         _ => "",
     };
     format!("{typing}{}", app.keymap().hints(&contexts, app.mode().takes_text()))
@@ -202,11 +200,9 @@ fn export_line(app: &App, theme: &Theme) -> Line<'static> {
     let Some(export) = app.export() else {
         return Line::raw("");
     };
-    let context = match app.tab() {
-        Tab::Catalog => Context::Catalog,
-        Tab::Orders => Context::Orders,
-        _ => Context::Esims,
-    };
+    // On Profile, which exports nothing, the key of My eSIMs is named (it cancels there).
+    let tab = app.tab_state();
+    let context = if tab.has_list() { tab.context() } else { Context::Esims };
     let key = app.keymap().first_key(context, Action::Export);
     match &export.state {
         ExportState::Running(progress) => Line::styled(

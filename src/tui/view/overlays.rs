@@ -191,11 +191,10 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
 /// `?`: the keys of the screen the help was opened from (its tab, the lists, everywhere, and
 /// its modes), from the keymap in force, so a rebound key shows as rebound.
 fn draw_help(frame: &mut Frame, area: Rect, app: &App, scroll: u16, theme: &Theme) {
-    let mut contexts = crate::tui::app::Mode::Browse.contexts(app.tab());
+    let tab = app.tab_state();
+    let mut contexts = crate::tui::app::Mode::Browse.contexts(tab);
     contexts.push(Context::Typing);
-    if app.tab() == crate::tui::app::Tab::Esims {
-        contexts.extend([Context::EsimDetail, Context::Zoom]);
-    }
+    contexts.extend(tab.views());
     let mut lines = Vec::new();
     for context in contexts {
         let rows: Vec<_> = app

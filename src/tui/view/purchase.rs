@@ -3,6 +3,8 @@
 use super::spinner;
 use super::theme::Theme;
 use super::widgets::{paragraph, popup, safe};
+use crate::api::Delivery;
+use crate::api::model::Order;
 use crate::esim::money::format_amount;
 use crate::esim::volume::format_bytes;
 use crate::present::validity;
@@ -18,208 +20,239 @@ fn usd(v: Option<rust_decimal::Decimal>) -> String {
 }
 
 pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme: &Theme) {
-    let title = match &form.what {
+    let title = match form.what() {
         Purchase::Topup { iccid } => format!("Top up eSIM {iccid}"),
         Purchase::Order => "Buy new eSIMs".to_string(),
     };
     let inner = popup(frame, area, &title, 76, 22, theme);
-    let noun = form.what.noun();
-    let balance = app.profile().and_then(|p| p.balance_usd);
-    let mut lines: Vec<Line> = Vec::new();
+    let noun = form.what().noun();
     // Every key named here is the one the keymap in force binds.
     let key = |context, action| app.keymap().first_key(context, action);
-    match &form.stage {
-        Stage::Loading => lines.push(Line::raw(format!(
+    let lines = match form.stage() {
+        Stage::Loading { .. } => vec![Line::raw(format!(
             "{} Asking which top-ups are offered for this eSIM…",
             spinner(app)
-        ))),
-        Stage::Empty(why) => {
-            lines.push(Line::styled(safe(why), theme.error()));
-            lines.push(Line::styled(
+        ))],
+        Stage::Empty(why) => vec![
+            Line::styled(safe(why), theme.error()),
+            Line::styled(
                 format!("{} to close", key(Context::Outcome, Action::Close)),
                 theme.muted(),
-            ));
-        }
-        Stage::Choosing => {
-            lines.push(Line::styled("Plans offered by the API:", theme.title()));
-            for (i, p) in form.plans.iter().enumerate() {
-                let text = format!(
-                    "{} {:<34} {:>7} {:>8} {:>11}",
-                    if i == form.cursor { "›" } else { " " },
-                    safe(&p.name),
-                    p.volume.map(format_bytes).unwrap_or_default(),
-                    validity(p),
-                    usd(p.sell_price())
-                );
-                lines.push(if i == form.cursor {
-                    Line::styled(text, theme.selected())
-                } else {
-                    Line::raw(text)
-                });
-            }
-            lines.push(Line::raw(""));
-            lines.push(Line::from(vec![
-                Span::raw("Quantity  "),
-                Span::styled(format!("◀ {} ▶", form.qty), theme.key()),
-                Span::styled(
-                    format!(
-                        "   {} {} or 1–9, 0 for 10",
-                        key(Context::Purchase, Action::Less),
-                        key(Context::Purchase, Action::More)
-                    ),
-                    theme.muted(),
-                ),
-            ]));
-            lines.push(Line::raw(format!("Total     {}", usd(form.total()))));
-            lines.push(Line::raw(""));
-            lines.push(Line::styled(
+            ),
+        ],
+        Stage::Choosing => choosing(form, app, theme),
+        Stage::Confirming { before, .. } => confirming(form, before.is_some(), app, theme),
+        Stage::Again { earlier, .. } => vec![
+            Line::styled(format!("Not sent: {}.", safe(earlier)), theme.error()),
+            Line::raw(""),
+            Line::styled(
                 format!(
-                    "{}: review · {}: cancel",
-                    key(Context::Purchase, Action::Accept),
-                    key(Context::Purchase, Action::Close)
+                    "{}: pay the same again, a second time · {}: back",
+                    key(Context::Confirm, Action::Pay),
+                    key(Context::Confirm, Action::Back)
                 ),
-                theme.muted(),
-            ));
-        }
-        Stage::Confirming => {
-            let plan = form.plan();
-            if let Some(iccid) = form.iccid() {
-                lines.push(Line::raw(format!("eSIM           {iccid}")));
-            }
-            lines.push(Line::raw(format!(
-                "Plan           {}",
-                plan.map_or_else(String::new, |p| safe(&p.name))
-            )));
-            lines.push(Line::raw(format!(
-                "               {}",
-                plan.map_or_else(String::new, |p| safe(&p.slug))
-            )));
-            lines.push(Line::raw(format!("Quantity       {}", form.qty)));
-            lines.push(Line::raw(format!("Unit price     {}", usd(form.unit_price()))));
-            lines.push(Line::styled(
-                format!("Total          {}", usd(form.total())),
-                theme.title(),
-            ));
-            lines.push(Line::raw(format!("Balance now    {}", usd(balance))));
-            let after = balance
-                .zip(form.total())
-                .and_then(|(b, t)| crate::purchase::balance_after(b, t).ok());
-            lines.push(Line::raw(format!("Balance after  {}", usd(after))));
-            lines.push(Line::raw(""));
-            let refusal = form
-                .amount_problem(balance)
-                .map(|why| format!("{why}; nothing will be sent."));
-            match (
-                refusal.or_else(|| balance.zip(form.total()).and_then(|(b, t)| shortfall_message(b, t))),
-                &form.before,
-            ) {
-                (Some(short), _) => lines.push(Line::styled(short, theme.error())),
-                (None, None) => lines.push(Line::styled(
-                    format!("{} Preparing (reading the order list)…", spinner(app)),
-                    theme.muted(),
-                )),
-                (None, Some(_)) => lines.push(Line::styled(
-                    format!(
-                        "{}: pay {} · {}: back",
-                        key(Context::Confirm, Action::Pay),
-                        usd(form.total()),
-                        key(Context::Confirm, Action::Back)
-                    ),
-                    theme.key(),
-                )),
-            }
-        }
-        Stage::Again(earlier) => {
-            let keys = app.keymap();
-            let (pay, back) = (
-                keys.first_key(Context::Confirm, Action::Pay),
-                keys.first_key(Context::Confirm, Action::Back),
-            );
-            lines.push(Line::styled(format!("Not sent: {}.", safe(earlier)), theme.error()));
-            lines.push(Line::raw(""));
-            lines.push(Line::styled(
-                format!("{pay}: pay the same again, a second time · {back}: back"),
                 theme.key(),
-            ));
-        }
-        Stage::Sending => {
-            lines.push(Line::raw(format!("{} Sending the {noun}, once.", spinner(app))));
-            lines.push(Line::styled("Keys do nothing until the answer comes.", theme.muted()));
-        }
+            ),
+        ],
+        Stage::Sending { .. } => vec![
+            Line::raw(format!("{} Sending the {noun}, once.", spinner(app))),
+            Line::styled("Keys do nothing until the answer comes.", theme.muted()),
+        ],
         Stage::Done {
             order,
             balance,
             delivery,
-        } => {
-            lines.push(Line::styled(
-                format!("Placed: order {}", safe(&order.record.provider_order_no)),
-                theme.ok(),
-            ));
-            if let crate::api::Delivery::Resent { replayed } = delivery {
-                lines.push(Line::styled(
-                    if *replayed {
-                        "The first answer was lost; sent once more under the same key, the server replayed it: paid once."
-                    } else {
-                        "The first answer was lost; sent once more under the same key, the server carried it out then."
-                    },
-                    theme.muted(),
-                ));
-            }
-            lines.push(Line::raw(format!(
-                "{} × {} · {}",
-                order.record.quantity.unwrap_or(u64::from(form.qty)),
-                safe(&order.record.package_name),
-                usd(order.total_sell_price)
-            )));
-            lines.push(Line::raw(format!("Balance now {}", usd(*balance))));
-            lines.push(Line::styled(
-                format!(
-                    "Orders and My eSIMs are being refreshed. {}: close",
-                    key(Context::Outcome, Action::Close)
-                ),
-                theme.muted(),
-            ));
-        }
-        Stage::Failed(message) => {
-            lines.push(Line::styled(safe(message), theme.error()));
-            lines.push(Line::styled(
+        } => done(form, order, *balance, *delivery, app, theme),
+        Stage::Failed(message) => vec![
+            Line::styled(safe(message), theme.error()),
+            Line::styled(
                 format!(
                     "Nothing is sent again by itself. {}: close",
                     key(Context::Outcome, Action::Close)
                 ),
                 theme.muted(),
-            ));
-        }
-        Stage::Unknown { error, lookup } => {
-            lines.push(Line::styled(format!("No answer came: {}", safe(error)), theme.error()));
-            lines.push(Line::raw(format!("The {noun} is not sent again.")));
-            lines.push(Line::raw(""));
-            match lookup {
-                Lookup::Checking => lines.push(Line::raw(format!("{} Looking in the order list…", spinner(app)))),
-                Lookup::Found(order) => lines.push(Line::styled(
-                    format!("The order list shows it was placed: order {}.", safe(&order.record.provider_order_no)),
-                    theme.ok(),
-                )),
-                Lookup::NotFound => lines.push(Line::styled(
-                    format!("The order list shows no new {noun} for this plan: it was most likely not placed. Check Orders before trying again."),
-                    theme.error(),
-                )),
-                Lookup::Ambiguous(orders) => lines.push(Line::styled(
-                    format!(
-                        "The order list shows {} new orders that could each be this {noun} ({}): esimdash cannot tell which. Check them in Orders before trying again.",
-                        orders.len(),
-                        safe(&orders.join(", "))
-                    ),
-                    theme.error(),
-                )),
-                Lookup::Failed(why) => lines.push(Line::styled(
-                    format!("The order list could not be read either ({}): check Orders before trying again.", safe(why)),
-                    theme.error(),
-                )),
-            }
-        }
-    }
+            ),
+        ],
+        Stage::Unknown { error, lookup, .. } => unknown(noun, error, lookup, app, theme),
+    };
     paragraph(frame, inner, lines);
+}
+
+/// The plans offered, the quantity and the total.
+fn choosing(form: &PurchaseForm, app: &App, theme: &Theme) -> Vec<Line<'static>> {
+    let key = |context, action| app.keymap().first_key(context, action);
+    let mut lines = vec![Line::styled("Plans offered by the API:", theme.title())];
+    for (i, p) in form.plans().iter().enumerate() {
+        let text = format!(
+            "{} {:<34} {:>7} {:>8} {:>11}",
+            if i == form.cursor() { "›" } else { " " },
+            safe(&p.name),
+            p.volume.map(format_bytes).unwrap_or_default(),
+            validity(p),
+            usd(p.sell_price())
+        );
+        lines.push(if i == form.cursor() {
+            Line::styled(text, theme.selected())
+        } else {
+            Line::raw(text)
+        });
+    }
+    lines.push(Line::raw(""));
+    lines.push(Line::from(vec![
+        Span::raw("Quantity  "),
+        Span::styled(format!("◀ {} ▶", form.qty()), theme.key()),
+        Span::styled(
+            format!(
+                "   {} {} or 1–9, 0 for 10",
+                key(Context::Purchase, Action::Less),
+                key(Context::Purchase, Action::More)
+            ),
+            theme.muted(),
+        ),
+    ]));
+    lines.push(Line::raw(format!("Total     {}", usd(form.total()))));
+    lines.push(Line::raw(""));
+    lines.push(Line::styled(
+        format!(
+            "{}: review · {}: cancel",
+            key(Context::Purchase, Action::Accept),
+            key(Context::Purchase, Action::Close)
+        ),
+        theme.muted(),
+    ));
+    lines
+}
+
+/// What is paid, the balance before and after, and the key that pays (once the order list
+/// was read, `ready`), or why it cannot be paid.
+fn confirming(form: &PurchaseForm, ready: bool, app: &App, theme: &Theme) -> Vec<Line<'static>> {
+    let balance = app.profile().and_then(|p| p.balance_usd);
+    let plan = form.plan();
+    let mut lines = Vec::new();
+    if let Some(iccid) = form.iccid() {
+        lines.push(Line::raw(format!("eSIM           {iccid}")));
+    }
+    lines.push(Line::raw(format!(
+        "Plan           {}",
+        plan.map_or_else(String::new, |p| safe(&p.name))
+    )));
+    lines.push(Line::raw(format!(
+        "               {}",
+        plan.map_or_else(String::new, |p| safe(&p.slug))
+    )));
+    lines.push(Line::raw(format!("Quantity       {}", form.qty())));
+    lines.push(Line::raw(format!("Unit price     {}", usd(form.unit_price()))));
+    lines.push(Line::styled(
+        format!("Total          {}", usd(form.total())),
+        theme.title(),
+    ));
+    lines.push(Line::raw(format!("Balance now    {}", usd(balance))));
+    let after = balance
+        .zip(form.total())
+        .and_then(|(b, t)| crate::purchase::balance_after(b, t).ok());
+    lines.push(Line::raw(format!("Balance after  {}", usd(after))));
+    lines.push(Line::raw(""));
+    let refusal = form
+        .amount_problem(balance)
+        .map(|why| format!("{why}; nothing will be sent."))
+        .or_else(|| balance.zip(form.total()).and_then(|(b, t)| shortfall_message(b, t)));
+    lines.push(match (refusal, ready) {
+        (Some(short), _) => Line::styled(short, theme.error()),
+        (None, false) => Line::styled(
+            format!("{} Preparing (reading the order list)…", spinner(app)),
+            theme.muted(),
+        ),
+        (None, true) => Line::styled(
+            format!(
+                "{}: pay {} · {}: back",
+                app.keymap().first_key(Context::Confirm, Action::Pay),
+                usd(form.total()),
+                app.keymap().first_key(Context::Confirm, Action::Back)
+            ),
+            theme.key(),
+        ),
+    });
+    lines
+}
+
+fn done(
+    form: &PurchaseForm,
+    order: &Order,
+    balance: Option<rust_decimal::Decimal>,
+    delivery: Delivery,
+    app: &App,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::styled(
+        format!("Placed: order {}", safe(&order.record.provider_order_no)),
+        theme.ok(),
+    )];
+    if let Delivery::Resent { replayed } = delivery {
+        lines.push(Line::styled(
+            if replayed {
+                "The first answer was lost; sent once more under the same key, the server replayed it: paid once."
+            } else {
+                "The first answer was lost; sent once more under the same key, the server carried it out then."
+            },
+            theme.muted(),
+        ));
+    }
+    lines.push(Line::raw(format!(
+        "{} × {} · {}",
+        order.record.quantity.unwrap_or(u64::from(form.qty())),
+        safe(&order.record.package_name),
+        usd(order.total_sell_price)
+    )));
+    lines.push(Line::raw(format!("Balance now {}", usd(balance))));
+    lines.push(Line::styled(
+        format!(
+            "Orders and My eSIMs are being refreshed. {}: close",
+            app.keymap().first_key(Context::Outcome, Action::Close)
+        ),
+        theme.muted(),
+    ));
+    lines
+}
+
+/// No answer came: what the order list says of the payment.
+fn unknown(noun: &str, error: &str, lookup: &Lookup, app: &App, theme: &Theme) -> Vec<Line<'static>> {
+    let found = match lookup {
+        Lookup::Checking => Line::raw(format!("{} Looking in the order list…", spinner(app))),
+        Lookup::Found(order) => Line::styled(
+            format!(
+                "The order list shows it was placed: order {}.",
+                safe(&order.record.provider_order_no)
+            ),
+            theme.ok(),
+        ),
+        Lookup::NotFound => Line::styled(
+            format!(
+                "The order list shows no new {noun} for this plan: it was most likely not placed. Check Orders before trying again."
+            ),
+            theme.error(),
+        ),
+        Lookup::Ambiguous(orders) => Line::styled(
+            format!(
+                "The order list shows {} new orders that could each be this {noun} ({}): esimdash cannot tell which. Check them in Orders before trying again.",
+                orders.len(),
+                safe(&orders.join(", "))
+            ),
+            theme.error(),
+        ),
+        Lookup::Failed(why) => Line::styled(
+            format!(
+                "The order list could not be read either ({}): check Orders before trying again.",
+                safe(why)
+            ),
+            theme.error(),
+        ),
+    };
+    vec![
+        Line::styled(format!("No answer came: {}", safe(error)), theme.error()),
+        Line::raw(format!("The {noun} is not sent again.")),
+        Line::raw(""),
+        found,
+    ]
 }
 
 pub fn draw_iccid_prompt(

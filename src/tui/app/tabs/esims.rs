@@ -5,10 +5,8 @@
 //! limit). The selected result's full record is always fetched fresh: by the lookup, or from
 //! the page at its place in the list. Activation codes are kept per eSIM once known.
 
-use super::lists::PAGE_SIZE;
-use super::paged::Paged;
-use super::remote::Remote;
-use super::search::SearchBox;
+use super::orders::PAGE_SIZE;
+use super::{Motion, SCREEN_PAGE, TabState, TopUpOf};
 use crate::api::Found;
 use crate::api::model::{Esim, EsimQuery};
 use crate::esim::attention::AttentionRule;
@@ -16,8 +14,17 @@ use crate::esim::iccid::Iccid;
 use crate::esim::status::StatusFilter;
 use crate::inventory::store::Loaded;
 use crate::inventory::{AttentionAt, Inventory, Row};
+use crate::tui::app::jobs::Outbox;
+use crate::tui::app::mode::Mode;
+use crate::tui::app::paged::Paged;
+use crate::tui::app::remote::Loaded as Fetched;
+use crate::tui::app::remote::Remote;
+use crate::tui::app::search::SearchBox;
+use crate::tui::keymap::Context;
+use crate::tui::msg::{ExportJob, Request};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Page size of the background read (the API's maximum).
@@ -29,7 +36,9 @@ pub type Code = Remote<Result<String, String>>;
 /// The background read of the whole inventory, kept compact.
 #[derive(Debug, Clone, Default)]
 pub struct Scan {
-    inventory: Inventory,
+    /// Shared with the saving of the index (which would otherwise copy 100 000 entries); a
+    /// page that comes while a save still reads it changes a copy.
+    inventory: Arc<Inventory>,
     total: Option<u64>,
     /// The next page's request; a failure stops the read until `r`.
     next: Remote<()>,
@@ -43,6 +52,11 @@ pub struct Scan {
 impl Scan {
     pub fn inventory(&self) -> &Inventory {
         &self.inventory
+    }
+
+    /// The index read, to be saved.
+    pub fn shared_inventory(&self) -> Arc<Inventory> {
+        Arc::clone(&self.inventory)
     }
 
     pub fn loaded(&self) -> u64 {
@@ -103,23 +117,23 @@ impl ResultRow<'_> {
 
 #[derive(Debug, Clone)]
 pub struct Esims {
-    pub(super) list: Paged<Esim>,
+    pub(in crate::tui::app) list: Paged<Esim>,
     status: StatusFilter,
-    pub(super) search: SearchBox,
-    pub(super) scan: Scan,
+    pub(in crate::tui::app) search: SearchBox,
+    pub(in crate::tui::app) scan: Scan,
     /// The index an earlier session saved.
     saved: Option<Loaded>,
     /// Entries of the searched index that match the search and the status filter.
     results: Vec<u32>,
     result_cursor: usize,
     /// The selected result's record, or the whole ICCID's lookup.
-    pub(super) fresh: Option<Fresh>,
+    pub(in crate::tui::app) fresh: Option<Fresh>,
     /// After the search closed on an eSIM whose row in the list is not known: still selected.
     pinned: Option<Box<Esim>>,
     /// The ICCID the list's cursor was sent to, checked when its page comes.
     expect: Option<String>,
     /// Activation codes by ICCID.
-    pub(super) codes: HashMap<String, Code>,
+    pub(in crate::tui::app) codes: HashMap<String, Code>,
     /// The "needs attention" filter over the index is on.
     attention: bool,
     /// How many eSIMs of the searched index need attention (by the configured rule), once the
@@ -299,10 +313,47 @@ impl Esims {
         self.refilter();
     }
 
-    /// What a new account's inventory keeps of this one: the user's rule and the clock.
-    pub fn keep_settings_of(&mut self, old: &Esims) {
-        self.rule = old.rule;
-        self.clock = old.clock;
+    /// A new account's inventory: empty, with this one's rule and clock (the user's).
+    pub fn emptied(&self) -> Esims {
+        Esims {
+            rule: self.rule,
+            clock: self.clock,
+            ..Esims::default()
+        }
+    }
+
+    /// `r`, or after money moved: the list and the background read start over.
+    pub fn reload(&mut self) {
+        self.list.reload();
+        self.restart_scan();
+    }
+
+    /// The selected eSIM's activation code: from `ac` at once, else its QR image is fetched.
+    fn fetch_code(&mut self, out: &mut Outbox<'_>, now: Instant) {
+        let Some(esim) = self.selected() else { return };
+        let iccid = esim.raw_order_json.iccid.clone();
+        if iccid.is_empty() || self.codes.get(&iccid).is_some_and(|c| !c.wanted()) {
+            return;
+        }
+        let ac = esim
+            .raw_order_json
+            .ac
+            .as_deref()
+            .map(str::trim)
+            .filter(|ac| !ac.is_empty());
+        if let Some(ac) = ac {
+            let code = Remote::Loaded(Fetched {
+                value: crate::esim::lpa::checked_code(ac),
+                at: now,
+            });
+            self.codes.insert(iccid, code);
+            return;
+        }
+        let request = Request::ActivationCode {
+            esim: Box::new(esim.clone()),
+        };
+        let id = out.send(request);
+        self.codes.entry(iccid).or_default().start(id);
     }
 
     /// Pins "now" (tests read a sandbox seeded at a fixed time).
@@ -390,7 +441,7 @@ impl Esims {
         }
     }
 
-    pub(super) fn fresh_started(&mut self, iccid: &str, place: Option<u64>, id: crate::tui::msg::RequestId) {
+    pub(in crate::tui::app) fn fresh_started(&mut self, iccid: &str, place: Option<u64>, id: crate::tui::msg::JobId) {
         let mut record = Remote::default();
         record.start(id);
         self.fresh = Some(Fresh {
@@ -400,11 +451,11 @@ impl Esims {
         });
     }
 
-    pub(super) fn fresh_slot(&mut self, iccid: &str) -> Option<&mut dyn super::remote::Slot> {
+    pub(in crate::tui::app) fn fresh_slot(&mut self, iccid: &str) -> Option<&mut dyn crate::tui::app::remote::Slot> {
         self.fresh
             .as_mut()
             .filter(|f| f.iccid == iccid)
-            .map(|f| &mut f.record as &mut dyn super::remote::Slot)
+            .map(|f| &mut f.record as &mut dyn crate::tui::app::remote::Slot)
     }
 
     /// Whether the fresh record for `iccid` is still of use: the whole ICCID searched for, or
@@ -420,10 +471,10 @@ impl Esims {
     }
 
     /// The lookup answered; `true` when it found the whole ICCID searched for (now selected).
-    pub(super) fn accept_fresh(&mut self, id: crate::tui::msg::RequestId, found: Found, now: Instant) -> bool {
+    pub(in crate::tui::app) fn accept_fresh(&mut self, id: crate::tui::msg::JobId, found: Found, now: Instant) -> bool {
         if let Found::Esim(e) = &found {
             let iccid = &e.raw_order_json.iccid;
-            let mut changed = self.scan.inventory.update_status(iccid, &e.record.status);
+            let mut changed = Arc::make_mut(&mut self.scan.inventory).update_status(iccid, &e.record.status);
             if let Some(saved) = &mut self.saved {
                 changed |= saved.inventory.update_status(iccid, &e.record.status);
             }
@@ -504,14 +555,10 @@ impl Esims {
         self.refilter();
     }
 
-    pub(super) fn scan_started(&mut self, id: crate::tui::msg::RequestId) {
-        self.scan.next.start(id);
-    }
-
     /// Stores a page of the background read if it is the one awaited (`None`: stale, dropped).
     pub fn accept_scan(
         &mut self,
-        id: crate::tui::msg::RequestId,
+        id: crate::tui::msg::JobId,
         esims: Vec<Esim>,
         total: u64,
         now: Instant,
@@ -520,7 +567,7 @@ impl Esims {
             return None;
         }
         let short = (esims.len() as u64) < SCAN_PAGE_SIZE;
-        self.scan.inventory.extend(&esims, total);
+        Arc::make_mut(&mut self.scan.inventory).extend(&esims, total);
         if let Some(saved) = &mut self.saved {
             saved.inventory.saw_total(total);
         }
@@ -540,9 +587,9 @@ impl Esims {
 
     /// A page of the list came: its total moves the indexes' places; and if the cursor was
     /// sent to an eSIM found by the search, it lands on that eSIM's row.
-    pub(super) fn list_page_arrived(&mut self, page: u64, total: u64) {
+    pub(in crate::tui::app) fn list_page_arrived(&mut self, page: u64, total: u64) {
         if self.status == StatusFilter::All {
-            self.scan.inventory.saw_total(total);
+            Arc::make_mut(&mut self.scan.inventory).saw_total(total);
             if let Some(saved) = &mut self.saved {
                 saved.inventory.saw_total(total);
             }
@@ -563,7 +610,7 @@ impl Esims {
         }
     }
 
-    pub(super) fn scan_slot(&mut self) -> &mut dyn super::remote::Slot {
+    pub(in crate::tui::app) fn scan_slot(&mut self) -> &mut dyn crate::tui::app::remote::Slot {
         &mut self.scan.next
     }
 
@@ -628,5 +675,138 @@ impl Esims {
             .unwrap_or(0)
             .min(self.result_count().saturating_sub(1));
         false
+    }
+}
+
+impl TabState for Esims {
+    fn context(&self) -> Context {
+        Context::Esims
+    }
+
+    /// The list's pages (unless a search shows results instead), the record a search needs,
+    /// the background read's next page, and the selected eSIM's activation code.
+    fn fetch(&mut self, out: &mut Outbox<'_>, now: Instant, typing: bool) {
+        if !self.search_active() {
+            for page in self.list.wanted(now) {
+                let id = out.send(Request::Esims(self.query(page)));
+                self.list.start(page, id);
+            }
+        }
+        if let Some((iccid, place)) = self.wanted_fresh(typing) {
+            let key = iccid.as_str().to_string();
+            let id = out.send(Request::FindEsim { iccid, place });
+            self.fresh_started(&key, place, id);
+        }
+        if self.needs_scan() {
+            let page = self.scan.next_page();
+            let id = out.send(Request::EsimScan { page });
+            self.scan.next.start(id);
+        }
+        self.fetch_code(out, now);
+    }
+
+    fn views(&self) -> Vec<Context> {
+        vec![Context::EsimDetail, Context::Zoom]
+    }
+
+    fn still_wants(&self, request: &Request) -> bool {
+        match request {
+            Request::Esims(q) => !self.search_active() && self.is_current(q) && self.list.is_near(q.page.unwrap_or(1)),
+            Request::FindEsim { iccid, .. } => self.wants_fresh(iccid.as_str()),
+            Request::ActivationCode { esim } => self
+                .selected()
+                .is_some_and(|e| e.raw_order_json.iccid == esim.raw_order_json.iccid),
+            _ => true,
+        }
+    }
+
+    fn refresh(&mut self) {
+        self.reload();
+    }
+
+    fn move_cursor(&mut self, motion: Motion, now: Instant) {
+        let page = if self.search_active() {
+            SCREEN_PAGE
+        } else {
+            self.list.page_size() as i64
+        };
+        match motion.rows(page) {
+            Some(d) => self.move_by(d, now),
+            None if motion == Motion::End => self.go_to_end(now),
+            None => self.go_to_start(now),
+        }
+    }
+
+    /// The eSIM pane, or back to the table (on a narrow terminal the pane replaces it).
+    fn open(&self, mode: &Mode) -> Option<Mode> {
+        Some(match mode {
+            Mode::Detail => Mode::Browse,
+            _ => Mode::Detail,
+        })
+    }
+
+    fn search_box(&mut self) -> Option<&mut SearchBox> {
+        Some(&mut self.search)
+    }
+
+    fn search_changed(&mut self) -> bool {
+        Esims::search_changed(self)
+    }
+
+    fn start_search(&mut self) {
+        self.start_scan();
+    }
+
+    fn clear_search(&mut self, now: Instant) {
+        self.close_search(now);
+    }
+
+    fn typing_hint(&self) -> &'static str {
+        "type an ICCID or package  "
+    }
+
+    fn status(&self) -> Option<&StatusFilter> {
+        Some(&self.status)
+    }
+
+    fn set_status(&mut self, status: StatusFilter) {
+        Esims::set_status(self, status);
+    }
+
+    /// The list of the status filter; or, for a search, the eSIMs it found (once the whole
+    /// inventory is known, so that none is missing).
+    fn export(&self) -> Option<Result<ExportJob, &'static str>> {
+        if !self.search_active() {
+            return Some(Ok(ExportJob::Esims {
+                query: self.query(1),
+                only: None,
+            }));
+        }
+        if !(self.scan.is_complete() || self.saved.is_some()) {
+            return Some(Err(
+                "The search is still reading the inventory; export when it is complete",
+            ));
+        }
+        let only = self.result_rows().map(|r| r.iccid().to_string()).collect();
+        Some(Ok(ExportJob::Esims {
+            query: self.query(1),
+            only: Some(only),
+        }))
+    }
+
+    fn badge(&self) -> Option<String> {
+        self.attention_count.map(|n| format!("(! {n})"))
+    }
+
+    fn top_up(&self) -> TopUpOf {
+        match self.selected_iccid() {
+            Some(iccid) => TopUpOf::Esim {
+                iccid,
+                hint: self
+                    .selected()
+                    .and_then(|e| crate::purchase::not_topupable_reason(&e.record.status)),
+            },
+            None => TopUpOf::Ask,
+        }
     }
 }

@@ -1,10 +1,14 @@
 //! The Catalog tab: every plan, filtered as you type and sorted, with a cursor.
 
-use super::remote::Remote;
-use super::search::SearchBox;
+use super::{Motion, SCREEN_PAGE, TabState};
 use crate::api::model::Plan;
 use crate::esim::location::location_name;
-use crate::tui::msg::RequestId;
+use crate::tui::app::jobs::Outbox;
+use crate::tui::app::mode::{Mode, Overlay};
+use crate::tui::app::remote::Remote;
+use crate::tui::app::search::SearchBox;
+use crate::tui::keymap::Context;
+use crate::tui::msg::{ExportJob, JobId, Request};
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,8 +41,8 @@ impl SortKey {
 
 #[derive(Debug, Clone)]
 pub struct Catalog {
-    pub(super) plans: Remote<Vec<Plan>>,
-    pub(super) filter: SearchBox,
+    pub(in crate::tui::app) plans: Remote<Vec<Plan>>,
+    pub(in crate::tui::app) filter: SearchBox,
     sort: SortKey,
     /// Indexes into the plans that pass the filter, in sort order; recomputed only on change.
     visible: Vec<usize>,
@@ -94,7 +98,7 @@ impl Catalog {
     }
 
     /// Stores the catalog if it answers the request awaited.
-    pub fn accept(&mut self, id: RequestId, plans: Vec<Plan>, now: Instant) -> bool {
+    pub fn accept(&mut self, id: JobId, plans: Vec<Plan>, now: Instant) -> bool {
         let ok = self.plans.resolve(id, plans, now);
         if ok {
             self.refresh_view();
@@ -147,5 +151,67 @@ impl Catalog {
 
     pub fn go_to_end(&mut self) {
         self.cursor = self.visible.len().saturating_sub(1);
+    }
+}
+
+impl TabState for Catalog {
+    fn context(&self) -> Context {
+        Context::Catalog
+    }
+
+    fn fetch(&mut self, out: &mut Outbox<'_>, _now: Instant, _typing: bool) {
+        if self.plans.wanted() {
+            let id = out.send(Request::Plans);
+            self.plans.start(id);
+        }
+    }
+
+    fn refresh(&mut self) {
+        self.plans.invalidate();
+    }
+
+    fn move_cursor(&mut self, motion: Motion, _now: Instant) {
+        match motion.rows(SCREEN_PAGE) {
+            Some(d) => self.move_by(d),
+            None if motion == Motion::End => self.go_to_end(),
+            None => self.go_to_start(),
+        }
+    }
+
+    /// A plan's detail, fetched again with the reseller's own pricing.
+    fn open(&self, _mode: &Mode) -> Option<Mode> {
+        let plan = self.selected()?;
+        Some(Mode::Overlay(Overlay::PlanDetail {
+            summary: Box::new(plan.clone()),
+            fetched: Remote::default(),
+        }))
+    }
+
+    fn search_box(&mut self) -> Option<&mut SearchBox> {
+        Some(&mut self.filter)
+    }
+
+    fn search_changed(&mut self) -> bool {
+        self.refresh_view();
+        false
+    }
+
+    fn clear_search(&mut self, _now: Instant) {
+        if self.filter.clear() {
+            self.refresh_view();
+        }
+    }
+
+    fn typing_hint(&self) -> &'static str {
+        "type to filter  "
+    }
+
+    /// The plans shown, in their order: the filter applies.
+    fn export(&self) -> Option<Result<ExportJob, &'static str>> {
+        let Some(plans) = self.plans.value() else {
+            return Some(Err("The catalog has not loaded yet"));
+        };
+        let shown = self.visible.iter().filter_map(|&i| plans.get(i)).cloned();
+        Some(Ok(ExportJob::Plans(shown.collect())))
     }
 }

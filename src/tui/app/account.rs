@@ -1,0 +1,76 @@
+//! Everything the dashboard holds of the account in use: its profile, catalog, orders,
+//! inventory, what runs in the background for it, and why its requests stopped. A switch of
+//! account replaces this whole (`Account::new`), so nothing of one account can be left on the
+//! screen of another: there is no field to forget.
+
+use super::files::Export;
+use super::jobs::Jobs;
+use super::tabs::profile::ProfileTab;
+use super::tabs::{TabState, catalog::Catalog, esims::Esims, orders::Orders};
+use super::{Halt, Remote, Tab};
+use crate::api::model::Profile;
+use crate::session::Session;
+use std::time::Instant;
+
+#[derive(Default)]
+pub struct Account {
+    /// The config profile (colour, read-only setting) this account was opened from.
+    pub session: Session,
+    /// The reseller's profile: the header's name and balance, and the Profile tab.
+    pub profile: Remote<Profile>,
+    pub tabs: Tabs,
+    /// The profile update in flight.
+    pub saving: Remote<()>,
+    /// Requests, exports and files being written for this account.
+    pub jobs: Jobs,
+    /// The CSV export running (or the last one that failed).
+    pub export: Option<Export>,
+    pub halt: Option<Halt>,
+    /// A 429: requests wait until then, and the status line counts down.
+    pub rate_limited_until: Option<Instant>,
+}
+
+impl Account {
+    /// A new account, loading as at start; the inventory judges attention by the user's rule
+    /// and clock (`esims`: an empty inventory with those settings).
+    pub fn new(session: Session, esims: Esims) -> Self {
+        Self {
+            session,
+            tabs: Tabs {
+                esims,
+                ..Tabs::default()
+            },
+            ..Self::default()
+        }
+    }
+}
+
+/// The state of each tab.
+#[derive(Default)]
+pub struct Tabs {
+    pub catalog: Catalog,
+    pub orders: Orders,
+    pub esims: Esims,
+    pub profile: ProfileTab,
+}
+
+impl Tabs {
+    /// The state of `tab`: where a tab is chosen (this and `get_mut`).
+    pub fn get(&self, tab: Tab) -> &dyn TabState {
+        match tab {
+            Tab::Catalog => &self.catalog,
+            Tab::Orders => &self.orders,
+            Tab::Esims => &self.esims,
+            Tab::Profile => &self.profile,
+        }
+    }
+
+    pub fn get_mut(&mut self, tab: Tab) -> &mut dyn TabState {
+        match tab {
+            Tab::Catalog => &mut self.catalog,
+            Tab::Orders => &mut self.orders,
+            Tab::Esims => &mut self.esims,
+            Tab::Profile => &mut self.profile,
+        }
+    }
+}

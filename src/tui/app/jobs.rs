@@ -1,0 +1,149 @@
+//! One registry for everything that runs in the background for the account: API requests,
+//! CSV exports and QR images being written. Each has an id; its answer comes back with that id
+//! and its result only, and the registry says what it was. So "is anything loading", "drop a
+//! stale answer", "cancel what nobody waits for" and the clean-up after a 401 or a switch of
+//! account are each written once, for every kind.
+
+use crate::tui::msg::{Effect, ExportJob, JobId, Request};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Ids are unique in the process, not only in one account's registry: an answer that comes
+/// for an account no longer in use can never be taken for one of the new account's.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Something running in the background.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Job {
+    Request(Request),
+    /// A CSV export (its progress is the account's `export`).
+    Export,
+    /// An eSIM's QR code being written as a PNG: what to ask if its file exists.
+    SaveQr {
+        iccid: String,
+        code: String,
+    },
+    /// The inventory index an earlier session saved, being read.
+    LoadInventory,
+}
+
+impl Job {
+    /// Whether it may be cancelled: a read or an export, never a write (its answer tells
+    /// whether something changed on the server).
+    pub fn cancellable(&self) -> bool {
+        match self {
+            Job::Request(request) => !request.writes(),
+            Job::Export => true,
+            Job::SaveQr { .. } | Job::LoadInventory => false,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Jobs {
+    live: BTreeMap<JobId, Job>,
+}
+
+impl Jobs {
+    /// Registers a job; the caller sends the effect that starts it.
+    pub fn start(&mut self, job: Job) -> JobId {
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        self.live.insert(id, job);
+        id
+    }
+
+    /// Its answer came: what it was, if it is still awaited.
+    pub fn finish(&mut self, id: JobId) -> Option<Job> {
+        self.live.remove(&id)
+    }
+
+    /// Whether anything of the screen is being read or sent (the spinner turns). Writing a
+    /// file has its own line on the status bar.
+    pub fn loading(&self) -> bool {
+        self.live.values().any(|j| matches!(j, Job::Request(_)))
+    }
+
+    /// Whether a write is in flight (its answer tells whether something changed).
+    pub fn writing(&self) -> bool {
+        self.live.values().any(|j| matches!(j, Job::Request(r) if r.writes()))
+    }
+
+    /// The reads in flight.
+    pub fn reads(&self) -> Vec<(JobId, Request)> {
+        self.live
+            .iter()
+            .filter_map(|(id, job)| match job {
+                Job::Request(r) if !r.writes() => Some((*id, r.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Stops a job nobody waits for: forgotten here, aborted in the runtime.
+    pub fn cancel(&mut self, id: JobId, effects: &mut Vec<Effect>) {
+        if let Some(job) = self.live.remove(&id)
+            && job.cancellable()
+        {
+            effects.push(Effect::Cancel(id));
+        }
+    }
+
+    /// Everything forgotten (a 401, another account): what can be is cancelled; the answers
+    /// of the rest find nothing waiting.
+    pub fn drain(&mut self, effects: &mut Vec<Effect>) -> Vec<(JobId, Job)> {
+        let all = std::mem::take(&mut self.live);
+        all.into_iter()
+            .inspect(|(id, job)| {
+                if job.cancellable() {
+                    effects.push(Effect::Cancel(*id));
+                }
+            })
+            .collect()
+    }
+}
+
+/// Where a tab sends what it needs: the registry and the effects of this update.
+pub struct Outbox<'a> {
+    jobs: &'a mut Jobs,
+    effects: &'a mut Vec<Effect>,
+}
+
+impl<'a> Outbox<'a> {
+    pub fn new(jobs: &'a mut Jobs, effects: &'a mut Vec<Effect>) -> Self {
+        Self { jobs, effects }
+    }
+
+    /// Sends a request; the caller records the id in the request's slot.
+    pub fn send(&mut self, request: Request) -> JobId {
+        let id = self.jobs.start(Job::Request(request.clone()));
+        self.effects.push(Effect::Send { id, request });
+        id
+    }
+
+    /// Starts writing a CSV export.
+    pub fn export(&mut self, job: ExportJob) -> JobId {
+        let id = self.jobs.start(Job::Export);
+        self.effects.push(Effect::Export { id, job });
+        id
+    }
+
+    /// Starts reading the account's saved inventory index.
+    pub fn load_inventory(&mut self) {
+        let id = self.jobs.start(Job::LoadInventory);
+        self.effects.push(Effect::LoadInventory(id));
+    }
+
+    /// Starts writing an eSIM's QR code as a PNG (`replace`: the user said yes to replacing).
+    pub fn save_qr(&mut self, iccid: String, code: String, replace: bool) {
+        let id = self.jobs.start(Job::SaveQr {
+            iccid: iccid.clone(),
+            code: code.clone(),
+        });
+        self.effects.push(Effect::SaveQr {
+            id,
+            iccid,
+            code,
+            replace,
+        });
+    }
+}

@@ -1,0 +1,130 @@
+//! The tabs: each one's state and what it does (`TabState`). The app asks the tab shown what it
+//! needs read, how its list moves, what its search and export are; it chooses that tab in one
+//! place (`App::tab_state`), so adding a tab does not mean editing every action.
+
+pub mod catalog;
+pub mod esims;
+pub mod orders;
+pub mod profile;
+
+use super::jobs::Outbox;
+use super::mode::Mode;
+use super::search::SearchBox;
+use crate::esim::status::StatusFilter;
+use crate::tui::keymap::Context;
+use crate::tui::msg::{ExportJob, Request};
+use std::time::Instant;
+
+/// How far PgDn/PgUp move in lists held whole (the catalog, eSIM search results); server lists
+/// move a whole server page.
+pub const SCREEN_PAGE: i64 = 20;
+
+/// A movement in the tab's list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Motion {
+    By(i64),
+    Pages(i64),
+    HalfPages(i64),
+    Start,
+    End,
+}
+
+impl Motion {
+    /// Rows to move in a list whose page is `page` rows; `None` for the start or the end.
+    pub fn rows(self, page: i64) -> Option<i64> {
+        match self {
+            Motion::By(d) => Some(d),
+            Motion::Pages(n) => Some(n * page),
+            Motion::HalfPages(n) => Some(n * (page / 2).max(1)),
+            Motion::Start | Motion::End => None,
+        }
+    }
+}
+
+/// What `t` tops up from this tab.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TopUpOf {
+    /// The selected eSIM (its ICCID as the API gave it), with why it may be offered nothing.
+    Esim { iccid: String, hint: Option<&'static str> },
+    /// The selected order's eSIM, by order number.
+    Order(Option<String>),
+    /// Whichever eSIM the user types.
+    Ask,
+}
+
+/// What each tab does. Defaults are for a tab without a list (Profile).
+pub trait TabState {
+    /// The context of this tab's own keys.
+    fn context(&self) -> Context;
+
+    /// The contexts of the tab's other views (My eSIMs: its detail pane and the QR code
+    /// alone), for the help.
+    fn views(&self) -> Vec<Context> {
+        Vec::new()
+    }
+
+    /// Whether the tab shows a list: the list keys apply and a search can start.
+    fn has_list(&self) -> bool {
+        true
+    }
+
+    /// Asks for what the tab shows and does not have (`typing`: a search is being typed).
+    fn fetch(&mut self, _out: &mut Outbox<'_>, _now: Instant, _typing: bool) {}
+
+    /// Whether the screen still needs the answer to this read of the tab's.
+    fn still_wants(&self, _request: &Request) -> bool {
+        true
+    }
+
+    /// `r`: what the tab shows, read again.
+    fn refresh(&mut self) {}
+
+    fn move_cursor(&mut self, _motion: Motion, _now: Instant) {}
+
+    /// Enter on the list: the window or pane that opens (`mode`: the one now).
+    fn open(&self, _mode: &Mode) -> Option<Mode> {
+        None
+    }
+
+    /// The text typed to filter or search the list.
+    fn search_box(&mut self) -> Option<&mut SearchBox> {
+        None
+    }
+
+    /// The search in effect changed: the list follows. `true` when it found a whole ICCID.
+    fn search_changed(&mut self) -> bool {
+        false
+    }
+
+    /// A search starts (the search key).
+    fn start_search(&mut self) {}
+
+    /// Esc or the clear key: the search is emptied.
+    fn clear_search(&mut self, _now: Instant) {}
+
+    /// What the bottom line says while a search is typed.
+    fn typing_hint(&self) -> &'static str {
+        ""
+    }
+
+    /// The status filter, where the tab has one.
+    fn status(&self) -> Option<&StatusFilter> {
+        None
+    }
+
+    fn set_status(&mut self, _status: StatusFilter) {}
+
+    /// The view as an export (`None`: nothing to export here; `Err`: not yet, and why).
+    fn export(&self) -> Option<Result<ExportJob, &'static str>> {
+        None
+    }
+
+    /// Added to the tab's title on the bar (how many eSIMs need attention).
+    fn badge(&self) -> Option<String> {
+        None
+    }
+
+    fn top_up(&self) -> TopUpOf {
+        TopUpOf::Ask
+    }
+}

@@ -1,0 +1,142 @@
+//! The Orders tab: server-side pages with a status filter and a search (`q`, sent after a pause
+//! in typing).
+
+use super::{Motion, TabState, TopUpOf};
+use crate::api::model::{Order, OrderQuery};
+use crate::esim::status::StatusFilter;
+use crate::tui::app::jobs::Outbox;
+use crate::tui::app::mode::{Mode, Overlay};
+use crate::tui::app::paged::Paged;
+use crate::tui::app::search::SearchBox;
+use crate::tui::keymap::Context;
+use crate::tui::msg::{ExportJob, Request};
+use std::time::{Duration, Instant};
+
+/// Items per page asked of the server (the API allows up to 100).
+pub const PAGE_SIZE: u64 = 50;
+
+/// How long typing must pause before the search is sent.
+pub const SEARCH_PAUSE: Duration = Duration::from_millis(350);
+
+#[derive(Debug, Clone)]
+pub struct Orders {
+    pub(in crate::tui::app) list: Paged<Order>,
+    status: StatusFilter,
+    pub(in crate::tui::app) search: SearchBox,
+}
+
+impl Default for Orders {
+    fn default() -> Self {
+        Self {
+            list: Paged::new(PAGE_SIZE),
+            status: StatusFilter::All,
+            search: SearchBox::new(SEARCH_PAUSE),
+        }
+    }
+}
+
+impl Orders {
+    pub fn list(&self) -> &Paged<Order> {
+        &self.list
+    }
+
+    pub fn status(&self) -> &StatusFilter {
+        &self.status
+    }
+
+    pub fn search(&self) -> &SearchBox {
+        &self.search
+    }
+
+    pub fn query(&self, page: u64) -> OrderQuery {
+        OrderQuery {
+            page: Some(page),
+            page_size: Some(self.list.page_size()),
+            status: self.status.query(),
+            q: Some(self.search.applied().to_string()).filter(|q| !q.is_empty()),
+            iccid: None,
+        }
+    }
+
+    /// Whether an answer to `query` is for what the list shows now.
+    pub fn is_current(&self, query: &OrderQuery) -> bool {
+        let page = query.page.unwrap_or(1);
+        *query == self.query(page)
+    }
+}
+
+impl TabState for Orders {
+    fn context(&self) -> Context {
+        Context::Orders
+    }
+
+    fn fetch(&mut self, out: &mut Outbox<'_>, now: Instant, _typing: bool) {
+        for page in self.list.wanted(now) {
+            let id = out.send(Request::Orders(self.query(page)));
+            self.list.start(page, id);
+        }
+    }
+
+    fn still_wants(&self, request: &Request) -> bool {
+        match request {
+            Request::Orders(q) => self.is_current(q) && self.list.is_near(q.page.unwrap_or(1)),
+            _ => true,
+        }
+    }
+
+    fn refresh(&mut self) {
+        self.list.reload();
+    }
+
+    fn move_cursor(&mut self, motion: Motion, now: Instant) {
+        match motion.rows(self.list.page_size() as i64) {
+            Some(d) => self.list.move_by(d, now),
+            None if motion == Motion::End => self.list.go_to_end(now),
+            None => self.list.go_to_start(now),
+        }
+    }
+
+    fn open(&self, _mode: &Mode) -> Option<Mode> {
+        let order = self.list.selected()?;
+        Some(Mode::Overlay(Overlay::OrderDetail(Box::new(order.clone()))))
+    }
+
+    fn search_box(&mut self) -> Option<&mut SearchBox> {
+        Some(&mut self.search)
+    }
+
+    fn search_changed(&mut self) -> bool {
+        self.list.reset();
+        false
+    }
+
+    fn clear_search(&mut self, _now: Instant) {
+        if self.search.clear() {
+            self.list.reset();
+        }
+    }
+
+    fn typing_hint(&self) -> &'static str {
+        "type to search  "
+    }
+
+    fn status(&self) -> Option<&StatusFilter> {
+        Some(&self.status)
+    }
+
+    fn set_status(&mut self, status: StatusFilter) {
+        if status != self.status {
+            self.status = status;
+            self.list.reset();
+        }
+    }
+
+    /// Every order of the filter and search, read page by page as the file is written.
+    fn export(&self) -> Option<Result<ExportJob, &'static str>> {
+        Some(Ok(ExportJob::Orders(self.query(1))))
+    }
+
+    fn top_up(&self) -> TopUpOf {
+        TopUpOf::Order(self.list.selected().map(|o| o.record.provider_order_no.clone()))
+    }
+}
