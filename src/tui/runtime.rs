@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
-use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::AbortHandle;
 
 pub struct Options {
@@ -270,21 +270,97 @@ fn settle_earlier(opened: &Opened, tx: &UnboundedSender<Msg>) {
     tokio::spawn(async move { client.settle_earlier().await });
 }
 
-/// Ends the loop now, unless a payment waits for its answer: then the app says so and the loop
-/// goes on until the answer is in (its outcome written) or `patience` has passed (`leaving`:
-/// until when it waits, once it is ending).
-fn leave(app: &mut App, leaving: &mut Option<tokio::time::Instant>, patience: std::time::Duration) -> bool {
-    if crate::api::payments_in_flight() == 0 {
-        return true;
+/// How the dashboard ends, once it is ending: whether the terminal is gone (a hang-up), and
+/// until when it waits for a payment's answer.
+struct Ending {
+    patience: std::time::Duration,
+    leaving: Option<tokio::time::Instant>,
+    terminal_gone: bool,
+}
+
+impl Ending {
+    /// Ends the loop now, unless a payment waits for its answer: then the app says so and the
+    /// loop goes on until the answer is in (its outcome written) or `patience` has passed.
+    fn leave(&mut self, app: &mut App) -> bool {
+        if crate::api::payments_in_flight() == 0 {
+            return true;
+        }
+        if self.leaving.is_none() {
+            app.wait_to_quit(format!(
+                "Quitting once the payment's answer is in and recorded (at most {} s)…",
+                self.patience.as_secs()
+            ));
+            self.leaving = Some(tokio::time::Instant::now() + self.patience);
+        }
+        false
     }
-    if leaving.is_none() {
-        app.wait_to_quit(format!(
-            "Quitting once the payment's answer is in and recorded (at most {} s)…",
-            patience.as_secs()
-        ));
-        *leaving = Some(tokio::time::Instant::now() + patience);
+}
+
+/// Where the loop's messages come from besides the app's own timer.
+struct Inputs {
+    events: EventStream,
+    rx: UnboundedReceiver<Msg>,
+    /// SIGTERM, SIGHUP (the SSH connection dropped) and SIGINT end the dashboard cleanly, after
+    /// a payment in flight has its answer.
+    stops: crate::signals::Stops,
+    job: JobSignals,
+}
+
+/// What the loop does next.
+enum Next {
+    Msg(Msg),
+    /// Nothing for the app (an event it ignores); wait again.
+    Again,
+    Exit,
+}
+
+/// Waits for the next message: a terminal event, a background answer, the client's pacing,
+/// the app's timer, a signal, or the end of the wait for a payment's answer.
+async fn next(inputs: &mut Inputs, world: &mut World<'_>, app: &mut App, ending: &mut Ending) -> Next {
+    let wake = app.next_wake(Instant::now());
+    let timer = async {
+        match wake {
+            Some(at) => tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await,
+            None => std::future::pending().await,
+        }
+    };
+    let leaving = ending.leaving;
+    let deadline = async {
+        match leaving {
+            Some(at) => tokio::time::sleep_until(at).await,
+            None => std::future::pending().await,
+        }
+    };
+    let gone = ending.terminal_gone;
+    tokio::select! {
+        event = inputs.events.next(), if !gone => match event {
+            Some(Ok(event)) => to_msg(event).map_or(Next::Again, Next::Msg),
+            // The terminal is gone (a hang-up): nothing more to read or draw.
+            Some(Err(_)) | None => {
+                ending.terminal_gone = true;
+                if ending.leave(app) { Next::Exit } else { Next::Again }
+            }
+        },
+        Some(msg) = inputs.rx.recv() => Next::Msg(msg),
+        Ok(()) = world.pacing.changed() => Next::Msg(Msg::Pacing(*world.pacing.borrow_and_update())),
+        () = timer => Next::Msg(Msg::Tick),
+        // A hang-up is not taken to mean the terminal is gone: when it is, reading and
+        // drawing fail and say so; when it is not (a SIGHUP sent by hand), it is restored.
+        _ = inputs.stops.next() => {
+            if ending.leave(app) { Next::Exit } else { Next::Msg(Msg::Resize) }
+        }
+        () = deadline => {
+            tracing::warn!("quitting without the payment's answer; the next start settles it");
+            Next::Exit
+        }
+        job_signal = inputs.job.recv(), if !gone => match job_signal {
+            JobSignal::Stop => Next::Msg(Msg::Suspend),
+            JobSignal::Continue => {
+                resume(world.term, world.tx);
+                Next::Again
+            }
+        },
     }
-    false
 }
 
 /// Terminal events the app cares about: key presses (not releases or repeats of releases),
@@ -384,15 +460,18 @@ async fn event_loop(
     options: &Options,
 ) -> std::io::Result<()> {
     let theme = Theme::from_env();
-    let (tx, mut rx) = unbounded_channel();
-    let mut events = EventStream::new();
-    // SIGTERM, SIGHUP (the SSH connection dropped) and SIGINT end the dashboard cleanly, after
-    // a payment in flight has its answer.
-    let mut stops = crate::signals::Stops::new();
-    let patience = opened.client.request_timeout() + std::time::Duration::from_secs(5);
-    let mut leaving: Option<tokio::time::Instant> = None;
-    let mut terminal_gone = false;
-    let mut job = JobSignals::new();
+    let (tx, rx) = unbounded_channel();
+    let mut inputs = Inputs {
+        events: EventStream::new(),
+        rx,
+        stops: crate::signals::Stops::new(),
+        job: JobSignals::new(),
+    };
+    let mut ending = Ending {
+        patience: opened.client.request_timeout() + std::time::Duration::from_secs(5),
+        leaving: None,
+        terminal_gone: false,
+    };
     let index_dir = options.index_dir.as_deref();
     let mut world = World {
         client: opened.client.clone(),
@@ -410,71 +489,25 @@ async fn event_loop(
     perform(app.start(), &mut world);
     world.term.draw(|f| view::draw(f, &app, &theme, Instant::now()))?;
     loop {
-        let wake = app.next_wake(Instant::now());
-        let timer = async {
-            match wake {
-                Some(at) => tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await,
-                None => std::future::pending().await,
-            }
-        };
-        let deadline = async {
-            match leaving {
-                Some(at) => tokio::time::sleep_until(at).await,
-                None => std::future::pending().await,
-            }
-        };
-        let msg = tokio::select! {
-            event = events.next(), if !terminal_gone => match event {
-                Some(Ok(event)) => match to_msg(event) {
-                    Some(msg) => msg,
-                    None => continue,
-                },
-                // The terminal is gone (a hang-up): nothing more to read or draw.
-                Some(Err(_)) | None => {
-                    terminal_gone = true;
-                    if leave(&mut app, &mut leaving, patience) {
-                        return Ok(());
-                    }
-                    continue;
-                }
-            },
-            Some(msg) = rx.recv() => msg,
-            Ok(()) = world.pacing.changed() => Msg::Pacing(*world.pacing.borrow_and_update()),
-            () = timer => Msg::Tick,
-            // A hang-up is not taken to mean the terminal is gone: when it is, reading and
-            // drawing fail and say so; when it is not (a SIGHUP sent by hand), it is restored.
-            _ = stops.next() => {
-                if leave(&mut app, &mut leaving, patience) {
-                    return Ok(());
-                }
-                Msg::Resize
-            }
-            () = deadline => {
-                tracing::warn!("quitting without the payment's answer; the next start settles it");
-                return Ok(());
-            }
-            job_signal = job.recv(), if !terminal_gone => match job_signal {
-                JobSignal::Stop => Msg::Suspend,
-                JobSignal::Continue => {
-                    resume(world.term, &tx);
-                    continue;
-                }
-            },
+        let msg = match next(&mut inputs, &mut world, &mut app, &mut ending).await {
+            Next::Msg(msg) => msg,
+            Next::Again => continue,
+            Next::Exit => return Ok(()),
         };
         let effects = app.update(msg, Instant::now());
         let quit = perform(effects, &mut world) || app.should_quit();
-        if (quit || leaving.is_some()) && leave(&mut app, &mut leaving, patience) {
+        if (quit || ending.leaving.is_some()) && ending.leave(&mut app) {
             return Ok(());
         }
         if app.take_dirty() {
             let drawn = world.term.draw(|f| view::draw(f, &app, &theme, Instant::now()));
             // Without a terminal (a hang-up) the loop goes on until the payment's answer is in.
             if let Err(e) = drawn
-                && !terminal_gone
+                && !ending.terminal_gone
             {
-                terminal_gone = true;
+                ending.terminal_gone = true;
                 crate::signals::detach_stdio();
-                if leave(&mut app, &mut leaving, patience) {
+                if ending.leave(&mut app) {
                     return Err(e);
                 }
             }

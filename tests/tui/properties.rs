@@ -498,6 +498,27 @@ impl Run {
             self.app.esims().result_cursor() < self.app.esims().result_count().max(1),
             "search cursor"
         );
+        // The spinner turns only while something is in flight; every read in flight is one the
+        // app still waits for (none is forgotten without being cancelled, none spends the
+        // budget for nobody), and the app waits for no read that was not sent.
+        assert!(
+            !self.app.is_loading() || !self.pending.is_empty(),
+            "loading with nothing in flight"
+        );
+        let mut reads: Vec<JobId> = self
+            .pending
+            .iter()
+            .filter(|(_, r)| !r.writes())
+            .map(|(id, _)| *id)
+            .collect();
+        let mut awaited = if self.unauthorized {
+            Vec::new()
+        } else {
+            self.app.reads_in_flight()
+        };
+        reads.sort_unstable();
+        awaited.sort_unstable();
+        assert_eq!(reads, awaited, "reads in flight and reads the app waits for");
         match self.app.overlay() {
             Some(Overlay::Purchase(form)) => assert!(form.cursor() < form.plans().len().max(1), "purchase cursor"),
             Some(Overlay::StatusPicker { choices, cursor, .. }) => assert!(*cursor < choices.len(), "status cursor"),

@@ -39,7 +39,7 @@ pub use tabs::profile::ProfileTab;
 pub use tabs::{Motion, TabState, TopUpOf};
 
 use super::keymap::Keymap;
-use super::msg::{Effect, Msg};
+use super::msg::{Effect, JobId, Msg};
 use crate::api::model::Profile;
 use crate::tui::msg::Request;
 use std::time::{Duration, Instant};
@@ -365,6 +365,11 @@ impl App {
     /// Whether anything is being fetched or sent (the spinner turns).
     pub fn is_loading(&self) -> bool {
         self.account.jobs.loading()
+    }
+
+    /// The reads in flight: each one's answer is awaited (one that is not is cancelled).
+    pub fn reads_in_flight(&self) -> Vec<JobId> {
+        self.account.jobs.reads().into_iter().map(|(id, _)| id).collect()
     }
 
     /// When the app next needs a `Tick`; `None` when idle (no timer runs, no CPU is used).

@@ -26,7 +26,7 @@ impl App {
             },
             Request::Orders(q) => self.account.tabs.orders.list.slot(q.page.unwrap_or(1)),
             Request::Esims(q) => self.account.tabs.esims.list.slot(q.page.unwrap_or(1)),
-            Request::EsimScan { .. } => Some(self.account.tabs.esims.scan_slot()),
+            Request::EsimScan { .. } => self.account.tabs.esims.scan_slot(),
             Request::FindEsim { iccid, .. } => self.account.tabs.esims.fresh_slot(iccid.as_str()),
             Request::ActivationCode { esim } => self
                 .account

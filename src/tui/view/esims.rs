@@ -289,9 +289,21 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         paragraph(frame, inner, unfetched_lines(app, theme));
         return;
     };
-    let raw = &esim.raw_order_json;
     let package = safe(&esim.record.package_name);
-    let mut info = vec![
+    let mut info = record_lines(esim, &package, inner.width, theme);
+    let qr = code_lines(app, esim, &mut info, theme);
+    if package.width() > usize::from(inner.width) {
+        // Cut above so the code's lines stay in view; whole here, after them.
+        info.push(Line::styled("Plan in full:", theme.muted()));
+        info.push(Line::raw(package.clone()));
+    }
+    draw_qr_and_info(frame, inner, qr, info, app, theme);
+}
+
+/// The eSIM's ICCID, state, plan and usage.
+fn record_lines(esim: &Esim, package: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let raw = &esim.raw_order_json;
+    vec![
         Line::from(vec![
             Span::styled("ICCID    ", theme.muted()),
             Span::styled(safe(&raw.iccid), theme.title()),
@@ -302,7 +314,7 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             safe(&esim.record.location_code),
             safe(&raw.smdp_status)
         )),
-        Line::raw(safe_fit(&package, usize::from(inner.width)).into_owned()),
+        Line::raw(safe_fit(package, usize::from(width)).into_owned()),
         Line::raw(match (raw.order_usage, raw.total_volume) {
             (Some(u), Some(t)) => format!(
                 "{} of {} used · expires {}",
@@ -312,46 +324,60 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             ),
             _ => format!("expires {}", short_time(&raw.expired_time)),
         }),
-    ];
+    ]
+}
+
+/// The activation code's lines (added to `info`) and its QR code's, or why there is none.
+fn code_lines(app: &App, esim: &Esim, info: &mut Vec<Line<'static>>, theme: &Theme) -> Vec<Line<'static>> {
+    let raw = &esim.raw_order_json;
     let code = app.esims().code(&raw.iccid);
-    let mut qr = Vec::new();
-    match code.and_then(Remote::value) {
-        Some(Ok(ac)) => {
-            match ActivationCode::parse(ac) {
-                Some(p) => {
-                    info.push(Line::raw(format!("SM-DP+   {}", safe(&p.smdp_address))));
-                    info.push(Line::raw(format!("Matching {}", safe(&p.matching_id))));
-                }
-                None => info.push(Line::styled("Not an LPA activation code", theme.error())),
-            }
-            info.push(Line::raw(safe(ac)));
-            if let Some(link) = apple_install_link(ac) {
-                let (copy, save) = (
-                    app.keymap().keys_text(Context::Esims, Action::CopyLink),
-                    app.keymap().keys_text(Context::Esims, Action::SaveQr),
-                );
-                info.push(Line::styled(
-                    format!("iPhone install link ({copy} copies it; {save} saves the QR as PNG):"),
-                    theme.muted(),
-                ));
-                info.push(Line::raw(safe(&link)));
-            }
-            match qr_lines(ac) {
-                Ok(lines) => qr = lines,
-                Err(why) => info.push(Line::styled(safe(&why), theme.error())),
-            }
-        }
+    let ac = match code.and_then(Remote::value) {
+        Some(Ok(ac)) => ac,
         Some(Err(why)) => {
             info.push(Line::styled(format!("No QR code: {}", safe(why)), theme.error()));
             info.push(Line::raw(format!("Image: {}", safe(&raw.qr_code_url))));
+            return Vec::new();
         }
-        None => info.push(code_missing(app, code, theme)),
+        None => {
+            info.push(code_missing(app, code, theme));
+            return Vec::new();
+        }
+    };
+    match ActivationCode::parse(ac) {
+        Some(p) => {
+            info.push(Line::raw(format!("SM-DP+   {}", safe(&p.smdp_address))));
+            info.push(Line::raw(format!("Matching {}", safe(&p.matching_id))));
+        }
+        None => info.push(Line::styled("Not an LPA activation code", theme.error())),
     }
-    if package.width() > usize::from(inner.width) {
-        // Cut above so the code's lines stay in view; whole here, after them.
-        info.push(Line::styled("Plan in full:", theme.muted()));
-        info.push(Line::raw(package.clone()));
+    info.push(Line::raw(safe(ac)));
+    if let Some(link) = apple_install_link(ac) {
+        let (copy, save) = (
+            app.keymap().keys_text(Context::Esims, Action::CopyLink),
+            app.keymap().keys_text(Context::Esims, Action::SaveQr),
+        );
+        info.push(Line::styled(
+            format!("iPhone install link ({copy} copies it; {save} saves the QR as PNG):"),
+            theme.muted(),
+        ));
+        info.push(Line::raw(safe(&link)));
     }
+    qr_lines(ac).unwrap_or_else(|why| {
+        info.push(Line::styled(safe(&why), theme.error()));
+        Vec::new()
+    })
+}
+
+/// The QR code centred at the top and the text under it; or, when the code does not fit,
+/// the text and how large the terminal must be.
+fn draw_qr_and_info(
+    frame: &mut Frame,
+    inner: Rect,
+    qr: Vec<Line<'static>>,
+    mut info: Vec<Line<'static>>,
+    app: &App,
+    theme: &Theme,
+) {
     let qr_width = qr.first().map_or(0, |l| l.width() as u16);
     let qr_height = qr.len() as u16;
     let fits = qr.is_empty() || (inner.width >= qr_width && inner.height > qr_height);

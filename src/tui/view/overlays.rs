@@ -3,8 +3,9 @@
 use super::spinner;
 use super::theme::Theme;
 use super::widgets::{Fields, fields, paragraph, popup, safe};
+use crate::api::model::Plan;
 use crate::present;
-use crate::tui::app::{App, Overlay, PROFILE_FIELDS, Remote};
+use crate::tui::app::{App, Overlay, PROFILE_FIELDS, ProfileForm, Remote};
 use crate::tui::keymap::{Action, Context};
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
@@ -60,42 +61,8 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
         }
         Overlay::Help { scroll } => draw_help(frame, area, app, *scroll, theme),
         Overlay::Notices => draw_notices(frame, area, app, theme),
-        Overlay::Replace { path, .. } => {
-            let inner = popup(frame, area, "Replace the file?", 64, 6, theme);
-            let keys = app.keymap();
-            let (yes, no) = (
-                keys.first_key(Context::Replace, Action::Accept),
-                keys.first_key(Context::Replace, Action::Close),
-            );
-            let lines = vec![
-                Line::raw(safe(&path.display().to_string())),
-                Line::raw("exists already."),
-                Line::styled(format!("{yes}: replace it · {no}: keep it"), theme.muted()),
-            ];
-            paragraph(frame, inner, lines);
-        }
-        Overlay::PlanDetail { summary, fetched } => {
-            let plan = fetched.value().map_or(summary.as_ref(), |p| p.as_ref());
-            let (inner, shown) = detail_window(frame, area, "Plan", 16, &present::plan_fields(plan), theme);
-            let mut lines = shown.lines;
-            lines.push(Line::raw(""));
-            match fetched {
-                Remote::Failed { error, .. } => lines.push(Line::styled(
-                    format!(
-                        "Could not fetch your pricing for this plan: {} (these are the catalog's figures)",
-                        safe(&error.server_message().map_or_else(|| error.to_string(), str::to_string))
-                    ),
-                    theme.error(),
-                )),
-                Remote::Loading { .. } => lines.push(Line::styled(
-                    format!("{} fetching your pricing…", spinner(app)),
-                    theme.muted(),
-                )),
-                _ => {}
-            }
-            lines.extend(shown.in_full);
-            paragraph(frame, inner, lines);
-        }
+        Overlay::Replace { path, .. } => draw_replace(frame, area, path, app, theme),
+        Overlay::PlanDetail { summary, fetched } => draw_plan(frame, area, summary, fetched, app, theme),
         Overlay::OrderDetail(o) => {
             let (inner, shown) = detail_window(frame, area, "Order", 14, &present::order_fields(o), theme);
             let mut lines = shown.lines;
@@ -105,7 +72,7 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
             }
             paragraph(frame, inner, lines);
         }
-        Overlay::StatusPicker { choices, cursor, .. } => {
+        Overlay::StatusPicker { choices, cursor } => {
             let inner = popup(frame, area, "Status filter", 30, choices.len() as u16 + 2, theme);
             paragraph(
                 frame,
@@ -114,77 +81,134 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
             );
         }
         Overlay::AccountPicker { names, cursor, error } => {
-            let current = &app.session().profile;
-            let labels: Vec<String> = names
-                .iter()
-                .map(|n| {
-                    if n == current {
-                        format!("{n} (in use)")
-                    } else {
-                        n.clone()
-                    }
-                })
-                .collect();
-            let mut lines = choice_lines(labels.iter().map(String::as_str), *cursor, theme);
-            lines.push(Line::raw(""));
-            lines.push(Line::styled(
-                format!(
-                    "{}: switch (everything reloads) · {}: stay",
-                    app.keymap().first_key(Context::Picker, Action::Accept),
-                    app.keymap().first_key(Context::Picker, Action::Close)
-                ),
-                theme.muted(),
-            ));
-            if let Some(error) = error {
-                lines.push(Line::styled(safe(error), theme.error()));
-            }
-            let height = lines.len() as u16 + 2 + u16::from(error.is_some()) * 2;
-            let inner = popup(frame, area, "Switch profile", 60, height, theme);
-            paragraph(frame, inner, lines);
+            draw_account_picker(frame, area, (names, *cursor), error.as_deref(), app, theme);
         }
-        Overlay::ProfileForm(form) => {
-            let inner = popup(frame, area, "Edit company profile", 70, 12, theme);
-            let mut lines = Vec::new();
-            let mut cursor = None;
-            for (i, label) in PROFILE_FIELDS.iter().enumerate() {
-                let focused = i == form.focus;
-                let marker = if focused { "›" } else { " " };
-                let prefix = format!("{marker} {label:<13} ");
-                if focused {
-                    let x = inner.x + prefix.chars().count() as u16 + form.inputs[i].cursor as u16;
-                    cursor = Some(Position::new(
-                        x.min(inner.right().saturating_sub(1)),
-                        inner.y + lines.len() as u16,
-                    ));
-                }
-                lines.push(Line::from(vec![
-                    Span::styled(prefix, if focused { theme.key() } else { theme.muted() }),
-                    Span::raw(safe(&form.inputs[i].value)),
-                ]));
-                match &form.errors[i] {
-                    Some(e) => lines.push(Line::styled(format!("                {e}"), theme.error())),
-                    None => lines.push(Line::raw("")),
-                }
-            }
-            if app.is_saving() {
-                lines.push(Line::styled(format!("{} saving…", spinner(app)), theme.muted()));
-            } else if let Some(e) = &form.server_error {
-                lines.push(Line::styled(format!("The server refused: {}", safe(e)), theme.error()));
+        Overlay::ProfileForm(form) => draw_profile_form(frame, area, form, app, theme),
+    }
+}
+
+/// "Replace the file?" for a QR image whose file exists.
+fn draw_replace(frame: &mut Frame, area: Rect, path: &std::path::Path, app: &App, theme: &Theme) {
+    let inner = popup(frame, area, "Replace the file?", 64, 6, theme);
+    let keys = app.keymap();
+    let (yes, no) = (
+        keys.first_key(Context::Replace, Action::Accept),
+        keys.first_key(Context::Replace, Action::Close),
+    );
+    let lines = vec![
+        Line::raw(safe(&path.display().to_string())),
+        Line::raw("exists already."),
+        Line::styled(format!("{yes}: replace it · {no}: keep it"), theme.muted()),
+    ];
+    paragraph(frame, inner, lines);
+}
+
+/// A plan of the catalog, with the reseller's own pricing once it is fetched.
+fn draw_plan(frame: &mut Frame, area: Rect, summary: &Plan, fetched: &Remote<Box<Plan>>, app: &App, theme: &Theme) {
+    let plan = fetched.value().map_or(summary, |p| p.as_ref());
+    let (inner, shown) = detail_window(frame, area, "Plan", 16, &present::plan_fields(plan), theme);
+    let mut lines = shown.lines;
+    lines.push(Line::raw(""));
+    match fetched {
+        Remote::Failed { error, .. } => lines.push(Line::styled(
+            format!(
+                "Could not fetch your pricing for this plan: {} (these are the catalog's figures)",
+                safe(&error.server_message().map_or_else(|| error.to_string(), str::to_string))
+            ),
+            theme.error(),
+        )),
+        Remote::Loading { .. } => lines.push(Line::styled(
+            format!("{} fetching your pricing…", spinner(app)),
+            theme.muted(),
+        )),
+        _ => {}
+    }
+    lines.extend(shown.in_full);
+    paragraph(frame, inner, lines);
+}
+
+/// The profile picker (`choice`: the names and the cursor), and why the last choice could not
+/// be opened.
+fn draw_account_picker(
+    frame: &mut Frame,
+    area: Rect,
+    choice: (&[String], usize),
+    error: Option<&str>,
+    app: &App,
+    theme: &Theme,
+) {
+    let (names, cursor) = choice;
+    let current = &app.session().profile;
+    let labels: Vec<String> = names
+        .iter()
+        .map(|n| {
+            if n == current {
+                format!("{n} (in use)")
             } else {
-                lines.push(Line::styled(
-                    format!(
-                        "{} saves, {} cancels. An empty field clears it.",
-                        app.keymap().first_key(Context::ProfileForm, Action::Accept),
-                        app.keymap().first_key(Context::ProfileForm, Action::Close)
-                    ),
-                    theme.muted(),
-                ));
+                n.clone()
             }
-            paragraph(frame, inner, lines);
-            if let Some(position) = cursor {
-                frame.set_cursor_position(position);
-            }
+        })
+        .collect();
+    let mut lines = choice_lines(labels.iter().map(String::as_str), cursor, theme);
+    lines.push(Line::raw(""));
+    lines.push(Line::styled(
+        format!(
+            "{}: switch (everything reloads) · {}: stay",
+            app.keymap().first_key(Context::Picker, Action::Accept),
+            app.keymap().first_key(Context::Picker, Action::Close)
+        ),
+        theme.muted(),
+    ));
+    if let Some(error) = error {
+        lines.push(Line::styled(safe(error), theme.error()));
+    }
+    let height = lines.len() as u16 + 2 + u16::from(error.is_some()) * 2;
+    let inner = popup(frame, area, "Switch profile", 60, height, theme);
+    paragraph(frame, inner, lines);
+}
+
+/// The company profile's fields, the one in focus with the terminal's cursor in it.
+fn draw_profile_form(frame: &mut Frame, area: Rect, form: &ProfileForm, app: &App, theme: &Theme) {
+    let inner = popup(frame, area, "Edit company profile", 70, 12, theme);
+    let mut lines = Vec::new();
+    let mut cursor = None;
+    for (i, label) in PROFILE_FIELDS.iter().enumerate() {
+        let focused = i == form.focus;
+        let marker = if focused { "›" } else { " " };
+        let prefix = format!("{marker} {label:<13} ");
+        if focused {
+            let x = inner.x + prefix.chars().count() as u16 + form.inputs[i].cursor as u16;
+            cursor = Some(Position::new(
+                x.min(inner.right().saturating_sub(1)),
+                inner.y + lines.len() as u16,
+            ));
         }
+        lines.push(Line::from(vec![
+            Span::styled(prefix, if focused { theme.key() } else { theme.muted() }),
+            Span::raw(safe(&form.inputs[i].value)),
+        ]));
+        match &form.errors[i] {
+            Some(e) => lines.push(Line::styled(format!("                {e}"), theme.error())),
+            None => lines.push(Line::raw("")),
+        }
+    }
+    lines.push(if app.is_saving() {
+        Line::styled(format!("{} saving…", spinner(app)), theme.muted())
+    } else if let Some(e) = &form.server_error {
+        Line::styled(format!("The server refused: {}", safe(e)), theme.error())
+    } else {
+        Line::styled(
+            format!(
+                "{} saves, {} cancels. An empty field clears it.",
+                app.keymap().first_key(Context::ProfileForm, Action::Accept),
+                app.keymap().first_key(Context::ProfileForm, Action::Close)
+            ),
+            theme.muted(),
+        )
+    });
+    paragraph(frame, inner, lines);
+    if let Some(position) = cursor {
+        frame.set_cursor_position(position);
     }
 }
 

@@ -40,13 +40,25 @@ pub struct Scan {
     /// page that comes while a save still reads it changes a copy.
     inventory: Arc<Inventory>,
     total: Option<u64>,
-    /// The next page's request; a failure stops the read until `r`.
-    next: Remote<()>,
-    started: bool,
+    reading: Reading,
+}
+
+/// Where the background read is.
+#[derive(Debug, Clone)]
+enum Reading {
+    /// Not started: the first search starts it. `again`: `r` asked for it while a saved index
+    /// serves the search (else the saved index is enough).
+    Idle { again: bool },
+    /// Page after page: `next` is the next page's request (a failure stops the read until `r`).
+    Pages { next: Remote<()>, again: bool },
     /// Every page is in.
-    complete: bool,
-    /// Asked for with `r` while a saved index serves the search.
-    reread: bool,
+    Complete,
+}
+
+impl Default for Reading {
+    fn default() -> Self {
+        Reading::Idle { again: false }
+    }
 }
 
 impl Scan {
@@ -68,12 +80,15 @@ impl Scan {
     }
 
     pub fn is_complete(&self) -> bool {
-        self.complete
+        matches!(self.reading, Reading::Complete)
     }
 
     /// Why the read stopped, if it did.
     pub fn error(&self) -> Option<&crate::api::ApiError> {
-        self.next.error()
+        match &self.reading {
+            Reading::Pages { next, .. } => next.error(),
+            _ => None,
+        }
     }
 
     pub fn next_page(&self) -> u64 {
@@ -214,7 +229,7 @@ impl Esims {
     /// else what the read has so far; with the saved index's time when it is that one.
     pub fn searched(&self) -> (&Inventory, Option<DateTime<Utc>>) {
         match &self.saved {
-            Some(saved) if !self.scan.complete => (&saved.inventory, Some(saved.saved_at)),
+            Some(saved) if !self.scan.is_complete() => (&saved.inventory, Some(saved.saved_at)),
             _ => (&self.scan.inventory, None),
         }
     }
@@ -371,7 +386,7 @@ impl Esims {
 
     /// Counts again after the index changed; unknown until the whole inventory is.
     fn recount_attention(&mut self) {
-        let whole = self.scan.complete || self.saved.is_some();
+        let whole = self.scan.is_complete() || self.saved.is_some();
         let (inventory, _) = self.searched();
         self.attention_count = whole.then(|| {
             inventory
@@ -407,15 +422,17 @@ impl Esims {
     /// the lookup answered (nor while it is asked); with a saved index, only after `r`: at the
     /// API's 120 a minute, reading 100 000 eSIMs again would take the key's budget for minutes.
     pub fn needs_scan(&self) -> bool {
-        let scan = &self.scan;
-        if !scan.started || scan.complete || !scan.next.wanted() {
+        let Reading::Pages { next, again } = &self.scan.reading else {
+            return false;
+        };
+        if !next.wanted() {
             return false;
         }
         if let Some(whole) = self.whole_iccid() {
             let lookup = self.fresh.as_ref().filter(|f| f.iccid == whole.as_str());
             return matches!(lookup.and_then(|f| f.record.value()), Some(Found::Unknown));
         }
-        self.saved.is_none() || scan.reread
+        self.saved.is_none() || *again
     }
 
     /// Which record the search needs fetched now: the whole ICCID searched for (at once), or
@@ -528,7 +545,12 @@ impl Esims {
 
     /// Starts the background read (on the first `/`).
     pub fn start_scan(&mut self) {
-        self.scan.started = true;
+        if let Reading::Idle { again } = self.scan.reading {
+            self.scan.reading = Reading::Pages {
+                next: Remote::default(),
+                again,
+            };
+        }
     }
 
     /// The index an earlier session saved, searched until the read is complete.
@@ -541,10 +563,16 @@ impl Esims {
     /// Forgets the background read (after `r`, or after money moved): it starts over if a
     /// search needs it.
     pub fn restart_scan(&mut self) {
-        let started = self.scan.started;
+        let again = self.saved.is_some();
+        let reading = match self.scan.reading {
+            Reading::Idle { .. } => Reading::Idle { again },
+            _ => Reading::Pages {
+                next: Remote::default(),
+                again,
+            },
+        };
         self.scan = Scan {
-            started,
-            reread: self.saved.is_some(),
+            reading,
             ..Scan::default()
         };
         self.codes.clear();
@@ -563,26 +591,26 @@ impl Esims {
         total: u64,
         now: Instant,
     ) -> Option<ScanStep> {
-        if !self.scan.next.resolve(id, (), now) {
+        let Reading::Pages { next, .. } = &mut self.scan.reading else {
+            return None;
+        };
+        if !next.resolve(id, (), now) {
             return None;
         }
+        next.invalidate();
         let short = (esims.len() as u64) < SCAN_PAGE_SIZE;
         Arc::make_mut(&mut self.scan.inventory).extend(&esims, total);
         if let Some(saved) = &mut self.saved {
             saved.inventory.saw_total(total);
         }
         self.scan.total = Some(total);
-        self.scan.complete = short || self.scan.inventory.len() as u64 >= total;
-        if !self.scan.complete {
-            self.scan.next.invalidate();
-        } else {
+        let complete = short || self.scan.inventory.len() as u64 >= total;
+        if complete {
+            self.scan.reading = Reading::Complete;
             self.recount_attention();
         }
         let found_whole = self.refilter();
-        Some(ScanStep {
-            complete: self.scan.complete,
-            found_whole,
-        })
+        Some(ScanStep { complete, found_whole })
     }
 
     /// A page of the list came: its total moves the indexes' places; and if the cursor was
@@ -610,8 +638,11 @@ impl Esims {
         }
     }
 
-    pub(in crate::tui::app) fn scan_slot(&mut self) -> &mut dyn crate::tui::app::remote::Slot {
-        &mut self.scan.next
+    pub(in crate::tui::app) fn scan_slot(&mut self) -> Option<&mut dyn crate::tui::app::remote::Slot> {
+        match &mut self.scan.reading {
+            Reading::Pages { next, .. } => Some(next),
+            _ => None,
+        }
     }
 
     /// The search in effect changed: recomputes the results; `true` when it is a whole ICCID
@@ -700,7 +731,9 @@ impl TabState for Esims {
         if self.needs_scan() {
             let page = self.scan.next_page();
             let id = out.send(Request::EsimScan { page });
-            self.scan.next.start(id);
+            if let Reading::Pages { next, .. } = &mut self.scan.reading {
+                next.start(id);
+            }
         }
         self.fetch_code(out, now);
     }
