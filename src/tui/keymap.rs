@@ -641,6 +641,19 @@ impl Keymap {
             .unwrap_or_default()
     }
 
+    /// `template` with the first key of each of `actions` (in `context`) where its `{}` stand,
+    /// in order: "{}: pay · {}: back" reads "p: pay · Esc: back" with the keys in force.
+    pub fn say(&self, context: Context, template: &str, actions: &[Action]) -> String {
+        let mut keys = actions.iter().map(|a| self.first_key(context, *a));
+        let mut parts = template.split("{}");
+        let mut text = parts.next().unwrap_or_default().to_string();
+        for part in parts {
+            text.push_str(&keys.next().unwrap_or_default());
+            text.push_str(part);
+        }
+        text
+    }
+
     /// The first key of an action, as prose names it ("r to try again").
     pub fn first_key(&self, context: Context, action: Action) -> String {
         self.rows

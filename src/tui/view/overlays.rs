@@ -2,7 +2,7 @@
 
 use super::spinner;
 use super::theme::Theme;
-use super::widgets::{Fields, fields, paragraph, popup, safe};
+use super::widgets::{Fields, fields, keys_line, paragraph, popup, safe};
 use crate::api::model::Plan;
 use crate::present;
 use crate::tui::app::{App, Overlay, PROFILE_FIELDS, ProfileForm, Remote};
@@ -90,15 +90,15 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
 /// "Replace the file?" for a QR image whose file exists.
 fn draw_replace(frame: &mut Frame, area: Rect, path: &std::path::Path, app: &App, theme: &Theme) {
     let inner = popup(frame, area, "Replace the file?", 64, 6, theme);
-    let keys = app.keymap();
-    let (yes, no) = (
-        keys.first_key(Context::Replace, Action::Accept),
-        keys.first_key(Context::Replace, Action::Close),
+    let keys = app.keymap().say(
+        Context::Replace,
+        "{}: replace it · {}: keep it",
+        &[Action::Accept, Action::Close],
     );
     let lines = vec![
         Line::raw(safe(&path.display().to_string())),
         Line::raw("exists already."),
-        Line::styled(format!("{yes}: replace it · {no}: keep it"), theme.muted()),
+        Line::styled(keys, theme.muted()),
     ];
     paragraph(frame, inner, lines);
 }
@@ -151,12 +151,11 @@ fn draw_account_picker(
         .collect();
     let mut lines = choice_lines(labels.iter().map(String::as_str), cursor, theme);
     lines.push(Line::raw(""));
-    lines.push(Line::styled(
-        format!(
-            "{}: switch (everything reloads) · {}: stay",
-            app.keymap().first_key(Context::Picker, Action::Accept),
-            app.keymap().first_key(Context::Picker, Action::Close)
-        ),
+    lines.push(keys_line(
+        app,
+        Context::Picker,
+        "{}: switch (everything reloads) · {}: stay",
+        &[Action::Accept, Action::Close],
         theme.muted(),
     ));
     if let Some(error) = error {
@@ -197,12 +196,11 @@ fn draw_profile_form(frame: &mut Frame, area: Rect, form: &ProfileForm, app: &Ap
     } else if let Some(e) = &form.server_error {
         Line::styled(format!("The server refused: {}", safe(e)), theme.error())
     } else {
-        Line::styled(
-            format!(
-                "{} saves, {} cancels. An empty field clears it.",
-                app.keymap().first_key(Context::ProfileForm, Action::Accept),
-                app.keymap().first_key(Context::ProfileForm, Action::Close)
-            ),
+        keys_line(
+            app,
+            Context::ProfileForm,
+            "{} saves, {} cancels. An empty field clears it.",
+            &[Action::Accept, Action::Close],
             theme.muted(),
         )
     });

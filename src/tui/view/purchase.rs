@@ -2,7 +2,7 @@
 
 use super::spinner;
 use super::theme::Theme;
-use super::widgets::{paragraph, popup, safe};
+use super::widgets::{keys_line, paragraph, popup, safe};
 use crate::api::Delivery;
 use crate::api::model::Order;
 use crate::esim::money::format_amount;
@@ -45,12 +45,11 @@ pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme
         Stage::Again { earlier, .. } => vec![
             Line::styled(format!("Not sent: {}.", safe(earlier)), theme.error()),
             Line::raw(""),
-            Line::styled(
-                format!(
-                    "{}: pay the same again, a second time · {}: back",
-                    key(Context::Confirm, Action::Pay),
-                    key(Context::Confirm, Action::Back)
-                ),
+            keys_line(
+                app,
+                Context::Confirm,
+                "{}: pay the same again, a second time · {}: back",
+                &[Action::Pay, Action::Back],
                 theme.key(),
             ),
         ],
@@ -80,7 +79,6 @@ pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme
 
 /// The plans offered, the quantity and the total.
 fn choosing(form: &PurchaseForm, app: &App, theme: &Theme) -> Vec<Line<'static>> {
-    let key = |context, action| app.keymap().first_key(context, action);
     let mut lines = vec![Line::styled("Plans offered by the API:", theme.title())];
     for (i, p) in form.plans().iter().enumerate() {
         let text = format!(
@@ -102,22 +100,21 @@ fn choosing(form: &PurchaseForm, app: &App, theme: &Theme) -> Vec<Line<'static>>
         Span::raw("Quantity  "),
         Span::styled(format!("◀ {} ▶", form.qty()), theme.key()),
         Span::styled(
-            format!(
+            app.keymap().say(
+                Context::Purchase,
                 "   {} {} or 1–9, 0 for 10",
-                key(Context::Purchase, Action::Less),
-                key(Context::Purchase, Action::More)
+                &[Action::Less, Action::More],
             ),
             theme.muted(),
         ),
     ]));
     lines.push(Line::raw(format!("Total     {}", usd(form.total()))));
     lines.push(Line::raw(""));
-    lines.push(Line::styled(
-        format!(
-            "{}: review · {}: cancel",
-            key(Context::Purchase, Action::Accept),
-            key(Context::Purchase, Action::Close)
-        ),
+    lines.push(keys_line(
+        app,
+        Context::Purchase,
+        "{}: review · {}: cancel",
+        &[Action::Accept, Action::Close],
         theme.muted(),
     ));
     lines
@@ -273,12 +270,11 @@ pub fn draw_iccid_prompt(
         Some(e) => Line::styled(safe(e), theme.error()),
         None => Line::raw(""),
     });
-    lines.push(Line::styled(
-        format!(
-            "19 or 20 digits, spaces allowed · {}: continue · {}: cancel",
-            app.keymap().first_key(Context::IccidPrompt, Action::Accept),
-            app.keymap().first_key(Context::IccidPrompt, Action::Close)
-        ),
+    lines.push(keys_line(
+        app,
+        Context::IccidPrompt,
+        "19 or 20 digits, spaces allowed · {}: continue · {}: cancel",
+        &[Action::Accept, Action::Close],
         theme.muted(),
     ));
     paragraph(frame, inner, lines);

@@ -225,3 +225,14 @@ fn table(frame: &mut Frame, area: Rect, columns: &[Column], rows: Vec<Vec<String
     let mut state = TableState::default().with_selected(Some(selected));
     frame.render_stateful_widget(table, area, &mut state);
 }
+
+/// A line naming keys of the keymap in force, where `template`'s `{}` stand (`Keymap::say`).
+pub fn keys_line(
+    app: &crate::tui::app::App,
+    context: crate::tui::keymap::Context,
+    template: &str,
+    actions: &[crate::tui::keymap::Action],
+    style: ratatui::style::Style,
+) -> Line<'static> {
+    Line::styled(app.keymap().say(context, template, actions), style)
+}
