@@ -7,6 +7,6 @@ pub mod msg;
 pub mod runtime;
 mod terminal;
 pub mod view;
-pub mod writing;
+pub mod export_jobs;
 
 pub use runtime::{InventoryFile, Options, run};

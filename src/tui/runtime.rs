@@ -6,7 +6,7 @@ use super::keymap::Keymap;
 use super::msg::{Answer, Effect, ExportJob, JobId, Msg, Payload, Request};
 use super::terminal::{self, Term};
 use super::view::{self, theme::Theme};
-use super::writing;
+use super::export_jobs;
 use crate::api::model::EsimQuery;
 use crate::api::{ApiError, Client};
 use crate::clipboard::{Clipboard, Environment, Strategy};
@@ -162,7 +162,7 @@ impl Tasks {
 
     /// Writes a CSV export in `dir`, its progress and end coming back as messages.
     pub fn export(&mut self, dir: &Path, id: JobId, job: ExportJob, client: &Client, tx: &UnboundedSender<Msg>) {
-        let task = writing::export(dir, id, job, client, tx);
+        let task = export_jobs::export(dir, id, job, client, tx);
         self.keep(id, task);
     }
 
@@ -210,7 +210,7 @@ fn perform(effects: Vec<Effect>, world: &mut World<'_>) -> bool {
                 iccid,
                 code,
                 replace,
-            } => writing::save_qr(world.export_dir, id, (iccid, code), replace, world.tx),
+            } => export_jobs::save_qr(world.export_dir, id, (iccid, code), replace, world.tx),
             Effect::Export { id, job } => world.tasks.export(world.export_dir, id, job, &world.client, world.tx),
             Effect::SwitchAccount(name) => {
                 // Opening may run a profile's secret_key_cmd: off the event loop.

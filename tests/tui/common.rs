@@ -341,7 +341,7 @@ impl Live {
                     iccid,
                     code,
                     replace,
-                } => esimdash::tui::writing::save_qr(self.export_dir.path(), id, (iccid, code), replace, &self.tx),
+                } => esimdash::tui::export_jobs::save_qr(self.export_dir.path(), id, (iccid, code), replace, &self.tx),
                 Effect::Export { id, job } => {
                     self.tasks
                         .export(self.export_dir.path(), id, job, &self.client, &self.tx)

@@ -3,7 +3,7 @@
 //! account replaces this whole (`Account::new`), so nothing of one account can be left on the
 //! screen of another: there is no field to forget.
 
-use super::files::Export;
+use super::exports::Export;
 use super::jobs::Jobs;
 use super::tabs::profile::ProfileTab;
 use super::tabs::{TabState, catalog::Catalog, esims::Esims, orders::Orders};

@@ -8,7 +8,7 @@
 mod account;
 mod accounts;
 mod actions;
-mod files;
+mod exports;
 mod input;
 mod jobs;
 mod mode;
@@ -22,7 +22,7 @@ mod tab;
 pub mod tabs;
 
 pub use account::{Account, Tabs};
-pub use files::{Export, ExportState};
+pub use exports::{Export, ExportState};
 pub use input::TextInput;
 pub use jobs::{Job, Jobs, Outbox};
 pub use mode::{Mode, Overlay};
