@@ -43,19 +43,6 @@ pub fn colour_allowed() -> bool {
 /// Label and value rows of a record.
 pub type Fields = Vec<(&'static str, String)>;
 
-/// `2026-11-20 21:55` (UTC) from an RFC 3339 time; other text as it is.
-pub fn short_time(rfc3339: &str) -> String {
-    match chrono::DateTime::parse_from_rfc3339(rfc3339) {
-        Ok(t) => t.with_timezone(&chrono::Utc).format("%Y-%m-%d %H:%M").to_string(),
-        Err(_) => rfc3339.to_string(),
-    }
-}
-
-/// `2026-11-20` from an RFC 3339 time.
-pub fn short_date(rfc3339: &str) -> String {
-    short_time(rfc3339).chars().take(10).collect()
-}
-
 /// `30 days`, `1 day`.
 pub fn validity(plan: &Plan) -> String {
     match (plan.duration, plan.duration_unit.as_str()) {
@@ -122,7 +109,7 @@ pub fn order_fields(o: &Order) -> Fields {
     let r = &o.record;
     let mut rows = vec![
         ("Order number", r.provider_order_no.clone()),
-        ("Created", short_time(&o.created_at)),
+        ("Created", o.created_at.short()),
         ("Status", r.status.to_string()),
         ("Package", r.package_name.clone()),
         ("Package code", r.package_code.clone()),
@@ -149,7 +136,7 @@ pub fn esim_fields(e: &Esim) -> Fields {
         ("Order number", e.record.provider_order_no.clone()),
         ("Location", location_with_code(&e.record.location_code)),
         ("Data used", usage(raw.order_usage, raw.total_volume)),
-        ("Expires", short_time(&raw.expired_time)),
+        ("Expires", raw.expired_time.short()),
     ]
 }
 

@@ -10,6 +10,7 @@ mod lock;
 pub mod model;
 mod pacing;
 mod settle;
+mod timestamp;
 mod writes;
 
 pub use base_url::{BaseUrl, BaseUrlError};
@@ -18,4 +19,5 @@ pub use credentials::{AuthMode, Credentials};
 pub use error::{ApiError, Endpoint, RedirectRefused};
 pub use pacing::Pacer;
 pub use settle::{Found as SettledAs, Listener, Notice, REPEAT_WINDOW, Settled};
+pub use timestamp::Timestamp;
 pub use writes::{Delivery, PLACE_ORDER, Paid, Payment, Spend, TOPUP, payments_in_flight};

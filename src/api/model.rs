@@ -4,6 +4,7 @@
 //! prices and balances as decimal strings.
 
 use super::lenient;
+use super::timestamp::Timestamp;
 use crate::esim::money;
 use crate::esim::status::Status;
 use rust_decimal::Decimal;
@@ -141,12 +142,8 @@ pub struct Order {
     )]
     pub total_sell_price: Option<Decimal>,
     /// RFC 3339; not in the spec, served by the sandbox (ours).
-    #[serde(
-        default,
-        deserialize_with = "lenient::string",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub created_at: String,
+    #[serde(default, skip_serializing_if = "Timestamp::is_empty")]
+    pub created_at: Timestamp,
     /// For a top-up, the eSIM it tops up; not in the spec, served by the sandbox (ours).
     #[serde(
         default,
@@ -204,12 +201,8 @@ pub struct RawOrder {
         skip_serializing_if = "Option::is_none"
     )]
     pub order_usage: Option<u64>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::string",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub expired_time: String,
+    #[serde(default, skip_serializing_if = "Timestamp::is_empty")]
+    pub expired_time: Timestamp,
     #[serde(
         default,
         deserialize_with = "lenient::string",

@@ -397,9 +397,7 @@ pub(super) fn new_orders<'a>(
             let no = o.record.provider_order_no.as_str();
             let new = match baseline {
                 Baseline::Before(before) => !before.contains(no),
-                Baseline::Since(sent_at) => {
-                    DateTime::parse_from_rfc3339(&o.created_at).is_ok_and(|t| t >= *sent_at - margin)
-                }
+                Baseline::Since(sent_at) => o.created_at.at().is_some_and(|t| t >= *sent_at - margin),
             };
             new && !claimed.contains(no) && iccid.is_none_or(|i| o.iccid.is_empty() || o.iccid == i)
         })

@@ -339,7 +339,7 @@ fn order_table(orders: &[Order]) -> String {
     for o in orders {
         t.row(vec![
             o.record.provider_order_no.clone(),
-            present::short_time(&o.created_at),
+            o.created_at.short(),
             o.record.status.to_string(),
             o.record.package_name.clone(),
             o.record.location_code.clone(),
@@ -371,7 +371,7 @@ fn esim_table(esims: &[Esim]) -> String {
             e.record.package_name.clone(),
             e.record.location_code.clone(),
             present::usage(raw.order_usage, raw.total_volume),
-            present::short_date(&raw.expired_time),
+            raw.expired_time.date(),
         ]);
     }
     t.render_coloured(coloured())

@@ -35,9 +35,7 @@ impl Limits {
             (Some(used), Some(total)) if total > 0 => Some((u128::from(used) * 100 / u128::from(total)).min(100) as u8),
             _ => None,
         };
-        let expires = DateTime::parse_from_rfc3339(raw.expired_time.trim())
-            .ok()
-            .map(|t| t.timestamp());
+        let expires = raw.expired_time.at().map(|t| t.timestamp());
         Self { used_pct, expires }
     }
 }

@@ -85,7 +85,7 @@ pub fn order(o: &Order) -> Vec<String> {
     let r = &o.record;
     vec![
         text(&r.provider_order_no),
-        text(&o.created_at),
+        text(o.created_at.text()),
         text(&r.status.to_string()),
         text(&r.package_name),
         text(&r.slug),
@@ -126,7 +126,7 @@ pub fn esim(e: &Esim) -> Vec<String> {
         text(&r.provider_order_no),
         number(raw.order_usage),
         number(raw.total_volume),
-        text(&raw.expired_time),
+        text(raw.expired_time.text()),
     ]
 }
 

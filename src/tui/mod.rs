@@ -2,11 +2,11 @@
 //! that connects them to the terminal and the API (`runtime`, `terminal`).
 
 pub mod app;
+pub mod export_jobs;
 pub mod keymap;
 pub mod msg;
 pub mod runtime;
 mod terminal;
 pub mod view;
-pub mod export_jobs;
 
 pub use runtime::{InventoryFile, Options, run};

@@ -2,11 +2,11 @@
 //! a timer only when the app asks for one, and signals. It draws only after a change.
 
 use super::app::{App, SCAN_PAGE_SIZE};
+use super::export_jobs;
 use super::keymap::Keymap;
 use super::msg::{Answer, Effect, ExportJob, JobId, Msg, Payload, Request};
 use super::terminal::{self, Term};
 use super::view::{self, theme::Theme};
-use super::export_jobs;
 use crate::api::model::EsimQuery;
 use crate::api::{ApiError, Client};
 use crate::clipboard::{Clipboard, Environment, Strategy};

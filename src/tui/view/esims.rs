@@ -58,7 +58,7 @@ fn cells(e: &Esim) -> Vec<String> {
             (Some(u), Some(t)) => usage_gauge(u, t),
             _ => "-".to_string(),
         },
-        crate::present::short_date(&raw.expired_time),
+        safe(&raw.expired_time.date()),
     ]
 }
 

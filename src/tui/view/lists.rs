@@ -7,7 +7,6 @@ use super::widgets::{Column, cursor_table, safe};
 use crate::api::model::Order;
 use crate::esim::money::format_amount;
 use crate::esim::status::StatusFilter;
-use crate::present;
 use crate::tui::app::{App, Mode, Paged, Remote};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -15,8 +14,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 /// A time as the tables show it, safe to draw.
-pub fn short_time(rfc3339: &str) -> String {
-    safe(&present::short_time(rfc3339))
+pub fn short_time(time: &crate::api::Timestamp) -> String {
+    safe(&time.short())
 }
 
 fn order_cells(o: &Order) -> Vec<String> {
