@@ -121,7 +121,7 @@ pub fn order_fields(o: &Order) -> Fields {
         ("Total", money(o.total_sell_price, "USD")),
     ];
     if !o.iccid.is_empty() {
-        rows.push(("Tops up eSIM", o.iccid.clone()));
+        rows.push(("Tops up eSIM", o.iccid.to_string()));
     }
     rows
 }
@@ -129,7 +129,7 @@ pub fn order_fields(o: &Order) -> Fields {
 pub fn esim_fields(e: &Esim) -> Fields {
     let raw = &e.raw_order_json;
     vec![
-        ("ICCID", raw.iccid.clone()),
+        ("ICCID", raw.iccid.to_string()),
         ("Status", e.record.status.to_string()),
         ("SM-DP+ status", raw.smdp_status.clone()),
         ("Package", e.record.package_name.clone()),

@@ -87,3 +87,8 @@ pub fn opt_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error>
 pub fn u64_or_zero<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
     opt_u64(d).map(Option::unwrap_or_default)
 }
+
+/// An ICCID, read as text as tolerantly as `string`, and decoded once.
+pub fn iccid<'de, D: Deserializer<'de>>(d: D) -> Result<crate::esim::iccid::EsimIccid, D::Error> {
+    string(d).map(|text| crate::esim::iccid::EsimIccid::parse(&text))
+}

@@ -5,6 +5,7 @@
 
 use super::lenient;
 use super::timestamp::Timestamp;
+use crate::esim::iccid::EsimIccid;
 use crate::esim::money;
 use crate::esim::status::Status;
 use rust_decimal::Decimal;
@@ -147,10 +148,10 @@ pub struct Order {
     /// For a top-up, the eSIM it tops up; not in the spec, served by the sandbox (ours).
     #[serde(
         default,
-        deserialize_with = "lenient::string",
-        skip_serializing_if = "String::is_empty"
+        deserialize_with = "lenient::iccid",
+        skip_serializing_if = "EsimIccid::is_empty"
     )]
-    pub iccid: String,
+    pub iccid: EsimIccid,
 }
 
 /// An eSIM of the inventory: the order record plus the provider's data.
@@ -168,8 +169,8 @@ pub struct Esim {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RawOrder {
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub iccid: String,
+    #[serde(default, deserialize_with = "lenient::iccid")]
+    pub iccid: EsimIccid,
     #[serde(default, deserialize_with = "lenient::string")]
     pub qr_code_url: String,
     #[serde(default, deserialize_with = "lenient::string")]

@@ -365,7 +365,7 @@ fn esim_table(esims: &[Esim]) -> String {
     for e in esims {
         let raw = &e.raw_order_json;
         t.row(vec![
-            raw.iccid.clone(),
+            raw.iccid.to_string(),
             e.record.status.to_string(),
             raw.smdp_status.clone(),
             e.record.package_name.clone(),

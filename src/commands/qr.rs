@@ -79,7 +79,7 @@ pub async fn run(
     }
     print!("{}", qr_text(&matrix.to_half_blocks(), std::io::stdout().is_terminal()));
     let mut t = Table::new(&[("FIELD", Align::Left), ("VALUE", Align::Left)]);
-    t.row(vec!["ICCID".into(), iccid.clone()]);
+    t.row(vec!["ICCID".into(), iccid.to_string()]);
     t.row(vec!["Activation code".into(), code.clone()]);
     if let Some(p) = parts {
         t.row(vec!["SM-DP+ address".into(), p.smdp_address]);

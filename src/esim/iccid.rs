@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, thiserror::Error)]
 pub enum IccidError {
     #[error("an ICCID has only digits")]
     NotDigits,
@@ -46,6 +46,128 @@ impl Iccid {
 impl fmt::Display for Iccid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
+    }
+}
+
+/// An ICCID as an eSIM or order record carries it, decoded once when the answer is read: a
+/// valid `Iccid`, or, when the API sent something else, the text as it came. That text is shown
+/// and matched as it is, but never sent back to the API, copied as an ICCID or used as a file
+/// name (it could hold anything, `../` included).
+#[derive(Debug, Clone, Eq)]
+pub enum EsimIccid {
+    Valid(Iccid),
+    Invalid { text: String, why: IccidError },
+}
+
+impl EsimIccid {
+    pub fn parse(text: &str) -> Self {
+        match Iccid::parse(text) {
+            Ok(iccid) => EsimIccid::Valid(iccid),
+            Err(why) => EsimIccid::Invalid {
+                text: text.to_string(),
+                why,
+            },
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            EsimIccid::Valid(iccid) => iccid.as_str(),
+            EsimIccid::Invalid { text, .. } => text,
+        }
+    }
+
+    /// The ICCID, when it is one, or why not.
+    pub fn valid(&self) -> Result<&Iccid, IccidError> {
+        match self {
+            EsimIccid::Valid(iccid) => Ok(iccid),
+            EsimIccid::Invalid { why, .. } => Err(why.clone()),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.as_str().is_empty()
+    }
+}
+
+/// Read as text wherever text is wanted (shown, matched, written to a table); only `valid`
+/// gives an `Iccid`.
+impl std::ops::Deref for EsimIccid {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl Default for EsimIccid {
+    fn default() -> Self {
+        EsimIccid::Invalid {
+            text: String::new(),
+            why: IccidError::NotDigits,
+        }
+    }
+}
+
+impl From<Iccid> for EsimIccid {
+    fn from(iccid: Iccid) -> Self {
+        EsimIccid::Valid(iccid)
+    }
+}
+
+/// Equal, and hashed, by the text: a text is either a valid ICCID or not, so the variant follows
+/// from it (and a map keyed by them can be asked with a `&str`).
+impl PartialEq for EsimIccid {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl std::hash::Hash for EsimIccid {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl std::borrow::Borrow<str> for EsimIccid {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq<str> for EsimIccid {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for EsimIccid {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<Iccid> for EsimIccid {
+    fn eq(&self, other: &Iccid) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl PartialEq<String> for EsimIccid {
+    fn eq(&self, other: &String) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl fmt::Display for EsimIccid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for EsimIccid {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
     }
 }
 

@@ -95,7 +95,7 @@ pub fn order(o: &Order) -> Vec<String> {
         decimal(o.cost_price),
         decimal(o.sell_price),
         decimal(o.total_sell_price),
-        text(&o.iccid),
+        text(o.iccid.as_str()),
     ]
 }
 
@@ -116,7 +116,7 @@ pub const ESIM_HEADER: &[&str] = &[
 pub fn esim(e: &Esim) -> Vec<String> {
     let (r, raw) = (&e.record, &e.raw_order_json);
     vec![
-        text(&raw.iccid),
+        text(raw.iccid.as_str()),
         text(&r.status.to_string()),
         text(&raw.smdp_status),
         text(&r.package_name),

@@ -61,7 +61,7 @@ impl Page {
                 // A top-up and its order share the number only with an ICCID apart.
                 seen.insert(format!("{}\n{}", o.record.provider_order_no, o.iccid))
             }),
-            Page::Esims(e) => e.retain(|e| seen.insert(e.raw_order_json.iccid.clone())),
+            Page::Esims(e) => e.retain(|e| seen.insert(e.raw_order_json.iccid.to_string())),
         }
     }
 }

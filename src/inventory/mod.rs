@@ -97,7 +97,12 @@ impl Inventory {
         self.total.get_or_insert(total);
         self.saw_total(total);
         for e in esims {
-            self.push(&e.raw_order_json.iccid, &e.record.status, Package::of(e), Limits::of(e));
+            self.push(
+                e.raw_order_json.iccid.as_str(),
+                &e.record.status,
+                Package::of(e),
+                Limits::of(e),
+            );
         }
     }
 

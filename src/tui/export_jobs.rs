@@ -5,6 +5,7 @@
 
 use super::msg::{ExportJob, ExportStep, JobId, Msg, SaveError};
 use crate::api::Client;
+use crate::esim::iccid::Iccid;
 use crate::esim::qr::{FILE_SCALE, QrMatrix};
 use crate::export::csv_rows::{self, writer};
 use crate::export::{Listing, Page, Progress};
@@ -14,7 +15,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::AbortHandle;
 
 /// Writes `<ICCID>.png` in `dir`, off the event loop (`qr`: the ICCID and its code).
-pub fn save_qr(dir: &Path, id: JobId, qr: (String, String), replace: bool, tx: &UnboundedSender<Msg>) {
+pub fn save_qr(dir: &Path, id: JobId, qr: (Iccid, String), replace: bool, tx: &UnboundedSender<Msg>) {
     let (iccid, code) = qr;
     let path = dir.join(format!("{iccid}.png"));
     let tx = tx.clone();
@@ -117,7 +118,10 @@ async fn write_csv(
                     let Page::Esims(items) = page else { return Ok(()) };
                     items
                         .iter()
-                        .filter(|e| only.as_ref().is_none_or(|set| set.contains(&e.raw_order_json.iccid)))
+                        .filter(|e| {
+                            only.as_ref()
+                                .is_none_or(|set| set.contains(e.raw_order_json.iccid.as_str()))
+                        })
                         .try_for_each(|e| write(csv_rows::esim(e)))
                         .map_err(ApiFailure)
                 })

@@ -210,7 +210,7 @@ pub enum Effect {
     /// with `replace` (the user said yes).
     SaveQr {
         id: JobId,
-        iccid: String,
+        iccid: Iccid,
         code: String,
         replace: bool,
     },

@@ -142,7 +142,7 @@ async fn a_slow_answer_times_out_and_a_timed_out_write_is_an_unknown_outcome() {
         .unwrap()
         .esims
         .remove(0);
-    let iccid = esim.raw_order_json.iccid;
+    let iccid = esim.raw_order_json.iccid.to_string();
     let slug = patient.topup_plans(&iccid).await.unwrap()[0].slug.clone();
     let count = patient.orders(&OrderQuery::default()).await.unwrap().total;
     let err = client

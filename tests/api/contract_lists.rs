@@ -187,7 +187,7 @@ async fn esims_carry_valid_iccids_and_both_qr_paths_are_served() {
     let mut with_ac = 0;
     for e in &page.esims {
         let raw = &e.raw_order_json;
-        Iccid::parse(&raw.iccid).unwrap_or_else(|err| panic!("{}: {err}", raw.iccid));
+        Iccid::parse(raw.iccid.as_str()).unwrap_or_else(|err| panic!("{}: {err}", raw.iccid));
         assert!(!raw.smdp_status.is_empty() && raw.total_volume.is_some() && !raw.expired_time.is_empty());
         assert!(raw.qr_code_url.starts_with(&sb.origin()), "{}", raw.qr_code_url);
         if let Some(ac) = &raw.ac {
@@ -227,7 +227,7 @@ async fn seeding_is_deterministic_and_grows_with_orders() {
     let iccids = |p: &esimdash::api::model::EsimPage| {
         p.esims
             .iter()
-            .map(|e| e.raw_order_json.iccid.clone())
+            .map(|e| e.raw_order_json.iccid.to_string())
             .collect::<Vec<_>>()
     };
     assert_eq!(iccids(&pa), iccids(&pb));

@@ -13,7 +13,10 @@ async fn usable_iccid(sb: &RunningSandbox) -> String {
         status: Some("in_use".into()),
         ..Default::default()
     };
-    acme(sb).esims(&q).await.unwrap().esims[0].raw_order_json.iccid.clone()
+    acme(sb).esims(&q).await.unwrap().esims[0]
+        .raw_order_json
+        .iccid
+        .to_string()
 }
 
 async fn order_count(sb: &RunningSandbox) -> u64 {

@@ -74,7 +74,10 @@ async fn first_esim_with(sb: &esimdash::sandbox::RunningSandbox, status: Status)
         page_size: Some(100),
         ..Default::default()
     };
-    acme(sb).esims(&q).await.unwrap().esims[0].raw_order_json.iccid.clone()
+    acme(sb).esims(&q).await.unwrap().esims[0]
+        .raw_order_json
+        .iccid
+        .to_string()
 }
 
 #[tokio::test]

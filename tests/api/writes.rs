@@ -35,7 +35,10 @@ async fn a_topup(sb: &RunningSandbox) -> (Payment, Decimal) {
         status: Some("in_use".into()),
         ..Default::default()
     };
-    let iccid = client.esims(&q).await.unwrap().esims[0].raw_order_json.iccid.clone();
+    let iccid = client.esims(&q).await.unwrap().esims[0]
+        .raw_order_json
+        .iccid
+        .to_string();
     let plan = client.topup_plans(&iccid).await.unwrap().remove(0);
     let total = plan.price.unwrap();
     let request = TopupRequest {

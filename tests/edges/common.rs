@@ -51,7 +51,7 @@ pub async fn topupable(api: &Client, n: usize) -> Vec<(String, String)> {
         for esim in esims {
             let iccid = esim.raw_order_json.iccid;
             if let Some(plan) = api.topup_plans(&iccid).await.unwrap().first() {
-                found.push((iccid, plan.slug.clone()));
+                found.push((iccid.to_string(), plan.slug.clone()));
                 if found.len() == n {
                     return found;
                 }

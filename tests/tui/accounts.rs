@@ -111,7 +111,7 @@ async fn after_a_switch_a_late_answer_of_the_old_account_is_dropped() {
         .unwrap()
         .raw_order_json
         .iccid
-        .clone();
+        .to_string();
     // Acme's orders and profile asked for, not answered yet.
     h.send(key('2'));
     h.send(key('r'));

@@ -218,7 +218,7 @@ async fn y_copies_the_iccid_and_capital_y_the_activation_code_once_known() {
     h.settle().await;
     let esim = h.app.esims().selected().unwrap().clone();
     let effects = h.send(key('y'));
-    assert_eq!(copies(&effects), vec![("ICCID", esim.raw_order_json.iccid.clone())]);
+    assert_eq!(copies(&effects), vec![("ICCID", esim.raw_order_json.iccid.to_string())]);
     h.settle().await;
     let code = code_of(&h, &esim.raw_order_json.iccid);
     let effects = h.send(key('Y'));
@@ -252,7 +252,15 @@ async fn an_iccid_typed_before_its_page_arrives_is_jumped_to_when_it_does() {
     // The last eSIM of the inventory: on the last page of the background read.
     h.send(key('G'));
     h.settle().await;
-    let target = h.app.esims().list().selected().unwrap().raw_order_json.iccid.clone();
+    let target = h
+        .app
+        .esims()
+        .list()
+        .selected()
+        .unwrap()
+        .raw_order_json
+        .iccid
+        .to_string();
     h.send(key('/'));
     h.keys(&target);
     assert!(matches!(h.app.mode(), Mode::Typing), "not found yet: still typing");
@@ -299,7 +307,7 @@ async fn a_hostile_activation_code_is_never_drawn_or_copied() {
         result: Ok(Payload::Esims(page)),
     })));
     h.settle().await;
-    let iccid = h.app.esims().selected_iccid().unwrap();
+    let iccid = h.app.esims().selected_iccid().unwrap().to_string();
     let screen = h.screen(120, 40);
     assert!(
         screen.contains("No QR code: the API's activation code holds") && screen.contains("control characters"),
@@ -321,4 +329,41 @@ async fn a_hostile_activation_code_is_never_drawn_or_copied() {
         assert!(flash.text.contains("not an LPA:1$… code"), "{k}: {}", flash.text);
     }
     assert_eq!(copies(&h.send(key('y'))), vec![("ICCID", iccid)]);
+}
+
+/// A server whose ICCID is a path (`../`): it is shown as it came, but `w` writes no file
+/// named after it (the name would land outside the export directory) and `y` copies nothing;
+/// the message says the ICCID is not valid.
+#[tokio::test]
+async fn an_iccid_from_the_api_that_is_a_path_names_no_file_and_is_not_copied() {
+    use esimdash::tui::msg::{Answer, Effect, Msg, Payload, Request};
+    let mut h = Harness::acme().await;
+    h.send(key('3'));
+    let (id, request) = h
+        .pending()
+        .iter()
+        .find(|(_, r)| matches!(r, Request::Esims(_)))
+        .cloned()
+        .expect("My eSIMs asks for its first page");
+    let Ok(Payload::Esims(mut page)) = esimdash::tui::runtime::execute(&h.api(), &request).await else {
+        panic!("the first page");
+    };
+    let hostile = esimdash::esim::iccid::EsimIccid::parse("../../escaped");
+    page.esims[0].raw_order_json.iccid = hostile;
+    page.esims[0].raw_order_json.ac = Some("LPA:1$rsp.esim.example$ABC123".to_string());
+    h.send(Msg::Answer(Box::new(Answer {
+        id,
+        result: Ok(Payload::Esims(page)),
+    })));
+    h.settle().await;
+    assert!(h.screen(120, 40).contains("../../escaped"), "shown as it came");
+    let effects = h.send(key('w'));
+    assert!(
+        !effects.iter().any(|e| matches!(e, Effect::SaveQr { .. })),
+        "{effects:?}"
+    );
+    let flash = h.app.flash_message().unwrap();
+    assert_eq!(flash.tone, Tone::Error);
+    assert!(flash.text.contains("ICCID from the API is not valid"), "{}", flash.text);
+    assert!(copies(&h.send(key('y'))).is_empty(), "not copied as an ICCID");
 }

@@ -28,7 +28,7 @@ async fn oldest_iccid(base_url: &str) -> String {
     };
     let total = client.esims(&page(1)).await.unwrap().total;
     let last = client.esims(&page(total.div_ceil(100))).await.unwrap();
-    last.esims.last().unwrap().raw_order_json.iccid.clone()
+    last.esims.last().unwrap().raw_order_json.iccid.to_string()
 }
 
 /// Feeds the app until `done` holds or `limit` passes; the time it took.
@@ -41,7 +41,7 @@ async fn until(live: &mut Live, limit: Duration, done: impl Fn(&Live) -> bool) -
 }
 
 fn selected_iccid(live: &Live) -> Option<String> {
-    live.app.esims().selected().map(|e| e.raw_order_json.iccid.clone())
+    live.app.esims().selected().map(|e| e.raw_order_json.iccid.to_string())
 }
 
 #[tokio::test]

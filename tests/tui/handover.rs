@@ -105,7 +105,7 @@ async fn needs_attention_is_the_rule_applied_to_the_apis_own_data_and_its_count_
         .await
         .iter()
         .filter(|e| rule.needs_esim(e, now))
-        .map(|e| e.raw_order_json.iccid.clone())
+        .map(|e| e.raw_order_json.iccid.to_string())
         .collect();
     assert!(!expected.is_empty());
     let shown: Vec<String> = live.app.esims().result_rows().map(|r| r.iccid().to_string()).collect();

@@ -61,7 +61,10 @@ impl Server {
         };
         self.runtime.block_on(async {
             let api = self.api();
-            let iccid = api.esims(&query).await.unwrap().esims[1].raw_order_json.iccid.clone();
+            let iccid = api.esims(&query).await.unwrap().esims[1]
+                .raw_order_json
+                .iccid
+                .to_string();
             let slug = api.topup_plans(&iccid).await.unwrap()[0].slug.clone();
             (iccid, slug)
         })

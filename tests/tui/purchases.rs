@@ -29,7 +29,7 @@ fn is_order(r: &Request) -> bool {
 async fn topup_form(h: &mut Harness) -> String {
     h.send(key('3'));
     h.settle().await;
-    let iccid = h.app.esims().selected().unwrap().raw_order_json.iccid.clone();
+    let iccid = h.app.esims().selected().unwrap().raw_order_json.iccid.to_string();
     h.send(key('t'));
     insta::assert_snapshot!("purchase_loading", h.screen(100, 30));
     h.settle().await;

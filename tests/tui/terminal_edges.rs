@@ -91,7 +91,7 @@ async fn a_pasted_iccid_with_its_line_end_finds_the_esim() {
     let mut h = Harness::acme().await;
     h.send(key('3'));
     h.settle().await;
-    let iccid = h.app.esims().selected_iccid().unwrap();
+    let iccid = h.app.esims().selected_iccid().unwrap().to_string();
     h.send(key('j'));
     h.send(key('/'));
     h.send(Msg::Paste(format!(" {iccid}\r\n")));

@@ -5,7 +5,7 @@ use super::mode::{Mode, Overlay};
 use super::search::SearchBox;
 use super::{App, Halt, MAX_QTY, Motion, Outbox, ProfileForm, PurchaseForm, Tab, TextInput, Tone, TopUpOf};
 use crate::clipboard::guard;
-use crate::esim::iccid::Iccid;
+use crate::esim::iccid::{EsimIccid, Iccid};
 use crate::esim::status::StatusFilter;
 use crate::esim::text::grouped;
 use crate::tui::keymap::{Action, Chord, Context};
@@ -401,10 +401,10 @@ impl App {
         }
     }
 
-    fn top_up_iccid(&mut self, raw: &str, hint: Option<&'static str>, now: Instant) {
-        match Iccid::parse(raw) {
+    fn top_up_iccid(&mut self, iccid: &EsimIccid, hint: Option<&'static str>, now: Instant) {
+        match iccid.valid() {
             Ok(iccid) => {
-                let form = PurchaseForm::topup(iccid, hint);
+                let form = PurchaseForm::topup(iccid.clone(), hint);
                 self.mode = Mode::Overlay(Overlay::Purchase(Box::new(form)));
             }
             Err(e) => self.flash(
@@ -458,7 +458,7 @@ impl App {
         match self.account.tabs.esims.selected_iccid() {
             None => self.flash("No eSIM is selected", Tone::Error, now),
             Some(iccid) if iccid.is_empty() => self.flash("This eSIM has no ICCID", Tone::Error, now),
-            Some(iccid) => self.copy_checked("ICCID", guard::iccid(&iccid), now, effects),
+            Some(iccid) => self.copy_checked("ICCID", guard::iccid(iccid.as_str()), now, effects),
         }
     }
 

@@ -7,6 +7,7 @@ use super::mode::{Mode, Overlay};
 use super::remote::Remote;
 use super::{App, Job, Outbox, Tone};
 use crate::clipboard::guard;
+use crate::esim::iccid::EsimIccid;
 use crate::export::Progress;
 use crate::tui::msg::{Effect, ExportStep, JobId, SaveError};
 use std::path::PathBuf;
@@ -28,7 +29,7 @@ pub enum ExportState {
 
 impl App {
     /// The selected eSIM's activation code, or why it cannot be had (said on the status line).
-    pub(super) fn selected_code(&mut self, now: Instant) -> Option<(String, String)> {
+    pub(super) fn selected_code(&mut self, now: Instant) -> Option<(EsimIccid, String)> {
         let Some(iccid) = self.account.tabs.esims.selected_iccid() else {
             self.flash("No eSIM is selected", Tone::Error, now);
             return None;
@@ -50,9 +51,19 @@ impl App {
         self.copy_checked("iPhone install link", guard::install_link(&code), now, effects);
     }
 
+    /// Writes the selected eSIM's QR code as `<ICCID>.png`: only under a valid ICCID (the API's
+    /// text could name any path).
     pub(super) fn save_qr(&mut self, now: Instant, effects: &mut Vec<Effect>) {
-        if let Some((iccid, code)) = self.selected_code(now) {
-            Outbox::new(&mut self.account.jobs, effects).save_qr(iccid, code, false);
+        let Some((iccid, code)) = self.selected_code(now) else {
+            return;
+        };
+        match iccid.valid() {
+            Ok(iccid) => Outbox::new(&mut self.account.jobs, effects).save_qr(iccid.clone(), code, false),
+            Err(why) => self.flash(
+                format!("This eSIM's ICCID from the API is not valid ({why}): no file is named after it"),
+                Tone::Error,
+                now,
+            ),
         }
     }
 

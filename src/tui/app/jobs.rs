@@ -4,6 +4,7 @@
 //! stale answer", "cancel what nobody waits for" and the clean-up after a 401 or a switch of
 //! account are each written once, for every kind.
 
+use crate::esim::iccid::Iccid;
 use crate::tui::msg::{Effect, ExportJob, JobId, Request};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,7 +21,7 @@ pub enum Job {
     Export,
     /// An eSIM's QR code being written as a PNG: what to ask if its file exists.
     SaveQr {
-        iccid: String,
+        iccid: Iccid,
         code: String,
     },
     /// The inventory index an earlier session saved, being read.
@@ -134,7 +135,7 @@ impl<'a> Outbox<'a> {
     }
 
     /// Starts writing an eSIM's QR code as a PNG (`replace`: the user said yes to replacing).
-    pub fn save_qr(&mut self, iccid: String, code: String, replace: bool) {
+    pub fn save_qr(&mut self, iccid: Iccid, code: String, replace: bool) {
         let id = self.jobs.start(Job::SaveQr {
             iccid: iccid.clone(),
             code: code.clone(),

@@ -34,7 +34,7 @@ pub enum Overlay {
     Purchase(Box<PurchaseForm>),
     /// A QR image's file exists: replace it?
     Replace {
-        iccid: String,
+        iccid: crate::esim::iccid::Iccid,
         code: String,
         path: std::path::PathBuf,
     },

@@ -49,7 +49,7 @@ pub fn usage_gauge(used: u64, total: u64) -> String {
 fn cells(e: &Esim) -> Vec<String> {
     let raw = &e.raw_order_json;
     vec![
-        raw.iccid.clone(),
+        raw.iccid.to_string(),
         e.record.status.as_str().to_string(),
         raw.smdp_status.clone(),
         e.record.package_name.clone(),
@@ -155,7 +155,7 @@ fn draw_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let whole = esims.whole_iccid();
     let lookup = esims
         .fresh()
-        .filter(|f| whole.as_ref().is_some_and(|w| w.as_str() == f.iccid))
+        .filter(|f| whole.as_ref().is_some_and(|w| *w == f.iccid))
         .map(|f| &f.record);
     if esims.result_count() == 0 {
         let text = match (lookup.and_then(Remote::value), lookup) {
@@ -234,7 +234,7 @@ fn unfetched_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
     let Some(iccid) = esims.selected_iccid() else {
         return vec![Line::raw("No eSIM selected.")];
     };
-    let fresh = esims.fresh().filter(|f| f.iccid == iccid).map(|f| &f.record);
+    let fresh = esims.fresh().filter(|f| iccid == f.iccid).map(|f| &f.record);
     let state = match (fresh, fresh.and_then(Remote::value)) {
         (_, Some(Found::Absent)) => "This account has no eSIM with this ICCID any more.".to_string(),
         (_, Some(Found::Unknown)) => "Not at its place in the list any more; r reads the inventory again.".to_string(),
@@ -245,7 +245,7 @@ fn unfetched_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
     vec![
         Line::from(vec![
             Span::styled("ICCID    ", theme.muted()),
-            Span::styled(safe(&iccid), theme.title()),
+            Span::styled(safe(iccid.as_str()), theme.title()),
         ]),
         Line::styled(state, theme.muted()),
     ]
@@ -306,7 +306,7 @@ fn record_lines(esim: &Esim, package: &str, width: u16, theme: &Theme) -> Vec<Li
     vec![
         Line::from(vec![
             Span::styled("ICCID    ", theme.muted()),
-            Span::styled(safe(&raw.iccid), theme.title()),
+            Span::styled(safe(raw.iccid.as_str()), theme.title()),
         ]),
         Line::raw(format!(
             "{} · {} · SM-DP+ {}",

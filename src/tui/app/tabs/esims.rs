@@ -10,7 +10,7 @@ use super::{Motion, SCREEN_PAGE, TabState, TopUpOf};
 use crate::api::Found;
 use crate::api::model::{Esim, EsimQuery};
 use crate::esim::attention::AttentionRule;
-use crate::esim::iccid::Iccid;
+use crate::esim::iccid::{EsimIccid, Iccid};
 use crate::esim::status::StatusFilter;
 use crate::inventory::store::Loaded;
 use crate::inventory::{AttentionAt, Inventory, Row};
@@ -108,7 +108,7 @@ pub struct ScanStep {
 /// The full record of one eSIM, fetched fresh for the search.
 #[derive(Debug, Clone)]
 pub struct Fresh {
-    pub iccid: String,
+    pub iccid: Iccid,
     /// Where the index placed it when asked (a server without the lookup is read there).
     pub place: Option<u64>,
     pub record: Remote<Found>,
@@ -125,7 +125,7 @@ impl ResultRow<'_> {
     pub fn iccid(&self) -> &str {
         match self {
             ResultRow::Indexed(r) => r.iccid,
-            ResultRow::Fetched(e) => &e.raw_order_json.iccid,
+            ResultRow::Fetched(e) => e.raw_order_json.iccid.as_str(),
         }
     }
 }
@@ -146,9 +146,9 @@ pub struct Esims {
     /// After the search closed on an eSIM whose row in the list is not known: still selected.
     pinned: Option<Box<Esim>>,
     /// The ICCID the list's cursor was sent to, checked when its page comes.
-    expect: Option<String>,
+    expect: Option<EsimIccid>,
     /// Activation codes by ICCID.
-    pub(in crate::tui::app) codes: HashMap<String, Code>,
+    pub(in crate::tui::app) codes: HashMap<EsimIccid, Code>,
     /// The "needs attention" filter over the index is on.
     attention: bool,
     /// How many eSIMs of the searched index need attention (by the configured rule), once the
@@ -396,9 +396,9 @@ impl Esims {
     }
 
     /// The selected eSIM's ICCID: known from the index even before its record is fetched.
-    pub fn selected_iccid(&self) -> Option<String> {
+    pub fn selected_iccid(&self) -> Option<EsimIccid> {
         if self.search_active() {
-            return self.selected_result().map(|r| r.iccid().to_string());
+            return self.selected_result().map(|r| EsimIccid::parse(r.iccid()));
         }
         self.selected().map(|e| e.raw_order_json.iccid.clone())
     }
@@ -429,7 +429,7 @@ impl Esims {
             return false;
         }
         if let Some(whole) = self.whole_iccid() {
-            let lookup = self.fresh.as_ref().filter(|f| f.iccid == whole.as_str());
+            let lookup = self.fresh.as_ref().filter(|f| f.iccid == whole);
             return matches!(lookup.and_then(|f| f.record.value()), Some(Found::Unknown));
         }
         self.saved.is_none() || *again
@@ -450,7 +450,7 @@ impl Esims {
         };
         match &self.fresh {
             // Asked already; again only if it could not be told and a place is now known.
-            Some(f) if f.iccid == iccid.as_str() && !f.record.wanted() => {
+            Some(f) if f.iccid == iccid && !f.record.wanted() => {
                 let unknown = matches!(f.record.value(), Some(Found::Unknown));
                 (unknown && place.is_some() && f.place != place).then_some((iccid, place))
             }
@@ -458,20 +458,16 @@ impl Esims {
         }
     }
 
-    pub(in crate::tui::app) fn fresh_started(&mut self, iccid: &str, place: Option<u64>, id: crate::tui::msg::JobId) {
+    pub(in crate::tui::app) fn fresh_started(&mut self, iccid: Iccid, place: Option<u64>, id: crate::tui::msg::JobId) {
         let mut record = Remote::default();
         record.start(id);
-        self.fresh = Some(Fresh {
-            iccid: iccid.to_string(),
-            place,
-            record,
-        });
+        self.fresh = Some(Fresh { iccid, place, record });
     }
 
     pub(in crate::tui::app) fn fresh_slot(&mut self, iccid: &str) -> Option<&mut dyn crate::tui::app::remote::Slot> {
         self.fresh
             .as_mut()
-            .filter(|f| f.iccid == iccid)
+            .filter(|f| f.iccid.as_str() == iccid)
             .map(|f| &mut f.record as &mut dyn crate::tui::app::remote::Slot)
     }
 
@@ -483,7 +479,7 @@ impl Esims {
         }
         match self.whole_iccid() {
             Some(whole) => whole.as_str() == iccid,
-            None => self.selected_iccid().as_deref() == Some(iccid),
+            None => self.selected_iccid().is_some_and(|s| s == iccid),
         }
     }
 
@@ -491,9 +487,9 @@ impl Esims {
     pub(in crate::tui::app) fn accept_fresh(&mut self, id: crate::tui::msg::JobId, found: Found, now: Instant) -> bool {
         if let Found::Esim(e) = &found {
             let iccid = &e.raw_order_json.iccid;
-            let mut changed = Arc::make_mut(&mut self.scan.inventory).update_status(iccid, &e.record.status);
+            let mut changed = Arc::make_mut(&mut self.scan.inventory).update_status(iccid.as_str(), &e.record.status);
             if let Some(saved) = &mut self.saved {
-                changed |= saved.inventory.update_status(iccid, &e.record.status);
+                changed |= saved.inventory.update_status(iccid.as_str(), &e.record.status);
             }
             // A count over 100 000 entries only when a status really moved.
             if changed {
@@ -656,13 +652,13 @@ impl Esims {
     /// going to its page and row, or pinned when its row is not known.
     pub fn close_search(&mut self, now: Instant) {
         let selected = self.selected_result().map(|r| match r {
-            ResultRow::Indexed(row) => (row.iccid.to_string(), Some(row)),
+            ResultRow::Indexed(row) => (EsimIccid::parse(row.iccid), Some(row)),
             ResultRow::Fetched(e) => (e.raw_order_json.iccid.clone(), None),
         });
         let target = selected.map(|(iccid, row)| {
             let (inventory, _) = self.searched();
             let place = row
-                .and_then(|_| inventory.find(&iccid))
+                .and_then(|_| inventory.find(iccid.as_str()))
                 .map(|i| inventory.place_among(i, &self.status));
             (iccid, place)
         });
@@ -702,7 +698,7 @@ impl Esims {
             return true;
         }
         self.result_cursor = keep
-            .and_then(|k| position(&k))
+            .and_then(|k| position(k.as_str()))
             .unwrap_or(0)
             .min(self.result_count().saturating_sub(1));
         false
@@ -724,9 +720,11 @@ impl TabState for Esims {
             }
         }
         if let Some((iccid, place)) = self.wanted_fresh(typing) {
-            let key = iccid.as_str().to_string();
-            let id = out.send(Request::FindEsim { iccid, place });
-            self.fresh_started(&key, place, id);
+            let id = out.send(Request::FindEsim {
+                iccid: iccid.clone(),
+                place,
+            });
+            self.fresh_started(iccid, place, id);
         }
         if self.needs_scan() {
             let page = self.scan.next_page();

@@ -45,7 +45,10 @@ impl Motion {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TopUpOf {
     /// The selected eSIM (its ICCID as the API gave it), with why it may be offered nothing.
-    Esim { iccid: String, hint: Option<&'static str> },
+    Esim {
+        iccid: crate::esim::iccid::EsimIccid,
+        hint: Option<&'static str>,
+    },
     /// The selected order's eSIM, by order number.
     Order(Option<String>),
     /// Whichever eSIM the user types.
