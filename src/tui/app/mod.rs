@@ -1,9 +1,15 @@
 //! The dashboard's state and `update`: messages in, effects out, no I/O.
 //!
+//! `App` is the screen (tab, mode, messages, keys, clock) plus the `Account` in use
+//! (`account.rs`), which a switch replaces whole. Each tab's state and behaviour is in `tabs/`
+//! (the `TabState` trait); the app asks the tab shown and chooses it in one place.
+//!
 //! Requests follow from state: after every message, `fetch_missing` asks for whatever the screen
 //! needs and does not have, and `cancel_unwanted` cancels what it no longer needs. Every fetched
-//! thing is a `Remote` (not asked, loading, loaded, failed); `requests.rs` routes each answer to
-//! its place. Keys go through the keymap to `actions.rs`.
+//! thing is a `Remote` (not asked, loading, loaded, failed); everything running in the background
+//! is in one registry (`jobs.rs`), and `requests.rs` routes each answer to its place. Keys go
+//! through the keymap to `actions.rs`; the purchase form's stages are its own
+//! (`purchase_form.rs`).
 
 mod account;
 mod accounts;
