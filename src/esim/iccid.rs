@@ -50,9 +50,10 @@ impl fmt::Display for Iccid {
 }
 
 /// An ICCID as an eSIM or order record carries it, decoded once when the answer is read: a
-/// valid `Iccid`, or, when the API sent something else, the text as it came. That text is shown
-/// and matched as it is, but never sent back to the API, copied as an ICCID or used as a file
-/// name (it could hold anything, `../` included).
+/// valid `Iccid` (its digits; spaces and dashes the API put between them dropped), or, when the
+/// API sent something else, the text as it came. That text is shown and matched as it is, but
+/// never sent back to the API, copied as an ICCID or used as a file name (it could hold
+/// anything, `../` included).
 #[derive(Debug, Clone, Eq)]
 pub enum EsimIccid {
     Valid(Iccid),
@@ -115,8 +116,8 @@ impl From<Iccid> for EsimIccid {
     }
 }
 
-/// Equal, and hashed, by the text: a text is either a valid ICCID or not, so the variant follows
-/// from it (and a map keyed by them can be asked with a `&str`).
+/// Equal, and hashed, by the text they stand for (a valid one's digits), so a map keyed by them
+/// can be asked with a `&str`.
 impl PartialEq for EsimIccid {
     fn eq(&self, other: &Self) -> bool {
         self.as_str() == other.as_str()

@@ -138,6 +138,11 @@ impl Inventory {
     }
 
     /// An answer showed the list's total: the growth since the entries were read moves them.
+    /// Whether `saw_total` would move the places.
+    pub fn total_moves(&self, total: u64) -> bool {
+        self.total.is_some_and(|read| total.saturating_sub(read) > self.shift)
+    }
+
     pub fn saw_total(&mut self, total: u64) {
         if let Some(read) = self.total {
             self.shift = self.shift.max(total.saturating_sub(read));
@@ -272,6 +277,13 @@ impl Inventory {
     }
 
     /// A fresher status for an eSIM, from any answer that showed it; `true` if it changed.
+    /// Whether `update_status` would change anything (asked first where the index is shared
+    /// and a change means copying it).
+    pub fn status_differs(&self, iccid: &str, status: &Status) -> bool {
+        self.find(iccid)
+            .is_some_and(|i| self.status_ids.get(status) != Some(&self.status[i]))
+    }
+
     pub fn update_status(&mut self, iccid: &str, status: &Status) -> bool {
         let Some(i) = self.find(iccid) else { return false };
         let id = self.status_id(status);

@@ -251,6 +251,8 @@ impl World<'_> {
     fn switch_to(&mut self, opened: &Opened) {
         self.client = opened.client.clone();
         self.pacing = self.client.pacing();
+        // A new watcher has seen the value it starts with: the app is told it here.
+        let _ = self.tx.send(Msg::Pacing(*self.pacing.borrow_and_update()));
         self.inventory = InventoryFile::of(self.index_dir, opened);
         settle_earlier(opened, self.tx);
     }

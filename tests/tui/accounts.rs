@@ -219,3 +219,35 @@ async fn a_plain_http_account_says_it_is_not_encrypted_at_any_width() {
     h.with_session(Session::default(), &[]);
     assert!(!h.screen(120, 24).contains("NOT ENCRYPTED"));
 }
+
+/// While another account is being opened, no window that would move money or change the
+/// profile opens: its answer would come for an account no longer in use and be forgotten.
+#[tokio::test]
+async fn nothing_that_changes_the_account_starts_while_another_is_being_opened() {
+    let mut h = Harness::acme().await;
+    let acme = Session {
+        profile: "demo".into(),
+        ..Session::default()
+    };
+    h.with_session(acme, &["demo", "demo-globex"]);
+    h.send(key('3'));
+    h.settle().await;
+    h.send(key('P'));
+    h.send(code(KeyCode::Down));
+    let effects = h.send(code(KeyCode::Enter));
+    assert!(effects.contains(&Effect::SwitchAccount("demo-globex".into())), "{effects:?}");
+    for (k, what) in [('t', "Top-ups"), ('1', ""), ('b', "Purchases"), ('4', ""), ('e', "Profile changes")] {
+        h.send(key(k));
+        if what.is_empty() {
+            continue;
+        }
+        assert!(h.app.overlay().is_none(), "{k} opened {:?}", h.app.overlay());
+        let flash = h.app.flash_message().expect("a message says why");
+        assert!(
+            flash.text.contains(what) && flash.text.contains("wait until profile demo-globex is open"),
+            "{}",
+            flash.text
+        );
+    }
+    assert_eq!(h.count(Request::writes), 0, "nothing was sent that changes the account");
+}

@@ -21,13 +21,16 @@ pub struct Account {
     pub tabs: Tabs,
     /// The profile update in flight.
     pub saving: Remote<()>,
-    /// Requests, exports and files being written for this account.
+    /// What runs in the background for this account: requests, exports, files being written,
+    /// the saved index being read.
     pub jobs: Jobs,
     /// The CSV export running (or the last one that failed).
     pub export: Option<Export>,
     pub halt: Option<Halt>,
     /// A 429: requests wait until then, and the status line counts down.
     pub rate_limited_until: Option<Instant>,
+    /// The client's own pacing holds requests until then (as the client last told).
+    pub paced_until: Option<Instant>,
 }
 
 impl Account {

@@ -1,11 +1,13 @@
 //! Several accounts: the profile picker, and switching while running. A switch starts the new
 //! account from nothing (profile, catalog, orders, inventory), so nothing of one account is
 //! ever shown under another: every request of the old one is forgotten, and an answer that
-//! still comes for it finds nothing waiting and is dropped. A payment in flight holds the
-//! switch until its answer is in, since that answer is what tells whether money moved.
+//! still comes for it finds nothing waiting and is dropped. A payment or profile change in
+//! flight holds the switch until its answer is in (that answer tells whether something
+//! changed), and while an account is being opened no window that would change something
+//! opens.
 
 use super::mode::{Mode, Overlay};
-use super::{Account, App, Outbox, Tone};
+use super::{Account, App, ExportState, Job, Outbox, Tone};
 use crate::session::Session;
 use crate::tui::keymap::Action;
 use crate::tui::msg::Effect;
@@ -39,6 +41,16 @@ impl App {
             Tone::Error,
             now,
         );
+        true
+    }
+
+    /// Why this window cannot open while another account is being opened (its answer would be
+    /// forgotten with the old account); `true` when it was refused.
+    pub(super) fn refuse_while_switching(&mut self, what: &str, now: Instant) -> bool {
+        let Some(name) = self.switching.clone() else {
+            return false;
+        };
+        self.flash(format!("{what} wait until profile {name} is open."), Tone::Info, now);
         true
     }
 
@@ -108,7 +120,7 @@ impl App {
         match result {
             Ok(opened) => {
                 let profile = opened.session.profile.clone();
-                self.start_over(opened.session.clone(), effects);
+                self.start_over(opened.session.clone(), now, effects);
                 effects.push(Effect::UseAccount(opened));
                 Outbox::new(&mut self.account.jobs, effects).load_inventory();
                 self.flash(format!("Now on profile {profile}"), Tone::Success, now);
@@ -129,10 +141,28 @@ impl App {
 
     /// Everything of the old account stopped and replaced whole; the new one loads as at
     /// start (the thresholds, keys and clock are the user's, and stay).
-    fn start_over(&mut self, session: Session, effects: &mut Vec<Effect>) {
-        self.abandon_everything(effects);
+    /// An export of the old account's list is cancelled (and said to be); a QR file still
+    /// being written goes on, and what became of it is still told.
+    fn start_over(&mut self, session: Session, now: Instant, effects: &mut Vec<Effect>) {
+        self.abandon_requests(effects);
+        let files = self
+            .account
+            .jobs
+            .drain(|job| matches!(job, Job::SaveQr { .. }), effects);
+        self.account.jobs.drain(|_| true, effects);
+        if let Some(export) = self.account.export.take()
+            && matches!(export.state, ExportState::Running(_))
+        {
+            let what = export.what;
+            self.flash(
+                format!("Export of {what} cancelled: another account is in use"),
+                Tone::Info,
+                now,
+            );
+        }
         let esims = self.account.tabs.esims.emptied();
         self.account = Account::new(session, esims);
+        self.account.jobs.adopt(files);
         self.mode = Mode::Browse;
     }
 }

@@ -175,7 +175,7 @@ impl App {
             Action::Edit => Some("Profile changes"),
             _ => None,
         };
-        if writes.is_some_and(|what| self.refuse_read_only(what, now)) {
+        if writes.is_some_and(|what| self.refuse_read_only(what, now) || self.refuse_while_switching(what, now)) {
             return;
         }
         if !self.act_on_screen(action, context, now, effects) {

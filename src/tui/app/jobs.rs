@@ -1,5 +1,5 @@
 //! One registry for everything that runs in the background for the account: API requests,
-//! CSV exports and QR images being written. Each has an id; its answer comes back with that id
+//! CSV exports, QR images being written and the saved inventory index being read. Each has an id; its answer comes back with that id
 //! and its result only, and the registry says what it was. So "is anything loading", "drop a
 //! stale answer", "cancel what nobody waits for" and the clean-up after a 401 or a switch of
 //! account are each written once, for every kind.
@@ -89,17 +89,26 @@ impl Jobs {
         }
     }
 
-    /// Everything forgotten (a 401, another account): what can be is cancelled; the answers
-    /// of the rest find nothing waiting.
-    pub fn drain(&mut self, effects: &mut Vec<Effect>) -> Vec<(JobId, Job)> {
-        let all = std::mem::take(&mut self.live);
-        all.into_iter()
-            .inspect(|(id, job)| {
-                if job.cancellable() {
-                    effects.push(Effect::Cancel(*id));
-                }
-            })
-            .collect()
+    /// The jobs `which` picks, forgotten: what can be is cancelled; the answers of the rest
+    /// find nothing waiting.
+    pub fn drain(&mut self, which: impl Fn(&Job) -> bool, effects: &mut Vec<Effect>) -> Vec<(JobId, Job)> {
+        let (taken, kept) = std::mem::take(&mut self.live)
+            .into_iter()
+            .partition(|(_, job)| which(job));
+        self.live = kept;
+        let taken: Vec<(JobId, Job)> = taken.into_iter().collect();
+        for (id, job) in &taken {
+            if job.cancellable() {
+                effects.push(Effect::Cancel(*id));
+            }
+        }
+        taken
+    }
+
+    /// Takes over jobs another registry started (a QR file still being written when the
+    /// account changes: its answer is still told).
+    pub fn adopt(&mut self, jobs: Vec<(JobId, Job)>) {
+        self.live.extend(jobs);
     }
 }
 

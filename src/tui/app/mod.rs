@@ -87,8 +87,6 @@ pub struct App {
     keymap: Keymap,
     account: Account,
     flash: Option<Flash>,
-    /// The client's own pacing holds requests until then.
-    paced_until: Option<Instant>,
     /// Running against the built-in sandbox.
     demo: bool,
     /// Whether the terminal reports the mouse (off: the terminal selects text).
@@ -117,7 +115,6 @@ impl App {
             keymap: Keymap::default(),
             account: Account::default(),
             flash: None,
-            paced_until: None,
             demo,
             mouse: true,
             spinner: 0,
@@ -243,12 +240,12 @@ impl App {
 
     /// Until when the client's pacing holds requests, as last reported.
     pub fn paced_until(&self) -> Option<Instant> {
-        self.paced_until
+        self.account.paced_until
     }
 
     /// The pacing countdown to show: only while the screen waits for an answer.
     pub fn pacing_countdown(&self) -> Option<Instant> {
-        self.paced_until.filter(|_| self.is_loading())
+        self.account.paced_until.filter(|_| self.is_loading())
     }
 
     pub fn demo(&self) -> bool {
@@ -334,8 +331,8 @@ impl App {
                 Err(why) => self.flash(format!("{what} not copied: {why}"), Tone::Error, now),
             },
             Msg::Pacing(until) => {
-                if until != self.paced_until {
-                    self.paced_until = until;
+                if until != self.account.paced_until {
+                    self.account.paced_until = until;
                     self.dirty = true;
                 }
             }
@@ -400,13 +397,10 @@ impl App {
                     .min(left));
             at(until);
         }
-        let deadlines = [
-            self.flash.as_ref().map(|f| f.until),
-            self.account.tabs.orders.search.due(),
-            self.account.tabs.orders.list.hold_until(),
-            self.account.tabs.esims.list.hold_until(),
-        ];
-        deadlines.into_iter().flatten().for_each(at);
+        self.flash.as_ref().map(|f| f.until).into_iter().for_each(&mut at);
+        for tab in Tab::ALL {
+            self.account.tabs.get(tab).deadlines().into_iter().for_each(&mut at);
+        }
         wake
     }
 
@@ -430,19 +424,20 @@ impl App {
                 self.account.rate_limited_until = None;
             }
         }
-        if let Some(until) = self.paced_until {
+        if let Some(until) = self.account.paced_until {
             self.dirty = true;
             if now >= until {
-                self.paced_until = None;
+                self.account.paced_until = None;
             }
         }
         if self.flash.as_ref().is_some_and(|f| now >= f.until) {
             self.flash = None;
             self.dirty = true;
         }
-        if self.account.tabs.orders.search.tick(now) {
-            self.account.tabs.orders.search_changed();
-            self.dirty = true;
+        for tab in Tab::ALL {
+            if self.account.tabs.get_mut(tab).tick(now) {
+                self.dirty = true;
+            }
         }
     }
 

@@ -72,17 +72,16 @@ impl App {
         }
     }
 
-    /// After a 401, or before another account is used: everything running is stopped (reads
-    /// and exports cancelled) and nothing awaits an answer any more.
-    pub(super) fn abandon_everything(&mut self, effects: &mut Vec<Effect>) {
-        for (id, job) in self.account.jobs.drain(effects) {
+    /// After a 401: every request is forgotten (reads cancelled) and nothing awaits an answer
+    /// any more. Files being written go on and are told as before (they need no request).
+    pub(super) fn abandon_requests(&mut self, effects: &mut Vec<Effect>) {
+        for (id, job) in self.account.jobs.drain(|job| matches!(job, Job::Request(_)), effects) {
             if let Job::Request(request) = job
                 && let Some(slot) = self.slot(&request)
             {
                 slot.abandon(id);
             }
         }
-        self.account.export = None;
     }
 
     pub(super) fn on_answer(
@@ -165,7 +164,14 @@ impl App {
                 }
                 self.flash("Profile saved", Tone::Success, now);
             }
-            (_, payload) => self.apply_purchase(payload, now),
+            (
+                Request::TopupPlans { .. }
+                | Request::OrdersOfPlan { .. }
+                | Request::Pay(_)
+                | Request::LookUpPayment { .. },
+                payload,
+            ) => self.apply_purchase(payload, now),
+            (request, payload) => tracing::warn!(?request, ?payload, "an answer that fits no request"),
         }
     }
 
@@ -191,7 +197,7 @@ impl App {
                     self.money_moved(None);
                 }
             }
-            payload => tracing::warn!(?payload, "an answer that fits no request"),
+            payload => tracing::warn!(?payload, "a purchase answer that fits no request"),
         }
     }
 
@@ -204,7 +210,7 @@ impl App {
                 message: error.to_string(),
             });
             self.mode = super::Mode::Browse;
-            self.abandon_everything(effects);
+            self.abandon_requests(effects);
             return;
         }
         if error.status() == Some(402) {

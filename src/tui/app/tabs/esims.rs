@@ -46,7 +46,7 @@ pub struct Scan {
 /// Where the background read is.
 #[derive(Debug, Clone)]
 enum Reading {
-    /// Not started: the first search starts it. `again`: `r` asked for it while a saved index
+    /// Not started: the first search (or the attention filter) starts it. `again`: `r` asked for it while a saved index
     /// serves the search (else the saved index is enough).
     Idle { again: bool },
     /// Page after page: `next` is the next page's request (a failure stops the read until `r`).
@@ -487,7 +487,9 @@ impl Esims {
     pub(in crate::tui::app) fn accept_fresh(&mut self, id: crate::tui::msg::JobId, found: Found, now: Instant) -> bool {
         if let Found::Esim(e) = &found {
             let iccid = &e.raw_order_json.iccid;
-            let mut changed = Arc::make_mut(&mut self.scan.inventory).update_status(iccid.as_str(), &e.record.status);
+            let status = &e.record.status;
+            let mut changed = self.scan.inventory.status_differs(iccid, status)
+                && Arc::make_mut(&mut self.scan.inventory).update_status(iccid, status);
             if let Some(saved) = &mut self.saved {
                 changed |= saved.inventory.update_status(iccid.as_str(), &e.record.status);
             }
@@ -613,7 +615,9 @@ impl Esims {
     /// sent to an eSIM found by the search, it lands on that eSIM's row.
     pub(in crate::tui::app) fn list_page_arrived(&mut self, page: u64, total: u64) {
         if self.status == StatusFilter::All {
-            Arc::make_mut(&mut self.scan.inventory).saw_total(total);
+            if self.scan.inventory.total_moves(total) {
+                Arc::make_mut(&mut self.scan.inventory).saw_total(total);
+            }
             if let Some(saved) = &mut self.saved {
                 saved.inventory.saw_total(total);
             }
@@ -749,6 +753,10 @@ impl TabState for Esims {
                 .is_some_and(|e| e.raw_order_json.iccid == esim.raw_order_json.iccid),
             _ => true,
         }
+    }
+
+    fn deadlines(&self) -> Vec<Instant> {
+        self.list.hold_until().into_iter().collect()
     }
 
     fn refresh(&mut self) {

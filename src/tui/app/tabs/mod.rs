@@ -1,6 +1,7 @@
 //! The tabs: each one's state and what it does (`TabState`). The app asks the tab shown what it
-//! needs read, how its list moves, what its search and export are; it chooses that tab in one
-//! place (`App::tab_state`), so adding a tab does not mean editing every action.
+//! needs read, how its list moves, what its search and export are; a tab is chosen in one place
+//! (`Tabs::get` and `get_mut`, in `account.rs`), so adding a tab does not mean editing every
+//! action.
 
 pub mod catalog;
 pub mod esims;
@@ -56,6 +57,10 @@ pub enum TopUpOf {
 }
 
 /// What each tab does. Defaults are for a tab without a list (Profile).
+///
+/// Adding a tab: its state type implementing this (a file here), a variant of `Tab` with its
+/// title, an arm in `Tabs::get` and `get_mut`, its view (an arm in `view::draw`), and its key
+/// context and `Tab…` action in the keymap.
 pub trait TabState {
     /// The context of this tab's own keys.
     fn context(&self) -> Context;
@@ -77,6 +82,17 @@ pub trait TabState {
     /// Whether the screen still needs the answer to this read of the tab's.
     fn still_wants(&self, _request: &Request) -> bool {
         true
+    }
+
+    /// When the tab next needs a tick (a search waiting for a pause in typing, a list holding
+    /// its page reads while the cursor moves).
+    fn deadlines(&self) -> Vec<Instant> {
+        Vec::new()
+    }
+
+    /// A deadline came: `true` when what the tab shows changed.
+    fn tick(&mut self, _now: Instant) -> bool {
+        false
     }
 
     /// `r`: what the tab shows, read again.

@@ -84,6 +84,22 @@ impl TabState for Orders {
         }
     }
 
+    fn deadlines(&self) -> Vec<Instant> {
+        [self.search.due(), self.list.hold_until()]
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
+    /// The search is sent once typing pauses.
+    fn tick(&mut self, now: Instant) -> bool {
+        let changed = self.search.tick(now);
+        if changed {
+            self.list.reset();
+        }
+        changed
+    }
+
     fn refresh(&mut self) {
         self.list.reload();
     }
