@@ -61,12 +61,16 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
     };
     let opened = match accounts.open(None, cli.command.is_none()) {
         Ok(o) => o,
-        Err(e) => return fail(&e, cli.json),
+        Err(e) => return fail(&e.into(), cli.json),
     };
     match &cli.command {
         None => {
             let settings = match config::dashboard_settings(&cli.connection) {
                 Ok(s) => s,
+                Err(e) => return fail(&CommandError::Config(e), cli.json),
+            };
+            let keymap = match tui::keymap::Keymap::from_config(&settings.keys) {
+                Ok(k) => k,
                 Err(e) => return fail(&CommandError::Config(e), cli.json),
             };
             let index_dir = (settings.inventory_cache && !cli.no_cache)
@@ -77,7 +81,7 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
                 opened,
                 tui::Options {
                     demo: cli.demo,
-                    keymap: settings.keymap,
+                    keymap,
                     mouse: settings.mouse,
                     clipboard: settings.clipboard,
                     log_path,

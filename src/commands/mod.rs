@@ -68,6 +68,19 @@ pub enum CommandError {
     Interrupted(Stop),
 }
 
+impl From<crate::session::SessionError> for CommandError {
+    fn from(e: crate::session::SessionError) -> Self {
+        use crate::session::SessionError;
+        match e {
+            SessionError::Config(e) => CommandError::Config(e),
+            SessionError::Client(e) => CommandError::Api(e),
+            other @ (SessionError::NoDemoAccount(_) | SessionError::DemoAddress(_)) => {
+                CommandError::Usage(other.to_string())
+            }
+        }
+    }
+}
+
 impl CommandError {
     /// 1 API or other error, 2 usage, configuration or a write in a read-only session, 3 credentials refused, 4 rate limited,
     /// 5 network or timeout.
