@@ -127,7 +127,7 @@ fn fail(error: &CommandError, as_json: bool) -> ExitCode {
         writeln!(
             stderr,
             "{}",
-            esimdash::esim::text::json_line(&json).unwrap_or_else(|_| json.to_string())
+            esimdash::format::text::json_line(&json).unwrap_or_else(|_| json.to_string())
         )
     } else {
         writeln!(stderr, "esimdash: {error}")

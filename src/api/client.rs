@@ -7,7 +7,7 @@
 use super::error::{ApiError, Endpoint, RedirectRefused};
 use super::model::{self, Esim, EsimPage, EsimQuery, Order, OrderPage, OrderQuery, Plan, Profile};
 use super::{BaseUrl, Credentials, Pacer};
-use crate::esim::text;
+use crate::format::text;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, LOCATION, RETRY_AFTER};
 use reqwest::{Method, StatusCode, Url};
 use rust_decimal::Decimal;
@@ -468,7 +468,7 @@ impl Client {
             return Err("this eSIM has neither an activation code nor a QR image".to_string());
         }
         let bytes = self.download_qr_image(url).await?;
-        crate::esim::qr::activation_code_from_png(&bytes)
+        crate::qr::activation_code_from_png(&bytes)
     }
 
     async fn download_qr_image(&self, url: &str) -> Result<Vec<u8>, String> {

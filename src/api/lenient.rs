@@ -68,10 +68,12 @@ pub fn opt_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error>
             if v.trim().is_empty() {
                 return Ok(None);
             }
-            v.trim()
-                .parse()
-                .map(Some)
-                .map_err(|_| E::custom(format!("{:?} is not a whole number", crate::esim::text::excerpt(v, 30))))
+            v.trim().parse().map(Some).map_err(|_| {
+                E::custom(format!(
+                    "{:?} is not a whole number",
+                    crate::format::text::excerpt(v, 30)
+                ))
+            })
         }
         fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
             Ok(None)

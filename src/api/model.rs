@@ -4,8 +4,8 @@
 //! prices and balances as decimal strings.
 
 use super::lenient;
-use crate::esim::money;
-use crate::esim::status::Status;
+use crate::domain::money;
+use crate::domain::status::Status;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;

@@ -40,7 +40,7 @@ pub fn run(since: Option<&str>, as_json: bool) -> Result<(), CommandError> {
     let mut out = std::io::stdout().lock();
     if as_json {
         for entry in shown {
-            let line = crate::esim::text::json_line(entry).map_err(|e| CommandError::Usage(e.to_string()))?;
+            let line = crate::format::text::json_line(entry).map_err(|e| CommandError::Usage(e.to_string()))?;
             writeln!(out, "{line}")?;
         }
         return Ok(());
@@ -88,7 +88,7 @@ fn table(rows: &[&Entry]) -> Table {
             text(&e.total),
             text(&e.order_no),
             text(&e.balance_after),
-            crate::esim::text::excerpt(&text(&e.outcome), 60),
+            crate::format::text::excerpt(&text(&e.outcome), 60),
         ]);
     }
     t

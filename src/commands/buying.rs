@@ -6,8 +6,8 @@ use super::{CommandError, print_json};
 use crate::api::model::{OrderRequest, Plan, TopupRequest};
 use crate::api::{ApiError, Client, Delivery, PLACE_ORDER, Payment, Spend, TOPUP};
 use crate::cli::SpendArgs;
-use crate::esim::iccid::Iccid;
-use crate::esim::money::format_amount;
+use crate::domain::iccid::Iccid;
+use crate::format::money::format_amount;
 use crate::purchase::{
     NOTHING_BOUGHT, NOTHING_TOPPED_UP, Purchase, balance_after, explain, line_total, shortfall_message,
 };

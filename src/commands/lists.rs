@@ -8,12 +8,13 @@ use super::{CommandError, page_footer, print_json};
 use crate::api::Client;
 use crate::api::model::{Esim, EsimQuery, Order, OrderQuery, Plan};
 use crate::cli::{ListArgs, OutputArgs};
-use crate::esim::attention::AttentionRule;
-use crate::esim::volume::format_bytes;
+use crate::domain::attention::AttentionRule;
 use crate::export::csv_rows::{self, writer};
 use crate::export::{Listing, Page, Progress};
 use crate::files::{Existing, PendingFile};
-use crate::present::{self, amount};
+use crate::format::money::amount;
+use crate::format::records;
+use crate::format::volume::format_bytes;
 use serde_json::json;
 use std::io::{IsTerminal, Write};
 
@@ -279,7 +280,7 @@ pub async fn esims(
     // the rest, unless the user chose a status.
     let query = match attention {
         Some(_) if query.status.is_none() => EsimQuery {
-            status: Some(crate::esim::status::ACTIVE_FILTER.to_string()),
+            status: Some(crate::domain::status::ACTIVE_FILTER.to_string()),
             ..query
         },
         _ => query,
@@ -321,7 +322,7 @@ pub async fn esims(
 
 /// Whether the tables on stdout get colours.
 fn coloured() -> bool {
-    std::io::stdout().is_terminal() && present::colour_allowed()
+    std::io::stdout().is_terminal() && crate::format::text::colour_allowed()
 }
 
 fn order_table(orders: &[Order]) -> String {
@@ -339,7 +340,7 @@ fn order_table(orders: &[Order]) -> String {
     for o in orders {
         t.row(vec![
             o.record.provider_order_no.clone(),
-            present::short_time(&o.created_at),
+            records::short_time(&o.created_at),
             o.record.status.to_string(),
             o.record.package_name.clone(),
             o.record.location_code.clone(),
@@ -370,8 +371,8 @@ fn esim_table(esims: &[Esim]) -> String {
             raw.smdp_status.clone(),
             e.record.package_name.clone(),
             e.record.location_code.clone(),
-            present::usage(raw.order_usage, raw.total_volume),
-            present::short_date(&raw.expired_time),
+            records::usage(raw.order_usage, raw.total_volume),
+            records::short_date(&raw.expired_time),
         ]);
     }
     t.render_coloured(coloured())
@@ -396,7 +397,7 @@ fn plan_table(plans: &[Plan]) -> String {
             p.name.clone(),
             p.location_code.clone(),
             p.volume.map(format_bytes).unwrap_or_default(),
-            present::validity(p),
+            records::validity(p),
             amount(pricing.and_then(|x| x.cost_price)),
             amount(p.sell_price()),
             amount(pricing.and_then(|x| x.margin_pct)),

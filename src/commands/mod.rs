@@ -26,9 +26,9 @@ use crate::api::model::{Esim, EsimQuery, OrderQuery, Plan, ProfileUpdate};
 use crate::api::{ApiError, Client};
 use crate::cli::{Command, ProfileAction};
 use crate::config::{ConfigError, Preferences};
-use crate::esim::iccid::Iccid;
-use crate::esim::money::format_amount;
-use crate::present;
+use crate::domain::iccid::Iccid;
+use crate::format::money::format_amount;
+use crate::format::records;
 use crate::signals::Stop;
 use notices::add_settled_earlier;
 use serde_json::json;
@@ -147,7 +147,7 @@ pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<(), CommandErr
     let mut value = serde_json::to_value(value).map_err(|e| CommandError::Usage(e.to_string()))?;
     add_settled_earlier(&mut value);
     // One compact line a document: what `jq`, `grep` and line-based scripts take best.
-    let text = crate::esim::text::json_line(&value).map_err(|e| CommandError::Usage(e.to_string()))?;
+    let text = crate::format::text::json_line(&value).map_err(|e| CommandError::Usage(e.to_string()))?;
     println!("{text}");
     Ok(())
 }
@@ -267,7 +267,7 @@ pub async fn run(command: &Command, client: &Client, prefs: &Preferences, as_jso
             if as_json {
                 return print_json(&json!({ "profile": profile }));
             }
-            print!("{}", fields_table(present::profile_fields(&profile)));
+            print!("{}", fields_table(records::profile_fields(&profile)));
             Ok(())
         }
         Command::Topup { iccid, slug, spend } => buying::topup(client, iccid, slug, spend, as_json).await,
@@ -289,7 +289,7 @@ async fn find(client: &Client, iccid: &str) -> Result<Esim, CommandError> {
 
 fn esim_detail(e: &Esim) -> String {
     let raw = &e.raw_order_json;
-    let mut rows = present::esim_fields(e);
+    let mut rows = records::esim_fields(e);
     rows.push((
         "Activation code",
         raw.ac
@@ -301,7 +301,7 @@ fn esim_detail(e: &Esim) -> String {
 }
 
 /// A record's fields as a two-column table.
-fn fields_table(rows: present::Fields) -> String {
+fn fields_table(rows: records::Fields) -> String {
     let mut t = Table::new(&[("FIELD", Align::Left), ("VALUE", Align::Left)]);
     for (k, v) in rows {
         t.row(vec![k.to_string(), v]);
@@ -315,5 +315,5 @@ pub(crate) fn page_footer(page: u64, size: u64, total: u64, what: &str) -> Strin
 }
 
 fn plan_detail(p: &Plan) -> String {
-    fields_table(present::plan_fields(p))
+    fields_table(records::plan_fields(p))
 }

@@ -6,9 +6,9 @@ use super::table::{Align, Table};
 use super::{CommandError, print_json};
 use crate::api::Client;
 use crate::api::model::Esim;
-use crate::esim::lpa::{ActivationCode, apple_install_link};
-use crate::esim::qr::{FILE_SCALE, FILE_SIZE_MM, QrMatrix};
+use crate::domain::lpa::{ActivationCode, apple_install_link};
 use crate::files::{self, Existing};
+use crate::qr::{FILE_SCALE, FILE_SIZE_MM, QrMatrix};
 use serde_json::json;
 use std::io::IsTerminal;
 use std::path::Path;
@@ -30,7 +30,7 @@ pub async fn run(
     let code = client
         .activation_code(esim)
         .await
-        .and_then(|code| crate::esim::lpa::checked_code(&code))
+        .and_then(|code| crate::domain::lpa::checked_code(&code))
         .map_err(CommandError::Qr)?;
     let matrix = QrMatrix::encode(&code).map_err(CommandError::Qr)?;
     let link = apple_install_link(&code);

@@ -4,8 +4,8 @@
 
 use crate::api::{AuthMode, BaseUrl, BaseUrlError, ClientOptions, Credentials};
 use crate::cli::ConnectionArgs;
-use crate::esim::attention::AttentionRule;
-use crate::esim::money::parse_decimal;
+use crate::domain::attention::AttentionRule;
+use crate::domain::money::parse_decimal;
 use rust_decimal::Decimal;
 use serde::Deserialize;
 use std::collections::BTreeMap;

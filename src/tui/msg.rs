@@ -5,7 +5,7 @@ use crate::api::ApiError;
 use crate::api::model::{Esim, EsimPage, EsimQuery, Order, OrderPage, OrderQuery, Plan, Profile, ProfileUpdate};
 use crate::api::{Paid, Payment};
 use crate::clipboard::Delivery;
-use crate::esim::iccid::Iccid;
+use crate::domain::iccid::Iccid;
 use crossterm::event::{KeyEvent, MouseEvent};
 use std::collections::HashSet;
 

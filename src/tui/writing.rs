@@ -5,10 +5,10 @@
 
 use super::msg::{ExportJob, ExportStep, JobId, Msg, SaveError};
 use crate::api::Client;
-use crate::esim::qr::{FILE_SCALE, QrMatrix};
 use crate::export::csv_rows::{self, writer};
 use crate::export::{Listing, Page, Progress};
 use crate::files::{self, Existing, FileError, PendingFile};
+use crate::qr::{FILE_SCALE, QrMatrix};
 use std::path::{Path, PathBuf};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::AbortHandle;

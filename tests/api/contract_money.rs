@@ -3,7 +3,7 @@
 
 use crate::common::*;
 use esimdash::api::model::{EsimQuery, OrderQuery, OrderRequest, TopupRequest};
-use esimdash::esim::status::Status;
+use esimdash::domain::status::Status;
 use esimdash::sandbox::RunningSandbox;
 use rust_decimal::Decimal;
 use std::time::Duration;
@@ -61,7 +61,7 @@ async fn a_top_up_debits_its_total_once_and_shows_as_the_newest_order() {
     assert_eq!(r.status, 201);
     assert_eq!(r.body["ok"], true);
     assert_eq!(r.body["order"]["quantity"], 1);
-    let expected = esimdash::esim::money::format_amount(before - total - plan.price.unwrap());
+    let expected = esimdash::format::money::format_amount(before - total - plan.price.unwrap());
     assert_eq!(r.body["balanceUsd"].as_str(), Some(expected.as_str()));
 }
 

@@ -1,7 +1,7 @@
 //! The catalog, plan by slug, and top-up availability (spec: GET /portal/plans; docs/api-contract.md).
 
 use crate::common::*;
-use esimdash::esim::status::Status;
+use esimdash::domain::status::Status;
 use rust_decimal::Decimal;
 use std::collections::HashSet;
 

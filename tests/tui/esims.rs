@@ -5,7 +5,7 @@ use crate::common::*;
 use crossterm::event::KeyCode;
 use esimdash::api::model::{Esim, EsimQuery};
 use esimdash::api::{BaseUrl, Client, ClientOptions, Credentials};
-use esimdash::esim::qr::QrMatrix;
+use esimdash::qr::QrMatrix;
 use esimdash::sandbox::{SandboxConfig, spawn};
 use esimdash::tui::app::{Mode, Tone};
 

@@ -7,7 +7,7 @@ use super::purchase_form::{Lookup, PurchaseForm, Stage};
 use super::remote::Remote;
 use super::tabs::TabState;
 use crate::api::model::{Order, Plan};
-use crate::esim::status::StatusFilter;
+use crate::domain::status::StatusFilter;
 use crate::tui::keymap::Context;
 use crate::tui::msg::Request;
 

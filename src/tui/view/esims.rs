@@ -8,11 +8,11 @@ use super::theme::Theme;
 use super::widgets::{Column, cursor_table, paragraph, safe};
 use crate::api::Found;
 use crate::api::model::Esim;
-use crate::esim::lpa::{ActivationCode, apple_install_link};
-use crate::esim::qr::QrMatrix;
-use crate::esim::text::grouped as group;
-use crate::esim::text::safe_fit;
-use crate::esim::volume::format_bytes;
+use crate::domain::lpa::{ActivationCode, apple_install_link};
+use crate::format::text::grouped as group;
+use crate::format::text::safe_fit;
+use crate::format::volume::format_bytes;
+use crate::qr::QrMatrix;
 use crate::tui::app::{App, Code, Mode, Remote, ResultRow};
 use crate::tui::keymap::{Action, Context};
 use ratatui::Frame;
@@ -58,7 +58,7 @@ fn cells(e: &Esim) -> Vec<String> {
             (Some(u), Some(t)) => usage_gauge(u, t),
             _ => "-".to_string(),
         },
-        crate::present::short_date(&raw.expired_time),
+        crate::format::records::short_date(&raw.expired_time),
     ]
 }
 

@@ -1,7 +1,7 @@
 //! Styles. With `NO_COLOR` set, only bold and reverse video remain.
 
 use crate::config::Colour;
-use crate::present::StatusTone;
+use crate::format::records::StatusTone;
 use ratatui::style::{Color, Modifier, Style};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -13,7 +13,7 @@ impl Theme {
     /// Colours unless `NO_COLOR` is set to anything non-empty (no-color.org).
     pub fn from_env() -> Self {
         Self {
-            color: crate::present::colour_allowed(),
+            color: crate::format::text::colour_allowed(),
         }
     }
 

@@ -10,7 +10,7 @@ pub mod profile;
 use super::jobs::Outbox;
 use super::mode::Mode;
 use super::search::SearchBox;
-use crate::esim::status::StatusFilter;
+use crate::domain::status::StatusFilter;
 use crate::tui::keymap::Context;
 use crate::tui::msg::{ExportJob, Request};
 use std::time::Instant;

@@ -3,7 +3,7 @@
 
 use super::{Motion, TabState, TopUpOf};
 use crate::api::model::{Order, OrderQuery};
-use crate::esim::status::StatusFilter;
+use crate::domain::status::StatusFilter;
 use crate::tui::app::jobs::Outbox;
 use crate::tui::app::mode::{Mode, Overlay};
 use crate::tui::app::paged::Paged;
