@@ -9,7 +9,6 @@ pub mod commands;
 pub mod config;
 pub mod domain;
 pub mod export;
-pub mod files;
 pub mod format;
 pub mod inventory;
 pub mod logging;

@@ -7,11 +7,11 @@ use super::table::{Align, LIST_CELL, Table};
 use super::{CommandError, page_footer, print_json};
 use crate::api::Client;
 use crate::api::model::{Esim, EsimQuery, Order, OrderQuery, Plan};
+use crate::api::pages::{Listing, Page, Progress};
 use crate::cli::{ListArgs, OutputArgs};
 use crate::domain::attention::AttentionRule;
 use crate::export::csv_rows::{self, writer};
-use crate::export::{Listing, Page, Progress};
-use crate::files::{Existing, PendingFile};
+use crate::export::file::{Existing, PendingFile};
 use crate::format::money::amount;
 use crate::format::records;
 use crate::format::volume::format_bytes;
@@ -80,7 +80,7 @@ fn csv_error(e: csv::Error) -> CommandError {
     }
 }
 
-fn io_error(e: crate::files::FileError) -> CommandError {
+fn io_error(e: crate::export::file::FileError) -> CommandError {
     CommandError::Io(std::io::Error::other(e.to_string()))
 }
 

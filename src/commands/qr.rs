@@ -7,7 +7,7 @@ use super::{CommandError, print_json};
 use crate::api::Client;
 use crate::api::model::Esim;
 use crate::domain::lpa::{ActivationCode, apple_install_link};
-use crate::files::{self, Existing};
+use crate::export::file::{self, Existing};
 use crate::qr::{FILE_SCALE, FILE_SIZE_MM, QrMatrix};
 use serde_json::json;
 use std::io::IsTerminal;
@@ -38,11 +38,11 @@ pub async fn run(
     let mut written = Vec::new();
     if let Some(path) = files.png {
         let bytes = matrix.to_png(FILE_SCALE).map_err(CommandError::Qr)?;
-        written.push(files::write(path, &bytes, Existing::Replace).map_err(file_error)?);
+        written.push(file::write(path, &bytes, Existing::Replace).map_err(file_error)?);
     }
     if let Some(path) = files.svg {
         let text = matrix.to_svg(FILE_SIZE_MM);
-        written.push(files::write(path, text.as_bytes(), Existing::Replace).map_err(file_error)?);
+        written.push(file::write(path, text.as_bytes(), Existing::Replace).map_err(file_error)?);
     }
     let iccid = &esim.raw_order_json.iccid;
     let parts = ActivationCode::parse(&code);
@@ -92,7 +92,7 @@ pub async fn run(
     Ok(())
 }
 
-fn file_error(e: files::FileError) -> CommandError {
+fn file_error(e: file::FileError) -> CommandError {
     CommandError::Io(std::io::Error::other(e.to_string()))
 }
 

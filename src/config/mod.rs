@@ -283,7 +283,7 @@ impl Default for Preferences {
         Self {
             attention: AttentionRule::default(),
             low_balance: DEFAULT_LOW_BALANCE,
-            export_dir: crate::files::export_dir(None),
+            export_dir: crate::export::export_dir(None),
         }
     }
 }
@@ -296,7 +296,7 @@ impl FileConfig {
             message,
         };
         let mut prefs = Preferences {
-            export_dir: crate::files::export_dir(self.export_dir.as_deref()),
+            export_dir: crate::export::export_dir(self.export_dir.as_deref()),
             ..Preferences::default()
         };
         if let Some(amount) = &self.low_balance {

@@ -155,7 +155,7 @@ pub enum SaveError {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExportStep {
-    Progress(crate::export::Progress),
+    Progress(crate::api::pages::Progress),
     /// The file and its number of data rows, or why there is none.
     Done(Result<(std::path::PathBuf, u64), String>),
 }

@@ -6,8 +6,8 @@
 use super::mode::{Mode, Overlay};
 use super::remote::Remote;
 use super::{App, Job, Outbox, Tone};
+use crate::api::pages::Progress;
 use crate::clipboard::guard;
-use crate::export::Progress;
 use crate::tui::msg::{Effect, ExportStep, JobId, SaveError};
 use std::path::PathBuf;
 use std::time::Instant;
