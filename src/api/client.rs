@@ -7,6 +7,7 @@
 use super::error::{ApiError, Endpoint, RedirectRefused};
 use super::model::{self, Esim, EsimPage, EsimQuery, Order, OrderPage, OrderQuery, Plan, Profile};
 use super::{BaseUrl, Credentials, Pacer};
+use crate::domain::status::StatusFilter;
 use crate::format::text;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, LOCATION, RETRY_AFTER};
 use reqwest::{Method, StatusCode, Url};
@@ -286,7 +287,7 @@ impl Client {
         let params = [
             ("page", page.as_deref()),
             ("pageSize", size.as_deref()),
-            ("status", query.status.as_deref()),
+            ("status", query.status.param()),
             ("q", query.q.as_deref()),
             ("iccid", query.iccid.as_deref()),
         ];
@@ -300,7 +301,7 @@ impl Client {
         let params = [
             ("page", page.as_deref()),
             ("pageSize", size.as_deref()),
-            ("status", query.status.as_deref()),
+            ("status", query.status.param()),
             ("iccid", query.iccid.as_deref()),
         ];
         let answer = self.get(ESIMS, &present(&params)).await?;
@@ -341,7 +342,7 @@ impl Client {
         let query = OrderQuery {
             page: Some(1),
             page_size: Some(SCAN_PAGE_SIZE),
-            status: None,
+            status: StatusFilter::All,
             q: Some(slug.to_string()),
             iccid: iccid.map(str::to_string),
         };
@@ -365,7 +366,7 @@ impl Client {
         let query = EsimQuery {
             page: Some(1),
             page_size: Some(SCAN_PAGE_SIZE),
-            status: None,
+            status: StatusFilter::All,
             iccid: Some(iccid.to_string()),
         };
         let page = self.esims(&query).await?;

@@ -10,6 +10,7 @@ use crate::api::model::{Esim, EsimQuery, Order, OrderQuery, Plan};
 use crate::api::pages::{Listing, Page, Progress};
 use crate::cli::{ListArgs, OutputArgs};
 use crate::domain::attention::AttentionRule;
+use crate::domain::status::StatusFilter;
 use crate::export::csv_rows::{self, writer};
 use crate::export::file::{Existing, PendingFile};
 use crate::format::money::amount;
@@ -279,8 +280,8 @@ pub async fn esims(
     // Only usable eSIMs can need attention: the server's `active` filter saves the pages of
     // the rest, unless the user chose a status.
     let query = match attention {
-        Some(_) if query.status.is_none() => EsimQuery {
-            status: Some(crate::domain::status::ACTIVE_FILTER.to_string()),
+        Some(_) if query.status == StatusFilter::All => EsimQuery {
+            status: StatusFilter::Active,
             ..query
         },
         _ => query,

@@ -205,7 +205,7 @@ pub async fn run(command: &Command, client: &Client, prefs: &Preferences, as_jso
             let query = OrderQuery {
                 page: list.page,
                 page_size: list.page_size,
-                status: list.status.clone(),
+                status: list.status.clone().unwrap_or_default(),
                 q: q.clone(),
                 iccid: None,
             };
@@ -236,7 +236,7 @@ pub async fn run(command: &Command, client: &Client, prefs: &Preferences, as_jso
             let query = EsimQuery {
                 page: list.page,
                 page_size: list.page_size,
-                status: list.status.clone(),
+                status: list.status.clone().unwrap_or_default(),
                 iccid: None,
             };
             let rule = attention.then_some(prefs.attention);

@@ -133,7 +133,7 @@ async fn every_status_is_present_and_active_means_usable() {
     let sb = sandbox().await;
     let client = acme(&sb);
     let filtered = |s: &str| OrderQuery {
-        status: Some(s.to_string()),
+        status: s.into(),
         page_size: Some(100),
         ..Default::default()
     };
@@ -154,7 +154,7 @@ async fn every_status_is_present_and_active_means_usable() {
     assert!(active.orders.iter().all(|o| o.record.status.is_active()));
     let esims = client
         .esims(&EsimQuery {
-            status: Some("active".into()),
+            status: "active".into(),
             page_size: Some(100),
             ..Default::default()
         })

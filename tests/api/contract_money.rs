@@ -10,7 +10,7 @@ use std::time::Duration;
 
 async fn usable_iccid(sb: &RunningSandbox) -> String {
     let q = EsimQuery {
-        status: Some("in_use".into()),
+        status: "in_use".into(),
         ..Default::default()
     };
     acme(sb).esims(&q).await.unwrap().esims[0].raw_order_json.iccid.clone()
@@ -112,7 +112,7 @@ async fn top_up_errors_debit_nothing() {
     // A top-up plan of another location is not available for this eSIM either.
     let esims = client
         .esims(&EsimQuery {
-            status: Some("in_use".into()),
+            status: "in_use".into(),
             page_size: Some(100),
             ..Default::default()
         })

@@ -70,7 +70,7 @@ async fn a_plan_by_slug_and_an_unknown_slug() {
 
 async fn first_esim_with(sb: &esimdash::sandbox::RunningSandbox, status: Status) -> String {
     let q = esimdash::api::model::EsimQuery {
-        status: Some(status.to_string()),
+        status: status.into(),
         page_size: Some(100),
         ..Default::default()
     };

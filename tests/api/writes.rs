@@ -32,7 +32,7 @@ fn trail_in(dir: &tempfile::TempDir) -> Trail {
 async fn a_topup(sb: &RunningSandbox) -> (Payment, Decimal) {
     let client = acme(sb);
     let q = EsimQuery {
-        status: Some("in_use".into()),
+        status: "in_use".into(),
         ..Default::default()
     };
     let iccid = client.esims(&q).await.unwrap().esims[0].raw_order_json.iccid.clone();

@@ -5,6 +5,7 @@ use crate::common::*;
 use crossterm::event::KeyCode;
 use esimdash::api::model::{Esim, EsimQuery};
 use esimdash::api::{BaseUrl, Client, ClientOptions, Credentials};
+use esimdash::domain::status::StatusFilter;
 use esimdash::qr::QrMatrix;
 use esimdash::sandbox::{SandboxConfig, spawn};
 use esimdash::tui::app::{Mode, Tone};
@@ -41,7 +42,7 @@ async fn every_seeded_esim_round_trips_through_the_drawn_qr() {
         let q = EsimQuery {
             page: Some(page),
             page_size: Some(100),
-            status: None,
+            status: StatusFilter::All,
             iccid: None,
         };
         let found = client.esims(&q).await.unwrap();

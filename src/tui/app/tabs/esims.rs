@@ -278,7 +278,7 @@ impl Esims {
         EsimQuery {
             page: Some(page),
             page_size: Some(self.list.page_size()),
-            status: self.status.query(),
+            status: self.status.clone(),
             iccid: None,
         }
     }

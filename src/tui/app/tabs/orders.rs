@@ -52,7 +52,7 @@ impl Orders {
         OrderQuery {
             page: Some(page),
             page_size: Some(self.list.page_size()),
-            status: self.status.query(),
+            status: self.status.clone(),
             q: Some(self.search.applied().to_string()).filter(|q| !q.is_empty()),
             iccid: None,
         }
