@@ -4,11 +4,11 @@
 //! being written is removed.
 
 use super::table::{Align, LIST_CELL, Table};
-use super::{CommandError, page_footer, print_json};
+use super::{CommandError, Output, page_footer, print_json};
 use crate::api::Client;
 use crate::api::model::{Esim, EsimQuery, Order, OrderQuery, Plan};
 use crate::api::pages::{Listing, Page, Progress};
-use crate::cli::{ListArgs, OutputArgs};
+use crate::cli::ListArgs;
 use crate::domain::attention::AttentionRule;
 use crate::domain::status::StatusFilter;
 use crate::export::csv_rows::{self, writer};
@@ -18,6 +18,7 @@ use crate::format::records;
 use crate::format::volume::format_bytes;
 use serde_json::json;
 use std::io::{IsTerminal, Write};
+use std::path::Path;
 
 /// Where CSV goes.
 enum CsvOut {
@@ -45,8 +46,8 @@ impl Write for CsvOut {
 struct Csv(csv::Writer<CsvOut>);
 
 impl Csv {
-    fn start(output: &OutputArgs, header: &[&str]) -> Result<Self, CommandError> {
-        let out = match &output.output {
+    fn start(file: Option<&Path>, header: &[&str]) -> Result<Self, CommandError> {
+        let out = match file {
             // The user named the file, so an existing one is replaced (as `curl -o` does),
             // but only once the new one is complete.
             Some(path) => CsvOut::File(PendingFile::create(path, Existing::Replace).map_err(io_error)?),
@@ -159,48 +160,41 @@ impl Drop for ProgressLine {
     }
 }
 
-pub async fn plans(
-    client: &Client,
-    location: Option<&str>,
-    output: &OutputArgs,
-    as_json: bool,
-) -> Result<(), CommandError> {
+pub async fn plans(client: &Client, location: Option<&str>, output: &Output) -> Result<(), CommandError> {
     let mut plans = client.plans().await?;
     if let Some(code) = location {
         plans.retain(|p| p.location_code.eq_ignore_ascii_case(code.trim()));
     }
-    if output.csv {
-        let mut csv = Csv::start(output, csv_rows::PLAN_HEADER)?;
-        csv.rows(&plans, csv_rows::plan)?;
-        return csv.finish();
+    match output {
+        Output::Csv(file) => {
+            let mut csv = Csv::start(file.as_deref(), csv_rows::PLAN_HEADER)?;
+            csv.rows(&plans, csv_rows::plan)?;
+            csv.finish()
+        }
+        Output::Json => print_json(&json!({ "data": plans })),
+        Output::Human => {
+            print!("{}", plan_table(&plans));
+            Ok(())
+        }
     }
-    if as_json {
-        return print_json(&json!({ "data": plans }));
-    }
-    print!("{}", plan_table(&plans));
-    Ok(())
 }
 
-pub async fn orders(
-    client: &Client,
-    query: OrderQuery,
-    list: &ListArgs,
-    output: &OutputArgs,
-    as_json: bool,
-) -> Result<(), CommandError> {
+pub async fn orders(client: &Client, query: OrderQuery, list: &ListArgs, output: &Output) -> Result<(), CommandError> {
     if !list.all {
         let page = client.orders(&query).await?;
-        if output.csv {
-            let mut csv = Csv::start(output, csv_rows::ORDER_HEADER)?;
-            csv.rows(&page.orders, csv_rows::order)?;
-            return csv.finish();
-        }
-        if as_json {
-            return print_json(&page);
-        }
-        print!("{}", order_table(&page.orders));
-        println!("{}", page_footer(page.page, page.page_size, page.total, "orders"));
-        return Ok(());
+        return match output {
+            Output::Csv(file) => {
+                let mut csv = Csv::start(file.as_deref(), csv_rows::ORDER_HEADER)?;
+                csv.rows(&page.orders, csv_rows::order)?;
+                csv.finish()
+            }
+            Output::Json => print_json(&page),
+            Output::Human => {
+                print!("{}", order_table(&page.orders));
+                println!("{}", page_footer(page.page, page.page_size, page.total, "orders"));
+                Ok(())
+            }
+        };
     }
     let take = |page: Page| match page {
         Page::Orders(items) => items,
@@ -210,7 +204,7 @@ pub async fn orders(
     let Some((all, progress)) = every_page(client, Listing::Orders(query), output, "orders", rows, take).await? else {
         return Ok(());
     };
-    if as_json {
+    if output.is_json() {
         return print_json(&json!({ "orders": all, "total": progress.total }));
     }
     print!("{}", order_table(&all));
@@ -226,15 +220,15 @@ type Columns<T> = (&'static [&'static str], fn(&T) -> Vec<String>);
 async fn every_page<T>(
     client: &Client,
     listing: Listing,
-    output: &OutputArgs,
+    output: &Output,
     what: &'static str,
     (header, row): Columns<T>,
     take: impl Fn(Page) -> Vec<T>,
 ) -> Result<Option<(Vec<T>, Progress)>, CommandError> {
     {
         let line = ProgressLine::new(what);
-        if output.csv {
-            let mut csv = Csv::start(output, header)?;
+        if let Output::Csv(file) = output {
+            let mut csv = Csv::start(file.as_deref(), header)?;
             let read = listing.read_all(client, |page, progress| {
                 line.show(progress);
                 csv.rows(&take(page), row)
@@ -259,23 +253,24 @@ pub async fn esims(
     client: &Client,
     query: EsimQuery,
     list: &ListArgs,
-    output: &OutputArgs,
     attention: Option<AttentionRule>,
-    as_json: bool,
+    output: &Output,
 ) -> Result<(), CommandError> {
     if !list.all && attention.is_none() {
         let page = client.esims(&query).await?;
-        if output.csv {
-            let mut csv = Csv::start(output, csv_rows::ESIM_HEADER)?;
-            csv.rows(&page.esims, csv_rows::esim)?;
-            return csv.finish();
-        }
-        if as_json {
-            return print_json(&page);
-        }
-        print!("{}", esim_table(&page.esims));
-        println!("{}", page_footer(page.page, page.page_size, page.total, "eSIMs"));
-        return Ok(());
+        return match output {
+            Output::Csv(file) => {
+                let mut csv = Csv::start(file.as_deref(), csv_rows::ESIM_HEADER)?;
+                csv.rows(&page.esims, csv_rows::esim)?;
+                csv.finish()
+            }
+            Output::Json => print_json(&page),
+            Output::Human => {
+                print!("{}", esim_table(&page.esims));
+                println!("{}", page_footer(page.page, page.page_size, page.total, "eSIMs"));
+                Ok(())
+            }
+        };
     }
     // Only usable eSIMs can need attention: the server's `active` filter saves the pages of
     // the rest, unless the user chose a status.
@@ -301,7 +296,7 @@ pub async fn esims(
     let Some((all, progress)) = every_page(client, Listing::Esims(query), output, "eSIMs", rows, take).await? else {
         return Ok(());
     };
-    if as_json {
+    if output.is_json() {
         let mut out = json!({ "esims": all, "total": all.len() });
         if attention.is_some() {
             out["read"] = json!(progress.items);

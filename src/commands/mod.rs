@@ -5,17 +5,20 @@ mod audit;
 mod buying;
 mod lists;
 mod notices;
+mod output;
 mod qr;
 mod sandbox;
 mod shell;
 mod table;
 
+pub use output::Output;
+pub(crate) use output::print_json;
 pub use sandbox::run_sandbox;
 
 /// Runs a command that needs no API connection, if `command` is one.
-pub fn run_local(command: &Command, as_json: bool) -> Option<Result<(), CommandError>> {
+pub fn run_local(command: &Command, output: &Output) -> Option<Result<(), CommandError>> {
     Some(match command {
-        Command::Audit { since } => audit::run(since.as_deref(), as_json),
+        Command::Audit { since } => audit::run(since.as_deref(), output),
         Command::Completions { shell } => shell::completions(*shell),
         Command::Man => shell::man(),
         _ => return None,
@@ -143,15 +146,6 @@ impl CommandError {
     }
 }
 
-pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<(), CommandError> {
-    let mut value = serde_json::to_value(value).map_err(|e| CommandError::Usage(e.to_string()))?;
-    add_settled_earlier(&mut value);
-    // One compact line a document: what `jq`, `grep` and line-based scripts take best.
-    let text = crate::format::text::json_line(&value).map_err(|e| CommandError::Usage(e.to_string()))?;
-    println!("{text}");
-    Ok(())
-}
-
 /// Runs one API command as a session of its own: notices (earlier payments settled, waiting
 /// for another process) go to stderr, payments an earlier session left unsettled are settled
 /// first, and a stop signal ends it at once unless a payment waits for its answer.
@@ -159,9 +153,9 @@ pub async fn run_session(
     command: &Command,
     client: &Client,
     prefs: &Preferences,
-    as_json: bool,
+    output: &Output,
 ) -> Result<(), CommandError> {
-    notices::listen(client, as_json);
+    notices::listen(client, output);
     if client.base_url().is_cleartext() && !client.base_url().is_loopback() {
         notices::say(&format!(
             "the connection to {} is not encrypted (allow_http): the secret key and every request travel in clear",
@@ -170,38 +164,20 @@ pub async fn run_session(
     }
     let work = async {
         client.settle_earlier().await;
-        run(command, client, prefs, as_json).await
+        run(command, client, prefs, output).await
     };
     notices::until_done_or_stopped(work, client.request_timeout()).await
 }
 
 /// Runs one API command and prints its result.
-pub async fn run(command: &Command, client: &Client, prefs: &Preferences, as_json: bool) -> Result<(), CommandError> {
+pub async fn run(command: &Command, client: &Client, prefs: &Preferences, output: &Output) -> Result<(), CommandError> {
     match command {
-        Command::Balance => {
-            let balance = client.balance().await?;
-            if as_json {
-                print_json(&json!({ "balanceUsd": format_amount(balance) }))
-            } else {
-                println!("Balance: {} USD", format_amount(balance));
-                Ok(())
-            }
-        }
-        Command::Plans { slug: Some(slug), .. } => {
-            let plan = client.plan(slug).await?;
-            if as_json {
-                print_json(&json!({ "data": plan }))
-            } else {
-                print!("{}", plan_detail(&plan));
-                Ok(())
-            }
-        }
+        Command::Balance => balance(client, output).await,
+        Command::Plans { slug: Some(slug), .. } => plan(client, slug, output).await,
         Command::Plans {
-            location,
-            slug: None,
-            output,
-        } => lists::plans(client, location.as_deref(), output, as_json).await,
-        Command::Orders { list, q, output } => {
+            location, slug: None, ..
+        } => lists::plans(client, location.as_deref(), output).await,
+        Command::Orders { list, q, .. } => {
             let query = OrderQuery {
                 page: list.page,
                 page_size: list.page_size,
@@ -209,29 +185,14 @@ pub async fn run(command: &Command, client: &Client, prefs: &Preferences, as_jso
                 q: q.clone(),
                 iccid: None,
             };
-            lists::orders(client, query, list, output, as_json).await
+            lists::orders(client, query, list, output).await
         }
-        Command::Esims { iccid: Some(iccid), .. } => {
-            let esim = find(client, iccid).await?;
-            if as_json {
-                return print_json(&json!({ "esim": esim }));
-            }
-            print!("{}", esim_detail(&esim));
-            Ok(())
-        }
-        Command::Qr { iccid, link, png, svg } => {
-            let esim = find(client, iccid).await?;
-            let files = qr::Files {
-                png: png.as_deref(),
-                svg: svg.as_deref(),
-            };
-            qr::run(client, &esim, *link, files, as_json).await
-        }
+        Command::Esims { iccid: Some(iccid), .. } => esim(client, iccid, output).await,
         Command::Esims {
             list,
             iccid: None,
-            output,
             attention,
+            ..
         } => {
             let query = EsimQuery {
                 page: list.page,
@@ -240,42 +201,80 @@ pub async fn run(command: &Command, client: &Client, prefs: &Preferences, as_jso
                 iccid: None,
             };
             let rule = attention.then_some(prefs.attention);
-            lists::esims(client, query, list, output, rule, as_json).await
+            lists::esims(client, query, list, rule, output).await
         }
-        Command::Profile { action } => {
-            let profile = match action {
-                None => client.profile().await?,
-                Some(ProfileAction::Set {
-                    company,
-                    country,
-                    website,
-                }) => {
-                    if company.is_none() && country.is_none() && website.is_none() {
-                        return Err(CommandError::Usage(
-                            "profile set needs at least one of --company, --country, --website".to_string(),
-                        ));
-                    }
-                    client.ensure_writable(crate::api::PROFILE_UPDATE)?;
-                    let update = ProfileUpdate {
-                        company_name: company.clone(),
-                        country: country.clone(),
-                        website: website.clone(),
-                    };
-                    client.update_profile(&update).await?
-                }
+        Command::Qr { iccid, link, png, svg } => {
+            let esim = find(client, iccid).await?;
+            let files = qr::Files {
+                png: png.as_deref(),
+                svg: svg.as_deref(),
             };
-            if as_json {
-                return print_json(&json!({ "profile": profile }));
-            }
-            print!("{}", fields_table(records::profile_fields(&profile)));
-            Ok(())
+            qr::run(client, &esim, *link, files, output).await
         }
-        Command::Topup { iccid, slug, spend } => buying::topup(client, iccid, slug, spend, as_json).await,
-        Command::Buy { slug, spend } => buying::buy(client, slug, spend, as_json).await,
+        Command::Profile { action } => profile(client, action.as_ref(), output).await,
+        Command::Topup { iccid, slug, spend } => buying::topup(client, iccid, slug, spend, output).await,
+        Command::Buy { slug, spend } => buying::buy(client, slug, spend, output).await,
         Command::Sandbox(_) | Command::Audit { .. } | Command::Completions { .. } | Command::Man => Err(
             CommandError::Usage("this command needs no API connection and runs on its own".to_string()),
         ),
     }
+}
+
+async fn balance(client: &Client, output: &Output) -> Result<(), CommandError> {
+    let balance = client.balance().await?;
+    if output.is_json() {
+        return print_json(&json!({ "balanceUsd": format_amount(balance) }));
+    }
+    println!("Balance: {} USD", format_amount(balance));
+    Ok(())
+}
+
+async fn plan(client: &Client, slug: &str, output: &Output) -> Result<(), CommandError> {
+    let plan = client.plan(slug).await?;
+    if output.is_json() {
+        return print_json(&json!({ "data": plan }));
+    }
+    print!("{}", plan_detail(&plan));
+    Ok(())
+}
+
+async fn esim(client: &Client, iccid: &str, output: &Output) -> Result<(), CommandError> {
+    let esim = find(client, iccid).await?;
+    if output.is_json() {
+        return print_json(&json!({ "esim": esim }));
+    }
+    print!("{}", esim_detail(&esim));
+    Ok(())
+}
+
+/// The profile, or (`set`) the profile after changing the fields given.
+async fn profile(client: &Client, action: Option<&ProfileAction>, output: &Output) -> Result<(), CommandError> {
+    let profile = match action {
+        None => client.profile().await?,
+        Some(ProfileAction::Set {
+            company,
+            country,
+            website,
+        }) => {
+            if company.is_none() && country.is_none() && website.is_none() {
+                return Err(CommandError::Usage(
+                    "profile set needs at least one of --company, --country, --website".to_string(),
+                ));
+            }
+            client.ensure_writable(crate::api::PROFILE_UPDATE)?;
+            let update = ProfileUpdate {
+                company_name: company.clone(),
+                country: country.clone(),
+                website: website.clone(),
+            };
+            client.update_profile(&update).await?
+        }
+    };
+    if output.is_json() {
+        return print_json(&json!({ "profile": profile }));
+    }
+    print!("{}", fields_table(records::profile_fields(&profile)));
+    Ok(())
 }
 
 /// Finds an eSIM of this account by a validated ICCID.

@@ -3,7 +3,7 @@
 //! as PNG or SVG files.
 
 use super::table::{Align, Table};
-use super::{CommandError, print_json};
+use super::{CommandError, Output, print_json};
 use crate::api::Client;
 use crate::api::model::Esim;
 use crate::domain::lpa::{ActivationCode, apple_install_link};
@@ -24,7 +24,7 @@ pub async fn run(
     esim: &Esim,
     link_only: bool,
     files: Files<'_>,
-    as_json: bool,
+    output: &Output,
 ) -> Result<(), CommandError> {
     // `ac` goes through the check a decoded QR image does: nothing else is drawn or printed.
     let code = client
@@ -46,7 +46,7 @@ pub async fn run(
     }
     let iccid = &esim.raw_order_json.iccid;
     let parts = ActivationCode::parse(&code);
-    if as_json {
+    if output.is_json() {
         let mut out = json!({
             "iccid": iccid,
             "activationCode": code,
