@@ -63,26 +63,21 @@ impl Page {
 }
 
 impl Listing {
+    /// This list's query for page `page`, of the largest size.
+    fn at(&self, page: u64) -> Listing {
+        let mut at = self.clone();
+        let (number, size) = match &mut at {
+            Listing::Orders(q) => (&mut q.page, &mut q.page_size),
+            Listing::Esims(q) => (&mut q.page, &mut q.page_size),
+        };
+        (*number, *size) = (Some(page), Some(PAGE_SIZE));
+        at
+    }
+
     async fn page(&self, client: &Client, page: u64) -> Result<(Page, u64), ApiError> {
-        match self {
-            Listing::Orders(q) => {
-                let query = OrderQuery {
-                    page: Some(page),
-                    page_size: Some(PAGE_SIZE),
-                    ..q.clone()
-                };
-                let answer = client.orders(&query).await?;
-                Ok((Page::Orders(answer.orders), answer.total))
-            }
-            Listing::Esims(q) => {
-                let query = EsimQuery {
-                    page: Some(page),
-                    page_size: Some(PAGE_SIZE),
-                    ..q.clone()
-                };
-                let answer = client.esims(&query).await?;
-                Ok((Page::Esims(answer.esims), answer.total))
-            }
+        match self.at(page) {
+            Listing::Orders(q) => client.orders(&q).await.map(|a| (Page::Orders(a.orders), a.total)),
+            Listing::Esims(q) => client.esims(&q).await.map(|a| (Page::Esims(a.esims), a.total)),
         }
     }
 

@@ -182,19 +182,9 @@ pub async fn plans(client: &Client, location: Option<&str>, output: &Output) -> 
 pub async fn orders(client: &Client, query: OrderQuery, list: &ListArgs, output: &Output) -> Result<(), CommandError> {
     if !list.all {
         let page = client.orders(&query).await?;
-        return match output {
-            Output::Csv(file) => {
-                let mut csv = Csv::start(file.as_deref(), csv_rows::ORDER_HEADER)?;
-                csv.rows(&page.orders, csv_rows::order)?;
-                csv.finish()
-            }
-            Output::Json => print_json(&page),
-            Output::Human => {
-                print!("{}", order_table(&page.orders));
-                println!("{}", page_footer(page.page, page.page_size, page.total, "orders"));
-                Ok(())
-            }
-        };
+        let footer = page_footer(page.page, page.page_size, page.total, "orders");
+        let columns = (csv_rows::ORDER_HEADER, csv_rows::order as fn(&Order) -> Vec<String>);
+        return print_page(output, &page, &page.orders, columns, order_table, &footer);
     }
     let take = |page: Page| match page {
         Page::Orders(items) => items,
@@ -214,6 +204,31 @@ pub async fn orders(client: &Client, query: OrderQuery, list: &ListArgs, output:
 
 /// A CSV header and the fields of one record under it.
 type Columns<T> = (&'static [&'static str], fn(&T) -> Vec<String>);
+
+/// One page of a list as the output asks: its records as CSV, the API's page as JSON, or a
+/// table of them and the page's footer.
+fn print_page<T>(
+    output: &Output,
+    page: &impl serde::Serialize,
+    items: &[T],
+    (header, row): Columns<T>,
+    table: fn(&[T]) -> String,
+    footer: &str,
+) -> Result<(), CommandError> {
+    match output {
+        Output::Csv(file) => {
+            let mut csv = Csv::start(file.as_deref(), header)?;
+            csv.rows(items, row)?;
+            csv.finish()
+        }
+        Output::Json => print_json(page),
+        Output::Human => {
+            print!("{}", table(items));
+            println!("{footer}");
+            Ok(())
+        }
+    }
+}
 
 /// Reads every page (Ctrl-C stops it: `notices::until_done_or_stopped`). CSV rows go out as they come (then `None`);
 /// otherwise the items `take` keeps of each page come back with the progress.
@@ -258,19 +273,9 @@ pub async fn esims(
 ) -> Result<(), CommandError> {
     if !list.all && attention.is_none() {
         let page = client.esims(&query).await?;
-        return match output {
-            Output::Csv(file) => {
-                let mut csv = Csv::start(file.as_deref(), csv_rows::ESIM_HEADER)?;
-                csv.rows(&page.esims, csv_rows::esim)?;
-                csv.finish()
-            }
-            Output::Json => print_json(&page),
-            Output::Human => {
-                print!("{}", esim_table(&page.esims));
-                println!("{}", page_footer(page.page, page.page_size, page.total, "eSIMs"));
-                Ok(())
-            }
-        };
+        let footer = page_footer(page.page, page.page_size, page.total, "eSIMs");
+        let columns = (csv_rows::ESIM_HEADER, csv_rows::esim as fn(&Esim) -> Vec<String>);
+        return print_page(output, &page, &page.esims, columns, esim_table, &footer);
     }
     // Only usable eSIMs can need attention: the server's `active` filter saves the pages of
     // the rest, unless the user chose a status.

@@ -794,19 +794,17 @@ mod tests {
 #[cfg(test)]
 mod example_config {
     use super::Keymap;
-    use crate::config::{KeyTable, load_file};
-    use std::path::Path;
+    use crate::cli::ConnectionArgs;
 
-    /// The key bindings of `assets/config.example.toml` are valid.
+    /// The key bindings of `assets/config.example.toml` apply, as the dashboard reads them.
     #[test]
     fn the_example_configs_keys_apply() {
-        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/config.example.toml"));
-        let file = load_file(path, true).expect("the example loads").expect("it exists");
-        let table = KeyTable {
-            path: path.to_path_buf(),
-            rebindings: file.rebindings,
+        let args = ConnectionArgs {
+            config: Some(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/config.example.toml").into()),
+            ..ConnectionArgs::default()
         };
-        Keymap::from_config(&table).expect("its key bindings are valid");
+        let settings = crate::config::dashboard_settings(&args).expect("the example's settings are valid");
+        Keymap::from_config(&settings.keys).expect("its key bindings are valid");
     }
 }
 
