@@ -2,6 +2,7 @@
 //! environment variable when not given (flag > environment > config file > default).
 
 use crate::api::AuthMode;
+use crate::domain::status::StatusFilter;
 use clap::{Args, Parser, Subcommand};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -202,8 +203,8 @@ pub struct ListArgs {
     #[arg(long)]
     pub page_size: Option<u64>,
     /// A status, or `active`.
-    #[arg(long)]
-    pub status: Option<String>,
+    #[arg(long, value_parser = status_filter)]
+    pub status: Option<StatusFilter>,
 }
 
 /// CSV instead of a table, to stdout or a file.
@@ -257,6 +258,11 @@ pub struct SandboxArgs {
     /// 429 with Retry-After, a reset connection, a body cut short, a body that stalls.
     #[arg(long, value_name = "RATE", default_value_t = 0.0, value_parser = share)]
     pub chaos: f64,
+}
+
+/// `--status` as typed: sent to the server as it is.
+fn status_filter(text: &str) -> Result<StatusFilter, std::convert::Infallible> {
+    Ok(StatusFilter::exact(text))
 }
 
 /// A share from 0 to 1.

@@ -130,8 +130,8 @@ pub fn osc52(text: &str, env: Environment) -> Result<Vec<u8>, String> {
 /// code passes the QR code's own check (`LPA:1$…`, visible ASCII only), an install link is made
 /// from such a code. The error says why nothing was copied.
 pub mod guard {
-    use crate::esim::iccid::Iccid;
-    use crate::esim::lpa::{apple_install_link, checked_code};
+    use crate::domain::iccid::Iccid;
+    use crate::domain::lpa::{apple_install_link, checked_code};
 
     /// The ICCID as its digits alone (spaces and dashes between groups dropped).
     pub fn iccid(raw: &str) -> Result<String, String> {
@@ -155,7 +155,7 @@ pub mod guard {
 /// Nothing with a control or bidirectional character is ever copied, whatever asked for it: a
 /// pasted newline runs a shell's line, an escape sequence acts on the terminal it is pasted in.
 pub fn refuse_unsafe(text: &str) -> Result<(), String> {
-    match text.chars().find(|&c| crate::esim::text::is_unsafe(c)) {
+    match text.chars().find(|&c| crate::format::text::is_unsafe(c)) {
         Some(c) => Err(format!("the text holds a control character (U+{:04X})", u32::from(c))),
         None => Ok(()),
     }
@@ -312,7 +312,7 @@ mod tests {
         assert_eq!(guard::activation_code(&format!(" {code}\n")).unwrap(), code);
         assert_eq!(
             guard::install_link(code).unwrap(),
-            format!("{}{code}", crate::esim::lpa::APPLE_INSTALL_PREFIX)
+            format!("{}{code}", crate::domain::lpa::APPLE_INSTALL_PREFIX)
         );
         // What `Y` used to copy as it came: pasted into a shell, the newline runs the rest.
         for hostile in [

@@ -3,9 +3,9 @@
 
 use clap::Parser;
 use esimdash::cli::{Cli, Command};
-use esimdash::commands::{self, CommandError};
+use esimdash::commands::{self, CommandError, Output};
 use esimdash::sandbox::{self, SandboxConfig};
-use esimdash::session::Accounts;
+use esimdash::session::{Accounts, Opened};
 use esimdash::{config, inventory, logging, tui};
 use std::io::Write;
 use std::path::PathBuf;
@@ -25,6 +25,7 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
+    let output = Output::of(&cli);
     if let Some(Command::Sandbox(args)) = &cli.command {
         return match commands::run_sandbox(args).await {
             Ok(()) => ExitCode::SUCCESS,
@@ -34,11 +35,8 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
             }
         };
     }
-    if let Some(result) = cli.command.as_ref().and_then(|c| commands::run_local(c, cli.json)) {
-        return match result {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => fail(&e, cli.json),
-        };
+    if let Some(result) = cli.command.as_ref().and_then(|c| commands::run_local(c, &output)) {
+        return ended(result, &output);
     }
     // The demo sandbox serves for as long as this function runs.
     let demo = if cli.demo {
@@ -61,55 +59,69 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
     };
     let opened = match accounts.open(None, cli.command.is_none()) {
         Ok(o) => o,
-        Err(e) => return fail(&e, cli.json),
+        Err(e) => return fail(&e.into(), &output),
     };
     match &cli.command {
-        None => {
-            let settings = match config::dashboard_settings(&cli.connection) {
-                Ok(s) => s,
-                Err(e) => return fail(&CommandError::Config(e), cli.json),
-            };
-            let index_dir = (settings.inventory_cache && !cli.no_cache)
-                .then(inventory::store::default_dir)
-                .flatten();
-            let profiles = accounts.names(settings.profiles);
-            match tui::run(
-                opened,
-                tui::Options {
-                    demo: cli.demo,
-                    keymap: settings.keymap,
-                    mouse: settings.mouse,
-                    clipboard: settings.clipboard,
-                    log_path,
-                    preferences: settings.preferences,
-                    index_dir,
-                    accounts,
-                    profiles,
-                },
-            )
-            .await
-            {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("esimdash: the terminal failed: {e}");
-                    ExitCode::from(1)
-                }
-            }
-        }
+        None => dashboard(&cli, opened, accounts, log_path, &output).await,
         Some(command) => {
             let result = match config::preferences(&cli.connection) {
-                Ok(prefs) => commands::run_session(command, &opened.client, &prefs, cli.json).await,
+                Ok(prefs) => commands::run_session(command, &opened.client, &prefs, &output).await,
                 Err(e) => Err(CommandError::Config(e)),
             };
-            match result {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => fail(&e, cli.json),
-            }
+            ended(result, &output)
         }
     }
 }
 
-fn fail(error: &CommandError, as_json: bool) -> ExitCode {
+/// The dashboard on the account opened, with what the config file says of keys, mouse,
+/// clipboard and the saved index. A mistake there stops it before the terminal is taken.
+async fn dashboard(
+    cli: &Cli,
+    opened: Opened,
+    accounts: Accounts,
+    log_path: Option<PathBuf>,
+    output: &Output,
+) -> ExitCode {
+    let settings = match config::dashboard_settings(&cli.connection) {
+        Ok(s) => s,
+        Err(e) => return fail(&CommandError::Config(e), output),
+    };
+    let keymap = match tui::keymap::Keymap::from_config(&settings.keys) {
+        Ok(k) => k,
+        Err(e) => return fail(&CommandError::Config(e), output),
+    };
+    let index_dir = (settings.inventory_cache && !cli.no_cache)
+        .then(inventory::store::default_dir)
+        .flatten();
+    let profiles = accounts.names(settings.profiles);
+    let options = tui::Options {
+        demo: cli.demo,
+        keymap,
+        mouse: settings.mouse,
+        clipboard: settings.clipboard,
+        log_path,
+        preferences: settings.preferences,
+        index_dir,
+        accounts,
+        profiles,
+    };
+    match tui::run(opened, options).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("esimdash: the terminal failed: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn ended(result: Result<(), CommandError>, output: &Output) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e, output),
+    }
+}
+
+fn fail(error: &CommandError, output: &Output) -> ExitCode {
     if let CommandError::Io(e) = error
         && e.kind() == std::io::ErrorKind::BrokenPipe
     {
@@ -118,12 +130,12 @@ fn fail(error: &CommandError, as_json: bool) -> ExitCode {
     }
     // Written without panicking: after a hang-up there is no terminal to write to.
     let mut stderr = std::io::stderr();
-    let _ = if as_json {
+    let _ = if output.is_json() {
         let json = error.to_json();
         writeln!(
             stderr,
             "{}",
-            esimdash::esim::text::json_line(&json).unwrap_or_else(|_| json.to_string())
+            esimdash::format::text::json_line(&json).unwrap_or_else(|_| json.to_string())
         )
     } else {
         writeln!(stderr, "esimdash: {error}")

@@ -3,9 +3,9 @@
 //! topped up when its status says so.
 
 use crate::api::ApiError;
-use crate::esim::iccid::Iccid;
-use crate::esim::money::format_amount;
-use crate::esim::status::Status;
+use crate::domain::iccid::Iccid;
+use crate::domain::status::Status;
+use crate::format::money::format_amount;
 use rust_decimal::Decimal;
 
 /// What is being bought.

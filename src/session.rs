@@ -3,11 +3,9 @@
 //! trail included) and says what the dashboard shows of it. The start of every command and the
 //! dashboard's profile picker both open accounts here.
 
-use crate::api::{BaseUrl, Client, ClientOptions, Credentials};
+use crate::api::{ApiError, BaseUrl, BaseUrlError, Client, ClientOptions, Credentials};
 use crate::cli::ConnectionArgs;
-use crate::commands::CommandError;
-use crate::config;
-use ratatui::style::Color;
+use crate::config::{self, Colour, ConfigError};
 
 /// The demo's two resellers, as the picker offers them: (profile name, access code, secret).
 const DEMO_ACCOUNTS: [(&str, &str, &str); 2] = [
@@ -15,13 +13,27 @@ const DEMO_ACCOUNTS: [(&str, &str, &str); 2] = [
     ("demo-globex", "ak_demo_globex", "sk_demo_globex"),
 ];
 
+/// Why an account cannot be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("no demo account {0:?}")]
+    NoDemoAccount(String),
+    /// The address of the demo's own sandbox is not a base URL.
+    #[error("{0}")]
+    DemoAddress(BaseUrlError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Client(#[from] ApiError),
+}
+
 /// What the dashboard shows of the account in use.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Session {
     /// The profile's name ("default" without a config profile).
     pub profile: String,
     /// The profile's `color`: the header is painted with it.
-    pub color: Option<Color>,
+    pub color: Option<Colour>,
     /// Why writes are refused, when they are (the setting that says so).
     pub read_only: Option<String>,
     /// Plain http to another machine (allowed by `allow_http`): the header says it is not encrypted.
@@ -57,7 +69,7 @@ impl Accounts {
 
     /// Opens the account of profile `name` (`None`: the one flags, environment and the file
     /// name). `dashboard`: a 429 is counted down on screen rather than slept through.
-    pub fn open(&self, name: Option<&str>, dashboard: bool) -> Result<Opened, CommandError> {
+    pub fn open(&self, name: Option<&str>, dashboard: bool) -> Result<Opened, SessionError> {
         let (base_url, credentials, mut options, session) = match self {
             Accounts::Demo { base_url, args } => {
                 let name = name.unwrap_or(DEMO_ACCOUNTS[0].0);
@@ -65,7 +77,7 @@ impl Accounts {
                     .iter()
                     .find(|(n, _, _)| *n == name)
                     .copied()
-                    .ok_or_else(|| CommandError::Usage(format!("no demo account {name:?}")))?;
+                    .ok_or_else(|| SessionError::NoDemoAccount(name.to_string()))?;
                 let read_only = config::read_only_reason(args, None)?;
                 let options = ClientOptions {
                     read_only: read_only.clone(),
@@ -78,7 +90,7 @@ impl Accounts {
                     read_only,
                     cleartext: false,
                 };
-                let url = BaseUrl::parse(base_url).map_err(|e| CommandError::Usage(e.to_string()))?;
+                let url = BaseUrl::parse(base_url).map_err(SessionError::DemoAddress)?;
                 (url, Credentials::pair(code, secret), options, session)
             }
             Accounts::Config(args) => {

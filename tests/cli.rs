@@ -331,7 +331,7 @@ async fn qr_and_esims_by_iccid_for_a_plain_ssh_shell() {
             .iter()
             .map(|l| l.as_str().unwrap())
             .collect();
-        let decoded = esimdash::esim::qr::QrMatrix::from_half_blocks(&lines)
+        let decoded = esimdash::qr::QrMatrix::from_half_blocks(&lines)
             .unwrap()
             .decode()
             .unwrap();
@@ -362,7 +362,7 @@ async fn qr_and_esims_by_iccid_for_a_plain_ssh_shell() {
         "a valid-looking ICCID with a wrong check digit"
     );
     let payload = "894400000000000000";
-    let valid = format!("{payload}{}", esimdash::esim::iccid::luhn_check_digit(payload));
+    let valid = format!("{payload}{}", esimdash::domain::iccid::luhn_check_digit(payload));
     let mut cmd = esimdash(&home);
     acme(&mut cmd, &sb).args(["esims", "--iccid", &valid, "--json"]);
     let out = run(cmd).await;
@@ -372,7 +372,7 @@ async fn qr_and_esims_by_iccid_for_a_plain_ssh_shell() {
 }
 
 /// The modules of an SVG we wrote: each `M x,y` of its path is a dark module.
-fn svg_modules(svg: &str) -> esimdash::esim::qr::QrMatrix {
+fn svg_modules(svg: &str) -> esimdash::qr::QrMatrix {
     let side: usize = svg
         .split("viewBox=\"0 0 ")
         .nth(1)
@@ -382,7 +382,7 @@ fn svg_modules(svg: &str) -> esimdash::esim::qr::QrMatrix {
         .unwrap()
         .parse()
         .unwrap();
-    let q = esimdash::esim::qr::QUIET_ZONE;
+    let q = esimdash::qr::QUIET_ZONE;
     let width = side - 2 * q;
     let mut dark = vec![false; width * width];
     let path = svg.split(" d=\"").nth(1).unwrap();
@@ -392,7 +392,7 @@ fn svg_modules(svg: &str) -> esimdash::esim::qr::QrMatrix {
         let (x, y): (usize, usize) = (x.parse().unwrap(), y.parse().unwrap());
         dark[(y - q) * width + (x - q)] = true;
     }
-    esimdash::esim::qr::QrMatrix { width, dark }
+    esimdash::qr::QrMatrix { width, dark }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -436,7 +436,7 @@ async fn qr_files_and_the_install_link_carry_the_activation_code() {
         assert!(svg_text.contains("fill=\"#fff\"") && svg_text.contains("width=\"40mm\""));
         assert_eq!(svg_modules(&svg_text).decode().unwrap(), code, "the SVG holds the code");
         let png_bytes = std::fs::read(&png).unwrap();
-        assert_eq!(esimdash::esim::qr::decode_png(&png_bytes).unwrap(), code);
+        assert_eq!(esimdash::qr::decode_png(&png_bytes).unwrap(), code);
         pngs.push(png);
         codes.push(code);
     }
@@ -1042,7 +1042,7 @@ async fn json_and_tables_never_pass_control_or_bidi_characters_to_the_terminal()
     let base = format!("http://{}/api/v1", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await });
     let home = tempfile::tempdir().unwrap();
-    let unsafe_char = |c: char| esimdash::esim::text::is_unsafe(c) && c != '\n';
+    let unsafe_char = |c: char| esimdash::format::text::is_unsafe(c) && c != '\n';
     let with = |args: &[&str]| {
         let mut cmd = esimdash(&home);
         cmd.env("ESIMDASH_BASE_URL", &base)

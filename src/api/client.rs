@@ -7,7 +7,8 @@
 use super::error::{ApiError, Endpoint, RedirectRefused};
 use super::model::{self, Esim, EsimPage, EsimQuery, Order, OrderPage, OrderQuery, Plan, Profile};
 use super::{BaseUrl, Credentials, Pacer};
-use crate::esim::text;
+use crate::domain::status::StatusFilter;
+use crate::format::text;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, LOCATION, RETRY_AFTER};
 use reqwest::{Method, StatusCode, Url};
 use rust_decimal::Decimal;
@@ -281,29 +282,30 @@ impl Client {
     }
 
     pub async fn orders(&self, query: &OrderQuery) -> Result<OrderPage, ApiError> {
-        let page = query.page.map(|p| p.to_string());
-        let size = query.page_size.map(|p| p.to_string());
-        let params = [
-            ("page", page.as_deref()),
-            ("pageSize", size.as_deref()),
-            ("status", query.status.as_deref()),
+        let filters = [
+            ("status", query.status.param()),
             ("q", query.q.as_deref()),
             ("iccid", query.iccid.as_deref()),
         ];
-        let answer = self.get(ORDERS, &present(&params)).await?;
-        answer.json(&self.inner.secret)
+        self.list_page(ORDERS, (query.page, query.page_size), &filters).await
     }
 
     pub async fn esims(&self, query: &EsimQuery) -> Result<EsimPage, ApiError> {
-        let page = query.page.map(|p| p.to_string());
-        let size = query.page_size.map(|p| p.to_string());
-        let params = [
-            ("page", page.as_deref()),
-            ("pageSize", size.as_deref()),
-            ("status", query.status.as_deref()),
-            ("iccid", query.iccid.as_deref()),
-        ];
-        let answer = self.get(ESIMS, &present(&params)).await?;
+        let filters = [("status", query.status.param()), ("iccid", query.iccid.as_deref())];
+        self.list_page(ESIMS, (query.page, query.page_size), &filters).await
+    }
+
+    /// A page of a list: `page` and `pageSize` (page, size), then the filters that are set.
+    async fn list_page<T: DeserializeOwned>(
+        &self,
+        endpoint: Endpoint,
+        (page, size): (Option<u64>, Option<u64>),
+        filters: &[(&str, Option<&str>)],
+    ) -> Result<T, ApiError> {
+        let (page, size) = (page.map(|p| p.to_string()), size.map(|s| s.to_string()));
+        let mut params = vec![("page", page.as_deref()), ("pageSize", size.as_deref())];
+        params.extend_from_slice(filters);
+        let answer = self.get(endpoint, &present(&params)).await?;
         answer.json(&self.inner.secret)
     }
 
@@ -341,7 +343,7 @@ impl Client {
         let query = OrderQuery {
             page: Some(1),
             page_size: Some(SCAN_PAGE_SIZE),
-            status: None,
+            status: StatusFilter::All,
             q: Some(slug.to_string()),
             iccid: iccid.map(str::to_string),
         };
@@ -365,7 +367,7 @@ impl Client {
         let query = EsimQuery {
             page: Some(1),
             page_size: Some(SCAN_PAGE_SIZE),
-            status: None,
+            status: StatusFilter::All,
             iccid: Some(iccid.to_string()),
         };
         let page = self.esims(&query).await?;
@@ -468,7 +470,7 @@ impl Client {
             return Err("this eSIM has neither an activation code nor a QR image".to_string());
         }
         let bytes = self.download_qr_image(url).await?;
-        crate::esim::qr::activation_code_from_png(&bytes)
+        crate::qr::activation_code_from_png(&bytes)
     }
 
     async fn download_qr_image(&self, url: &str) -> Result<Vec<u8>, String> {
@@ -554,59 +556,19 @@ impl Client {
             .await
     }
 
-    /// One attempt: pace, send, read the body (capped), classify the status. A redirect is
-    /// followed only for a read within the API's origin; any other is an error naming both
-    /// places, and nothing is sent to the other one.
+    /// One attempt: pace, send, read the body (capped), classify the status.
     async fn send_once(
         &self,
         method: Method,
         endpoint: Endpoint,
-        mut url: Url,
-        mut body: Option<Vec<u8>>,
+        url: Url,
+        body: Option<Vec<u8>>,
         key: Option<&str>,
     ) -> Result<Answer, ApiError> {
         let inner = &self.inner;
         let writes = method != Method::GET;
-        let mut hops = 0;
         let started = Instant::now();
-        let response = loop {
-            inner.pacer.acquire().await;
-            let mut request = inner
-                .http
-                .request(method.clone(), url.clone())
-                .headers(inner.auth_headers.clone());
-            if let Some(body) = body.take() {
-                request = request.header(CONTENT_TYPE, "application/json").body(body);
-            }
-            if let Some(key) = key {
-                request = request.header(IDEMPOTENCY_KEY, key);
-            }
-            let response = request
-                .send()
-                .await
-                .map_err(|e| self.transport_error(endpoint, &e, writes))?;
-            self.observe_rate_headers(response.headers());
-            let Some(next) = redirect_target(&response, &url) else {
-                break response;
-            };
-            match follow(&url, next, writes, hops) {
-                Ok(next) => {
-                    tracing::info!(%endpoint, to = %shown(&next), "following a redirect within the API's origin");
-                    url = next;
-                    hops += 1;
-                }
-                Err((to, refused)) => {
-                    tracing::warn!(%endpoint, %to, ?refused, "a redirect was not followed");
-                    return Err(ApiError::Redirected {
-                        endpoint,
-                        from: origin_of(&url),
-                        to,
-                        refused,
-                        status: response.status().as_u16(),
-                    });
-                }
-            }
-        };
+        let response = self.send_within_origin(method, endpoint, url, body, key).await?;
         let status = response.status().as_u16();
         let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok());
         if key.is_some() {
@@ -644,6 +606,60 @@ impl Client {
             inner.pacer.pause_until(Instant::now() + *retry_after);
         }
         Err(error)
+    }
+
+    /// Sends the request within the pace and returns the response that is not a redirect. A
+    /// redirect is followed only for a read within the API's origin; any other is an error
+    /// naming both places, and nothing is sent to the other one.
+    async fn send_within_origin(
+        &self,
+        method: Method,
+        endpoint: Endpoint,
+        mut url: Url,
+        mut body: Option<Vec<u8>>,
+        key: Option<&str>,
+    ) -> Result<reqwest::Response, ApiError> {
+        let inner = &self.inner;
+        let writes = method != Method::GET;
+        let mut hops = 0;
+        loop {
+            inner.pacer.acquire().await;
+            let mut request = inner
+                .http
+                .request(method.clone(), url.clone())
+                .headers(inner.auth_headers.clone());
+            if let Some(body) = body.take() {
+                request = request.header(CONTENT_TYPE, "application/json").body(body);
+            }
+            if let Some(key) = key {
+                request = request.header(IDEMPOTENCY_KEY, key);
+            }
+            let response = request
+                .send()
+                .await
+                .map_err(|e| self.transport_error(endpoint, &e, writes))?;
+            self.observe_rate_headers(response.headers());
+            let Some(next) = redirect_target(&response, &url) else {
+                return Ok(response);
+            };
+            match follow(&url, next, writes, hops) {
+                Ok(next) => {
+                    tracing::info!(%endpoint, to = %shown(&next), "following a redirect within the API's origin");
+                    url = next;
+                    hops += 1;
+                }
+                Err((to, refused)) => {
+                    tracing::warn!(%endpoint, %to, ?refused, "a redirect was not followed");
+                    return Err(ApiError::Redirected {
+                        endpoint,
+                        from: origin_of(&url),
+                        to,
+                        refused,
+                        status: response.status().as_u16(),
+                    });
+                }
+            }
+        }
     }
 
     fn observe_rate_headers(&self, headers: &HeaderMap) {

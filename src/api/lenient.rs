@@ -68,10 +68,12 @@ pub fn opt_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error>
             if v.trim().is_empty() {
                 return Ok(None);
             }
-            v.trim()
-                .parse()
-                .map(Some)
-                .map_err(|_| E::custom(format!("{:?} is not a whole number", crate::esim::text::excerpt(v, 30))))
+            v.trim().parse().map(Some).map_err(|_| {
+                E::custom(format!(
+                    "{:?} is not a whole number",
+                    crate::format::text::excerpt(v, 30)
+                ))
+            })
         }
         fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
             Ok(None)
@@ -89,6 +91,6 @@ pub fn u64_or_zero<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
 }
 
 /// An ICCID, read as text as tolerantly as `string`, and decoded once.
-pub fn iccid<'de, D: Deserializer<'de>>(d: D) -> Result<crate::esim::iccid::EsimIccid, D::Error> {
-    string(d).map(|text| crate::esim::iccid::EsimIccid::parse(&text))
+pub fn iccid<'de, D: Deserializer<'de>>(d: D) -> Result<crate::domain::iccid::EsimIccid, D::Error> {
+    string(d).map(|text| crate::domain::iccid::EsimIccid::parse(&text))
 }

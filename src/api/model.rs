@@ -5,9 +5,9 @@
 
 use super::lenient;
 use super::timestamp::Timestamp;
-use crate::esim::iccid::EsimIccid;
-use crate::esim::money;
-use crate::esim::status::Status;
+use crate::domain::iccid::EsimIccid;
+use crate::domain::money;
+use crate::domain::status::{Status, StatusFilter};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
@@ -304,7 +304,7 @@ pub struct Placed {
 pub struct OrderQuery {
     pub page: Option<u64>,
     pub page_size: Option<u64>,
-    pub status: Option<String>,
+    pub status: StatusFilter,
     pub q: Option<String>,
     /// Only the orders of this eSIM (docs/api-contract.md; a server may ignore it).
     pub iccid: Option<String>,
@@ -315,7 +315,7 @@ pub struct OrderQuery {
 pub struct EsimQuery {
     pub page: Option<u64>,
     pub page_size: Option<u64>,
-    pub status: Option<String>,
+    pub status: StatusFilter,
     /// Only this eSIM (docs/api-contract.md; a server may ignore it: check what comes back).
     pub iccid: Option<String>,
 }

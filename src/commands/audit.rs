@@ -1,13 +1,13 @@
 //! `esimdash audit`: the audit trail, as a table for people or as JSON lines (the file's own
 //! form) for scripts. Lines that are not entries are counted on stderr, never skipped silently.
 
-use super::CommandError;
 use super::table::{Align, Table};
+use super::{CommandError, Output};
 use crate::audit::{self, Entry};
 use chrono::{DateTime, NaiveDate, Utc};
 use std::io::Write;
 
-pub fn run(since: Option<&str>, as_json: bool) -> Result<(), CommandError> {
+pub fn run(since: Option<&str>, output: &Output) -> Result<(), CommandError> {
     let since = since.map(parse_since).transpose()?;
     let path = audit::default_path()
         .ok_or_else(|| CommandError::Usage("no state directory (is HOME set?): there is no audit trail".to_string()))?;
@@ -38,9 +38,9 @@ pub fn run(since: Option<&str>, as_json: bool) -> Result<(), CommandError> {
     }
     let shown = read.entries.iter().filter(|e| since.is_none_or(|s| e.time >= s));
     let mut out = std::io::stdout().lock();
-    if as_json {
+    if output.is_json() {
         for entry in shown {
-            let line = crate::esim::text::json_line(entry).map_err(|e| CommandError::Usage(e.to_string()))?;
+            let line = crate::format::text::json_line(entry).map_err(|e| CommandError::Usage(e.to_string()))?;
             writeln!(out, "{line}")?;
         }
         return Ok(());
@@ -88,7 +88,7 @@ fn table(rows: &[&Entry]) -> Table {
             text(&e.total),
             text(&e.order_no),
             text(&e.balance_after),
-            crate::esim::text::excerpt(&text(&e.outcome), 60),
+            crate::format::text::excerpt(&text(&e.outcome), 60),
         ]);
     }
     t

@@ -2,12 +2,12 @@
 //! plan is checked against what is offered, the balance before sending, the user is asked (or
 //! `--yes`), the request is sent once, and a lost answer is looked up in the order list.
 
-use super::{CommandError, print_json};
+use super::{CommandError, Output, print_json};
 use crate::api::model::{OrderRequest, Plan, TopupRequest};
 use crate::api::{ApiError, Client, Delivery, PLACE_ORDER, Payment, Spend, TOPUP};
 use crate::cli::SpendArgs;
-use crate::esim::iccid::Iccid;
-use crate::esim::money::format_amount;
+use crate::domain::iccid::Iccid;
+use crate::format::money::format_amount;
 use crate::purchase::{
     NOTHING_BOUGHT, NOTHING_TOPPED_UP, Purchase, balance_after, explain, line_total, shortfall_message,
 };
@@ -21,20 +21,20 @@ pub async fn topup(
     iccid: &str,
     slug: &str,
     spend_args: &SpendArgs,
-    as_json: bool,
+    output: &Output,
 ) -> Result<(), CommandError> {
     let (what, ready) = check_topup(client, iccid, slug, spend_args)
         .await
         .map_err(|e| e.nothing_moved(NOTHING_TOPPED_UP))?;
-    pay(client, &what, ready, spend_args, as_json).await
+    pay(client, &what, ready, spend_args, output).await
 }
 
-pub async fn buy(client: &Client, slug: &str, spend_args: &SpendArgs, as_json: bool) -> Result<(), CommandError> {
+pub async fn buy(client: &Client, slug: &str, spend_args: &SpendArgs, output: &Output) -> Result<(), CommandError> {
     let what = Purchase::Order;
     let ready = check_order(client, slug, spend_args)
         .await
         .map_err(|e| e.nothing_moved(NOTHING_BOUGHT))?;
-    pay(client, &what, ready, spend_args, as_json).await
+    pay(client, &what, ready, spend_args, output).await
 }
 
 /// A payment checked, confirmed and ready to send once.
@@ -155,7 +155,7 @@ async fn pay(
     what: &Purchase,
     ready: Ready,
     spend_args: &SpendArgs,
-    as_json: bool,
+    output: &Output,
 ) -> Result<(), CommandError> {
     let Ready {
         plan,
@@ -179,7 +179,7 @@ async fn pay(
     }
     match answer {
         Ok(paid) => {
-            if as_json {
+            if output.is_json() {
                 let delivery = match paid.delivery {
                     Delivery::Answered => "answered",
                     Delivery::Resent { replayed: true } => "resent_replayed",
@@ -215,7 +215,7 @@ async fn pay(
             );
             Ok(())
         }
-        Err(error) if error.outcome_unknown() => look_up(client, &payment, &before, what, &error, as_json).await,
+        Err(error) if error.outcome_unknown() => look_up(client, &payment, &before, what, &error, output).await,
         // The server answered with a refusal (it debits nothing then), said in those words.
         Err(error @ ApiError::Api { .. }) => {
             Err(CommandError::Refused(explain(&error, what)).nothing_moved(what.nothing_done()))
@@ -243,7 +243,7 @@ async fn look_up(
     before: &HashSet<String>,
     what: &Purchase,
     error: &ApiError,
-    as_json: bool,
+    output: &Output,
 ) -> Result<(), CommandError> {
     let noun = what.noun();
     let slug = payment.slug();
@@ -254,7 +254,7 @@ async fn look_up(
     };
     match client.look_up_payment(payment, before).await {
         Ok(Some(order)) => {
-            if as_json {
+            if output.is_json() {
                 return print_json(&json!({ "outcome": "placed", "order": order, "delivery": "looked_up" }));
             }
             println!(

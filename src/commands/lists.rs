@@ -4,18 +4,21 @@
 //! being written is removed.
 
 use super::table::{Align, LIST_CELL, Table};
-use super::{CommandError, page_footer, print_json};
+use super::{CommandError, Output, page_footer, print_json};
 use crate::api::Client;
 use crate::api::model::{Esim, EsimQuery, Order, OrderQuery, Plan};
-use crate::cli::{ListArgs, OutputArgs};
-use crate::esim::attention::AttentionRule;
-use crate::esim::volume::format_bytes;
+use crate::api::pages::{Listing, Page, Progress};
+use crate::cli::ListArgs;
+use crate::domain::attention::AttentionRule;
+use crate::domain::status::StatusFilter;
 use crate::export::csv_rows::{self, writer};
-use crate::export::{Listing, Page, Progress};
-use crate::files::{Existing, PendingFile};
-use crate::present::{self, amount};
+use crate::export::file::{Existing, PendingFile};
+use crate::format::money::amount;
+use crate::format::records;
+use crate::format::volume::format_bytes;
 use serde_json::json;
 use std::io::{IsTerminal, Write};
+use std::path::Path;
 
 /// Where CSV goes.
 enum CsvOut {
@@ -43,8 +46,8 @@ impl Write for CsvOut {
 struct Csv(csv::Writer<CsvOut>);
 
 impl Csv {
-    fn start(output: &OutputArgs, header: &[&str]) -> Result<Self, CommandError> {
-        let out = match &output.output {
+    fn start(file: Option<&Path>, header: &[&str]) -> Result<Self, CommandError> {
+        let out = match file {
             // The user named the file, so an existing one is replaced (as `curl -o` does),
             // but only once the new one is complete.
             Some(path) => CsvOut::File(PendingFile::create(path, Existing::Replace).map_err(io_error)?),
@@ -79,7 +82,7 @@ fn csv_error(e: csv::Error) -> CommandError {
     }
 }
 
-fn io_error(e: crate::files::FileError) -> CommandError {
+fn io_error(e: crate::export::file::FileError) -> CommandError {
     CommandError::Io(std::io::Error::other(e.to_string()))
 }
 
@@ -157,48 +160,31 @@ impl Drop for ProgressLine {
     }
 }
 
-pub async fn plans(
-    client: &Client,
-    location: Option<&str>,
-    output: &OutputArgs,
-    as_json: bool,
-) -> Result<(), CommandError> {
+pub async fn plans(client: &Client, location: Option<&str>, output: &Output) -> Result<(), CommandError> {
     let mut plans = client.plans().await?;
     if let Some(code) = location {
         plans.retain(|p| p.location_code.eq_ignore_ascii_case(code.trim()));
     }
-    if output.csv {
-        let mut csv = Csv::start(output, csv_rows::PLAN_HEADER)?;
-        csv.rows(&plans, csv_rows::plan)?;
-        return csv.finish();
+    match output {
+        Output::Csv(file) => {
+            let mut csv = Csv::start(file.as_deref(), csv_rows::PLAN_HEADER)?;
+            csv.rows(&plans, csv_rows::plan)?;
+            csv.finish()
+        }
+        Output::Json => print_json(&json!({ "data": plans })),
+        Output::Human => {
+            print!("{}", plan_table(&plans));
+            Ok(())
+        }
     }
-    if as_json {
-        return print_json(&json!({ "data": plans }));
-    }
-    print!("{}", plan_table(&plans));
-    Ok(())
 }
 
-pub async fn orders(
-    client: &Client,
-    query: OrderQuery,
-    list: &ListArgs,
-    output: &OutputArgs,
-    as_json: bool,
-) -> Result<(), CommandError> {
+pub async fn orders(client: &Client, query: OrderQuery, list: &ListArgs, output: &Output) -> Result<(), CommandError> {
     if !list.all {
         let page = client.orders(&query).await?;
-        if output.csv {
-            let mut csv = Csv::start(output, csv_rows::ORDER_HEADER)?;
-            csv.rows(&page.orders, csv_rows::order)?;
-            return csv.finish();
-        }
-        if as_json {
-            return print_json(&page);
-        }
-        print!("{}", order_table(&page.orders));
-        println!("{}", page_footer(page.page, page.page_size, page.total, "orders"));
-        return Ok(());
+        let footer = page_footer(page.page, page.page_size, page.total, "orders");
+        let columns = (csv_rows::ORDER_HEADER, csv_rows::order as fn(&Order) -> Vec<String>);
+        return print_page(output, &page, &page.orders, columns, order_table, &footer);
     }
     let take = |page: Page| match page {
         Page::Orders(items) => items,
@@ -208,7 +194,7 @@ pub async fn orders(
     let Some((all, progress)) = every_page(client, Listing::Orders(query), output, "orders", rows, take).await? else {
         return Ok(());
     };
-    if as_json {
+    if output.is_json() {
         return print_json(&json!({ "orders": all, "total": progress.total }));
     }
     print!("{}", order_table(&all));
@@ -219,20 +205,45 @@ pub async fn orders(
 /// A CSV header and the fields of one record under it.
 type Columns<T> = (&'static [&'static str], fn(&T) -> Vec<String>);
 
+/// One page of a list as the output asks: its records as CSV, the API's page as JSON, or a
+/// table of them and the page's footer.
+fn print_page<T>(
+    output: &Output,
+    page: &impl serde::Serialize,
+    items: &[T],
+    (header, row): Columns<T>,
+    table: fn(&[T]) -> String,
+    footer: &str,
+) -> Result<(), CommandError> {
+    match output {
+        Output::Csv(file) => {
+            let mut csv = Csv::start(file.as_deref(), header)?;
+            csv.rows(items, row)?;
+            csv.finish()
+        }
+        Output::Json => print_json(page),
+        Output::Human => {
+            print!("{}", table(items));
+            println!("{footer}");
+            Ok(())
+        }
+    }
+}
+
 /// Reads every page (Ctrl-C stops it: `notices::until_done_or_stopped`). CSV rows go out as they come (then `None`);
 /// otherwise the items `take` keeps of each page come back with the progress.
 async fn every_page<T>(
     client: &Client,
     listing: Listing,
-    output: &OutputArgs,
+    output: &Output,
     what: &'static str,
     (header, row): Columns<T>,
     take: impl Fn(Page) -> Vec<T>,
 ) -> Result<Option<(Vec<T>, Progress)>, CommandError> {
     {
         let line = ProgressLine::new(what);
-        if output.csv {
-            let mut csv = Csv::start(output, header)?;
+        if let Output::Csv(file) = output {
+            let mut csv = Csv::start(file.as_deref(), header)?;
             let read = listing.read_all(client, |page, progress| {
                 line.show(progress);
                 csv.rows(&take(page), row)
@@ -257,29 +268,20 @@ pub async fn esims(
     client: &Client,
     query: EsimQuery,
     list: &ListArgs,
-    output: &OutputArgs,
     attention: Option<AttentionRule>,
-    as_json: bool,
+    output: &Output,
 ) -> Result<(), CommandError> {
     if !list.all && attention.is_none() {
         let page = client.esims(&query).await?;
-        if output.csv {
-            let mut csv = Csv::start(output, csv_rows::ESIM_HEADER)?;
-            csv.rows(&page.esims, csv_rows::esim)?;
-            return csv.finish();
-        }
-        if as_json {
-            return print_json(&page);
-        }
-        print!("{}", esim_table(&page.esims));
-        println!("{}", page_footer(page.page, page.page_size, page.total, "eSIMs"));
-        return Ok(());
+        let footer = page_footer(page.page, page.page_size, page.total, "eSIMs");
+        let columns = (csv_rows::ESIM_HEADER, csv_rows::esim as fn(&Esim) -> Vec<String>);
+        return print_page(output, &page, &page.esims, columns, esim_table, &footer);
     }
     // Only usable eSIMs can need attention: the server's `active` filter saves the pages of
     // the rest, unless the user chose a status.
     let query = match attention {
-        Some(_) if query.status.is_none() => EsimQuery {
-            status: Some(crate::esim::status::ACTIVE_FILTER.to_string()),
+        Some(_) if query.status == StatusFilter::All => EsimQuery {
+            status: StatusFilter::Active,
             ..query
         },
         _ => query,
@@ -299,7 +301,7 @@ pub async fn esims(
     let Some((all, progress)) = every_page(client, Listing::Esims(query), output, "eSIMs", rows, take).await? else {
         return Ok(());
     };
-    if as_json {
+    if output.is_json() {
         let mut out = json!({ "esims": all, "total": all.len() });
         if attention.is_some() {
             out["read"] = json!(progress.items);
@@ -321,7 +323,7 @@ pub async fn esims(
 
 /// Whether the tables on stdout get colours.
 fn coloured() -> bool {
-    std::io::stdout().is_terminal() && present::colour_allowed()
+    std::io::stdout().is_terminal() && crate::format::text::colour_allowed()
 }
 
 fn order_table(orders: &[Order]) -> String {
@@ -370,7 +372,7 @@ fn esim_table(esims: &[Esim]) -> String {
             raw.smdp_status.clone(),
             e.record.package_name.clone(),
             e.record.location_code.clone(),
-            present::usage(raw.order_usage, raw.total_volume),
+            records::usage(raw.order_usage, raw.total_volume),
             raw.expired_time.date(),
         ]);
     }
@@ -396,7 +398,7 @@ fn plan_table(plans: &[Plan]) -> String {
             p.name.clone(),
             p.location_code.clone(),
             p.volume.map(format_bytes).unwrap_or_default(),
-            present::validity(p),
+            records::validity(p),
             amount(pricing.and_then(|x| x.cost_price)),
             amount(p.sell_price()),
             amount(pricing.and_then(|x| x.margin_pct)),

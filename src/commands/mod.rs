@@ -5,17 +5,20 @@ mod audit;
 mod buying;
 mod lists;
 mod notices;
+mod output;
 mod qr;
 mod sandbox;
 mod shell;
 mod table;
 
+pub use output::Output;
+pub(crate) use output::print_json;
 pub use sandbox::run_sandbox;
 
 /// Runs a command that needs no API connection, if `command` is one.
-pub fn run_local(command: &Command, as_json: bool) -> Option<Result<(), CommandError>> {
+pub fn run_local(command: &Command, output: &Output) -> Option<Result<(), CommandError>> {
     Some(match command {
-        Command::Audit { since } => audit::run(since.as_deref(), as_json),
+        Command::Audit { since } => audit::run(since.as_deref(), output),
         Command::Completions { shell } => shell::completions(*shell),
         Command::Man => shell::man(),
         _ => return None,
@@ -26,9 +29,9 @@ use crate::api::model::{Esim, EsimQuery, OrderQuery, Plan, ProfileUpdate};
 use crate::api::{ApiError, Client};
 use crate::cli::{Command, ProfileAction};
 use crate::config::{ConfigError, Preferences};
-use crate::esim::iccid::Iccid;
-use crate::esim::money::format_amount;
-use crate::present;
+use crate::domain::iccid::Iccid;
+use crate::format::money::format_amount;
+use crate::format::records;
 use crate::signals::Stop;
 use notices::add_settled_earlier;
 use serde_json::json;
@@ -66,6 +69,19 @@ pub enum CommandError {
     /// once, and nothing half-written is left.
     #[error("interrupted ({}): stopped before the end; no payment was in flight and no file was left half-written", .0.name())]
     Interrupted(Stop),
+}
+
+impl From<crate::session::SessionError> for CommandError {
+    fn from(e: crate::session::SessionError) -> Self {
+        use crate::session::SessionError;
+        match e {
+            SessionError::Config(e) => CommandError::Config(e),
+            SessionError::Client(e) => CommandError::Api(e),
+            other @ (SessionError::NoDemoAccount(_) | SessionError::DemoAddress(_)) => {
+                CommandError::Usage(other.to_string())
+            }
+        }
+    }
 }
 
 impl CommandError {
@@ -130,15 +146,6 @@ impl CommandError {
     }
 }
 
-pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<(), CommandError> {
-    let mut value = serde_json::to_value(value).map_err(|e| CommandError::Usage(e.to_string()))?;
-    add_settled_earlier(&mut value);
-    // One compact line a document: what `jq`, `grep` and line-based scripts take best.
-    let text = crate::esim::text::json_line(&value).map_err(|e| CommandError::Usage(e.to_string()))?;
-    println!("{text}");
-    Ok(())
-}
-
 /// Runs one API command as a session of its own: notices (earlier payments settled, waiting
 /// for another process) go to stderr, payments an earlier session left unsettled are settled
 /// first, and a stop signal ends it at once unless a payment waits for its answer.
@@ -146,9 +153,9 @@ pub async fn run_session(
     command: &Command,
     client: &Client,
     prefs: &Preferences,
-    as_json: bool,
+    output: &Output,
 ) -> Result<(), CommandError> {
-    notices::listen(client, as_json);
+    notices::listen(client, output);
     if client.base_url().is_cleartext() && !client.base_url().is_loopback() {
         notices::say(&format!(
             "the connection to {} is not encrypted (allow_http): the secret key and every request travel in clear",
@@ -157,54 +164,44 @@ pub async fn run_session(
     }
     let work = async {
         client.settle_earlier().await;
-        run(command, client, prefs, as_json).await
+        run(command, client, prefs, output).await
     };
     notices::until_done_or_stopped(work, client.request_timeout()).await
 }
 
 /// Runs one API command and prints its result.
-pub async fn run(command: &Command, client: &Client, prefs: &Preferences, as_json: bool) -> Result<(), CommandError> {
+pub async fn run(command: &Command, client: &Client, prefs: &Preferences, output: &Output) -> Result<(), CommandError> {
     match command {
-        Command::Balance => {
-            let balance = client.balance().await?;
-            if as_json {
-                print_json(&json!({ "balanceUsd": format_amount(balance) }))
-            } else {
-                println!("Balance: {} USD", format_amount(balance));
-                Ok(())
-            }
-        }
-        Command::Plans { slug: Some(slug), .. } => {
-            let plan = client.plan(slug).await?;
-            if as_json {
-                print_json(&json!({ "data": plan }))
-            } else {
-                print!("{}", plan_detail(&plan));
-                Ok(())
-            }
-        }
+        Command::Balance => balance(client, output).await,
+        Command::Plans { slug: Some(slug), .. } => plan(client, slug, output).await,
         Command::Plans {
-            location,
-            slug: None,
-            output,
-        } => lists::plans(client, location.as_deref(), output, as_json).await,
-        Command::Orders { list, q, output } => {
+            location, slug: None, ..
+        } => lists::plans(client, location.as_deref(), output).await,
+        Command::Orders { list, q, .. } => {
             let query = OrderQuery {
                 page: list.page,
                 page_size: list.page_size,
-                status: list.status.clone(),
+                status: list.status.clone().unwrap_or_default(),
                 q: q.clone(),
                 iccid: None,
             };
-            lists::orders(client, query, list, output, as_json).await
+            lists::orders(client, query, list, output).await
         }
-        Command::Esims { iccid: Some(iccid), .. } => {
-            let esim = find(client, iccid).await?;
-            if as_json {
-                return print_json(&json!({ "esim": esim }));
-            }
-            print!("{}", esim_detail(&esim));
-            Ok(())
+        Command::Esims { iccid: Some(iccid), .. } => esim(client, iccid, output).await,
+        Command::Esims {
+            list,
+            iccid: None,
+            attention,
+            ..
+        } => {
+            let query = EsimQuery {
+                page: list.page,
+                page_size: list.page_size,
+                status: list.status.clone().unwrap_or_default(),
+                iccid: None,
+            };
+            let rule = attention.then_some(prefs.attention);
+            lists::esims(client, query, list, rule, output).await
         }
         Command::Qr { iccid, link, png, svg } => {
             let esim = find(client, iccid).await?;
@@ -212,57 +209,72 @@ pub async fn run(command: &Command, client: &Client, prefs: &Preferences, as_jso
                 png: png.as_deref(),
                 svg: svg.as_deref(),
             };
-            qr::run(client, &esim, *link, files, as_json).await
+            qr::run(client, &esim, *link, files, output).await
         }
-        Command::Esims {
-            list,
-            iccid: None,
-            output,
-            attention,
-        } => {
-            let query = EsimQuery {
-                page: list.page,
-                page_size: list.page_size,
-                status: list.status.clone(),
-                iccid: None,
-            };
-            let rule = attention.then_some(prefs.attention);
-            lists::esims(client, query, list, output, rule, as_json).await
-        }
-        Command::Profile { action } => {
-            let profile = match action {
-                None => client.profile().await?,
-                Some(ProfileAction::Set {
-                    company,
-                    country,
-                    website,
-                }) => {
-                    if company.is_none() && country.is_none() && website.is_none() {
-                        return Err(CommandError::Usage(
-                            "profile set needs at least one of --company, --country, --website".to_string(),
-                        ));
-                    }
-                    client.ensure_writable(crate::api::PROFILE_UPDATE)?;
-                    let update = ProfileUpdate {
-                        company_name: company.clone(),
-                        country: country.clone(),
-                        website: website.clone(),
-                    };
-                    client.update_profile(&update).await?
-                }
-            };
-            if as_json {
-                return print_json(&json!({ "profile": profile }));
-            }
-            print!("{}", fields_table(present::profile_fields(&profile)));
-            Ok(())
-        }
-        Command::Topup { iccid, slug, spend } => buying::topup(client, iccid, slug, spend, as_json).await,
-        Command::Buy { slug, spend } => buying::buy(client, slug, spend, as_json).await,
+        Command::Profile { action } => profile(client, action.as_ref(), output).await,
+        Command::Topup { iccid, slug, spend } => buying::topup(client, iccid, slug, spend, output).await,
+        Command::Buy { slug, spend } => buying::buy(client, slug, spend, output).await,
         Command::Sandbox(_) | Command::Audit { .. } | Command::Completions { .. } | Command::Man => Err(
             CommandError::Usage("this command needs no API connection and runs on its own".to_string()),
         ),
     }
+}
+
+async fn balance(client: &Client, output: &Output) -> Result<(), CommandError> {
+    let balance = client.balance().await?;
+    if output.is_json() {
+        return print_json(&json!({ "balanceUsd": format_amount(balance) }));
+    }
+    println!("Balance: {} USD", format_amount(balance));
+    Ok(())
+}
+
+async fn plan(client: &Client, slug: &str, output: &Output) -> Result<(), CommandError> {
+    let plan = client.plan(slug).await?;
+    if output.is_json() {
+        return print_json(&json!({ "data": plan }));
+    }
+    print!("{}", plan_detail(&plan));
+    Ok(())
+}
+
+async fn esim(client: &Client, iccid: &str, output: &Output) -> Result<(), CommandError> {
+    let esim = find(client, iccid).await?;
+    if output.is_json() {
+        return print_json(&json!({ "esim": esim }));
+    }
+    print!("{}", esim_detail(&esim));
+    Ok(())
+}
+
+/// The profile, or (`set`) the profile after changing the fields given.
+async fn profile(client: &Client, action: Option<&ProfileAction>, output: &Output) -> Result<(), CommandError> {
+    let profile = match action {
+        None => client.profile().await?,
+        Some(ProfileAction::Set {
+            company,
+            country,
+            website,
+        }) => {
+            if company.is_none() && country.is_none() && website.is_none() {
+                return Err(CommandError::Usage(
+                    "profile set needs at least one of --company, --country, --website".to_string(),
+                ));
+            }
+            client.ensure_writable(crate::api::PROFILE_UPDATE)?;
+            let update = ProfileUpdate {
+                company_name: company.clone(),
+                country: country.clone(),
+                website: website.clone(),
+            };
+            client.update_profile(&update).await?
+        }
+    };
+    if output.is_json() {
+        return print_json(&json!({ "profile": profile }));
+    }
+    print!("{}", fields_table(records::profile_fields(&profile)));
+    Ok(())
 }
 
 /// Finds an eSIM of this account by a validated ICCID.
@@ -276,7 +288,7 @@ async fn find(client: &Client, iccid: &str) -> Result<Esim, CommandError> {
 
 fn esim_detail(e: &Esim) -> String {
     let raw = &e.raw_order_json;
-    let mut rows = present::esim_fields(e);
+    let mut rows = records::esim_fields(e);
     rows.push((
         "Activation code",
         raw.ac
@@ -288,7 +300,7 @@ fn esim_detail(e: &Esim) -> String {
 }
 
 /// A record's fields as a two-column table.
-fn fields_table(rows: present::Fields) -> String {
+fn fields_table(rows: records::Fields) -> String {
     let mut t = Table::new(&[("FIELD", Align::Left), ("VALUE", Align::Left)]);
     for (k, v) in rows {
         t.row(vec![k.to_string(), v]);
@@ -302,5 +314,5 @@ pub(crate) fn page_footer(page: u64, size: u64, total: u64, what: &str) -> Strin
 }
 
 fn plan_detail(p: &Plan) -> String {
-    fields_table(present::plan_fields(p))
+    fields_table(records::plan_fields(p))
 }

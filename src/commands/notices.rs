@@ -3,7 +3,7 @@
 //! `--json` output as `settledEarlier`; and how it ends on a stop signal: at once, unless a
 //! payment waits for its answer, which is then waited for (at most the request timeout).
 
-use super::CommandError;
+use super::{CommandError, Output};
 use crate::api::{Client, Notice, payments_in_flight};
 use crate::signals::{self, Stop, Stops};
 use serde_json::Value;
@@ -20,13 +20,14 @@ pub fn say(text: &str) {
 }
 
 /// Prints the client's notices as they come.
-pub fn listen(client: &Client, as_json: bool) {
+pub fn listen(client: &Client, output: &Output) {
+    let as_json = output.is_json();
     client.on_notice(Arc::new(move |notice| match notice {
         Notice::WaitingForLock => say("another esimdash is paying from this account; waiting for it to finish…"),
         Notice::Settled(settled) => {
             if as_json {
                 let value = settled.to_json();
-                let line = crate::esim::text::json_line(&serde_json::json!({ "settled": value }));
+                let line = crate::format::text::json_line(&serde_json::json!({ "settled": value }));
                 let _ = writeln!(std::io::stderr(), "{}", line.unwrap_or_default());
                 SETTLED
                     .lock()

@@ -3,12 +3,12 @@
 //! as PNG or SVG files.
 
 use super::table::{Align, Table};
-use super::{CommandError, print_json};
+use super::{CommandError, Output, print_json};
 use crate::api::Client;
 use crate::api::model::Esim;
-use crate::esim::lpa::{ActivationCode, apple_install_link};
-use crate::esim::qr::{FILE_SCALE, FILE_SIZE_MM, QrMatrix};
-use crate::files::{self, Existing};
+use crate::domain::lpa::{ActivationCode, apple_install_link};
+use crate::export::file::{self, Existing};
+use crate::qr::{FILE_SCALE, FILE_SIZE_MM, QrMatrix};
 use serde_json::json;
 use std::io::IsTerminal;
 use std::path::Path;
@@ -24,13 +24,13 @@ pub async fn run(
     esim: &Esim,
     link_only: bool,
     files: Files<'_>,
-    as_json: bool,
+    output: &Output,
 ) -> Result<(), CommandError> {
     // `ac` goes through the check a decoded QR image does: nothing else is drawn or printed.
     let code = client
         .activation_code(esim)
         .await
-        .and_then(|code| crate::esim::lpa::checked_code(&code))
+        .and_then(|code| crate::domain::lpa::checked_code(&code))
         .map_err(CommandError::Qr)?;
     let matrix = QrMatrix::encode(&code).map_err(CommandError::Qr)?;
     let link = apple_install_link(&code);
@@ -38,15 +38,15 @@ pub async fn run(
     let mut written = Vec::new();
     if let Some(path) = files.png {
         let bytes = matrix.to_png(FILE_SCALE).map_err(CommandError::Qr)?;
-        written.push(files::write(path, &bytes, Existing::Replace).map_err(file_error)?);
+        written.push(file::write(path, &bytes, Existing::Replace).map_err(file_error)?);
     }
     if let Some(path) = files.svg {
         let text = matrix.to_svg(FILE_SIZE_MM);
-        written.push(files::write(path, text.as_bytes(), Existing::Replace).map_err(file_error)?);
+        written.push(file::write(path, text.as_bytes(), Existing::Replace).map_err(file_error)?);
     }
     let iccid = &esim.raw_order_json.iccid;
     let parts = ActivationCode::parse(&code);
-    if as_json {
+    if output.is_json() {
         let mut out = json!({
             "iccid": iccid,
             "activationCode": code,
@@ -92,7 +92,7 @@ pub async fn run(
     Ok(())
 }
 
-fn file_error(e: files::FileError) -> CommandError {
+fn file_error(e: file::FileError) -> CommandError {
     CommandError::Io(std::io::Error::other(e.to_string()))
 }
 

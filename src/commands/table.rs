@@ -1,9 +1,9 @@
 //! Aligned plain-text tables for human output: columns padded by display width, numbers
 //! right-aligned, every cell sanitised.
 
-use crate::esim::status::Status;
-use crate::esim::text::safe_fit;
-use crate::present::{StatusTone, status_tone};
+use crate::domain::status::Status;
+use crate::format::records::{StatusTone, status_tone};
+use crate::format::text::safe_fit;
 use unicode_width::UnicodeWidthStr;
 
 #[derive(Clone, Copy, PartialEq, Eq)]

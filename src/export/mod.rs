@@ -1,116 +1,18 @@
-//! Lists leaving the program: every page of a list read in order (paced by the client), and
-//! records as CSV (RFC 4180: a header row, fields quoted when needed, CRLF line ends; money as
-//! the exact decimals the API gave, times as the API gave them). Used by the one-shot commands'
-//! `--all` and `--csv` and by the dashboard's export key.
+//! Files written to disk for the user: CSV exports of a list and an eSIM's QR code as an image
+//! (the codec is `qr`). Each appears whole or not at all (`file`); the CSV columns of each
+//! record are in `csv_rows`. Requests that change the account on the server are another matter,
+//! in `api::changes`.
 
 pub mod csv_rows;
+pub mod file;
 
-use crate::api::model::{Esim, EsimQuery, Order, OrderQuery};
-use crate::api::{ApiError, Client};
-use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 
-/// How far a read of every page has come.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Progress {
-    pub pages_read: u64,
-    /// The number of pages, from the last answer's total.
-    pub pages: u64,
-    pub items: u64,
-    pub total: u64,
-}
-
-impl Progress {
-    /// "page 3 of 40 (300 of 3 960)".
-    pub fn describe(&self) -> String {
-        format!(
-            "page {} of {} ({} of {})",
-            self.pages_read, self.pages, self.items, self.total
-        )
-    }
-}
-
-/// A list that can be read page by page.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Listing {
-    Orders(OrderQuery),
-    Esims(EsimQuery),
-}
-
-/// The API's largest page: the fewest requests for a whole list.
-pub const PAGE_SIZE: u64 = 100;
-
-/// One page of either list.
-pub enum Page {
-    Orders(Vec<Order>),
-    Esims(Vec<Esim>),
-}
-
-impl Page {
-    fn len(&self) -> usize {
-        match self {
-            Page::Orders(o) => o.len(),
-            Page::Esims(e) => e.len(),
-        }
-    }
-
-    /// Drops the items an earlier page had: a list that grows while it is read (newest first)
-    /// pushes items onto the next page, where they would come twice.
-    fn drop_seen(&mut self, seen: &mut HashSet<String>) {
-        match self {
-            Page::Orders(o) => o.retain(|o| {
-                // A top-up and its order share the number only with an ICCID apart.
-                seen.insert(format!("{}\n{}", o.record.provider_order_no, o.iccid))
-            }),
-            Page::Esims(e) => e.retain(|e| seen.insert(e.raw_order_json.iccid.to_string())),
-        }
-    }
-}
-
-impl Listing {
-    async fn page(&self, client: &Client, page: u64) -> Result<(Page, u64), ApiError> {
-        match self {
-            Listing::Orders(q) => {
-                let query = OrderQuery {
-                    page: Some(page),
-                    page_size: Some(PAGE_SIZE),
-                    ..q.clone()
-                };
-                let answer = client.orders(&query).await?;
-                Ok((Page::Orders(answer.orders), answer.total))
-            }
-            Listing::Esims(q) => {
-                let query = EsimQuery {
-                    page: Some(page),
-                    page_size: Some(PAGE_SIZE),
-                    ..q.clone()
-                };
-                let answer = client.esims(&query).await?;
-                Ok((Page::Esims(answer.esims), answer.total))
-            }
-        }
-    }
-
-    /// Reads every page in order, handing each to `sink` with the progress so far. Stops at
-    /// the first error (of the API, or the sink's), which it returns with the progress made.
-    pub async fn read_all<E: From<ApiError>>(
-        &self,
-        client: &Client,
-        mut sink: impl FnMut(Page, Progress) -> Result<(), E>,
-    ) -> Result<Progress, E> {
-        let mut progress = Progress::default();
-        let mut seen = HashSet::new();
-        loop {
-            let (mut page, total) = self.page(client, progress.pages_read + 1).await?;
-            let full = page.len() as u64 >= PAGE_SIZE;
-            page.drop_seen(&mut seen);
-            progress.pages_read += 1;
-            progress.total = total;
-            progress.pages = total.div_ceil(PAGE_SIZE).max(progress.pages_read);
-            progress.items += page.len() as u64;
-            sink(page, progress)?;
-            if !full || progress.pages_read >= progress.pages {
-                return Ok(progress);
-            }
-        }
-    }
+/// Where exports go: the configured directory, else the XDG download directory, else the
+/// current one.
+pub fn export_dir(configured: Option<&Path>) -> PathBuf {
+    configured
+        .map(Path::to_path_buf)
+        .or_else(dirs::download_dir)
+        .unwrap_or_else(|| PathBuf::from("."))
 }

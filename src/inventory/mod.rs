@@ -9,8 +9,8 @@
 pub mod store;
 
 use crate::api::model::Esim;
-use crate::esim::attention::{AttentionRule, Limits};
-use crate::esim::status::{Status, StatusFilter};
+use crate::domain::attention::{AttentionRule, Limits};
+use crate::domain::status::{Status, StatusFilter};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 

@@ -5,7 +5,7 @@
 //! not trusted: the inventory is read from the API again and the file replaced.
 
 use super::{Inventory, Package};
-use crate::esim::status::Status;
+use crate::domain::status::Status;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -87,7 +87,7 @@ pub fn load(path: &Path, account: &str) -> Result<Loaded, LoadError> {
         if iccid.is_empty() || iccid.len() > 32 || !iccid.bytes().all(|b| b.is_ascii_digit()) {
             return Err(LoadError::Unreadable("an entry's ICCID is not digits".to_string()));
         }
-        let limits = crate::esim::attention::Limits {
+        let limits = crate::domain::attention::Limits {
             used_pct: used_pct.map(|p| p.min(100)),
             expires: *expires,
         };
@@ -192,7 +192,7 @@ mod tests {
                 code: "ESD-FR".into(),
                 location: "FR".into(),
             },
-            crate::esim::attention::Limits {
+            crate::domain::attention::Limits {
                 used_pct: Some(85),
                 expires: Some(1_800_000_000),
             },

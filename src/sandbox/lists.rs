@@ -3,7 +3,7 @@
 //! and a lookup by ICCID is one hash probe, instead of a walk through every record.
 
 use super::store::{OrderRecord, PlanRecord, iccid_number};
-use crate::esim::status::{Status, StatusFilter};
+use crate::domain::status::{Status, StatusFilter};
 use std::collections::HashMap;
 use std::sync::Arc;
 

@@ -6,7 +6,7 @@ use super::http::{Failure, JsonObject, Params};
 use super::lists::Filter;
 use super::store::Data;
 use super::{Shared, wire};
-use crate::esim::profile_fields;
+use crate::domain::profile_fields;
 use axum::Extension;
 use axum::Json;
 use axum::extract::{Path, RawQuery, State};
@@ -20,26 +20,33 @@ type Answer = Result<Response, Failure>;
 /// `pageSize` above this is capped (spec).
 const MAX_PAGE_SIZE: u64 = 100;
 
-/// What both list routes start with: the query, validated paging, and the data with new orders
-/// settled (so a list never shows an order as pending after its profiles exist).
-fn open_list<'a>(
-    s: &'a Shared,
-    reseller: usize,
-    query: Option<&str>,
-) -> Result<(Params, u64, u64, MutexGuard<'a, Data>), Failure> {
-    let params = Params::parse(query);
-    let page = params.positive("page", 1)?;
-    let size = params.positive("pageSize", 20)?.min(MAX_PAGE_SIZE);
-    let mut data = s.lock();
-    data.settle(reseller, Instant::now());
-    Ok((params, page, size, data))
+/// A list request as both list routes take it: validated paging, the filter, and the data with
+/// new orders settled (so a list never shows an order as pending after its profiles exist).
+struct ListAsk<'a> {
+    page: u64,
+    size: u64,
+    filter: Filter,
+    data: MutexGuard<'a, Data>,
 }
 
-/// `status`, `q` and `iccid` (docs/api-contract.md: exact, after removing spaces and dashes), unless
-/// this sandbox plays a server that predates the lookup and ignores `iccid`.
-fn list_filter(s: &Shared, params: &Params) -> Filter {
-    let iccid = params.text("iccid").filter(|_| s.iccid_lookup);
-    Filter::new(params.text("status"), params.text("q"), iccid)
+impl<'a> ListAsk<'a> {
+    /// `status`, `q` and `iccid` (docs/api-contract.md: exact, after removing spaces and
+    /// dashes), unless this sandbox plays a server that predates the lookup and ignores `iccid`.
+    fn open(s: &'a Shared, reseller: usize, query: Option<&str>) -> Result<Self, Failure> {
+        let params = Params::parse(query);
+        let page = params.positive("page", 1)?;
+        let size = params.positive("pageSize", 20)?.min(MAX_PAGE_SIZE);
+        let iccid = params.text("iccid").filter(|_| s.iccid_lookup);
+        let filter = Filter::new(params.text("status"), params.text("q"), iccid);
+        let mut data = s.lock();
+        data.settle(reseller, Instant::now());
+        Ok(Self {
+            page,
+            size,
+            filter,
+            data,
+        })
+    }
 }
 
 /// `GET /portal/plans`: the catalog, one plan by `slug`, or top-up availability
@@ -86,13 +93,12 @@ pub async fn orders(
     Extension(caller): Extension<Caller>,
     RawQuery(q): RawQuery,
 ) -> Answer {
-    let (params, page, size, mut data) = open_list(&s, caller.reseller, q.as_deref())?;
-    let filter = list_filter(&s, &params);
-    let found = data.orders(caller.reseller, &filter, page, size);
+    let mut ask = ListAsk::open(&s, caller.reseller, q.as_deref())?;
+    let found = ask.data.orders(caller.reseller, &ask.filter, ask.page, ask.size);
     let orders: Vec<_> = found.items.into_iter().map(wire::order).collect();
     Ok(Json(wire::OrdersPage {
-        page,
-        page_size: size,
+        page: ask.page,
+        page_size: ask.size,
         total: found.total,
         orders,
     })
@@ -105,9 +111,8 @@ pub async fn esims(
     Extension(caller): Extension<Caller>,
     RawQuery(q): RawQuery,
 ) -> Answer {
-    let (params, page, size, mut data) = open_list(&s, caller.reseller, q.as_deref())?;
-    let filter = list_filter(&s, &params);
-    let found = data.esims(caller.reseller, &filter, page, size);
+    let mut ask = ListAsk::open(&s, caller.reseller, q.as_deref())?;
+    let found = ask.data.esims(caller.reseller, &ask.filter, ask.page, ask.size);
     let esims: Vec<_> = found
         .items
         .into_iter()
@@ -115,8 +120,8 @@ pub async fn esims(
         .collect();
     Ok(Json(wire::EsimsPage {
         total: found.total,
-        page,
-        page_size: size,
+        page: ask.page,
+        page_size: ask.size,
         esims,
     })
     .into_response())
@@ -142,7 +147,7 @@ pub async fn update_profile(
     {
         return Err(Failure::bad_request(format!(
             "Unknown field: {}",
-            crate::esim::text::excerpt(unknown, 40)
+            crate::format::text::excerpt(unknown, 40)
         )));
     }
     let field = |name: &str| -> Result<Option<String>, Failure> {
@@ -176,7 +181,7 @@ pub async fn update_profile(
 /// `GET /reseller/balance`.
 pub async fn balance(State(s): State<Arc<Shared>>, Extension(caller): Extension<Caller>) -> Answer {
     let data = s.lock();
-    let balance = crate::esim::money::format_amount(data.reseller_view(caller.reseller).balance);
+    let balance = crate::format::money::format_amount(data.reseller_view(caller.reseller).balance);
     Ok(Json(wire::Balance { balance_usd: balance }).into_response())
 }
 
@@ -211,7 +216,7 @@ fn placed(order: &super::store::OrderRecord, balance: rust_decimal::Decimal) -> 
     let body = wire::Placed {
         ok: true,
         order: wire::order(order),
-        balance_usd: crate::esim::money::format_amount(balance),
+        balance_usd: crate::format::money::format_amount(balance),
     };
     (StatusCode::CREATED, Json(body)).into_response()
 }
@@ -225,7 +230,7 @@ pub async fn qr_image(State(s): State<Arc<Shared>>, Path(file): Path<String>) ->
         .lock()
         .activation_code_of_qr(name)
         .ok_or_else(|| Failure::not_found("Not found"))?;
-    let png = crate::esim::qr::QrMatrix::encode(&code)
+    let png = crate::qr::QrMatrix::encode(&code)
         .and_then(|m| m.to_png(8))
         .map_err(|e| Failure::new(StatusCode::INTERNAL_SERVER_ERROR, e))?;
     Ok(([(header::CONTENT_TYPE, "image/png")], png).into_response())

@@ -4,10 +4,10 @@
 //! epoch (the start time unless pinned).
 
 use super::store::{CompanyProfile, Data, EsimRecord, OrderRecord, PlanRecord, Reseller};
-use crate::esim::iccid::luhn_check_digit;
-use crate::esim::location::{COUNTRIES, GLOBAL, REGIONAL};
-use crate::esim::status::Status;
-use crate::esim::volume::{gigabytes, megabytes};
+use crate::domain::iccid::luhn_check_digit;
+use crate::domain::location::{COUNTRIES, GLOBAL, REGIONAL};
+use crate::domain::status::Status;
+use crate::domain::volume::{gigabytes, megabytes};
 use chrono::{DateTime, Duration as Days, Utc};
 use rust_decimal::Decimal;
 use std::sync::Arc;

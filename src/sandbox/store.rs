@@ -5,8 +5,8 @@
 use super::http::Failure;
 use super::lists::{EsimAt, Filter, ListIndex};
 use super::seed;
-use crate::esim::money::round_cents;
-use crate::esim::status::Status;
+use crate::domain::money::round_cents;
+use crate::domain::status::Status;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;

@@ -2,7 +2,8 @@
 //! a JSON number with exact digits; order money and balances are decimal strings.
 
 use super::store::{EsimRecord, OrderRecord, PlanRecord, Reseller};
-use crate::esim::money::{self, format_amount};
+use crate::domain::money;
+use crate::format::money::format_amount;
 use chrono::SecondsFormat;
 use rust_decimal::Decimal;
 use serde::Serialize;

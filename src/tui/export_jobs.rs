@@ -5,11 +5,11 @@
 
 use super::msg::{ExportJob, ExportStep, JobId, Msg, SaveError};
 use crate::api::Client;
-use crate::esim::iccid::Iccid;
-use crate::esim::qr::{FILE_SCALE, QrMatrix};
+use crate::api::pages::{Listing, Page, Progress};
+use crate::domain::iccid::Iccid;
 use crate::export::csv_rows::{self, writer};
-use crate::export::{Listing, Page, Progress};
-use crate::files::{self, Existing, FileError, PendingFile};
+use crate::export::file::{self, Existing, FileError, PendingFile};
+use crate::qr::{FILE_SCALE, QrMatrix};
 use std::path::{Path, PathBuf};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::AbortHandle;
@@ -24,7 +24,7 @@ pub fn save_qr(dir: &Path, id: JobId, qr: (Iccid, String), replace: bool, tx: &U
         let result = QrMatrix::encode(&code)
             .and_then(|m| m.to_png(FILE_SCALE))
             .map_err(SaveError::Failed)
-            .and_then(|png| files::write(&path, &png, existing).map_err(save_error));
+            .and_then(|png| file::write(&path, &png, existing).map_err(save_error));
         let _ = tx.send(Msg::QrSaved { id, result });
     });
 }

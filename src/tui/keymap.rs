@@ -5,6 +5,7 @@
 //! (`quit = ["q", "ctrl-c"]`). A context is where the keyboard goes (a tab's list, a search being
 //! typed, a popup, a form); `App` decides which contexts are consulted, in order.
 
+use crate::config::{ConfigError, KeyTable};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::collections::HashMap;
 use std::fmt;
@@ -491,13 +492,8 @@ impl fmt::Display for Chord {
     }
 }
 
-/// A `[keys]` entry of the config file: an action and its new keys, with the line it is on.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rebinding {
-    pub action: String,
-    pub keys: Vec<String>,
-    pub line: usize,
-}
+/// A `[keys]` entry of the config file, as the file gives it.
+pub use crate::config::Rebinding;
 
 /// Why the `[keys]` table cannot be used; `line` is the config file's.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -534,6 +530,12 @@ impl Default for Keymap {
 }
 
 impl Keymap {
+    /// The default table with the config file's `[keys]` applied; a mistake in it is an error
+    /// of the config file that names the file and the line.
+    pub fn from_config(table: &KeyTable) -> Result<Self, ConfigError> {
+        Self::new(&table.rebindings).map_err(|e| table.refused(e.line, e.message))
+    }
+
     /// The default table with the config file's rebindings applied; each rebinding replaces the
     /// keys of its action in every context the action has. Unknown actions or key names, and
     /// two actions on one key where both could act, are errors naming the line.
@@ -786,6 +788,23 @@ mod tests {
                 assert!(Chord::parse(k).is_ok(), "{k}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod example_config {
+    use super::Keymap;
+    use crate::cli::ConnectionArgs;
+
+    /// The key bindings of `assets/config.example.toml` apply, as the dashboard reads them.
+    #[test]
+    fn the_example_configs_keys_apply() {
+        let args = ConnectionArgs {
+            config: Some(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/config.example.toml").into()),
+            ..ConnectionArgs::default()
+        };
+        let settings = crate::config::dashboard_settings(&args).expect("the example's settings are valid");
+        Keymap::from_config(&settings.keys).expect("its key bindings are valid");
     }
 }
 

@@ -5,7 +5,7 @@ use crate::api::ApiError;
 use crate::api::model::{Esim, EsimPage, EsimQuery, Order, OrderPage, OrderQuery, Plan, Profile, ProfileUpdate};
 use crate::api::{Paid, Payment};
 use crate::clipboard::Delivery;
-use crate::esim::iccid::Iccid;
+use crate::domain::iccid::Iccid;
 use crossterm::event::{KeyEvent, MouseEvent};
 use std::collections::HashSet;
 
@@ -155,7 +155,7 @@ pub enum SaveError {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExportStep {
-    Progress(crate::export::Progress),
+    Progress(crate::api::pages::Progress),
     /// The file and its number of data rows, or why there is none.
     Done(Result<(std::path::PathBuf, u64), String>),
 }

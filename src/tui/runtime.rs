@@ -10,7 +10,7 @@ use super::view::{self, theme::Theme};
 use crate::api::model::EsimQuery;
 use crate::api::{ApiError, Client};
 use crate::clipboard::{Clipboard, Environment, Strategy};
-use crate::esim::iccid::Iccid;
+use crate::domain::iccid::Iccid;
 use crate::inventory::Inventory;
 use crate::inventory::store::{self, LoadError};
 use crate::session::{Accounts, Opened};

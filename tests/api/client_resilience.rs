@@ -135,7 +135,7 @@ async fn a_slow_answer_times_out_and_a_timed_out_write_is_an_unknown_outcome() {
     let patient = acme(&sb);
     let esim = patient
         .esims(&esimdash::api::model::EsimQuery {
-            status: Some("in_use".into()),
+            status: "in_use".into(),
             ..Default::default()
         })
         .await

@@ -3,8 +3,8 @@
 
 use crate::common::*;
 use esimdash::api::model::{EsimQuery, OrderQuery};
-use esimdash::esim::iccid::Iccid;
-use esimdash::esim::status::Status;
+use esimdash::domain::iccid::Iccid;
+use esimdash::domain::status::Status;
 
 #[tokio::test]
 async fn pages_default_cap_and_run_past_the_end() {
@@ -133,7 +133,7 @@ async fn every_status_is_present_and_active_means_usable() {
     let sb = sandbox().await;
     let client = acme(&sb);
     let filtered = |s: &str| OrderQuery {
-        status: Some(s.to_string()),
+        status: s.into(),
         page_size: Some(100),
         ..Default::default()
     };
@@ -154,7 +154,7 @@ async fn every_status_is_present_and_active_means_usable() {
     assert!(active.orders.iter().all(|o| o.record.status.is_active()));
     let esims = client
         .esims(&EsimQuery {
-            status: Some("active".into()),
+            status: "active".into(),
             page_size: Some(100),
             ..Default::default()
         })
@@ -191,7 +191,7 @@ async fn esims_carry_valid_iccids_and_both_qr_paths_are_served() {
         assert!(!raw.smdp_status.is_empty() && raw.total_volume.is_some() && !raw.expired_time.is_empty());
         assert!(raw.qr_code_url.starts_with(&sb.origin()), "{}", raw.qr_code_url);
         if let Some(ac) = &raw.ac {
-            assert!(esimdash::esim::lpa::ActivationCode::parse(ac).is_some(), "{ac}");
+            assert!(esimdash::domain::lpa::ActivationCode::parse(ac).is_some(), "{ac}");
             with_ac += 1;
         }
     }

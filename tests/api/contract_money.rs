@@ -3,14 +3,14 @@
 
 use crate::common::*;
 use esimdash::api::model::{EsimQuery, OrderQuery, OrderRequest, TopupRequest};
-use esimdash::esim::status::Status;
+use esimdash::domain::status::Status;
 use esimdash::sandbox::RunningSandbox;
 use rust_decimal::Decimal;
 use std::time::Duration;
 
 async fn usable_iccid(sb: &RunningSandbox) -> String {
     let q = EsimQuery {
-        status: Some("in_use".into()),
+        status: "in_use".into(),
         ..Default::default()
     };
     acme(sb).esims(&q).await.unwrap().esims[0]
@@ -64,7 +64,7 @@ async fn a_top_up_debits_its_total_once_and_shows_as_the_newest_order() {
     assert_eq!(r.status, 201);
     assert_eq!(r.body["ok"], true);
     assert_eq!(r.body["order"]["quantity"], 1);
-    let expected = esimdash::esim::money::format_amount(before - total - plan.price.unwrap());
+    let expected = esimdash::format::money::format_amount(before - total - plan.price.unwrap());
     assert_eq!(r.body["balanceUsd"].as_str(), Some(expected.as_str()));
 }
 
@@ -115,7 +115,7 @@ async fn top_up_errors_debit_nothing() {
     // A top-up plan of another location is not available for this eSIM either.
     let esims = client
         .esims(&EsimQuery {
-            status: Some("in_use".into()),
+            status: "in_use".into(),
             page_size: Some(100),
             ..Default::default()
         })

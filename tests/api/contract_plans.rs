@@ -1,7 +1,7 @@
 //! The catalog, plan by slug, and top-up availability (spec: GET /portal/plans; docs/api-contract.md).
 
 use crate::common::*;
-use esimdash::esim::status::Status;
+use esimdash::domain::status::Status;
 use rust_decimal::Decimal;
 use std::collections::HashSet;
 
@@ -70,7 +70,7 @@ async fn a_plan_by_slug_and_an_unknown_slug() {
 
 async fn first_esim_with(sb: &esimdash::sandbox::RunningSandbox, status: Status) -> String {
     let q = esimdash::api::model::EsimQuery {
-        status: Some(status.to_string()),
+        status: status.into(),
         page_size: Some(100),
         ..Default::default()
     };

@@ -2,7 +2,7 @@
 //! the right values, or a clear error; never a panic, never a guessed amount.
 
 use esimdash::api::model::{Esim, EsimPage, Order, OrderPage, Profile, parse_plan_list};
-use esimdash::esim::status::Status;
+use esimdash::domain::status::Status;
 use rust_decimal::Decimal;
 
 const PLAN: &str = r#"{"packageCode":"CKH491","slug":"NA-3_1_7","name":"North America 1GB 7Days","price":5.7,
@@ -152,7 +152,7 @@ fn hostile_bodies_are_errors_not_panics_and_never_guessed_money() {
     // Control characters inside strings decode (JSON allows escapes) but are kept for the view to
     // sanitise, not dropped.
     let p: Profile = serde_json::from_str(r#"{"name":"a\u001b[2Jb","balanceUsd":"1"}"#).unwrap();
-    assert_eq!(esimdash::esim::text::sanitize(&p.name), "a\u{FFFD}[2Jb");
+    assert_eq!(esimdash::format::text::sanitize(&p.name), "a\u{FFFD}[2Jb");
 }
 
 mod arbitrary_json {

@@ -32,7 +32,7 @@ fn trail_in(dir: &tempfile::TempDir) -> Trail {
 async fn a_topup(sb: &RunningSandbox) -> (Payment, Decimal) {
     let client = acme(sb);
     let q = EsimQuery {
-        status: Some("in_use".into()),
+        status: "in_use".into(),
         ..Default::default()
     };
     let iccid = client.esims(&q).await.unwrap().esims[0]
@@ -179,7 +179,7 @@ async fn the_trail_holds_each_stage_of_a_top_up_a_lost_answer_and_its_lookup() {
         assert_eq!(e.iccid.as_deref(), payment.iccid());
         assert_eq!(e.slug.as_deref(), Some(payment.slug()));
         assert_eq!(e.quantity, Some(1));
-        assert_eq!(e.total, Some(esimdash::esim::money::format_amount(total)));
+        assert_eq!(e.total, Some(esimdash::format::money::format_amount(total)));
         assert_eq!(e.idempotency_key.as_deref(), Some(payment.key.as_str()));
         assert!(!e.user.is_empty());
     }
@@ -201,7 +201,7 @@ async fn the_trail_holds_each_stage_of_a_top_up_a_lost_answer_and_its_lookup() {
     );
     assert_eq!(
         answered.balance_after,
-        Some(esimdash::esim::money::format_amount(balance - total - total))
+        Some(esimdash::format::money::format_amount(balance - total - total))
     );
     assert_eq!(answered.key_echoed, Some(true));
 

@@ -41,7 +41,7 @@ pub async fn topupable(api: &Client, n: usize) -> Vec<(String, String)> {
         let query = EsimQuery {
             page: Some(page),
             page_size: Some(100),
-            status: Some("active".into()),
+            status: "active".into(),
             ..EsimQuery::default()
         };
         let esims = api.esims(&query).await.unwrap().esims;

@@ -235,8 +235,17 @@ async fn nothing_that_changes_the_account_starts_while_another_is_being_opened()
     h.send(key('P'));
     h.send(code(KeyCode::Down));
     let effects = h.send(code(KeyCode::Enter));
-    assert!(effects.contains(&Effect::SwitchAccount("demo-globex".into())), "{effects:?}");
-    for (k, what) in [('t', "Top-ups"), ('1', ""), ('b', "Purchases"), ('4', ""), ('e', "Profile changes")] {
+    assert!(
+        effects.contains(&Effect::SwitchAccount("demo-globex".into())),
+        "{effects:?}"
+    );
+    for (k, what) in [
+        ('t', "Top-ups"),
+        ('1', ""),
+        ('b', "Purchases"),
+        ('4', ""),
+        ('e', "Profile changes"),
+    ] {
         h.send(key(k));
         if what.is_empty() {
             continue;

@@ -108,7 +108,7 @@ fn paging_fetches_ahead_and_drops_answers_for_an_old_query() {
     app.update(key('j'), now);
     let effects = app.update(code(KeyCode::Enter), now);
     let (id_active, req_active) = sends(&effects).into_iter().next().expect("refetch for the new filter");
-    assert!(matches!(&req_active, Request::Orders(q) if q.status.as_deref() == Some("active") && q.page == Some(1)));
+    assert!(matches!(&req_active, Request::Orders(q) if q.status.param() == Some("active") && q.page == Some(1)));
     app.update(answer(id2, req2, Ok(Payload::Orders(orders(2, 50, 120)))), now);
     assert!(
         app.orders().list().page_items().is_none(),

@@ -45,7 +45,7 @@ pub fn copies(effects: &[Effect]) -> Vec<(&'static str, String)> {
 /// Cuts the QR code out of a screen (rendered, or captured from tmux): the rows and columns of
 /// half-block glyphs, right of the eSIM pane's border when there is one (the table's usage gauge
 /// uses blocks too).
-pub fn qr_from_screen(screen: &str) -> Result<esimdash::esim::qr::QrMatrix, String> {
+pub fn qr_from_screen(screen: &str) -> Result<esimdash::qr::QrMatrix, String> {
     let rows: Vec<Vec<char>> = screen.lines().map(|l| l.trim_matches('"').chars().collect()).collect();
     let start = rows.iter().find_map(|r| {
         let text: String = r.iter().collect();
@@ -73,7 +73,7 @@ pub fn qr_from_screen(screen: &str) -> Result<esimdash::esim::qr::QrMatrix, Stri
         .map(|r| (left..=right).map(|c| *rows[r].get(c).unwrap_or(&' ')).collect())
         .collect();
     let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
-    esimdash::esim::qr::QrMatrix::from_half_blocks(&refs)
+    esimdash::qr::QrMatrix::from_half_blocks(&refs)
 }
 
 #[path = "../support/tools.rs"]

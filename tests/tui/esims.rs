@@ -5,7 +5,8 @@ use crate::common::*;
 use crossterm::event::KeyCode;
 use esimdash::api::model::{Esim, EsimQuery};
 use esimdash::api::{BaseUrl, Client, ClientOptions, Credentials};
-use esimdash::esim::qr::QrMatrix;
+use esimdash::domain::status::StatusFilter;
+use esimdash::qr::QrMatrix;
 use esimdash::sandbox::{SandboxConfig, spawn};
 use esimdash::tui::app::{Mode, Tone};
 
@@ -41,7 +42,7 @@ async fn every_seeded_esim_round_trips_through_the_drawn_qr() {
         let q = EsimQuery {
             page: Some(page),
             page_size: Some(100),
-            status: None,
+            status: StatusFilter::All,
             iccid: None,
         };
         let found = client.esims(&q).await.unwrap();
@@ -348,7 +349,7 @@ async fn an_iccid_from_the_api_that_is_a_path_names_no_file_and_is_not_copied() 
     let Ok(Payload::Esims(mut page)) = esimdash::tui::runtime::execute(&h.api(), &request).await else {
         panic!("the first page");
     };
-    let hostile = esimdash::esim::iccid::EsimIccid::parse("../../escaped");
+    let hostile = esimdash::domain::iccid::EsimIccid::parse("../../escaped");
     page.esims[0].raw_order_json.iccid = hostile;
     page.esims[0].raw_order_json.ac = Some("LPA:1$rsp.esim.example$ABC123".to_string());
     h.send(Msg::Answer(Box::new(Answer {

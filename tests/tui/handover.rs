@@ -4,7 +4,7 @@
 
 use crate::common::{Live, key, zbar_decode};
 use esimdash::api::ClientOptions;
-use esimdash::esim::attention::AttentionRule;
+use esimdash::domain::attention::AttentionRule;
 use esimdash::sandbox::SandboxConfig;
 use esimdash::tui::app::{ExportState, Remote};
 use std::time::Duration;
@@ -51,7 +51,7 @@ async fn the_qr_png_reads_back_to_the_code_and_an_existing_file_is_replaced_only
     assert_eq!(live.exported(), vec![name.clone()]);
     let path = live.export_dir.path().join(&name);
     let png = std::fs::read(&path).unwrap();
-    assert_eq!(esimdash::esim::qr::decode_png(&png).unwrap(), code);
+    assert_eq!(esimdash::qr::decode_png(&png).unwrap(), code);
     if let Some(read) = zbar_decode(std::slice::from_ref(&png)) {
         assert_eq!(read, vec![code.clone()], "ZBar reads the file to the activation code");
     }
@@ -82,7 +82,7 @@ async fn the_qr_png_reads_back_to_the_code_and_an_existing_file_is_replaced_only
         _ => None,
     });
     let link = copied.expect("l copies the link");
-    let carddata = link.strip_prefix(esimdash::esim::lpa::APPLE_INSTALL_PREFIX).unwrap();
+    let carddata = link.strip_prefix(esimdash::domain::lpa::APPLE_INSTALL_PREFIX).unwrap();
     assert_eq!(
         percent_encoding::percent_decode_str(carddata).decode_utf8().unwrap(),
         code

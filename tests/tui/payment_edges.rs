@@ -56,7 +56,7 @@ impl Server {
     /// the first top-up offered for it.
     fn second_in_use(&self) -> (String, String) {
         let query = EsimQuery {
-            status: Some("in_use".into()),
+            status: "in_use".into(),
             ..EsimQuery::default()
         };
         self.runtime.block_on(async {

@@ -317,7 +317,7 @@ async fn nothing_is_offered_for_a_cancelled_esim_and_a_typed_iccid_is_checked() 
     )));
     // A valid ICCID of another reseller's: the API says it is not ours.
     let payload = "894420000000000000";
-    let other = format!("{payload}{}", esimdash::esim::iccid::luhn_check_digit(payload));
+    let other = format!("{payload}{}", esimdash::domain::iccid::luhn_check_digit(payload));
     h.keys(&other);
     h.send(code(KeyCode::Enter));
     h.settle().await;

@@ -6,9 +6,9 @@
 use super::mode::{Mode, Overlay};
 use super::remote::Remote;
 use super::{App, Job, Outbox, Tone};
+use crate::api::pages::Progress;
 use crate::clipboard::guard;
-use crate::esim::iccid::EsimIccid;
-use crate::export::Progress;
+use crate::domain::iccid::EsimIccid;
 use crate::tui::msg::{Effect, ExportStep, JobId, SaveError};
 use std::path::PathBuf;
 use std::time::Instant;

@@ -4,7 +4,7 @@
 //! stale answer", "cancel what nobody waits for" and the clean-up after a 401 or a switch of
 //! account are each written once, for every kind.
 
-use crate::esim::iccid::Iccid;
+use crate::domain::iccid::Iccid;
 use crate::tui::msg::{Effect, ExportJob, JobId, Request};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -7,7 +7,7 @@ use super::purchase_form::{Lookup, PurchaseForm, Stage};
 use super::remote::Remote;
 use super::tabs::TabState;
 use crate::api::model::{Order, Plan};
-use crate::esim::status::StatusFilter;
+use crate::domain::status::StatusFilter;
 use crate::tui::keymap::Context;
 use crate::tui::msg::Request;
 
@@ -34,7 +34,7 @@ pub enum Overlay {
     Purchase(Box<PurchaseForm>),
     /// A QR image's file exists: replace it?
     Replace {
-        iccid: crate::esim::iccid::Iccid,
+        iccid: crate::domain::iccid::Iccid,
         code: String,
         path: std::path::PathBuf,
     },

@@ -3,7 +3,7 @@
 
 use super::input::TextInput;
 use crate::api::model::{Profile, ProfileUpdate};
-use crate::esim::profile_fields::{MAX_COMPANY_CHARS, check_company, check_country, check_website};
+use crate::domain::profile_fields::{MAX_COMPANY_CHARS, check_company, check_country, check_website};
 
 pub const FIELDS: [&str; 3] = ["Company name", "Country", "Website"];
 

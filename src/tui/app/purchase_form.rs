@@ -13,7 +13,7 @@
 use super::jobs::Outbox;
 use crate::api::model::{Order, OrderRequest, Plan, TopupRequest};
 use crate::api::{ApiError, Delivery, Payment, Spend};
-use crate::esim::iccid::Iccid;
+use crate::domain::iccid::Iccid;
 use crate::purchase::Purchase;
 use crate::tui::msg::{JobId, Request};
 use rust_decimal::Decimal;

@@ -152,7 +152,7 @@ impl App {
             (Request::ActivationCode { esim }, Payload::ActivationCode(code)) => {
                 if let Some(slot) = tabs.esims.codes.get_mut(&esim.raw_order_json.iccid) {
                     // The client checks a decoded image; `ac` is checked here, the same way.
-                    let code = code.and_then(|c| crate::esim::lpa::checked_code(&c));
+                    let code = code.and_then(|c| crate::domain::lpa::checked_code(&c));
                     slot.resolve(id, code, now);
                 }
             }

@@ -5,9 +5,9 @@ use super::refresh_key;
 use super::theme::Theme;
 use super::widgets::{Column, cursor_table, safe};
 use crate::api::model::Plan;
-use crate::esim::money::format_amount;
-use crate::esim::volume::format_bytes;
-use crate::present;
+use crate::format::money::{amount, format_amount};
+use crate::format::records;
+use crate::format::volume::format_bytes;
 use crate::tui::app::{App, Mode, Remote};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -24,19 +24,15 @@ const COLUMNS: [Column; 7] = [
     Column::new("MARGIN", 7).optional().right(),
 ];
 
-fn money(value: Option<rust_decimal::Decimal>) -> String {
-    value.map(format_amount).unwrap_or_else(|| "-".to_string())
-}
-
 fn cells(plan: &Plan) -> Vec<String> {
     let pricing = plan.pricing.as_ref();
     vec![
         plan.name.clone(),
-        present::location(&plan.location_code),
+        records::location(&plan.location_code),
         plan.volume.map(format_bytes).unwrap_or_default(),
-        present::validity(plan),
-        money(pricing.and_then(|p| p.cost_price)),
-        money(plan.sell_price()),
+        records::validity(plan),
+        amount(pricing.and_then(|p| p.cost_price)),
+        amount(plan.sell_price()),
         pricing
             .and_then(|p| p.margin_pct)
             .map(|m| format!("{}%", format_amount(m)))

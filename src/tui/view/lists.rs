@@ -5,8 +5,8 @@ use super::refresh_key;
 use super::theme::Theme;
 use super::widgets::{Column, cursor_table, safe};
 use crate::api::model::Order;
-use crate::esim::money::format_amount;
-use crate::esim::status::StatusFilter;
+use crate::domain::status::StatusFilter;
+use crate::format::money::amount;
 use crate::tui::app::{App, Mode, Paged, Remote};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -27,7 +27,7 @@ fn order_cells(o: &Order) -> Vec<String> {
         r.package_name.clone(),
         r.location_code.clone(),
         r.quantity.map(|q| q.to_string()).unwrap_or_default(),
-        o.total_sell_price.map(format_amount).unwrap_or_else(|| "-".to_string()),
+        amount(o.total_sell_price),
     ]
 }
 

@@ -12,7 +12,7 @@ mod widgets;
 
 use super::app::{App, ExportState, Halt, Mode, Remote, Tab, Tone};
 use super::keymap::{Action, Context};
-use crate::esim::money::format_amount;
+use crate::format::money::{format_amount, money};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -79,11 +79,7 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme, now: Instant) {
 fn draw_header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let account = app.account();
     let (who, balance) = match (account.value(), account) {
-        (Some(p), _) => (
-            safe(p.display_name()),
-            p.balance_usd
-                .map_or_else(|| "-".to_string(), |b| format!("{} USD", format_amount(b))),
-        ),
+        (Some(p), _) => (safe(p.display_name()), money(p.balance_usd, "USD")),
         (None, Remote::Failed { .. }) => ("profile not loaded".to_string(), "unknown".to_string()),
         (None, _) => ("…".to_string(), "…".to_string()),
     };

@@ -4,7 +4,7 @@ use super::spinner;
 use super::theme::Theme;
 use super::widgets::{Fields, fields, keys_line, paragraph, popup, safe};
 use crate::api::model::Plan;
-use crate::present;
+use crate::format::records;
 use crate::tui::app::{App, Overlay, PROFILE_FIELDS, ProfileForm, Remote};
 use crate::tui::keymap::{Action, Context};
 use ratatui::Frame;
@@ -64,7 +64,7 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
         Overlay::Replace { path, .. } => draw_replace(frame, area, path, app, theme),
         Overlay::PlanDetail { summary, fetched } => draw_plan(frame, area, summary, fetched, app, theme),
         Overlay::OrderDetail(o) => {
-            let (inner, shown) = detail_window(frame, area, "Order", 14, &present::order_fields(o), theme);
+            let (inner, shown) = detail_window(frame, area, "Order", 14, &records::order_fields(o), theme);
             let mut lines = shown.lines;
             if !shown.in_full.is_empty() {
                 lines.push(Line::raw(""));
@@ -106,7 +106,7 @@ fn draw_replace(frame: &mut Frame, area: Rect, path: &std::path::Path, app: &App
 /// A plan of the catalog, with the reseller's own pricing once it is fetched.
 fn draw_plan(frame: &mut Frame, area: Rect, summary: &Plan, fetched: &Remote<Box<Plan>>, app: &App, theme: &Theme) {
     let plan = fetched.value().map_or(summary, |p| p.as_ref());
-    let (inner, shown) = detail_window(frame, area, "Plan", 16, &present::plan_fields(plan), theme);
+    let (inner, shown) = detail_window(frame, area, "Plan", 16, &records::plan_fields(plan), theme);
     let mut lines = shown.lines;
     lines.push(Line::raw(""));
     match fetched {

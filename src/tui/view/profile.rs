@@ -5,7 +5,7 @@ use super::refresh_key;
 use super::theme::Theme;
 use super::widgets::safe;
 use super::widgets::{fields, paragraph};
-use crate::present;
+use crate::format::records;
 use crate::tui::app::{App, Remote};
 use crate::tui::keymap::{Action, Context};
 use ratatui::Frame;
@@ -21,7 +21,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         paragraph(frame, area, vec![line]);
         return;
     };
-    let rows = present::profile_fields(p);
+    let rows = records::profile_fields(p);
     let mut lines = vec![Line::styled(" Account and company", theme.title()), Line::raw("")];
     let shown = fields(&rows, area.width.saturating_sub(1), theme);
     lines.extend(shown.lines.into_iter().map(|l| {

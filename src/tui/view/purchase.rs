@@ -5,9 +5,9 @@ use super::theme::Theme;
 use super::widgets::{keys_line, paragraph, popup, safe};
 use crate::api::Delivery;
 use crate::api::model::Order;
-use crate::esim::money::format_amount;
-use crate::esim::volume::format_bytes;
-use crate::present::validity;
+use crate::format::money::money_or;
+use crate::format::records::validity;
+use crate::format::volume::format_bytes;
 use crate::purchase::{Purchase, shortfall_message};
 use crate::tui::app::{App, Lookup, PurchaseForm, Stage, TextInput};
 use crate::tui::keymap::{Action, Context};
@@ -16,7 +16,7 @@ use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
 
 fn usd(v: Option<rust_decimal::Decimal>) -> String {
-    v.map_or_else(|| "unknown".to_string(), |v| format!("{} USD", format_amount(v)))
+    money_or(v, "USD", "unknown")
 }
 
 pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme: &Theme) {

@@ -1,6 +1,7 @@
 //! Styles. With `NO_COLOR` set, only bold and reverse video remain.
 
-use crate::present::StatusTone;
+use crate::config::Colour;
+use crate::format::records::StatusTone;
 use ratatui::style::{Color, Modifier, Style};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,7 +13,7 @@ impl Theme {
     /// Colours unless `NO_COLOR` is set to anything non-empty (no-color.org).
     pub fn from_env() -> Self {
         Self {
-            color: crate::present::colour_allowed(),
+            color: crate::format::text::colour_allowed(),
         }
     }
 
@@ -28,8 +29,8 @@ impl Theme {
     }
 
     /// The header in a profile's own colour, with text that stays readable on it.
-    pub fn header_in(&self, color: Option<Color>) -> Style {
-        match color {
+    pub fn header_in(&self, color: Option<Colour>) -> Style {
+        match color.map(Color::from) {
             Some(bg) if self.color => {
                 let dark = matches!(
                     bg,
@@ -108,5 +109,77 @@ impl Theme {
             Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
             Style::new().add_modifier(Modifier::BOLD),
         )
+    }
+}
+
+impl From<Colour> for Color {
+    fn from(colour: Colour) -> Self {
+        match colour {
+            Colour::Reset => Color::Reset,
+            Colour::Black => Color::Black,
+            Colour::Red => Color::Red,
+            Colour::Green => Color::Green,
+            Colour::Yellow => Color::Yellow,
+            Colour::Blue => Color::Blue,
+            Colour::Magenta => Color::Magenta,
+            Colour::Cyan => Color::Cyan,
+            Colour::Gray => Color::Gray,
+            Colour::DarkGray => Color::DarkGray,
+            Colour::LightRed => Color::LightRed,
+            Colour::LightGreen => Color::LightGreen,
+            Colour::LightYellow => Color::LightYellow,
+            Colour::LightBlue => Color::LightBlue,
+            Colour::LightMagenta => Color::LightMagenta,
+            Colour::LightCyan => Color::LightCyan,
+            Colour::White => Color::White,
+            Colour::Indexed(i) => Color::Indexed(i),
+            Colour::Rgb(r, g, b) => Color::Rgb(r, g, b),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The config file's colours are read as ratatui reads colours, so a profile's `color` that
+    /// worked when ratatui read it still means the same colour.
+    #[test]
+    fn a_config_colour_is_the_colour_ratatui_reads_from_the_same_text() {
+        let names = [
+            "reset",
+            "black",
+            "red",
+            "green",
+            "yellow",
+            "blue",
+            "magenta",
+            "cyan",
+            "gray",
+            "grey",
+            "silver",
+            "dark gray",
+            "darkgrey",
+            "light-red",
+            "bright_green",
+            "LightYellow",
+            "lightblue",
+            "light magenta",
+            "lightcyan",
+            "white",
+            "light white",
+            "light black",
+            "light gray",
+            "bright grey",
+        ];
+        let others = [
+            "0", "15", "255", "256", "-1", "+7", "#000000", "#FFffFF", "#12ab9z", "#12ab9", "#12ab9cd", "#+f0000",
+            "12ab9c", "", " ", "redd", "dark", "#ff88é", "light", "purple",
+        ];
+        for text in names.into_iter().chain(others) {
+            let ours = text.parse::<Colour>().ok().map(Color::from);
+            let theirs = text.parse::<Color>().ok();
+            assert_eq!(ours, theirs, "{text:?}");
+        }
     }
 }

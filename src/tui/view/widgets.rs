@@ -2,9 +2,9 @@
 //! screen at a time, and text made safe for the terminal.
 
 use super::theme::Theme;
-use crate::esim::status::Status;
-use crate::esim::text::{safe_fit, sanitize};
-use crate::present::status_tone;
+use crate::domain::status::Status;
+use crate::format::records::status_tone;
+use crate::format::text::{safe_fit, sanitize};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::{Line, Span};

@@ -2,7 +2,7 @@
 
 use super::{Motion, SCREEN_PAGE, TabState};
 use crate::api::model::Plan;
-use crate::esim::location::location_name;
+use crate::domain::location::location_name;
 use crate::tui::app::jobs::Outbox;
 use crate::tui::app::mode::{Mode, Overlay};
 use crate::tui::app::remote::Remote;

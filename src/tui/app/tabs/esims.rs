@@ -9,9 +9,9 @@ use super::orders::PAGE_SIZE;
 use super::{Motion, SCREEN_PAGE, TabState, TopUpOf};
 use crate::api::Found;
 use crate::api::model::{Esim, EsimQuery};
-use crate::esim::attention::AttentionRule;
-use crate::esim::iccid::{EsimIccid, Iccid};
-use crate::esim::status::StatusFilter;
+use crate::domain::attention::AttentionRule;
+use crate::domain::iccid::{EsimIccid, Iccid};
+use crate::domain::status::StatusFilter;
 use crate::inventory::store::Loaded;
 use crate::inventory::{AttentionAt, Inventory, Row};
 use crate::tui::app::jobs::Outbox;
@@ -278,7 +278,7 @@ impl Esims {
         EsimQuery {
             page: Some(page),
             page_size: Some(self.list.page_size()),
-            status: self.status.query(),
+            status: self.status.clone(),
             iccid: None,
         }
     }
@@ -358,7 +358,7 @@ impl Esims {
             .filter(|ac| !ac.is_empty());
         if let Some(ac) = ac {
             let code = Remote::Loaded(Fetched {
-                value: crate::esim::lpa::checked_code(ac),
+                value: crate::domain::lpa::checked_code(ac),
                 at: now,
             });
             self.codes.insert(iccid, code);

@@ -11,7 +11,7 @@ pub mod profile;
 use super::jobs::Outbox;
 use super::mode::Mode;
 use super::search::SearchBox;
-use crate::esim::status::StatusFilter;
+use crate::domain::status::StatusFilter;
 use crate::tui::keymap::Context;
 use crate::tui::msg::{ExportJob, Request};
 use std::time::Instant;
@@ -47,7 +47,7 @@ impl Motion {
 pub enum TopUpOf {
     /// The selected eSIM (its ICCID as the API gave it), with why it may be offered nothing.
     Esim {
-        iccid: crate::esim::iccid::EsimIccid,
+        iccid: crate::domain::iccid::EsimIccid,
         hint: Option<&'static str>,
     },
     /// The selected order's eSIM, by order number.

@@ -3,7 +3,7 @@
 
 use super::{Motion, TabState, TopUpOf};
 use crate::api::model::{Order, OrderQuery};
-use crate::esim::status::StatusFilter;
+use crate::domain::status::StatusFilter;
 use crate::tui::app::jobs::Outbox;
 use crate::tui::app::mode::{Mode, Overlay};
 use crate::tui::app::paged::Paged;
@@ -52,7 +52,7 @@ impl Orders {
         OrderQuery {
             page: Some(page),
             page_size: Some(self.list.page_size()),
-            status: self.status.query(),
+            status: self.status.clone(),
             q: Some(self.search.applied().to_string()).filter(|q| !q.is_empty()),
             iccid: None,
         }

@@ -93,13 +93,29 @@ impl StatusFilter {
         }
     }
 
-    /// The `status` query parameter, if any.
-    pub fn query(&self) -> Option<String> {
+    /// The filter a `status` query parameter names, to the letter: exactly `active`, exactly a
+    /// status as the API writes it, or any other text kept as it is and sent as it is (the
+    /// server decides what it means). A command's `--status` is sent as typed.
+    pub fn exact(text: &str) -> StatusFilter {
+        if text == ACTIVE_FILTER {
+            return StatusFilter::Active;
+        }
+        let known = Status::KNOWN.into_iter().find(|k| k.as_str() == text);
+        StatusFilter::Is(known.unwrap_or_else(|| Status::Other(text.to_string())))
+    }
+
+    /// The `status` query parameter as sent; none for every status.
+    pub fn param(&self) -> Option<&str> {
         match self {
             StatusFilter::All => None,
-            StatusFilter::Active => Some(ACTIVE_FILTER.to_string()),
-            StatusFilter::Is(s) => Some(s.as_str().to_string()),
+            StatusFilter::Active => Some(ACTIVE_FILTER),
+            StatusFilter::Is(s) => Some(s.as_str()),
         }
+    }
+
+    /// The `status` query parameter, if any.
+    pub fn query(&self) -> Option<String> {
+        self.param().map(str::to_string)
     }
 
     pub fn label(&self) -> &str {
@@ -116,6 +132,19 @@ impl StatusFilter {
             StatusFilter::Active => status.is_active(),
             StatusFilter::Is(s) => s == status,
         }
+    }
+}
+
+/// A `status` parameter's text, to the letter (`StatusFilter::exact`).
+impl From<&str> for StatusFilter {
+    fn from(text: &str) -> Self {
+        StatusFilter::exact(text)
+    }
+}
+
+impl From<Status> for StatusFilter {
+    fn from(status: Status) -> Self {
+        StatusFilter::Is(status)
     }
 }
 
@@ -152,6 +181,11 @@ mod tests {
         assert_eq!(StatusFilter::parse("in_use").query().as_deref(), Some("in_use"));
         assert!(StatusFilter::Active.matches(&Status::InUse) && !StatusFilter::Active.matches(&Status::Cancel));
         assert_eq!(StatusFilter::choices().len(), 11);
+        assert_eq!(StatusFilter::exact("IN_USE").param(), Some("IN_USE"), "sent as typed");
+        assert_eq!(StatusFilter::exact("all").param(), Some("all"));
+        assert_eq!(StatusFilter::exact("in_use"), StatusFilter::Is(Status::InUse));
+        assert_eq!(StatusFilter::exact("active"), StatusFilter::Active);
+        assert_eq!(StatusFilter::All.param(), None);
         let s: Status = serde_json::from_str("\"brand_new\"").unwrap();
         assert_eq!(serde_json::to_string(&s).unwrap(), "\"brand_new\"");
     }

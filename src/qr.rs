@@ -2,7 +2,7 @@
 //! per terminal row, so modules come out square) with the 4-module quiet zone; reading such text
 //! back; and decoding a code from modules or from a PNG (what `qrCodeUrl` serves).
 
-use super::lpa::ActivationCode;
+use crate::domain::lpa::ActivationCode;
 use crate::panic_guard::contain;
 use qrcode::{Color, EcLevel, QrCode};
 

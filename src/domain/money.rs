@@ -13,7 +13,7 @@ pub fn parse_decimal(text: &str) -> Result<Decimal, String> {
     } else {
         Decimal::from_str(text)
     };
-    parsed.map_err(|_| format!("{:?} is not a decimal amount", crate::esim::text::excerpt(text, 40)))
+    parsed.map_err(|_| format!("{:?} is not a decimal amount", crate::format::text::excerpt(text, 40)))
 }
 
 /// Reads one JSON value (number, string or null) as an optional decimal, from its raw text.
@@ -32,7 +32,7 @@ fn from_raw(raw: &RawValue) -> Result<Option<Decimal>, String> {
         Some(b'-' | b'0'..=b'9') => parse_decimal(text).map(Some),
         _ => Err(format!(
             "expected an amount (number or decimal string), found {}",
-            crate::esim::text::excerpt(text, 40)
+            crate::format::text::excerpt(text, 40)
         )),
     }
 }
@@ -60,19 +60,20 @@ pub fn ser_opt_number<S: Serializer>(value: &Option<Decimal>, s: S) -> Result<S:
 /// Writes an optional amount as a decimal string with at least two decimals, or null.
 pub fn ser_opt_string<S: Serializer>(value: &Option<Decimal>, s: S) -> Result<S::Ok, S::Error> {
     match value {
-        Some(v) => s.serialize_str(&format_amount(*v)),
+        Some(v) => s.serialize_str(&at_least_cents(*v).to_string()),
         None => s.serialize_none(),
     }
 }
 
-/// Shows an amount with at least two decimals and never fewer than it has: `5` → `5.00`,
-/// `0.125` → `0.125`. Rounding would be a guess about money, so none is done.
-pub fn format_amount(value: Decimal) -> String {
+/// The amount with at least two decimals and never fewer than it has: `5` is `5.00`, `0.125`
+/// stays `0.125`. Rounding would be a guess about money, so none is done. The API's decimal
+/// strings and everything shown to people take this form.
+pub fn at_least_cents(value: Decimal) -> Decimal {
     let mut v = value.normalize();
     if v.scale() < 2 {
         v.rescale(2);
     }
-    v.to_string()
+    v
 }
 
 /// Rounds half away from zero to cents, always with two decimals (`20` → `20.00`): how the
@@ -124,14 +125,6 @@ mod tests {
             let err = read(bad).unwrap_err().to_string();
             assert!(err.contains("amount") || err.contains("decimal"), "{bad}: {err}");
         }
-    }
-
-    #[test]
-    fn formats_with_two_decimals_at_least() {
-        assert_eq!(format_amount(Decimal::new(5, 0)), "5.00");
-        assert_eq!(format_amount(Decimal::new(2500, 2)), "25.00");
-        assert_eq!(format_amount(Decimal::new(125, 3)), "0.125");
-        assert_eq!(format_amount(Decimal::new(12000, 3)), "12.00");
     }
 
     #[test]

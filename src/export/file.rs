@@ -109,15 +109,6 @@ pub fn write(path: &Path, bytes: &[u8], existing: Existing) -> Result<PathBuf, F
     file.finish()
 }
 
-/// Where exports go: the configured directory, else the XDG download directory, else the
-/// current one.
-pub fn export_dir(configured: Option<&Path>) -> PathBuf {
-    configured
-        .map(Path::to_path_buf)
-        .or_else(dirs::download_dir)
-        .unwrap_or_else(|| PathBuf::from("."))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,7 +11,7 @@ use super::client::{Client, PROFILE_UPDATE};
 use super::error::{ApiError, Endpoint};
 use super::model::{Order, OrderRequest, Placed, Profile, ProfileEnvelope, ProfileUpdate, TopupRequest};
 use crate::audit::{Entry, Stage};
-use crate::esim::money::format_amount;
+use crate::format::money::format_amount;
 use reqwest::Method;
 use rust_decimal::Decimal;
 use std::collections::HashSet;

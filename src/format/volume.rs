@@ -1,8 +1,6 @@
-//! Data volumes are bytes (upstream): 1073741824 is `1 GB`, 524288000 is `500 MB`.
+//! Data volumes as people read them: `1 GB`, `1.5 GB`, `500 MB`.
 
-const KB: u64 = 1024;
-const MB: u64 = 1024 * KB;
-const GB: u64 = 1024 * MB;
+use crate::domain::volume::{GB, KB, MB};
 
 /// `1 GB`, `1.5 GB`, `500 MB`, `0 B`: one decimal at most, none when whole.
 pub fn format_bytes(bytes: u64) -> String {
@@ -24,18 +22,10 @@ pub fn format_bytes(bytes: u64) -> String {
     }
 }
 
-/// Whole gigabytes or megabytes as bytes, for building plans.
-pub const fn gigabytes(n: u64) -> u64 {
-    n * GB
-}
-
-pub const fn megabytes(n: u64) -> u64 {
-    n * MB
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::volume::gigabytes;
 
     #[test]
     fn contract_examples() {

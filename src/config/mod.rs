@@ -4,14 +4,17 @@
 
 use crate::api::{AuthMode, BaseUrl, BaseUrlError, ClientOptions, Credentials};
 use crate::cli::ConnectionArgs;
-use crate::esim::attention::AttentionRule;
-use crate::esim::money::parse_decimal;
-use crate::tui::keymap::{Keymap, Rebinding};
+use crate::domain::attention::AttentionRule;
+use crate::domain::money::parse_decimal;
 use rust_decimal::Decimal;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+mod colour;
+
+pub use colour::Colour;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -38,6 +41,33 @@ pub struct FileConfig {
     /// `keys` with the line each is on, for errors that name it.
     #[serde(skip)]
     pub rebindings: Vec<Rebinding>,
+}
+
+/// A `[keys]` entry of the config file: an action's name and its new keys, as written, with the
+/// line it is on. The dashboard checks them against its keymap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rebinding {
+    pub action: String,
+    pub keys: Vec<String>,
+    pub line: usize,
+}
+
+/// The `[keys]` table of the config file in use, and that file, to name it in an error.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeyTable {
+    pub path: PathBuf,
+    pub rebindings: Vec<Rebinding>,
+}
+
+impl KeyTable {
+    /// The error for a mistake at `line` of the table, found by whoever reads the keys.
+    pub fn refused(&self, line: usize, message: String) -> ConfigError {
+        ConfigError::Keys {
+            path: self.path.clone(),
+            line,
+            message,
+        }
+    }
 }
 
 /// An amount as the config file gives it: a string (exact) or a whole number.
@@ -104,10 +134,11 @@ pub enum ConfigError {
         "the base URL {url} is plain http to another machine: the secret key and every request would travel unencrypted. Use https://, or if you must, allow it with --allow-http or allow_http = true in the profile"
     )]
     Cleartext { url: String },
-    #[error("the config file {path}, [keys] {source}")]
+    #[error("the config file {path}, [keys] line {line}: {message}")]
     Keys {
         path: PathBuf,
-        source: crate::tui::keymap::KeymapError,
+        line: usize,
+        message: String,
     },
     #[error("the config file {path}: {message}")]
     Value { path: PathBuf, message: String },
@@ -135,7 +166,7 @@ pub struct Settings {
     pub options: ClientOptions,
     pub profile: String,
     /// The profile's `color` for the dashboard's header.
-    pub color: Option<ratatui::style::Color>,
+    pub color: Option<Colour>,
 }
 
 /// `esimdash/config.toml` in the XDG config directory.
@@ -252,7 +283,7 @@ impl Default for Preferences {
         Self {
             attention: AttentionRule::default(),
             low_balance: DEFAULT_LOW_BALANCE,
-            export_dir: crate::files::export_dir(None),
+            export_dir: crate::export::export_dir(None),
         }
     }
 }
@@ -265,7 +296,7 @@ impl FileConfig {
             message,
         };
         let mut prefs = Preferences {
-            export_dir: crate::files::export_dir(self.export_dir.as_deref()),
+            export_dir: crate::export::export_dir(self.export_dir.as_deref()),
             ..Preferences::default()
         };
         if let Some(amount) = &self.low_balance {
@@ -300,8 +331,8 @@ pub fn preferences(args: &ConnectionArgs) -> Result<Preferences, ConfigError> {
 pub struct DashboardSettings {
     /// `ESIMDASH_CLIPBOARD`, else the file's `clipboard`, else auto.
     pub clipboard: crate::clipboard::Strategy,
-    /// The default keys with the file's `[keys]` applied.
-    pub keymap: Keymap,
+    /// The file's `[keys]`, for the dashboard to apply over its default keys.
+    pub keys: KeyTable,
     /// The file's `mouse`, default on.
     pub mouse: bool,
     /// The file's `inventory_cache`, default on.
@@ -320,10 +351,12 @@ pub fn dashboard_settings(args: &ConnectionArgs) -> Result<DashboardSettings, Co
     };
     let path = path.unwrap_or_default();
     let preferences = file.preferences(&path)?;
-    let keymap = Keymap::new(&file.rebindings).map_err(|source| ConfigError::Keys { path, source })?;
     Ok(DashboardSettings {
         clipboard,
-        keymap,
+        keys: KeyTable {
+            path,
+            rebindings: file.rebindings,
+        },
         mouse: file.mouse.unwrap_or(true),
         inventory_cache: file.inventory_cache.unwrap_or(true),
         preferences,
@@ -337,27 +370,7 @@ pub fn resolve(args: &ConnectionArgs) -> Result<Settings, ConfigError> {
     let shown_path = path
         .as_ref()
         .map_or_else(|| "the config file".to_string(), |p| p.display().to_string());
-    let name = args
-        .profile
-        .clone()
-        .or(file.default_profile.clone())
-        .unwrap_or_else(|| "default".to_string());
-    let profile = match file.profiles.get(&name) {
-        Some(p) => p.clone(),
-        None if args.profile.is_some() || file.default_profile.is_some() => {
-            let available = file.profiles.keys().cloned().collect::<Vec<_>>().join(", ");
-            return Err(ConfigError::UnknownProfile {
-                name,
-                path: shown_path,
-                available: if available.is_empty() {
-                    "none".to_string()
-                } else {
-                    available
-                },
-            });
-        }
-        None => ProfileConfig::default(),
-    };
+    let (name, profile) = chosen_profile(args, &file, &shown_path)?;
     let missing = |what: &str| ConfigError::Missing {
         missing: what.to_string(),
         path: shown_path.clone(),
@@ -373,13 +386,64 @@ pub fn resolve(args: &ConnectionArgs) -> Result<Settings, ConfigError> {
             url: base_url.to_string(),
         });
     }
+    let credentials = credentials(args, &name, &profile, missing)?;
+    let options = client_options(args, &name, &profile)?;
+    let color = header_colour(&name, &profile, path.as_deref())?;
+    Ok(Settings {
+        base_url,
+        credentials,
+        options,
+        profile: name,
+        color,
+    })
+}
+
+/// The profile named by `--profile`, else the file's `default_profile`, else `default`. A
+/// profile named in either place must exist; `default` may be missing (flags and environment
+/// alone then).
+fn chosen_profile(
+    args: &ConnectionArgs,
+    file: &FileConfig,
+    shown_path: &str,
+) -> Result<(String, ProfileConfig), ConfigError> {
+    let name = args
+        .profile
+        .clone()
+        .or(file.default_profile.clone())
+        .unwrap_or_else(|| "default".to_string());
+    let profile = match file.profiles.get(&name) {
+        Some(p) => p.clone(),
+        None if args.profile.is_some() || file.default_profile.is_some() => {
+            let available = file.profiles.keys().cloned().collect::<Vec<_>>().join(", ");
+            return Err(ConfigError::UnknownProfile {
+                name,
+                path: shown_path.to_string(),
+                available: if available.is_empty() {
+                    "none".to_string()
+                } else {
+                    available
+                },
+            });
+        }
+        None => ProfileConfig::default(),
+    };
+    Ok((name, profile))
+}
+
+/// The key pair (or legacy secret) of the session; the secret may come from `secret_key_cmd`.
+fn credentials(
+    args: &ConnectionArgs,
+    name: &str,
+    profile: &ProfileConfig,
+    missing: impl Fn(&str) -> ConfigError,
+) -> Result<Credentials, ConfigError> {
     let mode = args.auth.or(profile.auth).unwrap_or_default();
     let secret = match (&args.secret_key, &profile.secret_key, &profile.secret_key_cmd) {
         (Some(s), _, _) | (None, Some(s), _) => s.clone(),
-        (None, None, Some(cmd)) => run_secret_command(&name, cmd)?,
+        (None, None, Some(cmd)) => run_secret_command(name, cmd)?,
         (None, None, None) => return Err(missing("secret key")),
     };
-    let credentials = match mode {
+    Ok(match mode {
         AuthMode::Pair => {
             let code = args
                 .access_code
@@ -389,18 +453,15 @@ pub fn resolve(args: &ConnectionArgs) -> Result<Settings, ConfigError> {
             Credentials::pair(&code, &secret)
         }
         legacy => Credentials::legacy(legacy, &secret),
-    };
+    })
+}
+
+/// How the client of profile `name` behaves: read-only, audit trail, rate limit and timeout.
+fn client_options(args: &ConnectionArgs, name: &str, profile: &ProfileConfig) -> Result<ClientOptions, ConfigError> {
     let mut options = ClientOptions {
-        read_only: read_only_reason(args, Some((&name, &profile)))?,
-        audit: audit_trail(&name),
+        read_only: read_only_reason(args, Some((name, profile)))?,
+        audit: audit_trail(name),
         ..ClientOptions::default()
-    };
-    let color = match &profile.color {
-        Some(text) => Some(text.parse::<ratatui::style::Color>().map_err(|_| ConfigError::Value {
-            path: path.clone().unwrap_or_default(),
-            message: format!("[profiles.{name}] color = {text:?}: a colour name (red, yellow, …) or \"#rrggbb\""),
-        })?),
-        None => None,
     };
     if let Some(limit) = env_number("ESIMDASH_RATE_LIMIT").or(profile.rate_limit.map(u64::from)) {
         options.rate_limit = u32::try_from(limit).unwrap_or(u32::MAX).max(1);
@@ -408,13 +469,19 @@ pub fn resolve(args: &ConnectionArgs) -> Result<Settings, ConfigError> {
     if let Some(secs) = args.timeout.or(profile.timeout_secs) {
         options.request_timeout = Duration::from_secs(secs.max(1));
     }
-    Ok(Settings {
-        base_url,
-        credentials,
-        options,
-        profile: name,
-        color,
-    })
+    Ok(options)
+}
+
+/// The profile's `color`, checked.
+fn header_colour(name: &str, profile: &ProfileConfig, path: Option<&Path>) -> Result<Option<Colour>, ConfigError> {
+    let Some(text) = &profile.color else {
+        return Ok(None);
+    };
+    let colour = text.parse::<Colour>().map_err(|_| ConfigError::Value {
+        path: path.map(Path::to_path_buf).unwrap_or_default(),
+        message: format!("[profiles.{name}] color = {text:?}: a colour name (red, yellow, …) or \"#rrggbb\""),
+    })?;
+    Ok(Some(colour))
 }
 
 /// Why this session is read-only, if it is: `--read-only`, `ESIMDASH_READ_ONLY` or the
@@ -479,7 +546,6 @@ mod example {
         assert_eq!(file.default_profile.as_deref(), Some("sandbox"));
         assert_eq!(file.inventory_cache, Some(true));
         assert_eq!(file.mouse, Some(true));
-        Keymap::new(&file.rebindings).expect("its key bindings are valid");
         let args = ConnectionArgs {
             config: Some(path.to_path_buf()),
             ..ConnectionArgs::default()

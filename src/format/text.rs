@@ -1,11 +1,19 @@
-//! Text from the server or the user is shown only after this: no control characters (which
-//! could move the cursor or change the terminal) and no bidirectional overrides.
+//! Text on a terminal. Text from the server or the user is shown only after this: no control
+//! characters (which could move the cursor or change the terminal) and no bidirectional
+//! overrides, in tables, on screen and in `--json` lines. Also counts grouped by thousands, and
+//! whether colour may be used at all.
 
 use std::borrow::Cow;
 
 /// Control characters (C0, DEL, C1) and the bidirectional controls that reorder what follows.
 pub fn is_unsafe(c: char) -> bool {
     c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}')
+}
+
+/// Whether colour may be used on a terminal: not when `NO_COLOR` is set to anything
+/// (no-color.org).
+pub fn colour_allowed() -> bool {
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 /// `1400` → `1 400`, `102400` → `102 400`: thousands apart, as progress and counts read.

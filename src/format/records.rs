@@ -2,12 +2,11 @@
 //! the one-shot commands' tables and the dashboard's detail views. Values are returned as they
 //! are; whoever draws them sanitises (the tables and the views both do).
 
+use super::money::{amount, money};
+use super::volume::format_bytes;
 use crate::api::model::{Esim, Order, Plan, Profile};
-use crate::esim::location::location_name;
-use crate::esim::money::format_amount;
-use crate::esim::status::Status;
-use crate::esim::volume::format_bytes;
-use rust_decimal::Decimal;
+use crate::domain::location::location_name;
+use crate::domain::status::Status;
 
 /// How a status reads at a glance; each screen maps it to its colours.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,12 +33,6 @@ pub fn status_tone(status: &Status) -> StatusTone {
     }
 }
 
-/// Whether colour may be used on a terminal: not when `NO_COLOR` is set to anything
-/// (no-color.org).
-pub fn colour_allowed() -> bool {
-    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-}
-
 /// Label and value rows of a record.
 pub type Fields = Vec<(&'static str, String)>;
 
@@ -61,16 +54,6 @@ pub fn location(code: &str) -> String {
 /// `Japan (JP)`.
 pub fn location_with_code(code: &str) -> String {
     format!("{} ({code})", location(code))
-}
-
-/// `12.50`, or `-` when absent.
-pub fn amount(value: Option<Decimal>) -> String {
-    value.map_or_else(|| "-".to_string(), format_amount)
-}
-
-/// `12.50 USD`, or `-` when absent.
-pub fn money(value: Option<Decimal>, currency: &str) -> String {
-    value.map_or_else(|| "-".to_string(), |v| format!("{} {currency}", format_amount(v)))
 }
 
 /// `1.2 GB of 3 GB`, or `-`.

@@ -1,0 +1,49 @@
+//! How a command gives its result: tables and sentences for people, JSON for scripts (`--json`,
+//! errors too), or CSV for a list (`--csv`, to stdout or a file).
+
+use super::CommandError;
+use super::notices::add_settled_earlier;
+use crate::cli::{Cli, Command, OutputArgs};
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Output {
+    Human,
+    Json,
+    /// To this file (`-o`), else to stdout.
+    Csv(Option<PathBuf>),
+}
+
+impl Output {
+    /// What the command line asks for. `--csv` applies to a list; a command that shows one
+    /// record (`plans --slug`, `esims --iccid`) shows it to people.
+    pub fn of(cli: &Cli) -> Output {
+        if cli.json {
+            return Output::Json;
+        }
+        let csv = match &cli.command {
+            Some(Command::Plans { output, .. } | Command::Orders { output, .. } | Command::Esims { output, .. }) => {
+                Some(output)
+            }
+            _ => None,
+        };
+        match csv {
+            Some(OutputArgs { csv: true, output }) => Output::Csv(output.clone()),
+            _ => Output::Human,
+        }
+    }
+
+    pub fn is_json(&self) -> bool {
+        *self == Output::Json
+    }
+}
+
+/// One JSON document on stdout, with the earlier payments settled in this run.
+pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<(), CommandError> {
+    let mut value = serde_json::to_value(value).map_err(|e| CommandError::Usage(e.to_string()))?;
+    add_settled_earlier(&mut value);
+    // One compact line a document: what `jq`, `grep` and line-based scripts take best.
+    let text = crate::format::text::json_line(&value).map_err(|e| CommandError::Usage(e.to_string()))?;
+    println!("{text}");
+    Ok(())
+}
