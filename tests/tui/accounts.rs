@@ -95,13 +95,7 @@ async fn after_a_switch_a_late_answer_of_the_old_account_is_dropped() {
         base_url: h.sandbox.base_url(),
         args: Default::default(),
     };
-    let acme = Session {
-        profile: "demo".into(),
-        ..Session::default()
-    };
-    h.with_session(acme, &["demo", "demo-globex"]);
-    h.send(key('3'));
-    h.settle().await;
+    on_demo_of_two(&mut h).await;
     let acme_first = h
         .app
         .esims()
@@ -225,13 +219,7 @@ async fn a_plain_http_account_says_it_is_not_encrypted_at_any_width() {
 #[tokio::test]
 async fn nothing_that_changes_the_account_starts_while_another_is_being_opened() {
     let mut h = Harness::acme().await;
-    let acme = Session {
-        profile: "demo".into(),
-        ..Session::default()
-    };
-    h.with_session(acme, &["demo", "demo-globex"]);
-    h.send(key('3'));
-    h.settle().await;
+    on_demo_of_two(&mut h).await;
     h.send(key('P'));
     h.send(code(KeyCode::Down));
     let effects = h.send(code(KeyCode::Enter));
@@ -259,4 +247,15 @@ async fn nothing_that_changes_the_account_starts_while_another_is_being_opened()
         );
     }
     assert_eq!(h.count(Request::writes), 0, "nothing was sent that changes the account");
+}
+
+/// On profile demo, the picker offering demo and demo-globex, with My eSIMs read.
+async fn on_demo_of_two(h: &mut Harness) {
+    let acme = Session {
+        profile: "demo".into(),
+        ..Session::default()
+    };
+    h.with_session(acme, &["demo", "demo-globex"]);
+    h.send(key('3'));
+    h.settle().await;
 }

