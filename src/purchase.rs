@@ -3,38 +3,11 @@
 //! topped up when its status says so.
 
 use crate::api::ApiError;
-use crate::domain::iccid::Iccid;
 use crate::domain::status::Status;
 use crate::format::money::format_amount;
 use rust_decimal::Decimal;
 
-/// What is being bought.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Purchase {
-    Topup { iccid: Iccid },
-    Order,
-}
-
-impl Purchase {
-    pub fn noun(&self) -> &'static str {
-        match self {
-            Purchase::Topup { .. } => "top-up",
-            Purchase::Order => "order",
-        }
-    }
-
-    /// Said with every failure that happened before the payment went out (or that the server
-    /// answered: docs/api-contract.md, a failed request debits nothing), so nobody has to guess.
-    pub fn nothing_done(&self) -> &'static str {
-        match self {
-            Purchase::Topup { .. } => NOTHING_TOPPED_UP,
-            Purchase::Order => NOTHING_BOUGHT,
-        }
-    }
-}
-
-pub const NOTHING_TOPPED_UP: &str = "nothing was topped up";
-pub const NOTHING_BOUGHT: &str = "nothing was bought";
+pub use crate::domain::purchase::{NOTHING_BOUGHT, NOTHING_TOPPED_UP, Purchase};
 
 /// A failure where no money moved, in plain words: what went wrong, then `nothing` (one of the
 /// two above).
@@ -130,7 +103,7 @@ mod tests {
             message: message.into(),
         };
         let topup = Purchase::Topup {
-            iccid: Iccid::parse("8944100000000000000").unwrap(),
+            iccid: crate::domain::iccid::Iccid::parse("8944100000000000000").unwrap(),
         };
         assert!(explain(&api(402, "Insufficient balance"), &topup).starts_with("Insufficient balance"));
         assert!(explain(&api(404, "eSIM not found"), &topup).contains("not in your account"));

@@ -11,6 +11,7 @@ use super::client::{Client, PROFILE_UPDATE};
 use super::error::{ApiError, Endpoint};
 use super::model::{Order, OrderRequest, Placed, Profile, ProfileEnvelope, ProfileUpdate, TopupRequest};
 use crate::audit::{Entry, Stage};
+use crate::domain::iccid::Iccid;
 use crate::format::money::format_amount;
 use reqwest::Method;
 use rust_decimal::Decimal;
@@ -19,12 +20,8 @@ use std::collections::HashSet;
 pub const TOPUP: Endpoint = Endpoint::new("POST", "/portal/topups");
 pub const PLACE_ORDER: Endpoint = Endpoint::new("POST", "/portal/orders");
 
-/// What is bought.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Spend {
-    Topup(TopupRequest),
-    Order(OrderRequest),
-}
+use crate::domain::purchase::Purchase;
+pub use crate::domain::purchase::Spend;
 
 /// A payment asked of the client: what, its total as the user confirmed it (for the audit
 /// trail), and its idempotency key, made once and kept for any resend and lookup.
@@ -72,44 +69,44 @@ impl Payment {
     }
 
     pub fn slug(&self) -> &str {
-        match &self.spend {
-            Spend::Topup(r) => &r.slug,
-            Spend::Order(r) => &r.slug,
-        }
+        &self.spend.slug
     }
 
     pub fn iccid(&self) -> Option<&str> {
-        match &self.spend {
-            Spend::Topup(r) => Some(&r.iccid),
-            Spend::Order(_) => None,
-        }
+        self.spend.what.iccid().map(Iccid::as_str)
     }
 
     pub fn qty(&self) -> u32 {
-        match &self.spend {
-            Spend::Topup(r) => r.qty,
-            Spend::Order(r) => r.qty,
-        }
+        self.spend.qty
     }
 
     pub fn action(&self) -> &'static str {
-        match self.spend {
-            Spend::Topup(_) => "topup",
-            Spend::Order(_) => "order",
+        match self.spend.what {
+            Purchase::Topup { .. } => "topup",
+            Purchase::Order => "order",
         }
     }
 
     pub fn endpoint(&self) -> Endpoint {
-        match self.spend {
-            Spend::Topup(_) => TOPUP,
-            Spend::Order(_) => PLACE_ORDER,
+        match self.spend.what {
+            Purchase::Topup { .. } => TOPUP,
+            Purchase::Order => PLACE_ORDER,
         }
     }
 
+    /// The request's body, as the API reads it: made here, as it leaves.
     fn body(&self) -> Result<Vec<u8>, serde_json::Error> {
-        match &self.spend {
-            Spend::Topup(r) => serde_json::to_vec(r),
-            Spend::Order(r) => serde_json::to_vec(r),
+        let Spend { what, slug, qty } = &self.spend;
+        match what {
+            Purchase::Topup { iccid } => serde_json::to_vec(&TopupRequest {
+                iccid: iccid.to_string(),
+                slug: slug.clone(),
+                qty: *qty,
+            }),
+            Purchase::Order => serde_json::to_vec(&OrderRequest {
+                slug: slug.clone(),
+                qty: *qty,
+            }),
         }
     }
 }
@@ -183,15 +180,17 @@ pub enum Delivery {
 }
 
 impl Client {
-    /// Places a top-up (see `pay`).
+    /// Places a top-up (see `pay`); an ICCID that is not one is refused before anything is sent.
     pub async fn topup(&self, request: &TopupRequest) -> Result<Placed, ApiError> {
-        let payment = Payment::new(Spend::Topup(request.clone()), None);
+        let iccid = Iccid::parse(&request.iccid)
+            .map_err(|e| ApiError::Setup(format!("{:?} is not an ICCID: {e}", request.iccid)))?;
+        let payment = Payment::new(Spend::topup(iccid, &request.slug, request.qty), None);
         self.pay(&payment).await.map(|paid| paid.placed)
     }
 
     /// Places a new plan order (see `pay`).
     pub async fn place_order(&self, request: &OrderRequest) -> Result<Placed, ApiError> {
-        let payment = Payment::new(Spend::Order(request.clone()), None);
+        let payment = Payment::new(Spend::order(&request.slug, request.qty), None);
         self.pay(&payment).await.map(|paid| paid.placed)
     }
 

@@ -12,8 +12,9 @@ use super::changes::{Payment, Spend};
 use super::client::Client;
 use super::error::ApiError;
 use super::lock::{self, AccountLock};
-use super::model::{Order, OrderRequest, TopupRequest};
+use super::model::Order;
 use crate::audit::{self, Entry, Outcome, PaymentRecord, Stage, Trail};
+use crate::domain::iccid::Iccid;
 use chrono::{DateTime, Utc};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -406,16 +407,10 @@ pub(super) fn new_orders<'a>(
 
 /// The payment a trail record stands for, under its own key.
 fn payment_of(record: &PaymentRecord) -> Option<Payment> {
+    // The trail is a file: an ICCID in it that is not one stands for no payment we can settle.
     let spend = match (&record.action[..], &record.iccid) {
-        ("topup", Some(iccid)) => Spend::Topup(TopupRequest {
-            iccid: iccid.clone(),
-            slug: record.slug.clone(),
-            qty: record.quantity,
-        }),
-        ("order", _) => Spend::Order(OrderRequest {
-            slug: record.slug.clone(),
-            qty: record.quantity,
-        }),
+        ("topup", Some(iccid)) => Spend::topup(Iccid::parse(iccid).ok()?, &record.slug, record.quantity),
+        ("order", _) => Spend::order(&record.slug, record.quantity),
         _ => return None,
     };
     let total = record.total.as_deref().and_then(|t| t.parse().ok());

@@ -3,7 +3,7 @@
 //! `--yes`), the request is sent once, and a lost answer is looked up in the order list.
 
 use super::{CommandError, Output, print_json};
-use crate::api::model::{OrderRequest, Plan, TopupRequest};
+use crate::api::model::Plan;
 use crate::api::{ApiError, Client, Delivery, PLACE_ORDER, Payment, Spend, TOPUP};
 use crate::cli::SpendArgs;
 use crate::domain::iccid::Iccid;
@@ -72,12 +72,8 @@ async fn check_topup(
             slugs.join(", ")
         )));
     };
-    let request = TopupRequest {
-        iccid: iccid.to_string(),
-        slug: slug.to_string(),
-        qty: spend_args.qty,
-    };
-    let ready = check_and_ask(client, plan, spend_args, Spend::Topup(request)).await?;
+    let spend = Spend::topup(iccid.clone(), slug, spend_args.qty);
+    let ready = check_and_ask(client, plan, spend_args, spend).await?;
     Ok((Purchase::Topup { iccid }, ready))
 }
 
@@ -92,11 +88,7 @@ async fn check_order(client: &Client, slug: &str, spend_args: &SpendArgs) -> Res
             "{slug:?} is a top-up plan: use esimdash topup --iccid …"
         )));
     }
-    let request = OrderRequest {
-        slug: slug.to_string(),
-        qty: spend_args.qty,
-    };
-    check_and_ask(client, plan, spend_args, Spend::Order(request)).await
+    check_and_ask(client, plan, spend_args, Spend::order(slug, spend_args.qty)).await
 }
 
 /// Checks the price and the balance, asks (or `--yes`), and reads what exists before sending.

@@ -10,7 +10,7 @@ use std::time::Duration;
 /// A top-up that only a scripted server sees.
 fn placeholder_topup() -> TopupRequest {
     TopupRequest {
-        iccid: "1".into(),
+        iccid: "8944100000000000018".into(),
         slug: "s".into(),
         qty: 1,
     }

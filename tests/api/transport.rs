@@ -119,7 +119,7 @@ async fn call(client: &Client, what: Call) -> Result<(), ApiError> {
         Call::Balance => client.balance().await.map(|b| assert_eq!(b.to_string(), "1.00")),
         Call::Topup => {
             let request = TopupRequest {
-                iccid: "8944100000000000011".into(),
+                iccid: "8944100000000000018".into(),
                 slug: "fr-topup-1gb".into(),
                 qty: 1,
             };

@@ -3,9 +3,10 @@
 //! payment answer is sent once more under its idempotency key only where the server honours keys.
 
 use crate::common::*;
-use esimdash::api::model::{EsimQuery, OrderQuery, OrderRequest, ProfileUpdate, TopupRequest};
+use esimdash::api::model::{EsimQuery, OrderQuery, ProfileUpdate, TopupRequest};
 use esimdash::api::{ApiError, Client, ClientOptions, Credentials, Delivery, Payment, Spend};
 use esimdash::audit::{self, Stage, Trail};
+use esimdash::domain::iccid::Iccid;
 use esimdash::sandbox::RunningSandbox;
 use rust_decimal::Decimal;
 use std::collections::HashSet;
@@ -41,14 +42,10 @@ async fn a_topup(sb: &RunningSandbox) -> (Payment, Decimal) {
         .to_string();
     let plan = client.topup_plans(&iccid).await.unwrap().remove(0);
     let total = plan.price.unwrap();
-    let request = TopupRequest {
-        iccid,
-        slug: plan.slug,
-        qty: 1,
-    };
+    let spend = Spend::topup(Iccid::parse(&iccid).unwrap(), plan.slug, 1);
     // The tests here pay the same top-up again on purpose: confirmed twice (the rule against an
     // accidental repeat is tested on its own, in settling.rs).
-    (Payment::new(Spend::Topup(request), Some(total)).again(), total)
+    (Payment::new(spend, Some(total)).again(), total)
 }
 
 fn stages(trail: &Trail) -> Vec<(Stage, Option<u32>)> {
@@ -74,13 +71,7 @@ async fn a_read_only_session_sends_no_write_and_says_which_setting() {
     );
     let (payment, _) = a_topup(&sb).await;
     let before = sb.api_requests_received();
-    let order = Payment::new(
-        Spend::Order(OrderRequest {
-            slug: payment.slug().to_string(),
-            qty: 1,
-        }),
-        None,
-    );
+    let order = Payment::new(Spend::order(payment.slug(), 1), None);
     for p in [&payment, &order] {
         let err = client.pay(p).await.unwrap_err();
         assert!(
@@ -327,11 +318,7 @@ async fn a_resend_is_settled_only_by_a_refusal_of_the_first_and_a_409_is_never_n
         );
         let topup = |qty| {
             Payment::new(
-                Spend::Topup(TopupRequest {
-                    iccid: "8944100000000000018".into(),
-                    slug: "x".into(),
-                    qty,
-                }),
+                Spend::topup(Iccid::parse("8944100000000000018").unwrap(), "x", qty),
                 Some(Decimal::ONE),
             )
         };

@@ -3,8 +3,9 @@
 
 use crate::common::*;
 use crossterm::event::KeyCode;
+use esimdash::api::Delivery;
 use esimdash::api::model::{EsimQuery, OrderRequest};
-use esimdash::api::{Delivery, Spend};
+use esimdash::domain::purchase::Purchase;
 use esimdash::tui::app::{Lookup, Overlay, PurchaseForm, Stage};
 use esimdash::tui::msg::Request;
 use rust_decimal::Decimal;
@@ -18,11 +19,11 @@ fn form(h: &Harness) -> &PurchaseForm {
 }
 
 fn is_topup(r: &Request) -> bool {
-    matches!(r, Request::Pay(p) if matches!(p.spend, Spend::Topup(_)))
+    matches!(r, Request::Pay(p) if matches!(p.spend.what, Purchase::Topup { .. }))
 }
 
 fn is_order(r: &Request) -> bool {
-    matches!(r, Request::Pay(p) if matches!(p.spend, Spend::Order(_)))
+    matches!(r, Request::Pay(p) if matches!(p.spend.what, Purchase::Order))
 }
 
 /// Harness on My eSIMs with the form open for the first eSIM that can be topped up.

@@ -11,7 +11,7 @@
 //! was read, with nothing in flight).
 
 use super::jobs::Outbox;
-use crate::api::model::{Order, OrderRequest, Plan, TopupRequest};
+use crate::api::model::{Order, Plan};
 use crate::api::{ApiError, Delivery, Payment, Spend};
 use crate::domain::iccid::Iccid;
 use crate::purchase::Purchase;
@@ -298,17 +298,10 @@ impl PurchaseForm {
 
     /// The payment for the confirmed choice, with a fresh idempotency key.
     fn payment(&self) -> Option<Payment> {
-        let plan = self.plan()?;
-        let spend = match self.iccid() {
-            Some(iccid) => Spend::Topup(TopupRequest {
-                iccid: iccid.to_string(),
-                slug: plan.slug.clone(),
-                qty: self.qty,
-            }),
-            None => Spend::Order(OrderRequest {
-                slug: plan.slug.clone(),
-                qty: self.qty,
-            }),
+        let spend = Spend {
+            what: self.what.clone(),
+            slug: self.plan()?.slug.clone(),
+            qty: self.qty,
         };
         Some(Payment::new(spend, self.total()))
     }
