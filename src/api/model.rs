@@ -164,6 +164,18 @@ pub struct Esim {
     pub raw_order_json: RawOrder,
 }
 
+/// What the attention rule reads of an eSIM: its status, its data used and its expiry.
+impl crate::domain::attention::Judged for Esim {
+    fn status(&self) -> &Status {
+        &self.record.status
+    }
+
+    fn limits(&self) -> crate::domain::attention::Limits {
+        let raw = &self.raw_order_json;
+        crate::domain::attention::Limits::new(raw.order_usage, raw.total_volume, raw.expired_time.at())
+    }
+}
+
 /// `rawOrderJson`: at least `iccid`, `qrCodeUrl`, `smdpStatus` (spec); the rest as upstream.
 /// Fields this version does not know are kept in `extra`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -3,7 +3,6 @@
 //! (`orderUsage`, `totalVolume`, `expiredTime`); the thresholds come from the config file.
 
 use super::status::Status;
-use crate::api::model::Esim;
 use chrono::{DateTime, Utc};
 
 /// The thresholds: used at least `used_pct` % of its data, or expiring within `days` days.
@@ -29,14 +28,31 @@ pub struct Limits {
 }
 
 impl Limits {
-    pub fn of(e: &Esim) -> Self {
-        let raw = &e.raw_order_json;
-        let used_pct = match (raw.order_usage, raw.total_volume) {
+    /// From the bytes used of the bytes bought, and when it expires.
+    pub fn new(used: Option<u64>, total: Option<u64>, expires: Option<DateTime<Utc>>) -> Self {
+        let used_pct = match (used, total) {
             (Some(used), Some(total)) if total > 0 => Some((u128::from(used) * 100 / u128::from(total)).min(100) as u8),
             _ => None,
         };
-        let expires = raw.expired_time.at().map(|t| t.timestamp());
-        Self { used_pct, expires }
+        Self {
+            used_pct,
+            expires: expires.map(|t| t.timestamp()),
+        }
+    }
+}
+
+/// What the rule is applied to: an eSIM record (the API's, in `api::model`) or a row of the index.
+pub trait Judged {
+    fn status(&self) -> &Status;
+    fn limits(&self) -> Limits;
+}
+
+impl<T: Judged> Judged for &T {
+    fn status(&self) -> &Status {
+        (**self).status()
+    }
+    fn limits(&self) -> Limits {
+        (**self).limits()
     }
 }
 
@@ -51,8 +67,8 @@ impl AttentionRule {
         data || time
     }
 
-    pub fn needs_esim(&self, e: &Esim, now: DateTime<Utc>) -> bool {
-        self.needs(&e.record.status, Limits::of(e), now)
+    pub fn needs_esim(&self, e: &impl Judged, now: DateTime<Utc>) -> bool {
+        self.needs(e.status(), e.limits(), now)
     }
 
     /// For titles and help: "≥ 80 % of data used or expiring within 3 days".
@@ -70,14 +86,23 @@ impl AttentionRule {
 mod tests {
     use super::*;
 
-    fn esim(status: &str, used: u64, total: u64, expires: &str) -> Esim {
-        serde_json::from_value(serde_json::json!({
-            "status": status,
-            "rawOrderJson": { "iccid": "8944100000000000011", "orderUsage": used, "totalVolume": total, "expiredTime": expires },
-        }))
-        .expect("an eSIM item")
+    struct Item(Status, Limits);
+
+    impl Judged for Item {
+        fn status(&self) -> &Status {
+            &self.0
+        }
+        fn limits(&self) -> Limits {
+            self.1
+        }
     }
 
+    fn esim(status: &str, used: u64, total: u64, expires: &str) -> Item {
+        let expires = DateTime::parse_from_rfc3339(expires)
+            .ok()
+            .map(|t| t.with_timezone(&Utc));
+        Item(Status::parse(status), Limits::new(Some(used), Some(total), expires))
+    }
     #[test]
     fn usable_and_near_a_limit() {
         let now = DateTime::parse_from_rfc3339("2026-11-21T12:00:00Z")

@@ -9,7 +9,7 @@
 pub mod store;
 
 use crate::api::model::Esim;
-use crate::domain::attention::{AttentionRule, Limits};
+use crate::domain::attention::{AttentionRule, Judged, Limits};
 use crate::domain::status::{Status, StatusFilter};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
@@ -101,7 +101,7 @@ impl Inventory {
                 e.raw_order_json.iccid.as_str(),
                 &e.record.status,
                 Package::of(e),
-                Limits::of(e),
+                e.limits(),
             );
         }
     }
