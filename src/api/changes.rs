@@ -342,7 +342,7 @@ impl Client {
             Ok((placed, replayed)) => {
                 let mut e = self.payment_entry(payment, Stage::Answered);
                 e.outcome = Some(if *replayed { "replayed" } else { "placed" }.to_string());
-                e.order_no = Some(placed.order.record.provider_order_no.clone());
+                e.order_no = Some(placed.order.record.provider_order_no.to_string());
                 e.balance_after = placed.balance_usd.map(format_amount);
                 e
             }
@@ -395,7 +395,7 @@ impl Client {
                     [one] => Ok(Some((*one).clone())),
                     many => Err(ApiError::Ambiguous {
                         endpoint: payment.endpoint(),
-                        orders: many.iter().map(|o| o.record.provider_order_no.clone()).collect(),
+                        orders: many.iter().map(|o| o.record.provider_order_no.to_string()).collect(),
                     }),
                 }
             });
@@ -403,7 +403,7 @@ impl Client {
         match &found {
             Ok(Some(order)) => {
                 entry.outcome = Some("the order list shows it placed".to_string());
-                entry.order_no = Some(order.record.provider_order_no.clone());
+                entry.order_no = Some(order.record.provider_order_no.to_string());
                 entry.settled = Some(true);
             }
             Ok(None) => {

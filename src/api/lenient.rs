@@ -94,3 +94,8 @@ pub fn u64_or_zero<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
 pub fn iccid<'de, D: Deserializer<'de>>(d: D) -> Result<crate::domain::iccid::EsimIccid, D::Error> {
     string(d).map(|text| crate::domain::iccid::EsimIccid::parse(&text))
 }
+
+/// An order number, read as text as tolerantly as `string`.
+pub fn order_no<'de, D: Deserializer<'de>>(d: D) -> Result<super::model::OrderNo, D::Error> {
+    string(d).map(super::model::OrderNo::from)
+}

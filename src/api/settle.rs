@@ -268,7 +268,7 @@ impl Client {
         if self.read_only().is_none() && fresh && self.honours_keys() && !crate::signals::stopping() {
             return match self.send_payment(&payment, record.attempts + 1).await {
                 Ok((placed, replayed)) => Ok(Found::Resent {
-                    order_no: placed.order.record.provider_order_no,
+                    order_no: placed.order.record.provider_order_no.to_string(),
                     replayed,
                 }),
                 Err(e) if e.refuses_a_resend() => Ok(Found::Refused(
@@ -298,9 +298,9 @@ impl Client {
             }
             [] => Found::NotPlaced,
             [one] => Found::Placed {
-                order_no: one.record.provider_order_no.clone(),
+                order_no: one.record.provider_order_no.to_string(),
             },
-            many => Found::Ambiguous(many.iter().map(|o| o.record.provider_order_no.clone()).collect()),
+            many => Found::Ambiguous(many.iter().map(|o| o.record.provider_order_no.to_string()).collect()),
         };
         let mut e = self.settled_entry(record, "the order list shows no such order");
         match &found {

@@ -127,7 +127,7 @@ async fn check_and_ask(
         .recent_orders_for(&plan.slug, iccid)
         .await?
         .into_iter()
-        .map(|o| o.record.provider_order_no)
+        .map(|o| o.record.provider_order_no.into())
         .collect();
     let payment = payment.with_orders_before(&before);
     let payment = if spend_args.again { payment.again() } else { payment };

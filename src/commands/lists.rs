@@ -340,7 +340,7 @@ fn order_table(orders: &[Order]) -> String {
     t.colour_status(2);
     for o in orders {
         t.row(vec![
-            o.record.provider_order_no.clone(),
+            o.record.provider_order_no.to_string(),
             o.created_at.short(),
             o.record.status.to_string(),
             o.record.package_name.clone(),

@@ -91,7 +91,7 @@ pub fn plan_fields(p: &Plan) -> Fields {
 pub fn order_fields(o: &Order) -> Fields {
     let r = &o.record;
     let mut rows = vec![
-        ("Order number", r.provider_order_no.clone()),
+        ("Order number", r.provider_order_no.to_string()),
         ("Created", o.created_at.short()),
         ("Status", r.status.to_string()),
         ("Package", r.package_name.clone()),
@@ -116,7 +116,7 @@ pub fn esim_fields(e: &Esim) -> Fields {
         ("Status", e.record.status.to_string()),
         ("SM-DP+ status", raw.smdp_status.clone()),
         ("Package", e.record.package_name.clone()),
-        ("Order number", e.record.provider_order_no.clone()),
+        ("Order number", e.record.provider_order_no.to_string()),
         ("Location", location_with_code(&e.record.location_code)),
         ("Data used", usage(raw.order_usage, raw.total_volume)),
         ("Expires", raw.expired_time.short()),

@@ -126,7 +126,7 @@ pub async fn execute(client: &Client, request: &Request) -> Result<Payload, ApiE
                 .recent_orders_for(slug, iccid.as_ref().map(Iccid::as_str))
                 .await?
                 .into_iter()
-                .map(|o| o.record.provider_order_no)
+                .map(|o| o.record.provider_order_no.into())
                 .collect(),
         ),
         Request::Pay(payment) => Payload::Paid(client.pay(payment).await?),

@@ -104,7 +104,7 @@ async fn globex_can_read_nothing_of_acme_and_cannot_top_up_its_esims() {
     );
     // Searching for Acme's order number as Globex finds nothing.
     let q = esimdash::api::model::OrderQuery {
-        q: Some(acme_numbers[0].clone()),
+        q: Some(acme_numbers[0].to_string()),
         ..Default::default()
     };
     assert_eq!(globex.orders(&q).await.unwrap().total, 0);

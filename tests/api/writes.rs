@@ -133,7 +133,7 @@ async fn the_trail_holds_each_stage_of_a_top_up_a_lost_answer_and_its_lookup() {
         .await
         .unwrap()
         .into_iter()
-        .map(|o| o.record.provider_order_no)
+        .map(|o| o.record.provider_order_no.into())
         .collect();
     let balance = client.balance().await.unwrap();
     sb.lose_next_writes(1);

@@ -36,7 +36,7 @@ async fn ledger(client: &Client) -> (HashSet<String>, Decimal) {
         };
         let answer = patiently(|| client.orders(&query)).await;
         let last = answer.orders.len() < 100;
-        numbers.extend(answer.orders.into_iter().map(|o| o.record.provider_order_no));
+        numbers.extend(answer.orders.into_iter().map(|o| o.record.provider_order_no.into()));
         if last {
             break;
         }

@@ -79,7 +79,8 @@ async fn a_top_up_offers_only_the_api_plans_debits_once_and_enter_hammered_sends
     assert_eq!(*balance, Some(before - total));
     insta::assert_snapshot!(
         "purchase_done",
-        h.screen(100, 30).replace(&order.record.provider_order_no, "B-NEW")
+        h.screen(100, 30)
+            .replace(order.record.provider_order_no.as_str(), "B-NEW")
     );
     assert_eq!(
         h.api().balance().await.unwrap(),
@@ -226,7 +227,8 @@ async fn a_lost_answer_is_not_resent_and_the_placed_top_up_is_found() {
     assert_eq!(order.iccid, iccid);
     insta::assert_snapshot!(
         "purchase_unknown_found",
-        h.screen(100, 30).replace(&order.record.provider_order_no, "B-NEW")
+        h.screen(100, 30)
+            .replace(order.record.provider_order_no.as_str(), "B-NEW")
     );
     let topups = h.api().recent_orders_for(&order.record.slug, None).await.unwrap();
     assert_eq!(

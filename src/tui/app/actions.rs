@@ -243,7 +243,7 @@ impl App {
         match action {
             Action::TopUp if context == Context::OrderDetail => {
                 if let Some(Overlay::OrderDetail(order)) = self.mode.overlay() {
-                    let number = order.record.provider_order_no.clone();
+                    let number = order.record.provider_order_no.to_string();
                     self.top_up_order(Some(&number), now);
                 }
             }

@@ -184,7 +184,7 @@ impl App {
             Payload::OrderNumbers(numbers) => form.orders_before(numbers),
             Payload::Paid(paid) => {
                 let placed = paid.placed;
-                let number = placed.order.record.provider_order_no.clone();
+                let number = placed.order.record.provider_order_no.to_string();
                 let balance = placed.balance_usd;
                 form.paid(placed.order, balance, paid.delivery);
                 self.money_moved(balance);

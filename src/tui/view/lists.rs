@@ -21,7 +21,7 @@ pub fn short_time(time: &crate::api::Timestamp) -> String {
 fn order_cells(o: &Order) -> Vec<String> {
     let r = &o.record;
     vec![
-        r.provider_order_no.clone(),
+        r.provider_order_no.to_string(),
         short_time(&o.created_at),
         r.status.as_str().to_string(),
         r.package_name.clone(),

@@ -153,6 +153,6 @@ impl TabState for Orders {
     }
 
     fn top_up(&self) -> TopUpOf {
-        TopUpOf::Order(self.list.selected().map(|o| o.record.provider_order_no.clone()))
+        TopUpOf::Order(self.list.selected().map(|o| o.record.provider_order_no.to_string()))
     }
 }
