@@ -1,5 +1,7 @@
 //! esimdash: a terminal dashboard, one-shot commands and a sandbox server for the Reseller eSIM
-//! Sales API v1. The architecture is described in DESIGN.md (in the shared folder) and README.
+//! Sales API v1. README (Layout) describes the architecture.
+
+#![warn(clippy::too_many_lines)]
 
 pub mod api;
 pub mod audit;

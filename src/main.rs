@@ -1,6 +1,8 @@
 //! Parses the command line, starts logging, and dispatches: the dashboard (no command), a
 //! one-shot command, or the sandbox. `--demo` points the first two at an in-process sandbox.
 
+#![warn(clippy::too_many_lines)]
+
 use clap::Parser;
 use esimdash::cli::{Cli, Command};
 use esimdash::commands::{self, CommandError, Output};
