@@ -155,7 +155,7 @@ pub mod guard {
 /// Nothing with a control or bidirectional character is ever copied, whatever asked for it: a
 /// pasted newline runs a shell's line, an escape sequence acts on the terminal it is pasted in.
 pub fn refuse_unsafe(text: &str) -> Result<(), String> {
-    match text.chars().find(|&c| crate::format::text::is_unsafe(c)) {
+    match text.chars().find(|&c| crate::text::is_unsafe(c)) {
         Some(c) => Err(format!("the text holds a control character (U+{:04X})", u32::from(c))),
         None => Ok(()),
     }

@@ -21,4 +21,5 @@ pub mod qr;
 pub mod sandbox;
 pub mod session;
 pub mod signals;
+pub mod text;
 pub mod tui;

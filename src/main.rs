@@ -137,7 +137,7 @@ fn fail(error: &CommandError, output: &Output) -> ExitCode {
         writeln!(
             stderr,
             "{}",
-            esimdash::format::text::json_line(&json).unwrap_or_else(|_| json.to_string())
+            esimdash::text::json_line(&json).unwrap_or_else(|_| json.to_string())
         )
     } else {
         writeln!(stderr, "esimdash: {error}")

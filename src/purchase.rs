@@ -3,8 +3,8 @@
 //! topped up when its status says so.
 
 use crate::api::ApiError;
+use crate::domain::money::format_amount;
 use crate::domain::status::Status;
-use crate::format::money::format_amount;
 use rust_decimal::Decimal;
 
 pub use crate::domain::purchase::{NOTHING_BOUGHT, NOTHING_TOPPED_UP, Purchase};

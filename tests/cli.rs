@@ -1042,7 +1042,7 @@ async fn json_and_tables_never_pass_control_or_bidi_characters_to_the_terminal()
     let base = format!("http://{}/api/v1", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await });
     let home = tempfile::tempdir().unwrap();
-    let unsafe_char = |c: char| esimdash::format::text::is_unsafe(c) && c != '\n';
+    let unsafe_char = |c: char| esimdash::text::is_unsafe(c) && c != '\n';
     let with = |args: &[&str]| {
         let mut cmd = esimdash(&home);
         cmd.env("ESIMDASH_BASE_URL", &base)

@@ -12,7 +12,7 @@ use super::error::{ApiError, Endpoint};
 use super::model::{Order, OrderRequest, Placed, Profile, ProfileEnvelope, ProfileUpdate, TopupRequest};
 use crate::audit::{Entry, Stage};
 use crate::domain::iccid::Iccid;
-use crate::format::money::format_amount;
+use crate::domain::money::format_amount;
 use reqwest::Method;
 use rust_decimal::Decimal;
 use std::collections::HashSet;

@@ -8,7 +8,7 @@ use super::error::{ApiError, Endpoint, RedirectRefused};
 use super::model::{self, Esim, EsimPage, EsimQuery, Order, OrderPage, OrderQuery, Plan, Profile};
 use super::{BaseUrl, Credentials, Pacer};
 use crate::domain::status::StatusFilter;
-use crate::format::text;
+use crate::text;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, LOCATION, RETRY_AFTER};
 use reqwest::{Method, StatusCode, Url};
 use rust_decimal::Decimal;

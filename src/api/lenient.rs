@@ -68,12 +68,10 @@ pub fn opt_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error>
             if v.trim().is_empty() {
                 return Ok(None);
             }
-            v.trim().parse().map(Some).map_err(|_| {
-                E::custom(format!(
-                    "{:?} is not a whole number",
-                    crate::format::text::excerpt(v, 30)
-                ))
-            })
+            v.trim()
+                .parse()
+                .map(Some)
+                .map_err(|_| E::custom(format!("{:?} is not a whole number", crate::text::excerpt(v, 30))))
         }
         fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
             Ok(None)
@@ -96,6 +94,6 @@ pub fn iccid<'de, D: Deserializer<'de>>(d: D) -> Result<crate::domain::iccid::Es
 }
 
 /// An order number, read as text as tolerantly as `string`.
-pub fn order_no<'de, D: Deserializer<'de>>(d: D) -> Result<super::model::OrderNo, D::Error> {
-    string(d).map(super::model::OrderNo::from)
+pub fn order_no<'de, D: Deserializer<'de>>(d: D) -> Result<crate::domain::order_no::OrderNo, D::Error> {
+    string(d).map(crate::domain::order_no::OrderNo::from)
 }

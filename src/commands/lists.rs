@@ -323,7 +323,7 @@ pub async fn esims(
 
 /// Whether the tables on stdout get colours.
 fn coloured() -> bool {
-    std::io::stdout().is_terminal() && crate::format::text::colour_allowed()
+    std::io::stdout().is_terminal() && crate::text::colour_allowed()
 }
 
 fn order_table(orders: &[Order]) -> String {

@@ -27,7 +27,7 @@ pub fn listen(client: &Client, output: &Output) {
         Notice::Settled(settled) => {
             if as_json {
                 let value = settled.to_json();
-                let line = crate::format::text::json_line(&serde_json::json!({ "settled": value }));
+                let line = crate::text::json_line(&serde_json::json!({ "settled": value }));
                 let _ = writeln!(std::io::stderr(), "{}", line.unwrap_or_default());
                 SETTLED
                     .lock()

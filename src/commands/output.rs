@@ -43,7 +43,7 @@ pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<(), CommandErr
     let mut value = serde_json::to_value(value).map_err(|e| CommandError::Usage(e.to_string()))?;
     add_settled_earlier(&mut value);
     // One compact line a document: what `jq`, `grep` and line-based scripts take best.
-    let text = crate::format::text::json_line(&value).map_err(|e| CommandError::Usage(e.to_string()))?;
+    let text = crate::text::json_line(&value).map_err(|e| CommandError::Usage(e.to_string()))?;
     println!("{text}");
     Ok(())
 }

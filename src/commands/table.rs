@@ -3,7 +3,7 @@
 
 use crate::domain::status::Status;
 use crate::format::records::{StatusTone, status_tone};
-use crate::format::text::safe_fit;
+use crate::text::safe_fit;
 use unicode_width::UnicodeWidthStr;
 
 #[derive(Clone, Copy, PartialEq, Eq)]

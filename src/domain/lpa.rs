@@ -72,7 +72,7 @@ impl ActivationCode {
 pub fn checked_code(code: &str) -> Result<String, String> {
     match ActivationCode::parse(code) {
         Some(_) => Ok(code.trim().to_string()),
-        None if code.chars().any(crate::format::text::is_unsafe) => {
+        None if code.chars().any(crate::text::is_unsafe) => {
             Err("the API's activation code holds control characters: it is not an LPA:1$… code".to_string())
         }
         None => Err("the API's activation code is not an LPA:1$… code".to_string()),

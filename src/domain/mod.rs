@@ -8,6 +8,7 @@ pub mod iccid;
 pub mod location;
 pub mod lpa;
 pub mod money;
+pub mod order_no;
 pub mod profile_fields;
 pub mod purchase;
 pub mod status;

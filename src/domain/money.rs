@@ -13,7 +13,7 @@ pub fn parse_decimal(text: &str) -> Result<Decimal, String> {
     } else {
         Decimal::from_str(text)
     };
-    parsed.map_err(|_| format!("{:?} is not a decimal amount", crate::format::text::excerpt(text, 40)))
+    parsed.map_err(|_| format!("{:?} is not a decimal amount", crate::text::excerpt(text, 40)))
 }
 
 /// Reads one JSON value (number, string or null) as an optional decimal, from its raw text.
@@ -32,7 +32,7 @@ fn from_raw(raw: &RawValue) -> Result<Option<Decimal>, String> {
         Some(b'-' | b'0'..=b'9') => parse_decimal(text).map(Some),
         _ => Err(format!(
             "expected an amount (number or decimal string), found {}",
-            crate::format::text::excerpt(text, 40)
+            crate::text::excerpt(text, 40)
         )),
     }
 }
@@ -74,6 +74,13 @@ pub fn at_least_cents(value: Decimal) -> Decimal {
         v.rescale(2);
     }
     v
+}
+
+/// An amount as text, as the API writes it and as people read it: `5` → `5.00`, `0.125` →
+/// `0.125` (at least two decimals, never rounded). The one place an amount becomes text; the
+/// wire, the messages and `format::money` all use it.
+pub fn format_amount(value: Decimal) -> String {
+    at_least_cents(value).to_string()
 }
 
 /// Rounds half away from zero to cents, always with two decimals (`20` → `20.00`): how the

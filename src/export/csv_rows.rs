@@ -8,7 +8,7 @@
 //! from exact decimals and integers, never from the API's text, so `-1.50` stays `-1.50`.
 
 use crate::api::model::{Esim, Order, Plan};
-use crate::format::text::sanitize;
+use crate::text::sanitize;
 use rust_decimal::Decimal;
 use std::io::Write;
 

@@ -1,9 +1,8 @@
-//! How things read to a person, on a terminal or in a table: records as labelled fields, money,
-//! data volumes, dates and statuses; and text from outside made safe to show (no control or
-//! bidirectional characters reach the terminal). One place, so the commands and the dashboard
-//! say the same thing the same way.
+//! How things read to a person, on a terminal or in a table: the API's records as labelled
+//! fields, money, data volumes, dates and statuses. One place, so the commands and the
+//! dashboard say the same thing the same way. (Text from outside made safe to show is `text`,
+//! below everything, since the client and the domain need it too.)
 
 pub mod money;
 pub mod records;
-pub mod text;
 pub mod volume;

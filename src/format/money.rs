@@ -1,13 +1,9 @@
-//! Money as people read it, in the commands' tables and on every screen: the one place an
-//! amount is turned into text (the form the API's decimal strings have too).
+//! Money as people read it, in the commands' tables and on every screen: an amount absent or
+//! with its currency. The amount's own text is `domain::money::format_amount`, the one place an
+//! amount becomes text (the form the API's decimal strings have too).
 
-use crate::domain::money::at_least_cents;
+pub use crate::domain::money::format_amount;
 use rust_decimal::Decimal;
-
-/// `5` → `5.00`, `0.125` → `0.125`: at least two decimals, never rounded.
-pub fn format_amount(value: Decimal) -> String {
-    at_least_cents(value).to_string()
-}
 
 /// `12.50`, or `-` when absent.
 pub fn amount(value: Option<Decimal>) -> String {

@@ -147,7 +147,7 @@ pub async fn update_profile(
     {
         return Err(Failure::bad_request(format!(
             "Unknown field: {}",
-            crate::format::text::excerpt(unknown, 40)
+            crate::text::excerpt(unknown, 40)
         )));
     }
     let field = |name: &str| -> Result<Option<String>, Failure> {
@@ -181,7 +181,7 @@ pub async fn update_profile(
 /// `GET /reseller/balance`.
 pub async fn balance(State(s): State<Arc<Shared>>, Extension(caller): Extension<Caller>) -> Answer {
     let data = s.lock();
-    let balance = crate::format::money::format_amount(data.reseller_view(caller.reseller).balance);
+    let balance = crate::domain::money::format_amount(data.reseller_view(caller.reseller).balance);
     Ok(Json(wire::Balance { balance_usd: balance }).into_response())
 }
 
@@ -216,7 +216,7 @@ fn placed(order: &super::store::OrderRecord, balance: rust_decimal::Decimal) -> 
     let body = wire::Placed {
         ok: true,
         order: wire::order(order),
-        balance_usd: crate::format::money::format_amount(balance),
+        balance_usd: crate::domain::money::format_amount(balance),
     };
     (StatusCode::CREATED, Json(body)).into_response()
 }

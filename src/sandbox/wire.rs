@@ -3,7 +3,7 @@
 
 use super::store::{EsimRecord, OrderRecord, PlanRecord, Reseller};
 use crate::domain::money;
-use crate::format::money::format_amount;
+use crate::domain::money::format_amount;
 use chrono::SecondsFormat;
 use rust_decimal::Decimal;
 use serde::Serialize;

@@ -152,7 +152,7 @@ fn hostile_bodies_are_errors_not_panics_and_never_guessed_money() {
     // Control characters inside strings decode (JSON allows escapes) but are kept for the view to
     // sanitise, not dropped.
     let p: Profile = serde_json::from_str(r#"{"name":"a\u001b[2Jb","balanceUsd":"1"}"#).unwrap();
-    assert_eq!(esimdash::format::text::sanitize(&p.name), "a\u{FFFD}[2Jb");
+    assert_eq!(esimdash::text::sanitize(&p.name), "a\u{FFFD}[2Jb");
 }
 
 mod arbitrary_json {

@@ -5,7 +5,7 @@
 
 use crate::common::*;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use esimdash::format::text::grouped;
+use esimdash::text::grouped;
 use esimdash::tui::app::{Mode, Overlay, Tone};
 use esimdash::tui::msg::{Effect, Msg, Request};
 use std::time::{Duration, Instant};

@@ -7,7 +7,7 @@ use super::{App, Halt, MAX_QTY, Motion, Outbox, ProfileForm, PurchaseForm, Tab, 
 use crate::clipboard::guard;
 use crate::domain::iccid::{EsimIccid, Iccid};
 use crate::domain::status::StatusFilter;
-use crate::format::text::grouped;
+use crate::text::grouped;
 use crate::tui::keymap::{Action, Chord, Context};
 use crate::tui::msg::{Effect, Request};
 use crossterm::event::{KeyEvent, MouseButton, MouseEvent, MouseEventKind};

@@ -60,7 +60,7 @@ impl TextInput {
             let kept = match c {
                 _ if line_break && after_break => None,
                 '\n' | '\r' | '\t' => Some(' '),
-                c if crate::format::text::is_unsafe(c) => None,
+                c if crate::text::is_unsafe(c) => None,
                 c => Some(c),
             };
             after_break = line_break;

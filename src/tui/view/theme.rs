@@ -13,7 +13,7 @@ impl Theme {
     /// Colours unless `NO_COLOR` is set to anything non-empty (no-color.org).
     pub fn from_env() -> Self {
         Self {
-            color: crate::format::text::colour_allowed(),
+            color: crate::text::colour_allowed(),
         }
     }
 

@@ -4,7 +4,7 @@
 use super::theme::Theme;
 use crate::domain::status::Status;
 use crate::format::records::status_tone;
-use crate::format::text::{safe_fit, sanitize};
+use crate::text::{safe_fit, sanitize};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::{Line, Span};
