@@ -57,19 +57,6 @@ pub enum Request {
 }
 
 impl Request {
-    /// The tab whose view asked for it: its answer is wanted only while that tab is shown.
-    pub fn tab(&self) -> Option<crate::tui::app::Tab> {
-        use crate::tui::app::Tab;
-        match self {
-            Request::Orders(_) => Some(Tab::Orders),
-            Request::Esims(_)
-            | Request::EsimScan { .. }
-            | Request::FindEsim { .. }
-            | Request::ActivationCode { .. } => Some(Tab::Esims),
-            _ => None,
-        }
-    }
-
     /// Whether the request changes something on the server (never sent again by itself).
     pub fn writes(&self) -> bool {
         matches!(self, Request::UpdateProfile(_) | Request::Pay(_))

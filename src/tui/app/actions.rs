@@ -22,7 +22,7 @@ impl App {
         let contexts = if matches!(self.account.halt, Some(Halt::Unauthorized { .. })) {
             vec![Context::Banner]
         } else {
-            self.mode.contexts(self.tab_state())
+            self.mode.contexts(self.tab_state().browse_contexts())
         };
         let (first, rest) = match contexts.split_first() {
             Some((first, rest)) => (Some(*first), rest),

@@ -5,7 +5,6 @@ use super::jobs::Outbox;
 use super::profile_form::ProfileForm;
 use super::purchase_form::{Lookup, PurchaseForm, Stage};
 use super::remote::Remote;
-use super::tabs::TabState;
 use crate::api::model::{Order, Plan};
 use crate::domain::status::StatusFilter;
 use crate::tui::keymap::Context;
@@ -72,12 +71,8 @@ pub enum Mode {
 impl Mode {
     /// The contexts whose keys apply, first match wins. While typing, printable keys edit the
     /// text before the later contexts are asked.
-    pub fn contexts(&self, tab: &dyn TabState) -> Vec<Context> {
-        let browse = if tab.has_list() {
-            vec![tab.context(), Context::List, Context::Global]
-        } else {
-            vec![tab.context(), Context::Global]
-        };
+    /// `browse`: the contexts of the tab shown (`TabState::browse_contexts`).
+    pub fn contexts(&self, browse: Vec<Context>) -> Vec<Context> {
         match self {
             Mode::Browse => browse,
             Mode::Typing => vec![Context::Typing, Context::List, Context::Global],

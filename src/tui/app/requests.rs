@@ -50,7 +50,7 @@ impl App {
     /// Whether the screen still needs this read's answer (writes are always awaited): a tab's
     /// read, while that tab is shown and still wants it.
     fn still_wanted(&self, request: &Request) -> bool {
-        match request.tab() {
+        match owner(request) {
             Some(tab) => tab == self.tab && self.account.tabs.get(tab).still_wants(request),
             None => true,
         }
@@ -269,5 +269,17 @@ impl App {
             _ => return false,
         }
         true
+    }
+}
+
+/// The tab whose view asks for a request: its answer is wanted only while that tab is shown.
+fn owner(request: &Request) -> Option<super::Tab> {
+    use super::Tab;
+    match request {
+        Request::Orders(_) => Some(Tab::Orders),
+        Request::Esims(_) | Request::EsimScan { .. } | Request::FindEsim { .. } | Request::ActivationCode { .. } => {
+            Some(Tab::Esims)
+        }
+        _ => None,
     }
 }

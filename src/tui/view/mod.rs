@@ -180,7 +180,7 @@ fn key_hints(app: &App) -> String {
     if matches!(app.halt(), Some(Halt::Unauthorized { .. })) {
         return app.keymap().hints(&[Context::Banner], false);
     }
-    let contexts = app.mode().contexts(app.tab_state());
+    let contexts = app.mode().contexts(app.tab_state().browse_contexts());
     if contexts.is_empty() {
         return "sending: no key can send it again".to_string();
     }

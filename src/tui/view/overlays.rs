@@ -214,7 +214,7 @@ fn draw_profile_form(frame: &mut Frame, area: Rect, form: &ProfileForm, app: &Ap
 /// its modes), from the keymap in force, so a rebound key shows as rebound.
 fn draw_help(frame: &mut Frame, area: Rect, app: &App, scroll: u16, theme: &Theme) {
     let tab = app.tab_state();
-    let mut contexts = crate::tui::app::Mode::Browse.contexts(tab);
+    let mut contexts = crate::tui::app::Mode::Browse.contexts(tab.browse_contexts());
     contexts.push(Context::Typing);
     contexts.extend(tab.views());
     let mut lines = Vec::new();

@@ -71,6 +71,15 @@ pub trait TabState {
         Vec::new()
     }
 
+    /// The contexts whose keys apply while the tab is browsed, first match wins.
+    fn browse_contexts(&self) -> Vec<Context> {
+        if self.has_list() {
+            vec![self.context(), Context::List, Context::Global]
+        } else {
+            vec![self.context(), Context::Global]
+        }
+    }
+
     /// Whether the tab shows a list: the list keys apply and a search can start.
     fn has_list(&self) -> bool {
         true
