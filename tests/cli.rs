@@ -1089,3 +1089,28 @@ fn the_sandbox_chaos_rate_is_a_share() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("is not a share from 0 to 1"), "{}", stderr(&out));
 }
+
+/// A script that reads only the start of the output (`esimdash … | head`): esimdash ends quietly
+/// when the pipe closes, as Unix tools do, instead of panicking on the write.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reader_that_stops_early_ends_the_command_quietly() {
+    use std::io::Read;
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    for args in [&["plans", "--json"][..], &["esims", "--all"][..]] {
+        let mut cmd = esimdash(&home);
+        acme(&mut cmd, &sb)
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let mut start = [0u8; 10];
+        child.stdout.take().unwrap().read_exact(&mut start).unwrap();
+        // The reader is gone: the rest of the output meets a closed pipe.
+        let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+            .await
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}

@@ -6,6 +6,7 @@ use super::{CommandError, Output, print_json};
 use crate::api::model::Plan;
 use crate::api::{ApiError, Client, Delivery, PLACE_ORDER, Payment, Spend, TOPUP};
 use crate::cli::SpendArgs;
+use crate::commands::output::outln;
 use crate::domain::iccid::Iccid;
 use crate::format::money::format_amount;
 use crate::purchase::{
@@ -183,7 +184,7 @@ async fn pay(
                 return print_json(&value);
             }
             if let Delivery::Resent { replayed } = paid.delivery {
-                println!(
+                outln!(
                     "The first answer was lost; the {} was sent once more under the same idempotency key, and the server {}.",
                     what.noun(),
                     if replayed {
@@ -194,7 +195,7 @@ async fn pay(
                 );
             }
             let placed = &paid.placed;
-            println!(
+            outln!(
                 "Placed: order {} ({} × {}, {} USD). Balance: {} USD.",
                 placed.order.record.provider_order_no,
                 qty,
@@ -249,7 +250,7 @@ async fn look_up(
             if output.is_json() {
                 return print_json(&json!({ "outcome": "placed", "order": order, "delivery": "looked_up" }));
             }
-            println!(
+            outln!(
                 "No answer came ({error}); {how}. It shows the {noun} was placed: order {}.",
                 order.record.provider_order_no
             );

@@ -9,6 +9,7 @@ use crate::api::Client;
 use crate::api::model::{Esim, EsimQuery, Order, OrderQuery, Plan};
 use crate::api::pages::{Listing, Page, Progress};
 use crate::cli::ListArgs;
+use crate::commands::output::{out, outln};
 use crate::domain::attention::AttentionRule;
 use crate::domain::status::StatusFilter;
 use crate::export::csv_rows::{self, writer};
@@ -173,7 +174,7 @@ pub async fn plans(client: &Client, location: Option<&str>, output: &Output) -> 
         }
         Output::Json => print_json(&json!({ "data": plans })),
         Output::Human => {
-            print!("{}", plan_table(&plans));
+            out!("{}", plan_table(&plans));
             Ok(())
         }
     }
@@ -197,8 +198,8 @@ pub async fn orders(client: &Client, query: OrderQuery, list: &ListArgs, output:
     if output.is_json() {
         return print_json(&json!({ "orders": all, "total": progress.total }));
     }
-    print!("{}", order_table(&all));
-    println!("{} orders", all.len());
+    out!("{}", order_table(&all));
+    outln!("{} orders", all.len());
     Ok(())
 }
 
@@ -223,8 +224,8 @@ fn print_page<T>(
         }
         Output::Json => print_json(page),
         Output::Human => {
-            print!("{}", table(items));
-            println!("{footer}");
+            out!("{}", table(items));
+            outln!("{footer}");
             Ok(())
         }
     }
@@ -308,15 +309,15 @@ pub async fn esims(
         }
         return print_json(&out);
     }
-    print!("{}", esim_table(&all));
+    out!("{}", esim_table(&all));
     match attention {
-        Some(rule) => println!(
+        Some(rule) => outln!(
             "{} of {} eSIMs need attention ({})",
             all.len(),
             progress.items,
             rule.describe()
         ),
-        None => println!("{} eSIMs", all.len()),
+        None => outln!("{} eSIMs", all.len()),
     }
     Ok(())
 }

@@ -28,6 +28,7 @@ pub fn run_local(command: &Command, output: &Output) -> Option<Result<(), Comman
 use crate::api::model::{Esim, EsimQuery, OrderQuery, Plan, ProfileUpdate};
 use crate::api::{ApiError, Client};
 use crate::cli::{Command, ProfileAction};
+use crate::commands::output::{out, outln};
 use crate::config::{ConfigError, Preferences};
 use crate::domain::iccid::Iccid;
 use crate::format::money::format_amount;
@@ -225,7 +226,7 @@ async fn balance(client: &Client, output: &Output) -> Result<(), CommandError> {
     if output.is_json() {
         return print_json(&json!({ "balanceUsd": format_amount(balance) }));
     }
-    println!("Balance: {} USD", format_amount(balance));
+    outln!("Balance: {} USD", format_amount(balance));
     Ok(())
 }
 
@@ -234,7 +235,7 @@ async fn plan(client: &Client, slug: &str, output: &Output) -> Result<(), Comman
     if output.is_json() {
         return print_json(&json!({ "data": plan }));
     }
-    print!("{}", plan_detail(&plan));
+    out!("{}", plan_detail(&plan));
     Ok(())
 }
 
@@ -243,7 +244,7 @@ async fn esim(client: &Client, iccid: &str, output: &Output) -> Result<(), Comma
     if output.is_json() {
         return print_json(&json!({ "esim": esim }));
     }
-    print!("{}", esim_detail(&esim));
+    out!("{}", esim_detail(&esim));
     Ok(())
 }
 
@@ -273,7 +274,7 @@ async fn profile(client: &Client, action: Option<&ProfileAction>, output: &Outpu
     if output.is_json() {
         return print_json(&json!({ "profile": profile }));
     }
-    print!("{}", fields_table(records::profile_fields(&profile)));
+    out!("{}", fields_table(records::profile_fields(&profile)));
     Ok(())
 }
 

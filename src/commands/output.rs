@@ -4,6 +4,7 @@
 use super::CommandError;
 use super::notices::add_settled_earlier;
 use crate::cli::{Cli, Command, OutputArgs};
+use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +45,32 @@ pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<(), CommandErr
     add_settled_earlier(&mut value);
     // One compact line a document: what `jq`, `grep` and line-based scripts take best.
     let text = crate::text::json_line(&value).map_err(|e| CommandError::Usage(e.to_string()))?;
-    println!("{text}");
+    outln!("{text}");
     Ok(())
 }
+
+/// Writes to stdout. When the reader has gone (a closed pipe: `esimdash … | head`), the command
+/// ends quietly, as Unix tools do, where `print!` would panic; what it did before printing
+/// (a payment, and its line in the trail) is done already.
+pub(crate) fn write_out(args: std::fmt::Arguments<'_>) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("esimdash: could not write the result: {e}");
+        std::process::exit(74);
+    }
+}
+
+/// `print!` that ends the command quietly on a closed pipe (see `write_out`).
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::commands::output::write_out(format_args!($($arg)*)) };
+}
+
+/// `println!` that ends the command quietly on a closed pipe (see `write_out`).
+macro_rules! outln {
+    ($($arg:tt)*) => { $crate::commands::output::write_out(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+pub(crate) use {out, outln};

@@ -6,6 +6,7 @@ use super::table::{Align, Table};
 use super::{CommandError, Output, print_json};
 use crate::api::Client;
 use crate::api::model::Esim;
+use crate::commands::output::{out, outln};
 use crate::domain::lpa::{ActivationCode, apple_install_link};
 use crate::export::file::{self, Existing};
 use crate::qr::{FILE_SCALE, FILE_SIZE_MM, QrMatrix};
@@ -68,16 +69,16 @@ pub async fn run(
                 "the activation code of {iccid} is not an LPA code, so it has no install link"
             ))
         })?;
-        println!("{link}");
+        outln!("{link}");
         return Ok(());
     }
     if !written.is_empty() {
         for path in &written {
-            println!("Wrote {} (QR code of eSIM {iccid})", path.display());
+            outln!("Wrote {} (QR code of eSIM {iccid})", path.display());
         }
         return Ok(());
     }
-    print!("{}", qr_text(&matrix.to_half_blocks(), std::io::stdout().is_terminal()));
+    out!("{}", qr_text(&matrix.to_half_blocks(), std::io::stdout().is_terminal()));
     let mut t = Table::new(&[("FIELD", Align::Left), ("VALUE", Align::Left)]);
     t.row(vec!["ICCID".into(), iccid.to_string()]);
     t.row(vec!["Activation code".into(), code.clone()]);
@@ -88,7 +89,7 @@ pub async fn run(
     if let Some(link) = link {
         t.row(vec!["iPhone install link".into(), link]);
     }
-    print!("{}", t.render());
+    out!("{}", t.render());
     Ok(())
 }
 

@@ -2,6 +2,7 @@
 //! which demo credentials.
 
 use crate::cli::SandboxArgs;
+use crate::commands::output::{out, outln};
 use crate::sandbox::seed::{DEMO_KEYS, DEMO_SESSIONS, RESELLER_NAMES};
 use crate::sandbox::{SESSION_COOKIE, SandboxConfig, serve};
 use std::net::SocketAddr;
@@ -91,13 +92,7 @@ pub async fn run_sandbox(args: &SandboxArgs) -> std::io::Result<()> {
         chaos: args.chaos,
         ..SandboxConfig::default()
     };
-    serve(
-        &config,
-        args.addr,
-        |addr| print!("{}", banner(addr, args)),
-        stop_signal(),
-    )
-    .await?;
-    println!("sandbox stopped");
+    serve(&config, args.addr, |addr| out!("{}", banner(addr, args)), stop_signal()).await?;
+    outln!("sandbox stopped");
     Ok(())
 }
