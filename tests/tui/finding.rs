@@ -3,6 +3,7 @@
 //! the app driven as the runtime drives it (real tasks, the wall clock, the product's pacing).
 
 use crate::common::*;
+use crossterm::event::KeyCode;
 use esimdash::api::model::EsimQuery;
 use esimdash::api::{BaseUrl, Client, ClientOptions, Credentials, Found};
 use esimdash::sandbox::SandboxConfig;
@@ -162,4 +163,67 @@ async fn while_the_client_waits_for_its_own_budget_the_status_line_counts_down()
     // Once nothing waits, the line is the usual one again.
     h.settle().await;
     assert!(!h.screen(120, 40).contains("rate limit"));
+}
+
+/// An agent finds an eSIM by its whole ICCID and tops it up: afterwards nothing says "loading"
+/// unless something is in flight, the tab keeps its attention count, and Esc leaves the eSIM
+/// selected in the list (its place is still known). `r` on the result does the same.
+#[tokio::test]
+async fn after_a_top_up_or_r_on_a_found_esim_nothing_loads_for_ever() {
+    let mut h = Harness::acme().await;
+    let q = EsimQuery {
+        status: "in_use".into(),
+        ..EsimQuery::default()
+    };
+    let iccid = h.api().esims(&q).await.unwrap().esims[1]
+        .raw_order_json
+        .iccid
+        .to_string();
+    h.send(key('3'));
+    h.settle().await;
+    // The first digits read the whole inventory (so the attention count is known), the rest
+    // finds the one eSIM.
+    h.send(key('/'));
+    h.keys(&iccid[..6]);
+    h.settle().await;
+    h.keys(&iccid[6..]);
+    h.settle().await;
+    assert_eq!(h.app.esims().selected_iccid().unwrap().to_string(), iccid);
+    let says_loading = |h: &Harness| h.screen(120, 40).lines().take(4).any(|l| l.contains("loading"));
+    let labelled = |h: &Harness| h.app.tab_labels().iter().any(|(_, label)| label.contains("(! "));
+    assert!(labelled(&h), "the attention count is known once the inventory is read");
+    for step in ["top-up", "r"] {
+        if step == "top-up" {
+            h.send(key('t'));
+            h.settle().await;
+            for _ in 0..2 {
+                h.send(code(KeyCode::Enter));
+                h.settle().await;
+            }
+            assert!(h.screen(120, 40).contains("Placed: order"), "{}", h.screen(120, 40));
+            h.send(code(KeyCode::Esc));
+        } else {
+            h.send(key('r'));
+        }
+        h.settle().await;
+        assert!(h.pending().is_empty(), "{step}: nothing is left to answer");
+        assert!(
+            !says_loading(&h),
+            "{step}: loading with nothing in flight:\n{}",
+            h.screen(120, 40)
+        );
+        assert!(
+            labelled(&h),
+            "{step}: the attention count stays while the inventory is read again"
+        );
+    }
+    h.send(code(KeyCode::Esc));
+    h.send(code(KeyCode::Esc));
+    h.settle().await;
+    assert_eq!(
+        h.app.esims().selected_iccid().unwrap().to_string(),
+        iccid,
+        "still selected in the list"
+    );
+    assert!(!h.screen(120, 40).contains("not known yet"), "{}", h.screen(120, 40));
 }

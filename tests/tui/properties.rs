@@ -467,6 +467,21 @@ impl Run {
         self.terminal
             .draw(|f| view::draw(f, &self.app, &theme, self.now))
             .unwrap();
+        // A view that says it is loading has a request in flight for it.
+        let buffer = self.terminal.backend().buffer();
+        let says_loading = (0..buffer.area.height).any(|y| {
+            let row: String = (0..buffer.area.width).map(|x| buffer[(x, y)].symbol()).collect();
+            row.contains("loading…")
+        });
+        assert!(
+            !says_loading || !self.pending.is_empty(),
+            "the screen says loading with nothing in flight: {:?}",
+            (0..buffer.area.height)
+                .map(|y| (0..buffer.area.width)
+                    .map(|x| buffer[(x, y)].symbol())
+                    .collect::<String>())
+                .find(|row| row.contains("loading…"))
+        );
         let catalog = self.app.catalog();
         assert!(
             catalog.cursor() < catalog.visible().len().max(1),

@@ -8,6 +8,7 @@
 
 use super::PurchaseForm;
 use super::mode::Overlay;
+use super::purchase_form::Stage;
 use super::remote::Slot;
 use super::{App, Halt, Job, Tone};
 use crate::api::ApiError;
@@ -170,14 +171,20 @@ impl App {
                 | Request::Pay(_)
                 | Request::LookUpPayment { .. },
                 payload,
-            ) => self.apply_purchase(payload, now),
-            (request, payload) => tracing::warn!(?request, ?payload, "an answer that fits no request"),
+            ) => self.apply_purchase(id, payload, now),
+            (request, payload) => {
+                // Its place says so and is not asked again until `r` (never left "loading").
+                tracing::warn!(?request, ?payload, "an answer that fits no request");
+                if let Some(slot) = self.slot(request) {
+                    slot.fail(id, misfit(), now);
+                }
+            }
         }
     }
 
     /// The purchase form's answers: the plans offered, the order list before paying, the
     /// payment placed, the order a lost answer became.
-    fn apply_purchase(&mut self, payload: Payload, now: Instant) {
+    fn apply_purchase(&mut self, id: JobId, payload: Payload, now: Instant) {
         let Some(form) = self.mode.purchase_mut() else { return };
         match payload {
             Payload::Plans(plans) => form.offered(plans),
@@ -197,7 +204,27 @@ impl App {
                     self.money_moved(None);
                 }
             }
-            payload => tracing::warn!(?payload, "a purchase answer that fits no request"),
+            payload => {
+                // A payment's answer that cannot be read may hide a payment made: it is looked
+                // up, never sent again; a read's is a failure the form shows.
+                tracing::warn!(?payload, "a purchase answer that fits no request");
+                match form.stage() {
+                    Stage::Sending { payment, .. } => {
+                        let unread = ApiError::Decode {
+                            endpoint: payment.endpoint(),
+                            status: 200,
+                            detail: "the answer did not fit the payment".to_string(),
+                            excerpt: String::new(),
+                        };
+                        form.pay_failed(&unread);
+                    }
+                    Stage::Unknown { .. } => form.looked_up(Err(&misfit())),
+                    _ => form.read_failed(&misfit()),
+                }
+                if let Some(slot) = form.request_slot() {
+                    slot.abandon(id);
+                }
+            }
         }
     }
 
@@ -282,4 +309,9 @@ fn owner(request: &Request) -> Option<super::Tab> {
         }
         _ => None,
     }
+}
+
+/// What a place shows when the answer it got is not the kind its request asks for.
+fn misfit() -> ApiError {
+    ApiError::Setup("the API's answer did not fit the request".to_string())
 }

@@ -117,19 +117,23 @@ fn search_title(app: &App, typing: bool, theme: &Theme) -> Line<'static> {
     }
     spans.push(Span::raw(format!(" · {} found", esims.result_count())));
     let loaded = group(scan.loaded());
+    // "loading" only while a page is asked for: a read a whole ICCID's lookup made needless waits.
     let progress = match (scan.total(), scan.is_complete(), scan.error()) {
-        (Some(total), true, _) => format!("all {} loaded", group(total)),
-        (Some(total), false, Some(_)) => format!("loading stopped at {loaded} of {}", group(total)),
-        (Some(total), false, None) => format!("loaded {loaded} of {}", group(total)),
-        (None, _, Some(_)) => "could not load".to_string(),
-        (None, _, None) => "loading…".to_string(),
+        (Some(total), true, _) => Some(format!("all {} loaded", group(total))),
+        (Some(total), false, Some(_)) => Some(format!("loading stopped at {loaded} of {}", group(total))),
+        (Some(total), false, None) => Some(format!("loaded {loaded} of {}", group(total))),
+        (None, _, Some(_)) => Some("could not load".to_string()),
+        (None, _, None) if scan.is_reading() => Some("loading…".to_string()),
+        (None, _, None) => None,
     };
-    let progress = match esims.searched().1 {
-        Some(saved_at) => format!(
+    let progress = match (esims.searched().1, progress) {
+        (Some(saved_at), Some(progress)) => format!(
             " · in the index of {} (reading again: {progress})",
             age(saved_at, esims.now())
         ),
-        None => format!(" · {progress}"),
+        (Some(saved_at), None) => format!(" · in the index of {}", age(saved_at, esims.now())),
+        (None, Some(progress)) => format!(" · {progress}"),
+        (None, None) => String::new(),
     };
     spans.push(Span::styled(progress, theme.muted()));
     if let Some(status) = esims.status().query() {

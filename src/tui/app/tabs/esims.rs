@@ -83,6 +83,11 @@ impl Scan {
         matches!(self.reading, Reading::Complete)
     }
 
+    /// Whether a page of the read is being asked for now (only then does the title say so).
+    pub fn is_reading(&self) -> bool {
+        matches!(&self.reading, Reading::Pages { next, .. } if next.is_loading())
+    }
+
     /// Why the read stopped, if it did.
     pub fn error(&self) -> Option<&crate::api::ApiError> {
         match &self.reading {
@@ -560,7 +565,19 @@ impl Esims {
 
     /// Forgets the background read (after `r`, or after money moved): it starts over if a
     /// search needs it.
+    ///
+    /// A read that was complete serves the search, its attention count and the places of its
+    /// eSIMs until the new one is (as a saved index would): after a top-up or `r`, nothing found
+    /// is lost and nothing waits on pages that a whole ICCID's lookup does not need.
     pub fn restart_scan(&mut self) {
+        if self.scan.is_complete() {
+            let read = std::mem::take(&mut self.scan.inventory);
+            self.saved = Some(Loaded {
+                inventory: Arc::try_unwrap(read).unwrap_or_else(|shared| (*shared).clone()),
+                saved_at: self.now(),
+                account: self.saved.take().map(|s| s.account).unwrap_or_default(),
+            });
+        }
         let again = self.saved.is_some();
         let reading = match self.scan.reading {
             Reading::Idle { .. } => Reading::Idle { again },
