@@ -379,3 +379,26 @@ fn a_huge_plan_name_is_cut_with_an_ellipsis_and_still_readable_whole() {
     let whole: String = tall.lines().flat_map(|l| l.chars().filter(|c| *c == 'x')).collect();
     assert!(whole.len() >= 5000 && tall.contains("End"), "{tall}");
 }
+
+/// A three-letter country typed in the profile form is refused with the rule, not cut to
+/// another country's two letters ("AUT" is Austria, "AU" Australia); nothing is sent.
+#[tokio::test]
+async fn a_three_letter_country_is_refused_in_the_form_not_cut() {
+    let mut h = Harness::acme().await;
+    h.send(key('4'));
+    h.settle().await;
+    h.send(key('e'));
+    h.send(code(KeyCode::Tab));
+    for _ in 0..4 {
+        h.send(code(KeyCode::Backspace));
+    }
+    h.keys("AUT");
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    let screen = h.screen(120, 40);
+    assert!(screen.contains("AUT") && screen.contains("Invalid country"), "{screen}");
+    assert!(
+        !h.sent.iter().any(|r| matches!(r, Request::UpdateProfile(_))),
+        "nothing sent"
+    );
+}

@@ -227,3 +227,27 @@ async fn after_a_top_up_or_r_on_a_found_esim_nothing_loads_for_ever() {
     );
     assert!(!h.screen(120, 40).contains("not known yet"), "{}", h.screen(120, 40));
 }
+
+/// A whole ICCID with one digit wrong: the search says it is not a valid ICCID and why (the
+/// Luhn check), as the `t` prompt and the commands do, instead of only "No eSIM matches."
+#[tokio::test]
+async fn a_mistyped_whole_iccid_in_the_search_says_which_check_failed() {
+    let mut h = Harness::acme().await;
+    let q = EsimQuery::default();
+    let iccid = h.api().esims(&q).await.unwrap().esims[0]
+        .raw_order_json
+        .iccid
+        .to_string();
+    let last = iccid.chars().last().unwrap().to_digit(10).unwrap();
+    let mistyped = format!("{}{}", &iccid[..iccid.len() - 1], (last + 1) % 10);
+    h.send(key('3'));
+    h.settle().await;
+    h.send(key('/'));
+    h.keys(&mistyped);
+    h.settle().await;
+    let screen = h.screen(120, 40);
+    assert!(
+        screen.contains("not a valid ICCID") && screen.contains("Luhn"),
+        "{screen}"
+    );
+}

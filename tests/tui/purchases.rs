@@ -405,3 +405,24 @@ async fn the_form_names_the_keys_in_force_after_pay_close_and_accept_are_rebound
     h.send(ctrl('g'));
     assert!(h.app.overlay().is_none(), "the rebound close key closed it");
 }
+
+/// `q` closes the top-up window while choosing and on the confirmation (no text is typed
+/// there); nothing is sent.
+#[tokio::test]
+async fn q_closes_the_purchase_window_where_no_text_is_typed() {
+    let mut h = Harness::acme().await;
+    h.send(key('3'));
+    h.settle().await;
+    for enters in [0, 1] {
+        h.send(key('t'));
+        h.settle().await;
+        for _ in 0..enters {
+            h.send(code(KeyCode::Enter));
+            h.settle().await;
+        }
+        assert!(matches!(h.app.overlay(), Some(Overlay::Purchase(_))), "open");
+        h.send(key('q'));
+        assert!(h.app.overlay().is_none(), "q closed it after {enters} Enter");
+    }
+    assert_eq!(h.count(Request::writes), 0, "nothing was paid");
+}

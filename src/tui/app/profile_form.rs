@@ -26,7 +26,9 @@ impl ProfileForm {
         ];
         let mut inputs = original.clone().map(|v| TextInput::with_value(&v));
         inputs[0].max_chars = Some(MAX_COMPANY_CHARS);
-        inputs[1].max_chars = Some(2);
+        // Room for what people type ("AUT", "Austria"): the check says why it is refused,
+        // instead of the field cutting it to another country's code.
+        inputs[1].max_chars = Some(32);
         inputs[2].max_chars = Some(super::input::URL_MAX_CHARS);
         Self {
             inputs,

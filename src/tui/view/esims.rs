@@ -187,8 +187,12 @@ fn draw_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         return;
     }
     if esims.result_count() == 0 {
-        let text = if scan.is_complete() {
+        let text = if let Some(why) = esims.mistyped_iccid() {
+            format!(" No eSIM matches: not a valid ICCID ({why}).")
+        } else if scan.is_complete() || esims.saved().is_some() {
             " No eSIM matches.".to_string()
+        } else if !scan.is_reading() {
+            format!(" No eSIM matches among the {} read so far.", group(scan.loaded()))
         } else {
             format!(
                 " Nothing found yet: still loading the inventory ({} of {}).",

@@ -342,6 +342,19 @@ impl Esims {
         }
     }
 
+    /// Why the search is not a valid ICCID although it has the length of one (19 or 20 digits):
+    /// a digit mistyped, as the Luhn check tells.
+    pub fn mistyped_iccid(&self) -> Option<crate::domain::iccid::IccidError> {
+        let digits: String = self
+            .search
+            .applied()
+            .chars()
+            .filter(|c| !matches!(c, ' ' | '-'))
+            .collect();
+        let looks_whole = (19..=20).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit());
+        looks_whole.then(|| Iccid::parse(&digits).err()).flatten()
+    }
+
     /// `r`, or after money moved: the list and the background read start over.
     pub fn reload(&mut self) {
         self.list.reload();
