@@ -671,7 +671,13 @@ impl Keymap {
     /// an earlier context takes is not shown again for a later one, nor are printable keys
     /// while text is typed (they go to the text).
     pub fn hints(&self, contexts: &[Context], typing: bool) -> String {
-        let mut parts: Vec<String> = Vec::new();
+        let parts: Vec<String> = self.hint_parts(contexts, typing).into_iter().map(|(_, p)| p).collect();
+        parts.join("  ")
+    }
+
+    /// The hints one by one, each with its action (a narrow status line keeps some).
+    pub fn hint_parts(&self, contexts: &[Context], typing: bool) -> Vec<(Action, String)> {
+        let mut parts: Vec<(Action, String)> = Vec::new();
         let mut taken: Vec<Chord> = Vec::new();
         let mut shown: Vec<Action> = Vec::new();
         for context in contexts {
@@ -685,12 +691,12 @@ impl Keymap {
                     && !shown.contains(&row.binding.action)
                 {
                     shown.push(row.binding.action);
-                    parts.push(format!("{first} {hint}"));
+                    parts.push((row.binding.action, format!("{first} {hint}")));
                 }
             }
             taken.extend(rows.iter().flat_map(|r| r.keys.iter().copied()));
         }
-        parts.join("  ")
+        parts
     }
 
     /// Whether `chord` is one of the quit keys of the global context (they work everywhere that

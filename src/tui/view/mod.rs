@@ -176,19 +176,39 @@ fn draw_unauthorized(frame: &mut Frame, area: Rect, revoked: bool, message: &str
 }
 
 /// The keys of what has the focus, for the status line: from the keymap, so they cannot drift.
-fn key_hints(app: &App) -> String {
-    if matches!(app.halt(), Some(Halt::Unauthorized { .. })) {
-        return app.keymap().hints(&[Context::Banner], false);
-    }
-    let contexts = app.mode().contexts(app.tab_state().browse_contexts());
-    if contexts.is_empty() {
-        return "sending: no key can send it again".to_string();
-    }
-    let typing = match app.mode() {
-        Mode::Typing => app.tab_state().typing_hint(),
-        _ => "",
+/// However narrow the line, it ends in help and quit; the other hints go first, as many as fit.
+fn key_hints(app: &App, width: usize) -> String {
+    use unicode_width::UnicodeWidthStr;
+    let (contexts, typing) = if matches!(app.halt(), Some(Halt::Unauthorized { .. })) {
+        (vec![Context::Banner], "")
+    } else {
+        let contexts = app.mode().contexts(app.tab_state().browse_contexts());
+        if contexts.is_empty() {
+            return "sending: no key can send it again".to_string();
+        }
+        let typing = match app.mode() {
+            Mode::Typing => app.tab_state().typing_hint(),
+            _ => "",
+        };
+        (contexts, typing)
     };
-    format!("{typing}{}", app.keymap().hints(&contexts, app.mode().takes_text()))
+    let parts = app.keymap().hint_parts(&contexts, app.mode().takes_text());
+    let (last, first): (Vec<_>, Vec<_>) = parts
+        .into_iter()
+        .partition(|(action, _)| matches!(action, Action::Help | Action::Quit));
+    let last: Vec<String> = last.into_iter().map(|(_, p)| p).collect();
+    let tail = last.join("  ");
+    let mut line = typing.to_string();
+    for (_, part) in first {
+        let room = width.saturating_sub(line.width() + 2 + tail.width());
+        if part.width() > room {
+            break;
+        }
+        line.push_str(&part);
+        line.push_str("  ");
+    }
+    line.push_str(&tail);
+    line
 }
 
 /// The export running (with its progress and the key that cancels it), or why it failed.
@@ -248,7 +268,10 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: Ins
                 Tone::Info => theme.muted(),
             },
         ),
-        _ => Line::styled(format!(" {}", key_hints(app)), theme.muted()),
+        _ => Line::styled(
+            format!(" {}", key_hints(app, usize::from(area.width).saturating_sub(1))),
+            theme.muted(),
+        ),
     };
     frame.render_widget(Paragraph::new(line), area);
 }
