@@ -2,7 +2,7 @@
 //! read, so that nothing parses it again per frame or per row. The text is kept too: a server
 //! may send a time that is not RFC 3339, which is shown as it came rather than dropped.
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
@@ -21,13 +21,6 @@ impl Timestamp {
         Self {
             text: text.to_string(),
             at,
-        }
-    }
-
-    pub fn from_instant(at: DateTime<Utc>) -> Self {
-        Self {
-            text: at.to_rfc3339_opts(SecondsFormat::Secs, true),
-            at: Some(at),
         }
     }
 

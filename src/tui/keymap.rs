@@ -667,15 +667,10 @@ impl Keymap {
             .unwrap_or_default()
     }
 
-    /// The hint line for the contexts the keyboard goes to: `↓ move  / search  q quit`. A key
-    /// an earlier context takes is not shown again for a later one, nor are printable keys
-    /// while text is typed (they go to the text).
-    pub fn hints(&self, contexts: &[Context], typing: bool) -> String {
-        let parts: Vec<String> = self.hint_parts(contexts, typing).into_iter().map(|(_, p)| p).collect();
-        parts.join("  ")
-    }
-
-    /// The hints one by one, each with its action (a narrow status line keeps some).
+    /// The hints for the contexts the keyboard goes to, each with its action: `↓ move`,
+    /// `/ search`, `q quit` (the status line keeps as many as fit). A key an earlier context
+    /// takes is not shown again for a later one, nor are printable keys while text is typed
+    /// (they go to the text).
     pub fn hint_parts(&self, contexts: &[Context], typing: bool) -> Vec<(Action, String)> {
         let mut parts: Vec<(Action, String)> = Vec::new();
         let mut taken: Vec<Chord> = Vec::new();

@@ -238,11 +238,6 @@ impl App {
         self.account.rate_limited_until
     }
 
-    /// Until when the client's pacing holds requests, as last reported.
-    pub fn paced_until(&self) -> Option<Instant> {
-        self.account.paced_until
-    }
-
     /// The pacing countdown to show: only while the screen waits for an answer.
     pub fn pacing_countdown(&self) -> Option<Instant> {
         self.account.paced_until.filter(|_| self.is_loading())

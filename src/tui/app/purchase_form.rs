@@ -151,10 +151,7 @@ impl PurchaseForm {
 
     /// The ICCID when topping up (for the request and the lookup).
     pub fn iccid(&self) -> Option<&Iccid> {
-        match &self.what {
-            Purchase::Topup { iccid } => Some(iccid),
-            Purchase::Order => None,
-        }
+        self.what.iccid()
     }
 
     /// Whether the order list was read, so that paying is allowed.
