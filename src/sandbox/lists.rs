@@ -187,6 +187,14 @@ impl ListIndex {
         self.rebuild_esim_order(orders);
     }
 
+    /// The order at `i` changed status (a used-up eSIM was topped up).
+    pub fn status_changed(&mut self, i: usize, status: &Status) {
+        if let Some(code) = self.columns.status.get_mut(i) {
+            *code = status_code(status);
+        }
+        self.cache.clear();
+    }
+
     fn esims_added(&mut self, i: usize, order: &OrderRecord) {
         for (k, esim) in order.esims.iter().enumerate() {
             let at = EsimAt {

@@ -5,6 +5,7 @@ mod auth;
 mod chaos;
 mod http;
 mod idempotency;
+mod lifecycle;
 mod lists;
 mod rate_limit;
 mod routes;

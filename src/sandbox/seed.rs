@@ -3,6 +3,7 @@
 //! The same seed gives the same catalog, orders, ICCIDs and codes; only timestamps follow the
 //! epoch (the start time unless pinned).
 
+use super::lifecycle;
 use super::store::{CompanyProfile, Data, EsimRecord, OrderRecord, PlanRecord, Reseller};
 use crate::domain::iccid::luhn_check_digit;
 use crate::domain::location::{COUNTRIES, GLOBAL, REGIONAL};
@@ -156,7 +157,7 @@ pub fn catalog(seed: u64) -> (Vec<PlanRecord>, Vec<PlanRecord>) {
     (plans, topups)
 }
 
-/// Statuses by weight; the first orders of each reseller cover every status once.
+/// Statuses by weight, after the showcase.
 const STATUS_WEIGHTS: &[(Status, u32)] = &[
     (Status::Pending, 3),
     (Status::GotResource, 20),
@@ -181,14 +182,17 @@ fn pick_status(rng: &mut fastrand::Rng) -> Status {
     Status::InUse
 }
 
-/// A new eSIM profile: ICCID with a valid check digit, activation code, provider numbers.
+/// A new eSIM profile: ICCID with a valid check digit, activation code, provider numbers, and
+/// the provider's state for the order's status (`smdp` fixes its SM-DP+ status).
 /// `serial` makes the ICCID unique; every seventh is 20 digits long.
+#[allow(clippy::too_many_arguments)]
 pub fn new_esim(
     rng: &mut fastrand::Rng,
     reseller: usize,
     serial: u64,
     plan: &PlanRecord,
     status: &Status,
+    smdp: Option<&'static str>,
     created: DateTime<Utc>,
     epoch: DateTime<Utc>,
 ) -> EsimRecord {
@@ -199,34 +203,35 @@ pub fn new_esim(
     };
     let iccid = format!("{payload}{}", luhn_check_digit(&payload));
     let matching_id = std::array::from_fn(|_| rng.alphanumeric().to_ascii_uppercase() as u8);
-    let usage_pct = match status {
-        Status::GotResource | Status::Pending | Status::UnusedExpired | Status::Cancel => 0,
-        Status::UsedUp => 100,
-        _ => rng.u64(1..100),
-    };
-    let days = Days::days(i64::from(plan.duration));
-    let expires = match status {
-        Status::UsedExpired | Status::UnusedExpired => (created + days).min(epoch - Days::days(1)),
-        _ => (created + days).max(epoch + Days::days(1)),
-    };
-    let smdp_status = match status {
-        Status::InUse | Status::Suspended | Status::UsedUp => "ENABLED",
-        Status::UsedExpired => "DISABLED",
-        Status::Revoked => "DELETED",
-        _ => "RELEASED",
-    };
     EsimRecord {
         tran_no: (reseller as u64 + 1) * 10_000_000_000 + serial % 10_000_000_000,
         iccid: iccid.parse().unwrap_or_default(),
         matching_id,
         // Every third record carries no `ac`, so that clients exercise the PNG path too.
         publish_ac: serial % 3 != 2,
-        smdp_status,
-        total_volume: plan.volume,
-        order_usage: plan.volume * usage_pct / 100,
-        expired_time: expires,
+        state: lifecycle::state(rng, status, smdp, plan, created, epoch),
     }
 }
+
+/// The newest orders of each reseller show every state an agent meets once (the order's
+/// status and the SM-DP+ status), so that the demo has an eSIM of every kind near the top.
+const SHOWCASE: &[(Status, Option<&str>)] = &[
+    (Status::Pending, None),
+    (Status::GotResource, Some(lifecycle::RELEASED)),
+    (Status::InUse, Some(lifecycle::ENABLED)),
+    (Status::GotResource, Some(lifecycle::DOWNLOAD)),
+    (Status::GotResource, Some(lifecycle::ENABLED)),
+    (Status::InUse, Some(lifecycle::DISABLED)),
+    (Status::UsedUp, Some(lifecycle::DELETED)),
+    (Status::Suspended, Some(lifecycle::ENABLED)),
+    (Status::UsedUp, Some(lifecycle::ENABLED)),
+    (Status::UsedExpired, Some(lifecycle::DISABLED)),
+    (Status::UnusedExpired, Some(lifecycle::RELEASED)),
+    (Status::Cancel, Some(lifecycle::RELEASED)),
+    (Status::Revoked, Some(lifecycle::DELETED)),
+    (Status::GotResource, Some(lifecycle::INSTALLATION)),
+    (Status::UsedExpired, Some(lifecycle::DELETED)),
+];
 
 fn reseller(index: usize, seed: u64, orders: usize, plans: &[Arc<PlanRecord>], epoch: DateTime<Utc>) -> Reseller {
     let mut rng = fastrand::Rng::with_seed(seed ^ (0x9E37_79B9_7F4A_7C15u64.wrapping_mul(index as u64 + 1)));
@@ -254,18 +259,22 @@ fn reseller(index: usize, seed: u64, orders: usize, plans: &[Arc<PlanRecord>], e
     let mut created = epoch;
     for i in 0..orders {
         created -= Days::minutes(rng.i64(5..=600));
-        let status = STATUS_WEIGHTS
+        let (status, smdp) = SHOWCASE
             .get(i)
-            .map(|(s, _)| s.clone())
-            .unwrap_or_else(|| pick_status(&mut rng));
-        let plan = &plans[rng.usize(0..plans.len())];
+            .cloned()
+            .unwrap_or_else(|| (pick_status(&mut rng), None));
+        let mut plan = &plans[rng.usize(0..plans.len())];
+        // One-day plans sell less than the rest (and are always near their end once in use).
+        if plan.duration == 1 && rng.u8(0..10) < 7 {
+            plan = &plans[rng.usize(0..plans.len())];
+        }
         let quantity = if i % 25 == 24 { 2 } else { 1 };
         let serial = i as u64 * 2;
         let esims = if status == Status::Pending {
             Vec::new()
         } else {
             (0..quantity as u64)
-                .map(|k| new_esim(&mut rng, index, serial + k, plan, &status, created, epoch))
+                .map(|k| new_esim(&mut rng, index, serial + k, plan, &status, smdp, created, epoch))
                 .collect()
         };
         records.push(OrderRecord::new(

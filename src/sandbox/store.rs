@@ -3,6 +3,7 @@
 //! two concurrent requests can never spend the same balance twice.
 
 use super::http::Failure;
+use super::lifecycle::ProviderState;
 use super::lists::{EsimAt, Filter, ListIndex};
 use super::seed;
 use crate::domain::money::round_cents;
@@ -140,10 +141,8 @@ pub struct EsimRecord {
     pub matching_id: [u8; 12],
     /// Whether `rawOrderJson` shows `ac`; without it a client must read the PNG.
     pub publish_ac: bool,
-    pub smdp_status: &'static str,
-    pub total_volume: u64,
-    pub order_usage: u64,
-    pub expired_time: DateTime<Utc>,
+    /// What the provider reports of it: SM-DP+ status, device, times, usage.
+    pub state: ProviderState,
 }
 
 impl EsimRecord {
@@ -311,6 +310,7 @@ impl Data {
                     *next_serial,
                     plan,
                     &order.status,
+                    None,
                     order.created_at,
                     Utc::now(),
                 );
@@ -348,11 +348,17 @@ impl Data {
         }
     }
 
-    fn esim_of(&self, reseller: usize, iccid: &str) -> Result<&OrderRecord, Failure> {
-        let orders = &self.reseller(reseller).orders;
+    fn esim_at_iccid(&self, reseller: usize, iccid: &str) -> Result<EsimAt, Failure> {
         self.lists[reseller]
-            .esim(orders, iccid)
-            .and_then(|at| orders.get(at.order as usize))
+            .esim(&self.reseller(reseller).orders, iccid)
+            .ok_or_else(|| Failure::not_found("eSIM not found"))
+    }
+
+    fn esim_of(&self, reseller: usize, iccid: &str) -> Result<&OrderRecord, Failure> {
+        let at = self.esim_at_iccid(reseller, iccid)?;
+        self.reseller(reseller)
+            .orders
+            .get(at.order as usize)
             .ok_or_else(|| Failure::not_found("eSIM not found"))
     }
 
@@ -422,7 +428,33 @@ impl Data {
             .find(|p| p.slug == slug)
             .cloned()
             .ok_or_else(|| Failure::bad_request("Slug not available for this eSIM"))?;
-        self.debit_and_store(reseller, plan, qty, Status::GotResource, Some(iccid.into()), None)
+        let at = self.esim_at_iccid(reseller, iccid)?;
+        let (volume, days) = (
+            plan.volume.saturating_mul(u64::from(qty)),
+            plan.duration.saturating_mul(qty),
+        );
+        self.debit_and_store(reseller, plan, qty, Status::GotResource, Some(iccid.into()), None)?;
+        self.topped_up(reseller, at, volume, days);
+        let r = &self.resellers[reseller];
+        Ok((
+            r.orders.last().ok_or_else(|| Failure::not_found("eSIM not found"))?,
+            r.balance,
+        ))
+    }
+
+    /// The provider's record of a topped-up eSIM: more data and days at once (the sandbox does
+    /// not keep upstream's delay), and a used-up eSIM is in use again.
+    fn topped_up(&mut self, reseller: usize, at: EsimAt, volume: u64, days: u32) {
+        let Some(order) = self.resellers[reseller].orders.get_mut(at.order as usize) else {
+            return;
+        };
+        if let Some(esim) = order.esims.get_mut(at.esim as usize) {
+            esim.state.top_up(volume, days, Utc::now());
+        }
+        if order.status == Status::UsedUp {
+            order.status = Status::InUse;
+            self.lists[reseller].status_changed(at.order as usize, &order.status);
+        }
     }
 
     pub fn place_order(

@@ -4,7 +4,8 @@
 use super::store::{EsimRecord, OrderRecord, PlanRecord, Reseller};
 use crate::domain::money;
 use crate::domain::money::format_amount;
-use chrono::SecondsFormat;
+use crate::domain::status::Status;
+use chrono::{DateTime, SecondsFormat, Utc};
 use rust_decimal::Decimal;
 use serde::Serialize;
 
@@ -133,10 +134,25 @@ struct RawOrderJson<'a> {
     ac: Option<String>,
     esim_tran_no: String,
     esim_status: String,
+    eid: String,
+    active_type: u8,
+    data_type: u8,
+    installation_time: String,
+    activate_time: String,
     total_volume: u64,
     order_usage: u64,
+    total_duration: u32,
+    duration_unit: &'static str,
     expired_time: String,
+    apn: &'a str,
+    ip_export: &'a str,
     short_url: String,
+}
+
+/// RFC 3339, or empty when there is no such time (upstream's way).
+fn time_or_empty(t: Option<DateTime<Utc>>) -> String {
+    t.map(|t| t.to_rfc3339_opts(SecondsFormat::Secs, true))
+        .unwrap_or_default()
 }
 
 /// `origin` is the sandbox's own `http://host:port`, where it serves the QR images.
@@ -146,15 +162,32 @@ pub fn esim<'a>(o: &'a OrderRecord, e: &'a EsimRecord, origin: &str) -> EsimJson
         raw_order_json: RawOrderJson {
             iccid: e.iccid(),
             qr_code_url: format!("{origin}/qr/{}.png", e.qr_name()),
-            smdp_status: e.smdp_status,
+            smdp_status: e.state.smdp_status,
             ac: e.publish_ac.then(|| e.activation_code()),
             esim_tran_no: e.esim_tran_no(),
-            esim_status: o.status.as_str().to_ascii_uppercase(),
-            total_volume: e.total_volume,
-            order_usage: e.order_usage,
-            expired_time: e.expired_time.to_rfc3339_opts(SecondsFormat::Secs, true),
+            esim_status: esim_status(&o.status),
+            eid: e.state.eid.map(|eid| format!("{eid:032}")).unwrap_or_default(),
+            active_type: e.state.active_type,
+            data_type: e.state.data_type,
+            installation_time: time_or_empty(e.state.installation_time),
+            activate_time: time_or_empty(e.state.activate_time),
+            total_volume: e.state.total_volume,
+            order_usage: e.state.order_usage,
+            total_duration: e.state.duration_days,
+            duration_unit: "DAY",
+            expired_time: time_or_empty(Some(e.state.expired_time)),
+            apn: e.state.apn,
+            ip_export: &e.state.ip_export,
             short_url: format!("{origin}/qr/{}.png", e.qr_name()),
         },
+    }
+}
+
+/// The provider's `esimStatus`: the order status in upper case, `REVOKE` for `revoked`.
+fn esim_status(status: &Status) -> String {
+    match status {
+        Status::Revoked => "REVOKE".to_string(),
+        s => s.as_str().to_ascii_uppercase(),
     }
 }
 

@@ -11,5 +11,6 @@ mod contract_plans;
 mod contract_profile_errors;
 mod contract_rate_limit;
 mod decoding;
+mod esim_states;
 mod transport;
 mod writes;

@@ -1,0 +1,132 @@
+//! The sandbox's eSIM records carry the provider's fields in the combinations upstream gives
+//! (docs/api-contract.md, "eSIM states in detail"), every state an agent meets is in the demo,
+//! and about one in ten usable eSIMs needs attention. Read over HTTP, as any client reads them.
+
+use crate::common::*;
+use esimdash::api::model::{Esim, EsimQuery};
+use esimdash::domain::attention::AttentionRule;
+use esimdash::domain::esim_state::Class;
+use esimdash::domain::status::Status;
+use std::collections::HashSet;
+
+async fn every_esim(client: &esimdash::api::Client) -> Vec<Esim> {
+    let mut all = Vec::new();
+    for page in 1.. {
+        let query = EsimQuery {
+            page: Some(page),
+            page_size: Some(100),
+            ..Default::default()
+        };
+        let got = client.esims(&query).await.unwrap();
+        let done = got.esims.is_empty();
+        all.extend(got.esims);
+        if done || all.len() as u64 >= got.total {
+            break;
+        }
+    }
+    all
+}
+
+/// One record's fields against the provider's table; the broken rule, if any.
+fn inconsistency(e: &Esim) -> Option<&'static str> {
+    let raw = &e.raw_order_json;
+    let used = raw.order_usage.unwrap_or(0);
+    let smdp = raw.smdp_status.as_str();
+    let status = &e.record.status;
+    if raw.esim_status != status.as_str().to_ascii_uppercase()
+        && !(raw.esim_status == "REVOKE" && *status == Status::Revoked)
+    {
+        return Some("esimStatus is the upper-case order status");
+    }
+    if (smdp == "RELEASED") != raw.eid.is_empty() {
+        return Some("an EID exactly once downloaded");
+    }
+    if matches!(smdp, "RELEASED" | "DOWNLOAD" | "INSTALLATION") && used > 0 {
+        return Some("no usage before an install");
+    }
+    if matches!(smdp, "ENABLED" | "DISABLED" | "DELETED") && raw.installation_time.at().is_none() {
+        return Some("an installed profile has its installation time");
+    }
+    if *status == Status::GotResource && used > 0 {
+        return Some("GOT_RESOURCE is not used yet");
+    }
+    if *status == Status::InUse && !matches!(smdp, "ENABLED" | "DISABLED") {
+        return Some("IN_USE goes with ENABLED or DISABLED");
+    }
+    if *status == Status::UsedUp && raw.order_usage != raw.total_volume {
+        return Some("USED_UP has usage at the volume");
+    }
+    if matches!(status, Status::UnusedExpired | Status::Cancel) && (used > 0 || smdp != "RELEASED") {
+        return Some("an unused or cancelled profile was never installed");
+    }
+    if raw.activate_time.at().is_some_and(|a| {
+        let days = i64::try_from(raw.total_duration.unwrap_or(0)).unwrap_or(0);
+        raw.expired_time.at() != Some(a + chrono::Duration::days(days))
+    }) {
+        return Some("expiry counts from activation");
+    }
+    if ![Some(1), Some(2)].contains(&raw.active_type) || raw.apn.is_empty() {
+        return Some("activeType and apn are given");
+    }
+    None
+}
+
+#[tokio::test]
+async fn the_demo_has_every_state_in_consistent_combinations_and_a_tenth_needs_attention() {
+    let sb = sandbox().await;
+    let esims = every_esim(&acme(&sb)).await;
+    assert!(esims.len() > 350, "{}", esims.len());
+    for e in &esims {
+        if let Some(rule) = inconsistency(e) {
+            panic!("{rule}: {}", serde_json::to_string_pretty(&e.raw_order_json).unwrap());
+        }
+    }
+    let classes: HashSet<Class> = esims.iter().map(|e| e.facts().classify()).collect();
+    for class in Class::ALL {
+        let expected = !matches!(class, Class::Unknown | Class::Pending);
+        assert_eq!(classes.contains(&class), expected, "{class:?} in the demo");
+    }
+    let orders = acme(&sb).orders(&Default::default()).await.unwrap();
+    assert!(
+        orders.orders.iter().any(|o| o.record.status == Status::Pending),
+        "a pending order near the top"
+    );
+
+    let now = chrono::Utc::now();
+    let usable = esims.iter().filter(|e| e.record.status.is_active()).count();
+    let urgent = esims
+        .iter()
+        .filter(|e| AttentionRule::default().needs_esim(*e, now))
+        .count();
+    let share = urgent as f64 / usable as f64;
+    assert!(
+        (0.05..=0.15).contains(&share),
+        "{urgent} of {usable} usable eSIMs need attention"
+    );
+}
+
+#[tokio::test]
+async fn a_top_up_adds_its_data_and_days_to_the_esim_at_once() {
+    let sb = sandbox().await;
+    let client = acme(&sb);
+    let esims = every_esim(&client).await;
+    let used_up = esims
+        .iter()
+        .find(|e| e.record.status == Status::UsedUp && e.raw_order_json.smdp_status == "ENABLED")
+        .expect("a used-up eSIM");
+    let iccid = used_up.raw_order_json.iccid.to_string();
+    let before = (
+        used_up.raw_order_json.total_volume.unwrap(),
+        used_up.raw_order_json.expired_time.at().unwrap(),
+    );
+    let r = acme_get(&sb, &format!("/portal/plans?type=topup&iccid={iccid}")).await;
+    let plan = &r.body["data"][0];
+    let (slug, volume) = (plan["slug"].as_str().unwrap(), plan["volume"].as_u64().unwrap());
+    let body = format!(r#"{{"iccid":"{iccid}","slug":"{slug}","qty":1}}"#);
+    assert_eq!(acme_send(&sb, "POST", "/portal/topups", &body).await.status, 201);
+    let after = client.find_esim(&iccid).await.unwrap().expect("still there");
+    assert_eq!(after.raw_order_json.total_volume, Some(before.0 + volume));
+    assert!(after.raw_order_json.expired_time.at().unwrap() > before.1);
+    assert_eq!(after.record.status, Status::InUse, "a used-up eSIM has data again");
+    assert_eq!(after.facts().classify(), Class::InUse);
+}
