@@ -177,6 +177,27 @@ impl crate::domain::attention::Judged for Esim {
     }
 }
 
+impl Esim {
+    /// What its state is read from (`domain::esim_state`).
+    pub fn facts(&self) -> crate::domain::esim_state::Facts<'_> {
+        let raw = &self.raw_order_json;
+        let days = raw.duration_unit.is_empty() || raw.duration_unit.eq_ignore_ascii_case("DAY");
+        crate::domain::esim_state::Facts {
+            status: Some(&self.record.status),
+            smdp: &raw.smdp_status,
+            eid: &raw.eid,
+            active_type: raw.active_type,
+            installed: raw.installation_time.at(),
+            activated: raw.activate_time.at(),
+            expires: raw.expired_time.at(),
+            used: raw.order_usage,
+            total: raw.total_volume,
+            days: raw.total_duration.filter(|_| days),
+            apn: &raw.apn,
+        }
+    }
+}
+
 /// `rawOrderJson`: at least `iccid`, `qrCodeUrl`, `smdpStatus` (spec); the rest as upstream.
 /// Fields this version does not know are kept in `extra`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -217,6 +238,56 @@ pub struct RawOrder {
     pub order_usage: Option<u64>,
     #[serde(default, skip_serializing_if = "Timestamp::is_empty")]
     pub expired_time: Timestamp,
+    /// The device's eUICC id, once the profile has been downloaded.
+    #[serde(
+        default,
+        deserialize_with = "lenient::string",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub eid: String,
+    /// 1: validity starts at installation; 2: at the first connection.
+    #[serde(
+        default,
+        deserialize_with = "lenient::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub active_type: Option<u64>,
+    /// 1: one volume; 2–4: daily volumes.
+    #[serde(
+        default,
+        deserialize_with = "lenient::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub data_type: Option<u64>,
+    #[serde(default, skip_serializing_if = "Timestamp::is_empty")]
+    pub installation_time: Timestamp,
+    #[serde(default, skip_serializing_if = "Timestamp::is_empty")]
+    pub activate_time: Timestamp,
+    #[serde(
+        default,
+        deserialize_with = "lenient::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub total_duration: Option<u64>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::string",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub duration_unit: String,
+    #[serde(
+        default,
+        deserialize_with = "lenient::string",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub apn: String,
+    /// Where the traffic leaves the network.
+    #[serde(
+        default,
+        deserialize_with = "lenient::string",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub ip_export: String,
     #[serde(
         default,
         deserialize_with = "lenient::string",

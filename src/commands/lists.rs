@@ -16,6 +16,7 @@ use crate::export::csv_rows::{self, writer};
 use crate::export::file::{Existing, PendingFile};
 use crate::format::money::amount;
 use crate::format::records;
+use crate::format::verdict::status_words;
 use crate::format::volume::format_bytes;
 use serde_json::json;
 use std::io::{IsTerminal, Write};
@@ -343,7 +344,7 @@ fn order_table(orders: &[Order]) -> String {
         t.row(vec![
             o.record.provider_order_no.to_string(),
             o.created_at.short(),
-            o.record.status.to_string(),
+            status_words(&o.record.status).to_string(),
             o.record.package_name.clone(),
             o.record.location_code.clone(),
             o.record.quantity.map(|q| q.to_string()).unwrap_or_default(),
@@ -369,7 +370,7 @@ fn esim_table(esims: &[Esim]) -> String {
         let raw = &e.raw_order_json;
         t.row(vec![
             raw.iccid.to_string(),
-            e.record.status.to_string(),
+            crate::format::verdict::esim_cell(e),
             raw.smdp_status.clone(),
             e.record.package_name.clone(),
             e.record.location_code.clone(),

@@ -33,6 +33,7 @@ use crate::config::{ConfigError, Preferences};
 use crate::domain::iccid::Iccid;
 use crate::format::money::format_amount;
 use crate::format::records;
+use crate::format::verdict;
 use crate::signals::Stop;
 use notices::add_settled_earlier;
 use serde_json::json;
@@ -241,9 +242,11 @@ async fn plan(client: &Client, slug: &str, output: &Output) -> Result<(), Comman
 
 async fn esim(client: &Client, iccid: &str, output: &Output) -> Result<(), CommandError> {
     let esim = find(client, iccid).await?;
+    let verdict = verdict::of(&esim, chrono::Utc::now());
     if output.is_json() {
-        return print_json(&json!({ "esim": esim }));
+        return print_json(&json!({ "esim": esim, "verdict": verdict }));
     }
+    outln!("{}", verdict::text(&verdict));
     out!("{}", esim_detail(&esim));
     Ok(())
 }

@@ -9,6 +9,7 @@ use crate::api::model::Esim;
 use crate::commands::output::{out, outln};
 use crate::domain::lpa::{ActivationCode, apple_install_link};
 use crate::export::file::{self, Existing};
+use crate::format::verdict;
 use crate::qr::{FILE_SCALE, FILE_SIZE_MM, QrMatrix};
 use serde_json::json;
 use std::io::IsTerminal;
@@ -54,6 +55,7 @@ pub async fn run(
             "smdpAddress": parts.as_ref().map(|p| p.smdp_address.as_str()),
             "matchingId": parts.as_ref().map(|p| p.matching_id.as_str()),
             "iosInstallLink": link,
+            "verdict": verdict::of(esim, chrono::Utc::now()),
         });
         if written.is_empty() && !link_only {
             out["qr"] = json!(matrix.to_half_blocks());
@@ -78,6 +80,8 @@ pub async fn run(
         }
         return Ok(());
     }
+    // Said first: an installed eSIM's code cannot be scanned again, whatever the picture.
+    outln!("{}", verdict::text(&verdict::of(esim, chrono::Utc::now())));
     out!("{}", qr_text(&matrix.to_half_blocks(), std::io::stdout().is_terminal()));
     let mut t = Table::new(&[("FIELD", Align::Left), ("VALUE", Align::Left)]);
     t.row(vec!["ICCID".into(), iccid.to_string()]);

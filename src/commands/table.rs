@@ -1,8 +1,8 @@
 //! Aligned plain-text tables for human output: columns padded by display width, numbers
 //! right-aligned, every cell sanitised.
 
-use crate::domain::status::Status;
-use crate::format::records::{StatusTone, status_tone};
+use crate::format::records::StatusTone;
+use crate::format::verdict::cell_tone;
 use crate::text::safe_fit;
 use unicode_width::UnicodeWidthStr;
 
@@ -85,7 +85,7 @@ impl Table {
                 let pad = " ".repeat(width.saturating_sub(cell.width()));
                 let last = i + 1 == self.headers.len();
                 let code = (colour && body && self.status_column == Some(i))
-                    .then(|| sgr(status_tone(&Status::parse(cell))))
+                    .then(|| sgr(cell_tone(cell)))
                     .flatten();
                 let shown = match code {
                     Some(code) => format!("\x1b[{code}m{cell}\x1b[0m"),

@@ -71,6 +71,25 @@ impl AttentionRule {
         self.needs(e.status(), e.limits(), now)
     }
 
+    /// How close an eSIM is to a limit, as a share of the rule's room (in thousandths; lower is
+    /// more urgent): 95 % used under an 80 % rule is 250, one day left of a 3-day window 333.
+    /// Whichever limit is nearer counts; nothing to go by sorts last.
+    pub fn urgency(&self, limits: Limits, now: DateTime<Utc>) -> u64 {
+        let data = limits.used_pct.map(|p| {
+            let room = u64::from(100u8.saturating_sub(self.used_pct)).max(1);
+            u64::from(100u8.saturating_sub(p)) * 1000 / room
+        });
+        let time = limits.expires.map(|t| {
+            let left = u64::try_from(t.saturating_sub(now.timestamp())).unwrap_or(0);
+            let window = (u64::from(self.days) * 86_400).max(3_600);
+            left.saturating_mul(1000) / window
+        });
+        match (data, time) {
+            (Some(d), Some(t)) => d.min(t),
+            (one, other) => one.or(other).unwrap_or(u64::MAX),
+        }
+    }
+
     /// For titles and help: "≥ 80 % of data used or expiring within 3 days".
     pub fn describe(&self) -> String {
         let days = if self.days == 1 {
@@ -125,6 +144,11 @@ mod tests {
             !rule.needs_esim(&esim("in_use", 5, 0, "not a time"), now),
             "nothing to go by"
         );
+        let urgency = |used, expires| rule.urgency(esim("in_use", used, 100, expires).1, now);
+        assert_eq!(urgency(95, later), 250, "5 % left of a 20 % room");
+        assert_eq!(urgency(10, "2026-11-22T12:00:00Z"), 333, "1 day left of 3");
+        assert!(urgency(99, later) < urgency(10, "2026-11-22T12:00:00Z"));
+        assert_eq!(urgency(10, "2026-11-20T12:00:00Z"), 0, "already past");
         let strict = AttentionRule { used_pct: 50, days: 0 };
         assert!(strict.needs_esim(&esim("got_resource", 50, 100, later), now));
     }

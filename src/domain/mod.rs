@@ -4,6 +4,7 @@
 //! the rules of a profile's fields, and what is bought. How any of it is shown to a person is in `format`.
 
 pub mod attention;
+pub mod esim_state;
 pub mod iccid;
 pub mod location;
 pub mod lpa;

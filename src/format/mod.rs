@@ -5,4 +5,5 @@
 
 pub mod money;
 pub mod records;
+pub mod verdict;
 pub mod volume;

@@ -93,7 +93,7 @@ pub fn order_fields(o: &Order) -> Fields {
     let mut rows = vec![
         ("Order number", r.provider_order_no.to_string()),
         ("Created", o.created_at.short()),
-        ("Status", r.status.to_string()),
+        ("Status", in_words(&r.status)),
         ("Package", r.package_name.clone()),
         ("Package code", r.package_code.clone()),
         ("Slug", r.slug.clone()),
@@ -113,14 +113,29 @@ pub fn esim_fields(e: &Esim) -> Fields {
     let raw = &e.raw_order_json;
     vec![
         ("ICCID", raw.iccid.to_string()),
-        ("Status", e.record.status.to_string()),
+        ("Status", in_words(&e.record.status)),
         ("SM-DP+ status", raw.smdp_status.clone()),
+        ("EID", raw.eid.clone()),
         ("Package", e.record.package_name.clone()),
         ("Order number", e.record.provider_order_no.to_string()),
         ("Location", location_with_code(&e.record.location_code)),
         ("Data used", usage(raw.order_usage, raw.total_volume)),
+        ("Installed", raw.installation_time.short()),
+        ("Activated", raw.activate_time.short()),
         ("Expires", raw.expired_time.short()),
+        ("APN", raw.apn.clone()),
     ]
+    .into_iter()
+    .filter(|(_, value)| !value.is_empty())
+    .collect()
+}
+
+/// `expired unused (unused_expired)`: the words, and the value as the API sends it.
+pub fn in_words(status: &Status) -> String {
+    match super::verdict::status_words(status) {
+        words if words == status.as_str() => words.to_string(),
+        words => format!("{words} ({status})"),
+    }
 }
 
 pub fn profile_fields(p: &Profile) -> Fields {

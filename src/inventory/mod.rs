@@ -206,7 +206,7 @@ impl Inventory {
     }
 
     /// The entries that match the search (none: every entry), the status filter and, if given,
-    /// the attention rule, in list order.
+    /// the attention rule: in list order, or with the rule, the most urgent first.
     pub fn select(&self, text: &str, status: &StatusFilter, attention: Option<AttentionAt>) -> Vec<u32> {
         let text = text.trim();
         let Some(attention) = attention else {
@@ -222,14 +222,18 @@ impl Inventory {
                 .rule
                 .needs(&self.statuses[self.status[i] as usize], self.limits(i), attention.now)
         };
-        if text.is_empty() {
+        let mut found = if text.is_empty() {
             let status_ok = self.status_mask(status);
-            return (0..self.len() as u32)
+            (0..self.len() as u32)
                 .filter(|&i| status_ok[self.status[i as usize] as usize] && needs(i))
-                .collect();
-        }
-        let mut found = self.search_text(text, status);
-        found.retain(|&i| needs(i));
+                .collect()
+        } else {
+            let mut found = self.search_text(text, status);
+            found.retain(|&i| needs(i));
+            found
+        };
+        // What needs attention most comes first (stable: equals stay in list order).
+        found.sort_by_key(|&i| attention.rule.urgency(self.limits(i as usize), attention.now));
         found
     }
 

@@ -5,6 +5,7 @@
 use crate::common::{Live, key, zbar_decode};
 use esimdash::api::ClientOptions;
 use esimdash::domain::attention::AttentionRule;
+use esimdash::domain::attention::Judged;
 use esimdash::sandbox::SandboxConfig;
 use esimdash::tui::app::{ExportState, Remote};
 use std::time::Duration;
@@ -100,13 +101,15 @@ async fn needs_attention_is_the_rule_applied_to_the_apis_own_data_and_its_count_
     );
     let now = chrono::Utc::now();
     let rule = AttentionRule::default();
-    let expected: Vec<String> = live
+    let mut urgent: Vec<_> = live
         .all_esims()
         .await
-        .iter()
+        .into_iter()
         .filter(|e| rule.needs_esim(e, now))
-        .map(|e| e.raw_order_json.iccid.to_string())
         .collect();
+    // The most urgent first: the nearer limit, as a share of the rule's room.
+    urgent.sort_by_key(|e| rule.urgency(e.limits(), now));
+    let expected: Vec<String> = urgent.iter().map(|e| e.raw_order_json.iccid.to_string()).collect();
     assert!(!expected.is_empty());
     let shown: Vec<String> = live.app.esims().result_rows().map(|r| r.iccid().to_string()).collect();
     assert_eq!(shown, expected);
@@ -114,6 +117,11 @@ async fn needs_attention_is_the_rule_applied_to_the_apis_own_data_and_its_count_
     assert!(labels[2].1.contains(&format!("(! {})", expected.len())), "{labels:?}");
     let screen = live.screen_text(120, 40);
     assert!(screen.contains("needs attention"), "{screen}");
+    // Why each is there: its data used and time left, on the first row the most urgent.
+    let first = screen.lines().find(|l| l.contains(&expected[0])).unwrap();
+    let used = urgent[0].limits().used_pct.unwrap();
+    assert!(first.contains(&format!("{used}%")), "{first}");
+    assert!(first.contains(" h ") || first.contains(" d "), "{first}");
     // `!` again: back to the list.
     live.send(key('!'));
     assert!(!live.app.esims().search_active());

@@ -5,8 +5,10 @@ use crate::common::*;
 use crossterm::event::KeyCode;
 use esimdash::api::{ApiError, Endpoint};
 
+/// At a large terminal, the default 80×24, and a small one.
 async fn at_both_sizes(name: &str, h: &Harness) {
     insta::assert_snapshot!(format!("{name}_120x40"), h.screen(120, 40));
+    insta::assert_snapshot!(format!("{name}_80x24"), h.screen(80, 24));
     insta::assert_snapshot!(format!("{name}_60x20"), h.screen(60, 20));
 }
 
@@ -53,6 +55,33 @@ async fn esims() {
     h.send(key('3'));
     h.settle().await;
     at_both_sizes("esims", &h).await;
+}
+
+/// The eSIM pane of one eSIM of each state at 80×24 (the demo's newest eSIMs show each):
+/// what it is and what to tell the customer, first.
+#[tokio::test]
+async fn a_verdict_for_each_state() {
+    use esimdash::domain::esim_state::Class;
+    let mut h = Harness::acme().await;
+    h.send(key('3'));
+    h.settle().await;
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..20 {
+        let class = h.app.esims().selected().unwrap().facts().classify();
+        if seen.insert(class) {
+            h.send(code(KeyCode::Enter));
+            h.settle().await;
+            insta::assert_snapshot!(format!("verdict_{}_80x24", class.key()), h.screen(80, 24));
+            h.send(code(KeyCode::Esc));
+        }
+        h.send(key('j'));
+        h.settle().await;
+    }
+    let missing: Vec<_> = Class::ALL
+        .into_iter()
+        .filter(|c| !seen.contains(c) && !matches!(c, Class::Pending | Class::Unknown))
+        .collect();
+    assert!(missing.is_empty(), "no eSIM near the top is {missing:?}");
 }
 
 #[tokio::test]

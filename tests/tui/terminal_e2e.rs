@@ -197,7 +197,8 @@ fn the_qr_code_read_off_the_pane_is_the_activation_code_and_y_reaches_tmux() {
     tmux.run(&["set", "-s", "set-clipboard", "on"]);
     tmux.wait_for("Balance 250.00 USD");
     tmux.keys(&["3"]);
-    // The first eSIM has only a QR image (decoded by the dashboard); the second carries `ac`.
+    // The first eSIM has only a QR image (decoded by the dashboard). The pane draws a code only
+    // where it can be installed now, so `j` goes on past installed and ended eSIMs.
     let code_on = |screen: &str| -> Option<String> {
         let line = screen.lines().find(|l| l.contains("LPA:1$"))?;
         let from = &line[line.find("LPA:1$")?..];
@@ -212,6 +213,11 @@ fn the_qr_code_read_off_the_pane_is_the_activation_code_and_y_reaches_tmux() {
         let started = Instant::now();
         let (screen, code) = loop {
             let screen = tmux.screen();
+            if screen.contains("QR code not drawn") {
+                tmux.keys(&["j"]);
+                std::thread::sleep(Duration::from_millis(150));
+                continue;
+            }
             if let Some(code) = code_on(&screen).filter(|c| *c != previous) {
                 break (screen, code);
             }

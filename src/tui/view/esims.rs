@@ -8,7 +8,12 @@ use super::theme::Theme;
 use super::widgets::{Column, cursor_table, paragraph, safe};
 use crate::api::Found;
 use crate::api::model::Esim;
+use crate::domain::attention::Judged;
+use crate::domain::esim_state::Class;
 use crate::domain::lpa::{ActivationCode, apple_install_link};
+use crate::format::records;
+use crate::format::verdict::status_words;
+use crate::format::verdict::{self, Verdict};
 use crate::format::volume::format_bytes;
 use crate::qr::QrMatrix;
 use crate::text::grouped as group;
@@ -26,32 +31,34 @@ use unicode_width::UnicodeWidthStr;
 const PANE_WIDTH: u16 = 46;
 const TABLE_MIN: u16 = 64;
 
+/// The raw SM-DP+ status goes last, dropped first: STATUS already says it in words.
 const COLUMNS: [Column; 7] = [
     Column::new("ICCID", 20),
     Column::new("STATUS", 14).status(),
-    Column::new("SM-DP+", 9).optional(),
     Column::new("PACKAGE", 14).flex(),
     Column::new("LOC", 4).optional(),
     Column::new("USED", 10).optional(),
     Column::new("EXPIRES", 10).optional(),
+    Column::new("SM-DP+", 12).optional(),
 ];
 
-/// `███░░░ 45%` from bytes used of the total.
+/// `██░░░ 45%` from bytes used (10 columns at 100 %) of the total.
 pub fn usage_gauge(used: u64, total: u64) -> String {
     if total == 0 {
         return "-".to_string();
     }
     let pct = (u128::from(used.min(total)) * 100 / u128::from(total)) as usize;
-    let filled = (pct * 6 + 50) / 100;
-    format!("{}{} {pct:>2}%", "█".repeat(filled), "░".repeat(6 - filled))
+    // Some use reads 1 %, never 0 % beside "in use".
+    let pct = if used > 0 { pct.max(1) } else { pct };
+    let filled = (pct * 5 + 50) / 100;
+    format!("{}{} {pct:>2}%", "█".repeat(filled), "░".repeat(5 - filled))
 }
 
 fn cells(e: &Esim) -> Vec<String> {
     let raw = &e.raw_order_json;
     vec![
         raw.iccid.to_string(),
-        e.record.status.as_str().to_string(),
-        raw.smdp_status.clone(),
+        verdict::esim_cell(e),
         e.record.package_name.clone(),
         e.record.location_code.clone(),
         match (raw.order_usage, raw.total_volume) {
@@ -59,6 +66,7 @@ fn cells(e: &Esim) -> Vec<String> {
             _ => "-".to_string(),
         },
         safe(&raw.expired_time.date()),
+        raw.smdp_status.clone(),
     ]
 }
 
@@ -104,7 +112,10 @@ fn search_title(app: &App, typing: bool, theme: &Theme) -> Line<'static> {
     let mut spans = vec![Span::styled(" My eSIMs", theme.title())];
     if let Some(rule) = esims.attention() {
         spans.push(Span::styled(
-            format!(" · needs attention ({})", rule.describe()),
+            format!(
+                " · needs attention, most urgent first (≥ {}% used or ≤ {} d left)",
+                rule.used_pct, rule.days
+            ),
             theme.key(),
         ));
     }
@@ -212,18 +223,81 @@ fn result_cells(row: ResultRow<'_>) -> Vec<String> {
         ResultRow::Fetched(e) => cells(e),
         ResultRow::Indexed(r) => vec![
             r.iccid.to_string(),
-            r.status.as_str().to_string(),
-            String::new(),
+            status_words(r.status).to_string(),
             r.package.name.clone(),
             r.package.location.clone(),
+            String::new(),
             String::new(),
             String::new(),
         ],
     }
 }
 
+/// "Needs attention": why (data used, time left) before what, at every width.
+const ATTENTION_COLUMNS: [Column; 6] = [
+    Column::new("ICCID", 20),
+    Column::new("USED", 4).right(),
+    Column::new("LEFT", 6).right(),
+    Column::new("STATUS", 14).status().optional(),
+    Column::new("PACKAGE", 14).flex(),
+    Column::new("LOC", 4).optional(),
+];
+
+/// `12 d`, `5 h`, `ended`: the time an eSIM has left, as its LEFT cell.
+fn time_left(expires: Option<i64>, now: chrono::DateTime<chrono::Utc>) -> String {
+    let Some(expires) = expires else {
+        return "-".to_string();
+    };
+    match expires.saturating_sub(now.timestamp()) {
+        s if s <= 0 => "ended".to_string(),
+        s if s < 2 * 86_400 => format!("{} h", s / 3_600),
+        s => format!("{} d", s / 86_400),
+    }
+}
+
+fn attention_cells(row: ResultRow<'_>, now: chrono::DateTime<chrono::Utc>) -> Vec<String> {
+    let (iccid, status, limits, package, location) = match row {
+        ResultRow::Fetched(e) => (
+            e.raw_order_json.iccid.to_string(),
+            verdict::esim_cell(e),
+            e.limits(),
+            e.record.package_name.clone(),
+            e.record.location_code.clone(),
+        ),
+        ResultRow::Indexed(r) => (
+            r.iccid.to_string(),
+            status_words(r.status).to_string(),
+            r.limits,
+            r.package.name.clone(),
+            r.package.location.clone(),
+        ),
+    };
+    vec![
+        iccid,
+        limits.used_pct.map_or("-".to_string(), |p| format!("{p}%")),
+        time_left(limits.expires, now),
+        status,
+        package,
+        location,
+    ]
+}
+
 fn draw_result_rows(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let esims = app.esims();
+    if esims.attention().is_some() {
+        let now = esims.now();
+        let cells = move |row| attention_cells(row, now);
+        cursor_table(
+            frame,
+            area,
+            &ATTENTION_COLUMNS,
+            esims.result_rows(),
+            cells,
+            esims.result_cursor(),
+            theme,
+        );
+        return;
+    }
     cursor_table(
         frame,
         area,
@@ -297,28 +371,54 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         paragraph(frame, inner, unfetched_lines(app, theme));
         return;
     };
+    let verdict = verdict::of(esim, app.esims().now());
+    let head = vec![
+        Line::from(vec![
+            Span::styled("ICCID    ", theme.muted()),
+            Span::styled(safe(esim.raw_order_json.iccid.as_str()), theme.title()),
+        ]),
+        Line::styled(format!("● {}", verdict.label), theme.verdict(verdict.state.tone())),
+    ];
     let package = safe(&esim.record.package_name);
-    let mut info = record_lines(esim, &package, inner.width, theme);
+    let mut info = verdict_lines(&verdict, theme);
+    info.extend(record_lines(esim, &package, inner.width, theme));
     let qr = code_lines(app, esim, &mut info, theme);
     if package.width() > usize::from(inner.width) {
         // Cut above so the code's lines stay in view; whole here, after them.
         info.push(Line::styled("Plan in full:", theme.muted()));
         info.push(Line::raw(package.clone()));
     }
-    draw_qr_and_info(frame, inner, qr, info, app, theme);
+    // The code is drawn only where scanning it is what to do next: an installed, deleted or
+    // ended eSIM's code cannot be installed again, and its verdict needs the room.
+    let scannable = matches!(verdict.state, Class::ReadyToInstall | Class::Unknown);
+    let qr = if scannable {
+        qr
+    } else {
+        let zoom = app.keymap().keys_text(Context::Esims, Action::Zoom);
+        info.push(Line::styled(
+            format!("QR code not drawn: it cannot be installed now ({zoom} shows it anyway)."),
+            theme.muted(),
+        ));
+        Vec::new()
+    };
+    draw_qr_and_info(frame, inner, qr, head, info, app, theme);
 }
 
-/// The eSIM's ICCID, state, plan and usage.
+/// What is so and what to tell the customer, first in the pane.
+fn verdict_lines(v: &Verdict, theme: &Theme) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::raw(v.summary.clone())];
+    lines.extend(v.steps.iter().map(|step| Line::raw(format!("· {step}"))));
+    lines.push(Line::styled("─ record", theme.muted()));
+    lines
+}
+
+/// The eSIM's state as the API gives it, plan and usage.
 fn record_lines(esim: &Esim, package: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
     let raw = &esim.raw_order_json;
-    vec![
-        Line::from(vec![
-            Span::styled("ICCID    ", theme.muted()),
-            Span::styled(safe(raw.iccid.as_str()), theme.title()),
-        ]),
+    let mut lines = vec![
         Line::raw(format!(
             "{} · {} · SM-DP+ {}",
-            safe(esim.record.status.as_str()),
+            safe(&records::in_words(&esim.record.status)),
             safe(&esim.record.location_code),
             safe(&raw.smdp_status)
         )),
@@ -332,7 +432,14 @@ fn record_lines(esim: &Esim, package: &str, width: u16, theme: &Theme) -> Vec<Li
             ),
             _ => format!("expires {}", short_time(&raw.expired_time)),
         }),
-    ]
+    ];
+    if !raw.eid.is_empty() {
+        lines.push(Line::from(vec![
+            Span::styled("EID      ", theme.muted()),
+            Span::raw(safe(&raw.eid)),
+        ]));
+    }
+    lines
 }
 
 /// The activation code's lines (added to `info`) and its QR code's, or why there is none.
@@ -376,24 +483,53 @@ fn code_lines(app: &App, esim: &Esim, info: &mut Vec<Line<'static>>, theme: &The
     })
 }
 
-/// The QR code centred at the top and the text under it; or, when the code does not fit,
-/// the text and how large the terminal must be.
+/// Rows of text kept under a QR code drawn above it, at the least.
+const TEXT_UNDER_QR: u16 = 4;
+/// Columns of text beside a QR code drawn at its left, at the least.
+const TEXT_BESIDE_QR: u16 = 30;
+
+/// The head (ICCID and state), the QR code and the text: the code under the head with the
+/// text below where the pane is tall enough, else at the left with the text beside it (80×24),
+/// else the text and how large the terminal must be.
 fn draw_qr_and_info(
     frame: &mut Frame,
     inner: Rect,
     qr: Vec<Line<'static>>,
+    head: Vec<Line<'static>>,
     mut info: Vec<Line<'static>>,
     app: &App,
     theme: &Theme,
 ) {
     let qr_width = qr.first().map_or(0, |l| l.width() as u16);
     let qr_height = qr.len() as u16;
-    let fits = qr.is_empty() || (inner.width >= qr_width && inner.height > qr_height);
-    if !fits {
+    let head_height = head.len() as u16;
+    let centred = |area: Rect| Rect {
+        x: area.x + area.width.saturating_sub(qr_width) / 2,
+        width: qr_width.min(area.width),
+        ..area
+    };
+    if qr.is_empty() {
+        paragraph(frame, inner, head.into_iter().chain(info).collect());
+    } else if inner.width >= qr_width && inner.height >= head_height + qr_height + TEXT_UNDER_QR {
+        let [head_area, qr_area, text_area] = Layout::vertical([
+            Constraint::Length(head_height),
+            Constraint::Length(qr_height),
+            Constraint::Min(0),
+        ])
+        .areas(inner);
+        paragraph(frame, head_area, head);
+        frame.render_widget(Paragraph::new(qr), centred(qr_area));
+        paragraph(frame, text_area, info);
+    } else if inner.width >= qr_width + 1 + TEXT_BESIDE_QR && inner.height >= qr_height {
+        let [qr_area, _, text_area] =
+            Layout::horizontal([Constraint::Length(qr_width), Constraint::Length(1), Constraint::Min(0)]).areas(inner);
+        frame.render_widget(Paragraph::new(qr), qr_area);
+        paragraph(frame, text_area, head.into_iter().chain(info).collect());
+    } else {
         // The pane is inside the frame: this much more terminal makes it big enough.
         let frame_area = frame.area();
-        let need_w = frame_area.width + qr_width.saturating_sub(inner.width);
-        let need_h = frame_area.height + (qr_height + 1).saturating_sub(inner.height);
+        let need_w = frame_area.width + (qr_width + 1 + TEXT_BESIDE_QR).saturating_sub(inner.width);
+        let need_h = frame_area.height + qr_height.saturating_sub(inner.height);
         info.push(Line::styled(
             format!(
                 "The QR code needs a terminal of at least {need_w}×{need_h} here; {} shows it alone.",
@@ -401,22 +537,8 @@ fn draw_qr_and_info(
             ),
             theme.error(),
         ));
-        paragraph(frame, inner, info);
-        return;
+        paragraph(frame, inner, head.into_iter().chain(info).collect());
     }
-    let [qr_area, text_area] = Layout::vertical([Constraint::Length(qr_height), Constraint::Min(0)]).areas(inner);
-    if !qr.is_empty() {
-        let x = qr_area.x + (qr_area.width - qr_width) / 2;
-        frame.render_widget(
-            Paragraph::new(qr),
-            Rect {
-                x,
-                width: qr_width,
-                ..qr_area
-            },
-        );
-    }
-    paragraph(frame, text_area, info);
 }
 
 /// Where there is no code yet: loading, or the fetch failed (with why, and how to retry).

@@ -7,6 +7,7 @@ use super::widgets::{Column, cursor_table, safe};
 use crate::api::model::Order;
 use crate::domain::status::StatusFilter;
 use crate::format::money::amount;
+use crate::format::verdict::status_words;
 use crate::tui::app::{App, Mode, Paged, Remote};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -23,7 +24,7 @@ fn order_cells(o: &Order) -> Vec<String> {
     vec![
         r.provider_order_no.to_string(),
         short_time(&o.created_at),
-        r.status.as_str().to_string(),
+        status_words(&r.status).to_string(),
         r.package_name.clone(),
         r.location_code.clone(),
         r.quantity.map(|q| q.to_string()).unwrap_or_default(),

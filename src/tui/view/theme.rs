@@ -1,6 +1,7 @@
 //! Styles. With `NO_COLOR` set, only bold and reverse video remain.
 
 use crate::config::Colour;
+use crate::domain::esim_state::Tone;
 use crate::format::records::StatusTone;
 use ratatui::style::{Color, Modifier, Style};
 
@@ -102,6 +103,18 @@ impl Theme {
             StatusTone::Unknown => Style::new(),
         };
         self.pick(colour, Style::new())
+    }
+
+    /// An eSIM's state by its tone, bold: the first thing an agent reads in the pane.
+    pub fn verdict(&self, tone: Tone) -> Style {
+        let colour = match tone {
+            Tone::Good => Style::new().fg(Color::Green),
+            Tone::Waiting => Style::new().fg(Color::Yellow),
+            Tone::Warning => Style::new().fg(Color::LightRed),
+            Tone::Ended => Style::new().fg(Color::Red),
+            Tone::Unknown => Style::new(),
+        };
+        self.pick(colour, Style::new()).add_modifier(Modifier::BOLD)
     }
 
     pub fn key(&self) -> Style {

@@ -2,8 +2,7 @@
 //! screen at a time, and text made safe for the terminal.
 
 use super::theme::Theme;
-use crate::domain::status::Status;
-use crate::format::records::status_tone;
+use crate::format::verdict::cell_tone;
 use crate::text::{safe_fit, sanitize};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
@@ -118,16 +117,22 @@ impl Column {
     }
 }
 
-/// Which columns fit: optional ones are dropped, from the last, until the rest fit.
+/// The narrowest a flex (text) column is made before an optional column is dropped.
+const FLEX_MIN: u16 = 8;
+
+/// Which columns fit: optional ones are dropped, from the last, until the rest fit with every
+/// fixed column at its full width (numbers and dates are never cut) and the flex (text) column
+/// narrowed to `FLEX_MIN` at the least.
 fn fit(width: u16, columns: &[Column]) -> Vec<bool> {
     let mut keep = vec![true; columns.len()];
     let needed = |keep: &[bool]| -> u16 {
-        columns
+        let cells: u16 = columns
             .iter()
             .zip(keep)
             .filter(|(_, k)| **k)
-            .map(|(c, _)| c.width + 1)
-            .sum()
+            .map(|(c, _)| if c.flex { c.width.min(FLEX_MIN) } else { c.width } + 1)
+            .sum();
+        cells + MARKER_WIDTH
     };
     for i in (0..columns.len()).rev() {
         if needed(&keep) <= width {
@@ -171,7 +176,7 @@ fn table(frame: &mut Frame, area: Rect, columns: &[Column], rows: Vec<Vec<String
         .filter(|(i, _)| kept(*i))
         .map(|(_, c)| {
             if c.flex {
-                Constraint::Min(c.width)
+                Constraint::Min(c.width.min(FLEX_MIN))
             } else {
                 Constraint::Length(c.width)
             }
@@ -190,7 +195,7 @@ fn table(frame: &mut Frame, area: Rect, columns: &[Column], rows: Vec<Vec<String
     let cell = |column: &Column, text: String, room: usize| {
         let text = safe_fit(&text, room).into_owned();
         let style = if column.status {
-            theme.status(status_tone(&Status::parse(&text)))
+            theme.status(cell_tone(&text))
         } else {
             ratatui::style::Style::new()
         };
