@@ -281,13 +281,44 @@ impl Client {
         answer.parse_with(model::parse_plan_list, &self.inner.secret)
     }
 
+    /// A page of orders. With `iccid`, only that eSIM's: an answer of a server without the
+    /// filter (another eSIM's top-up, or more than one order that made an eSIM) is not shown;
+    /// the order that made the eSIM is then found by its number instead.
     pub async fn orders(&self, query: &OrderQuery) -> Result<OrderPage, ApiError> {
         let filters = [
             ("status", query.status.param()),
             ("q", query.q.as_deref()),
             ("iccid", query.iccid.as_deref()),
         ];
-        self.list_page(ORDERS, (query.page, query.page_size), &filters).await
+        let page: OrderPage = self.list_page(ORDERS, (query.page, query.page_size), &filters).await?;
+        match query.iccid.as_deref() {
+            Some(iccid) if !filtered_by(&page, iccid) => self.orders_that_made(iccid, query).await,
+            _ => Ok(page),
+        }
+    }
+
+    /// The order that made an eSIM, by the number on its record (its top-ups cannot be told
+    /// without the server's filter).
+    async fn orders_that_made(&self, iccid: &str, query: &OrderQuery) -> Result<OrderPage, ApiError> {
+        let Some(esim) = self.find_esim(iccid).await? else {
+            return Ok(OrderPage::default());
+        };
+        let number = esim.record.provider_order_no.to_string();
+        let by_number = OrderQuery {
+            page: Some(1),
+            page_size: Some(100),
+            status: query.status.clone(),
+            q: Some(number.clone()),
+            iccid: None,
+        };
+        let filters = [("status", by_number.status.param()), ("q", by_number.q.as_deref())];
+        let mut page: OrderPage = self
+            .list_page(ORDERS, (by_number.page, by_number.page_size), &filters)
+            .await?;
+        page.orders.retain(|o| o.record.provider_order_no == number.as_str());
+        page.total = page.orders.len() as u64;
+        page.page = 1;
+        Ok(page)
     }
 
     pub async fn esims(&self, query: &EsimQuery) -> Result<EsimPage, ApiError> {
@@ -873,4 +904,11 @@ impl Answer {
             },
         }
     }
+}
+
+/// Whether a page asked for one eSIM's orders holds only such orders: its top-ups name it, and
+/// at most one order made it.
+fn filtered_by(page: &OrderPage, iccid: &str) -> bool {
+    let made = page.orders.iter().filter(|o| o.iccid.is_empty()).count();
+    made <= 1 && page.orders.iter().all(|o| o.iccid.is_empty() || o.iccid == iccid)
 }

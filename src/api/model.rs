@@ -346,7 +346,7 @@ impl Profile {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OrderPage {
     #[serde(default, deserialize_with = "lenient::u64_or_zero")]

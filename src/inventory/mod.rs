@@ -63,6 +63,8 @@ pub struct Inventory {
     /// Per entry, what the attention rule reads (`u8::MAX`, `i64::MIN`: not given).
     used_pct: Vec<u8>,
     expires: Vec<i64>,
+    /// Per entry, the number of the order that made it: an order's detail names its eSIMs.
+    orders: Vec<Box<str>>,
     statuses: Vec<Status>,
     packages: Vec<Package>,
     status_ids: HashMap<Status, u16>,
@@ -102,11 +104,13 @@ impl Inventory {
                 &e.record.status,
                 Package::of(e),
                 e.limits(),
+                &e.record.provider_order_no,
             );
         }
     }
 
-    fn push(&mut self, iccid: &str, status: &Status, package: Package, limits: Limits) {
+    fn push(&mut self, iccid: &str, status: &Status, package: Package, limits: Limits, order: &str) {
+        self.orders.push(order.into());
         self.used_pct.push(limits.used_pct.unwrap_or(u8::MAX));
         self.expires.push(limits.expires.unwrap_or(i64::MIN));
         self.starts.push(self.iccids.len() as u32);
@@ -173,6 +177,14 @@ impl Inventory {
             place: i as u64 + self.shift,
             limits: self.limits(i),
         })
+    }
+
+    /// The ICCIDs of the eSIMs an order made, in list order.
+    pub fn iccids_of_order(&self, order: &str) -> Vec<&str> {
+        (0..self.len())
+            .filter(|&i| &*self.orders[i] == order)
+            .map(|i| self.iccid(i))
+            .collect()
     }
 
     /// The entry with exactly this ICCID.
@@ -390,6 +402,7 @@ mod at_scale {
                     used_pct: Some((i % 101) as u8),
                     expires: Some(1_800_000_000 + i as i64 * 60),
                 },
+                &format!("B1{i:011}"),
             );
         }
         let mut slowest = Duration::ZERO;

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 
 /// Where the saved inventories go: `esimdash/` under the XDG cache directory.
 pub fn default_dir() -> Option<PathBuf> {
@@ -28,8 +28,8 @@ pub fn path_in(dir: &Path, account: &str) -> PathBuf {
     dir.join(format!("inventory-{account}.json"))
 }
 
-/// `[ICCID, status index, package index, % of data used, expiry (Unix s)]`.
-type SavedEntry = (String, u16, u32, Option<u8>, Option<i64>);
+/// `[ICCID, status index, package index, % of data used, expiry (Unix s), order number]`.
+type SavedEntry = (String, u16, u32, Option<u8>, Option<i64>, String);
 
 /// The file's content.
 #[derive(Serialize, Deserialize)]
@@ -42,7 +42,8 @@ struct Saved {
     total: u64,
     statuses: Vec<Status>,
     packages: Vec<Package>,
-    /// `[ICCID, status index, package index, % of data used, expiry (Unix s)]`, in list order.
+    /// `[ICCID, status index, package index, % of data used, expiry (Unix s), order number]`,
+    /// in list order.
     entries: Vec<SavedEntry>,
 }
 
@@ -77,7 +78,7 @@ pub fn load(path: &Path, account: &str) -> Result<Loaded, LoadError> {
         return Err(LoadError::Foreign);
     }
     let mut inventory = Inventory::default();
-    for (iccid, status, package, used_pct, expires) in &saved.entries {
+    for (iccid, status, package, used_pct, expires, order) in &saved.entries {
         let (Some(status), Some(package)) = (
             saved.statuses.get(*status as usize),
             saved.packages.get(*package as usize),
@@ -91,7 +92,7 @@ pub fn load(path: &Path, account: &str) -> Result<Loaded, LoadError> {
             used_pct: used_pct.map(|p| p.min(100)),
             expires: *expires,
         };
-        inventory.push(iccid, status, package.clone(), limits);
+        inventory.push(iccid, status, package.clone(), limits, order);
     }
     inventory.total = Some(saved.total);
     let saved_at = DateTime::from_timestamp(saved.saved_at, 0)
@@ -121,6 +122,7 @@ pub fn save(path: &Path, account: &str, inventory: &Inventory, now: DateTime<Utc
                     inventory.package[i],
                     limits.used_pct,
                     limits.expires,
+                    inventory.orders[i].to_string(),
                 )
             })
             .collect(),
@@ -196,6 +198,7 @@ mod tests {
                 used_pct: Some(85),
                 expires: Some(1_800_000_000),
             },
+            "B100000010001",
         );
         inv.total = Some(7);
         save(&path, "abc", &inv, Utc::now()).unwrap();

@@ -125,10 +125,12 @@ pub enum Action {
     Quantity,
     Pay,
     Back,
+    /// From an order: its eSIM on My eSIMs.
+    ShowEsim,
 }
 
 impl Action {
-    const ALL: [Action; 44] = [
+    const ALL: [Action; 45] = [
         Action::Quit,
         Action::Suspend,
         Action::Help,
@@ -173,6 +175,7 @@ impl Action {
         Action::Quantity,
         Action::Pay,
         Action::Back,
+        Action::ShowEsim,
     ];
 
     /// The name in the config file's `[keys]` table.
@@ -222,6 +225,7 @@ impl Action {
             Action::Quantity => "quantity",
             Action::Pay => "pay",
             Action::Back => "back",
+            Action::ShowEsim => "show_esim",
         }
     }
 
@@ -315,6 +319,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(C::Help, A::Down, &["down", "j"], "scroll down", Some("scroll")),
     bind(C::Help, A::Up, &["up", "k"], "scroll up", None),
     bind(C::OrderDetail, A::TopUp, &["t"], "top up this order's eSIM", Some("top up")),
+    bind(C::OrderDetail, A::ShowEsim, &["e"], "show this order's eSIM on My eSIMs", Some("its eSIM")),
     bind(C::Picker, A::Down, &["down", "j"], "next choice", Some("choose")),
     bind(C::Picker, A::Up, &["up", "k"], "previous choice", None),
     bind(C::Picker, A::Accept, &["enter"], "apply", Some("apply")),

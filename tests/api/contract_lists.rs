@@ -292,3 +292,41 @@ async fn a_sandbox_without_the_lookup_answers_the_unfiltered_list() {
     assert_eq!(r.body["esims"].as_array().map(Vec::len), Some(5));
     assert!(r.body["total"].as_u64().unwrap() > 100);
 }
+
+/// The client's `orders?iccid=` against a server with the contract's filter (the order that
+/// made the eSIM and its top-up) and one with the published routes only, which answers the
+/// whole list: the order that made the eSIM is then found by its number, and no other eSIM's
+/// order is ever shown.
+#[tokio::test]
+async fn an_esims_orders_with_and_without_the_servers_filter() {
+    for lookup in [true, false] {
+        let sb = sandbox_with(esimdash::sandbox::SandboxConfig {
+            iccid_lookup: lookup,
+            rate_limit: 100_000,
+            ..Default::default()
+        })
+        .await;
+        let client = acme(&sb);
+        let esim = client.esims(&EsimQuery::default()).await.unwrap().esims.remove(1);
+        let iccid = esim.raw_order_json.iccid.to_string();
+        let plans = client.topup_plans(&iccid).await.unwrap();
+        let slug = &plans.first().expect("an in-use eSIM can be topped up").slug;
+        let body = format!(r#"{{"iccid":"{iccid}","slug":"{slug}","qty":1}}"#);
+        assert_eq!(acme_send(&sb, "POST", "/portal/topups", &body).await.status, 201);
+        let query = OrderQuery {
+            iccid: Some(iccid.clone()),
+            ..Default::default()
+        };
+        let orders = client.orders(&query).await.unwrap().orders;
+        let numbers: Vec<_> = orders.iter().map(|o| o.record.provider_order_no.to_string()).collect();
+        assert!(
+            numbers.contains(&esim.record.provider_order_no.to_string()),
+            "lookup {lookup}: {numbers:?}"
+        );
+        assert!(
+            orders.iter().all(|o| o.iccid.is_empty() || o.iccid == iccid.as_str()),
+            "lookup {lookup}: never another eSIM's order"
+        );
+        assert_eq!(orders.len(), if lookup { 2 } else { 1 }, "lookup {lookup}: {numbers:?}");
+    }
+}

@@ -11,6 +11,7 @@ mod finding;
 mod handover;
 #[path = "../support/holding_proxy.rs"]
 mod holding_proxy;
+mod orders_esims;
 mod payment_edges;
 mod properties;
 mod purchases;

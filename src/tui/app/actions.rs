@@ -4,6 +4,7 @@
 use super::mode::{Mode, Overlay};
 use super::search::SearchBox;
 use super::{App, Halt, MAX_QTY, Motion, Outbox, ProfileForm, PurchaseForm, Tab, TextInput, Tone, TopUpOf};
+use crate::api::model::Order;
 use crate::clipboard::guard;
 use crate::domain::iccid::{EsimIccid, Iccid};
 use crate::domain::status::StatusFilter;
@@ -243,10 +244,11 @@ impl App {
         match action {
             Action::TopUp if context == Context::OrderDetail => {
                 if let Some(Overlay::OrderDetail(order)) = self.mode.overlay() {
-                    let number = order.record.provider_order_no.to_string();
-                    self.top_up_order(Some(&number), now);
+                    let order = (**order).clone();
+                    self.top_up_order(&order, now);
                 }
             }
+            Action::ShowEsim => self.show_order_esim(now),
             Action::TopUp => self.top_up(now),
             Action::Open => {
                 if let Some(mode) = self.tab_state().open(&self.mode) {
@@ -396,7 +398,8 @@ impl App {
     fn top_up(&mut self, now: Instant) {
         match self.tab_state().top_up() {
             TopUpOf::Esim { iccid, hint } => self.top_up_iccid(&iccid, hint, now),
-            TopUpOf::Order(number) => self.top_up_order(number.as_deref(), now),
+            TopUpOf::Order(Some(order)) => self.top_up_order(&order, now),
+            TopUpOf::Order(None) => self.ask_iccid(),
             TopUpOf::Ask => self.ask_iccid(),
         }
     }
@@ -423,26 +426,52 @@ impl App {
         });
     }
 
-    /// `t` on an order: its eSIM when the dashboard has it loaded, else the ICCID prompt.
-    fn top_up_order(&mut self, order_number: Option<&str>, now: Instant) {
-        let found = order_number.and_then(|number| {
-            self.account
-                .tabs
-                .esims
-                .list
-                .loaded()
-                .chain(self.account.tabs.esims.selected())
-                .find(|e| e.record.provider_order_no == number)
-                .map(|e| {
-                    (
-                        e.raw_order_json.iccid.clone(),
-                        crate::purchase::not_topupable_reason(&e.record.status),
-                    )
-                })
-        });
-        match found {
-            Some((iccid, hint)) => self.top_up_iccid(&iccid, hint, now),
-            None => self.ask_iccid(),
+    /// `t` on an order: the eSIM a top-up order names, or the one the order made when the
+    /// dashboard knows it (pages at hand or the index), else the ICCID prompt.
+    fn top_up_order(&mut self, order: &Order, now: Instant) {
+        let Some(iccid) = self.order_esim(order) else {
+            return self.ask_iccid();
+        };
+        let hint = self
+            .account
+            .tabs
+            .esims
+            .list
+            .loaded()
+            .find(|e| e.raw_order_json.iccid == iccid.as_str())
+            .and_then(|e| crate::purchase::not_topupable_reason(&e.record.status));
+        self.top_up_iccid(&iccid, hint, now);
+    }
+
+    /// The eSIM of an order, when known: a top-up's, or the first the order made.
+    fn order_esim(&self, order: &Order) -> Option<EsimIccid> {
+        if !order.iccid.is_empty() {
+            return Some(order.iccid.clone());
+        }
+        let (found, _) = self
+            .account
+            .tabs
+            .esims
+            .iccids_of_order(order.record.provider_order_no.as_str());
+        found.first().map(|i| EsimIccid::parse(i))
+    }
+
+    /// `e` on an order's detail: My eSIMs, searched for that order's eSIM.
+    fn show_order_esim(&mut self, now: Instant) {
+        let Some(Overlay::OrderDetail(order)) = self.mode.overlay() else {
+            return;
+        };
+        match self.order_esim(&order.clone()) {
+            Some(iccid) => {
+                self.account.tabs.esims.find(iccid.as_str(), now);
+                self.tab = Tab::Esims;
+                self.mode = Mode::Browse;
+            }
+            None => self.flash(
+                "This order's eSIM is not known yet: it is being looked for",
+                Tone::Info,
+                now,
+            ),
         }
     }
 

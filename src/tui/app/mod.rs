@@ -452,6 +452,17 @@ impl App {
             account.profile.start(id);
         }
         self.mode.fetch(&mut out);
+        // An order's detail names its eSIMs: the index is read for them when not at hand.
+        if let Mode::Overlay(Overlay::OrderDetail(order)) = &self.mode
+            && order.iccid.is_empty()
+        {
+            let esims = &mut account.tabs.esims;
+            let (found, whole) = esims.iccids_of_order(order.record.provider_order_no.as_str());
+            if found.is_empty() && !whole {
+                esims.start_scan();
+                esims.fetch_scan(&mut out);
+            }
+        }
         account.tabs.get_mut(self.tab).fetch(&mut out, now, typing);
         if effects.len() > before {
             self.dirty = true;

@@ -5,6 +5,7 @@ use super::theme::Theme;
 use super::widgets::{Fields, fields, keys_line, paragraph, popup, safe};
 use crate::api::model::Plan;
 use crate::format::records;
+use crate::text::grouped;
 use crate::tui::app::{App, Overlay, PROFILE_FIELDS, ProfileForm, Remote};
 use crate::tui::keymap::{Action, Context};
 use ratatui::Frame;
@@ -64,7 +65,11 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
         Overlay::Replace { path, .. } => draw_replace(frame, area, path, app, theme),
         Overlay::PlanDetail { summary, fetched } => draw_plan(frame, area, summary, fetched, app, theme),
         Overlay::OrderDetail(o) => {
-            let (inner, shown) = detail_window(frame, area, "Order", 14, &records::order_fields(o), theme);
+            let mut fields = records::order_fields(o);
+            if o.iccid.is_empty() {
+                fields.push(("eSIM", order_esims(app, o)));
+            }
+            let (inner, shown) = detail_window(frame, area, "Order", 16, &fields, theme);
             let mut lines = shown.lines;
             if !shown.in_full.is_empty() {
                 lines.push(Line::raw(""));
@@ -84,6 +89,24 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
             draw_account_picker(frame, area, (names, *cursor), error.as_deref(), app, theme);
         }
         Overlay::ProfileForm(form) => draw_profile_form(frame, area, form, app, theme),
+    }
+}
+
+/// The eSIMs an order made, as far as the dashboard knows them; else that they are looked for.
+fn order_esims(app: &App, order: &crate::api::model::Order) -> String {
+    let esims = app.esims();
+    let (found, whole) = esims.iccids_of_order(order.record.provider_order_no.as_str());
+    match (found.is_empty(), whole) {
+        (false, _) => found.join(", "),
+        (true, true) => "none in this account's eSIM list".to_string(),
+        (true, false) => {
+            let scan = esims.scan();
+            format!(
+                "looking for it… (read {} of {} eSIMs)",
+                grouped(scan.loaded()),
+                scan.total().map_or("…".to_string(), grouped)
+            )
+        }
     }
 }
 

@@ -6,7 +6,7 @@
 //! the page at its place in the list. Activation codes are kept per eSIM once known.
 
 use super::orders::PAGE_SIZE;
-use super::{Motion, SCREEN_PAGE, TabState, TopUpOf};
+use super::{Motion, SCREEN_PAGE, TabState, TopUpOf, whole_iccid};
 use crate::api::Found;
 use crate::api::model::{Esim, EsimQuery};
 use crate::domain::attention::AttentionRule;
@@ -185,12 +185,6 @@ impl Default for Esims {
             clock: None,
         }
     }
-}
-
-/// The search text as a whole, valid ICCID (spaces and dashes dropped), if it is one.
-fn whole_iccid(text: &str) -> Option<Iccid> {
-    let digits: String = text.chars().filter(|c| !matches!(c, ' ' | '-')).collect();
-    Iccid::parse(&digits).ok()
 }
 
 impl Esims {
@@ -559,6 +553,47 @@ impl Esims {
         }
     }
 
+    /// Searches for `iccid` as if typed and entered (an order's `e`): the lookup and the read
+    /// start as they would.
+    pub fn find(&mut self, iccid: &str, now: Instant) {
+        self.search.clear();
+        self.search.paste(iccid, now);
+        self.search.apply();
+        self.start_scan();
+        self.search_changed();
+    }
+
+    /// The background read's next page, if it is wanted (also while another tab waits on it:
+    /// an order's detail finding its eSIMs).
+    pub fn fetch_scan(&mut self, out: &mut Outbox<'_>) {
+        if self.needs_scan() {
+            let page = self.scan.next_page();
+            let id = out.send(Request::EsimScan { page });
+            if let Reading::Pages { next, .. } = &mut self.scan.reading {
+                next.start(id);
+            }
+        }
+    }
+
+    /// The ICCIDs of the eSIMs an order made, from the pages and record at hand and the index;
+    /// and whether the index is whole (so that none found means none).
+    pub fn iccids_of_order(&self, number: &str) -> (Vec<String>, bool) {
+        let mut found: Vec<String> = self
+            .list
+            .loaded()
+            .chain(self.selected())
+            .filter(|e| e.record.provider_order_no == number)
+            .map(|e| e.raw_order_json.iccid.to_string())
+            .collect();
+        let (inventory, saved_at) = self.searched();
+        for iccid in inventory.iccids_of_order(number) {
+            if !found.iter().any(|f| f == iccid) {
+                found.push(iccid.to_string());
+            }
+        }
+        (found, saved_at.is_some() || self.scan.is_complete())
+    }
+
     /// Starts the background read (on the first `/`).
     pub fn start_scan(&mut self) {
         if let Reading::Idle { again } = self.scan.reading {
@@ -760,13 +795,7 @@ impl TabState for Esims {
             });
             self.fresh_started(iccid, place, id);
         }
-        if self.needs_scan() {
-            let page = self.scan.next_page();
-            let id = out.send(Request::EsimScan { page });
-            if let Reading::Pages { next, .. } = &mut self.scan.reading {
-                next.start(id);
-            }
-        }
+        self.fetch_scan(out);
         self.fetch_code(out, now);
     }
 

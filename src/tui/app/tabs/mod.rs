@@ -42,16 +42,22 @@ impl Motion {
     }
 }
 
+/// The search text as a whole, valid ICCID (spaces and dashes dropped), if it is one.
+pub(super) fn whole_iccid(text: &str) -> Option<crate::domain::iccid::Iccid> {
+    let digits: String = text.chars().filter(|c| !matches!(c, ' ' | '-')).collect();
+    crate::domain::iccid::Iccid::parse(&digits).ok()
+}
+
 /// What `t` tops up from this tab.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum TopUpOf {
     /// The selected eSIM (its ICCID as the API gave it), with why it may be offered nothing.
     Esim {
         iccid: crate::domain::iccid::EsimIccid,
         hint: Option<&'static str>,
     },
-    /// The selected order's eSIM, by order number.
-    Order(Option<String>),
+    /// The selected order's eSIM: the one a top-up names, or the one it made.
+    Order(Option<Box<crate::api::model::Order>>),
     /// Whichever eSIM the user types.
     Ask,
 }

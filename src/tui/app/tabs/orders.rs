@@ -1,7 +1,7 @@
 //! The Orders tab: server-side pages with a status filter and a search (`q`, sent after a pause
 //! in typing).
 
-use super::{Motion, TabState, TopUpOf};
+use super::{Motion, TabState, TopUpOf, whole_iccid};
 use crate::api::model::{Order, OrderQuery};
 use crate::domain::status::StatusFilter;
 use crate::tui::app::jobs::Outbox;
@@ -48,13 +48,16 @@ impl Orders {
         &self.search
     }
 
+    /// The page asked of the server; a whole ICCID searched for is the orders of that eSIM.
     pub fn query(&self, page: u64) -> OrderQuery {
+        let applied = self.search.applied();
+        let iccid = whole_iccid(applied);
         OrderQuery {
             page: Some(page),
             page_size: Some(self.list.page_size()),
             status: self.status.clone(),
-            q: Some(self.search.applied().to_string()).filter(|q| !q.is_empty()),
-            iccid: None,
+            q: Some(applied.to_string()).filter(|q| !q.is_empty() && iccid.is_none()),
+            iccid: iccid.map(|i| i.to_string()),
         }
     }
 
@@ -153,6 +156,6 @@ impl TabState for Orders {
     }
 
     fn top_up(&self) -> TopUpOf {
-        TopUpOf::Order(self.list.selected().map(|o| o.record.provider_order_no.to_string()))
+        TopUpOf::Order(self.list.selected().cloned().map(Box::new))
     }
 }

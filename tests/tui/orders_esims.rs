@@ -1,0 +1,71 @@
+//! From an order to its eSIM: the order's detail names it, `t` there tops up that eSIM at once,
+//! `e` shows it on My eSIMs; `/` on Orders with an ICCID lists that eSIM's orders.
+
+use crate::common::*;
+use crossterm::event::KeyCode;
+use esimdash::api::model::EsimQuery;
+use esimdash::tui::app::{Overlay, Tab};
+
+#[tokio::test]
+async fn an_orders_detail_names_its_esim_t_tops_it_up_and_e_shows_it() {
+    let mut h = Harness::acme().await;
+    h.send(key('2'));
+    h.settle().await;
+    // The newest order is still pending; the next one made an eSIM.
+    h.send(key('j'));
+    let order = h.app.orders().list().selected().unwrap().clone();
+    let number = order.record.provider_order_no.to_string();
+    let esims = h.api().esims(&EsimQuery::default()).await.unwrap().esims;
+    let iccid = esims
+        .iter()
+        .find(|e| e.record.provider_order_no == number.as_str())
+        .map(|e| e.raw_order_json.iccid.to_string())
+        .expect("the order's eSIM is on the first page");
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    let screen = h.screen(80, 24);
+    assert!(screen.contains(&iccid), "the detail names the eSIM:\n{screen}");
+    assert!(screen.contains("t top up") && screen.contains("e its eSIM"), "{screen}");
+
+    h.send(key('t'));
+    h.settle().await;
+    match h.app.overlay() {
+        Some(Overlay::Purchase(form)) => assert_eq!(form.iccid().map(|i| i.to_string()), Some(iccid.clone())),
+        other => panic!("t on the order tops up its eSIM at once, got {other:?}"),
+    }
+    h.send(code(KeyCode::Esc));
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    h.send(key('e'));
+    h.settle().await;
+    assert_eq!(h.app.tab(), Tab::Esims);
+    let selected = h.app.esims().selected().map(|e| e.raw_order_json.iccid.to_string());
+    assert_eq!(selected, Some(iccid), "e shows the order's eSIM on My eSIMs");
+}
+
+#[tokio::test]
+async fn slash_on_orders_with_an_iccid_lists_that_esims_orders() {
+    let mut h = Harness::acme().await;
+    let esims = h.api().esims(&EsimQuery::default()).await.unwrap().esims;
+    let esim = &esims[1];
+    let iccid = esim.raw_order_json.iccid.to_string();
+    h.send(key('2'));
+    h.settle().await;
+    h.send(key('/'));
+    h.keys(&iccid);
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    let shown: Vec<String> = h
+        .app
+        .orders()
+        .list()
+        .loaded()
+        .map(|o| o.record.provider_order_no.to_string())
+        .collect();
+    assert_eq!(
+        shown,
+        vec![esim.record.provider_order_no.to_string()],
+        "only the order that made it"
+    );
+    assert!(h.screen(120, 40).contains(esim.record.provider_order_no.as_str()));
+}
