@@ -230,6 +230,37 @@ async fn after_a_top_up_or_r_on_a_found_esim_nothing_loads_for_ever() {
     assert!(!h.screen(120, 40).contains("not known yet"), "{}", h.screen(120, 40));
 }
 
+/// The agent's job at once: a whole ICCID (no index read), a top-up, Esc Esc: the eSIM is
+/// selected in the list at its row (found on the page at hand), not pinned above it.
+#[tokio::test]
+async fn a_whole_iccid_topped_up_stays_selected_in_the_list_after_esc_esc() {
+    let mut h = Harness::acme().await;
+    let iccid = h.api().esims(&EsimQuery::default()).await.unwrap().esims[1]
+        .raw_order_json
+        .iccid
+        .to_string();
+    h.send(key('3'));
+    h.settle().await;
+    h.send(key('/'));
+    h.keys(&iccid);
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    assert_eq!(h.app.esims().selected_iccid().unwrap().to_string(), iccid);
+    h.send(key('t'));
+    h.settle().await;
+    for _ in 0..2 {
+        h.send(code(KeyCode::Enter));
+        h.settle().await;
+    }
+    assert!(h.screen(80, 24).contains("Placed: order"), "{}", h.screen(80, 24));
+    h.send(code(KeyCode::Esc));
+    h.send(code(KeyCode::Esc));
+    h.settle().await;
+    assert_eq!(h.app.esims().selected_iccid().unwrap().to_string(), iccid);
+    assert!(h.app.esims().pinned().is_none(), "at its row, not pinned");
+    assert!(!h.screen(80, 24).contains("not known yet"), "{}", h.screen(80, 24));
+}
+
 /// A whole ICCID with one digit wrong: the search says it is not a valid ICCID and why (the
 /// Luhn check), as the `t` prompt and the commands do, instead of only "No eSIM matches."
 #[tokio::test]

@@ -93,6 +93,14 @@ impl<T> Paged<T> {
         self.pages.values().filter_map(Remote::value).flatten()
     }
 
+    /// The index among all `total` of the first loaded item that `is` picks.
+    pub fn index_of(&self, is: impl Fn(&T) -> bool) -> Option<u64> {
+        self.pages.iter().find_map(|(page, remote)| {
+            let row = remote.value()?.iter().position(&is)?;
+            Some((page - 1) * self.page_size + row as u64)
+        })
+    }
+
     pub fn selected(&self) -> Option<&T> {
         self.page_items()?.get(self.row_in_page())
     }

@@ -728,7 +728,9 @@ impl Esims {
             let (inventory, _) = self.searched();
             let place = row
                 .and_then(|_| inventory.find(iccid.as_str()))
-                .map(|i| inventory.place_among(i, &self.status));
+                .map(|i| inventory.place_among(i, &self.status))
+                // Not in the index (a lookup found it): its row on a page at hand.
+                .or_else(|| self.list.index_of(|e| e.raw_order_json.iccid == iccid.as_str()));
             (iccid, place)
         });
         let record = self.selected().cloned();
