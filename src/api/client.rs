@@ -124,7 +124,8 @@ pub enum Found {
 /// The answer to a lookup by ICCID.
 #[derive(Debug)]
 pub enum Lookup {
-    Found(Box<Esim>),
+    /// The current profile, and any earlier ones of the same ICCID (newest first).
+    Found(Box<Esim>, Vec<Esim>),
     /// The server looked and this account has no such eSIM.
     Absent,
     /// The server ignores the lookup; the page it sent instead, if a request was made (page 1
@@ -402,9 +403,15 @@ impl Client {
             iccid: Some(iccid.to_string()),
         };
         let page = self.esims(&query).await?;
-        if page.total <= 1 && page.esims.iter().all(|e| e.raw_order_json.iccid == iccid) {
-            return Ok(match page.esims.into_iter().next() {
-                Some(esim) => Lookup::Found(Box::new(esim)),
+        // Several profiles of one ICCID (a provider reissues ICCIDs) are one eSIM's history:
+        // the current one is the newest `esimTranNo`.
+        let whole = page.total == page.esims.len() as u64;
+        if whole && page.esims.iter().all(|e| e.raw_order_json.iccid == iccid) {
+            let mut profiles = page.esims;
+            profiles.sort_by_key(|e| std::cmp::Reverse(tran_no_order(&e.raw_order_json.esim_tran_no)));
+            let mut profiles = profiles.into_iter();
+            return Ok(match profiles.next() {
+                Some(current) => Lookup::Found(Box::new(current), profiles.collect()),
                 None => Lookup::Absent,
             });
         }
@@ -418,7 +425,7 @@ impl Client {
     /// eSIMs push older ones down). `Unknown` when neither can tell.
     pub async fn find_esim_at(&self, iccid: &str, place: Option<u64>) -> Result<Found, ApiError> {
         let mut first = match self.lookup_esim(iccid).await? {
-            Lookup::Found(esim) => return Ok(Found::Esim(esim)),
+            Lookup::Found(esim, _) => return Ok(Found::Esim(esim)),
             Lookup::Absent => return Ok(Found::Absent),
             Lookup::Unsupported(first) => first,
         };
@@ -470,19 +477,26 @@ impl Client {
     /// Finds one eSIM by ICCID: by the lookup, or where the server has none, reading the
     /// inventory a page at a time; `None` when the reseller has no such eSIM.
     pub async fn find_esim(&self, iccid: &str) -> Result<Option<Esim>, ApiError> {
+        Ok(self.find_profiles(iccid).await?.into_iter().next())
+    }
+
+    /// Every profile of an ICCID, the current one (newest `esimTranNo`) first: more than one
+    /// where the provider reissued it. Read from a list without the lookup, only the first
+    /// found (the newest order's) is given: finding the rest would read the whole inventory.
+    pub async fn find_profiles(&self, iccid: &str) -> Result<Vec<Esim>, ApiError> {
         let mut page = 1;
         let mut found = match self.lookup_esim(iccid).await? {
-            Lookup::Found(esim) => return Ok(Some(*esim)),
-            Lookup::Absent => return Ok(None),
+            Lookup::Found(esim, earlier) => return Ok(std::iter::once(*esim).chain(earlier).collect()),
+            Lookup::Absent => return Ok(Vec::new()),
             Lookup::Unsupported(first) => first,
         };
         loop {
             let answer = self.inventory_page(page, &mut found).await?;
             if let Some(esim) = answer.esims.iter().find(|e| e.raw_order_json.iccid == iccid) {
-                return Ok(Some(esim.clone()));
+                return Ok(vec![esim.clone()]);
             }
             if answer.esims.is_empty() || page * SCAN_PAGE_SIZE >= answer.total {
-                return Ok(None);
+                return Ok(Vec::new());
             }
             page += 1;
         }
@@ -911,4 +925,12 @@ impl Answer {
 fn filtered_by(page: &OrderPage, iccid: &str) -> bool {
     let made = page.orders.iter().filter(|o| o.iccid.is_empty()).count();
     made <= 1 && page.orders.iter().all(|o| o.iccid.is_empty() || o.iccid == iccid)
+}
+
+/// How `esimTranNo`s sort: by their digits as a number (`T20000000810` after `T10000000022`),
+/// a value without digits first.
+pub fn tran_no_order(tran_no: &str) -> (usize, String) {
+    let digits: String = tran_no.chars().filter(char::is_ascii_digit).collect();
+    let digits = digits.trim_start_matches('0').to_string();
+    (digits.len(), digits)
 }

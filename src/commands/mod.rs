@@ -241,13 +241,20 @@ async fn plan(client: &Client, slug: &str, output: &Output) -> Result<(), Comman
 }
 
 async fn esim(client: &Client, iccid: &str, output: &Output) -> Result<(), CommandError> {
-    let esim = find(client, iccid).await?;
+    let (esim, earlier) = find_profiles(client, iccid).await?;
     let verdict = verdict::of(&esim, chrono::Utc::now());
     if output.is_json() {
-        return print_json(&json!({ "esim": esim, "verdict": verdict }));
+        return print_json(&json!({ "esim": esim, "verdict": verdict, "earlierProfiles": earlier }));
     }
     outln!("{}", verdict::text(&verdict));
     out!("{}", esim_detail(&esim));
+    for old in &earlier {
+        let words = verdict::of(old, chrono::Utc::now()).label;
+        outln!(
+            "\nThis ICCID was issued before: an earlier profile, {} ({words}), is not the current one.",
+            old.raw_order_json.esim_tran_no
+        );
+    }
     Ok(())
 }
 
@@ -281,13 +288,19 @@ async fn profile(client: &Client, action: Option<&ProfileAction>, output: &Outpu
     Ok(())
 }
 
-/// Finds an eSIM of this account by a validated ICCID.
+/// Finds an eSIM of this account by a validated ICCID: its current profile.
 async fn find(client: &Client, iccid: &str) -> Result<Esim, CommandError> {
+    find_profiles(client, iccid).await.map(|(current, _)| current)
+}
+
+/// The current profile of an ICCID and the earlier ones (a provider reissues ICCIDs).
+async fn find_profiles(client: &Client, iccid: &str) -> Result<(Esim, Vec<Esim>), CommandError> {
     let iccid = Iccid::parse(iccid).map_err(|e| CommandError::Usage(format!("{iccid:?} is not an ICCID: {e}")))?;
-    client
-        .find_esim(iccid.as_str())
-        .await?
-        .ok_or_else(|| CommandError::NotFound(format!("no eSIM with ICCID {iccid} in this account")))
+    let mut profiles = client.find_profiles(iccid.as_str()).await?.into_iter();
+    let current = profiles
+        .next()
+        .ok_or_else(|| CommandError::NotFound(format!("no eSIM with ICCID {iccid} in this account")))?;
+    Ok((current, profiles.collect()))
 }
 
 fn esim_detail(e: &Esim) -> String {

@@ -145,8 +145,11 @@ fn status_test<'a>(
 pub struct ListIndex {
     /// Every eSIM in the order the eSIM list shows them: newest order first.
     esims: Vec<EsimAt>,
-    /// ICCID (as a number) → where it is kept.
+    /// ICCID (as a number) → where its current profile is kept (the one stored last: a
+    /// provider reissues an ICCID to a newer order).
     by_iccid: HashMap<u128, EsimAt>,
+    /// ICCID → where its earlier profiles are kept, for the few ICCIDs issued more than once.
+    earlier: HashMap<u128, Vec<EsimAt>>,
     /// Orders that are top-ups, oldest first.
     topups: Vec<u32>,
     /// Per order, by index, what filters read: a walk over these columns stays in a few MB
@@ -201,7 +204,9 @@ impl ListIndex {
                 order: i as u32,
                 esim: k as u32,
             };
-            self.by_iccid.insert(esim.iccid, at);
+            if let Some(before) = self.by_iccid.insert(esim.iccid, at) {
+                self.earlier.entry(esim.iccid).or_default().push(before);
+            }
         }
     }
 
@@ -216,11 +221,22 @@ impl ListIndex {
         self.cache.clear();
     }
 
-    /// Where the eSIM with exactly this ICCID is kept.
+    /// Where the current profile with exactly this ICCID is kept.
     pub fn esim(&self, orders: &[OrderRecord], iccid: &str) -> Option<EsimAt> {
         let at = *self.by_iccid.get(&iccid_number(iccid)?)?;
         let record = orders.get(at.order as usize)?.esims.get(at.esim as usize)?;
         record.has_iccid(iccid).then_some(at)
+    }
+
+    /// Every profile with exactly this ICCID: the current one first, then the earlier ones.
+    fn profiles(&self, orders: &[OrderRecord], iccid: &str) -> Vec<EsimAt> {
+        let Some(current) = self.esim(orders, iccid) else {
+            return Vec::new();
+        };
+        let earlier = iccid_number(iccid).and_then(|n| self.earlier.get(&n));
+        std::iter::once(current)
+            .chain(earlier.into_iter().flatten().rev().copied())
+            .collect()
     }
 
     /// The matching orders, newest first: `total` and the indexes on `page`.
@@ -268,7 +284,7 @@ impl ListIndex {
             .copied()
             .filter(|&i| orders[i as usize].topup_of.as_deref() == Some(iccid))
             .collect();
-        found.extend(self.esim(orders, iccid).map(|at| at.order));
+        found.extend(self.profiles(orders, iccid).into_iter().map(|at| at.order));
         found.sort_unstable_by(|a, b| b.cmp(a));
         found
     }
@@ -288,11 +304,11 @@ impl ListIndex {
             let status_ok = |at: &EsimAt| status_test(at.order as usize);
             match &filter.iccid {
                 Some(iccid) => index
-                    .esim(orders, iccid)
-                    .filter(status_ok)
-                    .and_then(|at| index.esims.iter().position(|e| *e == at))
-                    .map(|place| place as u32)
+                    .profiles(orders, iccid)
                     .into_iter()
+                    .filter(status_ok)
+                    .filter_map(|at| index.esims.iter().position(|e| *e == at))
+                    .map(|place| place as u32)
                     .collect(),
                 None => (0..index.esims.len() as u32)
                     .filter(|&place| status_ok(&index.esims[place as usize]))

@@ -233,6 +233,28 @@ const SHOWCASE: &[(Status, Option<&str>)] = &[
     (Status::UsedExpired, Some(lifecycle::DELETED)),
 ];
 
+/// The showcase's cancelled eSIM's ICCID issued again, as providers do, to its newest eSIM
+/// (ready to install): one ICCID with an old and a current profile, the current one with the
+/// newer `esimTranNo`. Whether it was done (the history is long enough).
+fn reissue(newest_first: &mut [OrderRecord], reseller: usize, serial: u64) -> bool {
+    let old = SHOWCASE.iter().position(|(s, _)| *s == Status::Cancel);
+    let new = SHOWCASE
+        .iter()
+        .position(|(s, smdp)| *s == Status::GotResource && *smdp == Some(lifecycle::RELEASED));
+    let (Some(old), Some(new)) = (old, new) else {
+        return false;
+    };
+    let Some(iccid) = newest_first.get(old).and_then(|o| o.esims.first()).map(|e| e.iccid) else {
+        return false;
+    };
+    let Some(esim) = newest_first.get_mut(new).and_then(|o| o.esims.first_mut()) else {
+        return false;
+    };
+    esim.iccid = iccid;
+    esim.tran_no = (reseller as u64 + 1) * 10_000_000_000 + serial % 10_000_000_000;
+    true
+}
+
 fn reseller(index: usize, seed: u64, orders: usize, plans: &[Arc<PlanRecord>], epoch: DateTime<Utc>) -> Reseller {
     let mut rng = fastrand::Rng::with_seed(seed ^ (0x9E37_79B9_7F4A_7C15u64.wrapping_mul(index as u64 + 1)));
     let (name, email, company, balance, markup) = match index {
@@ -288,6 +310,7 @@ fn reseller(index: usize, seed: u64, orders: usize, plans: &[Arc<PlanRecord>], e
             esims,
         ));
     }
+    let reissued = reissue(&mut records, index, orders as u64 * 2);
     records.reverse();
     Reseller {
         name: name.to_string(),
@@ -297,7 +320,7 @@ fn reseller(index: usize, seed: u64, orders: usize, plans: &[Arc<PlanRecord>], e
         balance,
         markup_pct: markup,
         orders: records,
-        next_serial: orders as u64 * 2,
+        next_serial: orders as u64 * 2 + u64::from(reissued),
         awaiting: Vec::new(),
     }
 }

@@ -68,16 +68,22 @@ async fn a_plan_by_slug_and_an_unknown_slug() {
     );
 }
 
+/// The newest eSIM in `status` whose ICCID was issued once (a reissued ICCID's availability
+/// is its current profile's).
 async fn first_esim_with(sb: &esimdash::sandbox::RunningSandbox, status: Status) -> String {
     let q = esimdash::api::model::EsimQuery {
         status: status.into(),
         page_size: Some(100),
         ..Default::default()
     };
-    acme(sb).esims(&q).await.unwrap().esims[0]
-        .raw_order_json
-        .iccid
-        .to_string()
+    let client = acme(sb);
+    for esim in client.esims(&q).await.unwrap().esims {
+        let iccid = esim.raw_order_json.iccid.to_string();
+        if client.find_profiles(&iccid).await.unwrap().len() == 1 {
+            return iccid;
+        }
+    }
+    panic!("no eSIM in that status")
 }
 
 #[tokio::test]

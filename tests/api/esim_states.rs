@@ -130,3 +130,37 @@ async fn a_top_up_adds_its_data_and_days_to_the_esim_at_once() {
     assert_eq!(after.record.status, Status::InUse, "a used-up eSIM has data again");
     assert_eq!(after.facts().classify(), Class::InUse);
 }
+
+/// A provider reissues ICCIDs: the demo's newest eSIM carries the ICCID of a cancelled one. The
+/// lookup lists both, the client takes the newest `esimTranNo` as current, and a top-up goes to
+/// that one.
+#[tokio::test]
+async fn a_reissued_iccid_has_an_old_and_a_current_profile() {
+    let sb = sandbox().await;
+    let client = acme(&sb);
+    let newest = client.esims(&EsimQuery::default()).await.unwrap().esims.remove(0);
+    let iccid = newest.raw_order_json.iccid.to_string();
+    let r = acme_get(&sb, &format!("/reseller/esims?iccid={iccid}")).await;
+    assert_eq!(r.body["total"].as_u64(), Some(2), "both profiles: {}", r.body);
+    let profiles = client.find_profiles(&iccid).await.unwrap();
+    let states: Vec<(String, Status)> = profiles
+        .iter()
+        .map(|e| (e.raw_order_json.esim_tran_no.clone(), e.record.status.clone()))
+        .collect();
+    assert_eq!(profiles.len(), 2, "{states:?}");
+    assert_eq!(
+        profiles[0].raw_order_json.esim_tran_no,
+        newest.raw_order_json.esim_tran_no
+    );
+    assert_eq!(profiles[0].record.status, Status::GotResource, "the current one");
+    assert_eq!(profiles[1].record.status, Status::Cancel, "the old one");
+    assert!(
+        esimdash::api::tran_no_order(&profiles[0].raw_order_json.esim_tran_no)
+            > esimdash::api::tran_no_order(&profiles[1].raw_order_json.esim_tran_no)
+    );
+    let plans = client.topup_plans(&iccid).await.unwrap();
+    assert!(
+        !plans.is_empty(),
+        "the current profile can be topped up; the cancelled one could not"
+    );
+}

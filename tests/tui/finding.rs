@@ -69,7 +69,7 @@ async fn an_iccid_from_the_oldest_page_and_its_qr_code_in_three_requests_within_
             && live
                 .app
                 .esims()
-                .code(&iccid)
+                .selected_code()
                 .and_then(Remote::value)
                 .is_some_and(|c| c.is_ok())
     };

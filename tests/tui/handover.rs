@@ -30,7 +30,7 @@ async fn the_qr_png_reads_back_to_the_code_and_an_existing_file_is_replaced_only
     live.send(key('3'));
     let code_of_selected = |app: &esimdash::tui::app::App| {
         let iccid = app.esims().selected_iccid()?;
-        match app.esims().code(&iccid).and_then(Remote::value) {
+        match app.esims().selected_code().and_then(Remote::value) {
             Some(Ok(code)) => Some((iccid, code.clone())),
             _ => None,
         }

@@ -69,3 +69,31 @@ async fn slash_on_orders_with_an_iccid_lists_that_esims_orders() {
     );
     assert!(h.screen(120, 40).contains(esim.record.provider_order_no.as_str()));
 }
+
+/// A reissued ICCID in the pane: the current profile says it is current and names the earlier
+/// one; the earlier (cancelled) one says it is not the current one.
+#[tokio::test]
+async fn the_pane_says_which_profile_of_a_reissued_iccid_is_current() {
+    let mut h = Harness::acme().await;
+    h.send(key('3'));
+    h.settle().await;
+    let first = h.app.esims().selected().unwrap().clone();
+    // Under its QR code: a taller terminal shows the whole pane.
+    let screen = h.screen(120, 60);
+    assert!(screen.contains("This ICCID was issued before"), "{screen}");
+    let iccid = first.raw_order_json.iccid.to_string();
+    loop {
+        h.send(key('j'));
+        h.settle().await;
+        let e = h.app.esims().selected().unwrap();
+        if e.raw_order_json.iccid == iccid.as_str() {
+            break;
+        }
+    }
+    let screen = h.screen(120, 40);
+    assert!(screen.contains("An earlier profile of this ICCID"), "{screen}");
+    assert!(
+        screen.contains(first.raw_order_json.esim_tran_no.as_str()),
+        "names the current: {screen}"
+    );
+}

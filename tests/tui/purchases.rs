@@ -298,6 +298,10 @@ async fn nothing_is_offered_for_a_cancelled_esim_and_a_typed_iccid_is_checked() 
     h.send(code(KeyCode::Enter));
     h.settle().await;
     assert_eq!(h.app.esims().status().query().as_deref(), Some("cancel"));
+    // The newest cancelled eSIM's ICCID was reissued (its current profile can be topped up):
+    // the next one's was not.
+    h.send(key('j'));
+    h.settle().await;
     h.send(key('t'));
     h.settle().await;
     let Stage::Empty(why) = form(&h).stage() else {

@@ -34,7 +34,7 @@ impl App {
             self.flash("No eSIM is selected", Tone::Error, now);
             return None;
         };
-        let state = self.account.tabs.esims.codes.get(&iccid);
+        let state = self.account.tabs.esims.selected_code();
         match (state.and_then(Remote::value), state.and_then(Remote::error)) {
             (Some(Ok(code)), _) => return Some((iccid, code.clone())),
             (Some(Err(why)), _) => self.flash(format!("No activation code: {why}"), Tone::Error, now),

@@ -34,7 +34,7 @@ impl App {
                 .tabs
                 .esims
                 .codes
-                .get_mut(&esim.raw_order_json.iccid)
+                .get_mut(&super::tabs::esims::profile_key(esim))
                 .map(|c| c as &mut dyn Slot),
             Request::UpdateProfile(_) => Some(&mut self.account.saving),
             Request::TopupPlans { .. }
@@ -151,7 +151,7 @@ impl App {
                 }
             }
             (Request::ActivationCode { esim }, Payload::ActivationCode(code)) => {
-                if let Some(slot) = tabs.esims.codes.get_mut(&esim.raw_order_json.iccid) {
+                if let Some(slot) = tabs.esims.codes.get_mut(&super::tabs::esims::profile_key(esim)) {
                     // The client checks a decoded image; `ac` is checked here, the same way.
                     let code = code.and_then(|c| crate::domain::lpa::checked_code(&c));
                     slot.resolve(id, code, now);

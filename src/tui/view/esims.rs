@@ -380,9 +380,12 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Line::styled(format!("● {}", verdict.label), theme.verdict(verdict.state.tone())),
     ];
     let package = safe(&esim.record.package_name);
-    let mut info = verdict_lines(&verdict, theme);
-    info.extend(record_lines(esim, &package, inner.width, theme));
+    // What is so, then what installs it, then which profile and the record as the API gives it.
+    let mut info = verdict_lines(&verdict);
     let qr = code_lines(app, esim, &mut info, theme);
+    info.extend(reissued_lines(app, esim, theme));
+    info.push(Line::styled("─ record", theme.muted()));
+    info.extend(record_lines(esim, &package, inner.width, theme));
     if package.width() > usize::from(inner.width) {
         // Cut above so the code's lines stay in view; whole here, after them.
         info.push(Line::styled("Plan in full:", theme.muted()));
@@ -404,11 +407,50 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     draw_qr_and_info(frame, inner, qr, head, info, app, theme);
 }
 
+/// Where the provider reissued this ICCID: which profile this is, and which is current (the
+/// newest `esimTranNo`), so that an old profile's state is never read as the eSIM's.
+fn reissued_lines(app: &App, esim: &Esim, theme: &Theme) -> Vec<Line<'static>> {
+    let esims = app.esims();
+    let profiles = esims.profiles_of(esim);
+    let [current, ..] = profiles.as_slice() else {
+        return Vec::new();
+    };
+    if profiles.len() < 2 {
+        return Vec::new();
+    }
+    let now = esims.now();
+    let name = |e: &Esim| {
+        format!(
+            "{} ({})",
+            safe(&e.raw_order_json.esim_tran_no),
+            verdict::of(e, now).label
+        )
+    };
+    let others: Vec<String> = profiles
+        .iter()
+        .filter(|p| p.raw_order_json.esim_tran_no != esim.raw_order_json.esim_tran_no)
+        .map(|p| name(p))
+        .collect();
+    let text = if current.raw_order_json.esim_tran_no == esim.raw_order_json.esim_tran_no {
+        format!(
+            "This ICCID was issued before; this profile, {}, is the current one. Earlier: {}.",
+            safe(&esim.raw_order_json.esim_tran_no),
+            others.join(", ")
+        )
+    } else {
+        format!(
+            "An earlier profile of this ICCID ({}): the current one is {}.",
+            safe(&esim.raw_order_json.esim_tran_no),
+            name(current)
+        )
+    };
+    vec![Line::styled(text, theme.warning())]
+}
+
 /// What is so and what to tell the customer, first in the pane.
-fn verdict_lines(v: &Verdict, theme: &Theme) -> Vec<Line<'static>> {
+fn verdict_lines(v: &Verdict) -> Vec<Line<'static>> {
     let mut lines = vec![Line::raw(v.summary.clone())];
     lines.extend(v.steps.iter().map(|step| Line::raw(format!("· {step}"))));
-    lines.push(Line::styled("─ record", theme.muted()));
     lines
 }
 
@@ -445,7 +487,7 @@ fn record_lines(esim: &Esim, package: &str, width: u16, theme: &Theme) -> Vec<Li
 /// The activation code's lines (added to `info`) and its QR code's, or why there is none.
 fn code_lines(app: &App, esim: &Esim, info: &mut Vec<Line<'static>>, theme: &Theme) -> Vec<Line<'static>> {
     let raw = &esim.raw_order_json;
-    let code = app.esims().code(&raw.iccid);
+    let code = app.esims().code(esim);
     let ac = match code.and_then(Remote::value) {
         Some(Ok(ac)) => ac,
         Some(Err(why)) => {
@@ -553,7 +595,7 @@ fn code_missing(app: &App, code: Option<&Code>, theme: &Theme) -> Line<'static> 
 pub fn draw_zoom(frame: &mut Frame, app: &App, theme: &Theme) {
     let area = frame.area();
     let esims = app.esims();
-    let code = esims.selected().and_then(|e| esims.code(&e.raw_order_json.iccid));
+    let code = esims.selected().and_then(|e| esims.code(e));
     let back = format!("{}: back", app.keymap().keys_text(Context::Zoom, Action::Close));
     let lines = match code.and_then(Remote::value) {
         Some(Ok(ac)) => qr_lines(ac)

@@ -33,6 +33,12 @@ pub const SCAN_PAGE_SIZE: u64 = 100;
 /// An eSIM's activation code once fetched: the code, or why there is none, in a sentence.
 pub type Code = Remote<Result<String, String>>;
 
+/// Which profile a code belongs to: the ICCID and the provider's `esimTranNo`.
+pub fn profile_key(esim: &Esim) -> String {
+    let raw = &esim.raw_order_json;
+    format!("{}#{}", raw.iccid.as_str(), raw.esim_tran_no)
+}
+
 /// The background read of the whole inventory, kept compact.
 #[derive(Debug, Clone, Default)]
 pub struct Scan {
@@ -152,8 +158,9 @@ pub struct Esims {
     pinned: Option<Box<Esim>>,
     /// The ICCID the list's cursor was sent to, checked when its page comes.
     expect: Option<EsimIccid>,
-    /// Activation codes by ICCID.
-    pub(in crate::tui::app) codes: HashMap<EsimIccid, Code>,
+    /// Activation codes by profile (`profile_key`): an ICCID a provider reissued has a code per
+    /// profile, and one must never be shown for the other.
+    pub(in crate::tui::app) codes: HashMap<String, Code>,
     /// The "needs attention" filter over the index is on.
     attention: bool,
     /// How many eSIMs of the searched index need attention (by the configured rule), once the
@@ -220,8 +227,33 @@ impl Esims {
         self.result_cursor
     }
 
-    pub fn code(&self, iccid: &str) -> Option<&Code> {
-        self.codes.get(iccid)
+    /// Every profile of this eSIM's ICCID the dashboard has at hand (pages, the lookup's
+    /// record), newest `esimTranNo` first: more than one where a provider reissued the ICCID.
+    pub fn profiles_of<'a>(&'a self, esim: &'a Esim) -> Vec<&'a Esim> {
+        let iccid = &esim.raw_order_json.iccid;
+        let fresh = self.fresh.as_ref().and_then(|f| match f.record.value()? {
+            Found::Esim(e) => Some(&**e),
+            _ => None,
+        });
+        let mut found: Vec<&Esim> = Vec::new();
+        for e in self.list.loaded().chain(fresh).chain(self.pinned()).chain(Some(esim)) {
+            let same = |f: &&Esim| f.raw_order_json.esim_tran_no == e.raw_order_json.esim_tran_no;
+            if e.raw_order_json.iccid == *iccid && !found.iter().any(same) {
+                found.push(e);
+            }
+        }
+        found.sort_by_key(|e| std::cmp::Reverse(crate::api::tran_no_order(&e.raw_order_json.esim_tran_no)));
+        found
+    }
+
+    /// The selected eSIM's activation code, once asked for.
+    pub fn selected_code(&self) -> Option<&Code> {
+        self.selected().and_then(|e| self.code(e))
+    }
+
+    /// The activation code of this eSIM's profile, once asked for.
+    pub fn code(&self, esim: &Esim) -> Option<&Code> {
+        self.codes.get(&profile_key(esim))
     }
 
     /// The index the search reads: the full read once complete, else the saved one if any,
@@ -358,8 +390,8 @@ impl Esims {
     /// The selected eSIM's activation code: from `ac` at once, else its QR image is fetched.
     fn fetch_code(&mut self, out: &mut Outbox<'_>, now: Instant) {
         let Some(esim) = self.selected() else { return };
-        let iccid = esim.raw_order_json.iccid.clone();
-        if iccid.is_empty() || self.codes.get(&iccid).is_some_and(|c| !c.wanted()) {
+        let key = profile_key(esim);
+        if esim.raw_order_json.iccid.is_empty() || self.codes.get(&key).is_some_and(|c| !c.wanted()) {
             return;
         }
         let ac = esim
@@ -373,14 +405,14 @@ impl Esims {
                 value: crate::domain::lpa::checked_code(ac),
                 at: now,
             });
-            self.codes.insert(iccid, code);
+            self.codes.insert(key, code);
             return;
         }
         let request = Request::ActivationCode {
             esim: Box::new(esim.clone()),
         };
         let id = out.send(request);
-        self.codes.entry(iccid).or_default().start(id);
+        self.codes.entry(key).or_default().start(id);
     }
 
     /// Pins "now" (tests read a sandbox seeded at a fixed time).
