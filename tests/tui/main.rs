@@ -11,6 +11,7 @@ mod finding;
 mod handover;
 #[path = "../support/holding_proxy.rs"]
 mod holding_proxy;
+mod navigation;
 mod payment_edges;
 mod properties;
 mod purchases;

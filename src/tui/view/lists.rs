@@ -127,7 +127,22 @@ pub fn draw_table<T>(
         frame.render_widget(Paragraph::new(" Nothing here."), area);
         return;
     }
-    cursor_table(frame, area, columns, items.iter(), cells, list.row_in_page(), theme);
+    // A last page shorter than the view is drawn under the end of the page before it.
+    let view_rows = usize::from(area.height.saturating_sub(1));
+    let before = list
+        .page_before_last()
+        .filter(|_| items.len() < view_rows)
+        .unwrap_or_default();
+    let rows = before.iter().chain(items);
+    cursor_table(
+        frame,
+        area,
+        columns,
+        rows,
+        cells,
+        before.len() + list.row_in_page(),
+        theme,
+    );
 }
 
 pub fn draw_orders(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {

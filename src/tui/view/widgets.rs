@@ -152,9 +152,23 @@ pub fn cursor_table<T>(
     theme: &Theme,
 ) {
     let height = area.height.saturating_sub(1) as usize;
-    let start = window_start(cursor, height);
-    let rows = items.skip(start).take(height).map(cells).collect();
-    table(frame, area, columns, rows, cursor - start, theme);
+    let (start, rows) = last_screen_full(items, cursor, height);
+    let rows = rows.into_iter().map(cells).collect();
+    table(frame, area, columns, rows, cursor.saturating_sub(start), theme);
+}
+
+/// The items in view with the first one's index. The window moves a screen at a time, but the
+/// screen that reaches the end of the list is drawn full (the rows above filling it), so `G`
+/// shows a whole view ending on the last row rather than a few rows over empty lines. The screen
+/// before is read along to fill it: the list's length is never counted.
+fn last_screen_full<T>(items: impl Iterator<Item = T>, cursor: usize, height: usize) -> (usize, Vec<T>) {
+    let natural = window_start(cursor, height);
+    let from = natural.saturating_sub(height);
+    let mut near: Vec<T> = items.skip(from).take(natural - from + height).collect();
+    let start = natural.min((from + near.len()).saturating_sub(height)).max(from);
+    near.drain(..start - from);
+    near.truncate(height);
+    (start, near)
 }
 
 /// Drawn before the selected row; every row keeps its width free.
@@ -235,4 +249,28 @@ pub fn keys_line(
     style: ratatui::style::Style,
 ) -> Line<'static> {
     Line::styled(app.keymap().say(context, template, actions), style)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::last_screen_full;
+
+    #[test]
+    fn the_screen_reaching_the_end_of_the_list_is_full() {
+        let window = |len: usize, cursor: usize| {
+            let (start, rows) = last_screen_full(0..len, cursor, 35);
+            (start, rows.len())
+        };
+        assert_eq!(window(50, 49), (15, 35), "the last 35 of 50, not 15 over empty lines");
+        assert_eq!(window(50, 34), (0, 35), "the first screen stays put");
+        assert_eq!(window(50, 35), (15, 35));
+        assert_eq!(
+            window(20, 19),
+            (0, 20),
+            "a list shorter than the view starts at its top"
+        );
+        assert_eq!(window(200, 80), (70, 35), "away from the end: a screen at a time");
+        assert_eq!(window(0, 0), (0, 0));
+        assert_eq!(last_screen_full(0..10, 3, 0), (0, Vec::new()), "no room");
+    }
 }
