@@ -54,3 +54,68 @@ async fn the_last_row_of_orders_ends_a_full_view() {
     }
 }
 
+/// Whether the screen shows `text` in reverse video (selected), at 120×40 without colours.
+fn shown_selected(h: &Harness, text: &str) -> bool {
+    use esimdash::tui::view::{self, theme::Theme};
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
+    terminal
+        .draw(|f| view::draw(f, &h.app, &Theme { color: false }, h.now))
+        .unwrap();
+    let buffer = terminal.backend().buffer();
+    let reversed = ratatui::style::Modifier::REVERSED;
+    (0..buffer.area.height).any(|y| {
+        let row: Vec<_> = (0..buffer.area.width).map(|x| &buffer[(x, y)]).collect();
+        let line: String = row.iter().map(|c| c.symbol()).collect();
+        line.find(text).is_some_and(|byte| {
+            let at = line[..byte].chars().count();
+            row[at..at + text.chars().count()]
+                .iter()
+                .all(|c| c.modifier.contains(reversed))
+        })
+    })
+}
+
+/// `/` on a list whose search holds text shows that text selected: a typed key replaces it, an
+/// editing key (Backspace, an arrow) keeps it to edit, and Enter keeps it as it is.
+#[tokio::test]
+async fn a_search_opened_again_shows_its_text_selected_and_typing_replaces_it() {
+    let mut h = Harness::acme().await;
+    h.send(key('2'));
+    h.settle().await;
+    h.send(key('/'));
+    h.keys("japan");
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    h.send(key('/'));
+    assert!(shown_selected(&h, "japan"), "{}", h.screen(120, 40));
+    h.keys("fr");
+    assert_eq!(h.app.orders().search().typed(), "fr", "typing replaced the old text");
+    assert!(!shown_selected(&h, "fr"));
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    assert_eq!(h.app.orders().search().applied(), "fr");
+
+    h.send(key('/'));
+    h.send(code(KeyCode::Backspace));
+    assert_eq!(h.app.orders().search().typed(), "f", "Backspace edits the old text");
+    h.send(code(KeyCode::Enter));
+    h.send(key('/'));
+    h.send(code(KeyCode::Left));
+    h.keys("x");
+    assert_eq!(h.app.orders().search().typed(), "xf", "after an arrow, typing inserts");
+    h.send(code(KeyCode::Enter));
+    h.send(key('/'));
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    assert_eq!(h.app.orders().search().applied(), "xf", "Enter keeps the text");
+
+    // The catalog's filter and the eSIM search are the same box.
+    h.send(key('1'));
+    h.send(key('/'));
+    h.keys("japan");
+    h.send(code(KeyCode::Enter));
+    h.send(key('/'));
+    assert!(shown_selected(&h, "japan"));
+    h.keys("norway");
+    assert_eq!(h.app.catalog().filter().typed(), "norway");
+}

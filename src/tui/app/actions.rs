@@ -254,7 +254,11 @@ impl App {
                 }
             }
             Action::Search => {
-                self.tab_state_mut().start_search();
+                let tab = self.tab_state_mut();
+                if let Some(search) = tab.search_box() {
+                    search.select_all();
+                }
+                tab.start_search();
                 self.mode = Mode::Typing;
             }
             Action::Clear => self.tab_state_mut().clear_search(now),

@@ -5,7 +5,7 @@
 use super::lists::failed_text;
 use super::lists::{draw_table, short_time, title};
 use super::theme::Theme;
-use super::widgets::{Column, cursor_table, paragraph, safe};
+use super::widgets::{Column, cursor_table, paragraph, safe, search_spans};
 use crate::api::Found;
 use crate::api::model::Esim;
 use crate::domain::lpa::{ActivationCode, apple_install_link};
@@ -108,13 +108,14 @@ fn search_title(app: &App, typing: bool, theme: &Theme) -> Line<'static> {
             theme.key(),
         ));
     }
-    if typing || !esims.search().typed().is_empty() {
-        spans.push(Span::raw(" · search: "));
-        spans.push(Span::styled(safe(esims.search().typed()), theme.key()));
-    }
-    if typing {
-        spans.push(Span::raw("▏"));
-    }
+    let search = esims.search();
+    spans.extend(search_spans(
+        "search",
+        search.typed(),
+        typing,
+        search.is_selected(),
+        theme,
+    ));
     spans.push(Span::raw(format!(" · {} found", esims.result_count())));
     let loaded = group(scan.loaded());
     // "loading" only while a page is asked for: a read a whole ICCID's lookup made needless waits.

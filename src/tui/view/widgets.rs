@@ -240,6 +240,25 @@ fn table(frame: &mut Frame, area: Rect, columns: &[Column], rows: Vec<Vec<String
     frame.render_stateful_widget(table, area, &mut state);
 }
 
+/// ` · search: text▏`, where a search has text or is being typed (`typing`, with the cursor).
+/// The text is drawn selected while the next key typed would replace it (the search opened
+/// again), so that the agent sees the old text will go.
+pub fn search_spans(label: &str, text: &str, typing: bool, selected: bool, theme: &Theme) -> Vec<Span<'static>> {
+    if !typing && text.is_empty() {
+        return Vec::new();
+    }
+    let style = if typing && selected {
+        theme.selected()
+    } else {
+        theme.key()
+    };
+    let mut spans = vec![Span::raw(format!(" · {label}: ")), Span::styled(safe(text), style)];
+    if typing {
+        spans.push(Span::raw("▏"));
+    }
+    spans
+}
+
 /// A line naming keys of the keymap in force, where `template`'s `{}` stand (`Keymap::say`).
 pub fn keys_line(
     app: &crate::tui::app::App,
