@@ -275,7 +275,7 @@ async fn an_iccid_typed_before_its_page_arrives_is_jumped_to_when_it_does() {
 }
 
 /// The activation code the app holds for an eSIM; fails the test if it has none.
-fn code_of(h: &Harness, iccid: &str) -> String {
+pub(crate) fn code_of(h: &Harness, iccid: &str) -> String {
     match h.app.esims().code(iccid).and_then(|c| c.value()) {
         Some(Ok(code)) => code.clone(),
         other => panic!("no activation code for {iccid}: {other:?}"),

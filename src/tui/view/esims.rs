@@ -5,7 +5,7 @@
 use super::lists::failed_text;
 use super::lists::{draw_table, short_time, title};
 use super::theme::Theme;
-use super::widgets::{Column, cursor_table, paragraph, safe, search_spans};
+use super::widgets::{Column, cursor_table, keys_line, paragraph, safe, search_spans};
 use crate::api::Found;
 use crate::api::model::Esim;
 use crate::domain::lpa::{ActivationCode, apple_install_link};
@@ -361,6 +361,15 @@ fn code_lines(app: &App, esim: &Esim, info: &mut Vec<Line<'static>>, theme: &The
     }
     info.push(Line::raw(safe(ac)));
     if let Some(link) = apple_install_link(ac) {
+        // Here, where the code is an LPA code: only then can its parts be copied apart.
+        let copy = [Action::CopySmdp, Action::CopyMatchingId];
+        info.push(keys_line(
+            app,
+            Context::Esims,
+            "{} copies the SM-DP+, {} the matching ID",
+            &copy,
+            theme.muted(),
+        ));
         let (copy, save) = (
             app.keymap().keys_text(Context::Esims, Action::CopyLink),
             app.keymap().keys_text(Context::Esims, Action::SaveQr),
