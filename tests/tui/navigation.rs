@@ -119,3 +119,26 @@ async fn a_search_opened_again_shows_its_text_selected_and_typing_replaces_it() 
     h.keys("norway");
     assert_eq!(h.app.catalog().filter().typed(), "norway");
 }
+
+/// The help scrolls to its last line at 80×24 and 60×20, however its lines wrap: scrolling
+/// counts the lines as drawn, not as written.
+#[tokio::test]
+async fn the_help_scrolls_to_its_last_line_at_small_sizes() {
+    let mut h = Harness::acme().await;
+    for tab in ['1', '2', '3'] {
+        h.send(key(tab));
+        h.settle().await;
+        h.send(key('?'));
+        for _ in 0..120 {
+            h.send(key('j'));
+        }
+        for (width, height) in [(80, 24), (60, 20)] {
+            let screen = h.screen(width, height);
+            assert!(
+                screen.contains("README lists them all."),
+                "tab {tab} at {width}×{height}: the last line is in view:\n{screen}"
+            );
+        }
+        h.send(code(KeyCode::Esc));
+    }
+}
