@@ -136,3 +136,42 @@ fn in_a_terminal_the_zoomed_code_reads_and_each_copy_says_what_it_sent() {
     tmux.keys(&["q"]);
     tmux.wait_for("EXITED 0");
 }
+
+/// `w` a second time: the question whether to replace the file stands alone, with its keys on
+/// the bottom line, not under the message of the first save (which read as if it were done).
+#[tokio::test]
+async fn a_second_w_asks_to_replace_without_the_first_saves_message() {
+    use esimdash::api::ClientOptions;
+    use esimdash::sandbox::SandboxConfig;
+    use std::time::Duration;
+    let sandbox = SandboxConfig {
+        rate_limit: 100_000,
+        ..SandboxConfig::default()
+    };
+    let client = ClientOptions {
+        rate_limit: 100_000,
+        ..ClientOptions::default()
+    };
+    let mut live = Live::new(sandbox, client).await;
+    live.send(key('3'));
+    let has_code = |app: &esimdash::tui::app::App| {
+        let iccid = app.esims().selected_iccid();
+        iccid.is_some_and(|i| app.esims().code(&i).and_then(|c| c.value()).is_some())
+    };
+    assert!(live.until(Duration::from_secs(10), has_code).await);
+    live.send(key('w'));
+    let saved = |app: &esimdash::tui::app::App| app.flash_message().is_some_and(|f| f.text.contains("saved"));
+    assert!(live.until(Duration::from_secs(10), saved).await);
+    live.send(key('w'));
+    assert!(live.until(Duration::from_secs(10), |app| app.overlay().is_some()).await);
+    let screen = live.screen_text(100, 30);
+    assert!(screen.contains("Replace the file?"), "{screen}");
+    assert!(
+        !screen.contains("QR code saved"),
+        "the first save's message is gone:\n{screen}"
+    );
+    assert!(
+        screen.contains("y replace"),
+        "the question's keys are on the bottom line:\n{screen}"
+    );
+}

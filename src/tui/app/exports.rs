@@ -83,6 +83,9 @@ impl App {
             Err(SaveError::Exists(path)) => {
                 // Asked only if nothing else took the keyboard meanwhile.
                 if matches!(self.mode, Mode::Browse | Mode::Detail | Mode::Zoom) {
+                    // A message of an earlier save would stand under the question as if the
+                    // file were written; the bottom line gives the question's keys instead.
+                    self.flash = None;
                     self.mode = Mode::Overlay(Overlay::Replace { iccid, code, path });
                 } else {
                     self.flash(
