@@ -131,7 +131,7 @@ pub fn osc52(text: &str, env: Environment) -> Result<Vec<u8>, String> {
 /// from such a code. The error says why nothing was copied.
 pub mod guard {
     use crate::domain::iccid::Iccid;
-    use crate::domain::lpa::{apple_install_link, checked_code};
+    use crate::domain::lpa::{ActivationCode, apple_install_link, checked_code};
 
     /// The ICCID as its digits alone (spaces and dashes between groups dropped).
     pub fn iccid(raw: &str) -> Result<String, String> {
@@ -143,6 +143,25 @@ pub mod guard {
     /// The activation code, trimmed.
     pub fn activation_code(code: &str) -> Result<String, String> {
         checked_code(code)
+    }
+
+    /// The SM-DP+ address of the activation code, for a phone's manual entry.
+    pub fn smdp_address(code: &str) -> Result<String, String> {
+        parts(code).map(|p| p.smdp_address)
+    }
+
+    /// The matching ID of the activation code, for a phone's manual entry; a code may have none
+    /// (the SM-DP+ then knows the eSIM by the phone's EID), and then there is nothing to copy.
+    pub fn matching_id(code: &str) -> Result<String, String> {
+        match parts(code)?.matching_id {
+            id if id.is_empty() => Err("this activation code has no matching ID".to_string()),
+            id => Ok(id),
+        }
+    }
+
+    fn parts(code: &str) -> Result<ActivationCode, String> {
+        ActivationCode::parse(&checked_code(code)?)
+            .ok_or_else(|| "the API's activation code is not an LPA:1$… code".to_string())
     }
 
     /// The iPhone install link of the activation code.

@@ -1,6 +1,8 @@
-//! QR codes of activation codes: the module grid; drawing it as half-block text (two module rows
-//! per terminal row, so modules come out square) with the 4-module quiet zone; reading such text
-//! back; and decoding a code from modules or from a PNG (what `qrCodeUrl` serves).
+//! QR codes of activation codes: the module grid; drawing it as text with the 4-module quiet zone,
+//! in half blocks (two module rows per terminal row) or, where there is room, in full blocks (two
+//! columns and one row a module: twice as large); reading such text back; and decoding a code
+//! from modules or from a PNG (what `qrCodeUrl` serves). Either way a module is about square, a
+//! terminal cell being about twice as high as wide.
 
 use crate::domain::lpa::ActivationCode;
 use crate::panic_guard::contain;
@@ -72,6 +74,26 @@ impl QrMatrix {
             .collect()
     }
 
+    /// Columns and rows the full-block drawing takes, quiet zone included.
+    pub fn full_block_size(&self) -> (usize, usize) {
+        let side = self.width + 2 * QUIET_ZONE;
+        (side * 2, side)
+    }
+
+    /// The drawing at twice the half blocks' size: `██` a dark module, two spaces a light one.
+    /// Meant as dark ink on a light background.
+    pub fn to_full_blocks(&self) -> Vec<String> {
+        let (_, side) = self.full_block_size();
+        let q = QUIET_ZONE as isize;
+        (0..side as isize)
+            .map(|y| {
+                (0..side as isize)
+                    .map(|x| if self.is_dark(x - q, y - q) { "██" } else { "  " })
+                    .collect()
+            })
+            .collect()
+    }
+
     /// Reads a half-block drawing back (a screen capture, say): the dark modules' bounding box
     /// is the code. Characters other than the four blocks are an error.
     pub fn from_half_blocks(lines: &[&str]) -> Result<Self, String> {
@@ -92,6 +114,32 @@ impl QrMatrix {
             grid.push(top);
             grid.push(bottom);
         }
+        Self::from_grid(&grid)
+    }
+
+    /// Reads a full-block drawing back: a module is two columns, from the leftmost dark one;
+    /// a pair that is neither `██` nor two spaces is an error.
+    pub fn from_full_blocks(lines: &[&str]) -> Result<Self, String> {
+        let rows: Vec<Vec<char>> = lines.iter().map(|l| l.chars().collect()).collect();
+        let left = rows
+            .iter()
+            .filter_map(|r| r.iter().position(|c| *c == '█'))
+            .min()
+            .ok_or("no dark modules")?;
+        let mut grid = Vec::new();
+        for row in &rows {
+            let modules = row.get(left..).unwrap_or_default().chunks(2).map(|pair| match pair {
+                ['█', '█'] => Ok(true),
+                [' ', ' '] | [' '] => Ok(false),
+                other => Err(format!("{other:?} is not a module of a full-block QR code")),
+            });
+            grid.push(modules.collect::<Result<Vec<bool>, String>>()?);
+        }
+        Self::from_grid(&grid)
+    }
+
+    /// The code in a grid of modules read off a drawing: the dark modules' bounding box.
+    fn from_grid(grid: &[Vec<bool>]) -> Result<Self, String> {
         let dark_at = |x: usize, y: usize| grid.get(y).and_then(|r| r.get(x)).copied().unwrap_or(false);
         let ys: Vec<usize> = (0..grid.len()).filter(|&y| grid[y].iter().any(|d| *d)).collect();
         let xs: Vec<usize> = (0..grid.iter().map(Vec::len).max().unwrap_or(0))
@@ -261,6 +309,26 @@ mod tests {
         assert_eq!(back, m);
         assert_eq!(back.decode().unwrap(), CODE);
         assert!(QrMatrix::from_half_blocks(&["ab"]).is_err());
+    }
+
+    #[test]
+    fn full_blocks_are_twice_the_size_and_read_back_to_the_same_code() {
+        let m = QrMatrix::encode(CODE).unwrap();
+        assert_eq!(m.full_block_size(), (74, 37));
+        let lines = m.to_full_blocks();
+        assert_eq!(lines.len(), 37);
+        assert!(lines.iter().all(|l| l.chars().count() == 74));
+        assert!(
+            lines[4].starts_with("        ██████████████"),
+            "eight columns of quiet zone, then a finder"
+        );
+        let framed: Vec<String> = lines.iter().map(|l| format!("   {l} │")).collect();
+        let refs: Vec<&str> = framed.iter().map(|l| l.trim_end_matches(" │")).collect();
+        let back = QrMatrix::from_full_blocks(&refs).unwrap();
+        assert_eq!(back, m);
+        assert_eq!(back.decode().unwrap(), CODE);
+        assert!(QrMatrix::from_full_blocks(&["█ █"]).is_err(), "half a module");
+        assert!(QrMatrix::from_full_blocks(&["    "]).is_err());
     }
 
     #[test]

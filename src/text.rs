@@ -75,6 +75,41 @@ impl serde_json::ser::Formatter for EscapeUnsafe {
     }
 }
 
+/// `text` in lines of at most `width` terminal columns, broken at spaces; a word longer than a
+/// line is broken where the line ends. Laid out here rather than by the terminal widget, so that
+/// the caller knows how many lines it draws (to scroll to the last) and can indent the rest.
+pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+    let width = width.max(1);
+    let (mut lines, mut line, mut used) = (Vec::new(), String::new(), 0);
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let w = word.width();
+        if used > 0 && used + 1 + w <= width {
+            line.push(' ');
+            line.push_str(word);
+            used += 1 + w;
+            continue;
+        }
+        if used > 0 {
+            lines.push(std::mem::take(&mut line));
+            used = 0;
+        }
+        for c in word.chars() {
+            let cw = c.width().unwrap_or(0);
+            if used > 0 && used + cw > width {
+                lines.push(std::mem::take(&mut line));
+                used = 0;
+            }
+            line.push(c);
+            used += cw;
+        }
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
 /// `s` made safe (as `sanitize`) and cut to at most `width` terminal columns, ending in `…`
 /// when cut. One pass that stops at the cut, so a 5 000-character name costs what a short one
 /// does: tables call it for every cell of every frame.
@@ -103,6 +138,15 @@ pub fn safe_fit(s: &str, width: usize) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn words_wrap_at_spaces_and_a_long_word_where_the_line_ends() {
+        assert_eq!(wrap_words("copy the ICCID", 9), vec!["copy the", "ICCID"]);
+        assert_eq!(wrap_words("abcdefgh ij", 3), vec!["abc", "def", "gh", "ij"]);
+        assert_eq!(wrap_words("Türkiye  ünü", 7), vec!["Türkiye", "ünü"]);
+        assert_eq!(wrap_words("", 5), vec![""]);
+        assert_eq!(wrap_words("ab", 0), vec!["a", "b"], "no room: a column a line");
+    }
 
     #[test]
     fn control_and_bidi_characters_never_pass() {

@@ -111,6 +111,8 @@ pub enum Action {
     CopyIccid,
     CopyCode,
     CopyLink,
+    CopySmdp,
+    CopyMatchingId,
     SaveQr,
     Attention,
     Export,
@@ -130,7 +132,7 @@ pub enum Action {
 }
 
 impl Action {
-    const ALL: [Action; 45] = [
+    const ALL: [Action; 47] = [
         Action::Quit,
         Action::Suspend,
         Action::Help,
@@ -162,6 +164,8 @@ impl Action {
         Action::CopyIccid,
         Action::CopyCode,
         Action::CopyLink,
+        Action::CopySmdp,
+        Action::CopyMatchingId,
         Action::SaveQr,
         Action::Attention,
         Action::Export,
@@ -212,6 +216,8 @@ impl Action {
             Action::CopyIccid => "copy_iccid",
             Action::CopyCode => "copy_code",
             Action::CopyLink => "copy_link",
+            Action::CopySmdp => "copy_smdp",
+            Action::CopyMatchingId => "copy_matching_id",
             Action::SaveQr => "save_qr",
             Action::Attention => "attention",
             Action::Export => "export",
@@ -307,6 +313,8 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(C::Esims, A::CopyIccid, &["y"], "copy the ICCID", Some("copy ICCID")),
     bind(C::Esims, A::CopyCode, &["Y"], "copy the activation code", Some("copy code")),
     bind(C::Esims, A::CopyLink, &["l"], "copy the iPhone install link (iOS 17.4 and later)", None),
+    bind(C::Esims, A::CopySmdp, &["a"], "copy the SM-DP+ address alone, for entering the code by hand", None),
+    bind(C::Esims, A::CopyMatchingId, &["i"], "copy the matching ID alone (an iPhone's \"Activation Code\" when entered by hand)", None),
     bind(C::Esims, A::SaveQr, &["w"], "write the QR code as <ICCID>.png to the export directory", None),
     bind(C::Esims, A::Export, &["x"], "export every eSIM of this view (filter, search, attention) to CSV; again: cancel", None),
     bind(C::Esims, A::Attention, &["!"], "needs attention: usable eSIMs near their data or time limit (again: all)", None),

@@ -43,8 +43,8 @@ pub fn copies(effects: &[Effect]) -> Vec<(&'static str, String)> {
 }
 
 /// Cuts the QR code out of a screen (rendered, or captured from tmux): the rows and columns of
-/// half-block glyphs, right of the eSIM pane's border when there is one (the table's usage gauge
-/// uses blocks too).
+/// block glyphs, right of the eSIM pane's border when there is one (the table's usage gauge
+/// uses blocks too). Half blocks, or full blocks (two columns a module) where there are no halves.
 pub fn qr_from_screen(screen: &str) -> Result<esimdash::qr::QrMatrix, String> {
     let rows: Vec<Vec<char>> = screen.lines().map(|l| l.trim_matches('"').chars().collect()).collect();
     let start = rows.iter().find_map(|r| {
@@ -73,7 +73,11 @@ pub fn qr_from_screen(screen: &str) -> Result<esimdash::qr::QrMatrix, String> {
         .map(|r| (left..=right).map(|c| *rows[r].get(c).unwrap_or(&' ')).collect())
         .collect();
     let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
-    esimdash::qr::QrMatrix::from_half_blocks(&refs)
+    if lines.iter().any(|l| l.contains(['▀', '▄'])) {
+        esimdash::qr::QrMatrix::from_half_blocks(&refs)
+    } else {
+        esimdash::qr::QrMatrix::from_full_blocks(&refs)
+    }
 }
 
 #[path = "../support/tools.rs"]

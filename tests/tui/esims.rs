@@ -284,7 +284,7 @@ async fn an_iccid_typed_before_its_page_arrives_is_jumped_to_when_it_does() {
 }
 
 /// The activation code the app holds for an eSIM; fails the test if it has none.
-fn code_of(h: &Harness, iccid: &str) -> String {
+pub(crate) fn code_of(h: &Harness, iccid: &str) -> String {
     let selected = h.app.esims().selected().filter(|e| e.raw_order_json.iccid == iccid);
     match selected.and_then(|e| h.app.esims().code(e)).and_then(|c| c.value()) {
         Some(Ok(code)) => code.clone(),

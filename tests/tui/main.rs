@@ -11,6 +11,8 @@ mod finding;
 mod handover;
 #[path = "../support/holding_proxy.rs"]
 mod holding_proxy;
+mod install_kit;
+mod navigation;
 mod orders_esims;
 mod payment_edges;
 mod properties;

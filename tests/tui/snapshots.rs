@@ -201,6 +201,9 @@ async fn esims_detail_zoom_and_too_small() {
     insta::assert_snapshot!("esims_detail_60x20", h.screen(60, 20));
     insta::assert_snapshot!("esims_detail_120x40", h.screen(120, 40));
     h.send(key('z'));
+    // Two columns a module where the code and the lines under it fit; half blocks at 80×24.
+    insta::assert_snapshot!("esims_zoom_120x40", h.screen(120, 40));
+    insta::assert_snapshot!("esims_zoom_80x24", h.screen(80, 24));
     insta::assert_snapshot!("esims_zoom_60x20", h.screen(60, 20));
     insta::assert_snapshot!("esims_zoom_too_small_30x12", h.screen(30, 12));
     h.send(code(KeyCode::Esc));

@@ -256,7 +256,11 @@ impl App {
                 }
             }
             Action::Search => {
-                self.tab_state_mut().start_search();
+                let tab = self.tab_state_mut();
+                if let Some(search) = tab.search_box() {
+                    search.select_all();
+                }
+                tab.start_search();
                 self.mode = Mode::Typing;
             }
             Action::Clear => self.tab_state_mut().clear_search(now),
@@ -270,9 +274,11 @@ impl App {
             Action::StatusFilter => self.open_status_picker(),
             Action::Zoom if matches!(self.mode, Mode::Zoom) => self.mode = Mode::Browse,
             Action::Zoom if self.account.tabs.esims.selected().is_some() => self.mode = Mode::Zoom,
-            Action::CopyIccid => self.copy_selected(false, now, effects),
-            Action::CopyCode => self.copy_selected(true, now, effects),
-            Action::CopyLink => self.copy_install_link(now, effects),
+            Action::CopyIccid => self.copy_iccid(now, effects),
+            Action::CopyCode => self.copy_code_part("Activation code", guard::activation_code, now, effects),
+            Action::CopyLink => self.copy_code_part("iPhone install link", guard::install_link, now, effects),
+            Action::CopySmdp => self.copy_code_part("SM-DP+ address", guard::smdp_address, now, effects),
+            Action::CopyMatchingId => self.copy_code_part("Matching ID", guard::matching_id, now, effects),
             Action::SaveQr => self.save_qr(now, effects),
             Action::Attention => self.account.tabs.esims.toggle_attention(),
             Action::Export => self.export_or_cancel(now, effects),
@@ -475,15 +481,9 @@ impl App {
         }
     }
 
-    /// `y` copies the selected eSIM's ICCID, `Y` its activation code (once known): each only
-    /// when it is what it claims to be (the clipboard's guard), else the message says why.
-    fn copy_selected(&mut self, code: bool, now: Instant, effects: &mut Vec<Effect>) {
-        if code {
-            if let Some((_, ac)) = self.selected_code(now) {
-                self.copy_checked("Activation code", guard::activation_code(&ac), now, effects);
-            }
-            return;
-        }
+    /// `y` copies the selected eSIM's ICCID only when it is one (the clipboard's guard), else
+    /// the message says why.
+    fn copy_iccid(&mut self, now: Instant, effects: &mut Vec<Effect>) {
         match self.account.tabs.esims.selected_iccid() {
             None => self.flash("No eSIM is selected", Tone::Error, now),
             Some(iccid) if iccid.is_empty() => self.flash("This eSIM has no ICCID", Tone::Error, now),

@@ -7,7 +7,6 @@ use super::mode::{Mode, Overlay};
 use super::remote::Remote;
 use super::{App, Job, Outbox, Tone};
 use crate::api::pages::Progress;
-use crate::clipboard::guard;
 use crate::domain::iccid::EsimIccid;
 use crate::tui::msg::{Effect, ExportStep, JobId, SaveError};
 use std::path::PathBuf;
@@ -44,11 +43,19 @@ impl App {
         None
     }
 
-    pub(super) fn copy_install_link(&mut self, now: Instant, effects: &mut Vec<Effect>) {
+    /// Copies what `part` makes of the selected eSIM's activation code (once known): the code,
+    /// its iPhone link, its SM-DP+ address or matching ID, each only when the guard passes it.
+    pub(super) fn copy_code_part(
+        &mut self,
+        what: &'static str,
+        part: fn(&str) -> Result<String, String>,
+        now: Instant,
+        effects: &mut Vec<Effect>,
+    ) {
         let Some((_, code)) = self.selected_code(now) else {
             return;
         };
-        self.copy_checked("iPhone install link", guard::install_link(&code), now, effects);
+        self.copy_checked(what, part(&code), now, effects);
     }
 
     /// Writes the selected eSIM's QR code as `<ICCID>.png`: only under a valid ICCID (the API's
@@ -76,6 +83,9 @@ impl App {
             Err(SaveError::Exists(path)) => {
                 // Asked only if nothing else took the keyboard meanwhile.
                 if matches!(self.mode, Mode::Browse | Mode::Detail | Mode::Zoom) {
+                    // A message of an earlier save would stand under the question as if the
+                    // file were written; the bottom line gives the question's keys instead.
+                    self.flash = None;
                     self.mode = Mode::Overlay(Overlay::Replace { iccid, code, path });
                 } else {
                     self.flash(

@@ -26,6 +26,9 @@ pub struct TextInput {
     /// Cursor position in characters.
     pub cursor: usize,
     pub max_chars: Option<usize>,
+    /// The whole text is selected (a search opened again): what is typed or pasted replaces it,
+    /// so the agent need not erase the last search first; any other key drops the selection.
+    pub selected: bool,
 }
 
 impl TextInput {
@@ -34,7 +37,14 @@ impl TextInput {
             value: value.to_string(),
             cursor: value.chars().count(),
             max_chars: None,
+            selected: false,
         }
+    }
+
+    /// Selects the whole text (nothing, when there is none), the cursor at its end.
+    pub fn select_all(&mut self) {
+        self.cursor = self.value.chars().count();
+        self.selected = !self.value.is_empty();
     }
 
     /// With a length limit in characters.
@@ -52,6 +62,10 @@ impl TextInput {
     /// limit is left out, and counted so the user can be told. One pass over the text, so
     /// 100 KB costs well under a millisecond.
     pub fn paste(&mut self, text: &str) -> Pasted {
+        if std::mem::take(&mut self.selected) && text.chars().any(|c| !c.is_whitespace() && !crate::text::is_unsafe(c))
+        {
+            self.clear();
+        }
         let count = self.value.chars().count();
         let room = self.max_chars.map_or(usize::MAX, |m| m.saturating_sub(count));
         let mut after_break = false;
@@ -114,6 +128,10 @@ impl TextInput {
     /// Applies an editing key; `true` when the value changed.
     pub fn handle(&mut self, key: KeyEvent) -> bool {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let typed = matches!(key.code, KeyCode::Char(c) if !ctrl && !c.is_control());
+        if std::mem::take(&mut self.selected) && typed {
+            self.clear();
+        }
         match key.code {
             KeyCode::Char('u') if ctrl => {
                 let changed = !self.value.is_empty();
@@ -195,6 +213,31 @@ mod tests {
         limited.handle(key(KeyCode::Char('a')));
         limited.handle(key(KeyCode::Char('b')));
         assert!(!limited.handle(key(KeyCode::Char('c'))));
+    }
+
+    #[test]
+    fn selected_text_is_replaced_by_typing_and_kept_by_editing_keys() {
+        let mut t = TextInput::with_value("japan");
+        t.select_all();
+        assert!(t.handle(key(KeyCode::Char('f'))));
+        assert_eq!((t.value.as_str(), t.cursor, t.selected), ("f", 1, false));
+        t.select_all();
+        assert!(t.handle(key(KeyCode::Backspace)));
+        assert_eq!(t.value, "", "Backspace deletes a character, as without the selection");
+        let mut t = TextInput::with_value("japan");
+        t.select_all();
+        t.handle(key(KeyCode::Home));
+        t.handle(key(KeyCode::Char('x')));
+        assert_eq!(t.value, "xjapan");
+        t.select_all();
+        t.paste(" \n ");
+        assert_eq!(t.value, "xjapan", "a blank paste replaces nothing");
+        t.select_all();
+        t.paste("norway");
+        assert_eq!(t.value, "norway");
+        let mut empty = TextInput::default();
+        empty.select_all();
+        assert!(!empty.selected);
     }
 
     #[test]

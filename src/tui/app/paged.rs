@@ -180,14 +180,37 @@ impl<T> Paged<T> {
         if exists && end_of_page - self.cursor - 1 <= PREFETCH_DISTANCE && missing(next) {
             wanted.push(next);
         }
+        let short = self
+            .page_items()
+            .is_some_and(|items| (items.len() as u64) < self.page_size);
+        if let Some(before) = self.before_last().filter(|_| short)
+            && missing(before)
+        {
+            wanted.push(before);
+        }
         wanted
     }
 
-    /// Whether a page's answer is still of use: the cursor's page or the one after it (a page
-    /// the cursor has moved away from is cancelled if it is still loading).
+    /// The page before the cursor's when the cursor's is the last: its rows fill the view above
+    /// a last page too short to fill it (`G` ends on a full view).
+    fn before_last(&self) -> Option<u64> {
+        let current = self.current_page();
+        (current > 1 && current == self.page_count()).then(|| current - 1)
+    }
+
+    /// The items of the page before the cursor's, when the cursor's is the last page and that
+    /// one is loaded.
+    pub fn page_before_last(&self) -> Option<&[T]> {
+        let page = self.pages.get(&self.before_last()?)?;
+        page.value().map(Vec::as_slice)
+    }
+
+    /// Whether a page's answer is still of use: the cursor's page, the one after it, or the one
+    /// before the last page (a page the cursor has moved away from is cancelled if it is still
+    /// loading).
     pub fn is_near(&self, page: u64) -> bool {
         let current = self.current_page();
-        page == current || page == current + 1
+        page == current || page == current + 1 || Some(page) == self.before_last()
     }
 
     pub fn start(&mut self, page: u64, id: JobId) {
@@ -275,6 +298,26 @@ mod tests {
         let after = p.hold_until().unwrap();
         assert_eq!(p.wanted(after - Duration::from_millis(1)), Vec::<u64>::new());
         assert_eq!(p.wanted(after), vec![11]);
+    }
+
+    #[test]
+    fn a_short_last_page_asks_for_the_page_before_it() {
+        let t = Instant::now();
+        let mut p: Paged<u32> = Paged::new(50);
+        p.start(1, 1);
+        p.accept(1, 1, (0..50).collect(), 204, t);
+        p.go_to_end(t + PAGE_PAUSE);
+        assert_eq!(p.wanted(t + PAGE_PAUSE), vec![5]);
+        p.start(5, 2);
+        assert!(p.is_near(4), "the page before the last is of use there");
+        p.accept(5, 2, (200..204).collect(), 204, t);
+        assert_eq!(p.wanted(t + PAGE_PAUSE), vec![4], "four rows cannot fill a view");
+        assert!(p.page_before_last().is_none());
+        p.start(4, 3);
+        p.accept(4, 3, (150..200).collect(), 204, t);
+        assert_eq!(p.page_before_last().map(<[u32]>::len), Some(50));
+        p.go_to_start(t + PAGE_PAUSE);
+        assert!(!p.is_near(4) && p.page_before_last().is_none());
     }
 
     #[test]

@@ -29,6 +29,16 @@ impl SearchBox {
         &self.input.value
     }
 
+    /// Whether the typed text is selected: the next key typed replaces it.
+    pub fn is_selected(&self) -> bool {
+        self.input.selected
+    }
+
+    /// The search opens again on its text: shown selected, replaced by what is typed.
+    pub fn select_all(&mut self) {
+        self.input.select_all();
+    }
+
     /// The text in effect (trimmed): what the list shows results for.
     pub fn applied(&self) -> &str {
         &self.applied

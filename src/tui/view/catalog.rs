@@ -3,7 +3,7 @@
 use super::lists::failed_text;
 use super::refresh_key;
 use super::theme::Theme;
-use super::widgets::{Column, cursor_table, safe};
+use super::widgets::{Column, cursor_table, search_spans};
 use crate::api::model::Plan;
 use crate::format::money::{amount, format_amount};
 use crate::format::records;
@@ -65,14 +65,14 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         format!(" · sorted by {}", catalog.sort().label()),
         theme.muted(),
     ));
-    let filter = catalog.filter().typed();
-    if typing || !filter.is_empty() {
-        spans.push(Span::raw(" · filter: "));
-        spans.push(Span::styled(safe(filter), theme.key()));
-        if typing {
-            spans.push(Span::raw("▏"));
-        }
-    }
+    let filter = catalog.filter();
+    spans.extend(search_spans(
+        "filter",
+        filter.typed(),
+        typing,
+        filter.is_selected(),
+        theme,
+    ));
     frame.render_widget(Paragraph::new(Line::from(spans)), title);
     if catalog.plans().value().is_none() {
         let line = match catalog.plans() {

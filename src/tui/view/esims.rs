@@ -5,7 +5,7 @@
 use super::lists::failed_text;
 use super::lists::{draw_table, short_time, title};
 use super::theme::Theme;
-use super::widgets::{Column, cursor_table, paragraph, safe};
+use super::widgets::{Column, cursor_table, keys_line, paragraph, safe, search_spans};
 use crate::api::Found;
 use crate::api::model::Esim;
 use crate::domain::attention::Judged;
@@ -25,6 +25,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
+use std::time::Instant;
 use unicode_width::UnicodeWidthStr;
 
 /// Width of the detail pane beside the table; the table needs `TABLE_MIN` next to it.
@@ -119,13 +120,14 @@ fn search_title(app: &App, typing: bool, theme: &Theme) -> Line<'static> {
             theme.key(),
         ));
     }
-    if typing || !esims.search().typed().is_empty() {
-        spans.push(Span::raw(" · search: "));
-        spans.push(Span::styled(safe(esims.search().typed()), theme.key()));
-    }
-    if typing {
-        spans.push(Span::raw("▏"));
-    }
+    let search = esims.search();
+    spans.extend(search_spans(
+        "search",
+        search.typed(),
+        typing,
+        search.is_selected(),
+        theme,
+    ));
     spans.push(Span::raw(format!(" · {} found", esims.result_count())));
     let loaded = group(scan.loaded());
     // "loading" only while a page is asked for: a read a whole ICCID's lookup made needless waits.
@@ -338,27 +340,33 @@ fn qr_style() -> Style {
     Style::new().fg(Color::Black).bg(Color::White)
 }
 
-/// The QR drawing as lines, or why it cannot be drawn.
-/// The code's QR as lines of half blocks. Encoding takes about 0.4 ms, most of a frame, and the
-/// same code is drawn frame after frame: the last one is kept.
-fn qr_lines(code: &str) -> Result<Vec<Line<'static>>, String> {
+/// The code's QR modules. Encoding takes about 0.4 ms, most of a frame, and the same code is
+/// drawn frame after frame: the last one is kept.
+fn qr_matrix(code: &str) -> Result<QrMatrix, String> {
     thread_local! {
-        static LAST: std::cell::RefCell<Option<(String, Vec<String>)>> = const { std::cell::RefCell::new(None) };
+        static LAST: std::cell::RefCell<Option<(String, QrMatrix)>> = const { std::cell::RefCell::new(None) };
     }
-    let blocks = LAST.with_borrow_mut(|last| -> Result<Vec<String>, String> {
-        match last {
-            Some((done, blocks)) if done == code => Ok(blocks.clone()),
-            _ => {
-                let blocks = QrMatrix::encode(code)?.to_half_blocks();
-                *last = Some((code.to_string(), blocks.clone()));
-                Ok(blocks)
-            }
+    LAST.with_borrow_mut(|last| match last {
+        Some((done, matrix)) if done == code => Ok(matrix.clone()),
+        _ => {
+            let matrix = QrMatrix::encode(code)?;
+            *last = Some((code.to_string(), matrix.clone()));
+            Ok(matrix)
         }
-    })?;
-    Ok(blocks
+    })
+}
+
+/// Drawn lines of a QR code, black ink on white.
+fn qr_ink(blocks: Vec<String>) -> Vec<Line<'static>> {
+    blocks
         .into_iter()
         .map(|l| Line::from(Span::styled(l, qr_style())))
-        .collect())
+        .collect()
+}
+
+/// The code's QR as lines of half blocks, or why it cannot be drawn.
+fn qr_lines(code: &str) -> Result<Vec<Line<'static>>, String> {
+    Ok(qr_ink(qr_matrix(code)?.to_half_blocks()))
 }
 
 fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
@@ -509,6 +517,15 @@ fn code_lines(app: &App, esim: &Esim, info: &mut Vec<Line<'static>>, theme: &The
     }
     info.push(Line::raw(safe(ac)));
     if let Some(link) = apple_install_link(ac) {
+        // Here, where the code is an LPA code: only then can its parts be copied apart.
+        let copy = [Action::CopySmdp, Action::CopyMatchingId];
+        info.push(keys_line(
+            app,
+            Context::Esims,
+            "{} copies the SM-DP+, {} the matching ID",
+            &copy,
+            theme.muted(),
+        ));
         let (copy, save) = (
             app.keymap().keys_text(Context::Esims, Action::CopyLink),
             app.keymap().keys_text(Context::Esims, Action::SaveQr),
@@ -591,65 +608,108 @@ fn code_missing(app: &App, code: Option<&Code>, theme: &Theme) -> Line<'static> 
     }
 }
 
-/// `z`: the code alone on the whole screen, the activation code under it if there is room.
-pub fn draw_zoom(frame: &mut Frame, app: &App, theme: &Theme) {
+/// Rows the zoom keeps under a code drawn in full blocks: the ICCID, the package and the status
+/// line (the agent confirms whose code it is, and sees what a key did).
+const ZOOM_TEXT_ROWS: usize = 3;
+
+/// The largest drawing of the code that fits `area`: full blocks with the rows under them, else
+/// half blocks (with what rows fit), else none.
+fn zoom_drawing(matrix: &QrMatrix, area: Rect) -> Option<Vec<String>> {
+    let (width, height) = (usize::from(area.width), usize::from(area.height));
+    let (full_w, full_h) = matrix.full_block_size();
+    let (half_w, half_h) = matrix.half_block_size();
+    if full_w <= width && full_h + ZOOM_TEXT_ROWS <= height {
+        Some(matrix.to_full_blocks())
+    } else if half_w <= width && half_h <= height {
+        Some(matrix.to_half_blocks())
+    } else {
+        None
+    }
+}
+
+/// The zoom's keys, as many as fit `width`: `Esc, z: back · copy: y ICCID · Y code · …`.
+fn zoom_keys(app: &App, width: usize, theme: &Theme) -> Line<'static> {
+    let keymap = app.keymap();
+    let mut text = format!("{}: back", keymap.keys_text(Context::Zoom, Action::Close));
+    let copies = [
+        (Action::CopyIccid, "ICCID"),
+        (Action::CopyCode, "code"),
+        (Action::CopyLink, "iPhone link"),
+        (Action::CopySmdp, "SM-DP+"),
+        (Action::CopyMatchingId, "matching ID"),
+    ];
+    for (i, (action, what)) in copies.into_iter().enumerate() {
+        let before = if i == 0 { " · copy: " } else { " · " };
+        let part = format!("{before}{} {what}", keymap.keys_text(Context::Esims, action));
+        if text.width() + part.width() > width {
+            break;
+        }
+        text.push_str(&part);
+    }
+    Line::styled(text, theme.muted())
+}
+
+/// The lines under the zoomed code, as many as the room's rows allow: whose code it is (ICCID,
+/// then the package), the status line (what a key did, or the keys), then the activation code
+/// as text.
+fn zoom_text(app: &App, esim: &Esim, code: &str, room: Rect, theme: &Theme, now: Instant) -> Vec<Line<'static>> {
+    let (width, rows) = (usize::from(room.width), usize::from(room.height));
+    let iccid = Line::from(vec![
+        Span::styled("ICCID ", theme.muted()),
+        Span::styled(safe(esim.raw_order_json.iccid.as_str()), theme.title()),
+    ]);
+    let package = Line::raw(safe_fit(&safe(&esim.record.package_name), width).into_owned());
+    let code = Line::raw(safe_fit(&safe(code), width).into_owned());
+    let status = super::status_line(app, theme, now, || zoom_keys(app, width, theme));
+    // In the order shown; kept in the order of need when rows are short.
+    let lines = [iccid, package, code, status];
+    let need = [0, 3, 1, 2];
+    let kept: Vec<usize> = need.iter().take(rows).copied().collect();
+    lines
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| kept.contains(i))
+        .map(|(_, line)| line.centered())
+        .collect()
+}
+
+/// `z`: the code alone, as large as the terminal allows, with whose code it is under it and the
+/// status line, so that what `y`, `Y` or `l` sent is said here too.
+pub fn draw_zoom(frame: &mut Frame, app: &App, theme: &Theme, now: Instant) {
     let area = frame.area();
     let esims = app.esims();
-    let code = esims.selected().and_then(|e| esims.code(e));
+    let esim = esims.selected();
+    let code = esim.and_then(|e| esims.code(e));
     let back = format!("{}: back", app.keymap().keys_text(Context::Zoom, Action::Close));
-    let lines = match code.and_then(Remote::value) {
-        Some(Ok(ac)) => qr_lines(ac)
-            .map(|qr| (qr, ac.clone()))
+    let found = match (esim, code.and_then(Remote::value)) {
+        (Some(esim), Some(Ok(ac))) => qr_matrix(ac)
+            .map(|qr| (esim, qr, ac.clone()))
             .map_err(|why| Line::styled(safe(&why), theme.error())),
-        Some(Err(why)) => Err(Line::styled(format!("No QR code: {}", safe(why)), theme.error())),
-        None => Err(code_missing(app, code, theme)),
+        (_, Some(Err(why))) => Err(Line::styled(format!("No QR code: {}", safe(why)), theme.error())),
+        _ => Err(code_missing(app, code, theme)),
     };
-    let (qr, ac) = match lines {
+    let (esim, matrix, ac) = match found {
         Ok(found) => found,
         Err(why) => {
             paragraph(frame, area, vec![why, Line::raw(back)]);
             return;
         }
     };
-    let (w, h) = (qr.first().map_or(0, |l| l.width() as u16), qr.len() as u16);
-    if area.width < w || area.height < h {
+    let Some(drawing) = zoom_drawing(&matrix, area) else {
+        let (w, h) = matrix.half_block_size();
         let text = format!(
             "The QR code needs a terminal of at least {w}×{h} (now {}×{}). {back}",
             area.width, area.height
         );
         paragraph(frame, area, vec![Line::styled(text, theme.error())]);
         return;
-    }
-    let x = area.x + (area.width - w) / 2;
-    let y = area.y + (area.height - h).saturating_sub(2) / 2;
-    frame.render_widget(
-        Paragraph::new(qr),
-        Rect {
-            x,
-            y,
-            width: w,
-            height: h,
-        },
-    );
-    let below = Rect {
-        x: area.x,
-        y: y + h,
-        width: area.width,
-        height: area.bottom().saturating_sub(y + h),
     };
-    if below.height > 0 {
-        let text = vec![
-            Line::raw(safe(&ac)).centered(),
-            Line::styled(
-                format!(
-                    "{back} · {} copy ICCID · {} copy code",
-                    app.keymap().keys_text(Context::Esims, Action::CopyIccid),
-                    app.keymap().keys_text(Context::Esims, Action::CopyCode)
-                ),
-                theme.muted(),
-            )
-            .centered(),
-        ];
-        frame.render_widget(Paragraph::new(text), below);
-    }
+    let (w, h) = (drawing.first().map_or(0, |l| l.width()) as u16, drawing.len() as u16);
+    let room = Rect::new(area.x, area.y, area.width, area.height - h);
+    let text = zoom_text(app, esim, &ac, room, theme, now);
+    let rows = h + text.len() as u16;
+    let y = area.y + (area.height - rows) / 2;
+    let x = area.x + (area.width - w) / 2;
+    frame.render_widget(Paragraph::new(qr_ink(drawing)), Rect::new(x, y, w, h));
+    frame.render_widget(Paragraph::new(text), Rect::new(area.x, y + h, area.width, rows - h));
 }

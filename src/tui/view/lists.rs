@@ -3,12 +3,12 @@
 
 use super::refresh_key;
 use super::theme::Theme;
-use super::widgets::{Column, cursor_table, safe};
+use super::widgets::{Column, cursor_table, safe, search_spans};
 use crate::api::model::Order;
 use crate::domain::status::StatusFilter;
 use crate::format::money::amount;
 use crate::format::verdict::status_words;
-use crate::tui::app::{App, Mode, Paged, Remote};
+use crate::tui::app::{App, Mode, Paged, Remote, SearchBox};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -49,7 +49,7 @@ pub fn title<T>(
     list: &Paged<T>,
     what: &str,
     status: &StatusFilter,
-    search: Option<(&str, bool)>,
+    search: Option<(&SearchBox, bool)>,
     theme: &Theme,
 ) -> Line<'static> {
     let mut spans = vec![Span::styled(format!(" {what}"), theme.title())];
@@ -73,14 +73,10 @@ pub fn title<T>(
         other => safe(other.label()),
     };
     spans.push(Span::styled(format!(" · {status}"), theme.muted()));
-    if let Some((text, typing)) = search
-        && (typing || !text.is_empty())
-    {
-        spans.push(Span::raw(" · search: "));
-        spans.push(Span::styled(safe(text), theme.key()));
-        if typing {
-            spans.push(Span::raw("▏"));
-        }
+    if let Some((search, typing)) = search {
+        // While typing, what is typed; after, the search in effect.
+        let text = if typing { search.typed() } else { search.applied() };
+        spans.extend(search_spans("search", text, typing, search.is_selected(), theme));
     }
     Line::from(spans)
 }
@@ -128,25 +124,35 @@ pub fn draw_table<T>(
         frame.render_widget(Paragraph::new(" Nothing here."), area);
         return;
     }
-    cursor_table(frame, area, columns, items.iter(), cells, list.row_in_page(), theme);
+    // A last page shorter than the view is drawn under the end of the page before it.
+    let view_rows = usize::from(area.height.saturating_sub(1));
+    let before = list
+        .page_before_last()
+        .filter(|_| items.len() < view_rows)
+        .unwrap_or_default();
+    let rows = before.iter().chain(items);
+    cursor_table(
+        frame,
+        area,
+        columns,
+        rows,
+        cells,
+        before.len() + list.row_in_page(),
+        theme,
+    );
 }
 
 pub fn draw_orders(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let o = app.orders();
     let [top, table] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
     let typing = matches!(app.mode(), Mode::Typing);
-    let search = if typing {
-        o.search().typed()
-    } else {
-        o.search().applied()
-    };
     frame.render_widget(
         Paragraph::new(title(
             app,
             o.list(),
             "Orders",
             o.status(),
-            Some((search, typing)),
+            Some((o.search(), typing)),
             theme,
         )),
         top,

@@ -40,7 +40,7 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme, now: Instant) {
     let area = frame.area();
     // The code alone needs only its own size, less than the dashboard's minimum.
     if matches!(app.mode(), Mode::Zoom) && app.halt().is_none() {
-        esims::draw_zoom(frame, app, theme);
+        esims::draw_zoom(frame, app, theme, now);
         return;
     }
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
@@ -241,7 +241,24 @@ fn export_line(app: &App, theme: &Theme) -> Line<'static> {
 }
 
 fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: Instant) {
-    let line = match (app.halt(), app.rate_limited_until(), app.flash_message()) {
+    let line = status_line(app, theme, now, || {
+        Line::styled(
+            format!(" {}", key_hints(app, usize::from(area.width).saturating_sub(1))),
+            theme.muted(),
+        )
+    });
+    frame.render_widget(Paragraph::new(line), area);
+}
+
+/// What the status line says: why the dashboard waits, an export's progress, the last message
+/// (what a key did), or else `keys` (the zoom has its own).
+pub(super) fn status_line(
+    app: &App,
+    theme: &Theme,
+    now: Instant,
+    keys: impl FnOnce() -> Line<'static>,
+) -> Line<'static> {
+    match (app.halt(), app.rate_limited_until(), app.flash_message()) {
         _ if app.quitting().is_some() => {
             Line::styled(format!(" {}", app.quitting().unwrap_or_default()), theme.warning())
         }
@@ -268,10 +285,6 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: Ins
                 Tone::Info => theme.muted(),
             },
         ),
-        _ => Line::styled(
-            format!(" {}", key_hints(app, usize::from(area.width).saturating_sub(1))),
-            theme.muted(),
-        ),
-    };
-    frame.render_widget(Paragraph::new(line), area);
+        _ => keys(),
+    }
 }

@@ -5,12 +5,13 @@ use super::theme::Theme;
 use super::widgets::{Fields, fields, keys_line, paragraph, popup, safe};
 use crate::api::model::Plan;
 use crate::format::records;
-use crate::text::grouped;
+use crate::text::{grouped, wrap_words};
 use crate::tui::app::{App, Overlay, PROFILE_FIELDS, ProfileForm, Remote};
 use crate::tui::keymap::{Action, Context};
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
+use unicode_width::UnicodeWidthStr;
 
 /// The plan and order windows' width.
 const DETAIL_WIDTH: u16 = 64;
@@ -240,6 +241,8 @@ fn draw_help(frame: &mut Frame, area: Rect, app: &App, scroll: u16, theme: &Them
     let mut contexts = crate::tui::app::Mode::Browse.contexts(tab.browse_contexts());
     contexts.push(Context::Typing);
     contexts.extend(tab.views());
+    const WIDTH: u16 = 96;
+    let width = usize::from(WIDTH.min(area.width).saturating_sub(2));
     let mut lines = Vec::new();
     for context in contexts {
         let rows: Vec<_> = app
@@ -251,27 +254,46 @@ fn draw_help(frame: &mut Frame, area: Rect, app: &App, scroll: u16, theme: &Them
         if rows.is_empty() {
             continue;
         }
-        lines.push(Line::styled(context.title().to_string(), theme.title()));
+        lines.extend(wrapped(context.title(), width, theme.title()));
         for row in rows {
-            lines.push(Line::from(vec![
-                Span::styled(format!("  {:<18} ", row.keys_text()), theme.key()),
-                Span::raw(row.binding.about),
-            ]));
+            lines.extend(help_row(&row.keys_text(), row.binding.about, width, theme));
         }
     }
-    lines.push(Line::styled(
-        "Windows and forms show their keys on the bottom line; README lists them all.",
-        theme.muted(),
-    ));
+    let last = "Windows and forms show their keys on the bottom line; README lists them all.";
+    lines.extend(wrapped(last, width, theme.muted()));
     let height = lines.len() as u16 + 2;
-    let inner = popup(frame, area, "Keys", 96, height, theme);
+    let inner = popup(frame, area, "Keys", WIDTH, height, theme);
+    // Every line is laid out to fit: their count is what is drawn, and the last can be reached.
     let scroll = scroll.min((lines.len() as u16).saturating_sub(inner.height));
-    frame.render_widget(
-        ratatui::widgets::Paragraph::new(lines)
-            .wrap(ratatui::widgets::Wrap { trim: false })
-            .scroll((scroll, 0)),
-        inner,
-    );
+    frame.render_widget(ratatui::widgets::Paragraph::new(lines).scroll((scroll, 0)), inner);
+}
+
+/// A text in lines of `width`, in one style.
+fn wrapped(text: &str, width: usize, style: ratatui::style::Style) -> Vec<Line<'static>> {
+    wrap_words(text, width)
+        .into_iter()
+        .map(|l| Line::styled(l, style))
+        .collect()
+}
+
+/// A key's line in the help: its keys, then what it does, continued under itself when it wraps
+/// (under the keys, indented, when they leave it too little room).
+fn help_row(keys: &str, about: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let keys = format!("  {keys:<18} ");
+    let indent = keys.width();
+    if indent + 20 > width {
+        let mut lines = wrapped(keys.trim_end(), width, theme.key());
+        let about = wrap_words(about, width.saturating_sub(4));
+        lines.extend(about.into_iter().map(|l| Line::raw(format!("    {l}"))));
+        return lines;
+    }
+    let about = wrap_words(about, width - indent);
+    let mut lines = Vec::new();
+    for (i, part) in about.into_iter().enumerate() {
+        let lead = if i == 0 { keys.clone() } else { " ".repeat(indent) };
+        lines.push(Line::from(vec![Span::styled(lead, theme.key()), Span::raw(part)]));
+    }
+    lines
 }
 
 /// A list of choices, the one under the cursor marked.

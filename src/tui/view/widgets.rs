@@ -157,9 +157,23 @@ pub fn cursor_table<T>(
     theme: &Theme,
 ) {
     let height = area.height.saturating_sub(1) as usize;
-    let start = window_start(cursor, height);
-    let rows = items.skip(start).take(height).map(cells).collect();
-    table(frame, area, columns, rows, cursor - start, theme);
+    let (start, rows) = last_screen_full(items, cursor, height);
+    let rows = rows.into_iter().map(cells).collect();
+    table(frame, area, columns, rows, cursor.saturating_sub(start), theme);
+}
+
+/// The items in view with the first one's index. The window moves a screen at a time, but the
+/// screen that reaches the end of the list is drawn full (the rows above filling it), so `G`
+/// shows a whole view ending on the last row rather than a few rows over empty lines. The screen
+/// before is read along to fill it: the list's length is never counted.
+fn last_screen_full<T>(items: impl Iterator<Item = T>, cursor: usize, height: usize) -> (usize, Vec<T>) {
+    let natural = window_start(cursor, height);
+    let from = natural.saturating_sub(height);
+    let mut near: Vec<T> = items.skip(from).take(natural - from + height).collect();
+    let start = natural.min((from + near.len()).saturating_sub(height)).max(from);
+    near.drain(..start - from);
+    near.truncate(height);
+    (start, near)
 }
 
 /// Drawn before the selected row; every row keeps its width free.
@@ -231,6 +245,25 @@ fn table(frame: &mut Frame, area: Rect, columns: &[Column], rows: Vec<Vec<String
     frame.render_stateful_widget(table, area, &mut state);
 }
 
+/// ` · search: text▏`, where a search has text or is being typed (`typing`, with the cursor).
+/// The text is drawn selected while the next key typed would replace it (the search opened
+/// again), so that the agent sees the old text will go.
+pub fn search_spans(label: &str, text: &str, typing: bool, selected: bool, theme: &Theme) -> Vec<Span<'static>> {
+    if !typing && text.is_empty() {
+        return Vec::new();
+    }
+    let style = if typing && selected {
+        theme.selected()
+    } else {
+        theme.key()
+    };
+    let mut spans = vec![Span::raw(format!(" · {label}: ")), Span::styled(safe(text), style)];
+    if typing {
+        spans.push(Span::raw("▏"));
+    }
+    spans
+}
+
 /// A line naming keys of the keymap in force, where `template`'s `{}` stand (`Keymap::say`).
 pub fn keys_line(
     app: &crate::tui::app::App,
@@ -240,4 +273,28 @@ pub fn keys_line(
     style: ratatui::style::Style,
 ) -> Line<'static> {
     Line::styled(app.keymap().say(context, template, actions), style)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::last_screen_full;
+
+    #[test]
+    fn the_screen_reaching_the_end_of_the_list_is_full() {
+        let window = |len: usize, cursor: usize| {
+            let (start, rows) = last_screen_full(0..len, cursor, 35);
+            (start, rows.len())
+        };
+        assert_eq!(window(50, 49), (15, 35), "the last 35 of 50, not 15 over empty lines");
+        assert_eq!(window(50, 34), (0, 35), "the first screen stays put");
+        assert_eq!(window(50, 35), (15, 35));
+        assert_eq!(
+            window(20, 19),
+            (0, 20),
+            "a list shorter than the view starts at its top"
+        );
+        assert_eq!(window(200, 80), (70, 35), "away from the end: a screen at a time");
+        assert_eq!(window(0, 0), (0, 0));
+        assert_eq!(last_screen_full(0..10, 3, 0), (0, Vec::new()), "no room");
+    }
 }
