@@ -313,6 +313,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(C::Esims, A::CopyIccid, &["y"], "copy the ICCID", Some("copy ICCID")),
     bind(C::Esims, A::CopyCode, &["Y"], "copy the activation code", Some("copy code")),
     bind(C::Esims, A::CopyLink, &["l"], "copy the iPhone install link (iOS 17.4 and later)", None),
+    bind(C::Esims, A::Buy, &["b"], "buy a new eSIM of this eSIM's plan", Some("buy")),
     bind(C::Esims, A::CopySmdp, &["a"], "copy the SM-DP+ address alone, for entering the code by hand", None),
     bind(C::Esims, A::CopyMatchingId, &["i"], "copy the matching ID alone (an iPhone's \"Activation Code\" when entered by hand)", None),
     bind(C::Esims, A::SaveQr, &["w"], "write the QR code as <ICCID>.png to the export directory", None),

@@ -97,3 +97,25 @@ async fn the_pane_says_which_profile_of_a_reissued_iccid_is_current() {
         "names the current: {screen}"
     );
 }
+
+/// A deleted eSIM cannot be installed again: the pane says `b` buys a new one of its plan, and
+/// `b` opens the purchase of exactly that plan.
+#[tokio::test]
+async fn b_on_a_deleted_esim_buys_its_plan_again() {
+    use esimdash::domain::esim_state::Class;
+    let mut h = Harness::acme().await;
+    h.send(key('3'));
+    h.settle().await;
+    while h.app.esims().selected().unwrap().facts().classify() != Class::Deleted {
+        h.send(key('j'));
+        h.settle().await;
+    }
+    let slug = h.app.esims().selected().unwrap().record.slug.clone();
+    assert!(h.screen(120, 40).contains("b: buy a new eSIM of this plan"));
+    h.send(key('b'));
+    h.settle().await;
+    match h.app.overlay() {
+        Some(Overlay::Purchase(form)) => assert_eq!(form.plan().map(|p| p.slug.clone()), Some(slug)),
+        other => panic!("b buys the same plan, got {other:?}"),
+    }
+}

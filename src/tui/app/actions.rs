@@ -265,6 +265,7 @@ impl App {
             }
             Action::Clear => self.tab_state_mut().clear_search(now),
             Action::Sort => self.account.tabs.catalog.next_sort(),
+            Action::Buy if self.tab == Tab::Esims => self.buy_same_plan(now),
             Action::Buy => {
                 if let Some(plan) = self.account.tabs.catalog.selected() {
                     let form = PurchaseForm::order(plan.clone());
@@ -460,6 +461,25 @@ impl App {
             .esims
             .iccids_of_order(order.record.provider_order_no.as_str());
         found.first().map(|i| EsimIccid::parse(i))
+    }
+
+    /// `b` on My eSIMs: a new eSIM of the selected eSIM's plan (one that was deleted, expired
+    /// or cancelled cannot be used again), priced from the catalog.
+    fn buy_same_plan(&mut self, now: Instant) {
+        let Some(slug) = self.account.tabs.esims.selected().map(|e| e.record.slug.clone()) else {
+            return self.flash("No eSIM is selected", Tone::Error, now);
+        };
+        let plan = self.account.tabs.catalog.all().iter().find(|p| p.slug == slug).cloned();
+        match plan {
+            Some(plan) => {
+                let form = PurchaseForm::order(plan);
+                self.mode = Mode::Overlay(Overlay::Purchase(Box::new(form)));
+            }
+            None if self.account.tabs.catalog.plans().value().is_none() => {
+                self.flash("The catalog is not loaded yet: try again in a moment", Tone::Info, now);
+            }
+            None => self.flash(format!("The plan {slug} is no longer in the catalog"), Tone::Error, now),
+        }
     }
 
     /// `e` on an order's detail: My eSIMs, searched for that order's eSIM.

@@ -390,6 +390,7 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let package = safe(&esim.record.package_name);
     // What is so, then what installs it, then which profile and the record as the API gives it.
     let mut info = verdict_lines(&verdict);
+    info.extend(next_key(app, verdict.state, theme));
     let qr = code_lines(app, esim, &mut info, theme);
     info.extend(reissued_lines(app, esim, theme));
     info.push(Line::styled("─ record", theme.muted()));
@@ -453,6 +454,20 @@ fn reissued_lines(app: &App, esim: &Esim, theme: &Theme) -> Vec<Line<'static>> {
         )
     };
     vec![Line::styled(text, theme.warning())]
+}
+
+/// The one key that does what the verdict says to do next: a new eSIM of the plan for one that
+/// cannot be used again, a top-up for one that runs out.
+fn next_key(app: &App, class: Class, theme: &Theme) -> Option<Line<'static>> {
+    let keys = |action| app.keymap().keys_text(Context::Esims, action);
+    let text = match class {
+        Class::Deleted | Class::ExpiredUnused | Class::ExpiredUsed | Class::Cancelled | Class::Revoked => {
+            format!("{}: buy a new eSIM of this plan", keys(Action::Buy))
+        }
+        Class::UsedUp | Class::InUse => format!("{}: top it up", keys(Action::TopUp)),
+        _ => return None,
+    };
+    Some(Line::styled(text, theme.key()))
 }
 
 /// What is so and what to tell the customer, first in the pane.
