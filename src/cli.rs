@@ -11,14 +11,18 @@ use std::path::PathBuf;
 #[command(
     name = "esimdash",
     version,
-    about = "Dashboard, one-shot commands and sandbox for the Reseller eSIM Sales API v1"
+    about = "Dashboard, one-shot commands and sandbox for the Reseller eSIM Sales API v1",
+    long_about = "Dashboard, one-shot commands and sandbox for the Reseller eSIM Sales API v1.\n\n\
+                  With no command, esimdash opens the dashboard (a terminal UI); every command \
+                  below runs once and exits. `esimdash --demo` opens the dashboard on a built-in \
+                  sandbox, with no set-up."
 )]
 pub struct Cli {
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Connection and global options")]
     pub connection: ConnectionArgs,
 
     /// Run against a sandbox started in this process, as the demo reseller (no set-up needed).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub demo: bool,
 
     /// Machine output: JSON on stdout, errors as JSON on stderr.
@@ -115,7 +119,8 @@ pub enum Command {
         list: ListArgs,
         #[command(flatten)]
         output: OutputArgs,
-        /// Only this eSIM (19 or 20 digits).
+        /// Only this eSIM (19 or 20 digits; spaces and dashes allowed): its state in words, what
+        /// to tell the customer, and every field.
         #[arg(long, conflicts_with_all = ["all", "attention", "page"])]
         iccid: Option<String>,
         /// Only usable eSIMs near a limit (data used, days left: thresholds in the config file);
@@ -145,6 +150,7 @@ pub enum Command {
     },
     /// Top up an eSIM with a plan its availability offers (checked first); asks before paying.
     Topup {
+        /// The eSIM to top up (19 or 20 digits).
         #[arg(long)]
         iccid: String,
         /// A top-up slug offered for this eSIM (`esimdash topup --iccid I` lists them on error).
@@ -155,6 +161,7 @@ pub enum Command {
     },
     /// Buy new eSIMs of a catalog plan; asks before paying.
     Buy {
+        /// The catalog plan's slug (`esimdash plans` lists them), e.g. fr-5gb-30d.
         #[arg(long)]
         slug: String,
         #[command(flatten)]
@@ -170,6 +177,7 @@ pub enum Command {
     },
     /// Print a shell completion script (see README for where to put it).
     Completions {
+        /// The shell to complete for.
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
@@ -180,6 +188,7 @@ pub enum Command {
 /// How many, and whether to ask: as top-ups and purchases take them.
 #[derive(Debug, Clone, Args)]
 pub struct SpendArgs {
+    /// How many: 1 to 10.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10))]
     pub qty: u32,
     /// Do not ask: needed when not on a terminal.
@@ -194,15 +203,16 @@ pub struct SpendArgs {
 /// Paging and the status filter, as both lists take them.
 #[derive(Debug, Clone, Args)]
 pub struct ListArgs {
+    /// Which page, from 1 (default 1).
     #[arg(long, conflicts_with = "all")]
     pub page: Option<u64>,
     /// Every page, read in order within the key's rate limit (progress on stderr; Ctrl-C stops).
     #[arg(long)]
     pub all: bool,
-    /// Up to 100.
+    /// Items a page: 1 to 100 (default 20).
     #[arg(long)]
     pub page_size: Option<u64>,
-    /// A status, or `active`.
+    /// A status as the API writes it (in_use, got_resource, cancel …), or `active`.
     #[arg(long, value_parser = status_filter)]
     pub status: Option<StatusFilter>,
 }
@@ -222,6 +232,7 @@ pub struct OutputArgs {
 pub enum ProfileAction {
     /// Change company fields; an empty value clears a field.
     Set {
+        /// Company name, up to 200 characters, or empty.
         #[arg(long, value_name = "NAME")]
         company: Option<String>,
         /// Two letters (ISO 3166-1), or empty.

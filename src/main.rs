@@ -108,7 +108,9 @@ async fn dashboard(
         profiles,
     };
     match tui::run(opened, options).await {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(tui::Outcome::Done) => ExitCode::SUCCESS,
+        // As the commands: a script that opened the dashboard learns the key was refused.
+        Ok(tui::Outcome::CredentialsRefused) => ExitCode::from(3),
         Err(e) => {
             eprintln!("esimdash: the terminal failed: {e}");
             ExitCode::from(1)

@@ -262,14 +262,23 @@ async fn config_profiles_secret_commands_and_the_private_file_rule() {
 
     write_config(
         &home,
-        "[profiles.default]\nbase_url = \"https://x\"\naccess_code = \"a\"\nsecret_key_cmd = \"exit 3\"\n",
+        "[profiles.default]\nbase_url = \"https://x\"\naccess_code = \"a\"\nsecret_key_cmd = \"echo 'gpg: decryption failed: No secret key' >&2; exit 3\"\n",
         0o644,
     );
     let mut cmd = esimdash(&home);
     cmd.arg("balance");
     let out = run(cmd).await;
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("secret_key_cmd"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // What the command said is in the one error message (captured, never drawn on its own).
+    assert!(stderr.contains("secret_key_cmd"), "{stderr}");
+    assert_eq!(stderr.matches("decryption failed").count(), 1, "{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.contains("secret_key_cmd") && l.contains("decryption failed")),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -1113,4 +1122,38 @@ async fn a_reader_that_stops_early_ends_the_command_quietly() {
         assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
+}
+
+/// Set-up as a newcomer meets it: `--demo` after the command works as before it, each
+/// command's help lists its own options first and the connection ones under their heading, and
+/// an export is named by its absolute path.
+#[tokio::test(flavor = "multi_thread")]
+async fn global_flags_after_the_command_help_headings_and_absolute_export_paths() {
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = esimdash(&home);
+    cmd.args(["orders", "--demo", "--page-size", "2", "--json"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"orders\""));
+
+    let mut cmd = esimdash(&home);
+    cmd.args(["topup", "--help"]);
+    let help = String::from_utf8_lossy(&run(cmd).await.stdout).to_string();
+    let own = help.find("--qty").expect("its own option");
+    let heading = help.find("Connection and global options:").expect("the heading");
+    assert!(own < heading && help.find("--base-url").unwrap() > heading, "{help}");
+    assert!(help.contains("1 to 10"), "the range is said: {help}");
+    let mut cmd = esimdash(&home);
+    cmd.arg("--help");
+    let top = String::from_utf8_lossy(&run(cmd).await.stdout).to_string();
+    assert!(top.contains("With no command, esimdash opens the dashboard"), "{top}");
+
+    let sb = sandbox().await;
+    let mut cmd = esimdash(&home);
+    cmd.current_dir(home.path());
+    acme(&mut cmd, &sb).args(["orders", "--csv", "-o", "orders.csv"]);
+    let out = run(cmd).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let absolute = home.path().join("orders.csv").canonicalize().unwrap();
+    assert!(stderr.contains(&format!("Wrote {}", absolute.display())), "{stderr}");
 }

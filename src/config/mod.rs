@@ -232,7 +232,9 @@ fn check_private(_path: &Path) -> Result<(), ConfigError> {
 }
 
 /// Runs `secret_key_cmd` with the user's shell conventions; its trimmed stdout is the secret.
-/// Its stderr and stdin stay on the terminal, so a password prompt can be answered.
+/// Its stderr is captured, never drawn over the dashboard (a profile switch runs it there): a
+/// failure's message carries its last lines. Password prompts of `pass`/`gpg` use the terminal
+/// itself and still work.
 fn run_secret_command(profile: &str, command: &str) -> Result<String, ConfigError> {
     let fail = |detail: String| ConfigError::SecretCommand {
         profile: profile.to_string(),
@@ -241,11 +243,21 @@ fn run_secret_command(profile: &str, command: &str) -> Result<String, ConfigErro
     let output = std::process::Command::new("sh")
         .arg("-c")
         .arg(command)
-        .stderr(std::process::Stdio::inherit())
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
         .output()
         .map_err(|e| fail(format!("could not run it: {e}")))?;
+    let said = stderr_excerpt(&output.stderr);
     if !output.status.success() {
-        return Err(fail(format!("it exited with {}", output.status)));
+        let said = if said.is_empty() {
+            String::new()
+        } else {
+            format!(": {said}")
+        };
+        return Err(fail(format!("it exited with {}{said}", output.status)));
+    }
+    if !said.is_empty() {
+        tracing::info!("secret_key_cmd of profile {profile} said: {said}");
     }
     let secret = String::from_utf8(output.stdout).map_err(|_| fail("its output is not UTF-8".to_string()))?;
     let secret = secret.trim_end_matches(['\n', '\r']).to_string();
@@ -253,6 +265,15 @@ fn run_secret_command(profile: &str, command: &str) -> Result<String, ConfigErro
         return Err(fail("it printed nothing".to_string()));
     }
     Ok(secret)
+}
+
+/// The last lines a command wrote to stderr, made safe to show, at most 300 characters.
+fn stderr_excerpt(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let joined = lines.join(" · ");
+    let start = joined.char_indices().rev().nth(299).map_or(0, |(i, _)| i);
+    crate::text::sanitize(&joined[start..]).into_owned()
 }
 
 /// The config file named by `--config`/`ESIMDASH_CONFIG`, or the default one if it exists.
@@ -398,22 +419,28 @@ pub fn resolve(args: &ConnectionArgs) -> Result<Settings, ConfigError> {
     })
 }
 
-/// The profile named by `--profile`, else the file's `default_profile`, else `default`. A
-/// profile named in either place must exist; `default` may be missing (flags and environment
+/// The profile named by `--profile`, else the file's `default_profile`, else the file's only
+/// profile, else `default`. A profile named in either place must exist, and so must a choice
+/// among several; `default` may be missing when the file has none (flags and environment
 /// alone then).
 fn chosen_profile(
     args: &ConnectionArgs,
     file: &FileConfig,
     shown_path: &str,
 ) -> Result<(String, ProfileConfig), ConfigError> {
+    let only = (file.profiles.len() == 1)
+        .then(|| file.profiles.keys().next().cloned())
+        .flatten();
+    let named = args.profile.is_some() || file.default_profile.is_some();
     let name = args
         .profile
         .clone()
         .or(file.default_profile.clone())
+        .or(only)
         .unwrap_or_else(|| "default".to_string());
     let profile = match file.profiles.get(&name) {
         Some(p) => p.clone(),
-        None if args.profile.is_some() || file.default_profile.is_some() => {
+        None if named || file.profiles.len() > 1 => {
             let available = file.profiles.keys().cloned().collect::<Vec<_>>().join(", ");
             return Err(ConfigError::UnknownProfile {
                 name,
@@ -579,5 +606,36 @@ mod example {
         ] {
             assert!(text.contains(key), "the example explains {key}");
         }
+    }
+}
+
+#[cfg(test)]
+mod choosing {
+    use super::*;
+
+    fn file(text: &str) -> FileConfig {
+        toml::from_str(text).expect("a valid config")
+    }
+
+    /// One profile and no `default_profile`: that profile. Several and none chosen: an error
+    /// naming them. A profile asked for by name must exist.
+    #[test]
+    fn the_only_profile_is_used_and_a_choice_among_several_lists_them() {
+        let args = ConnectionArgs::default();
+        let one = file("[profiles.acme]\nbase_url = \"https://api.example\"\n");
+        let (name, _) = chosen_profile(&args, &one, "c.toml").unwrap();
+        assert_eq!(name, "acme");
+        let two = file("[profiles.acme]\n[profiles.globex]\n");
+        let error = chosen_profile(&args, &two, "c.toml").unwrap_err().to_string();
+        assert!(error.contains("acme, globex"), "{error}");
+        let with_default = file("[profiles.default]\n[profiles.globex]\n");
+        assert_eq!(chosen_profile(&args, &with_default, "c.toml").unwrap().0, "default");
+        let none = file("");
+        assert_eq!(chosen_profile(&args, &none, "c.toml").unwrap().0, "default");
+        let asked = ConnectionArgs {
+            profile: Some("nope".into()),
+            ..ConnectionArgs::default()
+        };
+        assert!(chosen_profile(&asked, &one, "c.toml").is_err());
     }
 }

@@ -85,7 +85,8 @@ impl PendingFile {
             Existing::Keep => self.temp.persist_noclobber(&path),
         };
         match kept {
-            Ok(_) => Ok(path),
+            // Named in full: "exported to esimdash-orders.csv" says nothing of where that is.
+            Ok(_) => Ok(std::path::absolute(&path).unwrap_or(path)),
             Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => Err(FileError::Exists { path }),
             Err(e) => Err(FileError::io(&path, e.error)),
         }

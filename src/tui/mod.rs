@@ -9,4 +9,4 @@ pub mod runtime;
 mod terminal;
 pub mod view;
 
-pub use runtime::{InventoryFile, Options, run};
+pub use runtime::{InventoryFile, Options, Outcome, run};

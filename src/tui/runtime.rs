@@ -87,7 +87,22 @@ impl InventoryFile {
 }
 
 /// Runs the dashboard until the user quits or a signal ends it; the terminal is restored.
-pub async fn run(opened: Opened, options: Options) -> std::io::Result<()> {
+/// How a dashboard session ended, for the exit status (README: exit codes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Done,
+    /// The server refused the credentials (401): exit 3, as the commands do.
+    CredentialsRefused,
+}
+
+fn outcome(app: &App) -> Outcome {
+    match app.halt() {
+        Some(crate::tui::app::Halt::Unauthorized { .. }) => Outcome::CredentialsRefused,
+        _ => Outcome::Done,
+    }
+}
+
+pub async fn run(opened: Opened, options: Options) -> std::io::Result<Outcome> {
     terminal::install_panic_hook(options.log_path.clone());
     let mut term = terminal::enter(options.mouse)?;
     let clipboard = Clipboard::new(options.clipboard, Environment::from_env());
@@ -460,7 +475,7 @@ async fn event_loop(
     mut app: App,
     mut clipboard: Clipboard,
     options: &Options,
-) -> std::io::Result<()> {
+) -> std::io::Result<Outcome> {
     let theme = Theme::from_env();
     let (tx, rx) = unbounded_channel();
     let mut inputs = Inputs {
@@ -494,12 +509,12 @@ async fn event_loop(
         let msg = match next(&mut inputs, &mut world, &mut app, &mut ending).await {
             Next::Msg(msg) => msg,
             Next::Again => continue,
-            Next::Exit => return Ok(()),
+            Next::Exit => return Ok(outcome(&app)),
         };
         let effects = app.update(msg, Instant::now());
         let quit = perform(effects, &mut world) || app.should_quit();
         if (quit || ending.leaving.is_some()) && ending.leave(&mut app) {
-            return Ok(());
+            return Ok(outcome(&app));
         }
         if app.take_dirty() {
             let drawn = world.term.draw(|f| view::draw(f, &app, &theme, Instant::now()));

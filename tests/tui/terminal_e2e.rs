@@ -431,3 +431,55 @@ fn a_found_esim_stays_selected_after_esc_and_y_copies_its_iccid() {
     tmux.keys(&["q"]);
     tmux.wait_for("EXITED 0");
 }
+
+/// A revoked key: the dashboard shows why and, on `q`, exits 3 as the commands do, so a script
+/// or a wrapper that opened it learns the credentials were refused.
+#[test]
+fn refused_credentials_end_the_dashboard_with_exit_3() {
+    if !crate::common::tmux_available("refused_credentials_end_the_dashboard_with_exit_3") {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let mut sandbox = Command::new(env!("CARGO_BIN_EXE_esimdash"))
+        .args(["sandbox", "--addr", "127.0.0.1:0", "--orders", "20"])
+        .stdin(std::process::Stdio::null())
+        .env("HOME", home.path())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = sandbox.stdout.take().unwrap();
+    let mut banner = String::new();
+    let mut buf = [0u8; 4096];
+    while !banner.contains("stop:") {
+        let n = std::io::Read::read(&mut stdout, &mut buf).unwrap();
+        assert!(n > 0, "the sandbox ended early: {banner}");
+        banner.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    let base = banner
+        .split_whitespace()
+        .find(|w| w.starts_with("http://") && w.contains("/api/v1"))
+        .unwrap_or_else(|| panic!("a base URL in {banner}"))
+        .to_string();
+    let tmux = Tmux {
+        socket: format!("esimdash-refused-{}", std::process::id()),
+    };
+    let command = format!(
+        "HOME={home} XDG_STATE_HOME={home}/state XDG_CONFIG_HOME={home}/config ESIMDASH_BASE_URL={base} \
+         ESIMDASH_ACCESS_CODE=ak_demo_revoked ESIMDASH_SECRET_KEY=sk_demo_revoked {bin} --no-cache; echo EXITED $?; sleep 30",
+        home = home.path().display(),
+        bin = env!("CARGO_BIN_EXE_esimdash"),
+    );
+    tmux.run(&["new-session", "-d", "-s", "e2e", "-x", "80", "-y", "24", &command]);
+    // Killed even when a wait below fails: a sandbox left running would hold the test's pipe.
+    struct Stop(std::process::Child);
+    impl Drop for Stop {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _stop = Stop(sandbox);
+    tmux.wait_for("API key revoked or expired");
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXITED 3");
+}
