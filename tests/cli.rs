@@ -289,14 +289,7 @@ fn the_sandbox_command_prints_the_credentials_and_stops_on_sigterm() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let mut banner = String::new();
-    let mut buf = [0u8; 4096];
-    while !banner.contains("stop:") {
-        let n = std::io::Read::read(&mut stdout, &mut buf).unwrap();
-        assert!(n > 0, "the sandbox ended early: {banner}");
-        banner.push_str(&String::from_utf8_lossy(&buf[..n]));
-    }
+    let banner = tools::sandbox_banner(&mut child.stdout.take().unwrap());
     for needle in [
         "ak_demo_acme",
         "sk_demo_globex",

@@ -112,3 +112,16 @@ pub fn property_config() -> proptest::test_runner::Config {
         ..proptest::test_runner::Config::default()
     }
 }
+
+/// What `esimdash sandbox` printed up to its "stop:" line (its credentials and base URL).
+#[allow(dead_code)]
+pub fn sandbox_banner(stdout: &mut impl std::io::Read) -> String {
+    let mut banner = String::new();
+    let mut buf = [0u8; 4096];
+    while !banner.contains("stop:") {
+        let n = stdout.read(&mut buf).unwrap();
+        assert!(n > 0, "the sandbox ended early: {banner}");
+        banner.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    banner
+}

@@ -82,7 +82,7 @@ pub fn qr_from_screen(screen: &str) -> Result<esimdash::qr::QrMatrix, String> {
 
 #[path = "../support/tools.rs"]
 mod tools;
-pub use tools::{property_config, tmux_available, zbar_decode};
+pub use tools::{property_config, sandbox_banner, tmux_available, zbar_decode};
 
 /// Renders the app into a `width`×`height` buffer, as text.
 pub fn render(app: &App, width: u16, height: u16, now: Instant) -> String {

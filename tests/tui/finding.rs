@@ -254,6 +254,10 @@ async fn a_whole_iccid_topped_up_stays_selected_in_the_list_after_esc_esc() {
     }
     assert!(h.screen(80, 24).contains("Placed: order"), "{}", h.screen(80, 24));
     h.send(code(KeyCode::Esc));
+    h.settle().await;
+    // The record read after the top-up shows it, and the pane says so.
+    let screen = h.screen(120, 40);
+    assert!(screen.contains("Top-up landed"), "{screen}");
     h.send(code(KeyCode::Esc));
     h.settle().await;
     assert_eq!(h.app.esims().selected_iccid().unwrap().to_string(), iccid);

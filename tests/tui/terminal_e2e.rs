@@ -414,7 +414,13 @@ fn a_found_esim_stays_selected_after_esc_and_y_copies_its_iccid() {
     for step in ["the search still shown", "the search closed"] {
         tmux.keys(&["Escape"]);
         let started = Instant::now();
-        while selected(&tmux.screen()).as_deref() != Some(iccid.as_str()) {
+        // The second Esc keeps the same row selected: wait for the search to close too, or `y`
+        // and the check below race the key.
+        let done = |screen: &str| {
+            selected(screen).as_deref() == Some(iccid.as_str())
+                && (step == "the search still shown" || !screen.contains("search:"))
+        };
+        while !done(&tmux.screen()) {
             assert!(
                 started.elapsed() < Duration::from_secs(10),
                 "{step}: the found eSIM is not selected:\n{}",
@@ -447,14 +453,7 @@ fn refused_credentials_end_the_dashboard_with_exit_3() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stdout = sandbox.stdout.take().unwrap();
-    let mut banner = String::new();
-    let mut buf = [0u8; 4096];
-    while !banner.contains("stop:") {
-        let n = std::io::Read::read(&mut stdout, &mut buf).unwrap();
-        assert!(n > 0, "the sandbox ended early: {banner}");
-        banner.push_str(&String::from_utf8_lossy(&buf[..n]));
-    }
+    let banner = crate::common::sandbox_banner(&mut sandbox.stdout.take().unwrap());
     let base = banner
         .split_whitespace()
         .find(|w| w.starts_with("http://") && w.contains("/api/v1"))

@@ -193,7 +193,14 @@ impl App {
                 let placed = paid.placed;
                 let number = placed.order.record.provider_order_no.to_string();
                 let balance = placed.balance_usd;
+                let topped_up = match form.what() {
+                    crate::domain::purchase::Purchase::Topup { iccid } => Some(iccid.to_string()),
+                    crate::domain::purchase::Purchase::Order => None,
+                };
                 form.paid(placed.order, balance, paid.delivery);
+                if let Some(iccid) = topped_up {
+                    self.account.tabs.esims.note_top_up(&iccid);
+                }
                 self.money_moved(balance);
                 self.flash(format!("Placed: order {number}"), Tone::Success, now);
             }

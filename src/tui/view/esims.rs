@@ -389,7 +389,8 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     ];
     let package = safe(&esim.record.package_name);
     // What is so, then what installs it, then which profile and the record as the API gives it.
-    let mut info = verdict_lines(&verdict);
+    let mut info = top_up_lines(app, esim, theme);
+    info.extend(verdict_lines(&verdict));
     info.extend(next_key(app, verdict.state, theme));
     let qr = code_lines(app, esim, &mut info, theme);
     info.extend(reissued_lines(app, esim, theme));
@@ -454,6 +455,29 @@ fn reissued_lines(app: &App, esim: &Esim, theme: &Theme) -> Vec<Line<'static>> {
         )
     };
     vec![Line::styled(text, theme.warning())]
+}
+
+/// After a top-up here: that the record shows it, or that the provider has not updated it yet.
+fn top_up_lines(app: &App, esim: &Esim, theme: &Theme) -> Vec<Line<'static>> {
+    let raw = &esim.raw_order_json;
+    let total = raw.total_volume.map_or("-".to_string(), format_bytes);
+    match app.esims().top_up_shown(esim) {
+        Some(true) => vec![Line::styled(
+            format!(
+                "Top-up landed: {total} in all, until {}.",
+                short_time(&raw.expired_time)
+            ),
+            theme.ok(),
+        )],
+        Some(false) => vec![Line::styled(
+            format!(
+                "Topped up, but the provider has not updated this eSIM's record yet (still {total}); {} reads it again.",
+                app.keymap().keys_text(Context::Esims, Action::Refresh)
+            ),
+            theme.warning(),
+        )],
+        None => Vec::new(),
+    }
 }
 
 /// The one key that does what the verdict says to do next: a new eSIM of the plan for one that

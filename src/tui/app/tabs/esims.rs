@@ -156,6 +156,9 @@ pub struct Esims {
     pub(in crate::tui::app) fresh: Option<Fresh>,
     /// After the search closed on an eSIM whose row in the list is not known: still selected.
     pinned: Option<Box<Esim>>,
+    /// The eSIM last topped up here and its volume and expiry before: whether the provider's
+    /// record shows the top-up yet.
+    topped_up: Option<(String, Option<u64>, String)>,
     /// The ICCID the list's cursor was sent to, checked when its page comes.
     expect: Option<EsimIccid>,
     /// Activation codes by profile (`profile_key`): an ICCID a provider reissued has a code per
@@ -184,6 +187,7 @@ impl Default for Esims {
             result_cursor: 0,
             fresh: None,
             pinned: None,
+            topped_up: None,
             expect: None,
             codes: HashMap::new(),
             attention: false,
@@ -244,6 +248,35 @@ impl Esims {
         }
         found.sort_by_key(|e| std::cmp::Reverse(crate::api::tran_no_order(&e.raw_order_json.esim_tran_no)));
         found
+    }
+
+    /// A top-up of this eSIM was placed: its record as it was, to tell when the new one shows it.
+    pub fn note_top_up(&mut self, iccid: &str) {
+        let before = self
+            .selected()
+            .into_iter()
+            .chain(self.list.loaded())
+            .find(|e| e.raw_order_json.iccid == iccid)
+            .map(|e| {
+                (
+                    e.raw_order_json.total_volume,
+                    e.raw_order_json.expired_time.text().to_string(),
+                )
+            });
+        self.topped_up = before.map(|(volume, expires)| (iccid.to_string(), volume, expires));
+    }
+
+    /// For the eSIM last topped up here: `Some(true)` once its record shows more data or days,
+    /// `Some(false)` while the record read after the top-up does not yet (nothing is being read).
+    pub fn top_up_shown(&self, esim: &Esim) -> Option<bool> {
+        let (iccid, volume, expires) = self.topped_up.as_ref()?;
+        if esim.raw_order_json.iccid != iccid.as_str() {
+            return None;
+        }
+        let raw = &esim.raw_order_json;
+        let changed = raw.total_volume != *volume || raw.expired_time.text() != expires;
+        let reading = self.list.is_loading() || self.fresh.as_ref().is_some_and(|f| f.record.is_loading());
+        (changed || !reading).then_some(changed)
     }
 
     /// The selected eSIM's activation code, once asked for.
