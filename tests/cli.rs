@@ -713,6 +713,11 @@ async fn esims_attention_is_the_rule_applied_to_the_apis_own_data() {
     let mut cmd = esimdash(&home);
     acme(&mut cmd, &sb).args(["esims", "--all", "--json"]);
     let all = stdout_json(&run(cmd).await);
+    let read = all["esims"].as_array().unwrap().len() as u64;
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["esims", "--page-size", "1", "--json"]);
+    let listed = stdout_json(&run(cmd).await)["total"].as_u64().unwrap();
+    assert_eq!(read, listed, "every profile, a reissued ICCID's old one too");
     let now = chrono::Utc::now();
     let expected: Vec<&str> = all["esims"]
         .as_array()

@@ -57,7 +57,11 @@ impl Page {
                 // A top-up and its order share the number only with an ICCID apart.
                 seen.insert(format!("{}\n{}", o.record.provider_order_no, o.iccid))
             }),
-            Page::Esims(e) => e.retain(|e| seen.insert(e.raw_order_json.iccid.to_string())),
+            // By profile: a reissued ICCID has an old and a current one, both kept.
+            Page::Esims(e) => e.retain(|e| {
+                let raw = &e.raw_order_json;
+                seen.insert(format!("{}\n{}", raw.iccid.as_str(), raw.esim_tran_no))
+            }),
         }
     }
 }
