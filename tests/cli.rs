@@ -1155,3 +1155,33 @@ async fn global_flags_after_the_command_help_headings_and_absolute_export_paths(
     let absolute = home.path().join("orders.csv").canonicalize().unwrap();
     assert!(stderr.contains(&format!("Wrote {}", absolute.display())), "{stderr}");
 }
+
+/// A mistyped `--status` (none this version knows) that finds nothing is an error naming the
+/// statuses there are, never an empty list and exit 0; a known status with nothing is fine, and
+/// `--all` to a file leaves no file.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_status_no_one_knows_that_finds_nothing_is_a_usage_error() {
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    let file = home.path().join("bogus.csv");
+    let file = file.to_str().unwrap();
+    for args in [
+        &["orders", "--status", "bogus"][..],
+        &["esims", "--status", "bogus", "--json"][..],
+        &["orders", "--status", "bogus", "--all", "--csv", "-o", file][..],
+    ] {
+        let mut cmd = esimdash(&home);
+        acme(&mut cmd, &sb).args(args);
+        let out = run(cmd).await;
+        let text = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {text}");
+        assert!(
+            text.contains("bogus") && text.contains("got_resource, in_use"),
+            "{args:?}: {text}"
+        );
+    }
+    assert!(!std::path::Path::new(file).exists(), "no file for a mistyped status");
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["orders", "--status", "revoked", "--page", "999"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
