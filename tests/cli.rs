@@ -1138,15 +1138,40 @@ async fn global_flags_after_the_command_help_headings_and_absolute_export_paths(
     cmd.args(["topup", "--help"]);
     let help = String::from_utf8_lossy(&run(cmd).await.stdout).to_string();
     let own = help.find("--qty").expect("its own option");
-    let heading = help.find("Connection and global options:").expect("the heading");
+    let heading = help.find("Connection options:").expect("the heading");
     assert!(own < heading && help.find("--base-url").unwrap() > heading, "{help}");
     assert!(help.contains("1 to 10"), "the range is said: {help}");
+    for offline in [
+        &["sandbox", "--help"][..],
+        &["man", "--help"],
+        &["completions", "--help"],
+    ] {
+        let mut cmd = esimdash(&home);
+        cmd.args(offline);
+        let help = stdout(&run(cmd).await);
+        assert!(
+            help.contains("Usage:") && !help.contains("--base-url"),
+            "{offline:?}: {help}"
+        );
+    }
     let mut cmd = esimdash(&home);
     cmd.arg("--help");
     let top = String::from_utf8_lossy(&run(cmd).await.stdout).to_string();
     assert!(top.contains("With no command, esimdash opens the dashboard"), "{top}");
 
     let sb = sandbox().await;
+    let base = sb.base_url();
+    let key = ["--access-code", "ak_demo_acme", "--secret-key", "sk_demo_acme"];
+    for args in [
+        [&["--base-url", base.as_str()][..], &key, &["balance", "--json"]].concat(),
+        [&["balance", "--json", "--base-url", base.as_str()][..], &key].concat(),
+    ] {
+        let mut cmd = esimdash(&home);
+        cmd.args(&args);
+        let out = run(cmd).await;
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert!(stdout(&out).contains("balanceUsd"), "{args:?}");
+    }
     let mut cmd = esimdash(&home);
     cmd.current_dir(home.path());
     acme(&mut cmd, &sb).args(["orders", "--csv", "-o", "orders.csv"]);
