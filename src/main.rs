@@ -109,7 +109,7 @@ async fn dashboard(
     match tui::run(opened, options).await {
         Ok(tui::Outcome::Done) => ExitCode::SUCCESS,
         // As the commands: a script that opened the dashboard learns the key was refused.
-        Ok(tui::Outcome::CredentialsRefused) => ExitCode::from(3),
+        Ok(tui::Outcome::CredentialsRefused) => ExitCode::from(commands::EXIT_CREDENTIALS_REFUSED),
         Err(e) => {
             eprintln!("esimdash: the terminal failed: {e}");
             ExitCode::from(1)
