@@ -1,91 +1,217 @@
-//! The command line. Connection flags work before or after the command, and each reads its
-//! environment variable when not given (flag > environment > config file > default).
+//! The command line. The connection options (where and as whom: `--demo`, `--base-url`, the
+//! key, `--profile` …) are the dashboard's and those of every command that calls the API, and
+//! work before or after the command; the commands that never call it (`sandbox`, `audit`,
+//! `completions`, `man`) neither list nor take them. Each reads its environment variable when
+//! not given (flag > environment > config file > default).
 
 use crate::api::AuthMode;
 use crate::domain::status::StatusFilter;
-use clap::{Args, Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+/// Read with [`Cli::from_command_line`], which adds the connection options to the commands
+/// that call the API; clap's own `parse` would not.
 #[derive(Debug, Parser)]
 #[command(
     name = "esimdash",
     version,
     about = "Dashboard, one-shot commands and sandbox for the Reseller eSIM Sales API v1",
     long_about = "Dashboard, one-shot commands and sandbox for the Reseller eSIM Sales API v1.\n\n\
-                  With no command, esimdash opens the dashboard (a terminal UI); every command \
-                  below runs once and exits. `esimdash --demo` opens the dashboard on a built-in \
-                  sandbox, with no set-up."
+                  With no command, esimdash opens the dashboard (a terminal UI). No command opens \
+                  it: every command below runs once and exits. `esimdash --demo` opens the \
+                  dashboard on a built-in sandbox, with no set-up."
 )]
 pub struct Cli {
-    #[command(flatten, next_help_heading = "Connection and global options")]
-    pub connection: ConnectionArgs,
-
-    /// Run against a sandbox started in this process, as the demo reseller (no set-up needed).
-    #[arg(long, global = true)]
-    pub demo: bool,
-
-    /// Machine output: JSON on stdout, errors as JSON on stderr.
-    #[arg(long, global = true)]
-    pub json: bool,
-
-    /// Do not read or save the inventory index between sessions (the XDG cache directory).
-    #[arg(long, global = true)]
+    /// Do not read or save the dashboard's inventory index between sessions (the XDG cache
+    /// directory).
+    #[arg(long)]
     pub no_cache: bool,
 
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+
+    /// Machine output: JSON on stdout, errors as JSON on stderr.
+    #[arg(long, global = true, help_heading = GLOBAL)]
+    pub json: bool,
+
     /// Where the log goes (default: esimdash/esimdash.log under the XDG state directory).
-    #[arg(long, global = true, value_name = "PATH")]
+    #[arg(long, global = true, value_name = "PATH", help_heading = GLOBAL)]
     pub log_file: Option<PathBuf>,
 
     #[command(subcommand)]
     pub command: Option<Command>,
 }
 
+/// The heading of the options every command takes.
+const GLOBAL: &str = "Global options";
+
+/// The commands that never call the API: the connection options are not theirs.
+const OFFLINE: [&str; 4] = ["sandbox", "audit", "completions", "man"];
+
+impl Cli {
+    /// The command line's definition, for parsing, completions and the man page: the derived
+    /// one, with the connection options added to each command that calls the API and to the
+    /// commands under it (`profile set`).
+    pub fn definition() -> clap::Command {
+        fn connected(command: clap::Command) -> clap::Command {
+            ConnectionArgs::augment_args(command).mut_subcommands(connected)
+        }
+        <Cli as CommandFactory>::command().mut_subcommands(|c| {
+            if OFFLINE.contains(&c.get_name()) {
+                c
+            } else {
+                connected(c)
+            }
+        })
+    }
+
+    /// This process's command line; on a mistake, clap's message and exit status.
+    pub fn from_command_line() -> Cli {
+        Cli::try_from_args(std::env::args_os()).unwrap_or_else(|e| e.exit())
+    }
+
+    /// Parses `args` (the program's name first). A connection option given after a command
+    /// takes over from the same one given before it, as the later word on a command line
+    /// does; an option given before a command that does not take it is refused.
+    pub fn try_from_args<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        let mut definition = Cli::definition();
+        let matches = definition.try_get_matches_from_mut(args)?;
+        let mut cli = Cli::from_arg_matches(&matches)?;
+        let connection = ConnectionArgs::augment_args(clap::Command::new("connection"));
+        let (mut above, mut above_matches) = (&definition, &matches);
+        let mut words = String::from("esimdash");
+        while let Some((name, matches)) = above_matches.subcommand() {
+            let Some(command) = above.find_subcommand(name) else {
+                break;
+            };
+            words = format!("{words} {name}");
+            refuse_unused(above, above_matches, command, &words)?;
+            if connection
+                .get_arguments()
+                .all(|a| defines(command, a.get_id().as_str()))
+            {
+                let given = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
+                cli.connection
+                    .take_given(ConnectionArgs::from_arg_matches(matches)?, given);
+            }
+            (above, above_matches) = (command, matches);
+        }
+        Ok(cli)
+    }
+}
+
+fn defines(command: &clap::Command, id: &str) -> bool {
+    command.get_arguments().any(|a| a.get_id() == id)
+}
+
+/// An option typed before `command` (`words` on the command line) that it does not take (`esimdash --demo sandbox`,
+/// `esimdash --no-cache orders`): an error, rather than an option silently ignored.
+fn refuse_unused(
+    above: &clap::Command,
+    typed: &ArgMatches,
+    command: &clap::Command,
+    words: &str,
+) -> Result<(), clap::Error> {
+    let unused = above.get_arguments().find(|a| {
+        let id = a.get_id().as_str();
+        !a.is_global_set() && typed.value_source(id) == Some(ValueSource::CommandLine) && !defines(command, id)
+    });
+    match unused {
+        None => Ok(()),
+        Some(arg) => {
+            let flag = arg
+                .get_long()
+                .map_or_else(|| arg.get_id().to_string(), |l| format!("--{l}"));
+            Err(Cli::definition().error(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!("{flag} does not apply to `{words}` (`{words} --help` lists what does)"),
+            ))
+        }
+    }
+}
+
+// Where a session connects, and as whom: the dashboard's and each API command's options. (Not a
+// doc comment: clap would make it the about text of every command they are added to.)
 #[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Connection options")]
 pub struct ConnectionArgs {
-    /// API base URL; `/api/v1` is appended when missing.
-    #[arg(long, global = true, env = "ESIMDASH_BASE_URL", value_name = "URL")]
+    /// Run against a sandbox started in this process, as the demo reseller (no set-up needed).
+    #[arg(long)]
+    pub demo: bool,
+
+    /// API base URL, from your provider (its reseller portal); `/api/v1` is appended when
+    /// missing.
+    #[arg(long, env = "ESIMDASH_BASE_URL", value_name = "URL")]
     pub base_url: Option<String>,
 
     /// Access code of the API key pair.
-    #[arg(long, global = true, env = "ESIMDASH_ACCESS_CODE", value_name = "CODE")]
+    #[arg(long, env = "ESIMDASH_ACCESS_CODE", value_name = "CODE")]
     pub access_code: Option<String>,
 
     /// Secret key. Prefer ESIMDASH_SECRET_KEY or secret_key_cmd: a flag shows in the process list.
-    #[arg(
-        long,
-        global = true,
-        env = "ESIMDASH_SECRET_KEY",
-        hide_env_values = true,
-        value_name = "SECRET"
-    )]
+    #[arg(long, env = "ESIMDASH_SECRET_KEY", hide_env_values = true, value_name = "SECRET")]
     pub secret_key: Option<String>,
 
     /// How the secret is sent: the pair (default) or a legacy mode.
-    #[arg(long, global = true, env = "ESIMDASH_AUTH", value_enum)]
+    #[arg(long, env = "ESIMDASH_AUTH", value_enum)]
     pub auth: Option<AuthMode>,
 
     /// Profile of the config file to use.
-    #[arg(long, global = true, env = "ESIMDASH_PROFILE", value_name = "NAME")]
+    #[arg(long, env = "ESIMDASH_PROFILE", value_name = "NAME")]
     pub profile: Option<String>,
 
     /// Config file (default: esimdash/config.toml under the XDG config directory).
-    #[arg(long, global = true, env = "ESIMDASH_CONFIG", value_name = "PATH")]
+    #[arg(long, env = "ESIMDASH_CONFIG", value_name = "PATH")]
     pub config: Option<PathBuf>,
 
-    /// Seconds to wait for an answer before giving up (default 30).
-    #[arg(long, global = true, env = "ESIMDASH_TIMEOUT", value_name = "SECONDS")]
+    /// Seconds to wait for an answer before giving up: 1 to 86400 (default 30).
+    #[arg(long, env = "ESIMDASH_TIMEOUT", value_name = "SECONDS",
+        value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: Option<u64>,
 
     /// Refuse every top-up, order and profile change (also ESIMDASH_READ_ONLY=1, or
     /// read_only = true in a profile).
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub read_only: bool,
 
     /// Allow a plain http:// base URL for a host that is not this machine (the secret key and
     /// every request then travel unencrypted; also allow_http = true in a profile).
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub allow_http: bool,
+}
+
+impl ConnectionArgs {
+    /// Takes over from `later` each option `given` names (by its id, the field's name).
+    fn take_given(&mut self, later: ConnectionArgs, given: impl Fn(&str) -> bool) {
+        // Destructured in full: a field added to the struct and left out here does not compile.
+        macro_rules! take {
+            ($($field:ident),* $(,)?) => {{
+                let ConnectionArgs { $($field),* } = later;
+                $(if given(stringify!($field)) {
+                    self.$field = $field;
+                })*
+            }};
+        }
+        take!(
+            demo,
+            base_url,
+            access_code,
+            secret_key,
+            auth,
+            profile,
+            config,
+            timeout,
+            read_only,
+            allow_http
+        );
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -252,11 +378,11 @@ pub struct SandboxArgs {
     /// Seed of the generated data.
     #[arg(long, default_value_t = crate::sandbox::DEFAULT_SEED)]
     pub seed: u64,
-    /// Orders per reseller.
+    /// Orders per reseller: 0 to 100000.
     #[arg(long, default_value_t = crate::sandbox::DEFAULT_ORDERS as u64,
         value_parser = clap::value_parser!(u64).range(0..=100_000))]
     pub orders: u64,
-    /// Requests per key per minute.
+    /// Requests per key per minute: 1 or more.
     #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u32).range(1..))]
     pub rate_limit: u32,
     /// Delay every response by this many milliseconds (a slow network).
@@ -283,5 +409,115 @@ fn share(text: &str) -> Result<f64, String> {
         _ => Err(format!(
             "{text:?} is not a share from 0 to 1 (0.1 fails one answer in ten)"
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(words: &[&str]) -> Cli {
+        Cli::try_from_args(std::iter::once("esimdash").chain(words.iter().copied()))
+            .unwrap_or_else(|e| panic!("{words:?}: {e}"))
+    }
+
+    /// A value each connection option takes (none for a switch).
+    fn sample(arg: &clap::Arg) -> Option<String> {
+        if !arg.get_action().takes_values() {
+            return None;
+        }
+        Some(match arg.get_possible_values().first() {
+            Some(value) => value.get_name().to_string(),
+            None => "77".to_string(),
+        })
+    }
+
+    #[test]
+    fn the_definition_is_consistent() {
+        Cli::definition().debug_assert();
+    }
+
+    /// Every connection option, before the command, after it, and after `profile set`, gives
+    /// the same settings; typed twice, the later one wins.
+    #[test]
+    fn connection_options_work_before_or_after_the_command() {
+        let connection = ConnectionArgs::augment_args(clap::Command::new("connection"));
+        for arg in connection.get_arguments() {
+            let flag = format!("--{}", arg.get_long().unwrap_or_default());
+            let mut typed = vec![flag.as_str()];
+            let value = sample(arg);
+            typed.extend(value.as_deref());
+            let before = parse(&[&typed[..], &["orders"]].concat()).connection;
+            let after = parse(&[&["orders"], &typed[..]].concat()).connection;
+            let nested = parse(&[&["profile", "set"], &typed[..]].concat()).connection;
+            assert_eq!(format!("{before:?}"), format!("{after:?}"), "{flag}");
+            assert_eq!(format!("{before:?}"), format!("{nested:?}"), "{flag}");
+            let untyped = parse(&["orders"]).connection;
+            assert_ne!(format!("{before:?}"), format!("{untyped:?}"), "{flag} is read");
+        }
+        let later = parse(&[
+            "--base-url",
+            "https://a.example",
+            "orders",
+            "--base-url",
+            "https://b.example",
+        ]);
+        assert_eq!(later.connection.base_url.as_deref(), Some("https://b.example"));
+        let kept = parse(&["--base-url", "https://a.example", "--demo", "orders", "--read-only"]);
+        assert_eq!(kept.connection.base_url.as_deref(), Some("https://a.example"));
+        assert!(kept.connection.demo && kept.connection.read_only);
+    }
+
+    /// The commands that never call the API neither list nor take the connection options, nor
+    /// those of the dashboard alone; each other command lists its own options first, then the
+    /// connection options under their heading.
+    #[test]
+    fn each_command_lists_its_own_options_first_and_the_connection_ones_only_where_they_apply() {
+        let mut definition = Cli::definition();
+        definition.build();
+        for command in definition.get_subcommands().filter(|c| c.get_name() != "help") {
+            let name = command.get_name();
+            let help = command.clone().render_help().to_string();
+            if OFFLINE.contains(&name) {
+                assert!(
+                    !help.contains("--base-url") && !help.contains("--demo"),
+                    "{name}: {help}"
+                );
+                let operand = if name == "completions" { Some("bash") } else { None };
+                let refused = Cli::try_from_args(["esimdash", "--demo", name].into_iter().chain(operand));
+                assert!(
+                    refused.is_err_and(|e| e.to_string().contains("does not apply")),
+                    "{name}"
+                );
+            } else {
+                let heading = help
+                    .find("Connection options:")
+                    .unwrap_or_else(|| panic!("{name}: {help}"));
+                let own = help.find("Options:").unwrap_or_default();
+                assert!(
+                    own < heading && help.find("--base-url") > Some(heading),
+                    "{name}: {help}"
+                );
+            }
+            assert!(help.find("Global options:") > help.find("--help"), "{name}: {help}");
+        }
+        let refused = Cli::try_from_args(["esimdash", "--no-cache", "orders"]);
+        assert!(refused.is_err(), "--no-cache is the dashboard's alone");
+    }
+
+    /// Every option and argument of every command says what it is.
+    #[test]
+    fn every_option_has_a_description() {
+        fn check(command: &clap::Command, path: &str) {
+            for arg in command.get_arguments() {
+                assert!(arg.get_help().is_some(), "{path} {}", arg.get_id());
+            }
+            for sub in command.get_subcommands() {
+                check(sub, &format!("{path} {}", sub.get_name()));
+            }
+        }
+        let mut definition = Cli::definition();
+        definition.build();
+        check(&definition, "esimdash");
     }
 }

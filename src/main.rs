@@ -3,7 +3,6 @@
 
 #![warn(clippy::too_many_lines)]
 
-use clap::Parser;
 use esimdash::cli::{Cli, Command};
 use esimdash::commands::{self, CommandError, Output};
 use esimdash::sandbox::{self, SandboxConfig};
@@ -14,7 +13,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::from_command_line();
     let log_path = logging::init(cli.log_file.as_deref());
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
@@ -41,7 +40,7 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
         return ended(result, &output);
     }
     // The demo sandbox serves for as long as this function runs.
-    let demo = if cli.demo {
+    let demo = if cli.connection.demo {
         match sandbox::spawn(&SandboxConfig::default(), ([127, 0, 0, 1], 0).into()).await {
             Ok(s) => Some(s),
             Err(e) => {
@@ -97,7 +96,7 @@ async fn dashboard(
         .flatten();
     let profiles = accounts.names(settings.profiles);
     let options = tui::Options {
-        demo: cli.demo,
+        demo: cli.connection.demo,
         keymap,
         mouse: settings.mouse,
         clipboard: settings.clipboard,
@@ -110,7 +109,7 @@ async fn dashboard(
     match tui::run(opened, options).await {
         Ok(tui::Outcome::Done) => ExitCode::SUCCESS,
         // As the commands: a script that opened the dashboard learns the key was refused.
-        Ok(tui::Outcome::CredentialsRefused) => ExitCode::from(3),
+        Ok(tui::Outcome::CredentialsRefused) => ExitCode::from(commands::EXIT_CREDENTIALS_REFUSED),
         Err(e) => {
             eprintln!("esimdash: the terminal failed: {e}");
             ExitCode::from(1)

@@ -1138,15 +1138,40 @@ async fn global_flags_after_the_command_help_headings_and_absolute_export_paths(
     cmd.args(["topup", "--help"]);
     let help = String::from_utf8_lossy(&run(cmd).await.stdout).to_string();
     let own = help.find("--qty").expect("its own option");
-    let heading = help.find("Connection and global options:").expect("the heading");
+    let heading = help.find("Connection options:").expect("the heading");
     assert!(own < heading && help.find("--base-url").unwrap() > heading, "{help}");
     assert!(help.contains("1 to 10"), "the range is said: {help}");
+    for offline in [
+        &["sandbox", "--help"][..],
+        &["man", "--help"],
+        &["completions", "--help"],
+    ] {
+        let mut cmd = esimdash(&home);
+        cmd.args(offline);
+        let help = stdout(&run(cmd).await);
+        assert!(
+            help.contains("Usage:") && !help.contains("--base-url"),
+            "{offline:?}: {help}"
+        );
+    }
     let mut cmd = esimdash(&home);
     cmd.arg("--help");
     let top = String::from_utf8_lossy(&run(cmd).await.stdout).to_string();
     assert!(top.contains("With no command, esimdash opens the dashboard"), "{top}");
 
     let sb = sandbox().await;
+    let base = sb.base_url();
+    let key = ["--access-code", "ak_demo_acme", "--secret-key", "sk_demo_acme"];
+    for args in [
+        [&["--base-url", base.as_str()][..], &key, &["balance", "--json"]].concat(),
+        [&["balance", "--json", "--base-url", base.as_str()][..], &key].concat(),
+    ] {
+        let mut cmd = esimdash(&home);
+        cmd.args(&args);
+        let out = run(cmd).await;
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert!(stdout(&out).contains("balanceUsd"), "{args:?}");
+    }
     let mut cmd = esimdash(&home);
     cmd.current_dir(home.path());
     acme(&mut cmd, &sb).args(["orders", "--csv", "-o", "orders.csv"]);
@@ -1154,4 +1179,34 @@ async fn global_flags_after_the_command_help_headings_and_absolute_export_paths(
     let stderr = String::from_utf8_lossy(&out.stderr);
     let absolute = home.path().join("orders.csv").canonicalize().unwrap();
     assert!(stderr.contains(&format!("Wrote {}", absolute.display())), "{stderr}");
+}
+
+/// A mistyped `--status` (none this version knows) that finds nothing is an error naming the
+/// statuses there are, never an empty list and exit 0; a known status with nothing is fine, and
+/// `--all` to a file leaves no file.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_status_no_one_knows_that_finds_nothing_is_a_usage_error() {
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    let file = home.path().join("bogus.csv");
+    let file = file.to_str().unwrap();
+    for args in [
+        &["orders", "--status", "bogus"][..],
+        &["esims", "--status", "bogus", "--json"][..],
+        &["orders", "--status", "bogus", "--all", "--csv", "-o", file][..],
+    ] {
+        let mut cmd = esimdash(&home);
+        acme(&mut cmd, &sb).args(args);
+        let out = run(cmd).await;
+        let text = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {text}");
+        assert!(
+            text.contains("bogus") && text.contains("got_resource, in_use"),
+            "{args:?}: {text}"
+        );
+    }
+    assert!(!std::path::Path::new(file).exists(), "no file for a mistyped status");
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["orders", "--status", "revoked", "--page", "999"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }

@@ -67,6 +67,14 @@ impl Page {
 }
 
 impl Listing {
+    /// The status this list is filtered by.
+    pub fn status(&self) -> &crate::domain::status::StatusFilter {
+        match self {
+            Listing::Orders(q) => &q.status,
+            Listing::Esims(q) => &q.status,
+        }
+    }
+
     /// This list's query for page `page`, of the largest size.
     fn at(&self, page: u64) -> Listing {
         let mut at = self.clone();

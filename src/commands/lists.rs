@@ -11,7 +11,7 @@ use crate::api::pages::{Listing, Page, Progress};
 use crate::cli::ListArgs;
 use crate::commands::output::{out, outln};
 use crate::domain::attention::AttentionRule;
-use crate::domain::status::StatusFilter;
+use crate::domain::status::{ACTIVE_FILTER, Status, StatusFilter};
 use crate::export::csv_rows::{self, writer};
 use crate::export::file::{Existing, PendingFile};
 use crate::format::money::amount;
@@ -184,6 +184,7 @@ pub async fn plans(client: &Client, location: Option<&str>, output: &Output) -> 
 pub async fn orders(client: &Client, query: OrderQuery, list: &ListArgs, output: &Output) -> Result<(), CommandError> {
     if !list.all {
         let page = client.orders(&query).await?;
+        unknown_status_found_nothing(&query.status, page.total, "orders")?;
         let footer = page_footer(page.page, page.page_size, page.total, "orders");
         let columns = (csv_rows::ORDER_HEADER, csv_rows::order as fn(&Order) -> Vec<String>);
         return print_page(output, &page, &page.orders, columns, order_table, &footer);
@@ -250,8 +251,10 @@ async fn every_page<T>(
                 line.show(progress);
                 csv.rows(&take(page), row)
             });
-            paced(client, &line, read).await?;
+            let progress = paced(client, &line, read).await?;
             drop(line);
+            // Before the file is named: a mistyped status leaves no file behind.
+            unknown_status_found_nothing(listing.status(), progress.total, what)?;
             csv.finish()?;
             return Ok(None);
         }
@@ -262,6 +265,7 @@ async fn every_page<T>(
             Ok::<_, CommandError>(())
         });
         let progress = paced(client, &line, read).await?;
+        unknown_status_found_nothing(listing.status(), progress.total, what)?;
         Ok(Some((all, progress)))
     }
 }
@@ -275,6 +279,7 @@ pub async fn esims(
 ) -> Result<(), CommandError> {
     if !list.all && attention.is_none() {
         let page = client.esims(&query).await?;
+        unknown_status_found_nothing(&query.status, page.total, "eSIMs")?;
         let footer = page_footer(page.page, page.page_size, page.total, "eSIMs");
         let columns = (csv_rows::ESIM_HEADER, csv_rows::esim as fn(&Esim) -> Vec<String>);
         return print_page(output, &page, &page.esims, columns, esim_table, &footer);
@@ -321,6 +326,21 @@ pub async fn esims(
         None => outln!("{} eSIMs", all.len()),
     }
     Ok(())
+}
+
+/// `--status` is sent as typed, so that a server that knows a newer status can be asked for
+/// it. But a status this version does not know that found nothing is most likely mistyped
+/// (`bogus`, `inuse`): an error that lists the statuses there are, not an empty list and exit 0.
+fn unknown_status_found_nothing(status: &StatusFilter, total: u64, what: &str) -> Result<(), CommandError> {
+    match status {
+        StatusFilter::Is(Status::Other(text)) if total == 0 => {
+            let known = Status::KNOWN.iter().map(Status::as_str).collect::<Vec<_>>().join(", ");
+            Err(CommandError::Usage(format!(
+                "no {what} with status {text:?}, which is not a status this version knows: {known}, or {ACTIVE_FILTER} (the usable ones)"
+            )))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Whether the tables on stdout get colours.

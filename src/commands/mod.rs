@@ -86,6 +86,10 @@ impl From<crate::session::SessionError> for CommandError {
     }
 }
 
+/// The exit status after the server refused the credentials, for a command and the dashboard
+/// alike.
+pub const EXIT_CREDENTIALS_REFUSED: u8 = 3;
+
 impl CommandError {
     /// 1 API or other error, 2 usage, configuration or a write in a read-only session, 3 credentials refused, 4 rate limited,
     /// 5 network or timeout.
@@ -94,7 +98,7 @@ impl CommandError {
             CommandError::NothingMoved { error, .. } => error.exit_code(),
             CommandError::Config(_) | CommandError::Usage(_) => 2,
             CommandError::Api(ApiError::ReadOnly { .. } | ApiError::Repeat { .. }) => 2,
-            CommandError::Api(e) if e.is_auth() => 3,
+            CommandError::Api(e) if e.is_auth() => EXIT_CREDENTIALS_REFUSED,
             CommandError::Api(ApiError::RateLimited { .. }) => 4,
             CommandError::Api(ApiError::Network { .. } | ApiError::Timeout { .. }) => 5,
             CommandError::OutcomeUnknown(_) => 5,

@@ -3,10 +3,9 @@
 
 use super::CommandError;
 use crate::cli::Cli;
-use clap::CommandFactory;
 
 pub fn completions(shell: clap_complete::Shell) -> Result<(), CommandError> {
-    let mut command = Cli::command();
+    let mut command = Cli::definition();
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut command, "esimdash", &mut out);
     write_out(&out)
@@ -14,7 +13,7 @@ pub fn completions(shell: clap_complete::Shell) -> Result<(), CommandError> {
 
 pub fn man() -> Result<(), CommandError> {
     let mut out = Vec::new();
-    clap_mangen::Man::new(Cli::command()).render(&mut out)?;
+    clap_mangen::Man::new(Cli::definition()).render(&mut out)?;
     write_out(&out)
 }
 

@@ -128,6 +128,10 @@ pub enum ConfigError {
         path: String,
         available: String,
     },
+    #[error(
+        "the config file {path} has several profiles ({available}) and none is chosen: set default_profile in it, or choose one with --profile or ESIMDASH_PROFILE"
+    )]
+    NoProfileChosen { path: String, available: String },
     #[error("{0}")]
     BaseUrl(#[from] BaseUrlError),
     #[error(
@@ -438,18 +442,24 @@ fn chosen_profile(
         .or(file.default_profile.clone())
         .or(only)
         .unwrap_or_else(|| "default".to_string());
+    let available = || match file.profiles.keys().cloned().collect::<Vec<_>>().join(", ") {
+        none if none.is_empty() => "none".to_string(),
+        names => names,
+    };
     let profile = match file.profiles.get(&name) {
         Some(p) => p.clone(),
-        None if named || file.profiles.len() > 1 => {
-            let available = file.profiles.keys().cloned().collect::<Vec<_>>().join(", ");
+        None if named => {
             return Err(ConfigError::UnknownProfile {
                 name,
                 path: shown_path.to_string(),
-                available: if available.is_empty() {
-                    "none".to_string()
-                } else {
-                    available
-                },
+                available: available(),
+            });
+        }
+        // "no profile default" would name one the user never asked for.
+        None if file.profiles.len() > 1 => {
+            return Err(ConfigError::NoProfileChosen {
+                path: shown_path.to_string(),
+                available: available(),
             });
         }
         None => ProfileConfig::default(),
@@ -628,6 +638,10 @@ mod choosing {
         let two = file("[profiles.acme]\n[profiles.globex]\n");
         let error = chosen_profile(&args, &two, "c.toml").unwrap_err().to_string();
         assert!(error.contains("acme, globex"), "{error}");
+        assert!(
+            error.contains("none is chosen") && error.contains("default_profile") && !error.contains("\"default\""),
+            "says how to choose, and names no profile never asked for: {error}"
+        );
         let with_default = file("[profiles.default]\n[profiles.globex]\n");
         assert_eq!(chosen_profile(&args, &with_default, "c.toml").unwrap().0, "default");
         let none = file("");
