@@ -77,6 +77,55 @@ impl Pacer {
         std::mem::forget(place);
     }
 
+    /// As `acquire`, for a request nobody waits for (the inventory's background read): it goes
+    /// only while fewer than `share` of the window's budget are spent and nothing is queued,
+    /// so that what the user asks for always finds the rest of the budget free.
+    pub async fn acquire_background(&self, share: f64) {
+        loop {
+            let now = Instant::now();
+            match self.reserve_background(now, share) {
+                Ok(at) => {
+                    let place = Place { pacer: self, at };
+                    tokio::time::sleep_until(at).await;
+                    std::mem::forget(place);
+                    return;
+                }
+                Err(retry) => tokio::time::sleep_until(retry.max(now + Duration::from_millis(1))).await,
+            }
+        }
+    }
+
+    /// A send time now for a background request, or when to ask again.
+    fn reserve_background(&self, now: Instant, share: f64) -> Result<Instant, Instant> {
+        let retry = {
+            let s = self.lock();
+            let allowed = ((s.limit as f64 * share.clamp(0.0, 1.0)) as usize).max(1);
+            let margin = edge_margin(s.window);
+            let in_window: Vec<Instant> = s
+                .sent
+                .iter()
+                .copied()
+                .filter(|t| *t + s.window + margin > now)
+                .collect();
+            let mut retry = None::<Instant>;
+            let mut later = |t: Instant| retry = Some(retry.map_or(t, |r| r.max(t)));
+            if let Some(until) = s.paused_until.filter(|u| *u > now) {
+                later(until);
+            }
+            if let Some(&last) = s.sent.back().filter(|t| **t > now) {
+                later(last);
+            }
+            if in_window.len() >= allowed {
+                later(in_window[in_window.len() - allowed] + s.window + margin);
+            }
+            retry
+        };
+        match retry {
+            Some(at) => Err(at),
+            None => Ok(self.reserve(now)),
+        }
+    }
+
     /// Gives back a reserved send time that was not used.
     fn release(&self, at: Instant) {
         let mut s = self.lock();
@@ -190,6 +239,30 @@ mod tests {
         // The aborted request's place (a minute on) is free again: the next waits one minute,
         // not two.
         assert!(pacer.reserve(t0) <= t0 + Duration::from_secs(61));
+    }
+
+    #[test]
+    fn the_background_takes_at_most_its_share_and_never_queues_before_the_user() {
+        let pacer = Pacer::new(10, Duration::from_secs(60));
+        let t0 = Instant::now();
+        for _ in 0..5 {
+            assert_eq!(pacer.reserve_background(t0, 0.5), Ok(t0));
+        }
+        // Half the budget spent: the background waits a window; the user still has five.
+        assert!(pacer.reserve_background(t0, 0.5).is_err());
+        for _ in 0..5 {
+            assert_eq!(pacer.reserve(t0), t0);
+        }
+        assert_eq!(
+            pacer.reserve_background(t0 + Duration::from_secs(62), 0.5),
+            Ok(t0 + Duration::from_secs(62))
+        );
+        // The user fills the window and a request of theirs is queued for later: the background
+        // does not go before it, whatever its share.
+        let t1 = t0 + Duration::from_secs(62);
+        let queued = (0..10).map(|_| pacer.reserve(t1)).max().unwrap();
+        assert!(queued > t1);
+        assert!(pacer.reserve_background(t1, 1.0).is_err());
     }
 
     #[test]
