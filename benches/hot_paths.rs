@@ -8,7 +8,7 @@ use axum::http::Request as HttpRequest;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use esimdash::api::model::{Esim, EsimPage, OrderPage, parse_plan_list};
 use esimdash::domain::status::StatusFilter;
-use esimdash::inventory::Inventory;
+use esimdash::inventory::{Inventory, PagePlace, Seen};
 use esimdash::qr::QrMatrix;
 use esimdash::sandbox::{SandboxConfig, router};
 use esimdash::tui::app::App;
@@ -167,10 +167,15 @@ mod decode {
 #[divan::bench]
 fn partial_iccid_search_over_100_000(bencher: divan::Bencher) {
     let mut inventory = Inventory::default();
-    for from in (0..100_000).step_by(1000) {
+    for (n, from) in (0..100_000).step_by(1000).enumerate() {
         let page = esims_page(from, 1000);
         let esims: &[Esim] = &page.esims;
-        inventory.extend(esims, 100_000);
+        let place = PagePlace {
+            page: n as u64 + 1,
+            size: 1000,
+            total: 100_000,
+        };
+        inventory.merge(&Seen::page(esims, place, 0));
     }
     bencher.bench(|| inventory.search(black_box("0000042"), &StatusFilter::All).len());
 }

@@ -66,7 +66,21 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
         None => dashboard(&cli, opened, accounts, log_path, &output).await,
         Some(command) => {
             let result = match config::preferences(&cli.connection) {
-                Ok(prefs) => commands::run_session(command, &opened.client, &prefs, &output).await,
+                Ok(prefs) => {
+                    let index = index_dir(&cli, &prefs)
+                        .zip(opened.index_key.clone())
+                        .map(|(dir, account)| {
+                            inventory::kept::Kept::open(inventory::store::path_in(&dir, &account), account)
+                        });
+                    if let Some(index) = &index {
+                        index.feed_from(&opened.client);
+                    }
+                    let result = commands::run_session(command, &opened.client, &prefs, index.as_ref(), &output).await;
+                    if let Some(index) = &index {
+                        index.save();
+                    }
+                    result
+                }
                 Err(e) => Err(CommandError::Config(e)),
             };
             ended(result, &output)
@@ -91,9 +105,7 @@ async fn dashboard(
         Ok(k) => k,
         Err(e) => return fail(&CommandError::Config(e), output),
     };
-    let index_dir = (settings.inventory_cache && !cli.no_cache)
-        .then(inventory::store::default_dir)
-        .flatten();
+    let index_dir = index_dir(cli, &settings.preferences);
     let profiles = accounts.names(settings.profiles);
     let options = tui::Options {
         demo: cli.connection.demo,
@@ -115,6 +127,13 @@ async fn dashboard(
             ExitCode::from(1)
         }
     }
+}
+
+/// Where the account's inventory index is kept, unless `--no-cache` or `inventory_cache = false`.
+fn index_dir(cli: &Cli, prefs: &config::Preferences) -> Option<PathBuf> {
+    (prefs.inventory_cache && !cli.no_cache)
+        .then(inventory::store::default_dir)
+        .flatten()
 }
 
 fn ended(result: Result<(), CommandError>, output: &Output) -> ExitCode {

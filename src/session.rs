@@ -38,6 +38,9 @@ pub struct Session {
     pub read_only: Option<String>,
     /// Plain http to another machine (allowed by `allow_http`): the header says it is not encrypted.
     pub cleartext: bool,
+    /// Pages a minute the inventory's background read may take (its share of the key's rate):
+    /// what its time to go is told from. 0: not known.
+    pub index_pages_per_minute: u32,
 }
 
 /// An account opened: its client, what the header shows, and the key its saved inventory
@@ -88,7 +91,7 @@ impl Accounts {
                     profile: profile.to_string(),
                     color: None,
                     read_only,
-                    cleartext: false,
+                    ..Session::default()
                 };
                 let url = BaseUrl::parse(base_url).map_err(SessionError::DemoAddress)?;
                 (url, Credentials::pair(code, secret), options, session)
@@ -104,6 +107,7 @@ impl Accounts {
                     color: settings.color,
                     read_only: settings.options.read_only.clone(),
                     cleartext: settings.base_url.is_cleartext() && !settings.base_url.is_loopback(),
+                    ..Session::default()
                 };
                 (settings.base_url, settings.credentials, settings.options, session)
             }
@@ -111,6 +115,9 @@ impl Accounts {
         if dashboard {
             options.max_retry_wait = std::time::Duration::ZERO;
         }
+        let per_minute = f64::from(options.rate_limit) * 60.0 / options.rate_window.as_secs_f64().max(1.0);
+        let mut session = session;
+        session.index_pages_per_minute = (per_minute * options.background_share).max(1.0) as u32;
         let index_key = matches!(self, Accounts::Config(_)).then(|| {
             crate::inventory::store::account_key(base_url.as_str(), credentials.access_code.as_deref().unwrap_or(""))
         });

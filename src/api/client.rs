@@ -5,7 +5,9 @@
 //! never repeated by this layer, and a timeout on one is reported as an unknown outcome.
 
 use super::error::{ApiError, Endpoint, RedirectRefused};
-use super::model::{self, Esim, EsimPage, EsimQuery, Order, OrderPage, OrderQuery, Plan, Profile};
+use super::model::{
+    self, Esim, EsimPage, EsimQuery, Order, OrderPage, OrderQuery, PagePlace, Plan, Profile, Whereabouts,
+};
 use super::{BaseUrl, Credentials, Pacer};
 use crate::domain::status::StatusFilter;
 use crate::text;
@@ -39,6 +41,15 @@ const MAX_REDIRECTS: u32 = 5;
 /// How much of an unreadable body an error quotes.
 const EXCERPT_CHARS: usize = 120;
 
+/// Told of eSIMs the client read: a page of the whole list with its place, or records read
+/// otherwise (`None`).
+pub type EsimsTap = Arc<dyn Fn(&[Esim], Option<PagePlace>) + Send + Sync>;
+
+tokio::task_local! {
+    /// Set while a read nobody waits for runs (`Client::in_background`).
+    static IN_BACKGROUND: ();
+}
+
 /// Tunables of the client; `Default` is what the product uses.
 #[derive(Debug, Clone)]
 pub struct ClientOptions {
@@ -60,6 +71,8 @@ pub struct ClientOptions {
     pub read_only: Option<String>,
     /// Where every write is recorded, stage by stage; `None` records nothing (tests).
     pub audit: Option<crate::audit::Trail>,
+    /// The share of the rate budget a read nobody waits for may take (`in_background`).
+    pub background_share: f64,
 }
 
 impl Default for ClientOptions {
@@ -74,6 +87,7 @@ impl Default for ClientOptions {
             max_retry_wait: Duration::from_secs(10),
             read_only: None,
             audit: None,
+            background_share: 0.5,
         }
     }
 }
@@ -103,6 +117,8 @@ struct Inner {
     echo_on_record: std::sync::OnceLock<bool>,
     /// Who hears the client's notices (waiting for another process, payments settled).
     listener: std::sync::Mutex<Option<super::Listener>>,
+    /// Told of every eSIM read (`on_esims_read`).
+    esims_read: std::sync::Mutex<Option<EsimsTap>>,
     /// The account's payment lock, kept after a lost answer until its lookup is done.
     held_lock: std::sync::Mutex<Option<super::lock::AccountLock>>,
     /// Keys of payments the server said it was still handling (409): an order list that does
@@ -192,6 +208,7 @@ impl Client {
                 who,
                 echo_on_record: std::sync::OnceLock::new(),
                 listener: std::sync::Mutex::new(None),
+                esims_read: std::sync::Mutex::new(None),
                 held_lock: std::sync::Mutex::new(None),
                 in_progress: std::sync::Mutex::default(),
             }),
@@ -219,6 +236,25 @@ impl Client {
     /// dashboard shows them).
     pub fn on_notice(&self, listener: super::Listener) {
         *lock_ignoring_poison(&self.inner.listener) = Some(listener);
+    }
+
+    /// Hands every eSIM read from now on to `tap`, whatever asked for it: pages of the whole
+    /// list with their place, other answers as records (the inventory index keeps them).
+    pub fn on_esims_read(&self, tap: EsimsTap) {
+        *lock_ignoring_poison(&self.inner.esims_read) = Some(tap);
+    }
+
+    fn tell_esims_read(&self, esims: &[Esim], place: Option<PagePlace>) {
+        let tap = lock_ignoring_poison(&self.inner.esims_read).clone();
+        if let Some(tap) = tap {
+            tap(esims, place);
+        }
+    }
+
+    /// Runs `read` as a read nobody waits for (the inventory's background read): its requests
+    /// take at most `background_share` of the rate budget and never go ahead of the user's.
+    pub async fn in_background<T>(&self, read: impl std::future::Future<Output = T>) -> T {
+        IN_BACKGROUND.scope((), read).await
     }
 
     pub(super) fn notify(&self, notice: super::Notice) {
@@ -324,7 +360,25 @@ impl Client {
 
     pub async fn esims(&self, query: &EsimQuery) -> Result<EsimPage, ApiError> {
         let filters = [("status", query.status.param()), ("iccid", query.iccid.as_deref())];
-        self.list_page(ESIMS, (query.page, query.page_size), &filters).await
+        let answer: EsimPage = self.list_page(ESIMS, (query.page, query.page_size), &filters).await?;
+        let whole_list = query.status == StatusFilter::All && query.iccid.is_none();
+        match (whole_list, query.page, query.page_size) {
+            (true, Some(page), Some(size)) => self.tell_page_read(&answer, page, size),
+            _ => self.tell_esims_read(&answer.esims, None),
+        }
+        Ok(answer)
+    }
+
+    /// A page of the whole list was read: the index places it (at the size the server says
+    /// it used, where it says one).
+    fn tell_page_read(&self, answer: &EsimPage, page: u64, size: u64) {
+        let size = if answer.page_size > 0 { answer.page_size } else { size };
+        let place = PagePlace {
+            page,
+            size,
+            total: answer.total,
+        };
+        self.tell_esims_read(&answer.esims, Some(place));
     }
 
     /// A page of a list: `page` and `pageSize` (page, size), then the filters that are set.
@@ -417,35 +471,56 @@ impl Client {
         }
         tracing::info!("the server ignores iccid on the eSIM list; reading the list instead");
         self.inner.no_iccid_lookup.store(true, Ordering::Relaxed);
+        // What came is page 1 of the whole list.
+        self.tell_page_read(&page, 1, SCAN_PAGE_SIZE);
         Ok(Lookup::Unsupported(Some(page)))
     }
 
-    /// One eSIM's current record for the dashboard: by the lookup, or where the server has none,
-    /// from the page at `place` in the list (where an index saw it) and the page after it (new
-    /// eSIMs push older ones down). `Unknown` when neither can tell.
-    pub async fn find_esim_at(&self, iccid: &str, place: Option<u64>) -> Result<Found, ApiError> {
+    /// One eSIM's current record: by the lookup, or where the server has none, from the page
+    /// at its place in the list, where an index saw it (`seen`). The place is counted from the
+    /// oldest eSIM, so the list's total in any answer tells the page it is on now: the page
+    /// the index names, and if the list grew past it, the page it moved to. `Unknown` when
+    /// neither can tell.
+    pub async fn find_esim_at(&self, iccid: &str, seen: Option<Whereabouts>) -> Result<Found, ApiError> {
         let mut first = match self.lookup_esim(iccid).await? {
             Lookup::Found(esim, _) => return Ok(Found::Esim(esim)),
             Lookup::Absent => return Ok(Found::Absent),
             Lookup::Unsupported(first) => first,
         };
-        let Some(place) = place else { return Ok(Found::Unknown) };
-        let page = place / SCAN_PAGE_SIZE + 1;
-        for page in [page, page + 1] {
-            let answer = self.inventory_page(page, &mut first).await?;
+        let Some(seen) = seen else { return Ok(Found::Unknown) };
+        Ok(match self.esim_at(iccid, seen, &mut first).await? {
+            Some(esim) => Found::Esim(Box::new(esim)),
+            None => Found::Unknown,
+        })
+    }
+
+    /// The eSIM at the place an index saw it, from a server without the lookup: at most two
+    /// pages (the one its total names; the one the list's total now names, if another), fewer
+    /// where `first` (page 1, at hand) tells the total now.
+    pub async fn esim_at(
+        &self,
+        iccid: &str,
+        seen: Whereabouts,
+        first: &mut Option<EsimPage>,
+    ) -> Result<Option<Esim>, ApiError> {
+        let page_of = |total: u64| seen.place_in(total).map(|place| place / SCAN_PAGE_SIZE + 1);
+        let total = first.as_ref().map_or(seen.total, |f| f.total);
+        let mut next = page_of(total);
+        let mut tried = Vec::new();
+        while let Some(page) = next.filter(|p| !tried.contains(p)) {
+            let answer = self.inventory_page(page, first).await?;
             if let Some(esim) = answer.esims.into_iter().find(|e| e.raw_order_json.iccid == iccid) {
-                return Ok(Found::Esim(Box::new(esim)));
+                return Ok(Some(esim));
             }
-            if page * SCAN_PAGE_SIZE >= answer.total {
-                break;
-            }
+            tried.push(page);
+            next = page_of(answer.total);
         }
-        Ok(Found::Unknown)
+        Ok(None)
     }
 
     /// Page `page` of the whole inventory, 100 a page; `first` is page 1 when already at hand
     /// (the answer of a server that ignored a lookup).
-    async fn inventory_page(&self, page: u64, first: &mut Option<EsimPage>) -> Result<EsimPage, ApiError> {
+    pub async fn inventory_page(&self, page: u64, first: &mut Option<EsimPage>) -> Result<EsimPage, ApiError> {
         if page == 1
             && let Some(answer) = first.take()
         {
@@ -668,7 +743,11 @@ impl Client {
         let writes = method != Method::GET;
         let mut hops = 0;
         loop {
-            inner.pacer.acquire().await;
+            if IN_BACKGROUND.try_with(|_| ()).is_ok() {
+                inner.pacer.acquire_background(inner.opts.background_share).await;
+            } else {
+                inner.pacer.acquire().await;
+            }
             let mut request = inner
                 .http
                 .request(method.clone(), url.clone())

@@ -18,7 +18,7 @@ mod timestamp;
 
 pub use base_url::{BaseUrl, BaseUrlError};
 pub use changes::{Delivery, PLACE_ORDER, Paid, Payment, Spend, TOPUP, payments_in_flight};
-pub use client::{Client, ClientOptions, Found, Lookup, PROFILE_UPDATE, tran_no_order};
+pub use client::{Client, ClientOptions, EsimsTap, Found, Lookup, PROFILE_UPDATE, tran_no_order};
 pub use credentials::{AuthMode, Credentials};
 pub use error::{ApiError, Endpoint, RedirectRefused};
 pub use pacing::Pacer;

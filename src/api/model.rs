@@ -370,6 +370,36 @@ pub struct EsimPage {
     pub esims: Vec<Esim>,
 }
 
+/// Where a page of the whole eSIM list sits: its number and size, and the list's total then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PagePlace {
+    pub page: u64,
+    pub size: u64,
+    pub total: u64,
+}
+
+impl PagePlace {
+    /// The place (0: the newest) of the page's first item.
+    pub fn first_place(&self) -> u64 {
+        self.page.saturating_sub(1).saturating_mul(self.size)
+    }
+}
+
+/// Where an index last saw an eSIM: its place counted from the oldest eSIM, and the list's
+/// total then. Its place now is `total now - 1 - from_end`, whatever was added since.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Whereabouts {
+    pub from_end: u64,
+    pub total: u64,
+}
+
+impl Whereabouts {
+    /// Its place in a list of `total` eSIMs.
+    pub fn place_in(&self, total: u64) -> Option<u64> {
+        total.checked_sub(self.from_end + 1)
+    }
+}
+
 /// The answer to a top-up or a new order: the stored order and the wallet after the debit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

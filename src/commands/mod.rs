@@ -3,6 +3,7 @@
 
 mod audit;
 mod buying;
+mod finding;
 mod lists;
 mod notices;
 mod output;
@@ -34,6 +35,7 @@ use crate::domain::iccid::Iccid;
 use crate::format::money::format_amount;
 use crate::format::records;
 use crate::format::verdict;
+use crate::inventory::kept::Kept;
 use crate::signals::Stop;
 use notices::add_settled_earlier;
 use serde_json::json;
@@ -159,6 +161,7 @@ pub async fn run_session(
     command: &Command,
     client: &Client,
     prefs: &Preferences,
+    index: Option<&Kept>,
     output: &Output,
 ) -> Result<(), CommandError> {
     notices::listen(client, output);
@@ -170,13 +173,19 @@ pub async fn run_session(
     }
     let work = async {
         client.settle_earlier().await;
-        run(command, client, prefs, output).await
+        run(command, client, prefs, index, output).await
     };
     notices::until_done_or_stopped(work, client.request_timeout()).await
 }
 
-/// Runs one API command and prints its result.
-pub async fn run(command: &Command, client: &Client, prefs: &Preferences, output: &Output) -> Result<(), CommandError> {
+/// Runs one API command and prints its result; `index`, the account's inventory index, if kept.
+pub async fn run(
+    command: &Command,
+    client: &Client,
+    prefs: &Preferences,
+    index: Option<&Kept>,
+    output: &Output,
+) -> Result<(), CommandError> {
     match command {
         Command::Balance => balance(client, output).await,
         Command::Plans { slug: Some(slug), .. } => plan(client, slug, output).await,
@@ -193,7 +202,7 @@ pub async fn run(command: &Command, client: &Client, prefs: &Preferences, output
             };
             lists::orders(client, query, list, output).await
         }
-        Command::Esims { iccid: Some(iccid), .. } => esim(client, iccid, output).await,
+        Command::Esims { iccid: Some(iccid), .. } => esim(client, index, iccid, output).await,
         Command::Esims {
             list,
             iccid: None,
@@ -210,7 +219,7 @@ pub async fn run(command: &Command, client: &Client, prefs: &Preferences, output
             lists::esims(client, query, list, rule, output).await
         }
         Command::Qr { iccid, link, png, svg } => {
-            let esim = find(client, iccid).await?;
+            let esim = find(client, index, iccid).await?;
             let files = qr::Files {
                 png: png.as_deref(),
                 svg: svg.as_deref(),
@@ -244,8 +253,8 @@ async fn plan(client: &Client, slug: &str, output: &Output) -> Result<(), Comman
     Ok(())
 }
 
-async fn esim(client: &Client, iccid: &str, output: &Output) -> Result<(), CommandError> {
-    let (esim, earlier) = find_profiles(client, iccid).await?;
+async fn esim(client: &Client, index: Option<&Kept>, iccid: &str, output: &Output) -> Result<(), CommandError> {
+    let (esim, earlier) = find_profiles(client, index, iccid).await?;
     let verdict = verdict::of(&esim, chrono::Utc::now());
     if output.is_json() {
         return print_json(&json!({ "esim": esim, "verdict": verdict, "earlierProfiles": earlier }));
@@ -293,14 +302,18 @@ async fn profile(client: &Client, action: Option<&ProfileAction>, output: &Outpu
 }
 
 /// Finds an eSIM of this account by a validated ICCID: its current profile.
-async fn find(client: &Client, iccid: &str) -> Result<Esim, CommandError> {
-    find_profiles(client, iccid).await.map(|(current, _)| current)
+async fn find(client: &Client, index: Option<&Kept>, iccid: &str) -> Result<Esim, CommandError> {
+    find_profiles(client, index, iccid).await.map(|(current, _)| current)
 }
 
 /// The current profile of an ICCID and the earlier ones (a provider reissues ICCIDs).
-async fn find_profiles(client: &Client, iccid: &str) -> Result<(Esim, Vec<Esim>), CommandError> {
+async fn find_profiles(client: &Client, index: Option<&Kept>, iccid: &str) -> Result<(Esim, Vec<Esim>), CommandError> {
     let iccid = Iccid::parse(iccid).map_err(|e| CommandError::Usage(format!("{iccid:?} is not an ICCID: {e}")))?;
-    let mut profiles = client.find_profiles(iccid.as_str()).await?.into_iter();
+    let profiles = match index {
+        Some(index) => finding::profiles(client, index, iccid.as_str()).await?,
+        None => client.find_profiles(iccid.as_str()).await?,
+    };
+    let mut profiles = profiles.into_iter();
     let current = profiles
         .next()
         .ok_or_else(|| CommandError::NotFound(format!("no eSIM with ICCID {iccid} in this account")))?;

@@ -33,6 +33,8 @@ pub struct FileConfig {
     low_balance: Option<AmountText>,
     /// The thresholds of "needs attention".
     attention: Option<AttentionConfig>,
+    /// A status the index read longer ago than this many hours shows its age (default 24).
+    status_stale_hours: Option<u32>,
     /// Key rebindings: `action = ["key", …]` (or one key as a string).
     #[serde(default)]
     keys: BTreeMap<String, toml::Spanned<KeyList>>,
@@ -103,6 +105,8 @@ pub struct ProfileConfig {
     pub secret_key_cmd: Option<String>,
     pub auth: Option<AuthMode>,
     pub rate_limit: Option<u32>,
+    /// The share of `rate_limit`, in percent, the inventory's background read may take.
+    pub index_share_percent: Option<u8>,
     pub timeout_secs: Option<u64>,
     /// Refuse every write in this profile (a support seat).
     pub read_only: Option<bool>,
@@ -298,6 +302,10 @@ pub struct Preferences {
     pub low_balance: Decimal,
     /// `export_dir`, else the XDG download directory, else the current one.
     pub export_dir: PathBuf,
+    /// `inventory_cache`: the inventory index is kept between sessions (default on).
+    pub inventory_cache: bool,
+    /// A status read longer ago than this shows its age.
+    pub stale_after: chrono::Duration,
 }
 
 /// The balance under which the header warns, unless the config file says otherwise.
@@ -309,6 +317,8 @@ impl Default for Preferences {
             attention: AttentionRule::default(),
             low_balance: DEFAULT_LOW_BALANCE,
             export_dir: crate::export::export_dir(None),
+            inventory_cache: true,
+            stale_after: chrono::Duration::hours(24),
         }
     }
 }
@@ -322,8 +332,12 @@ impl FileConfig {
         };
         let mut prefs = Preferences {
             export_dir: crate::export::export_dir(self.export_dir.as_deref()),
+            inventory_cache: self.inventory_cache.unwrap_or(true),
             ..Preferences::default()
         };
+        if let Some(hours) = self.status_stale_hours {
+            prefs.stale_after = chrono::Duration::hours(i64::from(hours.max(1)));
+        }
         if let Some(amount) = &self.low_balance {
             prefs.low_balance = match amount {
                 AmountText::Text(t) => parse_decimal(t).map_err(|e| bad(format!("low_balance {t:?}: {e}")))?,
@@ -360,8 +374,6 @@ pub struct DashboardSettings {
     pub keys: KeyTable,
     /// The file's `mouse`, default on.
     pub mouse: bool,
-    /// The file's `inventory_cache`, default on.
-    pub inventory_cache: bool,
     /// What the one-shot commands take from the file too.
     pub preferences: Preferences,
     /// The names of the file's profiles, for the profile picker.
@@ -383,7 +395,6 @@ pub fn dashboard_settings(args: &ConnectionArgs) -> Result<DashboardSettings, Co
             rebindings: file.rebindings,
         },
         mouse: file.mouse.unwrap_or(true),
-        inventory_cache: file.inventory_cache.unwrap_or(true),
         preferences,
         profiles: file.profiles.keys().cloned().collect(),
     })
@@ -412,7 +423,7 @@ pub fn resolve(args: &ConnectionArgs) -> Result<Settings, ConfigError> {
         });
     }
     let credentials = credentials(args, &name, &profile, missing)?;
-    let options = client_options(args, &name, &profile)?;
+    let options = client_options(args, &name, &profile, path.as_deref())?;
     let color = header_colour(&name, &profile, path.as_deref())?;
     Ok(Settings {
         base_url,
@@ -494,7 +505,12 @@ fn credentials(
 }
 
 /// How the client of profile `name` behaves: read-only, audit trail, rate limit and timeout.
-fn client_options(args: &ConnectionArgs, name: &str, profile: &ProfileConfig) -> Result<ClientOptions, ConfigError> {
+fn client_options(
+    args: &ConnectionArgs,
+    name: &str,
+    profile: &ProfileConfig,
+    path: Option<&Path>,
+) -> Result<ClientOptions, ConfigError> {
     let mut options = ClientOptions {
         read_only: read_only_reason(args, Some((name, profile)))?,
         audit: audit_trail(name),
@@ -505,6 +521,15 @@ fn client_options(args: &ConnectionArgs, name: &str, profile: &ProfileConfig) ->
     }
     if let Some(secs) = args.timeout.or(profile.timeout_secs) {
         options.request_timeout = Duration::from_secs(secs.max(1));
+    }
+    if let Some(percent) = profile.index_share_percent {
+        if !(1..=100).contains(&percent) {
+            return Err(ConfigError::Value {
+                path: path.map(Path::to_path_buf).unwrap_or_default(),
+                message: format!("[profiles.{name}] index_share_percent = {percent}: it must be 1 to 100"),
+            });
+        }
+        options.background_share = f64::from(percent) / 100.0;
     }
     Ok(options)
 }

@@ -1,17 +1,27 @@
 //! The eSIM inventory as finding needs it: per eSIM its ICCID, status, package and place in the
 //! list, and nothing else (never the activation code). Kept compact so that 100 000 eSIMs take
-//! a few MB, searched in one pass, and saved between sessions (`store`).
+//! a few MB, searched in one pass (`search`), and saved between sessions (`store`).
+//!
+//! The index is filled from every page of the list that is read, in any order: a find's page
+//! at its place, the background read, an export. It knows which places it covers, so that a
+//! read resumes at its first gap and a find of an eSIM seen before costs one page.
 //!
 //! Places: the list is newest first, so a new eSIM pushes every older one down by one. An entry
-//! keeps its place as it was when read, with the `total` of that moment; when an answer later
-//! shows a larger total, every place moves down by the growth (`shift`).
+//! is therefore kept by its place counted from the oldest eSIM (`from_end`), which new eSIMs do
+//! not move; its place in the list now is `total - 1 - from_end`, with the latest total seen.
 
+pub mod kept;
+mod search;
+pub mod seen;
 pub mod store;
 
+pub use crate::api::model::Whereabouts;
+pub use search::AttentionAt;
+pub use seen::{Entry, PagePlace, Seen};
+
 use crate::api::model::Esim;
-use crate::domain::attention::{AttentionRule, Judged, Limits};
-use crate::domain::status::{Status, StatusFilter};
-use chrono::{DateTime, Utc};
+use crate::domain::attention::Limits;
+use crate::domain::status::Status;
 use std::collections::HashMap;
 
 /// A package as the inventory's rows show it, stored once however many eSIMs carry it.
@@ -43,20 +53,37 @@ pub struct Row<'a> {
     /// Its place in the list now (0: the newest).
     pub place: u64,
     pub limits: Limits,
+    /// When its status was read (Unix seconds).
+    pub read_at: i64,
 }
 
-/// What the attention filter needs: the rule and the time it is applied at.
-#[derive(Debug, Clone, Copy)]
-pub struct AttentionAt {
-    pub rule: AttentionRule,
-    pub now: DateTime<Utc>,
+/// An entry that a later read replaced (another eSIM was read at its place).
+const GONE: u32 = u32::MAX;
+
+/// What merging a read changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Merged {
+    /// Entries the index had already, at the same place (a read from the top stops at these).
+    pub known: usize,
+    /// Entries new to the index, or read at a place where it had another eSIM.
+    pub added: usize,
+    /// Entries whose status or limits changed.
+    pub refreshed: usize,
+}
+
+impl Merged {
+    /// Whether what the search or the attention count sees changed.
+    pub fn changed(&self) -> bool {
+        self.added > 0 || self.refreshed > 0
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Inventory {
-    /// Every ICCID, each followed by a newline: one text to search in one pass.
+    /// Every ICCID, each followed by a newline: one text to search in one pass. Entries are
+    /// in the order they were first read; `order` gives the list's.
     iccids: String,
-    /// Where each entry's ICCID starts in `iccids`; entries are in list order.
+    /// Where each entry's ICCID starts in `iccids`.
     starts: Vec<u32>,
     status: Vec<u16>,
     package: Vec<u32>,
@@ -65,66 +92,190 @@ pub struct Inventory {
     expires: Vec<i64>,
     /// Per entry, the number of the order that made it: an order's detail names its eSIMs.
     orders: Vec<Box<str>>,
+    /// Per entry, its place counted from the oldest eSIM (`GONE`: replaced).
+    from_end: Vec<u32>,
+    /// Per entry, when its status was read (Unix seconds).
+    read_at: Vec<i64>,
+    /// The entries in list order (newest first): `from_end` falling.
+    order: Vec<u32>,
     statuses: Vec<Status>,
     packages: Vec<Package>,
     status_ids: HashMap<Status, u16>,
     package_ids: HashMap<Package, u32>,
-    /// The list's total when the first entry was read, and how much it grew since.
-    total: Option<u64>,
-    shift: u64,
-}
-
-/// The text searched for, read once: digits (part of an ICCID) or words of a package.
-fn as_digits(text: &str) -> Option<String> {
-    let digits: String = text.chars().filter(|c| !matches!(c, ' ' | '-')).collect();
-    (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then_some(digits)
+    /// The list's total as last seen (0: never).
+    total: u64,
 }
 
 impl Inventory {
+    /// How many eSIMs the index has.
     pub fn len(&self) -> usize {
-        self.starts.len()
+        self.order.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.starts.is_empty()
+        self.order.is_empty()
     }
 
     /// The list's total as last seen.
     pub fn total(&self) -> Option<u64> {
-        self.total.map(|t| t + self.shift)
+        (self.total > 0 || !self.is_empty()).then_some(self.total)
     }
 
-    /// Adds the next page of the list, in order.
-    pub fn extend(&mut self, esims: &[Esim], total: u64) {
-        self.total.get_or_insert(total);
-        self.saw_total(total);
-        for e in esims {
-            self.push(
-                e.raw_order_json.iccid.as_str(),
-                &e.record.status,
-                Package::of(e),
-                e.limits(),
-                &e.record.provider_order_no,
-            );
+    /// Every eSIM of the list is in the index.
+    pub fn is_complete(&self) -> bool {
+        self.total().is_some() && self.len() as u64 >= self.total
+    }
+
+    /// An answer showed the list's total: places are counted from it from now on. A list that
+    /// shrank (an eSIM removed) drops the entries past its end; the pages read later put
+    /// the others right.
+    pub fn saw_total(&mut self, total: u64) {
+        if total == self.total {
+            return;
+        }
+        self.total = total;
+        let beyond = self
+            .order
+            .partition_point(|&e| u64::from(self.from_end[e as usize]) >= total);
+        for e in self.order.drain(..beyond) {
+            self.from_end[e as usize] = GONE;
         }
     }
 
-    fn push(&mut self, iccid: &str, status: &Status, package: Package, limits: Limits, order: &str) {
-        self.orders.push(order.into());
-        self.used_pct.push(limits.used_pct.unwrap_or(u8::MAX));
-        self.expires.push(limits.expires.unwrap_or(i64::MIN));
+    /// Merges what a read brought: a page of the whole list at its place, or records that
+    /// refresh the statuses of eSIMs the index has.
+    pub fn merge(&mut self, seen: &Seen) -> Merged {
+        let Some(place) = seen.place else {
+            return self.refresh(seen);
+        };
+        self.saw_total(place.total);
+        let mut merged = Merged::default();
+        for (k, entry) in seen.entries.iter().enumerate() {
+            let at = place.first_place() + k as u64;
+            let Some(from_end) = place.total.checked_sub(at + 1).and_then(|f| u32::try_from(f).ok()) else {
+                break;
+            };
+            match self.slot(from_end) {
+                Ok(pos) => {
+                    let e = self.order[pos] as usize;
+                    if self.iccid(e) == entry.iccid {
+                        merged.known += 1;
+                        merged.refreshed += usize::from(self.update(e, entry, seen.read_at));
+                    } else {
+                        self.from_end[e] = GONE;
+                        self.order[pos] = self.push(entry, from_end, seen.read_at);
+                        merged.added += 1;
+                    }
+                }
+                Err(pos) => {
+                    let e = self.push(entry, from_end, seen.read_at);
+                    self.order.insert(pos, e);
+                    merged.added += 1;
+                }
+            }
+        }
+        merged
+    }
+
+    /// Records without a place: each refreshes the entry of the same ICCID and order.
+    fn refresh(&mut self, seen: &Seen) -> Merged {
+        let mut merged = Merged::default();
+        for entry in &seen.entries {
+            let found = self
+                .entries_of(&entry.iccid)
+                .into_iter()
+                .find(|&e| *self.orders[e] == *entry.order);
+            if let Some(e) = found {
+                merged.known += 1;
+                merged.refreshed += usize::from(self.update(e, entry, seen.read_at));
+            }
+        }
+        merged
+    }
+
+    /// Takes in what another index (a file saved by another session) has and this one lacks
+    /// or read earlier: places are comparable, both being counted from the oldest eSIM.
+    pub fn absorb(&mut self, other: &Inventory) {
+        if other.total > self.total {
+            self.saw_total(other.total);
+        }
+        for &e in &other.order {
+            let e = e as usize;
+            let from_end = other.from_end[e];
+            let entry = other.entry(e);
+            let read_at = other.read_at[e];
+            match self.slot(from_end) {
+                Ok(pos) => {
+                    let mine = self.order[pos] as usize;
+                    if read_at <= self.read_at[mine] {
+                        continue;
+                    }
+                    if self.iccid(mine) == entry.iccid {
+                        self.update(mine, &entry, read_at);
+                    } else {
+                        self.from_end[mine] = GONE;
+                        self.order[pos] = self.push(&entry, from_end, read_at);
+                    }
+                }
+                Err(pos) => {
+                    let new = self.push(&entry, from_end, read_at);
+                    self.order.insert(pos, new);
+                }
+            }
+        }
+    }
+
+    /// Puts an entry read earlier at its place (loading a saved index); `false` if the place
+    /// is taken.
+    fn put(&mut self, entry: Entry, from_end: u32, read_at: i64) -> bool {
+        match self.slot(from_end) {
+            Ok(_) => false,
+            Err(pos) => {
+                let e = self.push(&entry, from_end, read_at);
+                self.order.insert(pos, e);
+                true
+            }
+        }
+    }
+
+    /// Where the entry at `from_end` is in `order`, or where it would go.
+    fn slot(&self, from_end: u32) -> Result<usize, usize> {
+        self.order
+            .binary_search_by(|&e| from_end.cmp(&self.from_end[e as usize]))
+    }
+
+    /// Updates an entry from a newer read; `true` if its status or limits changed.
+    fn update(&mut self, e: usize, entry: &Entry, read_at: i64) -> bool {
+        self.read_at[e] = self.read_at[e].max(read_at);
+        let status = self.status_id(&entry.status);
+        let used = entry.limits.used_pct.unwrap_or(u8::MAX);
+        let expires = entry.limits.expires.unwrap_or(i64::MIN);
+        let changed = self.status[e] != status || self.used_pct[e] != used || self.expires[e] != expires;
+        (self.status[e], self.used_pct[e], self.expires[e]) = (status, used, expires);
+        changed
+    }
+
+    /// Adds an entry's columns; its id.
+    fn push(&mut self, entry: &Entry, from_end: u32, read_at: i64) -> u32 {
+        let id = self.starts.len() as u32;
+        self.orders.push(entry.order.as_str().into());
+        self.used_pct.push(entry.limits.used_pct.unwrap_or(u8::MAX));
+        self.expires.push(entry.limits.expires.unwrap_or(i64::MIN));
+        self.from_end.push(from_end);
+        self.read_at.push(read_at);
         self.starts.push(self.iccids.len() as u32);
         // A newline would join two ICCIDs in the searched text; the API's text never has one.
-        self.iccids.extend(iccid.chars().filter(|c| *c != '\n'));
+        self.iccids.extend(entry.iccid.chars().filter(|c| *c != '\n'));
         self.iccids.push('\n');
-        let s = self.status_id(status);
+        let s = self.status_id(&entry.status);
         self.status.push(s);
         let next = self.packages.len() as u32;
-        let p = *self.package_ids.entry(package.clone()).or_insert_with(|| {
-            self.packages.push(package);
+        let p = *self.package_ids.entry(entry.package.clone()).or_insert_with(|| {
+            self.packages.push(entry.package.clone());
             next
         });
         self.package.push(p);
+        id
     }
 
     /// The interned id of a status.
@@ -136,174 +287,121 @@ impl Inventory {
         })
     }
 
-    /// Which interned statuses the filter lets through.
-    fn status_mask(&self, filter: &StatusFilter) -> Vec<bool> {
-        self.statuses.iter().map(|s| filter.matches(s)).collect()
-    }
-
-    /// An answer showed the list's total: the growth since the entries were read moves them.
-    /// Whether `saw_total` would move the places.
-    pub fn total_moves(&self, total: u64) -> bool {
-        self.total.is_some_and(|read| total.saturating_sub(read) > self.shift)
-    }
-
-    pub fn saw_total(&mut self, total: u64) {
-        if let Some(read) = self.total {
-            self.shift = self.shift.max(total.saturating_sub(read));
-        }
-    }
-
-    fn iccid(&self, i: usize) -> &str {
-        let start = self.starts[i] as usize;
-        let end = self.starts.get(i + 1).map_or(self.iccids.len(), |&s| s as usize);
+    fn iccid(&self, e: usize) -> &str {
+        let start = self.starts[e] as usize;
+        let end = self.starts.get(e + 1).map_or(self.iccids.len(), |&s| s as usize);
         &self.iccids[start..end - 1]
     }
 
-    fn limits(&self, i: usize) -> Limits {
+    fn limits(&self, e: usize) -> Limits {
         Limits {
-            used_pct: Some(self.used_pct[i]).filter(|&p| p != u8::MAX),
-            expires: Some(self.expires[i]).filter(|&t| t != i64::MIN),
+            used_pct: Some(self.used_pct[e]).filter(|&p| p != u8::MAX),
+            expires: Some(self.expires[e]).filter(|&t| t != i64::MIN),
         }
     }
 
-    pub fn row(&self, i: usize) -> Option<Row<'_>> {
-        if i >= self.len() {
+    fn entry(&self, e: usize) -> Entry {
+        Entry {
+            iccid: self.iccid(e).to_string(),
+            status: self.statuses[self.status[e] as usize].clone(),
+            package: self.packages[self.package[e] as usize].clone(),
+            limits: self.limits(e),
+            order: self.orders[e].to_string(),
+        }
+    }
+
+    /// The place in the list now of entry `e`.
+    fn place(&self, e: usize) -> u64 {
+        self.total.saturating_sub(u64::from(self.from_end[e]) + 1)
+    }
+
+    /// The row of entry `e` (an id from `search`, `select` or `find`), unless it was replaced.
+    pub fn row(&self, e: usize) -> Option<Row<'_>> {
+        if self.from_end.get(e).is_none_or(|&f| f == GONE) {
             return None;
         }
         Some(Row {
-            iccid: self.iccid(i),
-            status: &self.statuses[self.status[i] as usize],
-            package: &self.packages[self.package[i] as usize],
-            place: i as u64 + self.shift,
-            limits: self.limits(i),
+            iccid: self.iccid(e),
+            status: &self.statuses[self.status[e] as usize],
+            package: &self.packages[self.package[e] as usize],
+            place: self.place(e),
+            limits: self.limits(e),
+            read_at: self.read_at[e],
         })
     }
 
     /// The ICCIDs of the eSIMs an order made, in list order.
     pub fn iccids_of_order(&self, order: &str) -> Vec<&str> {
-        (0..self.len())
-            .filter(|&i| &*self.orders[i] == order)
-            .map(|i| self.iccid(i))
+        self.order
+            .iter()
+            .map(|&e| e as usize)
+            .filter(|&e| &*self.orders[e] == order)
+            .map(|e| self.iccid(e))
             .collect()
     }
 
-    /// The entry with exactly this ICCID.
-    pub fn find(&self, iccid: &str) -> Option<usize> {
-        self.matching_iccids(iccid)
+    /// The entries with exactly this ICCID, newest first (more than one where a provider
+    /// reissued it).
+    fn entries_of(&self, iccid: &str) -> Vec<usize> {
+        let mut found: Vec<usize> = self
+            .matching_iccids(iccid)
             .into_iter()
-            .find(|&i| self.iccid(i as usize) == iccid)
-            .map(|i| i as usize)
+            .map(|e| e as usize)
+            .filter(|&e| self.from_end[e] != GONE && self.iccid(e) == iccid)
+            .collect();
+        found.sort_by_key(|&e| std::cmp::Reverse(self.from_end[e]));
+        found
     }
 
-    /// Entries whose ICCID contains `digits`, in list order.
-    fn matching_iccids(&self, digits: &str) -> Vec<u32> {
-        let mut found: Vec<u32> = Vec::new();
-        if digits.is_empty() || digits.contains('\n') {
-            return found;
-        }
-        for (at, _) in self.iccids.match_indices(digits) {
-            let entry = self.starts.partition_point(|&s| s as usize <= at) as u32 - 1;
-            if found.last() != Some(&entry) {
-                found.push(entry);
+    /// The newest entry with exactly this ICCID.
+    pub fn find(&self, iccid: &str) -> Option<usize> {
+        self.entries_of(iccid).into_iter().next()
+    }
+
+    /// Where this ICCID's newest entry sits, counted from the oldest eSIM, with the total it
+    /// was counted against: a find reads the page at that place (`api::Client::find_esim_at`).
+    pub fn whereabouts(&self, iccid: &str) -> Option<Whereabouts> {
+        let e = self.find(iccid)?;
+        Some(Whereabouts {
+            from_end: u64::from(self.from_end[e]),
+            total: self.total,
+        })
+    }
+
+    /// The first place at or after `place` that the index does not cover; `None` when it
+    /// covers every place from there to the end of the list.
+    pub fn first_gap_from(&self, mut place: u64) -> Option<u64> {
+        let mut k = self.order.partition_point(|&e| self.place(e as usize) < place);
+        while place < self.total {
+            match self.order.get(k) {
+                Some(&e) if self.place(e as usize) == place => {
+                    place += 1;
+                    k += 1;
+                }
+                _ => return Some(place),
             }
         }
-        found
+        None
     }
 
-    /// The entries that match `text` (part of an ICCID, or of a package's name, slug or code,
-    /// ignoring case) and the status filter, in list order: new pages only add results after
-    /// these, so the results never jump as the read goes on.
-    pub fn search(&self, text: &str, status: &StatusFilter) -> Vec<u32> {
-        self.select(text, status, None)
-    }
-
-    /// The entries that match the search (none: every entry), the status filter and, if given,
-    /// the attention rule: in list order, or with the rule, the most urgent first.
-    pub fn select(&self, text: &str, status: &StatusFilter, attention: Option<AttentionAt>) -> Vec<u32> {
-        let text = text.trim();
-        let Some(attention) = attention else {
-            return if text.is_empty() {
-                Vec::new()
-            } else {
-                self.search_text(text, status)
-            };
-        };
-        let needs = |i: u32| {
-            let i = i as usize;
-            attention
-                .rule
-                .needs(&self.statuses[self.status[i] as usize], self.limits(i), attention.now)
-        };
-        let mut found = if text.is_empty() {
-            let status_ok = self.status_mask(status);
-            (0..self.len() as u32)
-                .filter(|&i| status_ok[self.status[i as usize] as usize] && needs(i))
-                .collect()
-        } else {
-            let mut found = self.search_text(text, status);
-            found.retain(|&i| needs(i));
-            found
-        };
-        // What needs attention most comes first (stable: equals stay in list order).
-        found.sort_by_key(|&i| attention.rule.urgency(self.limits(i as usize), attention.now));
-        found
-    }
-
-    fn search_text(&self, text: &str, status: &StatusFilter) -> Vec<u32> {
-        let status_ok = self.status_mask(status);
-        if let Some(digits) = as_digits(text) {
-            return self
-                .matching_iccids(&digits)
-                .into_iter()
-                .filter(|&i| status_ok[self.status[i as usize] as usize])
-                .collect();
+    /// The place of entry `e` among the eSIMs the status filter lets through, counting the
+    /// ones the index has before it (all of them, where the index covers the list up to it).
+    pub fn place_among(&self, e: usize, status: &crate::domain::status::StatusFilter) -> u64 {
+        if *status == crate::domain::status::StatusFilter::All {
+            return self.place(e);
         }
-        let needle = text.to_lowercase();
-        let package_ok: Vec<bool> = self
-            .packages
-            .iter()
-            .map(|p| {
-                [&p.name, &p.slug, &p.code]
-                    .iter()
-                    .any(|t| t.to_lowercase().contains(&needle))
-            })
-            .collect();
-        (0..self.len() as u32)
-            .filter(|&i| {
-                let i = i as usize;
-                package_ok[self.package[i] as usize] && status_ok[self.status[i] as usize]
-            })
-            .collect()
-    }
-
-    /// The place of entry `i` among the eSIMs the status filter lets through, when every entry
-    /// before it is known (the list is read in order, so they are).
-    pub fn place_among(&self, i: usize, status: &StatusFilter) -> u64 {
         let status_ok = self.status_mask(status);
-        let before = self.status[..i.min(self.len())]
+        let from_end = self.from_end[e];
+        self.order
             .iter()
-            .filter(|&&s| status_ok[s as usize])
-            .count() as u64;
-        if *status == StatusFilter::All {
-            before + self.shift
-        } else {
-            // A filtered list's growth is not known from the unfiltered total.
-            before
-        }
+            .take_while(|&&o| self.from_end[o as usize] > from_end)
+            .filter(|&&o| status_ok[self.status[o as usize] as usize])
+            .count() as u64
     }
 
-    /// A fresher status for an eSIM, from any answer that showed it; `true` if it changed.
-    /// Whether `update_status` would change anything (asked first where the index is shared
-    /// and a change means copying it).
-    pub fn status_differs(&self, iccid: &str, status: &Status) -> bool {
-        self.find(iccid)
-            .is_some_and(|i| self.status_ids.get(status) != Some(&self.status[i]))
-    }
-
-    pub fn update_status(&mut self, iccid: &str, status: &Status) -> bool {
-        let Some(i) = self.find(iccid) else { return false };
-        let id = self.status_id(status);
-        std::mem::replace(&mut self.status[i], id) != id
+    /// Which interned statuses the filter lets through.
+    fn status_mask(&self, filter: &crate::domain::status::StatusFilter) -> Vec<bool> {
+        self.statuses.iter().map(|s| filter.matches(s)).collect()
     }
 
     /// Bytes held, roughly: what the memory budget counts.
@@ -314,34 +412,64 @@ impl Inventory {
             + self.package.capacity() * 4
             + self.used_pct.capacity()
             + self.expires.capacity() * 8
+            + self.from_end.capacity() * 4
+            + self.read_at.capacity() * 8
+            + self.order.capacity() * 4
+            + self.orders.iter().map(|o| o.len() + 16).sum::<usize>()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::status::StatusFilter;
 
-    fn esim(iccid: &str, status: &str, package: &str) -> Esim {
-        serde_json::from_value(serde_json::json!({
-            "status": status,
-            "packageName": package,
-            "slug": package.to_lowercase().replace(' ', "-"),
-            "rawOrderJson": { "iccid": iccid },
-        }))
-        .expect("an eSIM item")
+    fn entry(iccid: &str, status: &str, package: &str) -> Entry {
+        Entry {
+            iccid: iccid.to_string(),
+            status: Status::parse(status),
+            package: Package {
+                name: package.to_string(),
+                slug: package.to_lowercase().replace(' ', "-"),
+                code: String::new(),
+                location: String::new(),
+            },
+            limits: Limits::default(),
+            order: format!("B{iccid}"),
+        }
+    }
+
+    /// Page `page` (of `size`) of a list of `total` eSIMs whose ICCID is their place counted
+    /// from the oldest, 19 digits.
+    fn page(page: u64, size: u64, total: u64, read_at: i64) -> Seen {
+        let place = PagePlace { page, size, total };
+        let first = place.first_place();
+        let entries = (first..(first + size).min(total))
+            .map(|at| entry(&format!("{:019}", total - 1 - at), "in_use", "France 1GB"))
+            .collect();
+        Seen {
+            place: Some(place),
+            entries,
+            read_at,
+        }
     }
 
     #[test]
     fn finds_by_part_of_an_iccid_or_a_package_in_list_order() {
         let mut inv = Inventory::default();
-        inv.extend(
-            &[
-                esim("8944100000000000011", "in_use", "France 1GB"),
-                esim("8944100000000000029", "cancel", "Japan 5GB"),
-                esim("8901100000000000037", "in_use", "France 3GB"),
+        inv.merge(&Seen {
+            place: Some(PagePlace {
+                page: 1,
+                size: 3,
+                total: 3,
+            }),
+            entries: vec![
+                entry("8944100000000000011", "in_use", "France 1GB"),
+                entry("8944100000000000029", "cancel", "Japan 5GB"),
+                entry("8901100000000000037", "in_use", "France 3GB"),
             ],
-            3,
-        );
+            read_at: 0,
+        });
         assert_eq!(inv.search("0000 0000-11", &StatusFilter::All), vec![0]);
         assert_eq!(inv.search("89441", &StatusFilter::All), vec![0, 1]);
         assert_eq!(inv.search("france", &StatusFilter::All), vec![0, 2]);
@@ -351,35 +479,124 @@ mod tests {
         assert_eq!(inv.find("8901100000000000037"), Some(2));
         assert_eq!(inv.find("890110000000000003"), None, "a prefix is not the ICCID");
         assert_eq!(inv.row(1).map(|r| r.package.name.as_str()), Some("Japan 5GB"));
+        assert!(inv.is_complete());
     }
 
     #[test]
-    fn places_move_down_as_the_list_grows_and_statuses_refresh() {
+    fn pages_read_in_any_order_are_kept_at_their_places_and_the_gaps_are_known() {
         let mut inv = Inventory::default();
-        inv.extend(
-            &[
-                esim("8944100000000000011", "in_use", "A"),
-                esim("8944100000000000029", "cancel", "B"),
-            ],
-            2,
+        let first = inv.merge(&page(3, 10, 45, 100));
+        assert_eq!(first.added, 10);
+        inv.merge(&page(1, 10, 45, 100));
+        assert_eq!((inv.len(), inv.total()), (20, Some(45)));
+        assert!(!inv.is_complete());
+        assert_eq!(inv.first_gap_from(0), Some(10), "page 2 is missing");
+        assert_eq!(inv.first_gap_from(20), Some(30));
+        // Results come in list order however the pages came.
+        let all = inv.search("0", &StatusFilter::All);
+        let places: Vec<u64> = all.iter().map(|&e| inv.row(e as usize).unwrap().place).collect();
+        assert!(places.windows(2).all(|w| w[0] < w[1]), "{places:?}");
+        assert_eq!(places.len(), 20);
+        for p in [2, 4, 5] {
+            inv.merge(&page(p, 10, 45, 100));
+        }
+        assert!(inv.is_complete());
+        assert_eq!(inv.first_gap_from(0), None);
+        let again = inv.merge(&page(2, 10, 45, 200));
+        assert_eq!(
+            (again.known, again.added, again.refreshed),
+            (10, 0, 0),
+            "read again, nothing new"
         );
-        assert_eq!(inv.row(1).map(|r| r.place), Some(1));
-        inv.saw_total(5);
-        assert_eq!(inv.row(1).map(|r| r.place), Some(4), "three new eSIMs at the top");
-        assert_eq!(inv.total(), Some(5));
-        assert_eq!(inv.place_among(1, &StatusFilter::Is(Status::Cancel)), 0);
-        assert!(inv.update_status("8944100000000000029", &Status::Revoked));
-        assert!(
-            !inv.update_status("8944100000000000029", &Status::Revoked),
-            "no change the second time"
+        let e = inv.find(&format!("{:019}", 44 - 12)).unwrap();
+        assert_eq!(inv.row(e).map(|r| (r.place, r.read_at)), Some((12, 200)));
+    }
+
+    #[test]
+    fn new_esims_at_the_top_move_every_place_down_and_a_read_from_the_top_meets_the_known() {
+        let mut inv = Inventory::default();
+        for p in 1..=3 {
+            inv.merge(&page(p, 10, 30, 0));
+        }
+        let oldest = inv.find(&format!("{:019}", 0)).unwrap();
+        assert_eq!(inv.row(oldest).map(|r| r.place), Some(29));
+        assert_eq!(
+            inv.whereabouts(&format!("{:019}", 0)).map(|w| w.place_in(35)),
+            Some(Some(34))
         );
-        assert_eq!(inv.row(1).map(|r| r.status.clone()), Some(Status::Revoked));
+        // Five new eSIMs: page 1 now holds them and five known ones.
+        let top = inv.merge(&page(1, 10, 35, 1));
+        assert_eq!((top.added, top.known), (5, 5));
+        assert_eq!(inv.row(oldest).map(|r| r.place), Some(34));
+        assert!(inv.is_complete());
+    }
+
+    #[test]
+    fn a_record_refreshes_the_status_and_another_esim_at_a_place_replaces_the_old_one() {
+        let mut inv = Inventory::default();
+        inv.merge(&page(1, 5, 5, 0));
+        let iccid = format!("{:019}", 3);
+        let mut record = entry(&iccid, "revoked", "France 1GB");
+        let seen = Seen {
+            place: None,
+            entries: vec![record.clone()],
+            read_at: 9,
+        };
+        assert_eq!(inv.merge(&seen).refreshed, 1);
+        let e = inv.find(&iccid).unwrap();
+        assert_eq!(
+            inv.row(e).map(|r| (r.status.clone(), r.read_at)),
+            Some((Status::Revoked, 9))
+        );
+        assert_eq!(inv.merge(&seen).refreshed, 0, "no change the second time");
+        // Another eSIM read at that place (the list changed under us): the old entry goes.
+        record.iccid = "8944100000000000011".into();
+        inv.merge(&Seen {
+            place: Some(PagePlace {
+                page: 2,
+                size: 1,
+                total: 5,
+            }),
+            entries: vec![record],
+            read_at: 10,
+        });
+        assert_eq!(inv.find(&iccid), None);
+        assert_eq!(inv.row(e), None);
+        assert_eq!(inv.len(), 5);
+        assert!(inv.search(&iccid, &StatusFilter::All).is_empty());
+    }
+
+    #[test]
+    fn another_sessions_index_fills_the_gaps_and_the_newer_read_wins() {
+        let mut mine = Inventory::default();
+        mine.merge(&page(1, 10, 30, 50));
+        let mut theirs = Inventory::default();
+        theirs.merge(&page(3, 10, 30, 10));
+        theirs.merge(&page(1, 10, 30, 10));
+        let iccid = format!("{:019}", 29);
+        theirs.merge(&Seen {
+            place: None,
+            entries: vec![entry(&iccid, "cancel", "France 1GB")],
+            read_at: 11,
+        });
+        mine.absorb(&theirs);
+        assert_eq!(mine.len(), 20);
+        assert_eq!(mine.first_gap_from(0), Some(10));
+        let e = mine.find(&iccid).unwrap();
+        assert_eq!(
+            mine.row(e).map(|r| r.status.clone()),
+            Some(Status::InUse),
+            "read later here"
+        );
     }
 }
 
 #[cfg(test)]
 mod at_scale {
     use super::*;
+    use crate::domain::attention::AttentionRule;
+    use crate::domain::status::StatusFilter;
+    use chrono::DateTime;
     use std::time::{Duration, Instant};
 
     /// 100 000 eSIMs as the sandbox makes them: searching any of them takes well under a frame.
@@ -387,24 +604,42 @@ mod at_scale {
     fn a_search_over_100_000_esims_fits_in_a_frame() {
         let mut inv = Inventory::default();
         let statuses = [Status::InUse, Status::Cancel, Status::GotResource, Status::UsedUp];
-        for i in 0..100_000u64 {
-            let package = Package {
-                name: format!("Country {} {}GB 30 Days", i % 60, i % 5 + 1),
-                slug: format!("c{}-{}gb-30d", i % 60, i % 5 + 1),
-                code: format!("ESD-C{}-{}GB-30D", i % 60, i % 5 + 1),
-                location: format!("C{}", i % 60),
-            };
-            inv.push(
-                &format!("89441{i:08}{:06}", i * 7919 % 1_000_000),
-                &statuses[i as usize % 4],
-                package,
-                Limits {
-                    used_pct: Some((i % 101) as u8),
-                    expires: Some(1_800_000_000 + i as i64 * 60),
-                },
-                &format!("B1{i:011}"),
-            );
+        let total = 100_000u64;
+        let started = Instant::now();
+        // Read from the oldest page up, the worst order for keeping the list's order.
+        for p in (1..=total / 100).rev() {
+            let entries = (0..100)
+                .map(|k| {
+                    let i = (p - 1) * 100 + k;
+                    Entry {
+                        iccid: format!("89441{i:08}{:06}", i * 7919 % 1_000_000),
+                        status: statuses[i as usize % 4].clone(),
+                        package: Package {
+                            name: format!("Country {} {}GB 30 Days", i % 60, i % 5 + 1),
+                            slug: format!("c{}-{}gb-30d", i % 60, i % 5 + 1),
+                            code: format!("ESD-C{}-{}GB-30D", i % 60, i % 5 + 1),
+                            location: format!("C{}", i % 60),
+                        },
+                        limits: Limits {
+                            used_pct: Some((i % 101) as u8),
+                            expires: Some(1_800_000_000 + i as i64 * 60),
+                        },
+                        order: format!("B1{i:011}"),
+                    }
+                })
+                .collect();
+            inv.merge(&Seen {
+                place: Some(PagePlace {
+                    page: p,
+                    size: 100,
+                    total,
+                }),
+                entries,
+                read_at: 0,
+            });
         }
+        eprintln!("1 000 pages merged, the oldest first, in {:?}", started.elapsed());
+        assert!(inv.is_complete());
         let mut slowest = Duration::ZERO;
         let attention = AttentionAt {
             rule: AttentionRule::default(),

@@ -3,6 +3,10 @@
 //! user (file 0600, directory 0700). It holds what finding needs, never an activation code or
 //! anything secret. A file that cannot be read, of another version, or of another account is
 //! not trusted: the inventory is read from the API again and the file replaced.
+//!
+//! Every session of an account (the dashboard, a command) uses the same file: a save first
+//! takes in what the file has that this session lacks (`Inventory::absorb`), under a lock, so
+//! that two sessions saving in turn lose neither's pages.
 
 use super::{Inventory, Package};
 use crate::domain::status::Status;
@@ -11,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
-const VERSION: u32 = 3;
+const VERSION: u32 = 4;
 
 /// Where the saved inventories go: `esimdash/` under the XDG cache directory.
 pub fn default_dir() -> Option<PathBuf> {
@@ -28,8 +32,9 @@ pub fn path_in(dir: &Path, account: &str) -> PathBuf {
     dir.join(format!("inventory-{account}.json"))
 }
 
-/// `[ICCID, status index, package index, % of data used, expiry (Unix s), order number]`.
-type SavedEntry = (String, u16, u32, Option<u8>, Option<i64>, String);
+/// `[ICCID, status index, package index, % of data used, expiry (Unix s), order number,
+/// place counted from the oldest eSIM, when read (Unix s)]`.
+type SavedEntry = (String, u16, u32, Option<u8>, Option<i64>, String, u32, i64);
 
 /// The file's content.
 #[derive(Serialize, Deserialize)]
@@ -38,12 +43,11 @@ struct Saved {
     account: String,
     /// Unix seconds.
     saved_at: i64,
-    /// The list's total when read.
+    /// The list's total when last read.
     total: u64,
     statuses: Vec<Status>,
     packages: Vec<Package>,
-    /// `[ICCID, status index, package index, % of data used, expiry (Unix s), order number]`,
-    /// in list order.
+    /// In list order.
     entries: Vec<SavedEntry>,
 }
 
@@ -78,7 +82,8 @@ pub fn load(path: &Path, account: &str) -> Result<Loaded, LoadError> {
         return Err(LoadError::Foreign);
     }
     let mut inventory = Inventory::default();
-    for (iccid, status, package, used_pct, expires, order) in &saved.entries {
+    inventory.saw_total(saved.total);
+    for (iccid, status, package, used_pct, expires, order, from_end, read_at) in &saved.entries {
         let (Some(status), Some(package)) = (
             saved.statuses.get(*status as usize),
             saved.packages.get(*package as usize),
@@ -88,13 +93,25 @@ pub fn load(path: &Path, account: &str) -> Result<Loaded, LoadError> {
         if iccid.is_empty() || iccid.len() > 32 || !iccid.bytes().all(|b| b.is_ascii_digit()) {
             return Err(LoadError::Unreadable("an entry's ICCID is not digits".to_string()));
         }
-        let limits = crate::domain::attention::Limits {
-            used_pct: used_pct.map(|p| p.min(100)),
-            expires: *expires,
+        if u64::from(*from_end) >= saved.total {
+            return Err(LoadError::Unreadable(
+                "an entry's place is past the list's end".to_string(),
+            ));
+        }
+        let entry = super::Entry {
+            iccid: iccid.clone(),
+            status: status.clone(),
+            package: package.clone(),
+            limits: crate::domain::attention::Limits {
+                used_pct: used_pct.map(|p| p.min(100)),
+                expires: *expires,
+            },
+            order: order.clone(),
         };
-        inventory.push(iccid, status, package.clone(), limits, order);
+        if !inventory.put(entry, *from_end, *read_at) {
+            return Err(LoadError::Unreadable("two entries at one place".to_string()));
+        }
     }
-    inventory.total = Some(saved.total);
     let saved_at = DateTime::from_timestamp(saved.saved_at, 0)
         .ok_or_else(|| LoadError::Unreadable("its time is not a time".to_string()))?;
     Ok(Loaded {
@@ -104,36 +121,55 @@ pub fn load(path: &Path, account: &str) -> Result<Loaded, LoadError> {
     })
 }
 
-/// Saves atomically (a new file renamed over the old), private to the user.
-pub fn save(path: &Path, account: &str, inventory: &Inventory, now: DateTime<Utc>) -> std::io::Result<()> {
-    let saved = Saved {
-        version: VERSION,
-        account: account.to_string(),
-        saved_at: now.timestamp(),
-        total: inventory.total().unwrap_or(inventory.len() as u64),
-        statuses: inventory.statuses.clone(),
-        packages: inventory.packages.clone(),
-        entries: (0..inventory.len())
-            .map(|i| {
-                let limits = inventory.limits(i);
-                (
-                    inventory.iccid(i).to_string(),
-                    inventory.status[i],
-                    inventory.package[i],
-                    limits.used_pct,
-                    limits.expires,
-                    inventory.orders[i].to_string(),
-                )
-            })
-            .collect(),
-    };
-    let body = serde_json::to_vec(&saved).map_err(std::io::Error::other)?;
+/// Saves atomically (a new file renamed over the old), private to the user, after taking in
+/// what the file holds that `inventory` lacks (another session's pages): what was saved is
+/// returned, so that the session can use it too.
+pub fn save(path: &Path, account: &str, inventory: &Inventory, now: DateTime<Utc>) -> std::io::Result<Inventory> {
     if let Some(dir) = path.parent() {
         create_private_dir(dir)?;
     }
+    // One session saves at a time; a lock file beside the index, never the index itself
+    // (which is replaced by a rename).
+    let lock = crate::private_file::open_or_create(&path.with_extension("lock"))?;
+    lock.lock()?;
+    let mut merged = inventory.clone();
+    if let Ok(on_disk) = load(path, account) {
+        merged.absorb(&on_disk.inventory);
+    }
+    let body = serde_json::to_vec(&saved_form(account, &merged, now)).map_err(std::io::Error::other)?;
     let tmp = path.with_extension("json.tmp");
     write_private(&tmp, &body)?;
-    std::fs::rename(&tmp, path)
+    std::fs::rename(&tmp, path)?;
+    Ok(merged)
+}
+
+fn saved_form(account: &str, inventory: &Inventory, now: DateTime<Utc>) -> Saved {
+    Saved {
+        version: VERSION,
+        account: account.to_string(),
+        saved_at: now.timestamp(),
+        total: inventory.total,
+        statuses: inventory.statuses.clone(),
+        packages: inventory.packages.clone(),
+        entries: inventory
+            .order
+            .iter()
+            .map(|&e| {
+                let e = e as usize;
+                let limits = inventory.limits(e);
+                (
+                    inventory.iccid(e).to_string(),
+                    inventory.status[e],
+                    inventory.package[e],
+                    limits.used_pct,
+                    limits.expires,
+                    inventory.orders[e].to_string(),
+                    inventory.from_end[e],
+                    inventory.read_at[e],
+                )
+            })
+            .collect(),
+    }
 }
 
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
@@ -185,22 +221,30 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = path_in(&dir.path().join("esimdash"), "abc");
         let mut inv = Inventory::default();
-        inv.push(
-            "8944100000000000011",
-            &Status::InUse,
-            Package {
+        let entry = super::super::Entry {
+            iccid: "8944100000000000011".into(),
+            status: Status::InUse,
+            package: Package {
                 name: "France 1GB".into(),
                 slug: "fr-1gb".into(),
                 code: "ESD-FR".into(),
                 location: "FR".into(),
             },
-            crate::domain::attention::Limits {
+            limits: crate::domain::attention::Limits {
                 used_pct: Some(85),
                 expires: Some(1_800_000_000),
             },
-            "B100000010001",
-        );
-        inv.total = Some(7);
+            order: "B100000010001".into(),
+        };
+        inv.merge(&super::super::Seen {
+            place: Some(super::super::PagePlace {
+                page: 2,
+                size: 1,
+                total: 7,
+            }),
+            entries: vec![entry],
+            read_at: 1_700_000_000,
+        });
         save(&path, "abc", &inv, Utc::now()).unwrap();
         #[cfg(unix)]
         {
@@ -214,6 +258,10 @@ mod tests {
         let loaded = load(&path, "abc").unwrap();
         assert_eq!(loaded.inventory.find("8944100000000000011"), Some(0));
         assert_eq!(loaded.inventory.total(), Some(7));
+        assert_eq!(
+            loaded.inventory.row(0).map(|r| (r.place, r.read_at)),
+            Some((1, 1_700_000_000))
+        );
         assert_eq!(loaded.inventory, inv, "what attention reads comes back too");
 
         assert!(matches!(load(&path, "other"), Err(LoadError::Foreign)));

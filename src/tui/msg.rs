@@ -30,7 +30,7 @@ pub enum Request {
     /// One eSIM's current record, by the lookup or from the page at its place.
     FindEsim {
         iccid: Iccid,
-        place: Option<u64>,
+        seen: Option<crate::inventory::Whereabouts>,
     },
     /// An eSIM's activation code: `ac`, or its QR image decoded.
     ActivationCode {
@@ -108,6 +108,11 @@ pub enum Msg {
         id: JobId,
         /// `None`: there is none, or none to trust (it is replaced once the inventory is read).
         loaded: Option<Box<crate::inventory::store::Loaded>>,
+    },
+    /// eSIMs the client of `profile`'s account read, for its inventory index (whatever asked).
+    IndexSeen {
+        profile: String,
+        seen: crate::inventory::Seen,
     },
     /// What became of writing an eSIM's QR code as a PNG file.
     QrSaved {

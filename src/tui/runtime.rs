@@ -77,12 +77,15 @@ impl InventoryFile {
 
     fn save(&self, inventory: Arc<Inventory>) {
         let file = self.clone();
-        tokio::task::spawn_blocking(move || {
-            match store::save(&file.path, &file.account, &inventory, chrono::Utc::now()) {
-                Ok(()) => tracing::info!(eSIMs = inventory.len(), "inventory index saved"),
-                Err(e) => tracing::warn!(path = %file.path.display(), %e, "the inventory index was not saved"),
-            }
-        });
+        tokio::task::spawn_blocking(move || file.save_now(&inventory));
+    }
+
+    /// Saves in this thread (as the dashboard ends: a task could be cut off).
+    fn save_now(&self, inventory: &Inventory) {
+        match store::save(&self.path, &self.account, inventory, chrono::Utc::now()) {
+            Ok(saved) => tracing::info!(eSIMs = saved.len(), "inventory index saved"),
+            Err(e) => tracing::warn!(path = %self.path.display(), %e, "the inventory index was not saved"),
+        }
     }
 }
 
@@ -130,9 +133,10 @@ pub async fn execute(client: &Client, request: &Request) -> Result<Payload, ApiE
                 page_size: Some(SCAN_PAGE_SIZE),
                 ..EsimQuery::default()
             };
-            Payload::Esims(client.esims(&query).await?)
+            // Nobody waits for it: within its share of the budget, after what the user asks.
+            Payload::Esims(client.in_background(client.esims(&query)).await?)
         }
-        Request::FindEsim { iccid, place } => Payload::FoundEsim(client.find_esim_at(iccid.as_str(), *place).await?),
+        Request::FindEsim { iccid, seen } => Payload::FoundEsim(client.find_esim_at(iccid.as_str(), *seen).await?),
         Request::ActivationCode { esim } => Payload::ActivationCode(client.activation_code(esim).await),
         Request::UpdateProfile(u) => Payload::ProfileSaved(client.update_profile(u).await?),
         Request::TopupPlans { iccid } => Payload::Plans(client.topup_plans(iccid.as_str()).await?),
@@ -260,6 +264,14 @@ struct World<'a> {
 }
 
 impl World<'_> {
+    /// The session ends: what the index took in since it was last saved is saved.
+    fn end(&mut self, app: &mut App) -> Outcome {
+        if let (Some(file), Some(index)) = (&self.inventory, app.index_to_save()) {
+            file.save_now(&index);
+        }
+        outcome(app)
+    }
+
     /// Another account is in use from now on: its client, its pacing, where its index is
     /// saved. (The app has cancelled what ran for the old one and drops any answer that still
     /// comes.)
@@ -273,18 +285,37 @@ impl World<'_> {
     }
 }
 
-/// The client's notices come to the app as messages, and payments an earlier session of this
-/// account left unsettled are settled in the background (each told in a window that stays).
+/// The client's notices and the eSIMs it reads come to the app as messages, and payments an
+/// earlier session of this account left unsettled are settled in the background (each told in
+/// a window that stays).
 fn settle_earlier(opened: &Opened, tx: &UnboundedSender<Msg>) {
     let (profile, tx) = (opened.session.profile.clone(), tx.clone());
+    let (seen_by, seen_tx) = (profile.clone(), tx.clone());
     opened.client.on_notice(std::sync::Arc::new(move |notice| {
         let _ = tx.send(Msg::Notice {
             profile: profile.clone(),
             notice,
         });
     }));
+    opened.client.on_esims_read(index_tap(seen_by, seen_tx));
     let client = opened.client.clone();
     tokio::spawn(async move { client.settle_earlier().await });
+}
+
+/// Sends every eSIM the client reads to the app's index, tagged with its account. Sent before
+/// the answer of the request that read them, so the app has merged them when the answer comes.
+pub fn index_tap(profile: String, tx: UnboundedSender<Msg>) -> crate::api::EsimsTap {
+    std::sync::Arc::new(move |esims, place| {
+        let now = chrono::Utc::now().timestamp();
+        let seen = match place {
+            Some(place) => crate::inventory::Seen::page(esims, place, now),
+            None => crate::inventory::Seen::records(esims, now),
+        };
+        let _ = tx.send(Msg::IndexSeen {
+            profile: profile.clone(),
+            seen,
+        });
+    })
 }
 
 /// How the dashboard ends, once it is ending: whether the terminal is gone (a hang-up), and
@@ -509,12 +540,12 @@ async fn event_loop(
         let msg = match next(&mut inputs, &mut world, &mut app, &mut ending).await {
             Next::Msg(msg) => msg,
             Next::Again => continue,
-            Next::Exit => return Ok(outcome(&app)),
+            Next::Exit => return Ok(world.end(&mut app)),
         };
         let effects = app.update(msg, Instant::now());
         let quit = perform(effects, &mut world) || app.should_quit();
         if (quit || ending.leaving.is_some()) && ending.leave(&mut app) {
-            return Ok(outcome(&app));
+            return Ok(world.end(&mut app));
         }
         if app.take_dirty() {
             let drawn = world.term.draw(|f| view::draw(f, &app, &theme, Instant::now()));
@@ -525,6 +556,7 @@ async fn event_loop(
                 ending.terminal_gone = true;
                 crate::signals::detach_stdio();
                 if ending.leave(&mut app) {
+                    world.end(&mut app);
                     return Err(e);
                 }
             }

@@ -7,7 +7,7 @@ use esimdash::api::{BaseUrl, Client, ClientOptions, Credentials};
 use esimdash::sandbox::{RunningSandbox, SandboxConfig, spawn};
 use esimdash::tui::app::App;
 use esimdash::tui::msg::{Answer, Effect, JobId, Msg, Request};
-use esimdash::tui::runtime::execute;
+use esimdash::tui::runtime::{execute, index_tap};
 use esimdash::tui::view::{self, theme::Theme};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -98,6 +98,9 @@ pub struct Harness {
     pub app: App,
     pub now: Instant,
     client: Client,
+    /// What the client read, for the app's index (as the runtime's tap sends it).
+    seen: tokio::sync::mpsc::UnboundedReceiver<Msg>,
+    seen_tx: tokio::sync::mpsc::UnboundedSender<Msg>,
     pending: Vec<(JobId, Request)>,
     /// Every request the app sent, in order.
     pub sent: Vec<Request>,
@@ -142,10 +145,14 @@ impl Harness {
         .unwrap();
         let mut app = App::new(false).with_clock(epoch);
         let pending = sends(&app.start());
+        let (seen_tx, seen) = tokio::sync::mpsc::unbounded_channel();
+        client.on_esims_read(index_tap(String::new(), seen_tx.clone()));
         Self {
             app,
             now: Instant::now(),
             client,
+            seen,
+            seen_tx,
             pending,
             sent: Vec::new(),
             cancelled: 0,
@@ -201,8 +208,21 @@ impl Harness {
             let (id, request) = self.pending.remove(at);
             self.sent.push(request.clone());
             let result = execute(&self.client, &request).await;
+            self.take_seen();
             let effects = self.app.update(Msg::Answer(Box::new(Answer { id, result })), self.now);
             self.follow(&effects);
+        }
+    }
+
+    /// Hands the app what the client read (before the answer, as the runtime does), as of
+    /// the account in use now.
+    fn take_seen(&mut self) {
+        while let Ok(msg) = self.seen.try_recv() {
+            if let Msg::IndexSeen { seen, .. } = msg {
+                let profile = self.app.session().profile.clone();
+                let effects = self.app.update(Msg::IndexSeen { profile, seen }, self.now);
+                self.follow(&effects);
+            }
         }
     }
 
@@ -213,6 +233,7 @@ impl Harness {
 
     /// Runs the app's requests with this client from now on (another account, or read-only).
     pub fn use_client(&mut self, client: Client) {
+        client.on_esims_read(index_tap(String::new(), self.seen_tx.clone()));
         self.client = client;
     }
 
@@ -309,6 +330,7 @@ impl Live {
         )
         .unwrap();
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        client.on_esims_read(index_tap(app.session().profile.clone(), tx.clone()));
         let mut live = Self {
             app,
             sandbox,
@@ -353,6 +375,15 @@ impl Live {
                 _ => {}
             }
         }
+    }
+
+    /// The session ends: the index as it is saved then (what the runtime saves at the end, or
+    /// the last save the app asked for when nothing changed since).
+    pub fn quit_saving(&mut self) -> std::sync::Arc<esimdash::inventory::Inventory> {
+        self.app
+            .index_to_save()
+            .or(self.saved.take())
+            .expect("the session read eSIMs into its index")
     }
 
     /// The index an earlier session saved, read as the runtime reads it at start.
@@ -401,8 +432,18 @@ impl Live {
         names
     }
 
-    /// Every eSIM of the account, read from the API.
+    /// Every eSIM of the account, read from the API (by a client of the test's own: the app's
+    /// would hand the pages to its index).
     pub async fn all_esims(&self) -> Vec<esimdash::api::model::Esim> {
+        let client = Client::new(
+            BaseUrl::parse(&self.sandbox.base_url()).unwrap(),
+            &Credentials::pair("ak_demo_acme", "sk_demo_acme"),
+            ClientOptions {
+                rate_limit: 100_000,
+                ..ClientOptions::default()
+            },
+        )
+        .unwrap();
         let mut all = Vec::new();
         for page in 1.. {
             let query = esimdash::api::model::EsimQuery {
@@ -410,7 +451,7 @@ impl Live {
                 page_size: Some(100),
                 ..Default::default()
             };
-            let answer = self.client.esims(&query).await.unwrap();
+            let answer = client.esims(&query).await.unwrap();
             let last = answer.esims.len() < 100;
             all.extend(answer.esims);
             if last {

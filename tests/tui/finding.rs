@@ -85,7 +85,16 @@ async fn an_iccid_from_the_oldest_page_and_its_qr_code_in_three_requests_within_
         screen.contains(&iccid) && (screen.contains("▀▀▀") || !scannable && screen.contains("QR code not drawn")),
         "its QR code is drawn, or said why not:\n{screen}"
     );
-    assert!(requests <= 3, "{requests} requests");
+    // The index's background read goes on meanwhile, within its share: not what the find cost.
+    let background = live
+        .sent
+        .iter()
+        .filter(|r| matches!(r, esimdash::tui::msg::Request::EsimScan { .. }))
+        .count() as u64;
+    assert!(
+        requests - background.min(requests) <= 3,
+        "{requests} requests, {background} of the index"
+    );
     assert!(took <= Duration::from_secs(1), "took {took:?}");
     let lookups = live
         .sent
@@ -124,7 +133,8 @@ async fn a_server_without_the_lookup_never_shows_another_esim_and_a_second_sessi
     assert!(found(&first), "found by reading the list");
     let shown: Vec<String> = first.app.esims().result_rows().map(|r| r.iccid().to_string()).collect();
     assert_eq!(shown, vec![iccid.clone()], "the only result is the eSIM asked for");
-    let inventory = first.saved.take().expect("the whole inventory was read and saved");
+    // The first session quits: what its index took in is saved.
+    let inventory = first.quit_saving();
 
     // The index goes through the file, as between two sessions.
     let dir = tempfile::tempdir().unwrap();
@@ -132,10 +142,23 @@ async fn a_server_without_the_lookup_never_shows_another_esim_and_a_second_sessi
     esimdash::inventory::store::save(&path, "acme", &inventory, chrono::Utc::now()).unwrap();
     let loaded = esimdash::inventory::store::load(&path, "acme").unwrap();
 
+    // The saved index is read at start (a small file, before the list's first page is in);
+    // that page, meeting eSIMs the index has, tells that nothing new is at the top.
     let mut second = Live::new(config, fast).await;
+    second.saved_inventory(loaded);
     second.send(key('3'));
     second.idle(Duration::from_secs(10)).await;
-    second.saved_inventory(loaded);
+    let index_reads = |live: &Live| {
+        live.sent
+            .iter()
+            .filter(|r| matches!(r, esimdash::tui::msg::Request::EsimScan { .. }))
+            .count()
+    };
+    assert_eq!(
+        index_reads(&second),
+        0,
+        "no read of the index at start: the list's first page told"
+    );
     let before = second.sandbox.api_requests_received();
     let images_before = second.sandbox.requests_received() - before;
     second.send(key('/'));
@@ -148,7 +171,7 @@ async fn a_server_without_the_lookup_never_shows_another_esim_and_a_second_sessi
     eprintln!("second session, server without the lookup: found with {requests} API requests (and {images} QR image)");
     assert!(found(&second));
     assert!(requests <= 2, "{requests} requests");
-    assert!(render(&second.app, 120, 40, Instant::now()).contains("in the index of"));
+    assert!(render(&second.app, 120, 40, Instant::now()).contains(" in the index"));
 }
 
 #[tokio::test]

@@ -96,7 +96,7 @@ async fn needs_attention_is_the_rule_applied_to_the_apis_own_data_and_its_count_
     live.send(key('3'));
     live.send(key('!'));
     assert!(
-        live.until(Duration::from_secs(20), |app| app.esims().scan().is_complete())
+        live.until(Duration::from_secs(20), |app| app.esims().index().is_complete())
             .await
     );
     let now = chrono::Utc::now();

@@ -39,7 +39,7 @@ pub use remote::{Loaded, Remote};
 pub use search::SearchBox;
 pub use tab::Tab;
 pub use tabs::catalog::{Catalog, SortKey};
-pub use tabs::esims::{Code, Esims, Fresh, ResultRow, SCAN_PAGE_SIZE, Scan};
+pub use tabs::esims::{Code, Esims, Fresh, IndexRead, ResultRow, SCAN_PAGE_SIZE};
 pub use tabs::orders::{Orders, PAGE_SIZE, SEARCH_PAUSE};
 pub use tabs::profile::ProfileTab;
 pub use tabs::{Motion, TabState, TopUpOf};
@@ -133,6 +133,7 @@ impl App {
     pub fn with_preferences(mut self, prefs: &crate::config::Preferences) -> Self {
         self.low_balance = prefs.low_balance;
         self.account.tabs.esims.set_attention_rule(prefs.attention);
+        self.account.tabs.esims.set_stale_after(prefs.stale_after);
         self
     }
 
@@ -259,6 +260,12 @@ impl App {
         self.quit
     }
 
+    /// The account's inventory index to save as the dashboard ends, if it changed since it
+    /// was last saved.
+    pub fn index_to_save(&mut self) -> Option<std::sync::Arc<crate::inventory::Inventory>> {
+        self.account.tabs.esims.index_to_save()
+    }
+
     /// Earlier payments settled, in words, not yet dismissed.
     pub fn notices(&self) -> &[String] {
         &self.notices
@@ -335,6 +342,17 @@ impl App {
                 // Dropped when it is of an account no longer in use.
                 if let (Some(Job::LoadInventory), Some(loaded)) = (self.account.jobs.finish(id), loaded) {
                     self.account.tabs.esims.use_saved(*loaded);
+                    self.dirty = true;
+                }
+            }
+            Msg::IndexSeen { profile, seen } => {
+                // Dropped when it is of an account no longer in use.
+                if self.account.session.profile == profile {
+                    let step = self.account.tabs.esims.index_seen(&seen);
+                    effects.extend(step.save.map(Effect::SaveInventory));
+                    if step.found_whole {
+                        self.found_iccid(now);
+                    }
                     self.dirty = true;
                 }
             }

@@ -131,18 +131,12 @@ impl App {
             (Request::Esims(q), Payload::Esims(page)) => {
                 let number = q.page.unwrap_or(1);
                 if tabs.esims.list.accept(number, id, page.esims, page.total, now) {
-                    tabs.esims.list_page_arrived(number, page.total);
+                    tabs.esims.list_page_arrived(number);
                 }
             }
             (Request::EsimScan { .. }, Payload::Esims(page)) => {
-                let Some(step) = tabs.esims.accept_scan(id, page.esims, page.total, now) else {
-                    return;
-                };
-                if step.complete {
-                    effects.push(Effect::SaveInventory(tabs.esims.scan().shared_inventory()));
-                }
-                if step.found_whole {
-                    self.found_iccid(now);
+                if tabs.esims.accept_scan(id, page.esims.len(), page.total, now) == Some(true) {
+                    effects.extend(tabs.esims.index_to_save().map(Effect::SaveInventory));
                 }
             }
             (Request::FindEsim { .. }, Payload::FoundEsim(found)) => {

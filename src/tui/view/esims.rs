@@ -109,7 +109,6 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 /// ` · in the index of 2 h ago (reading again: 1 400 of 3 112)`.
 fn search_title(app: &App, typing: bool, theme: &Theme) -> Line<'static> {
     let esims = app.esims();
-    let scan = esims.scan();
     let mut spans = vec![Span::styled(" My eSIMs", theme.title())];
     if let Some(rule) = esims.attention() {
         spans.push(Span::styled(
@@ -129,46 +128,44 @@ fn search_title(app: &App, typing: bool, theme: &Theme) -> Line<'static> {
         theme,
     ));
     spans.push(Span::raw(format!(" · {} found", esims.result_count())));
-    let loaded = group(scan.loaded());
-    // "loading" only while a page is asked for: a read a whole ICCID's lookup made needless waits.
-    let progress = match (scan.total(), scan.is_complete(), scan.error()) {
-        (Some(total), true, _) => Some(format!("all {} loaded", group(total))),
-        (Some(total), false, Some(_)) => Some(format!("loading stopped at {loaded} of {}", group(total))),
-        (Some(total), false, None) => Some(format!("loaded {loaded} of {}", group(total))),
-        (None, _, Some(_)) => Some("could not load".to_string()),
-        (None, _, None) if scan.is_reading() => Some("loading…".to_string()),
-        (None, _, None) => None,
-    };
-    let progress = match (esims.searched().1, progress) {
-        (Some(saved_at), Some(progress)) => format!(
-            " · in the index of {} (reading again: {progress})",
-            age(saved_at, esims.now())
-        ),
-        (Some(saved_at), None) => format!(" · in the index of {}", age(saved_at, esims.now())),
-        (None, Some(progress)) => format!(" · {progress}"),
-        (None, None) => String::new(),
-    };
-    spans.push(Span::styled(progress, theme.muted()));
+    spans.push(Span::styled(index_progress(app), theme.muted()));
     if let Some(status) = esims.status().query() {
         spans.push(Span::styled(format!(" · {}", safe(&status)), theme.muted()));
     }
     Line::from(spans)
 }
 
-/// How long ago, coarsely: `5 min ago`, `3 h ago`, `2 days ago`.
-fn age(then: chrono::DateTime<chrono::Utc>, now: chrono::DateTime<chrono::Utc>) -> String {
-    let minutes = (now - then).num_minutes().max(0);
-    match minutes {
-        0 => "just now".to_string(),
-        1..=59 => format!("{minutes} min ago"),
-        60..=2879 => format!("{} h ago", minutes / 60),
-        _ => format!("{} days ago", minutes / 1440),
+/// ` · index 12 400 of 100 956 · 9 min to go`, ` · all 100 956 in the index`: how much of the
+/// inventory the search sees. "reading" only while a page is asked for.
+fn index_progress(app: &App) -> String {
+    let index = app.esims().index();
+    let covered = group(index.covered());
+    let progress = match (index.total(), index.is_complete(), index.error()) {
+        (Some(total), true, _) => format!("all {} in the index", group(total)),
+        (Some(total), false, Some(_)) => format!("index stopped at {covered} of {}", group(total)),
+        (Some(total), false, None) => match index.time_to_go(app.session().index_pages_per_minute) {
+            Some(left) => format!("index {covered} of {} · {} to go", group(total), duration_words(left)),
+            None => format!("index {covered} of {}", group(total)),
+        },
+        (None, _, Some(_)) => "the index could not be read".to_string(),
+        (None, _, None) if index.is_reading() => "reading the index…".to_string(),
+        (None, _, None) => return String::new(),
+    };
+    format!(" · {progress}")
+}
+
+/// `40 s`, `9 min`, `2 h 5 min`: a time to go, coarsely.
+fn duration_words(d: std::time::Duration) -> String {
+    match d.as_secs() {
+        s if s < 60 => format!("{s} s"),
+        s if s < 3_600 => format!("{} min", s.div_ceil(60)),
+        s => format!("{} h {} min", s / 3_600, s % 3_600 / 60),
     }
 }
 
 fn draw_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let esims = app.esims();
-    let scan = esims.scan();
+    let index = esims.index();
     let whole = esims.whole_iccid();
     let lookup = esims
         .fresh()
@@ -186,7 +183,7 @@ fn draw_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             return;
         }
     }
-    if let Some(error) = scan.error() {
+    if let Some(error) = index.error() {
         // Shown above any results: what was found is only part of the inventory.
         let [note, rest] = Layout::vertical([Constraint::Length(2), Constraint::Min(0)]).areas(area);
         let text = failed_text(app, "the whole inventory", error);
@@ -202,15 +199,18 @@ fn draw_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     if esims.result_count() == 0 {
         let text = if let Some(why) = esims.mistyped_iccid() {
             format!(" No eSIM matches: not a valid ICCID ({why}).")
-        } else if scan.is_complete() || esims.saved().is_some() {
+        } else if index.is_complete() {
             " No eSIM matches.".to_string()
-        } else if !scan.is_reading() {
-            format!(" No eSIM matches among the {} read so far.", group(scan.loaded()))
+        } else if !index.is_reading() {
+            format!(
+                " No eSIM matches among the {} in the index so far.",
+                group(index.covered())
+            )
         } else {
             format!(
-                " Nothing found yet: still loading the inventory ({} of {}).",
-                group(scan.loaded()),
-                scan.total().map_or("…".to_string(), group)
+                " Nothing found yet: still reading the inventory into the index ({} of {}).",
+                group(index.covered()),
+                index.total().map_or("…".to_string(), group)
             )
         };
         frame.render_widget(Paragraph::new(text), area);
@@ -219,13 +219,14 @@ fn draw_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     draw_result_rows(frame, area, app, theme);
 }
 
-/// A result row: the full record's cells, or what the index knows (ICCID, status, package).
-fn result_cells(row: ResultRow<'_>) -> Vec<String> {
+/// A result row: the full record's cells, or what the index knows (ICCID, status, package),
+/// the status with its age when it was read long ago.
+fn result_cells(esims: &crate::tui::app::Esims, row: ResultRow<'_>) -> Vec<String> {
     match row {
         ResultRow::Fetched(e) => cells(e),
         ResultRow::Indexed(r) => vec![
             r.iccid.to_string(),
-            status_words(r.status).to_string(),
+            indexed_status(esims, &r),
             r.package.name.clone(),
             r.package.location.clone(),
             String::new(),
@@ -257,7 +258,18 @@ fn time_left(expires: Option<i64>, now: chrono::DateTime<chrono::Utc>) -> String
     }
 }
 
-fn attention_cells(row: ResultRow<'_>, now: chrono::DateTime<chrono::Utc>) -> Vec<String> {
+/// `in use`, or `in use (3 d old)` when the index read it longer ago than the configured age.
+fn indexed_status(esims: &crate::tui::app::Esims, row: &crate::inventory::Row<'_>) -> String {
+    let words = status_words(row.status);
+    match esims.stale_age(row) {
+        Some(age) if age.num_days() > 0 => format!("{words} ({} d old)", age.num_days()),
+        Some(age) => format!("{words} ({} h old)", age.num_hours()),
+        None => words.to_string(),
+    }
+}
+
+fn attention_cells(esims: &crate::tui::app::Esims, row: ResultRow<'_>) -> Vec<String> {
+    let now = esims.now();
     let (iccid, status, limits, package, location) = match row {
         ResultRow::Fetched(e) => (
             e.raw_order_json.iccid.to_string(),
@@ -268,7 +280,7 @@ fn attention_cells(row: ResultRow<'_>, now: chrono::DateTime<chrono::Utc>) -> Ve
         ),
         ResultRow::Indexed(r) => (
             r.iccid.to_string(),
-            status_words(r.status).to_string(),
+            indexed_status(esims, &r),
             r.limits,
             r.package.name.clone(),
             r.package.location.clone(),
@@ -287,8 +299,7 @@ fn attention_cells(row: ResultRow<'_>, now: chrono::DateTime<chrono::Utc>) -> Ve
 fn draw_result_rows(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let esims = app.esims();
     if esims.attention().is_some() {
-        let now = esims.now();
-        let cells = move |row| attention_cells(row, now);
+        let cells = move |row| attention_cells(esims, row);
         cursor_table(
             frame,
             area,
@@ -305,7 +316,7 @@ fn draw_result_rows(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         area,
         &COLUMNS,
         esims.result_rows(),
-        result_cells,
+        |row| result_cells(esims, row),
         esims.result_cursor(),
         theme,
     );

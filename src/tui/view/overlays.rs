@@ -101,11 +101,11 @@ fn order_esims(app: &App, order: &crate::api::model::Order) -> String {
         (false, _) => found.join(", "),
         (true, true) => "none in this account's eSIM list".to_string(),
         (true, false) => {
-            let scan = esims.scan();
+            let index = esims.index();
             format!(
-                "looking for it… (read {} of {} eSIMs)",
-                grouped(scan.loaded()),
-                scan.total().map_or("…".to_string(), grouped)
+                "looking for it… ({} of {} eSIMs in the index)",
+                grouped(index.covered()),
+                index.total().map_or("…".to_string(), grouped)
             )
         }
     }

@@ -5,6 +5,7 @@
 //! limit). The selected result's full record is always fetched fresh: by the lookup, or from
 //! the page at its place in the list. Activation codes are kept per eSIM once known.
 
+pub use super::index_read::{IndexRead, SCAN_PAGE_SIZE};
 use super::orders::PAGE_SIZE;
 use super::{Motion, SCREEN_PAGE, TabState, TopUpOf, whole_iccid};
 use crate::api::Found;
@@ -13,7 +14,7 @@ use crate::domain::attention::AttentionRule;
 use crate::domain::iccid::{EsimIccid, Iccid};
 use crate::domain::status::StatusFilter;
 use crate::inventory::store::Loaded;
-use crate::inventory::{AttentionAt, Inventory, Row};
+use crate::inventory::{AttentionAt, Inventory, Row, Whereabouts};
 use crate::tui::app::jobs::Outbox;
 use crate::tui::app::mode::Mode;
 use crate::tui::app::paged::Paged;
@@ -27,9 +28,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Page size of the background read (the API's maximum).
-pub const SCAN_PAGE_SIZE: u64 = 100;
-
 /// An eSIM's activation code once fetched: the code, or why there is none, in a sentence.
 pub type Code = Remote<Result<String, String>>;
 
@@ -39,79 +37,11 @@ pub fn profile_key(esim: &Esim) -> String {
     format!("{}#{}", raw.iccid.as_str(), raw.esim_tran_no)
 }
 
-/// The background read of the whole inventory, kept compact.
-#[derive(Debug, Clone, Default)]
-pub struct Scan {
-    /// Shared with the saving of the index (which would otherwise copy 100 000 entries); a
-    /// page that comes while a save still reads it changes a copy.
-    inventory: Arc<Inventory>,
-    total: Option<u64>,
-    reading: Reading,
-}
-
-/// Where the background read is.
+/// What eSIMs the client read brought to the search.
 #[derive(Debug, Clone)]
-enum Reading {
-    /// Not started: the first search (or the attention filter) starts it. `again`: `r` asked for it while a saved index
-    /// serves the search (else the saved index is enough).
-    Idle { again: bool },
-    /// Page after page: `next` is the next page's request (a failure stops the read until `r`).
-    Pages { next: Remote<()>, again: bool },
-    /// Every page is in.
-    Complete,
-}
-
-impl Default for Reading {
-    fn default() -> Self {
-        Reading::Idle { again: false }
-    }
-}
-
-impl Scan {
-    pub fn inventory(&self) -> &Inventory {
-        &self.inventory
-    }
-
-    /// The index read, to be saved.
-    pub fn shared_inventory(&self) -> Arc<Inventory> {
-        Arc::clone(&self.inventory)
-    }
-
-    pub fn loaded(&self) -> u64 {
-        self.inventory.len() as u64
-    }
-
-    pub fn total(&self) -> Option<u64> {
-        self.total
-    }
-
-    pub fn is_complete(&self) -> bool {
-        matches!(self.reading, Reading::Complete)
-    }
-
-    /// Whether a page of the read is being asked for now (only then does the title say so).
-    pub fn is_reading(&self) -> bool {
-        matches!(&self.reading, Reading::Pages { next, .. } if next.is_loading())
-    }
-
-    /// Why the read stopped, if it did.
-    pub fn error(&self) -> Option<&crate::api::ApiError> {
-        match &self.reading {
-            Reading::Pages { next, .. } => next.error(),
-            _ => None,
-        }
-    }
-
-    pub fn next_page(&self) -> u64 {
-        self.inventory.len() as u64 / SCAN_PAGE_SIZE + 1
-    }
-}
-
-/// What a page of the background read brought.
-#[derive(Debug, Clone, Copy)]
-pub struct ScanStep {
-    /// The read is complete: the index is worth saving.
-    pub complete: bool,
+pub struct SeenStep {
+    /// The index to save now (every few pages).
+    pub save: Option<Arc<Inventory>>,
     /// The whole ICCID searched for is now among the results (selected).
     pub found_whole: bool,
 }
@@ -120,8 +50,8 @@ pub struct ScanStep {
 #[derive(Debug, Clone)]
 pub struct Fresh {
     pub iccid: Iccid,
-    /// Where the index placed it when asked (a server without the lookup is read there).
-    pub place: Option<u64>,
+    /// Where the index saw it when asked (a server without the lookup is read there).
+    pub seen: Option<Whereabouts>,
     pub record: Remote<Found>,
 }
 
@@ -146,9 +76,9 @@ pub struct Esims {
     pub(in crate::tui::app) list: Paged<Esim>,
     status: StatusFilter,
     pub(in crate::tui::app) search: SearchBox,
-    pub(in crate::tui::app) scan: Scan,
-    /// The index an earlier session saved.
-    saved: Option<Loaded>,
+    pub(in crate::tui::app) index: IndexRead,
+    /// A result whose status was read longer ago shows its age.
+    stale_after: chrono::Duration,
     /// Entries of the searched index that match the search and the status filter.
     results: Vec<u32>,
     result_cursor: usize,
@@ -181,8 +111,8 @@ impl Default for Esims {
             list: Paged::new(PAGE_SIZE),
             status: StatusFilter::All,
             search: SearchBox::new(Duration::ZERO),
-            scan: Scan::default(),
-            saved: None,
+            index: IndexRead::default(),
+            stale_after: chrono::Duration::hours(24),
             results: Vec::new(),
             result_cursor: 0,
             fresh: None,
@@ -211,12 +141,21 @@ impl Esims {
         &self.search
     }
 
-    pub fn scan(&self) -> &Scan {
-        &self.scan
+    /// The inventory index and its reads.
+    pub fn index(&self) -> &IndexRead {
+        &self.index
     }
 
-    pub fn saved(&self) -> Option<&Loaded> {
-        self.saved.as_ref()
+    /// How old a result's status is, when it was read longer ago than the configured age.
+    pub fn stale_age(&self, row: &Row<'_>) -> Option<chrono::Duration> {
+        let read = DateTime::from_timestamp(row.read_at, 0)?;
+        let age = self.now() - read;
+        (age > self.stale_after).then_some(age)
+    }
+
+    /// After how long a status read shows its age (config `status_stale_hours`).
+    pub fn set_stale_after(&mut self, after: chrono::Duration) {
+        self.stale_after = after;
     }
 
     pub fn fresh(&self) -> Option<&Fresh> {
@@ -289,13 +228,9 @@ impl Esims {
         self.codes.get(&profile_key(esim))
     }
 
-    /// The index the search reads: the full read once complete, else the saved one if any,
-    /// else what the read has so far; with the saved index's time when it is that one.
-    pub fn searched(&self) -> (&Inventory, Option<DateTime<Utc>>) {
-        match &self.saved {
-            Some(saved) if !self.scan.is_complete() => (&saved.inventory, Some(saved.saved_at)),
-            _ => (&self.scan.inventory, None),
-        }
+    /// The index the search reads.
+    pub fn searched(&self) -> &Inventory {
+        self.index.inventory()
     }
 
     /// The whole ICCID searched for, if the search is one.
@@ -325,7 +260,7 @@ impl Esims {
 
     /// The result rows from `start`, in order.
     pub fn result_rows(&self) -> impl Iterator<Item = ResultRow<'_>> {
-        let (inventory, _) = self.searched();
+        let inventory = self.searched();
         let fetched = self.fetched_only().map(ResultRow::Fetched);
         fetched.into_iter().chain(
             self.results
@@ -386,7 +321,7 @@ impl Esims {
     pub fn toggle_attention(&mut self) {
         self.attention = !self.attention;
         if self.attention {
-            self.start_scan();
+            self.index.want_whole();
         }
         self.pinned = None;
         self.refilter();
@@ -397,6 +332,7 @@ impl Esims {
         Esims {
             rule: self.rule,
             clock: self.clock,
+            stale_after: self.stale_after,
             ..Esims::default()
         }
     }
@@ -463,8 +399,8 @@ impl Esims {
 
     /// Counts again after the index changed; unknown until the whole inventory is.
     fn recount_attention(&mut self) {
-        let whole = self.scan.is_complete() || self.saved.is_some();
-        let (inventory, _) = self.searched();
+        let whole = self.index.is_complete();
+        let inventory = self.searched();
         self.attention_count = whole.then(|| {
             inventory
                 .select("", &StatusFilter::All, Some(self.attention_at(self.rule)))
@@ -495,50 +431,50 @@ impl Esims {
         }
     }
 
-    /// Whether the background read should ask for its next page now. Not for a whole ICCID
-    /// the lookup answered (nor while it is asked); with a saved index, only after `r`: at the
-    /// API's 120 a minute, reading 100 000 eSIMs again would take the key's budget for minutes.
-    pub fn needs_scan(&self) -> bool {
-        let Reading::Pages { next, again } = &self.scan.reading else {
-            return false;
-        };
-        if !next.wanted() {
-            return false;
-        }
+    /// The page the index's reads ask for now, if any. For a whole ICCID, not before its
+    /// lookup answered: the answer may be all the search needs.
+    pub fn scan_page(&self) -> Option<u64> {
         if let Some(whole) = self.whole_iccid() {
             let lookup = self.fresh.as_ref().filter(|f| f.iccid == whole);
-            return matches!(lookup.and_then(|f| f.record.value()), Some(Found::Unknown));
+            if lookup.is_none_or(|f| f.record.value().is_none()) {
+                return None;
+            }
         }
-        self.saved.is_none() || *again
+        self.index.wanted_page()
     }
 
     /// Which record the search needs fetched now: the whole ICCID searched for (at once), or
     /// the selected result's with its place, for a server without the lookup (once typing
     /// stops: a record per letter typed would spend the budget on answers nobody reads).
-    pub fn wanted_fresh(&self, typing: bool) -> Option<(Iccid, Option<u64>)> {
+    pub fn wanted_fresh(&self, typing: bool) -> Option<(Iccid, Option<Whereabouts>)> {
         if !self.search_active() {
             return None;
         }
-        let (iccid, place) = match (self.whole_iccid(), self.selected_result()) {
-            (Some(whole), Some(ResultRow::Indexed(row))) if row.iccid == whole.as_str() => (whole, Some(row.place)),
-            (Some(whole), _) => (whole, None),
-            (None, Some(ResultRow::Indexed(row))) if !typing => (Iccid::parse(row.iccid).ok()?, Some(row.place)),
+        let iccid = match (self.whole_iccid(), self.selected_result()) {
+            (Some(whole), _) => whole,
+            (None, Some(ResultRow::Indexed(row))) if !typing => Iccid::parse(row.iccid).ok()?,
             (None, _) => return None,
         };
+        let seen = self.searched().whereabouts(iccid.as_str());
         match &self.fresh {
             // Asked already; again only if it could not be told and a place is now known.
             Some(f) if f.iccid == iccid && !f.record.wanted() => {
                 let unknown = matches!(f.record.value(), Some(Found::Unknown));
-                (unknown && place.is_some() && f.place != place).then_some((iccid, place))
+                (unknown && seen.is_some() && f.seen != seen).then_some((iccid, seen))
             }
-            _ => Some((iccid, place)),
+            _ => Some((iccid, seen)),
         }
     }
 
-    pub(in crate::tui::app) fn fresh_started(&mut self, iccid: Iccid, place: Option<u64>, id: crate::tui::msg::JobId) {
+    pub(in crate::tui::app) fn fresh_started(
+        &mut self,
+        iccid: Iccid,
+        seen: Option<Whereabouts>,
+        id: crate::tui::msg::JobId,
+    ) {
         let mut record = Remote::default();
         record.start(id);
-        self.fresh = Some(Fresh { iccid, place, record });
+        self.fresh = Some(Fresh { iccid, seen, record });
     }
 
     pub(in crate::tui::app) fn fresh_slot(&mut self, iccid: &str) -> Option<&mut dyn crate::tui::app::remote::Slot> {
@@ -562,19 +498,6 @@ impl Esims {
 
     /// The lookup answered; `true` when it found the whole ICCID searched for (now selected).
     pub(in crate::tui::app) fn accept_fresh(&mut self, id: crate::tui::msg::JobId, found: Found, now: Instant) -> bool {
-        if let Found::Esim(e) = &found {
-            let iccid = &e.raw_order_json.iccid;
-            let status = &e.record.status;
-            let mut changed = self.scan.inventory.status_differs(iccid, status)
-                && Arc::make_mut(&mut self.scan.inventory).update_status(iccid, status);
-            if let Some(saved) = &mut self.saved {
-                changed |= saved.inventory.update_status(iccid.as_str(), &e.record.status);
-            }
-            // A count over 100 000 entries only when a status really moved.
-            if changed {
-                self.recount_attention();
-            }
-        }
         let whole = self.whole_iccid();
         let Some(fresh) = self.fresh.as_mut() else { return false };
         if !fresh.record.resolve(id, found, now) {
@@ -624,19 +547,16 @@ impl Esims {
         self.search.clear();
         self.search.paste(iccid, now);
         self.search.apply();
-        self.start_scan();
+        self.index.want_whole();
         self.search_changed();
     }
 
     /// The background read's next page, if it is wanted (also while another tab waits on it:
     /// an order's detail finding its eSIMs).
     pub fn fetch_scan(&mut self, out: &mut Outbox<'_>) {
-        if self.needs_scan() {
-            let page = self.scan.next_page();
+        if let Some(page) = self.scan_page() {
             let id = out.send(Request::EsimScan { page });
-            if let Reading::Pages { next, .. } = &mut self.scan.reading {
-                next.start(id);
-            }
+            self.index.asked(page, id);
         }
     }
 
@@ -650,108 +570,70 @@ impl Esims {
             .filter(|e| e.record.provider_order_no == number)
             .map(|e| e.raw_order_json.iccid.to_string())
             .collect();
-        let (inventory, saved_at) = self.searched();
+        let inventory = self.searched();
         for iccid in inventory.iccids_of_order(number) {
             if !found.iter().any(|f| f == iccid) {
                 found.push(iccid.to_string());
             }
         }
-        (found, saved_at.is_some() || self.scan.is_complete())
+        (found, self.index.is_complete())
     }
 
-    /// Starts the background read (on the first `/`).
+    /// The whole inventory is wanted (the first `/`, an order's eSIMs looked for).
     pub fn start_scan(&mut self) {
-        if let Reading::Idle { again } = self.scan.reading {
-            self.scan.reading = Reading::Pages {
-                next: Remote::default(),
-                again,
-            };
-        }
+        self.index.want_whole();
     }
 
-    /// The index an earlier session saved, searched until the read is complete.
+    /// The index an earlier session saved.
     pub fn use_saved(&mut self, saved: Loaded) {
-        self.saved = Some(saved);
+        self.index.use_saved(saved);
         self.recount_attention();
         self.refilter();
     }
 
-    /// Forgets the background read (after `r`, or after money moved): it starts over if a
-    /// search needs it.
-    ///
-    /// A read that was complete serves the search, its attention count and the places of its
-    /// eSIMs until the new one is (as a saved index would): after a top-up or `r`, nothing found
-    /// is lost and nothing waits on pages that a whole ICCID's lookup does not need.
+    /// After `r`, or after money moved: the index is read again from the top (where new eSIMs
+    /// are), and what is selected is fetched fresh.
     pub fn restart_scan(&mut self) {
-        if self.scan.is_complete() {
-            let read = std::mem::take(&mut self.scan.inventory);
-            self.saved = Some(Loaded {
-                inventory: Arc::try_unwrap(read).unwrap_or_else(|shared| (*shared).clone()),
-                saved_at: self.now(),
-                account: self.saved.take().map(|s| s.account).unwrap_or_default(),
-            });
-        }
-        let again = self.saved.is_some();
-        let reading = match self.scan.reading {
-            Reading::Idle { .. } => Reading::Idle { again },
-            _ => Reading::Pages {
-                next: Remote::default(),
-                again,
-            },
-        };
-        self.scan = Scan {
-            reading,
-            ..Scan::default()
-        };
+        self.index.from_the_top();
         self.codes.clear();
         if let Some(f) = &mut self.fresh {
             f.record.invalidate();
         }
-        self.recount_attention();
-        self.refilter();
     }
 
-    /// Stores a page of the background read if it is the one awaited (`None`: stale, dropped).
-    pub fn accept_scan(
-        &mut self,
-        id: crate::tui::msg::JobId,
-        esims: Vec<Esim>,
-        total: u64,
-        now: Instant,
-    ) -> Option<ScanStep> {
-        let Reading::Pages { next, .. } = &mut self.scan.reading else {
-            return None;
-        };
-        if !next.resolve(id, (), now) {
-            return None;
+    /// eSIMs the client read: into the index, and the results follow.
+    pub fn index_seen(&mut self, seen: &crate::inventory::Seen) -> SeenStep {
+        let (merged, save) = self.index.seen(seen);
+        let mut found_whole = false;
+        if merged.changed() {
+            // A count over 100 000 entries only when something really moved.
+            self.recount_attention();
+            found_whole = self.refilter();
         }
-        next.invalidate();
-        let short = (esims.len() as u64) < SCAN_PAGE_SIZE;
-        Arc::make_mut(&mut self.scan.inventory).extend(&esims, total);
-        if let Some(saved) = &mut self.saved {
-            saved.inventory.saw_total(total);
+        SeenStep {
+            save: save.then(|| self.index.shared()),
+            found_whole,
         }
-        self.scan.total = Some(total);
-        let complete = short || self.scan.inventory.len() as u64 >= total;
+    }
+
+    /// A page the index asked for came (its eSIMs came before it, to `index_seen`); `Some(true)`
+    /// when the index just became complete.
+    pub fn accept_scan(&mut self, id: crate::tui::msg::JobId, items: usize, total: u64, now: Instant) -> Option<bool> {
+        let complete = self.index.page_came(id, items, total, now)?;
         if complete {
-            self.scan.reading = Reading::Complete;
             self.recount_attention();
         }
-        let found_whole = self.refilter();
-        Some(ScanStep { complete, found_whole })
+        Some(complete)
+    }
+
+    /// The index to save as the session ends, if it changed since it was last saved.
+    pub fn index_to_save(&mut self) -> Option<Arc<Inventory>> {
+        self.index.to_save_at_end()
     }
 
     /// A page of the list came: its total moves the indexes' places; and if the cursor was
     /// sent to an eSIM found by the search, it lands on that eSIM's row.
-    pub(in crate::tui::app) fn list_page_arrived(&mut self, page: u64, total: u64) {
-        if self.status == StatusFilter::All {
-            if self.scan.inventory.total_moves(total) {
-                Arc::make_mut(&mut self.scan.inventory).saw_total(total);
-            }
-            if let Some(saved) = &mut self.saved {
-                saved.inventory.saw_total(total);
-            }
-        }
+    pub(in crate::tui::app) fn list_page_arrived(&mut self, page: u64) {
         let Some(expect) = self.expect.clone() else { return };
         if page != self.list.current_page() {
             return;
@@ -769,10 +651,7 @@ impl Esims {
     }
 
     pub(in crate::tui::app) fn scan_slot(&mut self) -> Option<&mut dyn crate::tui::app::remote::Slot> {
-        match &mut self.scan.reading {
-            Reading::Pages { next, .. } => Some(next),
-            _ => None,
-        }
+        Some(self.index.slot())
     }
 
     /// The search in effect changed: recomputes the results; `true` when it is a whole ICCID
@@ -790,7 +669,7 @@ impl Esims {
             ResultRow::Fetched(e) => (e.raw_order_json.iccid.clone(), None),
         });
         let target = selected.map(|(iccid, row)| {
-            let (inventory, _) = self.searched();
+            let inventory = self.searched();
             let place = row
                 .and_then(|_| inventory.find(iccid.as_str()))
                 .map(|i| inventory.place_among(i, &self.status))
@@ -808,7 +687,7 @@ impl Esims {
                 self.list.go_to_index(place, now);
                 self.expect = Some(iccid);
                 if self.list.page_items().is_some() {
-                    self.list_page_arrived(self.list.current_page(), self.list.total().unwrap_or(0));
+                    self.list_page_arrived(self.list.current_page());
                 }
             }
             Some((_, None)) => self.pinned = record.map(Box::new),
@@ -821,7 +700,7 @@ impl Esims {
     fn refilter(&mut self) -> bool {
         let keep = self.search_active().then(|| self.selected_iccid()).flatten();
         let text = self.search.applied().to_string();
-        let (inventory, _) = self.searched();
+        let inventory = self.searched();
         self.results = inventory.select(
             &text,
             &self.status,
@@ -855,12 +734,12 @@ impl TabState for Esims {
                 self.list.start(page, id);
             }
         }
-        if let Some((iccid, place)) = self.wanted_fresh(typing) {
+        if let Some((iccid, seen)) = self.wanted_fresh(typing) {
             let id = out.send(Request::FindEsim {
                 iccid: iccid.clone(),
-                place,
+                seen,
             });
-            self.fresh_started(iccid, place, id);
+            self.fresh_started(iccid, seen, id);
         }
         self.fetch_scan(out);
         self.fetch_code(out, now);
@@ -947,7 +826,7 @@ impl TabState for Esims {
                 only: None,
             }));
         }
-        if !(self.scan.is_complete() || self.saved.is_some()) {
+        if !self.index.is_complete() {
             return Some(Err(
                 "The search is still reading the inventory; export when it is complete",
             ));

@@ -5,6 +5,7 @@
 
 pub mod catalog;
 pub mod esims;
+pub mod index_read;
 pub mod orders;
 pub mod profile;
 

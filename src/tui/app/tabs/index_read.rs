@@ -1,0 +1,224 @@
+//! The inventory index of a dashboard session and the reads that fill it. Every eSIM the
+//! client reads comes in (`Msg::IndexSeen`), whatever asked for it; on top of that two reads of
+//! its own, a page at a time, in the background (within a share of the key's budget):
+//!
+//! - from the top, at start and on `r` (once the index is used): page 1, 2, … until a page
+//!   holds eSIMs the index had (the list is newest first, so that is where new ones are);
+//! - the whole list, once a search or the attention filter needs it: at the first place the
+//!   index does not cover, until it covers every place. A page is asked for once a session.
+//!
+//! The index is saved every few pages and when the dashboard ends, so a session killed in the
+//! middle of a read loses at most those pages, and the next one resumes at the gap.
+
+use crate::api::ApiError;
+use crate::inventory::store::Loaded;
+use crate::inventory::{Inventory, Merged, Seen};
+use crate::tui::app::remote::Remote;
+use crate::tui::msg::JobId;
+use chrono::{DateTime, Utc};
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Page size of the index's reads (the API's maximum).
+pub const SCAN_PAGE_SIZE: u64 = 100;
+
+/// Pages merged between two saves.
+pub const SAVE_EVERY: u32 = 10;
+
+#[derive(Debug, Clone, Default)]
+pub struct IndexRead {
+    /// Shared with the saving of the index (which would otherwise copy 100 000 entries); a
+    /// read that comes while a save still reads it changes a copy.
+    index: Arc<Inventory>,
+    /// When the saved index this session started from was saved.
+    saved_at: Option<DateTime<Utc>>,
+    /// The next page of the read from the top, while it goes on.
+    top: Option<u64>,
+    /// The page the read from the top awaits, and whether it held eSIMs the index had.
+    top_met_known: Option<(u64, bool)>,
+    /// The whole list is wanted (a search or the attention filter asked).
+    whole: bool,
+    /// The page asked for now (a failure stops both reads until `r`).
+    next: Remote<()>,
+    asked: Option<u64>,
+    /// Pages asked for this session (at the totals of then): none is asked for twice.
+    asked_before: HashSet<u64>,
+    /// Pages merged since the last save, and whether anything changed.
+    unsaved: u32,
+    changed: bool,
+}
+
+impl IndexRead {
+    pub fn inventory(&self) -> &Inventory {
+        &self.index
+    }
+
+    /// The index, to be saved.
+    pub fn shared(&self) -> Arc<Inventory> {
+        Arc::clone(&self.index)
+    }
+
+    pub fn saved_at(&self) -> Option<DateTime<Utc>> {
+        self.saved_at
+    }
+
+    /// eSIMs the index has.
+    pub fn covered(&self) -> u64 {
+        self.index.len() as u64
+    }
+
+    pub fn total(&self) -> Option<u64> {
+        self.index.total()
+    }
+
+    /// Every eSIM of the list is in the index.
+    pub fn is_complete(&self) -> bool {
+        self.index.is_complete()
+    }
+
+    /// Whether a page is being asked for now.
+    pub fn is_reading(&self) -> bool {
+        self.next.is_loading()
+    }
+
+    /// Why the reads stopped, if they did.
+    pub fn error(&self) -> Option<&ApiError> {
+        self.next.error()
+    }
+
+    /// The time the whole read still needs at `pages_per_minute` (its share of the budget),
+    /// while it goes on.
+    pub fn time_to_go(&self, pages_per_minute: u32) -> Option<Duration> {
+        if !self.whole || self.is_complete() || pages_per_minute == 0 || self.error().is_some() {
+            return None;
+        }
+        let pages = self.total()?.saturating_sub(self.covered()).div_ceil(SCAN_PAGE_SIZE);
+        Some(Duration::from_secs(pages * 60 / u64::from(pages_per_minute)))
+    }
+
+    /// The index an earlier session saved: what this session read since is kept over it.
+    pub fn use_saved(&mut self, saved: Loaded) {
+        let mut index = saved.inventory;
+        index.absorb(&self.index);
+        self.index = Arc::new(index);
+        self.saved_at = Some(saved.saved_at);
+        self.from_the_top();
+    }
+
+    /// Reads from the top again (at start with a saved index, on `r`, after money moved);
+    /// a failed read is tried again.
+    pub fn from_the_top(&mut self) {
+        if !self.index.is_empty() {
+            self.top = Some(1);
+        }
+        self.asked_before.clear();
+        if !self.next.is_loading() {
+            self.next = Remote::default();
+        }
+    }
+
+    /// Reads the whole list (a search or the attention filter needs it).
+    pub fn want_whole(&mut self) {
+        self.whole = true;
+    }
+
+    /// eSIMs the client read: merged. What changed, and whether it is time to save.
+    pub fn seen(&mut self, seen: &Seen) -> (Merged, bool) {
+        let merged = Arc::make_mut(&mut self.index).merge(seen);
+        if let (Some(place), Some(asked)) = (seen.place, self.asked)
+            && place.page == asked
+            && self.top == Some(asked)
+        {
+            self.top_met_known = Some((asked, merged.known > 0));
+        }
+        // Any read from the very top that meets a known eSIM (the list's first page, a lookup
+        // the server ignored) does what the read from the top is for: new eSIMs are all above
+        // the first known one.
+        let own_in_flight = self.next.is_loading() && self.asked.is_some() && self.asked == self.top;
+        if seen.place.is_some_and(|p| p.first_place() == 0) && merged.known > 0 && !own_in_flight {
+            self.top = None;
+        }
+        self.changed |= merged.changed();
+        if seen.place.is_some() {
+            self.unsaved += 1;
+        }
+        let save = self.unsaved >= SAVE_EVERY && self.changed;
+        if save {
+            self.saved_now();
+        }
+        (merged, save)
+    }
+
+    /// The index was handed to be saved.
+    fn saved_now(&mut self) {
+        self.unsaved = 0;
+        self.changed = false;
+    }
+
+    /// The index to save when the session ends, if anything changed since the last save.
+    pub fn to_save_at_end(&mut self) -> Option<Arc<Inventory>> {
+        let changed = std::mem::take(&mut self.changed);
+        self.unsaved = 0;
+        changed.then(|| self.shared())
+    }
+
+    /// The page to ask for next, if one is wanted: nothing until the index is used (a search,
+    /// the attention filter, an order's eSIMs), so that no budget goes on a read nobody needs
+    /// (the list's own first page may meanwhile tell that nothing is new at the top); then the
+    /// read from the top, then the first page of the whole list with a place the index lacks
+    /// (never one asked before).
+    pub fn wanted_page(&self) -> Option<u64> {
+        if !self.next.wanted() || !self.whole {
+            return None;
+        }
+        if let Some(page) = self.top {
+            return Some(page);
+        }
+        if self.is_complete() {
+            return None;
+        }
+        if self.index.total().is_none() {
+            return (!self.asked_before.contains(&1)).then_some(1);
+        }
+        let mut from = 0;
+        loop {
+            let gap = self.index.first_gap_from(from)?;
+            let page = gap / SCAN_PAGE_SIZE + 1;
+            if !self.asked_before.contains(&page) {
+                return Some(page);
+            }
+            from = page * SCAN_PAGE_SIZE;
+        }
+    }
+
+    pub(in crate::tui::app) fn asked(&mut self, page: u64, id: JobId) {
+        self.next.start(id);
+        self.asked = Some(page);
+        self.asked_before.insert(page);
+    }
+
+    pub(in crate::tui::app) fn slot(&mut self) -> &mut dyn crate::tui::app::remote::Slot {
+        &mut self.next
+    }
+
+    /// The page asked for came (its eSIMs came before it, as `seen`); `None` if it was not
+    /// the one awaited. `true` when the index has just become complete.
+    pub fn page_came(&mut self, id: JobId, items: usize, total: u64, now: Instant) -> Option<bool> {
+        let was_complete = self.is_complete();
+        if !self.next.resolve(id, (), now) {
+            return None;
+        }
+        self.next.invalidate();
+        if let (Some(page), Some(asked)) = (self.top, self.asked.take()) {
+            // Its eSIMs not seen (nothing told the index of them): the top is not read on blindly.
+            let met_known = match self.top_met_known.take() {
+                Some((p, known)) if p == asked => known,
+                _ => true,
+            };
+            let at_end = (items as u64) < SCAN_PAGE_SIZE || page * SCAN_PAGE_SIZE >= total;
+            self.top = (!met_known && !at_end).then_some(page + 1);
+        }
+        Some(!was_complete && self.is_complete())
+    }
+}
