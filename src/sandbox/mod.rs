@@ -115,6 +115,8 @@ struct Knobs {
     api_received: AtomicU64,
     /// How many of the next writes are handled but never answered (a lost answer).
     lose_writes: AtomicU64,
+    /// The `page` of every eSIM list request, in order (tests count the pages a client read).
+    esim_pages: Mutex<Vec<u64>>,
     chaos: Arc<chaos::Chaos>,
 }
 
@@ -125,8 +127,21 @@ impl Knobs {
             received: AtomicU64::new(0),
             api_received: AtomicU64::new(0),
             lose_writes: AtomicU64::new(0),
+            esim_pages: Mutex::default(),
             chaos: Arc::new(chaos::Chaos::new(config.chaos, config.seed)),
         }
+    }
+}
+
+impl Knobs {
+    fn note_esim_page(&self, query: Option<&str>) {
+        let page = query
+            .into_iter()
+            .flat_map(|q| q.split('&'))
+            .find_map(|kv| kv.strip_prefix("page="))
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(1);
+        self.esim_pages.lock().unwrap_or_else(|p| p.into_inner()).push(page);
     }
 }
 
@@ -172,6 +187,9 @@ fn router_with_knobs(config: &SandboxConfig, origin: String, knobs: Arc<Knobs>) 
             knobs.received.fetch_add(1, Ordering::Relaxed);
             if req.uri().path().starts_with("/api/") {
                 knobs.api_received.fetch_add(1, Ordering::Relaxed);
+            }
+            if req.uri().path().ends_with("/reseller/esims") {
+                knobs.note_esim_page(req.uri().query());
             }
             let mut latency = Duration::from_millis(knobs.latency_ms.load(Ordering::Relaxed));
             let writes = req.method() != axum::http::Method::GET;
@@ -271,6 +289,11 @@ impl RunningSandbox {
     /// How many answers `chaos` failed, each way.
     pub fn disruptions(&self) -> Vec<(Disruption, u64)> {
         self.knobs.chaos.counts()
+    }
+
+    /// The `page` of every eSIM list request received so far, in order.
+    pub fn esim_pages_served(&self) -> Vec<u64> {
+        self.knobs.esim_pages.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// How many of them were API requests (QR images left out).

@@ -311,22 +311,46 @@ pub struct Live {
     pub export_dir: tempfile::TempDir,
     /// The saved index the app asked for at start, answered by `saved_inventory`.
     inventory_load: Option<JobId>,
+    /// The client's options, for a new session's client.
+    options: ClientOptions,
 }
 
 impl Live {
+    /// A new session (app and client) against the same server, as when the dashboard is
+    /// started again; what the old one still had running is dropped with it.
+    pub fn new_session(&mut self) {
+        self.app = App::new(false);
+        self.client = Client::new(
+            BaseUrl::parse(&self.sandbox.base_url()).unwrap(),
+            &Credentials::pair("ak_demo_acme", "sk_demo_acme"),
+            self.options.clone(),
+        )
+        .unwrap();
+        (self.tx, self.rx) = tokio::sync::mpsc::unbounded_channel();
+        self.client
+            .on_esims_read(index_tap(self.app.session().profile.clone(), self.tx.clone()));
+        self.tasks = Default::default();
+        self.sent.clear();
+        self.saved = None;
+        self.inventory_load = None;
+        let effects = self.app.start();
+        self.perform(effects);
+    }
+
     pub async fn new(sandbox: SandboxConfig, client: ClientOptions) -> Self {
         let app = match sandbox.epoch {
             Some(epoch) => App::new(false).with_clock(epoch),
             None => App::new(false),
         };
         let sandbox = spawn(&sandbox, "127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let options = ClientOptions {
+            max_retry_wait: Duration::ZERO,
+            ..client
+        };
         let client = Client::new(
             BaseUrl::parse(&sandbox.base_url()).unwrap(),
             &Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-            ClientOptions {
-                max_retry_wait: Duration::ZERO,
-                ..client
-            },
+            options.clone(),
         )
         .unwrap();
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
@@ -343,6 +367,7 @@ impl Live {
             saved: None,
             export_dir: tempfile::tempdir().unwrap(),
             inventory_load: None,
+            options,
         };
         let effects = live.app.start();
         live.perform(effects);

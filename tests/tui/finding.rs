@@ -311,3 +311,123 @@ async fn a_mistyped_whole_iccid_in_the_search_says_which_check_failed() {
         "{screen}"
     );
 }
+
+/// The index's background read as the dashboard runs it, against a server without the lookup:
+/// saved every few pages while it reads (a session killed then keeps what it read), resumed by
+/// the next session at its first gap, and after new orders, brought up to date from the top
+/// in two pages.
+#[tokio::test]
+async fn the_dashboards_index_is_saved_as_it_is_read_resumed_at_the_gap_and_fresh_from_the_top() {
+    let config = SandboxConfig {
+        orders: 5_000,
+        rate_limit: 100_000,
+        iccid_lookup: false,
+        allocate_after: Duration::ZERO,
+        balance: Some(rust_decimal::Decimal::new(1_000_000, 2)),
+        ..SandboxConfig::default()
+    };
+    let fast = ClientOptions {
+        rate_limit: 100_000,
+        ..ClientOptions::default()
+    };
+    // My eSIMs, its first page read, then a search (which needs the whole index).
+    async fn search(live: &mut Live) {
+        live.send(key('3'));
+        live.until(Duration::from_secs(10), |app| app.esims().list().page_items().is_some())
+            .await;
+        live.send(key('/'));
+        for c in "8944".chars() {
+            live.send(key(c));
+        }
+    }
+    let index_pages = |live: &Live| -> Vec<u64> {
+        live.sent
+            .iter()
+            .filter_map(|r| match r {
+                esimdash::tui::msg::Request::EsimScan { page } => Some(*page),
+                _ => None,
+            })
+            .collect()
+    };
+    let round_trip = |inventory: &esimdash::inventory::Inventory| {
+        let dir = tempfile::tempdir().unwrap();
+        let path = esimdash::inventory::store::path_in(dir.path(), "acme");
+        esimdash::inventory::store::save(&path, "acme", inventory, chrono::Utc::now()).unwrap();
+        esimdash::inventory::store::load(&path, "acme").unwrap()
+    };
+
+    // Session 1 is cut off once the read has saved (every 10 pages), without saving at the end.
+    let mut live = Live::new(config, fast).await;
+    live.sandbox.set_latency(Duration::from_millis(5));
+    search(&mut live).await;
+    let saved = loop {
+        if let Some(saved) = live.saved.take() {
+            break saved;
+        }
+        live.until(Duration::from_millis(50), |_| false).await;
+    };
+    let total = saved.total().unwrap();
+    assert!(!saved.is_complete(), "cut off mid-read");
+    // Ten pages merged, the list's first (50, overlapping) among them.
+    assert!(saved.len() >= 9 * 100, "ten pages saved: {}", saved.len());
+    live.sandbox.set_latency(Duration::ZERO);
+
+    // Session 2 starts from that file and reads only the gaps.
+    live.new_session();
+    live.saved_inventory(round_trip(&saved));
+    search(&mut live).await;
+    assert!(
+        live.until(Duration::from_secs(30), |app| app.esims().index().is_complete())
+            .await
+    );
+    let read = index_pages(&live);
+    let covered_before: Vec<u64> = read
+        .iter()
+        .copied()
+        .filter(|&p| saved.first_gap_from((p - 1) * 100).is_none_or(|gap| gap >= p * 100))
+        .collect();
+    eprintln!(
+        "session 2 read {} pages of {}: {read:?}",
+        read.len(),
+        total.div_ceil(100)
+    );
+    assert!(covered_before.is_empty(), "saved pages read again: {covered_before:?}");
+    assert!(live.screen_text(120, 40).contains(" in the index"));
+    let complete = live.quit_saving();
+
+    // 50 new orders; session 3's index has their eSIMs after two pages: the list's first
+    // (all new) and the read from the top (which meets the known ones).
+    let http = reqwest::Client::new();
+    for _ in 0..50 {
+        let r = http
+            .post(format!("{}/portal/orders", live.sandbox.base_url()))
+            .header("x-access-code", "ak_demo_acme")
+            .header("x-secret-key", "sk_demo_acme")
+            .header("content-type", "application/json")
+            .body(r#"{"slug":"jp-3gb-15d","qty":1}"#)
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success());
+    }
+    live.new_session();
+    live.saved_inventory(round_trip(&complete));
+    search(&mut live).await;
+    assert!(
+        live.until(Duration::from_secs(30), |app| app.esims().index().is_complete())
+            .await
+    );
+    let index = live.app.esims().index();
+    eprintln!("after 50 new orders: index {} of {:?}", index.covered(), index.total());
+    assert_eq!(
+        index_pages(&live),
+        vec![1],
+        "one page from the top, after the list's first"
+    );
+    let lists = live
+        .sent
+        .iter()
+        .filter(|r| matches!(r, esimdash::tui::msg::Request::Esims(_)))
+        .count();
+    assert_eq!(lists, 1);
+}

@@ -8,6 +8,8 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use esimdash::api::model::{Esim, Order, Placed, Plan, Profile};
 use esimdash::api::{ApiError, Delivery, Endpoint, Found, Paid};
+use esimdash::domain::status::StatusFilter;
+use esimdash::inventory::{PagePlace, Seen};
 use esimdash::tui::app::{App, Overlay, Stage};
 use esimdash::tui::msg::{Answer, Effect, JobId, Msg, Payload, Request};
 use esimdash::tui::view::{self, theme::Theme};
@@ -406,6 +408,28 @@ impl Run {
             self.paying = None;
         }
         self.done.push((id, request.clone()));
+        // As the client's tap does: the eSIMs read reach the index before the answer.
+        if let Ok(Payload::Esims(page)) = &result {
+            let place = match &request {
+                Request::EsimScan { page: number } => Some((*number, 100)),
+                Request::Esims(q) if q.status == StatusFilter::All => q.page.zip(q.page_size),
+                _ => None,
+            };
+            let seen = match place {
+                Some((number, size)) => Seen::page(
+                    &page.esims,
+                    PagePlace {
+                        page: number,
+                        size,
+                        total: page.total,
+                    },
+                    0,
+                ),
+                None => Seen::records(&page.esims, 0),
+            };
+            let profile = self.app.session().profile.clone();
+            self.update(Msg::IndexSeen { profile, seen });
+        }
         self.update(Msg::Answer(Box::new(Answer { id, result })));
     }
 
@@ -537,6 +561,24 @@ impl Run {
         reads.sort_unstable();
         awaited.sort_unstable();
         assert_eq!(reads, awaited, "reads in flight and reads the app waits for");
+        // The index never holds more eSIMs than the list has, and reads one page at a time.
+        let index = self.app.esims().index();
+        if let Some(total) = index.total() {
+            assert!(
+                index.covered() <= total,
+                "{} eSIMs in an index of {total}",
+                index.covered()
+            );
+        }
+        let scans: Vec<u64> = self
+            .pending
+            .iter()
+            .filter_map(|(_, r)| match r {
+                Request::EsimScan { page } => Some(*page),
+                _ => None,
+            })
+            .collect();
+        assert!(scans.len() <= 1, "index pages in flight at once: {scans:?}");
         match self.app.overlay() {
             Some(Overlay::Purchase(form)) => assert!(form.cursor() < form.plans().len().max(1), "purchase cursor"),
             Some(Overlay::StatusPicker { choices, cursor, .. }) => assert!(*cursor < choices.len(), "status cursor"),

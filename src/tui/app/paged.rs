@@ -109,6 +109,11 @@ impl<T> Paged<T> {
         self.pages.values().any(Remote::is_loading)
     }
 
+    /// Whether page `page` is being asked for now.
+    pub fn is_loading_page(&self, page: u64) -> bool {
+        self.pages.get(&page).is_some_and(Remote::is_loading)
+    }
+
     /// Why the cursor's page failed, if it did (for the title).
     pub fn error(&self) -> Option<&ApiError> {
         self.current().and_then(Remote::error)

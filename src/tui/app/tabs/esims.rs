@@ -440,6 +440,10 @@ impl Esims {
                 return None;
             }
         }
+        // The list's first page, on its way, may tell that nothing is new at the top.
+        if self.index.reads_top() && self.status == StatusFilter::All && self.list.is_loading_page(1) {
+            return None;
+        }
         self.index.wanted_page()
     }
 

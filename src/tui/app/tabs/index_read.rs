@@ -118,6 +118,11 @@ impl IndexRead {
         }
     }
 
+    /// Whether the read from the top is still to come.
+    pub fn reads_top(&self) -> bool {
+        self.top.is_some()
+    }
+
     /// Reads the whole list (a search or the attention filter needs it).
     pub fn want_whole(&mut self) {
         self.whole = true;
