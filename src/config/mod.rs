@@ -615,6 +615,8 @@ mod example {
         let settings = resolve(&args).expect("the sandbox profile resolves");
         assert_eq!(settings.profile, "sandbox");
         assert_eq!(settings.options.rate_limit, 120);
+        assert_eq!(settings.options.background_share, 0.5);
+        assert_eq!(prefs.stale_after, chrono::Duration::hours(24));
         let text = std::fs::read_to_string(path).unwrap();
         for key in [
             "default_profile",
@@ -634,6 +636,8 @@ mod example {
             "secret_key",
             "auth",
             "rate_limit",
+            "index_share_percent",
+            "status_stale_hours",
             "timeout_secs",
             "read_only",
             "color",
@@ -676,5 +680,23 @@ mod choosing {
             ..ConnectionArgs::default()
         };
         assert!(chosen_profile(&asked, &one, "c.toml").is_err());
+    }
+
+    /// The background read's share is a percentage of the rate; 0 or more than 100 is refused
+    /// with the key and the rule.
+    #[test]
+    fn the_index_share_is_a_percentage_of_the_rate() {
+        let options = |text: &str| {
+            let profile: ProfileConfig = toml::from_str(text).expect("a valid profile");
+            client_options(&ConnectionArgs::default(), "acme", &profile, None)
+        };
+        assert_eq!(options("index_share_percent = 25").unwrap().background_share, 0.25);
+        for bad in ["index_share_percent = 0", "index_share_percent = 101"] {
+            let error = options(bad).unwrap_err().to_string();
+            assert!(
+                error.contains("index_share_percent") && error.contains("1 to 100"),
+                "{error}"
+            );
+        }
     }
 }
