@@ -1,7 +1,8 @@
 //! What the terminal hands the dashboard at its edges, driven as messages: a paste (bracketed
 //! paste) is one edit however long, cut to the field's limit with a message, never read as keys;
 //! Ctrl-Z and a stop signal suspend, but not in the middle of a payment; after `fg` the whole
-//! screen is drawn again. Then the same through the real binary in tmux.
+//! screen is drawn again. Then the same through the real binary in tmux, and the dashboard
+//! killed (SIGKILL) while its inventory index is read.
 
 use crate::common::*;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -378,4 +379,101 @@ fn kill_tstp_and_kill_cont_from_outside_restore_and_redraw() {
     tmux.wait_for("1/8");
     tmux.keys(&["q"]);
     tmux.wait_for("EXITED 0");
+}
+
+/// The dashboard (the real binary, in tmux) against a server without the lookup, killed with
+/// SIGKILL while its index is read in the background: the next session resumes the read where
+/// the index's saves left it, never reading a saved page again. Pages counted at the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dashboard_killed_mid_read_resumes_its_index_without_reading_saved_pages_again() {
+    if !crate::common::tmux_available("a_dashboard_killed_mid_read_resumes_its_index_without_reading_saved_pages_again")
+    {
+        return;
+    }
+    let config = esimdash::sandbox::SandboxConfig {
+        orders: 5_000,
+        rate_limit: 1_000_000,
+        iccid_lookup: false,
+        latency: Duration::from_millis(40),
+        ..Default::default()
+    };
+    let sandbox = esimdash::sandbox::spawn(&config, "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let start = |name: &str| {
+        let tmux = Tmux {
+            socket: format!("esimdash-{name}-{}", std::process::id()),
+        };
+        let command = format!(
+            "ESIMDASH_BASE_URL={url} ESIMDASH_ACCESS_CODE=ak_demo_acme ESIMDASH_SECRET_KEY=sk_demo_acme \
+             ESIMDASH_RATE_LIMIT=1000000 HOME={home} XDG_CACHE_HOME={home}/cache XDG_STATE_HOME={home}/state \
+             XDG_CONFIG_HOME={home}/config {bin}; echo EXITED $?; sleep 30",
+            url = sandbox.base_url(),
+            home = home.path().display(),
+            bin = env!("CARGO_BIN_EXE_esimdash"),
+        );
+        tmux.run(&["new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", &command]);
+        tmux.wait_for("Balance");
+        tmux.keys(&["3"]);
+        tmux.wait_for("1/");
+        tmux.keys(&["/", "8", "9"]);
+        tmux
+    };
+    let index_file = || {
+        let base = esimdash::api::BaseUrl::parse(&sandbox.base_url()).unwrap();
+        let account = esimdash::inventory::store::account_key(base.as_str(), "ak_demo_acme");
+        let path = esimdash::inventory::store::path_in(&home.path().join("cache/esimdash"), &account);
+        esimdash::inventory::store::load(&path, &account).ok()
+    };
+
+    let first = start("index-1");
+    let started = Instant::now();
+    while index_file().is_none_or(|f| f.inventory.len() < 1_500) {
+        assert!(started.elapsed() < Duration::from_secs(30), "{}", first.screen());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let shell: i32 = first
+        .run(&["display", "-p", "-t", "e2e", "#{pane_pid}"])
+        .trim()
+        .parse()
+        .unwrap();
+    let dashboard = child_of(shell).expect("the dashboard runs under the pane's shell");
+    // SIGKILL: no chance to save on the way out. SAFETY: kill(2) on a process of this test's.
+    assert_eq!(unsafe { libc::kill(dashboard, libc::SIGKILL) }, 0);
+    first.wait_for("EXITED 137");
+    let saved = index_file().expect("the index saved before the kill").inventory;
+    let total = saved.total().unwrap();
+    assert!(!saved.is_complete(), "killed mid-read: {} of {total}", saved.len());
+
+    let before = sandbox.esim_pages_served().len();
+    let second = start("index-2");
+    second.wait_for(" in the index");
+    let read: Vec<u64> = sandbox.esim_pages_served()[before..].to_vec();
+    let again: Vec<u64> = read
+        .iter()
+        .copied()
+        .filter(|&p| p != 1 && saved.first_gap_from((p - 1) * 100).is_none_or(|gap| gap >= p * 100))
+        .collect();
+    eprintln!(
+        "killed with {} of {total} eSIMs saved; the next session read {} pages: {read:?}",
+        saved.len(),
+        read.len()
+    );
+    assert!(again.is_empty(), "saved pages read again: {again:?}");
+    second.keys(&["Escape", "Escape", "q"]);
+    second.wait_for("EXITED 0");
+    let complete = index_file().expect("saved at the end").inventory;
+    assert!(complete.is_complete(), "{} of {:?}", complete.len(), complete.total());
+}
+
+/// A child process of `parent`, from /proc.
+fn child_of(parent: i32) -> Option<i32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
+        let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+        // `pid (comm) state ppid …`; comm may hold spaces, so read after its last ')'.
+        let ppid: i32 = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()?;
+        (ppid == parent).then_some(pid)
+    })
 }
