@@ -6,7 +6,7 @@
 # the comparison). Medians of RUNS runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=$(pwd)/target/release/esimdash
+BIN=${BIN:-${CARGO_TARGET_DIR:-$(pwd)/target}/release/esimdash}
 RUNS=${RUNS:-20}
 PORT=${PORT:-18095}
 BASE="http://127.0.0.1:$PORT/api/v1"
@@ -18,7 +18,7 @@ now() { date +%s%N; }
 "$BIN" sandbox --addr "127.0.0.1:$PORT" --rate-limit 1000000 >/dev/null 2>&1 &
 SANDBOX=$!
 T="tmux -L bench"
-trap '$T kill-server 2>/dev/null; kill $SANDBOX 2>/dev/null' EXIT
+trap '$T kill-server 2>/dev/null || true; kill $SANDBOX 2>/dev/null' EXIT
 for _ in $(seq 1 300); do curl -s -o /dev/null "$BASE/reseller/balance" && break; sleep 0.1; done
 export ESIMDASH_BASE_URL=$BASE ESIMDASH_ACCESS_CODE=ak_demo_acme ESIMDASH_SECRET_KEY=sk_demo_acme
 export XDG_STATE_HOME=$(mktemp -d) XDG_CONFIG_HOME=$(mktemp -d)

@@ -21,5 +21,6 @@ pub mod qr;
 pub mod sandbox;
 pub mod session;
 pub mod signals;
+pub mod sync;
 pub mod text;
 pub mod tui;

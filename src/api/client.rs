@@ -235,17 +235,17 @@ impl Client {
     /// Sends the client's notices to `listener` from now on (a command prints them, the
     /// dashboard shows them).
     pub fn on_notice(&self, listener: super::Listener) {
-        *lock_ignoring_poison(&self.inner.listener) = Some(listener);
+        *crate::sync::lock(&self.inner.listener) = Some(listener);
     }
 
     /// Hands every eSIM read from now on to `tap`, whatever asked for it: pages of the whole
     /// list with their place, other answers as records (the inventory index keeps them).
     pub fn on_esims_read(&self, tap: EsimsTap) {
-        *lock_ignoring_poison(&self.inner.esims_read) = Some(tap);
+        *crate::sync::lock(&self.inner.esims_read) = Some(tap);
     }
 
     fn tell_esims_read(&self, esims: &[Esim], place: Option<PagePlace>) {
-        let tap = lock_ignoring_poison(&self.inner.esims_read).clone();
+        let tap = crate::sync::lock(&self.inner.esims_read).clone();
         if let Some(tap) = tap {
             tap(esims, place);
         }
@@ -258,7 +258,7 @@ impl Client {
     }
 
     pub(super) fn notify(&self, notice: super::Notice) {
-        let listener = lock_ignoring_poison(&self.inner.listener).clone();
+        let listener = crate::sync::lock(&self.inner.listener).clone();
         match listener {
             Some(listener) => listener(notice),
             None => tracing::info!(?notice, "a notice nobody listens to"),
@@ -266,7 +266,7 @@ impl Client {
     }
 
     pub(super) fn hold_lock(&self, lock: Option<super::lock::AccountLock>) {
-        *lock_ignoring_poison(&self.inner.held_lock) = lock;
+        *crate::sync::lock(&self.inner.held_lock) = lock;
     }
 
     pub(super) fn release_held_lock(&self) {
@@ -275,16 +275,16 @@ impl Client {
 
     /// Notes that the server said it was still handling the payment of `key` (409).
     pub(super) fn note_in_progress(&self, key: &str) {
-        lock_ignoring_poison(&self.inner.in_progress).insert(key.to_string());
+        crate::sync::lock(&self.inner.in_progress).insert(key.to_string());
     }
 
     /// Whether the server said it was still handling the payment of `key`.
     pub(super) fn is_in_progress(&self, key: &str) -> bool {
-        lock_ignoring_poison(&self.inner.in_progress).contains(key)
+        crate::sync::lock(&self.inner.in_progress).contains(key)
     }
 
     pub(super) fn take_held_lock(&self) -> Option<super::lock::AccountLock> {
-        lock_ignoring_poison(&self.inner.held_lock).take()
+        crate::sync::lock(&self.inner.held_lock).take()
     }
 
     /// What the last answer to a keyed request said of the key in this session, if one came.
@@ -859,11 +859,6 @@ fn origin_of(url: &Url) -> String {
 /// An address as messages show it: origin and path, never the query (it may hold search text).
 fn shown(url: &Url) -> String {
     text::sanitize(&format!("{}{}", origin_of(url), url.path())).into_owned()
-}
-
-/// A mutex's value even if a thread panicked holding it (what it guards stays usable).
-fn lock_ignoring_poison<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn present<'a>(params: &[(&'a str, Option<&'a str>)]) -> Vec<(&'a str, &'a str)> {

@@ -1,6 +1,7 @@
 //! The index a one-shot command keeps: loaded from the account's file at start, fed every
-//! eSIM the client reads (whatever the command asked for), saved every few pages and at the
-//! end, so that a command killed in the middle of a long read loses at most those pages.
+//! eSIM the client reads (whatever the command asked for), saved every 10 pages (5 s at
+//! least apart) and at the end, so that a command killed in the middle of a long read loses at
+//! most those pages.
 
 use super::store::{self, LoadError};
 use super::{Inventory, Seen, Whereabouts};
@@ -8,8 +9,9 @@ use crate::api::Client;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// Pages read between two saves.
+/// Pages read between two saves, and the time at least between them.
 pub const SAVE_EVERY: u32 = 10;
+const SAVE_AT_MOST_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 #[derive(Clone)]
 pub struct Kept {
@@ -17,40 +19,36 @@ pub struct Kept {
 }
 
 struct State {
-    inventory: Inventory,
+    /// Read from the file when first needed: a command that reads no eSIM (`balance`) never
+    /// pays for it.
+    inventory: Option<Inventory>,
     path: PathBuf,
     account: String,
     /// Pages merged since the last save.
     unsaved: u32,
     /// Something changed since the last save.
     changed: bool,
+    last_save: Option<std::time::Instant>,
 }
 
 impl Kept {
-    /// The account's index as saved (empty if there is none, or none to trust).
+    /// The account's index at `path`, read when first needed (empty if there is none, or
+    /// none to trust).
     pub fn open(path: PathBuf, account: String) -> Self {
-        let inventory = match store::load(&path, &account) {
-            Ok(loaded) => loaded.inventory,
-            Err(LoadError::Missing) => Inventory::default(),
-            Err(e) => {
-                tracing::warn!(path = %path.display(), "{e}");
-                Inventory::default()
-            }
-        };
         Self {
             inner: Arc::new(Mutex::new(State {
-                inventory,
+                inventory: None,
                 path,
                 account,
                 unsaved: 0,
                 changed: false,
+                last_save: None,
             })),
         }
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        // Every update is a merge of one read; a panic mid-merge leaves entries usable.
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+        crate::sync::lock(&self.inner)
     }
 
     /// From now on, every eSIM `client` reads goes into the index.
@@ -68,30 +66,31 @@ impl Kept {
 
     fn take_in(&self, seen: &Seen) {
         let mut state = self.lock();
-        let merged = state.inventory.merge(seen);
+        let merged = state.inventory().merge(seen);
         state.changed |= merged.changed() || seen.place.is_some();
         if seen.place.is_some() {
             state.unsaved += 1;
         }
-        if state.unsaved >= SAVE_EVERY {
+        let due = state.last_save.is_none_or(|at| at.elapsed() >= SAVE_AT_MOST_EVERY);
+        if state.unsaved >= SAVE_EVERY && due {
             save(&mut state);
         }
     }
 
     /// Where the index saw this ICCID.
     pub fn whereabouts(&self, iccid: &str) -> Option<Whereabouts> {
-        self.lock().inventory.whereabouts(iccid)
+        self.lock().inventory().whereabouts(iccid)
     }
 
     /// The first place at or after `place` the index does not cover, in a list of the total
     /// last seen (`None`: none is missing).
     pub fn first_gap_from(&self, place: u64) -> Option<u64> {
-        self.lock().inventory.first_gap_from(place)
+        self.lock().inventory().first_gap_from(place)
     }
 
     /// Whether the index has seen the list's total yet.
     pub fn knows_total(&self) -> bool {
-        self.lock().inventory.total().is_some()
+        self.lock().inventory().total().is_some()
     }
 
     /// Saves what changed since the last save.
@@ -103,11 +102,28 @@ impl Kept {
     }
 }
 
+impl State {
+    fn inventory(&mut self) -> &mut Inventory {
+        let (path, account) = (&self.path, &self.account);
+        self.inventory.get_or_insert_with(|| match store::load(path, account) {
+            Ok(loaded) => loaded.inventory,
+            Err(LoadError::Missing) => Inventory::default(),
+            Err(e) => {
+                tracing::warn!(path = %path.display(), "{e}");
+                Inventory::default()
+            }
+        })
+    }
+}
+
 fn save(state: &mut State) {
     state.unsaved = 0;
     state.changed = false;
-    match store::save(&state.path, &state.account, &state.inventory, chrono::Utc::now()) {
-        Ok(merged) => state.inventory = merged,
+    state.last_save = Some(std::time::Instant::now());
+    let Some(inventory) = &state.inventory else { return };
+    match store::save(&state.path, &state.account, inventory, chrono::Utc::now()) {
+        Ok(Some(merged)) => state.inventory = Some(merged),
+        Ok(None) => {}
         Err(e) => tracing::warn!(path = %state.path.display(), %e, "the inventory index was not saved"),
     }
 }

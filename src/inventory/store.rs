@@ -33,22 +33,49 @@ pub fn path_in(dir: &Path, account: &str) -> PathBuf {
 }
 
 /// `[ICCID, status index, package index, % of data used, expiry (Unix s), order number,
-/// place counted from the oldest eSIM, when read (Unix s)]`.
-type SavedEntry = (String, u16, u32, Option<u8>, Option<i64>, String, u32, i64);
+/// place counted from the oldest eSIM, when read (Unix s)]`: owned as read, borrowed from the
+/// index as written (a save copies no string of 100 000 entries).
+type SavedEntry<S> = (S, u16, u32, Option<u8>, Option<i64>, S, u32, i64);
 
 /// The file's content.
 #[derive(Serialize, Deserialize)]
-struct Saved {
+struct Saved<S, T, E> {
     version: u32,
-    account: String,
+    account: S,
     /// Unix seconds.
     saved_at: i64,
     /// The list's total when last read.
     total: u64,
-    statuses: Vec<Status>,
+    statuses: T,
     packages: Vec<Package>,
     /// In list order.
-    entries: Vec<SavedEntry>,
+    entries: E,
+}
+
+/// The file as read.
+type Read = Saved<String, Vec<Status>, Vec<SavedEntry<String>>>;
+
+/// The entries as written: serialised one by one from the index, never gathered first.
+struct Entries<'a>(&'a Inventory);
+
+impl Serialize for Entries<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let inventory = self.0;
+        serializer.collect_seq(inventory.order.iter().map(|&e| {
+            let e = e as usize;
+            let limits = inventory.limits(e);
+            (
+                inventory.iccid(e),
+                inventory.status[e],
+                inventory.package[e],
+                limits.used_pct,
+                limits.expires,
+                &*inventory.orders[e],
+                inventory.from_end[e],
+                inventory.read_at[e],
+            )
+        }))
+    }
 }
 
 /// A saved inventory as loaded: the entries and when they were read.
@@ -77,7 +104,7 @@ pub fn load(path: &Path, account: &str) -> Result<Loaded, LoadError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(LoadError::Missing),
         Err(e) => return Err(LoadError::Unreadable(e.to_string())),
     };
-    let saved: Saved = serde_json::from_slice(&bytes).map_err(|e| LoadError::Unreadable(e.to_string()))?;
+    let saved: Read = serde_json::from_slice(&bytes).map_err(|e| LoadError::Unreadable(e.to_string()))?;
     if saved.version != VERSION || saved.account != account {
         return Err(LoadError::Foreign);
     }
@@ -122,9 +149,14 @@ pub fn load(path: &Path, account: &str) -> Result<Loaded, LoadError> {
 }
 
 /// Saves atomically (a new file renamed over the old), private to the user, after taking in
-/// what the file holds that `inventory` lacks (another session's pages): what was saved is
-/// returned, so that the session can use it too.
-pub fn save(path: &Path, account: &str, inventory: &Inventory, now: DateTime<Utc>) -> std::io::Result<Inventory> {
+/// what the file holds that `inventory` lacks (another session's pages). Returns the index as
+/// saved when it took in something, so that the session can use it too.
+pub fn save(
+    path: &Path,
+    account: &str,
+    inventory: &Inventory,
+    now: DateTime<Utc>,
+) -> std::io::Result<Option<Inventory>> {
     if let Some(dir) = path.parent() {
         create_private_dir(dir)?;
     }
@@ -132,43 +164,60 @@ pub fn save(path: &Path, account: &str, inventory: &Inventory, now: DateTime<Utc
     // (which is replaced by a rename).
     let lock = crate::private_file::open_or_create(&path.with_extension("lock"))?;
     lock.lock()?;
-    let mut merged = inventory.clone();
-    if let Ok(on_disk) = load(path, account) {
-        merged.absorb(&on_disk.inventory);
-    }
-    let body = serde_json::to_vec(&saved_form(account, &merged, now)).map_err(std::io::Error::other)?;
+    // The file as this process last wrote it has nothing new: not read again.
+    let merged = match written_by_us(path) {
+        true => None,
+        false => load(path, account).ok().and_then(|on_disk| {
+            let mut merged = inventory.clone();
+            merged.absorb(&on_disk.inventory);
+            (merged != *inventory).then_some(merged)
+        }),
+    };
+    let saving = merged.as_ref().unwrap_or(inventory);
     let tmp = path.with_extension("json.tmp");
-    write_private(&tmp, &body)?;
+    write_private(&tmp, |out| {
+        serde_json::to_writer(out, &saved_form(account, saving, now)).map_err(std::io::Error::other)
+    })?;
     std::fs::rename(&tmp, path)?;
+    note_written(path);
     Ok(merged)
 }
 
-fn saved_form(account: &str, inventory: &Inventory, now: DateTime<Utc>) -> Saved {
+/// The size and time of each index file this process wrote last.
+static WRITTEN: std::sync::Mutex<Vec<(PathBuf, u64, std::time::SystemTime)>> = std::sync::Mutex::new(Vec::new());
+
+fn stamp(path: &Path) -> Option<(u64, std::time::SystemTime)> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.len(), meta.modified().ok()?))
+}
+
+fn written_by_us(path: &Path) -> bool {
+    let written = WRITTEN.lock().unwrap_or_else(|p| p.into_inner());
+    let ours = written.iter().find(|(p, ..)| p == path).map(|(_, len, at)| (*len, *at));
+    ours.is_some() && ours == stamp(path)
+}
+
+fn note_written(path: &Path) {
+    let mut written = WRITTEN.lock().unwrap_or_else(|p| p.into_inner());
+    written.retain(|(p, ..)| p != path);
+    if let Some((len, at)) = stamp(path) {
+        written.push((path.to_path_buf(), len, at));
+    }
+}
+
+fn saved_form<'a>(
+    account: &'a str,
+    inventory: &'a Inventory,
+    now: DateTime<Utc>,
+) -> Saved<&'a str, &'a [Status], Entries<'a>> {
     Saved {
         version: VERSION,
-        account: account.to_string(),
+        account,
         saved_at: now.timestamp(),
         total: inventory.total,
-        statuses: inventory.statuses.clone(),
+        statuses: &inventory.statuses,
         packages: inventory.packages.clone(),
-        entries: inventory
-            .order
-            .iter()
-            .map(|&e| {
-                let e = e as usize;
-                let limits = inventory.limits(e);
-                (
-                    inventory.iccid(e).to_string(),
-                    inventory.status[e],
-                    inventory.package[e],
-                    limits.used_pct,
-                    limits.expires,
-                    inventory.orders[e].to_string(),
-                    inventory.from_end[e],
-                    inventory.read_at[e],
-                )
-            })
-            .collect(),
+        entries: Entries(inventory),
     }
 }
 
@@ -182,17 +231,23 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Writes `body` to `path` new: a stale file there (a save cut short) is removed first, and a
+/// Writes `path` new with what `write` writes: a stale file there (a save cut short) is removed first, and a
 /// link there is removed, never followed (the file is created with O_EXCL | O_NOFOLLOW).
-fn write_private(path: &Path, body: &[u8]) -> std::io::Result<()> {
+fn write_private(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<&std::fs::File>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     use std::io::Write;
     match std::fs::remove_file(path) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(e),
     }
-    let mut file = crate::private_file::create_new(path)?;
-    file.write_all(body)?;
+    let file = crate::private_file::create_new(path)?;
+    let mut out = std::io::BufWriter::new(&file);
+    write(&mut out)?;
+    out.flush()?;
+    drop(out);
     file.sync_all()
 }
 

@@ -47,6 +47,10 @@ pub struct Options {
 pub struct InventoryFile {
     pub path: PathBuf,
     pub account: String,
+    /// A save runs now; the index asked to be saved meanwhile waits here, and only the
+    /// latest is written when the running one is done (each holds the whole index).
+    saving: Arc<std::sync::atomic::AtomicBool>,
+    next: Arc<std::sync::Mutex<Option<Arc<Inventory>>>>,
 }
 
 impl InventoryFile {
@@ -55,6 +59,8 @@ impl InventoryFile {
         Some(Self {
             path: store::path_in(dir, &account),
             account,
+            saving: Arc::default(),
+            next: Arc::default(),
         })
     }
 
@@ -76,14 +82,42 @@ impl InventoryFile {
     }
 
     fn save(&self, inventory: Arc<Inventory>) {
+        use std::sync::atomic::Ordering;
+        *crate::sync::lock(&self.next) = Some(inventory);
+        if self.saving.swap(true, Ordering::AcqRel) {
+            return; // the running save writes it next
+        }
         let file = self.clone();
-        tokio::task::spawn_blocking(move || file.save_now(&inventory));
+        tokio::task::spawn_blocking(move || {
+            loop {
+                let next = crate::sync::lock(&file.next).take();
+                match next {
+                    Some(inventory) => file.save_now(&inventory),
+                    None => {
+                        file.saving.store(false, Ordering::Release);
+                        // One queued between the take and the store: this thread writes it.
+                        let queued = crate::sync::lock(&file.next).is_some();
+                        if !queued || file.saving.swap(true, Ordering::AcqRel) {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+    }
+
+    /// Whether an index waits to be saved.
+    fn unsaved(&self) -> bool {
+        crate::sync::lock(&self.next).is_some()
     }
 
     /// Saves in this thread (as the dashboard ends: a task could be cut off).
     fn save_now(&self, inventory: &Inventory) {
         match store::save(&self.path, &self.account, inventory, chrono::Utc::now()) {
-            Ok(saved) => tracing::info!(eSIMs = saved.len(), "inventory index saved"),
+            Ok(merged) => tracing::info!(
+                eSIMs = merged.as_ref().unwrap_or(inventory).len(),
+                "inventory index saved"
+            ),
             Err(e) => tracing::warn!(path = %self.path.display(), %e, "the inventory index was not saved"),
         }
     }
@@ -266,8 +300,13 @@ struct World<'a> {
 impl World<'_> {
     /// The session ends: what the index took in since it was last saved is saved.
     fn end(&mut self, app: &mut App) -> Outcome {
-        if let (Some(file), Some(index)) = (&self.inventory, app.index_to_save()) {
-            file.save_now(&index);
+        if let Some(file) = &self.inventory {
+            // What a running save has not written yet is in the app's index too.
+            let waiting = file.unsaved();
+            let changed = app.index_to_save();
+            if let Some(index) = changed.or_else(|| waiting.then(|| app.esims().index().shared())) {
+                file.save_now(&index);
+            }
         }
         outcome(app)
     }

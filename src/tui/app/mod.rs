@@ -348,7 +348,7 @@ impl App {
             Msg::IndexSeen { profile, seen } => {
                 // Dropped when it is of an account no longer in use.
                 if self.account.session.profile == profile {
-                    let step = self.account.tabs.esims.index_seen(&seen);
+                    let step = self.account.tabs.esims.index_seen(&seen, now);
                     effects.extend(step.save.map(Effect::SaveInventory));
                     if step.found_whole {
                         self.found_iccid(now);

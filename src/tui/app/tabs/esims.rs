@@ -606,8 +606,8 @@ impl Esims {
     }
 
     /// eSIMs the client read: into the index, and the results follow.
-    pub fn index_seen(&mut self, seen: &crate::inventory::Seen) -> SeenStep {
-        let (merged, save) = self.index.seen(seen);
+    pub fn index_seen(&mut self, seen: &crate::inventory::Seen, now: Instant) -> SeenStep {
+        let (merged, save) = self.index.seen(seen, now);
         let mut found_whole = false;
         if merged.changed() {
             // A count over 100 000 entries only when something really moved.

@@ -23,8 +23,10 @@ use std::time::{Duration, Instant};
 /// Page size of the index's reads (the API's maximum).
 pub const SCAN_PAGE_SIZE: u64 = 100;
 
-/// Pages merged between two saves.
+/// Pages merged between two saves, and the time at least between them (a read with the
+/// budget lifted would otherwise write the whole index many times a second).
 pub const SAVE_EVERY: u32 = 10;
+pub const SAVE_AT_MOST_EVERY: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Clone, Default)]
 pub struct IndexRead {
@@ -44,9 +46,10 @@ pub struct IndexRead {
     asked: Option<u64>,
     /// Pages asked for this session (at the totals of then): none is asked for twice.
     asked_before: HashSet<u64>,
-    /// Pages merged since the last save, and whether anything changed.
+    /// Pages merged since the last save, whether anything changed, and when it was saved.
     unsaved: u32,
     changed: bool,
+    last_save: Option<Instant>,
 }
 
 impl IndexRead {
@@ -129,7 +132,7 @@ impl IndexRead {
     }
 
     /// eSIMs the client read: merged. What changed, and whether it is time to save.
-    pub fn seen(&mut self, seen: &Seen) -> (Merged, bool) {
+    pub fn seen(&mut self, seen: &Seen, now: Instant) -> (Merged, bool) {
         let merged = Arc::make_mut(&mut self.index).merge(seen);
         if let (Some(place), Some(asked)) = (seen.place, self.asked)
             && place.page == asked
@@ -148,17 +151,16 @@ impl IndexRead {
         if seen.place.is_some() {
             self.unsaved += 1;
         }
-        let save = self.unsaved >= SAVE_EVERY && self.changed;
+        let due = self
+            .last_save
+            .is_none_or(|at| now.saturating_duration_since(at) >= SAVE_AT_MOST_EVERY);
+        let save = self.unsaved >= SAVE_EVERY && self.changed && due;
         if save {
-            self.saved_now();
+            self.unsaved = 0;
+            self.changed = false;
+            self.last_save = Some(now);
         }
         (merged, save)
-    }
-
-    /// The index was handed to be saved.
-    fn saved_now(&mut self) {
-        self.unsaved = 0;
-        self.changed = false;
     }
 
     /// The index to save when the session ends, if anything changed since the last save.
