@@ -185,6 +185,11 @@ pub struct ConnectionArgs {
     /// every request then travel unencrypted; also allow_http = true in a profile).
     #[arg(long)]
     pub allow_http: bool,
+
+    /// Also trust the certificates of this PEM file as roots (a private CA, a test server),
+    /// besides the system's.
+    #[arg(long, env = "ESIMDASH_CA_FILE", value_name = "PEM")]
+    pub ca_file: Option<PathBuf>,
 }
 
 impl ConnectionArgs {
@@ -209,7 +214,8 @@ impl ConnectionArgs {
             config,
             timeout,
             read_only,
-            allow_http
+            allow_http,
+            ca_file
         );
     }
 }
@@ -395,6 +401,13 @@ pub struct SandboxArgs {
     /// 429 with Retry-After, a reset connection, a body cut short, a body that stalls.
     #[arg(long, value_name = "RATE", default_value_t = 0.0, value_parser = share)]
     pub chaos: f64,
+    /// Serve https with this certificate chain (PEM), with --tls-key; clients trust it with
+    /// --ca-file (a test certificate is enough).
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    pub tls_key: Option<std::path::PathBuf>,
 }
 
 /// `--status` as typed: sent to the server as it is.

@@ -9,6 +9,8 @@ use std::process::Command;
 #[path = "support/binary.rs"]
 #[allow(dead_code)]
 mod binary;
+#[path = "support/certs.rs"]
+mod certs;
 #[path = "support/tools.rs"]
 mod tools;
 use binary::*;
@@ -1209,4 +1211,77 @@ async fn a_status_no_one_knows_that_finds_nothing_is_a_usage_error() {
     acme(&mut cmd, &sb).args(["orders", "--status", "revoked", "--page", "999"]);
     let out = run(cmd).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// `esimdash balance` over https: the sandbox with a test certificate, trusted through
+/// ESIMDASH_CA_FILE without reading the system's roots (the debug log would say so), nor for
+/// plain http; without the extra root they are read, and the certificate refused; a ca_file that is no certificate stops the command with exit 2, before any
+/// request.
+#[tokio::test(flavor = "multi_thread")]
+async fn balance_over_https_with_ca_file_and_the_roots_read_only_for_https() {
+    let certs = certs::make();
+    let tls = esimdash::sandbox::spawn_with(
+        &SandboxConfig::default(),
+        "127.0.0.1:0".parse().unwrap(),
+        Some(certs::acceptor(&certs)),
+    )
+    .await
+    .unwrap();
+    let plain = sandbox().await;
+    let home = tempfile::tempdir().unwrap();
+    let log = home.path().join("debug.log");
+    let balance = |base_url: &str, ca_file: &std::path::Path| {
+        let mut cmd = esimdash(&home);
+        acme_at(&mut cmd, base_url)
+            .env("ESIMDASH_CA_FILE", ca_file)
+            .env("ESIMDASH_LOG", "debug")
+            .arg("--log-file")
+            .arg(&log)
+            .arg("balance");
+        cmd
+    };
+    let reads_roots = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains("loading the system's root certificates")
+    };
+
+    let out = run(balance(&tls.base_url(), &certs.ca)).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Balance: 250.00 USD\n");
+    assert!(!reads_roots(), "the chain ends at the extra root");
+
+    std::fs::remove_file(&log).unwrap();
+    let out = run(balance(&plain.base_url(), &certs.ca)).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!reads_roots(), "never for plain http");
+
+    let not_pem = home.path().join("not.pem");
+    std::fs::write(&not_pem, "hello").unwrap();
+    let before = tls.requests_received();
+    let out = run(balance(&tls.base_url(), &not_pem)).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("ca_file") && stderr(&out).contains("no PEM certificate"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(tls.requests_received(), before, "nothing sent");
+
+    // Without the extra root, the certificate is refused and the error says so.
+    let mut cmd = esimdash(&home);
+    acme_at(&mut cmd, &tls.base_url())
+        .env("ESIMDASH_LOG", "debug")
+        .arg("--log-file")
+        .arg(&log)
+        .arg("balance");
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    assert!(reads_roots(), "the system's roots are read to verify it");
+    eprintln!("untrusted: {}", stderr(&out));
+    assert!(
+        stderr(&out).contains("certificate is not trusted") && stderr(&out).contains("--ca-file"),
+        "{}",
+        stderr(&out)
+    );
 }

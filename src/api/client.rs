@@ -73,6 +73,8 @@ pub struct ClientOptions {
     pub audit: Option<crate::audit::Trail>,
     /// The share of the rate budget a read nobody waits for may take (`in_background`).
     pub background_share: f64,
+    /// Roots trusted besides the system's (`ca_file`).
+    pub extra_roots: Vec<rustls::pki_types::CertificateDer<'static>>,
 }
 
 impl Default for ClientOptions {
@@ -88,6 +90,7 @@ impl Default for ClientOptions {
             read_only: None,
             audit: None,
             background_share: 0.5,
+            extra_roots: Vec::new(),
         }
     }
 }
@@ -100,6 +103,8 @@ pub struct Client {
 
 struct Inner {
     http: reqwest::Client,
+    /// The roots https servers are verified against, read when first needed.
+    roots: Arc<super::tls::Roots>,
     base: BaseUrl,
     auth_headers: HeaderMap,
     /// Kept only to scrub it from any text of the server's that an error quotes.
@@ -176,10 +181,10 @@ const IDEMPOTENCY_KEY: &str = "idempotency-key";
 impl Client {
     pub fn new(base: BaseUrl, credentials: &Credentials, opts: ClientOptions) -> Result<Self, ApiError> {
         let auth_headers = credentials.headers().map_err(ApiError::Setup)?;
-        // TLS by rustls on ring: it builds in seconds where aws-lc compiles a large C library
-        // (README, "Performance"). Installed once per process; a second call changes nothing.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        let (tls, roots) =
+            super::tls::client_config(opts.extra_roots.clone()).map_err(|e| ApiError::Setup(e.to_string()))?;
         let http = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls)
             .connect_timeout(opts.connect_timeout)
             .timeout(opts.request_timeout)
             .user_agent(concat!("esimdash/", env!("CARGO_PKG_VERSION")))
@@ -198,6 +203,7 @@ impl Client {
         Ok(Self {
             inner: Arc::new(Inner {
                 http,
+                roots,
                 base,
                 auth_headers,
                 secret: credentials.secret_key.clone(),
@@ -217,6 +223,12 @@ impl Client {
 
     pub fn base_url(&self) -> &BaseUrl {
         &self.inner.base
+    }
+
+    /// Whether this client read the system's root certificates (only once an https server's
+    /// certificate was to be verified).
+    pub fn read_system_roots(&self) -> bool {
+        self.inner.roots.loaded()
     }
 
     /// How long one request may take.
@@ -809,10 +821,16 @@ impl Client {
         }
         // A refused connection never carried the request; anything later may have.
         let outcome_unknown = writes && !e.is_connect();
+        let mut detail = error_chain(e);
+        if detail.contains("invalid peer certificate") {
+            detail.push_str(
+                " (the server's certificate is not trusted; if a private authority issued it, trust that with --ca-file or ca_file)",
+            );
+        }
         ApiError::Network {
             endpoint,
             host: self.inner.base.host(),
-            detail: error_chain(e),
+            detail,
             outcome_unknown,
         }
     }

@@ -15,6 +15,7 @@ mod pacing;
 pub mod pages;
 mod settle;
 mod timestamp;
+mod tls;
 
 pub use base_url::{BaseUrl, BaseUrlError};
 pub use changes::{Delivery, PLACE_ORDER, Paid, Payment, Spend, TOPUP, payments_in_flight};
@@ -24,3 +25,4 @@ pub use error::{ApiError, Endpoint, RedirectRefused};
 pub use pacing::Pacer;
 pub use settle::{Found as SettledAs, Listener, Notice, REPEAT_WINDOW, Settled};
 pub use timestamp::Timestamp;
+pub use tls::{provider as tls_provider, read_pem_certificates};

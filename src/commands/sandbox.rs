@@ -9,7 +9,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 fn banner(addr: SocketAddr, args: &SandboxArgs) -> String {
-    let base = format!("http://{addr}/api/v1");
+    let scheme = if args.tls_cert.is_some() { "https" } else { "http" };
+    let base = format!("{scheme}://{addr}/api/v1");
     let mut out = format!(
         "esimdash sandbox: the Reseller eSIM Sales API v1 with seeded data\n\
          base URL   {base}\n\
@@ -44,8 +45,13 @@ fn banner(addr: SocketAddr, args: &SandboxArgs) -> String {
             RESELLER_NAMES[*reseller]
         ));
     }
+    // Over TLS, the client trusts the sandbox's certificate as a root of its own.
+    let ca = args
+        .tls_cert
+        .as_ref()
+        .map_or(String::new(), |cert| format!(" ESIMDASH_CA_FILE={}", cert.display()));
     out.push_str(&format!(
-        "\ntry:  ESIMDASH_BASE_URL={base} ESIMDASH_ACCESS_CODE=ak_demo_acme ESIMDASH_SECRET_KEY=sk_demo_acme esimdash balance\n\
+        "\ntry:  ESIMDASH_BASE_URL={base}{ca} ESIMDASH_ACCESS_CODE=ak_demo_acme ESIMDASH_SECRET_KEY=sk_demo_acme esimdash balance\n\
          stop: Ctrl-C\n"
     ));
     out
@@ -92,7 +98,12 @@ pub async fn run_sandbox(args: &SandboxArgs) -> std::io::Result<()> {
         chaos: args.chaos,
         ..SandboxConfig::default()
     };
-    serve(&config, args.addr, |addr| out!("{}", banner(addr, args)), stop_signal()).await?;
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(crate::sandbox::tls::acceptor(cert, key).map_err(std::io::Error::other)?),
+        _ => None,
+    };
+    let on_ready = |addr| out!("{}", banner(addr, args));
+    serve(&config, args.addr, tls, on_ready, stop_signal()).await?;
     outln!("sandbox stopped");
     Ok(())
 }

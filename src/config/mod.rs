@@ -107,6 +107,8 @@ pub struct ProfileConfig {
     pub rate_limit: Option<u32>,
     /// The share of `rate_limit`, in percent, the inventory's background read may take.
     pub index_share_percent: Option<u8>,
+    /// A PEM file of roots trusted besides the system's.
+    pub ca_file: Option<PathBuf>,
     pub timeout_secs: Option<u64>,
     /// Refuse every write in this profile (a support seat).
     pub read_only: Option<bool>,
@@ -531,6 +533,12 @@ fn client_options(
         }
         options.background_share = f64::from(percent) / 100.0;
     }
+    if let Some(file) = args.ca_file.as_ref().or(profile.ca_file.as_ref()) {
+        options.extra_roots = crate::api::read_pem_certificates(file).map_err(|message| ConfigError::Value {
+            path: path.map(Path::to_path_buf).unwrap_or_default(),
+            message: format!("ca_file: {message}"),
+        })?;
+    }
     Ok(options)
 }
 
@@ -642,6 +650,7 @@ mod example {
             "read_only",
             "color",
             "allow_http",
+            "ca_file",
         ] {
             assert!(text.contains(key), "the example explains {key}");
         }

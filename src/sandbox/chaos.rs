@@ -164,7 +164,7 @@ async fn cut_short(response: Response, stalled: bool) -> Response {
 pub struct ChaosListener(pub TcpListener);
 
 /// One accepted connection's reset switch, given to each of its requests.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Peer {
     reset: Arc<AtomicBool>,
 }
@@ -175,14 +175,7 @@ impl Listener for ChaosListener {
 
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {
         let (stream, _) = Listener::accept(&mut self.0).await;
-        let reset = Arc::new(AtomicBool::new(false));
-        (
-            ResettableStream {
-                stream,
-                reset: reset.clone(),
-            },
-            Peer { reset },
-        )
+        resettable(stream)
     }
 
     fn local_addr(&self) -> io::Result<Self::Addr> {
@@ -196,20 +189,49 @@ impl axum::extract::connect_info::Connected<IncomingStream<'_, ChaosListener>> f
     }
 }
 
-/// A TCP stream that, once its switch is on, fails every read and write and is closed with a
-/// reset (no linger), as when a middlebox or a crashing server drops a connection.
-pub struct ResettableStream {
-    stream: TcpStream,
+/// A connection with its reset switch, and the switch for its requests.
+pub fn resettable<S>(stream: S) -> (ResettableStream<S>, Peer) {
+    let reset = Arc::new(AtomicBool::new(false));
+    (
+        ResettableStream {
+            stream,
+            reset: reset.clone(),
+        },
+        Peer { reset },
+    )
+}
+
+/// A stream over TCP that can be closed with a reset.
+pub trait OverTcp {
+    fn tcp(&self) -> &TcpStream;
+}
+
+impl OverTcp for TcpStream {
+    fn tcp(&self) -> &TcpStream {
+        self
+    }
+}
+
+impl OverTcp for tokio_rustls::server::TlsStream<TcpStream> {
+    fn tcp(&self) -> &TcpStream {
+        self.get_ref().0
+    }
+}
+
+/// A TCP stream (plain or TLS) that, once its switch is on, fails every read and write and is
+/// closed with a reset (no linger), as when a middlebox or a crashing server drops a connection.
+pub struct ResettableStream<S = TcpStream> {
+    stream: S,
     reset: Arc<AtomicBool>,
 }
 
-impl ResettableStream {
+impl<S: OverTcp> ResettableStream<S> {
     fn check(&self) -> io::Result<()> {
         if !self.reset.load(Ordering::Relaxed) {
             return Ok(());
         }
         // Closing with no linger sends RST instead of FIN.
-        let _ = self.stream.set_zero_linger();
+        let _ = self.stream.tcp().set_zero_linger();
         Err(io::Error::new(
             io::ErrorKind::ConnectionReset,
             "chaos: connection reset",
@@ -217,14 +239,14 @@ impl ResettableStream {
     }
 }
 
-impl AsyncRead for ResettableStream {
+impl<S: OverTcp + AsyncRead + Unpin> AsyncRead for ResettableStream<S> {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         self.check()?;
         Pin::new(&mut self.stream).poll_read(cx, buf)
     }
 }
 
-impl AsyncWrite for ResettableStream {
+impl<S: OverTcp + AsyncWrite + Unpin> AsyncWrite for ResettableStream<S> {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.check()?;
         Pin::new(&mut self.stream).poll_write(cx, buf)

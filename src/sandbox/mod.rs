@@ -11,6 +11,7 @@ mod rate_limit;
 mod routes;
 pub mod seed;
 mod store;
+pub mod tls;
 mod wire;
 
 use auth::Keys;
@@ -254,6 +255,8 @@ async fn delay(latency: Duration, req: Request, next: Next) -> Response {
 /// A sandbox running in this process (for `--demo` and tests); stopped when dropped.
 pub struct RunningSandbox {
     pub addr: SocketAddr,
+    /// `http`, or `https` when served over TLS.
+    scheme: &'static str,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     knobs: Arc<Knobs>,
 }
@@ -265,7 +268,7 @@ impl RunningSandbox {
     }
 
     pub fn origin(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("{}://{}", self.scheme, self.addr)
     }
 
     /// Changes the latency added to every answer from now on (tests of slow networks).
@@ -312,39 +315,70 @@ impl Drop for RunningSandbox {
 
 /// Binds `addr` (port 0 for any free one) and serves in a background task.
 pub async fn spawn(config: &SandboxConfig, addr: SocketAddr) -> std::io::Result<RunningSandbox> {
+    spawn_with(config, addr, None).await
+}
+
+/// As `spawn`, over TLS with `tls` when given (`RunningSandbox::origin` is then https).
+pub async fn spawn_with(
+    config: &SandboxConfig,
+    addr: SocketAddr,
+    tls: Option<tls::Acceptor>,
+) -> std::io::Result<RunningSandbox> {
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
     let knobs = Arc::new(Knobs::new(config));
-    let app = router_with_knobs(config, format!("http://{addr}"), knobs.clone())
-        .into_make_service_with_connect_info::<chaos::Peer>();
-    let listener = chaos::ChaosListener(listener);
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let app = router_with_knobs(config, format!("{scheme}://{addr}"), knobs.clone());
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let stopped = async {
+        let _ = rx.await;
+    };
     tokio::spawn(async move {
-        let stopped = async {
-            let _ = rx.await;
-        };
-        if let Err(e) = axum::serve(listener, app).with_graceful_shutdown(stopped).await {
+        if let Err(e) = serve_on(listener, tls, app, stopped).await {
             tracing::error!(error = %e, "sandbox stopped");
         }
     });
     Ok(RunningSandbox {
         addr,
+        scheme,
         shutdown: Some(tx),
         knobs,
     })
 }
 
-/// Binds `addr`, calls `on_ready` with the bound address, and serves until `shutdown` ends.
+/// Serves `app` on `listener`, over TLS when `tls` is given, until `shutdown` ends.
+async fn serve_on(
+    listener: TcpListener,
+    tls: Option<tls::Acceptor>,
+    app: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = app.into_make_service_with_connect_info::<chaos::Peer>();
+    match tls {
+        Some(acceptor) => {
+            let listener = tls::TlsListener::new(listener, acceptor);
+            axum::serve(listener, app).with_graceful_shutdown(shutdown).await
+        }
+        None => {
+            let listener = chaos::ChaosListener(listener);
+            axum::serve(listener, app).with_graceful_shutdown(shutdown).await
+        }
+    }
+}
+
+/// Binds `addr`, calls `on_ready` with the bound address, and serves (over TLS when `tls` is
+/// given) until `shutdown` ends.
 pub async fn serve(
     config: &SandboxConfig,
     addr: SocketAddr,
+    tls: Option<tls::Acceptor>,
     on_ready: impl FnOnce(SocketAddr),
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
-    let app = router(config, format!("http://{addr}")).into_make_service_with_connect_info::<chaos::Peer>();
-    let listener = chaos::ChaosListener(listener);
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let app = router(config, format!("{scheme}://{addr}"));
     on_ready(addr);
-    axum::serve(listener, app).with_graceful_shutdown(shutdown).await
+    serve_on(listener, tls, app, shutdown).await
 }

@@ -2,6 +2,8 @@
 //! client's behaviour against scripted servers, and decoding of every variant and of hostile
 //! bodies.
 
+#[path = "../support/certs.rs"]
+mod certs;
 mod client_resilience;
 mod common;
 mod contract_auth;
@@ -12,5 +14,6 @@ mod contract_profile_errors;
 mod contract_rate_limit;
 mod decoding;
 mod esim_states;
+mod tls;
 mod transport;
 mod writes;
