@@ -15,7 +15,15 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = Cli::from_command_line();
     let log_path = logging::init(cli.log_file.as_deref());
-    let runtime = match tokio::runtime::Runtime::new() {
+    // A one-shot command waits on one request at a time: one thread does, and starts sooner
+    // than a pool (README, "Performance"). The dashboard and the sandbox get the pool.
+    let one_shot = matches!(&cli.command, Some(c) if !matches!(c, Command::Sandbox(_))) && !cli.connection.demo;
+    let runtime = if one_shot {
+        tokio::runtime::Builder::new_current_thread().enable_all().build()
+    } else {
+        tokio::runtime::Runtime::new()
+    };
+    let runtime = match runtime {
         Ok(r) => r,
         Err(e) => {
             eprintln!("esimdash: cannot start the async runtime: {e}");

@@ -105,14 +105,17 @@ async fn killed_at_random_moments_of_a_payment_no_intended_payment_is_lost_or_pa
             // the time, as a user who tries again would be.
             let kill = attempt == 0 || rng.bool();
             if kill {
-                // A fifth of the kills wait for the answer to be recorded and strike at once;
-                // the rest fall anywhere in the payment.
-                let after_answer = rng.u8(0..5) == 0;
+                // Three in ten kills wait for the answer to be recorded and strike at once (the
+                // command often exits first); one in ten falls in the first twentieth of the
+                // payment (a command starts in a few milliseconds, so few uniform kills would
+                // land before it sends); the rest anywhere in it.
+                let roll = rng.u8(0..10);
+                let after_answer = roll < 3;
                 let until = Instant::now()
-                    + if after_answer {
-                        span * 3
-                    } else {
-                        span.mul_f64(rng.f64())
+                    + match roll {
+                        0..=2 => span * 3,
+                        3 => span.mul_f64(rng.f64() / 20.0),
+                        _ => span.mul_f64(rng.f64()),
                     };
                 while Instant::now() < until && child.try_wait().unwrap().is_none() {
                     if after_answer && trail_len_grew_by_answer(&home, lines_before) {
