@@ -146,6 +146,37 @@ mod frame_200x60 {
     fn profile(bencher: divan::Bencher) {
         draw_tab(bencher, '4');
     }
+
+    /// My eSIMs searched: 100 000 eSIMs in the index, a part of an ICCID typed, the results
+    /// and the selected one's pane.
+    #[divan::bench]
+    fn esims_search_over_100_000(bencher: divan::Bencher) {
+        let mut app = full_app();
+        let now = Instant::now();
+        for page in 1..=1000 {
+            let esims = esims_page((page as usize - 1) * 100, 100).esims;
+            let place = PagePlace {
+                page,
+                size: 100,
+                total: 100_000,
+            };
+            let seen = Seen::page(&esims, place, 0);
+            app.update(
+                Msg::IndexSeen {
+                    profile: app.session().profile.clone(),
+                    seen,
+                },
+                now,
+            );
+        }
+        for key in ['3', '/', '4', '2', '7'] {
+            app.update(Msg::Key(KeyEvent::new(KeyCode::Char(key), KeyModifiers::NONE)), now);
+        }
+        assert!(app.esims().result_count() > 100, "{}", app.esims().result_count());
+        let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
+        let theme = Theme { color: true };
+        bencher.bench_local(|| terminal.draw(|f| view::draw(f, &app, &theme, now)).unwrap().area);
+    }
 }
 
 mod decode {

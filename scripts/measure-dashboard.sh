@@ -1,6 +1,6 @@
 #!/bin/bash
 # Launch-to-balance, idle CPU over 10 s, and memory of the release dashboard in tmux.
-BIN="$(cd "$(dirname "$0")/.." && pwd)/target/release/esimdash"
+BIN=${BIN:-${CARGO_TARGET_DIR:-$(cd "$(dirname "$0")/.." && pwd)/target}/release/esimdash}
 set -u
 PIDFILE=$(mktemp)
 [ -x "$BIN" ] || { echo "build first: cargo build --release"; exit 1; }

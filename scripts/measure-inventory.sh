@@ -29,8 +29,6 @@ pid=$(cat "$WORK/pid")
 echo "whole inventory read by the search: $(( (end-start)/1000000 )) ms"
 $T capture-pane -p | grep -o "search: .*in the index" | head -1
 grep -E 'VmRSS|VmHWM' /proc/$pid/status | tr -s ' ' | sed 's/^/dashboard with every eSIM loaded: /'
-ls -l "$WORK"/cache/esimdash/ | tail -n +2 | awk '{print "saved index: " $1 " " $5 " bytes " $9}'
-stat -c 'index directory: %A' "$WORK/cache/esimdash"
 
 # A second session, as a command: the oldest eSIM found from the saved index.
 H=(-H "x-access-code: ak_demo_acme" -H "x-secret-key: sk_demo_acme")
@@ -39,6 +37,8 @@ total=$(curl -s "${H[@]}" "$API/reseller/esims?pageSize=1" | grep -o '"total":[0
 oldest=$(curl -s "${H[@]}" "$API/reseller/esims?page=$total&pageSize=1" | grep -o '"iccid":"[0-9]*"' | head -1 | cut -d'"' -f4)
 $T send-keys Escape; sleep 0.2; $T send-keys Escape; sleep 0.2; $T send-keys q
 while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done   # it saves the index as it quits
+ls -l "$WORK"/cache/esimdash/ | tail -n +2 | awk '{print "saved index: " $1 " " $5 " bytes " $9}'
+stat -c 'index directory: %A' "$WORK/cache/esimdash"
 start=$(date +%s%N)
 env $ENV ESIMDASH_LOG=debug "$BIN" --log-file "$WORK/find.log" esims --iccid "$oldest" --json >/dev/null
 end=$(date +%s%N)
