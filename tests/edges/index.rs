@@ -91,19 +91,7 @@ async fn without_the_lookup_at_100_000_a_second_session_finds_in_two_requests_an
 
     // 50 new orders at the server: the next session's index has their eSIMs, and the find
     // still costs two pages (the list's growth tells where the eSIM moved).
-    let http = reqwest::Client::new();
-    for _ in 0..50 {
-        let r = http
-            .post(format!("{}/portal/orders", sb.base_url()))
-            .header("x-access-code", "ak_demo_acme")
-            .header("x-secret-key", "sk_demo_acme")
-            .header("content-type", "application/json")
-            .body(r#"{"slug":"jp-3gb-15d","qty":1}"#)
-            .send()
-            .await
-            .unwrap();
-        assert!(r.status().is_success(), "{}", r.status());
-    }
+    crate::orders::place_orders(&sb.base_url(), 50).await;
     let (newest, total): (Vec<String>, u64) = {
         let query = EsimQuery {
             page: Some(1),

@@ -9,6 +9,8 @@
 mod binary;
 #[path = "../support/holding_proxy.rs"]
 mod holding_proxy;
+#[path = "../support/orders.rs"]
+mod orders;
 
 mod amounts;
 mod common;

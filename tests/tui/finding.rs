@@ -397,19 +397,7 @@ async fn the_dashboards_index_is_saved_as_it_is_read_resumed_at_the_gap_and_fres
 
     // 50 new orders; session 3's index has their eSIMs after two pages: the list's first
     // (all new) and the read from the top (which meets the known ones).
-    let http = reqwest::Client::new();
-    for _ in 0..50 {
-        let r = http
-            .post(format!("{}/portal/orders", live.sandbox.base_url()))
-            .header("x-access-code", "ak_demo_acme")
-            .header("x-secret-key", "sk_demo_acme")
-            .header("content-type", "application/json")
-            .body(r#"{"slug":"jp-3gb-15d","qty":1}"#)
-            .send()
-            .await
-            .unwrap();
-        assert!(r.status().is_success());
-    }
+    crate::orders::place_orders(&live.sandbox.base_url(), 50).await;
     live.new_session();
     live.saved_inventory(round_trip(&complete));
     search(&mut live).await;

@@ -13,6 +13,8 @@ mod handover;
 mod holding_proxy;
 mod install_kit;
 mod navigation;
+#[path = "../support/orders.rs"]
+mod orders;
 mod orders_esims;
 mod payment_edges;
 mod properties;
