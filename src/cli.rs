@@ -220,10 +220,41 @@ impl ConnectionArgs {
     }
 }
 
+/// What `esimdash check` checks.
+#[derive(Debug, Clone, Subcommand)]
+pub enum CheckWhat {
+    /// The wallet balance: WARNING below --warning, CRITICAL below --critical (USD).
+    Balance {
+        #[arg(long, value_name = "USD", value_parser = amount)]
+        warning: rust_decimal::Decimal,
+        #[arg(long, value_name = "USD", value_parser = amount)]
+        critical: rust_decimal::Decimal,
+    },
+    /// The eSIMs needing attention (config [attention]): WARNING from --warning of them,
+    /// CRITICAL from --critical. Reads every page of usable eSIMs.
+    Attention {
+        #[arg(long, value_name = "N")]
+        warning: u64,
+        #[arg(long, value_name = "N")]
+        critical: u64,
+    },
+}
+
+/// An amount in USD, exactly (never through a float).
+fn amount(text: &str) -> Result<rust_decimal::Decimal, String> {
+    crate::domain::money::parse_decimal(text)
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// The wallet balance in USD.
     Balance,
+    /// A check for monitoring (Nagios, Icinga, Sensu): one line, exit 0 OK, 1 WARNING,
+    /// 2 CRITICAL, 3 UNKNOWN.
+    Check {
+        #[command(subcommand)]
+        what: CheckWhat,
+    },
     /// The plan catalog with your pricing, or one plan.
     Plans {
         #[command(flatten)]

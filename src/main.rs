@@ -68,7 +68,7 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
     };
     let opened = match accounts.open(None, cli.command.is_none()) {
         Ok(o) => o,
-        Err(e) => return fail(&e.into(), &output),
+        Err(e) => return checked(&cli, Err(e.into()), &output),
     };
     match &cli.command {
         None => dashboard(&cli, opened, accounts, log_path, &output).await,
@@ -91,8 +91,21 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
                 }
                 Err(e) => Err(CommandError::Config(e)),
             };
-            ended(result, &output)
+            checked(&cli, result, &output)
         }
+    }
+}
+
+/// A check that could not run (no credentials, a config file in error) is UNKNOWN, said on its
+/// one line, as monitoring systems read it; any other command ends as usual.
+fn checked(cli: &Cli, result: Result<(), CommandError>, output: &Output) -> ExitCode {
+    match (&cli.command, result) {
+        (Some(Command::Check { .. }), Err(e)) if !matches!(e, CommandError::Check(_)) => {
+            let why = e.to_string().split_whitespace().collect::<Vec<_>>().join(" ");
+            println!("ESIMDASH CHECK UNKNOWN - {why}");
+            ExitCode::from(3)
+        }
+        (_, result) => ended(result, output),
     }
 }
 
@@ -152,6 +165,10 @@ fn ended(result: Result<(), CommandError>, output: &Output) -> ExitCode {
 }
 
 fn fail(error: &CommandError, output: &Output) -> ExitCode {
+    if let CommandError::Check(state) = error {
+        // Its line is printed already, as monitoring systems read it.
+        return ExitCode::from(*state);
+    }
     if let CommandError::Io(e) = error
         && e.kind() == std::io::ErrorKind::BrokenPipe
     {

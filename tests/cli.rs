@@ -1285,3 +1285,99 @@ async fn balance_over_https_with_ca_file_and_the_roots_read_only_for_https() {
         stderr(&out)
     );
 }
+
+/// `esimdash check`: each state by the monitoring-plugin conventions, its one line and exit
+/// status, and UNKNOWN (3) when it cannot tell: a refused key, a server that is not there,
+/// thresholds the wrong way round, no credentials at all.
+#[tokio::test(flavor = "multi_thread")]
+async fn check_balance_and_attention_say_ok_warning_critical_or_unknown() {
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    let check = |args: &[&str]| {
+        let mut cmd = esimdash(&home);
+        acme(&mut cmd, &sb).arg("check").args(args);
+        cmd
+    };
+    for (args, code, line) in [
+        (
+            ["balance", "--warning", "100", "--critical", "20"],
+            0,
+            "ESIMDASH BALANCE OK - 250.00 USD | balance=250.00;100;20\n",
+        ),
+        (
+            ["balance", "--warning", "300", "--critical", "20"],
+            1,
+            "ESIMDASH BALANCE WARNING - 250.00 USD | balance=250.00;300;20\n",
+        ),
+        (
+            ["balance", "--warning", "300.50", "--critical", "250.01"],
+            2,
+            "ESIMDASH BALANCE CRITICAL - 250.00 USD | balance=250.00;300.50;250.01\n",
+        ),
+    ] {
+        let out = run(check(&args)).await;
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {}", stderr(&out));
+        assert_eq!(stdout(&out), line);
+        assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    }
+
+    // Attention, against the count `esims --attention` gives.
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["esims", "--attention", "--json"]);
+    let n = stdout_json(&run(cmd).await)["total"].as_u64().unwrap();
+    assert!(n > 0, "the demo data has eSIMs needing attention");
+    for (warning, critical, code, word) in [
+        (n + 1, n + 2, 0, "OK"),
+        (n, n + 1, 1, "WARNING"),
+        (n - 1, n, 2, "CRITICAL"),
+    ] {
+        let (w, c) = (warning.to_string(), critical.to_string());
+        let out = run(check(&["attention", "--warning", &w, "--critical", &c])).await;
+        assert_eq!(out.status.code(), Some(code), "{}", stderr(&out));
+        let text = stdout(&out);
+        assert!(
+            text.starts_with(&format!("ESIMDASH ATTENTION {word} - {n} eSIMs need attention")),
+            "{text}"
+        );
+        assert!(text.ends_with(&format!("| attention={n};{w};{c}\n")), "{text}");
+    }
+
+    // UNKNOWN: the key refused, nobody at the address, thresholds the wrong way round.
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb)
+        .env("ESIMDASH_ACCESS_CODE", "ak_demo_revoked")
+        .env("ESIMDASH_SECRET_KEY", "sk_demo_revoked")
+        .args(["check", "balance", "--warning", "100", "--critical", "20"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        stdout(&out).starts_with("ESIMDASH BALANCE UNKNOWN - "),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(stdout(&out).lines().count(), 1);
+    let mut cmd = esimdash(&home);
+    acme_at(&mut cmd, "http://127.0.0.1:9/api/v1").args(["check", "balance", "--warning", "100", "--critical", "20"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        stdout(&out).starts_with("ESIMDASH BALANCE UNKNOWN - "),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(check(&["balance", "--warning", "20", "--critical", "100"])).await;
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        stdout(&out).contains("UNKNOWN - --critical 100 is above --warning 20"),
+        "{}",
+        stdout(&out)
+    );
+    let mut cmd = esimdash(&home);
+    cmd.args(["check", "balance", "--warning", "100", "--critical", "20"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with("ESIMDASH CHECK UNKNOWN - "),
+        "{}",
+        stdout(&out)
+    );
+}

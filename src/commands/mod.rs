@@ -3,6 +3,7 @@
 
 mod audit;
 mod buying;
+mod check;
 mod finding;
 mod lists;
 mod notices;
@@ -73,6 +74,9 @@ pub enum CommandError {
     /// once, and nothing half-written is left.
     #[error("interrupted ({}): stopped before the end; no payment was in flight and no file was left half-written", .0.name())]
     Interrupted(Stop),
+    /// A check's state other than OK, its line printed: the exit status is the state.
+    #[error("check state {0}")]
+    Check(u8),
 }
 
 impl From<crate::session::SessionError> for CommandError {
@@ -105,6 +109,7 @@ impl CommandError {
             CommandError::Api(ApiError::Network { .. } | ApiError::Timeout { .. }) => 5,
             CommandError::OutcomeUnknown(_) => 5,
             CommandError::Interrupted(stop) => stop.exit_code(),
+            CommandError::Check(state) => *state,
             _ => 1,
         }
     }
@@ -125,6 +130,7 @@ impl CommandError {
             CommandError::OutcomeUnknown(_) => ("outcome_unknown", None),
             CommandError::Io(_) => ("io", None),
             CommandError::Interrupted(_) => ("interrupted", None),
+            CommandError::Check(_) => ("check", None),
             CommandError::Api(e) => (e.kind(), e.status()),
         };
         let mut error = json!({ "kind": kind, "message": self.to_string() });
@@ -188,6 +194,7 @@ pub async fn run(
 ) -> Result<(), CommandError> {
     match command {
         Command::Balance => balance(client, output).await,
+        Command::Check { what } => check::run(client, what, prefs).await,
         Command::Plans { slug: Some(slug), .. } => plan(client, slug, output).await,
         Command::Plans {
             location, slug: None, ..
