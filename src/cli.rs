@@ -225,16 +225,20 @@ impl ConnectionArgs {
 pub enum CheckWhat {
     /// The wallet balance: WARNING below --warning, CRITICAL below --critical (USD).
     Balance {
+        /// WARNING when the balance is below this many USD.
         #[arg(long, value_name = "USD", value_parser = amount)]
         warning: rust_decimal::Decimal,
+        /// CRITICAL when the balance is below this many USD (at most --warning).
         #[arg(long, value_name = "USD", value_parser = amount)]
         critical: rust_decimal::Decimal,
     },
     /// The eSIMs needing attention (config [attention]): WARNING from --warning of them,
     /// CRITICAL from --critical. Reads every page of usable eSIMs.
     Attention {
+        /// WARNING when this many eSIMs or more need attention.
         #[arg(long, value_name = "N")]
         warning: u64,
+        /// CRITICAL when this many or more need attention (at least --warning).
         #[arg(long, value_name = "N")]
         critical: u64,
     },
@@ -254,6 +258,17 @@ pub enum Command {
     Check {
         #[command(subcommand)]
         what: CheckWhat,
+    },
+    /// The account's figures in the Prometheus text format: printed once (for node_exporter's
+    /// textfile collector), or served at /metrics with --listen.
+    Metrics {
+        /// Serve /metrics at this address instead (127.0.0.1:9864, say).
+        #[arg(long, value_name = "ADDR")]
+        listen: Option<std::net::SocketAddr>,
+        /// Served, an answer is kept this many seconds: scrapes in between cost no request.
+        #[arg(long, value_name = "SECONDS", default_value_t = 60,
+            value_parser = clap::value_parser!(u64).range(1..=86_400))]
+        every: u64,
     },
     /// The plan catalog with your pricing, or one plan.
     Plans {

@@ -1381,3 +1381,97 @@ async fn check_balance_and_attention_say_ok_warning_critical_or_unknown() {
         stdout(&out)
     );
 }
+
+/// `esimdash metrics`, read by a Prometheus text parser: the balance, eSIMs by status and
+/// needing attention (from the index, filled here by `esims --all`), orders by status, each
+/// equal to what the API says; served with `--listen`, a second scrape within `--every` costs
+/// the API nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn metrics_are_prometheus_text_equal_to_the_apis_figures_and_served_from_a_cache() {
+    use esimdash::api::model::OrderQuery;
+    use esimdash::domain::status::{Status, StatusFilter};
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    let command = |args: &[&str]| {
+        let mut cmd = esimdash(&home);
+        acme(&mut cmd, &sb).args(args);
+        cmd
+    };
+    assert!(run(command(&["esims", "--all", "--json"])).await.status.success());
+    let out = run(command(&["metrics"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string()))).unwrap();
+    let value = |name: &str, label: Option<(&str, &str)>| -> f64 {
+        let sample = scrape
+            .samples
+            .iter()
+            .find(|s| s.metric == name && label.is_none_or(|(k, v)| s.labels.get(k) == Some(v)))
+            .unwrap_or_else(|| panic!("{name} {label:?} in:\n{text}"));
+        match sample.value {
+            prometheus_parse::Value::Gauge(v) | prometheus_parse::Value::Counter(v) => v,
+            ref other => panic!("{name}: {other:?}"),
+        }
+    };
+    assert_eq!(value("esimdash_balance_usd", None), 250.0);
+
+    let api = esimdash::api::Client::new(
+        esimdash::api::BaseUrl::parse(&sb.base_url()).unwrap(),
+        &esimdash::api::Credentials::pair("ak_demo_acme", "sk_demo_acme"),
+        esimdash::api::ClientOptions {
+            rate_limit: 100_000,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let total = api.esims(&Default::default()).await.unwrap().total;
+    let by_status: f64 = scrape
+        .samples
+        .iter()
+        .filter(|s| s.metric == "esimdash_esims")
+        .map(|s| match s.value {
+            prometheus_parse::Value::Gauge(v) => v,
+            _ => 0.0,
+        })
+        .sum();
+    assert_eq!(by_status, total as f64, "every eSIM counted once");
+    assert_eq!(value("esimdash_list_esims", None), total as f64);
+    for status in Status::KNOWN {
+        let query = OrderQuery {
+            page_size: Some(1),
+            status: StatusFilter::Is(status.clone()),
+            ..Default::default()
+        };
+        let n = api.orders(&query).await.unwrap().total;
+        assert_eq!(
+            value("esimdash_orders", Some(("status", status.as_str()))),
+            n as f64,
+            "{status}"
+        );
+    }
+    let out = run(command(&["esims", "--attention", "--json"])).await;
+    let attention = stdout_json(&out)["total"].as_u64().unwrap();
+    assert_eq!(value("esimdash_esims_needing_attention", None), attention as f64);
+    assert!(value("esimdash_last_good_read_timestamp_seconds", None) > 1.7e9);
+
+    // Served: the second scrape within --every is the first's answer, with no request.
+    let mut cmd = command(&["metrics", "--listen", "127.0.0.1:0", "--every", "60"]);
+    cmd.stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stderr.take().unwrap()), &mut line).unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .to_string();
+    // As the product's client does: rustls on ring (a test run alone has installed none yet).
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let first = reqwest::get(&url).await.unwrap().text().await.unwrap();
+    let before = sb.requests_received();
+    let second = reqwest::get(&url).await.unwrap().text().await.unwrap();
+    assert_eq!(sb.requests_received(), before, "answered from the cache");
+    assert_eq!(first, second);
+    prometheus_parse::Scrape::parse(second.lines().map(|l| Ok(l.to_string()))).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+}

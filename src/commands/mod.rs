@@ -6,6 +6,7 @@ mod buying;
 mod check;
 mod finding;
 mod lists;
+mod metrics;
 mod notices;
 mod output;
 mod qr;
@@ -195,6 +196,9 @@ pub async fn run(
     match command {
         Command::Balance => balance(client, output).await,
         Command::Check { what } => check::run(client, what, prefs).await,
+        Command::Metrics { listen, every } => {
+            metrics::run(client, index, prefs, *listen, std::time::Duration::from_secs(*every)).await
+        }
         Command::Plans { slug: Some(slug), .. } => plan(client, slug, output).await,
         Command::Plans {
             location, slug: None, ..

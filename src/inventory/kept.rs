@@ -88,6 +88,11 @@ impl Kept {
         self.lock().inventory().first_gap_from(place)
     }
 
+    /// What `read` makes of the index as it is now.
+    pub fn read<T>(&self, read: impl FnOnce(&Inventory) -> T) -> T {
+        read(self.lock().inventory())
+    }
+
     /// Whether the index has seen the list's total yet.
     pub fn knows_total(&self) -> bool {
         self.lock().inventory().total().is_some()

@@ -1,0 +1,209 @@
+//! `esimdash metrics`: the account's figures in the Prometheus text format, printed once (for
+//! node_exporter's textfile collector) or served at `/metrics` (`--listen ADDR`). A scrape costs
+//! a few requests (the balance, the list's first page for the index, one per order status),
+//! never a read of the whole inventory: eSIMs by status come from the saved index. Served, the
+//! answer is kept for `--every` seconds, so frequent scrapes do not spend the key's budget.
+
+use crate::api::model::{EsimQuery, OrderQuery};
+use crate::api::{ApiError, Client};
+use crate::commands::CommandError;
+use crate::commands::output::out;
+use crate::config::Preferences;
+use crate::domain::status::{Status, StatusFilter};
+use crate::inventory::AttentionAt;
+use crate::inventory::kept::Kept;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What the figures are read with, and what lasts from one scrape to the next.
+struct Source {
+    client: Client,
+    index: Option<Kept>,
+    prefs: Preferences,
+    /// API errors by kind since this process started.
+    errors: BTreeMap<&'static str, u64>,
+    /// When every request of a scrape last succeeded (Unix seconds).
+    last_good: Option<i64>,
+    /// The last answer and when it was made.
+    cached: Option<(Instant, String)>,
+}
+
+pub async fn run(
+    client: &Client,
+    index: Option<&Kept>,
+    prefs: &Preferences,
+    listen: Option<SocketAddr>,
+    every: Duration,
+) -> Result<(), CommandError> {
+    let mut source = Source {
+        client: client.clone(),
+        index: index.cloned(),
+        prefs: prefs.clone(),
+        errors: BTreeMap::new(),
+        last_good: None,
+        cached: None,
+    };
+    let Some(addr) = listen else {
+        let text = source.scrape().await;
+        out!("{text}");
+        return Ok(());
+    };
+    let source = Arc::new(tokio::sync::Mutex::new(source));
+    let app = axum::Router::new().route(
+        "/metrics",
+        axum::routing::get(move || {
+            let source = source.clone();
+            async move {
+                let mut source = source.lock().await;
+                let body = source.cached_or_scrape(every).await;
+                ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")], body)
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    crate::commands::notices::say(&format!("serving metrics at http://{}/metrics", listener.local_addr()?));
+    axum::serve(listener, app).await?;
+    Ok(())
+}
+
+impl Source {
+    async fn cached_or_scrape(&mut self, every: Duration) -> String {
+        if let Some((at, text)) = &self.cached
+            && at.elapsed() < every
+        {
+            return text.clone();
+        }
+        let text = self.scrape().await;
+        self.cached = Some((Instant::now(), text.clone()));
+        text
+    }
+
+    fn count<T>(&mut self, result: Result<T, ApiError>, ok: &mut bool) -> Option<T> {
+        result
+            .map_err(|e| {
+                *self.errors.entry(e.kind()).or_default() += 1;
+                *ok = false;
+            })
+            .ok()
+    }
+
+    /// The figures now, as Prometheus text.
+    async fn scrape(&mut self) -> String {
+        let mut ok = true;
+        let mut text = String::new();
+        let client = self.client.clone();
+        if let Some(balance) = self.count(client.balance().await, &mut ok) {
+            family(&mut text, "esimdash_balance_usd", "gauge", "The wallet balance in USD.");
+            let _ = writeln!(text, "esimdash_balance_usd {balance}");
+        }
+        self.esims(&mut text, &mut ok).await;
+        self.orders(&mut text, &mut ok).await;
+        if ok {
+            self.last_good = Some(chrono::Utc::now().timestamp());
+        }
+        family(
+            &mut text,
+            "esimdash_last_good_read_timestamp_seconds",
+            "gauge",
+            "When every request of a scrape last succeeded (0: not yet).",
+        );
+        let _ = writeln!(
+            text,
+            "esimdash_last_good_read_timestamp_seconds {}",
+            self.last_good.unwrap_or(0)
+        );
+        family(
+            &mut text,
+            "esimdash_api_errors_total",
+            "counter",
+            "API errors since this process started, by kind.",
+        );
+        for (kind, n) in &self.errors {
+            let _ = writeln!(text, "esimdash_api_errors_total{{kind=\"{kind}\"}} {n}");
+        }
+        text
+    }
+
+    /// eSIMs by status and needing attention, from the index after the list's first page.
+    async fn esims(&mut self, text: &mut String, ok: &mut bool) {
+        let client = self.client.clone();
+        if let Some(index) = self.index.clone() {
+            // The list's first page brings new eSIMs into the index; the rest is as saved.
+            let first = EsimQuery {
+                page: Some(1),
+                page_size: Some(100),
+                ..EsimQuery::default()
+            };
+            self.count(client.esims(&first).await, ok);
+            index.save();
+            let at = AttentionAt {
+                rule: self.prefs.attention,
+                now: chrono::Utc::now(),
+            };
+            index.read(|inventory| {
+                family(
+                    text,
+                    "esimdash_esims",
+                    "gauge",
+                    "eSIMs in the inventory index, by status.",
+                );
+                for (status, n) in inventory.status_counts() {
+                    let _ = writeln!(text, "esimdash_esims{{status=\"{}\"}} {n}", label(status.as_str()));
+                }
+                family(
+                    text,
+                    "esimdash_esims_needing_attention",
+                    "gauge",
+                    "Usable eSIMs of the index near their data or time limit (config [attention]).",
+                );
+                let attention = inventory.select("", &StatusFilter::All, Some(at)).len();
+                let _ = writeln!(text, "esimdash_esims_needing_attention {attention}");
+                family(text, "esimdash_index_esims", "gauge", "eSIMs the index has.");
+                let _ = writeln!(text, "esimdash_index_esims {}", inventory.len());
+                family(
+                    text,
+                    "esimdash_list_esims",
+                    "gauge",
+                    "eSIMs the API lists (the index is complete when equal).",
+                );
+                let _ = writeln!(text, "esimdash_list_esims {}", inventory.total().unwrap_or(0));
+            });
+        }
+    }
+
+    /// Orders by status: one request each, a page of one.
+    async fn orders(&mut self, text: &mut String, ok: &mut bool) {
+        let client = self.client.clone();
+        let mut orders = Vec::new();
+        for status in Status::KNOWN {
+            let query = OrderQuery {
+                page: Some(1),
+                page_size: Some(1),
+                status: StatusFilter::Is(status.clone()),
+                ..OrderQuery::default()
+            };
+            if let Some(page) = self.count(client.orders(&query).await, ok) {
+                orders.push((status, page.total));
+            }
+        }
+        if !orders.is_empty() {
+            family(text, "esimdash_orders", "gauge", "Orders, by status.");
+            for (status, n) in orders {
+                let _ = writeln!(text, "esimdash_orders{{status=\"{}\"}} {n}", label(status.as_str()));
+            }
+        }
+    }
+}
+
+fn family(text: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(text, "# HELP {name} {help}");
+    let _ = writeln!(text, "# TYPE {name} {kind}");
+}
+
+/// A label value as the format wants it: backslash, quote and line end escaped.
+fn label(value: &str) -> String {
+    value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
