@@ -327,21 +327,27 @@ pub enum Command {
         action: Option<ProfileAction>,
     },
     /// Top up an eSIM with a plan its availability offers (checked first); asks before paying.
+    /// With --from, every row of a CSV file (iccid,slug,qty).
     Topup {
         /// The eSIM to top up (19 or 20 digits).
-        #[arg(long)]
-        iccid: String,
+        #[arg(long, required_unless_present = "from", conflicts_with = "from")]
+        iccid: Option<String>,
         /// A top-up slug offered for this eSIM (`esimdash topup --iccid I` lists them on error).
-        #[arg(long)]
-        slug: String,
+        #[arg(long, required_unless_present = "from", conflicts_with = "from")]
+        slug: Option<String>,
+        #[command(flatten)]
+        bulk: BulkArgs,
         #[command(flatten)]
         spend: SpendArgs,
     },
-    /// Buy new eSIMs of a catalog plan; asks before paying.
+    /// Buy new eSIMs of a catalog plan; asks before paying. With --from, every row of a CSV
+    /// file (slug,qty).
     Buy {
         /// The catalog plan's slug (`esimdash plans` lists them), e.g. fr-5gb-30d.
-        #[arg(long)]
-        slug: String,
+        #[arg(long, required_unless_present = "from", conflicts_with = "from")]
+        slug: Option<String>,
+        #[command(flatten)]
+        bulk: BulkArgs,
         #[command(flatten)]
         spend: SpendArgs,
     },
@@ -363,11 +369,27 @@ pub enum Command {
     Man,
 }
 
+/// A bulk file to pay row by row, as `topup --from` and `buy --from` take it.
+#[derive(Debug, Clone, Args)]
+pub struct BulkArgs {
+    /// Pay every row of this CSV file (its first line names the columns: iccid,slug,qty for
+    /// top-ups, slug,qty for orders). Checked whole first; a re-run after a crash or Ctrl-C
+    /// skips the rows already placed.
+    #[arg(long, value_name = "FILE.csv")]
+    pub from: Option<PathBuf>,
+    /// Check the file and print the plan; pay nothing.
+    #[arg(long, requires = "from")]
+    pub dry_run: bool,
+    /// Where the result CSV goes (default: beside the file, NAME.result.csv).
+    #[arg(long, value_name = "FILE", requires = "from")]
+    pub result: Option<PathBuf>,
+}
+
 /// How many, and whether to ask: as top-ups and purchases take them.
 #[derive(Debug, Clone, Args)]
 pub struct SpendArgs {
-    /// How many: 1 to 10.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10))]
+    /// How many: 1 to 10 (a bulk file gives its own, per row).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10), conflicts_with = "from")]
     pub qty: u32,
     /// Do not ask: needed when not on a terminal.
     #[arg(long)]

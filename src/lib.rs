@@ -5,6 +5,7 @@
 
 pub mod api;
 pub mod audit;
+pub mod bulk;
 pub mod cli;
 pub mod clipboard;
 pub mod commands;

@@ -5,6 +5,19 @@
 /// Set once a stop signal came: no resend is started after it (one in flight is waited for).
 static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// Which signal asked it, once one did (`Stop as u8 + 1`; 0 none yet).
+static STOPPED_BY: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// The signal that asked the process to stop, if one did.
+pub fn stopped_by() -> Option<Stop> {
+    match STOPPED_BY.load(std::sync::atomic::Ordering::SeqCst) {
+        1 => Some(Stop::Interrupt),
+        2 => Some(Stop::Terminate),
+        3 => Some(Stop::HangUp),
+        _ => None,
+    }
+}
+
 /// Whether the process was asked to stop.
 pub fn stopping() -> bool {
     STOPPING.load(std::sync::atomic::Ordering::SeqCst)
@@ -76,6 +89,12 @@ impl Stops {
                 _ = hup.recv() => Stop::HangUp,
             };
             tracing::info!(signal = stop.name(), "stop signal");
+            let _ = STOPPED_BY.compare_exchange(
+                0,
+                stop as u8 + 1,
+                std::sync::atomic::Ordering::SeqCst,
+                std::sync::atomic::Ordering::SeqCst,
+            );
             STOPPING.store(true, std::sync::atomic::Ordering::SeqCst);
             return stop;
         }

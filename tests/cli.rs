@@ -1475,3 +1475,79 @@ async fn metrics_are_prometheus_text_equal_to_the_apis_figures_and_served_from_a
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// A bulk file is checked whole before anything is paid: every row's problem is said with its
+/// line and nothing moves; a file the balance does not cover is refused; a good one is paid
+/// row by row, with a result CSV beside it.
+#[tokio::test(flavor = "multi_thread")]
+async fn bulk_files_are_checked_whole_before_anything_is_paid() {
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    let iccid = in_use_iccid(&sb, &home).await;
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["topup", "--iccid", &iccid, "--slug", "none", "--yes"]);
+    let offered = first_offered(&stderr(&run(cmd).await));
+    let orders = order_total(&sb, &home).await;
+    let bulk = |file: &std::path::Path, what: &str, extra: &[&str]| {
+        let mut cmd = esimdash(&home);
+        acme(&mut cmd, &sb)
+            .args([what, "--from"])
+            .arg(file)
+            .arg("--yes")
+            .args(extra);
+        cmd
+    };
+
+    let file = home.path().join("topups.csv");
+    std::fs::write(
+        &file,
+        format!("iccid,slug,qty\n{iccid},{offered},1\n8944100000000099994,{offered},1\n{iccid},fr-1gb-7d,2\n{iccid},{offered},0\n"),
+    )
+    .unwrap();
+    let out = run(bulk(&file, "topup", &[])).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("line 5: qty \"0\""),
+        "a malformed row first: {}",
+        stderr(&out)
+    );
+    std::fs::write(
+        &file,
+        format!("iccid,slug,qty\n{iccid},{offered},1\n8944100000000099994,{offered},1\n{iccid},fr-1gb-7d,2\n"),
+    )
+    .unwrap();
+    let out = run(bulk(&file, "topup", &[])).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let plan = stdout(&out);
+    assert!(plan.contains("row 3: no eSIM with ICCID 8944100000000099994"), "{plan}");
+    assert!(plan.contains("row 4: \"fr-1gb-7d\" is not offered"), "{plan}");
+    assert!(stderr(&out).contains("2 row(s) cannot be paid") && stderr(&out).contains("nothing was topped up"));
+    assert_eq!(order_total(&sb, &home).await, orders, "nothing paid");
+
+    let file = home.path().join("orders.csv");
+    std::fs::write(&file, "slug,qty\ngl-20gb-30d,10\ngl-20gb-30d,10\n").unwrap();
+    let out = run(bulk(&file, "buy", &[])).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("short of"), "{}", stderr(&out));
+    assert_eq!(order_total(&sb, &home).await, orders, "nothing paid");
+
+    std::fs::write(&file, "qty,slug\n1,fr-1gb-7d\n2,fr-1gb-7d\n").unwrap();
+    let out = run(bulk(&file, "buy", &["--dry-run", "--json"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(order_total(&sb, &home).await, orders, "a dry run pays nothing");
+    let out = run(bulk(&file, "buy", &["--json"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let done = stdout_json(&out);
+    assert_eq!(
+        (done["placed"].as_u64(), done["placedNow"].as_u64()),
+        (Some(2), Some(2))
+    );
+    assert_eq!(done["rows"][1]["quantity"], 2);
+    assert_eq!(order_total(&sb, &home).await, orders + 2);
+    let result = std::fs::read_to_string(home.path().join("orders.result.csv")).unwrap();
+    let lines: Vec<&str> = result.lines().collect();
+    assert_eq!(lines[0], "row,iccid,slug,quantity,outcome,order,error");
+    assert!(
+        lines[1].starts_with("2,,fr-1gb-7d,1,placed,") && lines[2].starts_with("3,,fr-1gb-7d,2,placed,"),
+        "{result}"
+    );
+}

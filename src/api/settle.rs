@@ -161,8 +161,20 @@ impl Client {
         lock::path_for(&trail.path, &self.who().api_host, &self.who().access_code)
     }
 
+    /// Where this account's files beside the trail go, and the account's short name for their
+    /// names (`None` without a trail).
+    pub fn state_place(&self) -> Option<(std::path::PathBuf, String)> {
+        let trail = self.trail()?;
+        let dir = trail
+            .path
+            .parent()
+            .unwrap_or_else(|| std::path::Path::new("."))
+            .to_path_buf();
+        Some((dir, audit::account_id(&self.who().api_host, &self.who().access_code)))
+    }
+
     /// This account's payments as the trail tells them (none without a trail).
-    fn records(&self) -> Vec<PaymentRecord> {
+    pub fn records(&self) -> Vec<PaymentRecord> {
         let Some(trail) = self.trail() else { return Vec::new() };
         match audit::read(&trail.path) {
             Ok(read) => audit::payments(&read.entries, &self.who().api_host, &self.who().access_code),

@@ -271,7 +271,7 @@ async fn look_up(
 }
 
 /// `--yes`, or a "y" typed at the terminal; without a terminal and without `--yes`, no.
-async fn confirm(yes: bool, summary: &str) -> Result<(), CommandError> {
+pub(super) async fn confirm(yes: bool, summary: &str) -> Result<(), CommandError> {
     if yes {
         return Ok(());
     }

@@ -2,6 +2,7 @@
 //! JSON for scripts. JSON mirrors the API's own envelopes so that integrators see one shape.
 
 mod audit;
+mod bulk;
 mod buying;
 mod check;
 mod finding;
@@ -30,7 +31,8 @@ pub fn run_local(command: &Command, output: &Output) -> Option<Result<(), Comman
 
 use crate::api::model::{Esim, EsimQuery, OrderQuery, Plan, ProfileUpdate};
 use crate::api::{ApiError, Client};
-use crate::cli::{Command, ProfileAction};
+use crate::bulk::rows::Kind;
+use crate::cli::{BulkArgs, Command, ProfileAction};
 use crate::commands::output::{out, outln};
 use crate::config::{ConfigError, Preferences};
 use crate::domain::iccid::Iccid;
@@ -75,6 +77,10 @@ pub enum CommandError {
     /// once, and nothing half-written is left.
     #[error("interrupted ({}): stopped before the end; no payment was in flight and no file was left half-written", .0.name())]
     Interrupted(Stop),
+    /// A stop signal between the rows of a bulk file, after the payment in flight was answered
+    /// and recorded: what was done is said.
+    #[error("{1}")]
+    Stopped(Stop, String),
     /// A check's state other than OK, its line printed: the exit status is the state.
     #[error("check state {0}")]
     Check(u8),
@@ -109,7 +115,7 @@ impl CommandError {
             CommandError::Api(ApiError::RateLimited { .. }) => 4,
             CommandError::Api(ApiError::Network { .. } | ApiError::Timeout { .. }) => 5,
             CommandError::OutcomeUnknown(_) => 5,
-            CommandError::Interrupted(stop) => stop.exit_code(),
+            CommandError::Interrupted(stop) | CommandError::Stopped(stop, _) => stop.exit_code(),
             CommandError::Check(state) => *state,
             _ => 1,
         }
@@ -130,7 +136,7 @@ impl CommandError {
             CommandError::Refused(_) => ("refused", None),
             CommandError::OutcomeUnknown(_) => ("outcome_unknown", None),
             CommandError::Io(_) => ("io", None),
-            CommandError::Interrupted(_) => ("interrupted", None),
+            CommandError::Interrupted(_) | CommandError::Stopped(..) => ("interrupted", None),
             CommandError::Check(_) => ("check", None),
             CommandError::Api(e) => (e.kind(), e.status()),
         };
@@ -238,8 +244,30 @@ pub async fn run(
             qr::run(client, &esim, *link, files, output).await
         }
         Command::Profile { action } => profile(client, action.as_ref(), output).await,
-        Command::Topup { iccid, slug, spend } => buying::topup(client, iccid, slug, spend, output).await,
-        Command::Buy { slug, spend } => buying::buy(client, slug, spend, output).await,
+        Command::Topup {
+            bulk: bulk @ BulkArgs { from: Some(file), .. },
+            spend,
+            ..
+        } => bulk::run(client, Kind::Topup, file, bulk, spend, output).await,
+        Command::Buy {
+            bulk: bulk @ BulkArgs { from: Some(file), .. },
+            spend,
+            ..
+        } => bulk::run(client, Kind::Order, file, bulk, spend, output).await,
+        Command::Topup {
+            iccid: Some(iccid),
+            slug: Some(slug),
+            spend,
+            ..
+        } => buying::topup(client, iccid, slug, spend, output).await,
+        Command::Buy {
+            slug: Some(slug),
+            spend,
+            ..
+        } => buying::buy(client, slug, spend, output).await,
+        Command::Topup { .. } | Command::Buy { .. } => Err(CommandError::Usage(
+            "say what to pay: --iccid and --slug (a top-up), --slug (an order), or --from FILE.csv".to_string(),
+        )),
         Command::Sandbox(_) | Command::Audit { .. } | Command::Completions { .. } | Command::Man => Err(
             CommandError::Usage("this command needs no API connection and runs on its own".to_string()),
         ),

@@ -13,6 +13,7 @@ mod holding_proxy;
 mod orders;
 
 mod amounts;
+mod bulk;
 mod common;
 mod crash;
 mod index;

@@ -1,0 +1,359 @@
+//! Bulk top-ups and orders from a file: every row checked before anything is paid (the eSIM
+//! owned, the slug offered for it, the quantity, the whole total against the balance), then
+//! paid row by row, each a payment of its own through the client (its idempotency key, the
+//! audit trail, the account's lock, the rate budget). The journal (`journal`) makes a re-run
+//! after a crash, `kill -9` or Ctrl-C skip the rows already placed and settle the one in flight,
+//! so that no row is ever paid twice.
+
+pub mod journal;
+pub mod rows;
+
+use crate::api::model::Plan;
+use crate::api::{ApiError, Client, Payment};
+use crate::audit::{Outcome, PaymentRecord};
+use crate::purchase::{explain, line_total};
+use journal::{Attempt, Journal, JournalError, Written};
+use rows::{Kind, Row};
+use rust_decimal::Decimal;
+use std::collections::{HashMap, HashSet};
+
+/// A row and where it stands.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    pub row: Row,
+    /// Its total, once the price is known (checked rows to pay).
+    pub total: Option<Decimal>,
+    pub state: State,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum State {
+    /// Checked, not paid yet.
+    ToPay,
+    /// Placed: this order; `now`, in this run (else by an earlier one).
+    Placed { order: String, now: bool },
+    /// The server refused it (nothing moved): a re-run tries it again.
+    Failed(String),
+    /// No answer and no telling from the order list: not paid again without `--again`.
+    Unknown(String),
+    /// The checks refuse it: nothing of the file is paid until it is fixed.
+    Invalid(String),
+}
+
+impl State {
+    /// As the result CSV and `--json` say it.
+    pub fn word(&self) -> &'static str {
+        match self {
+            State::ToPay => "not_paid",
+            State::Placed { .. } => "placed",
+            State::Failed(_) => "failed",
+            State::Unknown(_) => "unknown",
+            State::Invalid(_) => "invalid",
+        }
+    }
+
+    pub fn order(&self) -> Option<&str> {
+        match self {
+            State::Placed { order, .. } => Some(order),
+            _ => None,
+        }
+    }
+
+    pub fn error(&self) -> Option<&str> {
+        match self {
+            State::Failed(e) | State::Unknown(e) | State::Invalid(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// The file checked: every row's state, and the balance it is paid from.
+#[derive(Debug, Clone)]
+pub struct Batch {
+    pub lines: Vec<Line>,
+    /// Read only when something is left to pay.
+    pub balance: Option<Decimal>,
+}
+
+impl Batch {
+    pub fn to_pay(&self) -> impl Iterator<Item = &Line> {
+        self.lines.iter().filter(|l| l.state == State::ToPay)
+    }
+
+    /// The total of the rows left to pay, computed checked (`None`: past what a decimal holds).
+    pub fn total(&self) -> Option<Decimal> {
+        self.to_pay()
+            .try_fold(Decimal::ZERO, |sum, l| sum.checked_add(l.total.unwrap_or_default()))
+    }
+
+    pub fn count(&self, word: &str) -> usize {
+        self.lines.iter().filter(|l| l.state.word() == word).count()
+    }
+}
+
+/// Checks every row: what the journal and the audit trail say of its earlier payments, then,
+/// for the rows left to pay, whether the API offers them (one request per eSIM or plan), and
+/// the balance. `again`: rows whose outcome is unknown are paid again.
+pub async fn check(
+    client: &Client,
+    kind: Kind,
+    rows: Vec<Row>,
+    journal: &mut Journal,
+    again: bool,
+) -> Result<Batch, CheckError> {
+    let records: HashMap<String, PaymentRecord> = client.records().into_iter().map(|r| (r.key.clone(), r)).collect();
+    let mut lines = Vec::with_capacity(rows.len());
+    for row in rows {
+        let state = match journal.attempt(&row.identity()).cloned() {
+            None => State::ToPay,
+            Some(attempt) => earlier(attempt, &records, journal, again)?,
+        };
+        lines.push(Line {
+            row,
+            total: None,
+            state,
+        });
+    }
+    let mut prices = Prices::default();
+    for line in lines.iter_mut().filter(|l| l.state == State::ToPay) {
+        match prices.of(client, kind, &line.row).await? {
+            Ok(total) => line.total = Some(total),
+            Err(problem) => line.state = State::Invalid(problem),
+        }
+    }
+    let mut plan = Batch { lines, balance: None };
+    if plan.to_pay().next().is_some() {
+        plan.balance = Some(client.balance().await?);
+    }
+    Ok(plan)
+}
+
+/// Why the rows could not be checked: nothing was paid.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    #[error(transparent)]
+    Api(#[from] ApiError),
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+}
+
+/// Where a row with an earlier payment stands: the journal's outcome, or for one that was in
+/// flight, the audit trail's (the client settled it at the start of this session).
+fn earlier(
+    attempt: Attempt,
+    records: &HashMap<String, PaymentRecord>,
+    journal: &mut Journal,
+    again: bool,
+) -> Result<State, JournalError> {
+    let unknown = |why: String| if again { State::ToPay } else { State::Unknown(why) };
+    let written = match attempt.outcome {
+        Some(written) => written,
+        None => match records.get(&attempt.key) {
+            // Never recorded, or never sent: it did not leave.
+            None => return Ok(State::ToPay),
+            Some(r) if r.sent_at.is_none() && r.outcome.is_none() => return Ok(State::ToPay),
+            Some(r) => {
+                let Some(written) = from_trail(r) else {
+                    return Ok(State::Unknown(
+                        "its payment is not settled yet (the server could not be asked, or another esimdash holds the account's payment lock): run again later".to_string(),
+                    ));
+                };
+                journal.outcome(&attempt.key, written.clone())?;
+                written
+            }
+        },
+    };
+    Ok(match written {
+        Written::Placed { order } => State::Placed { order, now: false },
+        Written::Failed { .. } => State::ToPay,
+        Written::Unknown { error } => unknown(error),
+    })
+}
+
+/// A settled payment's outcome in the journal's words (`None`: not settled).
+fn from_trail(record: &PaymentRecord) -> Option<Written> {
+    Some(match record.outcome.as_ref()? {
+        Outcome::Placed { order_no } => Written::Placed {
+            order: order_no.clone(),
+        },
+        Outcome::NotPlaced => Written::Failed {
+            error: "not placed (an earlier run was interrupted)".to_string(),
+        },
+        Outcome::NotFound => Written::Unknown {
+            error: "its answer was lost and the order list showed no such order: most likely not placed; check `esimdash orders`, then run again with --again to pay it".to_string(),
+        },
+        Outcome::Ambiguous { orders } => Written::Unknown {
+            error: format!(
+                "its answer was lost and the order list shows several orders that could be it ({}); check them, then run again with --again to pay it",
+                orders.join(", ")
+            ),
+        },
+    })
+}
+
+/// What the API offers, asked once per eSIM (top-ups) or plan (orders).
+#[derive(Default)]
+struct Prices {
+    topups: HashMap<String, Result<Vec<Plan>, String>>,
+    plans: HashMap<String, Result<Plan, String>>,
+}
+
+impl Prices {
+    /// The row's total, or why it cannot be paid.
+    async fn of(&mut self, client: &Client, kind: Kind, row: &Row) -> Result<Result<Decimal, String>, ApiError> {
+        let slug = &row.spend.slug;
+        let plan = match (kind, row.iccid()) {
+            (Kind::Topup, Some(iccid)) => {
+                let offered = match self.topups.get(iccid.as_str()) {
+                    Some(known) => known.clone(),
+                    None => {
+                        let asked = not_found_as(client.topup_plans(iccid.as_str()).await, || {
+                            format!("no eSIM with ICCID {iccid} in this account")
+                        })?;
+                        self.topups.insert(iccid.to_string(), asked.clone());
+                        asked
+                    }
+                };
+                offered.and_then(|offered| {
+                    if offered.is_empty() {
+                        return Err(format!("no top-up is offered for {iccid} now"));
+                    }
+                    offered.iter().find(|p| &p.slug == slug).cloned().ok_or_else(|| {
+                        let slugs: Vec<&str> = offered.iter().map(|p| p.slug.as_str()).collect();
+                        format!("{slug:?} is not offered for {iccid}; offered: {}", slugs.join(", "))
+                    })
+                })
+            }
+            _ => {
+                let plan = match self.plans.get(slug) {
+                    Some(known) => known.clone(),
+                    None => {
+                        let asked =
+                            not_found_as(client.plan(slug).await, || format!("no plan {slug:?} in the catalog"))?;
+                        self.plans.insert(slug.clone(), asked.clone());
+                        asked
+                    }
+                };
+                plan.and_then(|p| {
+                    if p.is_topup() {
+                        Err(format!(
+                            "{slug:?} is a top-up plan: it goes in a top-up file, with an ICCID"
+                        ))
+                    } else {
+                        Ok(p)
+                    }
+                })
+            }
+        };
+        Ok(plan.and_then(|plan| {
+            let unit = plan
+                .sell_price()
+                .ok_or_else(|| format!("the plan {} has no price", plan.slug))?;
+            line_total(unit, row.spend.qty)
+        }))
+    }
+}
+
+/// A 404 as the row's problem; any other failure stops the check.
+fn not_found_as<T>(
+    result: Result<T, ApiError>,
+    problem: impl FnOnce() -> String,
+) -> Result<Result<T, String>, ApiError> {
+    match result {
+        Ok(value) => Ok(Ok(value)),
+        Err(e) if e.status() == Some(404) => Ok(Err(problem())),
+        Err(e) => Err(e),
+    }
+}
+
+/// How a run of payments ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// Every row to pay was tried.
+    Done,
+    /// A stop signal came: the payment in flight was waited for, no further row was started.
+    Stopped,
+    /// A payment's outcome is unknown: no further row was paid while the server's state is not
+    /// known.
+    AtUnknown,
+}
+
+/// Pays the rows left to pay, in order, each recorded in the journal before it leaves and
+/// after its outcome. `told` hears each row once it is done (for a progress bar).
+pub async fn pay(
+    client: &Client,
+    plan: &mut Batch,
+    journal: &mut Journal,
+    again: bool,
+    mut told: impl FnMut(&Line),
+) -> Result<Ended, JournalError> {
+    for line in plan.lines.iter_mut().filter(|l| l.state == State::ToPay) {
+        if crate::signals::stopping() {
+            return Ok(Ended::Stopped);
+        }
+        let mut payment = Payment::new(line.row.spend.clone(), line.total);
+        // A twin row in the file is wanted as much as the first: the user confirmed the file.
+        if again || line.row.occurrence > 1 {
+            payment = payment.again();
+        }
+        journal.paying(&line.row.identity(), line.row.line, &payment.key)?;
+        line.state = pay_one(client, payment.clone()).await;
+        let written = match &line.state {
+            State::Placed { order, .. } => Written::Placed { order: order.clone() },
+            State::Unknown(error) => Written::Unknown { error: error.clone() },
+            other => Written::Failed {
+                error: other.error().unwrap_or_default().to_string(),
+            },
+        };
+        journal.outcome(&payment.key, written)?;
+        told(line);
+        if matches!(line.state, State::Unknown(_)) {
+            return Ok(Ended::AtUnknown);
+        }
+    }
+    Ok(if crate::signals::stopping() {
+        Ended::Stopped
+    } else {
+        Ended::Done
+    })
+}
+
+/// One row's payment, sent once; a lost answer is settled as a single payment's is.
+async fn pay_one(client: &Client, payment: Payment) -> State {
+    let what = payment.spend.what.clone();
+    // Where the server does not honour keys, a lost answer is looked up in the order list,
+    // against the orders of the plan read before: only then is that read worth a request.
+    let mut before = HashSet::new();
+    if !client.honours_keys() {
+        match client.recent_orders_for(payment.slug(), payment.iccid()).await {
+            Ok(orders) => {
+                before = orders
+                    .into_iter()
+                    .map(|o| o.record.provider_order_no.to_string())
+                    .collect()
+            }
+            Err(e) => return State::Failed(crate::purchase::nothing_moved(&e.to_string(), what.nothing_done())),
+        }
+    }
+    let payment = payment.with_orders_before(&before);
+    match client.pay(&payment).await {
+        Ok(paid) => State::Placed {
+            order: paid.placed.order.record.provider_order_no.to_string(),
+            now: true,
+        },
+        Err(error) if error.outcome_unknown() => match client.look_up_payment(&payment, &before).await {
+            Ok(Some(order)) => State::Placed {
+                order: order.record.provider_order_no.to_string(),
+                now: true,
+            },
+            Ok(None) => State::Unknown(format!(
+                "no answer came ({error}); the order list shows no such order: most likely not placed; check `esimdash orders`, then run again with --again to pay it"
+            )),
+            Err(lookup) => State::Unknown(format!(
+                "no answer came ({error}) and the order list could not tell ({lookup}): it may or may not have been placed"
+            )),
+        },
+        Err(error @ ApiError::Api { .. }) => State::Failed(explain(&error, &what)),
+        Err(error) => State::Failed(crate::purchase::nothing_moved(&error.to_string(), what.nothing_done())),
+    }
+}

@@ -1,0 +1,216 @@
+//! The rows of a bulk file: a CSV whose first line names its columns (`iccid,slug,qty` for
+//! top-ups, `slug,qty` for orders; any order, other columns ignored, `qty` 1 when absent), as a
+//! spreadsheet exports it. Each row keeps its line, so that every message and the result CSV
+//! point at the line the user sees.
+
+use crate::domain::iccid::Iccid;
+use crate::domain::purchase::Spend;
+use std::collections::HashMap;
+use std::path::Path;
+
+/// The most a row may buy at once: as `--qty` takes it.
+pub const MAX_QTY: u32 = 10;
+
+/// One row of the file, read and checked on its own (the API is asked later).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    /// Its line in the file (the header is line 1), as a spreadsheet numbers it.
+    pub line: u64,
+    pub spend: Spend,
+    /// Which occurrence of the same payment (eSIM or plan, slug, quantity) in the file this
+    /// is, from 1: with it the row is told apart from its twins in the journal.
+    pub occurrence: u32,
+}
+
+impl Row {
+    /// Stable while the file keeps its rows, whatever lines move: what the journal keys on.
+    pub fn identity(&self) -> String {
+        format!("{}#{}", payment(&self.spend), self.occurrence)
+    }
+
+    pub fn iccid(&self) -> Option<&Iccid> {
+        self.spend.what.iccid()
+    }
+}
+
+/// The payment a row stands for: its eSIM (or "order"), slug and quantity.
+fn payment(spend: &Spend) -> String {
+    let Spend { what, slug, qty } = spend;
+    let target = what.iccid().map_or("order", Iccid::as_str);
+    format!("{target}/{slug}/{qty}")
+}
+
+/// Whether the file tops up eSIMs or buys new ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Topup,
+    Order,
+}
+
+impl Kind {
+    /// The columns the file must have.
+    pub fn columns(self) -> &'static str {
+        match self {
+            Kind::Topup => "iccid,slug,qty",
+            Kind::Order => "slug,qty",
+        }
+    }
+}
+
+/// What a file can be refused for: everything wrong with it at once, each with its line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .problems.join("\n"))]
+pub struct FileError {
+    pub problems: Vec<String>,
+}
+
+impl FileError {
+    fn one(problem: String) -> Self {
+        Self {
+            problems: vec![problem],
+        }
+    }
+}
+
+/// Reads and checks the file at `path`.
+pub fn read(path: &Path, kind: Kind) -> Result<Vec<Row>, FileError> {
+    let text = std::fs::read(path).map_err(|e| FileError::one(format!("{}: {e}", path.display())))?;
+    parse(&text, kind)
+}
+
+/// Checks every row and says every problem, not only the first.
+pub fn parse(text: &[u8], kind: Kind) -> Result<Vec<Row>, FileError> {
+    let mut reader = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .flexible(true)
+        .from_reader(text);
+    let headers = reader
+        .headers()
+        .map_err(|e| FileError::one(format!("line 1: {e}")))?
+        .clone();
+    let column = |name: &str| headers.iter().position(|h| h.eq_ignore_ascii_case(name));
+    let (iccid_at, slug_at, qty_at) = (column("iccid"), column("slug"), column("qty"));
+    let wanted = kind.columns();
+    if slug_at.is_none() || (kind == Kind::Topup && iccid_at.is_none()) {
+        return Err(FileError::one(format!(
+            "line 1 must name the columns {wanted} (it says {:?})",
+            headers.iter().collect::<Vec<_>>().join(",")
+        )));
+    }
+    let mut rows = Vec::new();
+    let mut problems = Vec::new();
+    let mut seen: HashMap<String, u32> = HashMap::new();
+    for record in reader.records() {
+        let record = match record {
+            Ok(r) => r,
+            Err(e) => {
+                problems.push(e.to_string());
+                continue;
+            }
+        };
+        let line = record.position().map_or(0, |p| line_of(text, p.byte()));
+        if record.iter().all(str::is_empty) {
+            continue;
+        }
+        let field = |at: Option<usize>| at.and_then(|i| record.get(i)).unwrap_or("");
+        match row(field(iccid_at), field(slug_at), field(qty_at), kind) {
+            Ok(spend) => {
+                let n = seen.entry(payment(&spend)).or_insert(0);
+                *n += 1;
+                rows.push(Row {
+                    line,
+                    spend,
+                    occurrence: *n,
+                });
+            }
+            Err(problem) => problems.push(format!("line {line}: {problem}")),
+        }
+    }
+    if rows.is_empty() && problems.is_empty() {
+        problems.push(format!("no rows after the header ({wanted})"));
+    }
+    if problems.is_empty() {
+        Ok(rows)
+    } else {
+        Err(FileError { problems })
+    }
+}
+
+/// The line a record starts on, counted from the bytes: the reader's own count, and the
+/// offset it gives, include the blank lines it skipped before the record.
+fn line_of(text: &[u8], byte: u64) -> u64 {
+    let at = usize::try_from(byte).unwrap_or(usize::MAX).min(text.len());
+    let blank = text[at..]
+        .iter()
+        .take_while(|b| matches!(b, b'\n' | b'\r'))
+        .filter(|&&b| b == b'\n')
+        .count();
+    1 + (text[..at].iter().filter(|&&b| b == b'\n').count() + blank) as u64
+}
+
+fn row(iccid: &str, slug: &str, qty: &str, kind: Kind) -> Result<Spend, String> {
+    if slug.is_empty() {
+        return Err("no slug".to_string());
+    }
+    let qty = if qty.is_empty() {
+        1
+    } else {
+        qty.parse::<u32>()
+            .ok()
+            .filter(|q| (1..=MAX_QTY).contains(q))
+            .ok_or_else(|| format!("qty {qty:?} is not a whole number from 1 to {MAX_QTY}"))?
+    };
+    Ok(match kind {
+        Kind::Topup => {
+            let iccid = Iccid::parse(iccid).map_err(|e| format!("{iccid:?} is not an ICCID: {e}"))?;
+            Spend::topup(iccid, slug, qty)
+        }
+        Kind::Order => Spend::order(slug, qty),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_keep_their_lines_and_twins_are_told_apart() {
+        let text = b"ICCID, slug ,qty,note\n8944100000000000018,fr-1gb,2,first\n\n8944100000000000018,fr-1gb,2,again\n8944100000000000000,de-1gb,,x\n";
+        let rows = parse(text, Kind::Topup).unwrap();
+        assert_eq!(rows.iter().map(|r| r.line).collect::<Vec<_>>(), [2, 4, 5]);
+        assert_eq!(rows[0].identity(), "8944100000000000018/fr-1gb/2#1");
+        assert_eq!(rows[1].identity(), "8944100000000000018/fr-1gb/2#2");
+        assert_eq!(rows[2].spend.qty, 1, "qty defaults to 1");
+        let orders = parse(b"qty,slug\n3,fr-5gb\n", Kind::Order).unwrap();
+        assert_eq!(orders[0].identity(), "order/fr-5gb/3#1");
+    }
+
+    #[test]
+    fn every_problem_is_said_with_its_line() {
+        let text = b"iccid,slug,qty\n12,fr-1gb,1\n8944100000000000018,,1\n8944100000000000018,fr-1gb,11\n8944100000000000018,fr-1gb,1.5\n";
+        let problems = parse(text, Kind::Topup).unwrap_err().problems;
+        assert_eq!(problems.len(), 4, "{problems:?}");
+        assert!(
+            problems[0].starts_with("line 2: \"12\" is not an ICCID"),
+            "{problems:?}"
+        );
+        assert_eq!(problems[1], "line 3: no slug");
+        assert!(problems[2].starts_with("line 4: qty \"11\""));
+        assert!(problems[3].starts_with("line 5: qty \"1.5\""));
+        let headless = parse(b"8944100000000000018,fr-1gb,1\n", Kind::Topup).unwrap_err();
+        assert!(
+            headless.to_string().contains("must name the columns iccid,slug,qty"),
+            "{headless}"
+        );
+        assert!(
+            parse(b"iccid,slug,qty\n", Kind::Topup)
+                .unwrap_err()
+                .to_string()
+                .contains("no rows")
+        );
+        assert!(
+            parse(b"slug\nfr-5gb\n", Kind::Order).is_ok(),
+            "an order file needs no ICCID"
+        );
+    }
+}

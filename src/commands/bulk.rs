@@ -1,0 +1,322 @@
+//! `esimdash topup --from FILE.csv` and `esimdash buy --from FILE.csv`: the file checked whole
+//! and its plan printed (`--dry-run` stops there), one confirmation, then the rows paid one by
+//! one with a progress bar (`bulk`), and a result CSV written beside the file. A re-run after a
+//! crash or a stop goes on where the last one ended.
+
+use super::buying::confirm;
+use super::table::{Align, Table};
+use super::{CommandError, Output, print_json};
+use crate::api::{Client, PLACE_ORDER, TOPUP};
+use crate::bulk::journal::{self, Journal, JournalError};
+use crate::bulk::rows::{self, Kind};
+use crate::bulk::{self as engine, Batch, CheckError, Ended, Line, State};
+use crate::cli::{BulkArgs, SpendArgs};
+use crate::commands::output::outln;
+use crate::domain::purchase::{NOTHING_BOUGHT, NOTHING_TOPPED_UP};
+use crate::format::money::format_amount;
+use serde_json::json;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+pub async fn run(
+    client: &Client,
+    kind: Kind,
+    file: &Path,
+    bulk: &BulkArgs,
+    spend: &SpendArgs,
+    output: &Output,
+) -> Result<(), CommandError> {
+    let nothing = match kind {
+        Kind::Topup => NOTHING_TOPPED_UP,
+        Kind::Order => NOTHING_BOUGHT,
+    };
+    let refuse = |e: CommandError| e.nothing_moved(nothing);
+    client
+        .ensure_writable(if kind == Kind::Topup { TOPUP } else { PLACE_ORDER })
+        .map_err(|e| refuse(e.into()))?;
+    let rows = rows::read(file, kind).map_err(|e| refuse(CommandError::Usage(format!("{}:\n{e}", file.display()))))?;
+    let (dir, account) = client.state_place().ok_or_else(|| {
+        refuse(CommandError::Usage(
+            "a bulk payment keeps its journal beside the audit trail, and this session has none (no state directory: is HOME set?)".to_string(),
+        ))
+    })?;
+    let name = if kind == Kind::Topup { "topup" } else { "order" };
+    let fresh = spend.again && !bulk.dry_run;
+    let mut journal =
+        Journal::open(&journal::path_for(&dir, &account, name, file), fresh).map_err(|e| refuse(journaled(e)))?;
+    let mut batch = engine::check(client, kind, rows, &mut journal, spend.again)
+        .await
+        .map_err(|e| {
+            refuse(match e {
+                CheckError::Api(e) => e.into(),
+                CheckError::Journal(e) => journaled(e),
+            })
+        })?;
+    let result_path = bulk.result.clone().unwrap_or_else(|| beside(file));
+    show_plan(&batch, kind, output)?;
+    let invalid = batch.count("invalid");
+    if invalid > 0 {
+        return Err(refuse(CommandError::Usage(format!(
+            "{invalid} row(s) cannot be paid (above): fix or remove them, then run again"
+        ))));
+    }
+    let Some(total) = batch.total() else {
+        return Err(refuse(CommandError::Refused(
+            "the file's total is too large to compute exactly".to_string(),
+        )));
+    };
+    let to_pay = batch.to_pay().count();
+    if to_pay == 0 {
+        write_result(&batch, &result_path)?;
+        return finish(&batch, Ended::Done, &result_path, output);
+    }
+    let balance = batch.balance.unwrap_or_default();
+    if let Some(message) = crate::purchase::shortfall_message(balance, total) {
+        return Err(refuse(CommandError::Refused(message)));
+    }
+    if bulk.dry_run {
+        if !output.is_json() {
+            outln!("Dry run: nothing was paid.");
+        }
+        return Ok(());
+    }
+    let summary = format!(
+        "Pay {to_pay} row(s) of {}, {} USD in all? Balance {} USD → {} USD.",
+        file.display(),
+        format_amount(total),
+        format_amount(balance),
+        crate::purchase::balance_after(balance, total)
+            .map(format_amount)
+            .unwrap_or_default()
+    );
+    confirm(spend.yes, &summary).await.map_err(refuse)?;
+    let mut bar = Bar::new(to_pay);
+    let ended = engine::pay(client, &mut batch, &mut journal, spend.again, |line| bar.tell(line))
+        .await
+        .map_err(journaled)?;
+    bar.done();
+    write_result(&batch, &result_path)?;
+    finish(&batch, ended, &result_path, output)
+}
+
+fn journaled(e: JournalError) -> CommandError {
+    match e {
+        JournalError::Busy(_) => CommandError::Refused(e.to_string()),
+        JournalError::Io(..) => CommandError::Io(std::io::Error::other(e.to_string())),
+    }
+}
+
+/// `rows.csv` → `rows.result.csv`, beside it.
+fn beside(file: &Path) -> PathBuf {
+    let stem = file
+        .file_stem()
+        .map_or_else(|| "bulk".into(), |s| s.to_string_lossy().into_owned());
+    file.with_file_name(format!("{stem}.result.csv"))
+}
+
+/// The plan: each row and where it stands, then the total against the balance.
+fn show_plan(batch: &Batch, kind: Kind, output: &Output) -> Result<(), CommandError> {
+    if output.is_json() {
+        // With --json the plan is printed only by --dry-run and by the end: one document.
+        return Ok(());
+    }
+    let topups = kind == Kind::Topup;
+    let mut headers = vec![("ROW", Align::Right)];
+    if topups {
+        headers.push(("ICCID", Align::Left));
+    }
+    headers.extend([
+        ("SLUG", Align::Left),
+        ("QTY", Align::Right),
+        ("TOTAL", Align::Right),
+        ("STATE", Align::Left),
+    ]);
+    let mut t = Table::new(&headers);
+    for line in &batch.lines {
+        let state = match &line.state {
+            State::ToPay => "to pay".to_string(),
+            State::Placed { order, .. } => format!("placed earlier: {order}"),
+            other => other.word().replace('_', " "),
+        };
+        let mut cells = vec![line.row.line.to_string()];
+        if topups {
+            cells.push(line.row.iccid().map_or_else(String::new, ToString::to_string));
+        }
+        cells.extend([
+            line.row.spend.slug.clone(),
+            line.row.spend.qty.to_string(),
+            line.total.map_or_else(|| "-".to_string(), format_amount),
+            state,
+        ]);
+        t.row(cells);
+    }
+    outln!("{}", t.render());
+    for line in &batch.lines {
+        if let Some(error) = line.state.error() {
+            outln!("row {}: {error}", line.row.line);
+        }
+    }
+    let to_pay = batch.to_pay().count();
+    let earlier = batch.count("placed");
+    if to_pay > 0 && batch.count("invalid") == 0 {
+        outln!(
+            "To pay: {to_pay} of {} row(s), {} USD; balance {} USD.{}",
+            batch.lines.len(),
+            batch.total().map_or_else(|| "?".to_string(), format_amount),
+            batch.balance.map_or_else(|| "?".to_string(), format_amount),
+            if earlier > 0 {
+                format!(" {earlier} row(s) were placed by an earlier run and are not paid again.")
+            } else {
+                String::new()
+            }
+        );
+    }
+    Ok(())
+}
+
+/// The result CSV, every row of the file, written whole (a temporary file renamed over it).
+fn write_result(batch: &Batch, path: &Path) -> Result<(), CommandError> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or_else(|| Path::new("."));
+    let failed = |e: &dyn std::fmt::Display| {
+        CommandError::Io(std::io::Error::other(format!("the result {}: {e}", path.display())))
+    };
+    let temp = tempfile::NamedTempFile::new_in(dir).map_err(|e| failed(&e))?;
+    let mut writer = csv::Writer::from_writer(temp);
+    writer
+        .write_record(["row", "iccid", "slug", "quantity", "outcome", "order", "error"])
+        .map_err(|e| failed(&e))?;
+    for line in &batch.lines {
+        let row = &line.row;
+        writer
+            .write_record([
+                row.line.to_string(),
+                row.iccid().map(ToString::to_string).unwrap_or_default(),
+                row.spend.slug.clone(),
+                row.spend.qty.to_string(),
+                line.state.word().to_string(),
+                line.state.order().unwrap_or_default().to_string(),
+                line.state.error().unwrap_or_default().to_string(),
+            ])
+            .map_err(|e| failed(&e))?;
+    }
+    let temp = writer.into_inner().map_err(|e| failed(&e))?;
+    temp.as_file().sync_all().map_err(|e| failed(&e))?;
+    temp.persist(path).map_err(|e| failed(&e))?;
+    Ok(())
+}
+
+/// The outcome in a sentence (or one JSON document), and the exit status it calls for.
+fn finish(batch: &Batch, ended: Ended, result: &Path, output: &Output) -> Result<(), CommandError> {
+    let placed_now = batch
+        .lines
+        .iter()
+        .filter(|l| matches!(l.state, State::Placed { now: true, .. }))
+        .count();
+    let placed = batch.count("placed");
+    let (failed, unknown, left) = (batch.count("failed"), batch.count("unknown"), batch.count("not_paid"));
+    let sentence = format!(
+        "{placed} of {} row(s) placed ({placed_now} now, {} by an earlier run), {failed} failed, {unknown} unknown, {left} not paid yet. Result: {}",
+        batch.lines.len(),
+        placed - placed_now,
+        result.display()
+    );
+    if output.is_json() {
+        let rows: Vec<_> = batch.lines.iter().map(row_json).collect();
+        print_json(&json!({
+            "rows": rows,
+            "placed": placed,
+            "placedNow": placed_now,
+            "failed": failed,
+            "unknown": unknown,
+            "notPaid": left,
+            "result": result.display().to_string(),
+        }))?;
+    } else {
+        outln!("{sentence}");
+    }
+    match ended {
+        Ended::Stopped => Err(CommandError::Stopped(
+            crate::signals::stopped_by().unwrap_or(crate::signals::Stop::Interrupt),
+            format!(
+                "stopped by a signal after the payment in flight was answered: {sentence}. Run the same command again to go on."
+            ),
+        )),
+        Ended::AtUnknown => Err(CommandError::OutcomeUnknown(format!(
+            "a row's outcome is unknown, so no further row was paid: {sentence}"
+        ))),
+        Ended::Done if failed > 0 => Err(CommandError::Refused(format!(
+            "{failed} row(s) failed (see the result); nothing was paid for them. Run the same command again to retry them."
+        ))),
+        Ended::Done if unknown > 0 => Err(CommandError::OutcomeUnknown(sentence)),
+        Ended::Done => Ok(()),
+    }
+}
+
+fn row_json(line: &Line) -> serde_json::Value {
+    json!({
+        "row": line.row.line,
+        "iccid": line.row.iccid().map(ToString::to_string),
+        "slug": line.row.spend.slug,
+        "quantity": line.row.spend.qty,
+        "total": line.total.map(format_amount),
+        "outcome": line.state.word(),
+        "order": line.state.order(),
+        "error": line.state.error(),
+    })
+}
+
+/// A progress bar on stderr, drawn only on a terminal.
+struct Bar {
+    of: usize,
+    done: usize,
+    drawn: bool,
+}
+
+impl Bar {
+    fn new(of: usize) -> Self {
+        let mut bar = Self {
+            of,
+            done: 0,
+            drawn: false,
+        };
+        bar.draw("");
+        bar
+    }
+
+    fn tell(&mut self, line: &Line) {
+        self.done += 1;
+        let what = match &line.state {
+            State::Placed { order, .. } => format!("row {} placed: {order}", line.row.line),
+            other => format!("row {} {}", line.row.line, other.word()),
+        };
+        self.draw(&what);
+    }
+
+    fn draw(&mut self, what: &str) {
+        let mut err = std::io::stderr();
+        if !err.is_terminal() {
+            return;
+        }
+        const WIDTH: usize = 30;
+        let filled = (self.done * WIDTH).checked_div(self.of).unwrap_or(WIDTH);
+        let _ = write!(
+            err,
+            "\r\x1b[2K[{}{}] {}/{} {what}",
+            "#".repeat(filled),
+            "-".repeat(WIDTH - filled),
+            self.done,
+            self.of
+        );
+        let _ = err.flush();
+        self.drawn = true;
+    }
+
+    fn done(&mut self) {
+        if self.drawn {
+            let _ = writeln!(std::io::stderr());
+        }
+    }
+}
