@@ -174,15 +174,22 @@ impl Client {
     }
 
     /// This account's payments as the trail tells them (none without a trail).
-    pub fn records(&self) -> Vec<PaymentRecord> {
-        let Some(trail) = self.trail() else { return Vec::new() };
-        match audit::read(&trail.path) {
-            Ok(read) => audit::payments(&read.entries, &self.who().api_host, &self.who().access_code),
-            Err(e) => {
-                tracing::error!(path = %trail.path.display(), %e, "the audit trail could not be read");
-                Vec::new()
-            }
-        }
+    fn records(&self) -> Vec<PaymentRecord> {
+        self.payment_records().unwrap_or_else(|e| {
+            tracing::error!(%e, "the audit trail could not be read");
+            Vec::new()
+        })
+    }
+
+    /// This account's payments as the trail tells them, or why it cannot be read: what must
+    /// not take an unreadable trail for an empty one (a bulk run deciding what was paid).
+    pub fn payment_records(&self) -> Result<Vec<PaymentRecord>, String> {
+        let Some(trail) = self.trail() else {
+            return Ok(Vec::new());
+        };
+        audit::read(&trail.path)
+            .map(|read| audit::payments(&read.entries, &self.who().api_host, &self.who().access_code))
+            .map_err(|e| format!("the audit trail {} could not be read: {e}", trail.path.display()))
     }
 
     /// Waits for this account's payment lock (`None` without a trail: tests), as long as

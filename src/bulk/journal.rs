@@ -79,25 +79,23 @@ pub enum JournalError {
 }
 
 impl Journal {
-    /// Opens (or starts) the journal at `path` and locks it for this run. `fresh`: an earlier
-    /// journal there is set aside (renamed, kept) and this run starts anew (`--again`).
-    pub fn open(path: &Path, fresh: bool) -> Result<Self, JournalError> {
+    /// Opens (or starts) the journal at `path`, locked for this run when `lock` (a dry run
+    /// only reads it, and never keeps a paying run out).
+    pub fn open(path: &Path, lock: bool) -> Result<Self, JournalError> {
         let failed = |e| JournalError::Io(path.to_path_buf(), e);
         // Appending: every line goes at the end, whatever was read.
         let mut file = crate::private_file::open_append(path).map_err(failed)?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => return Err(JournalError::Busy(path.to_path_buf())),
-            Err(TryLockError::Error(e)) => return Err(failed(e)),
+        if lock {
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(TryLockError::WouldBlock) => return Err(JournalError::Busy(path.to_path_buf())),
+                Err(TryLockError::Error(e)) => return Err(failed(e)),
+            }
         }
-        if fresh && file.metadata().map_err(failed)?.len() > 0 {
-            let aside = path.with_extension(format!("{}.jsonl", Utc::now().format("%Y%m%dT%H%M%S")));
-            std::fs::rename(path, &aside).map_err(failed)?;
-            // Still locked: the lock is on the file now set aside; take the new one's.
-            return Self::open(path, false);
-        }
-        let mut text = String::new();
-        file.read_to_string(&mut text).map_err(failed)?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).map_err(failed)?;
+        // A line torn by a full disk may end inside a character: read as it is, and skipped.
+        let text = String::from_utf8_lossy(&bytes);
         let mut journal = Self {
             path: path.to_path_buf(),
             file,
@@ -123,6 +121,11 @@ impl Journal {
     /// The row's last payment, if it had one.
     pub fn attempt(&self, row: &str) -> Option<&Attempt> {
         self.rows.get(row)
+    }
+
+    /// The outcome written for the payment under `key`, if any.
+    pub fn outcome_of(&self, key: &str) -> Option<&Written> {
+        self.rows.values().find(|a| a.key == key)?.outcome.as_ref()
     }
 
     /// Written before the row's payment is sent under `key`.
@@ -180,8 +183,9 @@ mod tests {
     fn a_reopened_journal_knows_each_rows_last_payment_and_one_run_at_a_time() {
         let dir = tempfile::tempdir().unwrap();
         let path = path_for(dir.path(), "acct", "topup", Path::new("/nowhere/rows.csv"));
-        let mut journal = Journal::open(&path, false).unwrap();
-        assert!(matches!(Journal::open(&path, false), Err(JournalError::Busy(_))));
+        let mut journal = Journal::open(&path, true).unwrap();
+        assert!(matches!(Journal::open(&path, true), Err(JournalError::Busy(_))));
+        assert!(Journal::open(&path, false).is_ok(), "a dry run reads it all the same");
         journal.paying("a#1", 2, "k1").unwrap();
         journal.outcome("k1", Written::Failed { error: "402".into() }).unwrap();
         journal.paying("a#1", 2, "k2").unwrap();
@@ -192,7 +196,7 @@ mod tests {
         let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
         file.write_all(br#"{"row":"c#1","line":4,"ke"#).unwrap();
         drop(file);
-        let mut journal = Journal::open(&path, false).unwrap();
+        let mut journal = Journal::open(&path, true).unwrap();
         let a = journal.attempt("a#1").unwrap();
         assert_eq!((a.key.as_str(), &a.outcome), ("k2", &None), "the last attempt, open");
         assert_eq!(
@@ -202,15 +206,8 @@ mod tests {
         assert!(journal.attempt("c#1").is_none());
         journal.paying("c#1", 4, "k4").unwrap();
         drop(journal);
-        let journal = Journal::open(&path, false).unwrap();
-        assert_eq!(journal.attempt("c#1").unwrap().key, "k4");
-        drop(journal);
         let journal = Journal::open(&path, true).unwrap();
-        assert!(journal.attempt("b#1").is_none(), "set aside: a fresh start");
-        assert_eq!(
-            std::fs::read_dir(path.parent().unwrap()).unwrap().count(),
-            2,
-            "the old one kept"
-        );
+        assert_eq!(journal.attempt("c#1").unwrap().key, "k4");
+        assert_eq!(journal.outcome_of("k3"), Some(&Written::Placed { order: "B1".into() }));
     }
 }

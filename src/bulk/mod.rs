@@ -101,7 +101,12 @@ pub async fn check(
     journal: &mut Journal,
     again: bool,
 ) -> Result<Batch, CheckError> {
-    let records: HashMap<String, PaymentRecord> = client.records().into_iter().map(|r| (r.key.clone(), r)).collect();
+    let records: HashMap<String, PaymentRecord> = client
+        .payment_records()
+        .map_err(CheckError::Trail)?
+        .into_iter()
+        .map(|r| (r.key.clone(), r))
+        .collect();
     let mut lines = Vec::with_capacity(rows.len());
     for row in rows {
         let state = match journal.attempt(&row.identity()).cloned() {
@@ -135,6 +140,9 @@ pub enum CheckError {
     Api(#[from] ApiError),
     #[error(transparent)]
     Journal(#[from] JournalError),
+    /// The trail must be read to know what earlier runs paid.
+    #[error("{0}; nothing was paid")]
+    Trail(String),
 }
 
 /// Where a row with an earlier payment stands: the journal's outcome, or for one that was in
@@ -146,28 +154,37 @@ fn earlier(
     again: bool,
 ) -> Result<State, JournalError> {
     let unknown = |why: String| if again { State::ToPay } else { State::Unknown(why) };
-    let written = match attempt.outcome {
-        Some(written) => written,
-        None => match records.get(&attempt.key) {
-            // Never recorded, or never sent: it did not leave.
-            None => return Ok(State::ToPay),
-            Some(r) if r.sent_at.is_none() && r.outcome.is_none() => return Ok(State::ToPay),
-            Some(r) => {
-                let Some(written) = from_trail(r) else {
-                    return Ok(State::Unknown(
-                        "its payment is not settled yet (the server could not be asked, or another esimdash holds the account's payment lock): run again later".to_string(),
-                    ));
-                };
+    // The trail has the last word: a payment the journal left open, unknown or failed may
+    // have been settled since (sent again under its key, or found in the order list).
+    let trail = records.get(&attempt.key);
+    let written = match (trail, attempt.outcome) {
+        (Some(r), _) if r.outcome.is_some() => {
+            let written = from_trail(r).unwrap_or(Written::Failed { error: String::new() });
+            if attempt_differs(journal, &attempt.key, &written) {
                 journal.outcome(&attempt.key, written.clone())?;
-                written
             }
-        },
+            written
+        }
+        // Never recorded, or never sent: it did not leave.
+        (None, None) => return Ok(State::ToPay),
+        (Some(r), None) if r.sent_at.is_none() => return Ok(State::ToPay),
+        (Some(_), None) => {
+            return Ok(State::Unknown(
+                "its payment is not settled yet (the server could not be asked, or another esimdash holds the account's payment lock): run again later".to_string(),
+            ));
+        }
+        (_, Some(written)) => written,
     };
     Ok(match written {
         Written::Placed { order } => State::Placed { order, now: false },
         Written::Failed { .. } => State::ToPay,
         Written::Unknown { error } => unknown(error),
     })
+}
+
+/// Whether the journal's outcome for `key` is not `written` already.
+fn attempt_differs(journal: &Journal, key: &str, written: &Written) -> bool {
+    journal.outcome_of(key) != Some(written)
 }
 
 /// A settled payment's outcome in the journal's words (`None`: not settled).
@@ -287,13 +304,21 @@ pub async fn pay(
     again: bool,
     mut told: impl FnMut(&Line),
 ) -> Result<Ended, JournalError> {
-    for line in plan.lines.iter_mut().filter(|l| l.state == State::ToPay) {
+    let mut placed: HashSet<String> = plan
+        .lines
+        .iter()
+        .filter(|l| l.state.order().is_some())
+        .map(|l| l.row.identity())
+        .collect();
+    let left = plan.to_pay().count();
+    for (n, line) in plan.lines.iter_mut().filter(|l| l.state == State::ToPay).enumerate() {
         if crate::signals::stopping() {
             return Ok(Ended::Stopped);
         }
         let mut payment = Payment::new(line.row.spend.clone(), line.total);
-        // A twin row in the file is wanted as much as the first: the user confirmed the file.
-        if again || line.row.occurrence > 1 {
+        // A twin row is wanted as much as the first once the first is placed (the user confirmed
+        // the file), not before: a copy of a file just paid meets the repeat rule, twins too.
+        if again || line.row.twin_before().is_some_and(|twin| placed.contains(&twin)) {
             payment = payment.again();
         }
         journal.paying(&line.row.identity(), line.row.line, &payment.key)?;
@@ -306,35 +331,32 @@ pub async fn pay(
             },
         };
         journal.outcome(&payment.key, written)?;
+        if line.state.order().is_some() {
+            placed.insert(line.row.identity());
+        }
         told(line);
         if matches!(line.state, State::Unknown(_)) {
             return Ok(Ended::AtUnknown);
         }
+        if n + 1 < left && crate::signals::stopping() {
+            return Ok(Ended::Stopped);
+        }
     }
-    Ok(if crate::signals::stopping() {
-        Ended::Stopped
-    } else {
-        Ended::Done
-    })
+    Ok(Ended::Done)
 }
 
 /// One row's payment, sent once; a lost answer is settled as a single payment's is.
 async fn pay_one(client: &Client, payment: Payment) -> State {
     let what = payment.spend.what.clone();
-    // Where the server does not honour keys, a lost answer is looked up in the order list,
-    // against the orders of the plan read before: only then is that read worth a request.
-    let mut before = HashSet::new();
-    if !client.honours_keys() {
-        match client.recent_orders_for(payment.slug(), payment.iccid()).await {
-            Ok(orders) => {
-                before = orders
-                    .into_iter()
-                    .map(|o| o.record.provider_order_no.to_string())
-                    .collect()
-            }
-            Err(e) => return State::Failed(crate::purchase::nothing_moved(&e.to_string(), what.nothing_done())),
-        }
-    }
+    // A lost answer (also of the resend, where keys are honoured) is looked up in the order
+    // list against the plan's orders read before: without them any older order could pass.
+    let before: HashSet<String> = match client.recent_orders_for(payment.slug(), payment.iccid()).await {
+        Ok(orders) => orders
+            .into_iter()
+            .map(|o| o.record.provider_order_no.to_string())
+            .collect(),
+        Err(e) => return State::Failed(crate::purchase::nothing_moved(&e.to_string(), what.nothing_done())),
+    };
     let payment = payment.with_orders_before(&before);
     match client.pay(&payment).await {
         Ok(paid) => State::Placed {

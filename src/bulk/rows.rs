@@ -28,6 +28,11 @@ impl Row {
         format!("{}#{}", payment(&self.spend), self.occurrence)
     }
 
+    /// The identity of the same payment's occurrence just before this one in the file.
+    pub fn twin_before(&self) -> Option<String> {
+        (self.occurrence > 1).then(|| format!("{}#{}", payment(&self.spend), self.occurrence - 1))
+    }
+
     pub fn iccid(&self) -> Option<&Iccid> {
         self.spend.what.iccid()
     }
@@ -89,7 +94,9 @@ pub fn parse(text: &[u8], kind: Kind) -> Result<Vec<Row>, FileError> {
         .map_err(|e| FileError::one(format!("line 1: {e}")))?
         .clone();
     let column = |name: &str| headers.iter().position(|h| h.eq_ignore_ascii_case(name));
-    let (iccid_at, slug_at, qty_at) = (column("iccid"), column("slug"), column("qty"));
+    let (iccid_at, slug_at) = (column("iccid"), column("slug"));
+    // `quantity` as the result CSV names it, so that a result can be edited into a new file.
+    let qty_at = column("qty").or_else(|| column("quantity"));
     let wanted = kind.columns();
     if slug_at.is_none() || (kind == Kind::Topup && iccid_at.is_none()) {
         return Err(FileError::one(format!(

@@ -31,33 +31,18 @@ pub async fn run(
         Kind::Order => NOTHING_BOUGHT,
     };
     let refuse = |e: CommandError| e.nothing_moved(nothing);
-    client
-        .ensure_writable(if kind == Kind::Topup { TOPUP } else { PLACE_ORDER })
-        .map_err(|e| refuse(e.into()))?;
-    let rows = rows::read(file, kind).map_err(|e| refuse(CommandError::Usage(format!("{}:\n{e}", file.display()))))?;
-    let (dir, account) = client.state_place().ok_or_else(|| {
-        refuse(CommandError::Usage(
-            "a bulk payment keeps its journal beside the audit trail, and this session has none (no state directory: is HOME set?)".to_string(),
-        ))
-    })?;
-    let name = if kind == Kind::Topup { "topup" } else { "order" };
-    let fresh = spend.again && !bulk.dry_run;
-    let mut journal =
-        Journal::open(&journal::path_for(&dir, &account, name, file), fresh).map_err(|e| refuse(journaled(e)))?;
-    let mut batch = engine::check(client, kind, rows, &mut journal, spend.again)
+    let (mut batch, mut journal, journal_path) = checked(client, kind, file, bulk.dry_run, spend.again)
         .await
-        .map_err(|e| {
-            refuse(match e {
-                CheckError::Api(e) => e.into(),
-                CheckError::Journal(e) => journaled(e),
-            })
-        })?;
+        .map_err(refuse)?;
     let result_path = bulk.result.clone().unwrap_or_else(|| beside(file));
     show_plan(&batch, kind, output)?;
     let invalid = batch.count("invalid");
+    if output.is_json() && (invalid > 0 || bulk.dry_run) {
+        print_json(&rows_json(&batch, None))?;
+    }
     if invalid > 0 {
         return Err(refuse(CommandError::Usage(format!(
-            "{invalid} row(s) cannot be paid (above): fix or remove them, then run again"
+            "{invalid} row(s) cannot be paid (each said in the plan): fix or remove them, then run again"
         ))));
     }
     let Some(total) = batch.total() else {
@@ -66,8 +51,15 @@ pub async fn run(
         )));
     };
     let to_pay = batch.to_pay().count();
-    if to_pay == 0 {
+    if to_pay == 0 && !bulk.dry_run {
         write_result(&batch, &result_path)?;
+        if !output.is_json() && batch.count("placed") == batch.lines.len() {
+            outln!(
+                "Every row of {} was placed already (its journal: {}); nothing more is paid. To pay the same rows again, save them under another file name.",
+                file.display(),
+                journal_path.display()
+            );
+        }
         return finish(&batch, Ended::Done, &result_path, output);
     }
     let balance = batch.balance.unwrap_or_default();
@@ -89,6 +81,13 @@ pub async fn run(
             .map(format_amount)
             .unwrap_or_default()
     );
+    // The result's folder is tried before anything is paid, not found unwritable after.
+    tempfile::NamedTempFile::new_in(folder_of(&result_path)).map_err(|e| {
+        refuse(CommandError::Io(std::io::Error::other(format!(
+            "the result {}: {e}",
+            result_path.display()
+        ))))
+    })?;
     confirm(spend.yes, &summary).await.map_err(refuse)?;
     let mut bar = Bar::new(to_pay);
     let ended = engine::pay(client, &mut batch, &mut journal, spend.again, |line| bar.tell(line))
@@ -97,6 +96,34 @@ pub async fn run(
     bar.done();
     write_result(&batch, &result_path)?;
     finish(&batch, ended, &result_path, output)
+}
+
+/// The file read, its journal opened (locked unless `dry_run`) and every row checked.
+async fn checked(
+    client: &Client,
+    kind: Kind,
+    file: &Path,
+    dry_run: bool,
+    again: bool,
+) -> Result<(Batch, Journal, PathBuf), CommandError> {
+    client.ensure_writable(if kind == Kind::Topup { TOPUP } else { PLACE_ORDER })?;
+    let rows = rows::read(file, kind).map_err(|e| CommandError::Usage(format!("{}:\n{e}", file.display())))?;
+    let (dir, account) = client.state_place().ok_or_else(|| {
+        CommandError::Usage(
+            "a bulk payment keeps its journal beside the audit trail, and this session has none (no state directory: is HOME set?)".to_string(),
+        )
+    })?;
+    let name = if kind == Kind::Topup { "topup" } else { "order" };
+    let journal_path = journal::path_for(&dir, &account, name, file);
+    let mut journal = Journal::open(&journal_path, !dry_run).map_err(journaled)?;
+    let batch = engine::check(client, kind, rows, &mut journal, again)
+        .await
+        .map_err(|e| match e {
+            CheckError::Api(e) => e.into(),
+            CheckError::Journal(e) => journaled(e),
+            CheckError::Trail(why) => CommandError::Io(std::io::Error::other(why)),
+        })?;
+    Ok((batch, journal, journal_path))
 }
 
 fn journaled(e: JournalError) -> CommandError {
@@ -174,6 +201,12 @@ fn show_plan(batch: &Batch, kind: Kind, output: &Output) -> Result<(), CommandEr
     Ok(())
 }
 
+fn folder_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or_else(|| Path::new("."))
+}
+
 /// The result CSV, every row of the file, written whole (a temporary file renamed over it).
 fn write_result(batch: &Batch, path: &Path) -> Result<(), CommandError> {
     let dir = path
@@ -224,16 +257,7 @@ fn finish(batch: &Batch, ended: Ended, result: &Path, output: &Output) -> Result
         result.display()
     );
     if output.is_json() {
-        let rows: Vec<_> = batch.lines.iter().map(row_json).collect();
-        print_json(&json!({
-            "rows": rows,
-            "placed": placed,
-            "placedNow": placed_now,
-            "failed": failed,
-            "unknown": unknown,
-            "notPaid": left,
-            "result": result.display().to_string(),
-        }))?;
+        print_json(&rows_json(batch, Some(result)))?;
     } else {
         outln!("{sentence}");
     }
@@ -247,12 +271,35 @@ fn finish(batch: &Batch, ended: Ended, result: &Path, output: &Output) -> Result
         Ended::AtUnknown => Err(CommandError::OutcomeUnknown(format!(
             "a row's outcome is unknown, so no further row was paid: {sentence}"
         ))),
+        // Unknown first: money may have moved, which a failure alone rules out.
+        Ended::Done if unknown > 0 => Err(CommandError::OutcomeUnknown(sentence)),
         Ended::Done if failed > 0 => Err(CommandError::Refused(format!(
             "{failed} row(s) failed (see the result); nothing was paid for them. Run the same command again to retry them."
         ))),
-        Ended::Done if unknown > 0 => Err(CommandError::OutcomeUnknown(sentence)),
         Ended::Done => Ok(()),
     }
+}
+
+/// Every row as `--json` gives it, with the counts, and the result's path once written.
+fn rows_json(batch: &Batch, result: Option<&Path>) -> serde_json::Value {
+    let placed_now = batch
+        .lines
+        .iter()
+        .filter(|l| matches!(l.state, State::Placed { now: true, .. }))
+        .count();
+    json!({
+        "rows": batch.lines.iter().map(row_json).collect::<Vec<_>>(),
+        "toPay": batch.to_pay().count(),
+        "totalUsd": batch.total().map(format_amount),
+        "balanceUsd": batch.balance.map(format_amount),
+        "placed": batch.count("placed"),
+        "placedNow": placed_now,
+        "failed": batch.count("failed"),
+        "unknown": batch.count("unknown"),
+        "invalid": batch.count("invalid"),
+        "notPaid": batch.count("not_paid"),
+        "result": result.map(|r| r.display().to_string()),
+    })
 }
 
 fn row_json(line: &Line) -> serde_json::Value {
