@@ -270,6 +270,10 @@ pub enum Command {
             value_parser = clap::value_parser!(u64).range(1..=86_400))]
         every: u64,
     },
+    /// Polls the account and prints one JSON line per change: the balance below a threshold,
+    /// an eSIM installed, deleted, used up or expired, an eSIM needing attention, a new order.
+    /// Only reads.
+    Watch(WatchArgs),
     /// The plan catalog with your pricing, or one plan.
     Plans {
         #[command(flatten)]
@@ -367,6 +371,41 @@ pub enum Command {
     },
     /// Print the man page (roff) to stdout.
     Man,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct WatchArgs {
+    /// Time between polls: 60, 90s, 5m (at least 10 s). Each poll reads what the background
+    /// share of the key's budget allows in it.
+    #[arg(long, default_value = "60s", value_parser = interval, value_name = "TIME")]
+    pub interval: std::time::Duration,
+    /// Run this shell command once per change, with the change's JSON line on its stdin.
+    #[arg(long, value_name = "CMD")]
+    pub exec: Option<String>,
+    /// Tell when the balance goes below this many USD (default: the config's low_balance).
+    #[arg(long, value_name = "USD", value_parser = amount)]
+    pub balance_below: Option<rust_decimal::Decimal>,
+    /// Poll once, report and exit (cron; tests).
+    #[arg(long)]
+    pub once: bool,
+}
+
+/// "60", "90s", "5m", "1h": at least 10 seconds.
+fn interval(text: &str) -> Result<std::time::Duration, String> {
+    let text = text.trim();
+    let (number, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?}: a whole number of s, m or h"))?;
+    let seconds = match unit {
+        "" | "s" => Some(n),
+        "m" => n.checked_mul(60),
+        "h" => n.checked_mul(3600),
+        _ => None,
+    }
+    .filter(|s| (10..=86_400).contains(s))
+    .ok_or_else(|| format!("{text:?}: from 10s to 24h"))?;
+    Ok(std::time::Duration::from_secs(seconds))
 }
 
 /// A bulk file to pay row by row, as `topup --from` and `buy --from` take it.

@@ -25,3 +25,4 @@ pub mod signals;
 pub mod sync;
 pub mod text;
 pub mod tui;
+pub mod watch;

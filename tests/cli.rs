@@ -1551,3 +1551,135 @@ async fn bulk_files_are_checked_whole_before_anything_is_paid() {
         "{result}"
     );
 }
+
+/// `esimdash watch`: the first poll learns; a top-up and an install made at the sandbox are
+/// each told once, as a JSON line and to `--exec`; the balance below the threshold once per
+/// crossing; and what changed while no watch ran is told by the next one, once.
+#[tokio::test(flavor = "multi_thread")]
+async fn watch_tells_each_change_once_also_across_a_restart() {
+    use esimdash::api::model::EsimQuery;
+    use esimdash::domain::status::StatusFilter;
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    let events_file = home.path().join("events.jsonl");
+    let exec = format!("cat >> {}", events_file.display());
+    let watch = |extra: &[&str]| {
+        let mut cmd = esimdash(&home);
+        acme(&mut cmd, &sb).args(["watch", "--exec", &exec]).args(extra);
+        cmd
+    };
+    let lines = |out: &std::process::Output| -> Vec<Value> {
+        stdout(out).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    };
+    let out = run(watch(&["--once", "--balance-below", "100"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(lines(&out).is_empty(), "the first poll only learns: {}", stdout(&out));
+
+    let api = esimdash::api::Client::new(
+        esimdash::api::BaseUrl::parse(&sb.base_url()).unwrap(),
+        &esimdash::api::Credentials::pair("ak_demo_acme", "sk_demo_acme"),
+        esimdash::api::ClientOptions {
+            rate_limit: 100_000,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let unused = |n: usize| {
+        let api = api.clone();
+        async move {
+            let query = EsimQuery {
+                page_size: Some(100),
+                status: StatusFilter::Is(esimdash::domain::status::Status::GotResource),
+                ..Default::default()
+            };
+            let page = api.esims(&query).await.unwrap().esims;
+            page.into_iter()
+                .filter(|e| e.raw_order_json.smdp_status == "RELEASED")
+                .nth(n)
+                .unwrap()
+                .raw_order_json
+                .iccid
+                .to_string()
+        }
+    };
+    let installed = unused(0).await;
+    assert!(sb.install(&installed));
+    let iccid = in_use_iccid(&sb, &home).await;
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["topup", "--iccid", &iccid, "--slug", "none", "--yes"]);
+    let offered = first_offered(&stderr(&run(cmd).await));
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["topup", "--iccid", &iccid, "--slug", &offered, "--yes", "--json"]);
+    let order = stdout_json(&run(cmd).await)["order"]["providerOrderNo"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let out = run(watch(&["--once", "--balance-below", "1000"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let told = lines(&out);
+    assert_eq!(told.len(), 3, "{}", stdout(&out));
+    let event = |kind: &str| {
+        told.iter()
+            .find(|e| e["event"] == kind)
+            .cloned()
+            .unwrap_or_else(|| panic!("{kind}: {told:?}"))
+    };
+    assert_eq!(event("balance_below")["thresholdUsd"], "1000.00");
+    let topup = event("new_order");
+    assert_eq!(
+        (topup["orderNo"].as_str(), topup["iccid"].as_str()),
+        (Some(order.as_str()), Some(iccid.as_str()))
+    );
+    let install = event("esim_changed");
+    assert_eq!(install["iccid"], installed.as_str());
+    assert_eq!(
+        (install["what"].as_str(), install["smdpTo"].as_str()),
+        (Some("installed"), Some("ENABLED"))
+    );
+    let executed: Vec<Value> = std::fs::read_to_string(&events_file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(executed, told, "--exec ran once per change, with its line");
+
+    let out = run(watch(&["--once", "--balance-below", "1000"])).await;
+    assert!(lines(&out).is_empty(), "each told once: {}", stdout(&out));
+
+    // While no watch runs, another eSIM is installed; a watch started later tells it, once.
+    let later = unused(0).await;
+    assert!(sb.install(&later));
+    let mut child = watch(&["--interval", "10s", "--balance-below", "1000"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let memory = || {
+        let dir = home.path().join("state/esimdash/watch");
+        let file = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|x| x == "json"));
+        std::fs::read_to_string(file.unwrap()).unwrap()
+    };
+    let before = memory();
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut line).unwrap();
+    // Told, then remembered: stopped once it is (a kill in between tells it again, never loses it).
+    let started = std::time::Instant::now();
+    while memory() == before {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "the poll was never saved"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let told: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(
+        (told["event"].as_str(), told["iccid"].as_str()),
+        (Some("esim_changed"), Some(later.as_str()))
+    );
+    let out = run(watch(&["--once", "--balance-below", "1000"])).await;
+    assert!(lines(&out).is_empty(), "told once: {}", stdout(&out));
+}

@@ -263,6 +263,12 @@ impl Client {
         }
     }
 
+    /// How many requests the background share of the key's budget allows in `span`.
+    pub fn background_requests(&self, span: Duration) -> u64 {
+        let per_minute = f64::from(self.options().rate_limit) * self.options().background_share;
+        (per_minute * span.as_secs_f64() / 60.0) as u64
+    }
+
     /// Runs `read` as a read nobody waits for (the inventory's background read): its requests
     /// take at most `background_share` of the rate budget and never go ahead of the user's.
     pub async fn in_background<T>(&self, read: impl std::future::Future<Output = T>) -> T {

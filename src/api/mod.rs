@@ -22,6 +22,7 @@ pub use changes::{Delivery, PLACE_ORDER, Paid, Payment, Spend, TOPUP, payments_i
 pub use client::{Client, ClientOptions, EsimsTap, Found, Lookup, PROFILE_UPDATE, tran_no_order};
 pub use credentials::{AuthMode, Credentials};
 pub use error::{ApiError, Endpoint, RedirectRefused};
+pub use lock::AccountLock;
 pub use pacing::Pacer;
 pub use settle::{Found as SettledAs, Listener, Notice, REPEAT_WINDOW, Settled};
 pub use timestamp::Timestamp;

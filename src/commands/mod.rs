@@ -14,6 +14,7 @@ mod qr;
 mod sandbox;
 mod shell;
 mod table;
+mod watch;
 
 pub use output::Output;
 pub(crate) use output::print_json;
@@ -202,6 +203,7 @@ pub async fn run(
     match command {
         Command::Balance => balance(client, output).await,
         Command::Check { what } => check::run(client, what, prefs).await,
+        Command::Watch(args) => watch::run(client, prefs, args).await,
         Command::Metrics { listen, every } => {
             metrics::run(client, index, prefs, *listen, std::time::Duration::from_secs(*every)).await
         }

@@ -103,7 +103,7 @@ impl Shared {
 
 /// The router, for a sandbox reachable at `origin`.
 pub fn router(config: &SandboxConfig, origin: String) -> Router {
-    router_with_knobs(config, origin, Arc::new(Knobs::new(config)))
+    router_with_knobs(config, origin, Arc::new(Knobs::new(config))).0
 }
 
 /// What a test can turn and read on a running sandbox.
@@ -147,7 +147,8 @@ impl Knobs {
 }
 
 /// The router, with its knobs readable and settable from outside.
-fn router_with_knobs(config: &SandboxConfig, origin: String, knobs: Arc<Knobs>) -> Router {
+/// The router, and the state its handlers share (a running sandbox keeps it for its tests).
+fn router_with_knobs(config: &SandboxConfig, origin: String, knobs: Arc<Knobs>) -> (Router, Arc<Shared>) {
     let epoch = config.epoch.unwrap_or_else(Utc::now);
     let mut data = seed::data(config.seed, config.orders, epoch);
     if let Some(balance) = config.balance {
@@ -177,7 +178,7 @@ fn router_with_knobs(config: &SandboxConfig, origin: String, knobs: Arc<Knobs>) 
         .route("/reseller/profile", get(routes::profile).patch(routes::update_profile))
         .route("/reseller/balance", get(routes::balance))
         .route_layer(middleware::from_fn_with_state(shared.clone(), authenticate));
-    Router::new()
+    let router = Router::new()
         .nest("/api/v1", api)
         .route("/qr/{file}", get(routes::qr_image))
         .fallback(routes::not_found)
@@ -200,7 +201,8 @@ fn router_with_knobs(config: &SandboxConfig, origin: String, knobs: Arc<Knobs>) 
             }
             delay(latency, req, next)
         }))
-        .with_state(shared)
+        .with_state(shared.clone());
+    (router, shared)
 }
 
 /// How long a "lost" answer is held back: past any client's timeout.
@@ -259,6 +261,7 @@ pub struct RunningSandbox {
     scheme: &'static str,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     knobs: Arc<Knobs>,
+    shared: Arc<Shared>,
 }
 
 impl RunningSandbox {
@@ -282,6 +285,12 @@ impl RunningSandbox {
     /// drops after the server acted.
     pub fn lose_next_writes(&self, n: u64) {
         self.knobs.lose_writes.store(n, Ordering::Relaxed);
+    }
+
+    /// A customer's device installs the eSIM with this ICCID now (see `Data::install`):
+    /// `false` if there is none, or it is installed already.
+    pub fn install(&self, iccid: &str) -> bool {
+        self.shared.lock().install(iccid, Utc::now())
     }
 
     /// How many requests reached the server so far.
@@ -328,7 +337,7 @@ pub async fn spawn_with(
     let addr = listener.local_addr()?;
     let knobs = Arc::new(Knobs::new(config));
     let scheme = if tls.is_some() { "https" } else { "http" };
-    let app = router_with_knobs(config, format!("{scheme}://{addr}"), knobs.clone());
+    let (app, shared) = router_with_knobs(config, format!("{scheme}://{addr}"), knobs.clone());
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let stopped = async {
         let _ = rx.await;
@@ -343,6 +352,7 @@ pub async fn spawn_with(
         scheme,
         shutdown: Some(tx),
         knobs,
+        shared,
     })
 }
 

@@ -3,7 +3,7 @@
 //! two concurrent requests can never spend the same balance twice.
 
 use super::http::Failure;
-use super::lifecycle::ProviderState;
+use super::lifecycle::{self, ProviderState};
 use super::lists::{EsimAt, Filter, ListIndex};
 use super::seed;
 use crate::domain::money::round_cents;
@@ -440,6 +440,43 @@ impl Data {
             r.orders.last().ok_or_else(|| Failure::not_found("eSIM not found"))?,
             r.balance,
         ))
+    }
+
+    /// A device installs the profile with this ICCID (of any reseller), as a customer does
+    /// with the QR code: downloaded and enabled on an eUICC, installed now, activated now where
+    /// validity starts at installation, and the order in use. `false`: no such profile, or one
+    /// installed already.
+    pub fn install(&mut self, iccid: &str, now: DateTime<Utc>) -> bool {
+        for reseller in 0..self.resellers.len() {
+            let Ok(at) = self.esim_at_iccid(reseller, iccid) else {
+                continue;
+            };
+            let Some(order) = self.resellers[reseller].orders.get_mut(at.order as usize) else {
+                return false;
+            };
+            let Some(esim) = order.esims.get_mut(at.esim as usize) else {
+                return false;
+            };
+            let state = &mut esim.state;
+            if state.installation_time.is_some() || state.smdp_status == lifecycle::DELETED {
+                return false;
+            }
+            state.smdp_status = lifecycle::ENABLED;
+            state.eid = state
+                .eid
+                .or(Some(89_049_032_u128 * 10u128.pow(24) + u128::from(esim.tran_no)));
+            state.installation_time = Some(now);
+            if state.active_type == 1 {
+                state.activate_time = Some(now);
+                state.expired_time = now + chrono::Duration::days(i64::from(state.duration_days));
+            }
+            if order.status == Status::GotResource {
+                order.status = Status::InUse;
+                self.lists[reseller].status_changed(at.order as usize, &order.status);
+            }
+            return true;
+        }
+        false
     }
 
     /// The provider's record of a topped-up eSIM: more data and days at once (the sandbox does

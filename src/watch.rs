@@ -1,0 +1,282 @@
+//! What `esimdash watch` remembers between polls, and the changes it reports. The API has no
+//! events, so a change is what differs between what was seen and what is read now: the
+//! balance crossing below a threshold, an eSIM's status or SM-DP+ status moving (installed,
+//! deleted, used up, expired), an eSIM coming to need attention, a new order. The memory is
+//! kept in the state directory, so that after a restart the changes made meanwhile are
+//! reported once.
+
+use crate::api::model::{Esim, Order};
+use crate::domain::attention::AttentionRule;
+use crate::domain::status::Status;
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// How many of the newest order numbers are remembered: more than any poll meets.
+const ORDERS_KEPT: usize = 1000;
+
+/// What was seen, as kept in the state file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Seen {
+    /// Whether the balance was below the threshold at the last poll.
+    #[serde(default)]
+    pub balance_below: Option<bool>,
+    /// The newest order numbers, newest first.
+    #[serde(default)]
+    pub orders: Vec<String>,
+    /// Every eSIM read so far, by ICCID and order ("8944…@B1…").
+    #[serde(default)]
+    pub esims: HashMap<String, EsimSeen>,
+    /// Where the next poll's window of eSIM pages starts (the list is read round, a window a poll).
+    #[serde(default)]
+    pub next_page: u64,
+    /// When the last poll ended well.
+    #[serde(default)]
+    pub at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EsimSeen {
+    pub status: String,
+    pub smdp: String,
+    #[serde(default)]
+    pub attention: bool,
+}
+
+/// A change, printed as one JSON line (`"event"` says which).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case", rename_all_fields = "camelCase")]
+pub enum Event {
+    /// The balance went below the threshold (once per crossing).
+    BalanceBelow { balance_usd: String, threshold_usd: String },
+    /// An eSIM's status or SM-DP+ status changed; `what` in a word where one fits.
+    EsimChanged {
+        iccid: String,
+        what: &'static str,
+        status_from: String,
+        status_to: String,
+        smdp_from: String,
+        smdp_to: String,
+    },
+    /// An eSIM came to need attention (config `[attention]`).
+    EsimAttention {
+        iccid: String,
+        status: String,
+        used_percent: Option<u8>,
+        expires: Option<String>,
+    },
+    /// An order the watch had not seen (a purchase or a top-up, from anywhere).
+    NewOrder {
+        order_no: String,
+        slug: String,
+        quantity: Option<u64>,
+        status: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        iccid: Option<String>,
+    },
+}
+
+impl Seen {
+    /// Whether nothing was ever seen: the first poll only learns, and reports no change.
+    pub fn is_new(&self) -> bool {
+        self.at.is_none()
+    }
+
+    /// The balance read now: an event when it has just gone below `threshold`.
+    pub fn balance(&mut self, balance: Decimal, threshold: Decimal) -> Option<Event> {
+        let below = balance < threshold;
+        let crossed = below && self.balance_below != Some(true);
+        self.balance_below = Some(below);
+        crossed.then(|| Event::BalanceBelow {
+            balance_usd: crate::domain::money::format_amount(balance),
+            threshold_usd: crate::domain::money::format_amount(threshold),
+        })
+    }
+
+    /// Orders read now, newest first: those not seen before, unless this is the first poll.
+    /// Whether the read can stop: it met an order seen before.
+    pub fn orders(&mut self, page: &[Order], events: &mut Vec<Event>) -> bool {
+        let known: std::collections::HashSet<&str> = self.orders.iter().map(String::as_str).collect();
+        let mut met = false;
+        let mut new = Vec::new();
+        for order in page {
+            let no = order.record.provider_order_no.to_string();
+            if known.contains(no.as_str()) {
+                met = true;
+                continue;
+            }
+            if !self.is_new() {
+                events.push(Event::NewOrder {
+                    order_no: no.clone(),
+                    slug: order.record.slug.clone(),
+                    quantity: order.record.quantity,
+                    status: order.record.status.as_str().to_string(),
+                    iccid: (!order.iccid.is_empty()).then(|| order.iccid.to_string()),
+                });
+            }
+            new.push(no);
+        }
+        // Newest first: what a page brings goes before what was kept.
+        new.append(&mut self.orders);
+        new.truncate(ORDERS_KEPT);
+        self.orders = new;
+        met || self.is_new()
+    }
+
+    /// eSIMs read now: what changed of those seen before.
+    pub fn esims(&mut self, page: &[Esim], rule: AttentionRule, now: DateTime<Utc>, events: &mut Vec<Event>) {
+        for esim in page {
+            let raw = &esim.raw_order_json;
+            if raw.iccid.is_empty() {
+                continue;
+            }
+            let attention = rule.needs_esim(esim, now);
+            let seen = EsimSeen {
+                status: esim.record.status.as_str().to_string(),
+                smdp: raw.smdp_status.clone(),
+                attention,
+            };
+            let iccid = raw.iccid.to_string();
+            // An ICCID can come back in a later order (a profile re-issued): each order's
+            // profile is followed on its own.
+            let key = format!("{iccid}@{}", esim.record.provider_order_no);
+            if let Some(before) = self.esims.get(&key) {
+                if before.status != seen.status || before.smdp != seen.smdp {
+                    events.push(Event::EsimChanged {
+                        iccid: iccid.clone(),
+                        what: what_changed(before, &seen),
+                        status_from: before.status.clone(),
+                        status_to: seen.status.clone(),
+                        smdp_from: before.smdp.clone(),
+                        smdp_to: seen.smdp.clone(),
+                    });
+                }
+                if attention && !before.attention {
+                    let limits = crate::domain::attention::Judged::limits(esim);
+                    events.push(Event::EsimAttention {
+                        iccid: iccid.clone(),
+                        status: seen.status.clone(),
+                        used_percent: limits.used_pct,
+                        expires: raw.expired_time.at().map(|t| t.to_rfc3339()),
+                    });
+                }
+            }
+            self.esims.insert(key, seen);
+        }
+    }
+}
+
+/// The change in a word: what a reseller is told of by wholesalers' consoles.
+fn what_changed(before: &EsimSeen, now: &EsimSeen) -> &'static str {
+    let status = Status::parse(&now.status);
+    let smdp = now.smdp.to_ascii_uppercase();
+    if smdp != before.smdp.to_ascii_uppercase() {
+        match smdp.as_str() {
+            "ENABLED"
+                if matches!(
+                    before.smdp.to_ascii_uppercase().as_str(),
+                    "RELEASED" | "DOWNLOAD" | "INSTALLATION" | ""
+                ) =>
+            {
+                return "installed";
+            }
+            "DELETED" => return "deleted",
+            "DISABLED" => return "disabled",
+            "ENABLED" => return "enabled",
+            "DOWNLOAD" | "INSTALLATION" => return "downloading",
+            _ => {}
+        }
+    }
+    match status {
+        Status::UsedUp => "used_up",
+        Status::UsedExpired | Status::UnusedExpired => "expired",
+        Status::InUse if before.status.eq_ignore_ascii_case("got_resource") => "installed",
+        Status::Cancel => "cancelled",
+        Status::Revoked => "revoked",
+        Status::Suspended => "suspended",
+        _ => "changed",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn esim(iccid: &str, status: &str, smdp: &str, used: u64) -> Esim {
+        serde_json::from_value(serde_json::json!({
+            "status": status,
+            "rawOrderJson": {
+                "iccid": iccid, "smdpStatus": smdp, "orderUsage": used, "totalVolume": 100,
+                "expiredTime": "2099-01-01T00:00:00Z"
+            }
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_first_poll_learns_and_later_ones_tell_each_change_once() {
+        let rule = AttentionRule::default();
+        let now = Utc::now();
+        let mut seen = Seen::default();
+        let mut events = Vec::new();
+        assert!(
+            seen.balance(Decimal::new(50, 0), Decimal::new(100, 0)).is_some(),
+            "below, first seen"
+        );
+        seen.esims(
+            &[esim("8944100000000000018", "GOT_RESOURCE", "RELEASED", 0)],
+            rule,
+            now,
+            &mut events,
+        );
+        assert!(events.is_empty(), "the first poll reports no change");
+        seen.at = Some(now);
+
+        assert_eq!(
+            seen.balance(Decimal::new(40, 0), Decimal::new(100, 0)),
+            None,
+            "still below: once per crossing"
+        );
+        assert_eq!(seen.balance(Decimal::new(140, 0), Decimal::new(100, 0)), None);
+        assert!(
+            seen.balance(Decimal::new(90, 0), Decimal::new(100, 0)).is_some(),
+            "crossed again"
+        );
+
+        seen.esims(
+            &[esim("8944100000000000018", "IN_USE", "ENABLED", 90)],
+            rule,
+            now,
+            &mut events,
+        );
+        assert_eq!(events.len(), 2, "{events:?}");
+        assert!(matches!(&events[0], Event::EsimChanged { what: "installed", .. }));
+        assert!(matches!(
+            &events[1],
+            Event::EsimAttention {
+                used_percent: Some(90),
+                ..
+            }
+        ));
+        let line = serde_json::to_value(&events[0]).unwrap();
+        assert_eq!(line["event"], "esim_changed");
+        assert_eq!(line["smdpFrom"], "RELEASED");
+        events.clear();
+        seen.esims(
+            &[esim("8944100000000000018", "IN_USE", "ENABLED", 95)],
+            rule,
+            now,
+            &mut events,
+        );
+        assert!(events.is_empty(), "no change, no event; attention told once");
+        seen.esims(
+            &[esim("8944100000000000018", "USED_UP", "ENABLED", 100)],
+            rule,
+            now,
+            &mut events,
+        );
+        assert!(matches!(&events[0], Event::EsimChanged { what: "used_up", .. }));
+    }
+}
