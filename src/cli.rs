@@ -70,7 +70,18 @@ impl Cli {
 
     /// This process's command line; on a mistake, clap's message and exit status.
     pub fn from_command_line() -> Cli {
-        Cli::try_from_args(std::env::args_os()).unwrap_or_else(|e| e.exit())
+        Cli::try_from_args(std::env::args_os()).unwrap_or_else(|e| {
+            // A monitoring check's mistake is UNKNOWN (3) by the plugin conventions, said on
+            // the one line the monitor reads; clap's own status (2) would read as CRITICAL.
+            if e.use_stderr() && std::env::args().skip(1).any(|a| a == "check") {
+                let first = e.to_string();
+                let first = first.lines().next().unwrap_or_default().trim_start_matches("error: ");
+                println!("ESIMDASH CHECK UNKNOWN - {first}");
+                let _ = e.print();
+                std::process::exit(3);
+            }
+            e.exit()
+        })
     }
 
     /// Parses `args` (the program's name first). A connection option given after a command
@@ -336,8 +347,8 @@ pub enum Command {
         /// The eSIM to top up (19 or 20 digits).
         #[arg(long, required_unless_present = "from", conflicts_with = "from")]
         iccid: Option<String>,
-        /// A top-up slug offered for this eSIM (`esimdash topup --iccid I` lists them on error).
-        #[arg(long, required_unless_present = "from", conflicts_with = "from")]
+        /// A top-up slug offered for this eSIM (without it, `esimdash topup --iccid I` lists them).
+        #[arg(long, conflicts_with = "from")]
         slug: Option<String>,
         #[command(flatten)]
         bulk: BulkArgs,

@@ -279,4 +279,35 @@ mod tests {
         );
         assert!(matches!(&events[0], Event::EsimChanged { what: "used_up", .. }));
     }
+
+    proptest::proptest! {
+        /// Polls of random states: every change of status or SM-DP+ status is told exactly
+        /// once, in the poll that first sees it, and nothing else is told as a change.
+        #[test]
+        fn each_change_is_told_exactly_once(
+            polls in proptest::collection::vec(proptest::collection::vec((0usize..3, 0usize..3, 0usize..3), 1..6), 1..12),
+        ) {
+            const STATUSES: [&str; 3] = ["GOT_RESOURCE", "IN_USE", "USED_UP"];
+            const SMDP: [&str; 3] = ["RELEASED", "ENABLED", "DELETED"];
+            const ICCIDS: [&str; 3] = ["8944100000000000018", "8944100000000000000", "8944100000000099994"];
+            let rule = AttentionRule::default();
+            let mut seen = Seen::default();
+            let mut last: HashMap<usize, (usize, usize)> = HashMap::new();
+            for (n, poll) in polls.iter().enumerate() {
+                let page: Vec<Esim> = poll.iter().map(|&(e, s, d)| esim(ICCIDS[e], STATUSES[s], SMDP[d], 0)).collect();
+                let mut events = Vec::new();
+                seen.esims(&page, rule, Utc::now(), &mut events);
+                let mut expected = 0;
+                for &(e, s, d) in poll {
+                    if last.get(&e).is_some_and(|&before| before != (s, d)) {
+                        expected += 1;
+                    }
+                    last.insert(e, (s, d));
+                }
+                let changes = events.iter().filter(|e| matches!(e, Event::EsimChanged { .. })).count();
+                proptest::prop_assert_eq!(changes, expected, "poll {}: {:?}", n, events);
+                seen.at = Some(Utc::now());
+            }
+        }
+    }
 }

@@ -27,6 +27,20 @@ fn acme<'a>(cmd: &'a mut Command, sb: &RunningSandbox) -> &'a mut Command {
     acme_at(cmd, &sb.base_url())
 }
 
+/// Acme's client straight at the sandbox (no trail, no rate limit to speak of): what a test
+/// compares the binary's output with.
+fn acme_api(sb: &RunningSandbox) -> esimdash::api::Client {
+    esimdash::api::Client::new(
+        esimdash::api::BaseUrl::parse(&sb.base_url()).unwrap(),
+        &esimdash::api::Credentials::pair("ak_demo_acme", "sk_demo_acme"),
+        esimdash::api::ClientOptions {
+            rate_limit: 100_000,
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn balance_json_prints_exactly_the_balance() {
     let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
@@ -1414,15 +1428,7 @@ async fn metrics_are_prometheus_text_equal_to_the_apis_figures_and_served_from_a
     };
     assert_eq!(value("esimdash_balance_usd", None), 250.0);
 
-    let api = esimdash::api::Client::new(
-        esimdash::api::BaseUrl::parse(&sb.base_url()).unwrap(),
-        &esimdash::api::Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-        esimdash::api::ClientOptions {
-            rate_limit: 100_000,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let api = acme_api(&sb);
     let total = api.esims(&Default::default()).await.unwrap().total;
     let by_status: f64 = scrape
         .samples
@@ -1503,24 +1509,21 @@ async fn bulk_files_are_checked_whole_before_anything_is_paid() {
         format!("iccid,slug,qty\n{iccid},{offered},1\n8944100000000099994,{offered},1\n{iccid},fr-1gb-7d,2\n{iccid},{offered},0\n"),
     )
     .unwrap();
-    let out = run(bulk(&file, "topup", &[])).await;
-    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
-    assert!(
-        stderr(&out).contains("line 5: qty \"0\""),
-        "a malformed row first: {}",
-        stderr(&out)
-    );
-    std::fs::write(
-        &file,
-        format!("iccid,slug,qty\n{iccid},{offered},1\n8944100000000099994,{offered},1\n{iccid},fr-1gb-7d,2\n"),
-    )
-    .unwrap();
+    // Every problem at once, malformed rows and refused ones alike.
     let out = run(bulk(&file, "topup", &[])).await;
     assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
     let plan = stdout(&out);
-    assert!(plan.contains("row 3: no eSIM with ICCID 8944100000000099994"), "{plan}");
-    assert!(plan.contains("row 4: \"fr-1gb-7d\" is not offered"), "{plan}");
-    assert!(stderr(&out).contains("2 row(s) cannot be paid") && stderr(&out).contains("nothing was topped up"));
+    assert!(plan.contains("line 5: qty \"0\""), "{plan}");
+    assert!(
+        plan.contains("line 3: no eSIM with ICCID 8944100000000099994"),
+        "{plan}"
+    );
+    assert!(plan.contains("line 4: \"fr-1gb-7d\" is not offered"), "{plan}");
+    assert!(stderr(&out).contains("3 row(s) cannot be paid") && stderr(&out).contains("nothing was topped up"));
+    // --dry-run and --result belong to a file: with a single top-up they are refused.
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["topup", "--iccid", &iccid, "--slug", &offered, "--dry-run", "--yes"]);
+    assert_eq!(run(cmd).await.status.code(), Some(2), "a dry run never pays");
     assert_eq!(order_total(&sb, &home).await, orders, "nothing paid");
 
     let file = home.path().join("orders.csv");
@@ -1550,6 +1553,17 @@ async fn bulk_files_are_checked_whole_before_anything_is_paid() {
         lines[1].starts_with("2,,fr-1gb-7d,1,placed,") && lines[2].starts_with("3,,fr-1gb-7d,2,placed,"),
         "{result}"
     );
+    // The same rows in another file, minutes later: the plan says they repeat those payments.
+    let copy = home.path().join("orders-copy.csv");
+    std::fs::copy(&file, &copy).unwrap();
+    let out = run(bulk(&copy, "buy", &["--dry-run"])).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("not by this file: add --again"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(order_total(&sb, &home).await, orders + 2);
 }
 
 /// `esimdash watch`: the first poll learns; a top-up and an install made at the sandbox are
@@ -1574,15 +1588,7 @@ async fn watch_tells_each_change_once_also_across_a_restart() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(lines(&out).is_empty(), "the first poll only learns: {}", stdout(&out));
 
-    let api = esimdash::api::Client::new(
-        esimdash::api::BaseUrl::parse(&sb.base_url()).unwrap(),
-        &esimdash::api::Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-        esimdash::api::ClientOptions {
-            rate_limit: 100_000,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let api = acme_api(&sb);
     let unused = |n: usize| {
         let api = api.clone();
         async move {
@@ -1682,4 +1688,51 @@ async fn watch_tells_each_change_once_also_across_a_restart() {
     );
     let out = run(watch(&["--once", "--balance-below", "1000"])).await;
     assert!(lines(&out).is_empty(), "told once: {}", stdout(&out));
+}
+
+/// How the operations commands end, as the tools around them read it: a check's usage
+/// mistake is UNKNOWN (3) on its one line; a scrape that could not reach the API prints
+/// `esimdash_up 0` and exits 1 (so `metrics > f && mv` keeps the last good file); a watch
+/// stopped by SIGTERM (systemd) exits 0.
+#[tokio::test(flavor = "multi_thread")]
+async fn operations_commands_end_as_their_tools_expect() {
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["check", "balance", "--warning", "10"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with("ESIMDASH CHECK UNKNOWN - "),
+        "{}",
+        stdout(&out)
+    );
+
+    let nobody = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let gone = format!("http://{}/api/v1", nobody.local_addr().unwrap());
+    drop(nobody);
+    let mut cmd = esimdash(&home);
+    acme_at(&mut cmd, &gone).args(["metrics"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stdout(&out).contains("esimdash_up 0"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("esimdash_api_errors_total{kind=\"network\"}"),
+        "{}",
+        stdout(&out)
+    );
+
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb)
+        .args(["watch", "--interval", "10s"])
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut said = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stderr.take().unwrap()), &mut said).unwrap();
+    assert!(said.contains("watching every 10 s"), "{said}");
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "a stop is how a watch ends");
 }

@@ -112,7 +112,7 @@ impl Payment {
 }
 
 /// "the same top-up was placed at 14:02 (order B1…)", for the refusal of a repeat.
-fn describe_earlier(earlier: &crate::audit::PaymentRecord) -> String {
+pub fn describe_earlier(earlier: &crate::audit::PaymentRecord) -> String {
     let what = if earlier.action == "topup" { "top-up" } else { "order" };
     let at = earlier.asked_at.with_timezone(&chrono::Local).format("%H:%M");
     match &earlier.outcome {

@@ -18,7 +18,7 @@ mod timestamp;
 mod tls;
 
 pub use base_url::{BaseUrl, BaseUrlError};
-pub use changes::{Delivery, PLACE_ORDER, Paid, Payment, Spend, TOPUP, payments_in_flight};
+pub use changes::{Delivery, PLACE_ORDER, Paid, Payment, Spend, TOPUP, describe_earlier, payments_in_flight};
 pub use client::{Client, ClientOptions, EsimsTap, Found, Lookup, PROFILE_UPDATE, tran_no_order};
 pub use credentials::{AuthMode, Credentials};
 pub use error::{ApiError, Endpoint, RedirectRefused};

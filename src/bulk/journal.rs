@@ -8,7 +8,7 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::{File, TryLockError};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -53,8 +53,11 @@ pub struct Attempt {
 
 pub struct Journal {
     path: PathBuf,
-    file: File,
+    /// `None`: a dry run of a file never paid, which leaves no journal behind.
+    file: Option<File>,
     rows: HashMap<String, Attempt>,
+    /// Every key of every attempt, the last of each row's and the earlier ones.
+    keys: HashSet<String>,
 }
 
 /// Where the journal of `file` (for this account and kind) is kept.
@@ -83,6 +86,14 @@ impl Journal {
     /// only reads it, and never keeps a paying run out).
     pub fn open(path: &Path, lock: bool) -> Result<Self, JournalError> {
         let failed = |e| JournalError::Io(path.to_path_buf(), e);
+        if !lock && !path.exists() {
+            return Ok(Self {
+                path: path.to_path_buf(),
+                file: None,
+                rows: HashMap::new(),
+                keys: HashSet::new(),
+            });
+        }
         // Appending: every line goes at the end, whatever was read.
         let mut file = crate::private_file::open_append(path).map_err(failed)?;
         if lock {
@@ -98,8 +109,9 @@ impl Journal {
         let text = String::from_utf8_lossy(&bytes);
         let mut journal = Self {
             path: path.to_path_buf(),
-            file,
+            file: Some(file),
             rows: HashMap::new(),
+            keys: HashSet::new(),
         };
         for line in text.lines() {
             // A line cut short by a kill is the last one, and was never acted on: its payment
@@ -108,8 +120,12 @@ impl Journal {
                 journal.apply(line);
             }
         }
-        if !text.is_empty() && !text.ends_with('\n') {
-            journal.file.write_all(b"\n").map_err(failed)?;
+        if let Some(file) = journal
+            .file
+            .as_mut()
+            .filter(|_| !text.is_empty() && !text.ends_with('\n'))
+        {
+            file.write_all(b"\n").map_err(failed)?;
         }
         Ok(journal)
     }
@@ -121,6 +137,11 @@ impl Journal {
     /// The row's last payment, if it had one.
     pub fn attempt(&self, row: &str) -> Option<&Attempt> {
         self.rows.get(row)
+    }
+
+    /// Every payment key the journal names: the payments of this file.
+    pub fn keys(&self) -> HashSet<&str> {
+        self.keys.iter().map(String::as_str).collect()
     }
 
     /// The outcome written for the payment under `key`, if any.
@@ -154,13 +175,16 @@ impl Journal {
         let mut text = serde_json::to_string(&line).map_err(|e| failed(e.into()))?;
         text.push('\n');
         // One write, then on disk before anything else happens.
-        self.file.write_all(text.as_bytes()).map_err(failed)?;
-        self.file.sync_data().map_err(failed)?;
+        if let Some(file) = &mut self.file {
+            file.write_all(text.as_bytes()).map_err(failed)?;
+            file.sync_data().map_err(failed)?;
+        }
         self.apply(line);
         Ok(())
     }
 
     fn apply(&mut self, line: Line) {
+        self.keys.insert(line.key.clone());
         match (line.row, line.outcome) {
             (Some(row), outcome) => {
                 self.rows.insert(row, Attempt { key: line.key, outcome });
@@ -183,6 +207,8 @@ mod tests {
     fn a_reopened_journal_knows_each_rows_last_payment_and_one_run_at_a_time() {
         let dir = tempfile::tempdir().unwrap();
         let path = path_for(dir.path(), "acct", "topup", Path::new("/nowhere/rows.csv"));
+        assert!(Journal::open(&path, false).unwrap().attempt("a#1").is_none());
+        assert!(!path.exists(), "a dry run leaves no journal behind");
         let mut journal = Journal::open(&path, true).unwrap();
         assert!(matches!(Journal::open(&path, true), Err(JournalError::Busy(_))));
         assert!(Journal::open(&path, false).is_ok(), "a dry run reads it all the same");

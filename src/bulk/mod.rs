@@ -71,6 +71,9 @@ impl State {
 #[derive(Debug, Clone)]
 pub struct Batch {
     pub lines: Vec<Line>,
+    /// The file's lines that are no rows at all (a malformed ICCID, a quantity out of range):
+    /// with any, nothing is paid.
+    pub problems: Vec<String>,
     /// Read only when something is left to pay.
     pub balance: Option<Decimal>,
 }
@@ -97,10 +100,11 @@ impl Batch {
 pub async fn check(
     client: &Client,
     kind: Kind,
-    rows: Vec<Row>,
+    parsed: rows::Parsed,
     journal: &mut Journal,
     again: bool,
 ) -> Result<Batch, CheckError> {
+    let rows::Parsed { rows, problems } = parsed;
     let records: HashMap<String, PaymentRecord> = client
         .payment_records()
         .map_err(CheckError::Trail)?
@@ -126,11 +130,55 @@ pub async fn check(
             Err(problem) => line.state = State::Invalid(problem),
         }
     }
-    let mut plan = Batch { lines, balance: None };
+    if !again {
+        // The rule against paying the same twice within minutes, said in the plan (a dry run
+        // too) rather than met row after row: a payment made elsewhere (another file, a single
+        // top-up) that this row repeats.
+        let ours = journal.keys();
+        for line in lines
+            .iter_mut()
+            .filter(|l| l.state == State::ToPay && l.row.occurrence == 1)
+        {
+            if let Some(earlier) = repeated(&line.row, records.values(), &ours) {
+                line.state = State::Invalid(format!(
+                    "{}, not by this file: add --again to pay it a second time",
+                    crate::api::describe_earlier(earlier)
+                ));
+            }
+        }
+    }
+    let mut plan = Batch {
+        lines,
+        problems,
+        balance: None,
+    };
     if plan.to_pay().next().is_some() {
         plan.balance = Some(client.balance().await?);
     }
     Ok(plan)
+}
+
+/// A payment of the trail's, not of this file, that `row` would repeat within the repeat window.
+fn repeated<'a>(
+    row: &Row,
+    records: impl Iterator<Item = &'a PaymentRecord>,
+    ours: &HashSet<&str>,
+) -> Option<&'a PaymentRecord> {
+    let spend = &row.spend;
+    let action = if spend.what.iccid().is_some() { "topup" } else { "order" };
+    let window = chrono::Duration::from_std(crate::api::REPEAT_WINDOW).unwrap_or_default();
+    records
+        .filter(|r| {
+            !ours.contains(r.key.as_str())
+                && r.action == action
+                && r.iccid.as_deref() == spend.what.iccid().map(crate::domain::iccid::Iccid::as_str)
+                && r.slug == spend.slug
+                && r.quantity == spend.qty
+                && chrono::Utc::now() - r.asked_at < window
+                && r.outcome.as_ref().is_none_or(Outcome::may_have_paid)
+                && (r.sent_at.is_some() || r.outcome.is_some())
+        })
+        .max_by_key(|r| r.asked_at)
 }
 
 /// Why the rows could not be checked: nothing was paid.

@@ -77,14 +77,22 @@ impl FileError {
     }
 }
 
+/// The rows read, and the lines that are not rows a payment can be made of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parsed {
+    pub rows: Vec<Row>,
+    pub problems: Vec<String>,
+}
+
 /// Reads and checks the file at `path`.
-pub fn read(path: &Path, kind: Kind) -> Result<Vec<Row>, FileError> {
+pub fn read(path: &Path, kind: Kind) -> Result<Parsed, FileError> {
     let text = std::fs::read(path).map_err(|e| FileError::one(format!("{}: {e}", path.display())))?;
     parse(&text, kind)
 }
 
-/// Checks every row and says every problem, not only the first.
-pub fn parse(text: &[u8], kind: Kind) -> Result<Vec<Row>, FileError> {
+/// Checks every row and says every problem, not only the first. An error only when no row
+/// can be read at all (no header, nothing after it).
+pub fn parse(text: &[u8], kind: Kind) -> Result<Parsed, FileError> {
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
         .flexible(true)
@@ -99,9 +107,18 @@ pub fn parse(text: &[u8], kind: Kind) -> Result<Vec<Row>, FileError> {
     let qty_at = column("qty").or_else(|| column("quantity"));
     let wanted = kind.columns();
     if slug_at.is_none() || (kind == Kind::Topup && iccid_at.is_none()) {
+        let said = headers.iter().collect::<Vec<_>>().join(",");
+        let hint = if said.contains(';') {
+            " (its columns seem separated by \";\": save the file as CSV with commas)"
+        } else {
+            ""
+        };
+        let needed = match kind {
+            Kind::Topup => "iccid and slug (and qty, else 1)",
+            Kind::Order => "slug (and qty, else 1)",
+        };
         return Err(FileError::one(format!(
-            "line 1 must name the columns {wanted} (it says {:?})",
-            headers.iter().collect::<Vec<_>>().join(",")
+            "line 1 must name the columns {needed}; it says {said:?}{hint}"
         )));
     }
     let mut rows = Vec::new();
@@ -134,13 +151,9 @@ pub fn parse(text: &[u8], kind: Kind) -> Result<Vec<Row>, FileError> {
         }
     }
     if rows.is_empty() && problems.is_empty() {
-        problems.push(format!("no rows after the header ({wanted})"));
+        return Err(FileError::one(format!("no rows after the header ({wanted})")));
     }
-    if problems.is_empty() {
-        Ok(rows)
-    } else {
-        Err(FileError { problems })
-    }
+    Ok(Parsed { rows, problems })
 }
 
 /// The line a record starts on, counted from the bytes: the reader's own count, and the
@@ -169,7 +182,14 @@ fn row(iccid: &str, slug: &str, qty: &str, kind: Kind) -> Result<Spend, String> 
     };
     Ok(match kind {
         Kind::Topup => {
-            let iccid = Iccid::parse(iccid).map_err(|e| format!("{iccid:?} is not an ICCID: {e}"))?;
+            let iccid = Iccid::parse(iccid).map_err(|e| {
+                let hint = if iccid.contains(['E', 'e']) && iccid.contains(['.', ',']) {
+                    " (a spreadsheet wrote it as a number: format the column as text and export again)"
+                } else {
+                    ""
+                };
+                format!("{iccid:?} is not an ICCID: {e}{hint}")
+            })?;
             Spend::topup(iccid, slug, qty)
         }
         Kind::Order => Spend::order(slug, qty),
@@ -183,19 +203,19 @@ mod tests {
     #[test]
     fn rows_keep_their_lines_and_twins_are_told_apart() {
         let text = b"ICCID, slug ,qty,note\n8944100000000000018,fr-1gb,2,first\n\n8944100000000000018,fr-1gb,2,again\n8944100000000000000,de-1gb,,x\n";
-        let rows = parse(text, Kind::Topup).unwrap();
+        let rows = parse(text, Kind::Topup).unwrap().rows;
         assert_eq!(rows.iter().map(|r| r.line).collect::<Vec<_>>(), [2, 4, 5]);
         assert_eq!(rows[0].identity(), "8944100000000000018/fr-1gb/2#1");
         assert_eq!(rows[1].identity(), "8944100000000000018/fr-1gb/2#2");
         assert_eq!(rows[2].spend.qty, 1, "qty defaults to 1");
-        let orders = parse(b"qty,slug\n3,fr-5gb\n", Kind::Order).unwrap();
+        let orders = parse(b"qty,slug\n3,fr-5gb\n", Kind::Order).unwrap().rows;
         assert_eq!(orders[0].identity(), "order/fr-5gb/3#1");
     }
 
     #[test]
     fn every_problem_is_said_with_its_line() {
         let text = b"iccid,slug,qty\n12,fr-1gb,1\n8944100000000000018,,1\n8944100000000000018,fr-1gb,11\n8944100000000000018,fr-1gb,1.5\n";
-        let problems = parse(text, Kind::Topup).unwrap_err().problems;
+        let problems = parse(text, Kind::Topup).unwrap().problems;
         assert_eq!(problems.len(), 4, "{problems:?}");
         assert!(
             problems[0].starts_with("line 2: \"12\" is not an ICCID"),
@@ -206,9 +226,11 @@ mod tests {
         assert!(problems[3].starts_with("line 5: qty \"1.5\""));
         let headless = parse(b"8944100000000000018,fr-1gb,1\n", Kind::Topup).unwrap_err();
         assert!(
-            headless.to_string().contains("must name the columns iccid,slug,qty"),
+            headless.to_string().contains("must name the columns iccid and slug"),
             "{headless}"
         );
+        let excel = parse(b"iccid,slug\n8.9441E+18,fr-1gb\n", Kind::Topup).unwrap().problems;
+        assert!(excel[0].contains("format the column as text"), "{excel:?}");
         assert!(
             parse(b"iccid,slug,qty\n", Kind::Topup)
                 .unwrap_err()
@@ -219,5 +241,27 @@ mod tests {
             parse(b"slug\nfr-5gb\n", Kind::Order).is_ok(),
             "an order file needs no ICCID"
         );
+    }
+
+    proptest::proptest! {
+        /// Whatever a file holds (a spreadsheet's export, a binary file, half a line), reading
+        /// it never panics, and a row it gives is a row a payment can be made of.
+        #[test]
+        fn any_bytes_read_without_panic(
+            head in proptest::sample::select(vec!["iccid,slug,qty\n", "slug,qty\r\n", "\u{feff}ICCID;slug\n", ""]),
+            body in proptest::collection::vec(proptest::num::u8::ANY, 0..300),
+        ) {
+            let mut text = head.as_bytes().to_vec();
+            text.extend(body);
+            for kind in [Kind::Topup, Kind::Order] {
+                if let Ok(parsed) = parse(&text, kind) {
+                    for row in parsed.rows {
+                        proptest::prop_assert!(row.line >= 2);
+                        proptest::prop_assert!((1..=MAX_QTY).contains(&row.spend.qty));
+                        proptest::prop_assert!(!row.spend.slug.is_empty());
+                    }
+                }
+            }
+        }
     }
 }

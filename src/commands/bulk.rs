@@ -36,7 +36,7 @@ pub async fn run(
         .map_err(refuse)?;
     let result_path = bulk.result.clone().unwrap_or_else(|| beside(file));
     show_plan(&batch, kind, output)?;
-    let invalid = batch.count("invalid");
+    let invalid = batch.count("invalid") + batch.problems.len();
     if output.is_json() && (invalid > 0 || bulk.dry_run) {
         print_json(&rows_json(&batch, None))?;
     }
@@ -178,14 +178,17 @@ fn show_plan(batch: &Batch, kind: Kind, output: &Output) -> Result<(), CommandEr
         t.row(cells);
     }
     outln!("{}", t.render());
+    for problem in &batch.problems {
+        outln!("{problem}");
+    }
     for line in &batch.lines {
         if let Some(error) = line.state.error() {
-            outln!("row {}: {error}", line.row.line);
+            outln!("line {}: {error}", line.row.line);
         }
     }
     let to_pay = batch.to_pay().count();
     let earlier = batch.count("placed");
-    if to_pay > 0 && batch.count("invalid") == 0 {
+    if to_pay > 0 && batch.count("invalid") == 0 && batch.problems.is_empty() {
         outln!(
             "To pay: {to_pay} of {} row(s), {} USD; balance {} USD.{}",
             batch.lines.len(),
@@ -291,7 +294,8 @@ fn rows_json(batch: &Batch, result: Option<&Path>) -> serde_json::Value {
         "rows": batch.lines.iter().map(row_json).collect::<Vec<_>>(),
         "toPay": batch.to_pay().count(),
         "totalUsd": batch.total().map(format_amount),
-        "balanceUsd": batch.balance.map(format_amount),
+        "balanceBeforeUsd": batch.balance.map(format_amount),
+        "problems": batch.problems,
         "placed": batch.count("placed"),
         "placedNow": placed_now,
         "failed": batch.count("failed"),

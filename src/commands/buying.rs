@@ -56,11 +56,7 @@ async fn check_topup(
 ) -> Result<(Purchase, Ready), CommandError> {
     // A read-only session is told before anything is read or asked.
     client.ensure_writable(TOPUP)?;
-    let iccid = Iccid::parse(iccid).map_err(|e| CommandError::Usage(format!("{iccid:?} is not an ICCID: {e}")))?;
-    let offered = client.topup_plans(iccid.as_str()).await.map_err(|e| match e.status() {
-        Some(404) => CommandError::NotFound(format!("no eSIM with ICCID {iccid} in this account")),
-        _ => CommandError::Api(e),
-    })?;
+    let (iccid, offered) = offered_for(client, iccid).await?;
     if offered.is_empty() {
         return Err(CommandError::Refused(format!(
             "no top-up is offered for {iccid} now (expired, cancelled or revoked eSIMs cannot be topped up)"
@@ -76,6 +72,31 @@ async fn check_topup(
     let spend = Spend::topup(iccid.clone(), slug, spend_args.qty);
     let ready = check_and_ask(client, plan, spend_args, spend).await?;
     Ok((Purchase::Topup { iccid }, ready))
+}
+
+/// The eSIM's ICCID checked, and the top-ups the API offers for it.
+async fn offered_for(client: &Client, iccid: &str) -> Result<(Iccid, Vec<Plan>), CommandError> {
+    let iccid = Iccid::parse(iccid).map_err(|e| CommandError::Usage(format!("{iccid:?} is not an ICCID: {e}")))?;
+    let offered = client.topup_plans(iccid.as_str()).await.map_err(|e| match e.status() {
+        Some(404) => CommandError::NotFound(format!("no eSIM with ICCID {iccid} in this account")),
+        _ => CommandError::Api(e),
+    })?;
+    Ok((iccid, offered))
+}
+
+/// `esimdash topup --iccid I` without a slug: the top-ups offered for it, to choose from.
+pub async fn offered(client: &Client, iccid: &str, output: &Output) -> Result<(), CommandError> {
+    let (iccid, offered) = offered_for(client, iccid).await?;
+    if output.is_json() {
+        return print_json(&json!({ "iccid": iccid.as_str(), "data": offered }));
+    }
+    if offered.is_empty() {
+        outln!("No top-up is offered for {iccid} now (expired, cancelled or revoked eSIMs cannot be topped up).");
+    } else {
+        crate::commands::output::out!("{}", super::lists::plan_table(&offered));
+        outln!("Top up with: esimdash topup --iccid {iccid} --slug SLUG");
+    }
+    Ok(())
 }
 
 async fn check_order(client: &Client, slug: &str, spend_args: &SpendArgs) -> Result<Ready, CommandError> {

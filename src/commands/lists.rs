@@ -401,7 +401,7 @@ fn esim_table(esims: &[Esim]) -> String {
     t.render_coloured(coloured())
 }
 
-fn plan_table(plans: &[Plan]) -> String {
+pub(super) fn plan_table(plans: &[Plan]) -> String {
     let mut t = Table::new(&[
         ("SLUG", Align::Left),
         ("NAME", Align::Left),

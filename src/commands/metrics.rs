@@ -49,7 +49,14 @@ pub async fn run(
     let Some(addr) = listen else {
         let text = source.scrape().await;
         out!("{text}");
-        return Ok(());
+        // Printed all the same (the errors are in it), but not a success: `metrics > f && mv`
+        // keeps the last good file, whose timestamp then tells how old it is.
+        return match source.errors.values().sum::<u64>() {
+            0 => Ok(()),
+            n => Err(CommandError::Refused(format!(
+                "{n} request(s) of the scrape failed (esimdash_up 0; see esimdash_api_errors_total)"
+            ))),
+        };
     };
     let source = Arc::new(tokio::sync::Mutex::new(source));
     let app = axum::Router::new().route(
@@ -95,15 +102,29 @@ impl Source {
         let mut ok = true;
         let mut text = String::new();
         let client = self.client.clone();
-        if let Some(balance) = self.count(client.balance().await, &mut ok) {
+        let balance = client.balance().await;
+        // Nobody at the address, or the key refused: the other ten requests would fail alike.
+        let hopeless = balance
+            .as_ref()
+            .is_err_and(|e| e.is_auth() || matches!(e, ApiError::Network { .. } | ApiError::Timeout { .. }));
+        if let Some(balance) = self.count(balance, &mut ok) {
             family(&mut text, "esimdash_balance_usd", "gauge", "The wallet balance in USD.");
             let _ = writeln!(text, "esimdash_balance_usd {balance}");
         }
-        self.esims(&mut text, &mut ok).await;
-        self.orders(&mut text, &mut ok).await;
+        if !hopeless {
+            self.esims(&mut text, &mut ok).await;
+            self.orders(&mut text, &mut ok).await;
+        }
         if ok {
             self.last_good = Some(chrono::Utc::now().timestamp());
         }
+        family(
+            &mut text,
+            "esimdash_up",
+            "gauge",
+            "1 when every request of this scrape succeeded, else 0 (the figures missing or from the saved index).",
+        );
+        let _ = writeln!(text, "esimdash_up {}", u8::from(ok));
         family(
             &mut text,
             "esimdash_last_good_read_timestamp_seconds",

@@ -189,7 +189,22 @@ pub async fn run_session(
         client.settle_earlier().await;
         run(command, client, prefs, index, output).await
     };
-    notices::until_done_or_stopped(work, client.request_timeout()).await
+    match notices::until_done_or_stopped(work, client.request_timeout()).await {
+        // A stop is how a watch or a metrics server ends (Ctrl-C, systemd's SIGTERM): done.
+        Err(CommandError::Interrupted(stop)) if serves(command) => {
+            notices::say(&format!("{}: stopped", stop.name()));
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+/// Whether `command` runs until stopped.
+fn serves(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Watch(crate::cli::WatchArgs { once: false, .. }) | Command::Metrics { listen: Some(_), .. }
+    )
 }
 
 /// Runs one API command and prints its result; `index`, the account's inventory index, if kept.
@@ -246,6 +261,39 @@ pub async fn run(
             qr::run(client, &esim, *link, files, output).await
         }
         Command::Profile { action } => profile(client, action.as_ref(), output).await,
+        Command::Topup { .. } | Command::Buy { .. } => spend(command, client, output).await,
+        Command::Sandbox(_) | Command::Audit { .. } | Command::Completions { .. } | Command::Man => Err(
+            CommandError::Usage("this command needs no API connection and runs on its own".to_string()),
+        ),
+    }
+}
+
+/// `topup` and `buy`: a single payment, a bulk file, or the top-ups offered for an eSIM.
+async fn spend(command: &Command, client: &Client, output: &Output) -> Result<(), CommandError> {
+    match command {
+        Command::Topup {
+            bulk: BulkArgs {
+                from: None,
+                dry_run,
+                result,
+            },
+            ..
+        }
+        | Command::Buy {
+            bulk: BulkArgs {
+                from: None,
+                dry_run,
+                result,
+            },
+            ..
+        } if *dry_run || result.is_some() => Err(CommandError::Usage(
+            "--dry-run and --result go with --from FILE.csv (a bulk file); nothing was paid".to_string(),
+        )),
+        Command::Topup {
+            iccid: Some(iccid),
+            slug: None,
+            ..
+        } => buying::offered(client, iccid, output).await,
         Command::Topup {
             bulk: bulk @ BulkArgs { from: Some(file), .. },
             spend,
@@ -267,12 +315,9 @@ pub async fn run(
             spend,
             ..
         } => buying::buy(client, slug, spend, output).await,
-        Command::Topup { .. } | Command::Buy { .. } => Err(CommandError::Usage(
+        _ => Err(CommandError::Usage(
             "say what to pay: --iccid and --slug (a top-up), --slug (an order), or --from FILE.csv".to_string(),
         )),
-        Command::Sandbox(_) | Command::Audit { .. } | Command::Completions { .. } | Command::Man => Err(
-            CommandError::Usage("this command needs no API connection and runs on its own".to_string()),
-        ),
     }
 }
 

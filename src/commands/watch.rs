@@ -41,6 +41,13 @@ pub async fn run(client: &Client, prefs: &Preferences, args: &WatchArgs) -> Resu
     // What the background share allows in an interval, less the balance and the orders.
     let esim_pages = client.background_requests(interval).saturating_sub(2).max(1);
     tracing::info!(esim_pages, ?interval, "watch: eSIM pages a poll");
+    if !args.once {
+        say(&format!(
+            "watching every {} s ({} requests a poll at most: the balance, new orders, {esim_pages} page(s) of eSIMs); one JSON line per change on stdout. Ctrl-C stops.",
+            interval.as_secs(),
+            esim_pages + 2
+        ));
+    }
     loop {
         let started = Instant::now();
         let mut next = seen.clone();
