@@ -5,6 +5,7 @@
 
 pub mod csv_rows;
 pub mod file;
+pub mod qr_folder;
 
 use std::path::{Path, PathBuf};
 

@@ -29,6 +29,22 @@ pub fn save_qr(dir: &Path, id: JobId, qr: (Iccid, String), replace: bool, tx: &U
     });
 }
 
+/// Writes the QR codes of `wanted` into a new folder of `dir`, off the event loop (finding the
+/// eSIMs whose record is not at hand takes requests).
+pub fn save_qr_folder(
+    dir: &Path,
+    id: JobId,
+    wanted: Vec<crate::export::qr_folder::Wanted>,
+    client: &Client,
+    tx: &UnboundedSender<Msg>,
+) {
+    let (client, tx, dir) = (client.clone(), tx.clone(), dir.to_path_buf());
+    tokio::spawn(async move {
+        let result = crate::export::qr_folder::write(&client, &dir, wanted).await;
+        let _ = tx.send(Msg::QrFolderSaved { id, result });
+    });
+}
+
 fn save_error(e: FileError) -> SaveError {
     match e {
         FileError::Exists { path } => SaveError::Exists(path),

@@ -129,10 +129,12 @@ pub enum Action {
     Back,
     /// From an order: its eSIM on My eSIMs.
     ShowEsim,
+    Mark,
+    MarkAll,
 }
 
 impl Action {
-    const ALL: [Action; 47] = [
+    const ALL: [Action; 49] = [
         Action::Quit,
         Action::Suspend,
         Action::Help,
@@ -180,6 +182,8 @@ impl Action {
         Action::Pay,
         Action::Back,
         Action::ShowEsim,
+        Action::Mark,
+        Action::MarkAll,
     ];
 
     /// The name in the config file's `[keys]` table.
@@ -232,6 +236,8 @@ impl Action {
             Action::Pay => "pay",
             Action::Back => "back",
             Action::ShowEsim => "show_esim",
+            Action::Mark => "mark",
+            Action::MarkAll => "mark_all",
         }
     }
 
@@ -316,7 +322,9 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(C::Esims, A::Buy, &["b"], "buy a new eSIM of this eSIM's plan", Some("buy")),
     bind(C::Esims, A::CopySmdp, &["a"], "copy the SM-DP+ address alone, for entering the code by hand", None),
     bind(C::Esims, A::CopyMatchingId, &["i"], "copy the matching ID alone (an iPhone's \"Activation Code\" when entered by hand)", None),
-    bind(C::Esims, A::SaveQr, &["w"], "write the QR code as <ICCID>.png to the export directory", None),
+    bind(C::Esims, A::SaveQr, &["w"], "write the QR code as <ICCID>.png to the export directory; with marks, every marked eSIM's into one new folder", None),
+    bind(C::Esims, A::Mark, &["space"], "mark or unmark the eSIM (for w on many at once)", None),
+    bind(C::Esims, A::MarkAll, &["*"], "mark every result of the search (no search: the page); again: unmark them", None),
     bind(C::Esims, A::Export, &["x"], "export every eSIM of this view (filter, search, attention) to CSV; again: cancel", None),
     bind(C::Esims, A::Attention, &["!"], "needs attention: usable eSIMs near their data or time limit (again: all)", None),
     bind(C::Profile, A::Edit, &["e"], "edit company name, country and website", Some("edit")),

@@ -119,6 +119,11 @@ pub enum Msg {
         id: JobId,
         result: Result<std::path::PathBuf, SaveError>,
     },
+    /// What became of writing the marked eSIMs' QR codes into a folder.
+    QrFolderSaved {
+        id: JobId,
+        result: Result<crate::export::qr_folder::Written, String>,
+    },
     /// The picker's account was opened (or why not).
     Switched {
         name: String,
@@ -205,6 +210,12 @@ pub enum Effect {
         iccid: Iccid,
         code: String,
         replace: bool,
+    },
+    /// Write the QR codes of these eSIMs into a new folder of the export directory (finding
+    /// those whose record is not at hand), in the background.
+    SaveQrFolder {
+        id: JobId,
+        wanted: Vec<crate::export::qr_folder::Wanted>,
     },
     /// Write a CSV export in the export directory, in the background.
     Export {

@@ -265,6 +265,9 @@ fn perform(effects: Vec<Effect>, world: &mut World<'_>) -> bool {
                 replace,
             } => export_jobs::save_qr(world.export_dir, id, (iccid, code), replace, world.tx),
             Effect::Export { id, job } => world.tasks.export(world.export_dir, id, job, &world.client, world.tx),
+            Effect::SaveQrFolder { id, wanted } => {
+                export_jobs::save_qr_folder(world.export_dir, id, wanted, &world.client, world.tx);
+            }
             Effect::SwitchAccount(name) => {
                 // Opening may run a profile's secret_key_cmd: off the event loop.
                 let (accounts, tx) = (world.accounts.clone(), world.tx.clone());

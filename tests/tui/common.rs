@@ -397,6 +397,13 @@ impl Live {
                     self.tasks
                         .export(self.export_dir.path(), id, job, &self.client, &self.tx)
                 }
+                Effect::SaveQrFolder { id, wanted } => esimdash::tui::export_jobs::save_qr_folder(
+                    self.export_dir.path(),
+                    id,
+                    wanted,
+                    &self.client,
+                    &self.tx,
+                ),
                 _ => {}
             }
         }

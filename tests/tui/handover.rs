@@ -157,3 +157,101 @@ async fn x_exports_every_page_of_the_view_and_a_cancelled_export_leaves_no_file(
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(live.exported(), files, "no second file, no temporary file");
 }
+
+/// Marks: `space` marks eSIMs one by one, `*` every result of a search, the table shows them
+/// and the title counts them; `w` then writes every marked eSIM's QR code into one new
+/// folder, each PNG reading back to that eSIM's activation code (those found by the search
+/// whose record the dashboard never had are looked up first).
+#[tokio::test]
+async fn marked_esims_qr_codes_go_into_one_folder_each_reading_back_to_its_code() {
+    let mut live = Live::new(fast(), unpaced()).await;
+    live.send(key('3'));
+    assert!(
+        live.until(Duration::from_secs(10), |app| app.esims().selected().is_some())
+            .await
+    );
+    let first = live.app.esims().selected_iccid().unwrap().as_str().to_string();
+    live.send(key(' '));
+    live.send(key('j'));
+    let second = live.app.esims().selected_iccid().unwrap().as_str().to_string();
+    live.send(key(' '));
+    assert_eq!(live.app.esims().marks().len(), 2);
+    let screen = live.screen_text(120, 30);
+    assert!(screen.contains("2 marked"), "{screen}");
+    let marked_rows: Vec<String> = screen
+        .lines()
+        .map(|l| l.trim_matches('"').chars().skip(2).collect::<String>())
+        .filter(|row| row.starts_with("● 89"))
+        .collect();
+    for iccid in [&first, &second] {
+        assert!(
+            marked_rows.iter().any(|r| r.contains(iccid.as_str())),
+            "{iccid} marked: {screen}"
+        );
+    }
+    // A reissued ICCID has a row per profile: each shows the mark; no other row does.
+    assert!(
+        marked_rows
+            .iter()
+            .all(|r| r.contains(first.as_str()) || r.contains(second.as_str())),
+        "{screen}"
+    );
+    live.send(key(' '));
+    assert_eq!(live.app.esims().marks().len(), 1, "space again unmarks");
+    live.send(key(' '));
+
+    // A search's results, marked at once: ICCIDs of the index whose records are not loaded.
+    let all = live.all_esims().await;
+    let package = all[150].record.package_name.clone();
+    live.send(key('/'));
+    for c in package.chars() {
+        live.send(key(c));
+    }
+    live.send(crate::common::code(crossterm::event::KeyCode::Enter));
+    assert!(
+        live.until(Duration::from_secs(20), |app| app.esims().index().is_complete()
+            && app.esims().result_count() > 0)
+            .await
+    );
+    let found: Vec<String> = live.app.esims().result_rows().map(|r| r.iccid().to_string()).collect();
+    live.send(key('*'));
+    let mut wanted: Vec<String> = vec![first.clone(), second.clone()];
+    wanted.extend(found.iter().filter(|i| **i != first && **i != second).cloned());
+    assert_eq!(live.app.esims().marks().len(), wanted.len());
+
+    live.send(key('w'));
+    assert!(
+        live.until(Duration::from_secs(30), |app| app
+            .flash_message()
+            .is_some_and(|f| f.text.contains("written to")))
+            .await,
+        "{:?}",
+        live.app.flash_message()
+    );
+    let text = live.app.flash_message().unwrap().text.clone();
+    assert!(text.contains("marks cleared"), "{text}");
+    assert!(live.app.esims().marks().is_empty());
+    let folders = live.exported();
+    assert_eq!(folders.len(), 1, "one folder: {folders:?}");
+    let folder = live.export_dir.path().join(&folders[0]);
+    let mut names: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let mut expected: Vec<String> = wanted.iter().map(|i| format!("{i}.png")).collect();
+    expected.sort();
+    assert_eq!(names, expected);
+    let client = esimdash::api::Client::new(
+        esimdash::api::BaseUrl::parse(&live.sandbox.base_url()).unwrap(),
+        &esimdash::api::Credentials::pair("ak_demo_acme", "sk_demo_acme"),
+        unpaced(),
+    )
+    .unwrap();
+    for iccid in &wanted {
+        let esim = all.iter().find(|e| e.raw_order_json.iccid == iccid.as_str()).unwrap();
+        let code = client.activation_code(esim).await.unwrap();
+        let png = std::fs::read(folder.join(format!("{iccid}.png"))).unwrap();
+        assert_eq!(esimdash::qr::decode_png(&png).unwrap(), code, "{iccid}");
+    }
+}

@@ -46,7 +46,7 @@ enum Step {
 fn key_code() -> impl Strategy<Value = KeyCode> {
     prop_oneof![
         6 => prop::sample::select(
-            "0123456789qwertyuiopasdfghjklzxcvbnmQWERTYUIOPASDFGHJKLZXCVBNM/!?.-: é".chars().collect::<Vec<_>>()
+            "0123456789qwertyuiopasdfghjklzxcvbnmQWERTYUIOPASDFGHJKLZXCVBNM/!?.-: é*".chars().collect::<Vec<_>>()
         ).prop_map(KeyCode::Char),
         4 => prop::sample::select(vec![
             KeyCode::Enter, KeyCode::Esc, KeyCode::Tab, KeyCode::BackTab, KeyCode::Backspace,

@@ -148,7 +148,7 @@ impl App {
         let files = self
             .account
             .jobs
-            .drain(|job| matches!(job, Job::SaveQr { .. }), effects);
+            .drain(|job| matches!(job, Job::SaveQr { .. } | Job::SaveQrFolder(_)), effects);
         self.account.jobs.drain(|_| true, effects);
         if let Some(export) = self.account.export.take()
             && matches!(export.state, ExportState::Running(_))

@@ -280,7 +280,17 @@ impl App {
             Action::CopyLink => self.copy_code_part("iPhone install link", guard::install_link, now, effects),
             Action::CopySmdp => self.copy_code_part("SM-DP+ address", guard::smdp_address, now, effects),
             Action::CopyMatchingId => self.copy_code_part("Matching ID", guard::matching_id, now, effects),
+            Action::SaveQr if !self.account.tabs.esims.marks().is_empty() => self.save_marked_qr(now, effects),
             Action::SaveQr => self.save_qr(now, effects),
+            Action::Mark if self.account.tabs.esims.toggle_mark().is_some() => self.dirty = true,
+            Action::MarkAll => {
+                let marked = self.account.tabs.esims.toggle_mark_all();
+                let text = match marked {
+                    0 => "Unmarked them".to_string(),
+                    n => format!("Marked {n} eSIM(s); w writes the QR codes of every marked one"),
+                };
+                self.flash(text, Tone::Info, now);
+            }
             Action::Attention => self.account.tabs.esims.toggle_attention(),
             Action::Export => self.export_or_cancel(now, effects),
             Action::Edit => match self.account.profile.value() {

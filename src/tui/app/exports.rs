@@ -74,6 +74,48 @@ impl App {
         }
     }
 
+    /// Writes every marked eSIM's QR code into one new folder (the marks stay: a failure can be
+    /// tried again).
+    pub(super) fn save_marked_qr(&mut self, now: Instant, effects: &mut Vec<Effect>) {
+        let wanted = self.account.tabs.esims.marks().wanted();
+        let n = wanted.len();
+        Outbox::new(&mut self.account.jobs, effects).save_qr_folder(wanted);
+        self.flash(format!("Writing the QR codes of {n} marked eSIM(s)…"), Tone::Info, now);
+    }
+
+    pub(super) fn on_qr_folder_saved(
+        &mut self,
+        id: JobId,
+        result: Result<crate::export::qr_folder::Written, String>,
+        now: Instant,
+    ) {
+        if self.account.jobs.finish(id).is_none() {
+            return;
+        }
+        match result {
+            Ok(w) if w.failed.is_empty() => {
+                self.account.tabs.esims.marks_mut().clear();
+                self.flash(
+                    format!("{} QR code(s) written to {} (marks cleared)", w.written, w.folder.display()),
+                    Tone::Success,
+                    now,
+                );
+            }
+            Ok(w) => self.flash(
+                format!(
+                    "{} QR code(s) written to {}; {} failed, each said in errors.txt there (the marks stay: w tries again)",
+                    w.written,
+                    w.folder.display(),
+                    w.failed.len()
+                ),
+                Tone::Error,
+                now,
+            ),
+            Err(why) => self.flash(format!("QR codes not written: {why}"), Tone::Error, now),
+        }
+        self.dirty = true;
+    }
+
     pub(super) fn on_qr_saved(&mut self, id: JobId, result: Result<PathBuf, SaveError>, now: Instant) {
         let Some(Job::SaveQr { iccid, code }) = self.account.jobs.finish(id) else {
             return;

@@ -24,6 +24,8 @@ pub enum Job {
         iccid: Iccid,
         code: String,
     },
+    /// The marked eSIMs' QR codes being written into a folder (how many).
+    SaveQrFolder(usize),
     /// The inventory index an earlier session saved, being read.
     LoadInventory,
 }
@@ -35,7 +37,7 @@ impl Job {
         match self {
             Job::Request(request) => !request.writes(),
             Job::Export => true,
-            Job::SaveQr { .. } | Job::LoadInventory => false,
+            Job::SaveQr { .. } | Job::SaveQrFolder(_) | Job::LoadInventory => false,
         }
     }
 }
@@ -141,6 +143,12 @@ impl<'a> Outbox<'a> {
     pub fn load_inventory(&mut self) {
         let id = self.jobs.start(Job::LoadInventory);
         self.effects.push(Effect::LoadInventory(id));
+    }
+
+    /// Starts writing the QR codes of `wanted` into a new folder.
+    pub fn save_qr_folder(&mut self, wanted: Vec<crate::export::qr_folder::Wanted>) {
+        let id = self.jobs.start(Job::SaveQrFolder(wanted.len()));
+        self.effects.push(Effect::SaveQrFolder { id, wanted });
     }
 
     /// Starts writing an eSIM's QR code as a PNG (`replace`: the user said yes to replacing).

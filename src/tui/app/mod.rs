@@ -357,6 +357,7 @@ impl App {
                 }
             }
             Msg::QrSaved { id, result } => self.on_qr_saved(id, result, now),
+            Msg::QrFolderSaved { id, result } => self.on_qr_folder_saved(id, result, now),
             Msg::Export { id, step } => self.on_export(id, step, now),
             Msg::Switched { name, result } => self.on_switched(name, result, now, &mut effects),
             Msg::Notice { profile, notice } => self.on_notice(&profile, notice, now),

@@ -43,6 +43,37 @@ const COLUMNS: [Column; 7] = [
     Column::new("SM-DP+", 12).optional(),
 ];
 
+/// In front of the columns while any eSIM is marked: `●` on a marked one.
+const MARK: Column = Column::new("●", 1);
+
+/// The columns, with the marks' in front while there are marks.
+fn marked_columns(app: &App, columns: &[Column]) -> Vec<Column> {
+    let marks = !app.esims().marks().is_empty();
+    marks
+        .then_some(MARK)
+        .into_iter()
+        .chain(columns.iter().copied())
+        .collect()
+}
+
+/// A row's cells, with its mark in front while there are marks.
+fn marked_cells(app: &App, iccid: &str, mut cells: Vec<String>) -> Vec<String> {
+    let marks = app.esims().marks();
+    if !marks.is_empty() {
+        cells.insert(0, if marks.contains(iccid) { "●" } else { " " }.to_string());
+    }
+    cells
+}
+
+/// The tab's top line, with how many eSIMs are marked.
+fn with_mark_count(app: &App, mut line: Line<'static>, theme: &Theme) -> Line<'static> {
+    let n = app.esims().marks().len();
+    if n > 0 {
+        line.spans.push(Span::styled(format!(" · {n} marked"), theme.title()));
+    }
+    line
+}
+
 /// `██░░░ 45%` from bytes used (10 columns at 100 %) of the total.
 pub fn usage_gauge(used: u64, total: u64) -> String {
     if total == 0 {
@@ -85,19 +116,21 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     };
     if let Some(list_area) = list_area {
         let [top, rows] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(list_area);
+        let columns = marked_columns(app, &COLUMNS);
+        let cells = |e: &Esim| marked_cells(app, e.raw_order_json.iccid.as_str(), cells(e));
         if esims.search_active() || typing {
-            frame.render_widget(Paragraph::new(search_title(app, typing, theme)), top);
+            let line = with_mark_count(app, search_title(app, typing, theme), theme);
+            frame.render_widget(Paragraph::new(line), top);
             draw_results(frame, rows, app, theme);
         } else if let Some(pinned) = esims.pinned() {
             let text = " My eSIMs · the eSIM found (its row in the list is not known yet; move for the list)";
-            frame.render_widget(Paragraph::new(Line::styled(text, theme.title())), top);
-            cursor_table(frame, rows, &COLUMNS, std::iter::once(pinned), cells, 0, theme);
+            let line = with_mark_count(app, Line::styled(text, theme.title()), theme);
+            frame.render_widget(Paragraph::new(line), top);
+            cursor_table(frame, rows, &columns, std::iter::once(pinned), cells, 0, theme);
         } else {
-            frame.render_widget(
-                Paragraph::new(title(app, esims.list(), "My eSIMs", esims.status(), None, theme)),
-                top,
-            );
-            draw_table(frame, rows, app, esims.list(), &COLUMNS, cells, theme);
+            let line = title(app, esims.list(), "My eSIMs", esims.status(), None, theme);
+            frame.render_widget(Paragraph::new(with_mark_count(app, line, theme)), top);
+            draw_table(frame, rows, app, esims.list(), &columns, cells, theme);
         }
     }
     if let Some(pane) = pane_area {
@@ -299,11 +332,11 @@ fn attention_cells(esims: &crate::tui::app::Esims, row: ResultRow<'_>) -> Vec<St
 fn draw_result_rows(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let esims = app.esims();
     if esims.attention().is_some() {
-        let cells = move |row| attention_cells(esims, row);
+        let cells = move |row: ResultRow<'_>| marked_cells(app, row.iccid(), attention_cells(esims, row));
         cursor_table(
             frame,
             area,
-            &ATTENTION_COLUMNS,
+            &marked_columns(app, &ATTENTION_COLUMNS),
             esims.result_rows(),
             cells,
             esims.result_cursor(),
@@ -314,9 +347,9 @@ fn draw_result_rows(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     cursor_table(
         frame,
         area,
-        &COLUMNS,
+        &marked_columns(app, &COLUMNS),
         esims.result_rows(),
-        |row| result_cells(esims, row),
+        |row| marked_cells(app, row.iccid(), result_cells(esims, row)),
         esims.result_cursor(),
         theme,
     );

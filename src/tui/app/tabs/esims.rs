@@ -103,6 +103,8 @@ pub struct Esims {
     /// "Now" for the attention rule and the index's age; pinned by tests, whose sandbox is seeded
     /// at a fixed time.
     clock: Option<DateTime<Utc>>,
+    /// The eSIMs marked for what is done to many at once.
+    marks: super::marks::Marks,
 }
 
 impl Default for Esims {
@@ -124,6 +126,7 @@ impl Default for Esims {
             attention_count: None,
             rule: AttentionRule::default(),
             clock: None,
+            marks: super::marks::Marks::default(),
         }
     }
 }
@@ -267,6 +270,51 @@ impl Esims {
                 .iter()
                 .filter_map(move |&i| inventory.row(i as usize).map(ResultRow::Indexed)),
         )
+    }
+
+    pub fn marks(&self) -> &super::marks::Marks {
+        &self.marks
+    }
+
+    pub fn marks_mut(&mut self) -> &mut super::marks::Marks {
+        &mut self.marks
+    }
+
+    /// What finding a row's eSIM again needs: its record when here, where the index saw it.
+    fn wanted(&self, iccid: &str, esim: Option<&Esim>) -> crate::export::qr_folder::Wanted {
+        crate::export::qr_folder::Wanted {
+            iccid: iccid.to_string(),
+            esim: esim.cloned().map(Box::new),
+            seen: self.searched().whereabouts(iccid),
+        }
+    }
+
+    /// Marks the selected eSIM, or unmarks it: whether it is marked now (`None`: none selected).
+    pub fn toggle_mark(&mut self) -> Option<bool> {
+        let iccid = self.selected_iccid()?;
+        let wanted = self.wanted(iccid.as_str(), self.selected());
+        Some(self.marks.toggle(wanted))
+    }
+
+    /// Marks every result of the search (without one, every row of the page shown); all of
+    /// them marked already, unmarks them. How many are marked of them now.
+    pub fn toggle_mark_all(&mut self) -> usize {
+        let all: Vec<_> = if self.search_active() {
+            self.result_rows()
+                .map(|row| match row {
+                    ResultRow::Fetched(e) => self.wanted(row.iccid(), Some(e)),
+                    ResultRow::Indexed(_) => self.wanted(row.iccid(), None),
+                })
+                .collect()
+        } else {
+            self.list
+                .page_items()
+                .unwrap_or_default()
+                .iter()
+                .map(|e| self.wanted(e.raw_order_json.iccid.as_str(), Some(e)))
+                .collect()
+        };
+        self.marks.toggle_all(all)
     }
 
     fn selected_result(&self) -> Option<ResultRow<'_>> {

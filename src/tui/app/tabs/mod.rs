@@ -6,6 +6,7 @@
 pub mod catalog;
 pub mod esims;
 pub mod index_read;
+pub mod marks;
 pub mod orders;
 pub mod profile;
 
