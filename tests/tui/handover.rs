@@ -181,7 +181,7 @@ async fn marked_esims_qr_codes_go_into_one_folder_each_reading_back_to_its_code(
     let marked_rows: Vec<String> = screen
         .lines()
         .map(|l| l.trim_matches('"').chars().skip(2).collect::<String>())
-        .filter(|row| row.starts_with("● 89"))
+        .filter(|row| row.starts_with("✓ 89"))
         .collect();
     for iccid in [&first, &second] {
         assert!(
@@ -220,6 +220,13 @@ async fn marked_esims_qr_codes_go_into_one_folder_each_reading_back_to_its_code(
     assert_eq!(live.app.esims().marks().len(), wanted.len());
 
     live.send(key('w'));
+    // Again while it writes: said, and no second folder.
+    live.send(key('w'));
+    assert!(
+        live.app
+            .flash_message()
+            .is_some_and(|f| f.text.starts_with("Still writing"))
+    );
     assert!(
         live.until(Duration::from_secs(30), |app| app
             .flash_message()
@@ -229,7 +236,7 @@ async fn marked_esims_qr_codes_go_into_one_folder_each_reading_back_to_its_code(
         live.app.flash_message()
     );
     let text = live.app.flash_message().unwrap().text.clone();
-    assert!(text.contains("marks cleared"), "{text}");
+    assert!(text.contains("Marks cleared"), "{text}");
     assert!(live.app.esims().marks().is_empty());
     let folders = live.exported();
     assert_eq!(folders.len(), 1, "one folder: {folders:?}");

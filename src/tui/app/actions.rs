@@ -284,10 +284,11 @@ impl App {
             Action::SaveQr => self.save_qr(now, effects),
             Action::Mark if self.account.tabs.esims.toggle_mark().is_some() => self.dirty = true,
             Action::MarkAll => {
-                let marked = self.account.tabs.esims.toggle_mark_all();
-                let text = match marked {
-                    0 => "Unmarked them".to_string(),
-                    n => format!("Marked {n} eSIM(s); w writes the QR codes of every marked one"),
+                let shown = self.account.tabs.esims.toggle_mark_all();
+                let all = self.account.tabs.esims.marks().len();
+                let text = match shown {
+                    0 => format!("Unmarked those shown; {all} marked in all"),
+                    n => format!("Marked the {n} shown; {all} marked in all (w: their QR codes)"),
                 };
                 self.flash(text, Tone::Info, now);
             }

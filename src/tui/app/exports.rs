@@ -77,6 +77,14 @@ impl App {
     /// Writes every marked eSIM's QR code into one new folder (the marks stay: a failure can be
     /// tried again).
     pub(super) fn save_marked_qr(&mut self, now: Instant, effects: &mut Vec<Effect>) {
+        let writing = self.account.jobs.running().find_map(|job| match job {
+            Job::SaveQrFolder(n) => Some(*n),
+            _ => None,
+        });
+        if let Some(n) = writing {
+            self.flash(format!("Still writing the QR codes of {n} eSIM(s)…"), Tone::Info, now);
+            return;
+        }
         let wanted = self.account.tabs.esims.marks().wanted();
         let n = wanted.len();
         Outbox::new(&mut self.account.jobs, effects).save_qr_folder(wanted);
@@ -96,17 +104,21 @@ impl App {
             Ok(w) if w.failed.is_empty() => {
                 self.account.tabs.esims.marks_mut().clear();
                 self.flash(
-                    format!("{} QR code(s) written to {} (marks cleared)", w.written, w.folder.display()),
+                    format!(
+                        "Marks cleared: {} QR code(s) written to {}",
+                        w.written,
+                        w.folder.display()
+                    ),
                     Tone::Success,
                     now,
                 );
             }
             Ok(w) => self.flash(
                 format!(
-                    "{} QR code(s) written to {}; {} failed, each said in errors.txt there (the marks stay: w tries again)",
+                    "{} failed (errors.txt; marks kept, w tries again), {} QR code(s) written to {}",
+                    w.failed.len(),
                     w.written,
-                    w.folder.display(),
-                    w.failed.len()
+                    w.folder.display()
                 ),
                 Tone::Error,
                 now,

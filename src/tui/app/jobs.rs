@@ -62,6 +62,11 @@ impl Jobs {
 
     /// Whether anything of the screen is being read or sent (the spinner turns). Writing a
     /// file has its own line on the status bar.
+    /// What runs now.
+    pub fn running(&self) -> impl Iterator<Item = &Job> {
+        self.live.values()
+    }
+
     pub fn loading(&self) -> bool {
         self.live.values().any(|j| matches!(j, Job::Request(_)))
     }

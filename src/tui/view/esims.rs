@@ -43,8 +43,8 @@ const COLUMNS: [Column; 7] = [
     Column::new("SM-DP+", 12).optional(),
 ];
 
-/// In front of the columns while any eSIM is marked: `●` on a marked one.
-const MARK: Column = Column::new("●", 1);
+/// In front of the columns while any eSIM is marked: `✓` on a marked one (`●` is a status's).
+const MARK: Column = Column::new("", 1);
 
 /// The columns, with the marks' in front while there are marks.
 fn marked_columns(app: &App, columns: &[Column]) -> Vec<Column> {
@@ -60,7 +60,7 @@ fn marked_columns(app: &App, columns: &[Column]) -> Vec<Column> {
 fn marked_cells(app: &App, iccid: &str, mut cells: Vec<String>) -> Vec<String> {
     let marks = app.esims().marks();
     if !marks.is_empty() {
-        cells.insert(0, if marks.contains(iccid) { "●" } else { " " }.to_string());
+        cells.insert(0, if marks.contains(iccid) { "✓" } else { " " }.to_string());
     }
     cells
 }
