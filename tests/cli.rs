@@ -486,6 +486,20 @@ async fn in_use_iccid(sb: &RunningSandbox, home: &tempfile::TempDir) -> String {
         .to_string()
 }
 
+/// An ICCID of Acme's that can be topped up, and a top-up offered for it (as
+/// `esimdash topup --iccid I` lists them).
+async fn topupable(sb: &RunningSandbox, home: &tempfile::TempDir) -> (String, String) {
+    let iccid = in_use_iccid(sb, home).await;
+    let mut cmd = esimdash(home);
+    acme(&mut cmd, sb).args(["topup", "--iccid", &iccid, "--json"]);
+    let offered = stdout_json(&run(cmd).await);
+    let slug = offered["data"][0]["slug"]
+        .as_str()
+        .expect("a top-up offered")
+        .to_string();
+    (iccid, slug)
+}
+
 async fn order_total(sb: &RunningSandbox, home: &tempfile::TempDir) -> u64 {
     let mut cmd = esimdash(home);
     acme(&mut cmd, sb).args(["orders", "--json"]);
@@ -910,10 +924,7 @@ async fn a_read_only_session_refuses_every_write_with_exit_2_naming_the_setting(
 #[tokio::test(flavor = "multi_thread")]
 async fn the_audit_trail_and_what_a_lost_answer_became() {
     let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
-    let iccid = in_use_iccid(&sb, &home).await;
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["topup", "--iccid", &iccid, "--slug", "none", "--yes"]);
-    let slug = first_offered(&stderr(&run(cmd).await));
+    let (iccid, slug) = topupable(&sb, &home).await;
     // The same top-up three times on purpose: each confirmed twice (--again).
     let topup = [
         "topup",
@@ -1488,10 +1499,7 @@ async fn metrics_are_prometheus_text_equal_to_the_apis_figures_and_served_from_a
 #[tokio::test(flavor = "multi_thread")]
 async fn bulk_files_are_checked_whole_before_anything_is_paid() {
     let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
-    let iccid = in_use_iccid(&sb, &home).await;
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["topup", "--iccid", &iccid, "--slug", "none", "--yes"]);
-    let offered = first_offered(&stderr(&run(cmd).await));
+    let (iccid, offered) = topupable(&sb, &home).await;
     let orders = order_total(&sb, &home).await;
     let bulk = |file: &std::path::Path, what: &str, extra: &[&str]| {
         let mut cmd = esimdash(&home);
@@ -1609,10 +1617,7 @@ async fn watch_tells_each_change_once_also_across_a_restart() {
     };
     let installed = unused(0).await;
     assert!(sb.install(&installed));
-    let iccid = in_use_iccid(&sb, &home).await;
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["topup", "--iccid", &iccid, "--slug", "none", "--yes"]);
-    let offered = first_offered(&stderr(&run(cmd).await));
+    let (iccid, offered) = topupable(&sb, &home).await;
     let mut cmd = esimdash(&home);
     acme(&mut cmd, &sb).args(["topup", "--iccid", &iccid, "--slug", &offered, "--yes", "--json"]);
     let order = stdout_json(&run(cmd).await)["order"]["providerOrderNo"]
