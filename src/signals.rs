@@ -2,10 +2,8 @@
 //! caught so that a payment in flight is waited for, and its outcome written, before the
 //! process ends.
 
-/// Set once a stop signal came: no resend is started after it (one in flight is waited for).
-static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Which signal asked it, once one did (`Stop as u8 + 1`; 0 none yet).
+/// Which signal asked the process to stop, once one did (`Stop as u8 + 1`; 0 none yet): after
+/// it no resend is started (one in flight is waited for).
 static STOPPED_BY: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
 
 /// The signal that asked the process to stop, if one did.
@@ -20,7 +18,7 @@ pub fn stopped_by() -> Option<Stop> {
 
 /// Whether the process was asked to stop.
 pub fn stopping() -> bool {
-    STOPPING.load(std::sync::atomic::Ordering::SeqCst)
+    stopped_by().is_some()
 }
 
 /// Why the process was asked to stop.
@@ -95,7 +93,6 @@ impl Stops {
                 std::sync::atomic::Ordering::SeqCst,
                 std::sync::atomic::Ordering::SeqCst,
             );
-            STOPPING.store(true, std::sync::atomic::Ordering::SeqCst);
             return stop;
         }
         std::future::pending().await

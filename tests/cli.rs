@@ -486,6 +486,12 @@ async fn in_use_iccid(sb: &RunningSandbox, home: &tempfile::TempDir) -> String {
         .to_string()
 }
 
+/// A check that could not tell: exit 3 and its one line saying UNKNOWN.
+fn assert_check_unknown(out: &std::process::Output) {
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(out));
+    assert!(stdout(out).starts_with("ESIMDASH CHECK UNKNOWN - "), "{}", stdout(out));
+}
+
 /// An ICCID of Acme's that can be topped up, and a top-up offered for it (as
 /// `esimdash topup --iccid I` lists them).
 async fn topupable(sb: &RunningSandbox, home: &tempfile::TempDir) -> (String, String) {
@@ -1399,12 +1405,7 @@ async fn check_balance_and_attention_say_ok_warning_critical_or_unknown() {
     let mut cmd = esimdash(&home);
     cmd.args(["check", "balance", "--warning", "100", "--critical", "20"]);
     let out = run(cmd).await;
-    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    assert!(
-        stdout(&out).starts_with("ESIMDASH CHECK UNKNOWN - "),
-        "{}",
-        stdout(&out)
-    );
+    assert_check_unknown(&out);
 }
 
 /// `esimdash metrics`, read by a Prometheus text parser: the balance, eSIMs by status and
@@ -1705,12 +1706,7 @@ async fn operations_commands_end_as_their_tools_expect() {
     let mut cmd = esimdash(&home);
     acme(&mut cmd, &sb).args(["check", "balance", "--warning", "10"]);
     let out = run(cmd).await;
-    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    assert!(
-        stdout(&out).starts_with("ESIMDASH CHECK UNKNOWN - "),
-        "{}",
-        stdout(&out)
-    );
+    assert_check_unknown(&out);
 
     let nobody = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let gone = format!("http://{}/api/v1", nobody.local_addr().unwrap());

@@ -81,10 +81,7 @@ impl Payment {
     }
 
     pub fn action(&self) -> &'static str {
-        match self.spend.what {
-            Purchase::Topup { .. } => "topup",
-            Purchase::Order => "order",
-        }
+        self.spend.what.action()
     }
 
     pub fn endpoint(&self) -> Endpoint {

@@ -354,24 +354,16 @@ impl Client {
     /// may have been: asked within the last minutes, or settled just now (`settled`: whatever
     /// its age, the user has only now heard of it).
     pub(super) fn earlier_same(&self, payment: &Payment, settled: &[Settled]) -> Option<PaymentRecord> {
-        let same = |r: &PaymentRecord| {
-            r.key != payment.key
-                && r.action == payment.action()
-                && r.iccid.as_deref() == payment.iccid()
-                && r.slug == payment.slug()
-                && r.quantity == payment.qty()
-        };
+        let same = |r: &PaymentRecord| r.key != payment.key && pays_the_same(r, &payment.spend);
         let just_now = settled
             .iter()
             .find(|s| same(&s.record) && s.money_moved() != Some(false))
             .map(|s| s.record.clone());
         just_now.or_else(|| {
-            self.records().into_iter().rev().find(|r| {
-                same(r)
-                    && age(r.asked_at) < REPEAT_WINDOW
-                    && r.outcome.as_ref().is_none_or(Outcome::may_have_paid)
-                    && (r.sent_at.is_some() || r.outcome.is_some())
-            })
+            self.records()
+                .into_iter()
+                .rev()
+                .find(|r| same(r) && counts_as_repeated(r))
         })
     }
 
@@ -381,6 +373,22 @@ impl Client {
         let records: Vec<PaymentRecord> = self.records().into_iter().filter(|r| r.key != key).collect();
         claimed_orders(&records)
     }
+}
+
+/// Whether `record` pays what `spend` pays: the same eSIM (or a new one), slug and quantity.
+pub fn pays_the_same(record: &PaymentRecord, spend: &Spend) -> bool {
+    record.action == spend.what.action()
+        && record.iccid.as_deref() == spend.what.iccid().map(Iccid::as_str)
+        && record.slug == spend.slug
+        && record.quantity == spend.qty
+}
+
+/// Whether paying the same as `record` again needs a second confirmation: it was asked within
+/// the repeat window, and was sent (or told an outcome) that may have paid.
+pub fn counts_as_repeated(record: &PaymentRecord) -> bool {
+    age(record.asked_at) < REPEAT_WINDOW
+        && record.outcome.as_ref().is_none_or(Outcome::may_have_paid)
+        && (record.sent_at.is_some() || record.outcome.is_some())
 }
 
 /// The order numbers the trail gives as some payment's outcome.

@@ -89,6 +89,14 @@ impl Batch {
             .try_fold(Decimal::ZERO, |sum, l| sum.checked_add(l.total.unwrap_or_default()))
     }
 
+    /// The rows placed by this run.
+    pub fn placed_now(&self) -> usize {
+        self.lines
+            .iter()
+            .filter(|l| matches!(l.state, State::Placed { now: true, .. }))
+            .count()
+    }
+
     pub fn count(&self, word: &str) -> usize {
         self.lines.iter().filter(|l| l.state.word() == word).count()
     }
@@ -164,19 +172,11 @@ fn repeated<'a>(
     records: impl Iterator<Item = &'a PaymentRecord>,
     ours: &HashSet<&str>,
 ) -> Option<&'a PaymentRecord> {
-    let spend = &row.spend;
-    let action = if spend.what.iccid().is_some() { "topup" } else { "order" };
-    let window = chrono::Duration::from_std(crate::api::REPEAT_WINDOW).unwrap_or_default();
     records
         .filter(|r| {
             !ours.contains(r.key.as_str())
-                && r.action == action
-                && r.iccid.as_deref() == spend.what.iccid().map(crate::domain::iccid::Iccid::as_str)
-                && r.slug == spend.slug
-                && r.quantity == spend.qty
-                && chrono::Utc::now() - r.asked_at < window
-                && r.outcome.as_ref().is_none_or(Outcome::may_have_paid)
-                && (r.sent_at.is_some() || r.outcome.is_some())
+                && crate::api::pays_the_same(r, &row.spend)
+                && crate::api::counts_as_repeated(r)
         })
         .max_by_key(|r| r.asked_at)
 }
@@ -208,7 +208,7 @@ fn earlier(
     let written = match (trail, attempt.outcome) {
         (Some(r), _) if r.outcome.is_some() => {
             let written = from_trail(r).unwrap_or(Written::Failed { error: String::new() });
-            if attempt_differs(journal, &attempt.key, &written) {
+            if journal.outcome_of(&attempt.key) != Some(&written) {
                 journal.outcome(&attempt.key, written.clone())?;
             }
             written
@@ -228,11 +228,6 @@ fn earlier(
         Written::Failed { .. } => State::ToPay,
         Written::Unknown { error } => unknown(error),
     })
-}
-
-/// Whether the journal's outcome for `key` is not `written` already.
-fn attempt_differs(journal: &Journal, key: &str, written: &Written) -> bool {
-    journal.outcome_of(key) != Some(written)
 }
 
 /// A settled payment's outcome in the journal's words (`None`: not settled).

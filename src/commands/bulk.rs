@@ -246,11 +246,7 @@ fn write_result(batch: &Batch, path: &Path) -> Result<(), CommandError> {
 
 /// The outcome in a sentence (or one JSON document), and the exit status it calls for.
 fn finish(batch: &Batch, ended: Ended, result: &Path, output: &Output) -> Result<(), CommandError> {
-    let placed_now = batch
-        .lines
-        .iter()
-        .filter(|l| matches!(l.state, State::Placed { now: true, .. }))
-        .count();
+    let placed_now = batch.placed_now();
     let placed = batch.count("placed");
     let (failed, unknown, left) = (batch.count("failed"), batch.count("unknown"), batch.count("not_paid"));
     let sentence = format!(
@@ -285,11 +281,7 @@ fn finish(batch: &Batch, ended: Ended, result: &Path, output: &Output) -> Result
 
 /// Every row as `--json` gives it, with the counts, and the result's path once written.
 fn rows_json(batch: &Batch, result: Option<&Path>) -> serde_json::Value {
-    let placed_now = batch
-        .lines
-        .iter()
-        .filter(|l| matches!(l.state, State::Placed { now: true, .. }))
-        .count();
+    let placed_now = batch.placed_now();
     json!({
         "rows": batch.lines.iter().map(row_json).collect::<Vec<_>>(),
         "toPay": batch.to_pay().count(),

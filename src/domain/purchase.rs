@@ -29,6 +29,14 @@ impl Purchase {
         }
     }
 
+    /// As the audit trail names it.
+    pub fn action(&self) -> &'static str {
+        match self {
+            Purchase::Topup { .. } => "topup",
+            Purchase::Order => "order",
+        }
+    }
+
     pub fn iccid(&self) -> Option<&Iccid> {
         match self {
             Purchase::Topup { iccid } => Some(iccid),
