@@ -6,6 +6,7 @@
 //! so that no row is ever paid twice.
 
 pub mod journal;
+pub mod result;
 pub mod rows;
 
 use crate::api::model::Plan;
@@ -16,6 +17,8 @@ use journal::{Attempt, Journal, JournalError, Written};
 use rows::{Kind, Row};
 use rust_decimal::Decimal;
 use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A row and where it stands.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,6 +105,42 @@ impl Batch {
     }
 }
 
+/// A file ready to pay: its rows checked, its journal open (locked unless a dry run).
+pub struct Prepared {
+    pub batch: Batch,
+    pub journal: Journal,
+    pub journal_path: PathBuf,
+}
+
+/// Reads `file`, opens its journal (for this account, beside the audit trail; locked when
+/// `lock`, that is unless a dry run) and checks every row. Refused in a read-only session.
+pub async fn prepare(
+    client: &Client,
+    kind: Kind,
+    file: &Path,
+    lock: bool,
+    again: bool,
+) -> Result<Prepared, CheckError> {
+    client.ensure_writable(match kind {
+        Kind::Topup => crate::api::TOPUP,
+        Kind::Order => crate::api::PLACE_ORDER,
+    })?;
+    let rows = rows::read(file, kind).map_err(|e| CheckError::File(format!("{}:\n{e}", file.display())))?;
+    let (dir, account) = client.state_place().ok_or(CheckError::NoStateDir)?;
+    let name = match kind {
+        Kind::Topup => "topup",
+        Kind::Order => "order",
+    };
+    let journal_path = journal::path_for(&dir, &account, name, file);
+    let mut journal = Journal::open(&journal_path, lock)?;
+    let batch = check(client, kind, rows, &mut journal, again).await?;
+    Ok(Prepared {
+        batch,
+        journal,
+        journal_path,
+    })
+}
+
 /// Checks every row: what the journal and the audit trail say of its earlier payments, then,
 /// for the rows left to pay, whether the API offers them (one request per eSIM or plan), and
 /// the balance. `again`: rows whose outcome is unknown are paid again.
@@ -186,6 +225,13 @@ fn repeated<'a>(
 pub enum CheckError {
     #[error(transparent)]
     Api(#[from] ApiError),
+    /// The file cannot be read as rows (every problem, each with its line).
+    #[error("{0}")]
+    File(String),
+    #[error(
+        "a bulk payment keeps its journal beside the audit trail, and this session has none (no state directory: is HOME set?)"
+    )]
+    NoStateDir,
     #[error(transparent)]
     Journal(#[from] JournalError),
     /// The trail must be read to know what earlier runs paid.
@@ -331,20 +377,49 @@ fn not_found_as<T>(
 pub enum Ended {
     /// Every row to pay was tried.
     Done,
-    /// A stop signal came: the payment in flight was waited for, no further row was started.
+    /// A stop was asked (a signal, the dashboard's key): the payment in flight was waited for,
+    /// no further row was started.
     Stopped,
     /// A payment's outcome is unknown: no further row was paid while the server's state is not
     /// known.
     AtUnknown,
 }
 
+/// Bulk runs going on in this process: while there is one, the dashboard waits for it to stop
+/// (after its payment in flight) and write its result before it ends.
+static RUNNING: AtomicUsize = AtomicUsize::new(0);
+
+/// How many bulk runs of this process are going on.
+pub fn runs_in_flight() -> usize {
+    RUNNING.load(Ordering::SeqCst)
+}
+
+/// Counts one bulk run while it lives (also when its task is dropped).
+pub struct Running(());
+
+impl Running {
+    pub fn start() -> Self {
+        RUNNING.fetch_add(1, Ordering::SeqCst);
+        Self(())
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 /// Pays the rows left to pay, in order, each recorded in the journal before it leaves and
-/// after its outcome. `told` hears each row once it is done (for a progress bar).
+/// after its outcome. `stop` is asked before each row (a signal, the dashboard's stop key):
+/// once it holds no further row is started. `told` hears each row once it is done (for a
+/// progress bar).
 pub async fn pay(
     client: &Client,
     plan: &mut Batch,
     journal: &mut Journal,
     again: bool,
+    stop: impl Fn() -> bool,
     mut told: impl FnMut(&Line),
 ) -> Result<Ended, JournalError> {
     let mut placed: HashSet<String> = plan
@@ -355,7 +430,7 @@ pub async fn pay(
         .collect();
     let left = plan.to_pay().count();
     for (n, line) in plan.lines.iter_mut().filter(|l| l.state == State::ToPay).enumerate() {
-        if crate::signals::stopping() {
+        if stop() {
             return Ok(Ended::Stopped);
         }
         let mut payment = Payment::new(line.row.spend.clone(), line.total);
@@ -381,7 +456,7 @@ pub async fn pay(
         if matches!(line.state, State::Unknown(_)) {
             return Ok(Ended::AtUnknown);
         }
-        if n + 1 < left && crate::signals::stopping() {
+        if n + 1 < left && stop() {
             return Ok(Ended::Stopped);
         }
     }

@@ -6,10 +6,10 @@
 use super::buying::confirm;
 use super::table::{Align, Table};
 use super::{CommandError, Output, print_json};
-use crate::api::{Client, PLACE_ORDER, TOPUP};
-use crate::bulk::journal::{self, Journal, JournalError};
-use crate::bulk::rows::{self, Kind};
-use crate::bulk::{self as engine, Batch, CheckError, Ended, Line, State};
+use crate::api::Client;
+use crate::bulk::journal::{Journal, JournalError};
+use crate::bulk::rows::Kind;
+use crate::bulk::{self as engine, Batch, CheckError, Ended, Line, State, result};
 use crate::cli::{BulkArgs, SpendArgs};
 use crate::commands::output::outln;
 use crate::domain::purchase::{NOTHING_BOUGHT, NOTHING_TOPPED_UP};
@@ -34,7 +34,7 @@ pub async fn run(
     let (mut batch, mut journal, journal_path) = checked(client, kind, file, bulk.dry_run, spend.again)
         .await
         .map_err(refuse)?;
-    let result_path = bulk.result.clone().unwrap_or_else(|| beside(file));
+    let result_path = bulk.result.clone().unwrap_or_else(|| result::beside(file));
     show_plan(&batch, kind, output)?;
     let invalid = batch.count("invalid") + batch.problems.len();
     if output.is_json() && (invalid > 0 || bulk.dry_run) {
@@ -52,7 +52,7 @@ pub async fn run(
     };
     let to_pay = batch.to_pay().count();
     if to_pay == 0 && !bulk.dry_run {
-        write_result(&batch, &result_path)?;
+        result::write(&batch, &result_path).map_err(|e| CommandError::Io(std::io::Error::other(e)))?;
         if !output.is_json() && batch.count("placed") == batch.lines.len() {
             outln!(
                 "Every row of {} was placed already (its journal: {}); nothing more is paid. To pay the same rows again, save them under another file name.",
@@ -82,7 +82,7 @@ pub async fn run(
             .unwrap_or_default()
     );
     // The result's folder is tried before anything is paid, not found unwritable after.
-    tempfile::NamedTempFile::new_in(folder_of(&result_path)).map_err(|e| {
+    tempfile::NamedTempFile::new_in(result::folder_of(&result_path)).map_err(|e| {
         refuse(CommandError::Io(std::io::Error::other(format!(
             "the result {}: {e}",
             result_path.display()
@@ -90,11 +90,20 @@ pub async fn run(
     })?;
     confirm(spend.yes, &summary).await.map_err(refuse)?;
     let mut bar = Bar::new(to_pay);
-    let ended = engine::pay(client, &mut batch, &mut journal, spend.again, |line| bar.tell(line))
-        .await
-        .map_err(journaled)?;
+    let ended = engine::pay(
+        client,
+        &mut batch,
+        &mut journal,
+        spend.again,
+        crate::signals::stopping,
+        |line| {
+            bar.tell(line);
+        },
+    )
+    .await
+    .map_err(journaled)?;
     bar.done();
-    write_result(&batch, &result_path)?;
+    result::write(&batch, &result_path).map_err(|e| CommandError::Io(std::io::Error::other(e)))?;
     finish(&batch, ended, &result_path, output)
 }
 
@@ -106,24 +115,15 @@ async fn checked(
     dry_run: bool,
     again: bool,
 ) -> Result<(Batch, Journal, PathBuf), CommandError> {
-    client.ensure_writable(if kind == Kind::Topup { TOPUP } else { PLACE_ORDER })?;
-    let rows = rows::read(file, kind).map_err(|e| CommandError::Usage(format!("{}:\n{e}", file.display())))?;
-    let (dir, account) = client.state_place().ok_or_else(|| {
-        CommandError::Usage(
-            "a bulk payment keeps its journal beside the audit trail, and this session has none (no state directory: is HOME set?)".to_string(),
-        )
-    })?;
-    let name = if kind == Kind::Topup { "topup" } else { "order" };
-    let journal_path = journal::path_for(&dir, &account, name, file);
-    let mut journal = Journal::open(&journal_path, !dry_run).map_err(journaled)?;
-    let batch = engine::check(client, kind, rows, &mut journal, again)
+    let prepared = engine::prepare(client, kind, file, !dry_run, again)
         .await
         .map_err(|e| match e {
             CheckError::Api(e) => e.into(),
             CheckError::Journal(e) => journaled(e),
+            CheckError::File(_) | CheckError::NoStateDir => CommandError::Usage(e.to_string()),
             CheckError::Trail(why) => CommandError::Io(std::io::Error::other(why)),
         })?;
-    Ok((batch, journal, journal_path))
+    Ok((prepared.batch, prepared.journal, prepared.journal_path))
 }
 
 fn journaled(e: JournalError) -> CommandError {
@@ -131,14 +131,6 @@ fn journaled(e: JournalError) -> CommandError {
         JournalError::Busy(_) => CommandError::Refused(e.to_string()),
         JournalError::Io(..) => CommandError::Io(std::io::Error::other(e.to_string())),
     }
-}
-
-/// `rows.csv` → `rows.result.csv`, beside it.
-fn beside(file: &Path) -> PathBuf {
-    let stem = file
-        .file_stem()
-        .map_or_else(|| "bulk".into(), |s| s.to_string_lossy().into_owned());
-    file.with_file_name(format!("{stem}.result.csv"))
 }
 
 /// The plan: each row and where it stands, then the total against the balance.
@@ -201,46 +193,6 @@ fn show_plan(batch: &Batch, kind: Kind, output: &Output) -> Result<(), CommandEr
             }
         );
     }
-    Ok(())
-}
-
-fn folder_of(path: &Path) -> &Path {
-    path.parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or_else(|| Path::new("."))
-}
-
-/// The result CSV, every row of the file, written whole (a temporary file renamed over it).
-fn write_result(batch: &Batch, path: &Path) -> Result<(), CommandError> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or_else(|| Path::new("."));
-    let failed = |e: &dyn std::fmt::Display| {
-        CommandError::Io(std::io::Error::other(format!("the result {}: {e}", path.display())))
-    };
-    let temp = tempfile::NamedTempFile::new_in(dir).map_err(|e| failed(&e))?;
-    let mut writer = csv::Writer::from_writer(temp);
-    writer
-        .write_record(["row", "iccid", "slug", "quantity", "outcome", "order", "error"])
-        .map_err(|e| failed(&e))?;
-    for line in &batch.lines {
-        let row = &line.row;
-        writer
-            .write_record([
-                row.line.to_string(),
-                row.iccid().map(ToString::to_string).unwrap_or_default(),
-                row.spend.slug.clone(),
-                row.spend.qty.to_string(),
-                line.state.word().to_string(),
-                line.state.order().unwrap_or_default().to_string(),
-                line.state.error().unwrap_or_default().to_string(),
-            ])
-            .map_err(|e| failed(&e))?;
-    }
-    let temp = writer.into_inner().map_err(|e| failed(&e))?;
-    temp.as_file().sync_all().map_err(|e| failed(&e))?;
-    temp.persist(path).map_err(|e| failed(&e))?;
     Ok(())
 }
 

@@ -103,6 +103,21 @@ impl Write for PendingFile {
     }
 }
 
+/// The names a new file or folder of the export directory is given, in turn, until one is
+/// free: `<stem><ext>`, `<stem>-2<ext>`, `<stem>-3<ext>` … (`stem` usually holds the time, so
+/// two in one second never replace each other).
+pub fn numbered<'a>(dir: &'a Path, stem: &'a str, ext: &'a str) -> impl Iterator<Item = PathBuf> + 'a {
+    (1..100).map(move |n| match n {
+        1 => dir.join(format!("{stem}{ext}")),
+        n => dir.join(format!("{stem}-{n}{ext}")),
+    })
+}
+
+/// `esimdash-<what>-<local time>`: the first part of what the dashboard writes.
+pub fn timed_stem(what: &str) -> String {
+    format!("esimdash-{what}-{}", chrono::Local::now().format("%Y%m%d-%H%M%S"))
+}
+
 /// Writes a whole file at once.
 pub fn write(path: &Path, bytes: &[u8], existing: Existing) -> Result<PathBuf, FileError> {
     let mut file = PendingFile::create(path, existing)?;

@@ -51,12 +51,8 @@ pub async fn write(client: &Client, dir: &Path, wanted: Vec<Wanted>) -> Result<W
 
 /// `esimdash-qr-<time>`, `-2`, `-3` … : never an existing folder.
 fn new_folder(dir: &Path) -> Result<PathBuf, String> {
-    let stem = format!("esimdash-qr-{}", chrono::Local::now().format("%Y%m%d-%H%M%S"));
-    for n in 1..100 {
-        let folder = match n {
-            1 => dir.join(&stem),
-            n => dir.join(format!("{stem}-{n}")),
-        };
+    let stem = file::timed_stem("qr");
+    for folder in file::numbered(dir, &stem, "") {
         match std::fs::create_dir(&folder) {
             Ok(()) => return Ok(folder),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}

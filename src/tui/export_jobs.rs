@@ -55,17 +55,9 @@ fn save_error(e: FileError) -> SaveError {
 /// Starts writing `esimdash-<what>-<time>.csv` in `dir`; aborting the task drops the
 /// half-written file.
 pub fn export(dir: &Path, id: JobId, job: ExportJob, client: &Client, tx: &UnboundedSender<Msg>) -> AbortHandle {
-    let stem = format!(
-        "esimdash-{}-{}",
-        job.what(),
-        chrono::Local::now().format("%Y%m%d-%H%M%S")
-    );
+    let stem = file::timed_stem(job.what());
     // Two exports in one second get `-2`, `-3`…: an export never replaces a file.
-    let path = (1..)
-        .map(|n| match n {
-            1 => dir.join(format!("{stem}.csv")),
-            n => dir.join(format!("{stem}-{n}.csv")),
-        })
+    let path = file::numbered(dir, &stem, ".csv")
         .find(|p| !p.exists())
         .unwrap_or_else(|| dir.join(format!("{stem}.csv")));
     let (client, tx) = (client.clone(), tx.clone());
