@@ -177,6 +177,15 @@ impl ApiError {
         }
     }
 
+    /// Offline or out of the rate budget: a condition of the moment that the whole dashboard
+    /// hears of (a countdown, the offline banner), not only the request that met it.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            ApiError::RateLimited { .. } | ApiError::Network { .. } | ApiError::Timeout { .. }
+        )
+    }
+
     /// True when a request that changes something may have been carried out although no
     /// answer came: it must not be sent again blindly.
     pub fn outcome_unknown(&self) -> bool {

@@ -44,6 +44,8 @@ pub enum Context {
     Confirm,
     /// The purchase form: its outcome, or nothing to offer.
     Outcome,
+    /// The bulk top-up of the marked eSIMs, paying.
+    BulkPaying,
     /// The banner after the API refused the credentials.
     Banner,
     /// "Replace the file?" before a QR image overwrites one.
@@ -71,6 +73,7 @@ impl Context {
             Context::Purchase => "top-up or purchase: choosing",
             Context::Confirm => "top-up or purchase: confirming",
             Context::Outcome => "top-up or purchase: result",
+            Context::BulkPaying => "top-up of the marked eSIMs: paying",
             Context::Banner => "credentials refused",
             Context::Replace => "replace a file?",
         }
@@ -292,7 +295,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(C::Global, A::NextTab, &["tab"], "next tab (a click on a tab works too)", None),
     bind(C::Global, A::PreviousTab, &["shift-tab"], "previous tab", None),
     bind(C::Global, A::Refresh, &["r"], "refresh the view and the balance", Some("refresh")),
-    bind(C::Global, A::TopUp, &["t"], "top up: the selected eSIM, an order's eSIM, or any eSIM by its ICCID", Some("top up")),
+    bind(C::Global, A::TopUp, &["t"], "top up: the selected or marked eSIMs, an order's eSIM, any eSIM by ICCID", Some("top up")),
     bind(C::Global, A::SwitchProfile, &["P"], "switch to another profile of the config file (another account)", None),
     bind(C::Global, A::ToggleMouse, &["m"], "mouse on or off (off: select text with the mouse)", None),
     bind(C::Global, A::Help, &["?"], "all keys", Some("help")),
@@ -323,7 +326,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(C::Esims, A::CopySmdp, &["a"], "copy the SM-DP+ address alone, for entering the code by hand", None),
     bind(C::Esims, A::CopyMatchingId, &["i"], "copy the matching ID alone (an iPhone's \"Activation Code\" when entered by hand)", None),
     bind(C::Esims, A::SaveQr, &["w"], "write the QR code as <ICCID>.png to the export directory; with marks, every marked eSIM's into one new folder", None),
-    bind(C::Esims, A::Mark, &["space"], "mark or unmark the eSIM (for w on many at once)", None),
+    bind(C::Esims, A::Mark, &["space"], "mark or unmark the eSIM (for t and w on many at once)", None),
     bind(C::Esims, A::MarkAll, &["*"], "mark every result of the search (no search: the page); again: unmark them", None),
     bind(C::Esims, A::Export, &["x"], "export every eSIM of this view (filter, search, attention) to CSV; again: cancel", None),
     bind(C::Esims, A::Attention, &["!"], "needs attention: usable eSIMs near their data or time limit (again: all)", None),
@@ -358,6 +361,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(C::Confirm, A::Back, &["esc"], "back to the choice", Some("back")),
     bind(C::Confirm, A::Close, &["q"], "cancel, nothing sent", None),
     bind(C::Outcome, A::Close, &["esc", "enter", "q"], "close", Some("close")),
+    bind(C::BulkPaying, A::Close, &["esc", "q"], "stop after the payment in flight (no further eSIM is paid)", Some("stop")),
     bind(C::Banner, A::Quit, &["q", "ctrl-c"], "quit", Some("quit")),
     bind(C::Banner, A::Close, &["esc"], "quit", None),
     bind(C::Replace, A::Accept, &["y"], "replace the file", Some("replace")),

@@ -2,6 +2,7 @@
 //! that connects them to the terminal and the API (`runtime`, `terminal`).
 
 pub mod app;
+mod bulk_run;
 pub mod export_jobs;
 pub mod keymap;
 pub mod msg;

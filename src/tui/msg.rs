@@ -41,6 +41,10 @@ pub enum Request {
     TopupPlans {
         iccid: Iccid,
     },
+    /// The top-up plans offered for each of these eSIMs (the marked ones, for a bulk top-up).
+    TopupOffers {
+        iccids: Vec<Iccid>,
+    },
     /// The order numbers of a plan's newest orders, read before paying.
     OrdersOfPlan {
         slug: String,
@@ -76,6 +80,8 @@ pub enum Payload {
     ProfileSaved(Profile),
     OrderNumbers(HashSet<String>),
     Paid(Paid),
+    /// Each eSIM's top-ups offered, or why it has none (not in this account).
+    Offers(Vec<(Iccid, Result<Vec<Plan>, String>)>),
     FoundOrder(Option<Order>),
     FoundEsim(crate::api::Found),
 }
@@ -140,6 +146,48 @@ pub enum Msg {
         id: JobId,
         step: ExportStep,
     },
+    /// A bulk top-up went on, or ended.
+    Bulk {
+        id: JobId,
+        step: BulkStep,
+    },
+}
+
+/// A bulk top-up of marked eSIMs: each eSIM topped up with `qty` of the plan `slug`, the whole
+/// confirmed at `total` (the run pays nothing if the check finds another).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BulkTopup {
+    pub iccids: Vec<Iccid>,
+    pub slug: String,
+    pub qty: u32,
+    pub total: rust_decimal::Decimal,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum BulkStep {
+    /// Every row was checked and the payments begin.
+    Paying,
+    /// A row is done: its eSIM and where it stands.
+    Row { iccid: String, state: crate::bulk::State },
+    /// The run ended: what became of it, or why nothing was paid.
+    Ended(Result<BulkEnded, String>),
+}
+
+/// What a bulk run did, for the window's last word.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BulkEnded {
+    pub ended: crate::bulk::Ended,
+    /// The eSIMs topped up by this run.
+    pub placed: Vec<String>,
+    /// (ICCID, why) of the rows refused (nothing moved) and of those whose outcome is unknown.
+    pub failed: Vec<(String, String)>,
+    pub unknown: Vec<(String, String)>,
+    /// Rows not tried (the run was stopped, or stopped at an unknown outcome).
+    pub not_paid: usize,
+    /// The rows' file, which `esimdash topup --from` goes on with.
+    pub file: std::path::PathBuf,
+    /// The result CSV, or why it was not written.
+    pub result: Result<std::path::PathBuf, String>,
 }
 
 /// Why a file was not written.
@@ -222,6 +270,14 @@ pub enum Effect {
         id: JobId,
         job: ExportJob,
     },
+    /// Top up the marked eSIMs through the bulk engine, in the background: the rows written as
+    /// a CSV in the export directory, checked, then paid one by one with a journal.
+    BulkTopup {
+        id: JobId,
+        order: BulkTopup,
+    },
+    /// Stop the bulk run after its payment in flight (no further row is started).
+    StopBulk(JobId),
     /// Give the terminal back and stop the process until it is continued (`fg`), as Ctrl-Z
     /// does in other programs; then take the terminal again and draw the whole screen.
     Suspend,

@@ -4,7 +4,7 @@
 use super::app::{App, SCAN_PAGE_SIZE};
 use super::export_jobs;
 use super::keymap::Keymap;
-use super::msg::{Answer, Effect, ExportJob, JobId, Msg, Payload, Request};
+use super::msg::{Answer, BulkTopup, Effect, ExportJob, JobId, Msg, Payload, Request};
 use super::terminal::{self, Term};
 use super::view::{self, theme::Theme};
 use crate::api::model::EsimQuery;
@@ -19,6 +19,7 @@ use futures_util::StreamExt;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::AbortHandle;
@@ -174,6 +175,7 @@ pub async fn execute(client: &Client, request: &Request) -> Result<Payload, ApiE
         Request::ActivationCode { esim } => Payload::ActivationCode(client.activation_code(esim).await),
         Request::UpdateProfile(u) => Payload::ProfileSaved(client.update_profile(u).await?),
         Request::TopupPlans { iccid } => Payload::Plans(client.topup_plans(iccid.as_str()).await?),
+        Request::TopupOffers { iccids } => Payload::Offers(super::bulk_run::offers(client, iccids).await?),
         Request::OrdersOfPlan { slug, iccid } => Payload::OrderNumbers(
             client
                 .recent_orders_for(slug, iccid.as_ref().map(Iccid::as_str))
@@ -196,6 +198,8 @@ pub async fn execute(client: &Client, request: &Request) -> Result<Payload, ApiE
 #[derive(Default)]
 pub struct Tasks {
     cancellable: HashMap<JobId, AbortHandle>,
+    /// The stop flags of bulk runs (shared with their task while it runs).
+    bulk_stops: HashMap<JobId, Arc<AtomicBool>>,
 }
 
 impl Tasks {
@@ -217,6 +221,21 @@ impl Tasks {
     pub fn export(&mut self, dir: &Path, id: JobId, job: ExportJob, client: &Client, tx: &UnboundedSender<Msg>) {
         let task = export_jobs::export(dir, id, job, client, tx);
         self.keep(id, task);
+    }
+
+    /// Starts a bulk top-up (its steps come back as messages); `stop_bulk` asks it to stop.
+    pub fn bulk_topup(&mut self, dir: &Path, id: JobId, order: BulkTopup, client: &Client, tx: &UnboundedSender<Msg>) {
+        let stop = Arc::new(AtomicBool::new(false));
+        self.bulk_stops.retain(|_, s| Arc::strong_count(s) > 1);
+        self.bulk_stops.insert(id, stop.clone());
+        super::bulk_run::start(dir, id, order, client, tx, stop);
+    }
+
+    /// No further row of the bulk run is started (its payment in flight is answered first).
+    pub fn stop_bulk(&mut self, id: JobId) {
+        if let Some(stop) = self.bulk_stops.get(&id) {
+            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
     }
 
     fn keep(&mut self, id: JobId, task: AbortHandle) {
@@ -268,6 +287,12 @@ fn perform(effects: Vec<Effect>, world: &mut World<'_>) -> bool {
             Effect::SaveQrFolder { id, wanted } => {
                 export_jobs::save_qr_folder(world.export_dir, id, wanted, &world.client, world.tx);
             }
+            Effect::BulkTopup { id, order } => {
+                world
+                    .tasks
+                    .bulk_topup(world.export_dir, id, order, &world.client, world.tx);
+            }
+            Effect::StopBulk(id) => world.tasks.stop_bulk(id),
             Effect::SwitchAccount(name) => {
                 // Opening may run a profile's secret_key_cmd: off the event loop.
                 let (accounts, tx) = (world.accounts.clone(), world.tx.clone());
@@ -372,7 +397,7 @@ impl Ending {
     /// Ends the loop now, unless a payment waits for its answer: then the app says so and the
     /// loop goes on until the answer is in (its outcome written) or `patience` has passed.
     fn leave(&mut self, app: &mut App) -> bool {
-        if crate::api::payments_in_flight() == 0 {
+        if crate::api::payments_in_flight() == 0 && crate::bulk::runs_in_flight() == 0 {
             return true;
         }
         if self.leaving.is_none() {

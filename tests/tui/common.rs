@@ -397,6 +397,11 @@ impl Live {
                     self.tasks
                         .export(self.export_dir.path(), id, job, &self.client, &self.tx)
                 }
+                Effect::BulkTopup { id, order } => {
+                    self.tasks
+                        .bulk_topup(self.export_dir.path(), id, order, &self.client, &self.tx);
+                }
+                Effect::StopBulk(id) => self.tasks.stop_bulk(id),
                 Effect::SaveQrFolder { id, wanted } => esimdash::tui::export_jobs::save_qr_folder(
                     self.export_dir.path(),
                     id,
@@ -464,10 +469,10 @@ impl Live {
         names
     }
 
-    /// Every eSIM of the account, read from the API (by a client of the test's own: the app's
-    /// would hand the pages to its index).
-    pub async fn all_esims(&self) -> Vec<esimdash::api::model::Esim> {
-        let client = Client::new(
+    /// A client of the same reseller, the test's own (the app's would hand the pages it reads
+    /// to its index), for checking what happened on the server.
+    pub fn api(&self) -> Client {
+        Client::new(
             BaseUrl::parse(&self.sandbox.base_url()).unwrap(),
             &Credentials::pair("ak_demo_acme", "sk_demo_acme"),
             ClientOptions {
@@ -475,7 +480,12 @@ impl Live {
                 ..ClientOptions::default()
             },
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    /// Every eSIM of the account, read from the API by the test's own client.
+    pub async fn all_esims(&self) -> Vec<esimdash::api::model::Esim> {
+        let client = self.api();
         let mut all = Vec::new();
         for page in 1.. {
             let query = esimdash::api::model::EsimQuery {

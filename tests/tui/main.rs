@@ -3,6 +3,7 @@
 
 mod accounts;
 mod app_behaviour;
+mod bulk_topup;
 mod cancelling;
 mod chaos;
 mod common;

@@ -1,6 +1,7 @@
 //! The dashboard in a real terminal at the edges of a payment: the terminal hung up (an SSH
-//! connection dropped) while the server holds the payment's answer, and the window that tells
-//! what became of a payment an earlier process was killed in the middle of.
+//! connection dropped) while the server holds the payment's answer, the window that tells
+//! what became of a payment an earlier process was killed in the middle of, and a top-up of
+//! marked eSIMs killed mid-run and finished by `esimdash topup --from` its rows file.
 
 use crate::holding_proxy::HoldingProxy;
 use crate::terminal_e2e::Tmux;
@@ -70,10 +71,41 @@ impl Server {
         })
     }
 
+    /// `n` eSIMs in use offered the same top-up first, and that top-up's slug.
+    fn in_use_sharing_a_topup(&self, n: usize) -> (Vec<String>, String) {
+        let query = EsimQuery {
+            status: "in_use".into(),
+            page_size: Some(100),
+            ..EsimQuery::default()
+        };
+        self.runtime.block_on(async {
+            let api = self.api();
+            let mut by_slug: std::collections::HashMap<String, Vec<String>> = Default::default();
+            for esim in api.esims(&query).await.unwrap().esims {
+                let iccid = esim.raw_order_json.iccid.to_string();
+                if let Some(first) = api.topup_plans(&iccid).await.unwrap().first() {
+                    let group = by_slug.entry(first.slug.clone()).or_default();
+                    if !group.contains(&iccid) {
+                        group.push(iccid);
+                    }
+                    if group.len() == n {
+                        return (group.clone(), first.slug.clone());
+                    }
+                }
+            }
+            panic!("no {n} eSIMs in use share a top-up: {by_slug:?}");
+        })
+    }
+
     /// Until the payment has reached the server (its answer held by the proxy).
     fn wait_for_the_payment(&self) {
+        self.wait_for_payments(1);
+    }
+
+    /// Until `n` payments have reached the server (the last one's answer held by the proxy).
+    fn wait_for_payments(&self, n: u64) {
         let started = Instant::now();
-        while self.proxy.writes() == 0 {
+        while self.proxy.writes() < n {
             assert!(started.elapsed() < Duration::from_secs(10), "the payment was sent");
             std::thread::sleep(Duration::from_millis(5));
         }
@@ -88,11 +120,13 @@ impl Server {
     }
 }
 
-/// The dashboard against `server` in tmux at 80×24; returns its process id.
+/// The dashboard against `server` in tmux at 80×24, started in `home` (where its files go when
+/// no download directory is set); returns its process id.
 fn dashboard(tmux: &Tmux, server: &Server, home: &tempfile::TempDir) -> String {
     let pid_file = home.path().join("pid");
     let command = format!(
-        "{env} sh -c 'echo $$ > {pid}; exec {bin}'; echo EXITED $?; sleep 30",
+        "cd {home}; {env} sh -c 'echo $$ > {pid}; exec {bin}'; echo EXITED $?; sleep 30",
+        home = home.path().display(),
         env = server.env(home),
         pid = pid_file.display(),
         bin = env!("CARGO_BIN_EXE_esimdash"),
@@ -197,4 +231,104 @@ fn a_payment_killed_mid_flight_is_told_in_a_window_at_the_next_start() {
     let last = stages.last().unwrap();
     assert_eq!(last.0, "settled", "{stages:?}");
     assert!(last.1.is_some(), "{stages:?}");
+}
+
+/// The files under `dir` whose name ends with `suffix`, found at any depth.
+fn files_ending(dir: &std::path::Path, suffix: &str) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(files_ending(&path, suffix));
+        } else if path.to_string_lossy().ends_with(suffix) {
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// Three eSIMs marked (each found by its whole ICCID), `t`, one plan for all, paid; SIGKILL
+/// while the server holds the second payment's answer. `esimdash topup --from` the rows file
+/// the dashboard wrote then settles the payment in flight and pays the third: one top-up per
+/// eSIM in all, counted at the server.
+#[test]
+fn a_bulk_top_up_killed_mid_run_is_finished_by_topup_from_its_rows_file() {
+    if !crate::common::tmux_available("a_bulk_top_up_killed_mid_run_is_finished_by_topup_from_its_rows_file") {
+        return;
+    }
+    let server = Server::start();
+    let home = tempfile::tempdir().unwrap();
+    let (iccids, slug) = server.in_use_sharing_a_topup(3);
+    let tmux = Tmux {
+        socket: format!("esimdash-bulk-{}", std::process::id()),
+    };
+    let pid = dashboard(&tmux, &server, &home);
+    let orders = server.orders();
+    tmux.keys(&["3"]);
+    tmux.wait_for("total");
+    for (n, iccid) in iccids.iter().enumerate() {
+        tmux.keys(&["/"]);
+        tmux.run(&["send-keys", "-t", "e2e", "-l", iccid]);
+        tmux.keys(&["Enter"]);
+        tmux.wait_for(&iccid[iccid.len() - 8..]);
+        tmux.keys(&["Space", "Escape", "Escape"]);
+        tmux.wait_for(&format!("{} marked", n + 1));
+    }
+    tmux.keys(&["t"]);
+    let screen = tmux.wait_for("Top-ups the API offers for all 3");
+    assert!(screen.contains("› "), "{screen}");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Enter: pay");
+    tmux.keys(&["Enter"]);
+    server.wait_for_payments(2);
+    // SAFETY: kill(2) on the dashboard this test started.
+    assert_eq!(unsafe { libc::kill(pid.parse().unwrap(), libc::SIGKILL) }, 0);
+    tmux.wait_for("EXITED 137");
+    // The second was carried out at the server; only its answer never reached the dashboard.
+    assert_eq!(
+        server.orders(),
+        orders + 2,
+        "the first placed, the second's answer held"
+    );
+
+    let rows = files_ending(home.path(), ".csv");
+    assert_eq!(rows.len(), 1, "the rows file, no result yet: {rows:?}");
+    let text = std::fs::read_to_string(&rows[0]).unwrap();
+    for iccid in &iccids {
+        assert!(text.contains(&format!("{iccid},{slug},1")), "{text}");
+    }
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "exec env {} {} topup --from {} --yes",
+            server.env(&home),
+            env!("CARGO_BIN_EXE_esimdash"),
+            rows[0].display()
+        ))
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{said}");
+    assert_eq!(server.orders(), orders + 3, "one top-up per eSIM, none twice: {said}");
+    let result = files_ending(home.path(), ".result.csv");
+    let result = std::fs::read_to_string(&result[0]).unwrap();
+    assert_eq!(result.matches(",placed,").count(), 3, "{result}");
+    let placed: Vec<String> = server.runtime.block_on(async {
+        let newest = server
+            .api()
+            .orders(&OrderQuery {
+                page_size: Some(3),
+                ..OrderQuery::default()
+            })
+            .await
+            .unwrap();
+        newest.orders.iter().map(|o| o.iccid.as_str().to_string()).collect()
+    });
+    for iccid in &iccids {
+        assert_eq!(placed.iter().filter(|p| *p == iccid).count(), 1, "{iccid}: {placed:?}");
+    }
 }

@@ -2,16 +2,17 @@
 //! ticks and answers (data of any size and text, every error kind, answers to requests long
 //! done and to ids never given) fed to `App::update`, the app drawn after every step. Nothing
 //! panics, and after every step the cursors are inside their lists, the page is inside the
-//! total, a payment goes out only from a confirmation and one at a time, and after a 401 nothing
-//! is sent at all. Cases: 10 000 under `CI`, 300 elsewhere, or `PROPTEST_CASES`.
+//! total, a payment goes out only from a confirmation and one at a time, a bulk top-up starts
+//! only from its confirmation, one at a time, and its window says it pays only while it runs;
+//! the eSIMs a bulk run placed are no longer marked; and after a 401 nothing is sent at all. Cases: 10 000 under `CI`, 300 elsewhere, or `PROPTEST_CASES`.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use esimdash::api::model::{Esim, Order, Placed, Plan, Profile};
 use esimdash::api::{ApiError, Delivery, Endpoint, Found, Paid};
 use esimdash::domain::status::StatusFilter;
 use esimdash::inventory::{PagePlace, Seen};
-use esimdash::tui::app::{App, Overlay, Stage};
-use esimdash::tui::msg::{Answer, Effect, JobId, Msg, Payload, Request};
+use esimdash::tui::app::{App, BulkStage, Overlay, Stage};
+use esimdash::tui::msg::{Answer, BulkEnded, BulkStep, Effect, JobId, Msg, Payload, Request};
 use esimdash::tui::view::{self, theme::Theme};
 use proptest::prelude::*;
 use ratatui::Terminal;
@@ -39,6 +40,11 @@ enum Step {
     Buy,
     /// Enter, as on a confirmation.
     Enter,
+    /// The keys of a bulk top-up, the reads answered with data from the seed between them:
+    /// My eSIMs, `*` (mark the page), `t`, Enter to review (and, for odd seeds, again to pay).
+    BulkKeys(u64),
+    /// The bulk run started tells a step (its check, a row, its end), built from the seed.
+    BulkTells(u64),
     /// A paste (bracketed): text of any kind, long, with controls and line ends.
     Paste(u64),
 }
@@ -67,6 +73,8 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (any::<u64>(), any::<u64>()).prop_map(|(id, s)| Step::Stray(id, s)),
         2 => Just(Step::Buy),
         3 => Just(Step::Enter),
+        1 => any::<u64>().prop_map(Step::BulkKeys),
+        3 => any::<u64>().prop_map(Step::BulkTells),
         1 => any::<u64>().prop_map(Step::Paste),
     ]
 }
@@ -127,6 +135,22 @@ fn order(seed: u64, i: u64) -> Order {
     .unwrap()
 }
 
+/// An ICCID with its Luhn check digit, now and then one without (a provider's mistake).
+fn iccid(seed: u64, i: u64) -> String {
+    let body = format!("894410000{:09}", (seed ^ i) % 1_000_000_000);
+    if seed.is_multiple_of(5) {
+        return format!("{body}7");
+    }
+    let sum: u32 = body
+        .chars()
+        .rev()
+        .filter_map(|c| c.to_digit(10))
+        .enumerate()
+        .map(|(n, d)| if n % 2 == 0 { (d * 2) / 10 + (d * 2) % 10 } else { d })
+        .sum();
+    format!("{body}{}", (10 - sum % 10) % 10)
+}
+
 fn esim(seed: u64, i: u64) -> Esim {
     let status = STATUSES[(i % 8) as usize];
     let ac = if i.is_multiple_of(3) {
@@ -138,7 +162,7 @@ fn esim(seed: u64, i: u64) -> Esim {
         "orderNo": format!("B{seed}-{i}"), "status": status,
         "packageName": text(seed >> 7, "Pack"), "slug": format!("p-{i}"),
         "rawOrderJson": {
-            "iccid": format!("8944100000{:09}", (seed ^ i) % 1_000_000_000), "smdpStatus": "ENABLED",
+            "iccid": iccid(seed, i), "smdpStatus": "ENABLED",
             "orderUsage": i * 1000, "totalVolume": 1_000_000, "expiredTime": "2026-12-01T00:00:00Z",
             "ac": ac,
             "qrCodeUrl": ""
@@ -182,6 +206,24 @@ fn data_for(request: &Request, seed: u64) -> Payload {
     match asked {
         Request::Profile => Payload::Profile(profile(seed)),
         Request::Plans | Request::TopupPlans { .. } => Payload::Plans((0..count).map(|i| plan(seed, i)).collect()),
+        // Mostly the same plans for each eSIM; now and then the last is offered nothing, other
+        // plans, or is not found.
+        Request::TopupOffers { iccids } => Payload::Offers(
+            iccids
+                .iter()
+                .enumerate()
+                .map(|(n, iccid)| {
+                    let odd = n + 1 == iccids.len();
+                    let offered = match seed % 13 {
+                        0 if odd => Err(text(seed, "not in this account")),
+                        1 if odd => Ok(Vec::new()),
+                        2 if odd => Ok((3..6).map(|i| plan(seed >> 1, i)).collect()),
+                        _ => Ok((0..count.clamp(1, 8)).map(|i| plan(seed, i)).collect()),
+                    };
+                    (iccid.clone(), offered)
+                })
+                .collect(),
+        ),
         Request::Plan { .. } => Payload::Plan(plan(seed, 1)),
         Request::Orders(_) => Payload::Orders(
             serde_json::from_value(json!({"page": page, "pageSize": 50, "total": total, "orders": []})).unwrap(),
@@ -334,6 +376,8 @@ struct Run {
     unauthorized: bool,
     /// A payment sent and not yet answered.
     paying: Option<JobId>,
+    /// A bulk top-up started and not yet ended: its run and its eSIMs.
+    bulk: Option<(JobId, Vec<String>)>,
     terminal: Terminal<TestBackend>,
 }
 
@@ -348,6 +392,7 @@ impl Run {
             done: Vec::new(),
             unauthorized: false,
             paying: None,
+            bulk: None,
             terminal: Terminal::new(TestBackend::new(120, 40)).unwrap(),
         };
         let effects = run.app.start();
@@ -361,7 +406,11 @@ impl Run {
     }
 
     fn confirming(&self) -> bool {
-        matches!(self.app.overlay(), Some(Overlay::Purchase(f)) if matches!(f.stage(), Stage::Confirming { .. } | Stage::Again { .. }))
+        match self.app.overlay() {
+            Some(Overlay::Purchase(f)) => matches!(f.stage(), Stage::Confirming { .. } | Stage::Again { .. }),
+            Some(Overlay::Bulk(f)) => *f.stage() == BulkStage::Confirming,
+            _ => false,
+        }
     }
 
     /// Takes in the effects of one step, checking what was sent.
@@ -369,6 +418,22 @@ impl Run {
         let mut pays = 0;
         for effect in effects {
             match effect {
+                Effect::BulkTopup { id, order } => {
+                    pays += 1;
+                    assert!(!self.unauthorized, "a bulk top-up after a 401");
+                    assert!(was_confirming, "a bulk top-up without a confirmation");
+                    assert!(self.bulk.is_none(), "a second bulk top-up while one runs");
+                    assert!(!order.total.is_sign_negative(), "a negative total: {}", order.total);
+                    if let Some(balance) = self.app.profile().and_then(|p| p.balance_usd) {
+                        assert!(
+                            balance >= order.total,
+                            "paid {} from a balance of {balance}",
+                            order.total
+                        );
+                    }
+                    let iccids = order.iccids.iter().map(ToString::to_string).collect();
+                    self.bulk = Some((*id, iccids));
+                }
                 Effect::Send { id, request } => {
                     assert!(!self.unauthorized, "sent after a 401: {request:?}");
                     if let Request::Pay(payment) = request {
@@ -465,6 +530,20 @@ impl Run {
                 self.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
             }
             Step::Enter => self.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE))),
+            Step::BulkKeys(seed) => {
+                for keys in [&['3'][..], &['*', 't']] {
+                    for c in keys {
+                        self.update(Msg::Key(KeyEvent::new(KeyCode::Char(*c), KeyModifiers::NONE)));
+                    }
+                    for _ in 0..self.pending.len() {
+                        self.answer(0, |r| Ok(data_for(r, seed | 1)));
+                    }
+                }
+                for _ in 0..=seed % 2 {
+                    self.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+                }
+            }
+            Step::BulkTells(seed) => self.bulk_step(*seed),
             Step::Paste(seed) => self.update(Msg::Paste(text(*seed, "8944 q\r\n"))),
             Step::Data(n, seed) => self.answer(*n, |r| Ok(data_for(r, *seed))),
             Step::Error(n, kind) => self.answer(*n, |_| Err(error(*kind))),
@@ -480,6 +559,53 @@ impl Run {
                 };
                 self.update(Msg::Answer(Box::new(Answer { id, result })));
             }
+        }
+    }
+
+    /// The bulk run tells a step: its check done, a row, or its end (every eSIM placed, some,
+    /// or nothing paid); the eSIMs it placed are unmarked by then.
+    fn bulk_step(&mut self, seed: u64) {
+        let Some((id, iccids)) = self.bulk.clone() else { return };
+        let step = match seed % 4 {
+            0 => BulkStep::Paying,
+            1 => BulkStep::Row {
+                iccid: iccids.first().cloned().unwrap_or_default(),
+                state: esimdash::bulk::State::Placed {
+                    order: text(seed, "B1"),
+                    now: true,
+                },
+            },
+            2 => BulkStep::Ended(Err(text(seed, "the total changed; nothing was paid"))),
+            _ => {
+                let placed: Vec<String> = iccids
+                    .iter()
+                    .take((seed >> 8) as usize % (iccids.len() + 1))
+                    .cloned()
+                    .collect();
+                BulkStep::Ended(Ok(BulkEnded {
+                    ended: esimdash::bulk::Ended::Stopped,
+                    not_paid: iccids.len() - placed.len(),
+                    placed: placed.clone(),
+                    failed: Vec::new(),
+                    unknown: Vec::new(),
+                    file: "rows.csv".into(),
+                    result: Err(text(seed, "disk full")),
+                }))
+            }
+        };
+        let placed = match &step {
+            BulkStep::Ended(ended) => {
+                self.bulk = None;
+                ended.as_ref().map(|e| e.placed.clone()).unwrap_or_default()
+            }
+            _ => Vec::new(),
+        };
+        self.update(Msg::Bulk { id, step });
+        for iccid in placed {
+            assert!(
+                !self.app.esims().marks().contains(&iccid),
+                "{iccid} was placed and is still marked"
+            );
         }
     }
 
@@ -581,6 +707,20 @@ impl Run {
         assert!(scans.len() <= 1, "index pages in flight at once: {scans:?}");
         match self.app.overlay() {
             Some(Overlay::Purchase(form)) => assert!(form.cursor() < form.plans().len().max(1), "purchase cursor"),
+            Some(Overlay::Bulk(form)) => {
+                assert!(
+                    form.choice().cursor() < form.choice().plans().len().max(1),
+                    "bulk cursor"
+                );
+                // The window says it pays only while its run goes on.
+                if let BulkStage::Paying(progress) = form.stage() {
+                    assert_eq!(
+                        self.bulk.as_ref().map(|b| b.0),
+                        Some(progress.run),
+                        "paying without a run"
+                    );
+                }
+            }
             Some(Overlay::StatusPicker { choices, cursor, .. }) => assert!(*cursor < choices.len(), "status cursor"),
             Some(Overlay::AccountPicker { names, cursor, .. }) => assert!(*cursor < names.len().max(1), "picker"),
             _ => {}

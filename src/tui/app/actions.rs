@@ -3,7 +3,9 @@
 
 use super::mode::{Mode, Overlay};
 use super::search::SearchBox;
-use super::{App, Halt, MAX_QTY, Motion, Outbox, ProfileForm, PurchaseForm, Tab, TextInput, Tone, TopUpOf};
+use super::{
+    App, BulkForm, Halt, Motion, Outbox, PaymentForm, ProfileForm, PurchaseForm, Tab, TextInput, Tone, TopUpOf,
+};
 use crate::api::model::Order;
 use crate::clipboard::guard;
 use crate::domain::iccid::{EsimIccid, Iccid};
@@ -162,6 +164,11 @@ impl App {
             Context::Picker => return self.act_picker(action),
             Context::ProfileForm => return self.act_profile_form(action, now, effects),
             Context::IccidPrompt => return self.act_iccid_prompt(action),
+            Context::Purchase | Context::Confirm | Context::Outcome | Context::BulkPaying
+                if self.mode.bulk_mut().is_some() =>
+            {
+                return self.act_bulk(action, chord, now, effects);
+            }
             Context::Purchase | Context::Confirm | Context::Outcome => {
                 return self.act_purchase(action, chord, effects);
             }
@@ -393,27 +400,61 @@ impl App {
     fn act_purchase(&mut self, action: Action, chord: Chord, effects: &mut Vec<Effect>) {
         let balance = self.account.profile.value().and_then(|p| p.balance_usd);
         let Some(form) = self.mode.purchase_mut() else { return };
-        match action {
-            Action::Down | Action::Up => form.move_cursor(action == Action::Down),
-            Action::More => form.set_qty(i64::from(form.qty()) + 1),
-            Action::Less => form.set_qty(i64::from(form.qty()) - 1),
-            Action::Quantity => {
-                if let Some(d) = chord.digit() {
-                    form.set_qty(if d == 0 { i64::from(MAX_QTY) } else { i64::from(d) });
-                }
-            }
-            Action::Accept => form.confirm(),
-            // From the confirmation; from the second question, confirmed a second time.
-            Action::Pay => form.pay(balance, &mut Outbox::new(&mut self.account.jobs, effects)),
-            Action::Back => form.back(),
-            Action::Close => self.mode = Mode::Browse,
-            _ => {}
+        let out = &mut Outbox::new(&mut self.account.jobs, effects);
+        if !act_form(form, action, chord, balance, out) && action == Action::Close {
+            self.mode = Mode::Browse;
         }
     }
 
-    /// `t`: the selected eSIM (My eSIMs), the selected order's eSIM (Orders), or any eSIM by
-    /// typing its ICCID.
+    /// The bulk top-up of the marked eSIMs: its keys are the purchase form's; while it pays,
+    /// the close key stops it after its payment in flight.
+    fn act_bulk(&mut self, action: Action, chord: Chord, now: Instant, effects: &mut Vec<Effect>) {
+        let balance = self.account.profile.value().and_then(|p| p.balance_usd);
+        let Some(form) = self.mode.bulk_mut() else { return };
+        if act_form(
+            form,
+            action,
+            chord,
+            balance,
+            &mut Outbox::new(&mut self.account.jobs, effects),
+        ) || action != Action::Close
+        {
+            return;
+        }
+        match form.run() {
+            Some(run) => {
+                if form.stop() {
+                    effects.push(Effect::StopBulk(run));
+                    self.flash("Stopping after the payment in flight…", Tone::Info, now);
+                }
+            }
+            None => self.mode = Mode::Browse,
+        }
+    }
+
+    /// `t` with marks on My eSIMs: every marked eSIM at once (one run at a time).
+    fn top_up_marked(&mut self, now: Instant) {
+        if self.bulk_running() {
+            return self.flash("A top-up of marked eSIMs is still paying", Tone::Info, now);
+        }
+        let marked: Vec<String> = self
+            .account
+            .tabs
+            .esims
+            .marks()
+            .wanted()
+            .into_iter()
+            .map(|w| w.iccid)
+            .collect();
+        self.mode = Mode::Overlay(Overlay::Bulk(Box::new(BulkForm::new(&marked))));
+    }
+
+    /// `t`: the marked eSIMs or else the selected eSIM (My eSIMs), the selected order's eSIM
+    /// (Orders), or any eSIM by typing its ICCID.
     fn top_up(&mut self, now: Instant) {
+        if self.tab == Tab::Esims && !self.account.tabs.esims.marks().is_empty() {
+            return self.top_up_marked(now);
+        }
         match self.tab_state().top_up() {
             TopUpOf::Esim { iccid, hint } => self.top_up_iccid(&iccid, hint, now),
             TopUpOf::Order(Some(order)) => self.top_up_order(&order, now),
@@ -586,4 +627,26 @@ fn motion_of(action: Action) -> Option<Motion> {
         Action::Last => Motion::End,
         _ => return None,
     })
+}
+
+/// The keys the payment forms share: the choice (plan, quantity), on to the confirmation, pay
+/// from it, back to the choice. `false` when `action` is none of them (closing is each form's).
+fn act_form(
+    form: &mut dyn PaymentForm,
+    action: Action,
+    chord: Chord,
+    balance: Option<rust_decimal::Decimal>,
+    out: &mut Outbox<'_>,
+) -> bool {
+    if form.choose(action, chord) {
+        return true;
+    }
+    match action {
+        Action::Accept => form.confirm(),
+        // From the confirmation (the purchase form: also from its second question).
+        Action::Pay => form.pay(balance, out),
+        Action::Back => form.back(),
+        _ => return false,
+    }
+    true
 }

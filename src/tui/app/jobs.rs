@@ -28,6 +28,8 @@ pub enum Job {
     SaveQrFolder(usize),
     /// The inventory index an earlier session saved, being read.
     LoadInventory,
+    /// A bulk top-up paying (never cancelled: it is stopped after its payment in flight).
+    BulkTopup,
 }
 
 impl Job {
@@ -37,7 +39,7 @@ impl Job {
         match self {
             Job::Request(request) => !request.writes(),
             Job::Export => true,
-            Job::SaveQr { .. } | Job::SaveQrFolder(_) | Job::LoadInventory => false,
+            Job::SaveQr { .. } | Job::SaveQrFolder(_) | Job::LoadInventory | Job::BulkTopup => false,
         }
     }
 }
@@ -67,13 +69,21 @@ impl Jobs {
         self.live.values()
     }
 
+    /// The job of this id, while it runs.
+    pub fn running_job(&self, id: JobId) -> Option<&Job> {
+        self.live.get(&id)
+    }
+
     pub fn loading(&self) -> bool {
         self.live.values().any(|j| matches!(j, Job::Request(_)))
     }
 
-    /// Whether a write is in flight (its answer tells whether something changed).
+    /// Whether a write is in flight (its answer tells whether something changed), or a bulk
+    /// top-up is paying.
     pub fn writing(&self) -> bool {
-        self.live.values().any(|j| matches!(j, Job::Request(r) if r.writes()))
+        self.live
+            .values()
+            .any(|j| matches!(j, Job::Request(r) if r.writes()) || matches!(j, Job::BulkTopup))
     }
 
     /// The reads in flight.
@@ -154,6 +164,13 @@ impl<'a> Outbox<'a> {
     pub fn save_qr_folder(&mut self, wanted: Vec<crate::export::qr_folder::Wanted>) {
         let id = self.jobs.start(Job::SaveQrFolder(wanted.len()));
         self.effects.push(Effect::SaveQrFolder { id, wanted });
+    }
+
+    /// Starts a bulk top-up.
+    pub fn bulk_topup(&mut self, order: crate::tui::msg::BulkTopup) -> JobId {
+        let id = self.jobs.start(Job::BulkTopup);
+        self.effects.push(Effect::BulkTopup { id, order });
+        id
     }
 
     /// Starts writing an eSIM's QR code as a PNG (`replace`: the user said yes to replacing).

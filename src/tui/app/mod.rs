@@ -9,16 +9,18 @@
 //! thing is a `Remote` (not asked, loading, loaded, failed); everything running in the background
 //! is in one registry (`jobs.rs`), and `requests.rs` routes each answer to its place. Keys go
 //! through the keymap to `actions.rs`; the purchase form's stages are its own
-//! (`purchase_form.rs`).
+//! (`purchase_form.rs`), and so are the bulk top-up's (`bulk_form.rs`).
 
 mod account;
 mod accounts;
 mod actions;
+mod bulk_form;
 mod exports;
 mod input;
 mod jobs;
 mod mode;
 mod paged;
+mod plan_choice;
 mod profile_form;
 mod purchase_form;
 mod remote;
@@ -28,13 +30,15 @@ mod tab;
 pub mod tabs;
 
 pub use account::{Account, Tabs};
+pub use bulk_form::{BulkForm, BulkStage, Progress as BulkProgress};
 pub use exports::{Export, ExportState};
 pub use input::TextInput;
 pub use jobs::{Job, Jobs, Outbox};
 pub use mode::{Mode, Overlay};
 pub use paged::{PAGE_PAUSE, Paged};
+pub use plan_choice::{MAX_QTY, PaymentForm, PlanChoice};
 pub use profile_form::{FIELDS as PROFILE_FIELDS, ProfileForm};
-pub use purchase_form::{Lookup, MAX_QTY, PurchaseForm, Stage};
+pub use purchase_form::{Lookup, PurchaseForm, Stage};
 pub use remote::{Loaded, Remote};
 pub use search::SearchBox;
 pub use tab::Tab;
@@ -359,6 +363,7 @@ impl App {
             Msg::QrSaved { id, result } => self.on_qr_saved(id, result, now),
             Msg::QrFolderSaved { id, result } => self.on_qr_folder_saved(id, result, now),
             Msg::Export { id, step } => self.on_export(id, step, now),
+            Msg::Bulk { id, step } => self.on_bulk(id, step, now),
             Msg::Switched { name, result } => self.on_switched(name, result, now, &mut effects),
             Msg::Notice { profile, notice } => self.on_notice(&profile, notice, now),
         }
@@ -396,7 +401,7 @@ impl App {
         }
         let mut wake: Option<Instant> = None;
         let mut at = |t: Instant| wake = Some(wake.map_or(t, |w| w.min(t)));
-        if self.is_loading() {
+        if self.is_loading() || self.bulk_running() {
             at(now + SPINNER_EVERY);
         }
         for until in [self.account.rate_limited_until, self.pacing_countdown()]
@@ -427,8 +432,13 @@ impl App {
         self.dirty = true;
     }
 
+    /// Whether a bulk top-up is paying (its window's spinner turns).
+    pub(super) fn bulk_running(&self) -> bool {
+        self.account.jobs.running().any(|j| matches!(j, Job::BulkTopup))
+    }
+
     fn on_tick(&mut self, now: Instant) {
-        if self.is_loading() {
+        if self.is_loading() || self.bulk_running() {
             self.spinner = self.spinner.wrapping_add(1);
             self.dirty = true;
         }

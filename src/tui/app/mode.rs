@@ -1,6 +1,7 @@
 //! Where the keyboard goes: one value, so that two modes can never be on at once (a search typed
 //! while a window is open, a zoom left on after the tab changed).
 
+use super::bulk_form::{BulkForm, BulkStage};
 use super::jobs::Outbox;
 use super::profile_form::ProfileForm;
 use super::purchase_form::{Lookup, PurchaseForm, Stage};
@@ -31,6 +32,8 @@ pub enum Overlay {
     ProfileForm(Box<ProfileForm>),
     /// A top-up or a purchase.
     Purchase(Box<PurchaseForm>),
+    /// A top-up of every marked eSIM.
+    Bulk(Box<BulkForm>),
     /// A QR image's file exists: replace it?
     Replace {
         iccid: crate::domain::iccid::Iccid,
@@ -97,6 +100,12 @@ impl Mode {
                     } => vec![],
                     _ => vec![Context::Outcome],
                 },
+                Overlay::Bulk(form) => match form.stage() {
+                    BulkStage::Loading { .. } | BulkStage::Refused(_) | BulkStage::Ended(_) => vec![Context::Outcome],
+                    BulkStage::Choosing => vec![Context::Purchase],
+                    BulkStage::Confirming => vec![Context::Confirm],
+                    BulkStage::Paying(_) => vec![Context::BulkPaying],
+                },
             },
         }
     }
@@ -111,6 +120,7 @@ impl Mode {
                 fetched.start(id);
             }
             Mode::Overlay(Overlay::Purchase(form)) => form.fetch(out),
+            Mode::Overlay(Overlay::Bulk(form)) => form.fetch(out),
             _ => {}
         }
     }
@@ -140,6 +150,13 @@ impl Mode {
     pub fn purchase(&self) -> Option<&PurchaseForm> {
         match self {
             Mode::Overlay(Overlay::Purchase(f)) => Some(f),
+            _ => None,
+        }
+    }
+
+    pub fn bulk_mut(&mut self) -> Option<&mut BulkForm> {
+        match self {
+            Mode::Overlay(Overlay::Bulk(f)) => Some(f),
             _ => None,
         }
     }

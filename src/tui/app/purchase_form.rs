@@ -11,15 +11,15 @@
 //! was read, with nothing in flight).
 
 use super::jobs::Outbox;
+use super::plan_choice::{PaymentForm, PlanChoice};
 use crate::api::model::{Order, Plan};
 use crate::api::{ApiError, Delivery, Payment, Spend};
 use crate::domain::iccid::Iccid;
 use crate::purchase::Purchase;
+use crate::tui::keymap::{Action, Chord};
 use crate::tui::msg::{JobId, Request};
 use rust_decimal::Decimal;
 use std::collections::HashSet;
-
-pub const MAX_QTY: u32 = 10;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Lookup {
@@ -76,9 +76,7 @@ pub enum Stage {
 #[derive(Debug, Clone)]
 pub struct PurchaseForm {
     what: Purchase,
-    plans: Vec<Plan>,
-    cursor: usize,
-    qty: u32,
+    choice: PlanChoice,
     stage: Stage,
     /// Why an eSIM would be offered nothing, from its status (shown if nothing is offered).
     hint: Option<&'static str>,
@@ -88,9 +86,7 @@ impl PurchaseForm {
     pub fn topup(iccid: Iccid, hint: Option<&'static str>) -> Self {
         Self {
             what: Purchase::Topup { iccid },
-            plans: Vec::new(),
-            cursor: 0,
-            qty: 1,
+            choice: PlanChoice::new(Vec::new()),
             stage: Stage::Loading { request: None },
             hint,
         }
@@ -99,9 +95,7 @@ impl PurchaseForm {
     pub fn order(plan: Plan) -> Self {
         Self {
             what: Purchase::Order,
-            plans: vec![plan],
-            cursor: 0,
-            qty: 1,
+            choice: PlanChoice::new(vec![plan]),
             stage: Stage::Choosing,
             hint: None,
         }
@@ -115,20 +109,25 @@ impl PurchaseForm {
         &self.stage
     }
 
+    /// The plans offered, the one chosen and the quantity.
+    pub fn choice(&self) -> &PlanChoice {
+        &self.choice
+    }
+
     pub fn plans(&self) -> &[Plan] {
-        &self.plans
+        self.choice.plans()
     }
 
     pub fn cursor(&self) -> usize {
-        self.cursor
+        self.choice.cursor()
     }
 
     pub fn qty(&self) -> u32 {
-        self.qty
+        self.choice.qty()
     }
 
     pub fn plan(&self) -> Option<&Plan> {
-        self.plans.get(self.cursor)
+        self.choice.plan()
     }
 
     pub fn unit_price(&self) -> Option<Decimal> {
@@ -138,13 +137,13 @@ impl PurchaseForm {
     /// The total, when it can be computed exactly (see `amount_problem`).
     pub fn total(&self) -> Option<Decimal> {
         self.unit_price()
-            .and_then(|u| crate::purchase::line_total(u, self.qty).ok())
+            .and_then(|u| crate::purchase::line_total(u, self.qty()).ok())
     }
 
     /// Why the amounts of this choice cannot be paid (a negative price, a total or a balance
     /// after out of range), in words; nothing is sent then.
     pub fn amount_problem(&self, balance: Option<Decimal>) -> Option<String> {
-        let total = crate::purchase::line_total(self.unit_price()?, self.qty);
+        let total = crate::purchase::line_total(self.unit_price()?, self.qty());
         let after = total.and_then(|t| balance.map_or(Ok(t), |b| crate::purchase::balance_after(b, t)));
         after.err()
     }
@@ -220,43 +219,7 @@ impl PurchaseForm {
             let why = self.hint.unwrap_or("the API offers no top-up for it");
             self.stage = Stage::Empty(format!("This eSIM cannot be topped up now: {why}."));
         } else {
-            self.plans = plans;
-            self.cursor = 0;
-            self.stage = Stage::Choosing;
-        }
-    }
-
-    /// Down or Up in the plans offered (while choosing).
-    pub fn move_cursor(&mut self, down: bool) {
-        if self.stage == Stage::Choosing {
-            self.cursor = if down {
-                (self.cursor + 1).min(self.plans.len().saturating_sub(1))
-            } else {
-                self.cursor.saturating_sub(1)
-            };
-        }
-    }
-
-    /// The quantity, kept within 1 and `MAX_QTY` (while choosing).
-    pub fn set_qty(&mut self, qty: i64) {
-        if self.stage == Stage::Choosing {
-            self.qty = qty.clamp(1, i64::from(MAX_QTY)) as u32;
-        }
-    }
-
-    /// The choice is reviewed: the order list is read before paying is allowed.
-    pub fn confirm(&mut self) {
-        if self.stage == Stage::Choosing && self.plan().is_some() {
-            self.stage = Stage::Confirming {
-                before: None,
-                request: None,
-            };
-        }
-    }
-
-    /// Back from the confirmation (or the second question) to the choice.
-    pub fn back(&mut self) {
-        if matches!(self.stage, Stage::Confirming { .. } | Stage::Again { .. }) {
+            self.choice = PlanChoice::new(plans);
             self.stage = Stage::Choosing;
         }
     }
@@ -269,36 +232,12 @@ impl PurchaseForm {
         }
     }
 
-    /// Sends the payment, once: only from a confirmation whose order list was read (so a lost
-    /// answer can be looked up), never when the balance is short or the amounts out of range.
-    /// From the second question, it is a payment of its own with a fresh key.
-    pub fn pay(&mut self, balance: Option<Decimal>, out: &mut Outbox<'_>) {
-        let short = match (balance, self.total()) {
-            (Some(b), Some(t)) => crate::purchase::shortfall(b, t).is_some(),
-            (_, None) => true,
-            (None, Some(_)) => false,
-        };
-        if !self.ready_to_pay() || short || self.amount_problem(balance).is_some() {
-            return;
-        }
-        let (before, again) = match &self.stage {
-            Stage::Confirming { before: Some(b), .. } => (b.clone(), false),
-            Stage::Again { before, .. } => (before.clone(), true),
-            _ => return,
-        };
-        let Some(payment) = self.payment() else { return };
-        let payment = payment.with_orders_before(&before);
-        let payment = if again { payment.again() } else { payment };
-        let request = Some(out.send(Request::Pay(payment.clone())));
-        self.stage = Stage::Sending { payment, request };
-    }
-
     /// The payment for the confirmed choice, with a fresh idempotency key.
     fn payment(&self) -> Option<Payment> {
         let spend = Spend {
             what: self.what.clone(),
             slug: self.plan()?.slug.clone(),
-            qty: self.qty,
+            qty: self.qty(),
         };
         Some(Payment::new(spend, self.total()))
     }
@@ -354,5 +293,53 @@ impl PurchaseForm {
         if matches!(self.stage, Stage::Loading { .. } | Stage::Confirming { .. }) {
             self.stage = Stage::Failed(crate::purchase::explain(error, &self.what));
         }
+    }
+}
+
+impl PaymentForm for PurchaseForm {
+    /// A key of the choice (plan, quantity), only while choosing; `false` if it is none.
+    fn choose(&mut self, action: Action, chord: Chord) -> bool {
+        self.stage == Stage::Choosing && self.choice.act(action, chord)
+    }
+
+    /// The choice is reviewed: the order list is read before paying is allowed.
+    fn confirm(&mut self) {
+        if self.stage == Stage::Choosing && self.plan().is_some() {
+            self.stage = Stage::Confirming {
+                before: None,
+                request: None,
+            };
+        }
+    }
+
+    /// Back from the confirmation (or the second question) to the choice.
+    fn back(&mut self) {
+        if matches!(self.stage, Stage::Confirming { .. } | Stage::Again { .. }) {
+            self.stage = Stage::Choosing;
+        }
+    }
+
+    /// Sends the payment, once: only from a confirmation whose order list was read (so a lost
+    /// answer can be looked up), never when the balance is short or the amounts out of range.
+    /// From the second question, it is a payment of its own with a fresh key.
+    fn pay(&mut self, balance: Option<Decimal>, out: &mut Outbox<'_>) {
+        let short = match (balance, self.total()) {
+            (Some(b), Some(t)) => crate::purchase::shortfall(b, t).is_some(),
+            (_, None) => true,
+            (None, Some(_)) => false,
+        };
+        if !self.ready_to_pay() || short || self.amount_problem(balance).is_some() {
+            return;
+        }
+        let (before, again) = match &self.stage {
+            Stage::Confirming { before: Some(b), .. } => (b.clone(), false),
+            Stage::Again { before, .. } => (before.clone(), true),
+            _ => return,
+        };
+        let Some(payment) = self.payment() else { return };
+        let payment = payment.with_orders_before(&before);
+        let payment = if again { payment.again() } else { payment };
+        let request = Some(out.send(Request::Pay(payment.clone())));
+        self.stage = Stage::Sending { payment, request };
     }
 }

@@ -37,6 +37,11 @@ impl App {
                 .get_mut(&super::tabs::esims::profile_key(esim))
                 .map(|c| c as &mut dyn Slot),
             Request::UpdateProfile(_) => Some(&mut self.account.saving),
+            Request::TopupOffers { .. } => self
+                .mode
+                .bulk_mut()
+                .and_then(super::BulkForm::request_slot)
+                .map(|r| r as &mut dyn Slot),
             Request::TopupPlans { .. }
             | Request::OrdersOfPlan { .. }
             | Request::Pay(_)
@@ -159,6 +164,11 @@ impl App {
                 }
                 self.flash("Profile saved", Tone::Success, now);
             }
+            (Request::TopupOffers { .. }, Payload::Offers(offers)) => {
+                if let Some(form) = self.mode.bulk_mut() {
+                    form.offered(offers);
+                }
+            }
             (
                 Request::TopupPlans { .. }
                 | Request::OrdersOfPlan { .. }
@@ -279,6 +289,10 @@ impl App {
     /// A purchase request failed: the form says so. `false` leaves the error to the general
     /// handling (a read that waits for a countdown or for `r`).
     fn purchase_failed(&mut self, request: &Request, error: &ApiError) -> bool {
+        if let (Request::TopupOffers { .. }, Some(form)) = (request, self.mode.bulk_mut()) {
+            form.read_failed(error);
+            return !error.is_transient();
+        }
         let Some(form) = self.mode.purchase_mut() else {
             return false;
         };
@@ -289,10 +303,7 @@ impl App {
             Request::TopupPlans { .. } | Request::OrdersOfPlan { .. } => {
                 form.read_failed(error);
                 // Offline or out of budget: the rest of the app hears of it too.
-                return !matches!(
-                    error,
-                    ApiError::RateLimited { .. } | ApiError::Network { .. } | ApiError::Timeout { .. }
-                );
+                return !error.is_transient();
             }
             _ => return false,
         }

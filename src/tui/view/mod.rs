@@ -1,6 +1,7 @@
 //! Drawing: a pure function of the app's state (and the time, for countdowns). Header with the
 //! reseller and balance, the tab bar, the current tab, the status line, and any overlay.
 
+mod bulk;
 mod catalog;
 mod esims;
 mod lists;

@@ -58,6 +58,7 @@ fn draw_notices(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: &Theme) {
     match overlay {
         Overlay::Purchase(form) => super::purchase::draw(frame, area, form, app, theme),
+        Overlay::Bulk(form) => super::bulk::draw(frame, area, form, app, theme),
         Overlay::IccidPrompt { input, error } => {
             super::purchase::draw_iccid_prompt(frame, area, app, input, error, theme);
         }

@@ -9,13 +9,13 @@ use crate::format::money::money_or;
 use crate::format::records::validity;
 use crate::format::volume::format_bytes;
 use crate::purchase::{Purchase, shortfall_message};
-use crate::tui::app::{App, Lookup, PurchaseForm, Stage, TextInput};
+use crate::tui::app::{App, Lookup, PlanChoice, PurchaseForm, Stage, TextInput};
 use crate::tui::keymap::{Action, Context};
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
 
-fn usd(v: Option<rust_decimal::Decimal>) -> String {
+pub fn usd(v: Option<rust_decimal::Decimal>) -> String {
     money_or(v, "USD", "unknown")
 }
 
@@ -80,16 +80,30 @@ pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme
 /// The plans offered, the quantity and the total.
 fn choosing(form: &PurchaseForm, app: &App, theme: &Theme) -> Vec<Line<'static>> {
     let mut lines = vec![Line::styled("Plans offered by the API:", theme.title())];
-    for (i, p) in form.plans().iter().enumerate() {
+    lines.extend(choice_lines(form.choice(), "Quantity  ", form.total(), app, theme));
+    lines
+}
+
+/// The plans of a choice (the chosen one marked), the quantity (`qty_label`), the total and
+/// the keys: the top-up form's and the marked eSIMs' top-up's.
+pub fn choice_lines(
+    choice: &PlanChoice,
+    qty_label: &'static str,
+    total: Option<rust_decimal::Decimal>,
+    app: &App,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    for (i, p) in choice.plans().iter().enumerate() {
         let text = format!(
             "{} {:<34} {:>7} {:>8} {:>11}",
-            if i == form.cursor() { "›" } else { " " },
+            if i == choice.cursor() { "›" } else { " " },
             safe(&p.name),
             p.volume.map(format_bytes).unwrap_or_default(),
             validity(p),
             usd(p.sell_price())
         );
-        lines.push(if i == form.cursor() {
+        lines.push(if i == choice.cursor() {
             Line::styled(text, theme.selected())
         } else {
             Line::raw(text)
@@ -97,8 +111,8 @@ fn choosing(form: &PurchaseForm, app: &App, theme: &Theme) -> Vec<Line<'static>>
     }
     lines.push(Line::raw(""));
     lines.push(Line::from(vec![
-        Span::raw("Quantity  "),
-        Span::styled(format!("◀ {} ▶", form.qty()), theme.key()),
+        Span::raw(qty_label),
+        Span::styled(format!("◀ {} ▶", choice.qty()), theme.key()),
         Span::styled(
             app.keymap().say(
                 Context::Purchase,
@@ -108,7 +122,7 @@ fn choosing(form: &PurchaseForm, app: &App, theme: &Theme) -> Vec<Line<'static>>
             theme.muted(),
         ),
     ]));
-    lines.push(Line::raw(format!("Total     {}", usd(form.total()))));
+    lines.push(Line::raw(format!("Total     {}", usd(total))));
     lines.push(Line::raw(""));
     lines.push(keys_line(
         app,
@@ -201,14 +215,19 @@ fn done(
         usd(order.total_sell_price)
     )));
     lines.push(Line::raw(format!("Balance now {}", usd(balance))));
-    lines.push(Line::styled(
+    lines.push(refreshing(app, theme));
+    lines
+}
+
+/// After money moved: the lists are read again, and the key that closes the window.
+pub fn refreshing(app: &App, theme: &Theme) -> Line<'static> {
+    Line::styled(
         format!(
             "Orders and My eSIMs are being refreshed. {}: close",
             app.keymap().first_key(Context::Outcome, Action::Close)
         ),
         theme.muted(),
-    ));
-    lines
+    )
 }
 
 /// No answer came: what the order list says of the payment.

@@ -40,9 +40,7 @@ impl Marks {
     /// key twice undoes it). How many of them are marked now.
     pub fn toggle_all(&mut self, all: Vec<Wanted>) -> usize {
         if !all.is_empty() && all.iter().all(|w| self.contains(&w.iccid)) {
-            let gone: HashSet<String> = all.into_iter().map(|w| w.iccid).collect();
-            self.marked.retain(|m| !gone.contains(&m.iccid));
-            self.iccids.retain(|i| !gone.contains(i));
+            self.unmark(all.iter().map(|w| w.iccid.as_str()));
             return 0;
         }
         let n = all.len();
@@ -52,6 +50,13 @@ impl Marks {
             }
         }
         n
+    }
+
+    /// Unmarks these (those a bulk top-up placed, say).
+    pub fn unmark<'a>(&mut self, iccids: impl IntoIterator<Item = &'a str>) {
+        let gone: HashSet<&str> = iccids.into_iter().collect();
+        self.marked.retain(|m| !gone.contains(m.iccid.as_str()));
+        self.iccids.retain(|i| !gone.contains(i.as_str()));
     }
 
     fn add(&mut self, wanted: Wanted) {

@@ -1,0 +1,360 @@
+//! The top-up of every marked eSIM at once (`t` with marks on My eSIMs), through the bulk
+//! engine that `esimdash topup --from` uses: one plan and quantity for all, offered only when
+//! the API offers that plan to every marked eSIM, one confirmation of the whole total, then
+//! each eSIM its own payment in the background with its progress here.
+//!
+//! Stages: Loading (each eSIM's offers) → Refused (nothing to offer to all, or a read failed)
+//! or Choosing (plan, quantity) → Confirming (the total and the balance after) → Paying (the
+//! run's rows as they are done; the stop key lets the payment in flight finish and starts no
+//! other) → Ended (placed, failed, unknown, the files). Nothing is sent from any other stage.
+
+use super::jobs::Outbox;
+use super::plan_choice::{PaymentForm, PlanChoice};
+use super::{App, Job, Tone};
+use crate::api::ApiError;
+use crate::api::model::Plan;
+use crate::bulk::{Ended, State};
+use crate::domain::iccid::Iccid;
+use crate::tui::keymap::{Action, Chord};
+use crate::tui::msg::{BulkEnded, BulkStep, BulkTopup, JobId, Request};
+use rust_decimal::Decimal;
+use std::time::Instant;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum BulkStage {
+    /// Asking which top-ups are offered for each marked eSIM.
+    Loading {
+        request: Option<JobId>,
+    },
+    /// Nothing is paid: why (the form's reads, or what the run's check refused).
+    Refused(String),
+    Choosing,
+    Confirming,
+    Paying(Progress),
+    Ended(Box<BulkEnded>),
+}
+
+/// A run's rows as they are done.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Progress {
+    pub run: JobId,
+    /// Every row was checked and the payments began.
+    pub paying: bool,
+    pub done: usize,
+    pub placed: usize,
+    /// Refused or of unknown outcome.
+    pub not_placed: usize,
+    /// The last row done, in words.
+    pub last: Option<String>,
+    /// The stop key was pressed: no further row is started.
+    pub stopping: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct BulkForm {
+    iccids: Vec<Iccid>,
+    /// Each eSIM's offered plans, in the order of `iccids`, once read.
+    offers: Vec<Vec<Plan>>,
+    /// Among the plans offered to every one of them (as the first eSIM's offer lists them).
+    choice: PlanChoice,
+    stage: BulkStage,
+}
+
+impl BulkForm {
+    /// A form for the marked eSIMs; a marked ICCID that is not valid refuses the whole.
+    pub fn new(marked: &[String]) -> Self {
+        let mut iccids = Vec::with_capacity(marked.len());
+        let mut invalid = Vec::new();
+        for m in marked {
+            match Iccid::parse(m) {
+                Ok(iccid) => iccids.push(iccid),
+                Err(e) => invalid.push(format!("{m} ({e})")),
+            }
+        }
+        let stage = if invalid.is_empty() {
+            BulkStage::Loading { request: None }
+        } else {
+            BulkStage::Refused(format!(
+                "These marked eSIMs' ICCIDs from the API are not valid, so they cannot be topped up here: {}. Unmark them (space) and press t again.",
+                invalid.join(", ")
+            ))
+        };
+        Self {
+            iccids,
+            offers: Vec::new(),
+            choice: PlanChoice::new(Vec::new()),
+            stage,
+        }
+    }
+
+    pub fn stage(&self) -> &BulkStage {
+        &self.stage
+    }
+
+    pub fn count(&self) -> usize {
+        self.iccids.len()
+    }
+
+    /// The plans offered to all, the one chosen and the quantity for each eSIM.
+    pub fn choice(&self) -> &PlanChoice {
+        &self.choice
+    }
+
+    pub fn plan(&self) -> Option<&Plan> {
+        self.choice.plan()
+    }
+
+    /// The whole total: each eSIM's own price of the plan times the quantity, computed checked
+    /// (`None`: a price is missing or the sum is past what a decimal holds).
+    pub fn total(&self) -> Option<Decimal> {
+        let slug = &self.plan()?.slug;
+        self.offers.iter().try_fold(Decimal::ZERO, |sum, offered| {
+            let unit = offered.iter().find(|p| &p.slug == slug)?.sell_price()?;
+            sum.checked_add(crate::purchase::line_total(unit, self.choice.qty()).ok()?)
+        })
+    }
+
+    /// The request slot of the offers' read (its answer is awaited there).
+    pub fn request_slot(&mut self) -> Option<&mut Option<JobId>> {
+        match &mut self.stage {
+            BulkStage::Loading { request } => Some(request),
+            _ => None,
+        }
+    }
+
+    /// Asks for every eSIM's offers, once.
+    pub fn fetch(&mut self, out: &mut Outbox<'_>) {
+        if let BulkStage::Loading {
+            request: request @ None,
+        } = &mut self.stage
+        {
+            *request = Some(out.send(Request::TopupOffers {
+                iccids: self.iccids.clone(),
+            }));
+        }
+    }
+
+    /// The offers arrived: the plans offered to every eSIM, or why there are none.
+    pub fn offered(&mut self, offers: Vec<(Iccid, Result<Vec<Plan>, String>)>) {
+        if !matches!(self.stage, BulkStage::Loading { .. }) {
+            return;
+        }
+        let mut refused = Vec::new();
+        let mut lists = Vec::with_capacity(offers.len());
+        for (iccid, offered) in offers {
+            match offered {
+                Ok(plans) if plans.is_empty() => refused.push(format!("{iccid}: no top-up is offered for it now")),
+                Ok(plans) => lists.push(plans),
+                Err(why) => refused.push(why),
+            }
+        }
+        if !refused.is_empty() {
+            self.stage = BulkStage::Refused(format!(
+                "{} of the {} marked eSIMs cannot be topped up: {}. Unmark them (space) and press t again.",
+                refused.len(),
+                self.iccids.len(),
+                refused.join("; ")
+            ));
+            return;
+        }
+        let common: Vec<Plan> = lists.first().map_or_else(Vec::new, |first| {
+            first
+                .iter()
+                .filter(|p| lists.iter().all(|l| l.iter().any(|q| q.slug == p.slug)))
+                .cloned()
+                .collect()
+        });
+        if common.is_empty() {
+            self.stage = BulkStage::Refused(format!(
+                "No top-up is offered for every one of the {} marked eSIMs (each eSIM is offered the top-ups of its own plan's area): mark eSIMs of one plan, or top them up one by one.",
+                self.iccids.len()
+            ));
+            return;
+        }
+        self.offers = lists;
+        self.choice = PlanChoice::new(common);
+        self.stage = BulkStage::Choosing;
+    }
+
+    /// The offers could not be read: nothing is paid.
+    pub fn read_failed(&mut self, error: &ApiError) {
+        if matches!(self.stage, BulkStage::Loading { .. }) {
+            self.stage = BulkStage::Refused(format!(
+                "The top-ups offered could not be read ({error}); nothing was paid. Close and press t again to retry."
+            ));
+        }
+    }
+
+    /// Why the confirmed total cannot be paid from `balance` (said on the confirmation).
+    pub fn refusal(&self, balance: Option<Decimal>) -> Option<String> {
+        let Some(total) = self.total() else {
+            return Some("The total cannot be computed exactly; nothing will be sent.".to_string());
+        };
+        let balance = balance?;
+        match crate::purchase::balance_after(balance, total) {
+            Err(why) => Some(format!("{why}; nothing will be sent.")),
+            Ok(_) => crate::purchase::shortfall_message(balance, total),
+        }
+    }
+
+    /// The run of this form, while it pays.
+    pub fn run(&self) -> Option<JobId> {
+        match &self.stage {
+            BulkStage::Paying(p) => Some(p.run),
+            _ => None,
+        }
+    }
+
+    /// The stop key: whether the run is asked to stop now (not when it was already).
+    pub fn stop(&mut self) -> bool {
+        match &mut self.stage {
+            BulkStage::Paying(p) if !p.stopping => {
+                p.stopping = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The run's rows were checked and the payments began.
+    pub fn paying(&mut self) {
+        if let BulkStage::Paying(p) = &mut self.stage {
+            p.paying = true;
+        }
+    }
+
+    /// A row of the run is done.
+    pub fn row_done(&mut self, iccid: &str, state: &State) {
+        let BulkStage::Paying(p) = &mut self.stage else { return };
+        p.done += 1;
+        let said = match state {
+            State::Placed { order, .. } => {
+                p.placed += 1;
+                format!("{iccid}: placed, order {order}")
+            }
+            other => {
+                p.not_placed += 1;
+                format!("{iccid}: {}", other.word().replace('_', " "))
+            }
+        };
+        p.last = Some(said);
+    }
+
+    /// The run ended (or paid nothing: why).
+    pub fn ended(&mut self, result: Result<BulkEnded, String>) {
+        if matches!(self.stage, BulkStage::Paying(_)) {
+            self.stage = match result {
+                Ok(ended) => BulkStage::Ended(Box::new(ended)),
+                Err(why) => BulkStage::Refused(why),
+            };
+        }
+    }
+}
+
+impl PaymentForm for BulkForm {
+    /// A key of the choice (plan, quantity for each eSIM), only while choosing; `false` if it
+    /// is none.
+    fn choose(&mut self, action: Action, chord: Chord) -> bool {
+        self.stage == BulkStage::Choosing && self.choice.act(action, chord)
+    }
+
+    fn confirm(&mut self) {
+        if self.stage == BulkStage::Choosing && self.plan().is_some() {
+            self.stage = BulkStage::Confirming;
+        }
+    }
+
+    fn back(&mut self) {
+        if self.stage == BulkStage::Confirming {
+            self.stage = BulkStage::Choosing;
+        }
+    }
+
+    /// Starts the run from the confirmation (once: the form leaves it as it starts).
+    fn pay(&mut self, balance: Option<Decimal>, out: &mut Outbox<'_>) {
+        if self.stage != BulkStage::Confirming || self.refusal(balance).is_some() {
+            return;
+        }
+        let (Some(plan), Some(total)) = (self.plan(), self.total()) else {
+            return;
+        };
+        let run = out.bulk_topup(BulkTopup {
+            iccids: self.iccids.clone(),
+            slug: plan.slug.clone(),
+            qty: self.choice.qty(),
+            total,
+        });
+        self.stage = BulkStage::Paying(Progress {
+            run,
+            ..Progress::default()
+        });
+    }
+}
+
+impl App {
+    /// A step of a bulk run: the window shows it; at the end the eSIMs placed are unmarked
+    /// (what is left marked is what was not topped up), and the balance, Orders and My eSIMs
+    /// are read again.
+    pub(super) fn on_bulk(&mut self, id: JobId, step: BulkStep, now: Instant) {
+        self.dirty = true;
+        let ours = matches!(self.account.jobs.running_job(id), Some(Job::BulkTopup));
+        let result = match step {
+            BulkStep::Ended(result) => result,
+            step => {
+                if let Some(form) = self.mode.bulk_mut().filter(|f| f.run() == Some(id)) {
+                    match step {
+                        BulkStep::Paying => form.paying(),
+                        BulkStep::Row { iccid, state } => form.row_done(&iccid, &state),
+                        BulkStep::Ended(_) => {}
+                    }
+                }
+                return;
+            }
+        };
+        self.account.jobs.finish(id);
+        if let (true, Ok(ended)) = (ours, &result) {
+            self.account
+                .tabs
+                .esims
+                .marks_mut()
+                .unmark(ended.placed.iter().map(String::as_str));
+            if !ended.placed.is_empty() {
+                self.money_moved(None);
+            }
+        }
+        match (self.mode.bulk_mut().filter(|f| f.run() == Some(id)), result) {
+            (Some(form), result) => {
+                form.ended(result);
+                // "Stopping…" is over: the window tells how it ended.
+                self.flash = None;
+            }
+            // The window was closed under it (credentials refused): said on the status line.
+            (None, Ok(ended)) => {
+                let clean = ended.failed.is_empty() && ended.unknown.is_empty() && ended.not_paid == 0;
+                let tone = if clean { Tone::Success } else { Tone::Error };
+                self.flash(one_line(&ended), tone, now);
+            }
+            (None, Err(why)) => self.flash(format!("Bulk top-up: {why}"), Tone::Error, now),
+        }
+    }
+}
+
+/// A run's end in one sentence.
+pub fn one_line(ended: &BulkEnded) -> String {
+    let result = match &ended.result {
+        Ok(path) => format!("result {}", path.display()),
+        Err(why) => format!("no result file ({why})"),
+    };
+    let how = match ended.ended {
+        Ended::Done => "",
+        Ended::Stopped => "stopped: ",
+        Ended::AtUnknown => "stopped at an unknown outcome: ",
+    };
+    format!(
+        "Bulk top-up {how}{} placed, {} failed, {} unknown, {} not paid; {result}",
+        ended.placed.len(),
+        ended.failed.len(),
+        ended.unknown.len(),
+        ended.not_paid
+    )
+}

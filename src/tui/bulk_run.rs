@@ -1,0 +1,191 @@
+//! The dashboard's bulk top-up, run off the event loop through the same engine as `esimdash
+//! topup --from` (`crate::bulk`): the marked eSIMs are written as a rows file in the export
+//! directory, checked whole, then paid one by one with the journal. A session that ends
+//! mid-run (killed, hung up) leaves a file that `esimdash topup --from FILE` finishes, paying
+//! no row twice.
+
+use super::msg::{BulkEnded, BulkStep, BulkTopup, JobId, Msg};
+use crate::api::model::Plan;
+use crate::api::{ApiError, Client};
+use crate::bulk::rows::Kind;
+use crate::bulk::{self, Batch, Prepared, State, result};
+use crate::domain::iccid::Iccid;
+use crate::export::file::{self, Existing, FileError};
+use crate::format::money::format_amount;
+use futures_util::{StreamExt, TryStreamExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tokio::sync::mpsc::UnboundedSender;
+
+/// How many eSIMs' offers are asked at once (the client paces them within the budget).
+const OFFERS_AT_ONCE: usize = 4;
+
+/// The top-ups offered for each eSIM, in their order; one not in this account says so, any
+/// other failure fails the whole (the form says it, nothing is paid).
+pub async fn offers(client: &Client, iccids: &[Iccid]) -> Result<Vec<(Iccid, Result<Vec<Plan>, String>)>, ApiError> {
+    futures_util::stream::iter(iccids.iter().cloned())
+        .map(|iccid| async move {
+            match client.topup_plans(iccid.as_str()).await {
+                Ok(plans) => Ok((iccid, Ok(plans))),
+                Err(e) if e.status() == Some(404) => {
+                    let why = format!("no eSIM with ICCID {iccid} in this account");
+                    Ok((iccid, Err(why)))
+                }
+                Err(e) => Err(e),
+            }
+        })
+        .buffered(OFFERS_AT_ONCE)
+        .try_collect()
+        .await
+}
+
+/// Starts the run; its steps come back as `Msg::Bulk`. `stop` (the window's key), like a stop
+/// signal, lets the payment in flight be answered and starts no further row.
+pub fn start(
+    dir: &Path,
+    id: JobId,
+    order: BulkTopup,
+    client: &Client,
+    tx: &UnboundedSender<Msg>,
+    stop: Arc<AtomicBool>,
+) {
+    let (dir, client, tx) = (dir.to_path_buf(), client.clone(), tx.clone());
+    tokio::spawn(async move {
+        // Counted until its last word is sent: the dashboard does not end before.
+        let _running = bulk::Running::start();
+        let step = |step| {
+            let _ = tx.send(Msg::Bulk { id, step });
+        };
+        let stopping = || crate::signals::stopping() || stop.load(Ordering::SeqCst);
+        let ended = run(&client, &dir, &order, stopping, &step).await;
+        step(BulkStep::Ended(ended));
+    });
+}
+
+async fn run(
+    client: &Client,
+    dir: &Path,
+    order: &BulkTopup,
+    stopping: impl Fn() -> bool,
+    step: &impl Fn(BulkStep),
+) -> Result<BulkEnded, String> {
+    let file = write_rows(dir, order)?;
+    let prepared = match bulk::prepare(client, Kind::Topup, &file, true, false).await {
+        Ok(prepared) => prepared,
+        Err(e) => {
+            forget(&file, None);
+            return Err(format!("{e}; nothing was paid"));
+        }
+    };
+    let Prepared {
+        mut batch,
+        mut journal,
+        journal_path,
+    } = prepared;
+    if let Some(why) = refusal(&batch, order) {
+        drop(journal);
+        forget(&file, Some(&journal_path));
+        return Err(format!("{why}; nothing was paid"));
+    }
+    step(BulkStep::Paying);
+    let ended = bulk::pay(client, &mut batch, &mut journal, false, stopping, |line| {
+        step(BulkStep::Row {
+            iccid: line.row.iccid().map(ToString::to_string).unwrap_or_default(),
+            state: line.state.clone(),
+        });
+    })
+    .await
+    .map_err(|e| e.to_string())?;
+    let result_path = result::beside(&file);
+    let result = result::write(&batch, &result_path).map(|()| result_path);
+    Ok(summary(&batch, ended, file, result))
+}
+
+/// The marked eSIMs as a rows file `esimdash-topup-<time>.csv` (never replacing one).
+fn write_rows(dir: &Path, order: &BulkTopup) -> Result<PathBuf, String> {
+    let mut text = String::from("iccid,slug,qty\n");
+    for iccid in &order.iccids {
+        text.push_str(&format!("{iccid},{},{}\n", order.slug, order.qty));
+    }
+    let stem = file::timed_stem("topup");
+    for path in file::numbered(dir, &stem, ".csv") {
+        match file::write(&path, text.as_bytes(), Existing::Keep) {
+            Ok(path) => return Ok(path),
+            Err(FileError::Exists { .. }) => {}
+            Err(e) => return Err(format!("the rows could not be written ({e}); nothing was paid")),
+        }
+    }
+    Err(format!(
+        "no free file name for {stem} in {}; nothing was paid",
+        dir.display()
+    ))
+}
+
+/// Why the checked rows are not paid: a row the check refuses, or a total other than the one
+/// the user confirmed (a price changed meanwhile), or a balance too short.
+fn refusal(batch: &Batch, order: &BulkTopup) -> Option<String> {
+    let refused: Vec<String> = batch
+        .problems
+        .iter()
+        .cloned()
+        .chain(batch.lines.iter().filter_map(|l| match &l.state {
+            State::Invalid(why) => Some(format!(
+                "{}: {why}",
+                l.row.iccid().map(ToString::to_string).unwrap_or_default()
+            )),
+            _ => None,
+        }))
+        .collect();
+    if !refused.is_empty() {
+        return Some(format!(
+            "{} eSIM(s) cannot be topped up so: {}",
+            refused.len(),
+            refused.join("; ")
+        ));
+    }
+    let total = batch.total()?;
+    if total != order.total {
+        return Some(format!(
+            "the total is now {} USD, not the {} USD confirmed (a price changed)",
+            format_amount(total),
+            format_amount(order.total)
+        ));
+    }
+    crate::purchase::shortfall_message(batch.balance.unwrap_or_default(), total)
+}
+
+/// A run that paid nothing leaves no rows file or journal behind.
+fn forget(file: &Path, journal: Option<&Path>) {
+    for path in std::iter::once(file).chain(journal) {
+        if let Err(e) = std::fs::remove_file(path) {
+            tracing::warn!(path = %path.display(), %e, "could not remove a bulk file that paid nothing");
+        }
+    }
+}
+
+fn summary(batch: &Batch, ended: bulk::Ended, file: PathBuf, result: Result<PathBuf, String>) -> BulkEnded {
+    let iccid = |l: &bulk::Line| l.row.iccid().map(ToString::to_string).unwrap_or_default();
+    let with_why = |word: &str| -> Vec<(String, String)> {
+        batch
+            .lines
+            .iter()
+            .filter(|l| l.state.word() == word)
+            .map(|l| (iccid(l), l.state.error().unwrap_or_default().to_string()))
+            .collect()
+    };
+    BulkEnded {
+        ended,
+        placed: batch
+            .lines
+            .iter()
+            .filter(|l| matches!(l.state, State::Placed { .. }))
+            .map(iccid)
+            .collect(),
+        failed: with_why("failed"),
+        unknown: with_why("unknown"),
+        not_paid: batch.count("not_paid"),
+        file,
+        result,
+    }
+}

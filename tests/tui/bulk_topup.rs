@@ -1,0 +1,252 @@
+//! The top-up of the marked eSIMs, driven through the app and the runtime's own bulk task
+//! against a sandbox, counted at the server: only plans offered to every marked eSIM, one
+//! confirmation, one order per eSIM; a marked eSIM offered nothing refuses the whole with
+//! nothing sent; the stop key lets the payment in flight finish and pays no other, and `t`
+//! again pays only the eSIMs still marked.
+
+use crate::common::{Live, code, key};
+use crossterm::event::KeyCode;
+use esimdash::api::model::{Order, OrderQuery};
+use esimdash::api::{Client, ClientOptions};
+use esimdash::sandbox::SandboxConfig;
+use esimdash::tui::app::{App, BulkStage, Overlay};
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// A dashboard whose client keeps an audit trail (the bulk journal lives beside it).
+async fn live_with_trail(state: &tempfile::TempDir) -> Live {
+    let options = ClientOptions {
+        rate_limit: 100_000,
+        audit: Some(esimdash::audit::Trail {
+            path: state.path().join("esimdash/audit.jsonl"),
+            profile: "sandbox".into(),
+        }),
+        ..ClientOptions::default()
+    };
+    let sandbox = SandboxConfig {
+        rate_limit: 100_000,
+        ..SandboxConfig::default()
+    };
+    Live::new(sandbox, options).await
+}
+
+/// The newest orders, newest first.
+async fn newest_orders(api: &Client, n: u64) -> (u64, Vec<Order>) {
+    let page = api
+        .orders(&OrderQuery {
+            page: Some(1),
+            page_size: Some(n.max(1)),
+            ..OrderQuery::default()
+        })
+        .await
+        .unwrap();
+    (page.total, page.orders)
+}
+
+fn bulk(app: &App) -> Option<&BulkStage> {
+    match app.overlay() {
+        Some(Overlay::Bulk(form)) => Some(form.stage()),
+        _ => None,
+    }
+}
+
+/// The rows of the first page of My eSIMs: (row, ICCID) of each eSIM offered `slug` and of the
+/// first offered nothing, for the slug offered to the most of them.
+async fn pick(live: &mut Live, api: &Client) -> (String, Vec<(usize, String)>, (usize, String)) {
+    live.send(key('3'));
+    assert!(
+        live.until(Duration::from_secs(10), |app| app.esims().selected().is_some())
+            .await
+    );
+    let rows: Vec<String> = live
+        .app
+        .esims()
+        .list()
+        .loaded()
+        .map(|e| e.raw_order_json.iccid.to_string())
+        .collect();
+    let mut by_slug: HashMap<String, Vec<(usize, String)>> = HashMap::new();
+    let mut none = None;
+    for (n, iccid) in rows.iter().enumerate() {
+        // A reissued ICCID has two rows: one mark.
+        if rows[..n].contains(iccid) {
+            continue;
+        }
+        let offered = api.topup_plans(iccid).await.unwrap();
+        if offered.is_empty() && none.is_none() {
+            none = Some((n, iccid.clone()));
+        }
+        for plan in offered {
+            by_slug.entry(plan.slug).or_default().push((n, iccid.clone()));
+        }
+    }
+    let (slug, group) = by_slug.into_iter().max_by_key(|(_, g)| g.len()).unwrap();
+    assert!(group.len() >= 4, "eSIMs sharing a top-up on the first page: {group:?}");
+    (slug, group, none.expect("an eSIM offered no top-up on the first page"))
+}
+
+/// Marks the eSIMs at these rows of the list (space on each).
+fn mark_rows(live: &mut Live, rows: &[usize]) {
+    live.send(code(KeyCode::Home));
+    let mut at = 0;
+    for &row in rows {
+        while at < row {
+            live.send(key('j'));
+            at += 1;
+        }
+        live.send(key(' '));
+    }
+}
+
+/// `t`, the plan `slug` chosen, `qty` each, reviewed and paid.
+async fn top_up_marked(live: &mut Live, slug: &str, qty: char) {
+    live.send(key('t'));
+    assert!(
+        live.until(Duration::from_secs(10), |app| bulk(app) == Some(&BulkStage::Choosing))
+            .await,
+        "{:?}",
+        bulk(&live.app)
+    );
+    let Some(Overlay::Bulk(form)) = live.app.overlay() else {
+        unreachable!()
+    };
+    let at = form.choice().plans().iter().position(|p| p.slug == slug).unwrap();
+    for _ in 0..at {
+        live.send(key('j'));
+    }
+    live.send(key(qty));
+    live.send(code(KeyCode::Enter));
+    assert_eq!(bulk(&live.app), Some(&BulkStage::Confirming));
+    live.send(code(KeyCode::Enter));
+    assert!(matches!(bulk(&live.app), Some(BulkStage::Paying(_))));
+}
+
+async fn until_ended(live: &mut Live) {
+    assert!(
+        live.until(Duration::from_secs(30), |app| matches!(
+            bulk(app),
+            Some(BulkStage::Ended(_) | BulkStage::Refused(_))
+        ))
+        .await,
+        "{:?}",
+        bulk(&live.app)
+    );
+}
+
+#[tokio::test]
+async fn the_marked_esims_are_topped_up_each_once_and_one_offered_nothing_refuses_the_whole() {
+    let state = tempfile::tempdir().unwrap();
+    let mut live = live_with_trail(&state).await;
+    let api = live.api();
+    let (slug, group, (none_row, none_iccid)) = pick(&mut live, &api).await;
+    let group: Vec<(usize, String)> = group.into_iter().take(4).collect();
+
+    // One marked eSIM offered nothing: the whole is refused, naming it, and nothing is paid.
+    let (before, _) = newest_orders(&api, 1).await;
+    let mut rows: Vec<usize> = group.iter().map(|(n, _)| *n).chain([none_row]).collect();
+    rows.sort_unstable();
+    mark_rows(&mut live, &rows);
+    assert_eq!(live.app.esims().marks().len(), 5);
+    live.send(key('t'));
+    assert!(
+        live.until(Duration::from_secs(10), |app| matches!(
+            bulk(app),
+            Some(BulkStage::Refused(_))
+        ))
+        .await
+    );
+    let screen = live.screen_text(120, 40);
+    assert!(screen.contains(&none_iccid), "{screen}");
+    assert!(screen.contains("Unmark them"), "{screen}");
+    live.send(code(KeyCode::Esc));
+    assert!(live.app.overlay().is_none());
+    mark_rows(&mut live, &[none_row]);
+    assert_eq!(live.app.esims().marks().len(), 4, "the one offered nothing unmarked");
+
+    // The four: each its own top-up, placed once.
+    top_up_marked(&mut live, &slug, '2').await;
+    until_ended(&mut live).await;
+    let screen = live.screen_text(120, 40);
+    assert!(screen.contains("All 4 eSIMs topped up"), "{screen}");
+    let (after, newest) = newest_orders(&api, 4).await;
+    assert_eq!(after, before + 4, "one order per marked eSIM");
+    let mut topped: Vec<String> = newest.iter().map(|o| o.iccid.as_str().to_string()).collect();
+    topped.sort();
+    let mut wanted: Vec<String> = group.iter().map(|(_, i)| i.clone()).collect();
+    wanted.sort();
+    assert_eq!(topped, wanted);
+    assert!(
+        newest
+            .iter()
+            .all(|o| o.record.slug == slug && o.record.quantity == Some(2)),
+        "{newest:?}"
+    );
+    assert!(live.app.esims().marks().is_empty(), "the eSIMs placed are unmarked");
+
+    // The rows file and its result, in the export directory.
+    let files = live.exported();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let result = files.iter().find(|f| f.ends_with(".result.csv")).unwrap();
+    let text = std::fs::read_to_string(live.export_dir.path().join(result)).unwrap();
+    for iccid in &wanted {
+        assert!(
+            text.lines()
+                .any(|l| l.contains(iccid.as_str()) && l.contains(",placed,")),
+            "{text}"
+        );
+    }
+    // Closed, `t` without marks is the single top-up again.
+    live.send(code(KeyCode::Esc));
+    live.send(key('t'));
+    assert!(matches!(live.app.overlay(), Some(Overlay::Purchase(_))));
+}
+
+#[tokio::test]
+async fn the_stop_key_pays_no_further_esim_and_t_again_pays_only_those_still_marked() {
+    let state = tempfile::tempdir().unwrap();
+    let mut live = live_with_trail(&state).await;
+    let api = live.api();
+    let (slug, group, _) = pick(&mut live, &api).await;
+    let (before, _) = newest_orders(&api, 1).await;
+    let rows: Vec<usize> = group.iter().map(|(n, _)| *n).collect();
+    mark_rows(&mut live, &rows);
+    // Slow answers, so that the key lands while the first payment is on its way.
+    live.sandbox.set_latency(Duration::from_millis(150));
+    top_up_marked(&mut live, &slug, '1').await;
+    assert!(
+        live.until(
+            Duration::from_secs(10),
+            |app| matches!(bulk(app), Some(BulkStage::Paying(p)) if p.paying)
+        )
+        .await
+    );
+    live.send(code(KeyCode::Esc));
+    until_ended(&mut live).await;
+    let Some(BulkStage::Ended(ended)) = bulk(&live.app) else {
+        panic!("{:?}", bulk(&live.app))
+    };
+    let placed = ended.placed.len();
+    assert!(
+        placed >= 1 && placed < group.len(),
+        "stopped after {placed} of {}",
+        group.len()
+    );
+    assert_eq!(ended.not_paid, group.len() - placed);
+    let (after, _) = newest_orders(&api, 1).await;
+    assert_eq!(after, before + placed as u64, "only what the run says it placed");
+    assert_eq!(
+        live.app.esims().marks().len(),
+        group.len() - placed,
+        "the rest stay marked"
+    );
+    assert!(live.screen_text(120, 40).contains("(stopped)"));
+
+    // `t` again: the eSIMs still marked, and only them.
+    live.sandbox.set_latency(Duration::ZERO);
+    live.send(code(KeyCode::Esc));
+    top_up_marked(&mut live, &slug, '1').await;
+    until_ended(&mut live).await;
+    let (after, _) = newest_orders(&api, 1).await;
+    assert_eq!(after, before + group.len() as u64, "every marked eSIM once, none twice");
+    assert!(live.app.esims().marks().is_empty());
+}
