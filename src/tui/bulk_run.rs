@@ -12,7 +12,8 @@ use crate::bulk::{self, Batch, Prepared, State, result};
 use crate::domain::iccid::Iccid;
 use crate::export::file::{self, Existing, FileError};
 use crate::format::money::format_amount;
-use futures_util::{StreamExt, TryStreamExt};
+use futures_util::{FutureExt, StreamExt, TryStreamExt};
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -58,7 +59,13 @@ pub fn start(
             let _ = tx.send(Msg::Bulk { id, step });
         };
         let stopping = || crate::signals::stopping() || stop.load(Ordering::SeqCst);
-        let ended = run(&client, &dir, &order, stopping, &step).await;
+        // A run that panics still says so: the window never waits for a word that cannot come.
+        let ended = AssertUnwindSafe(run(&client, &dir, &order, stopping, &step))
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|_| {
+                Err("the run stopped on an internal error (see the log); the rows file in the export directory, run with `esimdash topup --from`, pays what is left, none twice".to_string())
+            });
         step(BulkStep::Ended(ended));
     });
 }
@@ -89,28 +96,40 @@ async fn run(
         return Err(format!("{why}; nothing was paid"));
     }
     step(BulkStep::Paying);
-    let ended = bulk::pay(client, &mut batch, &mut journal, false, stopping, |line| {
+    let paid = bulk::pay(client, &mut batch, &mut journal, false, stopping, |line| {
         step(BulkStep::Row {
             iccid: line.row.iccid().map(ToString::to_string).unwrap_or_default(),
             state: line.state.clone(),
         });
     })
-    .await
-    .map_err(|e| e.to_string())?;
+    .await;
+    // The journal failing stops the run where it is: what was placed is still told.
+    let (ended, problem) = match paid {
+        Ok(ended) => (ended, None),
+        Err(e) => (bulk::Ended::AtUnknown, Some(format!("the run stopped: {e}"))),
+    };
     let result_path = result::beside(&file);
     let result = result::write(&batch, &result_path).map(|()| result_path);
-    Ok(summary(&batch, ended, file, result))
+    Ok(BulkEnded {
+        problem,
+        ..summary(&batch, ended, file, result)
+    })
 }
 
 /// The marked eSIMs as a rows file `esimdash-topup-<time>.csv` (never replacing one).
 fn write_rows(dir: &Path, order: &BulkTopup) -> Result<PathBuf, String> {
-    let mut text = String::from("iccid,slug,qty\n");
+    // Written by the CSV writer: a slug from the API is quoted as it needs, never read as two.
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    let failed = |e: csv::Error| format!("the rows could not be written ({e}); nothing was paid");
+    csv.write_record(["iccid", "slug", "qty"]).map_err(failed)?;
     for iccid in &order.iccids {
-        text.push_str(&format!("{iccid},{},{}\n", order.slug, order.qty));
+        csv.write_record([iccid.as_str(), &order.slug, &order.qty.to_string()])
+            .map_err(failed)?;
     }
+    let text = csv.into_inner().map_err(|e| failed(e.into_error().into()))?;
     let stem = file::timed_stem("topup");
     for path in file::numbered(dir, &stem, ".csv") {
-        match file::write(&path, text.as_bytes(), Existing::Keep) {
+        match file::write(&path, &text, Existing::Keep) {
             Ok(path) => return Ok(path),
             Err(FileError::Exists { .. }) => {}
             Err(e) => return Err(format!("the rows could not be written ({e}); nothing was paid")),
@@ -144,7 +163,9 @@ fn refusal(batch: &Batch, order: &BulkTopup) -> Option<String> {
             refused.join("; ")
         ));
     }
-    let total = batch.total()?;
+    let Some(total) = batch.total() else {
+        return Some("the total is too large to compute exactly".to_string());
+    };
     if total != order.total {
         return Some(format!(
             "the total is now {} USD, not the {} USD confirmed (a price changed)",
@@ -176,6 +197,7 @@ fn summary(batch: &Batch, ended: bulk::Ended, file: PathBuf, result: Result<Path
     };
     BulkEnded {
         ended,
+        problem: None,
         placed: batch
             .lines
             .iter()

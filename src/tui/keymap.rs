@@ -46,6 +46,8 @@ pub enum Context {
     Outcome,
     /// The bulk top-up of the marked eSIMs, paying.
     BulkPaying,
+    /// The bulk top-up of the marked eSIMs: some are offered no top-up.
+    BulkLeaveOut,
     /// The banner after the API refused the credentials.
     Banner,
     /// "Replace the file?" before a QR image overwrites one.
@@ -74,6 +76,7 @@ impl Context {
             Context::Confirm => "top-up or purchase: confirming",
             Context::Outcome => "top-up or purchase: result",
             Context::BulkPaying => "top-up of the marked eSIMs: paying",
+            Context::BulkLeaveOut => "top-up of the marked eSIMs: some offered nothing",
             Context::Banner => "credentials refused",
             Context::Replace => "replace a file?",
         }
@@ -362,6 +365,8 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(C::Confirm, A::Close, &["q"], "cancel, nothing sent", None),
     bind(C::Outcome, A::Close, &["esc", "enter", "q"], "close", Some("close")),
     bind(C::BulkPaying, A::Close, &["esc", "q"], "stop after the payment in flight (no further eSIM is paid)", Some("stop")),
+    bind(C::BulkLeaveOut, A::Accept, &["enter"], "unmark those offered nothing and top up the others", Some("the others")),
+    bind(C::BulkLeaveOut, A::Close, &["esc", "q"], "close (the marks stay)", Some("close")),
     bind(C::Banner, A::Quit, &["q", "ctrl-c"], "quit", Some("quit")),
     bind(C::Banner, A::Close, &["esc"], "quit", None),
     bind(C::Replace, A::Accept, &["y"], "replace the file", Some("replace")),

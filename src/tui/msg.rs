@@ -177,6 +177,8 @@ pub enum BulkStep {
 #[derive(Debug, Clone, PartialEq)]
 pub struct BulkEnded {
     pub ended: crate::bulk::Ended,
+    /// Why the run stopped short, beyond a stop or an unknown outcome (its journal failed).
+    pub problem: Option<String>,
     /// The eSIMs topped up by this run.
     pub placed: Vec<String>,
     /// (ICCID, why) of the rows refused (nothing moved) and of those whose outcome is unknown.

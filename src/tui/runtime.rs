@@ -231,6 +231,13 @@ impl Tasks {
         super::bulk_run::start(dir, id, order, client, tx, stop);
     }
 
+    /// No further row of any bulk run is started (the dashboard is ending).
+    fn stop_all_bulk(&self) {
+        for stop in self.bulk_stops.values() {
+            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
     /// No further row of the bulk run is started (its payment in flight is answered first).
     pub fn stop_bulk(&mut self, id: JobId) {
         if let Some(stop) = self.bulk_stops.get(&id) {
@@ -396,7 +403,9 @@ struct Ending {
 impl Ending {
     /// Ends the loop now, unless a payment waits for its answer: then the app says so and the
     /// loop goes on until the answer is in (its outcome written) or `patience` has passed.
-    fn leave(&mut self, app: &mut App) -> bool {
+    fn leave(&mut self, app: &mut App, tasks: &Tasks) -> bool {
+        // A bulk run starts no further row once the dashboard is ending (by a key as by a signal).
+        tasks.stop_all_bulk();
         if crate::api::payments_in_flight() == 0 && crate::bulk::runs_in_flight() == 0 {
             return true;
         }
@@ -453,7 +462,7 @@ async fn next(inputs: &mut Inputs, world: &mut World<'_>, app: &mut App, ending:
             // The terminal is gone (a hang-up): nothing more to read or draw.
             Some(Err(_)) | None => {
                 ending.terminal_gone = true;
-                if ending.leave(app) { Next::Exit } else { Next::Again }
+                if ending.leave(app, &world.tasks) { Next::Exit } else { Next::Again }
             }
         },
         Some(msg) = inputs.rx.recv() => Next::Msg(msg),
@@ -462,7 +471,7 @@ async fn next(inputs: &mut Inputs, world: &mut World<'_>, app: &mut App, ending:
         // A hang-up is not taken to mean the terminal is gone: when it is, reading and
         // drawing fail and say so; when it is not (a SIGHUP sent by hand), it is restored.
         _ = inputs.stops.next() => {
-            if ending.leave(app) { Next::Exit } else { Next::Msg(Msg::Resize) }
+            if ending.leave(app, &world.tasks) { Next::Exit } else { Next::Msg(Msg::Resize) }
         }
         () = deadline => {
             tracing::warn!("quitting without the payment's answer; the next start settles it");
@@ -611,7 +620,7 @@ async fn event_loop(
         };
         let effects = app.update(msg, Instant::now());
         let quit = perform(effects, &mut world) || app.should_quit();
-        if (quit || ending.leaving.is_some()) && ending.leave(&mut app) {
+        if (quit || ending.leaving.is_some()) && ending.leave(&mut app, &world.tasks) {
             return Ok(world.end(&mut app));
         }
         if app.take_dirty() {
@@ -622,7 +631,7 @@ async fn event_loop(
             {
                 ending.terminal_gone = true;
                 crate::signals::detach_stdio();
-                if ending.leave(&mut app) {
+                if ending.leave(&mut app, &world.tasks) {
                     world.end(&mut app);
                     return Err(e);
                 }

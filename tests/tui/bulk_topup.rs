@@ -1,7 +1,7 @@
 //! The top-up of the marked eSIMs, driven through the app and the runtime's own bulk task
 //! against a sandbox, counted at the server: only plans offered to every marked eSIM, one
-//! confirmation, one order per eSIM; a marked eSIM offered nothing refuses the whole with
-//! nothing sent; the stop key lets the payment in flight finish and pays no other, and `t`
+//! confirmation, one order per eSIM; a marked eSIM offered nothing is named, nothing is sent,
+//! and Enter unmarks it and goes on with the others; the stop key lets the payment in flight finish and pays no other, and `t`
 //! again pays only the eSIMs still marked.
 
 use crate::common::{Live, code, key};
@@ -117,6 +117,10 @@ async fn top_up_marked(live: &mut Live, slug: &str, qty: char) {
     live.send(key(qty));
     live.send(code(KeyCode::Enter));
     assert_eq!(bulk(&live.app), Some(&BulkStage::Confirming));
+    // Enter again at once (a double tap) pays nothing; after the pause it pays.
+    live.send(code(KeyCode::Enter));
+    assert_eq!(bulk(&live.app), Some(&BulkStage::Confirming));
+    tokio::time::sleep(esimdash::tui::app::PAY_PAUSE).await;
     live.send(code(KeyCode::Enter));
     assert!(matches!(bulk(&live.app), Some(BulkStage::Paying(_))));
 }
@@ -134,14 +138,14 @@ async fn until_ended(live: &mut Live) {
 }
 
 #[tokio::test]
-async fn the_marked_esims_are_topped_up_each_once_and_one_offered_nothing_refuses_the_whole() {
+async fn the_marked_esims_are_topped_up_each_once_and_one_offered_nothing_is_left_out_first() {
     let state = tempfile::tempdir().unwrap();
     let mut live = live_with_trail(&state).await;
     let api = live.api();
     let (slug, group, (none_row, none_iccid)) = pick(&mut live, &api).await;
     let group: Vec<(usize, String)> = group.into_iter().take(4).collect();
 
-    // One marked eSIM offered nothing: the whole is refused, naming it, and nothing is paid.
+    // One marked eSIM offered nothing: named, nothing paid; Enter unmarks it, and goes on.
     let (before, _) = newest_orders(&api, 1).await;
     let mut rows: Vec<usize> = group.iter().map(|(n, _)| *n).chain([none_row]).collect();
     rows.sort_unstable();
@@ -151,17 +155,21 @@ async fn the_marked_esims_are_topped_up_each_once_and_one_offered_nothing_refuse
     assert!(
         live.until(Duration::from_secs(10), |app| matches!(
             bulk(app),
-            Some(BulkStage::Refused(_))
+            Some(BulkStage::LeaveOut { .. })
         ))
         .await
     );
-    let screen = live.screen_text(120, 40);
+    let screen = live.screen_text(80, 24);
     assert!(screen.contains(&none_iccid), "{screen}");
-    assert!(screen.contains("Unmark them"), "{screen}");
+    assert!(screen.contains("Enter: unmark them and top up the other 4"), "{screen}");
+    live.send(code(KeyCode::Enter));
+    assert_eq!(bulk(&live.app), Some(&BulkStage::Choosing));
+    assert!(live.screen_text(80, 24).contains("offers for all 4 eSIMs"));
+    assert_eq!(live.app.esims().marks().len(), 4, "the one offered nothing unmarked");
+    assert!(!live.app.esims().marks().contains(&none_iccid));
+    assert_eq!(newest_orders(&api, 1).await.0, before, "nothing paid meanwhile");
     live.send(code(KeyCode::Esc));
     assert!(live.app.overlay().is_none());
-    mark_rows(&mut live, &[none_row]);
-    assert_eq!(live.app.esims().marks().len(), 4, "the one offered nothing unmarked");
 
     // The four: each its own top-up, placed once.
     top_up_marked(&mut live, &slug, '2').await;

@@ -41,7 +41,8 @@ enum Step {
     /// Enter, as on a confirmation.
     Enter,
     /// The keys of a bulk top-up, the reads answered with data from the seed between them:
-    /// My eSIMs, `*` (mark the page), `t`, Enter to review (and, for odd seeds, again to pay).
+    /// My eSIMs, `*` (mark the page), `t`, Enter to review (and, for odd seeds, Enter twice at
+    /// once, then again after the pause, to pay).
     BulkKeys(u64),
     /// The bulk run started tells a step (its check, a row, its end), built from the seed.
     BulkTells(u64),
@@ -539,7 +540,11 @@ impl Run {
                         self.answer(0, |r| Ok(data_for(r, seed | 1)));
                     }
                 }
-                for _ in 0..=seed % 2 {
+                self.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+                // Odd seeds pay: at once (a double tap, never taken) and after the pause.
+                if seed % 2 == 1 {
+                    self.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+                    self.now += esimdash::tui::app::PAY_PAUSE;
                     self.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
                 }
             }
@@ -583,6 +588,7 @@ impl Run {
                     .cloned()
                     .collect();
                 BulkStep::Ended(Ok(BulkEnded {
+                    problem: None,
                     ended: esimdash::bulk::Ended::Stopped,
                     not_paid: iccids.len() - placed.len(),
                     placed: placed.clone(),

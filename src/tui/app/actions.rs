@@ -4,7 +4,8 @@
 use super::mode::{Mode, Overlay};
 use super::search::SearchBox;
 use super::{
-    App, BulkForm, Halt, Motion, Outbox, PaymentForm, ProfileForm, PurchaseForm, Tab, TextInput, Tone, TopUpOf,
+    App, BulkForm, BulkStage, Halt, Motion, Outbox, PaymentForm, ProfileForm, PurchaseForm, Tab, TextInput, Tone,
+    TopUpOf,
 };
 use crate::api::model::Order;
 use crate::clipboard::guard;
@@ -164,7 +165,7 @@ impl App {
             Context::Picker => return self.act_picker(action),
             Context::ProfileForm => return self.act_profile_form(action, now, effects),
             Context::IccidPrompt => return self.act_iccid_prompt(action),
-            Context::Purchase | Context::Confirm | Context::Outcome | Context::BulkPaying
+            Context::Purchase | Context::Confirm | Context::Outcome | Context::BulkPaying | Context::BulkLeaveOut
                 if self.mode.bulk_mut().is_some() =>
             {
                 return self.act_bulk(action, chord, now, effects);
@@ -411,14 +412,27 @@ impl App {
     fn act_bulk(&mut self, action: Action, chord: Chord, now: Instant, effects: &mut Vec<Effect>) {
         let balance = self.account.profile.value().and_then(|p| p.balance_usd);
         let Some(form) = self.mode.bulk_mut() else { return };
-        if act_form(
+        if action == Action::Accept && matches!(form.stage(), BulkStage::LeaveOut { .. }) {
+            let out = form.leave_out();
+            self.account
+                .tabs
+                .esims
+                .marks_mut()
+                .unmark(out.iter().map(String::as_str));
+            return;
+        }
+        if action == Action::Pay && form.too_soon_to_pay(now) {
+            return;
+        }
+        let acted = act_form(
             form,
             action,
             chord,
             balance,
             &mut Outbox::new(&mut self.account.jobs, effects),
-        ) || action != Action::Close
-        {
+        );
+        form.reviewing(now);
+        if acted || action != Action::Close {
             return;
         }
         match form.run() {

@@ -3,8 +3,9 @@
 //! the API offers that plan to every marked eSIM, one confirmation of the whole total, then
 //! each eSIM its own payment in the background with its progress here.
 //!
-//! Stages: Loading (each eSIM's offers) → Refused (nothing to offer to all, or a read failed)
-//! or Choosing (plan, quantity) → Confirming (the total and the balance after) → Paying (the
+//! Stages: Loading (each eSIM's offers) → LeaveOut (some are offered nothing: the confirming
+//! key unmarks them and goes on with the others), Refused (nothing to offer to all, or a read
+//! failed) or Choosing (plan, quantity) → Confirming (the total and the balance after) → Paying (the
 //! run's rows as they are done; the stop key lets the payment in flight finish and starts no
 //! other) → Ended (placed, failed, unknown, the files). Nothing is sent from any other stage.
 
@@ -18,7 +19,10 @@ use crate::domain::iccid::Iccid;
 use crate::tui::keymap::{Action, Chord};
 use crate::tui::msg::{BulkEnded, BulkStep, BulkTopup, JobId, Request};
 use rust_decimal::Decimal;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// How long the confirmation of a bulk top-up stands before its pay key is taken.
+pub const PAY_PAUSE: Duration = Duration::from_millis(500);
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum BulkStage {
@@ -28,6 +32,12 @@ pub enum BulkStage {
     },
     /// Nothing is paid: why (the form's reads, or what the run's check refused).
     Refused(String),
+    /// Some marked eSIMs are offered no top-up: each with why (`out`), and the offers of the
+    /// others (`kept`), to go on with once those are unmarked.
+    LeaveOut {
+        out: Vec<(String, String)>,
+        kept: Vec<(Iccid, Vec<Plan>)>,
+    },
     Choosing,
     Confirming,
     Paying(Progress),
@@ -57,6 +67,8 @@ pub struct BulkForm {
     offers: Vec<Vec<Plan>>,
     /// Among the plans offered to every one of them (as the first eSIM's offer lists them).
     choice: PlanChoice,
+    /// When the confirmation was shown (a pay key sooner is not taken).
+    reviewing_since: Option<Instant>,
     stage: BulkStage,
 }
 
@@ -83,6 +95,7 @@ impl BulkForm {
             iccids,
             offers: Vec::new(),
             choice: PlanChoice::new(Vec::new()),
+            reviewing_since: None,
             stage,
         }
     }
@@ -134,29 +147,50 @@ impl BulkForm {
         }
     }
 
-    /// The offers arrived: the plans offered to every eSIM, or why there are none.
+    /// The offers arrived: the plans offered to every eSIM, or the eSIMs offered nothing.
     pub fn offered(&mut self, offers: Vec<(Iccid, Result<Vec<Plan>, String>)>) {
         if !matches!(self.stage, BulkStage::Loading { .. }) {
             return;
         }
-        let mut refused = Vec::new();
-        let mut lists = Vec::with_capacity(offers.len());
+        let mut out = Vec::new();
+        let mut kept = Vec::with_capacity(offers.len());
         for (iccid, offered) in offers {
             match offered {
-                Ok(plans) if plans.is_empty() => refused.push(format!("{iccid}: no top-up is offered for it now")),
-                Ok(plans) => lists.push(plans),
-                Err(why) => refused.push(why),
+                Ok(plans) if plans.is_empty() => {
+                    out.push((iccid.to_string(), "no top-up is offered for it now".to_string()))
+                }
+                Ok(plans) => kept.push((iccid, plans)),
+                Err(why) => out.push((iccid.to_string(), why)),
             }
         }
-        if !refused.is_empty() {
-            self.stage = BulkStage::Refused(format!(
-                "{} of the {} marked eSIMs cannot be topped up: {}. Unmark them (space) and press t again.",
-                refused.len(),
-                self.iccids.len(),
-                refused.join("; ")
-            ));
-            return;
+        match (out.is_empty(), kept.is_empty()) {
+            (true, _) => self.choose_among(kept),
+            (false, true) => {
+                let named: Vec<String> = out.iter().map(|(iccid, why)| format!("{iccid}: {why}")).collect();
+                self.stage = BulkStage::Refused(format!(
+                    "None of the {} marked eSIMs can be topped up: {}.",
+                    self.iccids.len(),
+                    named.join("; ")
+                ));
+            }
+            (false, false) => self.stage = BulkStage::LeaveOut { out, kept },
         }
+    }
+
+    /// The confirming key where some are offered nothing: they are left out (the caller unmarks
+    /// them, returned) and the others chosen for.
+    pub fn leave_out(&mut self) -> Vec<String> {
+        let BulkStage::LeaveOut { out, kept } = std::mem::replace(&mut self.stage, BulkStage::Choosing) else {
+            return Vec::new();
+        };
+        self.choose_among(kept);
+        out.into_iter().map(|(iccid, _)| iccid).collect()
+    }
+
+    /// The plans offered to every one of these eSIMs, to choose from (or why there are none).
+    fn choose_among(&mut self, kept: Vec<(Iccid, Vec<Plan>)>) {
+        let (iccids, lists): (Vec<Iccid>, Vec<Vec<Plan>>) = kept.into_iter().unzip();
+        self.iccids = iccids;
         let common: Vec<Plan> = lists.first().map_or_else(Vec::new, |first| {
             first
                 .iter()
@@ -195,6 +229,22 @@ impl BulkForm {
             Err(why) => Some(format!("{why}; nothing will be sent.")),
             Ok(_) => crate::purchase::shortfall_message(balance, total),
         }
+    }
+
+    /// The confirmation is shown from `now` (the caller tells, after the review key).
+    pub fn reviewing(&mut self, now: Instant) {
+        if self.stage != BulkStage::Confirming {
+            self.reviewing_since = None;
+        } else if self.reviewing_since.is_none() {
+            self.reviewing_since = Some(now);
+        }
+    }
+
+    /// Whether a pay key at `now` comes too soon after the confirmation appeared: the review
+    /// key held or pressed twice does not pay the whole total.
+    pub fn too_soon_to_pay(&self, now: Instant) -> bool {
+        self.reviewing_since
+            .is_none_or(|since| now.saturating_duration_since(since) < PAY_PAUSE)
     }
 
     /// The run of this form, while it pays.
@@ -313,11 +363,10 @@ impl App {
         };
         self.account.jobs.finish(id);
         if let (true, Ok(ended)) = (ours, &result) {
-            self.account
-                .tabs
-                .esims
-                .marks_mut()
-                .unmark(ended.placed.iter().map(String::as_str));
+            // Those of unknown outcome too: `t` again must not pay what may have been paid.
+            let unknown = ended.unknown.iter().map(|(iccid, _)| iccid);
+            let done = ended.placed.iter().chain(unknown);
+            self.account.tabs.esims.marks_mut().unmark(done.map(String::as_str));
             if !ended.placed.is_empty() {
                 self.money_moved(None);
             }

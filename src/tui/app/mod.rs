@@ -30,7 +30,7 @@ mod tab;
 pub mod tabs;
 
 pub use account::{Account, Tabs};
-pub use bulk_form::{BulkForm, BulkStage, Progress as BulkProgress};
+pub use bulk_form::{BulkForm, BulkStage, PAY_PAUSE, Progress as BulkProgress};
 pub use exports::{Export, ExportState};
 pub use input::TextInput;
 pub use jobs::{Job, Jobs, Outbox};

@@ -105,6 +105,7 @@ impl Mode {
                     BulkStage::Choosing => vec![Context::Purchase],
                     BulkStage::Confirming => vec![Context::Confirm],
                     BulkStage::Paying(_) => vec![Context::BulkPaying],
+                    BulkStage::LeaveOut { .. } => vec![Context::BulkLeaveOut],
                 },
             },
         }

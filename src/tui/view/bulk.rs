@@ -32,12 +32,38 @@ pub fn draw(frame: &mut Frame, area: Rect, form: &BulkForm, app: &App, theme: &T
             Line::styled(safe(why), theme.error()),
             Line::styled(format!("{close}: close"), theme.muted()),
         ],
+        BulkStage::LeaveOut { out, kept } => leave_out(out, kept.len(), app, theme),
         BulkStage::Choosing => choosing(form, app, theme),
         BulkStage::Confirming => confirming(form, app, theme),
         BulkStage::Paying(progress) => paying(form, progress, app, theme),
         BulkStage::Ended(ended) => done(form, ended, app, theme),
     };
     paragraph(frame, inner, lines);
+}
+
+/// How many eSIMs offered nothing are named (the rest counted).
+const LEFT_OUT_NAMED: usize = 12;
+
+fn leave_out(out: &[(String, String)], others: usize, app: &App, theme: &Theme) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::styled(
+        format!("{} of the marked eSIMs cannot be topped up:", out.len()),
+        theme.error(),
+    )];
+    for (iccid, why) in out.iter().take(LEFT_OUT_NAMED) {
+        lines.push(Line::raw(format!("  {iccid}  {}", safe(why))));
+    }
+    if out.len() > LEFT_OUT_NAMED {
+        lines.push(Line::raw(format!("  … and {} more", out.len() - LEFT_OUT_NAMED)));
+    }
+    lines.push(Line::raw(""));
+    lines.push(keys_line(
+        app,
+        Context::BulkLeaveOut,
+        &format!("{{}}: unmark them and top up the other {others} · {{}}: close, nothing paid"),
+        &[Action::Accept, Action::Close],
+        theme.key(),
+    ));
+    lines
 }
 
 fn choosing(form: &BulkForm, app: &App, theme: &Theme) -> Vec<Line<'static>> {
@@ -166,15 +192,19 @@ fn done(form: &BulkForm, e: &BulkEnded, app: &App, theme: &Theme) -> Vec<Line<'s
     for ((iccid, why), word) in named.take(NAMED) {
         lines.push(Line::styled(format!("{iccid} {word}: {}", safe(why)), theme.error()));
     }
+    if let Some(problem) = &e.problem {
+        lines.push(Line::styled(safe(problem), theme.error()));
+    }
     if !all {
         lines.push(Line::raw(
-            "The eSIMs topped up are unmarked; the others stay marked: t pays them.",
+            "The eSIMs topped up are unmarked; those not paid stay marked: t pays them.",
         ));
     }
     if !e.unknown.is_empty() {
-        lines.push(Line::raw(
-            "Check Orders first for those of unknown outcome: they may have been placed.",
-        ));
+        lines.push(Line::raw(format!(
+            "Those of unknown outcome are unmarked too: they may have been placed. Check Orders; `esimdash topup --from {} --again` pays them.",
+            e.file.display()
+        )));
     }
     lines.push(Line::raw(""));
     lines.push(Line::raw(format!("eSIMs   {}", e.file.display())));
