@@ -79,6 +79,8 @@ pub struct Batch {
     pub problems: Vec<String>,
     /// Read only when something is left to pay.
     pub balance: Option<Decimal>,
+    /// The server refused the credentials during the run (the run stopped there).
+    pub refused: Option<ApiError>,
 }
 
 impl Batch {
@@ -198,6 +200,7 @@ pub async fn check(
         lines,
         problems,
         balance: None,
+        refused: None,
     };
     if plan.to_pay().next().is_some() {
         plan.balance = Some(client.balance().await?);
@@ -383,6 +386,8 @@ pub enum Ended {
     /// A payment's outcome is unknown: no further row was paid while the server's state is not
     /// known.
     AtUnknown,
+    /// The server refused the credentials (`Batch::refused`): every further row would be too.
+    Refused,
 }
 
 /// Bulk runs going on in this process: while there is one, the dashboard waits for it to stop
@@ -440,7 +445,16 @@ pub async fn pay(
             payment = payment.again();
         }
         journal.paying(&line.row.identity(), line.row.line, &payment.key)?;
-        line.state = pay_one(client, payment.clone()).await;
+        let refused = match pay_one(client, payment.clone()).await {
+            Ok(state) => {
+                line.state = state;
+                None
+            }
+            Err(auth) => {
+                line.state = State::Failed(explain(&auth, &line.row.spend.what));
+                Some(auth)
+            }
+        };
         let written = match &line.state {
             State::Placed { order, .. } => Written::Placed { order: order.clone() },
             State::Unknown(error) => Written::Unknown { error: error.clone() },
@@ -453,6 +467,10 @@ pub async fn pay(
             placed.insert(line.row.identity());
         }
         told(line);
+        if let Some(auth) = refused {
+            plan.refused = Some(auth);
+            return Ok(Ended::Refused);
+        }
         if matches!(line.state, State::Unknown(_)) {
             return Ok(Ended::AtUnknown);
         }
@@ -463,8 +481,9 @@ pub async fn pay(
     Ok(Ended::Done)
 }
 
-/// One row's payment, sent once; a lost answer is settled as a single payment's is.
-async fn pay_one(client: &Client, payment: Payment) -> State {
+/// One row's payment, sent once; a lost answer is settled as a single payment's is. `Err`: the
+/// server refused the credentials (nothing moved, and nothing further can be paid).
+async fn pay_one(client: &Client, payment: Payment) -> Result<State, ApiError> {
     let what = payment.spend.what.clone();
     // A lost answer (also of the resend, where keys are honoured) is looked up in the order
     // list against the plan's orders read before: without them any older order could pass.
@@ -473,10 +492,16 @@ async fn pay_one(client: &Client, payment: Payment) -> State {
             .into_iter()
             .map(|o| o.record.provider_order_no.to_string())
             .collect(),
-        Err(e) => return State::Failed(crate::purchase::nothing_moved(&e.to_string(), what.nothing_done())),
+        Err(e) if e.is_auth() => return Err(e),
+        Err(e) => {
+            return Ok(State::Failed(crate::purchase::nothing_moved(
+                &e.to_string(),
+                what.nothing_done(),
+            )));
+        }
     };
     let payment = payment.with_orders_before(&before);
-    match client.pay(&payment).await {
+    Ok(match client.pay(&payment).await {
         Ok(paid) => State::Placed {
             order: paid.placed.order.record.provider_order_no.to_string(),
             now: true,
@@ -493,7 +518,8 @@ async fn pay_one(client: &Client, payment: Payment) -> State {
                 "no answer came ({error}) and the order list could not tell ({lookup}): it may or may not have been placed"
             )),
         },
+        Err(error) if error.is_auth() => return Err(error),
         Err(error @ ApiError::Api { .. }) => State::Failed(explain(&error, &what)),
         Err(error) => State::Failed(crate::purchase::nothing_moved(&error.to_string(), what.nothing_done())),
-    }
+    })
 }

@@ -219,6 +219,11 @@ fn finish(batch: &Batch, ended: Ended, result: &Path, output: &Output) -> Result
                 "stopped by a signal after the payment in flight was answered: {sentence}. Run the same command again to go on."
             ),
         )),
+        // The rows are said above; the exit status is the refusal's (3).
+        Ended::Refused => Err(batch
+            .refused
+            .clone()
+            .map_or_else(|| CommandError::Refused(sentence.clone()), CommandError::Api)),
         Ended::AtUnknown => Err(CommandError::OutcomeUnknown(format!(
             "a row's outcome is unknown, so no further row was paid: {sentence}"
         ))),

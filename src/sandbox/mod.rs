@@ -17,7 +17,7 @@ mod wire;
 use auth::Keys;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::HeaderValue;
+use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -116,6 +116,10 @@ struct Knobs {
     api_received: AtomicU64,
     /// How many of the next writes are handled but never answered (a lost answer).
     lose_writes: AtomicU64,
+    /// How many more writes are handled before every key is refused as revoked (`u64::MAX`:
+    /// never), and whether that has come.
+    writes_before_revoked: AtomicU64,
+    revoked: std::sync::atomic::AtomicBool,
     /// The `page` of every eSIM list request, in order (tests count the pages a client read).
     esim_pages: Mutex<Vec<u64>>,
     chaos: Arc<chaos::Chaos>,
@@ -128,6 +132,8 @@ impl Knobs {
             received: AtomicU64::new(0),
             api_received: AtomicU64::new(0),
             lose_writes: AtomicU64::new(0),
+            writes_before_revoked: AtomicU64::new(u64::MAX),
+            revoked: std::sync::atomic::AtomicBool::new(false),
             esim_pages: Mutex::default(),
             chaos: Arc::new(chaos::Chaos::new(config.chaos, config.seed)),
         }
@@ -199,7 +205,20 @@ fn router_with_knobs(config: &SandboxConfig, origin: String, knobs: Arc<Knobs>) 
                 // Handled, then never answered: the client gives up with the change made.
                 latency = LOST;
             }
-            delay(latency, req, next)
+            let revoked = knobs.revoked.load(Ordering::Relaxed);
+            if writes && !revoked && knobs.writes_before_revoked.load(Ordering::Relaxed) != u64::MAX {
+                // This write is handled; once the count is spent, the key is revoked after it.
+                if take_one(&knobs.writes_before_revoked) && knobs.writes_before_revoked.load(Ordering::Relaxed) == 0 {
+                    knobs.revoked.store(true, Ordering::Relaxed);
+                }
+            }
+            let refused = revoked.then(|| http::Failure::new(StatusCode::UNAUTHORIZED, "API key revoked or expired"));
+            async move {
+                match refused {
+                    Some(failure) => failure.into_response(),
+                    None => delay(latency, req, next).await,
+                }
+            }
         }))
         .with_state(shared.clone());
     (router, shared)
@@ -285,6 +304,13 @@ impl RunningSandbox {
     /// drops after the server acted.
     pub fn lose_next_writes(&self, n: u64) {
         self.knobs.lose_writes.store(n, Ordering::Relaxed);
+    }
+
+    /// The next `n` writes are handled; after them every request is refused 401 "API key revoked
+    /// or expired", as when the reseller revokes the key in the portal mid-run.
+    pub fn revoke_after_writes(&self, n: u64) {
+        self.knobs.revoked.store(n == 0, Ordering::Relaxed);
+        self.knobs.writes_before_revoked.store(n, Ordering::Relaxed);
     }
 
     /// A customer's device installs the eSIM with this ICCID now (see `Data::install`):

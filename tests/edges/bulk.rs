@@ -152,3 +152,44 @@ async fn a_bulk_topup_killed_at_five_random_moments_places_every_row_exactly_onc
     );
     assert_eq!(orders_at_server(&api).await - before, ROWS as u64);
 }
+
+/// The key is revoked in the middle of a run (the reseller did it in the portal): the run stops
+/// at the first refusal instead of failing every further row, exits 3 as a refused key does,
+/// and the result says which rows were placed, which was refused and which were not paid.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_key_revoked_mid_run_stops_the_run_at_the_first_refusal() {
+    let sb = sandbox().await;
+    let api = api(&sb);
+    let home = tempfile::tempdir().unwrap();
+    let targets = topupable(&api, 5).await;
+    let mut csv = String::from("iccid,slug,qty\n");
+    for (iccid, slug) in &targets {
+        csv.push_str(&format!("{iccid},{slug},1\n"));
+    }
+    let file = home.path().join("april.csv");
+    std::fs::write(&file, csv).unwrap();
+    let before = orders_at_server(&api).await;
+    sb.revoke_after_writes(2);
+    let out = finish(start_bulk(&home, &sb.base_url(), &file, &[])).await;
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("revoked"), "{}", stderr(&out));
+    let requests = sb.api_requests_received();
+    sb.revoke_after_writes(u64::MAX);
+    assert_eq!(
+        orders_at_server(&api).await,
+        before + 2,
+        "the two before the revocation"
+    );
+    let outcomes: Vec<String> = result_rows(&home.path().join("april.result.csv"))
+        .iter()
+        .map(|r| r[4].to_string())
+        .collect();
+    assert_eq!(outcomes, ["placed", "placed", "failed", "not_paid", "not_paid"]);
+    // The refusal ended it: nothing was asked of the server after it.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        sb.api_requests_received(),
+        requests + 1,
+        "only the count above after the run"
+    );
+}

@@ -247,6 +247,51 @@ fn files_ending(dir: &std::path::Path, suffix: &str) -> Vec<std::path::PathBuf> 
     found
 }
 
+/// On My eSIMs, each of `iccids` found by its whole ICCID and marked, then `t`, the first plan
+/// offered to all, reviewed and paid (a pay key at once first, which pays nothing).
+fn mark_and_pay(tmux: &Tmux, server: &Server, iccids: &[String], orders: u64) {
+    tmux.keys(&["3"]);
+    tmux.wait_for("total");
+    for (n, iccid) in iccids.iter().enumerate() {
+        tmux.keys(&["/"]);
+        tmux.run(&["send-keys", "-t", "e2e", "-l", iccid]);
+        tmux.keys(&["Enter"]);
+        tmux.wait_for(&iccid[iccid.len() - 8..]);
+        tmux.keys(&["Space", "Escape", "Escape"]);
+        tmux.wait_for(&format!("{} marked", n + 1));
+    }
+    tmux.keys(&["t"]);
+    tmux.wait_for(&format!("Top-ups the API offers for all {}", iccids.len()));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Enter: pay");
+    // A pay key at once is taken for the review key pressed twice: nothing is paid.
+    tmux.keys(&["Enter"]);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(server.orders(), orders, "no payment from a double Enter");
+    std::thread::sleep(Duration::from_millis(300));
+    tmux.keys(&["Enter"]);
+}
+
+/// `esimdash topup --from FILE --yes` against `server`: whether it succeeded, and what it said.
+fn topup_from(server: &Server, home: &tempfile::TempDir, file: &std::path::Path) -> (bool, String) {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "exec env {} {} topup --from {} --yes",
+            server.env(home),
+            env!("CARGO_BIN_EXE_esimdash"),
+            file.display()
+        ))
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), said)
+}
+
 /// Three eSIMs marked (each found by its whole ICCID), `t`, one plan for all, paid; SIGKILL
 /// while the server holds the second payment's answer. `esimdash topup --from` the rows file
 /// the dashboard wrote then settles the payment in flight and pays the third: one top-up per
@@ -264,26 +309,7 @@ fn a_bulk_top_up_killed_mid_run_is_finished_by_topup_from_its_rows_file() {
     };
     let pid = dashboard(&tmux, &server, &home);
     let orders = server.orders();
-    tmux.keys(&["3"]);
-    tmux.wait_for("total");
-    for (n, iccid) in iccids.iter().enumerate() {
-        tmux.keys(&["/"]);
-        tmux.run(&["send-keys", "-t", "e2e", "-l", iccid]);
-        tmux.keys(&["Enter"]);
-        tmux.wait_for(&iccid[iccid.len() - 8..]);
-        tmux.keys(&["Space", "Escape", "Escape"]);
-        tmux.wait_for(&format!("{} marked", n + 1));
-    }
-    tmux.keys(&["t"]);
-    tmux.wait_for("Top-ups the API offers for all 3");
-    tmux.keys(&["Enter"]);
-    tmux.wait_for("Enter: pay");
-    // A pay key at once is taken for the review key pressed twice: nothing is paid.
-    tmux.keys(&["Enter"]);
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(server.orders(), orders, "no payment from a double Enter");
-    std::thread::sleep(Duration::from_millis(300));
-    tmux.keys(&["Enter"]);
+    mark_and_pay(&tmux, &server, &iccids, orders);
     server.wait_for_payments(2);
     // SAFETY: kill(2) on the dashboard this test started.
     assert_eq!(unsafe { libc::kill(pid.parse().unwrap(), libc::SIGKILL) }, 0);
@@ -301,22 +327,8 @@ fn a_bulk_top_up_killed_mid_run_is_finished_by_topup_from_its_rows_file() {
     for iccid in &iccids {
         assert!(text.contains(&format!("{iccid},{slug},1")), "{text}");
     }
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "exec env {} {} topup --from {} --yes",
-            server.env(&home),
-            env!("CARGO_BIN_EXE_esimdash"),
-            rows[0].display()
-        ))
-        .output()
-        .unwrap();
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{said}");
+    let (ok, said) = topup_from(&server, &home, &rows[0]);
+    assert!(ok, "{said}");
     assert_eq!(server.orders(), orders + 3, "one top-up per eSIM, none twice: {said}");
     let result = files_ending(home.path(), ".result.csv");
     let result = std::fs::read_to_string(&result[0]).unwrap();
@@ -335,4 +347,49 @@ fn a_bulk_top_up_killed_mid_run_is_finished_by_topup_from_its_rows_file() {
     for iccid in &iccids {
         assert_eq!(placed.iter().filter(|p| *p == iccid).count(), 1, "{iccid}: {placed:?}");
     }
+}
+
+/// SIGTERM (as a system shutdown or `kill` sends it) while the first payment's answer is held:
+/// the dashboard waits for that answer, starts no further eSIM, writes the result and exits;
+/// `topup --from` the rows file then pays the two left, none twice.
+#[test]
+fn a_bulk_top_up_stopped_by_sigterm_ends_after_the_payment_in_flight_with_its_result() {
+    if !crate::common::tmux_available(
+        "a_bulk_top_up_stopped_by_sigterm_ends_after_the_payment_in_flight_with_its_result",
+    ) {
+        return;
+    }
+    let server = Server::start();
+    let home = tempfile::tempdir().unwrap();
+    let (iccids, _) = server.in_use_sharing_a_topup(3);
+    let tmux = Tmux {
+        socket: format!("esimdash-bulkterm-{}", std::process::id()),
+    };
+    let pid = dashboard(&tmux, &server, &home);
+    let orders = server.orders();
+    mark_and_pay(&tmux, &server, &iccids, orders);
+    server.wait_for_payments(1);
+    let stopped = Instant::now();
+    // SAFETY: kill(2) on the dashboard this test started.
+    assert_eq!(unsafe { libc::kill(pid.parse().unwrap(), libc::SIGTERM) }, 0);
+    tmux.wait_for("EXITED");
+    assert!(
+        stopped.elapsed() >= HOLD / 2,
+        "it waited for the payment's answer: {:?}",
+        stopped.elapsed()
+    );
+    assert_eq!(server.orders(), orders + 1, "the one in flight, no further");
+    let result = files_ending(home.path(), ".result.csv");
+    assert_eq!(result.len(), 1, "the result was written before the exit");
+    let text = std::fs::read_to_string(&result[0]).unwrap();
+    assert_eq!(text.matches(",placed,").count(), 1, "{text}");
+    assert_eq!(text.matches(",not_paid,").count(), 2, "{text}");
+
+    let rows: Vec<_> = files_ending(home.path(), ".csv")
+        .into_iter()
+        .filter(|p| !p.to_string_lossy().ends_with(".result.csv"))
+        .collect();
+    let (ok, said) = topup_from(&server, &home, &rows[0]);
+    assert!(ok, "{said}");
+    assert_eq!(server.orders(), orders + 3, "the two left, none twice: {said}");
 }

@@ -4,7 +4,8 @@
 //! panics, and after every step the cursors are inside their lists, the page is inside the
 //! total, a payment goes out only from a confirmation and one at a time, a bulk top-up starts
 //! only from its confirmation, one at a time, and its window says it pays only while it runs;
-//! the eSIMs a bulk run placed are no longer marked; and after a 401 nothing is sent at all. Cases: 10 000 under `CI`, 300 elsewhere, or `PROPTEST_CASES`.
+//! the eSIMs a bulk run placed (or may have) are no longer marked, those it failed still are;
+//! and after a 401 nothing is sent at all. Cases: 10 000 under `CI`, 300 elsewhere, or `PROPTEST_CASES`.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use esimdash::api::model::{Esim, Order, Placed, Plan, Profile};
@@ -582,35 +583,55 @@ impl Run {
             },
             2 => BulkStep::Ended(Err(text(seed, "the total changed; nothing was paid"))),
             _ => {
-                let placed: Vec<String> = iccids
-                    .iter()
-                    .take((seed >> 8) as usize % (iccids.len() + 1))
-                    .cloned()
-                    .collect();
+                // The eSIMs in turn: placed, of unknown outcome, failed, the rest not paid.
+                let mut rest = iccids.iter().cloned();
+                let mut take = |shift: u32| -> Vec<String> {
+                    let n = (seed >> shift) as usize % (iccids.len() + 1);
+                    rest.by_ref().take(n).collect()
+                };
+                let placed = take(8);
+                let unknown: Vec<(String, String)> =
+                    take(16).into_iter().map(|i| (i, text(seed, "no answer"))).collect();
+                let failed: Vec<(String, String)> = take(24).into_iter().map(|i| (i, text(seed, "refused"))).collect();
+                let not_paid = iccids.len() - placed.len() - unknown.len() - failed.len();
                 BulkStep::Ended(Ok(BulkEnded {
-                    problem: None,
+                    problem: seed.is_multiple_of(3).then(|| text(seed, "the journal failed")),
                     ended: esimdash::bulk::Ended::Stopped,
-                    not_paid: iccids.len() - placed.len(),
-                    placed: placed.clone(),
-                    failed: Vec::new(),
-                    unknown: Vec::new(),
+                    not_paid,
+                    placed,
+                    failed,
+                    unknown,
                     file: "rows.csv".into(),
                     result: Err(text(seed, "disk full")),
                 }))
             }
         };
-        let placed = match &step {
+        // Placed, or perhaps placed: never marked for a second `t`. Refused: still marked.
+        let (gone, kept) = match &step {
             BulkStep::Ended(ended) => {
                 self.bulk = None;
-                ended.as_ref().map(|e| e.placed.clone()).unwrap_or_default()
+                let ended = ended.as_ref().ok();
+                let gone = ended.map(|e| e.placed.iter().chain(e.unknown.iter().map(|u| &u.0)).cloned().collect());
+                let kept = ended.map(|e| e.failed.iter().map(|f| f.0.clone()).collect());
+                (gone.unwrap_or_default(), kept.unwrap_or_default())
             }
-            _ => Vec::new(),
+            _ => (Vec::new(), Vec::new()),
         };
+        let marked_before: Vec<String> = kept
+            .into_iter()
+            .filter(|i: &String| self.app.esims().marks().contains(i))
+            .collect();
         self.update(Msg::Bulk { id, step });
-        for iccid in placed {
+        for iccid in gone {
             assert!(
                 !self.app.esims().marks().contains(&iccid),
-                "{iccid} was placed and is still marked"
+                "{iccid} was placed (or may have been) and is still marked"
+            );
+        }
+        for iccid in marked_before {
+            assert!(
+                self.app.esims().marks().contains(&iccid),
+                "{iccid} failed and was unmarked"
             );
         }
     }

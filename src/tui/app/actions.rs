@@ -140,7 +140,13 @@ impl App {
     /// whether money moved).
     pub(super) fn suspend(&mut self, now: Instant) {
         self.suspend_wanted = true;
-        if self.account.jobs.writing() {
+        if self.bulk_running() {
+            self.flash(
+                "Suspending once the top-up of the marked eSIMs ends (Esc in its window stops it)",
+                Tone::Info,
+                now,
+            );
+        } else if self.account.jobs.writing() {
             self.flash("Suspending once the server has answered what was sent", Tone::Info, now);
         }
     }
@@ -451,16 +457,22 @@ impl App {
         if self.bulk_running() {
             return self.flash("A top-up of marked eSIMs is still paying", Tone::Info, now);
         }
-        let marked: Vec<String> = self
-            .account
-            .tabs
-            .esims
+        let esims = &self.account.tabs.esims;
+        let index = esims.index().inventory();
+        // Why one could not be topped up, from its status: its record's, else the index's.
+        let marked = esims
             .marks()
             .wanted()
             .into_iter()
-            .map(|w| w.iccid)
+            .map(|w| {
+                let status = w.esim.map(|e| e.record.status).or_else(|| {
+                    let row = index.find(&w.iccid).and_then(|e| index.row(e));
+                    row.map(|r| r.status.clone())
+                });
+                (w.iccid, status.and_then(|s| crate::purchase::not_topupable_reason(&s)))
+            })
             .collect();
-        self.mode = Mode::Overlay(Overlay::Bulk(Box::new(BulkForm::new(&marked))));
+        self.mode = Mode::Overlay(Overlay::Bulk(Box::new(BulkForm::new(marked))));
     }
 
     /// `t`: the marked eSIMs or else the selected eSIM (My eSIMs), the selected order's eSIM

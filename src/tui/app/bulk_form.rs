@@ -19,6 +19,7 @@ use crate::domain::iccid::Iccid;
 use crate::tui::keymap::{Action, Chord};
 use crate::tui::msg::{BulkEnded, BulkStep, BulkTopup, JobId, Request};
 use rust_decimal::Decimal;
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 /// How long the confirmation of a bulk top-up stands before its pay key is taken.
@@ -63,6 +64,10 @@ pub struct Progress {
 #[derive(Debug, Clone)]
 pub struct BulkForm {
     iccids: Vec<Iccid>,
+    /// Marked eSIMs known unusable before asking (an ICCID that is not valid), with why.
+    left_out: Vec<(String, String)>,
+    /// Why an eSIM cannot be topped up, from its status, where the dashboard has its record.
+    hints: HashMap<String, &'static str>,
     /// Each eSIM's offered plans, in the order of `iccids`, once read.
     offers: Vec<Vec<Plan>>,
     /// Among the plans offered to every one of them (as the first eSIM's offer lists them).
@@ -73,26 +78,35 @@ pub struct BulkForm {
 }
 
 impl BulkForm {
-    /// A form for the marked eSIMs; a marked ICCID that is not valid refuses the whole.
-    pub fn new(marked: &[String]) -> Self {
+    /// A form for the marked eSIMs, each with why it could not be topped up when its status
+    /// tells (said if the API offers it nothing). A marked ICCID that is not valid is left out
+    /// with the eSIMs offered nothing.
+    pub fn new(marked: Vec<(String, Option<&'static str>)>) -> Self {
         let mut iccids = Vec::with_capacity(marked.len());
-        let mut invalid = Vec::new();
-        for m in marked {
-            match Iccid::parse(m) {
+        let mut left_out = Vec::new();
+        let mut hints = HashMap::new();
+        for (m, hint) in marked {
+            match Iccid::parse(&m) {
                 Ok(iccid) => iccids.push(iccid),
-                Err(e) => invalid.push(format!("{m} ({e})")),
+                Err(e) => left_out.push((m.clone(), format!("its ICCID from the API is not valid ({e})"))),
+            }
+            if let Some(hint) = hint {
+                hints.insert(m, hint);
             }
         }
-        let stage = if invalid.is_empty() {
-            BulkStage::Loading { request: None }
-        } else {
+        let stage = if iccids.is_empty() {
+            let named: Vec<String> = left_out.iter().map(|(iccid, why)| format!("{iccid}: {why}")).collect();
             BulkStage::Refused(format!(
-                "These marked eSIMs' ICCIDs from the API are not valid, so they cannot be topped up here: {}. Unmark them (space) and press t again.",
-                invalid.join(", ")
+                "None of the marked eSIMs can be topped up: {}.",
+                named.join("; ")
             ))
+        } else {
+            BulkStage::Loading { request: None }
         };
         Self {
             iccids,
+            left_out,
+            hints,
             offers: Vec::new(),
             choice: PlanChoice::new(Vec::new()),
             reviewing_since: None,
@@ -152,12 +166,16 @@ impl BulkForm {
         if !matches!(self.stage, BulkStage::Loading { .. }) {
             return;
         }
-        let mut out = Vec::new();
+        let mut out = std::mem::take(&mut self.left_out);
         let mut kept = Vec::with_capacity(offers.len());
         for (iccid, offered) in offers {
             match offered {
                 Ok(plans) if plans.is_empty() => {
-                    out.push((iccid.to_string(), "no top-up is offered for it now".to_string()))
+                    let why = match self.hints.get(iccid.as_str()) {
+                        Some(hint) => format!("no top-up is offered: {hint}"),
+                        None => "no top-up is offered for it now".to_string(),
+                    };
+                    out.push((iccid.to_string(), why));
                 }
                 Ok(plans) => kept.push((iccid, plans)),
                 Err(why) => out.push((iccid.to_string(), why)),
@@ -199,10 +217,10 @@ impl BulkForm {
                 .collect()
         });
         if common.is_empty() {
-            self.stage = BulkStage::Refused(format!(
-                "No top-up is offered for every one of the {} marked eSIMs (each eSIM is offered the top-ups of its own plan's area): mark eSIMs of one plan, or top them up one by one.",
-                self.iccids.len()
-            ));
+            self.stage = match largest_group(&self.iccids, &lists) {
+                Some((out, kept)) => BulkStage::LeaveOut { out, kept },
+                None => BulkStage::Refused("No top-up is offered for the marked eSIMs.".to_string()),
+            };
             return;
         }
         self.offers = lists;
@@ -341,6 +359,34 @@ impl PaymentForm for BulkForm {
     }
 }
 
+/// The most eSIMs offered one same top-up (each eSIM is offered those of its own plan's
+/// area), and the others with why: marks of several areas can go on with the largest.
+#[allow(clippy::type_complexity)]
+fn largest_group(iccids: &[Iccid], lists: &[Vec<Plan>]) -> Option<(Vec<(String, String)>, Vec<(Iccid, Vec<Plan>)>)> {
+    let mut offered_to: HashMap<&str, usize> = HashMap::new();
+    for list in lists {
+        for plan in list {
+            *offered_to.entry(plan.slug.as_str()).or_default() += 1;
+        }
+    }
+    // The most offered; among equals the first slug in order, so the choice is the same each time.
+    let best = offered_to
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(a.0)))?
+        .0
+        .to_string();
+    let (mut out, mut kept) = (Vec::new(), Vec::new());
+    for (iccid, list) in iccids.iter().zip(lists) {
+        if list.iter().any(|p| p.slug == best) {
+            kept.push((iccid.clone(), list.clone()));
+        } else {
+            let other = list.first().map_or_else(String::new, |p| format!(": {}…", p.name));
+            out.push((iccid.to_string(), format!("other top-ups{other}")));
+        }
+    }
+    Some((out, kept))
+}
+
 impl App {
     /// A step of a bulk run: the window shows it; at the end the eSIMs placed are unmarked
     /// (what is left marked is what was not topped up), and the balance, Orders and My eSIMs
@@ -398,6 +444,7 @@ pub fn one_line(ended: &BulkEnded) -> String {
         Ended::Done => "",
         Ended::Stopped => "stopped: ",
         Ended::AtUnknown => "stopped at an unknown outcome: ",
+        Ended::Refused => "stopped, the credentials refused: ",
     };
     format!(
         "Bulk top-up {how}{} placed, {} failed, {} unknown, {} not paid; {result}",
@@ -406,4 +453,74 @@ pub fn one_line(ended: &BulkEnded) -> String {
         ended.unknown.len(),
         ended.not_paid
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(slug: &str, price: &str) -> Plan {
+        serde_json::from_value(serde_json::json!({
+            "name": format!("Plan {slug}"), "slug": slug, "packageCode": slug, "locationCode": "FR",
+            "volume": 1_000_000, "duration": 7, "durationUnit": "DAY", "price": price,
+            "currencyCode": "USD", "pricing": { "sellPrice": price, "costPrice": "1.00" }
+        }))
+        .unwrap()
+    }
+
+    const A: &str = "8944100000000000018";
+    const B: &str = "8944100000000000000";
+    const C: &str = "8944100000000099994";
+
+    fn offers(lists: Vec<(&str, Result<Vec<Plan>, String>)>) -> Vec<(Iccid, Result<Vec<Plan>, String>)> {
+        lists.into_iter().map(|(i, l)| (Iccid::parse(i).unwrap(), l)).collect()
+    }
+
+    #[test]
+    fn marks_of_two_areas_go_on_with_the_larger_and_each_esim_pays_its_own_price() {
+        let mut form = BulkForm::new(vec![(A.into(), None), (B.into(), None), (C.into(), None)]);
+        form.offered(offers(vec![
+            (A, Ok(vec![plan("fr-1", "2.00"), plan("fr-3", "5.00")])),
+            (B, Ok(vec![plan("za-1", "9.00")])),
+            (C, Ok(vec![plan("fr-3", "5.50"), plan("fr-1", "2.10")])),
+        ]));
+        let BulkStage::LeaveOut { out, kept } = form.stage() else {
+            panic!("{:?}", form.stage())
+        };
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].0, B);
+        assert_eq!(out[0].1, "other top-ups: Plan za-1…");
+        assert_eq!(kept.len(), 2);
+        assert_eq!(form.leave_out(), vec![B.to_string()]);
+        assert_eq!(*form.stage(), BulkStage::Choosing);
+        assert_eq!(form.count(), 2);
+        let slugs: Vec<&str> = form.choice().plans().iter().map(|p| p.slug.as_str()).collect();
+        assert_eq!(
+            slugs,
+            ["fr-1", "fr-3"],
+            "the first eSIM's order, only those offered to both"
+        );
+        assert_eq!(form.total(), Some(Decimal::new(410, 2)), "2.00 + 2.10");
+    }
+
+    #[test]
+    fn an_esim_offered_nothing_says_why_from_its_status_and_an_invalid_iccid_is_left_out_too() {
+        let mut form = BulkForm::new(vec![
+            (A.into(), Some("it was cancelled")),
+            ("8944100000000000019".into(), None),
+            (B.into(), None),
+        ]);
+        assert_eq!(form.count(), 2, "the invalid ICCID is not asked about");
+        form.offered(offers(vec![(A, Ok(Vec::new())), (B, Ok(vec![plan("fr-1", "2.00")]))]));
+        let BulkStage::LeaveOut { out, .. } = form.stage() else {
+            panic!("{:?}", form.stage())
+        };
+        let said: Vec<String> = out.iter().map(|(i, why)| format!("{i}: {why}")).collect();
+        assert!(said[0].contains("not valid"), "{said:?}");
+        assert_eq!(said[1], format!("{A}: no top-up is offered: it was cancelled"));
+        // None left: nothing to go on with.
+        let mut form = BulkForm::new(vec![(A.into(), None)]);
+        form.offered(offers(vec![(A, Err("no eSIM with that ICCID in this account".into()))]));
+        assert!(matches!(form.stage(), BulkStage::Refused(why) if why.contains("None of the 1")));
+    }
 }

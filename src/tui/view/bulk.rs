@@ -46,7 +46,7 @@ const LEFT_OUT_NAMED: usize = 12;
 
 fn leave_out(out: &[(String, String)], others: usize, app: &App, theme: &Theme) -> Vec<Line<'static>> {
     let mut lines = vec![Line::styled(
-        format!("{} of the marked eSIMs cannot be topped up:", out.len()),
+        format!("{} of the marked eSIMs cannot be topped up with the others:", out.len()),
         theme.error(),
     )];
     for (iccid, why) in out.iter().take(LEFT_OUT_NAMED) {
@@ -176,6 +176,7 @@ fn done(form: &BulkForm, e: &BulkEnded, app: &App, theme: &Theme) -> Vec<Line<'s
                     Ended::Done => "",
                     Ended::Stopped => " (stopped)",
                     Ended::AtUnknown => " (stopped: an outcome is unknown)",
+                    Ended::Refused => " (stopped: the API refused the credentials)",
                 },
                 e.failed.len(),
                 e.unknown.len(),
