@@ -41,6 +41,9 @@ pub enum State {
     Unknown(String),
     /// The checks refuse it: nothing of the file is paid until it is fixed.
     Invalid(String),
+    /// It repeats a payment made minutes ago elsewhere (`earlier`, in words), refused as
+    /// invalid unless `--again`; `said` is the refusal with that hint.
+    Repeat { earlier: String, said: String },
 }
 
 impl State {
@@ -51,7 +54,7 @@ impl State {
             State::Placed { .. } => "placed",
             State::Failed(_) => "failed",
             State::Unknown(_) => "unknown",
-            State::Invalid(_) => "invalid",
+            State::Invalid(_) | State::Repeat { .. } => "invalid",
         }
     }
 
@@ -64,7 +67,7 @@ impl State {
 
     pub fn error(&self) -> Option<&str> {
         match self {
-            State::Failed(e) | State::Unknown(e) | State::Invalid(e) => Some(e),
+            State::Failed(e) | State::Unknown(e) | State::Invalid(e) | State::Repeat { said: e, .. } => Some(e),
             _ => None,
         }
     }
@@ -189,10 +192,9 @@ pub async fn check(
             .filter(|l| l.state == State::ToPay && l.row.occurrence == 1)
         {
             if let Some(earlier) = repeated(&line.row, records.values(), &ours) {
-                line.state = State::Invalid(format!(
-                    "{}, not by this file: add --again to pay it a second time",
-                    crate::api::describe_earlier(earlier)
-                ));
+                let earlier = crate::api::describe_earlier(earlier);
+                let said = format!("{earlier}, not by this file: add --again to pay it a second time");
+                line.state = State::Repeat { earlier, said };
             }
         }
     }

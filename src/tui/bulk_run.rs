@@ -64,9 +64,13 @@ pub fn start(
             .catch_unwind()
             .await
             .unwrap_or_else(|_| {
-                Err("the run stopped on an internal error (see the log); the rows file in the export directory, run with `esimdash topup --from`, pays what is left, none twice".to_string())
+                Err(Refusal::Why("the run stopped on an internal error (see the log); the rows file in the export directory, run with `esimdash topup --from`, pays what is left, none twice".to_string()))
             });
-        step(BulkStep::Ended(ended));
+        step(match ended {
+            Ok(ended) => BulkStep::Ended(Ok(ended)),
+            Err(Refusal::Why(why)) => BulkStep::Ended(Err(why)),
+            Err(Refusal::Repeats(repeats)) => BulkStep::Repeats(repeats),
+        });
     });
 }
 
@@ -76,13 +80,13 @@ async fn run(
     order: &BulkTopup,
     stopping: impl Fn() -> bool,
     step: &impl Fn(BulkStep),
-) -> Result<BulkEnded, String> {
+) -> Result<BulkEnded, Refusal> {
     let file = write_rows(dir, order)?;
     let prepared = match bulk::prepare(client, Kind::Topup, &file, true, false).await {
         Ok(prepared) => prepared,
         Err(e) => {
             forget(&file, None);
-            return Err(format!("{e}; nothing was paid"));
+            return Err(Refusal::Why(format!("{e}; nothing was paid")));
         }
     };
     let Prepared {
@@ -90,10 +94,13 @@ async fn run(
         mut journal,
         journal_path,
     } = prepared;
-    if let Some(why) = refusal(&batch, order) {
+    if let Some(refused) = refusal(&batch, order) {
         drop(journal);
         forget(&file, Some(&journal_path));
-        return Err(format!("{why}; nothing was paid"));
+        return Err(match refused {
+            Refusal::Why(why) => Refusal::Why(format!("{why}; nothing was paid")),
+            repeats => repeats,
+        });
     }
     step(BulkStep::Paying);
     let paid = bulk::pay(client, &mut batch, &mut journal, false, stopping, |line| {
@@ -141,39 +148,61 @@ fn write_rows(dir: &Path, order: &BulkTopup) -> Result<PathBuf, String> {
     ))
 }
 
+/// Why the checked rows are not paid.
+enum Refusal {
+    /// Only this: these eSIMs were topped up with the same minutes ago (ICCID, in words).
+    Repeats(Vec<(String, String)>),
+    Why(String),
+}
+
+impl From<String> for Refusal {
+    fn from(why: String) -> Self {
+        Refusal::Why(why)
+    }
+}
+
 /// Why the checked rows are not paid: a row the check refuses, or a total other than the one
 /// the user confirmed (a price changed meanwhile), or a balance too short.
-fn refusal(batch: &Batch, order: &BulkTopup) -> Option<String> {
+fn refusal(batch: &Batch, order: &BulkTopup) -> Option<Refusal> {
+    let iccid = |l: &bulk::Line| l.row.iccid().map(ToString::to_string).unwrap_or_default();
     let refused: Vec<String> = batch
         .problems
         .iter()
         .cloned()
         .chain(batch.lines.iter().filter_map(|l| match &l.state {
-            State::Invalid(why) => Some(format!(
-                "{}: {why}",
-                l.row.iccid().map(ToString::to_string).unwrap_or_default()
-            )),
+            State::Invalid(why) => Some(format!("{}: {why}", iccid(l))),
             _ => None,
         }))
         .collect();
     if !refused.is_empty() {
-        return Some(format!(
+        return Some(Refusal::Why(format!(
             "{} eSIM(s) cannot be topped up so: {}",
             refused.len(),
             refused.join("; ")
-        ));
+        )));
+    }
+    let repeats: Vec<(String, String)> = batch
+        .lines
+        .iter()
+        .filter_map(|l| match &l.state {
+            State::Repeat { earlier, .. } => Some((iccid(l), earlier.clone())),
+            _ => None,
+        })
+        .collect();
+    if !repeats.is_empty() {
+        return Some(Refusal::Repeats(repeats));
     }
     let Some(total) = batch.total() else {
-        return Some("the total is too large to compute exactly".to_string());
+        return Some(Refusal::Why("the total is too large to compute exactly".to_string()));
     };
     if total != order.total {
-        return Some(format!(
+        return Some(Refusal::Why(format!(
             "the total is now {} USD, not the {} USD confirmed (a price changed)",
             format_amount(total),
             format_amount(order.total)
-        ));
+        )));
     }
-    crate::purchase::shortfall_message(batch.balance.unwrap_or_default(), total)
+    crate::purchase::shortfall_message(batch.balance.unwrap_or_default(), total).map(Refusal::Why)
 }
 
 /// A run that paid nothing leaves no rows file or journal behind.

@@ -171,6 +171,9 @@ pub enum BulkStep {
     Row { iccid: String, state: crate::bulk::State },
     /// The run ended: what became of it, or why nothing was paid.
     Ended(Result<BulkEnded, String>),
+    /// The run paid nothing: these eSIMs (ICCID, the earlier payment in words) were topped up
+    /// with the same minutes ago; the others could go on without them.
+    Repeats(Vec<(String, String)>),
 }
 
 /// What a bulk run did, for the window's last word.

@@ -207,6 +207,36 @@ async fn the_marked_esims_are_topped_up_each_once_and_one_offered_nothing_is_lef
     live.send(code(KeyCode::Esc));
     live.send(key('t'));
     assert!(matches!(live.app.overlay(), Some(Overlay::Purchase(_))));
+    live.send(code(KeyCode::Esc));
+
+    // Two of the four again, the same plan and quantity: the run's check finds both repeated,
+    // pays nothing and names them; paying one a second time is the single top-up's question.
+    assert!(
+        live.until(Duration::from_secs(10), |app| app.esims().list().loaded().count()
+            > group[1].0)
+            .await
+    );
+    mark_rows(&mut live, &[group[0].0, group[1].0]);
+    top_up_marked(&mut live, &slug, '2').await;
+    assert!(
+        live.until(Duration::from_secs(30), |app| matches!(
+            bulk(app),
+            Some(BulkStage::Refused(_))
+        ))
+        .await,
+        "{:?}",
+        bulk(&live.app)
+    );
+    let screen = live.screen_text(120, 40);
+    assert!(
+        screen.contains("each marked eSIM was topped up with the same"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(&group[0].1) && screen.contains("was placed at"),
+        "{screen}"
+    );
+    assert_eq!(newest_orders(&api, 1).await.0, after, "nothing paid");
 }
 
 #[tokio::test]
@@ -249,10 +279,51 @@ async fn the_stop_key_pays_no_further_esim_and_t_again_pays_only_those_still_mar
     );
     assert!(live.screen_text(120, 40).contains("(stopped)"));
 
-    // `t` again: the eSIMs still marked, and only them.
+    // `t` again with one placed eSIM marked again by mistake: the run's check names it as
+    // topped up minutes ago and pays nothing; Enter leaves it out and the rest are paid.
     live.sandbox.set_latency(Duration::ZERO);
     live.send(code(KeyCode::Esc));
+    let placed_row = group
+        .iter()
+        .find(|(_, iccid)| !live.app.esims().marks().contains(iccid))
+        .unwrap()
+        .clone();
+    assert!(
+        live.until(Duration::from_secs(10), |app| app.esims().list().loaded().count()
+            > placed_row.0)
+            .await
+    );
+    mark_rows(&mut live, &[placed_row.0]);
+    assert_eq!(live.app.esims().marks().len(), group.len() - placed + 1);
     top_up_marked(&mut live, &slug, '1').await;
+    assert!(
+        live.until(Duration::from_secs(30), |app| matches!(
+            bulk(app),
+            Some(BulkStage::LeaveOut { .. })
+        ))
+        .await,
+        "{:?}",
+        bulk(&live.app)
+    );
+    assert!(live.screen_text(120, 40).contains(&placed_row.1));
+    assert_eq!(
+        newest_orders(&api, 1).await.0,
+        before + placed as u64,
+        "nothing paid by it"
+    );
+    live.send(code(KeyCode::Enter));
+    assert!(!live.app.esims().marks().contains(&placed_row.1));
+    assert_eq!(bulk(&live.app), Some(&BulkStage::Choosing));
+    let Some(Overlay::Bulk(form)) = live.app.overlay() else {
+        unreachable!()
+    };
+    let at = form.choice().plans().iter().position(|p| p.slug == slug).unwrap();
+    for _ in 0..at {
+        live.send(key('j'));
+    }
+    live.send(code(KeyCode::Enter));
+    tokio::time::sleep(esimdash::tui::app::PAY_PAUSE).await;
+    live.send(code(KeyCode::Enter));
     until_ended(&mut live).await;
     let (after, _) = newest_orders(&api, 1).await;
     assert_eq!(after, before + group.len() as u64, "every marked eSIM once, none twice");

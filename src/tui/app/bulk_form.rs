@@ -308,6 +308,31 @@ impl BulkForm {
         p.last = Some(said);
     }
 
+    /// The run paid nothing: these eSIMs were topped up with the same minutes ago. They are
+    /// named, and the confirming key leaves them out and goes on with the others (the choice
+    /// made again); paying one a second time is the single top-up's second question.
+    pub fn repeated(&mut self, repeats: Vec<(String, String)>) {
+        if !matches!(self.stage, BulkStage::Paying(_)) {
+            return;
+        }
+        let kept: Vec<(Iccid, Vec<Plan>)> = self
+            .iccids
+            .iter()
+            .cloned()
+            .zip(self.offers.iter().cloned())
+            .filter(|(iccid, _)| !repeats.iter().any(|(r, _)| r == iccid.as_str()))
+            .collect();
+        self.stage = if kept.is_empty() {
+            let named: Vec<String> = repeats.iter().map(|(iccid, why)| format!("{iccid}: {why}")).collect();
+            BulkStage::Refused(format!(
+                "Nothing was paid: each marked eSIM was topped up with the same minutes ago ({}). To pay one a second time, top it up on its own (t without marks): it asks.",
+                named.join("; ")
+            ))
+        } else {
+            BulkStage::LeaveOut { out: repeats, kept }
+        };
+    }
+
     /// The run ended (or paid nothing: why).
     pub fn ended(&mut self, result: Result<BulkEnded, String>) {
         if matches!(self.stage, BulkStage::Paying(_)) {
@@ -396,12 +421,27 @@ impl App {
         let ours = matches!(self.account.jobs.running_job(id), Some(Job::BulkTopup));
         let result = match step {
             BulkStep::Ended(result) => result,
+            BulkStep::Repeats(repeats) => {
+                self.account.jobs.finish(id);
+                match self.mode.bulk_mut().filter(|f| f.run() == Some(id)) {
+                    Some(form) => form.repeated(repeats),
+                    None => self.flash(
+                        format!(
+                            "Bulk top-up: nothing was paid; {} were topped up with the same minutes ago",
+                            repeats.len()
+                        ),
+                        Tone::Error,
+                        now,
+                    ),
+                }
+                return;
+            }
             step => {
                 if let Some(form) = self.mode.bulk_mut().filter(|f| f.run() == Some(id)) {
                     match step {
                         BulkStep::Paying => form.paying(),
                         BulkStep::Row { iccid, state } => form.row_done(&iccid, &state),
-                        BulkStep::Ended(_) => {}
+                        BulkStep::Ended(_) | BulkStep::Repeats(_) => {}
                     }
                 }
                 return;
