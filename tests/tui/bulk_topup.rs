@@ -66,6 +66,7 @@ async fn pick(live: &mut Live, api: &Client) -> (String, Vec<(usize, String)>, (
         .map(|e| e.raw_order_json.iccid.to_string())
         .collect();
     let mut by_slug: HashMap<String, Vec<(usize, String)>> = HashMap::new();
+    let mut plans: HashMap<String, rust_decimal::Decimal> = HashMap::new();
     let mut none = None;
     for (n, iccid) in rows.iter().enumerate() {
         // A reissued ICCID has two rows: one mark.
@@ -77,10 +78,21 @@ async fn pick(live: &mut Live, api: &Client) -> (String, Vec<(usize, String)>, (
             none = Some((n, iccid.clone()));
         }
         for plan in offered {
+            plans.insert(plan.slug.clone(), plan.sell_price().unwrap_or_default());
             by_slug.entry(plan.slug).or_default().push((n, iccid.clone()));
         }
     }
-    let (slug, group) = by_slug.into_iter().max_by_key(|(_, g)| g.len()).unwrap();
+    // The most eSIMs, then the cheapest plan (the balance must cover it): the same each run.
+    let price = |slug: &str| plans.get(slug).copied().unwrap_or_default();
+    let (slug, group) = by_slug
+        .into_iter()
+        .max_by(|a, b| {
+            a.1.len()
+                .cmp(&b.1.len())
+                .then(price(&b.0).cmp(&price(&a.0)))
+                .then(b.0.cmp(&a.0))
+        })
+        .unwrap();
     assert!(group.len() >= 4, "eSIMs sharing a top-up on the first page: {group:?}");
     (slug, group, none.expect("an eSIM offered no top-up on the first page"))
 }
