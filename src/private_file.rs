@@ -1,11 +1,29 @@
 //! Files that are ours alone (the audit trail, the saved inventory index and its temporary file,
 //! the payment lock): created 0600 in a 0700 directory, and never opened through a symbolic
 //! link, so that a link planted at their place cannot make esimdash append to, replace or
-//! chmod another file.
+//! chmod another file; and files written whole (the watch's memory, a bulk run's result).
 
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io;
 use std::path::Path;
+
+/// Writes `path` whole, readable by this user only: `write` fills a temporary file beside it,
+/// which is flushed to disk and renamed over `path`, so that a reader finds the old file or
+/// the new one, never half of one.
+pub fn write_whole(path: &Path, write: impl FnOnce(&mut dyn io::Write) -> io::Result<()>) -> io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or_else(|| Path::new("."));
+    let temp = tempfile::NamedTempFile::new_in(dir)?;
+    let mut out = io::BufWriter::new(temp.as_file());
+    write(&mut out)?;
+    io::Write::flush(&mut out)?;
+    drop(out);
+    temp.as_file().sync_all()?;
+    temp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
 
 /// Creates `dir` (and its parents) private to this user.
 pub fn create_dir(dir: &Path) -> io::Result<()> {

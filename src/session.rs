@@ -115,9 +115,8 @@ impl Accounts {
         if dashboard {
             options.max_retry_wait = std::time::Duration::ZERO;
         }
-        let per_minute = f64::from(options.rate_limit) * 60.0 / options.rate_window.as_secs_f64().max(1.0);
         let mut session = session;
-        session.index_pages_per_minute = (per_minute * options.background_share).max(1.0) as u32;
+        session.index_pages_per_minute = options.background_requests(std::time::Duration::from_secs(60)).max(1) as u32;
         let index_key = matches!(self, Accounts::Config(_)).then(|| {
             crate::inventory::store::account_key(base_url.as_str(), credentials.access_code.as_deref().unwrap_or(""))
         });

@@ -77,6 +77,15 @@ pub struct ClientOptions {
     pub extra_roots: Vec<rustls::pki_types::CertificateDer<'static>>,
 }
 
+impl ClientOptions {
+    /// How many requests the background share of the budget allows in `span` (the budget is
+    /// `rate_limit` per `rate_window`).
+    pub fn background_requests(&self, span: Duration) -> u64 {
+        let per_window = f64::from(self.rate_limit) * self.background_share;
+        (per_window * span.as_secs_f64() / self.rate_window.as_secs_f64().max(1.0)) as u64
+    }
+}
+
 impl Default for ClientOptions {
     fn default() -> Self {
         Self {
@@ -265,8 +274,7 @@ impl Client {
 
     /// How many requests the background share of the key's budget allows in `span`.
     pub fn background_requests(&self, span: Duration) -> u64 {
-        let per_minute = f64::from(self.options().rate_limit) * self.options().background_share;
-        (per_minute * span.as_secs_f64() / 60.0) as u64
+        self.options().background_requests(span)
     }
 
     /// Runs `read` as a read nobody waits for (the inventory's background read): its requests

@@ -12,13 +12,13 @@ pub mod rows;
 use crate::api::model::Plan;
 use crate::api::{ApiError, Client, Payment};
 use crate::audit::{Outcome, PaymentRecord};
+use crate::domain::iccid::Iccid;
 use crate::purchase::{explain, line_total};
 use journal::{Attempt, Journal, JournalError, Written};
 use rows::{Kind, Row};
 use rust_decimal::Decimal;
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::Path;
 
 /// A row and where it stands.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,7 +114,6 @@ impl Batch {
 pub struct Prepared {
     pub batch: Batch,
     pub journal: Journal,
-    pub journal_path: PathBuf,
 }
 
 /// Reads `file`, opens its journal (for this account, beside the audit trail; locked when
@@ -139,11 +138,7 @@ pub async fn prepare(
     let journal_path = journal::path_for(&dir, &account, name, file);
     let mut journal = Journal::open(&journal_path, lock)?;
     let batch = check(client, kind, rows, &mut journal, again).await?;
-    Ok(Prepared {
-        batch,
-        journal,
-        journal_path,
-    })
+    Ok(Prepared { batch, journal })
 }
 
 /// Checks every row: what the journal and the audit trail say of its earlier payments, then,
@@ -257,9 +252,10 @@ fn earlier(
     // have been settled since (sent again under its key, or found in the order list).
     let trail = records.get(&attempt.key);
     let written = match (trail, attempt.outcome) {
-        (Some(r), _) if r.outcome.is_some() => {
+        (Some(r), outcome) if r.outcome.is_some() => {
             let written = from_trail(r).unwrap_or(Written::Failed { error: String::new() });
-            if journal.outcome_of(&attempt.key) != Some(&written) {
+            // The attempt is the row's last, under its own key: its outcome is the journal's.
+            if outcome.as_ref() != Some(&written) {
                 journal.outcome(&attempt.key, written.clone())?;
             }
             written
@@ -318,9 +314,7 @@ impl Prices {
                 let offered = match self.topups.get(iccid.as_str()) {
                     Some(known) => known.clone(),
                     None => {
-                        let asked = not_found_as(client.topup_plans(iccid.as_str()).await, || {
-                            format!("no eSIM with ICCID {iccid} in this account")
-                        })?;
+                        let asked = topup_plans_of(client, iccid).await?;
                         self.topups.insert(iccid.to_string(), asked.clone());
                         asked
                     }
@@ -365,6 +359,14 @@ impl Prices {
     }
 }
 
+/// The top-ups offered for an eSIM, or (`Ok(Err)`) that it is not in this account; any other
+/// failure is the caller's (the check stops, the dashboard's window says so).
+pub async fn topup_plans_of(client: &Client, iccid: &Iccid) -> Result<Result<Vec<Plan>, String>, ApiError> {
+    not_found_as(client.topup_plans(iccid.as_str()).await, || {
+        format!("no eSIM with ICCID {iccid} in this account")
+    })
+}
+
 /// A 404 as the row's problem; any other failure stops the check.
 fn not_found_as<T>(
     result: Result<T, ApiError>,
@@ -390,31 +392,6 @@ pub enum Ended {
     AtUnknown,
     /// The server refused the credentials (`Batch::refused`): every further row would be too.
     Refused,
-}
-
-/// Bulk runs going on in this process: while there is one, the dashboard waits for it to stop
-/// (after its payment in flight) and write its result before it ends.
-static RUNNING: AtomicUsize = AtomicUsize::new(0);
-
-/// How many bulk runs of this process are going on.
-pub fn runs_in_flight() -> usize {
-    RUNNING.load(Ordering::SeqCst)
-}
-
-/// Counts one bulk run while it lives (also when its task is dropped).
-pub struct Running(());
-
-impl Running {
-    pub fn start() -> Self {
-        RUNNING.fetch_add(1, Ordering::SeqCst);
-        Self(())
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        RUNNING.fetch_sub(1, Ordering::SeqCst);
-    }
 }
 
 /// Pays the rows left to pay, in order, each recorded in the journal before it leaves and

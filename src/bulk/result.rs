@@ -22,16 +22,12 @@ pub fn folder_of(path: &Path) -> &Path {
 
 /// Writes every row of `batch` to `path`; the error says which file and why.
 pub fn write(batch: &Batch, path: &Path) -> Result<(), String> {
-    let failed = |e: &dyn std::fmt::Display| format!("the result {}: {e}", path.display());
-    let temp = tempfile::NamedTempFile::new_in(folder_of(path)).map_err(|e| failed(&e))?;
-    let mut writer = csv::Writer::from_writer(temp);
-    writer
-        .write_record(["row", "iccid", "slug", "quantity", "outcome", "order", "error"])
-        .map_err(|e| failed(&e))?;
-    for line in &batch.lines {
-        let row = &line.row;
-        writer
-            .write_record([
+    crate::private_file::write_whole(path, |out| {
+        let mut writer = csv::Writer::from_writer(out);
+        writer.write_record(["row", "iccid", "slug", "quantity", "outcome", "order", "error"])?;
+        for line in &batch.lines {
+            let row = &line.row;
+            writer.write_record([
                 row.line.to_string(),
                 row.iccid().map(ToString::to_string).unwrap_or_default(),
                 row.spend.slug.clone(),
@@ -39,11 +35,9 @@ pub fn write(batch: &Batch, path: &Path) -> Result<(), String> {
                 line.state.word().to_string(),
                 line.state.order().unwrap_or_default().to_string(),
                 line.state.error().unwrap_or_default().to_string(),
-            ])
-            .map_err(|e| failed(&e))?;
-    }
-    let temp = writer.into_inner().map_err(|e| failed(&e))?;
-    temp.as_file().sync_all().map_err(|e| failed(&e))?;
-    temp.persist(path).map_err(|e| failed(&e))?;
-    Ok(())
+            ])?;
+        }
+        writer.flush()
+    })
+    .map_err(|e| format!("the result {}: {e}", path.display()))
 }

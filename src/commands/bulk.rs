@@ -7,16 +7,16 @@ use super::buying::confirm;
 use super::table::{Align, Table};
 use super::{CommandError, Output, print_json};
 use crate::api::Client;
-use crate::bulk::journal::{Journal, JournalError};
+use crate::bulk::journal::JournalError;
 use crate::bulk::rows::Kind;
-use crate::bulk::{self as engine, Batch, CheckError, Ended, Line, State, result};
+use crate::bulk::{self as engine, Batch, CheckError, Ended, Line, Prepared, State, result};
 use crate::cli::{BulkArgs, SpendArgs};
 use crate::commands::output::outln;
 use crate::domain::purchase::{NOTHING_BOUGHT, NOTHING_TOPPED_UP};
 use crate::format::money::format_amount;
 use serde_json::json;
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub async fn run(
     client: &Client,
@@ -31,7 +31,7 @@ pub async fn run(
         Kind::Order => NOTHING_BOUGHT,
     };
     let refuse = |e: CommandError| e.nothing_moved(nothing);
-    let (mut batch, mut journal, journal_path) = checked(client, kind, file, bulk.dry_run, spend.again)
+    let Prepared { mut batch, mut journal } = checked(client, kind, file, bulk.dry_run, spend.again)
         .await
         .map_err(refuse)?;
     let result_path = bulk.result.clone().unwrap_or_else(|| result::beside(file));
@@ -57,7 +57,7 @@ pub async fn run(
             outln!(
                 "Every row of {} was placed already (its journal: {}); nothing more is paid. To pay the same rows again, save them under another file name.",
                 file.display(),
-                journal_path.display()
+                journal.path().display()
             );
         }
         return finish(&batch, Ended::Done, &result_path, output);
@@ -114,16 +114,15 @@ async fn checked(
     file: &Path,
     dry_run: bool,
     again: bool,
-) -> Result<(Batch, Journal, PathBuf), CommandError> {
-    let prepared = engine::prepare(client, kind, file, !dry_run, again)
+) -> Result<Prepared, CommandError> {
+    engine::prepare(client, kind, file, !dry_run, again)
         .await
         .map_err(|e| match e {
             CheckError::Api(e) => e.into(),
             CheckError::Journal(e) => journaled(e),
             CheckError::File(_) | CheckError::NoStateDir => CommandError::Usage(e.to_string()),
             CheckError::Trail(why) => CommandError::Io(std::io::Error::other(why)),
-        })?;
-    Ok((prepared.batch, prepared.journal, prepared.journal_path))
+        })
 }
 
 fn journaled(e: JournalError) -> CommandError {

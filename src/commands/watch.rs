@@ -177,12 +177,8 @@ fn load(path: &Path) -> Result<Seen, CommandError> {
 fn save(path: &Path, seen: &Seen) -> Result<(), CommandError> {
     let dir: PathBuf = path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     crate::private_file::create_dir(&dir)?;
-    let temp = tempfile::NamedTempFile::new_in(&dir)?;
-    let mut writer = std::io::BufWriter::new(temp.as_file());
-    serde_json::to_writer(&mut writer, seen).map_err(std::io::Error::other)?;
-    std::io::Write::flush(&mut writer)?;
-    drop(writer);
-    temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|e| CommandError::Io(e.error))?;
+    crate::private_file::write_whole(path, |out| {
+        serde_json::to_writer(out, seen).map_err(std::io::Error::other)
+    })?;
     Ok(())
 }

@@ -27,14 +27,9 @@ const OFFERS_AT_ONCE: usize = 4;
 pub async fn offers(client: &Client, iccids: &[Iccid]) -> Result<Vec<(Iccid, Result<Vec<Plan>, String>)>, ApiError> {
     futures_util::stream::iter(iccids.iter().cloned())
         .map(|iccid| async move {
-            match client.topup_plans(iccid.as_str()).await {
-                Ok(plans) => Ok((iccid, Ok(plans))),
-                Err(e) if e.status() == Some(404) => {
-                    let why = format!("no eSIM with ICCID {iccid} in this account");
-                    Ok((iccid, Err(why)))
-                }
-                Err(e) => Err(e),
-            }
+            bulk::topup_plans_of(client, &iccid)
+                .await
+                .map(|offered| (iccid, offered))
         })
         .buffered(OFFERS_AT_ONCE)
         .try_collect()
@@ -53,8 +48,7 @@ pub fn start(
 ) {
     let (dir, client, tx) = (dir.to_path_buf(), client.clone(), tx.clone());
     tokio::spawn(async move {
-        // Counted until its last word is sent: the dashboard does not end before.
-        let _running = bulk::Running::start();
+        // `stop` lives as long as this task: while it does, the dashboard does not end.
         let step = |step| {
             let _ = tx.send(Msg::Bulk { id, step });
         };
@@ -89,12 +83,9 @@ async fn run(
             return Err(Refusal::Why(format!("{e}; nothing was paid")));
         }
     };
-    let Prepared {
-        mut batch,
-        mut journal,
-        journal_path,
-    } = prepared;
+    let Prepared { mut batch, mut journal } = prepared;
     if let Some(refused) = refusal(&batch, order) {
+        let journal_path = journal.path().to_path_buf();
         drop(journal);
         forget(&file, Some(&journal_path));
         return Err(match refused {

@@ -231,6 +231,12 @@ impl Tasks {
         super::bulk_run::start(dir, id, order, client, tx, stop);
     }
 
+    /// Whether a bulk run's task still lives (it holds its stop flag until its last word is
+    /// sent).
+    fn bulk_running(&self) -> bool {
+        self.bulk_stops.values().any(|stop| Arc::strong_count(stop) > 1)
+    }
+
     /// No further row of any bulk run is started (the dashboard is ending).
     fn stop_all_bulk(&self) {
         for stop in self.bulk_stops.values() {
@@ -406,7 +412,7 @@ impl Ending {
     fn leave(&mut self, app: &mut App, tasks: &Tasks) -> bool {
         // A bulk run starts no further row once the dashboard is ending (by a key as by a signal).
         tasks.stop_all_bulk();
-        if crate::api::payments_in_flight() == 0 && crate::bulk::runs_in_flight() == 0 {
+        if crate::api::payments_in_flight() == 0 && !tasks.bulk_running() {
             return true;
         }
         if self.leaving.is_none() {

@@ -51,7 +51,6 @@ pub struct Progress {
     pub run: JobId,
     /// Every row was checked and the payments began.
     pub paying: bool,
-    pub done: usize,
     pub placed: usize,
     /// Refused or of unknown outcome.
     pub not_placed: usize,
@@ -294,7 +293,6 @@ impl BulkForm {
     /// A row of the run is done.
     pub fn row_done(&mut self, iccid: &str, state: &State) {
         let BulkStage::Paying(p) = &mut self.stage else { return };
-        p.done += 1;
         let said = match state {
             State::Placed { order, .. } => {
                 p.placed += 1;
@@ -410,6 +408,13 @@ fn largest_group(iccids: &[Iccid], lists: &[Vec<Plan>]) -> Option<(Vec<(String, 
         }
     }
     Some((out, kept))
+}
+
+impl Progress {
+    /// The rows done so far.
+    pub fn done(&self) -> usize {
+        self.placed + self.not_placed
+    }
 }
 
 impl App {

@@ -62,8 +62,6 @@ impl Jobs {
         self.live.remove(&id)
     }
 
-    /// Whether anything of the screen is being read or sent (the spinner turns). Writing a
-    /// file has its own line on the status bar.
     /// What runs now.
     pub fn running(&self) -> impl Iterator<Item = &Job> {
         self.live.values()
@@ -74,6 +72,8 @@ impl Jobs {
         self.live.get(&id)
     }
 
+    /// Whether anything of the screen is being read or sent (the spinner turns). Writing a
+    /// file has its own line on the status bar.
     pub fn loading(&self) -> bool {
         self.live.values().any(|j| matches!(j, Job::Request(_)))
     }

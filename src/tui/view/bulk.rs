@@ -127,7 +127,7 @@ fn paying(form: &BulkForm, p: &BulkProgress, app: &App, theme: &Theme) -> Vec<Li
         Line::raw(format!(
             "{} Paying: {} of {of} done · {} placed · {} not placed",
             spinner(app),
-            p.done,
+            p.done(),
             p.placed,
             p.not_placed
         ))
@@ -138,7 +138,7 @@ fn paying(form: &BulkForm, p: &BulkProgress, app: &App, theme: &Theme) -> Vec<Li
         ))
     }];
     const WIDTH: usize = 40;
-    let filled = (p.done * WIDTH).checked_div(of).unwrap_or(0).min(WIDTH);
+    let filled = (p.done() * WIDTH).checked_div(of).unwrap_or(0).min(WIDTH);
     lines.push(Line::styled(
         format!("[{}{}]", "#".repeat(filled), "-".repeat(WIDTH - filled)),
         theme.key(),
