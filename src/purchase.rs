@@ -1,10 +1,13 @@
 //! What the dashboard and the one-shot commands share about spending money: how a refusal reads
-//! in plain words, the balance check made before anything is sent, and why an eSIM cannot be
-//! topped up when its status says so.
+//! in plain words, the balance check made before anything is sent, and what may be paid for an
+//! eSIM's top-up: the API's offer judged against the eSIM's own state, one rule for the
+//! dashboard's form, `esimdash topup` and bulk runs.
 
-use crate::api::ApiError;
+use crate::api::model::{Esim, Plan, Whereabouts};
+use crate::api::{ApiError, Client, Found};
+use crate::domain::esim_state::Class;
+use crate::domain::iccid::Iccid;
 use crate::domain::money::format_amount;
-use crate::domain::status::Status;
 use rust_decimal::Decimal;
 
 pub use crate::domain::purchase::{NOTHING_BOUGHT, NOTHING_TOPPED_UP, Purchase};
@@ -65,15 +68,85 @@ pub fn shortfall_message(balance: Decimal, total: Decimal) -> Option<String> {
     })
 }
 
-/// Why an eSIM in this status is offered no top-ups, when the status tells.
-pub fn not_topupable_reason(status: &Status) -> Option<&'static str> {
-    match status {
-        Status::UsedExpired | Status::UnusedExpired => Some("its validity has ended"),
-        Status::Cancel => Some("it was cancelled"),
-        Status::Revoked => Some("its profile was revoked"),
-        Status::Pending => Some("its profile is not ready yet"),
-        _ => None,
+/// Why this eSIM cannot take a top-up, when its record tells (its class: `Class::cannot_take_data`).
+pub fn no_topup_reason(esim: &Esim) -> Option<&'static str> {
+    esim.facts().classify().cannot_take_data()
+}
+
+/// What may be paid for an eSIM's top-up.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TopupOffer {
+    /// Plans to choose from. `unsure` says why the eSIM's state could not be confirmed: the
+    /// payment then asks once more, saying so.
+    Plans { plans: Vec<Plan>, unsure: Option<String> },
+    /// Nothing may be paid: why, in words that name the state. `class` where the record told.
+    Refused { class: Option<Class>, why: String },
+}
+
+impl TopupOffer {
+    /// The plans that may be paid for (none when refused).
+    pub fn plans(&self) -> &[Plan] {
+        match self {
+            TopupOffer::Plans { plans, .. } => plans,
+            TopupOffer::Refused { .. } => &[],
+        }
     }
+}
+
+/// The API's offer for an eSIM judged against its record: an eSIM whose class cannot take data
+/// is offered nothing even when a server offers plans for it (defence in depth: the contract
+/// says a server must not); an eSIM whose record could not be read, or whose state is not one
+/// the provider documents, is offered the plans with a caveat.
+pub fn judge_topup(iccid: &Iccid, plans: Vec<Plan>, record: Option<&Esim>) -> TopupOffer {
+    let class = record.map(|e| e.facts().classify());
+    if let Some(class) = class
+        && let Some(reason) = class.cannot_take_data()
+    {
+        if !plans.is_empty() {
+            tracing::warn!(%iccid, state = class.key(), "the server offers top-ups for an eSIM that cannot take data");
+        }
+        let next = match class {
+            Class::Pending => "a top-up can follow once the provider allocates it",
+            _ => "a top-up would buy data it can never use: the customer needs a new eSIM of the plan",
+        };
+        return TopupOffer::Refused {
+            class: Some(class),
+            why: format!("{reason}; {next}"),
+        };
+    }
+    if plans.is_empty() {
+        return TopupOffer::Refused {
+            class,
+            why: "the API offers no top-up for it now".to_string(),
+        };
+    }
+    let unsure = match (record, class) {
+        (None, _) => {
+            Some("its record could not be read now, so whether it can still take data is not confirmed".to_string())
+        }
+        (Some(e), Some(Class::Unknown)) => Some(format!(
+            "its state is not one the provider documents (status {}, SM-DP+ {}), so whether it can still take data is not confirmed",
+            e.record.status,
+            match e.raw_order_json.smdp_status.trim() {
+                "" => "none",
+                smdp => smdp,
+            }
+        )),
+        _ => None,
+    };
+    TopupOffer::Plans { plans, unsure }
+}
+
+/// The top-ups that may be paid for an eSIM: the API's availability (a 404 is the caller's:
+/// not in this account), and its current record (by the lookup, or the page at `seen`, where
+/// the server has none), judged by `judge_topup`. Two requests with the lookup.
+pub async fn topup_offer(client: &Client, iccid: &Iccid, seen: Option<Whereabouts>) -> Result<TopupOffer, ApiError> {
+    let plans = client.topup_plans(iccid.as_str()).await?;
+    let record = match client.find_esim_at(iccid.as_str(), seen).await? {
+        Found::Esim(esim) => Some(*esim),
+        Found::Absent | Found::Unknown => None,
+    };
+    Ok(judge_topup(iccid, plans, record.as_ref()))
 }
 
 /// A refused purchase in plain words, the server's message kept, and that nothing was bought.
@@ -127,7 +200,6 @@ mod tests {
                 .unwrap()
                 .contains("5.40 USD short")
         );
-        assert_eq!(not_topupable_reason(&Status::Cancel), Some("it was cancelled"));
         // Amounts at the edges of what a decimal holds are refused in words, never a panic.
         assert!(line_total(Decimal::MAX, 10).unwrap_err().contains("too large"));
         assert!(line_total(Decimal::new(-1, 2), 1).unwrap_err().contains("negative"));
@@ -138,6 +210,59 @@ mod tests {
                 .contains("out of range")
         );
         assert_eq!(shortfall(Decimal::MIN, Decimal::MAX), Some(Decimal::MAX));
-        assert_eq!(not_topupable_reason(&Status::InUse), None);
+    }
+
+    fn record(status: &str, smdp: &str, eid: &str, used: u64) -> Esim {
+        serde_json::from_value(serde_json::json!({
+            "status": status,
+            "rawOrderJson": {
+                "iccid": "8944100000000000018", "smdpStatus": smdp, "eid": eid,
+                "orderUsage": used, "totalVolume": 100
+            }
+        }))
+        .unwrap()
+    }
+
+    fn plan() -> Plan {
+        serde_json::from_value(serde_json::json!({"slug": "topup-jo-1gb-7d", "price": 3.36})).unwrap()
+    }
+
+    #[test]
+    fn a_top_up_offer_is_judged_by_the_esims_own_state() {
+        let iccid = Iccid::parse("8944100000000000018").unwrap();
+        // A server that offers plans for an eSIM deleted from the phone: nothing may be paid.
+        let deleted = record("in_use", "DELETED", "8904", 10);
+        match judge_topup(&iccid, vec![plan()], Some(&deleted)) {
+            TopupOffer::Refused { class, why } => {
+                assert_eq!(class, Some(Class::Deleted));
+                assert!(
+                    why.contains("deleted from the phone") && why.contains("new eSIM"),
+                    "{why}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let in_use = record("in_use", "ENABLED", "8904", 10);
+        assert_eq!(
+            judge_topup(&iccid, vec![plan()], Some(&in_use)),
+            TopupOffer::Plans {
+                plans: vec![plan()],
+                unsure: None
+            }
+        );
+        // Not known: offered, with the reason to ask once more.
+        let odd = record("in_use", "RELEASED", "", 10);
+        assert!(matches!(
+            judge_topup(&iccid, vec![plan()], Some(&odd)),
+            TopupOffer::Plans { unsure: Some(_), .. }
+        ));
+        assert!(matches!(
+            judge_topup(&iccid, vec![plan()], None),
+            TopupOffer::Plans { unsure: Some(_), .. }
+        ));
+        assert!(matches!(
+            judge_topup(&iccid, Vec::new(), Some(&in_use)),
+            TopupOffer::Refused { .. }
+        ));
     }
 }

@@ -167,8 +167,8 @@ pub struct Esim {
 
 /// What the attention rule reads of an eSIM: its status, its data used and its expiry.
 impl crate::domain::attention::Judged for Esim {
-    fn status(&self) -> &Status {
-        &self.record.status
+    fn class(&self) -> crate::domain::esim_state::Class {
+        self.facts().classify()
     }
 
     fn limits(&self) -> crate::domain::attention::Limits {

@@ -359,12 +359,21 @@ impl Prices {
     }
 }
 
-/// The top-ups offered for an eSIM, or (`Ok(Err)`) that it is not in this account; any other
-/// failure is the caller's (the check stops, the dashboard's window says so).
+/// The top-ups that may be paid for an eSIM (`purchase::topup_offer`: the API's offer judged
+/// against its record), or (`Ok(Err)`) why none may: not in this account, or its state cannot
+/// take data. Any other failure is the caller's (the check stops, the dashboard's window says
+/// so).
 pub async fn topup_plans_of(client: &Client, iccid: &Iccid) -> Result<Result<Vec<Plan>, String>, ApiError> {
-    not_found_as(client.topup_plans(iccid.as_str()).await, || {
+    let offer = not_found_as(crate::purchase::topup_offer(client, iccid, None).await, || {
         format!("no eSIM with ICCID {iccid} in this account")
-    })
+    })?;
+    Ok(offer.and_then(|offer| match offer {
+        crate::purchase::TopupOffer::Refused {
+            class: Some(class),
+            why,
+        } if class.cannot_take_data().is_some() => Err(format!("no top-up: {why}")),
+        other => Ok(other.plans().to_vec()),
+    }))
 }
 
 /// A 404 as the row's problem; any other failure stops the check.

@@ -3,14 +3,15 @@
 //! `--yes`), the request is sent once, and a lost answer is looked up in the order list.
 
 use super::{CommandError, Output, print_json};
-use crate::api::model::Plan;
+use crate::api::model::{Plan, Whereabouts};
 use crate::api::{ApiError, Client, Delivery, PLACE_ORDER, Payment, Spend, TOPUP};
 use crate::cli::SpendArgs;
 use crate::commands::output::outln;
 use crate::domain::iccid::Iccid;
 use crate::format::money::format_amount;
 use crate::purchase::{
-    NOTHING_BOUGHT, NOTHING_TOPPED_UP, Purchase, balance_after, explain, line_total, shortfall_message,
+    NOTHING_BOUGHT, NOTHING_TOPPED_UP, Purchase, TopupOffer, balance_after, explain, line_total, shortfall_message,
+    topup_offer,
 };
 use rust_decimal::Decimal;
 use serde_json::json;
@@ -21,10 +22,11 @@ pub async fn topup(
     client: &Client,
     iccid: &str,
     slug: &str,
+    seen: Option<Whereabouts>,
     spend_args: &SpendArgs,
     output: &Output,
 ) -> Result<(), CommandError> {
-    let (what, ready) = check_topup(client, iccid, slug, spend_args)
+    let (what, ready) = check_topup(client, iccid, slug, seen, spend_args)
         .await
         .map_err(|e| e.nothing_moved(NOTHING_TOPPED_UP))?;
     pay(client, &what, ready, spend_args, output).await
@@ -52,48 +54,94 @@ async fn check_topup(
     client: &Client,
     iccid: &str,
     slug: &str,
+    seen: Option<Whereabouts>,
     spend_args: &SpendArgs,
 ) -> Result<(Purchase, Ready), CommandError> {
     // A read-only session is told before anything is read or asked.
     client.ensure_writable(TOPUP)?;
-    let (iccid, offered) = offered_for(client, iccid).await?;
-    if offered.is_empty() {
-        return Err(CommandError::Refused(format!(
-            "no top-up is offered for {iccid} now (expired, cancelled or revoked eSIMs cannot be topped up)"
-        )));
-    }
-    let Some(plan) = offered.iter().find(|p| p.slug == slug).cloned() else {
-        let slugs: Vec<&str> = offered.iter().map(|p| p.slug.as_str()).collect();
+    let (iccid, offer) = offered_for(client, iccid, seen).await?;
+    let (plans, unsure) = match offer {
+        TopupOffer::Plans { plans, unsure } => (plans, unsure),
+        TopupOffer::Refused { class, why } => {
+            return Err(CommandError::CannotTakeData {
+                message: format!("no top-up for {iccid}: {why}"),
+                state: class.map(|c| c.key()),
+            });
+        }
+    };
+    let Some(plan) = plans.iter().find(|p| p.slug == slug).cloned() else {
+        let slugs: Vec<&str> = plans.iter().map(|p| p.slug.as_str()).collect();
         return Err(CommandError::Usage(format!(
             "{slug:?} is not offered for {iccid}; offered: {}",
             slugs.join(", ")
         )));
     };
+    if let Some(unsure) = &unsure {
+        ask_unsure(spend_args, unsure).await?;
+    }
     let spend = Spend::topup(iccid.clone(), slug, spend_args.qty);
     let ready = check_and_ask(client, plan, spend_args, spend).await?;
     Ok((Purchase::Topup { iccid }, ready))
 }
 
-/// The eSIM's ICCID checked, and the top-ups the API offers for it.
-async fn offered_for(client: &Client, iccid: &str) -> Result<(Iccid, Vec<Plan>), CommandError> {
+/// The eSIM's state could not be confirmed: asked once more at a terminal; with `--yes` said on
+/// stderr and paid (the script asked for no questions, and the server offered the plan).
+async fn ask_unsure(spend_args: &SpendArgs, unsure: &str) -> Result<(), CommandError> {
+    if spend_args.yes {
+        crate::commands::notices::say(&format!("Note: {unsure}; paying as --yes says."));
+        return Ok(());
+    }
+    confirm(false, &format!("Note: {unsure}.\nGo on to the top-up all the same?")).await
+}
+
+/// The eSIM's ICCID checked, and what may be paid for it: the API's offer judged against its
+/// record (`purchase::topup_offer`).
+async fn offered_for(
+    client: &Client,
+    iccid: &str,
+    seen: Option<Whereabouts>,
+) -> Result<(Iccid, TopupOffer), CommandError> {
     let iccid = Iccid::parse(iccid).map_err(|e| CommandError::Usage(format!("{iccid:?} is not an ICCID: {e}")))?;
-    let offered = client.topup_plans(iccid.as_str()).await.map_err(|e| match e.status() {
+    let offer = topup_offer(client, &iccid, seen).await.map_err(|e| match e.status() {
         Some(404) => CommandError::NotFound(format!("no eSIM with ICCID {iccid} in this account")),
         _ => CommandError::Api(e),
     })?;
-    Ok((iccid, offered))
+    Ok((iccid, offer))
 }
 
 /// `esimdash topup --iccid I` without a slug: the top-ups offered for it, to choose from.
-pub async fn offered(client: &Client, iccid: &str, output: &Output) -> Result<(), CommandError> {
-    let (iccid, offered) = offered_for(client, iccid).await?;
+pub async fn offered(
+    client: &Client,
+    iccid: &str,
+    seen: Option<Whereabouts>,
+    output: &Output,
+) -> Result<(), CommandError> {
+    let (iccid, offer) = offered_for(client, iccid, seen).await?;
+    let offered = offer.plans();
     if output.is_json() {
-        return print_json(&json!({ "iccid": iccid.as_str(), "data": offered }));
+        let mut value = json!({ "iccid": iccid.as_str(), "data": offered });
+        match &offer {
+            TopupOffer::Refused { class, why } => {
+                value["refused"] = json!(why);
+                value["state"] = json!(class.map(|c| c.key()));
+            }
+            TopupOffer::Plans {
+                unsure: Some(unsure), ..
+            } => value["unsure"] = json!(unsure),
+            TopupOffer::Plans { .. } => {}
+        }
+        return print_json(&value);
     }
-    if offered.is_empty() {
-        outln!("No top-up is offered for {iccid} now (expired, cancelled or revoked eSIMs cannot be topped up).");
+    if let TopupOffer::Refused { why, .. } = &offer {
+        outln!("No top-up can be paid for {iccid}: {why}.");
     } else {
-        crate::commands::output::out!("{}", super::lists::plan_table(&offered));
+        if let TopupOffer::Plans {
+            unsure: Some(unsure), ..
+        } = &offer
+        {
+            outln!("Note: {iccid}: {unsure}.");
+        }
+        crate::commands::output::out!("{}", super::lists::plan_table(offered));
         outln!("Top up with: esimdash topup --iccid {iccid} --slug SLUG");
     }
     Ok(())

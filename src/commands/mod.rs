@@ -16,6 +16,7 @@ mod shell;
 mod table;
 mod watch;
 
+pub(crate) use check::unknown_line as check_unknown_line;
 pub use output::Output;
 pub(crate) use output::print_json;
 pub use sandbox::run_sandbox;
@@ -62,6 +63,13 @@ pub enum CommandError {
     /// Not sent: the plan is not offered, the balance is short, the user said no.
     #[error("{0}")]
     Refused(String),
+    /// An eSIM whose state cannot take data (`Class::cannot_take_data`): no top-up is paid.
+    /// `state` is the class's key, for scripts.
+    #[error("{message}")]
+    CannotTakeData {
+        message: String,
+        state: Option<&'static str>,
+    },
     /// No answer came to a request that moves money; what the order list showed is said.
     #[error("{0}")]
     OutcomeUnknown(String),
@@ -110,7 +118,7 @@ impl CommandError {
     pub fn exit_code(&self) -> u8 {
         match self {
             CommandError::NothingMoved { error, .. } => error.exit_code(),
-            CommandError::Config(_) | CommandError::Usage(_) => 2,
+            CommandError::Config(_) | CommandError::Usage(_) | CommandError::CannotTakeData { .. } => 2,
             CommandError::Api(ApiError::ReadOnly { .. } | ApiError::Repeat { .. }) => 2,
             CommandError::Api(e) if e.is_auth() => EXIT_CREDENTIALS_REFUSED,
             CommandError::Api(ApiError::RateLimited { .. }) => 4,
@@ -135,6 +143,7 @@ impl CommandError {
             CommandError::NotFound(_) => ("not_found", None),
             CommandError::Qr(_) => ("qr", None),
             CommandError::Refused(_) => ("refused", None),
+            CommandError::CannotTakeData { .. } => ("cannot_take_data", None),
             CommandError::OutcomeUnknown(_) => ("outcome_unknown", None),
             CommandError::Io(_) => ("io", None),
             CommandError::Interrupted(_) | CommandError::Stopped(..) => ("interrupted", None),
@@ -147,6 +156,9 @@ impl CommandError {
         }
         if let CommandError::Api(ApiError::RateLimited { retry_after, .. }) = cause {
             error["retryAfterSeconds"] = json!(retry_after.as_secs());
+        }
+        if let CommandError::CannotTakeData { state: Some(state), .. } = cause {
+            error["state"] = json!(state);
         }
         match self {
             // Scripts need not parse the words to know whether money moved.
@@ -261,7 +273,7 @@ pub async fn run(
             qr::run(client, &esim, *link, files, output).await
         }
         Command::Profile { action } => profile(client, action.as_ref(), output).await,
-        Command::Topup { .. } | Command::Buy { .. } => spend(command, client, output).await,
+        Command::Topup { .. } | Command::Buy { .. } => spend(command, client, index, output).await,
         Command::Sandbox(_) | Command::Audit { .. } | Command::Completions { .. } | Command::Man => Err(
             CommandError::Usage("this command needs no API connection and runs on its own".to_string()),
         ),
@@ -269,7 +281,9 @@ pub async fn run(
 }
 
 /// `topup` and `buy`: a single payment, a bulk file, or the top-ups offered for an eSIM.
-async fn spend(command: &Command, client: &Client, output: &Output) -> Result<(), CommandError> {
+async fn spend(command: &Command, client: &Client, index: Option<&Kept>, output: &Output) -> Result<(), CommandError> {
+    // Where the index saw the eSIM: its record is read there when the server has no lookup.
+    let seen = |iccid: &str| index.and_then(|i| i.whereabouts(iccid));
     match command {
         Command::Topup {
             bulk: BulkArgs {
@@ -293,7 +307,7 @@ async fn spend(command: &Command, client: &Client, output: &Output) -> Result<()
             iccid: Some(iccid),
             slug: None,
             ..
-        } => buying::offered(client, iccid, output).await,
+        } => buying::offered(client, iccid, seen(iccid), output).await,
         Command::Topup {
             bulk: bulk @ BulkArgs { from: Some(file), .. },
             spend,
@@ -309,7 +323,7 @@ async fn spend(command: &Command, client: &Client, output: &Output) -> Result<()
             slug: Some(slug),
             spend,
             ..
-        } => buying::topup(client, iccid, slug, spend, output).await,
+        } => buying::topup(client, iccid, slug, seen(iccid), spend, output).await,
         Command::Buy {
             slug: Some(slug),
             spend,

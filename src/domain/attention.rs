@@ -1,8 +1,10 @@
-//! "Needs attention": a usable eSIM that has used most of its data or is about to expire, the
-//! eSIMs a reseller contacts before their customer runs out. Read from `rawOrderJson`
-//! (`orderUsage`, `totalVolume`, `expiredTime`); the thresholds come from the config file.
+//! "Needs attention": a usable eSIM (its class says so: `Class::is_usable`) that has used most
+//! of its data or is about to expire, the eSIMs a reseller contacts before their customer runs
+//! out. Read from `rawOrderJson` (`orderUsage`, `totalVolume`, `expiredTime`); the thresholds
+//! come from the config file. One rule for the dashboard's `!`, `esims --attention`, `check
+//! attention` and `metrics`.
 
-use super::status::Status;
+use super::esim_state::Class;
 use chrono::{DateTime, Utc};
 
 /// The thresholds: used at least `used_pct` % of its data, or expiring within `days` days.
@@ -43,13 +45,13 @@ impl Limits {
 
 /// What the rule is applied to: an eSIM record (the API's, in `api::model`) or a row of the index.
 pub trait Judged {
-    fn status(&self) -> &Status;
+    fn class(&self) -> Class;
     fn limits(&self) -> Limits;
 }
 
 impl<T: Judged> Judged for &T {
-    fn status(&self) -> &Status {
-        (**self).status()
+    fn class(&self) -> Class {
+        (**self).class()
     }
     fn limits(&self) -> Limits {
         (**self).limits()
@@ -57,8 +59,8 @@ impl<T: Judged> Judged for &T {
 }
 
 impl AttentionRule {
-    pub fn needs(&self, status: &Status, limits: Limits, now: DateTime<Utc>) -> bool {
-        if !status.is_active() {
+    pub fn needs(&self, class: Class, limits: Limits, now: DateTime<Utc>) -> bool {
+        if !class.is_usable() {
             return false;
         }
         let data = limits.used_pct.is_some_and(|p| p >= self.used_pct);
@@ -68,7 +70,7 @@ impl AttentionRule {
     }
 
     pub fn needs_esim(&self, e: &impl Judged, now: DateTime<Utc>) -> bool {
-        self.needs(e.status(), e.limits(), now)
+        self.needs(e.class(), e.limits(), now)
     }
 
     /// How close an eSIM is to a limit, as a share of the rule's room (in thousandths; lower is
@@ -105,22 +107,22 @@ impl AttentionRule {
 mod tests {
     use super::*;
 
-    struct Item(Status, Limits);
+    struct Item(Class, Limits);
 
     impl Judged for Item {
-        fn status(&self) -> &Status {
-            &self.0
+        fn class(&self) -> Class {
+            self.0
         }
         fn limits(&self) -> Limits {
             self.1
         }
     }
 
-    fn esim(status: &str, used: u64, total: u64, expires: &str) -> Item {
+    fn esim(class: Class, used: u64, total: u64, expires: &str) -> Item {
         let expires = DateTime::parse_from_rfc3339(expires)
             .ok()
             .map(|t| t.with_timezone(&Utc));
-        Item(Status::parse(status), Limits::new(Some(used), Some(total), expires))
+        Item(class, Limits::new(Some(used), Some(total), expires))
     }
     #[test]
     fn usable_and_near_a_limit() {
@@ -129,27 +131,34 @@ mod tests {
             .with_timezone(&Utc);
         let rule = AttentionRule::default();
         let later = "2026-12-30T00:00:00Z";
-        assert!(rule.needs_esim(&esim("in_use", 80, 100, later), now), "80 % used");
-        assert!(!rule.needs_esim(&esim("in_use", 79, 100, later), now), "79 % used");
+        assert!(rule.needs_esim(&esim(Class::InUse, 80, 100, later), now), "80 % used");
+        assert!(!rule.needs_esim(&esim(Class::InUse, 79, 100, later), now), "79 % used");
         assert!(
-            rule.needs_esim(&esim("suspended", 0, 100, "2026-11-24T12:00:00Z"), now),
+            rule.needs_esim(&esim(Class::Suspended, 0, 100, "2026-11-24T12:00:00Z"), now),
             "3 days left"
         );
         assert!(
-            !rule.needs_esim(&esim("in_use", 0, 100, "2026-11-24T12:00:01Z"), now),
+            !rule.needs_esim(&esim(Class::InUse, 0, 100, "2026-11-24T12:00:01Z"), now),
             "a second more"
         );
-        assert!(!rule.needs_esim(&esim("used_up", 100, 100, later), now), "not usable");
         assert!(
-            !rule.needs_esim(&esim("in_use", 5, 0, "not a time"), now),
+            !rule.needs_esim(&esim(Class::UsedUp, 100, 100, later), now),
+            "not usable"
+        );
+        assert!(
+            !rule.needs_esim(&esim(Class::Deleted, 90, 100, later), now),
+            "deleted from the phone, though its status may still say in use"
+        );
+        assert!(
+            !rule.needs_esim(&esim(Class::InUse, 5, 0, "not a time"), now),
             "nothing to go by"
         );
-        let urgency = |used, expires| rule.urgency(esim("in_use", used, 100, expires).1, now);
+        let urgency = |used, expires| rule.urgency(esim(Class::InUse, used, 100, expires).1, now);
         assert_eq!(urgency(95, later), 250, "5 % left of a 20 % room");
         assert_eq!(urgency(10, "2026-11-22T12:00:00Z"), 333, "1 day left of 3");
         assert!(urgency(99, later) < urgency(10, "2026-11-22T12:00:00Z"));
         assert_eq!(urgency(10, "2026-11-20T12:00:00Z"), 0, "already past");
         let strict = AttentionRule { used_pct: 50, days: 0 };
-        assert!(strict.needs_esim(&esim("got_resource", 50, 100, later), now));
+        assert!(strict.needs_esim(&esim(Class::ReadyToInstall, 50, 100, later), now));
     }
 }

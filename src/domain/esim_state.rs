@@ -106,6 +106,39 @@ impl Class {
         }
     }
 
+    /// The class of a `key()`, as written in a saved index.
+    pub fn from_key(key: &str) -> Option<Class> {
+        Class::ALL.into_iter().find(|c| c.key() == key)
+    }
+
+    /// A profile that exists and may still connect: what the attention rule watches.
+    pub fn is_usable(self) -> bool {
+        matches!(
+            self,
+            Class::ReadyToInstall
+                | Class::Downloading
+                | Class::InstalledNoData
+                | Class::InUse
+                | Class::TurnedOff
+                | Class::Suspended
+        )
+    }
+
+    /// Why a top-up cannot help an eSIM of this class: it can never take data again (or has no
+    /// profile yet). `None` where a top-up adds data, and for `Unknown`, which nobody can tell.
+    /// Every path that pays for a top-up asks this (`purchase::judge_topup`).
+    pub fn cannot_take_data(self) -> Option<&'static str> {
+        Some(match self {
+            Class::Deleted => "it was deleted from the phone, and a deleted eSIM cannot be installed again",
+            Class::ExpiredUnused => "its validity ended before it was ever used",
+            Class::ExpiredUsed => "its validity has ended",
+            Class::Cancelled => "it was cancelled (and refunded)",
+            Class::Revoked => "its profile was revoked by the provider",
+            Class::Pending => "its profile is not ready yet",
+            _ => return None,
+        })
+    }
+
     pub fn tone(self) -> Tone {
         match self {
             Class::ReadyToInstall | Class::InUse => Tone::Good,
@@ -216,5 +249,19 @@ mod tests {
             );
         }
         assert_eq!(Facts::default().classify(), Class::Unknown);
+    }
+
+    #[test]
+    fn the_classes_that_cannot_take_data_are_the_ended_ones() {
+        for class in Class::ALL {
+            let ended = class.tone() == Tone::Ended;
+            assert_eq!(
+                class.cannot_take_data().is_some(),
+                ended || class == Class::Pending,
+                "{class:?}"
+            );
+            assert!(!(class.is_usable() && class.cannot_take_data().is_some()), "{class:?}");
+            assert_eq!(Class::from_key(class.key()), Some(class));
+        }
     }
 }

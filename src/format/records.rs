@@ -5,7 +5,7 @@
 use super::money::{amount, money};
 use super::volume::format_bytes;
 use crate::api::model::{Esim, Order, Plan, Profile};
-use crate::domain::location::location_name;
+use crate::domain::location::{GLOBAL, REGIONAL, area};
 use crate::domain::status::Status;
 
 /// How a status reads at a glance; each screen maps it to its colours.
@@ -46,14 +46,21 @@ pub fn validity(plan: &Plan) -> String {
     }
 }
 
-/// `Japan`; an unknown code as it is.
+/// `Japan`, `Region`, `Global`, where no plan name is at hand (`area` says more with one);
+/// an unknown code as it is.
 pub fn location(code: &str) -> String {
-    location_name(code).map_or_else(|| code.to_string(), str::to_string)
+    area(code, "")
 }
 
-/// `Japan (JP)`.
-pub fn location_with_code(code: &str) -> String {
-    format!("{} ({code})", location(code))
+/// `Japan (JP)`, `Region (Europe)`, `Global`: the code beside a country only, where people
+/// search by it; `!RG` and `!GL` mean nothing to them.
+pub fn location_with_code(code: &str, plan_name: &str) -> String {
+    let words = area(code, plan_name);
+    match code.trim() {
+        REGIONAL | GLOBAL => words,
+        c if c == words => words,
+        c => format!("{words} ({c})"),
+    }
 }
 
 /// `1.2 GB of 3 GB`, or `-`.
@@ -71,7 +78,7 @@ pub fn plan_fields(p: &Plan) -> Fields {
         ("Plan", p.name.clone()),
         ("Slug", p.slug.clone()),
         ("Package code", p.package_code.clone()),
-        ("Location", location_with_code(&p.location_code)),
+        ("Location", location_with_code(&p.location_code, &p.name)),
         ("Data", p.volume.map(format_bytes).unwrap_or_default()),
         ("Validity", validity(p)),
         ("Cost price", money(pricing.and_then(|x| x.cost_price), currency)),
@@ -97,7 +104,7 @@ pub fn order_fields(o: &Order) -> Fields {
         ("Package", r.package_name.clone()),
         ("Package code", r.package_code.clone()),
         ("Slug", r.slug.clone()),
-        ("Location", location_with_code(&r.location_code)),
+        ("Location", location_with_code(&r.location_code, &r.package_name)),
         ("Quantity", r.quantity.map(|q| q.to_string()).unwrap_or_default()),
         ("Cost price", money(o.cost_price, "USD")),
         ("Sell price", money(o.sell_price, "USD")),
@@ -113,12 +120,14 @@ pub fn esim_fields(e: &Esim) -> Fields {
     let raw = &e.raw_order_json;
     vec![
         ("ICCID", raw.iccid.to_string()),
-        ("Status", in_words(&e.record.status)),
-        ("SM-DP+ status", raw.smdp_status.clone()),
+        ("Status", super::verdict::state_in_full(e)),
         ("EID", raw.eid.clone()),
         ("Package", e.record.package_name.clone()),
         ("Order number", e.record.provider_order_no.to_string()),
-        ("Location", location_with_code(&e.record.location_code)),
+        (
+            "Location",
+            location_with_code(&e.record.location_code, &e.record.package_name),
+        ),
         ("Data used", usage(raw.order_usage, raw.total_volume)),
         ("Installed", raw.installation_time.short()),
         ("Activated", raw.activate_time.short()),

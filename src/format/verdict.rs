@@ -65,10 +65,34 @@ pub fn list_words(class: Class) -> Option<&'static str> {
 }
 
 /// The STATUS cell of an eSIM: its state's words, or its status's where the state is unknown.
+/// The one source of an eSIM's status word in every list, search row, table and CSV.
+pub fn state_words<'a>(class: Class, status: &'a Status) -> &'a str {
+    list_words(class).unwrap_or_else(|| status_words(status))
+}
+
+/// The STATUS cell of an eSIM's record.
 pub fn esim_cell(esim: &Esim) -> String {
-    list_words(esim.facts().classify())
-        .unwrap_or_else(|| status_words(&esim.record.status))
-        .to_string()
+    state_words(esim.facts().classify(), &esim.record.status).to_string()
+}
+
+/// An eSIM's state with the API's value beside it, for a detail view: `deleted from the phone
+/// (status used_up, SM-DP+ DELETED)`.
+pub fn state_in_full(esim: &Esim) -> String {
+    let class = esim.facts().classify();
+    let smdp = esim.raw_order_json.smdp_status.trim();
+    let smdp = if smdp.is_empty() {
+        String::new()
+    } else {
+        format!(", SM-DP+ {smdp}")
+    };
+    match class {
+        Class::Unknown => format!(
+            "{} (status {}{smdp})",
+            status_words(&esim.record.status),
+            esim.record.status
+        ),
+        _ => format!("{} (status {}{smdp})", label(class), esim.record.status),
+    }
 }
 
 /// How a STATUS cell reads at a glance: from a state's words, a status's words, or the API's value.

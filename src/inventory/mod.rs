@@ -21,6 +21,7 @@ pub use seen::{Entry, PagePlace, Seen};
 
 use crate::api::model::Esim;
 use crate::domain::attention::Limits;
+use crate::domain::esim_state::Class;
 use crate::domain::status::Status;
 use std::collections::HashMap;
 
@@ -49,12 +50,22 @@ impl Package {
 pub struct Row<'a> {
     pub iccid: &'a str,
     pub status: &'a Status,
+    /// Its state as its record read when indexed: the words and colour every view shows.
+    pub class: Class,
     pub package: &'a Package,
     /// Its place in the list now (0: the newest).
     pub place: u64,
     pub limits: Limits,
     /// When its status was read (Unix seconds).
     pub read_at: i64,
+}
+
+/// A class as the index keeps it: its place in `Class::ALL`.
+fn class_id(class: Class) -> u8 {
+    Class::ALL
+        .iter()
+        .position(|c| *c == class)
+        .unwrap_or(Class::ALL.len() - 1) as u8
 }
 
 /// An entry that a later read replaced (another eSIM was read at its place).
@@ -86,6 +97,8 @@ pub struct Inventory {
     /// Where each entry's ICCID starts in `iccids`.
     starts: Vec<u32>,
     status: Vec<u16>,
+    /// Per entry, its class's place in `Class::ALL`.
+    class: Vec<u8>,
     package: Vec<u32>,
     /// Per entry, what the attention rule reads (`u8::MAX`, `i64::MIN`: not given).
     used_pct: Vec<u8>,
@@ -250,8 +263,12 @@ impl Inventory {
         let status = self.status_id(&entry.status);
         let used = entry.limits.used_pct.unwrap_or(u8::MAX);
         let expires = entry.limits.expires.unwrap_or(i64::MIN);
-        let changed = self.status[e] != status || self.used_pct[e] != used || self.expires[e] != expires;
-        (self.status[e], self.used_pct[e], self.expires[e]) = (status, used, expires);
+        let class = class_id(entry.class);
+        let changed = self.status[e] != status
+            || self.class[e] != class
+            || self.used_pct[e] != used
+            || self.expires[e] != expires;
+        (self.status[e], self.class[e], self.used_pct[e], self.expires[e]) = (status, class, used, expires);
         changed
     }
 
@@ -269,6 +286,7 @@ impl Inventory {
         self.iccids.push('\n');
         let s = self.status_id(&entry.status);
         self.status.push(s);
+        self.class.push(class_id(entry.class));
         let next = self.packages.len() as u32;
         let p = *self.package_ids.entry(entry.package.clone()).or_insert_with(|| {
             self.packages.push(entry.package.clone());
@@ -300,10 +318,18 @@ impl Inventory {
         }
     }
 
+    fn class(&self, e: usize) -> Class {
+        Class::ALL
+            .get(self.class[e] as usize)
+            .copied()
+            .unwrap_or(Class::Unknown)
+    }
+
     fn entry(&self, e: usize) -> Entry {
         Entry {
             iccid: self.iccid(e).to_string(),
             status: self.statuses[self.status[e] as usize].clone(),
+            class: self.class(e),
             package: self.packages[self.package[e] as usize].clone(),
             limits: self.limits(e),
             order: self.orders[e].to_string(),
@@ -323,6 +349,7 @@ impl Inventory {
         Some(Row {
             iccid: self.iccid(e),
             status: &self.statuses[self.status[e] as usize],
+            class: self.class(e),
             package: &self.packages[self.package[e] as usize],
             place: self.place(e),
             limits: self.limits(e),
@@ -418,6 +445,7 @@ impl Inventory {
         self.iccids.capacity()
             + self.starts.capacity() * 4
             + self.status.capacity() * 2
+            + self.class.capacity()
             + self.package.capacity() * 4
             + self.used_pct.capacity()
             + self.expires.capacity() * 8
@@ -429,6 +457,23 @@ impl Inventory {
 }
 
 #[cfg(test)]
+/// The class a record of this status has in the usual case (installed where in use).
+pub(crate) fn class_of(status: &Status) -> Class {
+    match status {
+        Status::GotResource => Class::ReadyToInstall,
+        Status::InUse => Class::InUse,
+        Status::Suspended => Class::Suspended,
+        Status::UsedUp => Class::UsedUp,
+        Status::Cancel => Class::Cancelled,
+        Status::Revoked => Class::Revoked,
+        Status::Pending => Class::Pending,
+        Status::UsedExpired => Class::ExpiredUsed,
+        Status::UnusedExpired => Class::ExpiredUnused,
+        Status::Other(_) => Class::Unknown,
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::domain::status::StatusFilter;
@@ -436,6 +481,7 @@ mod tests {
     fn entry(iccid: &str, status: &str, package: &str) -> Entry {
         Entry {
             iccid: iccid.to_string(),
+            class: class_of(&Status::parse(status)),
             status: Status::parse(status),
             package: Package {
                 name: package.to_string(),
@@ -623,6 +669,7 @@ mod at_scale {
                     Entry {
                         iccid: format!("89441{i:08}{:06}", i * 7919 % 1_000_000),
                         status: statuses[i as usize % 4].clone(),
+                        class: class_of(&statuses[i as usize % 4]),
                         package: Package {
                             name: format!("Country {} {}GB 30 Days", i % 60, i % 5 + 1),
                             slug: format!("c{}-{}gb-30d", i % 60, i % 5 + 1),

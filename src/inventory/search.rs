@@ -54,9 +54,7 @@ impl Inventory {
         };
         let needs = |i: u32| {
             let i = i as usize;
-            attention
-                .rule
-                .needs(&self.statuses[self.status[i] as usize], self.limits(i), attention.now)
+            attention.rule.needs(self.class(i), self.limits(i), attention.now)
         };
         let mut found = if text.is_empty() {
             let status_ok = self.status_mask(status);

@@ -6,6 +6,7 @@ use super::Package;
 use crate::api::model::Esim;
 pub use crate::api::model::PagePlace;
 use crate::domain::attention::{Judged, Limits};
+use crate::domain::esim_state::Class;
 use crate::domain::status::Status;
 
 /// One eSIM as the index keeps it.
@@ -13,6 +14,8 @@ use crate::domain::status::Status;
 pub struct Entry {
     pub iccid: String,
     pub status: Status,
+    /// Its state, read from its whole record as every view reads it (`domain::esim_state`).
+    pub class: Class,
     pub package: Package,
     pub limits: Limits,
     /// The number of the order that made it.
@@ -24,6 +27,7 @@ impl Entry {
         Self {
             iccid: e.raw_order_json.iccid.to_string(),
             status: e.record.status.clone(),
+            class: e.class(),
             package: Package::of(e),
             limits: e.limits(),
             order: e.record.provider_order_no.to_string(),

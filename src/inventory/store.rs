@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
-const VERSION: u32 = 4;
+/// 5: each entry keeps its class (the state every view shows), read from its whole record.
+const VERSION: u32 = 5;
 
 /// Where the saved inventories go: `esimdash/` under the XDG cache directory.
 pub fn default_dir() -> Option<PathBuf> {
@@ -32,10 +33,10 @@ pub fn path_in(dir: &Path, account: &str) -> PathBuf {
     dir.join(format!("inventory-{account}.json"))
 }
 
-/// `[ICCID, status index, package index, % of data used, expiry (Unix s), order number,
-/// place counted from the oldest eSIM, when read (Unix s)]`: owned as read, borrowed from the
-/// index as written (a save copies no string of 100 000 entries).
-type SavedEntry<S> = (S, u16, u32, Option<u8>, Option<i64>, S, u32, i64);
+/// `[ICCID, status index, class key, package index, % of data used, expiry (Unix s), order
+/// number, place counted from the oldest eSIM, when read (Unix s)]`: owned as read, borrowed
+/// from the index as written (a save copies no string of 100 000 entries).
+type SavedEntry<S> = (S, u16, S, u32, Option<u8>, Option<i64>, S, u32, i64);
 
 /// The file's content.
 #[derive(Serialize, Deserialize)]
@@ -67,6 +68,7 @@ impl Serialize for Entries<'_> {
             (
                 inventory.iccid(e),
                 inventory.status[e],
+                inventory.class(e).key(),
                 inventory.package[e],
                 limits.used_pct,
                 limits.expires,
@@ -110,7 +112,7 @@ pub fn load(path: &Path, account: &str) -> Result<Loaded, LoadError> {
     }
     let mut inventory = Inventory::default();
     inventory.saw_total(saved.total);
-    for (iccid, status, package, used_pct, expires, order, from_end, read_at) in &saved.entries {
+    for (iccid, status, class, package, used_pct, expires, order, from_end, read_at) in &saved.entries {
         let (Some(status), Some(package)) = (
             saved.statuses.get(*status as usize),
             saved.packages.get(*package as usize),
@@ -128,6 +130,9 @@ pub fn load(path: &Path, account: &str) -> Result<Loaded, LoadError> {
         let entry = super::Entry {
             iccid: iccid.clone(),
             status: status.clone(),
+            // A class this version does not know is not guessed at.
+            class: crate::domain::esim_state::Class::from_key(class)
+                .unwrap_or(crate::domain::esim_state::Class::Unknown),
             package: package.clone(),
             limits: crate::domain::attention::Limits {
                 used_pct: used_pct.map(|p| p.min(100)),
@@ -279,6 +284,7 @@ mod tests {
         let entry = super::super::Entry {
             iccid: "8944100000000000011".into(),
             status: Status::InUse,
+            class: crate::domain::esim_state::Class::InUse,
             package: Package {
                 name: "France 1GB".into(),
                 slug: "fr-1gb".into(),

@@ -196,12 +196,13 @@ pub struct Page<T> {
     pub items: Vec<T>,
 }
 
-/// Statuses whose eSIM can no longer take a top-up.
-fn can_top_up(status: &Status) -> bool {
+/// Whether an eSIM can still take data (the contract's topup availability): not cancelled,
+/// revoked, expired, expired unused or pending, and its profile not deleted from the device.
+fn can_top_up(status: &Status, smdp: &str) -> bool {
     !matches!(
         status,
         Status::UsedExpired | Status::UnusedExpired | Status::Cancel | Status::Revoked | Status::Pending
-    )
+    ) && smdp != lifecycle::DELETED
 }
 
 /// Where a QR image's eSIM is kept.
@@ -354,18 +355,13 @@ impl Data {
             .ok_or_else(|| Failure::not_found("eSIM not found"))
     }
 
-    fn esim_of(&self, reseller: usize, iccid: &str) -> Result<&OrderRecord, Failure> {
-        let at = self.esim_at_iccid(reseller, iccid)?;
-        self.reseller(reseller)
-            .orders
-            .get(at.order as usize)
-            .ok_or_else(|| Failure::not_found("eSIM not found"))
-    }
-
     /// The top-up plans for an eSIM of this reseller: empty when it cannot be topped up.
     pub fn topups_for(&self, reseller: usize, iccid: &str) -> Result<Vec<&Arc<PlanRecord>>, Failure> {
-        let order = self.esim_of(reseller, iccid)?;
-        if !can_top_up(&order.status) {
+        let at = self.esim_at_iccid(reseller, iccid)?;
+        let (order, esim) = self
+            .esim_at(reseller, at)
+            .ok_or_else(|| Failure::not_found("eSIM not found"))?;
+        if !can_top_up(&order.status, esim.state.smdp_status) {
             return Ok(Vec::new());
         }
         Ok(self
@@ -422,8 +418,11 @@ impl Data {
         slug: &str,
         qty: u32,
     ) -> Result<(&OrderRecord, Decimal), Failure> {
-        let plan = self
-            .topups_for(reseller, iccid)?
+        let offered = self.topups_for(reseller, iccid)?;
+        if offered.is_empty() {
+            return Err(Failure::bad_request("This eSIM cannot be topped up"));
+        }
+        let plan = offered
             .into_iter()
             .find(|p| p.slug == slug)
             .cloned()

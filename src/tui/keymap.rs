@@ -666,13 +666,21 @@ impl Keymap {
         &self.rows
     }
 
+    /// The row binding an action in a context, or where the context has none, in the global
+    /// one (whose keys work in every context that does not take them): a hint never names an
+    /// empty key for `t` on My eSIMs.
+    fn row_of(&self, context: Context, action: Action) -> Option<&Row> {
+        let of = |context| {
+            self.rows
+                .iter()
+                .find(|r| r.binding.context == context && r.binding.action == action && !r.keys.is_empty())
+        };
+        of(context).or_else(|| of(Context::Global))
+    }
+
     /// The keys of an action in a context, as help writes them.
     pub fn keys_text(&self, context: Context, action: Action) -> String {
-        self.rows
-            .iter()
-            .find(|r| r.binding.context == context && r.binding.action == action)
-            .map(Row::keys_text)
-            .unwrap_or_default()
+        self.row_of(context, action).map(Row::keys_text).unwrap_or_default()
     }
 
     /// `template` with the first key of each of `actions` (in `context`) where its `{}` stand,
@@ -690,9 +698,7 @@ impl Keymap {
 
     /// The first key of an action, as prose names it ("r to try again").
     pub fn first_key(&self, context: Context, action: Action) -> String {
-        self.rows
-            .iter()
-            .find(|r| r.binding.context == context && r.binding.action == action)
+        self.row_of(context, action)
             .and_then(|r| r.keys.first())
             .map(Chord::to_string)
             .unwrap_or_default()

@@ -37,9 +37,11 @@ pub enum Request {
         esim: Box<Esim>,
     },
     UpdateProfile(ProfileUpdate),
-    /// The top-up plans offered for an eSIM (answered with `Payload::Plans`).
+    /// What may be paid for an eSIM's top-up: the API's offer judged against its record, read
+    /// by the lookup or at `seen` (answered with `Payload::TopupOffer`).
     TopupPlans {
         iccid: Iccid,
+        seen: Option<crate::inventory::Whereabouts>,
     },
     /// The top-up plans offered for each of these eSIMs (the marked ones, for a bulk top-up).
     TopupOffers {
@@ -72,6 +74,7 @@ impl Request {
 pub enum Payload {
     Profile(Profile),
     Plans(Vec<Plan>),
+    TopupOffer(crate::purchase::TopupOffer),
     Plan(Plan),
     Orders(OrderPage),
     Esims(EsimPage),

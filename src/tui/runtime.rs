@@ -174,7 +174,9 @@ pub async fn execute(client: &Client, request: &Request) -> Result<Payload, ApiE
         Request::FindEsim { iccid, seen } => Payload::FoundEsim(client.find_esim_at(iccid.as_str(), *seen).await?),
         Request::ActivationCode { esim } => Payload::ActivationCode(client.activation_code(esim).await),
         Request::UpdateProfile(u) => Payload::ProfileSaved(client.update_profile(u).await?),
-        Request::TopupPlans { iccid } => Payload::Plans(client.topup_plans(iccid.as_str()).await?),
+        Request::TopupPlans { iccid, seen } => {
+            Payload::TopupOffer(crate::purchase::topup_offer(client, iccid, *seen).await?)
+        }
         Request::TopupOffers { iccids } => Payload::Offers(super::bulk_run::offers(client, iccids).await?),
         Request::OrdersOfPlan { slug, iccid } => Payload::OrderNumbers(
             client

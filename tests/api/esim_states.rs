@@ -164,3 +164,44 @@ async fn a_reissued_iccid_has_an_old_and_a_current_profile() {
         "the current profile can be topped up; the cancelled one could not"
     );
 }
+
+/// The contract's availability: an eSIM whose state cannot take data (deleted from the phone,
+/// cancelled, revoked, expired, expired unused) is offered no top-up, and a top-up sent for it
+/// all the same is refused with 400, debiting nothing; every other usable eSIM is offered some.
+#[tokio::test]
+async fn an_esim_that_cannot_take_data_is_offered_and_sold_no_top_up() {
+    let sb = sandbox().await;
+    let client = acme(&sb);
+    let esims = every_esim(&client).await;
+    let balance = client.balance().await.unwrap();
+    let mut refused = HashSet::new();
+    for e in &esims {
+        let class = e.facts().classify();
+        let iccid = e.raw_order_json.iccid.to_string();
+        let offered = acme_get(&sb, &format!("/portal/plans?type=topup&iccid={iccid}")).await;
+        let plans = offered.body["data"].as_array().map_or(0, Vec::len);
+        if class.cannot_take_data().is_none() {
+            continue;
+        }
+        // A reissued ICCID's current profile decides (the lookup's newest).
+        let current = client.find_esim(&iccid).await.unwrap().unwrap();
+        if current.facts().classify().cannot_take_data().is_none() {
+            continue;
+        }
+        assert_eq!(plans, 0, "{iccid} is {class:?} and was offered {plans} top-ups");
+        let body = format!(r#"{{"iccid":"{iccid}","slug":"topup-jo-1gb-7d","qty":1}}"#);
+        let sent = acme_send(&sb, "POST", "/portal/topups", &body).await;
+        assert_eq!(sent.status, 400, "{iccid} ({class:?}): {}", sent.body);
+        assert_eq!(sent.body["error"], "This eSIM cannot be topped up");
+        refused.insert(class);
+    }
+    for class in [
+        Class::Deleted,
+        Class::Cancelled,
+        Class::ExpiredUnused,
+        Class::ExpiredUsed,
+    ] {
+        assert!(refused.contains(&class), "the demo has a {class:?} eSIM to refuse");
+    }
+    assert_eq!(client.balance().await.unwrap(), balance, "nothing was debited");
+}

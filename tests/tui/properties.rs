@@ -207,7 +207,22 @@ fn data_for(request: &Request, seed: u64) -> Payload {
     };
     match asked {
         Request::Profile => Payload::Profile(profile(seed)),
-        Request::Plans | Request::TopupPlans { .. } => Payload::Plans((0..count).map(|i| plan(seed, i)).collect()),
+        Request::Plans => Payload::Plans((0..count).map(|i| plan(seed, i)).collect()),
+        // Mostly plans; now and then with a caveat, or refused for an eSIM that cannot take data.
+        Request::TopupPlans { .. } => Payload::TopupOffer(match seed % 7 {
+            0 => esimdash::purchase::TopupOffer::Refused {
+                class: Some(esimdash::domain::esim_state::Class::Deleted),
+                why: text(seed, "deleted"),
+            },
+            1 => esimdash::purchase::TopupOffer::Plans {
+                plans: (0..count).map(|i| plan(seed, i)).collect(),
+                unsure: Some(text(seed, "not confirmed")),
+            },
+            _ => esimdash::purchase::TopupOffer::Plans {
+                plans: (0..count).map(|i| plan(seed, i)).collect(),
+                unsure: None,
+            },
+        }),
         // Mostly the same plans for each eSIM; now and then the last is offered nothing, other
         // plans, or is not found.
         Request::TopupOffers { iccids } => Payload::Offers(

@@ -337,6 +337,51 @@ async fn nothing_is_offered_for_a_cancelled_esim_and_a_typed_iccid_is_checked() 
 
 use esimdash::tui::msg::Msg;
 
+/// `t` on an eSIM deleted from the phone (its status may still say in use): the form says why
+/// and that a new eSIM of the plan is needed, offers nothing, and no top-up is ever asked for.
+#[tokio::test]
+async fn no_top_up_is_offered_for_an_esim_deleted_from_the_phone() {
+    let mut h = Harness::acme().await;
+    let mut deleted = None;
+    for page in 1..=10 {
+        let query = EsimQuery {
+            page: Some(page),
+            page_size: Some(100),
+            ..EsimQuery::default()
+        };
+        let found = h
+            .api()
+            .esims(&query)
+            .await
+            .unwrap()
+            .esims
+            .into_iter()
+            .find(|e| e.facts().classify() == esimdash::domain::esim_state::Class::Deleted);
+        if let Some(found) = found {
+            deleted = Some(found.raw_order_json.iccid.to_string());
+            break;
+        }
+    }
+    let iccid = deleted.expect("the demo has an eSIM deleted from a phone");
+    h.send(key('4'));
+    h.send(key('t'));
+    h.keys(&iccid);
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    let Stage::Empty(why) = form(&h).stage() else {
+        panic!("{:?}", form(&h).stage())
+    };
+    assert!(
+        why.contains("deleted from the phone") && why.contains("new eSIM"),
+        "{why}"
+    );
+    for _ in 0..3 {
+        h.send(code(KeyCode::Enter));
+    }
+    h.settle().await;
+    assert_eq!(h.count(is_topup), 0, "nothing was paid");
+}
+
 /// The offered plans' check gets no answer in time: the form says so in place, and that nothing
 /// was topped up; no payment is asked for.
 #[tokio::test]

@@ -393,7 +393,8 @@ impl App {
             Action::Close => self.mode = Mode::Browse,
             Action::Accept => match Iccid::parse(&input.value) {
                 Ok(iccid) => {
-                    let form = PurchaseForm::topup(iccid, None);
+                    let seen = self.account.tabs.esims.index().inventory().whereabouts(iccid.as_str());
+                    let form = PurchaseForm::topup(iccid, None, seen);
                     self.mode = Mode::Overlay(Overlay::Purchase(Box::new(form)));
                 }
                 Err(e) => *error = Some(e.to_string()),
@@ -459,17 +460,17 @@ impl App {
         }
         let esims = &self.account.tabs.esims;
         let index = esims.index().inventory();
-        // Why one could not be topped up, from its status: its record's, else the index's.
+        // Why one could not be topped up, from its class: its record's, else the index's.
         let marked = esims
             .marks()
             .wanted()
             .into_iter()
             .map(|w| {
-                let status = w.esim.map(|e| e.record.status).or_else(|| {
+                let class = w.esim.map(|e| e.facts().classify()).or_else(|| {
                     let row = index.find(&w.iccid).and_then(|e| index.row(e));
-                    row.map(|r| r.status.clone())
+                    row.map(|r| r.class)
                 });
-                (w.iccid, status.and_then(|s| crate::purchase::not_topupable_reason(&s)))
+                (w.iccid, class.and_then(|c| c.cannot_take_data()))
             })
             .collect();
         self.mode = Mode::Overlay(Overlay::Bulk(Box::new(BulkForm::new(marked))));
@@ -492,7 +493,8 @@ impl App {
     fn top_up_iccid(&mut self, iccid: &EsimIccid, hint: Option<&'static str>, now: Instant) {
         match iccid.valid() {
             Ok(iccid) => {
-                let form = PurchaseForm::topup(iccid.clone(), hint);
+                let seen = self.account.tabs.esims.index().inventory().whereabouts(iccid.as_str());
+                let form = PurchaseForm::topup(iccid.clone(), hint, seen);
                 self.mode = Mode::Overlay(Overlay::Purchase(Box::new(form)));
             }
             Err(e) => self.flash(
@@ -524,7 +526,7 @@ impl App {
             .list
             .loaded()
             .find(|e| e.raw_order_json.iccid == iccid.as_str())
-            .and_then(|e| crate::purchase::not_topupable_reason(&e.record.status));
+            .and_then(crate::purchase::no_topup_reason);
         self.top_up_iccid(&iccid, hint, now);
     }
 

@@ -15,7 +15,7 @@ use super::plan_choice::{PaymentForm, PlanChoice};
 use crate::api::model::{Order, Plan};
 use crate::api::{ApiError, Delivery, Payment, Spend};
 use crate::domain::iccid::Iccid;
-use crate::purchase::Purchase;
+use crate::purchase::{Purchase, TopupOffer};
 use crate::tui::keymap::{Action, Chord};
 use crate::tui::msg::{JobId, Request};
 use rust_decimal::Decimal;
@@ -78,17 +78,24 @@ pub struct PurchaseForm {
     what: Purchase,
     choice: PlanChoice,
     stage: Stage,
-    /// Why an eSIM would be offered nothing, from its status (shown if nothing is offered).
+    /// Why an eSIM would be offered nothing, from its class (shown if nothing is offered).
     hint: Option<&'static str>,
+    /// Where the index saw the eSIM: its record is read there when the server has no lookup.
+    seen: Option<crate::inventory::Whereabouts>,
+    /// Why the eSIM's state could not be confirmed, when it could not: said on every stage
+    /// before paying, so the confirmation asks knowing it.
+    unsure: Option<String>,
 }
 
 impl PurchaseForm {
-    pub fn topup(iccid: Iccid, hint: Option<&'static str>) -> Self {
+    pub fn topup(iccid: Iccid, hint: Option<&'static str>, seen: Option<crate::inventory::Whereabouts>) -> Self {
         Self {
             what: Purchase::Topup { iccid },
             choice: PlanChoice::new(Vec::new()),
             stage: Stage::Loading { request: None },
             hint,
+            seen,
+            unsure: None,
         }
     }
 
@@ -98,7 +105,14 @@ impl PurchaseForm {
             choice: PlanChoice::new(vec![plan]),
             stage: Stage::Choosing,
             hint: None,
+            seen: None,
+            unsure: None,
         }
+    }
+
+    /// Why the eSIM's state could not be confirmed, if it could not.
+    pub fn unsure(&self) -> Option<&str> {
+        self.unsure.as_deref()
     }
 
     pub fn what(&self) -> &Purchase {
@@ -180,12 +194,13 @@ impl PurchaseForm {
     pub fn fetch(&mut self, out: &mut Outbox<'_>) {
         let slug = self.plan().map(|p| p.slug.clone());
         let iccid = self.iccid().cloned();
+        let seen = self.seen;
         match &mut self.stage {
             Stage::Loading {
                 request: request @ None,
             } => {
                 if let Some(iccid) = iccid {
-                    *request = Some(out.send(Request::TopupPlans { iccid }));
+                    *request = Some(out.send(Request::TopupPlans { iccid, seen }));
                 }
             }
             Stage::Confirming {
@@ -210,17 +225,27 @@ impl PurchaseForm {
         }
     }
 
-    /// The offered plans arrived.
-    pub fn offered(&mut self, plans: Vec<Plan>) {
+    /// What may be paid arrived: the plans, or why nothing may be (`purchase::judge_topup`).
+    pub fn offered(&mut self, offer: TopupOffer) {
         if !matches!(self.stage, Stage::Loading { .. }) {
             return;
         }
-        if plans.is_empty() {
-            let why = self.hint.unwrap_or("the API offers no top-up for it");
-            self.stage = Stage::Empty(format!("This eSIM cannot be topped up now: {why}."));
-        } else {
-            self.choice = PlanChoice::new(plans);
-            self.stage = Stage::Choosing;
+        match offer {
+            TopupOffer::Refused {
+                class: Some(class),
+                why,
+            } if class.cannot_take_data().is_some() => {
+                self.stage = Stage::Empty(format!("No top-up: {why}."));
+            }
+            TopupOffer::Refused { .. } => {
+                let why = self.hint.unwrap_or("the API offers no top-up for it");
+                self.stage = Stage::Empty(format!("This eSIM cannot be topped up now: {why}."));
+            }
+            TopupOffer::Plans { plans, unsure } => {
+                self.choice = PlanChoice::new(plans);
+                self.unsure = unsure;
+                self.stage = Stage::Choosing;
+            }
         }
     }
 

@@ -191,7 +191,7 @@ impl App {
     fn apply_purchase(&mut self, id: JobId, payload: Payload, now: Instant) {
         let Some(form) = self.mode.purchase_mut() else { return };
         match payload {
-            Payload::Plans(plans) => form.offered(plans),
+            Payload::TopupOffer(offer) => form.offered(offer),
             Payload::OrderNumbers(numbers) => form.orders_before(numbers),
             Payload::Paid(paid) => {
                 let placed = paid.placed;

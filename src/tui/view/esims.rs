@@ -11,8 +11,6 @@ use crate::api::model::Esim;
 use crate::domain::attention::Judged;
 use crate::domain::esim_state::Class;
 use crate::domain::lpa::{ActivationCode, apple_install_link};
-use crate::format::records;
-use crate::format::verdict::status_words;
 use crate::format::verdict::{self, Verdict};
 use crate::format::volume::format_bytes;
 use crate::qr::QrMatrix;
@@ -79,9 +77,14 @@ pub fn usage_gauge(used: u64, total: u64) -> String {
     if total == 0 {
         return "-".to_string();
     }
-    let pct = (u128::from(used.min(total)) * 100 / u128::from(total)) as usize;
+    let pct = (u128::from(used.min(total)) * 100 / u128::from(total)) as u8;
     // Some use reads 1 %, never 0 % beside "in use".
-    let pct = if used > 0 { pct.max(1) } else { pct };
+    pct_gauge(if used > 0 { pct.max(1) } else { pct })
+}
+
+/// `██░░░ 45%` from a whole percentage (the index keeps no bytes).
+fn pct_gauge(pct: u8) -> String {
+    let pct = usize::from(pct.min(100));
     let filled = (pct * 5 + 50) / 100;
     format!("{}{} {pct:>2}%", "█".repeat(filled), "░".repeat(5 - filled))
 }
@@ -262,8 +265,11 @@ fn result_cells(esims: &crate::tui::app::Esims, row: ResultRow<'_>) -> Vec<Strin
             indexed_status(esims, &r),
             r.package.name.clone(),
             r.package.location.clone(),
-            String::new(),
-            String::new(),
+            r.limits.used_pct.map_or("-".to_string(), pct_gauge),
+            r.limits
+                .expires
+                .and_then(|t| chrono::DateTime::from_timestamp(t, 0))
+                .map_or_else(String::new, |t| t.format("%Y-%m-%d").to_string()),
             String::new(),
         ],
     }
@@ -293,7 +299,7 @@ fn time_left(expires: Option<i64>, now: chrono::DateTime<chrono::Utc>) -> String
 
 /// `in use`, or `in use (3 d old)` when the index read it longer ago than the configured age.
 fn indexed_status(esims: &crate::tui::app::Esims, row: &crate::inventory::Row<'_>) -> String {
-    let words = status_words(row.status);
+    let words = verdict::state_words(row.class, row.status);
     match esims.stale_age(row) {
         Some(age) if age.num_days() > 0 => format!("{words} ({} d old)", age.num_days()),
         Some(age) => format!("{words} ({} h old)", age.num_hours()),
@@ -527,15 +533,15 @@ fn top_up_lines(app: &App, esim: &Esim, theme: &Theme) -> Vec<Line<'static>> {
 /// The one key that does what the verdict says to do next: a new eSIM of the plan for one that
 /// cannot be used again, a top-up for one that runs out.
 fn next_key(app: &App, class: Class, theme: &Theme) -> Option<Line<'static>> {
-    let keys = |action| app.keymap().keys_text(Context::Esims, action);
-    let text = match class {
-        Class::Deleted | Class::ExpiredUnused | Class::ExpiredUsed | Class::Cancelled | Class::Revoked => {
-            format!("{}: buy a new eSIM of this plan", keys(Action::Buy))
-        }
-        Class::UsedUp | Class::InUse => format!("{}: top it up", keys(Action::TopUp)),
+    let (action, what) = match class {
+        Class::Pending => return None,
+        _ if class.cannot_take_data().is_some() => (Action::Buy, "buy a new eSIM of this plan"),
+        Class::UsedUp | Class::InUse => (Action::TopUp, "top it up"),
         _ => return None,
     };
-    Some(Line::styled(text, theme.key()))
+    let keys = app.keymap().keys_text(Context::Esims, action);
+    // A key unbound in the user's keymap: no hint rather than one that names nothing.
+    (!keys.is_empty()).then(|| Line::styled(format!("{keys}: {what}"), theme.key()))
 }
 
 /// What is so and what to tell the customer, first in the pane.
@@ -550,22 +556,20 @@ fn record_lines(esim: &Esim, package: &str, width: u16, theme: &Theme) -> Vec<Li
     let raw = &esim.raw_order_json;
     let mut lines = vec![
         Line::raw(format!(
-            "{} · {} · SM-DP+ {}",
-            safe(&records::in_words(&esim.record.status)),
+            "{} · {}",
+            safe(&verdict::state_in_full(esim)),
             safe(&esim.record.location_code),
-            safe(&raw.smdp_status)
         )),
         Line::raw(safe_fit(package, usize::from(width)).into_owned()),
-        Line::raw(match (raw.order_usage, raw.total_volume) {
-            (Some(u), Some(t)) => format!(
-                "{} of {} used · expires {}",
-                format_bytes(u),
-                format_bytes(t),
-                short_time(&raw.expired_time)
-            ),
-            _ => format!("expires {}", short_time(&raw.expired_time)),
-        }),
     ];
+    let expires = match short_time(&raw.expired_time) {
+        t if t.trim().is_empty() => "no expiry given".to_string(),
+        t => format!("expires {t}"),
+    };
+    lines.push(Line::raw(match (raw.order_usage, raw.total_volume) {
+        (Some(u), Some(t)) => format!("{} of {} used · {expires}", format_bytes(u), format_bytes(t)),
+        _ => expires,
+    }));
     if !raw.eid.is_empty() {
         lines.push(Line::from(vec![
             Span::styled("EID      ", theme.muted()),

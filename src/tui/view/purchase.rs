@@ -40,8 +40,8 @@ pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme
                 theme.muted(),
             ),
         ],
-        Stage::Choosing => choosing(form, app, theme),
-        Stage::Confirming { before, .. } => confirming(form, before.is_some(), app, theme),
+        Stage::Choosing => with_unsure(form, choosing(form, app, theme), theme),
+        Stage::Confirming { before, .. } => with_unsure(form, confirming(form, before.is_some(), app, theme), theme),
         Stage::Again { earlier, .. } => vec![
             Line::styled(format!("Not sent: {}.", safe(earlier)), theme.error()),
             Line::raw(""),
@@ -75,6 +75,17 @@ pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme
         Stage::Unknown { error, lookup, .. } => unknown(noun, error, lookup, app, theme),
     };
     paragraph(frame, inner, lines);
+}
+
+/// A form's lines under the warning that the eSIM's state could not be confirmed, if it could
+/// not: the confirmation then asks knowing it.
+fn with_unsure(form: &PurchaseForm, lines: Vec<Line<'static>>, theme: &Theme) -> Vec<Line<'static>> {
+    match form.unsure() {
+        Some(unsure) => std::iter::once(Line::styled(format!("Note: {}.", safe(unsure)), theme.warning()))
+            .chain(lines)
+            .collect(),
+        None => lines,
+    }
 }
 
 /// The plans offered, the quantity and the total.

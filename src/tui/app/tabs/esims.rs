@@ -898,9 +898,7 @@ impl TabState for Esims {
         match self.selected_iccid() {
             Some(iccid) => TopUpOf::Esim {
                 iccid,
-                hint: self
-                    .selected()
-                    .and_then(|e| crate::purchase::not_topupable_reason(&e.record.status)),
+                hint: self.selected().and_then(crate::purchase::no_topup_reason),
             },
             None => TopUpOf::Ask,
         }
