@@ -20,9 +20,9 @@ use std::path::PathBuf;
     version,
     about = "Dashboard, one-shot commands and sandbox for the Reseller eSIM Sales API v1",
     long_about = "Dashboard, one-shot commands and sandbox for the Reseller eSIM Sales API v1.\n\n\
-                  With no command, esimdash opens the dashboard (a terminal UI). No command opens \
-                  it: every command below runs once and exits. `esimdash --demo` opens the \
-                  dashboard on a built-in sandbox, with no set-up."
+                  With no command, esimdash opens the dashboard (a terminal UI); each command \
+                  below runs once and exits instead. `esimdash --demo` opens the dashboard on a \
+                  built-in sandbox, with no set-up."
 )]
 pub struct Cli {
     /// Do not read or save the dashboard's inventory index between sessions (the XDG cache

@@ -11,6 +11,8 @@ use std::process::Command;
 mod binary;
 #[path = "support/certs.rs"]
 mod certs;
+#[path = "support/tmux.rs"]
+mod tmux;
 #[path = "support/tools.rs"]
 mod tools;
 use binary::*;
@@ -628,40 +630,23 @@ async fn topup_asks_on_a_terminal() {
     let slug = first_offered(&text);
     let orders = order_total(&sb, &home).await;
     for (answer, placed) in [("n", false), ("y", true)] {
-        let socket = format!("esimdash-ask-{}-{answer}", std::process::id());
-        let tmux = |args: &[&str]| {
-            let out = Command::new("tmux").arg("-L").arg(&socket).args(args).output().unwrap();
-            String::from_utf8_lossy(&out.stdout).into_owned()
-        };
+        let tmux = tmux::Tmux::new(&format!("ask-{answer}"));
         let command = format!(
-            "HOME={home} ESIMDASH_BASE_URL={base} ESIMDASH_ACCESS_CODE=ak_demo_acme ESIMDASH_SECRET_KEY=sk_demo_acme {bin} topup --iccid {iccid} --slug {slug}; echo EXITED $?; sleep 30",
+            "HOME={home} ESIMDASH_BASE_URL={base} ESIMDASH_ACCESS_CODE=ak_demo_acme ESIMDASH_SECRET_KEY=sk_demo_acme {bin} topup --iccid {iccid} --slug {slug}",
             home = home.path().display(),
             base = sb.base_url(),
             bin = env!("CARGO_BIN_EXE_esimdash"),
         );
-        tmux(&["new-session", "-d", "-s", "ask", "-x", "160", "-y", "20", &command]);
-        let wait = |text: &str| {
-            let started = std::time::Instant::now();
-            loop {
-                let screen = tmux(&["capture-pane", "-p", "-t", "ask"]);
-                if screen.contains(text) {
-                    return screen;
-                }
-                assert!(
-                    started.elapsed() < std::time::Duration::from_secs(15),
-                    "waited for {text}:\n{screen}"
-                );
-                std::thread::sleep(std::time::Duration::from_millis(50));
-            }
-        };
-        let screen = tokio::task::block_in_place(|| wait("Proceed? [y/N]"));
+        tmux.start(160, 20, &command);
+        let screen = tokio::task::block_in_place(|| tmux.wait_for("Proceed? [y/N]"));
         assert!(screen.contains("USD in all") && screen.contains("Balance"), "{screen}");
-        tmux(&["send-keys", "-t", "ask", answer, "Enter"]);
-        let screen = tokio::task::block_in_place(|| wait("EXITED"));
-        let _ = Command::new("tmux").arg("-L").arg(&socket).arg("kill-server").output();
+        tmux.keys(&[answer, "Enter"]);
+        let code = tokio::task::block_in_place(|| tmux.exit_code());
+        let screen = tmux.screen();
+        drop(tmux);
         let expected = orders + u64::from(placed);
         assert_eq!(order_total(&sb, &home).await, expected, "{answer}: {screen}");
-        assert_eq!(screen.contains("EXITED 0"), placed, "{screen}");
+        assert_eq!(code == 0, placed, "{answer}: exit {code}\n{screen}");
     }
 }
 
@@ -1736,4 +1721,176 @@ async fn operations_commands_end_as_their_tools_expect() {
     }
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0), "a stop is how a watch ends");
+}
+
+/// The README's table of exit codes, row by row: each code it lists comes out of a real
+/// invocation that the row describes (against a sandbox where the API is involved), and the
+/// table lists no code this test cannot produce. A set but empty secret key is a mistake in the
+/// configuration (2), said before any request.
+#[tokio::test(flavor = "multi_thread")]
+async fn every_exit_code_in_the_readme_table_is_what_the_binary_does() {
+    let readme = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let table = readme
+        .split_once("Exit codes:")
+        .and_then(|(_, rest)| rest.split("\n\n").find(|block| block.trim_start().starts_with('|')))
+        .expect("README has the table of exit codes");
+    let codes: Vec<i32> = table
+        .lines()
+        .filter_map(|row| row.trim_start_matches('|').split('|').next()?.trim().parse().ok())
+        .collect();
+
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    let limited = spawn(
+        &SandboxConfig {
+            rate_limit: 1,
+            ..SandboxConfig::default()
+        },
+        "127.0.0.1:0".parse().unwrap(),
+    )
+    .await
+    .unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    for code in codes {
+        // (what the row says, the invocation) for each cause of the row tried here.
+        let mut cases: Vec<(&str, Command)> = Vec::new();
+        let mut cmd = esimdash(&home);
+        match code {
+            0 => {
+                acme(&mut cmd, &sb).arg("balance");
+                cases.push(("done", cmd));
+            }
+            1 => {
+                acme(&mut cmd, &sb).args(["plans", "--slug", "no-such-plan"]);
+                cases.push(("the API refused", cmd));
+                let mut cmd = esimdash(&home);
+                acme(&mut cmd, &sb).args(["esims", "--iccid", "8944100000000099994"]);
+                cases.push(("no such eSIM", cmd));
+            }
+            2 => {
+                acme(&mut cmd, &sb).args(["balance", "--no-such-option"]);
+                cases.push(("usage", cmd));
+                let mut cmd = esimdash(&home);
+                acme(&mut cmd, &sb).env("ESIMDASH_SECRET_KEY", "").arg("balance");
+                cases.push(("configuration: an empty secret key", cmd));
+                let mut cmd = esimdash(&home);
+                acme(&mut cmd, &sb).env("ESIMDASH_ACCESS_CODE", "").arg("balance");
+                cases.push(("configuration: an empty access code", cmd));
+                let mut cmd = esimdash(&home);
+                acme(&mut cmd, &sb)
+                    .env("ESIMDASH_BASE_URL", "http://example.com/api/v1")
+                    .arg("balance");
+                cases.push(("configuration: plain http to another host", cmd));
+                let mut cmd = esimdash(&home);
+                acme(&mut cmd, &sb).args(["--read-only", "buy", "--slug", "fr-1gb-7d", "--yes"]);
+                cases.push(("a write in a read-only session", cmd));
+            }
+            3 => {
+                acme(&mut cmd, &sb)
+                    .env("ESIMDASH_ACCESS_CODE", "ak_demo_revoked")
+                    .env("ESIMDASH_SECRET_KEY", "sk_demo_revoked")
+                    .arg("balance");
+                cases.push(("credentials refused", cmd));
+            }
+            4 => {
+                // The sandbox's budget is one request a minute: the second is answered 429.
+                let mut first = esimdash(&home);
+                acme(&mut first, &limited).arg("balance");
+                assert_eq!(run(first).await.status.code(), Some(0), "the one request of the minute");
+                acme(&mut cmd, &limited).arg("balance");
+                cases.push(("rate limited", cmd));
+            }
+            5 => {
+                acme(&mut cmd, &sb)
+                    .env("ESIMDASH_BASE_URL", format!("http://127.0.0.1:{closed}/api/v1"))
+                    .arg("balance");
+                cases.push(("network error", cmd));
+            }
+            other => panic!("README lists exit code {other}, which this test has no invocation for"),
+        }
+        for (what, cmd) in cases {
+            let out = run(cmd).await;
+            assert_eq!(out.status.code(), Some(code), "{what}: {}", stderr(&out));
+            if code != 0 {
+                assert!(!stderr(&out).trim().is_empty(), "{what}: the message says why");
+            }
+        }
+    }
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).env("ESIMDASH_SECRET_KEY", "").arg("balance");
+    let said = stderr(&run(cmd).await);
+    assert!(
+        said.contains("secret key is empty") && said.contains("ESIMDASH_SECRET_KEY"),
+        "{said}"
+    );
+}
+
+/// The README's bulk examples (assets/examples/) with the demo's eSIMs and plans: each of its
+/// `--demo … --dry-run` lines, run as written from a clone, plans every row with nothing
+/// refused; then each file is paid whole against the same seeded sandbox, one order per row at
+/// the server. Every example file is in the README, and every file it names is there.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_readme_bulk_examples_run_as_written_on_the_demo() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let lines: Vec<Vec<&str>> = readme
+        .lines()
+        .filter(|l| l.starts_with("esimdash ") && l.contains(" --from assets/examples/") && l.contains(" --dry-run"))
+        .map(|l| l.split('#').next().unwrap_or_default().split_whitespace().collect())
+        .collect();
+    let named: std::collections::BTreeSet<&str> = lines
+        .iter()
+        .filter_map(|args| args.iter().find(|a| a.starts_with("assets/examples/")).copied())
+        .collect();
+    let files: std::collections::BTreeSet<String> = std::fs::read_dir(root.join("assets/examples"))
+        .unwrap()
+        .map(|e| format!("assets/examples/{}", e.unwrap().file_name().to_string_lossy()))
+        .collect();
+    assert_eq!(
+        named
+            .iter()
+            .map(|n| n.to_string())
+            .collect::<std::collections::BTreeSet<_>>(),
+        files,
+        "the README tries every example file, and only those"
+    );
+
+    for args in &lines {
+        let home = tempfile::tempdir().unwrap();
+        let mut cmd = esimdash(&home);
+        cmd.current_dir(root).args(&args[1..]);
+        let out = run(cmd).await;
+        let plan = stdout(&out);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {plan}{}", stderr(&out));
+        let rows = std::fs::read_to_string(root.join(args.iter().find(|a| a.starts_with("assets/")).unwrap()))
+            .unwrap()
+            .lines()
+            .skip(1)
+            .filter(|l| !l.trim().is_empty())
+            .count();
+        assert!(
+            plan.contains(&format!("To pay: {rows} of {rows} row(s)")) && plan.contains("nothing was paid"),
+            "{args:?}: every row planned, nothing paid:\n{plan}"
+        );
+
+        // Paid for real, at a sandbox seeded as the demo's; the result goes to the test's folder.
+        let sb = sandbox().await;
+        let orders = order_total(&sb, &home).await;
+        let result = home.path().join("result.csv");
+        let mut cmd = esimdash(&home);
+        acme(&mut cmd, &sb)
+            .current_dir(root)
+            .args(args[1..].iter().filter(|a| !matches!(**a, "--demo" | "--dry-run")))
+            .arg("--yes")
+            .arg("--result")
+            .arg(&result);
+        let out = run(cmd).await;
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}{}", stdout(&out), stderr(&out));
+        let written = std::fs::read_to_string(&result).unwrap();
+        assert_eq!(written.matches(",placed,").count(), rows, "{written}");
+        assert_eq!(order_total(&sb, &home).await, orders + rows as u64, "one order per row");
+    }
 }

@@ -162,6 +162,8 @@ pub enum ConfigError {
     },
     #[error("secret_key_cmd of profile {profile:?} failed: {detail}")]
     SecretCommand { profile: String, detail: String },
+    #[error("the {what} is empty; set it ({sources}) to the one your provider's reseller portal shows")]
+    Empty { what: &'static str, sources: &'static str },
     #[error(
         "no API {missing} configured. Set ESIMDASH_BASE_URL, ESIMDASH_ACCESS_CODE and ESIMDASH_SECRET_KEY, or add a profile to {path} (see README), or try `esimdash --demo`"
     )]
@@ -493,6 +495,14 @@ fn credentials(
         (None, None, Some(cmd)) => run_secret_command(name, cmd)?,
         (None, None, None) => return Err(missing("secret key")),
     };
+    // Set but empty (`ESIMDASH_SECRET_KEY=` in a script) is a mistake in the set-up, so it is
+    // refused with the configuration's errors (exit 2), not left to fail the first request.
+    if secret.is_empty() {
+        return Err(ConfigError::Empty {
+            what: "secret key",
+            sources: "ESIMDASH_SECRET_KEY, --secret-key, or the profile's secret_key or secret_key_cmd",
+        });
+    }
     Ok(match mode {
         AuthMode::Pair => {
             let code = args
@@ -500,6 +510,12 @@ fn credentials(
                 .clone()
                 .or(profile.access_code.clone())
                 .ok_or_else(|| missing("access code"))?;
+            if code.is_empty() {
+                return Err(ConfigError::Empty {
+                    what: "access code",
+                    sources: "ESIMDASH_ACCESS_CODE, --access-code, or the profile's access_code",
+                });
+            }
             Credentials::pair(&code, &secret)
         }
         legacy => Credentials::legacy(legacy, &secret),

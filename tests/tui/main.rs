@@ -24,3 +24,5 @@ mod screenshots;
 mod snapshots;
 mod terminal_e2e;
 mod terminal_edges;
+#[path = "../support/tmux.rs"]
+mod tmux;

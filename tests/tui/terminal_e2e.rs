@@ -5,74 +5,23 @@ use rust_decimal::Decimal;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-pub(crate) struct Tmux {
-    pub(crate) socket: String,
-}
-
-impl Tmux {
-    pub(crate) fn run(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .expect("tmux runs");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    pub(crate) fn screen(&self) -> String {
-        self.run(&["capture-pane", "-p", "-t", "e2e"])
-    }
-
-    /// Waits until the screen holds `text`, or fails with what it shows.
-    pub(crate) fn wait_for(&self, text: &str) -> String {
-        let started = Instant::now();
-        loop {
-            let screen = self.screen();
-            if screen.contains(text) {
-                return screen;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(20),
-                "waited for {text:?}; the screen shows:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    pub(crate) fn keys(&self, keys: &[&str]) {
-        for k in keys {
-            self.run(&["send-keys", "-t", "e2e", k]);
-            // One at a time: Esc followed at once by a key would read as Alt+key.
-            std::thread::sleep(Duration::from_millis(60));
-        }
-    }
-}
+pub(crate) use crate::tmux::Tmux;
 
 impl Tmux {
     /// `esimdash --demo` in a 120×40 session on a private socket, with `home` as HOME and XDG
-    /// directories; after it exits the pane shows `EXITED <code>`.
+    /// directories.
     pub(crate) fn demo(name: &str, home: &tempfile::TempDir, env: &str) -> Tmux {
-        let tmux = Tmux {
-            socket: format!("esimdash-{name}-{}", std::process::id()),
-        };
-        let command = format!(
-            "{env} HOME={home} XDG_STATE_HOME={home}/state XDG_CONFIG_HOME={home}/config {bin} --demo; echo EXITED $?; sleep 30",
-            home = home.path().display(),
-            bin = env!("CARGO_BIN_EXE_esimdash"),
+        let tmux = Tmux::new(name);
+        tmux.start(
+            120,
+            40,
+            &format!(
+                "{env} HOME={home} XDG_STATE_HOME={home}/state XDG_CONFIG_HOME={home}/config {bin} --demo",
+                home = home.path().display(),
+                bin = env!("CARGO_BIN_EXE_esimdash"),
+            ),
         );
-        tmux.run(&["new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", &command]);
         tmux
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .arg("kill-server")
-            .output();
     }
 }
 
@@ -108,13 +57,8 @@ fn demo_shows_the_balance_switches_tabs_searches_and_quits_cleanly() {
     tmux.wait_for("ada@acme-mobile.example");
 
     tmux.keys(&["q"]);
-    tmux.wait_for("EXITED 0");
-    assert_eq!(
-        tmux.run(&["display-message", "-p", "-t", "e2e", "#{alternate_on}"])
-            .trim(),
-        "0",
-        "left the alternate screen"
-    );
+    assert_eq!(tmux.exit_code(), 0);
+    assert!(tmux.alternate_screen_left(), "left the alternate screen");
     let screen = tmux.screen();
     assert!(
         !screen.contains("Balance 250.00"),
@@ -126,12 +70,12 @@ fn demo_shows_the_balance_switches_tabs_searches_and_quits_cleanly() {
 pub(crate) fn start_demo(tmux: &Tmux, home: &tempfile::TempDir, env: &str) -> String {
     let pid_file = home.path().join("pid");
     let command = format!(
-        "HOME={home} XDG_STATE_HOME={home}/state {env} sh -c 'echo $$ > {pid}; exec {bin} --demo'; echo EXITED $?; sleep 30",
+        "HOME={home} XDG_STATE_HOME={home}/state {env} sh -c 'echo $$ > {pid}; exec {bin} --demo'",
         home = home.path().display(),
         pid = pid_file.display(),
         bin = env!("CARGO_BIN_EXE_esimdash"),
     );
-    tmux.run(&["new-session", "-d", "-s", "e2e", "-x", "100", "-y", "30", &command]);
+    tmux.start(100, 30, &command);
     tmux.wait_for("Balance 250.00 USD");
     std::fs::read_to_string(pid_file).unwrap().trim().to_string()
 }
@@ -143,9 +87,7 @@ fn no_color_is_respected_and_sigterm_and_sighup_give_the_terminal_back() {
     }
     for signal in ["TERM", "HUP"] {
         let home = tempfile::tempdir().unwrap();
-        let tmux = Tmux {
-            socket: format!("esimdash-sig-{signal}-{}", std::process::id()),
-        };
+        let tmux = Tmux::new(&format!("sig-{signal}"));
         let pid = start_demo(&tmux, &home, "NO_COLOR=1");
         let styled = tmux.run(&["capture-pane", "-p", "-e", "-t", "e2e"]);
         // Bold and reverse video only: no foreground or background colour codes.
@@ -166,13 +108,8 @@ fn no_color_is_respected_and_sigterm_and_sighup_give_the_terminal_back() {
             .unwrap();
         assert!(status.success());
         // A signal ends the program: it exits through the normal path and restores the terminal.
-        tmux.wait_for("EXITED 0");
-        assert_eq!(
-            tmux.run(&["display-message", "-p", "-t", "e2e", "#{alternate_on}"])
-                .trim(),
-            "0",
-            "SIG{signal}"
-        );
+        assert_eq!(tmux.exit_code(), 0, "SIG{signal}");
+        assert!(tmux.alternate_screen_left(), "SIG{signal}");
         let screen = tmux.screen();
         assert!(
             !screen.contains("Balance 250.00"),
@@ -246,7 +183,7 @@ fn the_qr_code_read_off_the_pane_is_the_activation_code_and_y_reaches_tmux() {
     tmux.wait_for("ICCID sent to the terminal's clipboard (OSC 52 through tmux)");
     assert_eq!(tmux.run(&["show-buffer"]).trim(), iccid);
     tmux.keys(&["q"]);
-    tmux.wait_for("EXITED 0");
+    assert_eq!(tmux.exit_code(), 0);
 }
 
 /// The amount (a decimal, never a float) that follows `label` on the screen: `Total  15.84 USD`.
@@ -293,7 +230,7 @@ fn demo_top_up_and_purchase_by_keys_each_debit_once() {
     let orders = tmux.wait_for("402 total");
     assert!(orders.contains("Top-up"), "the top-up is in Orders:\n{orders}");
     tmux.keys(&["q"]);
-    tmux.wait_for("EXITED 0");
+    assert_eq!(tmux.exit_code(), 0);
     // Both payments are in the audit trail, stage by stage, under the demo's profile.
     let trail = esimdash::audit::read(&home.path().join("state/esimdash/audit.jsonl")).unwrap();
     let stages: Vec<(&str, &str)> = trail
@@ -342,7 +279,7 @@ fn read_only_says_why_and_the_picker_switches_account_while_running() {
     tmux.keys(&["2"]);
     tmux.wait_for("400 total");
     tmux.keys(&["q"]);
-    tmux.wait_for("EXITED 0");
+    assert_eq!(tmux.exit_code(), 0);
 }
 
 #[test]
@@ -368,9 +305,9 @@ fn a_config_that_binds_quit_to_shift_q_quits_on_it_and_help_says_so() {
     );
     tmux.keys(&["Escape", "q"]);
     std::thread::sleep(Duration::from_millis(300));
-    assert!(!tmux.screen().contains("EXITED"), "q no longer quits");
+    assert_eq!(tmux.exited(), None, "q no longer quits");
     tmux.keys(&["Q"]);
-    tmux.wait_for("EXITED 0");
+    assert_eq!(tmux.exit_code(), 0);
 }
 
 /// Found by ICCID, then Esc: `y` copies that ICCID, with the search still shown (one Esc
@@ -435,7 +372,7 @@ fn a_found_esim_stays_selected_after_esc_and_y_copies_its_iccid() {
     }
     assert!(!tmux.screen().contains("search:"), "the search is closed");
     tmux.keys(&["q"]);
-    tmux.wait_for("EXITED 0");
+    assert_eq!(tmux.exit_code(), 0);
 }
 
 /// A revoked key: the dashboard shows why and, on `q`, exits 3 as the commands do, so a script
@@ -459,16 +396,14 @@ fn refused_credentials_end_the_dashboard_with_exit_3() {
         .find(|w| w.starts_with("http://") && w.contains("/api/v1"))
         .unwrap_or_else(|| panic!("a base URL in {banner}"))
         .to_string();
-    let tmux = Tmux {
-        socket: format!("esimdash-refused-{}", std::process::id()),
-    };
+    let tmux = Tmux::new("refused");
     let command = format!(
         "HOME={home} XDG_STATE_HOME={home}/state XDG_CONFIG_HOME={home}/config ESIMDASH_BASE_URL={base} \
-         ESIMDASH_ACCESS_CODE=ak_demo_revoked ESIMDASH_SECRET_KEY=sk_demo_revoked {bin} --no-cache; echo EXITED $?; sleep 30",
+         ESIMDASH_ACCESS_CODE=ak_demo_revoked ESIMDASH_SECRET_KEY=sk_demo_revoked {bin} --no-cache",
         home = home.path().display(),
         bin = env!("CARGO_BIN_EXE_esimdash"),
     );
-    tmux.run(&["new-session", "-d", "-s", "e2e", "-x", "80", "-y", "24", &command]);
+    tmux.start(80, 24, &command);
     // Killed even when a wait below fails: a sandbox left running would hold the test's pipe.
     struct Stop(std::process::Child);
     impl Drop for Stop {
@@ -480,5 +415,5 @@ fn refused_credentials_end_the_dashboard_with_exit_3() {
     let _stop = Stop(sandbox);
     tmux.wait_for("API key revoked or expired");
     tmux.keys(&["q"]);
-    tmux.wait_for("EXITED 3");
+    assert_eq!(tmux.exit_code(), 3);
 }

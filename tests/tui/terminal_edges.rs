@@ -247,7 +247,7 @@ fn a_100_kb_paste_in_tmux_answers_at_once_and_a_lone_esc_acts_at_once() {
         started.elapsed()
     );
     assert!(screen.contains("search: 8944100000002080711 Türkiye"), "{screen}");
-    assert!(!screen.contains("EXITED"), "nothing of the paste was read as keys");
+    assert_eq!(tmux.exited(), None, "nothing of the paste was read as keys");
     let started = Instant::now();
     tmux.run(&["send-keys", "-t", "e2e", "Escape"]);
     let esc = within(&tmux, Duration::from_millis(500), "the lone Esc", |s| {
@@ -258,7 +258,7 @@ fn a_100_kb_paste_in_tmux_answers_at_once_and_a_lone_esc_acts_at_once() {
         started.elapsed()
     );
     tmux.keys(&["q"]);
-    tmux.wait_for("EXITED 0");
+    assert_eq!(tmux.exit_code(), 0);
 }
 
 /// Under an interactive shell in tmux: Ctrl-Z gives the terminal back to the shell (alternate
@@ -270,14 +270,12 @@ fn ctrl_z_and_sigtstp_suspend_to_the_shell_and_fg_brings_the_dashboard_back() {
         return;
     }
     let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux {
-        socket: format!("esimdash-suspend-{}", std::process::id()),
-    };
+    let tmux = Tmux::new("suspend");
     let shell = format!(
         "env HOME={home} XDG_STATE_HOME={home}/state XDG_CONFIG_HOME={home}/config PS1='shell$ ' bash --norc --noprofile -i",
         home = home.path().display()
     );
-    tmux.run(&["new-session", "-d", "-s", "e2e", "-x", "100", "-y", "30", &shell]);
+    tmux.start(100, 30, &shell);
     tmux.wait_for("shell$");
     let pid_file = home.path().join("pid");
     let command = format!(
@@ -289,11 +287,6 @@ fn ctrl_z_and_sigtstp_suspend_to_the_shell_and_fg_brings_the_dashboard_back() {
     tmux.keys(&["Enter"]);
     tmux.wait_for("Balance 250.00 USD");
     let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
-    let alternate = || {
-        tmux.run(&["display-message", "-p", "-t", "e2e", "#{alternate_on}"])
-            .trim()
-            .to_string()
-    };
     for (round, stop) in ["Ctrl-Z", "SIGTSTP"].into_iter().enumerate() {
         if stop == "Ctrl-Z" {
             tmux.keys(&["C-z"]);
@@ -305,7 +298,7 @@ fn ctrl_z_and_sigtstp_suspend_to_the_shell_and_fg_brings_the_dashboard_back() {
             assert!(status.success());
         }
         let screen = tmux.wait_for("[1]+  Stopped");
-        assert_eq!(alternate(), "0", "{stop}: the alternate screen was left:\n{screen}");
+        assert!(!tmux.alternate_on(), "{stop}: the alternate screen was left:\n{screen}");
         assert!(
             !screen.contains("Balance 250.00"),
             "{stop}: the dashboard is gone:\n{screen}"
@@ -320,14 +313,14 @@ fn ctrl_z_and_sigtstp_suspend_to_the_shell_and_fg_brings_the_dashboard_back() {
             s.contains("Balance 250.00 USD") && s.contains("1 Catalog")
         });
         eprintln!("{stop}, fg: the dashboard drawn again {took:?} after fg's Enter");
-        assert_eq!(alternate(), "1", "{stop}: back on the alternate screen");
+        assert!(tmux.alternate_on(), "{stop}: back on the alternate screen");
         // Raw mode: one key, no Enter, switches the tab.
         tmux.run(&["send-keys", "-t", "e2e", if round == 0 { "2" } else { "1" }]);
         tmux.wait_for(if round == 0 { "400 total" } else { "of 366 plans" });
     }
     tmux.keys(&["q"]);
-    tmux.wait_for("shell$");
-    assert_eq!(alternate(), "0");
+    assert!(tmux.alternate_screen_left(), "q gives the terminal back to the shell");
+    assert_eq!(tmux.exited(), None, "the shell goes on");
 }
 
 /// Stopped and continued from outside with no shell's job control (a service manager, `kill`):
@@ -339,9 +332,7 @@ fn kill_tstp_and_kill_cont_from_outside_restore_and_redraw() {
         return;
     }
     let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux {
-        socket: format!("esimdash-tstp-{}", std::process::id()),
-    };
+    let tmux = Tmux::new("tstp");
     let pid = start_demo(&tmux, &home, "");
     let kill = |signal: &str| {
         let status = std::process::Command::new("kill")
@@ -350,22 +341,17 @@ fn kill_tstp_and_kill_cont_from_outside_restore_and_redraw() {
             .unwrap();
         assert!(status.success(), "kill {signal}");
     };
-    let alternate = || {
-        tmux.run(&["display-message", "-p", "-t", "e2e", "#{alternate_on}"])
-            .trim()
-            .to_string()
-    };
     kill("-TSTP");
     within(&tmux, Duration::from_secs(5), "SIGTSTP", |s| {
         !s.contains("Balance 250.00")
     });
-    assert_eq!(alternate(), "0", "SIGTSTP: the terminal given back");
+    assert!(!tmux.alternate_on(), "SIGTSTP: the terminal given back");
     kill("-CONT");
     let took = within(&tmux, Duration::from_secs(5), "SIGCONT", |s| {
         s.contains("Balance 250.00 USD")
     });
     eprintln!("kill -CONT: the dashboard drawn again after {took:?}");
-    assert_eq!(alternate(), "1");
+    assert!(tmux.alternate_on());
     tmux.keys(&["2"]);
     tmux.wait_for("400 total");
     // SIGSTOP cannot be caught; meanwhile the pane is reset (alternate screen left, cleared),
@@ -378,7 +364,7 @@ fn kill_tstp_and_kill_cont_from_outside_restore_and_redraw() {
     tmux.keys(&["3"]);
     tmux.wait_for("1/8");
     tmux.keys(&["q"]);
-    tmux.wait_for("EXITED 0");
+    assert_eq!(tmux.exit_code(), 0);
 }
 
 /// The dashboard (the real binary, in tmux) against a server without the lookup, killed with
@@ -403,18 +389,16 @@ async fn a_dashboard_killed_mid_read_resumes_its_index_without_reading_saved_pag
         .unwrap();
     let home = tempfile::tempdir().unwrap();
     let start = |name: &str| {
-        let tmux = Tmux {
-            socket: format!("esimdash-{name}-{}", std::process::id()),
-        };
+        let tmux = Tmux::new(name);
         let command = format!(
             "ESIMDASH_BASE_URL={url} ESIMDASH_ACCESS_CODE=ak_demo_acme ESIMDASH_SECRET_KEY=sk_demo_acme \
              ESIMDASH_RATE_LIMIT=1000000 HOME={home} XDG_CACHE_HOME={home}/cache XDG_STATE_HOME={home}/state \
-             XDG_CONFIG_HOME={home}/config {bin}; echo EXITED $?; sleep 30",
+             XDG_CONFIG_HOME={home}/config {bin}",
             url = sandbox.base_url(),
             home = home.path().display(),
             bin = env!("CARGO_BIN_EXE_esimdash"),
         );
-        tmux.run(&["new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", &command]);
+        tmux.start(120, 40, &command);
         tmux.wait_for("Balance");
         tmux.keys(&["3"]);
         tmux.wait_for("1/");
@@ -442,7 +426,7 @@ async fn a_dashboard_killed_mid_read_resumes_its_index_without_reading_saved_pag
     let dashboard = child_of(shell).expect("the dashboard runs under the pane's shell");
     // SIGKILL: no chance to save on the way out. SAFETY: kill(2) on a process of this test's.
     assert_eq!(unsafe { libc::kill(dashboard, libc::SIGKILL) }, 0);
-    first.wait_for("EXITED 137");
+    assert_eq!(first.exit_code(), 137);
     let saved = index_file().expect("the index saved before the kill").inventory;
     let total = saved.total().unwrap();
     assert!(!saved.is_complete(), "killed mid-read: {} of {total}", saved.len());
@@ -463,7 +447,7 @@ async fn a_dashboard_killed_mid_read_resumes_its_index_without_reading_saved_pag
     );
     assert!(again.is_empty(), "saved pages read again: {again:?}");
     second.keys(&["Escape", "Escape", "q"]);
-    second.wait_for("EXITED 0");
+    assert_eq!(second.exit_code(), 0);
     let complete = index_file().expect("saved at the end").inventory;
     assert!(complete.is_complete(), "{} of {:?}", complete.len(), complete.total());
 }
