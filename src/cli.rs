@@ -73,10 +73,13 @@ impl Cli {
         Cli::try_from_args(std::env::args_os()).unwrap_or_else(|e| {
             // A monitoring check's mistake is UNKNOWN (3) by the plugin conventions, said on
             // the one line the monitor reads; clap's own status (2) would read as CRITICAL.
-            if e.use_stderr() && std::env::args().skip(1).any(|a| a == "check") {
-                let first = e.to_string();
-                let first = first.lines().next().unwrap_or_default().trim_start_matches("error: ");
-                println!("ESIMDASH CHECK UNKNOWN - {first}");
+            if e.use_stderr() && std::env::args_os().skip(1).any(|a| a == "check") {
+                let text = e.to_string();
+                // The first paragraph: the mistake and what it names (the missing flags are on
+                // the lines under it), without the usage and the tips after it.
+                let mistake = text.split("\n\n").next().unwrap_or_default();
+                let mistake = mistake.trim_start_matches("error: ");
+                println!("{}", crate::commands::check_unknown_line(mistake));
                 let _ = e.print();
                 std::process::exit(3);
             }

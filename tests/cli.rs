@@ -1302,9 +1302,46 @@ async fn balance_over_https_with_ca_file_and_the_roots_read_only_for_https() {
     );
 }
 
+/// The state a monitoring plugin's reader gives a check line from its performance data alone
+/// (`label=value;warn;crit`, each threshold a range: `10` alerts outside 0..10, `10:` below
+/// 10, `~:10` above 10, `@10:20` inside): 0 OK, 1 WARNING, 2 CRITICAL.
+fn state_from_perfdata(line: &str) -> i32 {
+    fn alerts(range: &str, value: f64) -> bool {
+        let (inside, range) = match range.strip_prefix('@') {
+            Some(r) => (true, r),
+            None => (false, range),
+        };
+        let (start, end) = range.split_once(':').unwrap_or(("0", range));
+        let start = match start {
+            "~" => f64::NEG_INFINITY,
+            "" => 0.0,
+            s => s.parse().unwrap(),
+        };
+        let end = if end.is_empty() {
+            f64::INFINITY
+        } else {
+            end.parse().unwrap()
+        };
+        let within = start <= value && value <= end;
+        within == inside
+    }
+    let (_, perfdata) = line.trim_end().split_once(" | ").expect("performance data");
+    let (_, fields) = perfdata.split_once('=').unwrap();
+    let fields: Vec<&str> = fields.split(';').collect();
+    let value: f64 = fields[0].parse().unwrap();
+    if alerts(fields[2], value) {
+        2
+    } else if alerts(fields[1], value) {
+        1
+    } else {
+        0
+    }
+}
+
 /// `esimdash check`: each state by the monitoring-plugin conventions, its one line and exit
-/// status, and UNKNOWN (3) when it cannot tell: a refused key, a server that is not there,
-/// thresholds the wrong way round, no credentials at all.
+/// status, performance data whose thresholds alert exactly when the check does, and UNKNOWN
+/// (3) when it cannot tell: a refused key, a server that is not there, thresholds the wrong
+/// way round, no credentials at all.
 #[tokio::test(flavor = "multi_thread")]
 async fn check_balance_and_attention_say_ok_warning_critical_or_unknown() {
     let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
@@ -1317,22 +1354,28 @@ async fn check_balance_and_attention_say_ok_warning_critical_or_unknown() {
         (
             ["balance", "--warning", "100", "--critical", "20"],
             0,
-            "ESIMDASH BALANCE OK - 250.00 USD | balance=250.00;100;20\n",
+            "ESIMDASH BALANCE OK - 250.00 USD | balance=250.00;100:;20:\n",
         ),
         (
             ["balance", "--warning", "300", "--critical", "20"],
             1,
-            "ESIMDASH BALANCE WARNING - 250.00 USD | balance=250.00;300;20\n",
+            "ESIMDASH BALANCE WARNING - 250.00 USD | balance=250.00;300:;20:\n",
         ),
         (
             ["balance", "--warning", "300.50", "--critical", "250.01"],
             2,
-            "ESIMDASH BALANCE CRITICAL - 250.00 USD | balance=250.00;300.50;250.01\n",
+            "ESIMDASH BALANCE CRITICAL - 250.00 USD | balance=250.00;300.50:;250.01:\n",
+        ),
+        (
+            ["balance", "--warning", "250", "--critical", "250"],
+            0,
+            "ESIMDASH BALANCE OK - 250.00 USD | balance=250.00;250:;250:\n",
         ),
     ] {
         let out = run(check(&args)).await;
         assert_eq!(out.status.code(), Some(code), "{args:?}: {}", stderr(&out));
         assert_eq!(stdout(&out), line);
+        assert_eq!(state_from_perfdata(line), code, "{line}");
         assert!(out.stderr.is_empty(), "{}", stderr(&out));
     }
 
@@ -1354,7 +1397,10 @@ async fn check_balance_and_attention_say_ok_warning_critical_or_unknown() {
             text.starts_with(&format!("ESIMDASH ATTENTION {word} - {n} eSIMs need attention")),
             "{text}"
         );
-        assert!(text.ends_with(&format!("| attention={n};{w};{c}\n")), "{text}");
+        // The plugins' `N` alerts above N, so "from w" is w - 1 for a count.
+        let (w1, c1) = (warning - 1, critical - 1);
+        assert!(text.ends_with(&format!("| attention={n};{w1};{c1}\n")), "{text}");
+        assert_eq!(state_from_perfdata(&text), code, "{text}");
     }
 
     // UNKNOWN: the key refused, nobody at the address, thresholds the wrong way round.
@@ -1391,6 +1437,73 @@ async fn check_balance_and_attention_say_ok_warning_critical_or_unknown() {
     cmd.args(["check", "balance", "--warning", "100", "--critical", "20"]);
     let out = run(cmd).await;
     assert_check_unknown(&out);
+}
+
+/// A check's line as a monitoring system reads it, whatever goes wrong: a threshold left out
+/// is named by its flag; text from the server (here with a `|` and a new line) stays in the
+/// words and cannot add performance data; "from 0" eSIMs is a range that alerts at every count.
+#[tokio::test(flavor = "multi_thread")]
+async fn check_lines_name_what_is_missing_and_carry_only_their_own_performance_data() {
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    for (args, missing) in [
+        (vec!["balance"], vec!["--warning", "--critical"]),
+        (vec!["balance", "--warning", "10"], vec!["--critical"]),
+        (vec!["attention", "--critical", "5"], vec!["--warning"]),
+    ] {
+        let mut cmd = esimdash(&home);
+        acme(&mut cmd, &sb).arg("check").args(&args);
+        let out = run(cmd).await;
+        assert_check_unknown(&out);
+        let line = stdout(&out);
+        assert_eq!(line.lines().count(), 1, "{line}");
+        for flag in missing {
+            assert!(line.contains(flag), "{args:?} names {flag}: {line}");
+        }
+        assert!(!line.contains('|'), "{line}");
+    }
+
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["check", "attention", "--warning", "0", "--critical", "0"]);
+    let out = run(cmd).await;
+    let line = stdout(&out);
+    assert_eq!(out.status.code(), Some(2), "{line}");
+    assert!(line.contains(";~:-1;~:-1\n"), "{line}");
+    assert_eq!(state_from_perfdata(&line), 2, "{line}");
+
+    // A server whose every answer is a refusal with a message of its own.
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}/api/v1", server.local_addr().unwrap());
+    std::thread::spawn(move || {
+        use std::io::Read;
+        let body = r#"{"error":"a|b=1\nwarn|x=2;3;4"}"#;
+        for stream in server.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut request = [0u8; 4096];
+            let _ = stream.read(&mut request);
+            let _ = write!(
+                stream,
+                "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    for what in ["balance", "attention"] {
+        let mut cmd = esimdash(&home);
+        acme_at(&mut cmd, &base).args(["check", what, "--warning", "1", "--critical", "1"]);
+        let out = run(cmd).await;
+        let line = stdout(&out);
+        assert_eq!(out.status.code(), Some(3), "{line}{}", stderr(&out));
+        assert_eq!(line.lines().count(), 1, "{line}");
+        assert!(
+            line.starts_with(&format!("ESIMDASH {} UNKNOWN - ", what.to_uppercase())),
+            "{line}"
+        );
+        assert!(
+            line.contains("a/b=1") && line.contains("warn/x=2;3;4"),
+            "the server's words, on the line: {line}"
+        );
+        assert!(!line.contains('|'), "no performance data: {line}");
+    }
 }
 
 /// `esimdash metrics`, read by a Prometheus text parser: the balance, eSIMs by status and
@@ -1692,6 +1805,7 @@ async fn operations_commands_end_as_their_tools_expect() {
     acme(&mut cmd, &sb).args(["check", "balance", "--warning", "10"]);
     let out = run(cmd).await;
     assert_check_unknown(&out);
+    assert!(stdout(&out).contains("--critical"), "{}", stdout(&out));
 
     let nobody = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let gone = format!("http://{}/api/v1", nobody.local_addr().unwrap());

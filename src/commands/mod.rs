@@ -16,7 +16,7 @@ mod shell;
 mod table;
 mod watch;
 
-pub(crate) use check::unknown_line as check_unknown_line;
+pub use check::unknown_line as check_unknown_line;
 pub use output::Output;
 pub(crate) use output::print_json;
 pub use sandbox::run_sandbox;
