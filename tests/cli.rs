@@ -1506,6 +1506,48 @@ async fn check_lines_name_what_is_missing_and_carry_only_their_own_performance_d
     }
 }
 
+/// The sandbox at its largest (`sandbox --orders 100000`), paged to its end as a user would:
+/// no order or eSIM date older than two years (it once dated its oldest in 1969).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_largest_sandbox_history_reaches_back_two_years_at_most() {
+    let config = SandboxConfig {
+        orders: 100_000,
+        rate_limit: 100_000,
+        ..SandboxConfig::default()
+    };
+    let sb = spawn(&config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let two_years_ago = chrono::Utc::now() - chrono::Duration::days(730);
+    for list in ["orders", "esims"] {
+        let page = |n: u64| {
+            let mut cmd = esimdash(&home);
+            let n = n.to_string();
+            acme(&mut cmd, &sb).args([list, "--page-size", "100", "--page", &n, "--json"]);
+            cmd
+        };
+        let total = stdout_json(&run(page(1)).await)["total"].as_u64().unwrap();
+        assert!(total >= 100_000, "{list}: {total}");
+        let oldest = stdout_json(&run(page(total.div_ceil(100))).await);
+        let rows = oldest[list].as_array().unwrap();
+        assert!(!rows.is_empty(), "{oldest}");
+        for row in rows {
+            let raw = &row["rawOrderJson"];
+            for date in [
+                &row["createdAt"],
+                &raw["installationTime"],
+                &raw["activateTime"],
+                &raw["expiredTime"],
+            ] {
+                let Some(text) = date.as_str().filter(|t| !t.is_empty()) else {
+                    continue;
+                };
+                let at = chrono::DateTime::parse_from_rfc3339(text).unwrap();
+                assert!(at >= two_years_ago, "{list}: {text} in {row}");
+            }
+        }
+    }
+}
+
 /// `esimdash metrics`, read by a Prometheus text parser: the balance, eSIMs by status and
 /// needing attention (from the index, filled here by `esims --all`), orders by status, each
 /// equal to what the API says; served with `--listen`, a second scrape within `--every` costs

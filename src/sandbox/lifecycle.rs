@@ -113,7 +113,14 @@ pub fn state(
     };
     if !installed {
         if *status == Status::UnusedExpired {
-            state.expired_time = state.expired_time.min(now - hours(rng, 1..240));
+            let lapsed = now - hours(rng, 1..240);
+            // Never before the order: a young order's profile lapsed since it was made.
+            let lapsed = if lapsed > created {
+                lapsed
+            } else {
+                created + (now - created) / 2
+            };
+            state.expired_time = state.expired_time.min(lapsed);
         }
         return state;
     }
@@ -121,7 +128,13 @@ pub fn state(
     let activated = match status {
         // Not used yet: validity runs only when it started at installation.
         Status::GotResource => (state.active_type == 1).then(|| created.max(now - hours(rng, 1..48).min(duration))),
-        Status::UsedExpired => Some((created + hours(rng, 0..24)).min(now - hours(rng, 1..480) - duration)),
+        // Never before the order: the seed gives this status only to an order older than
+        // its validity.
+        Status::UsedExpired => Some(
+            (created + hours(rng, 0..24))
+                .min(now - hours(rng, 1..480) - duration)
+                .max(created),
+        ),
         _ => Some(active_start(rng, status, plan, duration, created, now)),
     };
     let installed_at = match activated {

@@ -6,7 +6,7 @@
 use super::lifecycle;
 use super::store::{CompanyProfile, Data, EsimRecord, OrderRecord, PlanRecord, Reseller};
 use crate::domain::iccid::luhn_check_digit;
-use crate::domain::location::{COUNTRIES, GLOBAL, REGIONAL};
+use crate::domain::location::{COUNTRIES, GLOBAL, REGIONAL, REGIONS};
 use crate::domain::status::Status;
 use crate::domain::volume::{gigabytes, megabytes};
 use chrono::{DateTime, Duration as Days, Utc};
@@ -66,13 +66,6 @@ pub const SMDP_ADDRESS: &str = "rsp.esim.example";
 
 const BASE_SHAPES: &[(u64, u32)] = &[(1, 7), (3, 15), (5, 30), (10, 30), (20, 30)];
 const TOPUP_SHAPES: &[(u64, u32)] = &[(1, 7), (3, 30), (10, 30)];
-const REGIONS: &[(&str, &str)] = &[
-    ("EU", "Europe"),
-    ("AS", "Asia"),
-    ("AM", "Americas"),
-    ("AF", "Africa"),
-    ("ME", "Middle East"),
-];
 
 /// Cents in steps of five, so that a 20 % rule prices to whole cents.
 fn price(rng: &mut fastrand::Rng, per_gb_cents: u32, gb: u64, days: u32) -> Decimal {
@@ -255,6 +248,59 @@ fn reissue(newest_first: &mut [OrderRecord], reseller: usize, serial: u64) -> bo
     true
 }
 
+/// How far back the seeded history may reach, whatever its length: a reseller's records are
+/// a recent business, and older dates read as a bug ("expired 20 897 days ago").
+pub const HISTORY: Days = Days::days(730);
+
+const MAX_GAP_MINUTES: i64 = 600;
+
+/// The time before order `i` (newest first) for a drawn gap of `minutes`: as drawn while all
+/// `orders` gaps fit in `HISTORY`, else scaled down so that they do, but for the showcase's,
+/// whose states need their hours (an eSIM expired after use had its days). The draw itself is
+/// unchanged, so the rest of the seed (ICCIDs, statuses, plans) is the same at every length.
+fn order_gap(minutes: i64, i: usize, orders: usize) -> Days {
+    let showcase = SHOWCASE.len().min(orders);
+    let millis = i128::from(minutes) * 60_000;
+    let longest = i128::from(MAX_GAP_MINUTES) * 60_000;
+    let room = i128::from(HISTORY.num_milliseconds()) - longest * showcase as i128;
+    let rest = (orders - showcase) as i128 * longest;
+    let scaled = if i < showcase || rest <= room {
+        millis
+    } else {
+        millis * room / rest
+    };
+    Days::milliseconds(i64::try_from(scaled).unwrap_or(0))
+}
+
+/// A status and plan that can both be true of an order made at `created`: an eSIM expired
+/// after use had the plan's whole validity since, so a younger order is of its area's shortest
+/// plan, and one younger than that used its data up instead.
+fn possible<'a>(
+    status: Status,
+    plan: &'a Arc<PlanRecord>,
+    plans: &'a [Arc<PlanRecord>],
+    created: DateTime<Utc>,
+    epoch: DateTime<Utc>,
+) -> (Status, &'a Arc<PlanRecord>) {
+    if status != Status::UsedExpired {
+        return (status, plan);
+    }
+    // The hour is lifecycle's: an eSIM expired after use ended at least an hour ago.
+    let fits = |p: &PlanRecord| created + Days::days(i64::from(p.duration)) + Days::hours(1) < epoch;
+    if fits(plan) {
+        return (status, plan);
+    }
+    let area = |p: &PlanRecord| p.slug.split('-').next().map(str::to_string);
+    let shortest = plans
+        .iter()
+        .filter(|p| area(p) == area(plan))
+        .min_by_key(|p| p.duration);
+    match shortest {
+        Some(short) if fits(short) => (status, short),
+        _ => (Status::UsedUp, plan),
+    }
+}
+
 fn reseller(index: usize, seed: u64, orders: usize, plans: &[Arc<PlanRecord>], epoch: DateTime<Utc>) -> Reseller {
     let mut rng = fastrand::Rng::with_seed(seed ^ (0x9E37_79B9_7F4A_7C15u64.wrapping_mul(index as u64 + 1)));
     let (name, email, company, balance, markup) = match index {
@@ -280,7 +326,7 @@ fn reseller(index: usize, seed: u64, orders: usize, plans: &[Arc<PlanRecord>], e
     let mut records = Vec::with_capacity(orders);
     let mut created = epoch;
     for i in 0..orders {
-        created -= Days::minutes(rng.i64(5..=600));
+        created -= order_gap(rng.i64(5..=MAX_GAP_MINUTES), i, orders);
         let (status, smdp) = SHOWCASE
             .get(i)
             .cloned()
@@ -290,6 +336,7 @@ fn reseller(index: usize, seed: u64, orders: usize, plans: &[Arc<PlanRecord>], e
         if plan.duration == 1 && rng.u8(0..10) < 7 {
             plan = &plans[rng.usize(0..plans.len())];
         }
+        let (status, plan) = possible(status, plan, plans, created, epoch);
         let quantity = if i % 25 == 24 { 2 } else { 1 };
         let serial = i as u64 * 2;
         let esims = if status == Status::Pending {
@@ -334,4 +381,55 @@ pub fn data(seed: u64, orders_per_reseller: usize, epoch: DateTime<Utc>) -> Data
         .map(|i| reseller(i, seed, orders_per_reseller, &plans, epoch))
         .into();
     Data::new(plans, topups, resellers, seed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What an agent reads of the seeded history, at the demo's length and the largest the
+    /// sandbox takes: nothing older than two years, no eSIM installed, activated or expired
+    /// before its order, expired states in the past and the in-use ones' expiry ahead, and the
+    /// showcase of every state still at the top.
+    #[test]
+    fn any_history_is_at_most_two_years_long_and_each_esims_dates_follow_its_order() {
+        let epoch = Utc::now();
+        for n in [crate::sandbox::DEFAULT_ORDERS, 100_000] {
+            let data = super::data(crate::sandbox::DEFAULT_SEED, n, epoch);
+            for reseller in &data.resellers {
+                let orders = &reseller.orders;
+                assert_eq!(orders.len(), n);
+                assert!(
+                    orders.windows(2).all(|w| w[0].created_at <= w[1].created_at),
+                    "oldest first"
+                );
+                let oldest = orders.first().map(|o| o.created_at).unwrap_or(epoch);
+                assert!(epoch - oldest <= HISTORY, "{n}: {} days", (epoch - oldest).num_days());
+                for o in orders {
+                    for e in &o.esims {
+                        let s = &e.state;
+                        let says = || format!("{n}: {:?} ordered {} {s:?}", o.status, o.created_at);
+                        assert!(s.installation_time.is_none_or(|t| t >= o.created_at), "{}", says());
+                        assert!(s.activate_time.is_none_or(|t| t >= o.created_at), "{}", says());
+                        assert!(s.expired_time > o.created_at, "{}", says());
+                        match o.status {
+                            Status::UsedExpired | Status::UnusedExpired => {
+                                assert!(s.expired_time < epoch, "{}", says())
+                            }
+                            Status::InUse => assert!(s.expired_time > epoch, "{}", says()),
+                            _ => {}
+                        }
+                    }
+                }
+                let newest: Vec<Status> = orders
+                    .iter()
+                    .rev()
+                    .take(SHOWCASE.len())
+                    .map(|o| o.status.clone())
+                    .collect();
+                let showcase: Vec<Status> = SHOWCASE.iter().map(|(s, _)| s.clone()).collect();
+                assert_eq!(newest, showcase, "{n}");
+            }
+        }
+    }
 }
