@@ -102,8 +102,7 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
 fn checked(cli: &Cli, result: Result<(), CommandError>, output: &Output) -> ExitCode {
     match (&cli.command, result) {
         (Some(Command::Check { .. }), Err(e)) if !matches!(e, CommandError::Check(_)) => {
-            let why = e.to_string().split_whitespace().collect::<Vec<_>>().join(" ");
-            println!("ESIMDASH CHECK UNKNOWN - {why}");
+            println!("{}", esimdash::commands::check_unknown_line(&e.to_string()));
             ExitCode::from(3)
         }
         (_, result) => ended(result, output),

@@ -1562,7 +1562,7 @@ async fn metrics_are_prometheus_text_equal_to_the_apis_figures_and_served_from_a
         acme(&mut cmd, &sb).args(args);
         cmd
     };
-    assert!(run(command(&["esims", "--all", "--json"])).await.status.success());
+    // The first scrape of a fresh account is exact: nothing read before it.
     let out = run(command(&["metrics"])).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
@@ -1609,6 +1609,25 @@ async fn metrics_are_prometheus_text_equal_to_the_apis_figures_and_served_from_a
     let out = run(command(&["esims", "--attention", "--json"])).await;
     let attention = stdout_json(&out)["total"].as_u64().unwrap();
     assert_eq!(value("esimdash_esims_needing_attention", None), attention as f64);
+    // The check counts the same eSIMs by the same rule.
+    let out = run(command(&[
+        "check",
+        "attention",
+        "--warning",
+        "100000",
+        "--critical",
+        "100000",
+    ]))
+    .await;
+    let line = stdout(&out);
+    let checked: u64 = line
+        .split(" - ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert_eq!(checked, attention, "{line}");
+    assert!(attention > 0, "the demo has eSIMs needing attention");
     assert!(value("esimdash_last_good_read_timestamp_seconds", None) > 1.7e9);
 
     // Served: the second scrape within --every is the first's answer, with no request.
@@ -1877,6 +1896,75 @@ async fn operations_commands_end_as_their_tools_expect() {
     }
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0), "a stop is how a watch ends");
+}
+
+/// The ICCID of one of Acme's eSIMs deleted from the phone (its status may still say it is in
+/// use: the SM-DP+ status tells), as the demo has.
+async fn deleted_iccid(sb: &RunningSandbox, home: &tempfile::TempDir) -> String {
+    let mut cmd = esimdash(home);
+    acme(&mut cmd, sb).args(["esims", "--all", "--json"]);
+    let all = stdout_json(&run(cmd).await);
+    all["esims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["rawOrderJson"]["smdpStatus"] == "DELETED" && e["status"] != "revoked")
+        .and_then(|e| e["rawOrderJson"]["iccid"].as_str())
+        .expect("the demo has an eSIM deleted from a phone")
+        .to_string()
+}
+
+/// No money to an eSIM that cannot use it: `topup` refuses with exit 2, naming the state, and
+/// `"moneyMoved": false`; the offers say why; a bulk file names it before paying anything.
+/// Counted at the server: no order.
+#[tokio::test(flavor = "multi_thread")]
+async fn no_top_up_is_paid_for_an_esim_deleted_from_the_phone() {
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    let iccid = deleted_iccid(&sb, &home).await;
+    let orders = order_total(&sb, &home).await;
+
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args([
+        "topup",
+        "--iccid",
+        &iccid,
+        "--slug",
+        "topup-jo-1gb-7d",
+        "--yes",
+        "--json",
+    ]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(err["error"]["kind"], "cannot_take_data", "{err}");
+    assert_eq!(err["error"]["state"], "deleted", "{err}");
+    assert_eq!(err["error"]["moneyMoved"], false, "{err}");
+    let message = err["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("deleted from the phone") && message.contains("new eSIM"),
+        "{message}"
+    );
+
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["topup", "--iccid", &iccid]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("No top-up can be paid"), "{}", stdout(&out));
+
+    let (payable, slug) = topupable(&sb, &home).await;
+    let file = home.path().join("two.csv");
+    std::fs::write(&file, format!("iccid,slug,qty\n{payable},{slug},1\n{iccid},{slug},1\n")).unwrap();
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["topup", "--from", file.to_str().unwrap(), "--yes"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(said.contains(&iccid), "{said}");
+    assert!(
+        said.contains("line 3: no top-up: it was deleted from the phone"),
+        "{said}"
+    );
+    assert_eq!(order_total(&sb, &home).await, orders, "nothing was paid");
 }
 
 /// The README's table of exit codes, row by row: each code it lists comes out of a real

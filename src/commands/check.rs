@@ -6,13 +6,10 @@
 //! that a grapher or a second opinion alerts exactly when the check does.
 
 use crate::api::Client;
-use crate::api::model::EsimQuery;
-use crate::api::pages::{Listing, Page};
 use crate::cli::CheckWhat;
 use crate::commands::CommandError;
 use crate::commands::output::outln;
 use crate::config::Preferences;
-use crate::domain::status::StatusFilter;
 use crate::format::money::format_amount;
 use rust_decimal::Decimal;
 
@@ -112,19 +109,7 @@ async fn attention(client: &Client, warning: u64, critical: u64, prefs: &Prefere
         ));
     }
     let rule = prefs.attention;
-    let now = chrono::Utc::now();
-    let query = EsimQuery {
-        status: StatusFilter::Active,
-        ..EsimQuery::default()
-    };
-    let mut count = 0u64;
-    Listing::Esims(query)
-        .read_all(client, |page, _| {
-            if let Page::Esims(esims) = page {
-                count += esims.iter().filter(|e| rule.needs_esim(*e, now)).count() as u64;
-            }
-            Ok::<(), crate::api::ApiError>(())
-        })
+    let (count, _) = super::attention::count(client, rule, chrono::Utc::now())
         .await
         .map_err(|e| e.to_string())?;
     let state = if count >= critical {

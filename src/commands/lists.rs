@@ -366,7 +366,7 @@ fn order_table(orders: &[Order]) -> String {
             o.created_at.short(),
             status_words(&o.record.status).to_string(),
             o.record.package_name.clone(),
-            o.record.location_code.clone(),
+            crate::domain::location::short(&o.record.location_code).to_string(),
             o.record.quantity.map(|q| q.to_string()).unwrap_or_default(),
             amount(o.total_sell_price),
         ]);
@@ -393,7 +393,7 @@ fn esim_table(esims: &[Esim]) -> String {
             crate::format::verdict::esim_cell(e),
             raw.smdp_status.clone(),
             e.record.package_name.clone(),
-            e.record.location_code.clone(),
+            crate::domain::location::short(&e.record.location_code).to_string(),
             records::usage(raw.order_usage, raw.total_volume),
             raw.expired_time.date(),
         ]);
@@ -418,7 +418,7 @@ pub(super) fn plan_table(plans: &[Plan]) -> String {
         t.row(vec![
             p.slug.clone(),
             p.name.clone(),
-            p.location_code.clone(),
+            crate::domain::location::short(&p.location_code).to_string(),
             p.volume.map(format_bytes).unwrap_or_default(),
             records::validity(p),
             amount(pricing.and_then(|x| x.cost_price)),

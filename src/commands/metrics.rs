@@ -1,8 +1,9 @@
 //! `esimdash metrics`: the account's figures in the Prometheus text format, printed once (for
-//! node_exporter's textfile collector) or served at `/metrics` (`--listen ADDR`). A scrape costs
-//! a few requests (the balance, the list's first page for the index, one per order status),
-//! never a read of the whole inventory: eSIMs by status come from the saved index. Served, the
-//! answer is kept for `--every` seconds, so frequent scrapes do not spend the key's budget.
+//! node_exporter's textfile collector) or served at `/metrics` (`--listen ADDR`). Every figure
+//! is exact, never from whatever part of an index was read: eSIMs and orders by status from the
+//! list's `total` for each status (a page of one each), eSIMs needing attention from the usable
+//! eSIMs read whole (as `check attention`: one request per 100 of them). Served, the answer is
+//! kept for `--every` seconds, so frequent scrapes do not spend the key's budget.
 
 use crate::api::model::{EsimQuery, OrderQuery};
 use crate::api::{ApiError, Client};
@@ -10,7 +11,6 @@ use crate::commands::CommandError;
 use crate::commands::output::out;
 use crate::config::Preferences;
 use crate::domain::status::{Status, StatusFilter};
-use crate::inventory::AttentionAt;
 use crate::inventory::kept::Kept;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -148,50 +148,58 @@ impl Source {
         text
     }
 
-    /// eSIMs by status and needing attention, from the index after the list's first page.
+    /// eSIMs by status: the list's `total` for each status filter (a page of one each), and the
+    /// whole list's, so that they sum to what the API lists at the first scrape; needing
+    /// attention: the usable eSIMs read whole, as `check attention` counts them.
     async fn esims(&mut self, text: &mut String, ok: &mut bool) {
         let client = self.client.clone();
-        if let Some(index) = self.index.clone() {
-            // The list's first page brings new eSIMs into the index; the rest is as saved.
-            let first = EsimQuery {
-                page: Some(1),
-                page_size: Some(100),
-                ..EsimQuery::default()
-            };
-            self.count(client.esims(&first).await, ok);
+        let one = |status: StatusFilter| EsimQuery {
+            page: Some(1),
+            page_size: Some(1),
+            status,
+            ..EsimQuery::default()
+        };
+        let Some(all) = self.count(client.esims(&one(StatusFilter::All)).await, ok) else {
+            return;
+        };
+        let mut by_status = Vec::new();
+        for status in Status::KNOWN {
+            if let Some(page) = self.count(client.esims(&one(StatusFilter::Is(status.clone()))).await, ok) {
+                by_status.push((status.as_str().to_string(), page.total));
+            }
+        }
+        if by_status.len() == Status::KNOWN.len() {
+            // Statuses this version does not know, so that the figures add up to the list.
+            let known: u64 = by_status.iter().map(|(_, n)| n).sum();
+            by_status.push(("other".to_string(), all.total.saturating_sub(known)));
+        }
+        family(text, "esimdash_esims", "gauge", "eSIMs the API lists, by status.");
+        for (status, n) in &by_status {
+            let _ = writeln!(text, "esimdash_esims{{status=\"{}\"}} {n}", label(status));
+        }
+        family(text, "esimdash_list_esims", "gauge", "eSIMs the API lists.");
+        let _ = writeln!(text, "esimdash_list_esims {}", all.total);
+        let attention = super::attention::count(&client, self.prefs.attention, chrono::Utc::now()).await;
+        if let Some((attention, _)) = self.count(attention, ok) {
+            family(
+                text,
+                "esimdash_esims_needing_attention",
+                "gauge",
+                "Usable eSIMs near their data or time limit (config [attention]), read whole as check attention reads them.",
+            );
+            let _ = writeln!(text, "esimdash_esims_needing_attention {attention}");
+        }
+        if let Some(index) = &self.index {
+            // Pages read above went into the index on the way; how much of the list it holds.
             index.save();
-            let at = AttentionAt {
-                rule: self.prefs.attention,
-                now: chrono::Utc::now(),
-            };
-            index.read(|inventory| {
-                family(
-                    text,
-                    "esimdash_esims",
-                    "gauge",
-                    "eSIMs in the inventory index, by status.",
-                );
-                for (status, n) in inventory.status_counts() {
-                    let _ = writeln!(text, "esimdash_esims{{status=\"{}\"}} {n}", label(status.as_str()));
-                }
-                family(
-                    text,
-                    "esimdash_esims_needing_attention",
-                    "gauge",
-                    "Usable eSIMs of the index near their data or time limit (config [attention]).",
-                );
-                let attention = inventory.select("", &StatusFilter::All, Some(at)).len();
-                let _ = writeln!(text, "esimdash_esims_needing_attention {attention}");
-                family(text, "esimdash_index_esims", "gauge", "eSIMs the index has.");
-                let _ = writeln!(text, "esimdash_index_esims {}", inventory.len());
-                family(
-                    text,
-                    "esimdash_list_esims",
-                    "gauge",
-                    "eSIMs the API lists (the index is complete when equal).",
-                );
-                let _ = writeln!(text, "esimdash_list_esims {}", inventory.total().unwrap_or(0));
-            });
+            let held = index.read(|inventory| inventory.len());
+            family(
+                text,
+                "esimdash_index_esims",
+                "gauge",
+                "eSIMs the saved index holds (complete when equal to esimdash_list_esims).",
+            );
+            let _ = writeln!(text, "esimdash_index_esims {held}");
         }
     }
 

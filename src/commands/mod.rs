@@ -1,6 +1,7 @@
 //! The one-shot commands: one API call (or two), printed as an aligned table for people or as
 //! JSON for scripts. JSON mirrors the API's own envelopes so that integrators see one shape.
 
+mod attention;
 mod audit;
 mod bulk;
 mod buying;

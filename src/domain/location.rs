@@ -132,6 +132,15 @@ pub fn area(code: &str, plan_name: &str) -> String {
     }
 }
 
+/// A location in a LOC column of four: a country's code, `Reg.` or `Glob` (never `!RG`).
+pub fn short(code: &str) -> &str {
+    match code.trim() {
+        REGIONAL => "Reg.",
+        GLOBAL => "Glob",
+        code => code,
+    }
+}
+
 /// Where lower-case `text` has `word` (any case) as a whole word, blanked out there so that it
 /// is not found again inside a longer name: "Eurasia" does not name Asia.
 fn take_word(text: &mut String, word: &str) -> Option<usize> {
@@ -165,6 +174,7 @@ mod tests {
     /// plan's name says it.
     #[test]
     fn areas_in_words() {
+        assert_eq!((short("!RG"), short("!GL"), short("JP")), ("Reg.", "Glob", "JP"));
         for (code, plan, words) in [
             ("JP", "Japan 5GB 30 Days", "Japan"),
             ("jp", "", "Japan"),

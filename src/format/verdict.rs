@@ -2,7 +2,7 @@
 //! for the dashboard's pane, `esimdash esims --iccid` and `qr`, and `--json` (`verdict`). Keys
 //! are not named here (the dashboard adds its own); neither is anything not in the record.
 
-use super::records::{StatusTone, location, status_tone};
+use super::records::{StatusTone, status_tone};
 use super::volume::format_bytes;
 use crate::api::model::Esim;
 use crate::domain::esim_state::{Class, Facts, Tone};
@@ -66,7 +66,7 @@ pub fn list_words(class: Class) -> Option<&'static str> {
 
 /// The STATUS cell of an eSIM: its state's words, or its status's where the state is unknown.
 /// The one source of an eSIM's status word in every list, search row, table and CSV.
-pub fn state_words<'a>(class: Class, status: &'a Status) -> &'a str {
+pub fn state_words(class: Class, status: &Status) -> &str {
     list_words(class).unwrap_or_else(|| status_words(status))
 }
 
@@ -202,13 +202,19 @@ fn roaming_steps(f: &Facts<'_>, area: &str) -> Vec<String> {
 
 /// The verdict on an eSIM as the API gives it.
 pub fn of(esim: &Esim, now: DateTime<Utc>) -> Verdict {
-    verdict(&esim.facts(), &esim.record.location_code, now)
+    verdict(
+        &esim.facts(),
+        &esim.record.location_code,
+        &esim.record.package_name,
+        now,
+    )
 }
 
-/// The verdict on an eSIM of the plan sold for `area_code` (the order's location code).
-pub fn verdict(f: &Facts<'_>, area_code: &str, now: DateTime<Utc>) -> Verdict {
+/// The verdict on an eSIM of the plan sold for `area_code` (the order's location code), named
+/// `plan` (which says a region's countries).
+pub fn verdict(f: &Facts<'_>, area_code: &str, plan: &str, now: DateTime<Utc>) -> Verdict {
     let class = f.classify();
-    let area = match location(area_code) {
+    let area = match crate::domain::location::area(area_code, plan) {
         a if a.is_empty() => "the plan's area".to_string(),
         a => a,
     };

@@ -659,20 +659,18 @@ impl Run {
         self.terminal
             .draw(|f| view::draw(f, &self.app, &theme, self.now))
             .unwrap();
-        // A view that says it is loading has a request in flight for it.
+        // A view that says it is loading has a request in flight for it, also when the API is
+        // unreachable or the session halted ("Loading page 1…" for ever was a bug).
         let buffer = self.terminal.backend().buffer();
-        let says_loading = (0..buffer.area.height).any(|y| {
-            let row: String = (0..buffer.area.width).map(|x| buffer[(x, y)].symbol()).collect();
-            row.contains("loading…")
-        });
+        let rows: Vec<String> = (0..buffer.area.height)
+            .map(|y| (0..buffer.area.width).map(|x| buffer[(x, y)].symbol()).collect())
+            .collect();
+        let loading = rows
+            .iter()
+            .find(|row| row.contains("loading…") || (row.contains(" Loading ") && row.contains('…')));
         assert!(
-            !says_loading || !self.pending.is_empty(),
-            "the screen says loading with nothing in flight: {:?}",
-            (0..buffer.area.height)
-                .map(|y| (0..buffer.area.width)
-                    .map(|x| buffer[(x, y)].symbol())
-                    .collect::<String>())
-                .find(|row| row.contains("loading…"))
+            loading.is_none() || !self.pending.is_empty(),
+            "the screen says loading with nothing in flight: {loading:?}"
         );
         let catalog = self.app.catalog();
         assert!(

@@ -1,6 +1,6 @@
 //! The Catalog tab: plans with location, data, validity, cost, sell price and margin.
 
-use super::lists::failed_text;
+use super::lists::{failed_text, not_at_hand};
 use super::refresh_key;
 use super::theme::Theme;
 use super::widgets::{Column, cursor_table, search_spans};
@@ -28,7 +28,7 @@ fn cells(plan: &Plan) -> Vec<String> {
     let pricing = plan.pricing.as_ref();
     vec![
         plan.name.clone(),
-        records::location(&plan.location_code),
+        crate::domain::location::area(&plan.location_code, &plan.name),
         plan.volume.map(format_bytes).unwrap_or_default(),
         records::validity(plan),
         amount(pricing.and_then(|p| p.cost_price)),
@@ -77,7 +77,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     if catalog.plans().value().is_none() {
         let line = match catalog.plans() {
             Remote::Failed { error, .. } => Line::styled(failed_text(app, "the catalog", error), theme.error()),
-            _ => Line::raw(" Loading the catalog…"),
+            other => Line::raw(not_at_hand(app, "the catalog", Some(other))),
         };
         frame.render_widget(Paragraph::new(line).wrap(Wrap { trim: false }), table_area);
         return;

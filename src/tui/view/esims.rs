@@ -95,7 +95,7 @@ fn cells(e: &Esim) -> Vec<String> {
         raw.iccid.to_string(),
         verdict::esim_cell(e),
         e.record.package_name.clone(),
-        e.record.location_code.clone(),
+        crate::domain::location::short(&e.record.location_code).to_string(),
         match (raw.order_usage, raw.total_volume) {
             (Some(u), Some(t)) => usage_gauge(u, t),
             _ => "-".to_string(),
@@ -264,7 +264,7 @@ fn result_cells(esims: &crate::tui::app::Esims, row: ResultRow<'_>) -> Vec<Strin
             r.iccid.to_string(),
             indexed_status(esims, &r),
             r.package.name.clone(),
-            r.package.location.clone(),
+            crate::domain::location::short(&r.package.location).to_string(),
             r.limits.used_pct.map_or("-".to_string(), pct_gauge),
             r.limits
                 .expires
@@ -315,14 +315,14 @@ fn attention_cells(esims: &crate::tui::app::Esims, row: ResultRow<'_>) -> Vec<St
             verdict::esim_cell(e),
             e.limits(),
             e.record.package_name.clone(),
-            e.record.location_code.clone(),
+            crate::domain::location::short(&e.record.location_code).to_string(),
         ),
         ResultRow::Indexed(r) => (
             r.iccid.to_string(),
             indexed_status(esims, &r),
             r.limits,
             r.package.name.clone(),
-            r.package.location.clone(),
+            crate::domain::location::short(&r.package.location).to_string(),
         ),
     };
     vec![
@@ -374,7 +374,14 @@ fn unfetched_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
         (_, Some(Found::Unknown)) => "Not at its place in the list any more; r reads the inventory again.".to_string(),
         (Some(r), _) if r.is_loading() => "Fetching its current record…".to_string(),
         (Some(r), _) if r.error().is_some() => r.error().map(|e| failed_text(app, "its record", e)).unwrap_or_default(),
-        _ => "Its record is fetched when typing stops.".to_string(),
+        // Asked for once typing is done: each key would otherwise fetch a record nobody reads.
+        _ if matches!(app.mode(), Mode::Typing) => format!(
+            "Its record is fetched once the search is done ({}).",
+            app.keymap().first_key(Context::Typing, Action::Accept)
+        ),
+        _ => super::lists::not_at_hand::<()>(app, "its record", None)
+            .trim()
+            .to_string(),
     };
     vec![
         Line::from(vec![
@@ -558,7 +565,10 @@ fn record_lines(esim: &Esim, package: &str, width: u16, theme: &Theme) -> Vec<Li
         Line::raw(format!(
             "{} · {}",
             safe(&verdict::state_in_full(esim)),
-            safe(&esim.record.location_code),
+            safe(&crate::domain::location::area(
+                &esim.record.location_code,
+                &esim.record.package_name
+            )),
         )),
         Line::raw(safe_fit(package, usize::from(width)).into_owned()),
     ];

@@ -26,7 +26,7 @@ fn order_cells(o: &Order) -> Vec<String> {
         short_time(&o.created_at),
         status_words(&r.status).to_string(),
         r.package_name.clone(),
-        r.location_code.clone(),
+        crate::domain::location::short(&r.location_code).to_string(),
         r.quantity.map(|q| q.to_string()).unwrap_or_default(),
         amount(o.total_sell_price),
     ]
@@ -90,6 +90,29 @@ pub fn failed_text(app: &App, what: &str, error: &impl std::fmt::Display) -> Str
     )
 }
 
+/// What a view shows where its data is not at hand: why it failed, or that it is loading only
+/// while it is asked for; else why it is not asked (rate limited, the API unreachable, the key
+/// refused), so that no view says "loading" with nothing in flight.
+pub fn not_at_hand<T>(app: &App, what: &str, remote: Option<&Remote<T>>) -> String {
+    match remote {
+        Some(Remote::Failed { error, .. }) => return failed_text(app, what, error),
+        Some(r) if r.is_loading() => return format!(" Loading {what}…"),
+        _ => {}
+    }
+    match app.halt() {
+        Some(crate::tui::app::Halt::Offline { message }) => {
+            format!(" Not loaded: {} · {} to try again", safe(message), refresh_key(app))
+        }
+        Some(crate::tui::app::Halt::Unauthorized { .. }) => " Not loaded: the API refused the credentials.".to_string(),
+        None if app.should_quit() => " Not loaded: the dashboard is closing.".to_string(),
+        None if app.rate_limited_until().is_some() => {
+            format!(" Rate limited: {what} loads when the countdown ends.")
+        }
+        // Asked for at the next step (nothing stops it): loading in all but name.
+        None => format!(" Loading {what}…"),
+    }
+}
+
 pub fn draw_table<T>(
     frame: &mut Frame,
     area: Rect,
@@ -103,11 +126,11 @@ pub fn draw_table<T>(
     let Some(items) = list.page_items() else {
         let text = match (list.total(), list.current()) {
             (Some(0), _) => " Nothing here.".to_string(),
-            (_, Some(Remote::Failed { error, .. })) => failed_text(app, &format!("page {page}"), error),
-            _ if app.rate_limited_until().is_some() => {
-                " Rate limited: this page loads when the countdown ends.".to_string()
+            // Paging fast: only the page the keys stop on is asked for.
+            (_, None | Some(Remote::NotAsked { .. })) if list.hold_until().is_some() && app.halt().is_none() => {
+                format!(" Page {page}: asked for when paging pauses.")
             }
-            _ => format!(" Loading page {page}…"),
+            (_, current) => not_at_hand(app, &format!("page {page}"), current),
         };
         let style = if list.error().is_some() {
             theme.error()

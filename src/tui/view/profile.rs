@@ -1,6 +1,6 @@
 //! The Profile tab: every field of the profile and the balance.
 
-use super::lists::failed_text;
+use super::lists::{failed_text, not_at_hand};
 use super::refresh_key;
 use super::theme::Theme;
 use super::widgets::safe;
@@ -16,7 +16,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let Some(p) = app.profile() else {
         let line = match app.account() {
             Remote::Failed { error, .. } => Line::styled(failed_text(app, "the profile", error), theme.error()),
-            _ => Line::raw(" Loading the profile…"),
+            other => Line::raw(not_at_hand(app, "the profile", Some(other))),
         };
         paragraph(frame, area, vec![line]);
         return;
