@@ -135,6 +135,50 @@ pub fn safe_fit(s: &str, width: usize) -> Cow<'_, str> {
     if clean { Cow::Borrowed(s) } else { sanitize(s) }
 }
 
+/// A package name in at most `width` terminal columns with no number cut: "Day" and "Days"
+/// after a number become "d" (`Singapore 500MB 1d`), then whole words go from the end
+/// (`Poland 5GB…`). A name cut inside a number reads as another plan: "Singapore 50…" as 50 GB.
+/// Made safe as `safe_fit`; only a prefix of a long name is looked at.
+pub fn fit_package(name: &str, width: usize) -> Cow<'_, str> {
+    use unicode_width::UnicodeWidthStr;
+    // Each word kept is at least a column wide and "N Days" saves three: more is never shown.
+    let head: String = name.chars().take(4 * width + 8).collect();
+    let whole = head.len() == name.len();
+    let head = sanitize(&head);
+    if whole && head.width() <= width {
+        return safe_fit(name, width);
+    }
+    let mut words: Vec<String> = Vec::new();
+    for word in head.split(' ').filter(|w| !w.is_empty()) {
+        let after_number = words.last().is_some_and(|w| w.ends_with(|c: char| c.is_ascii_digit()));
+        match words.last_mut() {
+            Some(last) if after_number && matches!(word.to_ascii_lowercase().as_str(), "day" | "days") => {
+                last.push('d');
+            }
+            _ => words.push(word.to_string()),
+        }
+    }
+    let short = words.join(" ");
+    if whole && short.width() <= width {
+        return Cow::Owned(short);
+    }
+    for kept in (1..words.len()).rev() {
+        let shown = format!("{}…", words[..kept].join(" "));
+        if shown.width() <= width {
+            return Cow::Owned(shown);
+        }
+    }
+    // Not even the first word fits with `…`: cut it, but never inside a number.
+    let cut = safe_fit(&short, width);
+    match cut.strip_suffix('…') {
+        Some(kept) => Cow::Owned(format!(
+            "{}…",
+            kept.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == ',')
+        )),
+        None => Cow::Owned(cut.into_owned()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,6 +221,34 @@ mod tests {
         assert_eq!(safe_fit("a\x1b[2J", 10), "a\u{FFFD}[2J");
         assert_eq!(safe_fit("a\u{202e}bcdef", 4), "a\u{FFFD}b…");
         assert!(matches!(safe_fit("plain", 9), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_package_name_shortens_by_whole_words_and_never_cuts_a_number() {
+        assert_eq!(fit_package("Singapore 500MB 1 Day", 21), "Singapore 500MB 1 Day");
+        assert_eq!(fit_package("Singapore 500MB 1 Day", 18), "Singapore 500MB 1d");
+        assert_eq!(fit_package("Singapore 500MB 1 Day", 14), "Singapore…");
+        assert_eq!(fit_package("Poland 5GB 30 Days", 14), "Poland 5GB 30d");
+        assert_eq!(fit_package("Poland 5GB 30 Days", 13), "Poland 5GB…");
+        assert_eq!(
+            fit_package("Singapore 500MB", 8),
+            "Singapo…",
+            "a word without a number is cut"
+        );
+        assert_eq!(
+            fit_package("Singapore 500MB", 9),
+            "Singapor…",
+            "never a whole word that reads as all"
+        );
+        assert_eq!(fit_package("500MB Asia", 4), "…", "never 500…");
+        assert_eq!(
+            fit_package("Holiday days", 20),
+            "Holiday days",
+            "days after no number stay"
+        );
+        assert_eq!(fit_package("a\x1b[2J 1 Day", 8), "a\u{FFFD}[2J 1d");
+        let long = format!("Europe {}", "x".repeat(5000));
+        assert_eq!(fit_package(&long, 10), "Europe…");
     }
 
     #[test]

@@ -137,10 +137,13 @@ pub enum Action {
     ShowEsim,
     Mark,
     MarkAll,
+    /// The eSIM pane: its next screenful, where it holds more than its height.
+    PaneDown,
+    PaneUp,
 }
 
 impl Action {
-    const ALL: [Action; 49] = [
+    const ALL: [Action; 51] = [
         Action::Quit,
         Action::Suspend,
         Action::Help,
@@ -190,6 +193,8 @@ impl Action {
         Action::ShowEsim,
         Action::Mark,
         Action::MarkAll,
+        Action::PaneDown,
+        Action::PaneUp,
     ];
 
     /// The name in the config file's `[keys]` table.
@@ -244,6 +249,8 @@ impl Action {
             Action::ShowEsim => "show_esim",
             Action::Mark => "mark",
             Action::MarkAll => "mark_all",
+            Action::PaneDown => "pane_down",
+            Action::PaneUp => "pane_up",
         }
     }
 
@@ -333,6 +340,8 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(C::Esims, A::MarkAll, &["*"], "mark every result of the search (no search: the page); again: unmark them", None),
     bind(C::Esims, A::Export, &["x"], "export every eSIM of this view (filter, search, attention) to CSV; again: cancel", None),
     bind(C::Esims, A::Attention, &["!"], "needs attention: usable eSIMs near their data or time limit (again: all)", None),
+    bind(C::Esims, A::PaneDown, &["J"], "the eSIM pane's next screenful (where it holds more than fits)", None),
+    bind(C::Esims, A::PaneUp, &["K"], "the eSIM pane's screenful before", None),
     bind(C::Profile, A::Edit, &["e"], "edit company name, country and website", Some("edit")),
     bind(C::Typing, A::Accept, &["enter"], "stop typing, keep the text (Orders: search now)", Some("done")),
     bind(C::Typing, A::Clear, &["esc"], "clear the text and stop typing", Some("clear")),
@@ -371,6 +380,20 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(C::Banner, A::Close, &["esc"], "quit", None),
     bind(C::Replace, A::Accept, &["y"], "replace the file", Some("replace")),
     bind(C::Replace, A::Close, &["n", "esc"], "keep the file", Some("keep")),
+];
+
+/// The bottom line's order in each view, most used first (an agent's day: find the eSIM, read
+/// it, top it up or copy what the customer needs); the hints of actions not named follow in
+/// the table's order. Quit and help are not here: the line always ends with them. One view a
+/// line.
+#[rustfmt::skip]
+const HINT_ORDER: &[(Context, &[Action])] = &[
+    (C::Catalog, &[A::Search, A::Open, A::Buy, A::Sort, A::Down, A::Export, A::Refresh]),
+    (C::Orders, &[A::Search, A::Open, A::TopUp, A::StatusFilter, A::Down, A::Refresh, A::Export]),
+    (C::Esims, &[A::Search, A::Open, A::TopUp, A::Refresh, A::CopyIccid, A::Zoom, A::Down, A::StatusFilter, A::CopyCode, A::Buy]),
+    (C::EsimDetail, &[A::Close, A::TopUp, A::CopyIccid, A::CopyCode, A::Zoom, A::Buy, A::Down, A::Search, A::Refresh]),
+    (C::Profile, &[A::Edit, A::TopUp, A::Refresh]),
+    (C::Typing, &[A::Accept, A::Clear, A::Down, A::Open]),
 ];
 
 /// The contexts that are on screen together and must not share a key: a tab's own keys, the
@@ -705,9 +728,9 @@ impl Keymap {
     }
 
     /// The hints for the contexts the keyboard goes to, each with its action: `↓ move`,
-    /// `/ search`, `q quit` (the status line keeps as many as fit). A key an earlier context
-    /// takes is not shown again for a later one, nor are printable keys while text is typed
-    /// (they go to the text).
+    /// `/ search`, `q quit` (the status line keeps as many as fit), in the first context's
+    /// `HINT_ORDER`. A key an earlier context takes is not shown again for a later one, nor are
+    /// printable keys while text is typed (they go to the text).
     pub fn hint_parts(&self, contexts: &[Context], typing: bool) -> Vec<(Action, String)> {
         let mut parts: Vec<(Action, String)> = Vec::new();
         let mut taken: Vec<Chord> = Vec::new();
@@ -728,6 +751,11 @@ impl Keymap {
             }
             taken.extend(rows.iter().flat_map(|r| r.keys.iter().copied()));
         }
+        let order = contexts
+            .first()
+            .and_then(|focus| HINT_ORDER.iter().find(|(c, _)| c == focus))
+            .map_or(&[][..], |(_, order)| *order);
+        parts.sort_by_key(|(action, _)| order.iter().position(|a| a == action).unwrap_or(order.len()));
         parts
     }
 

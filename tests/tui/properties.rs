@@ -12,7 +12,7 @@ use esimdash::api::model::{Esim, Order, Placed, Plan, Profile};
 use esimdash::api::{ApiError, Delivery, Endpoint, Found, Paid};
 use esimdash::domain::status::StatusFilter;
 use esimdash::inventory::{PagePlace, Seen};
-use esimdash::tui::app::{App, BulkStage, Overlay, Stage};
+use esimdash::tui::app::{App, BulkStage, Mode, Overlay, Stage};
 use esimdash::tui::msg::{Answer, BulkEnded, BulkStep, Effect, JobId, Msg, Payload, Request};
 use esimdash::tui::view::{self, theme::Theme};
 use proptest::prelude::*;
@@ -672,6 +672,28 @@ impl Run {
             loading.is_none() || !self.pending.is_empty(),
             "the screen says loading with nothing in flight: {loading:?}"
         );
+        // No hint names an empty key: a key unbound or asked of the wrong context once drew
+        // ": top it up".
+        let keyless = rows.iter().find(|row| {
+            let text = row.trim_start_matches([' ', '│']);
+            text.starts_with(": ") || [" · : ", "(: "].iter().any(|gap| row.contains(gap))
+        });
+        assert!(keyless.is_none(), "a hint without its key: {keyless:?}");
+        // Wherever `?` opens help and the bottom line shows keys, it ends with help, at every
+        // size the dashboard draws (a message, a countdown or a window's own keys take it).
+        let keys_shown = matches!(self.app.mode(), Mode::Browse | Mode::Detail)
+            && self.app.flash_message().is_none()
+            && self.app.export().is_none()
+            && self.app.halt().is_none()
+            && self.app.quitting().is_none()
+            && self.app.rate_limited_until().is_none()
+            && self.app.pacing_countdown().is_none_or(|t| t <= self.now)
+            && w >= view::MIN_WIDTH
+            && h >= view::MIN_HEIGHT;
+        if keys_shown {
+            let bottom = rows.last().map_or("", |r| r.trim_end());
+            assert!(bottom.ends_with("? help"), "the bottom line at {w}×{h}: {bottom:?}");
+        }
         let catalog = self.app.catalog();
         assert!(
             catalog.cursor() < catalog.visible().len().max(1),

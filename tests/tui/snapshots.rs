@@ -217,3 +217,155 @@ async fn esims_detail_zoom_and_too_small() {
     h.settle().await;
     at_both_sizes("esims_search_norway", &h).await;
 }
+
+/// At 80×24 a long verdict pushed the record (usage, expiry, EID) out of the pane for good:
+/// the pane says it holds more, and `J` shows the rest.
+#[tokio::test]
+async fn the_pane_scrolls_to_the_record_a_long_verdict_pushed_out() {
+    let mut h = Harness::acme().await;
+    h.send(key('3'));
+    h.settle().await;
+    h.send(key('/'));
+    h.keys("8944100000008907826");
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    let top = h.screen(80, 24);
+    assert!(top.contains("J: more below (1/2)"), "{top}");
+    assert!(
+        !top.contains("EID      "),
+        "the record is below the pane's first screen:\n{top}"
+    );
+    insta::assert_snapshot!("pane_long_verdict_80x24", top);
+    h.send(key('J'));
+    let below = h.screen(80, 24);
+    for shown in [
+        "EID      89049032709239852957099317443517",
+        "expires 2026-",
+        "K: back up (2/2)",
+    ] {
+        assert!(below.contains(shown), "{shown:?} after J:\n{below}");
+    }
+    // The install link wraps whole: its end is on the screen, not cut at the pane's edge.
+    assert!(below.contains("xample$K1GCKKDJVN36"), "{below}");
+    insta::assert_snapshot!("pane_long_verdict_scrolled_80x24", below);
+    h.send(key('K'));
+    assert_eq!(h.screen(80, 24), top, "K goes back up");
+    h.send(key('J'));
+    h.send(code(KeyCode::Esc));
+    h.send(key('j'));
+    h.send(code(KeyCode::Enter));
+    assert!(h.screen(80, 24).contains("ICCID    "), "another eSIM opens at its top");
+}
+
+/// The bottom line of each list at 80 columns: its most used keys first, and help last.
+#[tokio::test]
+async fn the_bottom_line_names_the_most_used_keys_and_ends_with_help() {
+    let mut h = Harness::acme().await;
+    let bottom = |h: &Harness| {
+        h.screen(80, 24)
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .trim_matches(['"', ' '])
+            .to_string()
+    };
+    for (tab, wanted) in [
+        ('3', &["/ search", "Enter detail", "t top up", "r refresh"][..]),
+        ('2', &["/ search", "Enter detail", "t top up"]),
+        ('1', &["/ search", "Enter detail", "b buy"]),
+        ('4', &["e edit", "t top up"]),
+    ] {
+        h.send(key(tab));
+        h.settle().await;
+        let line = bottom(&h);
+        for hint in wanted {
+            assert!(line.contains(hint), "{hint:?} on tab {tab}: {line:?}");
+        }
+        assert!(line.ends_with("? help"), "tab {tab}: {line:?}");
+    }
+    h.send(key('3'));
+    h.send(code(KeyCode::Enter));
+    let line = bottom(&h);
+    assert!(
+        line.starts_with("Esc back  t top up") && line.ends_with("? help"),
+        "{line:?}"
+    );
+}
+
+/// A package name shortened by whole words never ends in a number cut short ("Singapore 50…"
+/// read as 50 GB), in any table, at any size.
+#[tokio::test]
+async fn a_package_name_is_never_cut_inside_a_number() {
+    let mut h = Harness::acme().await;
+    for tab in ['1', '2', '3'] {
+        h.send(key(tab));
+        h.settle().await;
+        for (width, height) in [(120, 40), (100, 30), (80, 24), (60, 20), (50, 12)] {
+            let screen = h.screen(width, height);
+            let cut = screen.lines().find(|l| {
+                l.char_indices()
+                    .any(|(i, c)| c == '…' && l[..i].ends_with(|d: char| d.is_ascii_digit()))
+            });
+            assert!(cut.is_none(), "tab {tab} at {width}×{height}: {cut:?}");
+        }
+        if tab == '2' {
+            let orders = h.screen(80, 24);
+            assert!(
+                orders.contains("2026-11-18 used up        Singapore 500MB 1d  SG"),
+                "CREATED gives up its time first, for the name:\n{orders}"
+            );
+        }
+    }
+}
+
+/// The rows inside a window (between its `│`s), joined: what it says, however it wrapped.
+fn window_text(screen: &str) -> String {
+    let rows: Vec<&str> = screen
+        .lines()
+        .filter_map(|l| Some(l.get(l.find('│')? + '│'.len_utf8()..l.rfind('│')?)?.trim()))
+        .collect();
+    rows.join(" ").split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The ICCID prompt's Luhn message, and a long message on the bottom line, are read whole at
+/// every size: they wrap onto more rows rather than being cut.
+#[tokio::test]
+async fn long_messages_wrap_rather_than_being_cut() {
+    let mut h = Harness::acme().await;
+    h.send(key('4'));
+    h.send(key('t'));
+    let typed = "89441000000089078277";
+    h.keys(typed);
+    h.send(code(KeyCode::Enter));
+    let why = esimdash::domain::iccid::Iccid::parse(typed).unwrap_err().to_string();
+    assert!(why.contains("Luhn"), "{why}");
+    for (width, height) in [(80, 24), (60, 20), (50, 12)] {
+        let said = window_text(&h.screen(width, height));
+        assert!(said.contains(&why), "{width}×{height}: {said:?}");
+    }
+    insta::assert_snapshot!("iccid_prompt_luhn_60x20", h.screen(60, 20));
+    h.send(code(KeyCode::Esc));
+    // The same mistake typed as a search on My eSIMs.
+    h.send(key('3'));
+    h.settle().await;
+    h.send(key('/'));
+    h.keys(typed);
+    h.send(code(KeyCode::Enter));
+    for (width, height) in [(80, 24), (60, 20)] {
+        let screen = h.screen(width, height);
+        let said: Vec<&str> = screen.lines().map(|l| l.trim_matches(['"', ' '])).collect();
+        let said = said.join(" ");
+        assert!(said.contains(&why), "{width}×{height}:\n{screen}");
+    }
+    h.send(key('m'));
+    let text = h.app.flash_message().unwrap().text.clone();
+    let screen = h.screen(60, 20);
+    let bottom: Vec<&str> = screen.lines().rev().take(2).collect();
+    let said: String = bottom
+        .iter()
+        .rev()
+        .map(|l| l.trim_matches(['"', ' ']))
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(said.contains(&text), "{text:?} in {bottom:?}");
+}

@@ -289,6 +289,8 @@ impl App {
             Action::StatusFilter => self.open_status_picker(),
             Action::Zoom if matches!(self.mode, Mode::Zoom) => self.mode = Mode::Browse,
             Action::Zoom if self.account.tabs.esims.selected().is_some() => self.mode = Mode::Zoom,
+            Action::PaneDown => self.account.tabs.esims.scroll_pane(1),
+            Action::PaneUp => self.account.tabs.esims.scroll_pane(-1),
             Action::CopyIccid => self.copy_iccid(now, effects),
             Action::CopyCode => self.copy_code_part("Activation code", guard::activation_code, now, effects),
             Action::CopyLink => self.copy_code_part("iPhone install link", guard::install_link, now, effects),

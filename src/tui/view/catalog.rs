@@ -15,7 +15,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 const COLUMNS: [Column; 7] = [
-    Column::new("PLAN", 24).flex(),
+    Column::new("PLAN", 24).flex().package(),
     Column::new("LOCATION", 16).optional(),
     Column::new("DATA", 7).right(),
     Column::new("VALIDITY", 8).optional().right(),

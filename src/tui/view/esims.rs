@@ -34,7 +34,7 @@ const TABLE_MIN: u16 = 64;
 const COLUMNS: [Column; 7] = [
     Column::new("ICCID", 20),
     Column::new("STATUS", 14).status(),
-    Column::new("PACKAGE", 14).flex(),
+    Column::new("PACKAGE", 14).flex().package(),
     Column::new("LOC", 4).optional(),
     Column::new("USED", 10).optional(),
     Column::new("EXPIRES", 10).optional(),
@@ -63,11 +63,19 @@ fn marked_cells(app: &App, iccid: &str, mut cells: Vec<String>) -> Vec<String> {
     cells
 }
 
+/// ` · 3 marked`, while any eSIM is marked.
+fn mark_count(app: &App) -> String {
+    match app.esims().marks().len() {
+        0 => String::new(),
+        n => format!(" · {n} marked"),
+    }
+}
+
 /// The tab's top line, with how many eSIMs are marked.
 fn with_mark_count(app: &App, mut line: Line<'static>, theme: &Theme) -> Line<'static> {
-    let n = app.esims().marks().len();
-    if n > 0 {
-        line.spans.push(Span::styled(format!(" · {n} marked"), theme.title()));
+    let marks = mark_count(app);
+    if !marks.is_empty() {
+        line.spans.push(Span::styled(marks, theme.title()));
     }
     line
 }
@@ -122,7 +130,8 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         let columns = marked_columns(app, &COLUMNS);
         let cells = |e: &Esim| marked_cells(app, e.raw_order_json.iccid.as_str(), cells(e));
         if esims.search_active() || typing {
-            let line = with_mark_count(app, search_title(app, typing, theme), theme);
+            let room = usize::from(top.width).saturating_sub(mark_count(app).width());
+            let line = with_mark_count(app, search_title(app, typing, room, theme), theme);
             frame.render_widget(Paragraph::new(line), top);
             draw_results(frame, rows, app, theme);
         } else if let Some(pinned) = esims.pinned() {
@@ -142,31 +151,37 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 }
 
 /// ` My eSIMs · search: 8944▏ · 3 found · loaded 1 400 of 3 112`, or with the saved index
-/// ` · in the index of 2 h ago (reading again: 1 400 of 3 112)`.
-fn search_title(app: &App, typing: bool, theme: &Theme) -> Line<'static> {
+/// ` · in the index of 2 h ago (reading again: 1 400 of 3 112)`. With `!` on, the rule in the
+/// most words that leave `width` room for the count and the index's progress.
+fn search_title(app: &App, typing: bool, width: usize, theme: &Theme) -> Line<'static> {
     let esims = app.esims();
-    let mut spans = vec![Span::styled(" My eSIMs", theme.title())];
-    if let Some(rule) = esims.attention() {
-        spans.push(Span::styled(
-            format!(
-                " · needs attention, most urgent first (≥ {}% used or ≤ {} d left)",
-                rule.used_pct, rule.days
-            ),
-            theme.key(),
-        ));
-    }
     let search = esims.search();
-    spans.extend(search_spans(
-        "search",
-        search.typed(),
-        typing,
-        search.is_selected(),
-        theme,
-    ));
-    spans.push(Span::raw(format!(" · {} found", esims.result_count())));
-    spans.push(Span::styled(index_progress(app), theme.muted()));
-    if let Some(status) = esims.status().query() {
-        spans.push(Span::styled(format!(" · {}", safe(&status)), theme.muted()));
+    let mut rest = search_spans("search", search.typed(), typing, search.is_selected(), theme);
+    rest.push(Span::raw(format!(" · {} found", esims.result_count())));
+    let head = Span::styled(" My eSIMs", theme.title());
+    let mut spans = vec![head.clone()];
+    if let Some(rule) = esims.attention() {
+        let (pct, days) = (rule.used_pct, rule.days);
+        let wordings = [
+            format!(" · needs attention, most urgent first (≥ {pct}% used or ≤ {days} d left)"),
+            format!(" · needs attention (≥ {pct}% used or ≤ {days} d left)"),
+            format!(" · attention (≥ {pct}% or ≤ {days} d)"),
+            " · attention".to_string(),
+        ];
+        // The count first, then how much of the inventory it is of, then the rule's words.
+        let taken = head.width() + rest.iter().map(Span::width).sum::<usize>() + index_progress(app).width();
+        let room = width.saturating_sub(taken);
+        let [.., shortest] = &wordings;
+        let wording = wordings.iter().find(|w| w.width() <= room).unwrap_or(shortest);
+        spans.push(Span::styled(wording.clone(), theme.key()));
+    }
+    spans.extend(rest);
+    let status = esims.status().query().map(|status| format!(" · {}", safe(&status)));
+    // After the count, only what fits whole: "all 399 in t" reads as nothing.
+    for more in [Some(index_progress(app)), status].into_iter().flatten() {
+        if spans.iter().map(Span::width).sum::<usize>() + more.width() <= width {
+            spans.push(Span::styled(more, theme.muted()));
+        }
     }
     Line::from(spans)
 }
@@ -249,7 +264,7 @@ fn draw_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 index.total().map_or("…".to_string(), group)
             )
         };
-        frame.render_widget(Paragraph::new(text), area);
+        frame.render_widget(Paragraph::new(text).wrap(ratatui::widgets::Wrap { trim: false }), area);
         return;
     }
     draw_result_rows(frame, area, app, theme);
@@ -281,7 +296,7 @@ const ATTENTION_COLUMNS: [Column; 6] = [
     Column::new("USED", 4).right(),
     Column::new("LEFT", 6).right(),
     Column::new("STATUS", 14).status().optional(),
-    Column::new("PACKAGE", 14).flex(),
+    Column::new("PACKAGE", 14).flex().package(),
     Column::new("LOC", 4).optional(),
 ];
 
@@ -665,7 +680,7 @@ fn draw_qr_and_info(
         ..area
     };
     if qr.is_empty() {
-        paragraph(frame, inner, head.into_iter().chain(info).collect());
+        scrolled(frame, inner, head.into_iter().chain(info).collect(), app, theme);
     } else if inner.width >= qr_width && inner.height >= head_height + qr_height + TEXT_UNDER_QR {
         let [head_area, qr_area, text_area] = Layout::vertical([
             Constraint::Length(head_height),
@@ -675,12 +690,12 @@ fn draw_qr_and_info(
         .areas(inner);
         paragraph(frame, head_area, head);
         frame.render_widget(Paragraph::new(qr), centred(qr_area));
-        paragraph(frame, text_area, info);
+        scrolled(frame, text_area, info, app, theme);
     } else if inner.width >= qr_width + 1 + TEXT_BESIDE_QR && inner.height >= qr_height {
         let [qr_area, _, text_area] =
             Layout::horizontal([Constraint::Length(qr_width), Constraint::Length(1), Constraint::Min(0)]).areas(inner);
         frame.render_widget(Paragraph::new(qr), qr_area);
-        paragraph(frame, text_area, head.into_iter().chain(info).collect());
+        scrolled(frame, text_area, head.into_iter().chain(info).collect(), app, theme);
     } else {
         // The pane is inside the frame: this much more terminal makes it big enough.
         let frame_area = frame.area();
@@ -693,8 +708,45 @@ fn draw_qr_and_info(
             ),
             theme.error(),
         ));
-        paragraph(frame, inner, head.into_iter().chain(info).collect());
+        scrolled(frame, inner, head.into_iter().chain(info).collect(), app, theme);
     }
+}
+
+/// The pane's text, wrapped (a URL too, where it would not fit), at the screenful the agent
+/// scrolled to; where it holds more than `area`, its last row says which keys show the rest.
+fn scrolled(frame: &mut Frame, area: Rect, lines: Vec<Line<'static>>, app: &App, theme: &Theme) {
+    let text = Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false });
+    let total = text.line_count(area.width);
+    if total <= usize::from(area.height) || area.height < 2 {
+        frame.render_widget(text, area);
+        return;
+    }
+    let [shown, keys] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(area);
+    let (rows, total) = (usize::from(shown.height), total);
+    // A line of the screenful before stays in view, to read on from.
+    let step = rows.saturating_sub(1).max(1);
+    let last = (total - rows).div_ceil(step);
+    let screen = usize::from(app.esims().pane_scroll()).min(last);
+    let top = (screen * step).min(total - rows);
+    frame.render_widget(text.scroll((u16::try_from(top).unwrap_or(u16::MAX), 0)), shown);
+    let keymap = app.keymap();
+    let mut hints = Vec::new();
+    for (action, what, wanted) in [
+        (Action::PaneDown, "more below", screen < last),
+        (Action::PaneUp, "back up", screen > 0),
+    ] {
+        let key = keymap.first_key(Context::Esims, action);
+        // An unbound key is not named: the position still says there is more.
+        if wanted && !key.is_empty() {
+            hints.push(format!("{key}: {what}"));
+        }
+    }
+    let text = format!("{} ({}/{})", hints.join(" · "), screen + 1, last + 1);
+    let line = Line::styled(
+        safe_fit(text.trim_start(), usize::from(keys.width)).into_owned(),
+        theme.key(),
+    );
+    frame.render_widget(Paragraph::new(line), keys);
 }
 
 /// Where there is no code yet: loading, or the fetch failed (with why, and how to retry).

@@ -34,9 +34,9 @@ fn order_cells(o: &Order) -> Vec<String> {
 
 const ORDER_COLUMNS: [Column; 7] = [
     Column::new("ORDER", 14),
-    Column::new("CREATED", 16).optional(),
+    Column::new("CREATED", 16).optional().narrow(10),
     Column::new("STATUS", 14).status(),
-    Column::new("PACKAGE", 14).flex(),
+    Column::new("PACKAGE", 14).flex().package(),
     Column::new("LOC", 4).optional(),
     Column::new("QTY", 3).optional().right(),
     Column::new("TOTAL", 8).right(),

@@ -52,11 +52,14 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme, now: Instant) {
         frame.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), area);
         return;
     }
-    let [header, tabs, body, status] = Layout::vertical([
+    let status = status_text(app, area.width, theme, now);
+    // A long message takes more rows rather than being cut; keys always fit in one.
+    let status_rows = status.line_count(area.width).clamp(1, MESSAGE_ROWS);
+    let [header, tabs, body, status_area] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Length(1),
         Constraint::Min(1),
-        Constraint::Length(1),
+        Constraint::Length(status_rows as u16),
     ])
     .areas(area);
     draw_header(frame, header, app, theme);
@@ -74,8 +77,11 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme, now: Instant) {
             overlays::draw(frame, body, overlay, app, theme);
         }
     }
-    draw_status(frame, status, app, theme, now);
+    frame.render_widget(status, status_area);
 }
+
+/// Rows the bottom line may grow to for a long message.
+const MESSAGE_ROWS: usize = 3;
 
 fn draw_header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let account = app.account();
@@ -177,7 +183,8 @@ fn draw_unauthorized(frame: &mut Frame, area: Rect, revoked: bool, message: &str
 }
 
 /// The keys of what has the focus, for the status line: from the keymap, so they cannot drift.
-/// However narrow the line, it ends in help and quit; the other hints go first, as many as fit.
+/// However narrow the line, it ends in quit and help (which lists the rest) wherever they
+/// work; the other hints go first, most used first, as many as fit.
 fn key_hints(app: &App, width: usize) -> String {
     use unicode_width::UnicodeWidthStr;
     let (contexts, typing) = if matches!(app.halt(), Some(Halt::Unauthorized { .. })) {
@@ -194,12 +201,14 @@ fn key_hints(app: &App, width: usize) -> String {
         (contexts, typing)
     };
     let parts = app.keymap().hint_parts(&contexts, app.mode().takes_text());
-    let (last, first): (Vec<_>, Vec<_>) = parts
+    let (mut last, first): (Vec<_>, Vec<_>) = parts
         .into_iter()
         .partition(|(action, _)| matches!(action, Action::Help | Action::Quit));
+    // Quit, then help: the line ends with the key that tells every other.
+    last.sort_by_key(|(action, _)| *action == Action::Help);
     let last: Vec<String> = last.into_iter().map(|(_, p)| p).collect();
     let tail = last.join("  ");
-    let mut line = typing.to_string();
+    let mut line = crate::text::safe_fit(typing, width.saturating_sub(tail.width())).into_owned();
     for (_, part) in first {
         let room = width.saturating_sub(line.width() + 2 + tail.width());
         if part.width() > room {
@@ -241,14 +250,15 @@ fn export_line(app: &App, theme: &Theme) -> Line<'static> {
     }
 }
 
-fn draw_status(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, now: Instant) {
+/// The bottom line, wrapped: a long message takes the rows it needs (up to `MESSAGE_ROWS`).
+fn status_text(app: &App, width: u16, theme: &Theme, now: Instant) -> Paragraph<'static> {
     let line = status_line(app, theme, now, || {
         Line::styled(
-            format!(" {}", key_hints(app, usize::from(area.width).saturating_sub(1))),
+            format!(" {}", key_hints(app, usize::from(width).saturating_sub(1))),
             theme.muted(),
         )
     });
-    frame.render_widget(Paragraph::new(line), area);
+    Paragraph::new(line).wrap(Wrap { trim: false })
 }
 
 /// What the status line says: why the dashboard waits, an export's progress, the last message

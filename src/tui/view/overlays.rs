@@ -193,26 +193,30 @@ fn draw_account_picker(
 
 /// The company profile's fields, the one in focus with the terminal's cursor in it.
 fn draw_profile_form(frame: &mut Frame, area: Rect, form: &ProfileForm, app: &App, theme: &Theme) {
-    let inner = popup(frame, area, "Edit company profile", 70, 12, theme);
+    const WIDTH: u16 = 70;
+    const INDENT: usize = 16;
+    let room = usize::from(WIDTH.min(area.width).saturating_sub(2));
     let mut lines = Vec::new();
+    // The focused field's row and column in the window.
     let mut cursor = None;
     for (i, label) in PROFILE_FIELDS.iter().enumerate() {
         let focused = i == form.focus;
         let marker = if focused { "›" } else { " " };
         let prefix = format!("{marker} {label:<13} ");
         if focused {
-            let x = inner.x + prefix.chars().count() as u16 + form.inputs[i].cursor as u16;
-            cursor = Some(Position::new(
-                x.min(inner.right().saturating_sub(1)),
-                inner.y + lines.len() as u16,
-            ));
+            cursor = Some((lines.len(), prefix.chars().count() + form.inputs[i].cursor));
         }
         lines.push(Line::from(vec![
             Span::styled(prefix, if focused { theme.key() } else { theme.muted() }),
             Span::raw(safe(&form.inputs[i].value)),
         ]));
         match &form.errors[i] {
-            Some(e) => lines.push(Line::styled(format!("                {e}"), theme.error())),
+            // Wrapped here, under the value, so that the rows below (and the cursor) stay put.
+            Some(e) => lines.extend(
+                crate::text::wrap_words(&safe(e), room.saturating_sub(INDENT))
+                    .into_iter()
+                    .map(|l| Line::styled(format!("{:INDENT$}{l}", ""), theme.error())),
+            ),
             None => lines.push(Line::raw("")),
         }
     }
@@ -229,9 +233,14 @@ fn draw_profile_form(frame: &mut Frame, area: Rect, form: &ProfileForm, app: &Ap
             theme.muted(),
         )
     });
+    let height = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX).max(12);
+    let inner = popup(frame, area, "Edit company profile", WIDTH, height, theme);
     paragraph(frame, inner, lines);
-    if let Some(position) = cursor {
-        frame.set_cursor_position(position);
+    if let Some((row, column)) = cursor {
+        let x = inner.x.saturating_add(u16::try_from(column).unwrap_or(u16::MAX));
+        let y = inner.y.saturating_add(u16::try_from(row).unwrap_or(u16::MAX));
+        let (right, bottom) = (inner.right().saturating_sub(1), inner.bottom().saturating_sub(1));
+        frame.set_cursor_position(Position::new(x.min(right), y.min(bottom)));
     }
 }
 

@@ -2,7 +2,7 @@
 
 use super::spinner;
 use super::theme::Theme;
-use super::widgets::{keys_line, paragraph, popup, safe};
+use super::widgets::{keys_line, paragraph, popup, safe, text_popup};
 use crate::api::Delivery;
 use crate::api::model::Order;
 use crate::format::money::money_or;
@@ -290,7 +290,6 @@ pub fn draw_iccid_prompt(
     error: &Option<String>,
     theme: &Theme,
 ) {
-    let inner = popup(frame, area, "Top up which eSIM?", 60, 7, theme);
     let prefix = "ICCID  ";
     let mut lines = vec![Line::from(vec![
         Span::styled(prefix, theme.muted()),
@@ -307,7 +306,7 @@ pub fn draw_iccid_prompt(
         &[Action::Accept, Action::Close],
         theme.muted(),
     ));
-    paragraph(frame, inner, lines);
+    let inner = text_popup(frame, area, "Top up which eSIM?", 60, lines, theme);
     let x = inner.x + (prefix.len() + input.cursor) as u16;
     frame.set_cursor_position(Position::new(x.min(inner.right().saturating_sub(1)), inner.y));
 }

@@ -3,7 +3,7 @@
 
 use super::theme::Theme;
 use crate::format::verdict::cell_tone;
-use crate::text::{safe_fit, sanitize};
+use crate::text::{fit_package, safe_fit, sanitize};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -35,6 +35,23 @@ pub fn popup(frame: &mut Frame, area: Rect, title: &str, width: u16, height: u16
         .title(Span::styled(format!(" {title} "), theme.title()));
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
+    inner
+}
+
+/// A popup as tall as its `lines` need, wrapped at its width (at most `area`'s), drawn with
+/// them: a long message is never cut. Returns the inside.
+pub fn text_popup(frame: &mut Frame, area: Rect, title: &str, width: u16, lines: Vec<Line<'_>>, theme: &Theme) -> Rect {
+    let text = Paragraph::new(lines).wrap(Wrap { trim: false });
+    let rows = text.line_count(width.min(area.width).saturating_sub(2));
+    let inner = popup(
+        frame,
+        area,
+        title,
+        width,
+        u16::try_from(rows).unwrap_or(u16::MAX).saturating_add(2),
+        theme,
+    );
+    frame.render_widget(text, inner);
     inner
 }
 
@@ -90,6 +107,11 @@ pub struct Column {
     pub right: bool,
     /// Holds a status, coloured by it.
     pub status: bool,
+    /// Holds package names, shortened by whole words (`text::fit_package`).
+    pub package: bool,
+    /// The width it gives up first when the flex column's text would be cut, keeping the start
+    /// of each value whole (a time's date).
+    pub narrow: Option<u16>,
 }
 
 impl Column {
@@ -101,6 +123,8 @@ impl Column {
             flex: false,
             right: false,
             status: false,
+            package: false,
+            narrow: None,
         }
     }
     pub const fn status(self) -> Self {
@@ -115,34 +139,60 @@ impl Column {
     pub const fn right(self) -> Self {
         Self { right: true, ..self }
     }
+    pub const fn package(self) -> Self {
+        Self { package: true, ..self }
+    }
+    pub const fn narrow(self, width: u16) -> Self {
+        Self {
+            narrow: Some(width),
+            ..self
+        }
+    }
 }
 
 /// The narrowest a flex (text) column is made before an optional column is dropped.
 const FLEX_MIN: u16 = 8;
 
-/// Which columns fit: optional ones are dropped, from the last, until the rest fit with every
-/// fixed column at its full width (numbers and dates are never cut) and the flex (text) column
-/// narrowed to `FLEX_MIN` at the least.
-fn fit(width: u16, columns: &[Column]) -> Vec<bool> {
+/// The width of each column kept (`None`: dropped). Optional ones are dropped, from the last,
+/// until the rest fit with every fixed column at its full width (numbers and dates are never
+/// cut) or its narrow one, and the flex (text) column narrowed to `FLEX_MIN` at the least. A
+/// column with a narrow width keeps its full one only while the flex column still has room
+/// for `flex_wants` (its widest value in view).
+fn fit(width: u16, columns: &[Column], flex_wants: u16) -> Vec<Option<u16>> {
     let mut keep = vec![true; columns.len()];
-    let needed = |keep: &[bool]| -> u16 {
+    let cells = |keep: &[bool], fixed: &dyn Fn(&Column) -> u16| -> u16 {
         let cells: u16 = columns
             .iter()
             .zip(keep)
             .filter(|(_, k)| **k)
-            .map(|(c, _)| if c.flex { c.width.min(FLEX_MIN) } else { c.width } + 1)
+            .map(|(c, _)| if c.flex { 0 } else { fixed(c) } + 1)
             .sum();
         cells + MARKER_WIDTH
     };
+    let narrowest = |c: &Column| c.narrow.unwrap_or(c.width);
+    let flexes = |keep: &[bool]| -> u16 {
+        columns
+            .iter()
+            .zip(keep)
+            .filter(|(c, k)| **k && c.flex)
+            .map(|(c, _)| c.width.min(FLEX_MIN))
+            .sum()
+    };
     for i in (0..columns.len()).rev() {
-        if needed(&keep) <= width {
+        if cells(&keep, &narrowest) + flexes(&keep) <= width {
             break;
         }
         if columns[i].optional {
             keep[i] = false;
         }
     }
-    keep
+    let full = cells(&keep, &|c: &Column| c.width);
+    let wide = full.saturating_add(flex_wants) <= width;
+    columns
+        .iter()
+        .zip(keep)
+        .map(|(c, k)| k.then_some(if wide { c.width } else { narrowest(c) }))
+        .collect()
 }
 
 /// A table of `items` with the one at `cursor` selected: only the screenful holding the cursor
@@ -176,23 +226,36 @@ fn last_screen_full<T>(items: impl Iterator<Item = T>, cursor: usize, height: us
     (start, near)
 }
 
+/// Columns a value takes, looking at no more of it than a terminal could show (a name may be
+/// thousands of characters, and every row is measured every frame).
+fn text_width(text: &str) -> u16 {
+    use unicode_width::UnicodeWidthStr;
+    let head: String = text.chars().take(1024).collect();
+    u16::try_from(head.width()).unwrap_or(u16::MAX)
+}
+
 /// Drawn before the selected row; every row keeps its width free.
 const MARKER: &str = "› ";
 const MARKER_WIDTH: u16 = 2;
 
 /// Draws the rows in view (already cut to the window) with `selected` highlighted.
 fn table(frame: &mut Frame, area: Rect, columns: &[Column], rows: Vec<Vec<String>>, selected: usize, theme: &Theme) {
-    let keep = fit(area.width, columns);
-    let kept = |i: usize| keep.get(i).copied().unwrap_or(false);
+    let flex_wants = columns
+        .iter()
+        .position(|c| c.flex)
+        .and_then(|i| rows.iter().filter_map(|r| r.get(i)).map(|v| text_width(v)).max())
+        .unwrap_or(0);
+    let laid = fit(area.width, columns, flex_wants);
+    let kept = |i: usize| laid.get(i).copied().flatten().is_some();
     let widths: Vec<Constraint> = columns
         .iter()
-        .enumerate()
-        .filter(|(i, _)| kept(*i))
-        .map(|(_, c)| {
+        .zip(&laid)
+        .filter_map(|(c, w)| Some((c, (*w)?)))
+        .map(|(c, w)| {
             if c.flex {
                 Constraint::Min(c.width.min(FLEX_MIN))
             } else {
-                Constraint::Length(c.width)
+                Constraint::Length(w)
             }
         })
         .collect();
@@ -207,7 +270,14 @@ fn table(frame: &mut Frame, area: Rect, columns: &[Column], rows: Vec<Vec<String
         .collect();
     // Every cell is made safe here, in one place, and only as far as its column shows.
     let cell = |column: &Column, text: String, room: usize| {
-        let text = safe_fit(&text, room).into_owned();
+        let text = if column.package {
+            fit_package(&text, room).into_owned()
+        } else if column.narrow.is_some() && usize::from(text_width(&text)) > room {
+            // The start of the value, whole: the date of a time.
+            safe_fit(&text, room + 1).trim_end_matches('…').trim_end().to_string()
+        } else {
+            safe_fit(&text, room).into_owned()
+        };
         let style = if column.status {
             theme.status(cell_tone(&text))
         } else {

@@ -105,6 +105,9 @@ pub struct Esims {
     clock: Option<DateTime<Utc>>,
     /// The eSIMs marked for what is done to many at once.
     marks: super::marks::Marks,
+    /// The detail pane's screenful (J, K) and the eSIM it was scrolled on: any other selection,
+    /// however it came, opens at the top.
+    pane_scroll: Option<(EsimIccid, u16)>,
 }
 
 impl Default for Esims {
@@ -127,11 +130,31 @@ impl Default for Esims {
             rule: AttentionRule::default(),
             clock: None,
             marks: super::marks::Marks::default(),
+            pane_scroll: None,
         }
     }
 }
 
+/// Screenfuls the pane may be asked to go down; the view stops at its last line.
+const PANE_SCREENS: u16 = 32;
+
 impl Esims {
+    /// Which screenful of the detail pane is shown (0: its top).
+    pub fn pane_scroll(&self) -> u16 {
+        match (&self.pane_scroll, self.selected_iccid()) {
+            (Some((scrolled, screens)), Some(selected)) if *scrolled == selected => *screens,
+            _ => 0,
+        }
+    }
+
+    /// J or K: the pane's next or previous screenful (`by`: +1 or -1).
+    pub fn scroll_pane(&mut self, by: i16) {
+        if let Some(selected) = self.selected_iccid() {
+            let screens = self.pane_scroll().saturating_add_signed(by).min(PANE_SCREENS);
+            self.pane_scroll = Some((selected, screens));
+        }
+    }
+
     pub fn list(&self) -> &Paged<Esim> {
         &self.list
     }
