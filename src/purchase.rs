@@ -142,9 +142,16 @@ pub fn judge_topup(iccid: &Iccid, plans: Vec<Plan>, record: Option<&Esim>) -> To
 /// the server has none), judged by `judge_topup`. Two requests with the lookup.
 pub async fn topup_offer(client: &Client, iccid: &Iccid, seen: Option<Whereabouts>) -> Result<TopupOffer, ApiError> {
     let plans = client.topup_plans(iccid.as_str()).await?;
-    let record = match client.find_esim_at(iccid.as_str(), seen).await? {
-        Found::Esim(esim) => Some(*esim),
-        Found::Absent | Found::Unknown => None,
+    let record = match client.find_esim_at(iccid.as_str(), seen).await {
+        Ok(Found::Esim(esim)) => Some(*esim),
+        Ok(Found::Absent | Found::Unknown) => None,
+        // Refused credentials refuse the payment too; any other failure leaves the state
+        // unconfirmed, which the payment then says and asks about.
+        Err(e) if e.is_auth() => return Err(e),
+        Err(e) => {
+            tracing::warn!(%iccid, error = %e, "the eSIM's record could not be read before a top-up");
+            None
+        }
     };
     Ok(judge_topup(iccid, plans, record.as_ref()))
 }

@@ -43,6 +43,10 @@ pub struct EsimSeen {
     pub smdp: String,
     #[serde(default)]
     pub attention: bool,
+    /// Its state's key (`Class::key`), as every view words it; empty in a memory written
+    /// before it was kept.
+    #[serde(default)]
+    pub state: String,
 }
 
 /// A change, printed as one JSON line (`"event"` says which).
@@ -59,6 +63,10 @@ pub enum Event {
         status_to: String,
         smdp_from: String,
         smdp_to: String,
+        /// The state before and now (`Class::key`, as `--json`'s `state`): the same words as
+        /// the dashboard and `esims` ("deleted", "in_use"); `stateFrom` empty when not known.
+        state_from: String,
+        state_to: String,
     },
     /// An eSIM came to need attention (config `[attention]`).
     EsimAttention {
@@ -137,6 +145,7 @@ impl Seen {
                 status: esim.record.status.as_str().to_string(),
                 smdp: raw.smdp_status.clone(),
                 attention,
+                state: esim.facts().classify().key().to_string(),
             };
             let iccid = raw.iccid.to_string();
             // An ICCID can come back in a later order (a profile re-issued): each order's
@@ -151,6 +160,8 @@ impl Seen {
                         status_to: seen.status.clone(),
                         smdp_from: before.smdp.clone(),
                         smdp_to: seen.smdp.clone(),
+                        state_from: before.state.clone(),
+                        state_to: seen.state.clone(),
                     });
                 }
                 if attention && !before.attention {

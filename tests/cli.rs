@@ -1908,7 +1908,8 @@ async fn deleted_iccid(sb: &RunningSandbox, home: &tempfile::TempDir) -> String 
         .as_array()
         .unwrap()
         .iter()
-        .find(|e| e["rawOrderJson"]["smdpStatus"] == "DELETED" && e["status"] != "revoked")
+        // Each eSIM carries its state, the words every view shows; this one's SM-DP+ says so.
+        .find(|e| e["state"] == "deleted" && e["rawOrderJson"]["smdpStatus"] == "DELETED")
         .and_then(|e| e["rawOrderJson"]["iccid"].as_str())
         .expect("the demo has an eSIM deleted from a phone")
         .to_string()
@@ -2031,6 +2032,10 @@ async fn every_exit_code_in_the_readme_table_is_what_the_binary_does() {
                 let mut cmd = esimdash(&home);
                 acme(&mut cmd, &sb).args(["--read-only", "buy", "--slug", "fr-1gb-7d", "--yes"]);
                 cases.push(("a write in a read-only session", cmd));
+                let dead = deleted_iccid(&sb, &home).await;
+                let mut cmd = esimdash(&home);
+                acme(&mut cmd, &sb).args(["topup", "--iccid", &dead, "--slug", "topup-jo-1gb-7d", "--yes"]);
+                cases.push(("a top-up for an eSIM that cannot take data", cmd));
             }
             3 => {
                 acme(&mut cmd, &sb)

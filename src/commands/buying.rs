@@ -26,7 +26,7 @@ pub async fn topup(
     spend_args: &SpendArgs,
     output: &Output,
 ) -> Result<(), CommandError> {
-    let (what, ready) = check_topup(client, iccid, slug, seen, spend_args)
+    let (what, ready) = check_topup(client, iccid, slug, seen, spend_args, output.is_json())
         .await
         .map_err(|e| e.nothing_moved(NOTHING_TOPPED_UP))?;
     pay(client, &what, ready, spend_args, output).await
@@ -48,6 +48,8 @@ struct Ready {
     payment: Payment,
     /// The plan's order numbers before sending, so that a lost answer can be looked up.
     before: HashSet<String>,
+    /// Why the eSIM's state could not be confirmed, when it could not (a top-up).
+    unsure: Option<String>,
 }
 
 async fn check_topup(
@@ -56,6 +58,7 @@ async fn check_topup(
     slug: &str,
     seen: Option<Whereabouts>,
     spend_args: &SpendArgs,
+    json: bool,
 ) -> Result<(Purchase, Ready), CommandError> {
     // A read-only session is told before anything is read or asked.
     client.ensure_writable(TOPUP)?;
@@ -77,18 +80,21 @@ async fn check_topup(
         )));
     };
     if let Some(unsure) = &unsure {
-        ask_unsure(spend_args, unsure).await?;
+        ask_unsure(spend_args, unsure, json).await?;
     }
     let spend = Spend::topup(iccid.clone(), slug, spend_args.qty);
     let ready = check_and_ask(client, plan, spend_args, spend).await?;
-    Ok((Purchase::Topup { iccid }, ready))
+    Ok((Purchase::Topup { iccid }, Ready { unsure, ..ready }))
 }
 
 /// The eSIM's state could not be confirmed: asked once more at a terminal; with `--yes` said on
-/// stderr and paid (the script asked for no questions, and the server offered the plan).
-async fn ask_unsure(spend_args: &SpendArgs, unsure: &str) -> Result<(), CommandError> {
+/// stderr (with `--json`, as `"unsure"` in the answer) and paid: the script asked for no
+/// questions, and the server offered the plan.
+async fn ask_unsure(spend_args: &SpendArgs, unsure: &str, json: bool) -> Result<(), CommandError> {
     if spend_args.yes {
-        crate::commands::notices::say(&format!("Note: {unsure}; paying as --yes says."));
+        if !json {
+            crate::commands::notices::say(&format!("Note: {unsure}; paying as --yes says."));
+        }
         return Ok(());
     }
     confirm(false, &format!("Note: {unsure}.\nGo on to the top-up all the same?")).await
@@ -207,6 +213,7 @@ async fn check_and_ask(
         total,
         payment,
         before,
+        unsure: None,
     })
 }
 
@@ -225,6 +232,7 @@ async fn pay(
         total,
         payment,
         before,
+        unsure,
     } = ready;
     let mut answer = client.pay(&payment).await;
     let mut payment = payment;
@@ -250,6 +258,9 @@ async fn pay(
                 let mut value = serde_json::to_value(&paid.placed).map_err(|e| CommandError::Usage(e.to_string()))?;
                 value["delivery"] = json!(delivery);
                 value["moneyMoved"] = json!(true);
+                if let Some(unsure) = &unsure {
+                    value["unsure"] = json!(unsure);
+                }
                 return print_json(&value);
             }
             if let Delivery::Resent { replayed } = paid.delivery {

@@ -282,6 +282,11 @@ pub async fn esims(
         unknown_status_found_nothing(&query.status, page.total, "eSIMs")?;
         let footer = page_footer(page.page, page.page_size, page.total, "eSIMs");
         let columns = (csv_rows::ESIM_HEADER, csv_rows::esim as fn(&Esim) -> Vec<String>);
+        if output.is_json() {
+            let mut value = serde_json::to_value(&page).map_err(|e| CommandError::Usage(e.to_string()))?;
+            value["esims"] = with_states(&page.esims)?;
+            return print_json(&value);
+        }
         return print_page(output, &page, &page.esims, columns, esim_table, &footer);
     }
     // Only usable eSIMs can need attention: the server's `active` filter saves the pages of
@@ -309,7 +314,7 @@ pub async fn esims(
         return Ok(());
     };
     if output.is_json() {
-        let mut out = json!({ "esims": all, "total": all.len() });
+        let mut out = json!({ "esims": with_states(&all)?, "total": all.len() });
         if attention.is_some() {
             out["read"] = json!(progress.items);
         }
@@ -326,6 +331,20 @@ pub async fn esims(
         None => outln!("{} eSIMs", all.len()),
     }
     Ok(())
+}
+
+/// The eSIMs as the API gives them, each with `state`: its verdict's class (`Class::key`), the
+/// same word every view and `esims --iccid`'s `verdict.state` give.
+fn with_states(esims: &[Esim]) -> Result<serde_json::Value, CommandError> {
+    esims
+        .iter()
+        .map(|e| {
+            let mut value = serde_json::to_value(e).map_err(|e| CommandError::Usage(e.to_string()))?;
+            value["state"] = json!(e.facts().classify().key());
+            Ok(value)
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(serde_json::Value::Array)
 }
 
 /// `--status` is sent as typed, so that a server that knows a newer status can be asked for

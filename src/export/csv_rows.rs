@@ -111,6 +111,7 @@ pub const ESIM_HEADER: &[&str] = &[
     "usedBytes",
     "totalBytes",
     "expiredTime",
+    "state",
 ];
 
 pub fn esim(e: &Esim) -> Vec<String> {
@@ -127,6 +128,7 @@ pub fn esim(e: &Esim) -> Vec<String> {
         number(raw.order_usage),
         number(raw.total_volume),
         text(raw.expired_time.text()),
+        text(e.facts().classify().key()),
     ]
 }
 
@@ -261,6 +263,10 @@ mod tests {
         assert_eq!(rows[0][0], "'=8944");
         assert_eq!(rows[0][2], "'@enabled");
         assert_eq!(rows[0][3], "Japan\u{FFFD}[2J 3 GB");
-        assert_eq!(rows[0][8..], ["1", "2", "'-"]);
+        assert_eq!(
+            rows[0][8..],
+            ["1", "2", "'-", "unknown"],
+            "a combination the provider does not document"
+        );
     }
 }

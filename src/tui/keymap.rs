@@ -352,6 +352,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(C::Help, A::Up, &["up", "k"], "scroll up", None),
     bind(C::OrderDetail, A::TopUp, &["t"], "top up this order's eSIM", Some("top up")),
     bind(C::OrderDetail, A::ShowEsim, &["e"], "show this order's eSIM on My eSIMs", Some("its eSIM")),
+    bind(C::OrderDetail, A::Refresh, &["r"], "read this order (and its eSIM) again", Some("refresh")),
     bind(C::Picker, A::Down, &["down", "j"], "next choice", Some("choose")),
     bind(C::Picker, A::Up, &["up", "k"], "previous choice", None),
     bind(C::Picker, A::Accept, &["enter"], "apply", Some("apply")),

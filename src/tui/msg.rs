@@ -43,6 +43,12 @@ pub enum Request {
         iccid: Iccid,
         seen: Option<crate::inventory::Whereabouts>,
     },
+    /// The current records of eSIMs this session changed (topped up), so that every view shows
+    /// the newer record at once: they reach the index through the client's tap (answered with
+    /// `Payload::Refreshed`).
+    RefreshEsims {
+        iccids: Vec<Iccid>,
+    },
     /// The top-up plans offered for each of these eSIMs (the marked ones, for a bulk top-up).
     TopupOffers {
         iccids: Vec<Iccid>,
@@ -75,6 +81,8 @@ pub enum Payload {
     Profile(Profile),
     Plans(Vec<Plan>),
     TopupOffer(crate::purchase::TopupOffer),
+    /// `RefreshEsims` read them.
+    Refreshed,
     Plan(Plan),
     Orders(OrderPage),
     Esims(EsimPage),

@@ -177,6 +177,12 @@ pub async fn execute(client: &Client, request: &Request) -> Result<Payload, ApiE
         Request::TopupPlans { iccid, seen } => {
             Payload::TopupOffer(crate::purchase::topup_offer(client, iccid, *seen).await?)
         }
+        Request::RefreshEsims { iccids } => {
+            for iccid in iccids {
+                client.find_esim_at(iccid.as_str(), None).await?;
+            }
+            Payload::Refreshed
+        }
         Request::TopupOffers { iccids } => Payload::Offers(super::bulk_run::offers(client, iccids).await?),
         Request::OrdersOfPlan { slug, iccid } => Payload::OrderNumbers(
             client

@@ -123,9 +123,14 @@ async fn top_up_marked(live: &mut Live, slug: &str, qty: char) {
     let Some(Overlay::Bulk(form)) = live.app.overlay() else {
         unreachable!()
     };
-    let at = form.choice().plans().iter().position(|p| p.slug == slug).unwrap();
-    for _ in 0..at {
+    let (plans, at) = (form.choice().plans().len(), form.choice().cursor());
+    let wanted = form.choice().plans().iter().position(|p| p.slug == slug).unwrap();
+    // From where the form starts (the plan chosen last for these marks, if any) to `slug`.
+    for _ in at..wanted {
         live.send(key('j'));
+    }
+    for _ in wanted..at.min(plans) {
+        live.send(key('k'));
     }
     live.send(key(qty));
     live.send(code(KeyCode::Enter));
@@ -267,7 +272,7 @@ async fn the_stop_key_pays_no_further_esim_and_t_again_pays_only_those_still_mar
     mark_rows(&mut live, &rows);
     // Slow answers, so that the key lands while the first payment is on its way.
     live.sandbox.set_latency(Duration::from_millis(150));
-    top_up_marked(&mut live, &slug, '1').await;
+    top_up_marked(&mut live, &slug, '2').await;
     assert!(
         live.until(
             Duration::from_secs(10),
@@ -312,7 +317,7 @@ async fn the_stop_key_pays_no_further_esim_and_t_again_pays_only_those_still_mar
     );
     mark_rows(&mut live, &[placed_row.0]);
     assert_eq!(live.app.esims().marks().len(), group.len() - placed + 1);
-    top_up_marked(&mut live, &slug, '1').await;
+    top_up_marked(&mut live, &slug, '2').await;
     assert!(
         live.until(Duration::from_secs(30), |app| matches!(
             bulk(app),
@@ -334,10 +339,9 @@ async fn the_stop_key_pays_no_further_esim_and_t_again_pays_only_those_still_mar
     let Some(Overlay::Bulk(form)) = live.app.overlay() else {
         unreachable!()
     };
-    let at = form.choice().plans().iter().position(|p| p.slug == slug).unwrap();
-    for _ in 0..at {
-        live.send(key('j'));
-    }
+    // The stopped run's plan and quantity are offered again, not the first plan and 1.
+    assert_eq!(form.choice().plan().map(|p| p.slug.as_str()), Some(slug.as_str()));
+    assert_eq!(form.choice().qty(), 2, "the quantity the stopped run used");
     live.send(code(KeyCode::Enter));
     tokio::time::sleep(esimdash::tui::app::PAY_PAUSE).await;
     live.send(code(KeyCode::Enter));

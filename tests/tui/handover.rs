@@ -262,3 +262,80 @@ async fn marked_esims_qr_codes_go_into_one_folder_each_reading_back_to_its_code(
         assert_eq!(esimdash::qr::decode_png(&png).unwrap(), code, "{iccid}");
     }
 }
+
+/// A top-up of an eSIM that needs attention: its newer record is read at once, so it leaves
+/// the attention rows without the agent moving onto it, and the cursor stays where it was (on
+/// the next eSIM), never back on the first row.
+#[tokio::test]
+async fn a_topped_up_esim_leaves_the_attention_rows_at_once_and_the_cursor_stays_put() {
+    use crossterm::event::KeyCode;
+    use esimdash::tui::app::{Overlay, Stage};
+    let mut live = Live::new(fast(), unpaced()).await;
+    live.send(key('3'));
+    live.send(key('!'));
+    assert!(
+        live.until(Duration::from_secs(20), |app| app.esims().index().is_complete())
+            .await
+    );
+    let rows = |live: &Live| -> Vec<String> { live.app.esims().result_rows().map(|r| r.iccid().to_string()).collect() };
+    // An eSIM there for its data (a top-up adds data; one there for its days might stay).
+    let now = chrono::Utc::now();
+    let api = live.api();
+    let mut target = None;
+    for (at, iccid) in rows(&live).into_iter().enumerate().skip(1) {
+        let esim = api.find_esim(&iccid).await.unwrap().unwrap();
+        let soon = esim.limits().expires.is_some_and(|t| t < now.timestamp() + 10 * 86_400);
+        if !soon && !api.topup_plans(&iccid).await.unwrap().is_empty() {
+            target = Some((at, iccid));
+            break;
+        }
+    }
+    let (at, iccid) = target.expect("an eSIM needing attention for its data, which can be topped up");
+    // The cursor followed its eSIM while the read put more urgent ones above it: from the top.
+    live.send(crate::common::code(KeyCode::Home));
+    for _ in 0..at {
+        live.send(key('j'));
+    }
+    let before = rows(&live);
+    live.idle(Duration::from_secs(5)).await;
+    assert_eq!(live.app.esims().result_cursor(), at, "{before:?}\n{:?}", rows(&live));
+    live.send(key('t'));
+    assert!(
+        live.until(Duration::from_secs(10), |app| matches!(
+            app.overlay(),
+            Some(Overlay::Purchase(f)) if *f.stage() == Stage::Choosing
+        ))
+        .await
+    );
+    live.send(esimdash::tui::msg::Msg::Key(crossterm::event::KeyEvent::new(
+        KeyCode::Char('0'),
+        crossterm::event::KeyModifiers::NONE,
+    )));
+    live.send(crate::common::code(KeyCode::Enter));
+    assert!(
+        live.until(Duration::from_secs(10), |app| matches!(
+            app.overlay(),
+            Some(Overlay::Purchase(f)) if f.ready_to_pay()
+        ))
+        .await
+    );
+    live.send(crate::common::code(KeyCode::Enter));
+    assert!(
+        live.until(Duration::from_secs(10), |app| matches!(
+            app.overlay(),
+            Some(Overlay::Purchase(f)) if matches!(f.stage(), Stage::Done { .. })
+        ))
+        .await
+    );
+    live.send(crate::common::code(KeyCode::Esc));
+    assert!(
+        live.until(Duration::from_secs(10), |app| !app
+            .esims()
+            .result_rows()
+            .any(|r| r.iccid() == iccid))
+            .await,
+        "the topped-up eSIM still needs attention: {:?}",
+        rows(&live)
+    );
+    assert_eq!(live.app.esims().result_cursor(), at.min(rows(&live).len() - 1));
+}

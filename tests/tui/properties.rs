@@ -242,6 +242,7 @@ fn data_for(request: &Request, seed: u64) -> Payload {
                 .collect(),
         ),
         Request::Plan { .. } => Payload::Plan(plan(seed, 1)),
+        Request::RefreshEsims { .. } => Payload::Refreshed,
         Request::Orders(_) => Payload::Orders(
             serde_json::from_value(json!({"page": page, "pageSize": 50, "total": total, "orders": []})).unwrap(),
         )
@@ -510,7 +511,31 @@ impl Run {
                 None => Seen::records(&page.esims, 0),
             };
             let profile = self.app.session().profile.clone();
+            let selected = |app: &App| {
+                let esims = app.esims();
+                (esims.search_active() && esims.pinned().is_none())
+                    .then(|| esims.result_rows().nth(esims.result_cursor()))
+                    .flatten()
+                    .map(|r| r.iccid().to_string())
+            };
+            let before = selected(&self.app);
+            let at = self.app.esims().result_cursor();
             self.update(Msg::IndexSeen { profile, seen });
+            // Records read anew move no cursor: it stays on its eSIM while that one is shown,
+            // and where it was when its eSIM left (never back to the first row).
+            if let Some(before) = before {
+                let esims = self.app.esims();
+                if esims.result_rows().any(|r| r.iccid() == before) {
+                    assert_eq!(selected(&self.app), Some(before), "the cursor left its eSIM");
+                } else if esims.search_active() && esims.whole_iccid().is_none() {
+                    let last = esims.result_count().saturating_sub(1);
+                    assert_eq!(
+                        esims.result_cursor(),
+                        at.min(last),
+                        "the cursor jumped when its row left"
+                    );
+                }
+            }
         }
         self.update(Msg::Answer(Box::new(Answer { id, result })));
     }

@@ -475,3 +475,60 @@ async fn q_closes_the_purchase_window_where_no_text_is_typed() {
     }
     assert_eq!(h.count(Request::writes), 0, "nothing was paid");
 }
+
+/// Right after buying, the new order's detail says its eSIM is not allocated yet and `e` says
+/// so (no "being looked for" that never ends); once allocated, `r` shows the order as it is now,
+/// and `e` goes to its eSIM, reading the list from the top for it.
+#[tokio::test]
+async fn a_new_orders_esim_is_told_pending_then_found_and_gone_to() {
+    let mut h = Harness::acme().await;
+    h.send(key('/'));
+    h.keys("japan");
+    h.send(code(KeyCode::Enter));
+    h.send(key('b'));
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    h.send(code(KeyCode::Enter));
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    let Stage::Done { order, .. } = form(&h).stage() else {
+        panic!("{:?}", form(&h).stage())
+    };
+    let number = order.record.provider_order_no.to_string();
+    h.send(code(KeyCode::Esc));
+    h.send(key('2'));
+    h.settle().await;
+    assert_eq!(
+        h.app
+            .orders()
+            .list()
+            .selected()
+            .map(|o| o.record.provider_order_no.to_string()),
+        Some(number.clone()),
+        "the new order is first"
+    );
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    let screen = h.screen(100, 30);
+    assert!(screen.contains("not allocated yet"), "{screen}");
+    h.send(key('e'));
+    let screen = h.screen(100, 30);
+    assert!(screen.contains("pending"), "{screen}");
+
+    // The sandbox gives a new order its profile after two seconds.
+    tokio::time::sleep(Duration::from_millis(2200)).await;
+    h.send(key('r'));
+    h.settle().await;
+    h.settle().await;
+    let screen = h.screen(100, 30);
+    assert!(!screen.contains("not allocated yet"), "{screen}");
+    h.send(key('e'));
+    for _ in 0..20 {
+        h.settle().await;
+        if h.app.esims().selected().is_some() {
+            break;
+        }
+    }
+    let selected = h.app.esims().selected().map(|e| e.record.provider_order_no.to_string());
+    assert_eq!(selected, Some(number), "{}", h.screen(100, 30));
+}

@@ -3,6 +3,7 @@
 
 use super::mode::{Mode, Overlay};
 use super::search::SearchBox;
+use super::tabs::order_esims::OrderEsims;
 use super::{
     App, BulkForm, BulkStage, Halt, Motion, Outbox, PaymentForm, ProfileForm, PurchaseForm, Tab, TextInput, Tone,
     TopUpOf,
@@ -462,20 +463,20 @@ impl App {
         }
         let esims = &self.account.tabs.esims;
         let index = esims.index().inventory();
-        // Why one could not be topped up, from its class: its record's, else the index's.
+        // Why one could not be topped up, from its class as last read: the index's (every read
+        // refreshes it), else the record it was marked with.
         let marked = esims
             .marks()
             .wanted()
             .into_iter()
             .map(|w| {
-                let class = w.esim.map(|e| e.facts().classify()).or_else(|| {
-                    let row = index.find(&w.iccid).and_then(|e| index.row(e));
-                    row.map(|r| r.class)
-                });
+                let row = index.find(&w.iccid).and_then(|e| index.row(e));
+                let class = row.map(|r| r.class).or_else(|| w.esim.map(|e| e.facts().classify()));
                 (w.iccid, class.and_then(|c| c.cannot_take_data()))
             })
             .collect();
-        self.mode = Mode::Overlay(Overlay::Bulk(Box::new(BulkForm::new(marked))));
+        let last = esims.marks().last_choice().cloned();
+        self.mode = Mode::Overlay(Overlay::Bulk(Box::new(BulkForm::new(marked).remembering(last))));
     }
 
     /// `t`: the marked eSIMs or else the selected eSIM (My eSIMs), the selected order's eSIM
@@ -569,17 +570,80 @@ impl App {
         let Some(Overlay::OrderDetail(order)) = self.mode.overlay() else {
             return;
         };
-        match self.order_esim(&order.clone()) {
-            Some(iccid) => {
-                self.account.tabs.esims.find(iccid.as_str(), now);
-                self.tab = Tab::Esims;
-                self.mode = Mode::Browse;
-            }
-            None => self.flash(
-                "This order's eSIM is not known yet: it is being looked for",
+        let order = order.clone();
+        if let Some(iccid) = self.order_esim(&order) {
+            return self.go_to_esim(&iccid, now);
+        }
+        let number = order.record.provider_order_no.to_string();
+        match self.account.tabs.esims.order_esims(&order) {
+            OrderEsims::NotAllocated => self.flash(
+                format!(
+                    "This order is pending: the provider has not allocated its eSIM yet (usually within a minute); {} reads the order again",
+                    self.keymap.first_key(Context::Global, Action::Refresh)
+                ),
                 Tone::Info,
                 now,
             ),
+            OrderEsims::NotInList => self.flash(
+                "This order's eSIM is not in this account's eSIM list (read from the top just now)",
+                Tone::Error,
+                now,
+            ),
+            OrderEsims::Found(_) | OrderEsims::LookingFor { .. } => {
+                self.account.tabs.esims.go_to_order = Some(number);
+                self.flash(
+                    "Looking for this order's eSIM in the list: My eSIMs opens on it when found",
+                    Tone::Info,
+                    now,
+                );
+            }
+        }
+    }
+
+    fn go_to_esim(&mut self, iccid: &EsimIccid, now: Instant) {
+        self.account.tabs.esims.go_to_order = None;
+        self.account.tabs.esims.find(iccid.as_str(), now);
+        self.tab = Tab::Esims;
+        self.mode = Mode::Browse;
+    }
+
+    /// After `e` on an order whose eSIM was looked for: there once found, while its detail is
+    /// still open (closing it, or moving on, drops the wish).
+    pub(super) fn follow_order_esim(&mut self, now: Instant) {
+        // The detail shows the order as last read: a pending order read again is allocated.
+        let newer = match self.mode.overlay() {
+            Some(Overlay::OrderDetail(shown)) => self
+                .account
+                .tabs
+                .orders
+                .list
+                .loaded()
+                .find(|o| o.record.provider_order_no == shown.record.provider_order_no && *o != &**shown)
+                .cloned(),
+            _ => None,
+        };
+        if let (Some(newer), Some(Overlay::OrderDetail(shown))) = (newer, self.mode.overlay_mut()) {
+            **shown = newer;
+            self.dirty = true;
+        }
+        let Some(number) = self.account.tabs.esims.go_to_order.clone() else {
+            return;
+        };
+        let order = match self.mode.overlay() {
+            Some(Overlay::OrderDetail(order)) if order.record.provider_order_no.as_str() == number => order.clone(),
+            _ => {
+                self.account.tabs.esims.go_to_order = None;
+                return;
+            }
+        };
+        match self.account.tabs.esims.order_esims(&order) {
+            OrderEsims::Found(_) => {
+                if let Some(iccid) = self.order_esim(&order) {
+                    self.go_to_esim(&iccid, now);
+                }
+            }
+            OrderEsims::LookingFor { .. } => {}
+            OrderEsims::NotAllocated | OrderEsims::NotInList => self.account.tabs.esims.go_to_order = None,
         }
     }
 

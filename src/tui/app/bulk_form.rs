@@ -74,6 +74,8 @@ pub struct BulkForm {
     /// When the confirmation was shown (a pay key sooner is not taken).
     reviewing_since: Option<Instant>,
     stage: BulkStage,
+    /// The plan and quantity a stopped run of these marks chose: chosen again.
+    last: Option<(String, u32)>,
 }
 
 impl BulkForm {
@@ -110,7 +112,19 @@ impl BulkForm {
             choice: PlanChoice::new(Vec::new()),
             reviewing_since: None,
             stage,
+            last: None,
         }
+    }
+
+    /// Offers first what a stopped run of the same marks chose (a plan, a quantity).
+    pub fn remembering(mut self, last: Option<(String, u32)>) -> Self {
+        self.last = last;
+        self
+    }
+
+    /// The plan and quantity chosen.
+    pub fn chosen(&self) -> Option<(String, u32)> {
+        Some((self.plan()?.slug.clone(), self.choice.qty()))
     }
 
     pub fn stage(&self) -> &BulkStage {
@@ -223,7 +237,10 @@ impl BulkForm {
             return;
         }
         self.offers = lists;
-        self.choice = PlanChoice::new(common);
+        self.choice = match &self.last {
+            Some((slug, qty)) => PlanChoice::new(common).starting_at(slug, *qty),
+            None => PlanChoice::new(common),
+        };
         self.stage = BulkStage::Choosing;
     }
 
@@ -460,10 +477,17 @@ impl App {
             self.account.tabs.esims.marks_mut().unmark(done.map(String::as_str));
             if !ended.placed.is_empty() {
                 self.money_moved(None);
+                self.account
+                    .tabs
+                    .esims
+                    .note_top_ups(ended.placed.iter().map(String::as_str));
             }
         }
         match (self.mode.bulk_mut().filter(|f| f.run() == Some(id)), result) {
             (Some(form), result) => {
+                if let Some((slug, qty)) = form.chosen() {
+                    self.account.tabs.esims.marks_mut().remember_choice(slug, qty);
+                }
                 form.ended(result);
                 // "Stopping…" is over: the window tells how it ended.
                 self.flash = None;

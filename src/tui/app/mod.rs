@@ -371,6 +371,7 @@ impl App {
             self.mode = Mode::Overlay(Overlay::Notices);
             self.dirty = true;
         }
+        self.follow_order_esim(now);
         if self.quit {
             effects.push(Effect::Quit);
         } else {
@@ -486,11 +487,8 @@ impl App {
             && order.iccid.is_empty()
         {
             let esims = &mut account.tabs.esims;
-            let (found, whole) = esims.iccids_of_order(order.record.provider_order_no.as_str());
-            if found.is_empty() && !whole {
-                esims.start_scan();
-                esims.fetch_scan(&mut out);
-            }
+            esims.look_for_order(order);
+            esims.fetch_scan(&mut out);
         }
         account.tabs.get_mut(self.tab).fetch(&mut out, now, typing);
         if effects.len() > before {

@@ -28,6 +28,15 @@ impl PlanChoice {
         &self.plans
     }
 
+    /// Starts on `slug` (if offered) and `qty`: what was chosen last for the same eSIMs.
+    pub fn starting_at(mut self, slug: &str, qty: u32) -> Self {
+        if let Some(at) = self.plans.iter().position(|p| p.slug == slug) {
+            self.cursor = at;
+            self.set_qty(i64::from(qty));
+        }
+        self
+    }
+
     pub fn cursor(&self) -> usize {
         self.cursor
     }

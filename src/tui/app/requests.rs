@@ -29,6 +29,7 @@ impl App {
             Request::Esims(q) => self.account.tabs.esims.list.slot(q.page.unwrap_or(1)),
             Request::EsimScan { .. } => self.account.tabs.esims.scan_slot(),
             Request::FindEsim { iccid, .. } => self.account.tabs.esims.fresh_slot(iccid.as_str()),
+            Request::RefreshEsims { .. } => Some(&mut self.account.tabs.esims.refreshing),
             Request::ActivationCode { esim } => self
                 .account
                 .tabs
@@ -143,6 +144,9 @@ impl App {
                 if tabs.esims.accept_scan(id, page.esims.len(), page.total, now) == Some(true) {
                     effects.extend(tabs.esims.index_to_save().map(Effect::SaveInventory));
                 }
+            }
+            (Request::RefreshEsims { .. }, Payload::Refreshed) => {
+                tabs.esims.refreshing.resolve(id, (), now);
             }
             (Request::FindEsim { .. }, Payload::FoundEsim(found)) => {
                 if tabs.esims.accept_fresh(id, found, now) {
@@ -316,9 +320,11 @@ fn owner(request: &Request) -> Option<super::Tab> {
     use super::Tab;
     match request {
         Request::Orders(_) => Some(Tab::Orders),
-        Request::Esims(_) | Request::EsimScan { .. } | Request::FindEsim { .. } | Request::ActivationCode { .. } => {
-            Some(Tab::Esims)
-        }
+        Request::Esims(_)
+        | Request::EsimScan { .. }
+        | Request::FindEsim { .. }
+        | Request::RefreshEsims { .. }
+        | Request::ActivationCode { .. } => Some(Tab::Esims),
         _ => None,
     }
 }

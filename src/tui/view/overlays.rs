@@ -94,21 +94,18 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
     }
 }
 
-/// The eSIMs an order made, as far as the dashboard knows them; else that they are looked for.
+/// The eSIMs an order made, as far as the dashboard knows them (`Esims::order_esims`).
 fn order_esims(app: &App, order: &crate::api::model::Order) -> String {
-    let esims = app.esims();
-    let (found, whole) = esims.iccids_of_order(order.record.provider_order_no.as_str());
-    match (found.is_empty(), whole) {
-        (false, _) => found.join(", "),
-        (true, true) => "none in this account's eSIM list".to_string(),
-        (true, false) => {
-            let index = esims.index();
-            format!(
-                "looking for it… ({} of {} eSIMs in the index)",
-                grouped(index.covered()),
-                index.total().map_or("…".to_string(), grouped)
-            )
-        }
+    use crate::tui::app::tabs::order_esims::OrderEsims;
+    match app.esims().order_esims(order) {
+        OrderEsims::Found(found) => found.join(", "),
+        OrderEsims::NotAllocated => "not allocated yet (the order is pending; usually within a minute)".to_string(),
+        OrderEsims::NotInList => "none in this account's eSIM list (read from the top just now)".to_string(),
+        OrderEsims::LookingFor { covered, total } => format!(
+            "looking for it… ({} of {} eSIMs in the index)",
+            grouped(covered),
+            total.map_or("…".to_string(), grouped)
+        ),
     }
 }
 

@@ -105,6 +105,17 @@ pub struct Esims {
     clock: Option<DateTime<Utc>>,
     /// The eSIMs marked for what is done to many at once.
     marks: super::marks::Marks,
+    /// The order whose eSIM the list was last read from the top for (`order_esims`).
+    pub(super) sought_order: Option<String>,
+    /// `e` on an order whose eSIM was still looked for: goes there once it is found, while that
+    /// order's detail stays open.
+    pub(in crate::tui::app) go_to_order: Option<String>,
+    /// eSIMs this session changed (topped up), whose records are read again (`RefreshEsims`).
+    to_refresh: Vec<Iccid>,
+    pub(in crate::tui::app) refreshing: Remote<()>,
+    /// What the results were last selected by (search, status, attention): while it stays,
+    /// a row that leaves (its newer record no longer matches) leaves the cursor where it was.
+    results_of: Option<(String, StatusFilter, bool)>,
     /// The detail pane's screenful (J, K) and the eSIM it was scrolled on: any other selection,
     /// however it came, opens at the top.
     pane_scroll: Option<(EsimIccid, u16)>,
@@ -130,6 +141,11 @@ impl Default for Esims {
             rule: AttentionRule::default(),
             clock: None,
             marks: super::marks::Marks::default(),
+            sought_order: None,
+            go_to_order: None,
+            to_refresh: Vec::new(),
+            refreshing: Remote::default(),
+            results_of: None,
             pane_scroll: None,
         }
     }
@@ -215,8 +231,16 @@ impl Esims {
         found
     }
 
+    /// Top-ups of these eSIMs were placed (a bulk run): their records are read again, so that
+    /// the attention rows and every count follow at once.
+    pub fn note_top_ups<'a>(&mut self, iccids: impl IntoIterator<Item = &'a str>) {
+        self.to_refresh
+            .extend(iccids.into_iter().filter_map(|i| Iccid::parse(i).ok()));
+    }
+
     /// A top-up of this eSIM was placed: its record as it was, to tell when the new one shows it.
     pub fn note_top_up(&mut self, iccid: &str) {
+        self.note_top_ups([iccid]);
         let before = self
             .selected()
             .into_iter()
@@ -619,6 +643,8 @@ impl Esims {
     /// Searches for `iccid` as if typed and entered (an order's `e`): the lookup and the read
     /// start as they would.
     pub fn find(&mut self, iccid: &str, now: Instant) {
+        // One eSIM asked for by name is shown whatever it needs: never under "needs attention".
+        self.attention = false;
         self.search.clear();
         self.search.paste(iccid, now);
         self.search.apply();
@@ -787,10 +813,19 @@ impl Esims {
             self.result_cursor = at;
             return true;
         }
+        let asked = Some((text, self.status.clone(), self.attention));
+        // The same results read anew: the cursor stays on its eSIM, or where it was when that
+        // one left; new results start at the top.
+        let fallback = if asked == self.results_of {
+            self.result_cursor
+        } else {
+            0
+        };
         self.result_cursor = keep
             .and_then(|k| position(k.as_str()))
-            .unwrap_or(0)
+            .unwrap_or(fallback)
             .min(self.result_count().saturating_sub(1));
+        self.results_of = asked;
         false
     }
 }
@@ -816,6 +851,11 @@ impl TabState for Esims {
             });
             self.fresh_started(iccid, seen, id);
         }
+        if !self.to_refresh.is_empty() && !self.refreshing.is_loading() {
+            let iccids = std::mem::take(&mut self.to_refresh);
+            let id = out.send(Request::RefreshEsims { iccids });
+            self.refreshing.start(id);
+        }
         self.fetch_scan(out);
         self.fetch_code(out, now);
     }
@@ -828,6 +868,7 @@ impl TabState for Esims {
         match request {
             Request::Esims(q) => !self.search_active() && self.is_current(q) && self.list.is_near(q.page.unwrap_or(1)),
             Request::FindEsim { iccid, .. } => self.wants_fresh(iccid.as_str()),
+            Request::RefreshEsims { .. } => true,
             Request::ActivationCode { esim } => self
                 .selected()
                 .is_some_and(|e| e.raw_order_json.iccid == esim.raw_order_json.iccid),

@@ -11,6 +11,9 @@ pub struct Marks {
     /// In the order they were marked.
     marked: Vec<Wanted>,
     iccids: HashSet<String>,
+    /// The plan and quantity of the last top-up of these marks that stopped with some still
+    /// marked: `t` again offers the same.
+    last_choice: Option<(String, u32)>,
 }
 
 impl Marks {
@@ -67,6 +70,16 @@ impl Marks {
     pub fn clear(&mut self) {
         self.marked.clear();
         self.iccids.clear();
+        self.last_choice = None;
+    }
+
+    /// A top-up of the marks stopped with these still marked: `t` again offers `slug` × `qty`.
+    pub fn remember_choice(&mut self, slug: String, qty: u32) {
+        self.last_choice = (!self.is_empty()).then_some((slug, qty));
+    }
+
+    pub fn last_choice(&self) -> Option<&(String, u32)> {
+        self.last_choice.as_ref()
     }
 
     /// The marked eSIMs, in the order they were marked.

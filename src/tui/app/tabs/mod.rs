@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod esims;
 pub mod index_read;
 pub mod marks;
+pub mod order_esims;
 pub mod orders;
 pub mod profile;
 

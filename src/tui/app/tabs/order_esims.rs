@@ -1,0 +1,59 @@
+//! Where an order's eSIMs are, as far as the dashboard knows: one answer for the order's detail
+//! and for `e` (go to its eSIM), so that neither says "looked for" while nothing looks.
+
+use super::esims::Esims;
+use crate::api::model::Order;
+use crate::domain::status::Status;
+
+/// An order's eSIMs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OrderEsims {
+    /// Their ICCIDs.
+    Found(Vec<String>),
+    /// The order is pending: the provider has not allocated its eSIM yet.
+    NotAllocated,
+    /// Being read: the index reads the list (from the top, or the pages it lacks).
+    LookingFor { covered: u64, total: Option<u64> },
+    /// The whole list was read, from the top after the order was seen, and has none.
+    NotInList,
+}
+
+impl Esims {
+    /// Where `order`'s eSIMs are. An order that is not pending and whose eSIM the index lacks
+    /// though complete may be newer than the index's read (allocated since): `look_for_order`
+    /// reads the list from the top once for it.
+    pub fn order_esims(&self, order: &Order) -> OrderEsims {
+        let number = order.record.provider_order_no.as_str();
+        let (found, whole) = self.iccids_of_order(number);
+        if !found.is_empty() {
+            return OrderEsims::Found(found);
+        }
+        if order.record.status == Status::Pending {
+            return OrderEsims::NotAllocated;
+        }
+        let read_for_it = self.sought_order.as_deref() == Some(number);
+        if whole && read_for_it && !self.index.reads_top() && !self.index.is_reading() {
+            return OrderEsims::NotInList;
+        }
+        OrderEsims::LookingFor {
+            covered: self.index.covered(),
+            total: self.index.total(),
+        }
+    }
+
+    /// Reads what finding `order`'s eSIM needs: the pages the index lacks, or once, the list
+    /// from the top (its eSIM may be newer than the index's read).
+    pub fn look_for_order(&mut self, order: &Order) {
+        let number = order.record.provider_order_no.as_str();
+        if !matches!(self.order_esims(order), OrderEsims::LookingFor { .. }) {
+            return;
+        }
+        if self.sought_order.as_deref() != Some(number) {
+            self.sought_order = Some(number.to_string());
+            if self.index.is_complete() {
+                self.index.from_the_top();
+            }
+        }
+        self.start_scan();
+    }
+}
