@@ -124,6 +124,13 @@ impl Class {
         )
     }
 
+    /// Whether its QR code can still be installed: allocated and on no device, or a state nobody
+    /// can tell (shown, with no guess). The pane draws the code, `l` copies the install link
+    /// and `qr` prints them without a warning only then.
+    pub fn installable(self) -> bool {
+        matches!(self, Class::ReadyToInstall | Class::Unknown)
+    }
+
     /// Why a top-up cannot help an eSIM of this class: it can never take data again (or has no
     /// profile yet). `None` where a top-up adds data, and for `Unknown`, which nobody can tell.
     /// Every path that pays for a top-up asks this (`purchase::judge_topup`).

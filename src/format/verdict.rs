@@ -44,10 +44,11 @@ pub fn status_words(status: &Status) -> &str {
     }
 }
 
-/// An eSIM's state in a list's STATUS column: a few words, at most 14 columns.
+/// An eSIM's state in a list's STATUS column: a few words, at most 16 columns; the state's
+/// `label` starts with them, so a row and the pane never read as two states.
 pub fn list_words(class: Class) -> Option<&'static str> {
     Some(match class {
-        Class::ReadyToInstall => "not installed",
+        Class::ReadyToInstall => "ready to install",
         Class::Downloading => "downloading",
         Class::InstalledNoData => "installed",
         Class::InUse => "in use",
@@ -116,18 +117,18 @@ pub fn cell_tone(text: &str) -> StatusTone {
 pub fn label(class: Class) -> &'static str {
     match class {
         Class::ReadyToInstall => "ready to install",
-        Class::Downloading => "download unfinished",
+        Class::Downloading => "downloading, unfinished",
         Class::InstalledNoData => "installed, no data yet",
         Class::InUse => "in use",
         Class::TurnedOff => "turned off on the phone",
         Class::Deleted => "deleted from the phone",
-        Class::UsedUp => "data used up",
+        Class::UsedUp => "used up: no data left",
         Class::ExpiredUnused => "expired unused",
         Class::ExpiredUsed => "expired",
         Class::Cancelled => "cancelled",
         Class::Revoked => "revoked",
         Class::Suspended => "suspended",
-        Class::Pending => "order pending",
+        Class::Pending => "pending: no eSIM yet",
         Class::Unknown => "state not known",
     }
 }
@@ -395,4 +396,19 @@ fn capital(text: &str) -> String {
         .next()
         .map(|c| c.to_uppercase().chain(chars).collect())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_states_label_starts_with_its_list_words() {
+        for class in Class::ALL {
+            if let Some(words) = list_words(class) {
+                assert!(words.chars().count() <= 16, "{words}");
+                assert!(label(class).starts_with(words), "{class:?}: {words} / {}", label(class));
+            }
+        }
+    }
 }

@@ -339,3 +339,43 @@ async fn a_topped_up_esim_leaves_the_attention_rows_at_once_and_the_cursor_stays
     );
     assert_eq!(live.app.esims().result_cursor(), at.min(rows(&live).len() - 1));
 }
+
+/// On a server that answers slowly, an order's detail finds the order's eSIM (the index's
+/// pages are not cancelled for not being on My eSIMs' tab), and `e` goes there.
+#[tokio::test]
+async fn a_slow_servers_order_detail_finds_its_esim_and_e_goes_there() {
+    use crossterm::event::KeyCode;
+    let mut live = Live::new(fast(), unpaced()).await;
+    live.sandbox.set_latency(Duration::from_millis(150));
+    live.send(key('2'));
+    assert!(
+        live.until(Duration::from_secs(10), |app| app.orders().list().selected().is_some())
+            .await
+    );
+    // An allocated order of one eSIM, a few rows down.
+    for _ in 0..2 {
+        live.send(key('j'));
+    }
+    let order = live.app.orders().list().selected().unwrap().clone();
+    assert!(order.iccid.is_empty(), "an order, not a top-up");
+    live.send(crate::common::code(KeyCode::Enter));
+    let found = live
+        .until(Duration::from_secs(20), |app| {
+            matches!(
+                app.esims().order_esims(&order),
+                esimdash::tui::app::tabs::order_esims::OrderEsims::Found(_)
+            )
+        })
+        .await;
+    assert!(found, "{}", live.screen_text(120, 40));
+    live.send(key('e'));
+    assert!(
+        live.until(Duration::from_secs(10), |app| app
+            .esims()
+            .selected()
+            .is_some_and(|e| e.record.provider_order_no == order.record.provider_order_no))
+            .await,
+        "{}",
+        live.screen_text(120, 40)
+    );
+}

@@ -294,7 +294,18 @@ impl App {
             Action::PaneUp => self.account.tabs.esims.scroll_pane(-1),
             Action::CopyIccid => self.copy_iccid(now, effects),
             Action::CopyCode => self.copy_code_part("Activation code", guard::activation_code, now, effects),
-            Action::CopyLink => self.copy_code_part("iPhone install link", guard::install_link, now, effects),
+            Action::CopyLink => match self.account.tabs.esims.selected().map(|e| e.facts().classify()) {
+                // The link would only fail on the customer's phone.
+                Some(class) if !class.installable() => self.flash(
+                    format!(
+                        "No install link: this eSIM is {}, and its code cannot be installed again",
+                        crate::format::verdict::label(class)
+                    ),
+                    Tone::Error,
+                    now,
+                ),
+                _ => self.copy_code_part("iPhone install link", guard::install_link, now, effects),
+            },
             Action::CopySmdp => self.copy_code_part("SM-DP+ address", guard::smdp_address, now, effects),
             Action::CopyMatchingId => self.copy_code_part("Matching ID", guard::matching_id, now, effects),
             Action::SaveQr if !self.account.tabs.esims.marks().is_empty() => self.save_marked_qr(now, effects),
@@ -482,7 +493,10 @@ impl App {
     /// `t`: the marked eSIMs or else the selected eSIM (My eSIMs), the selected order's eSIM
     /// (Orders), or any eSIM by typing its ICCID.
     fn top_up(&mut self, now: Instant) {
-        if self.tab == Tab::Esims && !self.account.tabs.esims.marks().is_empty() {
+        // The one eSIM shown alone (its detail at a narrow width) is the one `t` tops up, even
+        // with marks elsewhere that the screen does not show.
+        let alone = matches!(self.mode, Mode::Detail);
+        if self.tab == Tab::Esims && !alone && !self.account.tabs.esims.marks().is_empty() {
             return self.top_up_marked(now);
         }
         match self.tab_state().top_up() {
@@ -520,6 +534,13 @@ impl App {
     /// dashboard knows it (pages at hand or the index), else the ICCID prompt.
     fn top_up_order(&mut self, order: &Order, now: Instant) {
         let Some(iccid) = self.order_esim(order) else {
+            if self.account.tabs.esims.order_esims(order) == OrderEsims::NotAllocated {
+                return self.flash(
+                    "This order is pending: its eSIM is not allocated yet, so there is nothing to top up",
+                    Tone::Info,
+                    now,
+                );
+            }
             return self.ask_iccid();
         };
         let hint = self

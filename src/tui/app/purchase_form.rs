@@ -242,8 +242,16 @@ impl PurchaseForm {
                 self.stage = Stage::Empty(format!("This eSIM cannot be topped up now: {why}."));
             }
             TopupOffer::Plans { plans, unsure } => {
+                // The row chosen could not take data, yet its ICCID's current record can: a
+                // reissued ICCID, whose earlier profile was the row.
+                let earlier = self.hint.map(|hint| {
+                    format!("the row chosen cannot take data ({hint}), but this ICCID's current profile can: the top-up goes to the current profile")
+                });
                 self.choice = PlanChoice::new(plans);
-                self.unsure = unsure;
+                self.unsure = match (earlier, unsure) {
+                    (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+                    (a, b) => a.or(b),
+                };
                 self.stage = Stage::Choosing;
             }
         }

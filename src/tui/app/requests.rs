@@ -316,15 +316,14 @@ impl App {
 }
 
 /// The tab whose view asks for a request: its answer is wanted only while that tab is shown.
+/// The tab whose view a read serves: wanted only while that tab is shown. The index's reads
+/// (a page of the background read, records read again after a top-up) serve every tab and an
+/// order's detail, so no tab switch cancels them (on a slow server one never came back).
 fn owner(request: &Request) -> Option<super::Tab> {
     use super::Tab;
     match request {
         Request::Orders(_) => Some(Tab::Orders),
-        Request::Esims(_)
-        | Request::EsimScan { .. }
-        | Request::FindEsim { .. }
-        | Request::RefreshEsims { .. }
-        | Request::ActivationCode { .. } => Some(Tab::Esims),
+        Request::Esims(_) | Request::FindEsim { .. } | Request::ActivationCode { .. } => Some(Tab::Esims),
         _ => None,
     }
 }

@@ -33,7 +33,7 @@ const TABLE_MIN: u16 = 64;
 /// The raw SM-DP+ status goes last, dropped first: STATUS already says it in words.
 const COLUMNS: [Column; 7] = [
     Column::new("ICCID", 20),
-    Column::new("STATUS", 14).status(),
+    Column::new("STATUS", 16).status(),
     Column::new("PACKAGE", 14).flex().package(),
     Column::new("LOC", 4).optional(),
     Column::new("USED", 10).optional(),
@@ -252,6 +252,13 @@ fn draw_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             format!(" No eSIM matches: not a valid ICCID ({why}).")
         } else if index.is_complete() {
             " No eSIM matches.".to_string()
+        } else if app.halt().is_some() {
+            // Nothing could be asked: "no match" would tell the customer there is no such eSIM.
+            format!(
+                " Not searched beyond the {} eSIMs in the index:{}",
+                group(index.covered()),
+                super::lists::not_at_hand::<()>(app, "the inventory", None)
+            )
         } else if !index.is_reading() {
             format!(
                 " No eSIM matches among the {} in the index so far.",
@@ -295,7 +302,7 @@ const ATTENTION_COLUMNS: [Column; 6] = [
     Column::new("ICCID", 20),
     Column::new("USED", 4).right(),
     Column::new("LEFT", 6).right(),
-    Column::new("STATUS", 14).status().optional(),
+    Column::new("STATUS", 16).status().optional(),
     Column::new("PACKAGE", 14).flex().package(),
     Column::new("LOC", 4).optional(),
 ];
@@ -464,7 +471,8 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let mut info = top_up_lines(app, esim, theme);
     info.extend(verdict_lines(&verdict));
     info.extend(next_key(app, verdict.state, theme));
-    let qr = code_lines(app, esim, &mut info, theme);
+    let scannable = verdict.state.installable();
+    let qr = code_lines(app, esim, scannable, &mut info, theme);
     info.extend(reissued_lines(app, esim, theme));
     info.push(Line::styled("─ record", theme.muted()));
     info.extend(record_lines(esim, &package, inner.width, theme));
@@ -475,7 +483,6 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     }
     // The code is drawn only where scanning it is what to do next: an installed, deleted or
     // ended eSIM's code cannot be installed again, and its verdict needs the room.
-    let scannable = matches!(verdict.state, Class::ReadyToInstall | Class::Unknown);
     let qr = if scannable {
         qr
     } else {
@@ -605,7 +612,13 @@ fn record_lines(esim: &Esim, package: &str, width: u16, theme: &Theme) -> Vec<Li
 }
 
 /// The activation code's lines (added to `info`) and its QR code's, or why there is none.
-fn code_lines(app: &App, esim: &Esim, info: &mut Vec<Line<'static>>, theme: &Theme) -> Vec<Line<'static>> {
+fn code_lines(
+    app: &App,
+    esim: &Esim,
+    scannable: bool,
+    info: &mut Vec<Line<'static>>,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
     let raw = &esim.raw_order_json;
     let code = app.esims().code(esim);
     let ac = match code.and_then(Remote::value) {
@@ -628,7 +641,8 @@ fn code_lines(app: &App, esim: &Esim, info: &mut Vec<Line<'static>>, theme: &The
         None => info.push(Line::styled("Not an LPA activation code", theme.error())),
     }
     info.push(Line::raw(safe(ac)));
-    if let Some(link) = apple_install_link(ac) {
+    // An install link for a code that cannot be installed again would only fail on the phone.
+    if let Some(link) = apple_install_link(ac).filter(|_| scannable) {
         // Here, where the code is an LPA code: only then can its parts be copied apart.
         let copy = [Action::CopySmdp, Action::CopyMatchingId];
         info.push(keys_line(

@@ -99,7 +99,7 @@ fn order_esims(app: &App, order: &crate::api::model::Order) -> String {
     use crate::tui::app::tabs::order_esims::OrderEsims;
     match app.esims().order_esims(order) {
         OrderEsims::Found(found) => found.join(", "),
-        OrderEsims::NotAllocated => "not allocated yet (the order is pending; usually within a minute)".to_string(),
+        OrderEsims::NotAllocated => "not allocated yet (order pending)".to_string(),
         OrderEsims::NotInList => "none in this account's eSIM list (read from the top just now)".to_string(),
         OrderEsims::LookingFor { covered, total } => format!(
             "looking for it… ({} of {} eSIMs in the index)",

@@ -664,13 +664,14 @@ impl Esims {
     /// The ICCIDs of the eSIMs an order made, from the pages and record at hand and the index;
     /// and whether the index is whole (so that none found means none).
     pub fn iccids_of_order(&self, number: &str) -> (Vec<String>, bool) {
-        let mut found: Vec<String> = self
-            .list
-            .loaded()
-            .chain(self.selected())
-            .filter(|e| e.record.provider_order_no == number)
-            .map(|e| e.raw_order_json.iccid.to_string())
-            .collect();
+        let mut found: Vec<String> = Vec::new();
+        // The selected eSIM is often also on a loaded page: each ICCID once.
+        let loaded = self.list.loaded().chain(self.selected());
+        for e in loaded.filter(|e| e.record.provider_order_no == number) {
+            if !found.iter().any(|f| *f == e.raw_order_json.iccid.as_str()) {
+                found.push(e.raw_order_json.iccid.to_string());
+            }
+        }
         let inventory = self.searched();
         for iccid in inventory.iccids_of_order(number) {
             if !found.iter().any(|f| f == iccid) {
