@@ -90,8 +90,8 @@ async fn the_qr_png_reads_back_to_the_code_and_an_existing_file_is_replaced_only
     );
 }
 
-#[tokio::test]
-async fn needs_attention_is_the_rule_applied_to_the_apis_own_data_and_its_count_is_in_the_tab() {
+/// My eSIMs with the attention filter on, once the whole inventory is in the index.
+async fn attention_shown() -> Live {
     let mut live = Live::new(fast(), unpaced()).await;
     live.send(key('3'));
     live.send(key('!'));
@@ -99,6 +99,12 @@ async fn needs_attention_is_the_rule_applied_to_the_apis_own_data_and_its_count_
         live.until(Duration::from_secs(20), |app| app.esims().index().is_complete())
             .await
     );
+    live
+}
+
+#[tokio::test]
+async fn needs_attention_is_the_rule_applied_to_the_apis_own_data_and_its_count_is_in_the_tab() {
+    let mut live = attention_shown().await;
     let now = chrono::Utc::now();
     let rule = AttentionRule::default();
     let mut urgent: Vec<_> = live
@@ -270,13 +276,7 @@ async fn marked_esims_qr_codes_go_into_one_folder_each_reading_back_to_its_code(
 async fn a_topped_up_esim_leaves_the_attention_rows_at_once_and_the_cursor_stays_put() {
     use crossterm::event::KeyCode;
     use esimdash::tui::app::{Overlay, Stage};
-    let mut live = Live::new(fast(), unpaced()).await;
-    live.send(key('3'));
-    live.send(key('!'));
-    assert!(
-        live.until(Duration::from_secs(20), |app| app.esims().index().is_complete())
-            .await
-    );
+    let mut live = attention_shown().await;
     let rows = |live: &Live| -> Vec<String> { live.app.esims().result_rows().map(|r| r.iccid().to_string()).collect() };
     // An eSIM there for its data (a top-up adds data; one there for its days might stay).
     let now = chrono::Utc::now();

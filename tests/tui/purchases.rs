@@ -104,12 +104,10 @@ async fn a_top_up_offers_only_the_api_plans_debits_once_and_enter_hammered_sends
     assert_eq!(h.count(is_topup), 1);
 }
 
-#[tokio::test]
-async fn a_purchase_from_the_catalog_debits_once_and_its_esim_appears_when_allocated() {
-    let mut h = Harness::acme().await;
-    let esims_before = h.api().esims(&EsimQuery::default()).await.unwrap().total;
+/// The catalog's first plan matching `search`, bought once from its form: the plan.
+async fn buy_from_catalog(h: &mut Harness, search: &str) -> esimdash::api::model::Plan {
     h.send(key('/'));
-    h.keys("japan");
+    h.keys(search);
     h.send(code(KeyCode::Enter));
     let plan = h.app.catalog().selected().unwrap().clone();
     h.send(key('b'));
@@ -118,6 +116,14 @@ async fn a_purchase_from_the_catalog_debits_once_and_its_esim_appears_when_alloc
     h.send(code(KeyCode::Enter));
     h.send(code(KeyCode::Enter));
     h.settle().await;
+    plan
+}
+
+#[tokio::test]
+async fn a_purchase_from_the_catalog_debits_once_and_its_esim_appears_when_allocated() {
+    let mut h = Harness::acme().await;
+    let esims_before = h.api().esims(&EsimQuery::default()).await.unwrap().total;
+    let plan = buy_from_catalog(&mut h, "japan").await;
     assert_eq!(h.count(is_order), 1);
     assert!(matches!(form(&h).stage(), Stage::Done { .. }));
     assert_eq!(
@@ -482,15 +488,7 @@ async fn q_closes_the_purchase_window_where_no_text_is_typed() {
 #[tokio::test]
 async fn a_new_orders_esim_is_told_pending_then_found_and_gone_to() {
     let mut h = Harness::acme().await;
-    h.send(key('/'));
-    h.keys("japan");
-    h.send(code(KeyCode::Enter));
-    h.send(key('b'));
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
-    h.send(code(KeyCode::Enter));
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    buy_from_catalog(&mut h, "japan").await;
     let Stage::Done { order, .. } = form(&h).stage() else {
         panic!("{:?}", form(&h).stage())
     };
