@@ -84,6 +84,15 @@ pub enum TopupOffer {
 }
 
 impl TopupOffer {
+    /// The eSIM's class, when the refusal is that it cannot take data (not merely that the
+    /// API offers nothing now): one test for the form, the CLI and bulk runs.
+    pub fn cannot_take_data(&self) -> Option<Class> {
+        match self {
+            TopupOffer::Refused { class: Some(class), .. } if class.cannot_take_data().is_some() => Some(*class),
+            _ => None,
+        }
+    }
+
     /// The plans that may be paid for (none when refused).
     pub fn plans(&self) -> &[Plan] {
         match self {
@@ -267,9 +276,13 @@ mod tests {
             judge_topup(&iccid, vec![plan()], None),
             TopupOffer::Plans { unsure: Some(_), .. }
         ));
-        assert!(matches!(
-            judge_topup(&iccid, Vec::new(), Some(&in_use)),
-            TopupOffer::Refused { .. }
-        ));
+        // Offered nothing now, by an eSIM that can take data: a refusal, not "cannot take data".
+        let none_now = judge_topup(&iccid, Vec::new(), Some(&in_use));
+        assert!(matches!(none_now, TopupOffer::Refused { .. }));
+        assert_eq!(none_now.cannot_take_data(), None);
+        assert_eq!(
+            judge_topup(&iccid, vec![plan()], Some(&deleted)).cannot_take_data(),
+            Some(Class::Deleted)
+        );
     }
 }

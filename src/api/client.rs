@@ -794,11 +794,14 @@ impl Client {
             };
             match follow(&url, next, writes, hops) {
                 Ok(next) => {
-                    tracing::info!(%endpoint, to = %shown(&next), "following a redirect within the API's origin");
+                    let to = scrub(&shown(&next), &inner.secret);
+                    tracing::info!(%endpoint, %to, "following a redirect within the API's origin");
                     url = next;
                     hops += 1;
                 }
                 Err((to, refused)) => {
+                    // A redirect's address is the server's text: it may carry our secret back.
+                    let to = scrub(&to, &inner.secret);
                     tracing::warn!(%endpoint, %to, ?refused, "a redirect was not followed");
                     return Err(ApiError::Redirected {
                         endpoint,
@@ -963,14 +966,24 @@ async fn read_capped(mut response: reqwest::Response, cap: usize) -> Result<Vec<
 /// Server text as an error may quote it: sanitised, cut short, and with our secret scrubbed
 /// in case a server or proxy echoes request headers back.
 fn quote(body: &[u8], secret: &SecretString) -> String {
-    let text = String::from_utf8_lossy(body);
-    let secret = secret.expose_secret();
-    let scrubbed = if secret.is_empty() {
-        text.into_owned()
-    } else {
-        text.replace(secret, "[REDACTED]")
-    };
+    let scrubbed = scrub(&String::from_utf8_lossy(body), secret);
     text::excerpt(scrubbed.trim(), EXCERPT_CHARS)
+}
+
+/// Server text with our secret replaced, as written or percent-encoded in an address (then
+/// the text is shown decoded: however it was encoded, the secret is not left in it).
+fn scrub(text: &str, secret: &SecretString) -> String {
+    let secret = secret.expose_secret();
+    if secret.is_empty() {
+        return text.to_string();
+    }
+    let plain = text.replace(secret, "[REDACTED]");
+    let decoded = percent_encoding::percent_decode_str(&plain).decode_utf8_lossy();
+    if decoded.contains(secret) {
+        decoded.replace(secret, "[REDACTED]")
+    } else {
+        plain
+    }
 }
 
 impl Answer {

@@ -367,12 +367,9 @@ pub async fn topup_plans_of(client: &Client, iccid: &Iccid) -> Result<Result<Vec
     let offer = not_found_as(crate::purchase::topup_offer(client, iccid, None).await, || {
         format!("no eSIM with ICCID {iccid} in this account")
     })?;
-    Ok(offer.and_then(|offer| match offer {
-        crate::purchase::TopupOffer::Refused {
-            class: Some(class),
-            why,
-        } if class.cannot_take_data().is_some() => Err(format!("no top-up: {why}")),
-        other => Ok(other.plans().to_vec()),
+    Ok(offer.and_then(|offer| match (offer.cannot_take_data(), offer) {
+        (Some(_), crate::purchase::TopupOffer::Refused { why, .. }) => Err(format!("no top-up: {why}")),
+        (_, other) => Ok(other.plans().to_vec()),
     }))
 }
 

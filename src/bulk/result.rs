@@ -3,6 +3,7 @@
 //! never read.
 
 use super::Batch;
+use crate::export::csv_rows::text;
 use std::path::{Path, PathBuf};
 
 /// `rows.csv` → `rows.result.csv`, beside it.
@@ -27,17 +28,62 @@ pub fn write(batch: &Batch, path: &Path) -> Result<(), String> {
         writer.write_record(["row", "iccid", "slug", "quantity", "outcome", "order", "error"])?;
         for line in &batch.lines {
             let row = &line.row;
+            // The order number and the error are the server's words, the slug the file's: a
+            // spreadsheet must show them as text, never run them (as every export does).
             writer.write_record([
                 row.line.to_string(),
                 row.iccid().map(ToString::to_string).unwrap_or_default(),
-                row.spend.slug.clone(),
+                text(&row.spend.slug),
                 row.spend.qty.to_string(),
                 line.state.word().to_string(),
-                line.state.order().unwrap_or_default().to_string(),
-                line.state.error().unwrap_or_default().to_string(),
+                text(line.state.order().unwrap_or_default()),
+                text(line.state.error().unwrap_or_default()),
             ])?;
         }
         writer.flush()
     })
     .map_err(|e| format!("the result {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bulk::rows::{Kind, parse};
+    use crate::bulk::{Line, State};
+
+    #[test]
+    fn server_words_in_the_result_are_text_to_a_spreadsheet() {
+        let parsed = parse(b"slug,qty\n=cmd|' /C calc'!A0,1\nfr-1gb-7d,1\n", Kind::Order).unwrap();
+        let mut lines = parsed.rows.into_iter().map(|row| Line {
+            row,
+            total: None,
+            state: State::Placed {
+                order: "=HYPERLINK(\"http://x\",\"B1\")".to_string(),
+                now: true,
+            },
+        });
+        let first = lines.next().unwrap();
+        let second = Line {
+            state: State::Failed("@SUM(1+1)\u{1b}[2J".to_string()),
+            ..lines.next().unwrap()
+        };
+        let batch = Batch {
+            lines: vec![first, second],
+            problems: Vec::new(),
+            balance: None,
+            refused: None,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rows.result.csv");
+        write(&batch, &path).unwrap();
+        let mut reader = csv::Reader::from_path(&path).unwrap();
+        let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+        assert_eq!(&rows[0][2], "'=cmd|' /C calc'!A0");
+        assert_eq!(&rows[0][5], "'=HYPERLINK(\"http://x\",\"B1\")");
+        assert!(
+            rows[1][6].starts_with("'@SUM(1+1)") && !rows[1][6].contains('\u{1b}'),
+            "{:?}",
+            &rows[1][6]
+        );
+    }
 }

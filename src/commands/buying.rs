@@ -63,13 +63,18 @@ async fn check_topup(
     // A read-only session is told before anything is read or asked.
     client.ensure_writable(TOPUP)?;
     let (iccid, offer) = offered_for(client, iccid, seen).await?;
+    let dead = offer.cannot_take_data();
     let (plans, unsure) = match offer {
         TopupOffer::Plans { plans, unsure } => (plans, unsure),
-        TopupOffer::Refused { class, why } => {
+        TopupOffer::Refused { why, .. } if dead.is_some() => {
             return Err(CommandError::CannotTakeData {
                 message: format!("no top-up for {iccid}: {why}"),
-                state: class.map(|c| c.key()),
+                state: dead.map(|c| c.key()),
             });
+        }
+        // Offered nothing now, by an eSIM that can take data (or whose state is not known).
+        TopupOffer::Refused { why, .. } => {
+            return Err(CommandError::Refused(format!("no top-up for {iccid}: {why}")));
         }
     };
     let Some(plan) = plans.iter().find(|p| p.slug == slug).cloned() else {

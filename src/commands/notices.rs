@@ -14,9 +14,12 @@ use std::time::Duration;
 /// Earlier payments settled in this run, for `--json` output.
 static SETTLED: Mutex<Vec<Value>> = Mutex::new(Vec::new());
 
-/// A line on stderr, "esimdash: …". Never fails: after a hang-up there is no terminal.
+/// A line on stderr, "esimdash: …", terminal-safe: what it names may be the server's or the
+/// audit trail's text (a slug with escape codes, a line break), shown, never obeyed. Never
+/// fails: after a hang-up there is no terminal.
 pub fn say(text: &str) {
-    let _ = writeln!(std::io::stderr(), "esimdash: {text}");
+    let one_line = text.replace(['\r', '\n'], " ");
+    let _ = writeln!(std::io::stderr(), "esimdash: {}", crate::text::sanitize(&one_line));
 }
 
 /// Prints the client's notices as they come.

@@ -183,6 +183,8 @@ impl Facts<'_> {
             Status::Pending => Class::Pending,
             Status::Cancel => Class::Cancelled,
             Status::Revoked => Class::Revoked,
+            // Deleted from the device it cannot come back, whatever the provider's pause says.
+            Status::Suspended if smdp == "DELETED" => Class::Deleted,
             Status::Suspended => Class::Suspended,
             Status::UnusedExpired if !self.data_used() => Class::ExpiredUnused,
             Status::UsedExpired => Class::ExpiredUsed,
@@ -240,6 +242,7 @@ mod tests {
             (Status::Cancel, "RELEASED", "", 0, Class::Cancelled),
             (Status::Revoked, "DELETED", "8904", 5, Class::Revoked),
             (Status::Suspended, "ENABLED", "8904", 5, Class::Suspended),
+            (Status::Suspended, "DELETED", "8904", 5, Class::Deleted),
             (Status::Pending, "", "", 0, Class::Pending),
             // Not in the provider's table: said as it is.
             (Status::GotResource, "RELEASED", "8904", 0, Class::Unknown),

@@ -253,3 +253,43 @@ async fn a_qr_image_is_not_fetched_from_another_origin() {
     );
     assert!(s.other_seen.lock().unwrap().is_empty());
 }
+
+/// A redirect whose address carries the secret back (a proxy that echoes headers into a path):
+/// no error text shows it, as written or percent-encoded.
+#[tokio::test]
+async fn a_redirect_that_names_the_secret_is_reported_without_it() {
+    let s = servers().await;
+    async fn leaking(State(other): State<SocketAddr>) -> Response {
+        (
+            StatusCode::FOUND,
+            [(
+                header::LOCATION,
+                format!("http://{other}/s3cr%2Ft!key/sk_demo_acme/next"),
+            )],
+        )
+            .into_response()
+    }
+    let at = serve(
+        "127.0.0.1:0",
+        Router::new().fallback(leaking).with_state(s.redirector.other),
+    )
+    .await;
+    let client = client_for(
+        &format!("http://{at}/api/v1"),
+        Credentials::pair("ak_demo_acme", "sk_demo_acme"),
+        quick(),
+    );
+    let error = client.balance().await.unwrap_err();
+    let said = format!("{error} {error:?}");
+    assert!(matches!(error, ApiError::Redirected { .. }), "{said}");
+    assert!(!said.contains("sk_demo_acme"), "{said}");
+    assert!(said.contains("[REDACTED]"), "{said}");
+    let encoded = "s3cr%2Ft!key";
+    let client = client_for(
+        &format!("http://{at}/api/v1"),
+        Credentials::pair("ak_demo_acme", "s3cr/t!key"),
+        quick(),
+    );
+    let said = client.balance().await.unwrap_err().to_string();
+    assert!(!said.contains(encoded) && !said.contains("s3cr/t!key"), "{said}");
+}

@@ -165,3 +165,35 @@ async fn two_processes_paying_for_one_esim_pay_once_unless_confirmed_twice_and_e
         .collect();
     assert_ne!(claimed[0], claimed[1], "each claimed its own order: {claimed:?}");
 }
+
+/// The audit trail's text is shown, never obeyed: a payment left unsettled whose slug holds
+/// escape codes and a line break (a hostile server's, or a hand-edited line) is named by the
+/// next command's notice without a raw ESC, BEL or line break reaching the terminal.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_settle_notice_shows_hostile_trail_text_as_text() {
+    let sb = sandbox().await;
+    let api = api(&sb);
+    let proxy = HoldingProxy::start(sb.addr, HOLD).await;
+    let home = tempfile::tempdir().unwrap();
+    let target = topupable(&api, 1).await.remove(0);
+    let child = start_topup(&home, &proxy.base_url(), &target, &[]);
+    wait_until(Duration::from_secs(20), "the payment to reach the server", || {
+        proxy.writes() == 1
+    })
+    .await;
+    signal(&child, libc::SIGKILL);
+    finish(child).await;
+    let path = home.path().join("state/esimdash/audit.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let hostile = serde_json::to_string("\u{1b}]0;pwned\u{7}\u{1b}[2J\nesimdash: forged").unwrap();
+    let quoted = serde_json::to_string(&target.1).unwrap();
+    std::fs::write(&path, text.replace(&quoted, &hostile)).unwrap();
+
+    let mut cmd = esimdash(&home);
+    acme_at(&mut cmd, &proxy.base_url()).arg("balance");
+    let out = run(cmd).await;
+    let said = stderr(&out);
+    assert!(said.contains("pwned"), "the notice names the payment: {said}");
+    assert!(!said.contains(['\u{1b}', '\u{7}']), "{said:?}");
+    assert!(!said.lines().any(|l| l.starts_with("esimdash: forged")), "{said}");
+}

@@ -610,6 +610,14 @@ impl App {
                 Tone::Error,
                 now,
             ),
+            OrderEsims::NotRead { .. } => self.flash(
+                format!(
+                    "This order's eSIM is not in the part of the list read, and nothing reads further now: {} reads again",
+                    self.keymap.first_key(Context::OrderDetail, Action::Refresh)
+                ),
+                Tone::Error,
+                now,
+            ),
             OrderEsims::Found(_) | OrderEsims::LookingFor { .. } => {
                 self.account.tabs.esims.go_to_order = Some(number);
                 self.flash(
@@ -664,7 +672,9 @@ impl App {
                 }
             }
             OrderEsims::LookingFor { .. } => {}
-            OrderEsims::NotAllocated | OrderEsims::NotInList => self.account.tabs.esims.go_to_order = None,
+            OrderEsims::NotAllocated | OrderEsims::NotInList | OrderEsims::NotRead { .. } => {
+                self.account.tabs.esims.go_to_order = None
+            }
         }
     }
 

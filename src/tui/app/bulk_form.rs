@@ -190,6 +190,15 @@ impl BulkForm {
                     };
                     out.push((iccid.to_string(), why));
                 }
+                // The dashboard's last read of it says it cannot take data: not paid in a run
+                // of many on the server's word alone (its own top-up reads it again).
+                Ok(_) if self.hints.contains_key(iccid.as_str()) => {
+                    let hint = self.hints.get(iccid.as_str()).copied().unwrap_or_default();
+                    out.push((
+                        iccid.to_string(),
+                        format!("no top-up: {hint} (as last read; t on it alone reads it again)"),
+                    ));
+                }
                 Ok(plans) => kept.push((iccid, plans)),
                 Err(why) => out.push((iccid.to_string(), why)),
             }

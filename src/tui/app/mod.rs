@@ -523,6 +523,11 @@ impl App {
         self.account.halt = None;
         self.account.profile.invalidate();
         self.tab_state_mut().refresh();
+        // An order's detail reads its eSIM from the index: `r` there reads the list again too
+        // (a failed or held read included).
+        if matches!(self.mode.overlay(), Some(Overlay::OrderDetail(_))) {
+            self.account.tabs.esims.index.from_the_top();
+        }
     }
 
     /// Switching tab leaves any mode of the old tab.

@@ -230,12 +230,18 @@ impl PurchaseForm {
         if !matches!(self.stage, Stage::Loading { .. }) {
             return;
         }
+        let dead = offer.cannot_take_data();
         match offer {
-            TopupOffer::Refused {
-                class: Some(class),
-                why,
-            } if class.cannot_take_data().is_some() => {
+            TopupOffer::Refused { why, .. } if dead.is_some() => {
                 self.stage = Stage::Empty(format!("No top-up: {why}."));
+            }
+            // The row chosen cannot take data and its ICCID's record could not be read to say
+            // otherwise: the server's offer alone pays nothing.
+            TopupOffer::Plans { unsure: Some(_), .. } if self.hint.is_some() => {
+                let hint = self.hint.unwrap_or_default();
+                self.stage = Stage::Empty(format!(
+                    "No top-up: {hint}, as last read (its current record could not be read to say otherwise)."
+                ));
             }
             TopupOffer::Refused { .. } => {
                 let why = self.hint.unwrap_or("the API offers no top-up for it");
@@ -374,5 +380,40 @@ impl PaymentForm for PurchaseForm {
         let payment = if again { payment.again() } else { payment };
         let request = Some(out.send(Request::Pay(payment.clone())));
         self.stage = Stage::Sending { payment, request };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan() -> Plan {
+        serde_json::from_value(serde_json::json!({"slug": "topup-jo-1gb-7d", "price": 3.36})).unwrap()
+    }
+
+    #[test]
+    fn a_row_that_cannot_take_data_is_not_paid_on_the_servers_word_alone() {
+        let iccid = Iccid::parse("8944100000000000018").unwrap();
+        let dead = Some("it was deleted from the phone");
+        // Its current record unread: nothing offered.
+        let mut form = PurchaseForm::topup(iccid.clone(), dead, None);
+        form.offered(TopupOffer::Plans {
+            plans: vec![plan()],
+            unsure: Some("its record could not be read now".to_string()),
+        });
+        assert!(
+            matches!(form.stage(), Stage::Empty(why) if why.contains("deleted")),
+            "{:?}",
+            form.stage()
+        );
+        // Read, and the ICCID's current profile can take data (a reissued ICCID): offered, saying
+        // where the top-up goes.
+        let mut form = PurchaseForm::topup(iccid, dead, None);
+        form.offered(TopupOffer::Plans {
+            plans: vec![plan()],
+            unsure: None,
+        });
+        assert_eq!(*form.stage(), Stage::Choosing);
+        assert!(form.unsure().is_some_and(|u| u.contains("current profile")));
     }
 }

@@ -315,7 +315,6 @@ impl App {
     }
 }
 
-/// The tab whose view asks for a request: its answer is wanted only while that tab is shown.
 /// The tab whose view a read serves: wanted only while that tab is shown. The index's reads
 /// (a page of the background read, records read again after a top-up) serve every tab and an
 /// order's detail, so no tab switch cancels them (on a slow server one never came back).

@@ -106,6 +106,15 @@ fn order_esims(app: &App, order: &crate::api::model::Order) -> String {
             grouped(covered),
             total.map_or("…".to_string(), grouped)
         ),
+        OrderEsims::NotRead { covered, total } => format!(
+            "not among the {} of {} eSIMs read; {} reads again",
+            grouped(covered),
+            total.map_or("…".to_string(), grouped),
+            app.keymap().first_key(
+                crate::tui::keymap::Context::OrderDetail,
+                crate::tui::keymap::Action::Refresh
+            )
+        ),
     }
 }
 

@@ -14,6 +14,9 @@ pub enum OrderEsims {
     NotAllocated,
     /// Being read: the index reads the list (from the top, or the pages it lacks).
     LookingFor { covered: u64, total: Option<u64> },
+    /// Not in the part of the list read, and nothing reads further now (the read failed, was
+    /// held back, or the session is offline): `r` reads again.
+    NotRead { covered: u64, total: Option<u64> },
     /// The whole list was read, from the top after the order was seen, and has none.
     NotInList,
 }
@@ -35,9 +38,12 @@ impl Esims {
         if whole && read_for_it && !self.index.reads_top() && !self.index.is_reading() {
             return OrderEsims::NotInList;
         }
-        OrderEsims::LookingFor {
-            covered: self.index.covered(),
-            total: self.index.total(),
+        let (covered, total) = (self.index.covered(), self.index.total());
+        // "Looking" only while a page is asked for or about to be.
+        if self.index.is_reading() || self.index.wanted_page().is_some() {
+            OrderEsims::LookingFor { covered, total }
+        } else {
+            OrderEsims::NotRead { covered, total }
         }
     }
 
@@ -45,7 +51,10 @@ impl Esims {
     /// from the top (its eSIM may be newer than the index's read).
     pub fn look_for_order(&mut self, order: &Order) {
         let number = order.record.provider_order_no.as_str();
-        if !matches!(self.order_esims(order), OrderEsims::LookingFor { .. }) {
+        if !matches!(
+            self.order_esims(order),
+            OrderEsims::LookingFor { .. } | OrderEsims::NotRead { .. }
+        ) {
             return;
         }
         if self.sought_order.as_deref() != Some(number) {
