@@ -426,15 +426,6 @@ impl Inventory {
             .count() as u64
     }
 
-    /// How many eSIMs of each status the index has, in the order statuses were first seen.
-    pub fn status_counts(&self) -> Vec<(&Status, u64)> {
-        let mut counts = vec![0u64; self.statuses.len()];
-        for &e in &self.order {
-            counts[self.status[e as usize] as usize] += 1;
-        }
-        self.statuses.iter().zip(counts).filter(|(_, n)| *n > 0).collect()
-    }
-
     /// Which interned statuses the filter lets through.
     fn status_mask(&self, filter: &crate::domain::status::StatusFilter) -> Vec<bool> {
         self.statuses.iter().map(|s| filter.matches(s)).collect()
