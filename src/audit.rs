@@ -346,7 +346,7 @@ pub struct Read {
 
 /// Reads the whole trail; a missing file is an empty trail.
 pub fn read(path: &Path) -> std::io::Result<Read> {
-    let text = match std::fs::read(path) {
+    let text = match crate::private_file::read_regular(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Read::default()),
         Err(e) => return Err(e),

@@ -70,8 +70,11 @@ fn open(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+        // O_NONBLOCK: a FIFO or device put in a private file's place answers at once instead
+        // of holding the open (a trail that is a FIFO hung every command); it is refused below.
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
         let file = options.open(path).map_err(|e| refuse_link(path, e))?;
+        regular_only(path, &file)?;
         if file.metadata()?.permissions().mode() & 0o077 != 0 {
             file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
         }
@@ -81,6 +84,34 @@ fn open(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
     {
         options.open(path)
     }
+}
+
+/// Reads a file whole, refusing anything but a regular file (a FIFO, a device, `/dev/zero`)
+/// before reading a byte: nothing esimdash reads (the trail, a CA file, a bulk file, the saved
+/// index, the watch's memory) may hold a command without a limit.
+pub fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let mut file = options.open(path)?;
+    regular_only(path, &file)?;
+    let mut bytes = Vec::new();
+    io::Read::read_to_end(&mut file, &mut bytes)?;
+    Ok(bytes)
+}
+
+fn regular_only(path: &Path, file: &File) -> io::Result<()> {
+    if file.metadata()?.is_file() {
+        return Ok(());
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "{} is not a regular file (a pipe or a device?); esimdash reads and writes only plain files there",
+            path.display()
+        ),
+    ))
 }
 
 /// O_NOFOLLOW answers ELOOP for a link: say it in words.
@@ -102,6 +133,27 @@ fn refuse_link(path: &Path, error: io::Error) -> io::Error {
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn a_pipe_or_a_device_in_a_files_place_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("audit.jsonl");
+        let name = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path and a mode; mkfifo touches nothing else.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        let started = std::time::Instant::now();
+        // Nobody reads the pipe: an open that waited would never return.
+        let appended = open_append(&fifo);
+        assert!(appended.is_err(), "a FIFO as the trail");
+        let read = read_regular(&fifo).unwrap_err();
+        assert!(read.to_string().contains("not a regular file"), "{read}");
+        let zero = read_regular(Path::new("/dev/zero")).unwrap_err();
+        assert!(zero.to_string().contains("not a regular file"), "{zero}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, "x").unwrap();
+        assert_eq!(read_regular(&plain).unwrap(), b"x");
+    }
 
     #[test]
     fn a_link_in_place_of_a_private_file_is_refused_and_its_target_untouched() {

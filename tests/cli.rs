@@ -1283,6 +1283,12 @@ async fn balance_over_https_with_ca_file_and_the_roots_read_only_for_https() {
         stderr(&out)
     );
     assert_eq!(tls.requests_received(), before, "nothing sent");
+    // A device that never ends (or a pipe) is refused at once, not read for ever.
+    let started = std::time::Instant::now();
+    let out = run(balance(&tls.base_url(), std::path::Path::new("/dev/zero"))).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not a regular file"), "{}", stderr(&out));
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
 
     // Without the extra root, the certificate is refused and the error says so.
     let mut cmd = esimdash(&home);

@@ -86,7 +86,8 @@ pub struct Parsed {
 
 /// Reads and checks the file at `path`.
 pub fn read(path: &Path, kind: Kind) -> Result<Parsed, FileError> {
-    let text = std::fs::read(path).map_err(|e| FileError::one(format!("{}: {e}", path.display())))?;
+    let text =
+        crate::private_file::read_regular(path).map_err(|e| FileError::one(format!("{}: {e}", path.display())))?;
     parse(&text, kind)
 }
 

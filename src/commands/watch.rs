@@ -161,7 +161,7 @@ async fn run_exec(command: &str, line: &str) -> Result<(), String> {
 
 /// What an earlier watch saw; nothing when there was none.
 fn load(path: &Path) -> Result<Seen, CommandError> {
-    match std::fs::read(path) {
+    match crate::private_file::read_regular(path) {
         Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
             CommandError::Usage(format!(
                 "{} is not a watch's memory ({e}); move it away to start afresh",

@@ -101,7 +101,7 @@ pub enum LoadError {
 }
 
 pub fn load(path: &Path, account: &str) -> Result<Loaded, LoadError> {
-    let bytes = match std::fs::read(path) {
+    let bytes = match crate::private_file::read_regular(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(LoadError::Missing),
         Err(e) => return Err(LoadError::Unreadable(e.to_string())),
