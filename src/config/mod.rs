@@ -103,6 +103,9 @@ pub struct ProfileConfig {
     pub access_code: Option<String>,
     pub secret_key: Option<String>,
     pub secret_key_cmd: Option<String>,
+    /// How long `secret_key_cmd` may take, in seconds (default 10): a command that never ends
+    /// must not hold esimdash with it. A prompt for a passphrase needs longer.
+    pub secret_key_cmd_timeout_secs: Option<u64>,
     pub auth: Option<AuthMode>,
     pub rate_limit: Option<u32>,
     /// The share of `rate_limit`, in percent, the inventory's background read may take.
@@ -243,22 +246,76 @@ fn check_private(_path: &Path) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// How long `secret_key_cmd` may take unless the profile says (`secret_key_cmd_timeout_secs`).
+const SECRET_COMMAND_SECS: u64 = 10;
+
 /// Runs `secret_key_cmd` with the user's shell conventions; its trimmed stdout is the secret.
 /// Its stderr is captured, never drawn over the dashboard (a profile switch runs it there): a
 /// failure's message carries its last lines. Password prompts of `pass`/`gpg` use the terminal
 /// itself and still work.
-fn run_secret_command(profile: &str, command: &str) -> Result<String, ConfigError> {
+fn run_secret_command(profile: &str, command: &str, limit: Duration) -> Result<String, ConfigError> {
     let fail = |detail: String| ConfigError::SecretCommand {
         profile: profile.to_string(),
         detail,
     };
-    let output = std::process::Command::new("sh")
+    let mut child = std::process::Command::new("sh")
         .arg("-c")
         .arg(command)
         .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
-        .output()
+        .spawn()
         .map_err(|e| fail(format!("could not run it: {e}")))?;
+    // Read off this thread, so that a command that never ends (or leaves a child holding its
+    // output open) cannot hold esimdash past the limit.
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            let _ = tx.send(bytes);
+        });
+        rx
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
+    );
+    let started = std::time::Instant::now();
+    let too_long = || {
+        fail(format!(
+            "it did not finish within {} s (secret_key_cmd_timeout_secs; a passphrase prompt needs longer)",
+            limit.as_secs()
+        ))
+    };
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if started.elapsed() >= limit => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(too_long());
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(e) => return Err(fail(format!("could not wait for it: {e}"))),
+        }
+    };
+    let left = limit.saturating_sub(started.elapsed()).max(Duration::from_millis(100));
+    let output = std::process::Output {
+        status,
+        stdout: stdout.recv_timeout(left).map_err(|_| too_long())?,
+        stderr: stderr.recv_timeout(Duration::from_millis(100)).unwrap_or_default(),
+    };
     let said = stderr_excerpt(&output.stderr);
     if !output.status.success() {
         let said = if said.is_empty() {
@@ -492,7 +549,13 @@ fn credentials(
     let mode = args.auth.or(profile.auth).unwrap_or_default();
     let secret = match (&args.secret_key, &profile.secret_key, &profile.secret_key_cmd) {
         (Some(s), _, _) | (None, Some(s), _) => s.clone(),
-        (None, None, Some(cmd)) => run_secret_command(name, cmd)?,
+        (None, None, Some(cmd)) => {
+            let limit = profile
+                .secret_key_cmd_timeout_secs
+                .unwrap_or(SECRET_COMMAND_SECS)
+                .max(1);
+            run_secret_command(name, cmd, Duration::from_secs(limit))?
+        }
         (None, None, None) => return Err(missing("secret key")),
     };
     // Set but empty (`ESIMDASH_SECRET_KEY=` in a script) is a mistake in the set-up, so it is
@@ -723,5 +786,27 @@ mod choosing {
                 "{error}"
             );
         }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_key_cmd_gives_its_output_and_one_that_never_ends_is_stopped_at_its_limit() {
+        let second = Duration::from_secs(1);
+        assert_eq!(
+            run_secret_command("p", "echo sk_demo_acme", second).unwrap(),
+            "sk_demo_acme"
+        );
+        let started = std::time::Instant::now();
+        let error = run_secret_command("p", "sleep 30", second).unwrap_err().to_string();
+        assert!(error.contains("did not finish within 1 s"), "{error}");
+        assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+        let error = run_secret_command("p", "echo oops >&2; exit 3", second)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("oops") && error.contains('3'), "{error}");
     }
 }
