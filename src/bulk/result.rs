@@ -53,7 +53,7 @@ mod tests {
 
     #[test]
     fn server_words_in_the_result_are_text_to_a_spreadsheet() {
-        let parsed = parse(b"slug,qty\n=cmd|' /C calc'!A0,1\nfr-1gb-7d,1\n", Kind::Order).unwrap();
+        let parsed = parse(b"slug,qty\n=cmd|'/C'!A0,1\nfr-1gb-7d,1\n", Kind::Order).unwrap();
         let mut lines = parsed.rows.into_iter().map(|row| Line {
             row,
             total: None,
@@ -78,7 +78,7 @@ mod tests {
         write(&batch, &path).unwrap();
         let mut reader = csv::Reader::from_path(&path).unwrap();
         let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
-        assert_eq!(&rows[0][2], "'=cmd|' /C calc'!A0");
+        assert_eq!(&rows[0][2], "'=cmd|'/C'!A0");
         assert_eq!(&rows[0][5], "'=HYPERLINK(\"http://x\",\"B1\")");
         assert!(
             rows[1][6].starts_with("'@SUM(1+1)") && !rows[1][6].contains('\u{1b}'),

@@ -169,9 +169,19 @@ fn line_of(text: &[u8], byte: u64) -> u64 {
     1 + (text[..at].iter().filter(|&&b| b == b'\n').count() + blank) as u64
 }
 
+/// The longest slug a row may name: plans' slugs are short words; a megabyte in that cell is a
+/// mistake (it was sent, and the request failed as a "network error").
+const MAX_SLUG: usize = 200;
+
 fn row(iccid: &str, slug: &str, qty: &str, kind: Kind) -> Result<Spend, String> {
     if slug.is_empty() {
         return Err("no slug".to_string());
+    }
+    if slug.len() > MAX_SLUG || !slug.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(format!(
+            "slug {:?} is not a plan's slug (at most {MAX_SLUG} letters, digits and signs, no spaces)",
+            crate::text::excerpt(slug, 40)
+        ));
     }
     let qty = if qty.is_empty() {
         1
@@ -215,9 +225,18 @@ mod tests {
 
     #[test]
     fn every_problem_is_said_with_its_line() {
-        let text = b"iccid,slug,qty\n12,fr-1gb,1\n8944100000000000018,,1\n8944100000000000018,fr-1gb,11\n8944100000000000018,fr-1gb,1.5\n";
-        let problems = parse(text, Kind::Topup).unwrap().problems;
-        assert_eq!(problems.len(), 4, "{problems:?}");
+        let long = "x".repeat(1_000_000);
+        let text = format!(
+            "iccid,slug,qty\n12,fr-1gb,1\n8944100000000000018,,1\n8944100000000000018,fr-1gb,11\n8944100000000000018,fr-1gb,1.5\n8944100000000000018,{long},1\n8944100000000000018,fr 1gb,1\n"
+        );
+        let problems = parse(text.as_bytes(), Kind::Topup).unwrap().problems;
+        assert_eq!(problems.len(), 6, "{problems:?}");
+        assert!(
+            problems[4].starts_with("line 6: slug \"xxx") && problems[4].len() < 200,
+            "{}",
+            &problems[4][..100]
+        );
+        assert!(problems[5].starts_with("line 7: slug \"fr 1gb\""), "{problems:?}");
         assert!(
             problems[0].starts_with("line 2: \"12\" is not an ICCID"),
             "{problems:?}"
