@@ -7,15 +7,26 @@ use std::time::{Duration, Instant};
 /// How long the proxy holds a payment's answer: the window in which the process is stopped.
 const HOLD: Duration = Duration::from_millis(1500);
 
-#[tokio::test(flavor = "multi_thread")]
-async fn killed_mid_payment_it_is_settled_by_the_next_command_and_a_rerun_needs_a_second_confirmation() {
+/// A top-up killed (SIGKILL) while the proxy holds its answer, the server having it: the
+/// sandbox and proxy (bind them: dropped, they stop), the home, the eSIM and slug, the orders
+/// before, the exit.
+struct Killed {
+    _sb: esimdash::sandbox::RunningSandbox,
+    api: esimdash::api::Client,
+    proxy: HoldingProxy,
+    home: tempfile::TempDir,
+    target: (String, String),
+    orders: u64,
+    out: std::process::Output,
+}
+
+async fn killed_mid_payment() -> Killed {
     let sb = sandbox().await;
     let api = api(&sb);
     let proxy = HoldingProxy::start(sb.addr, HOLD).await;
     let home = tempfile::tempdir().unwrap();
     let target = topupable(&api, 1).await.remove(0);
     let orders = orders_at_server(&api).await;
-
     let child = start_topup(&home, &proxy.base_url(), &target, &[]);
     wait_until(Duration::from_secs(20), "the payment to reach the server", || {
         proxy.writes() == 1
@@ -23,6 +34,28 @@ async fn killed_mid_payment_it_is_settled_by_the_next_command_and_a_rerun_needs_
     .await;
     signal(&child, libc::SIGKILL);
     let out = finish(child).await;
+    Killed {
+        _sb: sb,
+        api,
+        proxy,
+        home,
+        target,
+        orders,
+        out,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn killed_mid_payment_it_is_settled_by_the_next_command_and_a_rerun_needs_a_second_confirmation() {
+    let Killed {
+        api,
+        proxy,
+        home,
+        target,
+        orders,
+        out,
+        _sb: _sandbox,
+    } = killed_mid_payment().await;
     assert_eq!(out.status.code(), None, "killed");
     assert_eq!(orders_at_server(&api).await, orders + 1, "the server carried it out");
     let stages: Vec<String> = stages_of(&trail(&home), &target.0)
@@ -171,18 +204,14 @@ async fn two_processes_paying_for_one_esim_pay_once_unless_confirmed_twice_and_e
 /// next command's notice without a raw ESC, BEL or line break reaching the terminal.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_settle_notice_shows_hostile_trail_text_as_text() {
-    let sb = sandbox().await;
-    let api = api(&sb);
-    let proxy = HoldingProxy::start(sb.addr, HOLD).await;
-    let home = tempfile::tempdir().unwrap();
-    let target = topupable(&api, 1).await.remove(0);
-    let child = start_topup(&home, &proxy.base_url(), &target, &[]);
-    wait_until(Duration::from_secs(20), "the payment to reach the server", || {
-        proxy.writes() == 1
-    })
-    .await;
-    signal(&child, libc::SIGKILL);
-    finish(child).await;
+    // The sandbox is bound: dropped, it would stop serving.
+    let Killed {
+        proxy,
+        home,
+        target,
+        _sb: _sandbox,
+        ..
+    } = killed_mid_payment().await;
     let path = home.path().join("state/esimdash/audit.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
     let hostile = serde_json::to_string("\u{1b}]0;pwned\u{7}\u{1b}[2J\nesimdash: forged").unwrap();

@@ -82,8 +82,8 @@ pub struct PurchaseForm {
     hint: Option<&'static str>,
     /// Where the index saw the eSIM: its record is read there when the server has no lookup.
     seen: Option<crate::inventory::Whereabouts>,
-    /// Why the eSIM's state could not be confirmed, when it could not: said on every stage
-    /// before paying, so the confirmation asks knowing it.
+    /// The caveat said on every stage before paying, so the confirmation asks knowing it: the
+    /// eSIM's state could not be confirmed, or the row chosen is an earlier profile.
     unsure: Option<String>,
 }
 
@@ -110,7 +110,7 @@ impl PurchaseForm {
         }
     }
 
-    /// Why the eSIM's state could not be confirmed, if it could not.
+    /// The caveat of this top-up, if any (see the field).
     pub fn unsure(&self) -> Option<&str> {
         self.unsure.as_deref()
     }
