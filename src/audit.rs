@@ -196,28 +196,28 @@ impl Trail {
     }
 
     /// The directory where the open payments of one account are marked.
-    fn open_dir(&self, api_host: &str, access_code: &str) -> PathBuf {
+    fn open_dir(&self, access_code: &str) -> PathBuf {
         let dir = self.path.parent().unwrap_or_else(|| Path::new("."));
-        dir.join("open").join(account_id(api_host, access_code))
+        dir.join("open").join(account_id(access_code))
     }
 
     /// The mark of a payment's entry (none for a profile change).
     fn open_mark(&self, entry: &Entry) -> Option<PathBuf> {
         let key = entry.idempotency_key.as_deref()?;
         matches!(entry.action.as_str(), "topup" | "order")
-            .then(|| self.mark(&entry.api_host, &entry.access_code, key))
+            .then(|| self.mark(&entry.access_code, key))
             .flatten()
     }
 
-    fn mark(&self, api_host: &str, access_code: &str, key: &str) -> Option<PathBuf> {
+    fn mark(&self, access_code: &str, key: &str) -> Option<PathBuf> {
         let name = mark_name(key);
-        (!name.is_empty()).then(|| self.open_dir(api_host, access_code).join(name))
+        (!name.is_empty()).then(|| self.open_dir(access_code).join(name))
     }
 
     /// Marks a payment open again (one whose outcome could not be told yet), or forgets its
     /// mark (one whose outcome the trail tells: a mark left behind when its removal failed).
-    pub fn set_open(&self, api_host: &str, access_code: &str, key: &str, open: bool) {
-        let Some(mark) = self.mark(api_host, access_code, key) else {
+    pub fn set_open(&self, access_code: &str, key: &str, open: bool) {
+        let Some(mark) = self.mark(access_code, key) else {
             return;
         };
         let done = if open {
@@ -238,9 +238,9 @@ impl Trail {
 
     /// The open marks of an account, and whether its trail was read through once with marks
     /// in use (a trail kept before marks existed may hold open payments no mark names).
-    pub fn open_marks(&self, api_host: &str, access_code: &str) -> OpenMarks {
+    pub fn open_marks(&self, access_code: &str) -> OpenMarks {
         let mut marks = OpenMarks::default();
-        let Ok(entries) = std::fs::read_dir(self.open_dir(api_host, access_code)) else {
+        let Ok(entries) = std::fs::read_dir(self.open_dir(access_code)) else {
             return marks;
         };
         for entry in entries.flatten() {
@@ -255,8 +255,8 @@ impl Trail {
     }
 
     /// Notes that the account's whole trail was read and every open payment in it marked.
-    pub fn mark_scanned(&self, api_host: &str, access_code: &str) {
-        let path = self.open_dir(api_host, access_code).join(SCANNED);
+    pub fn mark_scanned(&self, access_code: &str) {
+        let path = self.open_dir(access_code).join(SCANNED);
         if let Err(e) = crate::private_file::create_or_keep(&path) {
             tracing::warn!(path = %path.display(), %e, "could not note that the trail was read");
         }
@@ -274,14 +274,14 @@ impl Trail {
         file.sync_data()
     }
 
-    /// Whether an earlier answer from this host, for this access code, echoed an idempotency key.
-    /// (The latest answer that tells: a server can stop honouring keys.)
-    pub fn server_echoed_keys(&self, api_host: &str, access_code: &str) -> bool {
+    /// Whether an earlier answer for this account (at whatever address) echoed an idempotency
+    /// key. (The latest answer that tells: a server can stop honouring keys.)
+    pub fn server_echoed_keys(&self, access_code: &str) -> bool {
         read(&self.path).is_ok_and(|read| {
             read.entries
                 .iter()
                 .rev()
-                .find(|e| e.key_echoed.is_some() && e.api_host == api_host && e.access_code == access_code)
+                .find(|e| e.key_echoed.is_some() && e.access_code == access_code)
                 .is_some_and(|e| e.key_echoed == Some(true))
         })
     }
@@ -312,12 +312,15 @@ pub fn mark_name(key: &str) -> String {
     key.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').collect()
 }
 
-/// A short name for an account (API host and access code), for file names.
-pub fn account_id(api_host: &str, access_code: &str) -> String {
+/// A short name for an account, for the names of the files that guard its money (its lock, its
+/// open marks, its bulk journals): a hash of its credential, the access code, and of nothing
+/// else. The address it was reached by is not part of it: `localhost:8080`, `127.0.0.1:8080`
+/// and `http://LOCALHOST:8080/api/v1/` are one account, and so one lock and one rule against
+/// paying twice.
+pub fn account_id(access_code: &str) -> String {
     use sha2::{Digest, Sha256};
     let mut hash = Sha256::new();
-    hash.update(api_host.as_bytes());
-    hash.update([0]);
+    hash.update(b"esimdash account\0");
     hash.update(access_code.as_bytes());
     hash.finalize()[..12].iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -410,13 +413,13 @@ impl Outcome {
     }
 }
 
-/// The payments of one account (API host and access code), oldest first.
-pub fn payments(entries: &[Entry], api_host: &str, access_code: &str) -> Vec<PaymentRecord> {
+/// The payments of one account (its access code: whatever address they went to), oldest first.
+pub fn payments(entries: &[Entry], access_code: &str) -> Vec<PaymentRecord> {
     let mut records: Vec<PaymentRecord> = Vec::new();
     let mut index = std::collections::HashMap::new();
-    let ours = entries.iter().filter(|e| {
-        matches!(e.action.as_str(), "topup" | "order") && e.api_host == api_host && e.access_code == access_code
-    });
+    let ours = entries
+        .iter()
+        .filter(|e| matches!(e.action.as_str(), "topup" | "order") && e.access_code == access_code);
     for e in ours {
         let Some(key) = &e.idempotency_key else { continue };
         let i = *index.entry(key.clone()).or_insert_with(|| {
@@ -526,8 +529,7 @@ mod tests {
         assert_eq!(read.entries.len(), 3);
         assert_eq!(read.entries[2], after);
         assert_eq!(read.unreadable, vec![3]);
-        assert!(trail.server_echoed_keys("api.example", "ak_1"));
-        assert!(!trail.server_echoed_keys("api.example", "ak_2"));
-        assert!(!trail.server_echoed_keys("other.example", "ak_1"));
+        assert!(trail.server_echoed_keys("ak_1"));
+        assert!(!trail.server_echoed_keys("ak_2"));
     }
 }

@@ -217,7 +217,7 @@ impl Client {
                 self.options()
                     .audit
                     .as_ref()
-                    .is_some_and(|t| t.server_echoed_keys(&self.who().api_host, &self.who().access_code))
+                    .is_some_and(|t| t.server_echoed_keys(&self.who().access_code))
             })
         })
     }

@@ -1,5 +1,5 @@
 //! One payment at a time per account, across every esimdash process of this user: a lock file
-//! per account (API host and access code) beside the audit trail, held with `flock` while a
+//! per account (its access code, whatever address it is reached by) beside the audit trail, held with `flock` while a
 //! payment is checked, sent and settled. The kernel releases it when its holder dies, however
 //! it dies, so a killed process never leaves the account locked.
 
@@ -17,8 +17,8 @@ pub struct AccountLock {
 }
 
 /// `locks/<account>.lock` in the trail's directory.
-pub fn path_for(trail: &Path, api_host: &str, access_code: &str) -> PathBuf {
-    let name = crate::audit::account_id(api_host, access_code);
+pub fn path_for(trail: &Path, access_code: &str) -> PathBuf {
+    let name = crate::audit::account_id(access_code);
     let dir = trail.parent().unwrap_or_else(|| Path::new("."));
     dir.join("locks").join(format!("{name}.lock"))
 }
@@ -57,8 +57,8 @@ mod tests {
     async fn a_second_holder_waits_until_the_first_lets_go() {
         let dir = tempfile::tempdir().unwrap();
         let trail = dir.path().join("esimdash/audit.jsonl");
-        let path = path_for(&trail, "api.example:443", "ak_1");
-        assert_ne!(path, path_for(&trail, "api.example:443", "ak_2"));
+        let path = path_for(&trail, "ak_1");
+        assert_ne!(path, path_for(&trail, "ak_2"));
         let first = AccountLock::try_take(&path).unwrap().expect("free");
         assert!(AccountLock::try_take(&path).unwrap().is_none(), "held");
         let (tx, rx) = tokio::sync::oneshot::channel();

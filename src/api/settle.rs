@@ -158,7 +158,7 @@ impl Client {
     }
 
     fn lock_path(&self, trail: &Trail) -> std::path::PathBuf {
-        lock::path_for(&trail.path, &self.who().api_host, &self.who().access_code)
+        lock::path_for(&trail.path, &self.who().access_code)
     }
 
     /// Where this account's files beside the trail go, and the account's short name for their
@@ -170,7 +170,7 @@ impl Client {
             .parent()
             .unwrap_or_else(|| std::path::Path::new("."))
             .to_path_buf();
-        Some((dir, audit::account_id(&self.who().api_host, &self.who().access_code)))
+        Some((dir, audit::account_id(&self.who().access_code)))
     }
 
     /// This account's payments as the trail tells them (none without a trail).
@@ -188,7 +188,7 @@ impl Client {
             return Ok(Vec::new());
         };
         audit::read(&trail.path)
-            .map(|read| audit::payments(&read.entries, &self.who().api_host, &self.who().access_code))
+            .map(|read| audit::payments(&read.entries, &self.who().access_code))
             .map_err(|e| format!("the audit trail {} could not be read: {e}", trail.path.display()))
     }
 
@@ -219,10 +219,7 @@ impl Client {
     pub async fn settle_earlier(&self) {
         let Some(trail) = self.trail() else { return };
         // Most starts: nothing open, and the trail is not read at all.
-        if trail
-            .open_marks(&self.who().api_host, &self.who().access_code)
-            .none_but(None)
-        {
+        if trail.open_marks(&self.who().access_code).none_but(None) {
             return;
         }
         match AccountLock::try_take(&self.lock_path(trail)) {
@@ -237,8 +234,8 @@ impl Client {
     /// payment is open (or it was never read through with marks in use).
     pub(super) async fn settle_unsettled(&self, except: Option<&str>) -> Vec<Settled> {
         let Some(trail) = self.trail() else { return Vec::new() };
-        let (host, code) = (&self.who().api_host, &self.who().access_code);
-        let marks = trail.open_marks(host, code);
+        let code = &self.who().access_code;
+        let marks = trail.open_marks(code);
         if marks.none_but(except) {
             return Vec::new();
         }
@@ -250,7 +247,7 @@ impl Client {
             .map(|r| audit::mark_name(&r.key))
             .collect();
         for stale in marks.names.iter().filter(|n| told.contains(*n)) {
-            trail.set_open(host, code, stale, false);
+            trail.set_open(code, stale, false);
         }
         let mut settled = Vec::new();
         let open = records
@@ -264,7 +261,7 @@ impl Client {
                 }
                 Ok(_) => {}
                 // Tried again at the next start: marked, whether or not it was before.
-                Err(_) => trail.set_open(host, code, &record.key, true),
+                Err(_) => trail.set_open(code, &record.key, true),
             }
             let one = Settled {
                 record: record.clone(),
@@ -273,7 +270,7 @@ impl Client {
             self.notify(Notice::Settled(Box::new(one.clone())));
             settled.push(one);
         }
-        trail.mark_scanned(host, code);
+        trail.mark_scanned(code);
         settled
     }
 

@@ -330,11 +330,7 @@ async fn a_resend_is_settled_only_by_a_refusal_of_the_first_and_a_409_is_never_n
             assert!(matches!(error, ApiError::InProgress { .. }), "{error:?}");
         }
         let read = audit::read(&trail.path).unwrap();
-        let records = audit::payments(
-            &read.entries,
-            &base.trim_start_matches("http://").replace("/api/v1", ""),
-            "ak_demo_acme",
-        );
+        let records = audit::payments(&read.entries, "ak_demo_acme");
         let second = records.last().unwrap();
         assert_eq!(
             second.outcome.is_some(),
@@ -384,6 +380,6 @@ async fn a_payment_left_open_in_a_trail_without_marks_is_settled_at_the_first_st
         [(Stage::Asked, None), (Stage::Settled, None)],
         "never sent: settled"
     );
-    let marks = trail.open_marks(&sb.addr.to_string(), "ak_demo_acme");
+    let marks = trail.open_marks("ak_demo_acme");
     assert!(marks.scanned && marks.names.is_empty(), "{marks:?}");
 }
