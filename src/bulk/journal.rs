@@ -1,16 +1,23 @@
-//! A bulk file's journal: one JSON line per step, flushed to disk before the step's payment
-//! leaves ("paying row R under key K") and after its outcome. The payment itself goes through
-//! the client, which writes the audit trail and settles what a killed session left open; the
-//! journal ties each row of the file to its payments' keys, so that a re-run knows which rows
-//! were placed, and which payment to ask the trail about. It lives beside the audit trail,
-//! one per account and file, and is locked while a run uses it: two runs of one file never pay
-//! side by side.
+//! The bulk journal: one JSON line per step, flushed to disk before a row's payment leaves
+//! ("paying row R under key K") and after its outcome. The payment itself goes through the
+//! client, which writes the audit trail and settles what a killed session left open; the
+//! journal ties each row to its payments' keys, so that a re-run knows which rows were placed,
+//! and which payment to ask the trail about.
+//!
+//! A row is known by what it pays (its eSIM or plan, slug, quantity, and which twin it is), and
+//! the journal is the account's, one per kind, not the file's: a file moved, copied, renamed or
+//! downloaded again is the same rows and pays nothing twice, and a file edited between runs
+//! in place (a row fixed, one added) goes on where it stopped. A run that places every row of
+//! its file *closes* the batch of rows it paid; a row placed by a closed batch, or from other
+//! rows at another path, is paid again only on purpose (`--again`), and the refusal says when
+//! and from which file it was paid. It lives beside the audit trail and is locked
+//! while a run uses it: two runs never pay side by side.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::fs::{File, TryLockError};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// One line of the journal.
@@ -20,11 +27,21 @@ struct Line {
     row: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     line: Option<u64>,
+    #[serde(default)]
     key: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     at: Option<DateTime<Utc>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     outcome: Option<Written>,
+    /// The content of the file the row was paid from (`batch_of`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    batch: Option<String>,
+    /// That file's path when it was paid: for the user's eyes only, never compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    file: Option<String>,
+    /// The batches whose every row is placed: their rows are paid again only with `--again`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    closed: Vec<String>,
 }
 
 /// What became of a row's payment, as the journal keeps it.
@@ -49,83 +66,148 @@ pub enum Written {
 pub struct Attempt {
     pub key: String,
     pub outcome: Option<Written>,
+    /// When it was sent.
+    pub at: Option<DateTime<Utc>>,
+    /// The file's content it was paid from, and the path it had then.
+    pub batch: Option<String>,
+    pub file: Option<String>,
+    /// It was paid by an earlier run, not the one this run goes on with: its file was placed
+    /// whole after it, or it was paid from other rows at another path. Paying the row again
+    /// is a new payment, made on purpose.
+    pub earlier_run: bool,
+}
+
+impl Attempt {
+    /// "on 2026-11-26 09:12 from /home/ana/rows.csv".
+    pub fn when_and_where(&self) -> String {
+        let when = self.at.map_or_else(
+            || "earlier".to_string(),
+            |at| format!("on {}", at.with_timezone(&chrono::Local).format("%Y-%m-%d %H:%M")),
+        );
+        match &self.file {
+            Some(file) => format!("{when} from {}", crate::text::sanitize(file)),
+            None => when,
+        }
+    }
+}
+
+/// The file a run pays: its content (`batch_of` its rows) and where it is now.
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub batch: String,
+    pub file: String,
+}
+
+impl Source {
+    /// `rows`: the identity of every row (`Row::identity`): the same rows in any order, under
+    /// any name, are the same file, unless `own_run`: a file written for one run alone (the
+    /// dashboard's marks), which no other file goes on with.
+    pub fn of<'a>(kind: &str, rows: impl Iterator<Item = &'a str>, file: &Path, own_run: bool) -> Self {
+        use sha2::{Digest, Sha256};
+        let mut rows: Vec<&str> = rows.collect();
+        rows.sort_unstable();
+        let mut hash = Sha256::new();
+        hash.update(kind.as_bytes());
+        for row in rows {
+            hash.update([0]);
+            hash.update(row.as_bytes());
+        }
+        let file = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+        if own_run {
+            hash.update([1]);
+            hash.update(file.as_os_str().as_encoded_bytes());
+        }
+        Self {
+            batch: hash.finalize()[..12].iter().map(|b| format!("{b:02x}")).collect(),
+            file: file.display().to_string(),
+        }
+    }
 }
 
 pub struct Journal {
     path: PathBuf,
-    /// `None`: a dry run of a file never paid, which leaves no journal behind.
+    /// `None`: a dry run, which only reads.
     file: Option<File>,
+    /// Held while a paying run uses the journal (a file of its own: compacting replaces the
+    /// journal's file, and a lock on the old one would keep nobody out).
+    _lock: Option<File>,
+    source: Source,
     rows: HashMap<String, Attempt>,
+    /// Which row each key paid, to file an outcome line under its row.
+    row_of: HashMap<String, String>,
     /// Every key of every attempt, the last of each row's and the earlier ones.
     keys: HashSet<String>,
+    /// When each batch was closed.
+    closed: HashMap<String, DateTime<Utc>>,
+    lines: usize,
 }
 
-/// Where the journal of `file` (for this account and kind) is kept.
-pub fn path_for(dir: &Path, account: &str, kind: &str, file: &Path) -> PathBuf {
-    use sha2::{Digest, Sha256};
-    let file = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
-    let mut hash = Sha256::new();
-    hash.update(kind.as_bytes());
-    hash.update([0]);
-    hash.update(file.as_os_str().as_encoded_bytes());
-    let name: String = hash.finalize()[..8].iter().map(|b| format!("{b:02x}")).collect();
-    dir.join("bulk").join(format!("{account}-{kind}-{name}.jsonl"))
+/// Where the account's journal of `kind` is kept.
+pub fn path_for(dir: &Path, account: &str, kind: &str) -> PathBuf {
+    dir.join("bulk").join(format!("{account}-{kind}.jsonl"))
 }
 
 /// Why a journal cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
-    #[error("another esimdash is paying this file now (its journal {} is locked); nothing was paid", .0.display())]
+    #[error("another esimdash is paying bulk rows from this account now (its journal {} is locked); nothing was paid", .0.display())]
     Busy(PathBuf),
     #[error("the journal {}: {}", .0.display(), .1)]
     Io(PathBuf, std::io::Error),
 }
 
+/// A journal this many times longer than its rows is rewritten with one line per row.
+const COMPACT_AT: usize = 4;
+
 impl Journal {
-    /// Opens (or starts) the journal at `path`, locked for this run when `lock` (a dry run
-    /// only reads it, and never keeps a paying run out).
-    pub fn open(path: &Path, lock: bool) -> Result<Self, JournalError> {
+    /// Opens (or starts) the journal at `path` for a run of `source`, locked for this run when
+    /// `lock` (a dry run only reads it, and never keeps a paying run out).
+    pub fn open(path: &Path, lock: bool, source: Source) -> Result<Self, JournalError> {
         let failed = |e| JournalError::Io(path.to_path_buf(), e);
-        if !lock && !path.exists() {
-            return Ok(Self {
-                path: path.to_path_buf(),
-                file: None,
-                rows: HashMap::new(),
-                keys: HashSet::new(),
-            });
-        }
-        // Appending: every line goes at the end, whatever was read.
-        let mut file = crate::private_file::open_append(path).map_err(failed)?;
+        let mut journal = Self {
+            path: path.to_path_buf(),
+            file: None,
+            _lock: None,
+            source,
+            rows: HashMap::new(),
+            row_of: HashMap::new(),
+            keys: HashSet::new(),
+            closed: HashMap::new(),
+            lines: 0,
+        };
         if lock {
-            match file.try_lock() {
-                Ok(()) => {}
+            let lock_file = crate::private_file::open_or_create(&path.with_extension("lock")).map_err(failed)?;
+            match lock_file.try_lock() {
+                Ok(()) => journal._lock = Some(lock_file),
                 Err(TryLockError::WouldBlock) => return Err(JournalError::Busy(path.to_path_buf())),
                 Err(TryLockError::Error(e)) => return Err(failed(e)),
             }
+        } else if !path.exists() {
+            return Ok(journal);
         }
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes).map_err(failed)?;
+        let bytes = match crate::private_file::read_regular(path) {
+            Err(e) if lock && e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            read => read.map_err(failed)?,
+        };
         // A line torn by a full disk may end inside a character: read as it is, and skipped.
         let text = String::from_utf8_lossy(&bytes);
-        let mut journal = Self {
-            path: path.to_path_buf(),
-            file: Some(file),
-            rows: HashMap::new(),
-            keys: HashSet::new(),
-        };
         for line in text.lines() {
             // A line cut short by a kill is the last one, and was never acted on: its payment
             // had not been started (the line is on disk before it is).
             if let Ok(line) = serde_json::from_str::<Line>(line) {
                 journal.apply(line);
             }
+            journal.lines += 1;
         }
-        if let Some(file) = journal
-            .file
-            .as_mut()
-            .filter(|_| !text.is_empty() && !text.ends_with('\n'))
-        {
-            file.write_all(b"\n").map_err(failed)?;
+        if lock {
+            if journal.lines > COMPACT_AT * journal.rows.len() + 1000 {
+                journal.compact().map_err(failed)?;
+            }
+            let mut file = crate::private_file::open_append(path).map_err(failed)?;
+            if !text.is_empty() && !text.ends_with('\n') {
+                file.write_all(b"\n").map_err(failed)?;
+            }
+            journal.file = Some(file);
         }
         Ok(journal)
     }
@@ -135,11 +217,23 @@ impl Journal {
     }
 
     /// The row's last payment, if it had one.
-    pub fn attempt(&self, row: &str) -> Option<&Attempt> {
-        self.rows.get(row)
+    pub fn attempt(&self, row: &str) -> Option<Attempt> {
+        let attempt = self.rows.get(row)?;
+        let same_file =
+            attempt.batch.as_ref() == Some(&self.source.batch) || attempt.file.as_ref() == Some(&self.source.file);
+        Some(Attempt {
+            earlier_run: self.is_closed(attempt) || !same_file,
+            ..attempt.clone()
+        })
     }
 
-    /// Every payment key the journal names: the payments of this file.
+    /// Whether the attempt's batch was closed after it was sent.
+    fn is_closed(&self, attempt: &Attempt) -> bool {
+        let closed = attempt.batch.as_ref().and_then(|b| self.closed.get(b));
+        closed.is_some_and(|closed| attempt.at.is_none_or(|at| at <= *closed))
+    }
+
+    /// Every payment key the journal names: the payments of bulk files.
     pub fn keys(&self) -> HashSet<&str> {
         self.keys.iter().map(String::as_str).collect()
     }
@@ -151,7 +245,9 @@ impl Journal {
             line: Some(line),
             key: key.to_string(),
             at: Some(Utc::now()),
-            outcome: None,
+            batch: Some(self.source.batch.clone()),
+            file: Some(self.source.file.clone()),
+            ..Line::default()
         })
     }
 
@@ -161,6 +257,27 @@ impl Journal {
             key: key.to_string(),
             at: Some(Utc::now()),
             outcome: Some(outcome),
+            ..Line::default()
+        })
+    }
+
+    /// Every row of the file is placed: the batches they were paid in are closed, and paying
+    /// these rows again takes `--again`.
+    pub fn close<'a>(&mut self, rows: impl Iterator<Item = &'a str>) -> Result<(), JournalError> {
+        let mut batches: Vec<String> = rows
+            .filter_map(|r| self.rows.get(r))
+            .filter(|a| !self.is_closed(a))
+            .filter_map(|a| a.batch.clone())
+            .collect::<HashSet<_>>()
+            .into_iter()
+            .collect();
+        if batches.is_empty() {
+            return Ok(());
+        }
+        batches.sort_unstable();
+        self.append(Line {
+            at: Some(Utc::now()),
+            closed: batches,
             ..Line::default()
         })
     }
@@ -179,18 +296,81 @@ impl Journal {
     }
 
     fn apply(&mut self, line: Line) {
+        if !line.closed.is_empty() {
+            let at = line.at.unwrap_or_else(Utc::now);
+            for batch in line.closed {
+                self.closed.insert(batch, at);
+            }
+            return;
+        }
+        if line.key.is_empty() {
+            return;
+        }
         self.keys.insert(line.key.clone());
         match (line.row, line.outcome) {
             (Some(row), outcome) => {
-                self.rows.insert(row, Attempt { key: line.key, outcome });
+                self.row_of.insert(line.key.clone(), row.clone());
+                self.rows.insert(
+                    row,
+                    Attempt {
+                        key: line.key,
+                        outcome,
+                        at: line.at,
+                        batch: line.batch,
+                        file: line.file,
+                        earlier_run: false,
+                    },
+                );
             }
             (None, Some(outcome)) => {
-                if let Some(attempt) = self.rows.values_mut().find(|a| a.key == line.key) {
+                let attempt = self.row_of.get(&line.key).and_then(|row| self.rows.get_mut(row));
+                if let Some(attempt) = attempt.filter(|a| a.key == line.key) {
                     attempt.outcome = Some(outcome);
                 }
             }
             (None, None) => {}
         }
+    }
+
+    /// Rewrites the journal with each row's last payment (and the closed batches) alone: a
+    /// journal read at every run must not grow with every run. Written whole, so a kill leaves
+    /// one whole journal or the other.
+    fn compact(&mut self) -> std::io::Result<()> {
+        let mut text = String::new();
+        // A closed batch no row's last payment belongs to any more closes nothing.
+        let live: HashSet<&String> = self.rows.values().filter_map(|a| a.batch.as_ref()).collect();
+        let mut closed: Vec<(&String, &DateTime<Utc>)> = self.closed.iter().filter(|(b, _)| live.contains(b)).collect();
+        closed.sort();
+        let mut rows: Vec<(&String, &Attempt)> = self.rows.iter().collect();
+        rows.sort_by_key(|(_, a)| a.at);
+        for (row, a) in rows {
+            let line = Line {
+                row: Some(row.clone()),
+                key: a.key.clone(),
+                at: a.at,
+                outcome: a.outcome.clone(),
+                batch: a.batch.clone(),
+                file: a.file.clone(),
+                ..Line::default()
+            };
+            text.push_str(&serde_json::to_string(&line).map_err(std::io::Error::other)?);
+            text.push('\n');
+        }
+        // The closing lines last: each closes the rows paid before it, as it did.
+        let closed_lines = closed.len();
+        for (batch, at) in closed {
+            let line = Line {
+                at: Some(*at),
+                closed: vec![batch.clone()],
+                ..Line::default()
+            };
+            text.push_str(&serde_json::to_string(&line).map_err(std::io::Error::other)?);
+            text.push('\n');
+        }
+        crate::private_file::write_whole(&self.path, |out| out.write_all(text.as_bytes()))?;
+        self.lines = self.rows.len() + closed_lines;
+        self.keys = self.rows.values().map(|a| a.key.clone()).collect();
+        Ok(())
     }
 }
 
@@ -198,15 +378,33 @@ impl Journal {
 mod tests {
     use super::*;
 
+    fn source(name: &str, rows: &[&str]) -> Source {
+        Source::of("topup", rows.iter().copied(), Path::new(name), false)
+    }
+
+    #[test]
+    fn a_file_is_its_rows_whatever_its_name_or_order() {
+        let a = source("/one/rows.csv", &["x#1", "y#1"]);
+        let b = source("/archive/copy.csv", &["y#1", "x#1"]);
+        assert_eq!(a.batch, b.batch);
+        assert_ne!(a.file, b.file);
+        assert_ne!(a.batch, source("/one/rows.csv", &["x#1", "y#2"]).batch);
+    }
+
     #[test]
     fn a_reopened_journal_knows_each_rows_last_payment_and_one_run_at_a_time() {
         let dir = tempfile::tempdir().unwrap();
-        let path = path_for(dir.path(), "acct", "topup", Path::new("/nowhere/rows.csv"));
-        assert!(Journal::open(&path, false).unwrap().attempt("a#1").is_none());
+        let path = path_for(dir.path(), "acct", "topup");
+        let rows = ["a#1", "b#1", "c#1"];
+        let src = || source("/nowhere/rows.csv", &rows);
+        assert!(Journal::open(&path, false, src()).unwrap().attempt("a#1").is_none());
         assert!(!path.exists(), "a dry run leaves no journal behind");
-        let mut journal = Journal::open(&path, true).unwrap();
-        assert!(matches!(Journal::open(&path, true), Err(JournalError::Busy(_))));
-        assert!(Journal::open(&path, false).is_ok(), "a dry run reads it all the same");
+        let mut journal = Journal::open(&path, true, src()).unwrap();
+        assert!(matches!(Journal::open(&path, true, src()), Err(JournalError::Busy(_))));
+        assert!(
+            Journal::open(&path, false, src()).is_ok(),
+            "a dry run reads it all the same"
+        );
         journal.paying("a#1", 2, "k1").unwrap();
         journal.outcome("k1", Written::Failed { error: "402".into() }).unwrap();
         journal.paying("a#1", 2, "k2").unwrap();
@@ -217,7 +415,7 @@ mod tests {
         let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
         file.write_all(br#"{"row":"c#1","line":4,"ke"#).unwrap();
         drop(file);
-        let mut journal = Journal::open(&path, true).unwrap();
+        let mut journal = Journal::open(&path, true, src()).unwrap();
         let a = journal.attempt("a#1").unwrap();
         assert_eq!((a.key.as_str(), &a.outcome), ("k2", &None), "the last attempt, open");
         assert_eq!(
@@ -227,12 +425,65 @@ mod tests {
         assert!(journal.attempt("c#1").is_none());
         journal.paying("c#1", 4, "k4").unwrap();
         drop(journal);
-        let journal = Journal::open(&path, true).unwrap();
+        let journal = Journal::open(&path, true, src()).unwrap();
         assert_eq!(journal.attempt("c#1").unwrap().key, "k4");
+        let b = journal.attempt("b#1").unwrap();
         assert_eq!(
-            journal.attempt("b#1").unwrap().outcome,
+            b.outcome,
             Some(Written::Placed { order: "B1".into() }),
             "its outcome read back"
         );
+        assert!(
+            b.when_and_where().ends_with("from /nowhere/rows.csv"),
+            "{}",
+            b.when_and_where()
+        );
+        assert!(!b.earlier_run, "the run goes on");
+        drop(journal);
+        // Edited in place (a row added): the same run goes on. Other rows at another path: the
+        // rows it shares were paid by an earlier run.
+        let edited = Journal::open(&path, false, source("/nowhere/rows.csv", &["b#1", "d#1"])).unwrap();
+        assert!(!edited.attempt("b#1").unwrap().earlier_run);
+        let other = Journal::open(&path, false, source("/elsewhere/more.csv", &["b#1", "d#1"])).unwrap();
+        assert!(other.attempt("b#1").unwrap().earlier_run);
+    }
+
+    #[test]
+    fn a_file_placed_whole_is_closed_wherever_it_moves_and_a_long_journal_is_compacted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = path_for(dir.path(), "acct", "topup");
+        let rows = ["a#1", "b#1"];
+        let mut journal = Journal::open(&path, true, source("/in/rows.csv", &rows)).unwrap();
+        for (n, row) in rows.iter().enumerate() {
+            let key = format!("k{n}");
+            journal.paying(row, 2, &key).unwrap();
+            journal
+                .outcome(&key, Written::Placed { order: format!("O{n}") })
+                .unwrap();
+        }
+        assert!(
+            !journal.attempt("a#1").unwrap().earlier_run,
+            "not before the file is placed whole"
+        );
+        journal.close(rows.iter().copied()).unwrap();
+        assert!(journal.attempt("a#1").unwrap().earlier_run);
+        drop(journal);
+        let moved = Journal::open(&path, false, source("/archive/rows.csv", &rows)).unwrap();
+        let a = moved.attempt("a#1").unwrap();
+        assert!(a.earlier_run && a.when_and_where().contains("/in/rows.csv"), "{a:?}");
+        // Many runs of other rows: the journal is rewritten short, and still knows it all.
+        let mut journal = Journal::open(&path, true, source("/in/other.csv", &["z#1"])).unwrap();
+        for n in 0..1200 {
+            journal.paying("z#1", 2, &format!("z{n}")).unwrap();
+            journal
+                .outcome(&format!("z{n}"), Written::Failed { error: "no".into() })
+                .unwrap();
+        }
+        drop(journal);
+        let journal = Journal::open(&path, true, source("/in/rows.csv", &rows)).unwrap();
+        let lines = std::fs::read_to_string(&path).unwrap().lines().count();
+        assert!(lines < 10, "{lines} lines after compaction");
+        assert!(journal.attempt("a#1").unwrap().earlier_run);
+        assert_eq!(journal.attempt("z#1").unwrap().key, "z1199");
     }
 }

@@ -44,6 +44,9 @@ pub enum State {
     /// It repeats a payment made minutes ago elsewhere (`earlier`, in words), refused as
     /// invalid unless `--again`; `said` is the refusal with that hint.
     Repeat { earlier: String, said: String },
+    /// Placed by a run that placed its file whole (`earlier`: when and from which file): paid
+    /// again only with `--again`.
+    PaidBefore { earlier: String, said: String },
 }
 
 impl State {
@@ -54,7 +57,7 @@ impl State {
             State::Placed { .. } => "placed",
             State::Failed(_) => "failed",
             State::Unknown(_) => "unknown",
-            State::Invalid(_) | State::Repeat { .. } => "invalid",
+            State::Invalid(_) | State::Repeat { .. } | State::PaidBefore { .. } => "invalid",
         }
     }
 
@@ -67,7 +70,11 @@ impl State {
 
     pub fn error(&self) -> Option<&str> {
         match self {
-            State::Failed(e) | State::Unknown(e) | State::Invalid(e) | State::Repeat { said: e, .. } => Some(e),
+            State::Failed(e)
+            | State::Unknown(e)
+            | State::Invalid(e)
+            | State::Repeat { said: e, .. }
+            | State::PaidBefore { said: e, .. } => Some(e),
             _ => None,
         }
     }
@@ -116,15 +123,22 @@ pub struct Prepared {
     pub journal: Journal,
 }
 
-/// Reads `file`, opens its journal (for this account, beside the audit trail; locked when
-/// `lock`, that is unless a dry run) and checks every row. Refused in a read-only session.
-pub async fn prepare(
-    client: &Client,
-    kind: Kind,
-    file: &Path,
-    lock: bool,
-    again: bool,
-) -> Result<Prepared, CheckError> {
+/// How a run goes with the journal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Run {
+    /// Locked for this run (a dry run only reads the journal).
+    pub lock: bool,
+    /// Rows whose outcome is unknown, and rows paid by an earlier run, are paid again.
+    pub again: bool,
+    /// The file was written for this run alone (the dashboard's marks): a run of the same rows
+    /// later is a new payment, not this run going on.
+    pub own_file: bool,
+}
+
+/// Reads `file`, opens the account's journal (beside the audit trail) and checks every row.
+/// Refused in a read-only session.
+pub async fn prepare(client: &Client, kind: Kind, file: &Path, run: Run) -> Result<Prepared, CheckError> {
+    let Run { lock, again, own_file } = run;
     client.ensure_writable(match kind {
         Kind::Topup => crate::api::TOPUP,
         Kind::Order => crate::api::PLACE_ORDER,
@@ -135,8 +149,9 @@ pub async fn prepare(
         Kind::Topup => "topup",
         Kind::Order => "order",
     };
-    let journal_path = journal::path_for(&dir, &account, name, file);
-    let mut journal = Journal::open(&journal_path, lock)?;
+    let identities: Vec<String> = rows.rows.iter().map(Row::identity).collect();
+    let source = journal::Source::of(name, identities.iter().map(String::as_str), file, own_file);
+    let mut journal = Journal::open(&journal::path_for(&dir, &account, name), lock, source)?;
     let batch = check(client, kind, rows, &mut journal, again).await?;
     Ok(Prepared { batch, journal })
 }
@@ -160,7 +175,7 @@ pub async fn check(
         .collect();
     let mut lines = Vec::with_capacity(rows.len());
     for row in rows {
-        let state = match journal.attempt(&row.identity()).cloned() {
+        let state = match journal.attempt(&row.identity()) {
             None => State::ToPay,
             Some(attempt) => earlier(attempt, &records, journal, again)?,
         };
@@ -248,6 +263,7 @@ fn earlier(
     again: bool,
 ) -> Result<State, JournalError> {
     let unknown = |why: String| if again { State::ToPay } else { State::Unknown(why) };
+    let (earlier_run, when_and_where) = (attempt.earlier_run, attempt.when_and_where());
     // The trail has the last word: a payment the journal left open, unknown or failed may
     // have been settled since (sent again under its key, or found in the order list).
     let trail = records.get(&attempt.key);
@@ -271,6 +287,16 @@ fn earlier(
         (_, Some(written)) => written,
     };
     Ok(match written {
+        // Placed by an earlier run: paying it again is a new payment, made on purpose.
+        Written::Placed { order } if earlier_run => {
+            if again {
+                State::ToPay
+            } else {
+                let earlier = format!("was placed {when_and_where} (order {order})");
+                let said = format!("{earlier}: add --again to pay it a second time");
+                State::PaidBefore { earlier, said }
+            }
+        }
         Written::Placed { order } => State::Placed { order, now: false },
         Written::Failed { .. } => State::ToPay,
         Written::Unknown { error } => unknown(error),
@@ -463,7 +489,18 @@ pub async fn pay(
             return Ok(Ended::Stopped);
         }
     }
+    close_if_whole(plan, journal)?;
     Ok(Ended::Done)
+}
+
+/// Once every row of the file is placed, its rows are closed in the journal: the same rows
+/// run again (from any path) are a new payment, paid only with `--again`.
+pub fn close_if_whole(plan: &Batch, journal: &mut Journal) -> Result<(), JournalError> {
+    if plan.lines.is_empty() || !plan.problems.is_empty() || plan.lines.iter().any(|l| l.state.order().is_none()) {
+        return Ok(());
+    }
+    let identities: Vec<String> = plan.lines.iter().map(|l| l.row.identity()).collect();
+    journal.close(identities.iter().map(String::as_str))
 }
 
 /// One row's payment, sent once; a lost answer is settled as a single payment's is. `Err`: the

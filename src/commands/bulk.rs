@@ -40,10 +40,8 @@ pub async fn run(
     if output.is_json() && (invalid > 0 || bulk.dry_run) {
         print_json(&rows_json(&batch, None))?;
     }
-    if invalid > 0 {
-        return Err(refuse(CommandError::Usage(format!(
-            "{invalid} row(s) cannot be paid (each said in the plan): fix or remove them, then run again"
-        ))));
+    if let Some(refused) = refusal(&batch, file, invalid) {
+        return Err(refuse(refused));
     }
     let Some(total) = batch.total() else {
         return Err(refuse(CommandError::Refused(
@@ -52,10 +50,11 @@ pub async fn run(
     };
     let to_pay = batch.to_pay().count();
     if to_pay == 0 && !bulk.dry_run {
+        engine::close_if_whole(&batch, &mut journal).map_err(journaled)?;
         result::write(&batch, &result_path).map_err(|e| CommandError::Io(std::io::Error::other(e)))?;
         if !output.is_json() && batch.count("placed") == batch.lines.len() {
             outln!(
-                "Every row of {} was placed already (its journal: {}); nothing more is paid. To pay the same rows again, save them under another file name.",
+                "Every row of {} was placed already (the journal: {}); nothing more is paid. To pay the same rows again, run it again with --again.",
                 file.display(),
                 journal.path().display()
             );
@@ -115,14 +114,17 @@ async fn checked(
     dry_run: bool,
     again: bool,
 ) -> Result<Prepared, CommandError> {
-    engine::prepare(client, kind, file, !dry_run, again)
-        .await
-        .map_err(|e| match e {
-            CheckError::Api(e) => e.into(),
-            CheckError::Journal(e) => journaled(e),
-            CheckError::File(_) | CheckError::NoStateDir => CommandError::Usage(e.to_string()),
-            CheckError::Trail(why) => CommandError::Io(std::io::Error::other(why)),
-        })
+    let run = engine::Run {
+        lock: !dry_run,
+        again,
+        own_file: false,
+    };
+    engine::prepare(client, kind, file, run).await.map_err(|e| match e {
+        CheckError::Api(e) => e.into(),
+        CheckError::Journal(e) => journaled(e),
+        CheckError::File(_) | CheckError::NoStateDir => CommandError::Usage(e.to_string()),
+        CheckError::Trail(why) => CommandError::Io(std::io::Error::other(why)),
+    })
 }
 
 fn journaled(e: JournalError) -> CommandError {
@@ -318,4 +320,30 @@ impl Bar {
             let _ = writeln!(std::io::stderr());
         }
     }
+}
+
+/// Why the checked file is not paid: every row paid before, or rows the check refuses.
+fn refusal(batch: &Batch, file: &Path, invalid: usize) -> Option<CommandError> {
+    if let Some(earlier) = paid_whole_before(batch) {
+        return Some(CommandError::Usage(format!(
+            "every row of {} {earlier}: the same rows, whatever the file's name or place. To pay them again on purpose, add --again",
+            file.display()
+        )));
+    }
+    (invalid > 0).then(|| {
+        CommandError::Usage(format!(
+            "{invalid} row(s) cannot be paid (each said in the plan): fix or remove them, then run again"
+        ))
+    })
+}
+
+/// When every row of the file was placed by a run that placed its file whole (from this path or
+/// any other): when and where, in words.
+fn paid_whole_before(batch: &Batch) -> Option<String> {
+    let mut earlier = batch.lines.iter().map(|l| match &l.state {
+        State::PaidBefore { earlier, .. } => Some(earlier),
+        _ => None,
+    });
+    let first = earlier.next()??;
+    (batch.problems.is_empty() && earlier.all(|e| e.is_some())).then(|| first.clone())
 }

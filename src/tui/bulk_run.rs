@@ -76,18 +76,28 @@ async fn run(
     step: &impl Fn(BulkStep),
 ) -> Result<BulkEnded, Refusal> {
     let file = write_rows(dir, order)?;
-    let prepared = match bulk::prepare(client, Kind::Topup, &file, true, false).await {
+    let prepared = match bulk::prepare(
+        client,
+        Kind::Topup,
+        &file,
+        bulk::Run {
+            lock: true,
+            again: false,
+            own_file: true,
+        },
+    )
+    .await
+    {
         Ok(prepared) => prepared,
         Err(e) => {
-            forget(&file, None);
+            forget(&file);
             return Err(Refusal::Why(format!("{e}; nothing was paid")));
         }
     };
     let Prepared { mut batch, mut journal } = prepared;
     if let Some(refused) = refusal(&batch, order) {
-        let journal_path = journal.path().to_path_buf();
         drop(journal);
-        forget(&file, Some(&journal_path));
+        forget(&file);
         return Err(match refused {
             Refusal::Why(why) => Refusal::Why(format!("{why}; nothing was paid")),
             repeats => repeats,
@@ -176,7 +186,7 @@ fn refusal(batch: &Batch, order: &BulkTopup) -> Option<Refusal> {
         .lines
         .iter()
         .filter_map(|l| match &l.state {
-            State::Repeat { earlier, .. } => Some((iccid(l), earlier.clone())),
+            State::Repeat { earlier, .. } | State::PaidBefore { earlier, .. } => Some((iccid(l), earlier.clone())),
             _ => None,
         })
         .collect();
@@ -196,12 +206,11 @@ fn refusal(batch: &Batch, order: &BulkTopup) -> Option<Refusal> {
     crate::purchase::shortfall_message(batch.balance.unwrap_or_default(), total).map(Refusal::Why)
 }
 
-/// A run that paid nothing leaves no rows file or journal behind.
-fn forget(file: &Path, journal: Option<&Path>) {
-    for path in std::iter::once(file).chain(journal) {
-        if let Err(e) = std::fs::remove_file(path) {
-            tracing::warn!(path = %path.display(), %e, "could not remove a bulk file that paid nothing");
-        }
+/// A run that paid nothing leaves no rows file behind (the journal is the account's, every
+/// file's: it stays).
+fn forget(file: &Path) {
+    if let Err(e) = std::fs::remove_file(file) {
+        tracing::warn!(path = %file.display(), %e, "could not remove a bulk file that paid nothing");
     }
 }
 

@@ -142,15 +142,25 @@ async fn a_bulk_topup_killed_at_five_random_moments_places_every_row_exactly_onc
         assert!(order.iccid.is_empty() || order.iccid == row[1], "{no} for {}", &row[1]);
     }
 
-    // Done is done: a run of the same file pays nothing more.
-    let out = finish(start_bulk(&home, &base, &file, &[])).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(
-        stdout(&out).contains(&format!("0 now, {ROWS} by an earlier run")),
-        "{}",
-        stdout(&out)
-    );
-    assert_eq!(orders_at_server(&api).await - before, ROWS as u64);
+    // Done is done: a run of the same rows pays nothing more, from this path or moved to an
+    // archive (a file is its rows, not its name), and says when and from where they were paid.
+    let archive = home.path().join("archive");
+    std::fs::create_dir(&archive).unwrap();
+    let moved = archive.join("paid-in-march.csv");
+    std::fs::rename(&file, &moved).unwrap();
+    for again in [&file, &moved] {
+        if again == &file {
+            std::fs::copy(&moved, &file).unwrap();
+        }
+        let out = finish(start_bulk(&home, &base, again, &[])).await;
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let said = stderr(&out);
+        assert!(
+            said.contains("was placed on") && said.contains("march.csv") && said.contains("add --again"),
+            "{said}"
+        );
+        assert_eq!(orders_at_server(&api).await - before, ROWS as u64, "nothing paid twice");
+    }
 }
 
 /// The key is revoked in the middle of a run (the reseller did it in the portal): the run stops

@@ -16,6 +16,7 @@ mod amounts;
 mod bulk;
 mod common;
 mod crash;
+mod identity;
 mod index;
 mod settling;
 mod transport;

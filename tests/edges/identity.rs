@@ -1,0 +1,88 @@
+//! An account is its credential, whatever its address is spelled: `127.0.0.1:P` and
+//! `LOCALHOST:P/` reach one lock, one rule against repeats, one settling and one bulk journal.
+//! Counted at the server, each payment is one order.
+
+use crate::common::*;
+use std::process::Stdio;
+use std::time::Duration;
+
+/// The same server under two spellings: the address as a test writes it, and the host by
+/// name, in capitals, with a trailing slash and no `/api/v1`.
+fn spellings(addr: std::net::SocketAddr) -> [String; 2] {
+    [
+        format!("http://{addr}/api/v1"),
+        format!("http://LOCALHOST:{}/", addr.port()),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_account_under_two_spellings_of_its_address_pays_each_payment_once() {
+    let sb = sandbox().await;
+    let api = api(&sb);
+    let home = tempfile::tempdir().unwrap();
+    let targets = topupable(&api, 6).await;
+    let direct = spellings(sb.addr);
+    let before = orders_at_server(&api).await;
+
+    // In sequence: the same top-up through the other spelling is a repeat.
+    let out = finish(start_topup(&home, &direct[0], &targets[0], &[])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = finish(start_topup(&home, &direct[1], &targets[0], &[])).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--again"), "{}", stderr(&out));
+    assert_eq!(orders_at_server(&api).await, before + 1, "in sequence: one order");
+
+    // At once, each answer held: one lock, so the second waits and then meets the repeat.
+    let proxy = HoldingProxy::start(sb.addr, Duration::from_millis(800)).await;
+    let held = spellings(proxy.addr);
+    let first = start_topup(&home, &held[0], &targets[1], &[]);
+    let second = start_topup(&home, &held[1], &targets[1], &[]);
+    let codes = [finish(first).await, finish(second).await].map(|o| o.status.code());
+    assert!(codes.contains(&Some(0)) && codes.contains(&Some(2)), "{codes:?}");
+    assert_eq!(orders_at_server(&api).await, before + 2, "at once: one order");
+
+    // Killed mid-payment under one spelling, settled under the other, never paid again.
+    let writes = proxy.writes();
+    let child = start_topup(&home, &held[0], &targets[2], &[]);
+    wait_until(Duration::from_secs(20), "the payment to reach the server", || {
+        proxy.writes() > writes
+    })
+    .await;
+    signal(&child, libc::SIGKILL);
+    let _ = finish(child).await;
+    let mut cmd = esimdash(&home);
+    acme_at(&mut cmd, &held[1]).arg("balance");
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("An earlier top-up of {}", targets[2].0)),
+        "settled under the other spelling: {}",
+        stderr(&out)
+    );
+    let out = finish(start_topup(&home, &held[1], &targets[2], &[])).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(orders_at_server(&api).await, before + 3, "after a kill: one order");
+
+    // One bulk file through both spellings: its rows are paid once.
+    let file = home.path().join("rows.csv");
+    let rows: String = targets[3..]
+        .iter()
+        .map(|(iccid, slug)| format!("{iccid},{slug},1\n"))
+        .collect();
+    std::fs::write(&file, format!("iccid,slug,qty\n{rows}")).unwrap();
+    for (n, base) in direct.iter().enumerate() {
+        let mut cmd = esimdash(&home);
+        acme_at(&mut cmd, base)
+            .args(["topup", "--from"])
+            .arg(&file)
+            .arg("--yes")
+            .stdin(Stdio::null());
+        let out = run(cmd).await;
+        assert_eq!(out.status.code(), Some([0, 2][n]), "{}", stderr(&out));
+    }
+    assert_eq!(
+        orders_at_server(&api).await,
+        before + 6,
+        "a bulk file: one order per row"
+    );
+}
