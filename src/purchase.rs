@@ -153,7 +153,7 @@ pub async fn topup_offer(client: &Client, iccid: &Iccid, seen: Option<Whereabout
     let plans = client.topup_plans(iccid.as_str()).await?;
     let record = match client.find_esim_at(iccid.as_str(), seen).await {
         Ok(Found::Esim(esim)) => Some(*esim),
-        Ok(Found::Absent | Found::Unknown) => None,
+        Ok(Found::Absent | Found::Unknown(_)) => None,
         // Refused credentials refuse the payment too; any other failure leaves the state
         // unconfirmed, which the payment then says and asks about.
         Err(e) if e.is_auth() => return Err(e),

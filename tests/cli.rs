@@ -2000,6 +2000,15 @@ async fn every_exit_code_in_the_readme_table_is_what_the_binary_does() {
     )
     .await
     .unwrap();
+    let without_lookup = spawn(
+        &SandboxConfig {
+            iccid_lookup: false,
+            ..SandboxConfig::default()
+        },
+        "127.0.0.1:0".parse().unwrap(),
+    )
+    .await
+    .unwrap();
     let closed = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -2063,6 +2072,16 @@ async fn every_exit_code_in_the_readme_table_is_what_the_binary_does() {
                     .env("ESIMDASH_BASE_URL", format!("http://127.0.0.1:{closed}/api/v1"))
                     .arg("balance");
                 cases.push(("network error", cmd));
+            }
+            6 => {
+                // No lookup, and a key of two requests a minute: the ignored lookup (page 1)
+                // and one page more, short of the whole list.
+                acme(&mut cmd, &without_lookup).env("ESIMDASH_RATE_LIMIT", "2").args([
+                    "esims",
+                    "--iccid",
+                    "8944100000000099994",
+                ]);
+                cases.push(("not found in the pages read, not every page read", cmd));
             }
             other => panic!("README lists exit code {other}, which this test has no invocation for"),
         }

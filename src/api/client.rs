@@ -146,9 +146,9 @@ pub enum Found {
     Esim(Box<Esim>),
     /// This account has no such eSIM.
     Absent,
-    /// The server has no lookup and the eSIM was not where the index last saw it (or no index
-    /// had it): only reading the list can tell.
-    Unknown,
+    /// The server has no lookup and the eSIM was not near where the index last saw it (or no
+    /// index had it): only reading the rest of the list can tell. What was read.
+    Unknown(super::Searched),
 }
 
 /// The answer to a lookup by ICCID.
@@ -243,6 +243,10 @@ impl Client {
     /// How long one request may take.
     pub fn request_timeout(&self) -> Duration {
         self.inner.opts.request_timeout
+    }
+
+    pub(super) fn pacer(&self) -> &Pacer {
+        &self.inner.pacer
     }
 
     pub(super) fn options(&self) -> &ClientOptions {
@@ -502,46 +506,23 @@ impl Client {
         Ok(Lookup::Unsupported(Some(page)))
     }
 
-    /// One eSIM's current record: by the lookup, or where the server has none, from the page
-    /// at its place in the list, where an index saw it (`seen`). The place is counted from the
-    /// oldest eSIM, so the list's total in any answer tells the page it is on now: the page
-    /// the index names, and if the list grew past it, the page it moved to. `Unknown` when
-    /// neither can tell.
+    /// One eSIM's current record: by the lookup, or where the server has none, from the pages
+    /// near its place in the list, where an index saw it (`seen`): the page its place names,
+    /// then the pages either side (`Reach::Near`). The place is counted from the oldest eSIM,
+    /// so the list's total in any answer tells the page it is on now. `Absent` only when the
+    /// server's lookup says so or every page was read (a list of three pages or fewer);
+    /// `Unknown` with what was read otherwise.
     pub async fn find_esim_at(&self, iccid: &str, seen: Option<Whereabouts>) -> Result<Found, ApiError> {
         let mut first = match self.lookup_esim(iccid).await? {
             Lookup::Found(esim, _) => return Ok(Found::Esim(esim)),
             Lookup::Absent => return Ok(Found::Absent),
             Lookup::Unsupported(first) => first,
         };
-        let Some(seen) = seen else { return Ok(Found::Unknown) };
-        Ok(match self.esim_at(iccid, seen, &mut first).await? {
-            Some(esim) => Found::Esim(Box::new(esim)),
-            None => Found::Unknown,
+        Ok(match self.sweep(iccid, seen, &mut first, &super::Reach::Near).await? {
+            super::Sweep::Found(esim) => Found::Esim(esim),
+            super::Sweep::Missed(searched) if searched.proves_absence() => Found::Absent,
+            super::Sweep::Missed(searched) => Found::Unknown(searched),
         })
-    }
-
-    /// The eSIM at the place an index saw it, from a server without the lookup: at most two
-    /// pages (the one its total names; the one the list's total now names, if another), fewer
-    /// where `first` (page 1, at hand) tells the total now.
-    pub async fn esim_at(
-        &self,
-        iccid: &str,
-        seen: Whereabouts,
-        first: &mut Option<EsimPage>,
-    ) -> Result<Option<Esim>, ApiError> {
-        let page_of = |total: u64| seen.place_in(total).map(|place| place / SCAN_PAGE_SIZE + 1);
-        let total = first.as_ref().map_or(seen.total, |f| f.total);
-        let mut next = page_of(total);
-        let mut tried = Vec::new();
-        while let Some(page) = next.filter(|p| !tried.contains(p)) {
-            let answer = self.inventory_page(page, first).await?;
-            if let Some(esim) = answer.esims.into_iter().find(|e| e.raw_order_json.iccid == iccid) {
-                return Ok(Some(esim));
-            }
-            tried.push(page);
-            next = page_of(answer.total);
-        }
-        Ok(None)
     }
 
     /// Page `page` of the whole inventory, 100 a page; `first` is page 1 when already at hand

@@ -160,6 +160,22 @@ impl Pacer {
         at
     }
 
+    /// Whether a request could go at `now` without waiting: no pause, nothing queued, and the
+    /// window's budget not spent. A read that may stop early (a search of the whole list)
+    /// asks this so that it stops where the budget does instead of waiting for the next window.
+    pub fn has_room(&self, now: Instant) -> bool {
+        let s = self.lock();
+        let paused = s.paused_until.is_some_and(|until| until > now);
+        let queued = s.sent.back().is_some_and(|at| *at > now);
+        let full = s.sent.len() >= s.limit && s.sent[s.sent.len() - s.limit] + s.window + edge_margin(s.window) > now;
+        !(paused || queued || full)
+    }
+
+    /// The window the limit is counted over.
+    pub fn window(&self) -> Duration {
+        self.lock().window
+    }
+
     /// Nobody sends before `until` (the server asked for a pause), plus the edge margin.
     pub fn pause_until(&self, until: Instant) {
         let mut s = self.lock();
@@ -263,6 +279,24 @@ mod tests {
         let queued = (0..10).map(|_| pacer.reserve(t1)).max().unwrap();
         assert!(queued > t1);
         assert!(pacer.reserve_background(t1, 1.0).is_err());
+    }
+
+    #[test]
+    fn room_is_there_until_the_window_is_spent_or_paused() {
+        let pacer = Pacer::new(2, Duration::from_secs(60));
+        let t0 = Instant::now();
+        assert!(pacer.has_room(t0));
+        pacer.reserve(t0);
+        assert!(pacer.has_room(t0));
+        pacer.reserve(t0);
+        assert!(!pacer.has_room(t0), "two of two spent");
+        assert!(
+            !pacer.has_room(t0 + Duration::from_secs(60)),
+            "the edge margin is not past yet"
+        );
+        assert!(pacer.has_room(t0 + Duration::from_secs(62)), "a new window");
+        pacer.pause_until(t0 + Duration::from_secs(100));
+        assert!(!pacer.has_room(t0 + Duration::from_secs(62)), "paused by the server");
     }
 
     #[test]

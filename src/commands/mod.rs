@@ -59,6 +59,13 @@ pub enum CommandError {
     Usage(String),
     #[error("{0}")]
     NotFound(String),
+    /// An ICCID not in the pages of the list read: "not in this account" only when every
+    /// page was read (`Searched::proves_absence`), else not known (exit 6).
+    #[error("{}", .searched.describe(.iccid))]
+    Missed {
+        iccid: String,
+        searched: crate::api::Searched,
+    },
     #[error("{0}")]
     Qr(String),
     /// Not sent: the plan is not offered, the balance is short, the user said no.
@@ -113,9 +120,13 @@ impl From<crate::session::SessionError> for CommandError {
 /// alike.
 pub const EXIT_CREDENTIALS_REFUSED: u8 = 3;
 
+/// The exit status of a search that stopped before it could tell whether the account has the
+/// eSIM: a script must not take it for "not in this account" (1).
+pub const EXIT_NOT_KNOWN: u8 = 6;
+
 impl CommandError {
     /// 1 API or other error, 2 usage, configuration or a write in a read-only session, 3 credentials refused, 4 rate limited,
-    /// 5 network or timeout.
+    /// 5 network or timeout, 6 not found in the pages read but not every page read.
     pub fn exit_code(&self) -> u8 {
         match self {
             CommandError::NothingMoved { error, .. } => error.exit_code(),
@@ -127,6 +138,7 @@ impl CommandError {
             CommandError::OutcomeUnknown(_) => 5,
             CommandError::Interrupted(stop) | CommandError::Stopped(stop, _) => stop.exit_code(),
             CommandError::Check(state) => *state,
+            CommandError::Missed { searched, .. } if !searched.proves_absence() => EXIT_NOT_KNOWN,
             _ => 1,
         }
     }
@@ -142,6 +154,8 @@ impl CommandError {
             CommandError::Config(_) => ("config", None),
             CommandError::Usage(_) => ("usage", None),
             CommandError::NotFound(_) => ("not_found", None),
+            CommandError::Missed { searched, .. } if searched.proves_absence() => ("not_found", None),
+            CommandError::Missed { .. } => ("search_incomplete", None),
             CommandError::Qr(_) => ("qr", None),
             CommandError::Refused(_) => ("refused", None),
             CommandError::CannotTakeData { .. } => ("cannot_take_data", None),
@@ -160,6 +174,16 @@ impl CommandError {
         }
         if let CommandError::CannotTakeData { state: Some(state), .. } = cause {
             error["state"] = json!(state);
+        }
+        if let CommandError::Missed { searched, .. } = cause {
+            error["searched"] = json!({
+                "pagesRead": searched.pages_read,
+                "pages": searched.pages,
+                "esimsSeen": searched.esims_seen,
+            });
+            if let Some(wait) = searched.retry_after() {
+                error["retryAfterSeconds"] = json!(wait.as_secs());
+            }
         }
         match self {
             // Scripts need not parse the words to know whether money moved.
@@ -410,14 +434,19 @@ async fn find(client: &Client, index: Option<&Kept>, iccid: &str) -> Result<Esim
 /// The current profile of an ICCID and the earlier ones (a provider reissues ICCIDs).
 async fn find_profiles(client: &Client, index: Option<&Kept>, iccid: &str) -> Result<(Esim, Vec<Esim>), CommandError> {
     let iccid = Iccid::parse(iccid).map_err(|e| CommandError::Usage(format!("{iccid:?} is not an ICCID: {e}")))?;
-    let profiles = match index {
-        Some(index) => finding::profiles(client, index, iccid.as_str()).await?,
-        None => client.find_profiles(iccid.as_str()).await?,
+    let not_found = || CommandError::NotFound(format!("no eSIM with ICCID {iccid} in this account"));
+    let profiles = match finding::profiles(client, index, iccid.as_str()).await? {
+        finding::Finding::Profiles(profiles) => profiles,
+        finding::Finding::Absent => return Err(not_found()),
+        finding::Finding::Missed(searched) => {
+            return Err(CommandError::Missed {
+                iccid: iccid.to_string(),
+                searched,
+            });
+        }
     };
     let mut profiles = profiles.into_iter();
-    let current = profiles
-        .next()
-        .ok_or_else(|| CommandError::NotFound(format!("no eSIM with ICCID {iccid} in this account")))?;
+    let current = profiles.next().ok_or_else(not_found)?;
     Ok((current, profiles.collect()))
 }
 

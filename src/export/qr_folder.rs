@@ -76,9 +76,7 @@ async fn write_one(client: &Client, folder: &Path, one: &Wanted) -> Result<(), S
             match &found {
                 Found::Esim(esim) => esim,
                 Found::Absent => return Err("no such eSIM in this account".to_string()),
-                Found::Unknown => {
-                    return Err("not where the index last saw it; search for it to read it again".to_string());
-                }
+                Found::Unknown(searched) => return Err(searched.describe(iccid.as_str())),
             }
         }
     };

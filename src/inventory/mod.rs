@@ -411,6 +411,29 @@ impl Inventory {
         None
     }
 
+    /// The list's pages (of `size`) the index holds whole, the one read longest ago first: a
+    /// search of the whole list reads them after the others (`api::Reach::Whole`), so that a
+    /// search stopped by the rate budget and run again reads first what the last one did not.
+    pub fn pages_held_whole(&self, size: u64) -> Vec<u64> {
+        let size = size.max(1);
+        // Per page: entries held, and the oldest read among them.
+        let mut pages: std::collections::BTreeMap<u64, (u64, i64)> = std::collections::BTreeMap::new();
+        for &e in &self.order {
+            let e = e as usize;
+            let held = pages.entry(self.place(e) / size + 1).or_insert((0, i64::MAX));
+            held.0 += 1;
+            held.1 = held.1.min(self.read_at[e]);
+        }
+        let on_page = |page: u64| size.min(self.total.saturating_sub((page - 1).saturating_mul(size)));
+        let mut whole: Vec<(i64, u64)> = pages
+            .into_iter()
+            .filter(|&(page, (held, _))| held >= on_page(page))
+            .map(|(page, (_, oldest))| (oldest, page))
+            .collect();
+        whole.sort_unstable();
+        whole.into_iter().map(|(_, page)| page).collect()
+    }
+
     /// The place of entry `e` among the eSIMs the status filter lets through, counting the
     /// ones the index has before it (all of them, where the index covers the list up to it).
     pub fn place_among(&self, e: usize, status: &crate::domain::status::StatusFilter) -> u64 {
@@ -556,6 +579,26 @@ mod tests {
         );
         let e = inv.find(&format!("{:019}", 44 - 12)).unwrap();
         assert_eq!(inv.row(e).map(|r| (r.place, r.read_at)), Some((12, 200)));
+    }
+
+    #[test]
+    fn the_pages_held_whole_come_the_one_read_longest_ago_first() {
+        let mut inv = Inventory::default();
+        // 45 eSIMs, 10 a page: pages 3 and 1 read, then 5 (the last, of 5), page 2 in part.
+        inv.merge(&page(3, 10, 45, 300));
+        inv.merge(&page(1, 10, 45, 100));
+        inv.merge(&page(5, 10, 45, 200));
+        assert_eq!(inv.pages_held_whole(10), vec![1, 5, 3]);
+        let mut part = page(2, 10, 45, 50);
+        part.entries.truncate(4);
+        inv.merge(&part);
+        assert_eq!(inv.pages_held_whole(10), vec![1, 5, 3], "page 2 is not whole");
+        inv.merge(&page(1, 10, 45, 400));
+        assert_eq!(
+            inv.pages_held_whole(10),
+            vec![5, 3, 1],
+            "page 1 read again, now the latest"
+        );
     }
 
     #[test]

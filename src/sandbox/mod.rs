@@ -319,6 +319,13 @@ impl RunningSandbox {
         self.shared.lock().install(iccid, Utc::now())
     }
 
+    /// The provider purges its `n` oldest eSIMs of every reseller, as old records are purged
+    /// (`Data::purge_oldest_esims`): every newer eSIM keeps its place from the top of the list,
+    /// and the list's total falls. How many were purged.
+    pub fn purge_oldest_esims(&self, n: usize) -> usize {
+        self.shared.lock().purge_oldest_esims(n)
+    }
+
     /// How many requests reached the server so far.
     pub fn requests_received(&self) -> u64 {
         self.knobs.received.load(Ordering::Relaxed)

@@ -493,6 +493,38 @@ impl Data {
         }
     }
 
+    /// The provider purges its oldest records: the `n` oldest eSIMs of every reseller leave
+    /// the eSIM list, the lookup and the QR images. The orders that made them stay in the order
+    /// list, as an order history outlives the profiles it made. How many were purged.
+    pub fn purge_oldest_esims(&mut self, n: usize) -> usize {
+        let Data {
+            resellers,
+            lists,
+            qr_images,
+            ..
+        } = self;
+        let mut purged = 0;
+        for (reseller, list) in resellers.iter_mut().zip(lists.iter_mut()) {
+            let mut left = n;
+            // Oldest order first; within an order the list shows its last eSIM last.
+            for order in &mut reseller.orders {
+                while left > 0
+                    && let Some(esim) = order.esims.pop()
+                {
+                    qr_images.remove(&esim.tran_no);
+                    left -= 1;
+                    purged += 1;
+                }
+                if left == 0 {
+                    break;
+                }
+            }
+            // Every eSIM's place in the list index moved: rebuilt, as at start.
+            *list = ListIndex::build(&reseller.orders);
+        }
+        purged
+    }
+
     pub fn place_order(
         &mut self,
         reseller: usize,

@@ -151,3 +151,121 @@ async fn a_find_killed_mid_read_resumes_without_reading_the_saved_pages_again() 
     );
     assert!(again.len() as u64 <= total.div_ceil(100) + 1 - saved.len() as u64 / 100 + 1);
 }
+
+/// Every page's first ICCID of Acme's eSIMs, as the server lists them now.
+async fn firsts_of_pages(sb: &RunningSandbox) -> (Vec<String>, u64) {
+    let mut firsts = Vec::new();
+    for page in 1.. {
+        let query = EsimQuery {
+            page: Some(page),
+            page_size: Some(100),
+            ..EsimQuery::default()
+        };
+        let answer = api(sb).esims(&query).await.unwrap();
+        match answer.esims.first() {
+            Some(first) => firsts.push(first.raw_order_json.iccid.to_string()),
+            None => return (firsts, answer.total),
+        }
+    }
+    unreachable!("the pages end")
+}
+
+/// An ICCID no reseller of the sandbox has (Luhn-checked).
+fn absent_iccid() -> String {
+    let payload = "894410000000009999";
+    format!("{payload}{}", esimdash::domain::iccid::luhn_check_digit(payload))
+}
+
+/// A look-up that misses: its exit status, its JSON error and the eSIM pages it read.
+async fn miss(cmd: std::process::Command, sb: &RunningSandbox) -> (Option<i32>, serde_json::Value, Vec<u64>) {
+    let before = sb.esim_pages_served().len();
+    let out = run(cmd).await;
+    let error: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap_or_else(|_| panic!("{}", stderr(&out)));
+    (out.status.code(), error, sb.esim_pages_served()[before..].to_vec())
+}
+
+/// The issue "a miss is proven before it is said": the server purged its oldest eSIM after
+/// the index was saved, so every eSIM's place counted from the oldest is one off, and the
+/// page the index names for an eSIM first on a page is the page before. Each is found all
+/// the same, in at most 4 eSIM requests (the ignored lookup, its page, the pages either
+/// side), and the index takes in what was read (the next look-up reads its page alone). An
+/// ICCID truly absent is "not in this account" only after every page, each read once; a
+/// budget too small for every page says how far it got and exits 6, not 1.
+#[tokio::test]
+async fn after_the_oldest_esim_is_purged_each_esim_first_on_a_page_is_found_and_a_miss_is_proven_first() {
+    let sb = without_lookup(1_500).await;
+    let home = tempfile::tempdir().unwrap();
+    let mut all = esimdash(&home);
+    acme_at(&mut all, &sb.base_url())
+        .env("ESIMDASH_RATE_LIMIT", "1000000")
+        .args(["esims", "--all", "--json"]);
+    let out = run(all).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (firsts, total) = firsts_of_pages(&sb).await;
+    assert!(
+        saved_index(&home, &sb).is_complete(),
+        "the saved index holds every eSIM"
+    );
+    assert!(firsts.len() >= 10, "{} pages", firsts.len());
+
+    assert!(sb.purge_oldest_esims(1) >= 1);
+    let (_, now) = firsts_of_pages(&sb).await;
+    assert_eq!(now, total - 1, "the oldest eSIM is gone");
+
+    // From the last page up: a page read for one find puts right the places on it, which
+    // would spare the next page's first eSIM its miss if they went down.
+    let (mut most, mut beside) = (0, 0);
+    for iccid in firsts.iter().rev() {
+        let pages = pages_read_by(find(&home, &sb, iccid), &sb, iccid).await;
+        assert!(pages.len() <= 4, "{iccid}: {pages:?}");
+        most = most.max(pages.len());
+        beside += usize::from(pages.len() > 2);
+    }
+    eprintln!(
+        "{n} of {n} eSIMs first on a page found after the purge, at most {most} eSIM requests each; \
+         {beside} not on the page the index named",
+        n = firsts.len()
+    );
+    assert!(beside >= 10, "the index named the page before for most of them");
+    for iccid in &firsts {
+        let pages = pages_read_by(find(&home, &sb, iccid), &sb, iccid).await;
+        assert!(pages.len() <= 2, "looked up again, {iccid}: {pages:?}");
+    }
+
+    let absent = absent_iccid();
+    let pages = now.div_ceil(100);
+    let (code, error, read) = miss(find(&home, &sb, &absent), &sb).await;
+    eprintln!(
+        "absent: exit {code:?}, {} eSIM requests: {}",
+        read.len(),
+        error["error"]["message"]
+    );
+    assert_eq!(code, Some(1), "{error}");
+    assert_eq!(error["error"]["kind"], "not_found");
+    let message = error["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("in this account"), "{message}");
+    assert!(
+        message.contains(&format!("every page of the list read ({pages} pages")),
+        "{message}"
+    );
+    assert_eq!(error["error"]["searched"]["pagesRead"], pages);
+    assert_eq!(error["error"]["searched"]["esimsSeen"], now);
+    let mut sorted = read.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, (1..=pages).collect::<Vec<u64>>(), "every page once: {read:?}");
+
+    // A key of 5 requests a minute: the lookup (page 1) and four more pages, then a stop.
+    let mut small = find(&home, &sb, &absent);
+    small.env("ESIMDASH_RATE_LIMIT", "5");
+    let (code, error, read) = miss(small, &sb).await;
+    eprintln!("a budget of 5: exit {code:?}, {read:?}: {}", error["error"]["message"]);
+    assert_eq!(code, Some(6), "{error}");
+    assert_eq!(error["error"]["kind"], "search_incomplete");
+    assert_eq!(read.len(), 5, "{read:?}");
+    let message = error["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(&format!("not found in 5 of {pages} pages read")),
+        "{message}"
+    );
+    assert!(!message.contains("in this account"), "{message}");
+}

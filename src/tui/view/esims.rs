@@ -393,7 +393,9 @@ fn unfetched_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
     let fresh = esims.fresh().filter(|f| iccid == f.iccid).map(|f| &f.record);
     let state = match (fresh, fresh.and_then(Remote::value)) {
         (_, Some(Found::Absent)) => "This account has no eSIM with this ICCID any more.".to_string(),
-        (_, Some(Found::Unknown)) => "Not at its place in the list any more; r reads the inventory again.".to_string(),
+        (_, Some(Found::Unknown(searched))) => {
+            format!("{}. r reads the inventory again.", searched.describe(iccid.as_str()))
+        }
         (Some(r), _) if r.is_loading() => "Fetching its current record…".to_string(),
         (Some(r), _) if r.error().is_some() => r.error().map(|e| failed_text(app, "its record", e)).unwrap_or_default(),
         // Asked for once typing is done: each key would otherwise fetch a record nobody reads.

@@ -558,7 +558,7 @@ impl Esims {
         match &self.fresh {
             // Asked already; again only if it could not be told and a place is now known.
             Some(f) if f.iccid == iccid && !f.record.wanted() => {
-                let unknown = matches!(f.record.value(), Some(Found::Unknown));
+                let unknown = matches!(f.record.value(), Some(Found::Unknown(_)));
                 (unknown && seen.is_some() && f.seen != seen).then_some((iccid, seen))
             }
             _ => Some((iccid, seen)),
