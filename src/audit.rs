@@ -72,6 +72,9 @@ pub struct Entry {
     pub order_no: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub balance_after: Option<String>,
+    /// On an "answered" line: what the payment cost, when that is not the `total` confirmed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub charged: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_key: Option<String>,
     /// Whether the server echoed the key (it honours keys).
@@ -127,6 +130,7 @@ impl Entry {
             outcome: None,
             order_no: None,
             balance_after: None,
+            charged: None,
             idempotency_key: None,
             key_echoed: None,
             attempt: None,

@@ -21,14 +21,26 @@ pub fn nothing_moved(reason: &str, nothing: &str) -> String {
     format!("{}; {nothing}.", reason.trim_end_matches('.'))
 }
 
+/// The smallest price a plan can plausibly have: a cent. A quote below it (zero, `-0.00`,
+/// `1e-28`) is a server's mistake, and paying on it would confirm one total and be charged
+/// another.
+pub const SMALLEST_PRICE: Decimal = Decimal::from_parts(1, 0, 0, false, 2);
+
 /// A payment's total: the unit price times the quantity, computed checked. A server's price
-/// can be any number; one that is negative, or a total past what a decimal holds exactly, is
-/// refused before anything is sent, in words.
+/// can be any number; one below the smallest plausible price (zero and negative ones too), or
+/// a total past what a decimal holds exactly, is refused before anything is confirmed or sent,
+/// in words that name the value as the server gave it.
 pub fn line_total(unit: Decimal, qty: u32) -> Result<Decimal, String> {
-    if unit.is_sign_negative() && !unit.is_zero() {
+    if unit < SMALLEST_PRICE {
+        let kind = if unit.is_sign_negative() && !unit.is_zero() {
+            "a negative price"
+        } else if unit.is_zero() {
+            "a price of nothing"
+        } else {
+            "a price below a cent"
+        };
         return Err(format!(
-            "The API gives this plan a negative price ({} USD): refused",
-            format_amount(unit)
+            "The API quotes this plan at {unit} USD, {kind}: not a price any plan has, so it is not trusted; refused"
         ));
     }
     unit.checked_mul(Decimal::from(qty)).ok_or_else(|| {
@@ -219,6 +231,18 @@ mod tests {
         // Amounts at the edges of what a decimal holds are refused in words, never a panic.
         assert!(line_total(Decimal::MAX, 10).unwrap_err().contains("too large"));
         assert!(line_total(Decimal::new(-1, 2), 1).unwrap_err().contains("negative"));
+        // A decimal keeps no sign on zero: "-0.00" is named as 0.00.
+        for (quote, named) in [
+            ("0", "0"),
+            ("-0.00", "0.00"),
+            ("1e-28", "0.0000000000000000000000000001"),
+            ("0.009", "0.009"),
+        ] {
+            let unit = Decimal::from_scientific(quote).or_else(|_| quote.parse()).unwrap();
+            let refused = line_total(unit, 1).unwrap_err();
+            assert!(refused.contains(&format!("at {named} USD")), "{refused}");
+        }
+        assert_eq!(line_total(SMALLEST_PRICE, 3), Ok(Decimal::new(3, 2)));
         assert_eq!(line_total(Decimal::new(240, 2), 10), Ok(Decimal::new(2400, 2)));
         assert!(
             balance_after(Decimal::MIN, Decimal::ONE)

@@ -20,8 +20,8 @@ use std::collections::HashSet;
 pub const TOPUP: Endpoint = Endpoint::new("POST", "/portal/topups");
 pub const PLACE_ORDER: Endpoint = Endpoint::new("POST", "/portal/orders");
 
-use crate::domain::purchase::Purchase;
 pub use crate::domain::purchase::Spend;
+use crate::domain::purchase::{ChargedOther, Purchase, charged_other};
 
 /// A payment asked of the client: what, its total as the user confirmed it (for the audit
 /// trail), and its idempotency key, made once and kept for any resend and lookup.
@@ -36,6 +36,9 @@ pub struct Payment {
     /// The plan's order numbers read before paying: kept in the trail, so that whichever
     /// session settles a lost answer can tell this payment's order apart.
     pub orders_before: Option<Vec<String>>,
+    /// The balance the user saw when confirming, when it was read: the balance moved is
+    /// compared with the total confirmed.
+    pub balance_before: Option<Decimal>,
 }
 
 impl Payment {
@@ -51,6 +54,7 @@ impl Payment {
             key,
             again: false,
             orders_before: None,
+            balance_before: None,
         }
     }
 
@@ -60,6 +64,21 @@ impl Payment {
         numbers.sort();
         self.orders_before = Some(numbers);
         self
+    }
+
+    /// With the balance the user saw when confirming.
+    pub fn with_balance_before(mut self, balance: Decimal) -> Self {
+        self.balance_before = Some(balance);
+        self
+    }
+
+    /// Whether its placing cost other than the total confirmed (see `ChargedOther`).
+    pub fn charged_other(&self, placed: &Placed) -> Option<ChargedOther> {
+        charged_other(
+            self.total,
+            placed.order.total_sell_price,
+            (self.balance_before, placed.balance_usd),
+        )
     }
 
     /// Confirmed a second time (see `again`).
@@ -164,6 +183,8 @@ fn fresh_key() -> String {
 pub struct Paid {
     pub placed: Placed,
     pub delivery: Delivery,
+    /// Placed, but for another total than the one confirmed: told loudly by every caller.
+    pub charged_other: Option<ChargedOther>,
 }
 
 /// How the answer came.
@@ -252,6 +273,7 @@ impl Client {
         let error = match first {
             Ok((placed, _)) => {
                 return Ok(Paid {
+                    charged_other: payment.charged_other(&placed),
                     placed,
                     delivery: Delivery::Answered,
                 });
@@ -279,6 +301,7 @@ impl Client {
             match self.send_payment(payment, attempt).await {
                 Ok((placed, replayed)) => {
                     return Ok(Paid {
+                        charged_other: payment.charged_other(&placed),
                         placed,
                         delivery: Delivery::Resent { replayed },
                     });
@@ -341,6 +364,11 @@ impl Client {
                 e.outcome = Some(if *replayed { "replayed" } else { "placed" }.to_string());
                 e.order_no = Some(placed.order.record.provider_order_no.to_string());
                 e.balance_after = placed.balance_usd.map(format_amount);
+                if let Some(other) = payment.charged_other(placed) {
+                    tracing::error!(key = %payment.key, "{}", other.sentence());
+                    e.charged = Some(format_amount(other.charged));
+                    e.outcome = Some(format!("{}, but {}", e.outcome.unwrap_or_default(), other.sentence()));
+                }
                 e
             }
             Err(error) => {

@@ -33,8 +33,13 @@ pub struct Line {
 pub enum State {
     /// Checked, not paid yet.
     ToPay,
-    /// Placed: this order; `now`, in this run (else by an earlier one).
-    Placed { order: String, now: bool },
+    /// Placed: this order; `now`, in this run (else by an earlier one); `charged_other`: for
+    /// another total than the one confirmed, in words (`ChargedOther::sentence`).
+    Placed {
+        order: String,
+        now: bool,
+        charged_other: Option<String>,
+    },
     /// The server refused it (nothing moved): a re-run tries it again.
     Failed(String),
     /// No answer and no telling from the order list: not paid again without `--again`.
@@ -70,7 +75,10 @@ impl State {
 
     pub fn error(&self) -> Option<&str> {
         match self {
-            State::Failed(e)
+            State::Placed {
+                charged_other: Some(e), ..
+            }
+            | State::Failed(e)
             | State::Unknown(e)
             | State::Invalid(e)
             | State::Repeat { said: e, .. }
@@ -109,6 +117,22 @@ impl Batch {
         self.lines
             .iter()
             .filter(|l| matches!(l.state, State::Placed { now: true, .. }))
+            .count()
+    }
+
+    /// The rows placed for another total than the one confirmed.
+    pub fn charged_other(&self) -> usize {
+        self.lines
+            .iter()
+            .filter(|l| {
+                matches!(
+                    l.state,
+                    State::Placed {
+                        charged_other: Some(_),
+                        ..
+                    }
+                )
+            })
             .count()
     }
 
@@ -297,7 +321,11 @@ fn earlier(
                 State::PaidBefore { earlier, said }
             }
         }
-        Written::Placed { order } => State::Placed { order, now: false },
+        Written::Placed { order } => State::Placed {
+            order,
+            now: false,
+            charged_other: None,
+        },
         Written::Failed { .. } => State::ToPay,
         Written::Unknown { error } => unknown(error),
     })
@@ -527,11 +555,18 @@ async fn pay_one(client: &Client, payment: Payment) -> Result<State, ApiError> {
         Ok(paid) => State::Placed {
             order: paid.placed.order.record.provider_order_no.to_string(),
             now: true,
+            charged_other: paid.charged_other.map(|other| other.sentence()),
         },
         Err(error) if error.outcome_unknown() => match client.look_up_payment(&payment, &before).await {
             Ok(Some(order)) => State::Placed {
                 order: order.record.provider_order_no.to_string(),
                 now: true,
+                charged_other: crate::domain::purchase::charged_other(
+                    payment.total,
+                    order.total_sell_price,
+                    (None, None),
+                )
+                .map(|other| other.sentence()),
             },
             Ok(None) => State::Unknown(format!(
                 "no answer came ({error}); the order list shows no such order: most likely not placed; check `esimdash orders`, then run again with --again to pay it"

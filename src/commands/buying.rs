@@ -189,7 +189,7 @@ async fn check_and_ask(
         return Err(CommandError::Refused(message));
     }
     let after = balance_after(balance, total).map_err(CommandError::Refused)?;
-    let payment = Payment::new(spend, Some(total));
+    let payment = Payment::new(spend, Some(total)).with_balance_before(balance);
     let iccid = payment.iccid().map(str::to_string);
     let iccid = iccid.as_deref();
     let target = iccid.map_or_else(String::new, |i| format!(" for eSIM {i}"));
@@ -247,9 +247,11 @@ async fn pay(
             .await
             .map_err(|e| e.nothing_moved(what.nothing_done()))?;
         // A payment of its own, under a fresh key: the first was refused and is done with.
+        let seen = payment.balance_before;
         payment = Payment::new(payment.spend.clone(), payment.total)
             .with_orders_before(&before)
             .again();
+        payment.balance_before = seen;
         answer = client.pay(&payment).await;
     }
     match answer {
@@ -263,10 +265,15 @@ async fn pay(
                 let mut value = serde_json::to_value(&paid.placed).map_err(|e| CommandError::Usage(e.to_string()))?;
                 value["delivery"] = json!(delivery);
                 value["moneyMoved"] = json!(true);
+                value["confirmed"] = json!(format_amount(total));
+                value["charged"] = json!(paid.placed.order.total_sell_price.map(format_amount));
                 if let Some(unsure) = &unsure {
                     value["unsure"] = json!(unsure);
                 }
-                return print_json(&value);
+                print_json(&value)?;
+                return paid
+                    .charged_other
+                    .map_or(Ok(()), |other| Err(CommandError::ChargedOther(other)));
             }
             if let Delivery::Resent { replayed } = paid.delivery {
                 outln!(
@@ -291,7 +298,8 @@ async fn pay(
                     .map_or_else(|| format_amount(total), format_amount),
                 placed.balance_usd.map_or_else(|| "unknown".to_string(), format_amount)
             );
-            Ok(())
+            paid.charged_other
+                .map_or(Ok(()), |other| Err(CommandError::ChargedOther(other)))
         }
         Err(error) if error.outcome_unknown() => look_up(client, &payment, &before, what, &error, output).await,
         // The server answered with a refusal (it debits nothing then), said in those words.

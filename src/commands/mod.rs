@@ -81,6 +81,15 @@ pub enum CommandError {
     /// No answer came to a request that moves money; what the order list showed is said.
     #[error("{0}")]
     OutcomeUnknown(String),
+    /// Placed, for another total than the one confirmed (exit 7): the order is told on stdout
+    /// as usual, this on stderr.
+    #[error("{}", .0.sentence())]
+    ChargedOther(crate::domain::purchase::ChargedOther),
+    /// Rows of a bulk file placed for another total than the one confirmed (exit 7).
+    #[error(
+        "{0} row(s) were placed for another total than the one confirmed (each said in the result): check them with your provider"
+    )]
+    ChargedOtherRows(usize),
     #[error("{0}")]
     Io(#[from] std::io::Error),
     /// Failed before the payment was sent (or refused by the server), so no money moved: the
@@ -123,6 +132,8 @@ pub const EXIT_CREDENTIALS_REFUSED: u8 = 3;
 /// The exit status of a search that stopped before it could tell whether the account has the
 /// eSIM: a script must not take it for "not in this account" (1).
 pub const EXIT_NOT_KNOWN: u8 = 6;
+/// A payment placed for another total than the one confirmed.
+pub const EXIT_CHARGED_OTHER: u8 = 7;
 
 impl CommandError {
     /// 1 API or other error, 2 usage, configuration or a write in a read-only session, 3 credentials refused, 4 rate limited,
@@ -136,6 +147,7 @@ impl CommandError {
             CommandError::Api(ApiError::RateLimited { .. }) => 4,
             CommandError::Api(ApiError::Network { .. } | ApiError::Timeout { .. }) => 5,
             CommandError::OutcomeUnknown(_) => 5,
+            CommandError::ChargedOther(_) | CommandError::ChargedOtherRows(_) => EXIT_CHARGED_OTHER,
             CommandError::Interrupted(stop) | CommandError::Stopped(stop, _) => stop.exit_code(),
             CommandError::Check(state) => *state,
             CommandError::Missed { searched, .. } if !searched.proves_absence() => EXIT_NOT_KNOWN,
@@ -160,6 +172,7 @@ impl CommandError {
             CommandError::Refused(_) => ("refused", None),
             CommandError::CannotTakeData { .. } => ("cannot_take_data", None),
             CommandError::OutcomeUnknown(_) => ("outcome_unknown", None),
+            CommandError::ChargedOther(_) | CommandError::ChargedOtherRows(_) => ("charged_other", None),
             CommandError::Io(_) => ("io", None),
             CommandError::Interrupted(_) | CommandError::Stopped(..) => ("interrupted", None),
             CommandError::Check(_) => ("check", None),
@@ -184,6 +197,11 @@ impl CommandError {
             if let Some(wait) = searched.retry_after() {
                 error["retryAfterSeconds"] = json!(wait.as_secs());
             }
+        }
+        if let CommandError::ChargedOther(other) = cause {
+            error["charged"] = json!(format_amount(other.charged));
+            error["confirmed"] = json!(format_amount(other.confirmed));
+            error["moneyMoved"] = json!(true);
         }
         match self {
             // Scripts need not parse the words to know whether money moved.

@@ -4,6 +4,8 @@
 //! request leaves (`api::changes`).
 
 use super::iccid::Iccid;
+use super::money::format_amount;
+use rust_decimal::Decimal;
 
 /// Whom it is for: an eSIM (a top-up, by a valid ICCID) or new eSIMs (an order).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,5 +73,91 @@ impl Spend {
             slug: slug.into(),
             qty,
         }
+    }
+}
+
+/// A payment placed for another total than the one confirmed: what the order says it cost (or,
+/// without that, what the balance moved) against what the user said yes to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChargedOther {
+    pub charged: Decimal,
+    pub confirmed: Decimal,
+    /// How much the balance went down, when the balance before was known.
+    pub balance_moved: Option<Decimal>,
+}
+
+impl ChargedOther {
+    /// "Charged 13.20 USD, not the 0.50 USD confirmed (the balance went down by 13.20 USD)".
+    pub fn sentence(&self) -> String {
+        let moved = self.balance_moved.map_or_else(String::new, |m| {
+            format!(" (the balance went down by {} USD)", format_amount(m))
+        });
+        format!(
+            "Charged {} USD, not the {} USD confirmed{moved}: check the order with your provider",
+            format_amount(self.charged),
+            format_amount(self.confirmed)
+        )
+    }
+}
+
+/// Whether a placed payment cost what was confirmed: the order's `totalSellPrice`, and the
+/// balance moved (`balance`: before, and as the answer gives it), each against `confirmed`.
+pub fn charged_other(
+    confirmed: Option<Decimal>,
+    order_total: Option<Decimal>,
+    balance: (Option<Decimal>, Option<Decimal>),
+) -> Option<ChargedOther> {
+    let confirmed = confirmed?;
+    let moved = balance
+        .0
+        .zip(balance.1)
+        .and_then(|(before, after)| before.checked_sub(after));
+    let charged = order_total.or(moved)?;
+    let differs = charged != confirmed || moved.is_some_and(|m| m != confirmed);
+    differs.then_some(ChargedOther {
+        charged: if charged != confirmed {
+            charged
+        } else {
+            moved.unwrap_or(charged)
+        },
+        confirmed,
+        balance_moved: moved,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usd(s: &str) -> Option<Decimal> {
+        Some(s.parse().unwrap())
+    }
+
+    #[test]
+    fn a_payment_charged_other_than_confirmed_is_told_by_the_order_or_the_balance() {
+        let confirmed = usd("6.60");
+        assert_eq!(charged_other(confirmed, usd("6.60"), (usd("250"), usd("243.40"))), None);
+        assert_eq!(charged_other(confirmed, usd("6.6"), (None, None)), None, "6.6 is 6.60");
+        let order = charged_other(usd("0.00"), usd("13.20"), (usd("250"), usd("236.80"))).unwrap();
+        assert_eq!(
+            (order.charged, order.balance_moved),
+            (usd("13.20").unwrap(), usd("13.20"))
+        );
+        assert!(
+            order
+                .sentence()
+                .starts_with("Charged 13.20 USD, not the 0.00 USD confirmed"),
+            "{}",
+            order.sentence()
+        );
+        // The order says what was confirmed, the balance moved more: told all the same.
+        let balance = charged_other(confirmed, usd("6.60"), (usd("250"), usd("200"))).unwrap();
+        assert_eq!(balance.charged, usd("50").unwrap());
+        // No order total: the balance moved tells.
+        assert!(charged_other(confirmed, None, (usd("250"), usd("243.40"))).is_none());
+        assert!(
+            charged_other(confirmed, None, (None, None)).is_none(),
+            "nothing to compare"
+        );
     }
 }

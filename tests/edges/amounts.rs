@@ -17,12 +17,14 @@ struct Hostile {
     price: &'static str,
     balance: &'static str,
     posts: Arc<AtomicU64>,
+    /// What a payment is answered with.
+    placed: &'static str,
 }
 
 async fn answer(State(h): State<Hostile>, request: Request) -> Response {
     if request.method() != Method::GET {
         h.posts.fetch_add(1, Ordering::SeqCst);
-        return (StatusCode::CREATED, "{}").into_response();
+        return (StatusCode::CREATED, h.placed).into_response();
     }
     let plan = format!(
         r#"{{"slug":"x-1gb","name":"X 1GB","packageCode":"TOPUP_X","locationCode":"FR","price":{},"currencyCode":"USD","volume":1073741824,"duration":7,"durationUnit":"DAY"}}"#,
@@ -41,11 +43,17 @@ async fn answer(State(h): State<Hostile>, request: Request) -> Response {
 }
 
 async fn hostile(price: &'static str, balance: &'static str) -> (String, Arc<AtomicU64>) {
+    charging(price, balance, "{}").await
+}
+
+/// A server quoting `price` whose payments are answered `placed`.
+async fn charging(price: &'static str, balance: &'static str, placed: &'static str) -> (String, Arc<AtomicU64>) {
     let posts = Arc::new(AtomicU64::new(0));
     let state = Hostile {
         price,
         balance,
         posts: posts.clone(),
+        placed,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -55,7 +63,7 @@ async fn hostile(price: &'static str, balance: &'static str) -> (String, Arc<Ato
 
 #[tokio::test(flavor = "multi_thread")]
 async fn absurd_amounts_are_refused_in_words_before_any_payment() {
-    let cases: [(&str, &str, &[&str], &str); 4] = [
+    let cases: [(&str, &str, &[&str], &str); 7] = [
         (
             "1e28",
             "250.00",
@@ -75,6 +83,24 @@ async fn absurd_amounts_are_refused_in_words_before_any_payment() {
             "short of",
         ),
         ("-0.01", "250.00", &["buy", "--slug", "x-1gb"], "negative price"),
+        (
+            "0",
+            "250.00",
+            &["buy", "--slug", "x-1gb"],
+            "at 0 USD, a price of nothing",
+        ),
+        (
+            "\"-0.00\"",
+            "250.00",
+            &["topup", "--iccid", ICCID, "--slug", "x-1gb"],
+            "at 0.00 USD, a price of nothing",
+        ),
+        (
+            "1e-28",
+            "250.00",
+            &["buy", "--slug", "x-1gb"],
+            "at 0.0000000000000000000000000001 USD, a price below a cent",
+        ),
     ];
     for (price, balance, args, words) in cases {
         let (base, posts) = hostile(price, balance).await;
@@ -138,7 +164,7 @@ fn any_amount_at_the_edges_is_paid_only_when_it_can_be_computed_and_covered() {
         prop_assert!(!said.contains("panicked") && out.status.code().is_some_and(|c| c != 101), "{said}");
         let payable = price
             .checked_mul(Decimal::from(qty))
-            .filter(|t| !t.is_sign_negative() || t.is_zero())
+            .filter(|_| price >= esimdash::purchase::SMALLEST_PRICE)
             .filter(|t| balance >= *t);
         if posts.load(Ordering::SeqCst) > 0 {
             prop_assert!(payable.is_some(), "{price} × {qty} from {balance} was sent: {said}");
@@ -146,4 +172,44 @@ fn any_amount_at_the_edges_is_paid_only_when_it_can_be_computed_and_covered() {
             prop_assert!(payable.is_none(), "{price} × {qty} from {balance} was not sent: {said}");
         }
     });
+}
+
+/// The server quotes 6.60 USD and charges 13.20: the order is told, and so is the difference,
+/// loudly (stderr, exit 7, `charged` and `confirmed` in `--json`, the trail's answered line).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_payment_charged_other_than_confirmed_is_told_loudly() {
+    let placed = r#"{"ok":true,"order":{"providerOrderNo":"B1","slug":"x-1gb","packageName":"X 1GB","status":"GOT_RESOURCE","quantity":1,"totalSellPrice":"13.20"},"balanceUsd":"236.80"}"#;
+    let (base, posts) = charging("6.60", "250.00", placed).await;
+    let home = tempfile::tempdir().unwrap();
+    let buy = ["buy", "--slug", "x-1gb", "--yes"];
+    let mut cmd = esimdash(&home);
+    acme_at(&mut cmd, &base).args(buy);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("Placed: order B1"), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("Charged 13.20 USD, not the 6.60 USD confirmed (the balance went down by 13.20 USD)"),
+        "{}",
+        stderr(&out)
+    );
+    let mut cmd = esimdash(&home);
+    acme_at(&mut cmd, &base).args(buy).args(["--again", "--json"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
+    let placed = stdout_json(&out);
+    assert_eq!(
+        (&placed["charged"], &placed["confirmed"]),
+        (&"13.20".into(), &"6.60".into()),
+        "{placed}"
+    );
+    let error: serde_json::Value = serde_json::from_str(stderr(&out).trim()).unwrap();
+    assert_eq!(error["error"]["kind"], "charged_other", "{error}");
+    assert_eq!(error["error"]["moneyMoved"], true, "{error}");
+    let answered: Vec<_> = trail(&home).into_iter().filter(|e| e["stage"] == "answered").collect();
+    assert_eq!(answered.len(), 2);
+    assert!(
+        answered.iter().all(|e| e["charged"] == "13.20" && e["total"] == "6.60"),
+        "{answered:?}"
+    );
+    assert_eq!(posts.load(Ordering::SeqCst), 2);
 }

@@ -283,6 +283,13 @@ fn data_for(request: &Request, seed: u64) -> Payload {
             } else {
                 Delivery::Resent { replayed: true }
             },
+            charged_other: seed
+                .is_multiple_of(7)
+                .then(|| esimdash::domain::purchase::ChargedOther {
+                    charged: rust_decimal::Decimal::new(1320, 2),
+                    confirmed: rust_decimal::Decimal::new(660, 2),
+                    balance_moved: None,
+                }),
         }),
         Request::LookUpPayment { .. } => Payload::FoundOrder(seed.is_multiple_of(2).then(|| order(seed, 2))),
     }
@@ -624,6 +631,9 @@ impl Run {
                 state: esimdash::bulk::State::Placed {
                     order: text(seed, "B1"),
                     now: true,
+                    charged_other: seed
+                        .is_multiple_of(5)
+                        .then(|| text(seed, "Charged 9.00 USD, not the 1.00 USD confirmed")),
                 },
             },
             2 => BulkStep::Ended(Err(text(seed, "the total changed; nothing was paid"))),

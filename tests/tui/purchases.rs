@@ -71,6 +71,7 @@ async fn a_top_up_offers_only_the_api_plans_debits_once_and_enter_hammered_sends
         order,
         balance,
         delivery: Delivery::Answered,
+        charged_other: None,
     } = form(&h).stage()
     else {
         panic!("{:?}", form(&h).stage())

@@ -62,6 +62,8 @@ pub enum Stage {
         order: Box<Order>,
         balance: Option<Decimal>,
         delivery: Delivery,
+        /// Placed for another total than the one confirmed: the window says so first.
+        charged_other: Option<crate::domain::purchase::ChargedOther>,
     },
     Failed(String),
     /// No answer came: the payment is looked up in the order list, never sent again.
@@ -282,12 +284,13 @@ impl PurchaseForm {
     }
 
     /// The payment was placed.
-    pub fn paid(&mut self, order: Order, balance: Option<Decimal>, delivery: Delivery) {
+    pub fn paid(&mut self, paid: crate::api::Paid) {
         if matches!(self.stage, Stage::Sending { .. }) {
             self.stage = Stage::Done {
-                order: Box::new(order),
-                balance,
-                delivery,
+                balance: paid.placed.balance_usd,
+                order: Box::new(paid.placed.order),
+                delivery: paid.delivery,
+                charged_other: paid.charged_other,
             };
         }
     }
@@ -376,7 +379,8 @@ impl PaymentForm for PurchaseForm {
             _ => return,
         };
         let Some(payment) = self.payment() else { return };
-        let payment = payment.with_orders_before(&before);
+        let mut payment = payment.with_orders_before(&before);
+        payment.balance_before = balance;
         let payment = if again { payment.again() } else { payment };
         let request = Some(out.send(Request::Pay(payment.clone())));
         self.stage = Stage::Sending { payment, request };

@@ -198,19 +198,22 @@ impl App {
             Payload::TopupOffer(offer) => form.offered(offer),
             Payload::OrderNumbers(numbers) => form.orders_before(numbers),
             Payload::Paid(paid) => {
-                let placed = paid.placed;
-                let number = placed.order.record.provider_order_no.to_string();
-                let balance = placed.balance_usd;
+                let number = paid.placed.order.record.provider_order_no.to_string();
+                let balance = paid.placed.balance_usd;
                 let topped_up = match form.what() {
                     crate::domain::purchase::Purchase::Topup { iccid } => Some(iccid.to_string()),
                     crate::domain::purchase::Purchase::Order => None,
                 };
-                form.paid(placed.order, balance, paid.delivery);
+                let charged_other = paid.charged_other.as_ref().map(|other| other.sentence());
+                form.paid(paid);
                 if let Some(iccid) = topped_up {
                     self.account.tabs.esims.note_top_up(&iccid);
                 }
                 self.money_moved(balance);
-                self.flash(format!("Placed: order {number}"), Tone::Success, now);
+                match charged_other {
+                    Some(words) => self.flash(format!("Placed: order {number}. {words}"), Tone::Error, now),
+                    None => self.flash(format!("Placed: order {number}"), Tone::Success, now),
+                }
             }
             Payload::FoundOrder(found) => {
                 let placed = found.is_some();

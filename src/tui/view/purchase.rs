@@ -61,7 +61,14 @@ pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme
             order,
             balance,
             delivery,
-        } => done(form, order, *balance, *delivery, app, theme),
+            charged_other,
+        } => {
+            let mut lines = done(form, order, *balance, *delivery, app, theme);
+            if let Some(other) = charged_other {
+                lines.insert(1, Line::styled(format!("{}.", other.sentence()), theme.error()));
+            }
+            lines
+        }
         Stage::Failed(message) => vec![
             Line::styled(safe(message), theme.error()),
             Line::styled(
