@@ -195,6 +195,11 @@ pub enum Delivery {
     /// The first answer was lost and the request was sent once more under the same key;
     /// `replayed`: the server had carried out the first one and sent its stored answer.
     Resent { replayed: bool },
+    /// Sent once more under the same key, and the answer did not echo the key: the server
+    /// may no longer honour keys (a failover node, a proxy that drops the header), so if the
+    /// first had reached it, this is a second order. Never told as "the first had not reached
+    /// it".
+    ResentUnconfirmed,
 }
 
 impl Client {
@@ -281,6 +286,11 @@ impl Client {
             Err(e) if e.outcome_unknown() && self.honours_keys() && !crate::signals::stopping() => e,
             Err(e) => return Err(self.keep_lock_if_unknown(lock, e)),
         };
+        // A resend trusts only what it sees: an order of it already in the list is not sent
+        // again (the caller's lookup finds it), whatever the server's past answers said of keys.
+        if self.order_list_shows(payment).await {
+            return Err(self.keep_lock_if_unknown(lock, error));
+        }
         tracing::warn!(%endpoint, "the answer was lost; sending once more under the same idempotency key");
         self.resend(payment, error, lock).await
     }
@@ -300,10 +310,15 @@ impl Client {
         for attempt in 2.. {
             match self.send_payment(payment, attempt).await {
                 Ok((placed, replayed)) => {
+                    let delivery = if self.seen_key_echo() == Some(true) {
+                        Delivery::Resent { replayed }
+                    } else {
+                        Delivery::ResentUnconfirmed
+                    };
                     return Ok(Paid {
                         charged_other: payment.charged_other(&placed),
                         placed,
-                        delivery: Delivery::Resent { replayed },
+                        delivery,
                     });
                 }
                 Err(e) if e.refuses_a_resend() => return Err(e),
@@ -322,6 +337,21 @@ impl Client {
             }
         }
         Err(self.keep_lock_if_unknown(lock, lost))
+    }
+
+    /// Whether the order list shows an order that could be this payment's (new against the
+    /// orders read before it, no other payment's); a list that cannot be read shows nothing.
+    async fn order_list_shows(&self, payment: &Payment) -> bool {
+        let Some(before) = &payment.orders_before else {
+            return false;
+        };
+        let Ok(orders) = self.recent_orders_for(payment.slug(), payment.iccid()).await else {
+            return false;
+        };
+        let before: HashSet<&str> = before.iter().map(String::as_str).collect();
+        let claimed = self.orders_of_other_payments(&payment.key);
+        let baseline = super::settle::Baseline::Before(&before);
+        !super::settle::new_orders(&orders, &baseline, &claimed, payment.iccid()).is_empty()
     }
 
     /// After an unknown outcome the lock stays held until the lookup is done, so that no other

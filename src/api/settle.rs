@@ -51,6 +51,10 @@ pub enum Found {
     NeverSent,
     /// Sent again under its key: the server had carried it out (`replayed`) or did so now.
     Resent { order_no: String, replayed: bool },
+    /// Sent again under its key (the order list showed no order of it), and the answer did not
+    /// echo the key: the server may not have honoured it, so if the first had reached it,
+    /// this is a second order. `others`: the orders that could be the first.
+    ResentUnconfirmed { order_no: String, others: Vec<String> },
     /// Sent again under its key and refused: nothing was paid.
     Refused(String),
     /// The order list shows its order.
@@ -94,9 +98,20 @@ impl Settled {
             }) => {
                 format!("is placed now: order {order_no} (it had not reached the server; sent again under its key).")
             }
+            Ok(Found::ResentUnconfirmed { order_no, others }) if others.is_empty() => format!(
+                "is placed now: order {order_no} (the order list showed no order of it, so it was sent again; the server's answer did not confirm its key, so check Orders for a second one)."
+            ),
+            Ok(Found::ResentUnconfirmed { order_no, others }) => format!(
+                "was sent again and placed as order {order_no}, but the server's answer did not confirm its key: possibly a second order, as {} could be the first; check them in Orders.",
+                others.join(", ")
+            ),
             Ok(Found::Refused(why)) => format!("was sent again under its key and refused ({why}): nothing was paid."),
             Ok(Found::Placed { order_no }) => format!("was placed: order {order_no} (the order list shows it)."),
             Ok(Found::NotPlaced) => "was not placed: the order list shows no such order.".to_string(),
+            Ok(Found::Ambiguous(orders)) if orders.len() == 1 => format!(
+                "may have been placed: the order list shows an order that could be it ({}), or the same payment made by another esimdash (this server does not honour keys, so esimdash cannot tell); check it in Orders.",
+                orders[0]
+            ),
             Ok(Found::Ambiguous(orders)) => format!(
                 "may have been placed: the order list shows {} orders that could each be it ({}); check them in Orders.",
                 orders.len(),
@@ -110,7 +125,7 @@ impl Settled {
     /// Whether money moved for it: `Some(true)`, `Some(false)`, or `None` when unknown.
     pub fn money_moved(&self) -> Option<bool> {
         match &self.result {
-            Ok(Found::Resent { .. } | Found::Placed { .. }) => Some(true),
+            Ok(Found::Resent { .. } | Found::ResentUnconfirmed { .. } | Found::Placed { .. }) => Some(true),
             Ok(Found::NeverSent | Found::Refused(_) | Found::NotPlaced) => Some(false),
             Ok(Found::Ambiguous(_)) | Err(_) => None,
         }
@@ -129,6 +144,7 @@ impl Settled {
                 order_no,
                 replayed: false,
             }) => ("placed_now", Some(order_no)),
+            Ok(Found::ResentUnconfirmed { order_no, .. }) => ("placed_now_unconfirmed", Some(order_no)),
             Ok(Found::Refused(_)) => ("refused", None),
             Ok(Found::Placed { order_no }) => ("placed", Some(order_no)),
             Ok(Found::NotPlaced) => ("not_placed", None),
@@ -145,7 +161,10 @@ impl Settled {
             "sentAt": r.sent_at,
             "outcome": outcome,
             "orderNo": order,
-            "candidates": match &self.result { Ok(Found::Ambiguous(o)) => Some(o), _ => None },
+            "candidates": match &self.result {
+                Ok(Found::Ambiguous(o) | Found::ResentUnconfirmed { others: o, .. }) if !o.is_empty() => Some(o),
+                _ => None,
+            },
             "moneyMoved": self.money_moved().map_or(serde_json::json!("unknown"), serde_json::Value::from),
             "message": self.sentence(),
         })
@@ -256,7 +275,11 @@ impl Client {
         for record in open {
             let result = self.settle(record, &claimed).await;
             match &result {
-                Ok(Found::Resent { order_no, .. } | Found::Placed { order_no }) => {
+                Ok(
+                    Found::Resent { order_no, .. }
+                    | Found::ResentUnconfirmed { order_no, .. }
+                    | Found::Placed { order_no },
+                ) => {
                     claimed.insert(order_no.clone());
                 }
                 Ok(_) => {}
@@ -274,26 +297,60 @@ impl Client {
         settled
     }
 
+    /// What became of one open payment. The order list is read first, whatever the server's
+    /// past answers said of keys: an order of it there is never sent again. Only when the list
+    /// shows none is it sent again under its key (where the server honours keys), and an
+    /// answer without the key's echo is told as possibly a second order.
     async fn settle(&self, record: &PaymentRecord, claimed: &HashSet<String>) -> Result<Found, String> {
         let Some(sent_at) = record.sent_at else {
             self.record(&self.settled_entry(record, "never sent: nothing was paid"));
             return Ok(Found::NeverSent);
         };
         let payment = payment_of(record).ok_or_else(|| "the trail does not say what it bought".to_string())?;
-        let fresh = age(sent_at) < KEY_KEPT;
-        if self.read_only().is_none() && fresh && self.honours_keys() && !crate::signals::stopping() {
-            return match self.send_payment(&payment, record.attempts + 1).await {
-                Ok((placed, replayed)) => Ok(Found::Resent {
-                    order_no: placed.order.record.provider_order_no.to_string(),
-                    replayed,
-                }),
-                Err(e) if e.refuses_a_resend() => Ok(Found::Refused(
-                    e.server_message().map_or_else(|| e.to_string(), str::to_string),
-                )),
-                // Still in progress at the server (409), lost again, or no word on the first.
-                Err(e) => Err(e.to_string()),
-            };
+        let candidates = self.candidates(record, &payment, sent_at, claimed).await?;
+        let found = match candidates.as_slice() {
+            [] if age(sent_at) < self.options().request_timeout => {
+                // Its answer may still be on its way: too early to say it was not placed.
+                return Err("it was sent moments ago and the order list does not show it yet".to_string());
+            }
+            [] if self.may_resend(sent_at) => return self.resend_open(record, &payment, sent_at, claimed).await,
+            [] => Found::NotPlaced,
+            // One new order of it: its own where the server honours keys; without keys another
+            // esimdash (another seat) paying the same could have placed it: listed, not claimed.
+            [one] if self.honours_keys() => Found::Placed { order_no: one.clone() },
+            many => Found::Ambiguous(many.to_vec()),
+        };
+        let mut e = self.settled_entry(record, "the order list shows no such order");
+        match &found {
+            Found::Placed { order_no } => {
+                e.outcome = Some("the order list shows it placed".to_string());
+                e.order_no = Some(order_no.clone());
+            }
+            Found::Ambiguous(orders) => {
+                e.outcome = Some("the order list shows orders that could each be it".to_string());
+                e.candidates = Some(orders.clone());
+            }
+            _ => e.found = Some(false),
         }
+        self.record(&e);
+        Ok(found)
+    }
+
+    /// Whether an open payment may be sent again under its key: the server honours keys, the
+    /// key is still kept, the session may write and is not stopping.
+    fn may_resend(&self, sent_at: DateTime<Utc>) -> bool {
+        self.read_only().is_none() && age(sent_at) < KEY_KEPT && self.honours_keys() && !crate::signals::stopping()
+    }
+
+    /// The order numbers that could be the payment's: of its plan (and eSIM), new since it was
+    /// sent (against the orders read before it), and no other payment's.
+    async fn candidates(
+        &self,
+        record: &PaymentRecord,
+        payment: &Payment,
+        sent_at: DateTime<Utc>,
+        claimed: &HashSet<String>,
+    ) -> Result<Vec<String>, String> {
         let orders = self
             .recent_orders_for(payment.slug(), payment.iccid())
             .await
@@ -306,32 +363,42 @@ impl Client {
             Some(before) => Baseline::Before(before),
             None => Baseline::Since(sent_at),
         };
-        let candidates = new_orders(&orders, &baseline, claimed, payment.iccid());
-        let found = match candidates.as_slice() {
-            [] if age(sent_at) < self.options().request_timeout => {
-                // Its answer may still be on its way: too early to say it was not placed.
-                return Err("it was sent moments ago and the order list does not show it yet".to_string());
+        Ok(new_orders(&orders, &baseline, claimed, payment.iccid())
+            .into_iter()
+            .map(|o| o.record.provider_order_no.to_string())
+            .collect())
+    }
+
+    /// Sends an open payment the order list does not show once more under its key. An answer
+    /// that echoes the key tells (replayed, or carried out now); one that does not may be a
+    /// second order: the list is read again, and every order that could be it is named.
+    async fn resend_open(
+        &self,
+        record: &PaymentRecord,
+        payment: &Payment,
+        sent_at: DateTime<Utc>,
+        claimed: &HashSet<String>,
+    ) -> Result<Found, String> {
+        let (placed, replayed) = match self.send_payment(payment, record.attempts + 1).await {
+            Ok(answer) => answer,
+            Err(e) if e.refuses_a_resend() => {
+                return Ok(Found::Refused(
+                    e.server_message().map_or_else(|| e.to_string(), str::to_string),
+                ));
             }
-            [] => Found::NotPlaced,
-            [one] => Found::Placed {
-                order_no: one.record.provider_order_no.to_string(),
-            },
-            many => Found::Ambiguous(many.iter().map(|o| o.record.provider_order_no.to_string()).collect()),
+            // Still in progress at the server (409), lost again, or no word on the first.
+            Err(e) => return Err(e.to_string()),
         };
-        let mut e = self.settled_entry(record, "the order list shows no such order");
-        match &found {
-            Found::Placed { order_no } => {
-                e.outcome = Some("the order list shows it placed".to_string());
-                e.order_no = Some(order_no.clone());
-            }
-            Found::Ambiguous(orders) => {
-                e.outcome = Some("the order list shows several orders that could be it".to_string());
-                e.candidates = Some(orders.clone());
-            }
-            _ => e.found = Some(false),
+        let order_no = placed.order.record.provider_order_no.to_string();
+        if self.seen_key_echo() == Some(true) {
+            return Ok(Found::Resent { order_no, replayed });
         }
-        self.record(&e);
-        Ok(found)
+        let mut others = self
+            .candidates(record, payment, sent_at, claimed)
+            .await
+            .unwrap_or_default();
+        others.retain(|o| *o != order_no);
+        Ok(Found::ResentUnconfirmed { order_no, others })
     }
 
     /// A "settled" line of `record`, with what became of it in words.

@@ -261,6 +261,7 @@ async fn pay(
                     Delivery::Answered => "answered",
                     Delivery::Resent { replayed: true } => "resent_replayed",
                     Delivery::Resent { replayed: false } => "resent",
+                    Delivery::ResentUnconfirmed => "resent_unconfirmed",
                 };
                 let mut value = serde_json::to_value(&paid.placed).map_err(|e| CommandError::Usage(e.to_string()))?;
                 value["delivery"] = json!(delivery);
@@ -275,17 +276,7 @@ async fn pay(
                     .charged_other
                     .map_or(Ok(()), |other| Err(CommandError::ChargedOther(other)));
             }
-            if let Delivery::Resent { replayed } = paid.delivery {
-                outln!(
-                    "The first answer was lost; the {} was sent once more under the same idempotency key, and the server {}.",
-                    what.noun(),
-                    if replayed {
-                        "answered that it had carried out the first one (nothing was paid twice)"
-                    } else {
-                        "carried it out then (the first had not reached it)"
-                    }
-                );
-            }
+            tell_delivery(paid.delivery, what, payment.slug());
             let placed = &paid.placed;
             outln!(
                 "Placed: order {} ({} × {}, {} USD). Balance: {} USD.",
@@ -308,6 +299,26 @@ async fn pay(
         }
         // Refused before sending: read-only, the trail or lock not writable, a repeat.
         Err(error) => Err(CommandError::Api(error).nothing_moved(what.nothing_done())),
+    }
+}
+
+/// How the answer came, when it did not come the first time.
+fn tell_delivery(delivery: Delivery, what: &Purchase, slug: &str) {
+    match delivery {
+        Delivery::Resent { replayed } => outln!(
+            "The first answer was lost; the {} was sent once more under the same idempotency key, and the server {}.",
+            what.noun(),
+            if replayed {
+                "answered that it had carried out the first one (nothing was paid twice)"
+            } else {
+                "carried it out then (the first had not reached it)"
+            }
+        ),
+        Delivery::ResentUnconfirmed => eprintln!(
+            "esimdash: the first answer was lost; the {} was sent once more under the same idempotency key, but the server's answer did not echo the key: it may no longer honour keys, so if the first had reached it this is possibly a second order. Check `esimdash orders -q {slug}`.",
+            what.noun()
+        ),
+        Delivery::Answered => {}
     }
 }
 

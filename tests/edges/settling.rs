@@ -25,11 +25,17 @@ async fn killed_mid_payment() -> Killed {
     let api = api(&sb);
     let proxy = HoldingProxy::start(sb.addr, HOLD).await;
     let home = tempfile::tempdir().unwrap();
-    let target = topupable(&api, 1).await.remove(0);
+    let [earlier, target] = <[_; 2]>::try_from(topupable(&api, 2).await).unwrap();
+    // An earlier payment answered with its key echoed: the trail knows this server honours
+    // keys, so one new order of the killed payment's is its own (without that, another seat's
+    // same payment could be it: listed, never claimed).
+    let out = finish(start_topup(&home, &proxy.base_url(), &earlier, &[])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let orders = orders_at_server(&api).await;
+    let writes = proxy.writes();
     let child = start_topup(&home, &proxy.base_url(), &target, &[]);
     wait_until(Duration::from_secs(20), "the payment to reach the server", || {
-        proxy.writes() == 1
+        proxy.writes() == writes + 1
     })
     .await;
     signal(&child, libc::SIGKILL);
@@ -225,4 +231,36 @@ async fn a_settle_notice_shows_hostile_trail_text_as_text() {
     assert!(said.contains("pwned"), "the notice names the payment: {said}");
     assert!(!said.contains(['\u{1b}', '\u{7}']), "{said:?}");
     assert!(!said.lines().any(|l| l.starts_with("esimdash: forged")), "{said}");
+}
+
+/// Killed mid-payment, and then the server stops honouring keys (a failover node, a proxy that
+/// drops the header): the next command reads the order list before any resend, finds the
+/// order and sends nothing again. Counted at the server: one order.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_dropped_keys_gets_no_resend_when_the_order_list_shows_the_payment() {
+    let Killed {
+        api,
+        proxy,
+        home,
+        target,
+        orders,
+        _sb: _sandbox,
+        ..
+    } = killed_mid_payment().await;
+    assert_eq!(orders_at_server(&api).await, orders + 1, "the server carried it out");
+    proxy.drop_keys();
+    let writes = proxy.writes();
+    let mut cmd = esimdash(&home);
+    acme_at(&mut cmd, &proxy.base_url()).arg("balance");
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(
+        said.contains(&format!("An earlier top-up of {}", target.0))
+            && said.contains("was placed: order")
+            && said.contains("the order list shows it"),
+        "{said}"
+    );
+    assert_eq!(proxy.writes(), writes, "nothing sent again");
+    assert_eq!(orders_at_server(&api).await, orders + 1, "one order");
 }

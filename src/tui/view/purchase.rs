@@ -216,15 +216,20 @@ fn done(
         format!("Placed: order {}", safe(&order.record.provider_order_no)),
         theme.ok(),
     )];
-    if let Delivery::Resent { replayed } = delivery {
-        lines.push(Line::styled(
+    match delivery {
+        Delivery::Resent { replayed } => lines.push(Line::styled(
             if replayed {
                 "The first answer was lost; sent once more under the same key, the server replayed it: paid once."
             } else {
                 "The first answer was lost; sent once more under the same key, the server carried it out then."
             },
             theme.muted(),
-        ));
+        )),
+        Delivery::ResentUnconfirmed => lines.push(Line::styled(
+            "The first answer was lost; sent once more, and the answer did not confirm the key: possibly a second order. Check Orders.",
+            theme.error(),
+        )),
+        Delivery::Answered => {}
     }
     lines.push(Line::raw(format!(
         "{} × {} · {}",
