@@ -1997,6 +1997,183 @@ async fn watch_tells_each_change_once_also_across_a_restart() {
     assert!(lines(&out).is_empty(), "told once: {}", stdout(&out));
 }
 
+/// `watch --exec` hands each change over at least once: a hook that fails the first time is
+/// handed the same change again at the next poll, with the same id, and the failure is said
+/// on stderr naming the id, the watch going on; once taken, it is not handed over again.
+#[tokio::test(flavor = "multi_thread")]
+async fn watch_hands_a_change_the_hook_failed_to_take_over_again_with_the_same_id() {
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    let received = home.path().join("received.jsonl");
+    let failed = home.path().join("failed-once");
+    let flaky = format!(
+        "cat >> {received}; if [ ! -e {failed} ]; then touch {failed}; exit 7; fi",
+        received = received.display(),
+        failed = failed.display()
+    );
+    let watch = || {
+        let mut cmd = esimdash(&home);
+        acme(&mut cmd, &sb).args(["watch", "--once", "--exec", &flaky]);
+        cmd
+    };
+    let out = run(watch()).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(sb.install(&released_iccid(&sb).await));
+
+    let out = run(watch()).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "a failed hand-over does not stop the watch: {}",
+        stderr(&out)
+    );
+    let told: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let id = told["id"].as_str().unwrap().to_string();
+    assert_eq!(told["event"], "esim_changed");
+    assert!(
+        stderr(&out).contains(&format!("did not take change {id}: it ended with exit status: 7")),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = run(watch()).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "", "told once on stdout");
+    assert!(!stderr(&out).contains("did not take"), "{}", stderr(&out));
+    let run_again = run(watch()).await;
+    assert_eq!(stdout(&run_again), "");
+    let handed: Vec<Value> = std::fs::read_to_string(&received)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        handed,
+        [told.clone(), told],
+        "the same change, with the same id, twice; then no more"
+    );
+}
+
+/// A hook that neither reads its stdin nor ends, handed a change of 200 KB (more than a pipe
+/// holds, so the writing itself blocks): stopped at --exec-timeout, the change kept for the
+/// next poll. The sandbox makes no change that large: a proxy pads the orders' slugs.
+#[tokio::test(flavor = "multi_thread")]
+async fn watch_stops_a_hook_that_does_not_read_a_large_change_at_its_time_limit() {
+    const PAD: usize = 200_000;
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    let padded = format!("{}/api/v1", slug_padding_proxy(sb.origin(), PAD).await);
+    let watch = |exec: &str, extra: &[&str]| {
+        let mut cmd = esimdash(&home);
+        acme_at(&mut cmd, &padded)
+            .args(["watch", "--once", "--exec", exec])
+            .args(extra);
+        cmd
+    };
+    let out = run(watch("cat", &[])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (iccid, offered) = topupable(&sb, &home).await;
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["topup", "--iccid", &iccid, "--slug", &offered, "--yes"]);
+    assert_eq!(run(cmd).await.status.code(), Some(0));
+
+    let started = std::time::Instant::now();
+    let out = run(watch("sleep 30", &["--exec-timeout", "2s"])).await;
+    let took = started.elapsed();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let told: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(told["event"], "new_order");
+    assert_eq!(told["slug"].as_str().map(str::len), Some(PAD));
+    let id = told["id"].as_str().unwrap();
+    assert!(
+        stderr(&out).contains(&format!(
+            "did not take change {id}: it was stopped at the time limit, 2 s"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    let _ = writeln!(
+        std::io::stderr(),
+        "watch --exec: a 200 KB change to a hook that does not read, cut in {took:?}"
+    );
+    assert!(took < std::time::Duration::from_secs(10), "{took:?}");
+
+    let received = home.path().join("received.jsonl");
+    let out = run(watch(&format!("cat > {}", received.display()), &[])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let handed: Value = serde_json::from_str(&std::fs::read_to_string(&received).unwrap()).unwrap();
+    assert_eq!(handed, told, "handed over again, whole, at the next poll");
+}
+
+/// The ICCID of one of Acme's eSIMs not yet installed, to install at the sandbox.
+async fn released_iccid(sb: &RunningSandbox) -> String {
+    let query = esimdash::api::model::EsimQuery {
+        page_size: Some(100),
+        status: esimdash::domain::status::StatusFilter::Is(esimdash::domain::status::Status::GotResource),
+        ..Default::default()
+    };
+    let page = acme_api(sb).esims(&query).await.unwrap().esims;
+    page.into_iter()
+        .find(|e| e.raw_order_json.smdp_status == "RELEASED")
+        .unwrap()
+        .raw_order_json
+        .iccid
+        .to_string()
+}
+
+/// A proxy in front of `upstream` that makes the slug of the first order of every list of
+/// orders it passes on `pad` bytes long (one only: a page of such orders is more than a
+/// client reads); its origin.
+async fn slug_padding_proxy(upstream: String, pad: usize) -> String {
+    fn padded(value: &mut Value, pad: usize) {
+        match value {
+            Value::Object(fields) => {
+                if let Some(Value::String(slug)) = fields
+                    .get_mut("orders")
+                    .and_then(|orders| orders.get_mut(0))
+                    .and_then(|first| first.get_mut("slug"))
+                {
+                    *slug = "x".repeat(pad);
+                    return;
+                }
+                fields.values_mut().for_each(|field| padded(field, pad));
+            }
+            Value::Array(items) => items.iter_mut().for_each(|item| padded(item, pad)),
+            _ => {}
+        }
+    }
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::new();
+    let forward = move |request: axum::extract::Request| {
+        let (client, upstream) = (client.clone(), upstream.clone());
+        async move {
+            let (parts, body) = request.into_parts();
+            let body = axum::body::to_bytes(body, 1 << 20).await.unwrap();
+            let mut headers = parts.headers.clone();
+            headers.remove(axum::http::header::HOST);
+            let answer = client
+                .request(parts.method, format!("{upstream}{}", parts.uri))
+                .headers(headers)
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+            let status = answer.status();
+            let bytes = answer.bytes().await.unwrap();
+            let body = match serde_json::from_slice::<Value>(&bytes) {
+                Ok(mut json) => {
+                    padded(&mut json, pad);
+                    serde_json::to_vec(&json).unwrap()
+                }
+                Err(_) => bytes.to_vec(),
+            };
+            (status, [(axum::http::header::CONTENT_TYPE, "application/json")], body)
+        }
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, axum::Router::new().fallback(forward)).await });
+    origin
+}
+
 /// How the operations commands end, as the tools around them read it: a check's usage
 /// mistake is UNKNOWN (3) on its one line; a scrape that could not reach the API prints
 /// `esimdash_up 0` and exits 1 (so `metrics > f && mv` keeps the last good file); a watch
