@@ -393,9 +393,15 @@ pub struct WatchArgs {
     /// share of the key's budget allows in it.
     #[arg(long, default_value = "60s", value_parser = interval, value_name = "TIME")]
     pub interval: std::time::Duration,
-    /// Run this shell command once per change, with the change's JSON line on its stdin.
+    /// Run this shell command for each change, with the change's JSON line on its stdin. A
+    /// change it fails to take (exit status not 0, or stopped at --exec-timeout) is handed over
+    /// again at the next poll, with the same "id".
     #[arg(long, value_name = "CMD")]
     pub exec: Option<String>,
+    /// How long --exec may take per change, from its start to its end (the line written to its
+    /// stdin included): 60, 90s, 5m (1 s to 1 h). Beyond it, it is stopped.
+    #[arg(long, default_value = "60s", value_parser = exec_timeout, value_name = "TIME", requires = "exec")]
+    pub exec_timeout: std::time::Duration,
     /// Tell when the balance goes below this many USD (default: the config's low_balance).
     #[arg(long, value_name = "USD", value_parser = amount)]
     pub balance_below: Option<rust_decimal::Decimal>,
@@ -406,6 +412,16 @@ pub struct WatchArgs {
 
 /// "60", "90s", "5m", "1h": at least 10 seconds.
 fn interval(text: &str) -> Result<std::time::Duration, String> {
+    seconds(text, 10..=86_400, "from 10s to 24h")
+}
+
+/// "60", "90s", "5m": a command's time, 1 second to an hour.
+fn exec_timeout(text: &str) -> Result<std::time::Duration, String> {
+    seconds(text, 1..=3_600, "from 1s to 1h")
+}
+
+/// A whole number of s, m or h within `range` seconds (`within` says it to a person).
+fn seconds(text: &str, range: std::ops::RangeInclusive<u64>, within: &str) -> Result<std::time::Duration, String> {
     let text = text.trim();
     let (number, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
     let n: u64 = number
@@ -417,8 +433,8 @@ fn interval(text: &str) -> Result<std::time::Duration, String> {
         "h" => n.checked_mul(3600),
         _ => None,
     }
-    .filter(|s| (10..=86_400).contains(s))
-    .ok_or_else(|| format!("{text:?}: from 10s to 24h"))?;
+    .filter(|s| range.contains(s))
+    .ok_or_else(|| format!("{text:?}: {within}"))?;
     Ok(std::time::Duration::from_secs(seconds))
 }
 

@@ -35,6 +35,20 @@ pub struct Seen {
     /// When the last poll ended well.
     #[serde(default)]
     pub at: Option<DateTime<Utc>>,
+    /// Changes told but not yet taken by `--exec`, in the order they are handed over again.
+    #[serde(default)]
+    pub pending: Vec<Pending>,
+}
+
+/// A change `--exec` has yet to take: its line, sent again as it was.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pending {
+    pub id: String,
+    pub line: String,
+    /// Hand-overs that failed so far.
+    #[serde(default)]
+    pub failures: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -84,6 +98,49 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         iccid: Option<String>,
     },
+}
+
+impl Event {
+    /// What makes this change the one it is, without what may differ when it is found again
+    /// (an order's status, a percentage used): the same change found again gets the same id.
+    fn identity(&self) -> String {
+        match self {
+            Event::BalanceBelow { threshold_usd, .. } => format!("balance_below {threshold_usd}"),
+            Event::EsimChanged {
+                iccid,
+                status_from,
+                status_to,
+                smdp_from,
+                smdp_to,
+                ..
+            } => format!("esim_changed {iccid} {status_from} {status_to} {smdp_from} {smdp_to}"),
+            Event::EsimAttention { iccid, .. } => format!("esim_attention {iccid}"),
+            Event::NewOrder { order_no, .. } => format!("new_order {order_no}"),
+        }
+    }
+}
+
+/// The ids of one poll's changes, found against the memory of the poll that ended at `since`:
+/// 16 hex digits of a SHA-256 of that time and each change's identity. A watch killed after
+/// telling and before saving finds the same changes against the same memory when started
+/// again, so they are told again with the same ids (a hook drops the repeats); the same change
+/// happening again later is found against a later memory, and is another event.
+pub fn ids(events: &[Event], since: Option<DateTime<Utc>>) -> Vec<String> {
+    use sha2::{Digest, Sha256};
+    let since = since.map(|at| at.to_rfc3339()).unwrap_or_default();
+    // Two changes alike in one poll (an ICCID re-issued in another order) are told apart by
+    // their rank among their likes.
+    let mut alike: HashMap<String, u32> = HashMap::new();
+    events
+        .iter()
+        .map(|event| {
+            let identity = event.identity();
+            let rank = alike.entry(identity.clone()).or_default();
+            *rank += 1;
+            let digest = Sha256::digest(format!("{since}\n{identity}\n{rank}"));
+            digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+        })
+        .collect()
 }
 
 impl Seen {
@@ -289,6 +346,39 @@ mod tests {
             &mut events,
         );
         assert!(matches!(&events[0], Event::EsimChanged { what: "used_up", .. }));
+    }
+
+    #[test]
+    fn a_change_found_again_against_the_same_memory_keeps_its_id() {
+        let order = |status: &str| Event::NewOrder {
+            order_no: "B1".to_string(),
+            slug: "fr-1gb-7d".to_string(),
+            quantity: Some(1),
+            status: status.to_string(),
+            iccid: None,
+        };
+        let attention = |used: u8| Event::EsimAttention {
+            iccid: "8944100000000000018".to_string(),
+            status: "IN_USE".to_string(),
+            used_percent: Some(used),
+            expires: None,
+        };
+        let since = Some(Utc::now());
+        let first = ids(&[order("PROCESSING"), attention(90), attention(90)], since);
+        assert_eq!(first.len(), 3);
+        assert!(
+            first
+                .iter()
+                .all(|id| id.len() == 16 && id.chars().all(|c| c.is_ascii_hexdigit()))
+        );
+        assert_ne!(first[1], first[2], "two alike in one poll are two events");
+        let again = ids(&[order("COMPLETED"), attention(95), attention(92)], since);
+        assert_eq!(again, first, "what moved meanwhile does not make it another change");
+        let later = ids(
+            &[order("COMPLETED")],
+            since.map(|at| at + chrono::Duration::seconds(60)),
+        );
+        assert_ne!(later[0], first[0], "against a later memory, another event");
     }
 
     proptest::proptest! {

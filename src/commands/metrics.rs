@@ -3,7 +3,8 @@
 //! is exact, never from whatever part of an index was read: eSIMs and orders by status from the
 //! list's `total` for each status (a page of one each), eSIMs needing attention from the usable
 //! eSIMs read whole (as `check attention`: one request per 100 of them). Served, the answer is
-//! kept for `--every` seconds, so frequent scrapes do not spend the key's budget.
+//! kept for `--every` seconds, so frequent scrapes do not spend the key's budget; the server is
+//! bounded (`super::listen`), so that stalled clients cannot keep the scrapes out.
 
 use crate::api::model::{EsimQuery, OrderQuery};
 use crate::api::{ApiError, Client};
@@ -72,7 +73,7 @@ pub async fn run(
     );
     let listener = tokio::net::TcpListener::bind(addr).await?;
     crate::commands::notices::say(&format!("serving metrics at http://{}/metrics", listener.local_addr()?));
-    axum::serve(listener, app).await?;
+    super::listen::serve(listener, app, super::listen::Bounds::SCRAPES).await;
     Ok(())
 }
 

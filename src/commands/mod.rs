@@ -7,6 +7,7 @@ mod bulk;
 mod buying;
 mod check;
 mod finding;
+mod listen;
 mod lists;
 mod metrics;
 mod notices;

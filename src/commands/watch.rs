@@ -1,6 +1,7 @@
 //! `esimdash watch`: polls the account within the background share of the key's budget and
-//! prints one JSON line per change (`crate::watch`), running `--exec CMD` once per change with
-//! the line on its standard input. Only reads. What it saw is kept in the state directory
+//! prints one JSON line per change (`crate::watch`), handing each to `--exec CMD` on its
+//! standard input at least once: a change the command does not take waits in the memory for
+//! the next poll. Only reads. What it saw is kept in the state directory
 //! (`watch/<account>.json`) after every poll, so a restart reports once what changed meanwhile.
 
 use super::CommandError;
@@ -10,7 +11,7 @@ use crate::api::{ApiError, Client};
 use crate::cli::WatchArgs;
 use crate::commands::output::outln;
 use crate::config::Preferences;
-use crate::watch::{Event, Seen};
+use crate::watch::{Event, Pending, Seen};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -18,8 +19,9 @@ use std::time::{Duration, Instant};
 const PAGE: u64 = 100;
 /// At most this many pages of new orders a poll (a hundred new orders a minute is a lot).
 const ORDER_PAGES: u64 = 10;
-/// How long `--exec` may take per event before it is stopped.
-const EXEC_PATIENCE: Duration = Duration::from_secs(60);
+/// Changes kept for a hook that keeps failing (each a line of a few hundred bytes, in the
+/// memory saved every poll).
+const PENDING_KEPT: usize = 10_000;
 
 pub async fn run(client: &Client, prefs: &Preferences, args: &WatchArgs) -> Result<(), CommandError> {
     let (dir, account) = client.state_place().ok_or_else(|| {
@@ -48,27 +50,50 @@ pub async fn run(client: &Client, prefs: &Preferences, args: &WatchArgs) -> Resu
             esim_pages + 2
         ));
     }
+    let hook = args.exec.as_deref().map(|command| Hook {
+        command,
+        limit: args.exec_timeout,
+    });
+    if hook.is_none() && !seen.pending.is_empty() {
+        say(&format!(
+            "{} change(s) an earlier --exec did not take are kept for a watch with --exec",
+            seen.pending.len()
+        ));
+    }
     loop {
         let started = Instant::now();
         let mut next = seen.clone();
         let polled = client
             .in_background(poll(client, &mut next, threshold, prefs, esim_pages))
             .await;
-        match polled {
+        let mut next = match polled {
             Ok(events) => {
+                let told = tell(&events, seen.at);
                 next.at = Some(chrono::Utc::now());
-                for event in &events {
-                    tell(event, args.exec.as_deref()).await;
+                if hook.is_some() {
+                    next.pending.extend(told);
                 }
-                // Saved after telling: a kill in between tells again, never loses a change.
-                save(&path, &next)?;
-                seen = next;
+                next
             }
             Err(e) if args.once || e.is_auth() => return Err(e.into()),
-            Err(e) => say(&format!(
-                "a poll failed ({e}); nothing was reported for it, the next poll (in {} s) reads again",
-                interval.as_secs()
-            )),
+            Err(e) => {
+                say(&format!(
+                    "a poll failed ({e}); nothing was reported for it, the next poll (in {} s) reads again",
+                    interval.as_secs()
+                ));
+                // What the poll read before it failed is not kept; changes waiting for --exec are
+                // handed over all the same.
+                seen.clone()
+            }
+        };
+        if let Some(hook) = &hook {
+            hand_over_waiting(hook, &mut next.pending).await;
+        }
+        keep_bounded(&mut next.pending, PENDING_KEPT);
+        // Saved after telling and handing over: a kill in between tells again, never loses a change.
+        if next != seen {
+            save(&path, &next)?;
+            seen = next;
         }
         if args.once {
             return Ok(());
@@ -123,40 +148,137 @@ async fn poll(
     Ok(events)
 }
 
-/// The event as one JSON line on stdout, and to `exec` on its standard input.
-async fn tell(event: &Event, exec: Option<&str>) {
-    let mut value = serde_json::to_value(event).unwrap_or_default();
-    value["at"] = serde_json::Value::from(chrono::Utc::now().to_rfc3339());
-    let line = crate::text::json_line(&value).unwrap_or_default();
-    outln!("{line}");
-    if let Some(command) = exec
-        && let Err(why) = run_exec(command, &line).await
-    {
-        say(&format!("--exec {command:?} for {line}: {why}"));
+/// Each change as one JSON line on stdout, with its id (`crate::watch::ids`, found against the
+/// memory of the poll that ended at `since`) and when it was seen: what `--exec` is to take.
+fn tell(events: &[Event], since: Option<chrono::DateTime<chrono::Utc>>) -> Vec<Pending> {
+    let at = chrono::Utc::now().to_rfc3339();
+    let ids = crate::watch::ids(events, since);
+    events
+        .iter()
+        .zip(ids)
+        .map(|(event, id)| {
+            let mut value = serde_json::to_value(event).unwrap_or_default();
+            value["id"] = serde_json::Value::from(id.as_str());
+            value["at"] = serde_json::Value::from(at.as_str());
+            let line = crate::text::json_line(&value).unwrap_or_default();
+            outln!("{line}");
+            Pending { id, line, failures: 0 }
+        })
+        .collect()
+}
+
+/// `--exec`: the command, and how long a hand-over may take.
+struct Hook<'a> {
+    command: &'a str,
+    limit: Duration,
+}
+
+/// Hands the waiting changes over in order, and stops at the first that fails: a hook that
+/// fails on one most likely fails on the next, and each try may take the whole limit. The one
+/// that failed goes behind the others, so that a change the hook always refuses does not hold
+/// the rest back; every one left waits for the next poll.
+async fn hand_over_waiting(hook: &Hook<'_>, pending: &mut Vec<Pending>) {
+    let mut waiting = std::mem::take(pending).into_iter();
+    while let Some(mut change) = waiting.next() {
+        let Err(why) = hand_over(hook, &change.line).await else {
+            continue;
+        };
+        change.failures = change.failures.saturating_add(1);
+        pending.extend(waiting.by_ref());
+        say(&format!(
+            "--exec {:?} did not take change {}: {why} (failed {} time(s)); it is handed over again at the next poll{}",
+            hook.command,
+            change.id,
+            change.failures,
+            match pending.len() {
+                0 => String::new(),
+                n => format!(", as are the {n} after it"),
+            }
+        ));
+        pending.push(change);
+        return;
     }
 }
 
-async fn run_exec(command: &str, line: &str) -> Result<(), String> {
+/// Runs the hook with `line` on its stdin. The limit holds for all of it: a hook that does not
+/// read its stdin and does not end blocks the writing of a line longer than the pipe holds.
+async fn hand_over(hook: &Hook<'_>, line: &str) -> Result<(), String> {
     use tokio::io::AsyncWriteExt;
-    let mut child = tokio::process::Command::new("sh")
-        .args(["-c", command])
+    let mut command = tokio::process::Command::new("sh");
+    command
+        .args(["-c", hook.command])
         .stdin(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| e.to_string())?;
-    if let Some(mut stdin) = child.stdin.take() {
-        // A command that does not read its input is no failure.
-        let _ = stdin.write_all(format!("{line}\n").as_bytes()).await;
+        .kill_on_drop(true);
+    // A group of its own, so that what it started is stopped with it.
+    #[cfg(unix)]
+    command.process_group(0);
+    let mut child = command.spawn().map_err(|e| format!("it could not be started ({e})"))?;
+    let group = Group(child.id());
+    let handed = async {
+        if let Some(mut stdin) = child.stdin.take() {
+            // A hook that does not read its input is no failure: its exit status tells.
+            let _ = stdin.write_all(format!("{line}\n").as_bytes()).await;
+        }
+        child.wait().await
+    };
+    let ended = tokio::time::timeout(hook.limit, handed).await;
+    let Ok(ended) = ended else {
+        return Err(format!(
+            "it was stopped at the time limit, {} s (--exec-timeout)",
+            hook.limit.as_secs()
+        ));
+    };
+    group.ended();
+    match ended {
+        Ok(status) if status.success() => Ok(()),
+        Ok(status) => Err(format!("it ended with {status}")),
+        Err(e) => Err(format!("it could not be waited for ({e})")),
     }
-    match tokio::time::timeout(EXEC_PATIENCE, child.wait()).await {
-        Ok(Ok(status)) if status.success() => Ok(()),
-        Ok(Ok(status)) => Err(format!("it ended with {status}")),
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(_) => Err(format!(
-            "it took more than {} s and was stopped",
-            EXEC_PATIENCE.as_secs()
-        )),
+}
+
+/// The hook's process group, killed when dropped before the hook ended by itself: at the time
+/// limit, or when the watch is stopped mid-hand-over. What a hook leaves running after it ended
+/// is its own business.
+struct Group(Option<u32>);
+
+impl Group {
+    fn ended(mut self) {
+        self.0 = None;
     }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if let Some(pid) = self.0.and_then(|pid| i32::try_from(pid).ok())
+            // Never 0 or 1: kill(-0) would be esimdash's own group.
+            && pid > 1
+        {
+            // SAFETY: kill(2) on the group of a child not yet waited for: its id is still ours.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// Keeps at most `most` changes waiting for a hook that keeps failing: the oldest are given
+/// up, said with their ids, so that the memory saved every poll stays small.
+fn keep_bounded(pending: &mut Vec<Pending>, most: usize) {
+    let over = pending.len().saturating_sub(most);
+    if over == 0 {
+        return;
+    }
+    let given_up: Vec<Pending> = pending.drain(..over).collect();
+    fn ids(change: Option<&Pending>) -> &str {
+        change.map_or("", |change| change.id.as_str())
+    }
+    say(&format!(
+        "--exec has not taken {} changes and at most {most} wait: the oldest {over} are given up (ids {} to {})",
+        most + over,
+        ids(given_up.first()),
+        ids(given_up.last())
+    ));
 }
 
 /// What an earlier watch saw; nothing when there was none.
@@ -181,4 +303,80 @@ fn save(path: &Path, seen: &Seen) -> Result<(), CommandError> {
         serde_json::to_writer(out, seen).map_err(std::io::Error::other)
     })?;
     Ok(())
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    fn hook(command: &str, seconds: u64) -> Hook<'_> {
+        Hook {
+            command,
+            limit: Duration::from_secs(seconds),
+        }
+    }
+
+    fn change(id: &str) -> Pending {
+        Pending {
+            id: id.to_string(),
+            line: format!("{{\"id\":\"{id}\"}}"),
+            failures: 0,
+        }
+    }
+
+    /// The report's case: a line of 200 KB to a hook that never reads its stdin nor ends
+    /// blocked 100 s while the line was being written.
+    #[tokio::test]
+    async fn the_limit_holds_while_a_large_line_is_written_to_a_hook_that_does_not_read() {
+        let line = format!("{{\"event\":\"x\",\"pad\":\"{}\"}}", "x".repeat(200_000));
+        let started = Instant::now();
+        let why = hand_over(&hook("sleep 30", 1), &line).await.unwrap_err();
+        assert!(why.contains("time limit, 1 s"), "{why}");
+        assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+        assert_eq!(hand_over(&hook("cat > /dev/null", 5), &line).await, Ok(()));
+        let why = hand_over(&hook("exit 3", 5), &line).await.unwrap_err();
+        assert!(why.contains("exit status: 3"), "{why}");
+    }
+
+    #[tokio::test]
+    async fn what_a_hook_started_is_stopped_with_it_at_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("late");
+        let command = format!("(sleep 2; touch {}) & sleep 30", file.display());
+        assert!(hand_over(&hook(&command, 1), "{}").await.is_err());
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        assert!(!file.exists(), "the hook's own child outlived the limit");
+    }
+
+    /// A hook failing on one change stops the round there; that change goes behind the
+    /// others, which wait in their order for the next poll.
+    #[tokio::test]
+    async fn a_failed_change_goes_behind_the_others_and_the_round_stops_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let taken = dir.path().join("taken");
+        let command = format!(
+            "read line; case $line in *b*) exit 1;; esac; echo $line >> {}",
+            taken.display()
+        );
+        let mut pending = vec![change("a"), change("b"), change("c"), change("d")];
+        hand_over_waiting(&hook(&command, 5), &mut pending).await;
+        let ids: Vec<&str> = pending.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["c", "d", "b"]);
+        assert_eq!(pending[2].failures, 1);
+        hand_over_waiting(&hook(&command, 5), &mut pending).await;
+        assert_eq!(pending.len(), 1, "{pending:?}");
+        assert_eq!((pending[0].id.as_str(), pending[0].failures), ("b", 2));
+        let taken = std::fs::read_to_string(taken).unwrap();
+        assert_eq!(taken.lines().count(), 3, "a, c, d, each once: {taken}");
+    }
+
+    #[test]
+    fn the_oldest_waiting_changes_are_given_up_beyond_the_bound() {
+        let mut pending: Vec<Pending> = ["a", "b", "c", "d"].into_iter().map(change).collect();
+        keep_bounded(&mut pending, 4);
+        assert_eq!(pending.len(), 4);
+        keep_bounded(&mut pending, 2);
+        let ids: Vec<&str> = pending.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["c", "d"]);
+    }
 }
