@@ -108,7 +108,7 @@ pub fn parse(text: &[u8], kind: Kind) -> Result<Parsed, FileError> {
     let qty_at = column("qty").or_else(|| column("quantity"));
     let wanted = kind.columns();
     if slug_at.is_none() || (kind == Kind::Topup && iccid_at.is_none()) {
-        let said = headers.iter().collect::<Vec<_>>().join(",");
+        let said = crate::text::excerpt(&headers.iter().collect::<Vec<_>>().join(","), 200);
         let hint = if said.contains(';') {
             " (its columns seem separated by \";\": save the file as CSV with commas)"
         } else {
@@ -189,7 +189,12 @@ fn row(iccid: &str, slug: &str, qty: &str, kind: Kind) -> Result<Spend, String> 
         qty.parse::<u32>()
             .ok()
             .filter(|q| (1..=MAX_QTY).contains(q))
-            .ok_or_else(|| format!("qty {qty:?} is not a whole number from 1 to {MAX_QTY}"))?
+            .ok_or_else(|| {
+                format!(
+                    "qty {:?} is not a whole number from 1 to {MAX_QTY}",
+                    crate::text::excerpt(qty, 40)
+                )
+            })?
     };
     Ok(match kind {
         Kind::Topup => {
@@ -199,7 +204,7 @@ fn row(iccid: &str, slug: &str, qty: &str, kind: Kind) -> Result<Spend, String> 
                 } else {
                     ""
                 };
-                format!("{iccid:?} is not an ICCID: {e}{hint}")
+                format!("{:?} is not an ICCID: {e}{hint}", crate::text::excerpt(iccid, 40))
             })?;
             Spend::topup(iccid, slug, qty)
         }
@@ -261,6 +266,21 @@ mod tests {
             parse(b"slug\nfr-5gb\n", Kind::Order).is_ok(),
             "an order file needs no ICCID"
         );
+    }
+
+    #[test]
+    fn a_huge_iccid_or_quantity_is_said_in_a_few_words() {
+        let huge = "9".repeat(1_000_000);
+        let text = format!("iccid,slug,qty\n{huge},fr-1gb,1\n8944100000000000018,fr-1gb,{huge}\n");
+        let problems = parse(text.as_bytes(), Kind::Topup).unwrap().problems;
+        assert_eq!(problems.len(), 2, "{}", problems.join("\n").len());
+        assert!(
+            problems.iter().all(|p| p.len() < 200),
+            "{:?}",
+            problems.iter().map(String::len).collect::<Vec<_>>()
+        );
+        assert!(problems[0].starts_with("line 2: \"999"), "{}", &problems[0]);
+        assert!(problems[1].starts_with("line 3: qty \"999"), "{}", &problems[1]);
     }
 
     proptest::proptest! {
