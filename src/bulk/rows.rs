@@ -84,16 +84,56 @@ pub struct Parsed {
     pub problems: Vec<String>,
 }
 
-/// Reads and checks the file at `path`.
-pub fn read(path: &Path, kind: Kind) -> Result<Parsed, FileError> {
-    let text =
-        crate::private_file::read_regular(path).map_err(|e| FileError::one(format!("{}: {e}", path.display())))?;
-    parse(&text, kind)
+/// The largest file read: 100 000 rows with a few columns of notes take a few MB; far more is
+/// not a spreadsheet's export, and would be held in memory whole.
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// How many rows are read or checked between two looks at a stop (and, in a loop on the
+/// runtime's thread, two chances for it to hear a signal): often enough that a stop acts
+/// within milliseconds, seldom enough to cost nothing.
+pub(crate) const STOP_EVERY: usize = 4096;
+
+/// Why the rows were not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadError {
+    File(FileError),
+    /// `stopped` said so before the end.
+    Stopped,
+}
+
+impl From<FileError> for ReadError {
+    fn from(e: FileError) -> Self {
+        ReadError::File(e)
+    }
+}
+
+/// Reads and checks the file at `path`; `stopped` is asked every few thousand rows.
+pub fn read(path: &Path, kind: Kind, stopped: &dyn Fn() -> bool) -> Result<Parsed, ReadError> {
+    let failed = |e: std::io::Error| FileError::one(format!("{}: {e}", path.display()));
+    let text = crate::private_file::read_regular_at_most(path, MAX_FILE_BYTES).map_err(failed)?;
+    let Some(text) = text else {
+        return Err(FileError::one(format!(
+            "the file is larger than {} MB, more than a bulk file holds (100 000 rows take a few MB): split it, or remove the columns it does not need",
+            MAX_FILE_BYTES / (1024 * 1024)
+        ))
+        .into());
+    };
+    parse_until(&text, kind, stopped)
 }
 
 /// Checks every row and says every problem, not only the first. An error only when no row
 /// can be read at all (no header, nothing after it).
 pub fn parse(text: &[u8], kind: Kind) -> Result<Parsed, FileError> {
+    match parse_until(text, kind, &|| false) {
+        Ok(parsed) => Ok(parsed),
+        Err(ReadError::File(e)) => Err(e),
+        // Never asked to stop: said all the same, rather than a panic.
+        Err(ReadError::Stopped) => Err(FileError::one("stopped".to_string())),
+    }
+}
+
+/// As `parse`, asking `stopped` every few thousand rows.
+fn parse_until(text: &[u8], kind: Kind, stopped: &dyn Fn() -> bool) -> Result<Parsed, ReadError> {
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
         .flexible(true)
@@ -118,15 +158,16 @@ pub fn parse(text: &[u8], kind: Kind) -> Result<Parsed, FileError> {
             Kind::Topup => "iccid and slug (and qty, else 1)",
             Kind::Order => "slug (and qty, else 1)",
         };
-        return Err(FileError::one(format!(
-            "line 1 must name the columns {needed}; it says {said:?}{hint}"
-        )));
+        return Err(FileError::one(format!("line 1 must name the columns {needed}; it says {said:?}{hint}")).into());
     }
     let mut rows = Vec::new();
     let mut problems = Vec::new();
     let mut seen: HashMap<String, u32> = HashMap::new();
     let mut lines = LineCounter::default();
-    for record in reader.records() {
+    for (n, record) in reader.records().enumerate() {
+        if n % STOP_EVERY == 0 && stopped() {
+            return Err(ReadError::Stopped);
+        }
         let record = match record {
             Ok(r) => r,
             Err(e) => {
@@ -153,7 +194,7 @@ pub fn parse(text: &[u8], kind: Kind) -> Result<Parsed, FileError> {
         }
     }
     if rows.is_empty() && problems.is_empty() {
-        return Err(FileError::one(format!("no rows after the header ({wanted})")));
+        return Err(FileError::one(format!("no rows after the header ({wanted})")).into());
     }
     Ok(Parsed { rows, problems })
 }
@@ -303,6 +344,27 @@ mod tests {
         );
         assert!(problems[0].starts_with("line 2: \"999"), "{}", &problems[0]);
         assert!(problems[1].starts_with("line 3: qty \"999"), "{}", &problems[1]);
+    }
+
+    #[test]
+    fn a_file_past_the_limit_is_refused_whole_and_a_stop_is_heard() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rows.csv");
+        let mut text = b"slug,qty\nfr-5gb,1\n".to_vec();
+        text.resize(usize::try_from(MAX_FILE_BYTES).unwrap() + 1, b'\n');
+        std::fs::write(&path, &text).unwrap();
+        let Err(ReadError::File(e)) = read(&path, Kind::Order, &|| false) else {
+            panic!("refused")
+        };
+        assert!(e.to_string().contains("larger than 64 MB"), "{e}");
+        text.truncate(text.len() - 1);
+        std::fs::write(&path, &text).unwrap();
+        assert_eq!(
+            read(&path, Kind::Order, &|| false).unwrap().rows.len(),
+            1,
+            "at the limit is read"
+        );
+        assert_eq!(read(&path, Kind::Order, &|| true), Err(ReadError::Stopped));
     }
 
     #[test]
