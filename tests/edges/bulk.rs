@@ -283,7 +283,8 @@ async fn a_file_of_100_000_rows_is_checked_in_one_pass() {
     let first = until_asked(&sb, requests, &mut child).await;
     let out = finish(child).await;
     let whole = started.elapsed();
-    eprintln!("{LARGE} rows: first request after {first:?}, the dry run done after {whole:?}");
+    let asked = sb.api_requests_received() - requests;
+    eprintln!("{LARGE} rows: first request after {first:?}, the dry run done after {whole:?}, {asked} requests");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         stdout(&out).contains(&format!("To pay: {LARGE} of {LARGE} row(s)")),
@@ -294,6 +295,10 @@ async fn a_file_of_100_000_rows_is_checked_in_one_pass() {
     assert!(first < Duration::from_secs(20), "{first:?} before the first request");
     assert!(whole < Duration::from_secs(60), "{whole:?} for the whole check");
     assert_eq!(orders_at_server(&api).await, before, "a dry run pays nothing");
+    assert!(
+        asked <= 2 * 100 + 1,
+        "{asked} requests: per distinct eSIM, never per row"
+    );
 }
 
 /// Whether the process has its own handler for SIGINT yet (Linux: `SigCgt` in its status).
