@@ -90,15 +90,30 @@ fn open(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
 /// before reading a byte: nothing esimdash reads (the trail, a CA file, a bulk file, the saved
 /// index, the watch's memory) may hold a command without a limit.
 pub fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
+    let mut file = open_regular(path)?;
+    let mut bytes = Vec::new();
+    io::Read::read_to_end(&mut file, &mut bytes)?;
+    Ok(bytes)
+}
+
+/// As `read_regular`, reading at most `max` bytes: `None` when the file holds more (a file
+/// given by a user may be any size; it is refused before it fills the memory).
+pub fn read_regular_at_most(path: &Path, max: u64) -> io::Result<Option<Vec<u8>>> {
+    let file = open_regular(path)?;
+    let mut bytes = Vec::new();
+    // One byte past the limit tells a file over it from one exactly at it.
+    io::Read::read_to_end(&mut io::Read::take(file, max.saturating_add(1)), &mut bytes)?;
+    Ok((bytes.len() as u64 <= max).then_some(bytes))
+}
+
+fn open_regular(path: &Path) -> io::Result<File> {
     let mut options = OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
-    let mut file = options.open(path)?;
+    let file = options.open(path)?;
     regular_only(path, &file)?;
-    let mut bytes = Vec::new();
-    io::Read::read_to_end(&mut file, &mut bytes)?;
-    Ok(bytes)
+    Ok(file)
 }
 
 fn regular_only(path: &Path, file: &File) -> io::Result<()> {

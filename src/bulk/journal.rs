@@ -486,4 +486,38 @@ mod tests {
         assert!(journal.attempt("a#1").unwrap().earlier_run);
         assert_eq!(journal.attempt("z#1").unwrap().key, "z1199");
     }
+
+    #[test]
+    fn the_journal_of_100_000_rows_is_read_in_one_pass() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("large.jsonl");
+        let mut text = String::new();
+        for i in 0..100_000 {
+            let paying = Line {
+                row: Some(format!("r{i}#1")),
+                line: Some(i + 2),
+                key: format!("k{i}"),
+                ..Line::default()
+            };
+            let placed = Line {
+                key: format!("k{i}"),
+                outcome: Some(Written::Placed { order: format!("B{i}") }),
+                ..Line::default()
+            };
+            for line in [paying, placed] {
+                text.push_str(&serde_json::to_string(&line).unwrap());
+                text.push('\n');
+            }
+        }
+        std::fs::write(&path, text).unwrap();
+        let started = std::time::Instant::now();
+        let journal = Journal::open(&path, false, source("/in/large.csv", &[])).unwrap();
+        let took = started.elapsed();
+        assert_eq!(
+            journal.attempt("r99999#1").unwrap().outcome,
+            Some(Written::Placed { order: "B99999".into() })
+        );
+        // Each outcome found its row by a scan of the rows once: minutes at this size.
+        assert!(took < std::time::Duration::from_secs(10), "{took:?}");
+    }
 }

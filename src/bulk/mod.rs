@@ -15,7 +15,7 @@ use crate::audit::{Outcome, PaymentRecord};
 use crate::domain::iccid::Iccid;
 use crate::purchase::{explain, line_total};
 use journal::{Attempt, Journal, JournalError, Written};
-use rows::{Kind, Row};
+use rows::{Kind, Row, STOP_EVERY};
 use rust_decimal::Decimal;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -162,35 +162,61 @@ pub struct Run {
 /// Reads `file`, opens the account's journal (beside the audit trail) and checks every row.
 /// Refused in a read-only session.
 pub async fn prepare(client: &Client, kind: Kind, file: &Path, run: Run) -> Result<Prepared, CheckError> {
-    let Run { lock, again, own_file } = run;
     client.ensure_writable(match kind {
         Kind::Topup => crate::api::TOPUP,
         Kind::Order => crate::api::PLACE_ORDER,
     })?;
-    let rows = rows::read(file, kind).map_err(|e| CheckError::File(format!("{}:\n{e}", file.display())))?;
+    // The file, the journal and the trail are read, and each row judged by them, on a thread
+    // of their own: on the runtime's one thread a large file held every signal unheard until it
+    // was done. The thread looks for a stop every few thousand rows, so a process that ends on
+    // one does not wait for it either.
+    let recalled = {
+        let (client, file) = (client.clone(), file.to_path_buf());
+        tokio::task::spawn_blocking(move || recall(&client, kind, &file, run, &crate::signals::stopping))
+    };
+    let Recalled {
+        lines,
+        problems,
+        mut journal,
+        records,
+    } = match recalled.await {
+        Ok(recalled) => recalled?,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(_) => return Err(CheckError::Stopped),
+    };
+    let batch = check(client, kind, lines, problems, &mut journal, &records, run.again).await?;
+    Ok(Prepared { batch, journal })
+}
+
+/// What the file, its journal and the trail say before the API is asked.
+struct Recalled {
+    lines: Vec<Line>,
+    problems: Vec<String>,
+    journal: Journal,
+    /// The account's payments in the trail, by key.
+    records: HashMap<String, PaymentRecord>,
+}
+
+/// Reads the file and its journal and the trail, and tells each row's earlier payment.
+fn recall(
+    client: &Client,
+    kind: Kind,
+    file: &Path,
+    run: Run,
+    stopped: &dyn Fn() -> bool,
+) -> Result<Recalled, CheckError> {
+    let rows::Parsed { rows, problems } = rows::read(file, kind, stopped).map_err(|e| match e {
+        rows::ReadError::File(e) => CheckError::File(format!("{}:\n{e}", file.display())),
+        rows::ReadError::Stopped => CheckError::Stopped,
+    })?;
     let (dir, account) = client.state_place().ok_or(CheckError::NoStateDir)?;
     let name = match kind {
         Kind::Topup => "topup",
         Kind::Order => "order",
     };
-    let identities: Vec<String> = rows.rows.iter().map(Row::identity).collect();
-    let source = journal::Source::of(name, identities.iter().map(String::as_str), file, own_file);
-    let mut journal = Journal::open(&journal::path_for(&dir, &account, name), lock, source)?;
-    let batch = check(client, kind, rows, &mut journal, again).await?;
-    Ok(Prepared { batch, journal })
-}
-
-/// Checks every row: what the journal and the audit trail say of its earlier payments, then,
-/// for the rows left to pay, whether the API offers them (one request per eSIM or plan), and
-/// the balance. `again`: rows whose outcome is unknown are paid again.
-pub async fn check(
-    client: &Client,
-    kind: Kind,
-    parsed: rows::Parsed,
-    journal: &mut Journal,
-    again: bool,
-) -> Result<Batch, CheckError> {
-    let rows::Parsed { rows, problems } = parsed;
+    let identities: Vec<String> = rows.iter().map(Row::identity).collect();
+    let source = journal::Source::of(name, identities.iter().map(String::as_str), file, run.own_file);
+    let mut journal = Journal::open(&journal::path_for(&dir, &account, name), run.lock, source)?;
     let records: HashMap<String, PaymentRecord> = client
         .payment_records()
         .map_err(CheckError::Trail)?
@@ -198,10 +224,13 @@ pub async fn check(
         .map(|r| (r.key.clone(), r))
         .collect();
     let mut lines = Vec::with_capacity(rows.len());
-    for row in rows {
+    for (n, row) in rows.into_iter().enumerate() {
+        if n % STOP_EVERY == 0 && stopped() {
+            return Err(CheckError::Stopped);
+        }
         let state = match journal.attempt(&row.identity()) {
             None => State::ToPay,
-            Some(attempt) => earlier(attempt, &records, journal, again)?,
+            Some(attempt) => earlier(attempt, &records, &mut journal, run.again)?,
         };
         lines.push(Line {
             row,
@@ -209,8 +238,29 @@ pub async fn check(
             state,
         });
     }
+    Ok(Recalled {
+        lines,
+        problems,
+        journal,
+        records,
+    })
+}
+
+/// Checks the rows left to pay: whether the API offers them (one request per eSIM or plan,
+/// each row then found among its answers), the rule against repeats, and the balance. `again`:
+/// rows whose outcome is unknown are paid again.
+async fn check(
+    client: &Client,
+    kind: Kind,
+    mut lines: Vec<Line>,
+    problems: Vec<String>,
+    journal: &mut Journal,
+    records: &HashMap<String, PaymentRecord>,
+    again: bool,
+) -> Result<Batch, CheckError> {
     let mut prices = Prices::default();
-    for line in lines.iter_mut().filter(|l| l.state == State::ToPay) {
+    for (n, line) in lines.iter_mut().filter(|l| l.state == State::ToPay).enumerate() {
+        breathe(n).await;
         match prices.of(client, kind, &line.row).await? {
             Ok(total) => line.total = Some(total),
             Err(problem) => line.state = State::Invalid(problem),
@@ -220,12 +270,14 @@ pub async fn check(
         // The rule against paying the same twice within minutes, said in the plan (a dry run
         // too) rather than met row after row: a payment made elsewhere (another file, a single
         // top-up) that this row repeats.
-        let ours = journal.keys();
-        for line in lines
+        let repeats = Repeats::index(records.values(), &journal.keys());
+        for (n, line) in lines
             .iter_mut()
             .filter(|l| l.state == State::ToPay && l.row.occurrence == 1)
+            .enumerate()
         {
-            if let Some(earlier) = repeated(&line.row, records.values(), &ours) {
+            breathe(n).await;
+            if let Some(earlier) = repeats.latest(&line.row.spend) {
                 let earlier = crate::api::describe_earlier(earlier);
                 let said = format!("{earlier}, not by this file: add --again to pay it a second time");
                 line.state = State::Repeat { earlier, said };
@@ -244,19 +296,51 @@ pub async fn check(
     Ok(plan)
 }
 
-/// A payment of the trail's, not of this file, that `row` would repeat within the repeat window.
-fn repeated<'a>(
-    row: &Row,
-    records: impl Iterator<Item = &'a PaymentRecord>,
-    ours: &HashSet<&str>,
-) -> Option<&'a PaymentRecord> {
-    records
-        .filter(|r| {
-            !ours.contains(r.key.as_str())
-                && crate::api::pays_the_same(r, &row.spend)
-                && crate::api::counts_as_repeated(r)
-        })
-        .max_by_key(|r| r.asked_at)
+/// Every few thousand rows of a loop that may not wait for anything, lets the runtime run the
+/// rest (a signal's listener on the same thread).
+async fn breathe(n: usize) {
+    if n % STOP_EVERY == STOP_EVERY - 1 {
+        tokio::task::yield_now().await;
+    }
+}
+
+/// The payments of the trail, not of this file, that a row would repeat within the repeat
+/// window: the latest of each payment (action, eSIM, slug, quantity), found in one look.
+struct Repeats<'a> {
+    latest: HashMap<(&'a str, Option<&'a str>, &'a str, u32), &'a PaymentRecord>,
+}
+
+impl<'a> Repeats<'a> {
+    fn index(records: impl Iterator<Item = &'a PaymentRecord>, ours: &HashSet<&str>) -> Self {
+        let mut latest: HashMap<_, &PaymentRecord> = HashMap::new();
+        let theirs = records.filter(|r| !ours.contains(r.key.as_str()) && crate::api::counts_as_repeated(r));
+        for record in theirs {
+            let key = (
+                record.action.as_str(),
+                record.iccid.as_deref(),
+                record.slug.as_str(),
+                record.quantity,
+            );
+            let kept = latest.entry(key).or_insert(record);
+            if record.asked_at >= kept.asked_at {
+                *kept = record;
+            }
+        }
+        Self { latest }
+    }
+
+    fn latest(&self, spend: &crate::domain::purchase::Spend) -> Option<&'a PaymentRecord> {
+        let key = (
+            spend.what.action(),
+            spend.what.iccid().map(Iccid::as_str),
+            spend.slug.as_str(),
+            spend.qty,
+        );
+        self.latest
+            .get(&key)
+            .copied()
+            .filter(|r| crate::api::pays_the_same(r, spend))
+    }
 }
 
 /// Why the rows could not be checked: nothing was paid.
@@ -276,6 +360,9 @@ pub enum CheckError {
     /// The trail must be read to know what earlier runs paid.
     #[error("{0}; nothing was paid")]
     Trail(String),
+    /// A stop (a signal) came while the rows were checked.
+    #[error("stopped while the rows were checked; nothing was paid")]
+    Stopped,
 }
 
 /// Where a row with an earlier payment stands: the journal's outcome, or for one that was in
@@ -352,11 +439,43 @@ fn from_trail(record: &PaymentRecord) -> Option<Written> {
     })
 }
 
-/// What the API offers, asked once per eSIM (top-ups) or plan (orders).
+/// What the API offers, asked once per eSIM (top-ups) or plan (orders); each row then finds
+/// its plan by its slug, never by a scan or a copy of the offer.
 #[derive(Default)]
 struct Prices {
-    topups: HashMap<String, Result<Vec<Plan>, String>>,
+    topups: HashMap<String, Result<Offered, String>>,
     plans: HashMap<String, Result<Plan, String>>,
+}
+
+/// The top-ups offered for an eSIM, by slug.
+struct Offered {
+    plans: HashMap<String, Plan>,
+    /// In the API's order, for a row whose slug is not among them.
+    slugs: Vec<String>,
+}
+
+impl Offered {
+    fn new(plans: Vec<Plan>) -> Self {
+        let slugs = plans.iter().map(|p| p.slug.clone()).collect();
+        let mut by_slug = HashMap::with_capacity(plans.len());
+        for plan in plans {
+            // The first of a slug offered twice, as a scan in order found it.
+            by_slug.entry(plan.slug.clone()).or_insert(plan);
+        }
+        Self { plans: by_slug, slugs }
+    }
+
+    fn plan(&self, iccid: &Iccid, slug: &str) -> Result<&Plan, String> {
+        if self.slugs.is_empty() {
+            return Err(format!("no top-up is offered for {iccid} now"));
+        }
+        self.plans.get(slug).ok_or_else(|| {
+            format!(
+                "{slug:?} is not offered for {iccid}; offered: {}",
+                self.slugs.join(", ")
+            )
+        })
+    }
 }
 
 impl Prices {
@@ -364,45 +483,8 @@ impl Prices {
     async fn of(&mut self, client: &Client, kind: Kind, row: &Row) -> Result<Result<Decimal, String>, ApiError> {
         let slug = &row.spend.slug;
         let plan = match (kind, row.iccid()) {
-            (Kind::Topup, Some(iccid)) => {
-                let offered = match self.topups.get(iccid.as_str()) {
-                    Some(known) => known.clone(),
-                    None => {
-                        let asked = topup_plans_of(client, iccid).await?;
-                        self.topups.insert(iccid.to_string(), asked.clone());
-                        asked
-                    }
-                };
-                offered.and_then(|offered| {
-                    if offered.is_empty() {
-                        return Err(format!("no top-up is offered for {iccid} now"));
-                    }
-                    offered.iter().find(|p| &p.slug == slug).cloned().ok_or_else(|| {
-                        let slugs: Vec<&str> = offered.iter().map(|p| p.slug.as_str()).collect();
-                        format!("{slug:?} is not offered for {iccid}; offered: {}", slugs.join(", "))
-                    })
-                })
-            }
-            _ => {
-                let plan = match self.plans.get(slug) {
-                    Some(known) => known.clone(),
-                    None => {
-                        let asked =
-                            not_found_as(client.plan(slug).await, || format!("no plan {slug:?} in the catalog"))?;
-                        self.plans.insert(slug.clone(), asked.clone());
-                        asked
-                    }
-                };
-                plan.and_then(|p| {
-                    if p.is_topup() {
-                        Err(format!(
-                            "{slug:?} is a top-up plan: it goes in a top-up file, with an ICCID"
-                        ))
-                    } else {
-                        Ok(p)
-                    }
-                })
-            }
+            (Kind::Topup, Some(iccid)) => self.topup(client, iccid, slug).await?,
+            _ => self.order(client, slug).await?,
         };
         Ok(plan.and_then(|plan| {
             let unit = plan
@@ -410,6 +492,36 @@ impl Prices {
                 .ok_or_else(|| format!("the plan {} has no price", plan.slug))?;
             line_total(unit, row.spend.qty)
         }))
+    }
+
+    async fn topup(&mut self, client: &Client, iccid: &Iccid, slug: &str) -> Result<Result<&Plan, String>, ApiError> {
+        let offered = match self.topups.entry(iccid.to_string()) {
+            std::collections::hash_map::Entry::Occupied(known) => known.into_mut(),
+            std::collections::hash_map::Entry::Vacant(new) => {
+                new.insert(topup_plans_of(client, iccid).await?.map(Offered::new))
+            }
+        };
+        Ok(match offered {
+            Ok(offered) => offered.plan(iccid, slug),
+            Err(why) => Err(why.clone()),
+        })
+    }
+
+    async fn order(&mut self, client: &Client, slug: &str) -> Result<Result<&Plan, String>, ApiError> {
+        let plan = match self.plans.entry(slug.to_string()) {
+            std::collections::hash_map::Entry::Occupied(known) => known.into_mut(),
+            std::collections::hash_map::Entry::Vacant(new) => {
+                let asked = not_found_as(client.plan(slug).await, || format!("no plan {slug:?} in the catalog"))?;
+                new.insert(asked)
+            }
+        };
+        Ok(match plan {
+            Ok(p) if p.is_topup() => Err(format!(
+                "{slug:?} is a top-up plan: it goes in a top-up file, with an ICCID"
+            )),
+            Ok(p) => Ok(p),
+            Err(why) => Err(why.clone()),
+        })
     }
 }
 

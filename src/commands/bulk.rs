@@ -124,6 +124,9 @@ async fn checked(
         CheckError::Journal(e) => journaled(e),
         CheckError::File(_) | CheckError::NoStateDir => CommandError::Usage(e.to_string()),
         CheckError::Trail(why) => CommandError::Io(std::io::Error::other(why)),
+        CheckError::Stopped => {
+            CommandError::Interrupted(crate::signals::stopped_by().unwrap_or(crate::signals::Stop::Interrupt))
+        }
     })
 }
 

@@ -19,7 +19,7 @@ use crate::domain::iccid::Iccid;
 use crate::tui::keymap::{Action, Chord};
 use crate::tui::msg::{BulkEnded, BulkStep, BulkTopup, JobId, Request};
 use rust_decimal::Decimal;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 /// How long the confirmation of a bulk top-up stands before its pay key is taken.
@@ -339,12 +339,13 @@ impl BulkForm {
         if !matches!(self.stage, BulkStage::Paying(_)) {
             return;
         }
+        let repeated: HashSet<&str> = repeats.iter().map(|(r, _)| r.as_str()).collect();
         let kept: Vec<(Iccid, Vec<Plan>)> = self
             .iccids
             .iter()
             .cloned()
             .zip(self.offers.iter().cloned())
-            .filter(|(iccid, _)| !repeats.iter().any(|(r, _)| r == iccid.as_str()))
+            .filter(|(iccid, _)| !repeated.contains(iccid.as_str()))
             .collect();
         self.stage = if kept.is_empty() {
             let named: Vec<String> = repeats.iter().map(|(iccid, why)| format!("{iccid}: {why}")).collect();
