@@ -29,6 +29,9 @@ pub fn init(path: Option<&Path>) -> Option<PathBuf> {
     tracing_subscriber::fmt()
         .with_writer(Mutex::new(file))
         .with_ansi(false)
+        // A log that cannot be written (a full disk) is no reason to write raw lines on the
+        // terminal: what the user must know is told by the command itself.
+        .log_internal_errors(false)
         .with_env_filter(filter)
         .try_init()
         .ok()?;

@@ -185,7 +185,12 @@ fn fail(error: &CommandError, output: &Output) -> ExitCode {
             esimdash::text::json_line(&json).unwrap_or_else(|_| json.to_string())
         )
     } else {
-        writeln!(stderr, "esimdash: {error}")
+        // The server's words and the trail's may be quoted: shown as text, never obeyed.
+        writeln!(
+            stderr,
+            "esimdash: {}",
+            esimdash::text::sanitize_lines(&error.to_string())
+        )
     };
     ExitCode::from(error.exit_code())
 }

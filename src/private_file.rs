@@ -65,6 +65,7 @@ pub fn open_or_create(path: &Path) -> io::Result<File> {
 
 fn open(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        no_linked_folder(dir)?;
         create_dir(dir)?;
     }
     #[cfg(unix)]
@@ -131,6 +132,35 @@ fn regular_only(path: &Path, file: &File) -> io::Result<()> {
 
 /// O_NOFOLLOW answers ELOOP for a link: say it in words.
 #[cfg(unix)]
+/// esimdash's own folders (`…/esimdash/` and the folders in it) are never symbolic links: a
+/// link there would send the trail, the locks or the journals wherever it points. Folders above
+/// (the XDG state directory, a home moved by a link) are the user's to arrange.
+fn no_linked_folder(dir: &Path) -> io::Result<()> {
+    let ours = dir
+        .ancestors()
+        .take(4)
+        .position(|f| f.file_name().is_some_and(|n| n == "esimdash"));
+    let Some(top) = ours else { return Ok(()) };
+    for folder in dir.ancestors().take(top + 1) {
+        // Checked before anything is created in it; a folder not there yet is made plain.
+        let is_link = match std::fs::symlink_metadata(folder) {
+            Ok(meta) => meta.file_type().is_symlink(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => false,
+            Err(e) => return Err(e),
+        };
+        if is_link {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} is a symbolic link; esimdash keeps its private files only in plain folders (remove the link)",
+                    folder.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn refuse_link(path: &Path, error: io::Error) -> io::Error {
     if error.raw_os_error() == Some(libc::ELOOP) {
         return io::Error::new(
@@ -168,6 +198,28 @@ mod tests {
         let plain = dir.path().join("plain");
         std::fs::write(&plain, "x").unwrap();
         assert_eq!(read_regular(&plain).unwrap(), b"x");
+    }
+
+    #[test]
+    fn esimdashs_own_folders_are_never_links_but_the_folders_above_may_be() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        create_dir(&elsewhere).unwrap();
+        let state = dir.path().join("state");
+        create_dir(&state).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, state.join("esimdash")).unwrap();
+        for path in ["esimdash/audit.jsonl", "esimdash/locks/a.lock"] {
+            let error = open_append(&state.join(path)).unwrap_err();
+            assert!(error.to_string().contains("symbolic link"), "{path}: {error}");
+        }
+        assert!(
+            std::fs::read_dir(&elsewhere).unwrap().next().is_none(),
+            "nothing written there"
+        );
+        // A link above esimdash's folder (a state directory moved by the user) is theirs.
+        let moved = dir.path().join("moved");
+        std::os::unix::fs::symlink(&elsewhere, &moved).unwrap();
+        assert!(open_append(&moved.join("esimdash/audit.jsonl")).is_ok());
     }
 
     #[test]

@@ -38,6 +38,16 @@ pub fn sanitize(s: &str) -> Cow<'_, str> {
     }
 }
 
+/// `sanitize` line by line: the text's own line breaks are kept (a message listing problems),
+/// every other unsafe character replaced. For sentences printed whole: errors, notices.
+pub fn sanitize_lines(s: &str) -> Cow<'_, str> {
+    if s.chars().any(|c| c != '\n' && is_unsafe(c)) {
+        Cow::Owned(s.split('\n').map(sanitize).collect::<Vec<_>>().join("\n"))
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
 /// A sanitised prefix of at most `max_chars` characters, with `…` when cut. Only the prefix is
 /// looked at, so a 5 000-character name costs no more than a short one.
 pub fn excerpt(s: &str, max_chars: usize) -> String {
@@ -209,6 +219,12 @@ mod tests {
         assert!(!line.chars().any(is_unsafe));
         let back: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!(back["name"], name);
+    }
+
+    #[test]
+    fn sentences_keep_their_lines_and_lose_every_control() {
+        assert_eq!(sanitize_lines("a\x1b[2J\nb\u{7}\r"), "a\u{FFFD}[2J\nb\u{FFFD}\u{FFFD}");
+        assert!(matches!(sanitize_lines("two\nlines"), Cow::Borrowed(_)));
     }
 
     #[test]

@@ -549,6 +549,16 @@ impl Client {
             && let Err(e) = trail.append(entry)
         {
             tracing::error!(path = %trail.path.display(), error = %e, stage = entry.stage.label(), "the audit trail could not be written");
+            let what = match entry.order_no.as_deref() {
+                Some(order) => format!("the {} of order {order}", entry.stage.label()),
+                None => format!("its \"{}\" line", entry.stage.label()),
+            };
+            self.notify(super::settle::Notice::TrailUnwritten(format!(
+                "the audit trail {} could not be written ({e}): it lacks {what} for this {} ({}); what is said here is what happened",
+                trail.path.display(),
+                entry.action,
+                entry.slug.as_deref().unwrap_or_default()
+            )));
         }
     }
 }

@@ -32,6 +32,9 @@ pub enum Notice {
     /// Another esimdash process is paying from this account: this payment waits for it.
     WaitingForLock,
     Settled(Box<Settled>),
+    /// A line of a payment's could not be written to the audit trail (a full disk): the trail
+    /// lacks it, in words. What the payment did is told as usual; this is its only trace.
+    TrailUnwritten(String),
 }
 
 /// Who hears the notices.

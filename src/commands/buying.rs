@@ -315,8 +315,9 @@ fn tell_delivery(delivery: Delivery, what: &Purchase, slug: &str) {
             }
         ),
         Delivery::ResentUnconfirmed => eprintln!(
-            "esimdash: the first answer was lost; the {} was sent once more under the same idempotency key, but the server's answer did not echo the key: it may no longer honour keys, so if the first had reached it this is possibly a second order. Check `esimdash orders -q {slug}`.",
-            what.noun()
+            "esimdash: the first answer was lost; the {} was sent once more under the same idempotency key, but the server's answer did not echo the key: it may no longer honour keys, so if the first had reached it this is possibly a second order. Check `esimdash orders -q {}`.",
+            what.noun(),
+            crate::text::sanitize(slug)
         ),
         Delivery::Answered => {}
     }

@@ -27,6 +27,7 @@ pub fn listen(client: &Client, output: &Output) {
     let as_json = output.is_json();
     client.on_notice(Arc::new(move |notice| match notice {
         Notice::WaitingForLock => say("another esimdash is paying from this account; waiting for it to finish…"),
+        Notice::TrailUnwritten(words) => say(&words),
         Notice::Settled(settled) => {
             if as_json {
                 let value = settled.to_json();

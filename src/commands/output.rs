@@ -68,9 +68,16 @@ macro_rules! out {
     ($($arg:tt)*) => { $crate::commands::output::write_out(format_args!($($arg)*)) };
 }
 
-/// `println!` that ends the command quietly on a closed pipe (see `write_out`).
+/// `println!` for sentences, which may quote the server or the trail: terminal-safe
+/// (`text::sanitize_lines`), and ending the command quietly on a closed pipe (see
+/// `write_out`). Tables and QR drawings, made safe cell by cell, go through `out!`.
 macro_rules! outln {
-    ($($arg:tt)*) => { $crate::commands::output::write_out(format_args!("{}\n", format_args!($($arg)*))) };
+    ($($arg:tt)*) => {
+        $crate::commands::output::write_out(format_args!(
+            "{}\n",
+            $crate::text::sanitize_lines(&format!($($arg)*))
+        ))
+    };
 }
 
 pub(crate) use {out, outln};

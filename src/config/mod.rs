@@ -157,6 +157,10 @@ pub enum ConfigError {
     Value { path: PathBuf, message: String },
     #[error("ESIMDASH_CLIPBOARD: {0}")]
     Clipboard(String),
+    /// A setting given on the command line or in the environment: the config file is not to
+    /// blame.
+    #[error("{given}: {message}")]
+    Given { given: &'static str, message: String },
     #[error("{name}={value:?}: {expected}")]
     Env {
         name: &'static str,
@@ -613,9 +617,15 @@ fn client_options(
         options.background_share = f64::from(percent) / 100.0;
     }
     if let Some(file) = args.ca_file.as_ref().or(profile.ca_file.as_ref()) {
-        options.extra_roots = crate::api::read_pem_certificates(file).map_err(|message| ConfigError::Value {
-            path: path.map(Path::to_path_buf).unwrap_or_default(),
-            message: format!("ca_file: {message}"),
+        options.extra_roots = crate::api::read_pem_certificates(file).map_err(|message| match args.ca_file {
+            Some(_) => ConfigError::Given {
+                given: "--ca-file (or ESIMDASH_CA_FILE)",
+                message,
+            },
+            None => ConfigError::Value {
+                path: path.map(Path::to_path_buf).unwrap_or_default(),
+                message: format!("[profiles.{name}] ca_file: {message}"),
+            },
         })?;
     }
     Ok(options)

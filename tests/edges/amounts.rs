@@ -213,3 +213,24 @@ async fn a_payment_charged_other_than_confirmed_is_told_loudly() {
     );
     assert_eq!(posts.load(Ordering::SeqCst), 2);
 }
+
+/// Server text is text: an order number with escape codes and a line break, placed and
+/// printed, reaches neither stdout nor stderr raw (the sentence and the error alike).
+#[tokio::test(flavor = "multi_thread")]
+async fn an_order_number_with_escape_codes_is_printed_as_text() {
+    let placed = r#"{"ok":true,"order":{"providerOrderNo":"B1\u001b]0;owned\u0007\u001b[2J\nX","slug":"x-1gb","totalSellPrice":"9.99"},"balanceUsd":"240.01"}"#;
+    let (base, posts) = charging("6.60", "250.00", placed).await;
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = esimdash(&home);
+    acme_at(&mut cmd, &base).args(["buy", "--slug", "x-1gb", "--yes"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
+    assert_eq!(posts.load(Ordering::SeqCst), 1);
+    for (name, text) in [("stdout", stdout(&out)), ("stderr", stderr(&out))] {
+        assert!(
+            !text.chars().any(|c| c != '\n' && esimdash::text::is_unsafe(c)),
+            "{name}: {text:?}"
+        );
+    }
+    assert!(stdout(&out).contains("B1\u{FFFD}]0;owned"), "{}", stdout(&out));
+}

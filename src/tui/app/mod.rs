@@ -282,6 +282,10 @@ impl App {
                 Tone::Info,
                 now,
             ),
+            crate::api::Notice::TrailUnwritten(words) => {
+                self.notices.push(words);
+                self.dirty = true;
+            }
             crate::api::Notice::Settled(settled) => {
                 let sentence = settled.sentence();
                 self.notices.push(if profile.is_empty() {
