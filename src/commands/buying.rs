@@ -346,7 +346,7 @@ async fn look_up(
     let noun = what.noun();
     let slug = payment.slug();
     let how = if client.honours_keys() {
-        "it was sent once more under the same idempotency key, with no answer either; so the order list was read"
+        "the order list was read (esimdash sends a payment once more under its idempotency key only when the list does not show it)"
     } else {
         "this server has not shown that it honours idempotency keys, so it was not sent again; the order list was read instead"
     };

@@ -319,6 +319,12 @@ impl RunningSandbox {
         self.shared.lock().install(iccid, Utc::now())
     }
 
+    /// The next payment (of any reseller) is charged `unit` a plan, whatever was quoted: a
+    /// price that changed between the quote and the debit. The order records what was charged.
+    pub fn reprice_next_payment(&self, unit: rust_decimal::Decimal) {
+        self.shared.lock().reprice_next = Some(unit);
+    }
+
     /// The provider purges its `n` oldest eSIMs of every reseller, as old records are purged
     /// (`Data::purge_oldest_esims`): every newer eSIM keeps its place from the top of the list,
     /// and the list's total falls. How many were purged.

@@ -222,6 +222,9 @@ pub struct Data {
     qr_images: HashMap<u64, QrAt>,
     /// Draws the ICCIDs and codes of eSIMs allocated while running.
     rng: fastrand::Rng,
+    /// The next payment is charged this unit price, not the plan's quoted one: a price that
+    /// changed between the quote and the debit (a test's control, `reprice_next_payment`).
+    pub reprice_next: Option<Decimal>,
 }
 
 impl Data {
@@ -234,6 +237,7 @@ impl Data {
             lists,
             qr_images: HashMap::new(),
             rng: fastrand::Rng::with_seed(seed.rotate_left(17)),
+            reprice_next: None,
         };
         for reseller in 0..data.resellers.len() {
             for order in 0..data.resellers[reseller].orders.len() {
@@ -382,7 +386,10 @@ impl Data {
         ready_at: Option<Instant>,
     ) -> Result<(&OrderRecord, Decimal), Failure> {
         let r = &mut self.resellers[reseller];
-        let priced = plan.priced(r.markup_pct);
+        let mut priced = plan.priced(r.markup_pct);
+        if let Some(unit) = self.reprice_next.take() {
+            priced.sell = unit;
+        }
         let total = priced.sell * Decimal::from(qty);
         if r.balance < total {
             return Err(Failure::new(StatusCode::PAYMENT_REQUIRED, "Insufficient balance"));
