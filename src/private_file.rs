@@ -22,6 +22,9 @@ pub fn write_whole(path: &Path, write: impl FnOnce(&mut dyn io::Write) -> io::Re
     drop(out);
     temp.as_file().sync_all()?;
     temp.persist(path).map_err(|e| e.error)?;
+    // The rename is on disk only once the folder is: a power cut must not bring the old file
+    // back after what was appended to the new one.
+    File::open(dir)?.sync_all()?;
     Ok(())
 }
 

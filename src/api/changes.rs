@@ -286,8 +286,9 @@ impl Client {
             Err(e) if e.outcome_unknown() && self.honours_keys() && !crate::signals::stopping() => e,
             Err(e) => return Err(self.keep_lock_if_unknown(lock, e)),
         };
-        // A resend trusts only what it sees: an order of it already in the list is not sent
-        // again (the caller's lookup finds it), whatever the server's past answers said of keys.
+        // A resend trusts only what it sees: an order of it already in the list (or a list that
+        // cannot be read) is not sent again (the caller's lookup tells), whatever the server's
+        // past answers said of keys.
         if self.order_list_shows(payment).await {
             return Err(self.keep_lock_if_unknown(lock, error));
         }
@@ -321,7 +322,11 @@ impl Client {
                         delivery,
                     });
                 }
-                Err(e) if e.refuses_a_resend() => return Err(e),
+                // A refusal tells that the first was never carried out only from a server that
+                // confirmed the key; any other leaves the outcome as unknown as before (the
+                // caller reads the order list).
+                Err(e) if e.refuses_a_resend() && self.seen_key_echo() == Some(true) => return Err(e),
+                Err(e) if e.refuses_a_resend() => break,
                 Err(e) if e.status() == Some(409) => {
                     self.note_in_progress(&payment.key);
                     if tokio::time::Instant::now() + pause > deadline || crate::signals::stopping() {
@@ -339,14 +344,15 @@ impl Client {
         Err(self.keep_lock_if_unknown(lock, lost))
     }
 
-    /// Whether the order list shows an order that could be this payment's (new against the
-    /// orders read before it, no other payment's); a list that cannot be read shows nothing.
+    /// Whether the order list may show an order of this payment's (new against the orders
+    /// read before it, no other payment's): it does, or it could not be read. Only a list
+    /// read and without one lets a resend go.
     async fn order_list_shows(&self, payment: &Payment) -> bool {
         let Some(before) = &payment.orders_before else {
             return false;
         };
         let Ok(orders) = self.recent_orders_for(payment.slug(), payment.iccid()).await else {
-            return false;
+            return true;
         };
         let before: HashSet<&str> = before.iter().map(String::as_str).collect();
         let claimed = self.orders_of_other_payments(&payment.key);

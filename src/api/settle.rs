@@ -60,6 +60,10 @@ pub enum Found {
     ResentUnconfirmed { order_no: String, others: Vec<String> },
     /// Sent again under its key and refused: nothing was paid.
     Refused(String),
+    /// Sent again and refused, the answer not confirming the key: the refusal may be a node's
+    /// that ignores keys, so only the order list (which showed no order of it) says that
+    /// nothing was paid.
+    RefusedUnconfirmed(String),
     /// The order list shows its order.
     Placed { order_no: String },
     /// The order list shows no such order.
@@ -109,6 +113,9 @@ impl Settled {
                 others.join(", ")
             ),
             Ok(Found::Refused(why)) => format!("was sent again under its key and refused ({why}): nothing was paid."),
+            Ok(Found::RefusedUnconfirmed(why)) => format!(
+                "was sent again and refused ({why}); the answer did not confirm its key, but the order list showed no order of it: most likely nothing was paid. Check Orders."
+            ),
             Ok(Found::Placed { order_no }) => format!("was placed: order {order_no} (the order list shows it)."),
             Ok(Found::NotPlaced) => "was not placed: the order list shows no such order.".to_string(),
             Ok(Found::Ambiguous(orders)) if orders.len() == 1 => format!(
@@ -129,7 +136,7 @@ impl Settled {
     pub fn money_moved(&self) -> Option<bool> {
         match &self.result {
             Ok(Found::Resent { .. } | Found::ResentUnconfirmed { .. } | Found::Placed { .. }) => Some(true),
-            Ok(Found::NeverSent | Found::Refused(_) | Found::NotPlaced) => Some(false),
+            Ok(Found::NeverSent | Found::Refused(_) | Found::RefusedUnconfirmed(_) | Found::NotPlaced) => Some(false),
             Ok(Found::Ambiguous(_)) | Err(_) => None,
         }
     }
@@ -149,6 +156,7 @@ impl Settled {
             }) => ("placed_now", Some(order_no)),
             Ok(Found::ResentUnconfirmed { order_no, .. }) => ("placed_now_unconfirmed", Some(order_no)),
             Ok(Found::Refused(_)) => ("refused", None),
+            Ok(Found::RefusedUnconfirmed(_)) => ("refused_unconfirmed", None),
             Ok(Found::Placed { order_no }) => ("placed", Some(order_no)),
             Ok(Found::NotPlaced) => ("not_placed", None),
             Ok(Found::Ambiguous(_)) => ("ambiguous", None),
@@ -385,9 +393,12 @@ impl Client {
         let (placed, replayed) = match self.send_payment(payment, record.attempts + 1).await {
             Ok(answer) => answer,
             Err(e) if e.refuses_a_resend() => {
-                return Ok(Found::Refused(
-                    e.server_message().map_or_else(|| e.to_string(), str::to_string),
-                ));
+                let why = e.server_message().map_or_else(|| e.to_string(), str::to_string);
+                return Ok(if self.seen_key_echo() == Some(true) {
+                    Found::Refused(why)
+                } else {
+                    Found::RefusedUnconfirmed(why)
+                });
             }
             // Still in progress at the server (409), lost again, or no word on the first.
             Err(e) => return Err(e.to_string()),

@@ -75,6 +75,8 @@ pub struct Attempt {
     /// whole after it, or it was paid from other rows at another path. Paying the row again
     /// is a new payment, made on purpose.
     pub earlier_run: bool,
+    /// The row's last placement, when a later attempt did not place.
+    placed_before: Option<Box<Attempt>>,
 }
 
 impl Attempt {
@@ -96,6 +98,10 @@ impl Attempt {
 pub struct Source {
     pub batch: String,
     pub file: String,
+    /// Written for this run alone (the dashboard's marks): rows other runs paid are not its
+    /// business here; the rule against repeats within minutes, read from the trail, guards
+    /// them as it guards a single top-up.
+    pub own_run: bool,
 }
 
 impl Source {
@@ -120,8 +126,17 @@ impl Source {
         Self {
             batch: hash.finalize()[..12].iter().map(|b| format!("{b:02x}")).collect(),
             file: file.display().to_string(),
+            own_run,
         }
     }
+}
+
+/// Where and when a key's payment was made.
+#[derive(Debug, Clone, Default)]
+struct Paid {
+    batch: Option<String>,
+    file: Option<String>,
+    at: Option<DateTime<Utc>>,
 }
 
 pub struct Journal {
@@ -135,8 +150,11 @@ pub struct Journal {
     rows: HashMap<String, Attempt>,
     /// Which row each key paid, to file an outcome line under its row.
     row_of: HashMap<String, String>,
-    /// Every key of every attempt, the last of each row's and the earlier ones.
-    keys: HashSet<String>,
+    /// Whether the journal had no line when opened (a legacy one may be taken in).
+    fresh: bool,
+    /// Every key of every attempt, the last of each row's and the earlier ones, with the file
+    /// it was paid from (its batch and path) and when.
+    keys: HashMap<String, Paid>,
     /// When each batch was closed.
     closed: HashMap<String, DateTime<Utc>>,
     lines: usize,
@@ -156,6 +174,26 @@ pub enum JournalError {
     Io(PathBuf, std::io::Error),
 }
 
+/// The name an earlier version gave the journal of `file`: `…-<kind>-<hash of kind and path>`.
+fn legacy_name_of(kind: &str, file: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    let file = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+    let mut hash = Sha256::new();
+    hash.update(kind.as_bytes());
+    hash.update([0]);
+    hash.update(file.as_os_str().as_encoded_bytes());
+    hash.finalize()[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The file hash in an earlier version's journal name, `<24 hex>-<kind>-<16 hex>.jsonl`.
+fn legacy_file_hash(name: &str, kind: &str) -> Option<String> {
+    let stem = name.strip_suffix(".jsonl")?;
+    let (account, rest) = stem.split_once('-')?;
+    let hash = rest.strip_prefix(kind)?.strip_prefix('-')?;
+    let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
+    (hex(account, 24) && hex(hash, 16)).then(|| hash.to_string())
+}
+
 /// A journal this many times longer than its rows is rewritten with one line per row.
 const COMPACT_AT: usize = 4;
 
@@ -171,7 +209,8 @@ impl Journal {
             source,
             rows: HashMap::new(),
             row_of: HashMap::new(),
-            keys: HashSet::new(),
+            fresh: false,
+            keys: HashMap::new(),
             closed: HashMap::new(),
             lines: 0,
         };
@@ -183,6 +222,7 @@ impl Journal {
                 Err(TryLockError::Error(e)) => return Err(failed(e)),
             }
         } else if !path.exists() {
+            journal.fresh = true;
             return Ok(journal);
         }
         let bytes = match crate::private_file::read_regular(path) {
@@ -199,6 +239,7 @@ impl Journal {
             }
             journal.lines += 1;
         }
+        journal.fresh = journal.lines == 0;
         if lock {
             if journal.lines > COMPACT_AT * journal.rows.len() + 1000 {
                 journal.compact().map_err(failed)?;
@@ -218,13 +259,26 @@ impl Journal {
 
     /// The row's last payment, if it had one.
     pub fn attempt(&self, row: &str) -> Option<Attempt> {
-        let attempt = self.rows.get(row)?;
-        let same_file =
-            attempt.batch.as_ref() == Some(&self.source.batch) || attempt.file.as_ref() == Some(&self.source.file);
+        let last = self.rows.get(row)?;
+        // Refused since (nothing moved): where the row stands is its last placement.
+        let attempt = match (&last.outcome, &last.placed_before) {
+            (Some(Written::Failed { .. }), Some(placed)) => placed.as_ref(),
+            _ => last,
+        };
+        let same_file = self.of_this_file(attempt);
+        if self.source.own_run && !same_file {
+            return None;
+        }
         Some(Attempt {
             earlier_run: self.is_closed(attempt) || !same_file,
             ..attempt.clone()
         })
+    }
+
+    /// Whether the attempt was paid from this file: the same rows, or the same path (a file
+    /// edited in place).
+    fn of_this_file(&self, attempt: &Attempt) -> bool {
+        attempt.batch.as_ref() == Some(&self.source.batch) || attempt.file.as_ref() == Some(&self.source.file)
     }
 
     /// Whether the attempt's batch was closed after it was sent.
@@ -233,9 +287,14 @@ impl Journal {
         closed.is_some_and(|closed| attempt.at.is_none_or(|at| at <= *closed))
     }
 
-    /// Every payment key the journal names: the payments of bulk files.
+    /// The payment keys of this file's runs (every attempt, the last of each row's and the
+    /// earlier ones): the rule against repeats does not count them as payments made elsewhere.
     pub fn keys(&self) -> HashSet<&str> {
-        self.keys.iter().map(String::as_str).collect()
+        self.keys
+            .iter()
+            .filter(|(_, p)| p.batch.as_ref() == Some(&self.source.batch) || p.file.as_ref() == Some(&self.source.file))
+            .map(|(k, _)| k.as_str())
+            .collect()
     }
 
     /// Written before the row's payment is sent under `key`.
@@ -259,6 +318,71 @@ impl Journal {
             outcome: Some(outcome),
             ..Line::default()
         })
+    }
+
+    /// Takes in, once, the journals of versions that kept one per address and file
+    /// (`<account>-<kind>-<file hash>.jsonl`): an upgrade pays no placed row again. Only the
+    /// payments of this account (`ours`: the keys its trail knows) are taken; the rows of the
+    /// old journal of `file` itself go on as this file's, the others are "paid by an earlier
+    /// run".
+    pub fn adopt_legacy(
+        &mut self,
+        dir: &Path,
+        kind: &str,
+        ours: &HashSet<&str>,
+        file: &Path,
+    ) -> Result<(), JournalError> {
+        if !self.fresh {
+            return Ok(());
+        }
+        self.fresh = false;
+        let own = legacy_name_of(kind, file);
+        let Ok(entries) = std::fs::read_dir(dir.join("bulk")) else {
+            return Ok(());
+        };
+        let mut adopted = Vec::new();
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(hash) = legacy_file_hash(&name, kind) else {
+                continue;
+            };
+            let Ok(bytes) = crate::private_file::read_regular(&entry.path()) else {
+                continue;
+            };
+            let from = if hash == own {
+                self.source.file.clone()
+            } else {
+                "a journal of an earlier esimdash".to_string()
+            };
+            let mut keys = HashSet::new();
+            for line in String::from_utf8_lossy(&bytes).lines() {
+                let Ok(mut line) = serde_json::from_str::<Line>(line) else {
+                    continue;
+                };
+                if line.row.is_some() && ours.contains(line.key.as_str()) {
+                    keys.insert(line.key.clone());
+                    line.file = Some(from.clone());
+                } else if !keys.contains(&line.key) {
+                    continue;
+                }
+                adopted.push(line);
+            }
+        }
+        // In one write and one sync: an old journal may hold many rows.
+        let failed = |e| JournalError::Io(self.path.clone(), e);
+        let mut text = String::new();
+        for line in &adopted {
+            text.push_str(&serde_json::to_string(line).map_err(|e| failed(e.into()))?);
+            text.push('\n');
+        }
+        if let Some(journal) = &mut self.file {
+            journal.write_all(text.as_bytes()).map_err(failed)?;
+            journal.sync_data().map_err(failed)?;
+        }
+        for line in adopted {
+            self.apply(line);
+        }
+        Ok(())
     }
 
     /// Every row of the file is placed: the batches they were paid in are closed, and paying
@@ -306,10 +430,27 @@ impl Journal {
         if line.key.is_empty() {
             return;
         }
-        self.keys.insert(line.key.clone());
         match (line.row, line.outcome) {
             (Some(row), outcome) => {
+                let paid = Paid {
+                    batch: line.batch.clone(),
+                    file: line.file.clone(),
+                    at: line.at,
+                };
+                self.keys.insert(line.key.clone(), paid);
                 self.row_of.insert(line.key.clone(), row.clone());
+                // A placement is never forgotten for a later attempt that did not place: a
+                // file placed whole, paid again on purpose and refused, stays paid.
+                let placed_before = self.rows.remove(&row).and_then(|earlier| {
+                    if matches!(earlier.outcome, Some(Written::Placed { .. })) {
+                        Some(Box::new(Attempt {
+                            placed_before: None,
+                            ..earlier
+                        }))
+                    } else {
+                        earlier.placed_before
+                    }
+                });
                 self.rows.insert(
                     row,
                     Attempt {
@@ -319,6 +460,7 @@ impl Journal {
                         batch: line.batch,
                         file: line.file,
                         earlier_run: false,
+                        placed_before,
                     },
                 );
             }
@@ -328,7 +470,15 @@ impl Journal {
                     attempt.outcome = Some(outcome);
                 }
             }
-            (None, None) => {}
+            // A key kept by compaction, of an attempt no longer a row's last.
+            (None, None) => {
+                let paid = Paid {
+                    batch: line.batch,
+                    file: line.file,
+                    at: line.at,
+                };
+                self.keys.insert(line.key, paid);
+            }
         }
     }
 
@@ -343,21 +493,44 @@ impl Journal {
         closed.sort();
         let mut rows: Vec<(&String, &Attempt)> = self.rows.iter().collect();
         rows.sort_by_key(|(_, a)| a.at);
-        for (row, a) in rows {
+        let mut kept = HashSet::new();
+        for (row, last) in rows {
+            // The placement a later attempt did not undo first, then the last attempt.
+            for a in last.placed_before.as_deref().into_iter().chain([last]) {
+                kept.insert(a.key.as_str());
+                let line = Line {
+                    row: Some(row.clone()),
+                    key: a.key.clone(),
+                    at: a.at,
+                    outcome: a.outcome.clone(),
+                    batch: a.batch.clone(),
+                    file: a.file.clone(),
+                    ..Line::default()
+                };
+                text.push_str(&serde_json::to_string(&line).map_err(std::io::Error::other)?);
+                text.push('\n');
+            }
+        }
+        // Earlier keys within the repeat window: the rule against repeats still knows them as
+        // this file's payments (older ones are past it).
+        let window = chrono::Duration::from_std(crate::api::REPEAT_WINDOW).unwrap_or_default();
+        let recent = Utc::now() - window;
+        for (key, paid) in self
+            .keys
+            .iter()
+            .filter(|(k, p)| !kept.contains(k.as_str()) && p.at.is_some_and(|at| at > recent))
+        {
             let line = Line {
-                row: Some(row.clone()),
-                key: a.key.clone(),
-                at: a.at,
-                outcome: a.outcome.clone(),
-                batch: a.batch.clone(),
-                file: a.file.clone(),
+                key: key.clone(),
+                at: paid.at,
+                batch: paid.batch.clone(),
+                file: paid.file.clone(),
                 ..Line::default()
             };
             text.push_str(&serde_json::to_string(&line).map_err(std::io::Error::other)?);
             text.push('\n');
         }
         // The closing lines last: each closes the rows paid before it, as it did.
-        let closed_lines = closed.len();
         for (batch, at) in closed {
             let line = Line {
                 at: Some(*at),
@@ -368,8 +541,7 @@ impl Journal {
             text.push('\n');
         }
         crate::private_file::write_whole(&self.path, |out| out.write_all(text.as_bytes()))?;
-        self.lines = self.rows.len() + closed_lines;
-        self.keys = self.rows.values().map(|a| a.key.clone()).collect();
+        self.lines = text.lines().count();
         Ok(())
     }
 }
@@ -471,20 +643,99 @@ mod tests {
         let moved = Journal::open(&path, false, source("/archive/rows.csv", &rows)).unwrap();
         let a = moved.attempt("a#1").unwrap();
         assert!(a.earlier_run && a.when_and_where().contains("/in/rows.csv"), "{a:?}");
-        // Many runs of other rows: the journal is rewritten short, and still knows it all.
-        let mut journal = Journal::open(&path, true, source("/in/other.csv", &["z#1"])).unwrap();
+        // A row refused 1 200 times yesterday: the journal is rewritten short, and still knows
+        // it all. Then a's payment again on purpose, refused: a stays placed.
+        let yesterday = Utc::now() - chrono::Duration::hours(30);
+        let mut text = String::new();
         for n in 0..1200 {
-            journal.paying("z#1", 2, &format!("z{n}")).unwrap();
-            journal
-                .outcome(&format!("z{n}"), Written::Failed { error: "no".into() })
-                .unwrap();
+            let key = format!("z{n}");
+            let paying = Line {
+                row: Some("z#1".into()),
+                key: key.clone(),
+                at: Some(yesterday),
+                batch: Some("other".into()),
+                ..Line::default()
+            };
+            let refused = Line {
+                key,
+                outcome: Some(Written::Failed { error: "no".into() }),
+                ..Line::default()
+            };
+            for line in [paying, refused] {
+                text.push_str(&serde_json::to_string(&line).unwrap());
+                text.push('\n');
+            }
         }
+        let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        file.write_all(text.as_bytes()).unwrap();
+        drop(file);
+        let mut journal = Journal::open(&path, true, source("/in/rows.csv", &rows)).unwrap();
+        journal.paying("a#1", 2, "again").unwrap();
+        journal
+            .outcome("again", Written::Failed { error: "402".into() })
+            .unwrap();
         drop(journal);
         let journal = Journal::open(&path, true, source("/in/rows.csv", &rows)).unwrap();
         let lines = std::fs::read_to_string(&path).unwrap().lines().count();
         assert!(lines < 10, "{lines} lines after compaction");
-        assert!(journal.attempt("a#1").unwrap().earlier_run);
+        let a = journal.attempt("a#1").unwrap();
+        assert!(a.earlier_run && a.key == "k0", "the placement, not the refusal: {a:?}");
+        assert!(journal.keys().contains("again"), "a key of the repeat window is kept");
         assert_eq!(journal.attempt("z#1").unwrap().key, "z1199");
+    }
+
+    #[test]
+    fn an_earlier_versions_journals_are_taken_in_once_so_an_upgrade_pays_nothing_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let bulk = dir.path().join("bulk");
+        create_legacy(
+            &bulk,
+            &legacy_name_of("topup", Path::new("/in/rows.csv")),
+            &[("a#1", "k1"), ("b#1", "k2")],
+        );
+        create_legacy(
+            &bulk,
+            &legacy_name_of("topup", Path::new("/in/other.csv")),
+            &[("c#1", "k3"), ("d#1", "theirs")],
+        );
+        let ours: HashSet<&str> = ["k1", "k2", "k3"].into();
+        let path = path_for(dir.path(), "acct", "topup");
+        let mut journal = Journal::open(&path, true, source("/in/rows.csv", &["a#1", "b#1"])).unwrap();
+        journal
+            .adopt_legacy(dir.path(), "topup", &ours, Path::new("/in/rows.csv"))
+            .unwrap();
+        let a = journal.attempt("a#1").unwrap();
+        assert!(
+            matches!(a.outcome, Some(Written::Placed { .. })) && !a.earlier_run,
+            "goes on: {a:?}"
+        );
+        assert!(
+            journal.attempt("c#1").unwrap().earlier_run,
+            "another file's row: paid before"
+        );
+        assert!(
+            journal.attempt("d#1").is_none(),
+            "another account's payment is not taken"
+        );
+        drop(journal);
+        let journal = Journal::open(&path, true, source("/in/rows.csv", &["a#1", "b#1"])).unwrap();
+        assert!(journal.attempt("b#1").is_some(), "kept in the new journal");
+    }
+
+    fn create_legacy(bulk: &Path, hash: &str, rows: &[(&str, &str)]) {
+        std::fs::create_dir_all(bulk).unwrap();
+        let mut text = String::new();
+        for (row, key) in rows {
+            text.push_str(&format!(
+                r#"{{"row":"{row}","line":2,"key":"{key}","at":"2026-11-01T10:00:00Z"}}"#
+            ));
+            text.push('\n');
+            text.push_str(&format!(
+                r#"{{"key":"{key}","outcome":{{"is":"placed","order":"O-{key}"}}}}"#
+            ));
+            text.push('\n');
+        }
+        std::fs::write(bulk.join(format!("0123456789abcdef01234567-topup-{hash}.jsonl")), text).unwrap();
     }
 
     #[test]

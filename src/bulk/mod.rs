@@ -29,16 +29,35 @@ pub struct Line {
     pub state: State,
 }
 
+/// What is not right with a placed row, in words: said in the result's `error` column, and in
+/// the exit status.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Caveat {
+    /// Placed for another total than the one confirmed (`ChargedOther::sentence`): exit 7.
+    ChargedOther(String),
+    /// Sent once more after a lost answer, and the answer did not confirm the key: possibly a
+    /// second order. Exit 5.
+    PossiblySecond(String),
+}
+
+impl Caveat {
+    pub fn words(&self) -> &str {
+        match self {
+            Caveat::ChargedOther(words) | Caveat::PossiblySecond(words) => words,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum State {
     /// Checked, not paid yet.
     ToPay,
-    /// Placed: this order; `now`, in this run (else by an earlier one); `charged_other`: for
-    /// another total than the one confirmed, in words (`ChargedOther::sentence`).
+    /// Placed: this order; `now`, in this run (else by an earlier one); `caveat`: what the user
+    /// must check about it.
     Placed {
         order: String,
         now: bool,
-        charged_other: Option<String>,
+        caveat: Option<Caveat>,
     },
     /// The server refused it (nothing moved): a re-run tries it again.
     Failed(String),
@@ -76,9 +95,9 @@ impl State {
     pub fn error(&self) -> Option<&str> {
         match self {
             State::Placed {
-                charged_other: Some(e), ..
-            }
-            | State::Failed(e)
+                caveat: Some(caveat), ..
+            } => Some(caveat.words()),
+            State::Failed(e)
             | State::Unknown(e)
             | State::Invalid(e)
             | State::Repeat { said: e, .. }
@@ -120,19 +139,11 @@ impl Batch {
             .count()
     }
 
-    /// The rows placed for another total than the one confirmed.
-    pub fn charged_other(&self) -> usize {
+    /// The rows placed with this kind of caveat.
+    pub fn with_caveat(&self, kind: fn(&Caveat) -> bool) -> usize {
         self.lines
             .iter()
-            .filter(|l| {
-                matches!(
-                    l.state,
-                    State::Placed {
-                        charged_other: Some(_),
-                        ..
-                    }
-                )
-            })
+            .filter(|l| matches!(&l.state, State::Placed { caveat: Some(c), .. } if kind(c)))
             .count()
     }
 
@@ -223,6 +234,8 @@ fn recall(
         .into_iter()
         .map(|r| (r.key.clone(), r))
         .collect();
+    let ours: std::collections::HashSet<&str> = records.keys().map(String::as_str).collect();
+    journal.adopt_legacy(&dir, name, &ours, file)?;
     let mut lines = Vec::with_capacity(rows.len());
     for (n, row) in rows.into_iter().enumerate() {
         if n % STOP_EVERY == 0 && stopped() {
@@ -380,12 +393,17 @@ fn earlier(
     let trail = records.get(&attempt.key);
     let written = match (trail, attempt.outcome) {
         (Some(r), outcome) if r.outcome.is_some() => {
-            let written = from_trail(r).unwrap_or(Written::Failed { error: String::new() });
+            let told = from_trail(r).unwrap_or(Written::Failed { error: String::new() });
             // The attempt is the row's last, under its own key: its outcome is the journal's.
-            if outcome.as_ref() != Some(&written) {
-                journal.outcome(&attempt.key, written.clone())?;
+            // One the journal tells alike (placed, refused, unknown) keeps the run's own words
+            // and costs no line; only a different one is written.
+            match outcome {
+                Some(own) if std::mem::discriminant(&own) == std::mem::discriminant(&told) => own,
+                _ => {
+                    journal.outcome(&attempt.key, told.clone())?;
+                    told
+                }
             }
-            written
         }
         // Never recorded, or never sent: it did not leave.
         (None, None) => return Ok(State::ToPay),
@@ -411,7 +429,7 @@ fn earlier(
         Written::Placed { order } => State::Placed {
             order,
             now: false,
-            charged_other: None,
+            caveat: None,
         },
         Written::Failed { .. } => State::ToPay,
         Written::Unknown { error } => unknown(error),
@@ -667,18 +685,20 @@ async fn pay_one(client: &Client, payment: Payment) -> Result<State, ApiError> {
         Ok(paid) => State::Placed {
             order: paid.placed.order.record.provider_order_no.to_string(),
             now: true,
-            charged_other: paid.charged_other.map(|other| other.sentence()),
+            caveat: match (paid.charged_other, paid.delivery) {
+                (Some(other), _) => Some(Caveat::ChargedOther(other.sentence())),
+                (None, crate::api::Delivery::ResentUnconfirmed) => Some(Caveat::PossiblySecond(
+                    "its answer was lost and it was sent once more, and the answer did not confirm its key: possibly a second order; check `esimdash orders`".to_string(),
+                )),
+                (None, _) => None,
+            },
         },
         Err(error) if error.outcome_unknown() => match client.look_up_payment(&payment, &before).await {
             Ok(Some(order)) => State::Placed {
                 order: order.record.provider_order_no.to_string(),
                 now: true,
-                charged_other: crate::domain::purchase::charged_other(
-                    payment.total,
-                    order.total_sell_price,
-                    (None, None),
-                )
-                .map(|other| other.sentence()),
+                caveat: crate::domain::purchase::charged_other(payment.total, order.total_sell_price, (None, None))
+                    .map(|other| Caveat::ChargedOther(other.sentence())),
             },
             Ok(None) => State::Unknown(format!(
                 "no answer came ({error}); the order list shows no such order: most likely not placed; check `esimdash orders`, then run again with --again to pay it"

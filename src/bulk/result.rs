@@ -60,7 +60,7 @@ mod tests {
             state: State::Placed {
                 order: "=HYPERLINK(\"http://x\",\"B1\")".to_string(),
                 now: true,
-                charged_other: None,
+                caveat: None,
             },
         });
         let first = lines.next().unwrap();

@@ -233,6 +233,15 @@ fn finish(batch: &Batch, ended: Ended, result: &Path, output: &Output) -> Result
         ))),
         // Unknown first: money may have moved, which a failure alone rules out.
         Ended::Done if unknown > 0 => Err(CommandError::OutcomeUnknown(sentence)),
+        Ended::Done if batch.with_caveat(|c| matches!(c, engine::Caveat::PossiblySecond(_))) > 0 => {
+            Err(CommandError::OutcomeUnknown(format!(
+                "{sentence}; {} row(s) were sent once more after a lost answer and the server did not confirm the key: possibly second orders (each said in the result)",
+                batch.with_caveat(|c| matches!(c, engine::Caveat::PossiblySecond(_)))
+            )))
+        }
+        Ended::Done if batch.with_caveat(|c| matches!(c, engine::Caveat::ChargedOther(_))) > 0 => Err(
+            CommandError::ChargedOtherRows(batch.with_caveat(|c| matches!(c, engine::Caveat::ChargedOther(_)))),
+        ),
         Ended::Done if failed > 0 => Err(CommandError::Refused(format!(
             "{failed} row(s) failed (see the result); nothing was paid for them. Run the same command again to retry them."
         ))),

@@ -385,7 +385,9 @@ pub(super) async fn confirm(yes: bool, summary: &str) -> Result<(), CommandError
             "{summary}\nNot on a terminal: add --yes to confirm"
         )));
     }
-    eprint!("{summary}\nProceed? [y/N] ");
+    // The summary names the server's plan: shown as text, never obeyed (a name that moved the
+    // cursor could redraw the price the user says yes to).
+    eprint!("{}\nProceed? [y/N] ", crate::text::sanitize_lines(summary));
     let _ = std::io::stderr().flush();
     // Read off the runtime, so that Ctrl-C at the question ends the command at once.
     let answer = tokio::task::spawn_blocking(|| {

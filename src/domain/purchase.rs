@@ -100,8 +100,10 @@ impl ChargedOther {
     }
 }
 
-/// Whether a placed payment cost what was confirmed: the order's `totalSellPrice`, and the
-/// balance moved (`balance`: before, and as the answer gives it), each against `confirmed`.
+/// Whether a placed payment cost what was confirmed: what the order says it cost
+/// (`totalSellPrice`), or, without that, what the balance moved (`balance`: before, and as the
+/// answer gives it). The balance alone never overrules the order: other payments (another
+/// seat, the portal, an earlier payment settled first) move it too.
 pub fn charged_other(
     confirmed: Option<Decimal>,
     order_total: Option<Decimal>,
@@ -113,13 +115,8 @@ pub fn charged_other(
         .zip(balance.1)
         .and_then(|(before, after)| before.checked_sub(after));
     let charged = order_total.or(moved)?;
-    let differs = charged != confirmed || moved.is_some_and(|m| m != confirmed);
-    differs.then_some(ChargedOther {
-        charged: if charged != confirmed {
-            charged
-        } else {
-            moved.unwrap_or(charged)
-        },
+    (charged != confirmed).then_some(ChargedOther {
+        charged,
         confirmed,
         balance_moved: moved,
     })
@@ -150,11 +147,17 @@ mod tests {
             "{}",
             order.sentence()
         );
-        // The order says what was confirmed, the balance moved more: told all the same.
-        let balance = charged_other(confirmed, usd("6.60"), (usd("250"), usd("200"))).unwrap();
-        assert_eq!(balance.charged, usd("50").unwrap());
+        // The order says what was confirmed and the balance moved more: other payments move
+        // it too, so the order's word stands.
+        assert!(charged_other(confirmed, usd("6.60"), (usd("250"), usd("200"))).is_none());
         // No order total: the balance moved tells.
         assert!(charged_other(confirmed, None, (usd("250"), usd("243.40"))).is_none());
+        assert_eq!(
+            charged_other(confirmed, None, (usd("250"), usd("240")))
+                .unwrap()
+                .charged,
+            usd("10").unwrap()
+        );
         assert!(
             charged_other(confirmed, None, (None, None)).is_none(),
             "nothing to compare"

@@ -118,6 +118,21 @@ async fn run(
     };
     let result_path = result::beside(&file);
     let result = result::write(&batch, &result_path).map(|()| result_path);
+    // A placed row the user must check (charged another total, possibly a second order) is
+    // said in the window that stays, not only in the result file.
+    let caveats: Vec<String> = batch
+        .lines
+        .iter()
+        .filter_map(|l| match &l.state {
+            State::Placed { caveat: Some(c), .. } => Some(format!(
+                "{}: {}",
+                l.row.iccid().map(ToString::to_string).unwrap_or_default(),
+                c.words()
+            )),
+            _ => None,
+        })
+        .collect();
+    let problem = problem.into_iter().chain(caveats).reduce(|a, b| format!("{a}; {b}"));
     Ok(BulkEnded {
         problem,
         ..summary(&batch, ended, file, result)

@@ -631,9 +631,9 @@ impl Run {
                 state: esimdash::bulk::State::Placed {
                     order: text(seed, "B1"),
                     now: true,
-                    charged_other: seed
-                        .is_multiple_of(5)
-                        .then(|| text(seed, "Charged 9.00 USD, not the 1.00 USD confirmed")),
+                    caveat: seed.is_multiple_of(5).then(|| {
+                        esimdash::bulk::Caveat::ChargedOther(text(seed, "Charged 9.00 USD, not the 1.00 USD confirmed"))
+                    }),
                 },
             },
             2 => BulkStep::Ended(Err(text(seed, "the total changed; nothing was paid"))),
