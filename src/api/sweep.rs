@@ -3,8 +3,10 @@
 //! records are purged or new eSIMs arrive, and a saved index can be a place off. So the search
 //! reads near the place first, then (where the caller allows) the rest of the list while the
 //! rate budget has room, and a miss says "not in this account" only once every page of one
-//! unchanged list was read (`Searched::proves_absence`). Every page read goes into the index on
-//! the way (the client's tap), so that the next look-up finds the eSIM at its place.
+//! unchanged list was read (`Searched::proves_absence`): every answer's total the same, and the
+//! first page read read again at the end, unchanged (`Walk::recheck`). Every page read goes
+//! into the index on the way (the client's tap), so that the next look-up finds the eSIM at
+//! its place.
 
 use super::ApiError;
 use super::client::Client;
@@ -38,9 +40,13 @@ pub enum Stop {
     Budget { limit: u64, window: Duration },
     /// The server answered 429 for longer than the client waits.
     RateLimited { retry_after: Duration },
-    /// The list's total changed while it was read: the pages read are of two lists, and an
-    /// eSIM may have moved from a page not read yet onto one read already.
+    /// The list's total changed while it was read (`from`, the first answer's; `to`, the
+    /// first that differed): the pages read are of two lists, and an eSIM may have moved from
+    /// a page not read yet onto one read already.
     Changed { from: u64, to: u64 },
+    /// The total stayed, but `page`, the first page read, read again at the end was not the
+    /// same (as when the oldest eSIM is purged and a new one ordered): every place moved.
+    Moved { page: u64 },
 }
 
 /// How much a search read, and what stopped it.
@@ -91,6 +97,10 @@ impl Searched {
                 grouped(*from),
                 grouped(*to)
             ),
+            Some(Stop::Moved { page }) => format!(
+                "the list changed while it was read (page {}, read first and again last, differed)",
+                grouped(*page)
+            ),
         };
         let pages = if self.pages == 0 {
             "?".to_string()
@@ -138,7 +148,9 @@ impl Client {
     /// Searches the eSIM list of a server without the lookup for `iccid`: where an index saw
     /// it (`seen`), the page at its place, then the page after and the page before, then as
     /// far as `reach` allows. `first` is page 1 when at hand (what a server that ignored the
-    /// lookup sent), read before anything else. At most one request per page of the list.
+    /// lookup sent), read before anything else. At most one request per page of the list, and
+    /// for a miss over more than one page, one more: the first page read, read again with the
+    /// budget's room (`Walk::recheck`).
     pub async fn sweep(
         &self,
         iccid: &str,
@@ -157,7 +169,8 @@ impl Client {
                 return Ok(Sweep::Missed(walk.ended()));
             };
             // The pages near its place are what the user asked for and wait their turn; the
-            // rest is read only with the budget's room, so a search never waits a window out.
+            // rest (and the re-read that proves a miss) is read only with the budget's room, so
+            // a search never waits a window out: without it, the miss is "not known".
             if !near && !self.pacer().has_room(tokio::time::Instant::now()) {
                 let stop = Stop::Budget {
                     limit: self.pacer().limit() as u64,
@@ -184,9 +197,13 @@ impl Client {
 #[derive(Debug)]
 struct Walk {
     seen: Option<Whereabouts>,
-    /// The list's total in the first answer, and in the latest.
-    first_total: Option<u64>,
+    /// Every answer's total, in the order they came (the re-read's too).
+    totals: Vec<u64>,
+    /// The list's total in the latest answer.
     total: Option<u64>,
+    /// The first page read and its ICCIDs in order; whether it was the same when read again.
+    first_read: Option<(u64, Vec<String>)>,
+    same_again: Option<bool>,
     read: BTreeSet<u64>,
     esims_seen: u64,
     /// The pages `Reach::Whole` reads last.
@@ -201,8 +218,10 @@ impl Walk {
         };
         Self {
             seen,
-            first_total: None,
+            totals: Vec::new(),
             total: None,
+            first_read: None,
+            same_again: None,
             read: BTreeSet::new(),
             esims_seen: 0,
             later,
@@ -239,11 +258,14 @@ impl Walk {
     }
 
     /// The next page to read and whether it is near the place; `None` when `reach` allows no
-    /// other.
+    /// other. Once every page is read, the re-read that proves a miss (`recheck`).
     fn next(&self, reach: &Reach) -> Option<(u64, bool)> {
         let unread = |p: &u64| self.pages().is_none_or(|n| *p <= n) && !self.read.contains(p);
         if let Some(page) = self.near().into_iter().find(unread) {
             return Some((page, true));
+        }
+        if let Some(page) = self.recheck() {
+            return Some((page, false));
         }
         let Reach::Whole { later } = reach else {
             return None;
@@ -257,9 +279,57 @@ impl Walk {
             .map(|page| (page, false))
     }
 
+    /// Whether every page is read: of the latest total, at least one.
+    fn every_page_read(&self) -> bool {
+        self.pages()
+            .is_some_and(|pages| (1..=pages).all(|p| self.read.contains(&p)))
+    }
+
+    /// The total of the first answer and the first that differed from it, if one did.
+    fn changed(&self) -> Option<(u64, u64)> {
+        let from = *self.totals.first()?;
+        self.totals.iter().find(|&&t| t != from).map(|&to| (from, to))
+    }
+
+    /// The page to read again before a miss is proven: the first page read, once every page is
+    /// read with the same total, if more than one answer came and it was not read again yet.
+    ///
+    /// Equal totals alone prove nothing: one eSIM purged and one ordered between two answers
+    /// keep the total and move every place down one, and as the pages are not read in order
+    /// (the place first), an eSIM can move from a page not read yet onto one read already.
+    /// The list is newest first, new eSIMs come at the top and old ones are purged from the
+    /// bottom, so any eSIM ordered after the first answer pushes every eSIM below it down:
+    /// the first page read, read again with the same ICCIDs in the same order, shows that none
+    /// came (one still in the list would have pushed them); with none come, a purge lowers
+    /// the total, which every answer had the same. So the list was the same at every answer.
+    /// (Where the first page read is page 1, the lookup's answer, as for a command, an eSIM
+    /// removed from anywhere is caught too: a new one to make up for it shows on page 1.)
+    /// One request, the cheapest check that is sound: comparing the ICCIDs either side of
+    /// adjacent pages costs none, but pages do not overlap, so a move down between reading page
+    /// k + 1 and then page k skips the eSIM last on page k and leaves no trace.
+    /// One answer is one list at one moment: nothing to read again.
+    fn recheck(&self) -> Option<u64> {
+        let (page, _) = self.first_read.as_ref()?;
+        let due =
+            self.same_again.is_none() && self.totals.len() > 1 && self.changed().is_none() && self.every_page_read();
+        due.then_some(*page)
+    }
+
     /// Takes in the answer for `page`; the eSIM, if it is on it.
     fn take(&mut self, page: u64, answer: EsimPage, iccid: &str) -> Option<Box<Esim>> {
-        self.first_total.get_or_insert(answer.total);
+        let iccids = || -> Vec<String> {
+            answer
+                .esims
+                .iter()
+                .map(|e| e.raw_order_json.iccid.to_string())
+                .collect()
+        };
+        if self.first_read.is_none() {
+            self.first_read = Some((page, iccids()));
+        } else if self.recheck() == Some(page) {
+            self.same_again = self.first_read.as_ref().map(|(_, before)| *before == iccids());
+        }
+        self.totals.push(answer.total);
         self.total = Some(answer.total);
         if self.read.insert(page) {
             self.esims_seen += answer.esims.len() as u64;
@@ -281,15 +351,21 @@ impl Walk {
         }
     }
 
-    /// What was read once no page was left to read: every page (unless the list changed
-    /// meanwhile), or only those near the place.
+    /// What was read once no page was left to read: every page of one unchanged list (every
+    /// total the same, the first page read the same when read again), or only those near the
+    /// place, or pages of a list that changed.
     fn ended(&self) -> Searched {
         let pages = self.pages().unwrap_or(0);
-        let every = pages > 0 && (1..=pages).all(|p| self.read.contains(&p));
-        let stop = match (self.first_total, self.total) {
-            _ if !every => Some(Stop::Near),
-            (Some(from), Some(to)) if from != to => Some(Stop::Changed { from, to }),
-            _ => None,
+        let stop = if !self.every_page_read() {
+            Some(Stop::Near)
+        } else if let Some((from, to)) = self.changed() {
+            Some(Stop::Changed { from, to })
+        } else if self.totals.len() > 1 && self.same_again != Some(true) {
+            // Not read again (`next` asks for it, so only when it differed) proves nothing.
+            let page = self.first_read.as_ref().map_or(1, |(page, _)| *page);
+            Some(Stop::Moved { page })
+        } else {
+            None
         };
         Searched {
             pages_read: self.read.len() as u64,
@@ -354,19 +430,76 @@ mod tests {
         assert!(searched.describe("89").contains("not found in 3 of 10 pages read"));
     }
 
-    #[test]
-    fn whole_reads_every_page_once_those_held_whole_last_and_then_proves_a_miss() {
-        let reach = Reach::Whole { later: vec![9, 3, 7] };
-        let mut walk = walk_to(749, 1_000, Some(1_000), &reach);
-        let mut read = Vec::new();
-        while let Some((page, _)) = walk.next(&reach) {
-            read.push(page);
-            walk.read.insert(page);
-            walk.first_total.get_or_insert(1_000);
+    /// A server's eSIM list, newest first, 100 a page.
+    struct List(Vec<String>);
+
+    impl List {
+        fn of(n: u64) -> Self {
+            List((0..n).rev().map(|i| format!("8944{i:014}")).collect())
         }
-        assert_eq!(read, vec![3, 4, 2, 1, 5, 6, 8, 10, 9, 7]);
+
+        fn page(&self, page: u64) -> EsimPage {
+            let esims = self
+                .0
+                .iter()
+                .skip(((page - 1) * PAGE) as usize)
+                .take(PAGE as usize)
+                .map(|iccid| serde_json::from_value(serde_json::json!({ "rawOrderJson": { "iccid": iccid } })).unwrap())
+                .collect();
+            EsimPage {
+                total: self.0.len() as u64,
+                page,
+                page_size: PAGE,
+                esims,
+            }
+        }
+
+        /// A new order's eSIM, at the top; the oldest purged, from the bottom.
+        fn order(&mut self, iccid: &str) {
+            self.0.insert(0, iccid.to_string());
+        }
+
+        fn purge_oldest(&mut self) {
+            self.0.pop();
+        }
+    }
+
+    /// Searches `list` for `iccid` as `Client::sweep` does (with room in the budget), the list
+    /// changed by `change` with the number of answers so far before each answer: the pages read
+    /// in order and whether it was found.
+    fn search(
+        walk: &mut Walk,
+        reach: &Reach,
+        list: &mut List,
+        iccid: &str,
+        mut change: impl FnMut(usize, &mut List),
+    ) -> (Vec<u64>, bool) {
+        let mut read = Vec::new();
+        while let Some((page, _)) = walk.next(reach) {
+            change(read.len(), list);
+            read.push(page);
+            if walk.take(page, list.page(page), iccid).is_some() {
+                return (read, true);
+            }
+        }
+        (read, false)
+    }
+
+    const ABSENT: &str = "894499999999999999";
+
+    #[test]
+    fn whole_reads_every_page_once_those_held_whole_last_then_the_first_again_and_proves_a_miss() {
+        let reach = Reach::Whole { later: vec![9, 3, 7] };
+        let mut walk = walk_to(749, 1_000, None, &reach);
+        let mut list = List::of(1_000);
+        let (read, found) = search(&mut walk, &reach, &mut list, ABSENT, |_, _| {});
+        assert!(!found);
+        // The first page read is read again last, with the budget's room (not near).
+        assert_eq!(read, vec![3, 4, 2, 1, 5, 6, 8, 10, 9, 7, 3]);
+        assert_eq!(walk.next(&reach), None);
         let searched = walk.ended();
-        assert!(searched.proves_absence());
+        assert!(searched.proves_absence(), "{searched:?}");
+        assert_eq!((searched.pages_read, searched.esims_seen), (10, 1_000));
         assert!(
             searched
                 .describe("89")
@@ -375,9 +508,97 @@ mod tests {
     }
 
     #[test]
+    fn the_re_read_is_not_near_so_it_waits_for_the_budget_and_one_answer_needs_none() {
+        let reach = Reach::Whole { later: vec![] };
+        let mut walk = Walk::new(None, &reach);
+        let list = List::of(250);
+        for page in 1..=3 {
+            assert_eq!(walk.next(&reach), Some((page, false)));
+            assert!(walk.take(page, list.page(page), ABSENT).is_none());
+        }
+        assert_eq!(walk.next(&reach), Some((1, false)));
+        // Stopped there (the budget spent), the miss is not known.
+        assert!(!walk.ended().proves_absence());
+
+        // A list of one page, one answer: one list at one moment.
+        let mut walk = Walk::new(None, &reach);
+        let (read, _) = search(&mut walk, &reach, &mut List::of(40), ABSENT, |_, _| {});
+        assert_eq!(read, vec![1]);
+        assert!(walk.ended().proves_absence());
+    }
+
+    /// The reviewer's (a): a total that goes 1 000 → 1 001 → 1 000 during the search, which
+    /// the first and the last answer alone would pass.
+    #[test]
+    fn a_total_that_changed_and_changed_back_proves_nothing() {
+        let reach = Reach::Whole { later: vec![] };
+        let mut walk = Walk::new(None, &reach);
+        let mut list = List::of(1_000);
+        let (read, found) = search(&mut walk, &reach, &mut list, ABSENT, |answers, list| match answers {
+            2 => list.order("894488888888888888"),
+            6 => list.purge_oldest(),
+            _ => {}
+        });
+        assert!(!found);
+        assert_eq!(
+            read,
+            (1..=10).collect::<Vec<u64>>(),
+            "no re-read for a list known changed"
+        );
+        assert_eq!((walk.totals[0], walk.totals[9]), (1_000, 1_000));
+        let searched = walk.ended();
+        assert_eq!(searched.stop, Some(Stop::Changed { from: 1_000, to: 1_001 }));
+        assert!(!searched.proves_absence());
+        let said = searched.describe(ABSENT);
+        assert!(
+            said.contains(
+                "the list changed while it was read (1 000 → 1 001 eSIMs): whether this account has it is not known"
+            ),
+            "{said}"
+        );
+    }
+
+    /// The reviewer's (b): the oldest eSIM purged and one ordered after page 3 is read keep the
+    /// total, and move the eSIM last on page 2 (read last: the index holds it whole) onto page
+    /// 3, read already. Every page read, every total 1 000, the eSIM never seen: page 1, the
+    /// lookup's answer, read again shows the new eSIM, and the miss is not known.
+    #[test]
+    fn a_purge_and_a_new_order_that_keep_the_total_but_move_the_esim_prove_nothing() {
+        let reach = Reach::Whole { later: vec![2] };
+        let mut list = List::of(1_000);
+        let there = list.0[199].clone();
+        let mut walk = Walk::new(None, &reach);
+        let (read, found) = search(&mut walk, &reach, &mut list, &there, |answers, list| {
+            if answers == 2 {
+                list.purge_oldest();
+                list.order("894488888888888888");
+            }
+        });
+        assert!(!found, "{read:?}");
+        assert_eq!(read, vec![1, 3, 4, 5, 6, 7, 8, 9, 10, 2, 1]);
+        assert!(walk.totals.iter().all(|&t| t == 1_000));
+        assert_eq!(list.0[200], there, "the server has it, on page 3");
+        let searched = walk.ended();
+        assert_eq!(searched.stop, Some(Stop::Moved { page: 1 }));
+        assert!(!searched.proves_absence());
+        let said = searched.describe(&there);
+        assert!(
+            said.contains("not found in 10 of 10 pages read (1 000 eSIMs seen); the list changed while it was read"),
+            "{said}"
+        );
+        assert!(said.ends_with("whether this account has it is not known"), "{said}");
+
+        // Unchanged, the same search finds it where it is.
+        let mut walk = Walk::new(None, &reach);
+        let (read, found) = search(&mut walk, &reach, &mut List::of(1_000), &there, |_, _| {});
+        assert!(found);
+        assert_eq!(read, vec![1, 3, 4, 5, 6, 7, 8, 9, 10, 2]);
+    }
+
+    #[test]
     fn a_list_that_changed_while_read_proves_nothing() {
         let mut walk = Walk::new(None, &Reach::Near);
-        walk.first_total = Some(150);
+        walk.totals = vec![150, 151];
         walk.total = Some(151);
         walk.read.extend([1, 2]);
         let searched = walk.ended();

@@ -189,8 +189,10 @@ async fn miss(cmd: std::process::Command, sb: &RunningSandbox) -> (Option<i32>, 
 /// page the index names for an eSIM first on a page is the page before. Each is found all
 /// the same, in at most 4 eSIM requests (the ignored lookup, its page, the pages either
 /// side), and the index takes in what was read (the next look-up reads its page alone). An
-/// ICCID truly absent is "not in this account" only after every page, each read once; a
-/// budget too small for every page says how far it got and exits 6, not 1.
+/// ICCID truly absent is "not in this account" only after every page, each read once, and
+/// page 1 (the ignored lookup's answer) read again last, unchanged; a budget too small for
+/// every page says how far it got and exits 6, not 1, and so does a search during which the
+/// oldest eSIM is purged and a new one ordered (the total the same, every place moved).
 #[tokio::test]
 async fn after_the_oldest_esim_is_purged_each_esim_first_on_a_page_is_found_and_a_miss_is_proven_first() {
     let sb = without_lookup(1_500).await;
@@ -250,7 +252,12 @@ async fn after_the_oldest_esim_is_purged_each_esim_first_on_a_page_is_found_and_
     );
     assert_eq!(error["error"]["searched"]["pagesRead"], pages);
     assert_eq!(error["error"]["searched"]["esimsSeen"], now);
-    let mut sorted = read.clone();
+    assert_eq!(
+        read.last(),
+        Some(&1),
+        "page 1, the first read, read again last: {read:?}"
+    );
+    let mut sorted = read[..read.len() - 1].to_vec();
     sorted.sort_unstable();
     assert_eq!(sorted, (1..=pages).collect::<Vec<u64>>(), "every page once: {read:?}");
 
@@ -267,5 +274,34 @@ async fn after_the_oldest_esim_is_purged_each_esim_first_on_a_page_is_found_and_
         message.contains(&format!("not found in 5 of {pages} pages read")),
         "{message}"
     );
+    assert!(!message.contains("in this account"), "{message}");
+
+    // The oldest eSIM purged and one ordered once the search has read 3 pages (of 16, each
+    // answered 100 ms late): not "not in this account" but not known, the list changed.
+    sb.set_latency(Duration::from_millis(100));
+    let before = sb.esim_pages_served().len();
+    let change = async {
+        wait_until(Duration::from_secs(30), "3 pages read", || {
+            sb.esim_pages_served().len() >= before + 3
+        })
+        .await;
+        // Within the 100 ms before the next page is asked for: the total the same at every
+        // answer (as a rule; were one between, the total would tell).
+        assert!(sb.purge_oldest_esims(1) >= 1);
+        crate::orders::place_orders(&sb.base_url(), 1).await;
+    };
+    let (out, ()) = tokio::join!(run(find(&home, &sb, &absent)), change);
+    sb.set_latency(Duration::ZERO);
+    let read = sb.esim_pages_served()[before..].to_vec();
+    let error: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap_or_else(|_| panic!("{}", stderr(&out)));
+    eprintln!(
+        "changed mid-search: exit {:?}, {read:?}: {}",
+        out.status.code(),
+        error["error"]["message"]
+    );
+    assert_eq!(out.status.code(), Some(6), "{error}");
+    assert_eq!(error["error"]["kind"], "search_incomplete");
+    let message = error["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("the list changed while it was read"), "{message}");
     assert!(!message.contains("in this account"), "{message}");
 }
