@@ -255,7 +255,7 @@ async fn the_marked_esims_are_topped_up_each_once_and_one_offered_nothing_is_lef
         "{screen}"
     );
     assert!(
-        screen.contains(&group[0].1) && screen.contains("was placed on"),
+        screen.contains(&group[0].1) && screen.contains("was placed at"),
         "{screen}"
     );
     assert_eq!(newest_orders(&api, 1).await.0, after, "nothing paid");
