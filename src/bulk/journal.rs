@@ -194,6 +194,9 @@ fn legacy_file_hash(name: &str, kind: &str) -> Option<String> {
     (hex(account, 24) && hex(hash, 16)).then(|| hash.to_string())
 }
 
+/// How long a file edited in place (other rows, the same path) goes on with its earlier run.
+const EDIT_HOURS: i64 = 24;
+
 /// A journal this many times longer than its rows is rewritten with one line per row.
 const COMPACT_AT: usize = 4;
 
@@ -275,10 +278,15 @@ impl Journal {
         })
     }
 
-    /// Whether the attempt was paid from this file: the same rows, or the same path (a file
-    /// edited in place).
+    /// Whether the attempt was paid from this file: the same rows, or the same path within a
+    /// day (a file edited in place to go on; a month's file written over last month's at the
+    /// same path is another file).
     fn of_this_file(&self, attempt: &Attempt) -> bool {
-        attempt.batch.as_ref() == Some(&self.source.batch) || attempt.file.as_ref() == Some(&self.source.file)
+        let recent = attempt
+            .at
+            .is_some_and(|at| Utc::now() - at < chrono::Duration::hours(EDIT_HOURS));
+        attempt.batch.as_ref() == Some(&self.source.batch)
+            || (recent && attempt.file.as_ref() == Some(&self.source.file))
     }
 
     /// Whether the attempt's batch was closed after it was sent.
@@ -349,10 +357,11 @@ impl Journal {
             let Ok(bytes) = crate::private_file::read_regular(&entry.path()) else {
                 continue;
             };
-            let from = if hash == own {
-                self.source.file.clone()
+            // The old journal of this very file goes on as this file's run, as it did then.
+            let (batch, from) = if hash == own {
+                (Some(self.source.batch.clone()), self.source.file.clone())
             } else {
-                "a journal of an earlier esimdash".to_string()
+                (None, "a journal of an earlier esimdash".to_string())
             };
             let mut keys = HashSet::new();
             for line in String::from_utf8_lossy(&bytes).lines() {
@@ -362,6 +371,7 @@ impl Journal {
                 if line.row.is_some() && ours.contains(line.key.as_str()) {
                     keys.insert(line.key.clone());
                     line.file = Some(from.clone());
+                    line.batch.clone_from(&batch);
                 } else if !keys.contains(&line.key) {
                     continue;
                 }
@@ -720,6 +730,39 @@ mod tests {
         drop(journal);
         let journal = Journal::open(&path, true, source("/in/rows.csv", &["a#1", "b#1"])).unwrap();
         assert!(journal.attempt("b#1").is_some(), "kept in the new journal");
+    }
+
+    #[test]
+    fn a_file_written_over_at_the_same_path_after_a_day_is_another_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = path_for(dir.path(), "acct", "topup");
+        let line = Line {
+            row: Some("a#1".into()),
+            key: "k1".into(),
+            at: Some(Utc::now() - chrono::Duration::days(30)),
+            outcome: Some(Written::Placed { order: "O1".into() }),
+            batch: Some("last-month".into()),
+            file: Some("/in/rows.csv".into()),
+            ..Line::default()
+        };
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, format!("{}\n", serde_json::to_string(&line).unwrap())).unwrap();
+        let journal = Journal::open(&path, false, source("/in/rows.csv", &["a#1", "b#1"])).unwrap();
+        let a = journal.attempt("a#1").unwrap();
+        assert!(a.earlier_run, "paid last month: again only on purpose: {a:?}");
+        let same_rows = Journal::open(
+            &path,
+            false,
+            Source {
+                batch: "last-month".into(),
+                ..source("/x.csv", &[])
+            },
+        )
+        .unwrap();
+        assert!(
+            !same_rows.attempt("a#1").unwrap().earlier_run,
+            "the same rows go on, whatever their age"
+        );
     }
 
     fn create_legacy(bulk: &Path, hash: &str, rows: &[(&str, &str)]) {
