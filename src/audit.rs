@@ -52,6 +52,9 @@ pub struct Entry {
     pub profile: String,
     pub api_host: String,
     pub access_code: String,
+    /// The account the guards know it by, when that is not the access code alone (`account_of`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
     /// The local user who ran esimdash.
     pub user: String,
     /// `topup`, `order` or `profile`.
@@ -103,6 +106,11 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// The account the guards know this line's payment by.
+    pub fn account(&self) -> &str {
+        self.account.as_deref().unwrap_or(&self.access_code)
+    }
+
     /// Whether this line tells a payment's outcome: answered, refused, settled, or looked up
     /// with an answer from the order list.
     pub fn tells_outcome(&self) -> bool {
@@ -121,6 +129,7 @@ impl Entry {
             profile: who.profile.clone(),
             api_host: who.api_host.clone(),
             access_code: who.access_code.clone(),
+            account: (who.account != who.access_code).then(|| who.account.clone()),
             user: who.user.clone(),
             action: action.to_string(),
             iccid: None,
@@ -149,7 +158,18 @@ pub struct Who {
     pub profile: String,
     pub api_host: String,
     pub access_code: String,
+    /// What the money guards know the account by (`account_of`).
+    pub account: String,
     pub user: String,
+}
+
+/// The account as the money guards know it: its access code, or with `scope` (the demo's
+/// sandbox, new with each process) the access code on that server instance.
+pub fn account_of(access_code: &str, scope: Option<&str>) -> String {
+    match scope {
+        Some(scope) => format!("{access_code} on {scope}"),
+        None => access_code.to_string(),
+    }
 }
 
 /// The local user's name, from the environment as `id -un` would give it.
@@ -200,28 +220,28 @@ impl Trail {
     }
 
     /// The directory where the open payments of one account are marked.
-    fn open_dir(&self, access_code: &str) -> PathBuf {
+    fn open_dir(&self, account: &str) -> PathBuf {
         let dir = self.path.parent().unwrap_or_else(|| Path::new("."));
-        dir.join("open").join(account_id(access_code))
+        dir.join("open").join(account_id(account))
     }
 
     /// The mark of a payment's entry (none for a profile change).
     fn open_mark(&self, entry: &Entry) -> Option<PathBuf> {
         let key = entry.idempotency_key.as_deref()?;
         matches!(entry.action.as_str(), "topup" | "order")
-            .then(|| self.mark(&entry.access_code, key))
+            .then(|| self.mark(entry.account(), key))
             .flatten()
     }
 
-    fn mark(&self, access_code: &str, key: &str) -> Option<PathBuf> {
+    fn mark(&self, account: &str, key: &str) -> Option<PathBuf> {
         let name = mark_name(key);
-        (!name.is_empty()).then(|| self.open_dir(access_code).join(name))
+        (!name.is_empty()).then(|| self.open_dir(account).join(name))
     }
 
     /// Marks a payment open again (one whose outcome could not be told yet), or forgets its
     /// mark (one whose outcome the trail tells: a mark left behind when its removal failed).
-    pub fn set_open(&self, access_code: &str, key: &str, open: bool) {
-        let Some(mark) = self.mark(access_code, key) else {
+    pub fn set_open(&self, account: &str, key: &str, open: bool) {
+        let Some(mark) = self.mark(account, key) else {
             return;
         };
         let done = if open {
@@ -242,9 +262,9 @@ impl Trail {
 
     /// The open marks of an account, and whether its trail was read through once with marks
     /// in use (a trail kept before marks existed may hold open payments no mark names).
-    pub fn open_marks(&self, access_code: &str) -> OpenMarks {
+    pub fn open_marks(&self, account: &str) -> OpenMarks {
         let mut marks = OpenMarks::default();
-        let Ok(entries) = std::fs::read_dir(self.open_dir(access_code)) else {
+        let Ok(entries) = std::fs::read_dir(self.open_dir(account)) else {
             return marks;
         };
         for entry in entries.flatten() {
@@ -259,8 +279,8 @@ impl Trail {
     }
 
     /// Notes that the account's whole trail was read and every open payment in it marked.
-    pub fn mark_scanned(&self, access_code: &str) {
-        let path = self.open_dir(access_code).join(SCANNED);
+    pub fn mark_scanned(&self, account: &str) {
+        let path = self.open_dir(account).join(SCANNED);
         if let Err(e) = crate::private_file::create_or_keep(&path) {
             tracing::warn!(path = %path.display(), %e, "could not note that the trail was read");
         }
@@ -280,12 +300,12 @@ impl Trail {
 
     /// Whether an earlier answer for this account (at whatever address) echoed an idempotency
     /// key. (The latest answer that tells: a server can stop honouring keys.)
-    pub fn server_echoed_keys(&self, access_code: &str) -> bool {
+    pub fn server_echoed_keys(&self, account: &str) -> bool {
         read(&self.path).is_ok_and(|read| {
             read.entries
                 .iter()
                 .rev()
-                .find(|e| e.key_echoed.is_some() && e.access_code == access_code)
+                .find(|e| e.key_echoed.is_some() && e.account() == account)
                 .is_some_and(|e| e.key_echoed == Some(true))
         })
     }
@@ -317,15 +337,15 @@ pub fn mark_name(key: &str) -> String {
 }
 
 /// A short name for an account, for the names of the files that guard its money (its lock, its
-/// open marks, its bulk journals): a hash of its credential, the access code, and of nothing
-/// else. The address it was reached by is not part of it: `localhost:8080`, `127.0.0.1:8080`
-/// and `http://LOCALHOST:8080/api/v1/` are one account, and so one lock and one rule against
-/// paying twice.
-pub fn account_id(access_code: &str) -> String {
+/// open marks, its bulk journals): a hash of the account as the guards know it (`account_of`:
+/// its credential, the access code), and of nothing else. The address it was reached by is not
+/// part of it: `localhost:8080`, `127.0.0.1:8080` and `http://LOCALHOST:8080/api/v1/` are one
+/// account, and so one lock and one rule against paying twice.
+pub fn account_id(account: &str) -> String {
     use sha2::{Digest, Sha256};
     let mut hash = Sha256::new();
     hash.update(b"esimdash account\0");
-    hash.update(access_code.as_bytes());
+    hash.update(account.as_bytes());
     hash.finalize()[..12].iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -418,12 +438,12 @@ impl Outcome {
 }
 
 /// The payments of one account (its access code: whatever address they went to), oldest first.
-pub fn payments(entries: &[Entry], access_code: &str) -> Vec<PaymentRecord> {
+pub fn payments(entries: &[Entry], account: &str) -> Vec<PaymentRecord> {
     let mut records: Vec<PaymentRecord> = Vec::new();
     let mut index = std::collections::HashMap::new();
     let ours = entries
         .iter()
-        .filter(|e| matches!(e.action.as_str(), "topup" | "order") && e.access_code == access_code);
+        .filter(|e| matches!(e.action.as_str(), "topup" | "order") && e.account() == account);
     for e in ours {
         let Some(key) = &e.idempotency_key else { continue };
         let i = *index.entry(key.clone()).or_insert_with(|| {
@@ -496,6 +516,7 @@ mod tests {
             profile: "live".into(),
             api_host: "api.example".into(),
             access_code: "ak_1".into(),
+            account: "ak_1".into(),
             user: "ana".into(),
         }
     }

@@ -85,6 +85,9 @@ impl Accounts {
                 let options = ClientOptions {
                     read_only: read_only.clone(),
                     audit: config::audit_trail(profile),
+                    // Each demo is a sandbox of its own, its money new: its payments are no
+                    // other demo's repeats.
+                    account_scope: Some(base_url.clone()),
                     ..ClientOptions::default()
                 };
                 let session = Session {

@@ -2490,3 +2490,21 @@ async fn the_readme_bulk_examples_run_as_written_on_the_demo() {
         assert_eq!(order_total(&sb, &home).await, orders + rows as u64, "one order per row");
     }
 }
+
+/// Each `--demo` is a sandbox of its own, its money new: the README's bulk example paid in one
+/// demo pays again in the next (its guards know the account on that sandbox alone; the same
+/// file twice in one real account is refused, `tests/edges/bulk.rs`).
+#[tokio::test(flavor = "multi_thread")]
+async fn each_demo_is_an_account_of_its_own() {
+    let home = tempfile::tempdir().unwrap();
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/examples/topup.csv");
+    for run_ in 0..2 {
+        let mut cmd = esimdash(&home);
+        cmd.args(["topup", "--demo", "--from"])
+            .arg(&file)
+            .args(["--yes", "--result"])
+            .arg(home.path().join(format!("result-{run_}.csv")));
+        let out = run(cmd).await;
+        assert_eq!(out.status.code(), Some(0), "demo {run_}: {}", stderr(&out));
+    }
+}

@@ -243,7 +243,7 @@ impl Client {
                 self.options()
                     .audit
                     .as_ref()
-                    .is_some_and(|t| t.server_echoed_keys(&self.who().access_code))
+                    .is_some_and(|t| t.server_echoed_keys(&self.who().account))
             })
         })
     }

@@ -75,6 +75,10 @@ pub struct ClientOptions {
     pub background_share: f64,
     /// Roots trusted besides the system's (`ca_file`).
     pub extra_roots: Vec<rustls::pki_types::CertificateDer<'static>>,
+    /// Set when the account's money lives on one server instance only (the demo's sandbox,
+    /// new with each process): the guards then know the account by its credential *on that
+    /// instance*, so one demo's payments are never another's repeats.
+    pub account_scope: Option<String>,
 }
 
 impl ClientOptions {
@@ -100,6 +104,7 @@ impl Default for ClientOptions {
             audit: None,
             background_share: 0.5,
             extra_roots: Vec::new(),
+            account_scope: None,
         }
     }
 }
@@ -207,6 +212,10 @@ impl Client {
             profile: opts.audit.as_ref().map_or_else(String::new, |t| t.profile.clone()),
             api_host: base.host(),
             access_code: credentials.access_code.clone().unwrap_or_default(),
+            account: crate::audit::account_of(
+                credentials.access_code.as_deref().unwrap_or_default(),
+                opts.account_scope.as_deref(),
+            ),
             user: crate::audit::local_user(),
         };
         Ok(Self {

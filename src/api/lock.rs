@@ -17,8 +17,8 @@ pub struct AccountLock {
 }
 
 /// `locks/<account>.lock` in the trail's directory.
-pub fn path_for(trail: &Path, access_code: &str) -> PathBuf {
-    let name = crate::audit::account_id(access_code);
+pub fn path_for(trail: &Path, account: &str) -> PathBuf {
+    let name = crate::audit::account_id(account);
     let dir = trail.parent().unwrap_or_else(|| Path::new("."));
     dir.join("locks").join(format!("{name}.lock"))
 }

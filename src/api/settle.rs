@@ -188,7 +188,7 @@ impl Client {
     }
 
     fn lock_path(&self, trail: &Trail) -> std::path::PathBuf {
-        lock::path_for(&trail.path, &self.who().access_code)
+        lock::path_for(&trail.path, &self.who().account)
     }
 
     /// Where this account's files beside the trail go, and the account's short name for their
@@ -200,7 +200,7 @@ impl Client {
             .parent()
             .unwrap_or_else(|| std::path::Path::new("."))
             .to_path_buf();
-        Some((dir, audit::account_id(&self.who().access_code)))
+        Some((dir, audit::account_id(&self.who().account)))
     }
 
     /// This account's payments as the trail tells them (none without a trail).
@@ -218,7 +218,7 @@ impl Client {
             return Ok(Vec::new());
         };
         audit::read(&trail.path)
-            .map(|read| audit::payments(&read.entries, &self.who().access_code))
+            .map(|read| audit::payments(&read.entries, &self.who().account))
             .map_err(|e| format!("the audit trail {} could not be read: {e}", trail.path.display()))
     }
 
@@ -249,7 +249,7 @@ impl Client {
     pub async fn settle_earlier(&self) {
         let Some(trail) = self.trail() else { return };
         // Most starts: nothing open, and the trail is not read at all.
-        if trail.open_marks(&self.who().access_code).none_but(None) {
+        if trail.open_marks(&self.who().account).none_but(None) {
             return;
         }
         match AccountLock::try_take(&self.lock_path(trail)) {
@@ -264,7 +264,7 @@ impl Client {
     /// payment is open (or it was never read through with marks in use).
     pub(super) async fn settle_unsettled(&self, except: Option<&str>) -> Vec<Settled> {
         let Some(trail) = self.trail() else { return Vec::new() };
-        let code = &self.who().access_code;
+        let code = &self.who().account;
         let marks = trail.open_marks(code);
         if marks.none_but(except) {
             return Vec::new();

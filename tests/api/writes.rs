@@ -362,6 +362,7 @@ async fn a_payment_left_open_in_a_trail_without_marks_is_settled_at_the_first_st
             profile: "sandbox".into(),
             api_host: sb.addr.to_string(),
             access_code: "ak_demo_acme".into(),
+            account: "ak_demo_acme".into(),
             user: "ana".into(),
         },
         Stage::Asked,
