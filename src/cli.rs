@@ -22,7 +22,19 @@ use std::path::PathBuf;
     long_about = "Dashboard, one-shot commands and sandbox for the Reseller eSIM Sales API v1.\n\n\
                   With no command, esimdash opens the dashboard (a terminal UI); each command \
                   below runs once and exits instead. `esimdash --demo` opens the dashboard on a \
-                  built-in sandbox, with no set-up."
+                  built-in sandbox, with no set-up.",
+    after_long_help = concat!(
+        "Exit codes (README has each in full):\n",
+        "  0  done\n",
+        "  1  refused by the API, no such eSIM or QR code, or a purchase refused before sending\n",
+        "  2  usage or configuration, a read-only session, a repeat without --again, an eSIM that cannot take data\n",
+        "  3  credentials refused\n",
+        "  4  rate limited\n",
+        "  5  network error or timeout; a payment whose outcome is not known\n",
+        "  6  not known: a search stopped before every page was read\n",
+        "  7  placed, but charged another total than the one confirmed\n",
+        "  check: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN"
+    )
 )]
 pub struct Cli {
     /// Do not read or save the dashboard's inventory index between sessions (the XDG cache
@@ -443,7 +455,8 @@ fn seconds(text: &str, range: std::ops::RangeInclusive<u64>, within: &str) -> Re
 pub struct BulkArgs {
     /// Pay every row of this CSV file (its first line names the columns: iccid,slug,qty for
     /// top-ups, slug,qty for orders). Checked whole first; a re-run after a crash or Ctrl-C
-    /// skips the rows already placed.
+    /// goes on, skipping the rows already placed; the same rows once placed whole (from any
+    /// path) are paid again only with --again.
     #[arg(long, value_name = "FILE.csv")]
     pub from: Option<PathBuf>,
     /// Check the file and print the plan; pay nothing.
@@ -464,7 +477,9 @@ pub struct SpendArgs {
     #[arg(long)]
     pub yes: bool,
     /// Pay even though the same payment (same eSIM or plan, slug and quantity) was placed, or
-    /// may have been, in the last 10 minutes: the second, explicit confirmation.
+    /// may have been, in the last 10 minutes, or (--from) its rows were paid before by a file
+    /// placed whole or by another file: the second, explicit confirmation. With --from, rows
+    /// whose outcome is unknown are paid again too.
     #[arg(long)]
     pub again: bool,
 }

@@ -2330,6 +2330,14 @@ async fn every_exit_code_in_the_readme_table_is_what_the_binary_does() {
         .local_addr()
         .unwrap()
         .port();
+    // `--help` lists the same codes, so that no code is known from one place alone.
+    let help = stdout(&esimdash(&home).arg("--help").output().unwrap());
+    for code in &codes {
+        assert!(
+            help.contains(&format!("\n  {code}  ")),
+            "--help does not list exit code {code}:\n{help}"
+        );
+    }
     for code in codes {
         // (what the row says, the invocation) for each cause of the row tried here.
         let mut cases: Vec<(&str, Command)> = Vec::new();

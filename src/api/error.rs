@@ -91,7 +91,9 @@ pub enum ApiError {
     },
     /// The same payment was placed (or may have been) minutes ago; it is sent again only after
     /// a second, explicit confirmation.
-    #[error("{endpoint}: not sent: {earlier}. The same payment again needs a second confirmation.")]
+    #[error(
+        "{endpoint}: not sent: {earlier}. The same payment again needs a second confirmation: add --again to pay it a second time"
+    )]
     Repeat { endpoint: Endpoint, earlier: String },
     /// After a lost answer, the order list shows more than one new order that could be this
     /// payment: none is claimed as its own.

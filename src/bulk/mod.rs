@@ -81,7 +81,9 @@ impl State {
             State::Placed { .. } => "placed",
             State::Failed(_) => "failed",
             State::Unknown(_) => "unknown",
-            State::Invalid(_) | State::Repeat { .. } | State::PaidBefore { .. } => "invalid",
+            State::Invalid(_) => "invalid",
+            // Nothing is wrong with the row: it pays what was paid before.
+            State::Repeat { .. } | State::PaidBefore { .. } => "repeat",
         }
     }
 

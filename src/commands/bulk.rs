@@ -36,7 +36,7 @@ pub async fn run(
         .map_err(refuse)?;
     let result_path = bulk.result.clone().unwrap_or_else(|| result::beside(file));
     show_plan(&batch, kind, output)?;
-    let invalid = batch.count("invalid") + batch.problems.len();
+    let invalid = batch.count("invalid") + batch.problems.len() + batch.count("repeat");
     if output.is_json() && (invalid > 0 || bulk.dry_run) {
         print_json(&rows_json(&batch, None))?;
     }
@@ -184,7 +184,7 @@ fn show_plan(batch: &Batch, kind: Kind, output: &Output) -> Result<(), CommandEr
     }
     let to_pay = batch.to_pay().count();
     let earlier = batch.count("placed");
-    if to_pay > 0 && batch.count("invalid") == 0 && batch.problems.is_empty() {
+    if to_pay > 0 && batch.count("invalid") + batch.count("repeat") == 0 && batch.problems.is_empty() {
         outln!(
             "To pay: {to_pay} of {} row(s), {} USD; balance {} USD.{}",
             batch.lines.len(),
@@ -263,6 +263,7 @@ fn rows_json(batch: &Batch, result: Option<&Path>) -> serde_json::Value {
         "failed": batch.count("failed"),
         "unknown": batch.count("unknown"),
         "invalid": batch.count("invalid"),
+        "repeat": batch.count("repeat"),
         "notPaid": batch.count("not_paid"),
         "result": result.map(|r| r.display().to_string()),
     })
@@ -338,15 +339,23 @@ impl Bar {
 fn refusal(batch: &Batch, file: &Path, invalid: usize) -> Option<CommandError> {
     if let Some(earlier) = paid_whole_before(batch) {
         return Some(CommandError::Usage(format!(
-            "every row of {} {earlier}: the same rows, whatever the file's name or place. To pay them again on purpose, add --again",
+            "every row of {} was paid before (its first row {earlier}; each row's order in the plan): the same rows, whatever the file's name or place. To pay them again on purpose, add --again",
             file.display()
         )));
     }
-    (invalid > 0).then(|| {
-        CommandError::Usage(format!(
-            "{invalid} row(s) cannot be paid (each said in the plan): fix or remove them, then run again"
-        ))
-    })
+    let (wrong, repeats) = (invalid - batch.count("repeat"), batch.count("repeat"));
+    let mut why = Vec::new();
+    if wrong > 0 {
+        why.push(format!(
+            "{wrong} row(s) cannot be paid (each said in the plan): fix or remove them, then run again"
+        ));
+    }
+    if repeats > 0 {
+        why.push(format!(
+            "{repeats} row(s) pay what was paid before (each said in the plan, with when): add --again to pay them a second time, or remove them"
+        ));
+    }
+    (!why.is_empty()).then(|| CommandError::Usage(why.join("; ")))
 }
 
 /// When every row of the file was placed by a run that placed its file whole (from this path or

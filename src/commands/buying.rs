@@ -241,9 +241,17 @@ async fn pay(
     } = ready;
     let mut answer = client.pay(&payment).await;
     let mut payment = payment;
-    if let Err(ApiError::Repeat { earlier, .. }) = &answer {
+    if let Err(ApiError::Repeat { earlier, endpoint }) = &answer {
+        if spend_args.yes || !std::io::stdin().is_terminal() {
+            // Nobody to ask: refused as a repeat (its own kind for scripts), saying how to pay.
+            let repeat = ApiError::Repeat {
+                endpoint: *endpoint,
+                earlier: earlier.clone(),
+            };
+            return Err(CommandError::Api(repeat).nothing_moved(what.nothing_done()));
+        }
         let question = format!("Not sent yet: {earlier}.\nPay the same again, a second time?");
-        ask_again(spend_args, &question)
+        confirm(false, &question)
             .await
             .map_err(|e| e.nothing_moved(what.nothing_done()))?;
         // A payment of its own, under a fresh key: the first was refused and is done with.
@@ -321,17 +329,6 @@ fn tell_delivery(delivery: Delivery, what: &Purchase, slug: &str) {
         ),
         Delivery::Answered => {}
     }
-}
-
-/// The second confirmation of a repeat: `--again` was refused by the client only if it was not
-/// given; on a terminal without `--yes` the user is asked.
-async fn ask_again(spend_args: &SpendArgs, question: &str) -> Result<(), CommandError> {
-    if spend_args.yes || !std::io::stdin().is_terminal() {
-        return Err(CommandError::Usage(format!(
-            "{question}\nAdd --again to pay it a second time"
-        )));
-    }
-    confirm(false, question).await
 }
 
 /// After a lost answer that was not (or could not be) sent again: the order list tells.
