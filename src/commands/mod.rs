@@ -492,6 +492,9 @@ fn fields_table(rows: records::Fields) -> String {
 }
 
 pub(crate) fn page_footer(page: u64, size: u64, total: u64, what: &str) -> String {
+    if total == 0 {
+        return format!("no {what}");
+    }
     let pages = if size == 0 { 0 } else { total.div_ceil(size) };
     format!("page {page} of {pages} ({total} {what})")
 }
