@@ -346,7 +346,7 @@ pub fn account_id(account: &str) -> String {
     let mut hash = Sha256::new();
     hash.update(b"esimdash account\0");
     hash.update(account.as_bytes());
-    hash.finalize()[..12].iter().map(|b| format!("{b:02x}")).collect()
+    crate::text::hex(&hash.finalize()[..12])
 }
 
 /// Whether the file's last byte is not a newline (an entry cut short).

@@ -16,6 +16,11 @@ pub fn colour_allowed() -> bool {
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
+/// Bytes as lower-case hex: a hash's prefix made a name (of a file, an account, an event).
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// `1400` → `1 400`, `102400` → `102 400`: thousands apart, as progress and counts read.
 pub fn grouped(n: u64) -> String {
     let digits = n.to_string();

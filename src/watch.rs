@@ -138,7 +138,7 @@ pub fn ids(events: &[Event], since: Option<DateTime<Utc>>) -> Vec<String> {
             let rank = alike.entry(identity.clone()).or_default();
             *rank += 1;
             let digest = Sha256::digest(format!("{since}\n{identity}\n{rank}"));
-            digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+            crate::text::hex(&digest[..8])
         })
         .collect()
 }

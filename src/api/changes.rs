@@ -351,13 +351,12 @@ impl Client {
         let Some(before) = &payment.orders_before else {
             return false;
         };
-        let Ok(orders) = self.recent_orders_for(payment.slug(), payment.iccid()).await else {
-            return true;
-        };
         let before: HashSet<&str> = before.iter().map(String::as_str).collect();
         let claimed = self.orders_of_other_payments(&payment.key);
         let baseline = super::settle::Baseline::Before(&before);
-        !super::settle::new_orders(&orders, &baseline, &claimed, payment.iccid()).is_empty()
+        self.orders_that_could_be(payment, &baseline, &claimed)
+            .await
+            .map_or(true, |orders| !orders.is_empty())
     }
 
     /// After an unknown outcome the lock stays held until the lookup is done, so that no other
@@ -440,25 +439,23 @@ impl Client {
     ) -> Result<Option<Order>, ApiError> {
         // Let go of when this ends, or when the lookup is dropped half-way (a dashboard aborts it).
         let _lock = self.take_held_lock();
+        let claimed = self.orders_of_other_payments(&payment.key);
+        let before: HashSet<&str> = before.iter().map(String::as_str).collect();
+        let baseline = super::settle::Baseline::Before(&before);
         let found = self
-            .recent_orders_for(payment.slug(), payment.iccid())
+            .orders_that_could_be(payment, &baseline, &claimed)
             .await
-            .and_then(|orders| {
-                let claimed = self.orders_of_other_payments(&payment.key);
-                let before: HashSet<&str> = before.iter().map(String::as_str).collect();
-                let baseline = super::settle::Baseline::Before(&before);
-                match super::settle::new_orders(&orders, &baseline, &claimed, payment.iccid()).as_slice() {
-                    // The server is still handling it: not there yet says nothing; left open.
-                    [] if self.is_in_progress(&payment.key) => Err(ApiError::InProgress {
-                        endpoint: payment.endpoint(),
-                    }),
-                    [] => Ok(None),
-                    [one] => Ok(Some((*one).clone())),
-                    many => Err(ApiError::Ambiguous {
-                        endpoint: payment.endpoint(),
-                        orders: many.iter().map(|o| o.record.provider_order_no.to_string()).collect(),
-                    }),
-                }
+            .and_then(|mut orders| match orders.len() {
+                // The server is still handling it: not there yet says nothing; left open.
+                0 if self.is_in_progress(&payment.key) => Err(ApiError::InProgress {
+                    endpoint: payment.endpoint(),
+                }),
+                0 => Ok(None),
+                1 => Ok(orders.pop()),
+                _ => Err(ApiError::Ambiguous {
+                    endpoint: payment.endpoint(),
+                    orders: orders.iter().map(|o| o.record.provider_order_no.to_string()).collect(),
+                }),
             });
         let mut entry = self.payment_entry(payment, Stage::LookedUp);
         match &found {

@@ -362,10 +362,6 @@ impl Client {
         sent_at: DateTime<Utc>,
         claimed: &HashSet<String>,
     ) -> Result<Vec<String>, String> {
-        let orders = self
-            .recent_orders_for(payment.slug(), payment.iccid())
-            .await
-            .map_err(|e| format!("the order list could not be read: {e}"))?;
         let before: Option<HashSet<&str>> = record
             .orders_before
             .as_ref()
@@ -374,9 +370,30 @@ impl Client {
             Some(before) => Baseline::Before(before),
             None => Baseline::Since(sent_at),
         };
-        Ok(new_orders(&orders, &baseline, claimed, payment.iccid())
+        let orders = self
+            .orders_that_could_be(payment, &baseline, claimed)
+            .await
+            .map_err(|e| format!("the order list could not be read: {e}"))?;
+        Ok(orders
             .into_iter()
             .map(|o| o.record.provider_order_no.to_string())
+            .collect())
+    }
+
+    /// The orders that could be `payment`'s, read from the order list (one read): of its plan
+    /// (and eSIM), new against `baseline`, and none the trail gives to another payment
+    /// (`claimed`). What every lookup of a payment's outcome reads: after a lost answer, before
+    /// a resend, when settling.
+    pub(super) async fn orders_that_could_be(
+        &self,
+        payment: &Payment,
+        baseline: &Baseline<'_>,
+        claimed: &HashSet<String>,
+    ) -> Result<Vec<Order>, ApiError> {
+        let orders = self.recent_orders_for(payment.slug(), payment.iccid()).await?;
+        Ok(new_orders(&orders, baseline, claimed, payment.iccid())
+            .into_iter()
+            .cloned()
             .collect())
     }
 

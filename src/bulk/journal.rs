@@ -124,7 +124,7 @@ impl Source {
             hash.update(file.as_os_str().as_encoded_bytes());
         }
         Self {
-            batch: hash.finalize()[..12].iter().map(|b| format!("{b:02x}")).collect(),
+            batch: crate::text::hex(&hash.finalize()[..12]),
             file: file.display().to_string(),
             own_run,
         }
@@ -150,8 +150,6 @@ pub struct Journal {
     rows: HashMap<String, Attempt>,
     /// Which row each key paid, to file an outcome line under its row.
     row_of: HashMap<String, String>,
-    /// Whether the journal had no line when opened (a legacy one may be taken in).
-    fresh: bool,
     /// Every key of every attempt, the last of each row's and the earlier ones, with the file
     /// it was paid from (its batch and path) and when.
     keys: HashMap<String, Paid>,
@@ -182,7 +180,7 @@ fn legacy_name_of(kind: &str, file: &Path) -> String {
     hash.update(kind.as_bytes());
     hash.update([0]);
     hash.update(file.as_os_str().as_encoded_bytes());
-    hash.finalize()[..8].iter().map(|b| format!("{b:02x}")).collect()
+    crate::text::hex(&hash.finalize()[..8])
 }
 
 /// The file hash in an earlier version's journal name, `<24 hex>-<kind>-<16 hex>.jsonl`.
@@ -212,7 +210,6 @@ impl Journal {
             source,
             rows: HashMap::new(),
             row_of: HashMap::new(),
-            fresh: false,
             keys: HashMap::new(),
             closed: HashMap::new(),
             lines: 0,
@@ -225,7 +222,6 @@ impl Journal {
                 Err(TryLockError::Error(e)) => return Err(failed(e)),
             }
         } else if !path.exists() {
-            journal.fresh = true;
             return Ok(journal);
         }
         let bytes = match crate::private_file::read_regular(path) {
@@ -242,7 +238,6 @@ impl Journal {
             }
             journal.lines += 1;
         }
-        journal.fresh = journal.lines == 0;
         if lock {
             if journal.lines > COMPACT_AT * journal.rows.len() + 1000 {
                 journal.compact().map_err(failed)?;
@@ -340,10 +335,10 @@ impl Journal {
         ours: &HashSet<&str>,
         file: &Path,
     ) -> Result<(), JournalError> {
-        if !self.fresh {
+        // Only into a journal that has no line yet: taken in once.
+        if self.lines > 0 {
             return Ok(());
         }
-        self.fresh = false;
         let own = legacy_name_of(kind, file);
         let Ok(entries) = std::fs::read_dir(dir.join("bulk")) else {
             return Ok(());
@@ -389,6 +384,7 @@ impl Journal {
             journal.write_all(text.as_bytes()).map_err(failed)?;
             journal.sync_data().map_err(failed)?;
         }
+        self.lines += adopted.len();
         for line in adopted {
             self.apply(line);
         }

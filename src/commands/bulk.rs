@@ -36,11 +36,11 @@ pub async fn run(
         .map_err(refuse)?;
     let result_path = bulk.result.clone().unwrap_or_else(|| result::beside(file));
     show_plan(&batch, kind, output)?;
-    let invalid = batch.count("invalid") + batch.problems.len() + batch.count("repeat");
-    if output.is_json() && (invalid > 0 || bulk.dry_run) {
+    let refused = refusal(&batch, file);
+    if output.is_json() && (refused.is_some() || bulk.dry_run) {
         print_json(&rows_json(&batch, None))?;
     }
-    if let Some(refused) = refusal(&batch, file, invalid) {
+    if let Some(refused) = refused {
         return Err(refuse(refused));
     }
     let Some(total) = batch.total() else {
@@ -205,6 +205,8 @@ fn finish(batch: &Batch, ended: Ended, result: &Path, output: &Output) -> Result
     let placed_now = batch.placed_now();
     let placed = batch.count("placed");
     let (failed, unknown, left) = (batch.count("failed"), batch.count("unknown"), batch.count("not_paid"));
+    let second = batch.with_caveat(|c| matches!(c, engine::Caveat::PossiblySecond(_)));
+    let charged_other = batch.with_caveat(|c| matches!(c, engine::Caveat::ChargedOther(_)));
     let sentence = format!(
         "{placed} of {} row(s) placed ({placed_now} now, {} by an earlier run), {failed} failed, {unknown} unknown, {left} not paid yet. Result: {}",
         batch.lines.len(),
@@ -233,15 +235,10 @@ fn finish(batch: &Batch, ended: Ended, result: &Path, output: &Output) -> Result
         ))),
         // Unknown first: money may have moved, which a failure alone rules out.
         Ended::Done if unknown > 0 => Err(CommandError::OutcomeUnknown(sentence)),
-        Ended::Done if batch.with_caveat(|c| matches!(c, engine::Caveat::PossiblySecond(_))) > 0 => {
-            Err(CommandError::OutcomeUnknown(format!(
-                "{sentence}; {} row(s) were sent once more after a lost answer and the server did not confirm the key: possibly second orders (each said in the result)",
-                batch.with_caveat(|c| matches!(c, engine::Caveat::PossiblySecond(_)))
-            )))
-        }
-        Ended::Done if batch.with_caveat(|c| matches!(c, engine::Caveat::ChargedOther(_))) > 0 => Err(
-            CommandError::ChargedOtherRows(batch.with_caveat(|c| matches!(c, engine::Caveat::ChargedOther(_)))),
-        ),
+        Ended::Done if second > 0 => Err(CommandError::OutcomeUnknown(format!(
+            "{sentence}; {second} row(s) were sent once more after a lost answer and the server did not confirm the key: possibly second orders (each said in the result)"
+        ))),
+        Ended::Done if charged_other > 0 => Err(CommandError::ChargedOtherRows(charged_other)),
         Ended::Done if failed > 0 => Err(CommandError::Refused(format!(
             "{failed} row(s) failed (see the result); nothing was paid for them. Run the same command again to retry them."
         ))),
@@ -336,14 +333,14 @@ impl Bar {
 }
 
 /// Why the checked file is not paid: every row paid before, or rows the check refuses.
-fn refusal(batch: &Batch, file: &Path, invalid: usize) -> Option<CommandError> {
+fn refusal(batch: &Batch, file: &Path) -> Option<CommandError> {
     if let Some(earlier) = paid_whole_before(batch) {
         return Some(CommandError::Usage(format!(
             "every row of {} was paid before (its first row {earlier}; each row's order in the plan): the same rows, whatever the file's name or place. To pay them again on purpose, add --again",
             file.display()
         )));
     }
-    let (wrong, repeats) = (invalid - batch.count("repeat"), batch.count("repeat"));
+    let (wrong, repeats) = (batch.count("invalid") + batch.problems.len(), batch.count("repeat"));
     let mut why = Vec::new();
     if wrong > 0 {
         why.push(format!(

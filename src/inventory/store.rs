@@ -26,7 +26,7 @@ pub fn default_dir() -> Option<PathBuf> {
 /// Which account a saved inventory belongs to: a hash of the base URL and the access code.
 pub fn account_key(base_url: &str, access_code: &str) -> String {
     let digest = Sha256::digest(format!("{base_url}\n{access_code}").as_bytes());
-    digest.iter().take(12).map(|b| format!("{b:02x}")).collect()
+    crate::text::hex(&digest[..12])
 }
 
 pub fn path_in(dir: &Path, account: &str) -> PathBuf {
