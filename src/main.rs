@@ -78,17 +78,11 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
                 Ok(prefs) => {
                     let index = index_dir(&cli, &prefs)
                         .zip(opened.index_key.clone())
-                        .map(|(dir, account)| {
-                            inventory::kept::Kept::open(inventory::store::path_in(&dir, &account), account)
-                        });
+                        .map(|(dir, account)| inventory::kept::at(&dir, &account));
                     if let Some(index) = &index {
                         index.feed_from(&opened.client);
                     }
-                    let result = commands::run_session(command, &opened.client, &prefs, index.as_ref(), &output).await;
-                    if let Some(index) = &index {
-                        index.save();
-                    }
-                    result
+                    commands::run_session(command, &opened.client, &prefs, index.as_ref(), &output).await
                 }
                 Err(e) => Err(CommandError::Config(e)),
             };

@@ -32,7 +32,7 @@ pub async fn profiles(client: &Client, index: Option<&Kept>, iccid: &str) -> Res
         Lookup::Unsupported(first) => first,
     };
     let seen = index.and_then(|i| i.whereabouts(iccid));
-    let later = index.map_or_else(Vec::new, |i| i.read(|inventory| inventory.pages_held_whole(PAGE)));
+    let later = index.map_or_else(Vec::new, |i| i.pages_held_whole(PAGE));
     Ok(
         match client.sweep(iccid, seen, &mut first, &Reach::Whole { later }).await? {
             Sweep::Found(esim) => Finding::Profiles(vec![*esim]),

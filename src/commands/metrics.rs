@@ -192,8 +192,7 @@ impl Source {
         }
         if let Some(index) = &self.index {
             // Pages read above went into the index on the way; how much of the list it holds.
-            index.save();
-            let held = index.read(|inventory| inventory.len());
+            let held = index.len();
             family(
                 text,
                 "esimdash_index_esims",

@@ -1,17 +1,14 @@
-//! The index a one-shot command keeps: loaded from the account's file at start, fed every
-//! eSIM the client reads (whatever the command asked for), saved every 10 pages (5 s at
-//! least apart) and at the end, so that a command killed in the middle of a long read loses at
-//! most those pages.
+//! The account's saved index as a session uses it: opened when first needed (a command that
+//! reads no eSIM, `balance`, never opens it), fed every eSIM the client reads whatever asked for
+//! it, a page one transaction (`store::Store::merge`). A command asks it only what it needs
+//! (where an ICCID was seen, which pages it holds), answered by the database's indexes; the
+//! dashboard writes through it from a thread of its own (`Writer`).
 
-use super::store::{self, LoadError};
-use super::{Inventory, Seen, Whereabouts};
+use super::store::{self, LoadError, Loaded, Store};
+use super::{Seen, Whereabouts};
 use crate::api::Client;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
-
-/// Pages read between two saves, and the time at least between them.
-pub const SAVE_EVERY: u32 = 10;
-const SAVE_AT_MOST_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 #[derive(Clone)]
 pub struct Kept {
@@ -19,30 +16,28 @@ pub struct Kept {
 }
 
 struct State {
-    /// Read from the file when first needed: a command that reads no eSIM (`balance`) never
-    /// pays for it.
-    inventory: Option<Inventory>,
+    store: Option<Store>,
+    /// The database could not be opened: not tried again this session (said once).
+    failed: bool,
     path: PathBuf,
     account: String,
-    /// Pages merged since the last save.
-    unsaved: u32,
-    /// Something changed since the last save.
-    changed: bool,
-    last_save: Option<std::time::Instant>,
+}
+
+impl std::fmt::Debug for Kept {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kept").finish_non_exhaustive()
+    }
 }
 
 impl Kept {
-    /// The account's index at `path`, read when first needed (empty if there is none, or
-    /// none to trust).
+    /// The account's index at `path`, opened when first needed.
     pub fn open(path: PathBuf, account: String) -> Self {
         Self {
             inner: Arc::new(Mutex::new(State {
-                inventory: None,
+                store: None,
+                failed: false,
                 path,
                 account,
-                unsaved: 0,
-                changed: false,
-                last_save: None,
             })),
         }
     }
@@ -51,84 +46,133 @@ impl Kept {
         crate::sync::lock(&self.inner)
     }
 
-    /// From now on, every eSIM `client` reads goes into the index.
+    /// From now on, every eSIM `client` reads goes into the index as it comes.
     pub fn feed_from(&self, client: &Client) {
         let kept = self.clone();
         client.on_esims_read(Arc::new(move |esims, place| {
-            let now = chrono::Utc::now().timestamp();
-            let seen = match place {
-                Some(place) => Seen::page(esims, place, now),
-                None => Seen::records(esims, now),
-            };
-            kept.take_in(&seen);
+            kept.take_in(&Seen::read(esims, place));
         }));
     }
 
-    fn take_in(&self, seen: &Seen) {
+    /// Merges a read into the database.
+    pub fn take_in(&self, seen: &Seen) {
         let mut state = self.lock();
-        let merged = state.inventory().merge(seen);
-        state.changed |= merged.changed() || seen.place.is_some();
-        if seen.place.is_some() {
-            state.unsaved += 1;
-        }
-        let due = state.last_save.is_none_or(|at| at.elapsed() >= SAVE_AT_MOST_EVERY);
-        if state.unsaved >= SAVE_EVERY && due {
-            save(&mut state);
+        let path = state.path.display().to_string();
+        if let Some(store) = state.store()
+            && let Err(e) = store.merge(seen)
+        {
+            tracing::warn!(path, %e, "a page was not kept in the inventory index");
         }
     }
 
     /// Where the index saw this ICCID.
     pub fn whereabouts(&self, iccid: &str) -> Option<Whereabouts> {
-        self.lock().inventory().whereabouts(iccid)
+        self.ask(|store| store.whereabouts(iccid)).flatten()
     }
 
-    /// The first place at or after `place` the index does not cover, in a list of the total
-    /// last seen (`None`: none is missing).
-    pub fn first_gap_from(&self, place: u64) -> Option<u64> {
-        self.lock().inventory().first_gap_from(place)
+    /// The list's pages (of `size`) the index holds whole, the one read longest ago first.
+    pub fn pages_held_whole(&self, size: u64) -> Vec<u64> {
+        self.ask(|store| store.pages_held_whole(size)).unwrap_or_default()
     }
 
-    /// What `read` makes of the index as it is now.
-    pub fn read<T>(&self, read: impl FnOnce(&Inventory) -> T) -> T {
-        read(self.lock().inventory())
+    /// How many eSIMs the index holds.
+    pub fn len(&self) -> u64 {
+        self.ask(Store::len).unwrap_or(0)
     }
 
-    /// Whether the index has seen the list's total yet.
-    pub fn knows_total(&self) -> bool {
-        self.lock().inventory().total().is_some()
-    }
-
-    /// Saves what changed since the last save.
-    pub fn save(&self) {
+    /// The whole index (`Missing` when none was saved yet).
+    pub fn load(&self) -> Result<Loaded, LoadError> {
         let mut state = self.lock();
-        if state.changed {
-            save(&mut state);
+        if state.store.is_none() && !state.path.exists() {
+            return Err(LoadError::Missing);
+        }
+        let account = state.account.clone();
+        match state.store() {
+            Some(store) => store.load(&account),
+            None => Err(LoadError::Missing),
         }
     }
+
+    fn ask<T>(&self, ask: impl FnOnce(&Store) -> rusqlite::Result<T>) -> Option<T> {
+        let mut state = self.lock();
+        let path = state.path.display().to_string();
+        match ask(state.store()?) {
+            Ok(answer) => Some(answer),
+            Err(e) => {
+                tracing::warn!(path, %e, "the inventory index could not be read");
+                None
+            }
+        }
+    }
+
+    /// A writer on a thread of its own, so that a page's transaction (or another session's
+    /// write it waits for) never holds up the thread that sent it.
+    pub fn writer(&self) -> Writer {
+        let (tx, rx) = std::sync::mpsc::channel::<ToWrite>();
+        let kept = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("index-writer".into())
+            .spawn(move || {
+                for job in rx {
+                    match job {
+                        ToWrite::Seen(seen) => kept.take_in(&seen),
+                        ToWrite::Flush(done) => drop(done.send(())),
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::warn!(%e, "no thread to keep the inventory index");
+        }
+        Writer { tx }
+    }
+}
+
+enum ToWrite {
+    Seen(Seen),
+    /// Answered once everything sent before it is kept.
+    Flush(std::sync::mpsc::Sender<()>),
 }
 
 impl State {
-    fn inventory(&mut self) -> &mut Inventory {
-        let (path, account) = (&self.path, &self.account);
-        self.inventory.get_or_insert_with(|| match store::load(path, account) {
-            Ok(loaded) => loaded.inventory,
-            Err(LoadError::Missing) => Inventory::default(),
-            Err(e) => {
-                tracing::warn!(path = %path.display(), "{e}");
-                Inventory::default()
+    fn store(&mut self) -> Option<&mut Store> {
+        if self.store.is_none() && !self.failed {
+            match Store::open(&self.path, &self.account) {
+                Ok(store) => self.store = Some(store),
+                Err(e) => {
+                    self.failed = true;
+                    tracing::warn!(path = %self.path.display(), "{e}");
+                }
             }
-        })
+        }
+        self.store.as_mut()
     }
 }
 
-fn save(state: &mut State) {
-    state.unsaved = 0;
-    state.changed = false;
-    state.last_save = Some(std::time::Instant::now());
-    let Some(inventory) = &state.inventory else { return };
-    match store::save(&state.path, &state.account, inventory, chrono::Utc::now()) {
-        Ok(Some(merged)) => state.inventory = Some(merged),
-        Ok(None) => {}
-        Err(e) => tracing::warn!(path = %state.path.display(), %e, "the inventory index was not saved"),
+/// Sends reads to the index's thread (clones send to the same one).
+#[derive(Clone)]
+pub struct Writer {
+    tx: std::sync::mpsc::Sender<ToWrite>,
+}
+
+impl Writer {
+    pub fn send(&self, seen: Seen) {
+        let _ = self.tx.send(ToWrite::Seen(seen));
     }
+
+    /// Waits until every read sent before is kept, at most `patience` (as the session ends).
+    pub fn flush(&self, patience: std::time::Duration) -> bool {
+        let (done, wait) = std::sync::mpsc::channel();
+        self.tx.send(ToWrite::Flush(done)).is_ok() && wait.recv_timeout(patience).is_ok()
+    }
+}
+
+impl std::fmt::Debug for Writer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Writer").finish_non_exhaustive()
+    }
+}
+
+/// Where the account's index is kept, for a session.
+pub fn at(dir: &std::path::Path, account: &str) -> Kept {
+    Kept::open(store::path_in(dir, account), account.to_string())
 }

@@ -1,6 +1,7 @@
 //! The eSIM inventory as finding needs it: per eSIM its ICCID, status, package and place in the
 //! list, and nothing else (never the activation code). Kept compact so that 100 000 eSIMs take
-//! a few MB, searched in one pass (`search`), and saved between sessions (`store`).
+//! a few MB, searched in one pass (`search`), and saved between sessions in a database
+//! (`store`) that commands ask without loading it.
 //!
 //! The index is filled from every page of the list that is read, in any order: a find's page
 //! at its place, the background read, an export. It knows which places it covers, so that a
@@ -11,12 +12,13 @@
 //! not move; its place in the list now is `total - 1 - from_end`, with the latest total seen.
 
 pub mod kept;
+mod legacy;
 mod search;
 pub mod seen;
 pub mod store;
 
 pub use crate::api::model::Whereabouts;
-pub use search::AttentionAt;
+pub use search::{AttentionAt, Selection};
 pub use seen::{Entry, PagePlace, Seen};
 
 use crate::api::model::Esim;
@@ -70,9 +72,18 @@ fn class_id(class: Class) -> u8 {
 
 /// An entry that a later read replaced (another eSIM was read at its place).
 const GONE: u32 = u32::MAX;
+/// The end of a chain of entries with one ICCID hash.
+const NONE: u32 = u32::MAX;
+
+/// What entries are found by: a hash of the ICCID (equal hashes are told apart by the ICCID).
+fn iccid_hash(iccid: &str) -> u32 {
+    use std::hash::BuildHasher;
+    static KEYS: std::sync::OnceLock<std::collections::hash_map::RandomState> = std::sync::OnceLock::new();
+    KEYS.get_or_init(Default::default).hash_one(iccid) as u32
+}
 
 /// What merging a read changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Merged {
     /// Entries the index had already, at the same place (a read from the top stops at these).
     pub known: usize,
@@ -80,6 +91,10 @@ pub struct Merged {
     pub added: usize,
     /// Entries whose status or limits changed.
     pub refreshed: usize,
+    /// The in-memory index's entries added or changed (what a search looks at again).
+    pub touched: Vec<u32>,
+    /// Entries replaced by another eSIM read at their place, or past the list's new end.
+    pub gone: usize,
 }
 
 impl Merged {
@@ -103,8 +118,14 @@ pub struct Inventory {
     /// Per entry, what the attention rule reads (`u8::MAX`, `i64::MIN`: not given).
     used_pct: Vec<u8>,
     expires: Vec<i64>,
-    /// Per entry, the number of the order that made it: an order's detail names its eSIMs.
-    orders: Vec<Box<str>>,
+    /// Every entry's order number (the order that made it: an order's detail names its
+    /// eSIMs), one after another; `order_starts` gives where each begins.
+    orders: String,
+    order_starts: Vec<u32>,
+    /// Entries by their ICCID's hash (the newest entry of it), and per entry the next older one
+    /// with the same hash: a record finds its entry without a scan of the index.
+    by_iccid: HashMap<u32, u32>,
+    same_hash: Vec<u32>,
     /// Per entry, its place counted from the oldest eSIM (`GONE`: replaced).
     from_end: Vec<u32>,
     /// Per entry, when its status was read (Unix seconds).
@@ -142,9 +163,9 @@ impl Inventory {
     /// An answer showed the list's total: places are counted from it from now on. A list that
     /// shrank (an eSIM removed) drops the entries past its end; the pages read later put
     /// the others right.
-    pub fn saw_total(&mut self, total: u64) {
+    pub fn saw_total(&mut self, total: u64) -> usize {
         if total == self.total {
-            return;
+            return 0;
         }
         self.total = total;
         let beyond = self
@@ -153,6 +174,7 @@ impl Inventory {
         for e in self.order.drain(..beyond) {
             self.from_end[e as usize] = GONE;
         }
+        beyond
     }
 
     /// Merges what a read brought: a page of the whole list at its place, or records that
@@ -161,8 +183,10 @@ impl Inventory {
         let Some(place) = seen.place else {
             return self.refresh(seen);
         };
-        self.saw_total(place.total);
-        let mut merged = Merged::default();
+        let mut merged = Merged {
+            gone: self.saw_total(place.total),
+            ..Merged::default()
+        };
         for (k, entry) in seen.entries.iter().enumerate() {
             let at = place.first_place() + k as u64;
             let Some(from_end) = place.total.checked_sub(at + 1).and_then(|f| u32::try_from(f).ok()) else {
@@ -173,17 +197,23 @@ impl Inventory {
                     let e = self.order[pos] as usize;
                     if self.iccid(e) == entry.iccid {
                         merged.known += 1;
-                        merged.refreshed += usize::from(self.update(e, entry, seen.read_at));
+                        if self.update(e, entry, seen.read_at) {
+                            merged.refreshed += 1;
+                            merged.touched.push(e as u32);
+                        }
                     } else {
                         self.from_end[e] = GONE;
+                        merged.gone += 1;
                         self.order[pos] = self.push(entry, from_end, seen.read_at);
                         merged.added += 1;
+                        merged.touched.push(self.order[pos]);
                     }
                 }
                 Err(pos) => {
                     let e = self.push(entry, from_end, seen.read_at);
                     self.order.insert(pos, e);
                     merged.added += 1;
+                    merged.touched.push(e);
                 }
             }
         }
@@ -197,10 +227,13 @@ impl Inventory {
             let found = self
                 .entries_of(&entry.iccid)
                 .into_iter()
-                .find(|&e| *self.orders[e] == *entry.order);
+                .find(|&e| self.order_of(e) == entry.order);
             if let Some(e) = found {
                 merged.known += 1;
-                merged.refreshed += usize::from(self.update(e, entry, seen.read_at));
+                if self.update(e, entry, seen.read_at) {
+                    merged.refreshed += 1;
+                    merged.touched.push(e as u32);
+                }
             }
         }
         merged
@@ -275,7 +308,8 @@ impl Inventory {
     /// Adds an entry's columns; its id.
     fn push(&mut self, entry: &Entry, from_end: u32, read_at: i64) -> u32 {
         let id = self.starts.len() as u32;
-        self.orders.push(entry.order.as_str().into());
+        self.order_starts.push(self.orders.len() as u32);
+        self.orders.push_str(&entry.order);
         self.used_pct.push(entry.limits.used_pct.unwrap_or(u8::MAX));
         self.expires.push(entry.limits.expires.unwrap_or(i64::MIN));
         self.from_end.push(from_end);
@@ -284,6 +318,9 @@ impl Inventory {
         // A newline would join two ICCIDs in the searched text; the API's text never has one.
         self.iccids.extend(entry.iccid.chars().filter(|c| *c != '\n'));
         self.iccids.push('\n');
+        let hash = iccid_hash(self.iccid(id as usize));
+        let older = self.by_iccid.insert(hash, id).unwrap_or(NONE);
+        self.same_hash.push(older);
         let s = self.status_id(&entry.status);
         self.status.push(s);
         self.class.push(class_id(entry.class));
@@ -311,6 +348,13 @@ impl Inventory {
         &self.iccids[start..end - 1]
     }
 
+    /// The number of the order that made entry `e`.
+    fn order_of(&self, e: usize) -> &str {
+        let start = self.order_starts[e] as usize;
+        let end = self.order_starts.get(e + 1).map_or(self.orders.len(), |&s| s as usize);
+        &self.orders[start..end]
+    }
+
     fn limits(&self, e: usize) -> Limits {
         Limits {
             used_pct: Some(self.used_pct[e]).filter(|&p| p != u8::MAX),
@@ -332,7 +376,7 @@ impl Inventory {
             class: self.class(e),
             package: self.packages[self.package[e] as usize].clone(),
             limits: self.limits(e),
-            order: self.orders[e].to_string(),
+            order: self.order_of(e).to_string(),
         }
     }
 
@@ -362,7 +406,7 @@ impl Inventory {
         self.order
             .iter()
             .map(|&e| e as usize)
-            .filter(|&e| &*self.orders[e] == order)
+            .filter(|&e| self.order_of(e) == order)
             .map(|e| self.iccid(e))
             .collect()
     }
@@ -370,12 +414,15 @@ impl Inventory {
     /// The entries with exactly this ICCID, newest first (more than one where a provider
     /// reissued it).
     fn entries_of(&self, iccid: &str) -> Vec<usize> {
-        let mut found: Vec<usize> = self
-            .matching_iccids(iccid)
-            .into_iter()
-            .map(|e| e as usize)
-            .filter(|&e| self.from_end[e] != GONE && self.iccid(e) == iccid)
-            .collect();
+        let mut found = Vec::new();
+        let mut e = self.by_iccid.get(&iccid_hash(iccid)).copied().unwrap_or(NONE);
+        while e != NONE {
+            let at = e as usize;
+            if self.from_end[at] != GONE && self.iccid(at) == iccid {
+                found.push(at);
+            }
+            e = self.same_hash[at];
+        }
         found.sort_by_key(|&e| std::cmp::Reverse(self.from_end[e]));
         found
     }
@@ -397,18 +444,25 @@ impl Inventory {
 
     /// The first place at or after `place` that the index does not cover; `None` when it
     /// covers every place from there to the end of the list.
-    pub fn first_gap_from(&self, mut place: u64) -> Option<u64> {
-        let mut k = self.order.partition_point(|&e| self.place(e as usize) < place);
-        while place < self.total {
-            match self.order.get(k) {
-                Some(&e) if self.place(e as usize) == place => {
-                    place += 1;
-                    k += 1;
-                }
-                _ => return Some(place),
+    pub fn first_gap_from(&self, place: u64) -> Option<u64> {
+        if place >= self.total {
+            return None;
+        }
+        // Places rise along `order` one at a time where nothing is missing, so the run from
+        // `place` ends where an entry's place runs ahead of its position: found by halving.
+        let k = self.order.partition_point(|&e| self.place(e as usize) < place);
+        let ahead = |j: usize| self.place(self.order[j] as usize) - (j - k) as u64 > place;
+        let (mut lo, mut hi) = (k, self.order.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if ahead(mid) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
             }
         }
-        None
+        let gap = place + (lo - k) as u64;
+        (gap < self.total).then_some(gap)
     }
 
     /// The list's pages (of `size`) the index holds whole, the one read longest ago first: a
@@ -466,7 +520,10 @@ impl Inventory {
             + self.from_end.capacity() * 4
             + self.read_at.capacity() * 8
             + self.order.capacity() * 4
-            + self.orders.iter().map(|o| o.len() + 16).sum::<usize>()
+            + self.orders.capacity()
+            + self.order_starts.capacity() * 4
+            + self.by_iccid.capacity() * 9
+            + self.same_hash.capacity() * 4
     }
 }
 

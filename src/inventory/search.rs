@@ -42,67 +42,134 @@ impl Inventory {
     }
 
     /// The entries that match the search (none: every entry), the status filter and, if given,
-    /// the attention rule: in list order, or with the rule, the most urgent first.
+    /// the attention rule: in list order, or with the rule, the most urgent first
+    /// (`Selection::order`).
     pub fn select(&self, text: &str, status: &StatusFilter, attention: Option<AttentionAt>) -> Vec<u32> {
-        let text = text.trim();
-        let Some(attention) = attention else {
-            return if text.is_empty() {
-                Vec::new()
-            } else {
-                self.search_text(text, status)
-            };
+        let selection = Selection::new(text, status, attention).judged_for(self);
+        if selection.is_none() {
+            return Vec::new();
+        }
+        let mut found: Vec<u32> = match &selection.text {
+            // The ICCIDs searched in one pass over their text.
+            Text::Digits(digits) => {
+                let mut found: Vec<u32> = self
+                    .matching_iccids(digits)
+                    .into_iter()
+                    .filter(|&e| selection.takes(self, e))
+                    .collect();
+                // Read in any order; shown in the list's.
+                found.sort_by_key(|&e| std::cmp::Reverse(self.from_end[e as usize]));
+                found
+            }
+            _ => self.order.iter().copied().filter(|&e| selection.takes(self, e)).collect(),
         };
-        let needs = |i: u32| {
-            let i = i as usize;
-            attention.rule.needs(self.class(i), self.limits(i), attention.now)
-        };
-        let mut found = if text.is_empty() {
-            let status_ok = self.status_mask(status);
-            self.order
-                .iter()
-                .copied()
-                .filter(|&i| status_ok[self.status[i as usize] as usize] && needs(i))
-                .collect()
-        } else {
-            let mut found = self.search_text(text, status);
-            found.retain(|&i| needs(i));
-            found
-        };
-        // What needs attention most comes first (stable: equals stay in list order).
-        found.sort_by_key(|&i| attention.rule.urgency(self.limits(i as usize), attention.now));
+        if attention.is_some() {
+            // Stable: equals stay in list order.
+            found.sort_by_key(|&e| selection.order(self, e));
+        }
         found
     }
+}
 
-    fn search_text(&self, text: &str, status: &StatusFilter) -> Vec<u32> {
-        let status_ok = self.status_mask(status);
-        if let Some(digits) = as_digits(text) {
-            let mut found: Vec<u32> = self
-                .matching_iccids(&digits)
-                .into_iter()
-                .filter(|&i| self.from_end[i as usize] != super::GONE)
-                .filter(|&i| status_ok[self.status[i as usize] as usize])
-                .collect();
-            // Read in any order; shown in the list's.
-            found.sort_by_key(|&i| std::cmp::Reverse(self.from_end[i as usize]));
-            return found;
+/// What is searched for, read once.
+#[derive(Debug, Clone)]
+enum Text {
+    /// No text: every entry (with the attention filter) or none.
+    Empty,
+    /// Part of an ICCID.
+    Digits(String),
+    /// Part of a package's name, slug or code, lower case.
+    Words(String),
+}
+
+/// One search as the index answers it: for the whole index (`Inventory::select`), or for the
+/// entries a read added or changed (the dashboard keeps its results without searching again).
+#[derive(Debug, Clone)]
+pub struct Selection<'a> {
+    text: Text,
+    status: &'a StatusFilter,
+    attention: Option<AttentionAt>,
+    /// Per package and status the index had when it was made, whether it is let through
+    /// (each judged once, not once an entry); those interned later are judged as they come.
+    package_ok: Vec<bool>,
+    status_ok: Vec<bool>,
+}
+
+impl<'a> Selection<'a> {
+    pub fn new(text: &str, status: &'a StatusFilter, attention: Option<AttentionAt>) -> Self {
+        let text = text.trim();
+        let text = if text.is_empty() {
+            Text::Empty
+        } else if let Some(digits) = as_digits(text) {
+            Text::Digits(digits)
+        } else {
+            Text::Words(text.to_lowercase())
+        };
+        Self {
+            text,
+            status,
+            attention,
+            package_ok: Vec::new(),
+            status_ok: Vec::new(),
         }
-        let needle = text.to_lowercase();
-        let package_ok: Vec<bool> = self
-            .packages
-            .iter()
-            .map(|p| {
-                [&p.name, &p.slug, &p.code]
-                    .iter()
-                    .any(|t| t.to_lowercase().contains(&needle))
-            })
-            .collect();
-        self.order
-            .iter()
-            .copied()
-            .filter(|&i| {
-                let i = i as usize;
-                package_ok[self.package[i] as usize] && status_ok[self.status[i] as usize]
-            })
-            .collect()
+    }
+
+    /// Judges the index's packages and statuses once, for a search of all its entries.
+    pub fn judged_for(mut self, inventory: &Inventory) -> Self {
+        self.package_ok = inventory.packages.iter().map(|p| self.package_matches(p)).collect();
+        self.status_ok = inventory.statuses.iter().map(|s| self.status.matches(s)).collect();
+        self
+    }
+
+    fn package_matches(&self, p: &super::Package) -> bool {
+        match &self.text {
+            Text::Words(needle) => [&p.name, &p.slug, &p.code]
+                .iter()
+                .any(|t| t.to_lowercase().contains(needle.as_str())),
+            _ => true,
+        }
+    }
+
+    /// Selects nothing: no text and no attention filter.
+    pub fn is_none(&self) -> bool {
+        matches!(self.text, Text::Empty) && self.attention.is_none()
+    }
+
+    /// Whether entry `e` is among the results.
+    pub fn takes(&self, inventory: &Inventory, e: u32) -> bool {
+        let i = e as usize;
+        if self.is_none() || inventory.from_end.get(i).is_none_or(|&f| f == super::GONE) {
+            return false;
+        }
+        let text_ok = match &self.text {
+            Text::Empty => true,
+            Text::Digits(digits) => inventory.iccid(i).contains(digits.as_str()),
+            Text::Words(_) => {
+                let p = inventory.package[i] as usize;
+                self.package_ok
+                    .get(p)
+                    .copied()
+                    .unwrap_or_else(|| self.package_matches(&inventory.packages[p]))
+            }
+        };
+        let s = inventory.status[i] as usize;
+        text_ok
+            && self
+                .status_ok
+                .get(s)
+                .copied()
+                .unwrap_or_else(|| self.status.matches(&inventory.statuses[s]))
+            && self
+                .attention
+                .is_none_or(|a| a.rule.needs(inventory.class(i), inventory.limits(i), a.now))
+    }
+
+    /// Where entry `e` goes among the results: list order, or the most urgent first.
+    pub fn order(&self, inventory: &Inventory, e: u32) -> (u64, std::cmp::Reverse<u32>) {
+        let i = e as usize;
+        let urgency = self
+            .attention
+            .map_or(0, |a| a.rule.urgency(inventory.limits(i), a.now));
+        (urgency, std::cmp::Reverse(inventory.from_end[i]))
     }
 }

@@ -58,6 +58,15 @@ impl Seen {
         }
     }
 
+    /// What the client read: a page of the whole list at its place, or records without one.
+    pub fn read(esims: &[Esim], place: Option<PagePlace>) -> Self {
+        let now = chrono::Utc::now().timestamp();
+        match place {
+            Some(place) => Self::page(esims, place, now),
+            None => Self::records(esims, now),
+        }
+    }
+
     /// Records read without a place.
     pub fn records(esims: &[Esim], read_at: i64) -> Self {
         Self {

@@ -1,22 +1,58 @@
-//! The inventory saved between sessions, in the XDG cache directory: one file per base URL and
-//! access code (named by a hash of both, so the file name gives neither away), private to the
-//! user (file 0600, directory 0700). It holds what finding needs, never an activation code or
-//! anything secret. A file that cannot be read, of another version, or of another account is
-//! not trusted: the inventory is read from the API again and the file replaced.
+//! The inventory saved between sessions: one SQLite database per account in the XDG cache
+//! directory (named by a hash of the base URL and access code, so the name gives neither away),
+//! private to the user (file 0600, directory 0700). It holds what finding needs, never an
+//! activation code or anything secret.
 //!
-//! Every session of an account (the dashboard, a command) uses the same file: a save first
-//! takes in what the file has that this session lacks (`Inventory::absorb`), under a lock, so
-//! that two sessions saving in turn lose neither's pages.
+//! Every read of the list goes in as it comes, a page one transaction (`merge`): a session
+//! killed mid-read loses at most the page it was merging, and two sessions of one account
+//! (the dashboard and a command, two commands) write in turn and read each other's pages
+//! (WAL: readers never wait for a writer). What a command needs is answered by the database's
+//! own indexes, never by reading the whole file: where an ICCID was seen, how many eSIMs the
+//! index holds, by status. The dashboard, whose search runs on every key, loads it whole
+//! (`load`) into the in-memory `Inventory`.
+//!
+//! Places are kept counted from the oldest eSIM (`from_end`), as the in-memory index keeps
+//! them: both follow one rule, "a place holds the eSIM read there last", and a property test
+//! holds them to the same rows (`same_rows_as_the_inventory`).
 
-use super::{Inventory, Package};
+use super::{Entry, Inventory, Merged, Package, Seen, Whereabouts};
+use crate::domain::attention::Limits;
+use crate::domain::esim_state::Class;
 use crate::domain::status::Status;
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-/// 5: each entry keeps its class (the state every view shows), read from its whole record.
-const VERSION: u32 = 5;
+/// The schema's version (`PRAGMA user_version`); a database of another is made anew.
+const VERSION: i64 = 6;
+
+/// How long a write waits for another session's write to end.
+const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+const SCHEMA: &str = "
+    CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS packages (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL, slug TEXT NOT NULL, code TEXT NOT NULL, location TEXT NOT NULL,
+        UNIQUE (name, slug, code, location)
+    );
+    -- One row a place of the list, counted from the oldest eSIM.
+    CREATE TABLE IF NOT EXISTS esims (
+        from_end INTEGER PRIMARY KEY,
+        iccid TEXT NOT NULL,
+        status TEXT NOT NULL,
+        class TEXT NOT NULL,
+        package INTEGER NOT NULL,
+        used_pct INTEGER,
+        expires INTEGER,
+        order_no TEXT NOT NULL,
+        read_at INTEGER NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS esims_by_iccid ON esims (iccid);
+    CREATE INDEX IF NOT EXISTS esims_by_status ON esims (status);
+";
 
 /// Where the saved inventories go: `esimdash/` under the XDG cache directory.
 pub fn default_dir() -> Option<PathBuf> {
@@ -30,57 +66,10 @@ pub fn account_key(base_url: &str, access_code: &str) -> String {
 }
 
 pub fn path_in(dir: &Path, account: &str) -> PathBuf {
-    dir.join(format!("inventory-{account}.json"))
+    dir.join(format!("inventory-{account}.sqlite3"))
 }
 
-/// `[ICCID, status index, class key, package index, % of data used, expiry (Unix s), order
-/// number, place counted from the oldest eSIM, when read (Unix s)]`: owned as read, borrowed
-/// from the index as written (a save copies no string of 100 000 entries).
-type SavedEntry<S> = (S, u16, S, u32, Option<u8>, Option<i64>, S, u32, i64);
-
-/// The file's content.
-#[derive(Serialize, Deserialize)]
-struct Saved<S, T, E> {
-    version: u32,
-    account: S,
-    /// Unix seconds.
-    saved_at: i64,
-    /// The list's total when last read.
-    total: u64,
-    statuses: T,
-    packages: Vec<Package>,
-    /// In list order.
-    entries: E,
-}
-
-/// The file as read.
-type Read = Saved<String, Vec<Status>, Vec<SavedEntry<String>>>;
-
-/// The entries as written: serialised one by one from the index, never gathered first.
-struct Entries<'a>(&'a Inventory);
-
-impl Serialize for Entries<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let inventory = self.0;
-        serializer.collect_seq(inventory.order.iter().map(|&e| {
-            let e = e as usize;
-            let limits = inventory.limits(e);
-            (
-                inventory.iccid(e),
-                inventory.status[e],
-                inventory.class(e).key(),
-                inventory.package[e],
-                limits.used_pct,
-                limits.expires,
-                &*inventory.orders[e],
-                inventory.from_end[e],
-                inventory.read_at[e],
-            )
-        }))
-    }
-}
-
-/// A saved inventory as loaded: the entries and when they were read.
+/// A saved inventory as loaded whole: the entries and when they were last written.
 #[derive(Debug, Clone)]
 pub struct Loaded {
     pub inventory: Inventory,
@@ -89,224 +78,581 @@ pub struct Loaded {
     pub account: String,
 }
 
-/// Why a saved inventory was not used (it is then rebuilt).
+/// Why a saved inventory was not used (it is then read again from the API).
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     #[error("no saved inventory")]
     Missing,
     #[error("the saved inventory could not be read ({0}); it will be read again from the API")]
     Unreadable(String),
-    #[error("the saved inventory belongs to another account or version; it will be read again")]
-    Foreign,
 }
 
-pub fn load(path: &Path, account: &str) -> Result<Loaded, LoadError> {
-    let bytes = match crate::private_file::read_regular(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(LoadError::Missing),
-        Err(e) => return Err(LoadError::Unreadable(e.to_string())),
-    };
-    let saved: Read = serde_json::from_slice(&bytes).map_err(|e| LoadError::Unreadable(e.to_string()))?;
-    if saved.version != VERSION || saved.account != account {
-        return Err(LoadError::Foreign);
+impl From<rusqlite::Error> for LoadError {
+    fn from(e: rusqlite::Error) -> Self {
+        LoadError::Unreadable(e.to_string())
     }
-    let mut inventory = Inventory::default();
-    inventory.saw_total(saved.total);
-    for (iccid, status, class, package, used_pct, expires, order, from_end, read_at) in &saved.entries {
-        let (Some(status), Some(package)) = (
-            saved.statuses.get(*status as usize),
-            saved.packages.get(*package as usize),
-        ) else {
-            return Err(LoadError::Unreadable("an entry points past its tables".to_string()));
+}
+
+impl From<std::io::Error> for LoadError {
+    fn from(e: std::io::Error) -> Self {
+        LoadError::Unreadable(e.to_string())
+    }
+}
+
+/// The account's database, open.
+pub struct Store {
+    conn: Connection,
+    /// Package ids already in the database (a page names the same few packages).
+    packages: HashMap<Package, i64>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").finish_non_exhaustive()
+    }
+}
+
+/// A row as the database has it at a place.
+struct AtPlace {
+    iccid: String,
+    status: String,
+    class: String,
+    used_pct: Option<i64>,
+    expires: Option<i64>,
+    read_at: i64,
+}
+
+impl Store {
+    /// Opens (or makes) the database of `account` at `path`. A database of another version or
+    /// account is emptied; an index this account kept as JSON before is taken in once.
+    pub fn open(path: &Path, account: &str) -> Result<Self, LoadError> {
+        let dir = path.parent().unwrap_or_else(|| Path::new("."));
+        crate::private_file::create_dir(dir)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+        }
+        // Made here first, private and never through a link; SQLite's own files beside it
+        // (-wal, -shm) take its mode.
+        let fresh = !path.exists();
+        drop(crate::private_file::open_or_create(path)?);
+        let conn = Connection::open(path)?;
+        conn.busy_timeout(BUSY_WAIT)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        // In WAL a commit reaches the file at once; only a power cut can lose the last pages.
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let mut store = Self {
+            conn,
+            packages: HashMap::new(),
         };
-        if iccid.is_empty() || iccid.len() > 32 || !iccid.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(LoadError::Unreadable("an entry's ICCID is not digits".to_string()));
+        store.ready(account)?;
+        if fresh {
+            store.take_in_json(dir, account);
         }
-        if u64::from(*from_end) >= saved.total {
-            return Err(LoadError::Unreadable(
-                "an entry's place is past the list's end".to_string(),
-            ));
+        Ok(store)
+    }
+
+    /// Makes the schema, or empties a database of another version or account.
+    fn ready(&mut self, account: &str) -> rusqlite::Result<()> {
+        let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        let owner: Option<String> = if version == VERSION {
+            tx.query_row("SELECT value FROM meta WHERE key = 'account'", [], |r| r.get(0))
+                .optional()?
+        } else {
+            None
+        };
+        if version != VERSION || owner.as_deref() != Some(account) {
+            tx.execute_batch("DROP TABLE IF EXISTS esims; DROP TABLE IF EXISTS packages; DROP TABLE IF EXISTS meta;")?;
+            tx.execute_batch(SCHEMA)?;
+            tx.execute("INSERT INTO meta (key, value) VALUES ('account', ?1)", [account])?;
+            tx.pragma_update(None, "user_version", VERSION)?;
         }
-        let entry = super::Entry {
-            iccid: iccid.clone(),
-            status: status.clone(),
-            // A class this version does not know is not guessed at.
-            class: crate::domain::esim_state::Class::from_key(class)
-                .unwrap_or(crate::domain::esim_state::Class::Unknown),
-            package: package.clone(),
-            limits: crate::domain::attention::Limits {
-                used_pct: used_pct.map(|p| p.min(100)),
-                expires: *expires,
+        tx.commit()
+    }
+
+    /// The JSON index an earlier version kept, taken in and removed.
+    fn take_in_json(&mut self, dir: &Path, account: &str) {
+        let path = super::legacy::path_in(dir, account);
+        match super::legacy::load(&path, account) {
+            Ok(inventory) => match self.absorb(&inventory) {
+                Ok(()) => {
+                    let _ = std::fs::remove_file(&path);
+                }
+                Err(e) => tracing::warn!(%e, "the JSON index was not taken in"),
             },
-            order: order.clone(),
-        };
-        if !inventory.put(entry, *from_end, *read_at) {
-            return Err(LoadError::Unreadable("two entries at one place".to_string()));
+            Err(super::legacy::LoadError::Missing) => {}
+            Err(e) => {
+                tracing::warn!(path = %path.display(), "{e}");
+                let _ = std::fs::remove_file(&path);
+            }
         }
     }
-    let saved_at = DateTime::from_timestamp(saved.saved_at, 0)
-        .ok_or_else(|| LoadError::Unreadable("its time is not a time".to_string()))?;
-    Ok(Loaded {
-        inventory,
-        saved_at,
-        account: account.to_string(),
-    })
-}
 
-/// Saves atomically (a new file renamed over the old), private to the user, after taking in
-/// what the file holds that `inventory` lacks (another session's pages). Returns the index as
-/// saved when it took in something, so that the session can use it too.
-pub fn save(
-    path: &Path,
-    account: &str,
-    inventory: &Inventory,
-    now: DateTime<Utc>,
-) -> std::io::Result<Option<Inventory>> {
-    if let Some(dir) = path.parent() {
-        create_private_dir(dir)?;
+    /// The list's total as last seen (`None`: never).
+    pub fn total(&self) -> rusqlite::Result<Option<u64>> {
+        let total: Option<i64> = self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = 'total'", [], |r| r.get(0))
+            .optional()?;
+        Ok(total.and_then(|t| u64::try_from(t).ok()))
     }
-    // One session saves at a time; a lock file beside the index, never the index itself
-    // (which is replaced by a rename).
-    let lock = crate::private_file::open_or_create(&path.with_extension("lock"))?;
-    lock.lock()?;
-    // The file as this process last wrote it has nothing new: not read again.
-    let merged = match written_by_us(path) {
-        true => None,
-        false => load(path, account).ok().and_then(|on_disk| {
-            let mut merged = inventory.clone();
-            merged.absorb(&on_disk.inventory);
-            (merged != *inventory).then_some(merged)
-        }),
-    };
-    let saving = merged.as_ref().unwrap_or(inventory);
-    let tmp = path.with_extension("json.tmp");
-    write_private(&tmp, |out| {
-        serde_json::to_writer(out, &saved_form(account, saving, now)).map_err(std::io::Error::other)
-    })?;
-    std::fs::rename(&tmp, path)?;
-    note_written(path);
-    Ok(merged)
-}
 
-/// The size and time of each index file this process wrote last.
-static WRITTEN: std::sync::Mutex<Vec<(PathBuf, u64, std::time::SystemTime)>> = std::sync::Mutex::new(Vec::new());
+    /// How many eSIMs the index holds.
+    pub fn len(&self) -> rusqlite::Result<u64> {
+        let n: i64 = self.conn.query_row("SELECT COUNT(*) FROM esims", [], |r| r.get(0))?;
+        Ok(n.max(0) as u64)
+    }
 
-fn stamp(path: &Path) -> Option<(u64, std::time::SystemTime)> {
-    let meta = std::fs::metadata(path).ok()?;
-    Some((meta.len(), meta.modified().ok()?))
-}
+    /// How many eSIMs the index holds, by status (its wire word), most first.
+    pub fn by_status(&self) -> rusqlite::Result<Vec<(Status, u64)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT status, COUNT(*) AS n FROM esims GROUP BY status ORDER BY n DESC, status")?;
+        let rows = stmt.query_map([], |r| Ok((Status::parse(&r.get::<_, String>(0)?), r.get::<_, i64>(1)?.max(0) as u64)))?;
+        rows.collect()
+    }
 
-fn written_by_us(path: &Path) -> bool {
-    let written = WRITTEN.lock().unwrap_or_else(|p| p.into_inner());
-    let ours = written.iter().find(|(p, ..)| p == path).map(|(_, len, at)| (*len, *at));
-    ours.is_some() && ours == stamp(path)
-}
+    /// Where this ICCID's newest entry sits, counted from the oldest eSIM, with the total it
+    /// was counted against.
+    pub fn whereabouts(&self, iccid: &str) -> rusqlite::Result<Option<Whereabouts>> {
+        let Some(total) = self.total()? else { return Ok(None) };
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT MAX(from_end) FROM esims WHERE iccid = ?1")?;
+        let from_end: Option<i64> = stmt.query_row([iccid], |r| r.get(0))?;
+        Ok(from_end.map(|f| Whereabouts {
+            from_end: f.max(0) as u64,
+            total,
+        }))
+    }
 
-fn note_written(path: &Path) {
-    let mut written = WRITTEN.lock().unwrap_or_else(|p| p.into_inner());
-    written.retain(|(p, ..)| p != path);
-    if let Some((len, at)) = stamp(path) {
-        written.push((path.to_path_buf(), len, at));
+    /// The list's pages (of `size`) the index holds whole, the one read longest ago first
+    /// (`Inventory::pages_held_whole`).
+    pub fn pages_held_whole(&self, size: u64) -> rusqlite::Result<Vec<u64>> {
+        let size = size.max(1) as i64;
+        let Some(total) = self.total()? else { return Ok(Vec::new()) };
+        let total = i64::try_from(total).unwrap_or(i64::MAX);
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT (?1 - 1 - from_end) / ?2 + 1 AS page, COUNT(*), MIN(read_at)
+             FROM esims GROUP BY page",
+        )?;
+        let pages = stmt.query_map(params![total, size], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
+        })?;
+        let on_page = |page: i64| size.min(total - (page - 1) * size);
+        let mut whole = Vec::new();
+        for row in pages {
+            let (page, held, oldest) = row?;
+            if page >= 1 && held >= on_page(page) {
+                whole.push((oldest, page as u64));
+            }
+        }
+        whole.sort_unstable();
+        Ok(whole.into_iter().map(|(_, page)| page).collect())
+    }
+
+    /// Merges what a read brought, in one transaction, by the in-memory index's rule.
+    pub fn merge(&mut self, seen: &Seen) -> rusqlite::Result<Merged> {
+        let Self { conn, packages } = self;
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let mut merged = Merged::default();
+        match seen.place {
+            Some(place) => {
+                saw_total(&tx, place.total)?;
+                for (k, entry) in seen.entries.iter().enumerate() {
+                    let at = place.first_place() + k as u64;
+                    let Some(from_end) = place.total.checked_sub(at + 1).filter(|f| *f <= u64::from(u32::MAX - 1))
+                    else {
+                        break;
+                    };
+                    let from_end = from_end as i64;
+                    match row_at(&tx, from_end)? {
+                        Some(old) if old.iccid == entry.iccid => {
+                            merged.known += 1;
+                            merged.refreshed += usize::from(update(&tx, from_end, &old, entry, seen.read_at)?);
+                        }
+                        _ => {
+                            put(&tx, packages, from_end, entry, seen.read_at)?;
+                            merged.added += 1;
+                        }
+                    }
+                }
+            }
+            None => {
+                for entry in &seen.entries {
+                    let mut stmt = tx.prepare_cached(
+                        "SELECT from_end FROM esims WHERE iccid = ?1 AND order_no = ?2 ORDER BY from_end DESC LIMIT 1",
+                    )?;
+                    let found: Option<i64> = stmt
+                        .query_row([&entry.iccid, &entry.order], |r| r.get(0))
+                        .optional()?;
+                    drop(stmt);
+                    if let Some(from_end) = found
+                        && let Some(old) = row_at(&tx, from_end)?
+                    {
+                        merged.known += 1;
+                        merged.refreshed += usize::from(update(&tx, from_end, &old, entry, seen.read_at)?);
+                    }
+                }
+            }
+        }
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('saved_at', ?1) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [Utc::now().timestamp()],
+        )?;
+        tx.commit()?;
+        Ok(merged)
+    }
+
+    /// Takes in every entry of an in-memory index (a JSON index of an earlier version), in one
+    /// transaction; an entry read later here is kept.
+    pub fn absorb(&mut self, inventory: &Inventory) -> rusqlite::Result<()> {
+        let Self { conn, packages } = self;
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        if inventory.total > 0 {
+            saw_total(&tx, inventory.total)?;
+        }
+        for &e in &inventory.order {
+            let e = e as usize;
+            let from_end = i64::from(inventory.from_end[e]);
+            let read_at = inventory.read_at[e];
+            if row_at(&tx, from_end)?.is_some_and(|old| old.read_at >= read_at) {
+                continue;
+            }
+            put(&tx, packages, from_end, &inventory.entry(e), read_at)?;
+        }
+        tx.commit()
+    }
+
+    /// The whole index, for a session that searches it on every key.
+    pub fn load(&self, account: &str) -> Result<Loaded, LoadError> {
+        let mut inventory = Inventory::default();
+        let Some(total) = self.total()? else {
+            return Err(LoadError::Missing);
+        };
+        inventory.saw_total(total);
+        let mut packages = HashMap::new();
+        let mut stmt = self.conn.prepare("SELECT id, name, slug, code, location FROM packages")?;
+        for row in stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                Package {
+                    name: r.get(1)?,
+                    slug: r.get(2)?,
+                    code: r.get(3)?,
+                    location: r.get(4)?,
+                },
+            ))
+        })? {
+            let (id, package) = row?;
+            packages.insert(id, package);
+        }
+        let mut stmt = self.conn.prepare(
+            "SELECT from_end, iccid, status, class, package, used_pct, expires, order_no, read_at
+             FROM esims ORDER BY from_end DESC",
+        )?;
+        let mut rows = stmt.query([])?;
+        let mut skipped = 0u64;
+        while let Some(r) = rows.next()? {
+            let from_end: i64 = r.get(0)?;
+            let iccid: String = r.get(1)?;
+            let package = packages.get(&r.get::<_, i64>(4)?);
+            let (Ok(from_end), Some(package)) = (u32::try_from(from_end), package) else {
+                skipped += 1;
+                continue;
+            };
+            // The file is ours, but read as outside data: a row that could not have been
+            // written is left out (and read again from the API), never trusted.
+            if u64::from(from_end) >= total || !is_iccid(&iccid) {
+                skipped += 1;
+                continue;
+            }
+            let entry = Entry {
+                iccid,
+                status: Status::parse(&r.get::<_, String>(2)?),
+                class: Class::from_key(&r.get::<_, String>(3)?).unwrap_or(Class::Unknown),
+                package: package.clone(),
+                limits: limits(r.get(5)?, r.get(6)?),
+                order: r.get(7)?,
+            };
+            inventory.put(entry, from_end, r.get(8)?);
+        }
+        if skipped > 0 {
+            tracing::warn!(skipped, "rows of the saved index that cannot be right were left out");
+        }
+        let saved_at: Option<i64> = self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = 'saved_at'", [], |r| r.get(0))
+            .optional()?;
+        Ok(Loaded {
+            inventory,
+            saved_at: saved_at
+                .and_then(|t| DateTime::from_timestamp(t, 0))
+                .unwrap_or_default(),
+            account: account.to_string(),
+        })
     }
 }
 
-fn saved_form<'a>(
-    account: &'a str,
-    inventory: &'a Inventory,
-    now: DateTime<Utc>,
-) -> Saved<&'a str, &'a [Status], Entries<'a>> {
-    Saved {
-        version: VERSION,
-        account,
-        saved_at: now.timestamp(),
-        total: inventory.total,
-        statuses: &inventory.statuses,
-        packages: inventory.packages.clone(),
-        entries: Entries(inventory),
+/// Loads the saved index of `account` whole (`Missing` when there is none yet).
+pub fn load(path: &Path, account: &str) -> Result<Loaded, LoadError> {
+    if !path.exists() && !super::legacy::path_in(path.parent().unwrap_or(Path::new(".")), account).exists() {
+        return Err(LoadError::Missing);
+    }
+    Store::open(path, account)?.load(account)
+}
+
+fn is_iccid(iccid: &str) -> bool {
+    !iccid.is_empty() && iccid.len() <= 32 && iccid.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn limits(used_pct: Option<i64>, expires: Option<i64>) -> Limits {
+    Limits {
+        used_pct: used_pct.and_then(|p| u8::try_from(p.clamp(0, 100)).ok()),
+        expires,
     }
 }
 
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    crate::private_file::create_dir(dir)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+/// The list's total moved: places past its end are dropped (`Inventory::saw_total`).
+fn saw_total(tx: &rusqlite::Transaction<'_>, total: u64) -> rusqlite::Result<()> {
+    let total = i64::try_from(total).unwrap_or(i64::MAX);
+    let before: Option<i64> = tx
+        .query_row("SELECT value FROM meta WHERE key = 'total'", [], |r| r.get(0))
+        .optional()?;
+    if before == Some(total) {
+        return Ok(());
     }
+    tx.execute("DELETE FROM esims WHERE from_end >= ?1", [total])?;
+    tx.execute(
+        "INSERT INTO meta (key, value) VALUES ('total', ?1) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        [total],
+    )?;
     Ok(())
 }
 
-/// Writes `path` new with what `write` writes: a stale file there (a save cut short) is removed first, and a
-/// link there is removed, never followed (the file is created with O_EXCL | O_NOFOLLOW).
-fn write_private(
-    path: &Path,
-    write: impl FnOnce(&mut std::io::BufWriter<&std::fs::File>) -> std::io::Result<()>,
-) -> std::io::Result<()> {
-    use std::io::Write;
-    match std::fs::remove_file(path) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e),
+fn row_at(tx: &rusqlite::Transaction<'_>, from_end: i64) -> rusqlite::Result<Option<AtPlace>> {
+    let mut stmt = tx.prepare_cached(
+        "SELECT iccid, status, class, used_pct, expires, read_at FROM esims WHERE from_end = ?1",
+    )?;
+    stmt.query_row([from_end], |r| {
+        Ok(AtPlace {
+            iccid: r.get(0)?,
+            status: r.get(1)?,
+            class: r.get(2)?,
+            used_pct: r.get(3)?,
+            expires: r.get(4)?,
+            read_at: r.get(5)?,
+        })
+    })
+    .optional()
+}
+
+/// The same eSIM read again: its status, state and limits as now read; `true` if one changed.
+fn update(
+    tx: &rusqlite::Transaction<'_>,
+    from_end: i64,
+    old: &AtPlace,
+    entry: &Entry,
+    read_at: i64,
+) -> rusqlite::Result<bool> {
+    let used = entry.limits.used_pct.map(i64::from);
+    let changed = old.status != entry.status.as_str()
+        || old.class != entry.class.key()
+        || old.used_pct != used
+        || old.expires != entry.limits.expires;
+    if changed || read_at > old.read_at {
+        let mut stmt = tx.prepare_cached(
+            "UPDATE esims SET status = ?2, class = ?3, used_pct = ?4, expires = ?5, read_at = MAX(read_at, ?6)
+             WHERE from_end = ?1",
+        )?;
+        stmt.execute(params![
+            from_end,
+            entry.status.as_str(),
+            entry.class.key(),
+            used,
+            entry.limits.expires,
+            read_at
+        ])?;
     }
-    let file = crate::private_file::create_new(path)?;
-    let mut out = std::io::BufWriter::new(&file);
-    write(&mut out)?;
-    out.flush()?;
-    drop(out);
-    file.sync_all()
+    Ok(changed)
+}
+
+/// Another eSIM (or the first) at a place.
+fn put(
+    tx: &rusqlite::Transaction<'_>,
+    packages: &mut HashMap<Package, i64>,
+    from_end: i64,
+    entry: &Entry,
+    read_at: i64,
+) -> rusqlite::Result<()> {
+    let package = package_id(tx, packages, &entry.package)?;
+    let mut stmt = tx.prepare_cached(
+        "INSERT OR REPLACE INTO esims (from_end, iccid, status, class, package, used_pct, expires, order_no, read_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?;
+    stmt.execute(params![
+        from_end,
+        entry.iccid,
+        entry.status.as_str(),
+        entry.class.key(),
+        package,
+        entry.limits.used_pct.map(i64::from),
+        entry.limits.expires,
+        entry.order,
+        read_at
+    ])?;
+    Ok(())
+}
+
+fn package_id(
+    tx: &rusqlite::Transaction<'_>,
+    known: &mut HashMap<Package, i64>,
+    package: &Package,
+) -> rusqlite::Result<i64> {
+    if let Some(&id) = known.get(package) {
+        return Ok(id);
+    }
+    let p = package;
+    tx.execute(
+        "INSERT OR IGNORE INTO packages (name, slug, code, location) VALUES (?1, ?2, ?3, ?4)",
+        params![p.name, p.slug, p.code, p.location],
+    )?;
+    let id = tx.query_row(
+        "SELECT id FROM packages WHERE name = ?1 AND slug = ?2 AND code = ?3 AND location = ?4",
+        params![p.name, p.slug, p.code, p.location],
+        |r| r.get(0),
+    )?;
+    known.insert(package.clone(), id);
+    Ok(id)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inventory::{PagePlace, class_of};
+    use proptest::prelude::*;
 
-    #[cfg(unix)]
-    #[test]
-    fn a_link_planted_at_the_temporary_file_or_the_index_is_never_written_through() {
-        let dir = tempfile::tempdir().unwrap();
-        let victim = dir.path().join("victim");
-        std::fs::write(&victim, "precious").unwrap();
-        let path = path_in(&dir.path().join("esimdash"), "abc");
-        create_private_dir(path.parent().unwrap()).unwrap();
-        std::os::unix::fs::symlink(&victim, path.with_extension("json.tmp")).unwrap();
-        std::os::unix::fs::symlink(&victim, &path).unwrap();
-        save(&path, "abc", &Inventory::default(), Utc::now()).unwrap();
-        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
-        assert!(!std::fs::symlink_metadata(&path).unwrap().file_type().is_symlink());
-        assert!(load(&path, "abc").is_ok(), "the index was saved as a file of its own");
+    fn entry(iccid: u64, status: &str) -> Entry {
+        let status = Status::parse(status);
+        Entry {
+            iccid: format!("{iccid:019}"),
+            class: class_of(&status),
+            status,
+            package: Package {
+                name: format!("Country {} 1GB", iccid % 3),
+                slug: format!("c{}-1gb", iccid % 3),
+                code: String::new(),
+                location: String::new(),
+            },
+            limits: Limits {
+                used_pct: Some((iccid % 101) as u8),
+                expires: None,
+            },
+            order: format!("B{iccid}"),
+        }
+    }
+
+    /// Every row of an index, newest first, as both keep it.
+    fn rows_of(inventory: &Inventory) -> Vec<(u64, String, String, String, Option<u8>, i64)> {
+        (0..inventory.starts.len())
+            .filter_map(|e| inventory.row(e))
+            .map(|r| {
+                let from_end = inventory.total - 1 - r.place;
+                (from_end, r.iccid.to_string(), r.status.to_string(), r.class.key().to_string(), r.limits.used_pct, r.read_at)
+            })
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    }
+
+    /// A step of a random session: a page of a list of `total` eSIMs (the eSIM at place `p`
+    /// counted from the oldest is `p + shift`, so that a shift is another eSIM at a place),
+    /// or records of some eSIMs without a place.
+    #[derive(Debug, Clone)]
+    enum Step {
+        Page { page: u64, size: u64, total: u64, shift: u64, status: &'static str },
+        Records { from_end: Vec<u64>, shift: u64, status: &'static str },
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        let status = prop::sample::select(vec!["in_use", "cancel", "got_resource", "used_up"]);
+        prop_oneof![
+            (1u64..8, 1u64..6, 0u64..40, 0u64..2, status.clone())
+                .prop_map(|(page, size, total, shift, status)| Step::Page { page, size, total, shift, status }),
+            (prop::collection::vec(0u64..40, 0..4), 0u64..2, status)
+                .prop_map(|(from_end, shift, status)| Step::Records { from_end, shift, status }),
+        ]
+    }
+
+    fn seen(step: &Step, read_at: i64) -> Seen {
+        match step {
+            Step::Page { page, size, total, shift, status } => {
+                let place = PagePlace { page: *page, size: *size, total: *total };
+                let first = place.first_place();
+                let entries = (first..(first + size).min(*total))
+                    .map(|at| entry(total - 1 - at + shift * 1000, status))
+                    .collect();
+                Seen { place: Some(place), entries, read_at }
+            }
+            Step::Records { from_end, shift, status } => Seen {
+                place: None,
+                entries: from_end.iter().map(|f| entry(f + shift * 1000, status)).collect(),
+                read_at,
+            },
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// The database and the in-memory index follow one rule: after any reads, in any
+        /// order, they hold the same eSIMs at the same places, and count the same changes.
+        #[test]
+        fn same_rows_as_the_inventory(steps in prop::collection::vec(step(), 1..25)) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = path_in(dir.path(), "acme");
+            let mut store = Store::open(&path, "acme").unwrap();
+            let mut inventory = Inventory::default();
+            for (k, step) in steps.iter().enumerate() {
+                let seen = seen(step, k as i64);
+                let mine = inventory.merge(&seen);
+                let theirs = store.merge(&seen).unwrap();
+                prop_assert_eq!((mine.known, mine.added, mine.refreshed), (theirs.known, theirs.added, theirs.refreshed));
+                let loaded = store.load("acme").map(|l| l.inventory).unwrap_or_default();
+                prop_assert_eq!(rows_of(&loaded), rows_of(&inventory));
+                prop_assert_eq!(store.len().unwrap(), inventory.len() as u64);
+                for e in 0..inventory.starts.len() {
+                    if let Some(row) = inventory.row(e) {
+                        prop_assert_eq!(store.whereabouts(row.iccid).unwrap(), inventory.whereabouts(row.iccid));
+                    }
+                }
+                if let Some(total) = inventory.total() {
+                    prop_assert_eq!(store.total().unwrap(), Some(total));
+                }
+                prop_assert_eq!(store.pages_held_whole(5).unwrap(), inventory.pages_held_whole(5));
+                // The gap found by halving is the first place from there that no entry holds.
+                let total = inventory.total().unwrap_or(0);
+                let held: std::collections::BTreeSet<u64> =
+                    (0..inventory.starts.len()).filter_map(|e| inventory.row(e)).map(|r| r.place).collect();
+                for from in 0..=total {
+                    let naive = (from..total).find(|p| !held.contains(p));
+                    prop_assert_eq!(inventory.first_gap_from(from), naive, "from {}", from);
+                }
+            }
+        }
     }
 
     #[test]
-    fn saved_privately_loaded_again_and_a_foreign_or_corrupt_file_is_refused() {
+    fn private_reopened_by_another_session_and_another_accounts_file_is_not_trusted() {
         let dir = tempfile::tempdir().unwrap();
         let path = path_in(&dir.path().join("esimdash"), "abc");
-        let mut inv = Inventory::default();
-        let entry = super::super::Entry {
-            iccid: "8944100000000000011".into(),
-            status: Status::InUse,
-            class: crate::domain::esim_state::Class::InUse,
-            package: Package {
-                name: "France 1GB".into(),
-                slug: "fr-1gb".into(),
-                code: "ESD-FR".into(),
-                location: "FR".into(),
-            },
-            limits: crate::domain::attention::Limits {
-                used_pct: Some(85),
-                expires: Some(1_800_000_000),
-            },
-            order: "B100000010001".into(),
-        };
-        inv.merge(&super::super::Seen {
-            place: Some(super::super::PagePlace {
-                page: 2,
-                size: 1,
-                total: 7,
-            }),
-            entries: vec![entry],
+        let page = Seen {
+            place: Some(PagePlace { page: 2, size: 1, total: 7 }),
+            entries: vec![entry(11, "in_use")],
             read_at: 1_700_000_000,
-        });
-        save(&path, "abc", &inv, Utc::now()).unwrap();
+        };
+        Store::open(&path, "abc").unwrap().merge(&page).unwrap();
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -314,25 +660,46 @@ mod tests {
             assert_eq!(mode(&path), 0o600);
             assert_eq!(mode(path.parent().unwrap()), 0o700);
         }
-        let text = std::fs::read_to_string(&path).unwrap();
-        assert!(!text.contains("LPA:"), "never an activation code");
-        let loaded = load(&path, "abc").unwrap();
-        assert_eq!(loaded.inventory.find("8944100000000000011"), Some(0));
-        assert_eq!(loaded.inventory.total(), Some(7));
+        let other = Store::open(&path, "abc").unwrap();
         assert_eq!(
-            loaded.inventory.row(0).map(|r| (r.place, r.read_at)),
-            Some((1, 1_700_000_000))
+            other.whereabouts(&format!("{:019}", 11)).unwrap(),
+            Some(Whereabouts { from_end: 5, total: 7 })
         );
-        assert_eq!(loaded.inventory, inv, "what attention reads comes back too");
+        assert_eq!(other.by_status().unwrap(), vec![(Status::InUse, 1)]);
+        let loaded = load(&path, "abc").unwrap();
+        assert_eq!(loaded.inventory.len(), 1);
+        // The same file opened for another account is emptied, never read as theirs.
+        let foreign = Store::open(&path, "xyz").unwrap();
+        assert_eq!(foreign.len().unwrap(), 0);
+        assert!(matches!(load(&dir.path().join("none.sqlite3"), "abc"), Err(LoadError::Missing)));
+    }
 
-        assert!(matches!(load(&path, "other"), Err(LoadError::Foreign)));
-        std::fs::write(&path, b"{not json").unwrap();
-        assert!(matches!(load(&path, "abc"), Err(LoadError::Unreadable(_))));
-        std::fs::write(&path, text.replace("\"8944100000000000011\"", "\"89x\"")).unwrap();
-        assert!(matches!(load(&path, "abc"), Err(LoadError::Unreadable(_))));
-        assert!(matches!(
-            load(&dir.path().join("none.json"), "abc"),
-            Err(LoadError::Missing)
-        ));
+    #[cfg(unix)]
+    #[test]
+    fn a_link_planted_at_the_index_is_never_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let path = path_in(&dir.path().join("esimdash"), "abc");
+        crate::private_file::create_dir(path.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&victim, &path).unwrap();
+        assert!(Store::open(&path, "abc").is_err());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    }
+
+    #[test]
+    fn a_json_index_of_an_earlier_version_is_taken_in_once_and_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = super::super::legacy::path_in(dir.path(), "abc");
+        std::fs::write(
+            &json,
+            r#"{"version":5,"account":"abc","saved_at":1700000000,"total":7,"statuses":["in_use"],
+            "packages":[{"name":"France 1GB","slug":"fr-1gb","code":"ESD-FR","location":"FR"}],
+            "entries":[["8944100000000000011",0,"in_use",0,85,1800000000,"B100000010001",5,1700000000]]}"#,
+        )
+        .unwrap();
+        let loaded = load(&path_in(dir.path(), "abc"), "abc").unwrap();
+        assert_eq!(loaded.inventory.find("8944100000000000011"), Some(0));
+        assert!(!json.exists(), "taken in, then removed");
     }
 }

@@ -10,4 +10,4 @@ pub mod runtime;
 mod terminal;
 pub mod view;
 
-pub use runtime::{InventoryFile, Options, Outcome, run};
+pub use runtime::{IndexFile, Options, Outcome, run};

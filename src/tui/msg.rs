@@ -305,9 +305,6 @@ pub enum Effect {
     /// Use this opened account from now on: its client, its saved index, its earlier payments
     /// settled.
     UseAccount(Box<crate::session::Opened>),
-    /// The whole inventory was read: save its index for the next session (if enabled). Shared,
-    /// not copied: the index can hold 100 000 entries.
-    SaveInventory(std::sync::Arc<crate::inventory::Inventory>),
     Quit,
 }
 

@@ -11,8 +11,8 @@ use crate::api::model::EsimQuery;
 use crate::api::{ApiError, Client};
 use crate::clipboard::{Clipboard, Environment, Strategy};
 use crate::domain::iccid::Iccid;
-use crate::inventory::Inventory;
-use crate::inventory::store::{self, LoadError};
+use crate::inventory::kept::{Kept, Writer};
+use crate::inventory::store::LoadError;
 use crate::session::{Accounts, Opened};
 use crossterm::event::{Event, EventStream, KeyEventKind};
 use futures_util::StreamExt;
@@ -43,86 +43,41 @@ pub struct Options {
     pub profiles: Vec<String>,
 }
 
-/// A saved inventory index: its file and the account it must belong to.
+/// The account's saved inventory index: the app's in-memory one is loaded from it at start,
+/// and every eSIM the client reads is written to it as it comes, on a thread of its own.
 #[derive(Debug, Clone)]
-pub struct InventoryFile {
-    pub path: PathBuf,
-    pub account: String,
-    /// A save runs now; the index asked to be saved meanwhile waits here, and only the
-    /// latest is written when the running one is done (each holds the whole index).
-    saving: Arc<std::sync::atomic::AtomicBool>,
-    next: Arc<std::sync::Mutex<Option<Arc<Inventory>>>>,
+pub struct IndexFile {
+    kept: Kept,
+    writer: Writer,
 }
 
-impl InventoryFile {
+impl IndexFile {
     fn of(dir: Option<&Path>, opened: &Opened) -> Option<Self> {
-        let (dir, account) = (dir?, opened.index_key.clone()?);
-        Some(Self {
-            path: store::path_in(dir, &account),
-            account,
-            saving: Arc::default(),
-            next: Arc::default(),
-        })
+        let kept = crate::inventory::kept::at(dir?, opened.index_key.as_deref()?);
+        let writer = kept.writer();
+        Some(Self { kept, writer })
     }
 
-    /// Reads the saved index in the background; it comes to the app as a message. A file that
-    /// cannot be trusted is left to be replaced when the inventory has been read again.
+    /// Reads the saved index in the background; it comes to the app as a message. One that
+    /// cannot be read is said in the log and read again from the API.
     fn load(file: Option<&Self>, id: JobId, tx: &UnboundedSender<Msg>) {
-        let (file, tx) = (file.cloned(), tx.clone());
+        let (kept, tx) = (file.map(|f| f.kept.clone()), tx.clone());
         tokio::task::spawn_blocking(move || {
-            let loaded = file.and_then(|file| match store::load(&file.path, &file.account) {
+            let loaded = kept.and_then(|kept| match kept.load() {
                 Ok(loaded) => Some(Box::new(loaded)),
                 Err(LoadError::Missing) => None,
                 Err(e) => {
-                    tracing::warn!(path = %file.path.display(), "{e}");
+                    tracing::warn!("{e}");
                     None
                 }
             });
             let _ = tx.send(Msg::SavedInventory { id, loaded });
         });
     }
-
-    fn save(&self, inventory: Arc<Inventory>) {
-        use std::sync::atomic::Ordering;
-        *crate::sync::lock(&self.next) = Some(inventory);
-        if self.saving.swap(true, Ordering::AcqRel) {
-            return; // the running save writes it next
-        }
-        let file = self.clone();
-        tokio::task::spawn_blocking(move || {
-            loop {
-                let next = crate::sync::lock(&file.next).take();
-                match next {
-                    Some(inventory) => file.save_now(&inventory),
-                    None => {
-                        file.saving.store(false, Ordering::Release);
-                        // One queued between the take and the store: this thread writes it.
-                        let queued = crate::sync::lock(&file.next).is_some();
-                        if !queued || file.saving.swap(true, Ordering::AcqRel) {
-                            break;
-                        }
-                    }
-                }
-            }
-        });
-    }
-
-    /// Whether an index waits to be saved.
-    fn unsaved(&self) -> bool {
-        crate::sync::lock(&self.next).is_some()
-    }
-
-    /// Saves in this thread (as the dashboard ends: a task could be cut off).
-    fn save_now(&self, inventory: &Inventory) {
-        match store::save(&self.path, &self.account, inventory, chrono::Utc::now()) {
-            Ok(merged) => tracing::info!(
-                eSIMs = merged.as_ref().unwrap_or(inventory).len(),
-                "inventory index saved"
-            ),
-            Err(e) => tracing::warn!(path = %self.path.display(), %e, "the inventory index was not saved"),
-        }
-    }
 }
+
+/// How long the end of a session waits for the last pages to be written to the index.
+const INDEX_FLUSH_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Runs the dashboard until the user quits or a signal ends it; the terminal is restored.
 /// How a dashboard session ended, for the exit status (README: exit codes).
@@ -286,13 +241,8 @@ fn perform(effects: Vec<Effect>, world: &mut World<'_>) -> bool {
             }
             Effect::Send { id, request } => world.tasks.request(id, request, &world.client, world.tx),
             Effect::Cancel(id) => world.tasks.cancel(id),
-            Effect::LoadInventory(id) => InventoryFile::load(world.inventory.as_ref(), id, world.tx),
+            Effect::LoadInventory(id) => IndexFile::load(world.index.as_ref(), id, world.tx),
             Effect::UseAccount(opened) => world.switch_to(&opened),
-            Effect::SaveInventory(inventory) => {
-                if let Some(file) = &world.inventory {
-                    file.save(inventory);
-                }
-            }
             Effect::Mouse(on) => {
                 if let Err(e) = terminal::set_mouse(on) {
                     tracing::warn!(%e, "could not switch mouse reporting");
@@ -340,22 +290,19 @@ struct World<'a> {
     tasks: Tasks,
     /// Until when the client's pacing holds requests, as the client tells it.
     pacing: tokio::sync::watch::Receiver<Option<Instant>>,
-    inventory: Option<InventoryFile>,
+    index: Option<IndexFile>,
     export_dir: &'a Path,
     accounts: &'a Accounts,
     index_dir: Option<&'a Path>,
 }
 
 impl World<'_> {
-    /// The session ends: what the index took in since it was last saved is saved.
+    /// The session ends: what the client read is written to the index before it does.
     fn end(&mut self, app: &mut App) -> Outcome {
-        if let Some(file) = &self.inventory {
-            // What a running save has not written yet is in the app's index too.
-            let waiting = file.unsaved();
-            let changed = app.index_to_save();
-            if let Some(index) = changed.or_else(|| waiting.then(|| app.esims().index().shared())) {
-                file.save_now(&index);
-            }
+        if let Some(file) = &self.index
+            && !file.writer.flush(INDEX_FLUSH_PATIENCE)
+        {
+            tracing::warn!("the last pages read were not all kept in the inventory index");
         }
         outcome(app)
     }
@@ -368,15 +315,15 @@ impl World<'_> {
         self.pacing = self.client.pacing();
         // A new watcher has seen the value it starts with: the app is told it here.
         let _ = self.tx.send(Msg::Pacing(*self.pacing.borrow_and_update()));
-        self.inventory = InventoryFile::of(self.index_dir, opened);
-        settle_earlier(opened, self.tx);
+        self.index = IndexFile::of(self.index_dir, opened);
+        settle_earlier(opened, self.tx, self.index.as_ref());
     }
 }
 
 /// The client's notices and the eSIMs it reads come to the app as messages, and payments an
 /// earlier session of this account left unsettled are settled in the background (each told in
 /// a window that stays).
-fn settle_earlier(opened: &Opened, tx: &UnboundedSender<Msg>) {
+fn settle_earlier(opened: &Opened, tx: &UnboundedSender<Msg>, index: Option<&IndexFile>) {
     let (profile, tx) = (opened.session.profile.clone(), tx.clone());
     let (seen_by, seen_tx) = (profile.clone(), tx.clone());
     opened.client.on_notice(std::sync::Arc::new(move |notice| {
@@ -385,20 +332,21 @@ fn settle_earlier(opened: &Opened, tx: &UnboundedSender<Msg>) {
             notice,
         });
     }));
-    opened.client.on_esims_read(index_tap(seen_by, seen_tx));
+    let writer = index.map(|f| f.writer.clone());
+    opened.client.on_esims_read(index_tap(seen_by, seen_tx, writer));
     let client = opened.client.clone();
     tokio::spawn(async move { client.settle_earlier().await });
 }
 
-/// Sends every eSIM the client reads to the app's index, tagged with its account. Sent before
-/// the answer of the request that read them, so the app has merged them when the answer comes.
-pub fn index_tap(profile: String, tx: UnboundedSender<Msg>) -> crate::api::EsimsTap {
+/// Sends every eSIM the client reads to the app's index, tagged with its account, and to the
+/// account's saved index when there is one. Sent before the answer of the request that read
+/// them, so the app has merged them when the answer comes.
+pub fn index_tap(profile: String, tx: UnboundedSender<Msg>, writer: Option<Writer>) -> crate::api::EsimsTap {
     std::sync::Arc::new(move |esims, place| {
-        let now = chrono::Utc::now().timestamp();
-        let seen = match place {
-            Some(place) => crate::inventory::Seen::page(esims, place, now),
-            None => crate::inventory::Seen::records(esims, now),
-        };
+        let seen = crate::inventory::Seen::read(esims, place);
+        if let Some(writer) = &writer {
+            writer.send(seen.clone());
+        }
         let _ = tx.send(Msg::IndexSeen {
             profile: profile.clone(),
             seen,
@@ -618,12 +566,12 @@ async fn event_loop(
         term,
         tasks: Tasks::default(),
         pacing: opened.client.pacing(),
-        inventory: InventoryFile::of(index_dir, &opened),
+        index: IndexFile::of(index_dir, &opened),
         export_dir: &options.preferences.export_dir,
         accounts: &options.accounts,
         index_dir,
     };
-    settle_earlier(&opened, &tx);
+    settle_earlier(&opened, &tx, world.index.as_ref());
     perform(app.start(), &mut world);
     world.term.draw(|f| view::draw(f, &app, &theme, Instant::now()))?;
     loop {

@@ -146,7 +146,7 @@ impl Harness {
         let mut app = App::new(false).with_clock(epoch);
         let pending = sends(&app.start());
         let (seen_tx, seen) = tokio::sync::mpsc::unbounded_channel();
-        client.on_esims_read(index_tap(String::new(), seen_tx.clone()));
+        client.on_esims_read(index_tap(String::new(), seen_tx.clone(), None));
         Self {
             app,
             now: Instant::now(),
@@ -233,7 +233,7 @@ impl Harness {
 
     /// Runs the app's requests with this client from now on (another account, or read-only).
     pub fn use_client(&mut self, client: Client) {
-        client.on_esims_read(index_tap(String::new(), self.seen_tx.clone()));
+        client.on_esims_read(index_tap(String::new(), self.seen_tx.clone(), None));
         self.client = client;
     }
 
@@ -305,8 +305,11 @@ pub struct Live {
     /// Every request the app asked to send, and how many it cancelled.
     pub sent: Vec<Request>,
     pub cancelled: usize,
-    /// The inventory index the app last asked to save.
-    pub saved: Option<std::sync::Arc<esimdash::inventory::Inventory>>,
+    /// The account's saved index, as the runtime keeps it: every eSIM the client reads is
+    /// written to it as it comes.
+    pub kept: esimdash::inventory::kept::Kept,
+    writer: esimdash::inventory::kept::Writer,
+    _index_dir: tempfile::TempDir,
     /// Where QR images and exports go, as the runtime writes them.
     pub export_dir: tempfile::TempDir,
     /// The saved index the app asked for at start, answered by `saved_inventory`.
@@ -327,11 +330,13 @@ impl Live {
         )
         .unwrap();
         (self.tx, self.rx) = tokio::sync::mpsc::unbounded_channel();
-        self.client
-            .on_esims_read(index_tap(self.app.session().profile.clone(), self.tx.clone()));
+        self.client.on_esims_read(index_tap(
+            self.app.session().profile.clone(),
+            self.tx.clone(),
+            Some(self.writer.clone()),
+        ));
         self.tasks = Default::default();
         self.sent.clear();
-        self.saved = None;
         self.inventory_load = None;
         let effects = self.app.start();
         self.perform(effects);
@@ -354,7 +359,14 @@ impl Live {
         )
         .unwrap();
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        client.on_esims_read(index_tap(app.session().profile.clone(), tx.clone()));
+        let index_dir = tempfile::tempdir().unwrap();
+        let kept = esimdash::inventory::kept::at(index_dir.path(), "acme");
+        let writer = kept.writer();
+        client.on_esims_read(index_tap(
+            app.session().profile.clone(),
+            tx.clone(),
+            Some(writer.clone()),
+        ));
         let mut live = Self {
             app,
             sandbox,
@@ -364,7 +376,9 @@ impl Live {
             rx,
             sent: Vec::new(),
             cancelled: 0,
-            saved: None,
+            kept,
+            writer,
+            _index_dir: index_dir,
             export_dir: tempfile::tempdir().unwrap(),
             inventory_load: None,
             options,
@@ -386,7 +400,6 @@ impl Live {
                     self.cancelled += 1;
                     self.tasks.cancel(id);
                 }
-                Effect::SaveInventory(inventory) => self.saved = Some(inventory),
                 Effect::SaveQr {
                     id,
                     iccid,
@@ -414,13 +427,11 @@ impl Live {
         }
     }
 
-    /// The session ends: the index as it is saved then (what the runtime saves at the end, or
-    /// the last save the app asked for when nothing changed since).
-    pub fn quit_saving(&mut self) -> std::sync::Arc<esimdash::inventory::Inventory> {
-        self.app
-            .index_to_save()
-            .or(self.saved.take())
-            .expect("the session read eSIMs into its index")
+    /// The session ends: the saved index as the next session loads it, once every page read
+    /// is written (as the runtime waits at the end).
+    pub fn quit_saving(&mut self) -> esimdash::inventory::store::Loaded {
+        assert!(self.writer.flush(Duration::from_secs(10)), "the index was written");
+        self.kept.load().expect("the session read eSIMs into its index")
     }
 
     /// The index an earlier session saved, read as the runtime reads it at start.

@@ -133,14 +133,8 @@ async fn a_server_without_the_lookup_never_shows_another_esim_and_a_second_sessi
     assert!(found(&first), "found by reading the list");
     let shown: Vec<String> = first.app.esims().result_rows().map(|r| r.iccid().to_string()).collect();
     assert_eq!(shown, vec![iccid.clone()], "the only result is the eSIM asked for");
-    // The first session quits: what its index took in is saved.
-    let inventory = first.quit_saving();
-
-    // The index goes through the file, as between two sessions.
-    let dir = tempfile::tempdir().unwrap();
-    let path = esimdash::inventory::store::path_in(dir.path(), "acme");
-    esimdash::inventory::store::save(&path, "acme", &inventory, chrono::Utc::now()).unwrap();
-    let loaded = esimdash::inventory::store::load(&path, "acme").unwrap();
+    // The first session quits: what its index took in is in the file, as between two sessions.
+    let loaded = first.quit_saving();
 
     // The saved index is read at start (a small file, before the list's first page is in);
     // that page, meeting eSIMs the index has, tells that nothing new is at the top.
@@ -349,32 +343,22 @@ async fn the_dashboards_index_is_saved_as_it_is_read_resumed_at_the_gap_and_fres
             })
             .collect()
     };
-    let round_trip = |inventory: &esimdash::inventory::Inventory| {
-        let dir = tempfile::tempdir().unwrap();
-        let path = esimdash::inventory::store::path_in(dir.path(), "acme");
-        esimdash::inventory::store::save(&path, "acme", inventory, chrono::Utc::now()).unwrap();
-        esimdash::inventory::store::load(&path, "acme").unwrap()
-    };
-
-    // Session 1 is cut off once the read has saved (every 10 pages), without saving at the end.
+    // Session 1 is cut off mid-read, after ten pages: each was written as it came.
     let mut live = Live::new(config, fast).await;
     live.sandbox.set_latency(Duration::from_millis(5));
     search(&mut live).await;
-    let saved = loop {
-        if let Some(saved) = live.saved.take() {
-            break saved;
-        }
-        live.until(Duration::from_millis(50), |_| false).await;
-    };
+    while live.kept.len() < 9 * 100 {
+        live.until(Duration::from_millis(20), |_| false).await;
+    }
+    live.sandbox.set_latency(Duration::ZERO);
+    live.new_session();
+    let loaded = live.quit_saving();
+    let saved = loaded.inventory.clone();
     let total = saved.total().unwrap();
     assert!(!saved.is_complete(), "cut off mid-read");
-    // Ten pages merged, the list's first (50, overlapping) among them.
-    assert!(saved.len() >= 9 * 100, "ten pages saved: {}", saved.len());
-    live.sandbox.set_latency(Duration::ZERO);
 
     // Session 2 starts from that file and reads only the gaps.
-    live.new_session();
-    live.saved_inventory(round_trip(&saved));
+    live.saved_inventory(loaded);
     search(&mut live).await;
     assert!(
         live.until(Duration::from_secs(30), |app| app.esims().index().is_complete())
@@ -394,12 +378,13 @@ async fn the_dashboards_index_is_saved_as_it_is_read_resumed_at_the_gap_and_fres
     assert!(covered_before.is_empty(), "saved pages read again: {covered_before:?}");
     assert!(live.screen_text(120, 40).contains(" in the index"));
     let complete = live.quit_saving();
+    assert!(complete.inventory.is_complete(), "every page was written");
 
     // 50 new orders; session 3's index has their eSIMs after two pages: the list's first
     // (all new) and the read from the top (which meets the known ones).
     crate::orders::place_orders(&live.sandbox.base_url(), 50).await;
     live.new_session();
-    live.saved_inventory(round_trip(&complete));
+    live.saved_inventory(complete);
     search(&mut live).await;
     assert!(
         live.until(Duration::from_secs(30), |app| app.esims().index().is_complete())

@@ -264,12 +264,6 @@ impl App {
         self.quit
     }
 
-    /// The account's inventory index to save as the dashboard ends, if it changed since it
-    /// was last saved.
-    pub fn index_to_save(&mut self) -> Option<std::sync::Arc<crate::inventory::Inventory>> {
-        self.account.tabs.esims.index_to_save()
-    }
-
     /// Earlier payments settled, in words, not yet dismissed.
     pub fn notices(&self) -> &[String] {
         &self.notices
@@ -356,8 +350,7 @@ impl App {
             Msg::IndexSeen { profile, seen } => {
                 // Dropped when it is of an account no longer in use.
                 if self.account.session.profile == profile {
-                    let step = self.account.tabs.esims.index_seen(&seen, now);
-                    effects.extend(step.save.map(Effect::SaveInventory));
+                    let step = self.account.tabs.esims.index_seen(&seen);
                     if step.found_whole {
                         self.found_iccid(now);
                     }

@@ -110,12 +110,12 @@ impl App {
         }
         self.dirty = true;
         match result {
-            Ok(payload) => self.apply(id, &request, payload, now, effects),
+            Ok(payload) => self.apply(id, &request, payload, now),
             Err(error) => self.on_error(id, &request, error, now, effects),
         }
     }
 
-    fn apply(&mut self, id: JobId, request: &Request, payload: Payload, now: Instant, effects: &mut Vec<Effect>) {
+    fn apply(&mut self, id: JobId, request: &Request, payload: Payload, now: Instant) {
         let tabs = &mut self.account.tabs;
         match (request, payload) {
             (Request::Profile, Payload::Profile(p)) => {
@@ -141,9 +141,7 @@ impl App {
                 }
             }
             (Request::EsimScan { .. }, Payload::Esims(page)) => {
-                if tabs.esims.accept_scan(id, page.esims.len(), page.total, now) == Some(true) {
-                    effects.extend(tabs.esims.index_to_save().map(Effect::SaveInventory));
-                }
+                tabs.esims.accept_scan(id, page.esims.len(), page.total, now);
             }
             (Request::RefreshEsims { .. }, Payload::Refreshed) => {
                 tabs.esims.refreshing.resolve(id, (), now);

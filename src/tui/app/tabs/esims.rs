@@ -14,7 +14,7 @@ use crate::domain::attention::AttentionRule;
 use crate::domain::iccid::{EsimIccid, Iccid};
 use crate::domain::status::StatusFilter;
 use crate::inventory::store::Loaded;
-use crate::inventory::{AttentionAt, Inventory, Row, Whereabouts};
+use crate::inventory::{AttentionAt, Inventory, Merged, Row, Selection, Whereabouts};
 use crate::tui::app::jobs::Outbox;
 use crate::tui::app::mode::Mode;
 use crate::tui::app::paged::Paged;
@@ -25,7 +25,6 @@ use crate::tui::keymap::Context;
 use crate::tui::msg::{ExportJob, Request};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// An eSIM's activation code once fetched: the code, or why there is none, in a sentence.
@@ -40,8 +39,6 @@ pub fn profile_key(esim: &Esim) -> String {
 /// What eSIMs the client read brought to the search.
 #[derive(Debug, Clone)]
 pub struct SeenStep {
-    /// The index to save now (every few pages).
-    pub save: Option<Arc<Inventory>>,
     /// The whole ICCID searched for is now among the results (selected).
     pub found_whole: bool,
 }
@@ -365,7 +362,11 @@ impl Esims {
     }
 
     fn selected_result(&self) -> Option<ResultRow<'_>> {
-        self.result_rows().nth(self.result_cursor)
+        if let Some(e) = self.fetched_only() {
+            return (self.result_cursor == 0).then_some(ResultRow::Fetched(e));
+        }
+        let e = *self.results.get(self.result_cursor)?;
+        self.searched().row(e as usize).map(ResultRow::Indexed)
     }
 
     pub fn query(&self, page: u64) -> EsimQuery {
@@ -704,16 +705,15 @@ impl Esims {
     }
 
     /// eSIMs the client read: into the index, and the results follow.
-    pub fn index_seen(&mut self, seen: &crate::inventory::Seen, now: Instant) -> SeenStep {
-        let (merged, save) = self.index.seen(seen, now);
+    pub fn index_seen(&mut self, seen: &crate::inventory::Seen) -> SeenStep {
+        let merged = self.index.seen(seen);
         let mut found_whole = false;
-        if merged.changed() {
+        if merged.changed() || merged.gone > 0 {
             // A count over 100 000 entries only when something really moved.
             self.recount_attention();
-            found_whole = self.refilter();
+            found_whole = self.results_follow(&merged);
         }
         SeenStep {
-            save: save.then(|| self.index.shared()),
             found_whole,
         }
     }
@@ -726,11 +726,6 @@ impl Esims {
             self.recount_attention();
         }
         Some(complete)
-    }
-
-    /// The index to save as the session ends, if it changed since it was last saved.
-    pub fn index_to_save(&mut self) -> Option<Arc<Inventory>> {
-        self.index.to_save_at_end()
     }
 
     /// A page of the list came: its total moves the indexes' places; and if the cursor was
@@ -794,6 +789,56 @@ impl Esims {
             }
             Some((_, None)) => self.pinned = record.map(Box::new),
             None => {}
+        }
+    }
+
+    /// The results after a read added eSIMs to the index: only those are judged, and put in
+    /// their places among the results (a search of the whole index after every page would
+    /// make reading it quadratic). An eSIM changed or replaced has the results made anew.
+    fn results_follow(&mut self, merged: &Merged) -> bool {
+        if !self.search_active() {
+            return false;
+        }
+        if merged.refreshed > 0 || merged.gone > 0 {
+            return self.refilter();
+        }
+        let attention = self.attention().map(|rule| self.attention_at(rule));
+        let inventory = self.index.inventory();
+        let selection = Selection::new(self.search.applied(), &self.status, attention);
+        let mut new: Vec<u32> = merged
+            .touched
+            .iter()
+            .copied()
+            .filter(|&e| selection.takes(inventory, e))
+            .collect();
+        if new.is_empty() {
+            return false;
+        }
+        let order = |e: &u32| selection.order(inventory, *e);
+        new.sort_by_key(order);
+        let selected = (self.fetched_only().is_none())
+            .then(|| self.results.get(self.result_cursor).map(order))
+            .flatten();
+        let results = std::mem::take(&mut self.results);
+        self.results = merge_sorted(results, new.iter().copied(), order);
+        if let Some(at) = selected {
+            // New results before the selected one move it down as many rows.
+            self.result_cursor += new.iter().filter(|e| order(e) < at).count();
+        }
+        let whole = self.whole_iccid();
+        let found = whole.and_then(|w| {
+            let inventory = self.index.inventory();
+            new.iter()
+                .find(|&&e| inventory.row(e as usize).is_some_and(|r| r.iccid == w.as_str()))
+                .map(|&e| order(&e))
+        });
+        match found {
+            Some(at) => {
+                let inventory = self.index.inventory();
+                self.result_cursor = self.results.partition_point(|e| selection.order(inventory, *e) < at);
+                true
+            }
+            None => false,
         }
     }
 
@@ -968,4 +1013,30 @@ impl TabState for Esims {
             None => TopUpOf::Ask,
         }
     }
+}
+
+/// `results` and `new`, both in `order`, as one list in order: `new` appended where it all
+/// comes after (a read from the top, in list order), else one merge.
+fn merge_sorted<K: Ord>(mut results: Vec<u32>, new: impl Iterator<Item = u32>, order: impl Fn(&u32) -> K) -> Vec<u32> {
+    let mut new = new.peekable();
+    let appends = match (results.last(), new.peek()) {
+        (Some(last), Some(first)) => order(first) > order(last),
+        _ => true,
+    };
+    if appends {
+        results.extend(new);
+        return results;
+    }
+    let mut merged = Vec::with_capacity(results.len() + new.size_hint().0);
+    let mut old = results.into_iter().peekable();
+    loop {
+        let take_new = match (old.peek(), new.peek()) {
+            (Some(o), Some(n)) => order(n) < order(o),
+            (None, Some(_)) => true,
+            (Some(_), None) => false,
+            (None, None) => break,
+        };
+        merged.extend(if take_new { new.next() } else { old.next() });
+    }
+    merged
 }

@@ -7,8 +7,9 @@
 //! - the whole list, once a search or the attention filter needs it: at the first place the
 //!   index does not cover, until it covers every place. A page is asked for once a session.
 //!
-//! The index is saved every few pages and when the dashboard ends, so a session killed in the
-//! middle of a read loses at most those pages, and the next one resumes at the gap.
+//! Every page read is also written to the account's saved index as it comes (the runtime's
+//! tap, `inventory::kept::Writer`), so a session killed in the middle of a read loses at most
+//! the page it was writing, and the next one resumes at the gap.
 
 use crate::api::ApiError;
 use crate::inventory::store::Loaded;
@@ -17,22 +18,14 @@ use crate::tui::app::remote::Remote;
 use crate::tui::msg::JobId;
 use chrono::{DateTime, Utc};
 use std::collections::HashSet;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Page size of the index's reads (the API's maximum).
 pub const SCAN_PAGE_SIZE: u64 = 100;
 
-/// Pages merged between two saves, and the time at least between them (a read with the
-/// budget lifted would otherwise write the whole index many times a second).
-pub const SAVE_EVERY: u32 = 10;
-pub const SAVE_AT_MOST_EVERY: Duration = Duration::from_secs(5);
-
 #[derive(Debug, Clone, Default)]
 pub struct IndexRead {
-    /// Shared with the saving of the index (which would otherwise copy 100 000 entries); a
-    /// read that comes while a save still reads it changes a copy.
-    index: Arc<Inventory>,
+    index: Inventory,
     /// When the saved index this session started from was saved.
     saved_at: Option<DateTime<Utc>>,
     /// The next page of the read from the top, while it goes on.
@@ -46,20 +39,11 @@ pub struct IndexRead {
     asked: Option<u64>,
     /// Pages asked for this session (at the totals of then): none is asked for twice.
     asked_before: HashSet<u64>,
-    /// Pages merged since the last save, whether anything changed, and when it was saved.
-    unsaved: u32,
-    changed: bool,
-    last_save: Option<Instant>,
 }
 
 impl IndexRead {
     pub fn inventory(&self) -> &Inventory {
         &self.index
-    }
-
-    /// The index, to be saved.
-    pub fn shared(&self) -> Arc<Inventory> {
-        Arc::clone(&self.index)
     }
 
     pub fn saved_at(&self) -> Option<DateTime<Utc>> {
@@ -104,7 +88,7 @@ impl IndexRead {
     pub fn use_saved(&mut self, saved: Loaded) {
         let mut index = saved.inventory;
         index.absorb(&self.index);
-        self.index = Arc::new(index);
+        self.index = index;
         self.saved_at = Some(saved.saved_at);
         self.from_the_top();
     }
@@ -131,9 +115,9 @@ impl IndexRead {
         self.whole = true;
     }
 
-    /// eSIMs the client read: merged. What changed, and whether it is time to save.
-    pub fn seen(&mut self, seen: &Seen, now: Instant) -> (Merged, bool) {
-        let merged = Arc::make_mut(&mut self.index).merge(seen);
+    /// eSIMs the client read: merged. What changed.
+    pub fn seen(&mut self, seen: &Seen) -> Merged {
+        let merged = self.index.merge(seen);
         if let (Some(place), Some(asked)) = (seen.place, self.asked)
             && place.page == asked
             && self.top == Some(asked)
@@ -147,27 +131,7 @@ impl IndexRead {
         if seen.place.is_some_and(|p| p.first_place() == 0) && merged.known > 0 && !own_in_flight {
             self.top = None;
         }
-        self.changed |= merged.changed();
-        if seen.place.is_some() {
-            self.unsaved += 1;
-        }
-        let due = self
-            .last_save
-            .is_none_or(|at| now.saturating_duration_since(at) >= SAVE_AT_MOST_EVERY);
-        let save = self.unsaved >= SAVE_EVERY && self.changed && due;
-        if save {
-            self.unsaved = 0;
-            self.changed = false;
-            self.last_save = Some(now);
-        }
-        (merged, save)
-    }
-
-    /// The index to save when the session ends, if anything changed since the last save.
-    pub fn to_save_at_end(&mut self) -> Option<Arc<Inventory>> {
-        let changed = std::mem::take(&mut self.changed);
-        self.unsaved = 0;
-        changed.then(|| self.shared())
+        merged
     }
 
     /// The page to ask for next, if one is wanted: nothing until the index is used (a search,
