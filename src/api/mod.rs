@@ -26,6 +26,6 @@ pub use error::{ApiError, Endpoint, RedirectRefused};
 pub use lock::AccountLock;
 pub use pacing::Pacer;
 pub use settle::{Found as SettledAs, Listener, Notice, REPEAT_WINDOW, Settled, counts_as_repeated, pays_the_same};
-pub use sweep::{Reach, Searched, Stop as SweepStop, Sweep};
+pub use sweep::{Later, Reach, Searched, Stop as SweepStop, Sweep};
 pub use timestamp::Timestamp;
 pub use tls::{provider as tls_provider, read_pem_certificates};

@@ -28,8 +28,40 @@ pub enum Reach {
     /// pages an index holds whole, the one read longest ago first), each only while the rate
     /// budget has room: a search stopped by the budget and run again reads first what the
     /// last one did not.
-    Whole { later: Vec<u64> },
+    Whole { later: Later },
 }
+
+/// The pages a search of the whole list reads last: asked of the index only once the pages
+/// near the eSIM's place are read without finding it (a find that ends there never pays for
+/// the question).
+#[derive(Clone)]
+pub struct Later(std::sync::Arc<dyn Fn() -> Vec<u64> + Send + Sync>);
+
+impl Later {
+    /// These pages, known already.
+    pub fn pages(pages: Vec<u64>) -> Self {
+        Self(std::sync::Arc::new(move || pages.clone()))
+    }
+
+    /// The pages `ask` answers, when first needed.
+    pub fn asked(ask: impl Fn() -> Vec<u64> + Send + Sync + 'static) -> Self {
+        Self(std::sync::Arc::new(ask))
+    }
+}
+
+impl std::fmt::Debug for Later {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Later(..)")
+    }
+}
+
+impl PartialEq for Later {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Later {}
 
 /// Why a search ended before it could prove a miss.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -158,7 +190,7 @@ impl Client {
         first: &mut Option<EsimPage>,
         reach: &Reach,
     ) -> Result<Sweep, ApiError> {
-        let mut walk = Walk::new(seen, reach);
+        let mut walk = Walk::new(seen);
         if let Some(page) = first.take()
             && let Some(esim) = walk.take(1, page, iccid)
         {
@@ -206,16 +238,16 @@ struct Walk {
     same_again: Option<bool>,
     read: BTreeSet<u64>,
     esims_seen: u64,
-    /// The pages `Reach::Whole` reads last.
-    later: BTreeSet<u64>,
+    /// The pages `Reach::Whole` reads last, in their order and as a set; asked when first
+    /// needed.
+    later: std::cell::OnceCell<(Vec<u64>, BTreeSet<u64>)>,
+    /// Every page before this one is read or left for later: the next page of a whole search
+    /// is looked for from here (a search of 10 000 pages stays linear).
+    sooner_from: std::cell::Cell<u64>,
 }
 
 impl Walk {
-    fn new(seen: Option<Whereabouts>, reach: &Reach) -> Self {
-        let later = match reach {
-            Reach::Whole { later } => later.iter().copied().collect(),
-            Reach::Near => BTreeSet::new(),
-        };
+    fn new(seen: Option<Whereabouts>) -> Self {
         Self {
             seen,
             totals: Vec::new(),
@@ -224,7 +256,8 @@ impl Walk {
             same_again: None,
             read: BTreeSet::new(),
             esims_seen: 0,
-            later,
+            later: std::cell::OnceCell::new(),
+            sooner_from: std::cell::Cell::new(1),
         }
     }
 
@@ -270,10 +303,20 @@ impl Walk {
         let Reach::Whole { later } = reach else {
             return None;
         };
+        let (later, held) = self.later.get_or_init(|| {
+            let pages = (later.0)();
+            let set = pages.iter().copied().collect();
+            (pages, set)
+        });
         // With no answer yet, page 1 tells the total.
         let pages = self.pages().unwrap_or(1);
-        let sooner = (1..=pages).filter(|p| !self.later.contains(p));
-        sooner
+        let mut from = self.sooner_from.get();
+        while from <= pages && (held.contains(&from) || self.read.contains(&from)) {
+            from += 1;
+        }
+        self.sooner_from.set(from);
+        (from..=pages)
+            .filter(|p| !held.contains(p))
             .chain(later.iter().copied())
             .find(unread)
             .map(|page| (page, false))
@@ -395,7 +438,7 @@ mod tests {
             from_end,
             total: seen_total,
         };
-        let mut walk = Walk::new(Some(seen), reach);
+        let mut walk = Walk::new(Some(seen));
         walk.total = total_now;
         walk
     }
@@ -489,7 +532,9 @@ mod tests {
 
     #[test]
     fn whole_reads_every_page_once_those_held_whole_last_then_the_first_again_and_proves_a_miss() {
-        let reach = Reach::Whole { later: vec![9, 3, 7] };
+        let reach = Reach::Whole {
+            later: Later::pages(vec![9, 3, 7]),
+        };
         let mut walk = walk_to(749, 1_000, None, &reach);
         let mut list = List::of(1_000);
         let (read, found) = search(&mut walk, &reach, &mut list, ABSENT, |_, _| {});
@@ -509,8 +554,10 @@ mod tests {
 
     #[test]
     fn the_re_read_is_not_near_so_it_waits_for_the_budget_and_one_answer_needs_none() {
-        let reach = Reach::Whole { later: vec![] };
-        let mut walk = Walk::new(None, &reach);
+        let reach = Reach::Whole {
+            later: Later::pages(vec![]),
+        };
+        let mut walk = Walk::new(None);
         let list = List::of(250);
         for page in 1..=3 {
             assert_eq!(walk.next(&reach), Some((page, false)));
@@ -521,7 +568,7 @@ mod tests {
         assert!(!walk.ended().proves_absence());
 
         // A list of one page, one answer: one list at one moment.
-        let mut walk = Walk::new(None, &reach);
+        let mut walk = Walk::new(None);
         let (read, _) = search(&mut walk, &reach, &mut List::of(40), ABSENT, |_, _| {});
         assert_eq!(read, vec![1]);
         assert!(walk.ended().proves_absence());
@@ -531,8 +578,10 @@ mod tests {
     /// the first and the last answer alone would pass.
     #[test]
     fn a_total_that_changed_and_changed_back_proves_nothing() {
-        let reach = Reach::Whole { later: vec![] };
-        let mut walk = Walk::new(None, &reach);
+        let reach = Reach::Whole {
+            later: Later::pages(vec![]),
+        };
+        let mut walk = Walk::new(None);
         let mut list = List::of(1_000);
         let (read, found) = search(&mut walk, &reach, &mut list, ABSENT, |answers, list| match answers {
             2 => list.order("894488888888888888"),
@@ -564,10 +613,12 @@ mod tests {
     /// lookup's answer, read again shows the new eSIM, and the miss is not known.
     #[test]
     fn a_purge_and_a_new_order_that_keep_the_total_but_move_the_esim_prove_nothing() {
-        let reach = Reach::Whole { later: vec![2] };
+        let reach = Reach::Whole {
+            later: Later::pages(vec![2]),
+        };
         let mut list = List::of(1_000);
         let there = list.0[199].clone();
-        let mut walk = Walk::new(None, &reach);
+        let mut walk = Walk::new(None);
         let (read, found) = search(&mut walk, &reach, &mut list, &there, |answers, list| {
             if answers == 2 {
                 list.purge_oldest();
@@ -589,7 +640,7 @@ mod tests {
         assert!(said.ends_with("whether this account has it is not known"), "{said}");
 
         // Unchanged, the same search finds it where it is.
-        let mut walk = Walk::new(None, &reach);
+        let mut walk = Walk::new(None);
         let (read, found) = search(&mut walk, &reach, &mut List::of(1_000), &there, |_, _| {});
         assert!(found);
         assert_eq!(read, vec![1, 3, 4, 5, 6, 7, 8, 9, 10, 2]);
@@ -597,7 +648,7 @@ mod tests {
 
     #[test]
     fn a_list_that_changed_while_read_proves_nothing() {
-        let mut walk = Walk::new(None, &Reach::Near);
+        let mut walk = Walk::new(None);
         walk.totals = vec![150, 151];
         walk.total = Some(151);
         walk.read.extend([1, 2]);

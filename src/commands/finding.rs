@@ -4,7 +4,7 @@
 //! lacks before those it holds. Every page read goes into the index on the way.
 
 use crate::api::model::Esim;
-use crate::api::{ApiError, Client, Lookup, Reach, Searched, Sweep};
+use crate::api::{ApiError, Client, Later, Lookup, Reach, Searched, Sweep};
 use crate::inventory::kept::Kept;
 
 /// The eSIM list's page size for reading it whole.
@@ -32,7 +32,14 @@ pub async fn profiles(client: &Client, index: Option<&Kept>, iccid: &str) -> Res
         Lookup::Unsupported(first) => first,
     };
     let seen = index.and_then(|i| i.whereabouts(iccid));
-    let later = index.map_or_else(Vec::new, |i| i.pages_held_whole(PAGE));
+    // Asked of the index only if the pages near its place do not have it.
+    let later = match index {
+        Some(index) => {
+            let index = index.clone();
+            Later::asked(move || index.pages_held_whole(PAGE))
+        }
+        None => Later::pages(Vec::new()),
+    };
     Ok(
         match client.sweep(iccid, seen, &mut first, &Reach::Whole { later }).await? {
             Sweep::Found(esim) => Finding::Profiles(vec![*esim]),

@@ -110,16 +110,14 @@ impl Kept {
     pub fn writer(&self) -> Writer {
         let (tx, rx) = std::sync::mpsc::channel::<ToWrite>();
         let kept = self.clone();
-        let spawned = std::thread::Builder::new()
-            .name("index-writer".into())
-            .spawn(move || {
-                for job in rx {
-                    match job {
-                        ToWrite::Seen(seen) => kept.take_in(&seen),
-                        ToWrite::Flush(done) => drop(done.send(())),
-                    }
+        let spawned = std::thread::Builder::new().name("index-writer".into()).spawn(move || {
+            for job in rx {
+                match job {
+                    ToWrite::Seen(seen) => kept.take_in(&seen),
+                    ToWrite::Flush(done) => drop(done.send(())),
                 }
-            });
+            }
+        });
         if let Err(e) = spawned {
             tracing::warn!(%e, "no thread to keep the inventory index");
         }

@@ -111,6 +111,9 @@ mod tests {
         assert!(matches!(load(&path, "abc"), Err(LoadError::Unreadable(_))));
         std::fs::write(&path, b"{not json").unwrap();
         assert!(matches!(load(&path, "abc"), Err(LoadError::Unreadable(_))));
-        assert!(matches!(load(&dir.path().join("none.json"), "abc"), Err(LoadError::Missing)));
+        assert!(matches!(
+            load(&dir.path().join("none.json"), "abc"),
+            Err(LoadError::Missing)
+        ));
     }
 }

@@ -61,7 +61,12 @@ impl Inventory {
                 found.sort_by_key(|&e| std::cmp::Reverse(self.from_end[e as usize]));
                 found
             }
-            _ => self.order.iter().copied().filter(|&e| selection.takes(self, e)).collect(),
+            _ => self
+                .order
+                .iter()
+                .copied()
+                .filter(|&e| selection.takes(self, e))
+                .collect(),
         };
         if attention.is_some() {
             // Stable: equals stay in list order.
@@ -167,9 +172,7 @@ impl<'a> Selection<'a> {
     /// Where entry `e` goes among the results: list order, or the most urgent first.
     pub fn order(&self, inventory: &Inventory, e: u32) -> (u64, std::cmp::Reverse<u32>) {
         let i = e as usize;
-        let urgency = self
-            .attention
-            .map_or(0, |a| a.rule.urgency(inventory.limits(i), a.now));
+        let urgency = self.attention.map_or(0, |a| a.rule.urgency(inventory.limits(i), a.now));
         (urgency, std::cmp::Reverse(inventory.from_end[i]))
     }
 }

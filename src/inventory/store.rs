@@ -7,8 +7,8 @@
 //! killed mid-read loses at most the page it was merging, and two sessions of one account
 //! (the dashboard and a command, two commands) write in turn and read each other's pages
 //! (WAL: readers never wait for a writer). What a command needs is answered by the database's
-//! own indexes, never by reading the whole file: where an ICCID was seen, how many eSIMs the
-//! index holds, by status. The dashboard, whose search runs on every key, loads it whole
+//! own indexes, never by reading the whole file: where an ICCID was seen, which pages it holds
+//! whole. The dashboard, whose search runs on every key, loads it whole
 //! (`load`) into the in-memory `Inventory`.
 //!
 //! Places are kept counted from the oldest eSIM (`from_end`), as the in-memory index keeps
@@ -51,7 +51,6 @@ const SCHEMA: &str = "
         read_at INTEGER NOT NULL
     );
     CREATE INDEX IF NOT EXISTS esims_by_iccid ON esims (iccid);
-    CREATE INDEX IF NOT EXISTS esims_by_status ON esims (status);
 ";
 
 /// Where the saved inventories go: `esimdash/` under the XDG cache directory.
@@ -155,7 +154,9 @@ impl Store {
 
     /// Makes the schema, or empties a database of another version or account.
     fn ready(&mut self, account: &str) -> rusqlite::Result<()> {
-        let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
         let owner: Option<String> = if version == VERSION {
             tx.query_row("SELECT value FROM meta WHERE key = 'account'", [], |r| r.get(0))
@@ -205,15 +206,6 @@ impl Store {
         Ok(n.max(0) as u64)
     }
 
-    /// How many eSIMs the index holds, by status (its wire word), most first.
-    pub fn by_status(&self) -> rusqlite::Result<Vec<(Status, u64)>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT status, COUNT(*) AS n FROM esims GROUP BY status ORDER BY n DESC, status")?;
-        let rows = stmt.query_map([], |r| Ok((Status::parse(&r.get::<_, String>(0)?), r.get::<_, i64>(1)?.max(0) as u64)))?;
-        rows.collect()
-    }
-
     /// Where this ICCID's newest entry sits, counted from the oldest eSIM, with the total it
     /// was counted against.
     pub fn whereabouts(&self, iccid: &str) -> rusqlite::Result<Option<Whereabouts>> {
@@ -232,7 +224,9 @@ impl Store {
     /// (`Inventory::pages_held_whole`).
     pub fn pages_held_whole(&self, size: u64) -> rusqlite::Result<Vec<u64>> {
         let size = size.max(1) as i64;
-        let Some(total) = self.total()? else { return Ok(Vec::new()) };
+        let Some(total) = self.total()? else {
+            return Ok(Vec::new());
+        };
         let total = i64::try_from(total).unwrap_or(i64::MAX);
         let mut stmt = self.conn.prepare_cached(
             "SELECT (?1 - 1 - from_end) / ?2 + 1 AS page, COUNT(*), MIN(read_at)
@@ -263,7 +257,10 @@ impl Store {
                 saw_total(&tx, place.total)?;
                 for (k, entry) in seen.entries.iter().enumerate() {
                     let at = place.first_place() + k as u64;
-                    let Some(from_end) = place.total.checked_sub(at + 1).filter(|f| *f <= u64::from(u32::MAX - 1))
+                    let Some(from_end) = place
+                        .total
+                        .checked_sub(at + 1)
+                        .filter(|f| *f <= u64::from(u32::MAX - 1))
                     else {
                         break;
                     };
@@ -285,9 +282,7 @@ impl Store {
                     let mut stmt = tx.prepare_cached(
                         "SELECT from_end FROM esims WHERE iccid = ?1 AND order_no = ?2 ORDER BY from_end DESC LIMIT 1",
                     )?;
-                    let found: Option<i64> = stmt
-                        .query_row([&entry.iccid, &entry.order], |r| r.get(0))
-                        .optional()?;
+                    let found: Option<i64> = stmt.query_row([&entry.iccid, &entry.order], |r| r.get(0)).optional()?;
                     drop(stmt);
                     if let Some(from_end) = found
                         && let Some(old) = row_at(&tx, from_end)?
@@ -334,7 +329,9 @@ impl Store {
         };
         inventory.saw_total(total);
         let mut packages = HashMap::new();
-        let mut stmt = self.conn.prepare("SELECT id, name, slug, code, location FROM packages")?;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, name, slug, code, location FROM packages")?;
         for row in stmt.query_map([], |r| {
             Ok((
                 r.get::<_, i64>(0)?,
@@ -433,9 +430,8 @@ fn saw_total(tx: &rusqlite::Transaction<'_>, total: u64) -> rusqlite::Result<()>
 }
 
 fn row_at(tx: &rusqlite::Transaction<'_>, from_end: i64) -> rusqlite::Result<Option<AtPlace>> {
-    let mut stmt = tx.prepare_cached(
-        "SELECT iccid, status, class, used_pct, expires, read_at FROM esims WHERE from_end = ?1",
-    )?;
+    let mut stmt =
+        tx.prepare_cached("SELECT iccid, status, class, used_pct, expires, read_at FROM esims WHERE from_end = ?1")?;
     stmt.query_row([from_end], |r| {
         Ok(AtPlace {
             iccid: r.get(0)?,
@@ -560,7 +556,14 @@ mod tests {
             .filter_map(|e| inventory.row(e))
             .map(|r| {
                 let from_end = inventory.total - 1 - r.place;
-                (from_end, r.iccid.to_string(), r.status.to_string(), r.class.key().to_string(), r.limits.used_pct, r.read_at)
+                (
+                    from_end,
+                    r.iccid.to_string(),
+                    r.status.to_string(),
+                    r.class.key().to_string(),
+                    r.limits.used_pct,
+                    r.read_at,
+                )
             })
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
@@ -572,31 +575,71 @@ mod tests {
     /// or records of some eSIMs without a place.
     #[derive(Debug, Clone)]
     enum Step {
-        Page { page: u64, size: u64, total: u64, shift: u64, status: &'static str },
-        Records { from_end: Vec<u64>, shift: u64, status: &'static str },
+        Page {
+            page: u64,
+            size: u64,
+            total: u64,
+            shift: u64,
+            status: &'static str,
+        },
+        Records {
+            from_end: Vec<u64>,
+            shift: u64,
+            status: &'static str,
+        },
     }
 
     fn step() -> impl Strategy<Value = Step> {
         let status = prop::sample::select(vec!["in_use", "cancel", "got_resource", "used_up"]);
         prop_oneof![
-            (1u64..8, 1u64..6, 0u64..40, 0u64..2, status.clone())
-                .prop_map(|(page, size, total, shift, status)| Step::Page { page, size, total, shift, status }),
-            (prop::collection::vec(0u64..40, 0..4), 0u64..2, status)
-                .prop_map(|(from_end, shift, status)| Step::Records { from_end, shift, status }),
+            (1u64..8, 1u64..6, 0u64..40, 0u64..2, status.clone()).prop_map(|(page, size, total, shift, status)| {
+                Step::Page {
+                    page,
+                    size,
+                    total,
+                    shift,
+                    status,
+                }
+            }),
+            (prop::collection::vec(0u64..40, 0..4), 0u64..2, status).prop_map(|(from_end, shift, status)| {
+                Step::Records {
+                    from_end,
+                    shift,
+                    status,
+                }
+            }),
         ]
     }
 
     fn seen(step: &Step, read_at: i64) -> Seen {
         match step {
-            Step::Page { page, size, total, shift, status } => {
-                let place = PagePlace { page: *page, size: *size, total: *total };
+            Step::Page {
+                page,
+                size,
+                total,
+                shift,
+                status,
+            } => {
+                let place = PagePlace {
+                    page: *page,
+                    size: *size,
+                    total: *total,
+                };
                 let first = place.first_place();
                 let entries = (first..(first + size).min(*total))
                     .map(|at| entry(total - 1 - at + shift * 1000, status))
                     .collect();
-                Seen { place: Some(place), entries, read_at }
+                Seen {
+                    place: Some(place),
+                    entries,
+                    read_at,
+                }
             }
-            Step::Records { from_end, shift, status } => Seen {
+            Step::Records {
+                from_end,
+                shift,
+                status,
+            } => Seen {
                 place: None,
                 entries: from_end.iter().map(|f| entry(f + shift * 1000, status)).collect(),
                 read_at,
@@ -648,7 +691,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = path_in(&dir.path().join("esimdash"), "abc");
         let page = Seen {
-            place: Some(PagePlace { page: 2, size: 1, total: 7 }),
+            place: Some(PagePlace {
+                page: 2,
+                size: 1,
+                total: 7,
+            }),
             entries: vec![entry(11, "in_use")],
             read_at: 1_700_000_000,
         };
@@ -665,13 +712,15 @@ mod tests {
             other.whereabouts(&format!("{:019}", 11)).unwrap(),
             Some(Whereabouts { from_end: 5, total: 7 })
         );
-        assert_eq!(other.by_status().unwrap(), vec![(Status::InUse, 1)]);
         let loaded = load(&path, "abc").unwrap();
         assert_eq!(loaded.inventory.len(), 1);
         // The same file opened for another account is emptied, never read as theirs.
         let foreign = Store::open(&path, "xyz").unwrap();
         assert_eq!(foreign.len().unwrap(), 0);
-        assert!(matches!(load(&dir.path().join("none.sqlite3"), "abc"), Err(LoadError::Missing)));
+        assert!(matches!(
+            load(&dir.path().join("none.sqlite3"), "abc"),
+            Err(LoadError::Missing)
+        ));
     }
 
     #[cfg(unix)]

@@ -113,43 +113,45 @@ async fn without_the_lookup_at_100_000_a_second_session_finds_in_two_requests_an
 }
 
 #[tokio::test]
-async fn a_find_killed_mid_read_resumes_without_reading_the_saved_pages_again() {
+async fn a_find_killed_mid_read_resumes_reading_again_at_most_two_pages() {
     let sb = without_lookup(30_000).await;
     let total = api(&sb).esims(&EsimQuery::default()).await.unwrap().total;
     let last = iccid_at(&sb, total.div_ceil(100), 0).await;
     let home = tempfile::tempdir().unwrap();
-    // Slow enough that the read is still going when it is killed, after its second save
-    // (every 10 pages, 5 s at least apart).
+    // Killed in its first burst of pages: each page is kept as it comes, none waits for a save.
     sb.set_latency(Duration::from_millis(30));
     let mut child = find(&home, &sb, &last).spawn().unwrap();
-    wait_until(Duration::from_secs(60), "a second save", || {
-        saved_index_if_any(&home, &sb).is_some_and(|i| i.len() > 1_000)
+    wait_until(Duration::from_secs(60), "a few pages kept", || {
+        saved_index_if_any(&home, &sb).is_some_and(|i| i.len() >= 300)
     })
     .await;
     child.kill().unwrap(); // SIGKILL: no chance to save on the way out
     let _ = child.wait();
-    let killed_after = sb.esim_pages_served().len();
+    let first_run: HashSet<u64> = sb.esim_pages_served().into_iter().collect();
     sb.set_latency(Duration::ZERO);
     let saved = saved_index(&home, &sb);
     eprintln!(
-        "killed after {killed_after} pages of {}; {} eSIMs were saved",
+        "killed after {} pages of {}; {} eSIMs were kept",
+        first_run.len(),
         total.div_ceil(100),
         saved.len()
     );
-    assert!(killed_after < total.div_ceil(100) as usize, "killed mid-read");
+    assert!(first_run.len() < total.div_ceil(100) as usize, "killed mid-read");
 
     let again = pages_read_by(find(&home, &sb, &last), &sb, &last).await;
+    // Page 1 is every run's first (the lookup the server ignores); any other page the killed
+    // run read and the second reads again was lost with it.
     let re_read: Vec<u64> = again
         .iter()
         .copied()
-        .filter(|&p| p != 1 && saved.first_gap_from((p - 1) * 100).is_none_or(|gap| gap >= p * 100))
+        .filter(|p| *p != 1 && first_run.contains(p))
         .collect();
-    eprintln!("the second run read {} pages", again.len());
-    assert!(
-        re_read.is_empty(),
-        "pages the first run saved were read again: {re_read:?}"
+    eprintln!(
+        "the second run read {} pages, {} of them again",
+        again.len(),
+        re_read.len()
     );
-    assert!(again.len() as u64 <= total.div_ceil(100) + 1 - saved.len() as u64 / 100 + 1);
+    assert!(re_read.len() <= 2, "pages the first run read, read again: {re_read:?}");
 }
 
 /// Every page's first ICCID of Acme's eSIMs, as the server lists them now.

@@ -713,9 +713,7 @@ impl Esims {
             self.recount_attention();
             found_whole = self.results_follow(&merged);
         }
-        SeenStep {
-            found_whole,
-        }
+        SeenStep { found_whole }
     }
 
     /// A page the index asked for came (its eSIMs came before it, to `index_seen`); `Some(true)`
