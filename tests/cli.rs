@@ -783,6 +783,57 @@ async fn esims_attention_is_the_rule_applied_to_the_apis_own_data() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("used_percent = 180: it must be 1 to 100"));
 }
 
+/// `--all --json` writes each page as it is read: whole, it is one document with every item
+/// and the total after them; a read that fails midway (the key revoked after the first page)
+/// leaves a document no JSON reader takes for the whole, the error on stderr and its exit code.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_json_list_cut_short_midway_is_no_document_and_no_success() {
+    let config = SandboxConfig {
+        rate_limit: 100_000,
+        ..SandboxConfig::default()
+    };
+    let sb = spawn(&config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    for key in ["esims", "orders"] {
+        let mut cmd = esimdash(&home);
+        acme(&mut cmd, &sb).args([key, "--all", "--json"]);
+        let out = run(cmd).await;
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let whole = stdout_json(&out);
+        let items = whole[key].as_array().unwrap().len() as u64;
+        assert!(items > 200, "several pages of {key}: {items}");
+        assert_eq!(whole["total"].as_u64(), Some(items), "{key}");
+        assert!(stdout(&out).ends_with("}\n"));
+
+        // Each page's answer waits: the key is revoked once the first page was asked for.
+        sb.set_latency(std::time::Duration::from_millis(300));
+        let before = sb.requests_received();
+        let mut cmd = esimdash(&home);
+        acme(&mut cmd, &sb).args([key, "--all", "--json"]);
+        let revoke = async {
+            while sb.requests_received() == before {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            sb.revoke_after_writes(0);
+        };
+        let (out, ()) = tokio::join!(run(cmd), revoke);
+        sb.set_latency(std::time::Duration::ZERO);
+        sb.revoke_after_writes(u64::MAX);
+        let printed = stdout(&out);
+        assert_eq!(out.status.code(), Some(3), "{key}: {}", stderr(&out));
+        assert!(
+            printed.starts_with(&format!("{{\"{key}\":[{{")),
+            "the first page was written as it came: {printed:.80}"
+        );
+        assert!(
+            serde_json::from_str::<Value>(&printed).is_err(),
+            "{key}: the part is not a document"
+        );
+        let error: Value = serde_json::from_slice(&out.stderr).unwrap_or_else(|_| panic!("{}", stderr(&out)));
+        assert_eq!(error["error"]["kind"], "revoked", "{key}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_export_interrupted_midway_leaves_no_file() {
     let config = SandboxConfig {

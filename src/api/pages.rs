@@ -3,7 +3,7 @@
 
 use super::model::{Esim, EsimQuery, Order, OrderQuery};
 use super::{ApiError, Client};
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 
 /// How far a read of every page has come.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -51,17 +51,50 @@ impl Page {
 
     /// Drops the items an earlier page had: a list that grows while it is read (newest first)
     /// pushes items onto the next page, where they would come twice.
-    fn drop_seen(&mut self, seen: &mut HashSet<String>) {
+    fn drop_seen(&mut self, seen: &mut Seen) {
         match self {
-            Page::Orders(o) => o.retain(|o| {
-                // A top-up and its order share the number only with an ICCID apart.
-                seen.insert(format!("{}\n{}", o.record.provider_order_no, o.iccid))
-            }),
+            // A top-up and its order share the number only with an ICCID apart.
+            Page::Orders(o) => o.retain(|o| seen.first(format!("{}\n{}", o.record.provider_order_no, o.iccid))),
             // By profile: a reissued ICCID has an old and a current one, both kept.
             Page::Esims(e) => e.retain(|e| {
                 let raw = &e.raw_order_json;
-                seen.insert(format!("{}\n{}", raw.iccid.as_str(), raw.esim_tran_no))
+                seen.first(format!("{}\n{}", raw.iccid.as_str(), raw.esim_tran_no))
             }),
+        }
+        seen.page_done();
+    }
+}
+
+/// The items of the last `SEEN_PAGES` pages read. An item is pushed as many places down as
+/// items were added between two page reads, so only the recent pages can hold it again; the
+/// keys of every page would grow with the list (some 100 bytes an item: 100 MB for a million,
+/// held by a read that otherwise writes each page out and drops it).
+#[derive(Default)]
+struct Seen {
+    keys: HashSet<String>,
+    pages: VecDeque<Vec<String>>,
+    this_page: Vec<String>,
+}
+
+/// 10 000 items at the largest page: more than are ever added between two page reads.
+const SEEN_PAGES: usize = 100;
+
+impl Seen {
+    /// Whether `key` is new, noting it.
+    fn first(&mut self, key: String) -> bool {
+        let new = self.keys.insert(key.clone());
+        if new {
+            self.this_page.push(key);
+        }
+        new
+    }
+
+    fn page_done(&mut self) {
+        self.pages.push_back(std::mem::take(&mut self.this_page));
+        if self.pages.len() > SEEN_PAGES {
+            for key in self.pages.pop_front().unwrap_or_default() {
+                self.keys.remove(&key);
+            }
         }
     }
 }
@@ -101,7 +134,7 @@ impl Listing {
         mut sink: impl FnMut(Page, Progress) -> Result<(), E>,
     ) -> Result<Progress, E> {
         let mut progress = Progress::default();
-        let mut seen = HashSet::new();
+        let mut seen = Seen::default();
         loop {
             let (mut page, total) = self.page(client, progress.pages_read + 1).await?;
             let full = page.len() as u64 >= PAGE_SIZE;
@@ -115,5 +148,26 @@ impl Listing {
                 return Ok(progress);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_item_is_known_for_the_last_pages_only() {
+        let mut seen = Seen::default();
+        assert!(seen.first("a".into()));
+        assert!(!seen.first("a".into()), "twice on a page");
+        seen.page_done();
+        for page in 1..SEEN_PAGES {
+            assert!(seen.first(format!("p{page}")));
+            seen.page_done();
+        }
+        assert!(!seen.first("a".into()), "pushed {SEEN_PAGES} pages down, still known");
+        seen.page_done();
+        assert!(seen.first("a".into()), "older pages are forgotten");
+        assert_eq!(seen.keys.len(), SEEN_PAGES);
     }
 }

@@ -1,9 +1,11 @@
 //! `plans`, `orders` and `esims` as lists: one page or every page (`--all`), printed as a table,
-//! JSON or CSV (to stdout, or to a file that appears only once complete). Reading every page
-//! shows its progress on stderr when that is a terminal, and Ctrl-C stops it cleanly: a file
-//! being written is removed.
+//! JSON or CSV (to stdout, or to a file that appears only once complete). Every page is written
+//! out as it is read and then dropped, so that a million eSIMs take the memory a hundred do.
+//! Reading every page shows its progress on stderr when that is a terminal, and Ctrl-C stops it
+//! cleanly: a file being written is removed.
 
-use super::table::{Align, LIST_CELL, Table};
+use super::notices::add_settled_earlier;
+use super::table::{Align, LIST_CELL, SpooledTable, Table};
 use super::{CommandError, Output, page_footer, print_json};
 use crate::api::Client;
 use crate::api::model::{Esim, EsimQuery, Order, OrderQuery, Plan};
@@ -99,9 +101,11 @@ struct ProgressLine {
 }
 
 impl ProgressLine {
-    fn new(what: &'static str) -> Self {
+    /// `streamed`: the output goes to stdout as it is read, where on the same terminal the
+    /// line's redraws would wipe out what was just written.
+    fn new(what: &'static str, streamed: bool) -> Self {
         Self {
-            shown: std::io::stderr().is_terminal(),
+            shown: std::io::stderr().is_terminal() && !(streamed && std::io::stdout().is_terminal()),
             what,
             last: Default::default(),
             waited: Default::default(),
@@ -186,27 +190,59 @@ pub async fn orders(client: &Client, query: OrderQuery, list: &ListArgs, output:
         let page = client.orders(&query).await?;
         unknown_status_found_nothing(&query.status, page.total, "orders")?;
         let footer = page_footer(page.page, page.page_size, page.total, "orders");
-        let columns = (csv_rows::ORDER_HEADER, csv_rows::order as fn(&Order) -> Vec<String>);
-        return print_page(output, &page, &page.orders, columns, order_table, &footer);
+        return print_page(output, &page, &page.orders, &ORDERS, &footer);
     }
     let take = |page: Page| match page {
         Page::Orders(items) => items,
         Page::Esims(_) => Vec::new(),
     };
-    let rows = (csv_rows::ORDER_HEADER, csv_rows::order as fn(&Order) -> Vec<String>);
-    let Some((all, progress)) = every_page(client, Listing::Orders(query), output, "orders", rows, take).await? else {
-        return Ok(());
-    };
-    if output.is_json() {
-        return print_json(&json!({ "orders": all, "total": progress.total }));
-    }
-    out!("{}", order_table(&all));
-    outln!("{} orders", all.len());
-    Ok(())
+    let (list, progress) = every_page(client, Listing::Orders(query), output, &ORDERS, take).await?;
+    let footer = format!("{} orders", list.kept);
+    list.finish(json!({ "total": progress.total }), &footer)
 }
 
-/// A CSV header and the fields of one record under it.
-type Columns<T> = (&'static [&'static str], fn(&T) -> Vec<String>);
+/// How a list of `T` is written: its CSV header and rows, its JSON key and items, its table.
+struct Shape<T> {
+    /// What the list holds, in messages.
+    what: &'static str,
+    /// The key of its array in JSON.
+    key: &'static str,
+    header: &'static [&'static str],
+    csv: fn(&T) -> Vec<String>,
+    json: fn(&T) -> Result<serde_json::Value, CommandError>,
+    table: fn() -> Table,
+    row: fn(&T) -> Vec<String>,
+}
+
+const ORDERS: Shape<Order> = Shape {
+    what: "orders",
+    key: "orders",
+    header: csv_rows::ORDER_HEADER,
+    csv: csv_rows::order,
+    json: |o| serde_json::to_value(o).map_err(|e| CommandError::Usage(e.to_string())),
+    table: order_table,
+    row: order_row,
+};
+
+const ESIMS: Shape<Esim> = Shape {
+    what: "eSIMs",
+    key: "esims",
+    header: csv_rows::ESIM_HEADER,
+    csv: csv_rows::esim,
+    json: esim_json,
+    table: esim_table,
+    row: esim_row,
+};
+
+impl<T> Shape<T> {
+    fn render(&self, items: &[T]) -> String {
+        let mut t = (self.table)();
+        for item in items {
+            t.row((self.row)(item));
+        }
+        t.render_coloured(coloured())
+    }
+}
 
 /// One page of a list as the output asks: its records as CSV, the API's page as JSON, or a
 /// table of them and the page's footer.
@@ -214,60 +250,161 @@ fn print_page<T>(
     output: &Output,
     page: &impl serde::Serialize,
     items: &[T],
-    (header, row): Columns<T>,
-    table: fn(&[T]) -> String,
+    shape: &Shape<T>,
     footer: &str,
 ) -> Result<(), CommandError> {
     match output {
         Output::Csv(file) => {
-            let mut csv = Csv::start(file.as_deref(), header)?;
-            csv.rows(items, row)?;
+            let mut csv = Csv::start(file.as_deref(), shape.header)?;
+            csv.rows(items, shape.csv)?;
             csv.finish()
         }
         Output::Json => print_json(page),
         Output::Human => {
-            out!("{}", table(items));
+            out!("{}", shape.render(items));
             outln!("{footer}");
             Ok(())
         }
     }
 }
 
-/// Reads every page (Ctrl-C stops it: `notices::until_done_or_stopped`). CSV rows go out as they come (then `None`);
-/// otherwise the items `take` keeps of each page come back with the progress.
-async fn every_page<T>(
+/// A list of every page being written, each page as it is read and then dropped, so that
+/// memory stays the same however long the list is.
+struct Listed<'a, T> {
+    shape: &'a Shape<T>,
+    to: ListOut,
+    /// The items written.
+    kept: u64,
+}
+
+enum ListOut {
+    Csv(Box<Csv>),
+    Json(JsonList),
+    /// A table needs its widest cells before its first line: its rows wait in a file.
+    Table(SpooledTable),
+}
+
+impl<'a, T> Listed<'a, T> {
+    fn start(output: &Output, shape: &'a Shape<T>) -> Result<Self, CommandError> {
+        let to = match output {
+            Output::Csv(file) => ListOut::Csv(Box::new(Csv::start(file.as_deref(), shape.header)?)),
+            Output::Json => ListOut::Json(JsonList::new(shape.key)),
+            Output::Human => ListOut::Table(SpooledTable::new((shape.table)())?),
+        };
+        Ok(Self { shape, to, kept: 0 })
+    }
+
+    fn page(&mut self, items: Vec<T>) -> Result<(), CommandError> {
+        self.kept += items.len() as u64;
+        match &mut self.to {
+            ListOut::Csv(csv) => csv.rows(&items, self.shape.csv),
+            ListOut::Json(list) => list.page(items.iter().map(self.shape.json)),
+            ListOut::Table(table) => items
+                .iter()
+                .try_for_each(|item| table.row((self.shape.row)(item)))
+                .map_err(CommandError::Io),
+        }
+    }
+
+    /// Ends the output: the CSV flushed (a file named), the JSON document closed with the
+    /// fields of `tail` after the array, or the table drawn and `footer` under it.
+    fn finish(self, tail: serde_json::Value, footer: &str) -> Result<(), CommandError> {
+        match self.to {
+            ListOut::Csv(csv) => csv.finish(),
+            ListOut::Json(list) => list.finish(tail),
+            ListOut::Table(table) => {
+                table.draw(coloured(), |text| out!("{text}"))?;
+                outln!("{footer}");
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A list as one JSON document written as its pages are read: `{"esims":[`, then each page's
+/// items as they come; once every page is read, `]`, the fields known only then (`total`…)
+/// and `}`. `print_json` gives the keys sorted (serde_json's map), the array's first, so the
+/// bytes are those of the document held whole. A read that fails midway leaves the document unterminated: not valid
+/// JSON, so that no script takes the part for the whole (the error goes to stderr, and the
+/// exit code says it as ever).
+struct JsonList {
+    key: &'static str,
+    opened: bool,
+    items: u64,
+}
+
+impl JsonList {
+    fn new(key: &'static str) -> Self {
+        Self {
+            key,
+            opened: false,
+            items: 0,
+        }
+    }
+
+    fn page(
+        &mut self,
+        items: impl Iterator<Item = Result<serde_json::Value, CommandError>>,
+    ) -> Result<(), CommandError> {
+        let mut text = self.opening();
+        for item in items {
+            if self.items > 0 {
+                text.push(',');
+            }
+            text.push_str(&json_line(&item?)?);
+            self.items += 1;
+        }
+        out!("{text}");
+        Ok(())
+    }
+
+    /// `{"key":[` the first time.
+    fn opening(&mut self) -> String {
+        if std::mem::replace(&mut self.opened, true) {
+            return String::new();
+        }
+        format!("{{\"{}\":[", self.key)
+    }
+
+    fn finish(mut self, mut tail: serde_json::Value) -> Result<(), CommandError> {
+        add_settled_earlier(&mut tail);
+        let fields = json_line(&tail)?;
+        let rest = match fields.strip_prefix('{') {
+            Some(rest) if rest != "}" => format!(",{rest}"),
+            _ => "}".to_string(),
+        };
+        out!("{}]{rest}\n", self.opening());
+        Ok(())
+    }
+}
+
+fn json_line(value: &impl serde::Serialize) -> Result<String, CommandError> {
+    crate::text::json_line(value).map_err(|e| CommandError::Usage(e.to_string()))
+}
+
+/// Reads every page (Ctrl-C stops it: `notices::until_done_or_stopped`), writing each as it
+/// comes: the items `take` keeps of it, as the output asks.
+async fn every_page<'a, T>(
     client: &Client,
     listing: Listing,
     output: &Output,
-    what: &'static str,
-    (header, row): Columns<T>,
+    shape: &'a Shape<T>,
     take: impl Fn(Page) -> Vec<T>,
-) -> Result<Option<(Vec<T>, Progress)>, CommandError> {
-    {
-        let line = ProgressLine::new(what);
-        if let Output::Csv(file) = output {
-            let mut csv = Csv::start(file.as_deref(), header)?;
-            let read = listing.read_all(client, |page, progress| {
-                line.show(progress);
-                csv.rows(&take(page), row)
-            });
-            let progress = paced(client, &line, read).await?;
-            drop(line);
-            // Before the file is named: a mistyped status leaves no file behind.
-            unknown_status_found_nothing(listing.status(), progress.total, what)?;
-            csv.finish()?;
-            return Ok(None);
-        }
-        let mut all = Vec::new();
-        let read = listing.read_all(client, |page, progress| {
-            line.show(progress);
-            all.extend(take(page));
-            Ok::<_, CommandError>(())
-        });
-        let progress = paced(client, &line, read).await?;
-        unknown_status_found_nothing(listing.status(), progress.total, what)?;
-        Ok(Some((all, progress)))
-    }
+) -> Result<(Listed<'a, T>, Progress), CommandError> {
+    let streamed = matches!(output, Output::Json | Output::Csv(None));
+    let line = ProgressLine::new(shape.what, streamed);
+    let mut list = Listed::start(output, shape)?;
+    let read = listing.read_all(client, |page, progress| {
+        line.show(progress);
+        // Before the first item is written: a mistyped status leaves no file behind and prints
+        // no document.
+        unknown_status_found_nothing(listing.status(), progress.total, shape.what)?;
+        list.page(take(page))
+    });
+    let progress = paced(client, &line, read).await?;
+    // Before what ends the output (a file's name, a table): the line is cleared first.
+    drop(line);
+    Ok((list, progress))
 }
 
 pub async fn esims(
@@ -281,13 +418,12 @@ pub async fn esims(
         let page = client.esims(&query).await?;
         unknown_status_found_nothing(&query.status, page.total, "eSIMs")?;
         let footer = page_footer(page.page, page.page_size, page.total, "eSIMs");
-        let columns = (csv_rows::ESIM_HEADER, csv_rows::esim as fn(&Esim) -> Vec<String>);
         if output.is_json() {
             let mut value = serde_json::to_value(&page).map_err(|e| CommandError::Usage(e.to_string()))?;
             value["esims"] = with_states(&page.esims)?;
             return print_json(&value);
         }
-        return print_page(output, &page, &page.esims, columns, esim_table, &footer);
+        return print_page(output, &page, &page.esims, &ESIMS, &footer);
     }
     // Only usable eSIMs can need attention: the server's `active` filter saves the pages of
     // the rest, unless the user chose a status.
@@ -309,42 +445,38 @@ pub async fn esims(
         Page::Esims(items) => keep(items),
         Page::Orders(_) => Vec::new(),
     };
-    let rows = (csv_rows::ESIM_HEADER, csv_rows::esim as fn(&Esim) -> Vec<String>);
-    let Some((all, progress)) = every_page(client, Listing::Esims(query), output, "eSIMs", rows, take).await? else {
-        return Ok(());
-    };
-    if output.is_json() {
-        let mut out = json!({ "esims": with_states(&all)?, "total": all.len() });
-        if attention.is_some() {
-            out["read"] = json!(progress.items);
+    let (list, progress) = every_page(client, Listing::Esims(query), output, &ESIMS, take).await?;
+    let mut tail = json!({ "total": list.kept });
+    let footer = match attention {
+        Some(rule) => {
+            tail["read"] = json!(progress.items);
+            format!(
+                "{} of {} eSIMs need attention ({})",
+                list.kept,
+                progress.items,
+                rule.describe()
+            )
         }
-        return print_json(&out);
-    }
-    out!("{}", esim_table(&all));
-    match attention {
-        Some(rule) => outln!(
-            "{} of {} eSIMs need attention ({})",
-            all.len(),
-            progress.items,
-            rule.describe()
-        ),
-        None => outln!("{} eSIMs", all.len()),
-    }
-    Ok(())
+        None => format!("{} eSIMs", list.kept),
+    };
+    list.finish(tail, &footer)
 }
 
-/// The eSIMs as the API gives them, each with `state`: its verdict's class (`Class::key`), the
-/// same word every view and `esims --iccid`'s `verdict.state` give.
+/// The eSIMs as the API gives them, each with `state` (`esim_json`).
 fn with_states(esims: &[Esim]) -> Result<serde_json::Value, CommandError> {
     esims
         .iter()
-        .map(|e| {
-            let mut value = serde_json::to_value(e).map_err(|e| CommandError::Usage(e.to_string()))?;
-            value["state"] = json!(e.facts().classify().key());
-            Ok(value)
-        })
+        .map(esim_json)
         .collect::<Result<Vec<_>, _>>()
         .map(serde_json::Value::Array)
+}
+
+/// An eSIM as the API gives it, with `state`: its verdict's class (`Class::key`), the same word
+/// every view and `esims --iccid`'s `verdict.state` give.
+fn esim_json(esim: &Esim) -> Result<serde_json::Value, CommandError> {
+    let mut value = serde_json::to_value(esim).map_err(|e| CommandError::Usage(e.to_string()))?;
+    value["state"] = json!(esim.facts().classify().key());
+    Ok(value)
 }
 
 /// `--status` is sent as typed, so that a server that knows a newer status can be asked for
@@ -367,7 +499,7 @@ fn coloured() -> bool {
     std::io::stdout().is_terminal() && crate::text::colour_allowed()
 }
 
-fn order_table(orders: &[Order]) -> String {
+fn order_table() -> Table {
     let mut t = Table::new(&[
         ("ORDER", Align::Left),
         ("CREATED", Align::Left),
@@ -379,21 +511,22 @@ fn order_table(orders: &[Order]) -> String {
     ])
     .cut_at(LIST_CELL);
     t.colour_status(2);
-    for o in orders {
-        t.row(vec![
-            o.record.provider_order_no.to_string(),
-            o.created_at.short(),
-            status_words(&o.record.status).to_string(),
-            o.record.package_name.clone(),
-            crate::domain::location::short(&o.record.location_code).to_string(),
-            o.record.quantity.map(|q| q.to_string()).unwrap_or_default(),
-            amount(o.total_sell_price),
-        ]);
-    }
-    t.render_coloured(coloured())
+    t
 }
 
-fn esim_table(esims: &[Esim]) -> String {
+fn order_row(o: &Order) -> Vec<String> {
+    vec![
+        o.record.provider_order_no.to_string(),
+        o.created_at.short(),
+        status_words(&o.record.status).to_string(),
+        o.record.package_name.clone(),
+        crate::domain::location::short(&o.record.location_code).to_string(),
+        o.record.quantity.map(|q| q.to_string()).unwrap_or_default(),
+        amount(o.total_sell_price),
+    ]
+}
+
+fn esim_table() -> Table {
     let mut t = Table::new(&[
         ("ICCID", Align::Left),
         ("STATUS", Align::Left),
@@ -405,19 +538,20 @@ fn esim_table(esims: &[Esim]) -> String {
     ])
     .cut_at(LIST_CELL);
     t.colour_status(1);
-    for e in esims {
-        let raw = &e.raw_order_json;
-        t.row(vec![
-            raw.iccid.to_string(),
-            crate::format::verdict::esim_cell(e),
-            raw.smdp_status.clone(),
-            e.record.package_name.clone(),
-            crate::domain::location::short(&e.record.location_code).to_string(),
-            records::usage(raw.order_usage, raw.total_volume),
-            raw.expired_time.date(),
-        ]);
-    }
-    t.render_coloured(coloured())
+    t
+}
+
+fn esim_row(e: &Esim) -> Vec<String> {
+    let raw = &e.raw_order_json;
+    vec![
+        raw.iccid.to_string(),
+        crate::format::verdict::esim_cell(e),
+        raw.smdp_status.clone(),
+        e.record.package_name.clone(),
+        crate::domain::location::short(&e.record.location_code).to_string(),
+        records::usage(raw.order_usage, raw.total_volume),
+        raw.expired_time.date(),
+    ]
 }
 
 pub(super) fn plan_table(plans: &[Plan]) -> String {

@@ -58,9 +58,14 @@ impl Table {
     }
 
     pub fn row(&mut self, cells: Vec<String>) {
+        let cells = self.fit(cells);
+        self.rows.push(cells);
+    }
+
+    /// The cells as shown: safe, and cut at `max_cell`.
+    fn fit(&self, cells: Vec<String>) -> Vec<String> {
         let max = self.max_cell.unwrap_or(usize::MAX);
-        self.rows
-            .push(cells.into_iter().map(|c| safe_fit(&c, max).into_owned()).collect());
+        cells.into_iter().map(|c| safe_fit(&c, max).into_owned()).collect()
     }
 
     /// The table as text; statuses coloured when `colour`.
@@ -72,41 +77,108 @@ impl Table {
         self.draw(false)
     }
 
-    fn draw(&self, colour: bool) -> String {
-        let mut widths: Vec<usize> = self.headers.iter().map(|(h, _)| h.width()).collect();
-        for row in &self.rows {
-            for (w, cell) in widths.iter_mut().zip(row) {
-                *w = (*w).max(cell.width());
-            }
+    /// The columns as wide as their headers; `widen` makes room for the cells.
+    fn header_widths(&self) -> Vec<usize> {
+        self.headers.iter().map(|(h, _)| h.width()).collect()
+    }
+
+    fn widen(widths: &mut [usize], cells: &[impl AsRef<str>]) {
+        for (w, cell) in widths.iter_mut().zip(cells) {
+            *w = (*w).max(cell.as_ref().width());
         }
-        let line = |cells: Vec<&str>, body: bool| {
-            let mut out = String::new();
-            for (i, ((cell, (_, align)), width)) in cells.iter().zip(&self.headers).zip(&widths).enumerate() {
-                let pad = " ".repeat(width.saturating_sub(cell.width()));
-                let last = i + 1 == self.headers.len();
-                let code = (colour && body && self.status_column == Some(i))
-                    .then(|| sgr(cell_tone(cell)))
-                    .flatten();
-                let shown = match code {
-                    Some(code) => format!("\x1b[{code}m{cell}\x1b[0m"),
-                    None => cell.to_string(),
-                };
-                match align {
-                    Align::Right => out.push_str(&format!("{pad}{shown}")),
-                    Align::Left if last => out.push_str(&shown),
-                    Align::Left => out.push_str(&format!("{shown}{pad}")),
-                }
-                if !last {
-                    out.push_str("  ");
-                }
-            }
-            out.trim_end().to_string() + "\n"
-        };
-        let mut out = line(self.headers.iter().map(|(h, _)| *h).collect(), false);
+    }
+
+    fn draw(&self, colour: bool) -> String {
+        let mut widths = self.header_widths();
         for row in &self.rows {
-            out.push_str(&line(row.iter().map(String::as_str).collect(), true));
+            Self::widen(&mut widths, row);
+        }
+        let mut out = self.header_line(&widths);
+        for row in &self.rows {
+            out.push_str(&self.line(&widths, row, colour));
         }
         out
+    }
+
+    fn header_line(&self, widths: &[usize]) -> String {
+        let headers: Vec<&str> = self.headers.iter().map(|(h, _)| *h).collect();
+        self.line(widths, &headers, false)
+    }
+
+    /// A row's line, its status coloured when `colour`.
+    fn line(&self, widths: &[usize], cells: &[impl AsRef<str>], colour: bool) -> String {
+        let mut out = String::new();
+        for (i, ((cell, (_, align)), width)) in cells.iter().zip(&self.headers).zip(widths).enumerate() {
+            let cell = cell.as_ref();
+            let pad = " ".repeat(width.saturating_sub(cell.width()));
+            let last = i + 1 == self.headers.len();
+            let code = (colour && self.status_column == Some(i))
+                .then(|| sgr(cell_tone(cell)))
+                .flatten();
+            let shown = match code {
+                Some(code) => format!("\x1b[{code}m{cell}\x1b[0m"),
+                None => cell.to_string(),
+            };
+            match align {
+                Align::Right => out.push_str(&format!("{pad}{shown}")),
+                Align::Left if last => out.push_str(&shown),
+                Align::Left => out.push_str(&format!("{shown}{pad}")),
+            }
+            if !last {
+                out.push_str("  ");
+            }
+        }
+        out.trim_end().to_string() + "\n"
+    }
+}
+
+/// A table too long to hold (`--all` of a large account): its rows wait in an unnamed temporary
+/// file, gone with the process however it ends, while the widths of the columns are measured;
+/// then it is drawn exactly as `Table` draws it, a few lines at a time. Memory stays the same
+/// for any number of rows.
+pub struct SpooledTable {
+    table: Table,
+    widths: Vec<usize>,
+    spool: std::io::BufWriter<std::fs::File>,
+}
+
+/// Between the cells of a spooled row. Cells are sanitised (`safe_fit`): no control character
+/// is left in them, so neither this nor a line end can be part of a cell.
+const CELL_END: char = '\x1f';
+
+impl SpooledTable {
+    pub fn new(table: Table) -> std::io::Result<Self> {
+        Ok(Self {
+            widths: table.header_widths(),
+            spool: std::io::BufWriter::new(tempfile::tempfile()?),
+            table,
+        })
+    }
+
+    pub fn row(&mut self, cells: Vec<String>) -> std::io::Result<()> {
+        use std::io::Write;
+        let cells = self.table.fit(cells);
+        Table::widen(&mut self.widths, &cells);
+        writeln!(self.spool, "{}", cells.join(&CELL_END.to_string()))
+    }
+
+    /// Hands the table's text to `write`, some lines at a time; statuses coloured when `colour`.
+    pub fn draw(self, colour: bool, mut write: impl FnMut(&str)) -> std::io::Result<()> {
+        use std::io::{BufRead, Seek};
+        let mut file = self.spool.into_inner().map_err(std::io::IntoInnerError::into_error)?;
+        file.seek(std::io::SeekFrom::Start(0))?;
+        let mut chunk = self.table.header_line(&self.widths);
+        for row in std::io::BufReader::new(file).lines() {
+            let row = row?;
+            let cells: Vec<&str> = row.split(CELL_END).collect();
+            chunk.push_str(&self.table.line(&self.widths, &cells, colour));
+            if chunk.len() >= 64 * 1024 {
+                write(&chunk);
+                chunk.clear();
+            }
+        }
+        write(&chunk);
+        Ok(())
     }
 }
 
@@ -127,6 +199,35 @@ mod tests {
         let mut t = Table::new(&[("NAME", Align::Left), ("N", Align::Right)]).cut_at(6);
         t.row(vec!["Türkiye 1GB".into(), "1".into()]);
         assert_eq!(t.render(), "NAME    N\nTürki…  1\n");
+    }
+
+    #[test]
+    fn a_spooled_table_is_drawn_as_the_table_held_whole() {
+        let rows = [
+            ["in_use", "Türkiye 1GB", "1"],
+            ["cancel", "a\x1f\nb", ""],
+            ["used_up", "", "12345"],
+        ];
+        for colour in [false, true] {
+            let table = || {
+                let mut t =
+                    Table::new(&[("STATUS", Align::Left), ("NAME", Align::Left), ("N", Align::Right)]).cut_at(8);
+                t.colour_status(0);
+                t
+            };
+            let (mut whole, mut spooled) = (table(), SpooledTable::new(table()).unwrap());
+            for row in rows {
+                whole.row(row.iter().map(|c| c.to_string()).collect());
+                spooled.row(row.iter().map(|c| c.to_string()).collect()).unwrap();
+            }
+            let mut drawn = String::new();
+            spooled.draw(colour, |text| drawn.push_str(text)).unwrap();
+            assert_eq!(drawn, whole.render_coloured(colour));
+            assert!(
+                drawn.contains("a\u{FFFD}\u{FFFD}b"),
+                "a cell's own controls stay in it: {drawn}"
+            );
+        }
     }
 
     #[test]
