@@ -597,4 +597,60 @@ mod tests {
         eprintln!("{per_order} bytes an order");
         assert!(per_order < 320, "{per_order} bytes an order");
     }
+
+    /// Every status page after the changes a running sandbox makes (an order allocated late, an
+    /// eSIM installed, a used-up one topped up) lists what a walk over the records finds.
+    #[test]
+    fn status_lists_kept_as_statuses_change_match_a_walk_over_the_records() {
+        let mut data = seed::data(crate::sandbox::DEFAULT_SEED, 300, Utc::now());
+        data.resellers[0].balance = Decimal::new(1_000_000, 0);
+        let slug = data.plans[0].slug.clone();
+        data.place_order(0, &slug, 2, Duration::ZERO).map(|_| ()).unwrap();
+        data.settle(0, Instant::now() + Duration::from_secs(1));
+        // The newest eSIM of this status whose profile is still on a device or not yet on one.
+        let iccid_of = |data: &Data, status: Status| {
+            let orders = data.resellers[0].orders.iter().rev().filter(|o| o.status == status);
+            let mut esims = orders.flat_map(|o| &o.esims);
+            esims
+                .find(|e| e.state.smdp_status != lifecycle::DELETED)
+                .map(EsimRecord::iccid)
+                .unwrap()
+        };
+        let got = iccid_of(&data, Status::GotResource);
+        assert!(data.install(&got, Utc::now()));
+        let used_up = iccid_of(&data, Status::UsedUp);
+        let topup = data.topups_for(0, &used_up).unwrap()[0].slug.clone();
+        data.topup(0, &used_up, &topup, 1).map(|_| ()).unwrap();
+        for status in [
+            "active",
+            "pending",
+            "got_resource",
+            "in_use",
+            "used_up",
+            "cancel",
+            "bogus",
+        ] {
+            let filter = Filter::new(Some(status), None, None);
+            let wanted = crate::domain::status::StatusFilter::exact(status);
+            let orders = &data.resellers[0].orders;
+            let walk: Vec<String> = orders
+                .iter()
+                .rev()
+                .filter(|o| wanted.matches(&o.status))
+                .map(OrderRecord::provider_order_no)
+                .collect();
+            let esims: Vec<String> = orders
+                .iter()
+                .rev()
+                .filter(|o| wanted.matches(&o.status))
+                .flat_map(|o| o.esims.iter().map(EsimRecord::iccid))
+                .collect();
+            let listed = data.orders(0, &filter, 1, 1000);
+            let listed: Vec<String> = listed.items.iter().map(|o| o.provider_order_no()).collect();
+            assert_eq!(listed, walk, "{status}");
+            let listed = data.esims(0, &filter, 1, 1000);
+            let listed: Vec<String> = listed.items.iter().map(|(_, e)| e.iccid()).collect();
+            assert_eq!(listed, esims, "{status}");
+        }
+    }
 }
