@@ -536,7 +536,7 @@ pub struct SandboxArgs {
     /// Seed of the generated data.
     #[arg(long, default_value_t = crate::sandbox::DEFAULT_SEED)]
     pub seed: u64,
-    /// Orders per reseller: 0 to 2000000 (1000000 takes about 1 GB at most).
+    /// Orders per reseller: 0 to 2000000 (1000000 takes about 600 MB of memory).
     #[arg(long, default_value_t = crate::sandbox::DEFAULT_ORDERS as u64,
         value_parser = clap::value_parser!(u64).range(0..=crate::sandbox::MAX_ORDERS as u64))]
     pub orders: u64,
