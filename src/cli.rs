@@ -536,9 +536,9 @@ pub struct SandboxArgs {
     /// Seed of the generated data.
     #[arg(long, default_value_t = crate::sandbox::DEFAULT_SEED)]
     pub seed: u64,
-    /// Orders per reseller: 0 to 100000.
+    /// Orders per reseller: 0 to 2000000 (1000000 takes about 600 MB of memory).
     #[arg(long, default_value_t = crate::sandbox::DEFAULT_ORDERS as u64,
-        value_parser = clap::value_parser!(u64).range(0..=100_000))]
+        value_parser = clap::value_parser!(u64).range(0..=crate::sandbox::MAX_ORDERS as u64))]
     pub orders: u64,
     /// Requests per key per minute: 1 or more.
     #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u32).range(1..))]

@@ -11,20 +11,51 @@ use chrono::{DateTime, Duration, Utc};
 /// How long an unused profile may wait to be installed (upstream's usual 180 days).
 pub const INSTALL_WINDOW_DAYS: i64 = 180;
 
-/// The SM-DP+ statuses (spec values).
-pub const RELEASED: &str = "RELEASED";
-pub const DOWNLOAD: &str = "DOWNLOAD";
-pub const INSTALLATION: &str = "INSTALLATION";
-pub const ENABLED: &str = "ENABLED";
-pub const DISABLED: &str = "DISABLED";
-pub const DELETED: &str = "DELETED";
+/// An SM-DP+ status (spec values): one byte in each of a million records, not a `&str`'s 16.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Smdp {
+    Released,
+    Download,
+    Installation,
+    Enabled,
+    Disabled,
+    Deleted,
+}
 
-/// The provider's side of one profile.
+impl Smdp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Smdp::Released => "RELEASED",
+            Smdp::Download => "DOWNLOAD",
+            Smdp::Installation => "INSTALLATION",
+            Smdp::Enabled => "ENABLED",
+            Smdp::Disabled => "DISABLED",
+            Smdp::Deleted => "DELETED",
+        }
+    }
+}
+
+pub const RELEASED: Smdp = Smdp::Released;
+pub const DOWNLOAD: Smdp = Smdp::Download;
+pub const INSTALLATION: Smdp = Smdp::Installation;
+pub const ENABLED: Smdp = Smdp::Enabled;
+pub const DISABLED: Smdp = Smdp::Disabled;
+pub const DELETED: Smdp = Smdp::Deleted;
+
+/// Every sandbox profile's APN.
+pub const APN: &str = "internet.esim.example";
+
+/// The first digits of every sandbox EID; the 24 after them are the device's.
+const EID_PREFIX: u128 = 89_049_032;
+const EID_DEVICE_DIGITS: u32 = 24;
+
+/// The provider's side of one profile. Kept small: a sandbox holds two million of them.
 #[derive(Debug, Clone)]
 pub struct ProviderState {
-    pub smdp_status: &'static str,
-    /// The device's eUICC id (32 digits), once the profile has been downloaded.
-    pub eid: Option<u128>,
+    pub smdp_status: Smdp,
+    /// The device part of the EID (see `eid`), little-endian: ten bytes hold its 24 digits,
+    /// where an `Option<u128>` takes 32.
+    eid_device: Option<[u8; 10]>,
     /// 1: validity starts at installation; 2: at the first connection to a network.
     pub active_type: u8,
     /// 1: one volume for the whole validity; 2: a daily volume, then throttled.
@@ -35,12 +66,31 @@ pub struct ProviderState {
     pub total_volume: u64,
     pub order_usage: u64,
     pub duration_days: u32,
-    pub apn: &'static str,
-    /// Where the traffic leaves the network: the plan's country, or a hub for wider plans.
-    pub ip_export: Box<str>,
+    /// Where the traffic leaves the network: the plan's country, or a hub for wider plans;
+    /// always two ASCII letters.
+    ip_export: [u8; 2],
 }
 
 impl ProviderState {
+    /// The device's eUICC id (32 digits), once the profile has been downloaded.
+    pub fn eid(&self) -> Option<u128> {
+        let device = self.eid_device?;
+        let mut bytes = [0u8; 16];
+        bytes[..10].copy_from_slice(&device);
+        Some(EID_PREFIX * 10u128.pow(EID_DEVICE_DIGITS) + u128::from_le_bytes(bytes))
+    }
+
+    /// Gives the profile the EID of the device with this number (below 10^24), unless it has one.
+    pub fn download_to(&mut self, device: u128) {
+        if self.eid_device.is_none() {
+            self.eid_device = Some(device_bytes(device));
+        }
+    }
+
+    pub fn ip_export(&self) -> &str {
+        std::str::from_utf8(&self.ip_export).unwrap_or("SG")
+    }
+
     /// Data and days bought on top (a top-up): more volume, and the validity extended from
     /// whichever is later, the old end or now. A used-up profile has data again.
     pub fn top_up(&mut self, volume: u64, days: u32, now: DateTime<Utc>) {
@@ -50,9 +100,27 @@ impl ProviderState {
     }
 }
 
+/// The ten low bytes of a device number below 10^24 (< 2^80, so nothing is lost).
+fn device_bytes(device: u128) -> [u8; 10] {
+    let mut bytes = [0u8; 10];
+    bytes.copy_from_slice(&(device % 10u128.pow(EID_DEVICE_DIGITS)).to_le_bytes()[..10]);
+    bytes
+}
+
+/// Where a plan's traffic leaves the network: its country, or Singapore for wider plans.
+fn ip_export(location_code: &str) -> [u8; 2] {
+    match location_code {
+        REGIONAL | GLOBAL => *b"SG",
+        code => match code.as_bytes() {
+            [a, b, ..] if code.is_char_boundary(2) => [*a, *b],
+            _ => *b"SG",
+        },
+    }
+}
+
 /// SM-DP+ statuses by weight for each order status; `GOT_RESOURCE` goes with a profile not yet
 /// used, `IN_USE` with one installed (CONTRACT).
-fn smdp_weights(status: &Status) -> &'static [(&'static str, u32)] {
+fn smdp_weights(status: &Status) -> &'static [(Smdp, u32)] {
     match status {
         Status::GotResource => &[(RELEASED, 70), (DOWNLOAD, 8), (INSTALLATION, 4), (ENABLED, 18)],
         Status::InUse => &[(ENABLED, 85), (DISABLED, 15)],
@@ -85,7 +153,7 @@ fn hours(rng: &mut fastrand::Rng, range: std::ops::Range<i64>) -> Duration {
 pub fn state(
     rng: &mut fastrand::Rng,
     status: &Status,
-    smdp: Option<&'static str>,
+    smdp: Option<Smdp>,
     plan: &PlanRecord,
     created: DateTime<Utc>,
     now: DateTime<Utc>,
@@ -96,7 +164,7 @@ pub fn state(
     let duration = Duration::days(i64::from(plan.duration));
     let mut state = ProviderState {
         smdp_status,
-        eid: downloaded.then(|| 89_049_032_u128 * 10u128.pow(24) + rng.u128(0..10u128.pow(24))),
+        eid_device: downloaded.then(|| device_bytes(rng.u128(0..10u128.pow(EID_DEVICE_DIGITS)))),
         active_type: if rng.u8(0..4) == 0 { 2 } else { 1 },
         data_type: if rng.u8(0..8) == 0 { 2 } else { 1 },
         installation_time: None,
@@ -105,11 +173,7 @@ pub fn state(
         total_volume: plan.volume,
         order_usage: 0,
         duration_days: plan.duration,
-        apn: "internet.esim.example",
-        ip_export: match plan.location_code.as_str() {
-            REGIONAL | GLOBAL => "SG".into(),
-            code => code.get(..2).unwrap_or("SG").into(),
-        },
+        ip_export: ip_export(&plan.location_code),
     };
     if !installed {
         if *status == Status::UnusedExpired {

@@ -63,6 +63,10 @@ pub use chaos::Disruption;
 
 pub const DEFAULT_SEED: u64 = 20_261_120;
 pub const DEFAULT_ORDERS: usize = 400;
+/// The most orders per reseller `sandbox --orders` takes: past it the seeded history stops
+/// being a realistic reseller's (an order every half minute for two years) and the memory
+/// outgrows a laptop's.
+pub const MAX_ORDERS: usize = 2_000_000;
 
 impl Default for SandboxConfig {
     fn default() -> Self {

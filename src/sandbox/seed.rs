@@ -3,9 +3,8 @@
 //! The same seed gives the same catalog, orders, ICCIDs and codes; only timestamps follow the
 //! epoch (the start time unless pinned).
 
-use super::lifecycle;
-use super::store::{CompanyProfile, Data, EsimRecord, OrderRecord, PlanRecord, Reseller};
-use crate::domain::iccid::luhn_check_digit;
+use super::lifecycle::{self, Smdp};
+use super::store::{CompanyProfile, Data, EsimRecord, OrderRecord, PlanRecord, Reseller, order_number};
 use crate::domain::location::{COUNTRIES, GLOBAL, REGIONAL, REGIONS};
 use crate::domain::status::Status;
 use crate::domain::volume::{gigabytes, megabytes};
@@ -185,7 +184,7 @@ pub fn new_esim(
     serial: u64,
     plan: &PlanRecord,
     status: &Status,
-    smdp: Option<&'static str>,
+    smdp: Option<Smdp>,
     created: DateTime<Utc>,
     epoch: DateTime<Utc>,
 ) -> EsimRecord {
@@ -194,11 +193,11 @@ pub fn new_esim(
     } else {
         format!("8944{}{serial:08}{:05}", reseller + 1, rng.u32(0..100_000))
     };
-    let iccid = format!("{payload}{}", luhn_check_digit(&payload));
     let matching_id = std::array::from_fn(|_| rng.alphanumeric().to_ascii_uppercase() as u8);
     EsimRecord {
         tran_no: (reseller as u64 + 1) * 10_000_000_000 + serial % 10_000_000_000,
-        iccid: iccid.parse().unwrap_or_default(),
+        // The check digit is `luhn_check_digit(&payload)`, derived when the ICCID is served.
+        iccid_body: payload.parse().unwrap_or_default(),
         matching_id,
         // Every third record carries no `ac`, so that clients exercise the PNG path too.
         publish_ac: serial % 3 != 2,
@@ -208,7 +207,7 @@ pub fn new_esim(
 
 /// The newest orders of each reseller show every state an agent meets once (the order's
 /// status and the SM-DP+ status), so that the demo has an eSIM of every kind near the top.
-const SHOWCASE: &[(Status, Option<&str>)] = &[
+const SHOWCASE: &[(Status, Option<Smdp>)] = &[
     (Status::Pending, None),
     (Status::GotResource, Some(lifecycle::RELEASED)),
     (Status::InUse, Some(lifecycle::ENABLED)),
@@ -237,13 +236,17 @@ fn reissue(newest_first: &mut [OrderRecord], reseller: usize, serial: u64) -> bo
     let (Some(old), Some(new)) = (old, new) else {
         return false;
     };
-    let Some(iccid) = newest_first.get(old).and_then(|o| o.esims.first()).map(|e| e.iccid) else {
+    let Some(iccid) = newest_first
+        .get(old)
+        .and_then(|o| o.esims.first())
+        .map(|e| e.iccid_body)
+    else {
         return false;
     };
     let Some(esim) = newest_first.get_mut(new).and_then(|o| o.esims.first_mut()) else {
         return false;
     };
-    esim.iccid = iccid;
+    esim.iccid_body = iccid;
     esim.tran_no = (reseller as u64 + 1) * 10_000_000_000 + serial % 10_000_000_000;
     true
 }
@@ -347,12 +350,11 @@ fn reseller(index: usize, seed: u64, orders: usize, plans: &[Arc<PlanRecord>], e
                 .collect()
         };
         records.push(OrderRecord::new(
-            format!("B{}{:07}{:04}", index + 1, i, rng.u32(0..10_000)),
+            order_number(index, i as u64, rng.u32(0..10_000)),
             plan,
             status,
             quantity,
             plan.priced(markup).sell,
-            plan.supplier_price,
             created,
             esims,
         ));

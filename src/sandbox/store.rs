@@ -3,15 +3,15 @@
 //! two concurrent requests can never spend the same balance twice.
 
 use super::http::Failure;
-use super::lifecycle::{self, ProviderState};
+use super::lifecycle::{self, ProviderState, Smdp};
 use super::lists::{EsimAt, Filter, ListIndex};
 use super::seed;
+use crate::domain::iccid::luhn_check_digit;
 use crate::domain::money::round_cents;
 use crate::domain::status::Status;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -76,53 +76,66 @@ pub struct Reseller {
     /// Oldest first; lists walk it backwards.
     pub orders: Vec<OrderRecord>,
     pub next_serial: u64,
-    /// Indexes of new orders still waiting for their profiles.
-    pub awaiting: Vec<usize>,
+    /// New orders still waiting for their profiles: their indexes, and when the profiles come
+    /// (kept here, not in each of a million records).
+    pub awaiting: Vec<(usize, Instant)>,
 }
 
+/// The records are kept small, a million orders a reseller: texts derived from numbers when
+/// they are served, the plan's texts shared, and the cost price read from the plan, which the
+/// sandbox never reprices (`reprice_next` changes only what a payment charges).
 #[derive(Debug, Clone)]
 pub struct OrderRecord {
-    /// Uppercase ASCII (`B`, digits), which the list index's `q` relies on.
-    pub provider_order_no: Box<str>,
-    /// Shared with the catalog: a hundred thousand orders do not each copy its texts.
+    /// The digits of `providerOrderNo` (`B` and these): the first is the reseller's, never 0.
+    number: u64,
+    /// Shared with the catalog: a million orders do not each copy its texts.
     pub plan: Arc<PlanRecord>,
     pub status: Status,
     pub quantity: u32,
     pub sell_price: Decimal,
-    pub cost_price: Decimal,
     pub created_at: DateTime<Utc>,
     /// The profiles this order produced; empty while pending, and for top-ups.
     pub esims: Vec<EsimRecord>,
     /// For a top-up: the ICCID it tops up.
     pub topup_of: Option<Box<str>>,
-    /// For a new order: when its profiles are allocated.
-    pub ready_at: Option<Instant>,
+}
+
+/// The digits of an order number `B<reseller + 1><serial, at least 7 digits><suffix, 4 digits>`.
+pub fn order_number(reseller: usize, serial: u64, suffix: u32) -> u64 {
+    let width = serial.checked_ilog10().unwrap_or(0).max(6) + 1;
+    ((reseller as u64 + 1) * 10u64.pow(width) + serial) * 10_000 + u64::from(suffix % 10_000)
 }
 
 impl OrderRecord {
-    #[allow(clippy::too_many_arguments)]
+    /// `number` as `order_number` makes it.
     pub fn new(
-        provider_order_no: String,
+        number: u64,
         plan: &Arc<PlanRecord>,
         status: Status,
         quantity: u32,
         sell_price: Decimal,
-        cost_price: Decimal,
         created_at: DateTime<Utc>,
         esims: Vec<EsimRecord>,
     ) -> Self {
         Self {
-            provider_order_no: provider_order_no.into(),
+            number,
             plan: plan.clone(),
             status,
             quantity,
             sell_price,
-            cost_price,
             created_at,
             esims,
             topup_of: None,
-            ready_at: None,
         }
+    }
+
+    /// `B` and digits: uppercase ASCII, which the list index's `q` relies on.
+    pub fn provider_order_no(&self) -> String {
+        format!("B{}", self.number)
+    }
+
+    pub fn cost_price(&self) -> Decimal {
+        self.plan.supplier_price
     }
 
     pub fn total_sell_price(&self) -> Decimal {
@@ -132,11 +145,13 @@ impl OrderRecord {
 
 #[derive(Debug, Clone)]
 pub struct EsimRecord {
-    /// The digits of `esimTranNo` (`T` and these); numbers rather than text keep 200 000
-    /// records small.
+    /// The digits of `esimTranNo` (`T` and these); numbers rather than text keep the records
+    /// small.
     pub tran_no: u64,
-    /// The ICCID's digits as a number: sandbox ICCIDs start `89`, so no leading zero is lost.
-    pub iccid: u128,
+    /// The ICCID's digits but the last, its Luhn check digit, which is derived from these:
+    /// sandbox ICCIDs have at most 20 digits (19 fit a u64) and start `89`, so no leading zero
+    /// is lost.
+    pub iccid_body: u64,
     /// The activation code's matching ID; the code is `LPA:1$<SM-DP+>$<matching id>`.
     pub matching_id: [u8; 12],
     /// Whether `rawOrderJson` shows `ac`; without it a client must read the PNG.
@@ -156,12 +171,14 @@ impl EsimRecord {
     }
 
     pub fn iccid(&self) -> String {
-        self.iccid.to_string()
+        let body = self.iccid_body.to_string();
+        let check = luhn_check_digit(&body);
+        format!("{body}{check}")
     }
 
     /// Whether `text` is exactly this eSIM's ICCID.
     pub fn has_iccid(&self, text: &str) -> bool {
-        iccid_number(text) == Some(self.iccid)
+        iccid_key(text) == Some(self.iccid_body) && self.iccid() == text
     }
 
     pub fn activation_code(&self) -> String {
@@ -182,11 +199,14 @@ fn qr_key(name: &str) -> Option<u64> {
     digits.parse().ok()
 }
 
-/// An ICCID's text as the number it is stored as: digits only, no leading zero.
-pub fn iccid_number(text: &str) -> Option<u128> {
-    let plain = !text.is_empty() && text.len() <= 38 && !text.starts_with('0');
+/// An ICCID's text as the key it is stored under (`EsimRecord::iccid_body`): digits only, no
+/// leading zero, the check digit dropped. Two texts with one key differ only in that digit, so a
+/// match is confirmed on the record.
+pub fn iccid_key(text: &str) -> Option<u64> {
+    let plain = text.len() >= 2 && text.len() <= 21 && !text.starts_with('0');
+    let body = text.get(..text.len() - 1)?;
     (plain && text.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| text.parse().ok())
+        .then(|| body.parse().ok())
         .flatten()
 }
 
@@ -198,28 +218,20 @@ pub struct Page<T> {
 
 /// Whether an eSIM can still take data (the contract's topup availability): not cancelled,
 /// revoked, expired, expired unused or pending, and its profile not deleted from the device.
-fn can_top_up(status: &Status, smdp: &str) -> bool {
+fn can_top_up(status: &Status, smdp: Smdp) -> bool {
     !matches!(
         status,
         Status::UsedExpired | Status::UnusedExpired | Status::Cancel | Status::Revoked | Status::Pending
     ) && smdp != lifecycle::DELETED
 }
 
-/// Where a QR image's eSIM is kept.
-#[derive(Debug, Clone, Copy)]
-struct QrAt {
-    reseller: usize,
-    at: EsimAt,
-}
-
 pub struct Data {
     pub plans: Vec<Arc<PlanRecord>>,
     pub topups: Vec<Arc<PlanRecord>>,
     pub resellers: Vec<Reseller>,
-    /// Per reseller, beside `resellers`: the indexes its lists are served from.
+    /// Per reseller, beside `resellers`: the indexes its lists, lookups and QR images are
+    /// served from.
     lists: Vec<ListIndex>,
-    /// QR image key (see `qr_key`) → the eSIM whose code it encodes.
-    qr_images: HashMap<u64, QrAt>,
     /// Draws the ICCIDs and codes of eSIMs allocated while running.
     rng: fastrand::Rng,
     /// The next payment is charged this unit price, not the plan's quoted one: a price that
@@ -230,36 +242,13 @@ pub struct Data {
 impl Data {
     pub fn new(plans: Vec<Arc<PlanRecord>>, topups: Vec<Arc<PlanRecord>>, resellers: Vec<Reseller>, seed: u64) -> Self {
         let lists = resellers.iter().map(|r| ListIndex::build(&r.orders)).collect();
-        let mut data = Self {
+        Self {
             plans,
             topups,
             resellers,
             lists,
-            qr_images: HashMap::new(),
             rng: fastrand::Rng::with_seed(seed.rotate_left(17)),
             reprice_next: None,
-        };
-        for reseller in 0..data.resellers.len() {
-            for order in 0..data.resellers[reseller].orders.len() {
-                data.index_qr_images(reseller, order);
-            }
-        }
-        data
-    }
-
-    fn index_qr_images(&mut self, reseller: usize, order: usize) {
-        let Some(record) = self.resellers[reseller].orders.get(order) else {
-            return;
-        };
-        for (k, esim) in record.esims.iter().enumerate() {
-            {
-                let key = esim.tran_no;
-                let at = EsimAt {
-                    order: order as u32,
-                    esim: k as u32,
-                };
-                self.qr_images.insert(key, QrAt { reseller, at });
-            }
         }
     }
 
@@ -281,15 +270,22 @@ impl Data {
     }
 
     pub fn activation_code_of_qr(&self, name: &str) -> Option<String> {
-        let found = self.qr_images.get(&qr_key(name)?)?;
-        let (_, esim) = self.esim_at(found.reseller, found.at)?;
-        (esim.qr_name() == name).then(|| esim.activation_code())
+        let key = qr_key(name)?;
+        (0..self.resellers.len()).find_map(|reseller| {
+            let at = self.lists[reseller].esim_of_tran_no(key)?;
+            let (_, esim) = self.esim_at(reseller, at)?;
+            (esim.qr_name() == name).then(|| esim.activation_code())
+        })
     }
 
     /// Gives new orders whose time has come their eSIM profiles.
     pub fn settle(&mut self, reseller: usize, now: Instant) {
         let Data {
-            resellers, rng, plans, ..
+            resellers,
+            rng,
+            plans,
+            lists,
+            ..
         } = self;
         let Reseller {
             orders,
@@ -297,17 +293,14 @@ impl Data {
             awaiting,
             ..
         } = &mut resellers[reseller];
-        let (due, waiting): (Vec<usize>, Vec<usize>) = awaiting
-            .iter()
-            .partition(|&&i| orders.get(i).and_then(|o| o.ready_at).is_some_and(|t| t <= now));
+        let (due, waiting): (Vec<_>, Vec<_>) = awaiting.iter().partition(|(_, ready_at)| *ready_at <= now);
         *awaiting = waiting;
-        for &i in &due {
+        for &(i, _) in &due {
             let Some(order) = orders.get_mut(i) else { continue };
-            order.ready_at = None;
-            order.status = Status::GotResource;
             let Some(plan) = plans.iter().find(|p| p.slug == order.plan.slug) else {
                 continue;
             };
+            let was = std::mem::replace(&mut order.status, Status::GotResource);
             for _ in 0..order.quantity {
                 let esim = seed::new_esim(
                     rng,
@@ -322,10 +315,7 @@ impl Data {
                 *next_serial += 1;
                 order.esims.push(esim);
             }
-        }
-        for i in due {
-            self.lists[reseller].esims_allocated(i, &self.resellers[reseller].orders);
-            self.index_qr_images(reseller, i);
+            lists[reseller].esims_allocated(i, &was, orders);
         }
     }
 
@@ -395,22 +385,12 @@ impl Data {
             return Err(Failure::new(StatusCode::PAYMENT_REQUIRED, "Insufficient balance"));
         }
         r.balance -= total;
-        let number = format!("B{}{:07}{:04}", reseller + 1, r.orders.len(), self.rng.u32(0..10_000));
-        let mut order = OrderRecord::new(
-            number,
-            &plan,
-            status,
-            qty,
-            priced.sell,
-            priced.cost,
-            Utc::now(),
-            Vec::new(),
-        );
+        let number = order_number(reseller, r.orders.len() as u64, self.rng.u32(0..10_000));
+        let mut order = OrderRecord::new(number, &plan, status, qty, priced.sell, Utc::now(), Vec::new());
         order.topup_of = topup_of;
-        order.ready_at = ready_at;
         let i = r.orders.len();
-        if ready_at.is_some() {
-            r.awaiting.push(i);
+        if let Some(ready_at) = ready_at {
+            r.awaiting.push((i, ready_at));
         }
         self.lists[reseller].order_added(i, &order);
         r.orders.push(order);
@@ -468,9 +448,7 @@ impl Data {
                 return false;
             }
             state.smdp_status = lifecycle::ENABLED;
-            state.eid = state
-                .eid
-                .or(Some(89_049_032_u128 * 10u128.pow(24) + u128::from(esim.tran_no)));
+            state.download_to(u128::from(esim.tran_no));
             state.installation_time = Some(now);
             if state.active_type == 1 {
                 state.activate_time = Some(now);
@@ -478,7 +456,7 @@ impl Data {
             }
             if order.status == Status::GotResource {
                 order.status = Status::InUse;
-                self.lists[reseller].status_changed(at.order as usize, &order.status);
+                self.lists[reseller].status_changed(at.order as usize, &Status::GotResource, order);
             }
             return true;
         }
@@ -496,7 +474,7 @@ impl Data {
         }
         if order.status == Status::UsedUp {
             order.status = Status::InUse;
-            self.lists[reseller].status_changed(at.order as usize, &order.status);
+            self.lists[reseller].status_changed(at.order as usize, &Status::UsedUp, order);
         }
     }
 
@@ -504,21 +482,13 @@ impl Data {
     /// the eSIM list, the lookup and the QR images. The orders that made them stay in the order
     /// list, as an order history outlives the profiles it made. How many were purged.
     pub fn purge_oldest_esims(&mut self, n: usize) -> usize {
-        let Data {
-            resellers,
-            lists,
-            qr_images,
-            ..
-        } = self;
+        let Data { resellers, lists, .. } = self;
         let mut purged = 0;
         for (reseller, list) in resellers.iter_mut().zip(lists.iter_mut()) {
             let mut left = n;
             // Oldest order first; within an order the list shows its last eSIM last.
             for order in &mut reseller.orders {
-                while left > 0
-                    && let Some(esim) = order.esims.pop()
-                {
-                    qr_images.remove(&esim.tran_no);
+                while left > 0 && order.esims.pop().is_some() {
                     left -= 1;
                     purged += 1;
                 }
@@ -555,6 +525,27 @@ impl Data {
         )
     }
 
+    /// The memory the orders, their eSIMs and the indexes take, in bytes, as allocated (the
+    /// allocator's own few bytes a block left out).
+    #[cfg(test)]
+    pub fn heap_bytes(&self) -> usize {
+        let records: usize = self
+            .resellers
+            .iter()
+            .map(|r| {
+                let esims: usize = r.orders.iter().map(|o| o.esims.capacity()).sum();
+                let topups: usize = r
+                    .orders
+                    .iter()
+                    .filter_map(|o| o.topup_of.as_ref())
+                    .map(|t| t.len())
+                    .sum();
+                r.orders.capacity() * size_of::<OrderRecord>() + esims * size_of::<EsimRecord>() + topups
+            })
+            .sum();
+        records + self.lists.iter().map(ListIndex::heap_bytes).sum::<usize>()
+    }
+
     pub fn reseller_view(&self, reseller: usize) -> &Reseller {
         self.reseller(reseller)
     }
@@ -583,5 +574,83 @@ impl Data {
             profile.website = v;
         }
         r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a seeded order costs in memory, with its eSIMs and its share of the indexes: the
+    /// design that lets `sandbox --orders 1000000` fit in 1 GB. Records of fixed size (texts
+    /// derived from numbers when served, none allocated per record), lists sized exactly, sorted
+    /// pairs rather than hash maps. 20 000 orders a reseller show it as well as a million.
+    #[test]
+    fn a_seeded_order_with_its_esims_and_indexes_takes_under_320_bytes() {
+        assert!(size_of::<OrderRecord>() <= 112, "{}", size_of::<OrderRecord>());
+        assert!(size_of::<EsimRecord>() <= 104, "{}", size_of::<EsimRecord>());
+        let n = 20_000;
+        let data = seed::data(crate::sandbox::DEFAULT_SEED, n, Utc::now());
+        let orders: usize = data.resellers.iter().map(|r| r.orders.len()).sum();
+        assert_eq!(orders, 2 * n);
+        let per_order = data.heap_bytes() / orders;
+        eprintln!("{per_order} bytes an order");
+        assert!(per_order < 320, "{per_order} bytes an order");
+    }
+
+    /// Every status page after the changes a running sandbox makes (an order allocated late, an
+    /// eSIM installed, a used-up one topped up) lists what a walk over the records finds.
+    #[test]
+    fn status_lists_kept_as_statuses_change_match_a_walk_over_the_records() {
+        let mut data = seed::data(crate::sandbox::DEFAULT_SEED, 300, Utc::now());
+        data.resellers[0].balance = Decimal::new(1_000_000, 0);
+        let slug = data.plans[0].slug.clone();
+        data.place_order(0, &slug, 2, Duration::ZERO).map(|_| ()).unwrap();
+        data.settle(0, Instant::now() + Duration::from_secs(1));
+        // The newest eSIM of this status whose profile is still on a device or not yet on one.
+        let iccid_of = |data: &Data, status: Status| {
+            let orders = data.resellers[0].orders.iter().rev().filter(|o| o.status == status);
+            let mut esims = orders.flat_map(|o| &o.esims);
+            esims
+                .find(|e| e.state.smdp_status != lifecycle::DELETED)
+                .map(EsimRecord::iccid)
+                .unwrap()
+        };
+        let got = iccid_of(&data, Status::GotResource);
+        assert!(data.install(&got, Utc::now()));
+        let used_up = iccid_of(&data, Status::UsedUp);
+        let topup = data.topups_for(0, &used_up).unwrap()[0].slug.clone();
+        data.topup(0, &used_up, &topup, 1).map(|_| ()).unwrap();
+        for status in [
+            "active",
+            "pending",
+            "got_resource",
+            "in_use",
+            "used_up",
+            "cancel",
+            "bogus",
+        ] {
+            let filter = Filter::new(Some(status), None, None);
+            let wanted = crate::domain::status::StatusFilter::exact(status);
+            let orders = &data.resellers[0].orders;
+            let walk: Vec<String> = orders
+                .iter()
+                .rev()
+                .filter(|o| wanted.matches(&o.status))
+                .map(OrderRecord::provider_order_no)
+                .collect();
+            let esims: Vec<String> = orders
+                .iter()
+                .rev()
+                .filter(|o| wanted.matches(&o.status))
+                .flat_map(|o| o.esims.iter().map(EsimRecord::iccid))
+                .collect();
+            let listed = data.orders(0, &filter, 1, 1000);
+            let listed: Vec<String> = listed.items.iter().map(|o| o.provider_order_no()).collect();
+            assert_eq!(listed, walk, "{status}");
+            let listed = data.esims(0, &filter, 1, 1000);
+            let listed: Vec<String> = listed.items.iter().map(|(_, e)| e.iccid()).collect();
+            assert_eq!(listed, esims, "{status}");
+        }
     }
 }

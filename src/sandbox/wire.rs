@@ -1,6 +1,7 @@
 //! The JSON the sandbox sends, field by field as the spec and docs/api-contract.md name them. Plan money is
 //! a JSON number with exact digits; order money and balances are decimal strings.
 
+use super::lifecycle;
 use super::store::{EsimRecord, OrderRecord, PlanRecord, Reseller};
 use crate::domain::money;
 use crate::domain::money::format_amount;
@@ -70,7 +71,7 @@ pub fn plan(p: &PlanRecord, markup_pct: Decimal) -> PlanJson<'_> {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct RecordJson<'a> {
-    provider_order_no: &'a str,
+    provider_order_no: String,
     slug: &'a str,
     package_code: &'a str,
     package_name: &'a str,
@@ -81,7 +82,7 @@ struct RecordJson<'a> {
 
 fn record(o: &OrderRecord) -> RecordJson<'_> {
     RecordJson {
-        provider_order_no: &o.provider_order_no,
+        provider_order_no: o.provider_order_no(),
         slug: &o.plan.slug,
         package_code: &o.plan.package_code,
         package_name: &o.plan.name,
@@ -108,7 +109,7 @@ pub struct OrderJson<'a> {
 pub fn order(o: &OrderRecord) -> OrderJson<'_> {
     OrderJson {
         record: record(o),
-        cost_price: format_amount(o.cost_price),
+        cost_price: format_amount(o.cost_price()),
         sell_price: format_amount(o.sell_price),
         total_sell_price: format_amount(o.total_sell_price()),
         created_at: o.created_at.to_rfc3339_opts(SecondsFormat::Secs, true),
@@ -162,11 +163,11 @@ pub fn esim<'a>(o: &'a OrderRecord, e: &'a EsimRecord, origin: &str) -> EsimJson
         raw_order_json: RawOrderJson {
             iccid: e.iccid(),
             qr_code_url: format!("{origin}/qr/{}.png", e.qr_name()),
-            smdp_status: e.state.smdp_status,
+            smdp_status: e.state.smdp_status.as_str(),
             ac: e.publish_ac.then(|| e.activation_code()),
             esim_tran_no: e.esim_tran_no(),
             esim_status: esim_status(&o.status),
-            eid: e.state.eid.map(|eid| format!("{eid:032}")).unwrap_or_default(),
+            eid: e.state.eid().map(|eid| format!("{eid:032}")).unwrap_or_default(),
             active_type: e.state.active_type,
             data_type: e.state.data_type,
             installation_time: time_or_empty(e.state.installation_time),
@@ -176,8 +177,8 @@ pub fn esim<'a>(o: &'a OrderRecord, e: &'a EsimRecord, origin: &str) -> EsimJson
             total_duration: e.state.duration_days,
             duration_unit: "DAY",
             expired_time: time_or_empty(Some(e.state.expired_time)),
-            apn: e.state.apn,
-            ip_export: &e.state.ip_export,
+            apn: lifecycle::APN,
+            ip_export: e.state.ip_export(),
             short_url: format!("{origin}/qr/{}.png", e.qr_name()),
         },
     }
