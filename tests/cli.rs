@@ -2020,13 +2020,14 @@ async fn watch_tells_each_change_once_also_across_a_restart() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    // What the watch's memory holds but the eSIMs: its time changes with each poll kept.
     let memory = || {
         let dir = home.path().join("state/esimdash/watch");
         let file = std::fs::read_dir(&dir)
             .unwrap()
             .map(|e| e.unwrap().path())
-            .find(|p| p.extension().is_some_and(|x| x == "json"));
-        std::fs::read_to_string(file.unwrap()).unwrap()
+            .find(|p| p.extension().is_some_and(|x| x == "sqlite3"));
+        esimdash::watch::memory::Memory::open(&file.unwrap()).unwrap().1
     };
     let before = memory();
     let mut line = String::new();

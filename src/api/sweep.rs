@@ -430,10 +430,10 @@ mod tests {
     use super::*;
 
     fn walk(from_end: u64, seen_total: u64, total_now: Option<u64>) -> Walk {
-        walk_to(from_end, seen_total, total_now, &Reach::Near)
+        walk_to(from_end, seen_total, total_now)
     }
 
-    fn walk_to(from_end: u64, seen_total: u64, total_now: Option<u64>, reach: &Reach) -> Walk {
+    fn walk_to(from_end: u64, seen_total: u64, total_now: Option<u64>) -> Walk {
         let seen = Whereabouts {
             from_end,
             total: seen_total,
@@ -535,7 +535,7 @@ mod tests {
         let reach = Reach::Whole {
             later: Later::pages(vec![9, 3, 7]),
         };
-        let mut walk = walk_to(749, 1_000, None, &reach);
+        let mut walk = walk_to(749, 1_000, None);
         let mut list = List::of(1_000);
         let (read, found) = search(&mut walk, &reach, &mut list, ABSENT, |_, _| {});
         assert!(!found);

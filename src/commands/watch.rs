@@ -2,7 +2,8 @@
 //! prints one JSON line per change (`crate::watch`), handing each to `--exec CMD` on its
 //! standard input at least once: a change the command does not take waits in the memory for
 //! the next poll. Only reads. What it saw is kept in the state directory
-//! (`watch/<account>.json`) after every poll, so a restart reports once what changed meanwhile.
+//! (`watch/<account>.sqlite3`, `crate::watch::memory`): after every poll what the poll changed,
+//! so a restart reports once what changed meanwhile.
 
 use super::CommandError;
 use super::notices::say;
@@ -11,8 +12,8 @@ use crate::api::{ApiError, Client};
 use crate::cli::WatchArgs;
 use crate::commands::output::outln;
 use crate::config::Preferences;
+use crate::watch::memory::Memory;
 use crate::watch::{Event, Pending, Seen};
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// A page of the lists, as the watch reads them.
@@ -29,7 +30,7 @@ pub async fn run(client: &Client, prefs: &Preferences, args: &WatchArgs) -> Resu
             "watch keeps what it saw in the state directory, and there is none (is HOME set?)".to_string(),
         )
     })?;
-    let path = dir.join("watch").join(format!("{account}.json"));
+    let path = Memory::path_in(&dir, &account);
     // One watch per account: two would race on one memory and report changes twice.
     let _lock = crate::api::AccountLock::try_take(&path.with_extension("lock"))?.ok_or_else(|| {
         CommandError::Refused(format!(
@@ -37,7 +38,7 @@ pub async fn run(client: &Client, prefs: &Preferences, args: &WatchArgs) -> Resu
             path.display()
         ))
     })?;
-    let mut seen = load(&path)?;
+    let (mut memory, mut seen) = Memory::open(&path).map_err(memory_error)?;
     let threshold = args.balance_below.unwrap_or(prefs.low_balance);
     let interval = args.interval;
     // What the background share allows in an interval, less the balance and the orders.
@@ -62,10 +63,14 @@ pub async fn run(client: &Client, prefs: &Preferences, args: &WatchArgs) -> Resu
     }
     loop {
         let started = Instant::now();
+        // What this poll changes, on top of the memory: small, whatever the account's size.
         let mut next = seen.clone();
         let polled = client
-            .in_background(poll(client, &mut next, threshold, prefs, esim_pages))
+            .in_background(poll(client, &mut next, &memory, threshold, prefs, esim_pages))
             .await;
+        if let Some(failed) = memory.take_failure() {
+            return Err(memory_error(failed));
+        }
         let mut next = match polled {
             Ok(events) => {
                 let told = tell(&events, seen.at);
@@ -92,7 +97,13 @@ pub async fn run(client: &Client, prefs: &Preferences, args: &WatchArgs) -> Resu
         keep_bounded(&mut next.pending, PENDING_KEPT);
         // Saved after telling and handing over: a kill in between tells again, never loses a change.
         if next != seen {
-            save(&path, &next)?;
+            memory.save(&next).map_err(|e| {
+                CommandError::Io(std::io::Error::other(format!(
+                    "the watch's memory ({}) was not written: {e}",
+                    path.display()
+                )))
+            })?;
+            next.esims.clear();
             seen = next;
         }
         if args.once {
@@ -107,6 +118,7 @@ pub async fn run(client: &Client, prefs: &Preferences, args: &WatchArgs) -> Resu
 async fn poll(
     client: &Client,
     seen: &mut Seen,
+    memory: &Memory,
     threshold: rust_decimal::Decimal,
     prefs: &Preferences,
     esim_pages: u64,
@@ -133,15 +145,17 @@ async fn poll(
         };
         client.esims(&query).await
     };
+    let before = |key: &str| memory.esim(key);
     let first = read(1).await?;
-    seen.esims(&first.esims, prefs.attention, now, &mut events);
+    seen.esims_against(&first.esims, prefs.attention, now, &mut events, &before);
     let pages = first.total.div_ceil(PAGE);
     let mut page = seen.next_page.max(2);
     for _ in 0..esim_pages.saturating_sub(1).min(pages.saturating_sub(1)) {
         if page > pages {
             page = 2;
         }
-        seen.esims(&read(page).await?.esims, prefs.attention, now, &mut events);
+        let esims = read(page).await?.esims;
+        seen.esims_against(&esims, prefs.attention, now, &mut events, &before);
         page += 1;
     }
     seen.next_page = page;
@@ -281,28 +295,11 @@ fn keep_bounded(pending: &mut Vec<Pending>, most: usize) {
     ));
 }
 
-/// What an earlier watch saw; nothing when there was none.
-fn load(path: &Path) -> Result<Seen, CommandError> {
-    match crate::private_file::read_regular(path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-            CommandError::Usage(format!(
-                "{} is not a watch's memory ({e}); move it away to start afresh",
-                path.display()
-            ))
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Seen::default()),
-        Err(e) => Err(CommandError::Io(e)),
+fn memory_error(e: crate::watch::memory::MemoryError) -> CommandError {
+    match e {
+        crate::watch::memory::MemoryError::Io(e) => CommandError::Io(e),
+        unreadable => CommandError::Usage(unreadable.to_string()),
     }
-}
-
-/// Written whole: a temporary file beside it, renamed over it.
-fn save(path: &Path, seen: &Seen) -> Result<(), CommandError> {
-    let dir: PathBuf = path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-    crate::private_file::create_dir(&dir)?;
-    crate::private_file::write_whole(path, |out| {
-        serde_json::to_writer(out, seen).map_err(std::io::Error::other)
-    })?;
-    Ok(())
 }
 
 #[cfg(all(test, unix))]

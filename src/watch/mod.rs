@@ -2,8 +2,10 @@
 //! events, so a change is what differs between what was seen and what is read now: the
 //! balance crossing below a threshold, an eSIM's status or SM-DP+ status moving (installed,
 //! deleted, used up, expired), an eSIM coming to need attention, a new order. The memory is
-//! kept in the state directory, so that after a restart the changes made meanwhile are
-//! reported once.
+//! kept in the state directory (`memory`), so that after a restart the changes made meanwhile
+//! are reported once.
+
+pub mod memory;
 
 use crate::api::model::{Esim, Order};
 use crate::domain::attention::AttentionRule;
@@ -26,8 +28,11 @@ pub struct Seen {
     /// The newest order numbers, newest first.
     #[serde(default)]
     pub orders: Vec<String>,
-    /// Every eSIM read so far, by ICCID and order ("8944…@B1…").
-    #[serde(default)]
+    /// The eSIMs this poll read that are new or whose memory changed, by ICCID and order
+    /// ("8944…@B1…"): what the poll adds to the memory of every eSIM read so far
+    /// (`memory::Memory`), never a copy of it. (A memory an earlier version wrote whole as
+    /// JSON has them all here, once, as it is taken in.)
+    #[serde(default, skip_serializing)]
     pub esims: HashMap<String, EsimSeen>,
     /// Where the next poll's window of eSIM pages starts (the list is read round, a window a poll).
     #[serde(default)]
@@ -190,8 +195,20 @@ impl Seen {
         met || self.is_new()
     }
 
-    /// eSIMs read now: what changed of those seen before.
+    /// eSIMs read now: what changed of those seen before (this poll, or as `before` remembers).
     pub fn esims(&mut self, page: &[Esim], rule: AttentionRule, now: DateTime<Utc>, events: &mut Vec<Event>) {
+        self.esims_against(page, rule, now, events, &|_| None);
+    }
+
+    /// The same, against what `before` remembers of each eSIM (the memory kept between polls).
+    pub fn esims_against(
+        &mut self,
+        page: &[Esim],
+        rule: AttentionRule,
+        now: DateTime<Utc>,
+        events: &mut Vec<Event>,
+        before: &dyn Fn(&str) -> Option<EsimSeen>,
+    ) {
         for esim in page {
             let raw = &esim.raw_order_json;
             if raw.iccid.is_empty() {
@@ -208,7 +225,14 @@ impl Seen {
             // An ICCID can come back in a later order (a profile re-issued): each order's
             // profile is followed on its own.
             let key = format!("{iccid}@{}", esim.record.provider_order_no);
-            if let Some(before) = self.esims.get(&key) {
+            let remembered = match self.esims.get(&key) {
+                Some(this_poll) => Some(this_poll.clone()),
+                None => before(&key),
+            };
+            if remembered.as_ref() == Some(&seen) {
+                continue;
+            }
+            if let Some(before) = &remembered {
                 if before.status != seen.status || before.smdp != seen.smdp {
                     events.push(Event::EsimChanged {
                         iccid: iccid.clone(),
