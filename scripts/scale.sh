@@ -79,6 +79,11 @@ for orders in $SIZES; do
   FIG[json_mb,$n]=$mb
   echo "esims --all --json: $wall s, $mb MB peak, $req requests"
 
+  run watch --once >/dev/null
+  read -r wall cpu mb req < <(run watch --once)
+  FIG[watch_mb,$n]=$mb
+  echo "watch, a poll of the whole list after the first: $wall s ($cpu s CPU), $mb MB, $req requests; memory $(du -k "$WORK"/state/esimdash/watch/*.sqlite3* | awk '{s += $1} END {printf "%.1f MB", s/1024}')"
+
   sandbox "$orders"
   read -r wall cpu mb req < <(run esims --iccid "$oldest" --json)
   FIG[lookup_ms,$n]=$(awk "BEGIN {print $wall * 1000}")
@@ -89,7 +94,7 @@ done
 echo
 echo "growth exponent, log(b/a) / log(n2/n1), from each size to the next:"
 set -- $SEEN
-for key in dash_s dash_cpu dash_mb find_ms find_mb check_s metrics_cpu json_mb; do
+for key in dash_s dash_cpu dash_mb find_ms find_mb check_s metrics_cpu json_mb watch_mb; do
   line="$key:"
   prev=
   for n in "$@"; do

@@ -82,7 +82,13 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
                     if let Some(index) = &index {
                         index.feed_from(&opened.client);
                     }
-                    commands::run_session(command, &opened.client, &prefs, index.as_ref(), &output).await
+                    let result = commands::run_session(command, &opened.client, &prefs, index.as_ref(), &output).await;
+                    if let Some(index) = &index
+                        && !index.flush()
+                    {
+                        tracing::warn!("the last pages read were not all kept in the inventory index");
+                    }
+                    result
                 }
                 Err(e) => Err(CommandError::Config(e)),
             };

@@ -1,8 +1,9 @@
 //! The account's saved index as a session uses it: opened when first needed (a command that
 //! reads no eSIM, `balance`, never opens it), fed every eSIM the client reads whatever asked for
-//! it, a page one transaction (`store::Store::merge`). A command asks it only what it needs
-//! (where an ICCID was seen, which pages it holds), answered by the database's indexes; the
-//! dashboard writes through it from a thread of its own (`Writer`).
+//! it, a page one transaction (`store::Store::merge`), on a thread of its own (`Writer`) so
+//! that keeping a page never holds up the next request. A session asks it only what it needs
+//! (where an ICCID was seen, which pages it holds), answered by the database's indexes once what
+//! was sent is written.
 
 use super::store::{self, LoadError, Loaded, Store};
 use super::{Seen, Whereabouts};
@@ -13,7 +14,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 #[derive(Clone)]
 pub struct Kept {
     inner: Arc<Mutex<State>>,
+    /// The session's one writer, started with the first read to keep.
+    writer: Arc<std::sync::OnceLock<Writer>>,
 }
+
+/// How long a question or the session's end waits for the pages sent before to be written.
+pub const FLUSH_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 
 struct State {
     store: Option<Store>,
@@ -39,6 +45,7 @@ impl Kept {
                 path,
                 account,
             })),
+            writer: Arc::default(),
         }
     }
 
@@ -48,14 +55,20 @@ impl Kept {
 
     /// From now on, every eSIM `client` reads goes into the index as it comes.
     pub fn feed_from(&self, client: &Client) {
-        let kept = self.clone();
+        let writer = self.writer();
         client.on_esims_read(Arc::new(move |esims, place| {
-            kept.take_in(&Seen::read(esims, place));
+            writer.send(Seen::read(esims, place));
         }));
     }
 
+    /// Waits until every read sent is written (as a session ends); `false` if that took longer
+    /// than `FLUSH_PATIENCE`.
+    pub fn flush(&self) -> bool {
+        self.writer.get().is_none_or(|w| w.flush(FLUSH_PATIENCE))
+    }
+
     /// Merges a read into the database.
-    pub fn take_in(&self, seen: &Seen) {
+    fn take_in(&self, seen: &Seen) {
         let mut state = self.lock();
         let path = state.path.display().to_string();
         if let Some(store) = state.store()
@@ -94,6 +107,9 @@ impl Kept {
     }
 
     fn ask<T>(&self, ask: impl FnOnce(&Store) -> rusqlite::Result<T>) -> Option<T> {
+        if !self.flush() {
+            tracing::warn!("pages read are still being written to the inventory index");
+        }
         let mut state = self.lock();
         let path = state.path.display().to_string();
         match ask(state.store()?) {
@@ -105,9 +121,13 @@ impl Kept {
         }
     }
 
-    /// A writer on a thread of its own, so that a page's transaction (or another session's
-    /// write it waits for) never holds up the thread that sent it.
+    /// The session's writer, on a thread of its own, so that a page's transaction (or another
+    /// session's write it waits for) never holds up the thread that sent it.
     pub fn writer(&self) -> Writer {
+        self.writer.get_or_init(|| self.start_writer()).clone()
+    }
+
+    fn start_writer(&self) -> Writer {
         let (tx, rx) = std::sync::mpsc::channel::<ToWrite>();
         let kept = self.clone();
         let spawned = std::thread::Builder::new().name("index-writer".into()).spawn(move || {

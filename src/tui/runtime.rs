@@ -76,9 +76,6 @@ impl IndexFile {
     }
 }
 
-/// How long the end of a session waits for the last pages to be written to the index.
-const INDEX_FLUSH_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
-
 /// Runs the dashboard until the user quits or a signal ends it; the terminal is restored.
 /// How a dashboard session ended, for the exit status (README: exit codes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -300,7 +297,7 @@ impl World<'_> {
     /// The session ends: what the client read is written to the index before it does.
     fn end(&mut self, app: &mut App) -> Outcome {
         if let Some(file) = &self.index
-            && !file.writer.flush(INDEX_FLUSH_PATIENCE)
+            && !file.kept.flush()
         {
             tracing::warn!("the last pages read were not all kept in the inventory index");
         }
