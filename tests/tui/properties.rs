@@ -11,8 +11,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent,
 use esimdash::api::model::{Esim, Order, Placed, Plan, Profile};
 use esimdash::api::{ApiError, Delivery, Endpoint, Found, Paid};
 use esimdash::domain::status::StatusFilter;
-use esimdash::inventory::{PagePlace, Seen};
-use esimdash::tui::app::{App, BulkStage, Mode, Overlay, Stage};
+use esimdash::inventory::{AttentionAt, PagePlace, Seen};
+use esimdash::tui::app::{App, BulkStage, Mode, Overlay, ResultRow, Stage};
 use esimdash::tui::msg::{Answer, BulkEnded, BulkStep, Effect, JobId, Msg, Payload, Request};
 use esimdash::tui::view::{self, theme::Theme};
 use proptest::prelude::*;
@@ -49,6 +49,9 @@ enum Step {
     BulkTells(u64),
     /// A paste (bracketed): text of any kind, long, with controls and line ends.
     Paste(u64),
+    /// My eSIMs, `/` and a search most eSIMs match (or few, or `!` for the attention filter):
+    /// the search needs the whole index, whose pages then come with other answers.
+    Search(u8),
 }
 
 fn key_code() -> impl Strategy<Value = KeyCode> {
@@ -78,6 +81,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => any::<u64>().prop_map(Step::BulkKeys),
         3 => any::<u64>().prop_map(Step::BulkTells),
         1 => any::<u64>().prop_map(Step::Paste),
+        1 => (0u8..4).prop_map(Step::Search),
     ]
 }
 
@@ -584,6 +588,12 @@ impl Run {
                 self.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
             }
             Step::Enter => self.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE))),
+            Step::Search(kind) => {
+                let text = ["3/8944", "3/0", "3/17", "3!"][*kind as usize % 4];
+                for c in text.chars() {
+                    self.update(Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)));
+                }
+            }
             Step::BulkKeys(seed) => {
                 for keys in [&['3'][..], &['*', 't']] {
                     for c in keys {
@@ -807,6 +817,26 @@ impl Run {
             })
             .collect();
         assert!(scans.len() <= 1, "index pages in flight at once: {scans:?}");
+        // The results kept up as pages come (only what a read added is judged) are those a
+        // search of the whole index gives now, in the same order.
+        let esims = self.app.esims();
+        if esims.search_active() {
+            let index = esims.index().inventory();
+            let attention = esims.attention().map(|rule| AttentionAt { rule, now: esims.now() });
+            let fresh: Vec<String> = index
+                .select(esims.search().applied(), esims.status(), attention)
+                .into_iter()
+                .filter_map(|e| index.row(e as usize).map(|r| r.iccid.to_string()))
+                .collect();
+            let kept: Vec<String> = esims
+                .result_rows()
+                .filter_map(|r| match r {
+                    ResultRow::Indexed(row) => Some(row.iccid.to_string()),
+                    ResultRow::Fetched(_) => None,
+                })
+                .collect();
+            assert_eq!(kept, fresh, "the results kept up and a search of the index now");
+        }
         match self.app.overlay() {
             Some(Overlay::Purchase(form)) => assert!(form.cursor() < form.plans().len().max(1), "purchase cursor"),
             Some(Overlay::Bulk(form)) => {
