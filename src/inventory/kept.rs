@@ -55,9 +55,10 @@ impl Kept {
 
     /// From now on, every eSIM `client` reads goes into the index as it comes.
     pub fn feed_from(&self, client: &Client) {
-        let writer = self.writer();
+        // The writer's thread starts with the first read: `balance` never starts it.
+        let kept = self.clone();
         client.on_esims_read(Arc::new(move |esims, place| {
-            writer.send(Seen::read(esims, place));
+            kept.writer().send(Seen::read(esims, place));
         }));
     }
 
