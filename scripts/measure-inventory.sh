@@ -36,7 +36,7 @@ API="http://127.0.0.1:$PORT/api/v1"
 total=$(curl -s "${H[@]}" "$API/reseller/esims?pageSize=1" | grep -o '"total":[0-9]*' | cut -d: -f2)
 oldest=$(curl -s "${H[@]}" "$API/reseller/esims?page=$total&pageSize=1" | grep -o '"iccid":"[0-9]*"' | head -1 | cut -d'"' -f4)
 $T send-keys Escape; sleep 0.2; $T send-keys Escape; sleep 0.2; $T send-keys q
-while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done   # it saves the index as it quits
+while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done   # it waits for the last pages to be written
 ls -l "$WORK"/cache/esimdash/ | tail -n +2 | awk '{print "saved index: " $1 " " $5 " bytes " $9}'
 stat -c 'index directory: %A' "$WORK/cache/esimdash"
 start=$(date +%s%N)
