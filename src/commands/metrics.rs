@@ -192,7 +192,7 @@ impl Source {
         }
         if let Some(index) = &self.index {
             // Pages read above went into the index on the way; how much of the list it holds.
-            let held = index.len();
+            let held = index.held();
             family(
                 text,
                 "esimdash_index_esims",

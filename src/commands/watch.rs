@@ -97,14 +97,7 @@ pub async fn run(client: &Client, prefs: &Preferences, args: &WatchArgs) -> Resu
         keep_bounded(&mut next.pending, PENDING_KEPT);
         // Saved after telling and handing over: a kill in between tells again, never loses a change.
         if next != seen {
-            memory.save(&next).map_err(|e| {
-                CommandError::Io(std::io::Error::other(format!(
-                    "the watch's memory ({}) was not written: {e}",
-                    path.display()
-                )))
-            })?;
-            next.esims.clear();
-            seen = next;
+            seen = kept(&mut memory, next)?;
         }
         if args.once {
             return Ok(());
@@ -293,6 +286,18 @@ fn keep_bounded(pending: &mut Vec<Pending>, most: usize) {
         ids(given_up.first()),
         ids(given_up.last())
     ));
+}
+
+/// Writes what a poll changed; the memory as the next poll starts from it.
+fn kept(memory: &mut Memory, mut next: Seen) -> Result<Seen, CommandError> {
+    memory.save(&next).map_err(|e| {
+        CommandError::Io(std::io::Error::other(format!(
+            "the watch's memory ({}) was not written: {e}",
+            memory.path().display()
+        )))
+    })?;
+    next.esims.clear();
+    Ok(next)
 }
 
 fn memory_error(e: crate::watch::memory::MemoryError) -> CommandError {

@@ -90,8 +90,8 @@ impl Kept {
     }
 
     /// How many eSIMs the index holds.
-    pub fn len(&self) -> u64 {
-        self.ask(Store::len).unwrap_or(0)
+    pub fn held(&self) -> u64 {
+        self.ask(Store::held).unwrap_or(0)
     }
 
     /// The whole index (`Missing` when none was saved yet).

@@ -201,7 +201,7 @@ impl Store {
     }
 
     /// How many eSIMs the index holds.
-    pub fn len(&self) -> rusqlite::Result<u64> {
+    pub fn held(&self) -> rusqlite::Result<u64> {
         let n: i64 = self.conn.query_row("SELECT COUNT(*) FROM esims", [], |r| r.get(0))?;
         Ok(n.max(0) as u64)
     }
@@ -664,7 +664,7 @@ mod tests {
                 prop_assert_eq!((mine.known, mine.added, mine.refreshed), (theirs.known, theirs.added, theirs.refreshed));
                 let loaded = store.load("acme").map(|l| l.inventory).unwrap_or_default();
                 prop_assert_eq!(rows_of(&loaded), rows_of(&inventory));
-                prop_assert_eq!(store.len().unwrap(), inventory.len() as u64);
+                prop_assert_eq!(store.held().unwrap(), inventory.len() as u64);
                 for e in 0..inventory.starts.len() {
                     if let Some(row) = inventory.row(e) {
                         prop_assert_eq!(store.whereabouts(row.iccid).unwrap(), inventory.whereabouts(row.iccid));
@@ -716,7 +716,7 @@ mod tests {
         assert_eq!(loaded.inventory.len(), 1);
         // The same file opened for another account is emptied, never read as theirs.
         let foreign = Store::open(&path, "xyz").unwrap();
-        assert_eq!(foreign.len().unwrap(), 0);
+        assert_eq!(foreign.held().unwrap(), 0);
         assert!(matches!(
             load(&dir.path().join("none.sqlite3"), "abc"),
             Err(LoadError::Missing)

@@ -92,6 +92,10 @@ impl Memory {
         Ok(())
     }
 
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// What the memory has of one eSIM (by ICCID and order).
     pub fn esim(&self, key: &str) -> Option<EsimSeen> {
         let found = self
