@@ -83,10 +83,13 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
                         index.feed_from(&opened.client);
                     }
                     let result = commands::run_session(command, &opened.client, &prefs, index.as_ref(), &output).await;
-                    if let Some(index) = &index
-                        && !index.flush()
-                    {
-                        tracing::warn!("the last pages read were not all kept in the inventory index");
+                    if let Some(index) = &index {
+                        if !index.flush() {
+                            tracing::warn!("the last pages read were not all kept in the inventory index");
+                        }
+                        if let Some(trouble) = index.trouble() {
+                            commands::say(&trouble);
+                        }
                     }
                     result
                 }

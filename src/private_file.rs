@@ -1,7 +1,7 @@
-//! Files that are ours alone (the audit trail, the saved inventory index and its temporary file,
-//! the payment lock): created 0600 in a 0700 directory, and never opened through a symbolic
-//! link, so that a link planted at their place cannot make esimdash append to, replace or
-//! chmod another file; and files written whole (the watch's memory, a bulk run's result).
+//! Files that are ours alone (the audit trail, the saved inventory index and the watch's memory
+//! as SQLite first creates them, the payment lock): created 0600 in a 0700 directory, and never
+//! opened through a symbolic link, so that a link planted at their place cannot make esimdash
+//! append to, replace or chmod another file; and files written whole (a bulk run's result).
 
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io;

@@ -190,9 +190,9 @@ impl Source {
             );
             let _ = writeln!(text, "esimdash_esims_needing_attention {attention}");
         }
-        if let Some(index) = &self.index {
-            // Pages read above went into the index on the way; how much of the list it holds.
-            let held = index.held();
+        // Pages read above went into the index on the way; how much of the list it holds (not
+        // said when the index cannot be read: 0 would be a figure, and a wrong one).
+        if let Some(held) = self.index.as_ref().and_then(Kept::held) {
             family(
                 text,
                 "esimdash_index_esims",

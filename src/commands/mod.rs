@@ -19,6 +19,7 @@ mod table;
 mod watch;
 
 pub use check::unknown_line as check_unknown_line;
+pub use notices::say;
 pub use output::Output;
 pub(crate) use output::print_json;
 pub use sandbox::run_sandbox;

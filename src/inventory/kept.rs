@@ -23,8 +23,11 @@ pub const FLUSH_PATIENCE: std::time::Duration = std::time::Duration::from_secs(1
 
 struct State {
     store: Option<Store>,
-    /// The database could not be opened: not tried again this session (said once).
+    /// The database could not be opened: not tried again this session.
     failed: bool,
+    /// What the user is to be told of the saved index (it could not be opened, or a damaged
+    /// file was set aside), until it is taken.
+    trouble: Option<String>,
     path: PathBuf,
     account: String,
 }
@@ -42,6 +45,7 @@ impl Kept {
             inner: Arc::new(Mutex::new(State {
                 store: None,
                 failed: false,
+                trouble: None,
                 path,
                 account,
             })),
@@ -76,6 +80,8 @@ impl Kept {
             && let Err(e) = store.merge(seen)
         {
             tracing::warn!(path, %e, "a page was not kept in the inventory index");
+            // Opened again for the next page: nothing of a failed transaction is trusted.
+            state.store = None;
         }
     }
 
@@ -89,15 +95,22 @@ impl Kept {
         self.ask(|store| store.pages_held_whole(size)).unwrap_or_default()
     }
 
-    /// How many eSIMs the index holds.
-    pub fn held(&self) -> u64 {
-        self.ask(Store::held).unwrap_or(0)
+    /// What the user is to be told of the saved index, once.
+    pub fn trouble(&self) -> Option<String> {
+        self.lock().trouble.take()
+    }
+
+    /// How many eSIMs the index holds (`None`: it cannot be read).
+    pub fn held(&self) -> Option<u64> {
+        self.ask(Store::held)
     }
 
     /// The whole index (`Missing` when none was saved yet).
     pub fn load(&self) -> Result<Loaded, LoadError> {
         let mut state = self.lock();
-        if state.store.is_none() && !state.path.exists() {
+        let dir = state.path.parent().unwrap_or(std::path::Path::new("."));
+        let saved_as_json = super::legacy::path_in(dir, &state.account).exists();
+        if state.store.is_none() && !state.path.exists() && !saved_as_json {
             return Err(LoadError::Missing);
         }
         let account = state.account.clone();
@@ -156,10 +169,17 @@ impl State {
     fn store(&mut self) -> Option<&mut Store> {
         if self.store.is_none() && !self.failed {
             match Store::open(&self.path, &self.account) {
-                Ok(store) => self.store = Some(store),
+                Ok(mut store) => {
+                    self.trouble = self.trouble.take().or_else(|| store.take_set_aside());
+                    self.store = Some(store);
+                }
                 Err(e) => {
                     self.failed = true;
                     tracing::warn!(path = %self.path.display(), "{e}");
+                    self.trouble = Some(format!(
+                        "{e} at {}; this session keeps no index, so a find reads the list from the API",
+                        self.path.display()
+                    ));
                 }
             }
         }

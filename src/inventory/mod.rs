@@ -189,7 +189,14 @@ impl Inventory {
         };
         for (k, entry) in seen.entries.iter().enumerate() {
             let at = place.first_place() + k as u64;
-            let Some(from_end) = place.total.checked_sub(at + 1).and_then(|f| u32::try_from(f).ok()) else {
+            // `GONE` is no place: a list past 2³² − 1 eSIMs keeps those beyond it out, as the
+            // saved index does.
+            let Some(from_end) = place
+                .total
+                .checked_sub(at + 1)
+                .and_then(|f| u32::try_from(f).ok())
+                .filter(|&f| f != GONE)
+            else {
                 break;
             };
             match self.slot(from_end) {
@@ -451,7 +458,7 @@ impl Inventory {
         // Places rise along `order` one at a time where nothing is missing, so the run from
         // `place` ends where an entry's place runs ahead of its position: found by halving.
         let k = self.order.partition_point(|&e| self.place(e as usize) < place);
-        let ahead = |j: usize| self.place(self.order[j] as usize) - (j - k) as u64 > place;
+        let ahead = |j: usize| self.place(self.order[j] as usize).saturating_sub((j - k) as u64) > place;
         let (mut lo, mut hi) = (k, self.order.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;

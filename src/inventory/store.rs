@@ -82,7 +82,7 @@ pub struct Loaded {
 pub enum LoadError {
     #[error("no saved inventory")]
     Missing,
-    #[error("the saved inventory could not be read ({0}); it will be read again from the API")]
+    #[error("the saved inventory index could not be read ({0})")]
     Unreadable(String),
 }
 
@@ -103,6 +103,40 @@ pub struct Store {
     conn: Connection,
     /// Package ids already in the database (a page names the same few packages).
     packages: HashMap<Package, i64>,
+    /// What was said of a damaged file set aside as this one was made.
+    set_aside: Option<String>,
+}
+
+/// Why a database did not open: a damaged one is set aside and made anew; anything else (a
+/// directory or a link in its place, a newer esimdash's) is left alone and said.
+enum Opening {
+    Damaged(String),
+    Other(LoadError),
+}
+
+impl From<rusqlite::Error> for Opening {
+    fn from(e: rusqlite::Error) -> Self {
+        use rusqlite::ffi::ErrorCode;
+        match e.sqlite_error_code() {
+            Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => Opening::Damaged(e.to_string()),
+            _ => Opening::Other(e.into()),
+        }
+    }
+}
+
+impl From<std::io::Error> for Opening {
+    fn from(e: std::io::Error) -> Self {
+        Opening::Other(e.into())
+    }
+}
+
+impl From<Opening> for LoadError {
+    fn from(e: Opening) -> Self {
+        match e {
+            Opening::Damaged(why) => LoadError::Unreadable(why),
+            Opening::Other(e) => e,
+        }
+    }
 }
 
 impl std::fmt::Debug for Store {
@@ -125,6 +159,29 @@ impl Store {
     /// Opens (or makes) the database of `account` at `path`. A database of another version or
     /// account is emptied; an index this account kept as JSON before is taken in once.
     pub fn open(path: &Path, account: &str) -> Result<Self, LoadError> {
+        match Self::open_as_is(path, account) {
+            Err(Opening::Damaged(why)) => {
+                // Not a database (or a damaged one): kept aside for whoever wants to look, and
+                // made anew, so that the index works again from this session on.
+                let aside = path.with_extension("sqlite3.damaged");
+                std::fs::rename(path, &aside)?;
+                for suffix in ["-wal", "-shm"] {
+                    let mut side = path.as_os_str().to_owned();
+                    side.push(suffix);
+                    let _ = std::fs::remove_file(PathBuf::from(side));
+                }
+                let mut store = Self::open_as_is(path, account).map_err(LoadError::from)?;
+                store.set_aside = Some(format!(
+                    "the saved inventory index could not be read ({why}); it was moved to {} and is read again from the API",
+                    aside.display()
+                ));
+                Ok(store)
+            }
+            other => other.map_err(LoadError::from),
+        }
+    }
+
+    fn open_as_is(path: &Path, account: &str) -> Result<Self, Opening> {
         let dir = path.parent().unwrap_or_else(|| Path::new("."));
         crate::private_file::create_dir(dir)?;
         #[cfg(unix)]
@@ -144,6 +201,7 @@ impl Store {
         let mut store = Self {
             conn,
             packages: HashMap::new(),
+            set_aside: None,
         };
         store.ready(account)?;
         if fresh {
@@ -152,12 +210,26 @@ impl Store {
         Ok(store)
     }
 
+    /// Whether a damaged file was set aside as this one was made (said once to the user).
+    pub fn take_set_aside(&mut self) -> Option<String> {
+        self.set_aside.take()
+    }
+
     /// Makes the schema, or empties a database of another version or account.
     fn ready(&mut self, account: &str) -> rusqlite::Result<()> {
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if version > VERSION {
+            // A newer esimdash's: left as it is for it (an older one never empties a newer's).
+            return Err(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_READONLY),
+                Some(format!(
+                    "made by a newer esimdash (schema {version}); this one keeps no index"
+                )),
+            ));
+        }
         let owner: Option<String> = if version == VERSION {
             tx.query_row("SELECT value FROM meta WHERE key = 'account'", [], |r| r.get(0))
                 .optional()?
@@ -249,7 +321,7 @@ impl Store {
 
     /// Merges what a read brought, in one transaction, by the in-memory index's rule.
     pub fn merge(&mut self, seen: &Seen) -> rusqlite::Result<Merged> {
-        let Self { conn, packages } = self;
+        let Self { conn, packages, .. } = self;
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let mut merged = Merged::default();
         match seen.place {
@@ -304,7 +376,7 @@ impl Store {
     /// Takes in every entry of an in-memory index (a JSON index of an earlier version), in one
     /// transaction; an entry read later here is kept.
     pub fn absorb(&mut self, inventory: &Inventory) -> rusqlite::Result<()> {
-        let Self { conn, packages } = self;
+        let Self { conn, packages, .. } = self;
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         if inventory.total > 0 {
             saw_total(&tx, inventory.total)?;
@@ -721,6 +793,44 @@ mod tests {
             load(&dir.path().join("none.sqlite3"), "abc"),
             Err(LoadError::Missing)
         ));
+    }
+
+    #[test]
+    fn a_damaged_file_is_set_aside_and_made_anew_and_a_newer_versions_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = path_in(dir.path(), "abc");
+        std::fs::write(
+            &path,
+            "junk, and long enough to be read as a database's first page: ".repeat(40),
+        )
+        .unwrap();
+        let mut store = Store::open(&path, "abc").unwrap();
+        let said = store.take_set_aside().expect("said");
+        assert!(said.contains("moved to") && said.contains(".damaged"), "{said}");
+        assert!(path.with_extension("sqlite3.damaged").exists());
+        let page = Seen {
+            place: Some(PagePlace {
+                page: 1,
+                size: 1,
+                total: 1,
+            }),
+            entries: vec![entry(11, "in_use")],
+            read_at: 0,
+        };
+        assert_eq!(store.merge(&page).unwrap().added, 1, "the new database works");
+        drop(store);
+
+        let newer = path_in(dir.path(), "new");
+        let conn = Connection::open(&newer).unwrap();
+        conn.pragma_update(None, "user_version", VERSION + 1).unwrap();
+        drop(conn);
+        let Err(e) = Store::open(&newer, "new") else {
+            panic!("opened a newer version's")
+        };
+        assert!(e.to_string().contains("newer esimdash"), "{e}");
+        let conn = Connection::open(&newer).unwrap();
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+        assert_eq!(version, VERSION + 1, "left as it was");
     }
 
     #[cfg(unix)]

@@ -125,6 +125,8 @@ pub enum Msg {
         id: JobId,
         /// `None`: there is none, or none to trust (it is replaced once the inventory is read).
         loaded: Option<Box<crate::inventory::store::Loaded>>,
+        /// What the user is to be told of it: it cannot be used, or a damaged file was set aside.
+        trouble: Option<String>,
     },
     /// eSIMs the client of `profile`'s account read, for its inventory index (whatever asked).
     IndexSeen {

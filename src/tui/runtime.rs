@@ -63,15 +63,21 @@ impl IndexFile {
     fn load(file: Option<&Self>, id: JobId, tx: &UnboundedSender<Msg>) {
         let (kept, tx) = (file.map(|f| f.kept.clone()), tx.clone());
         tokio::task::spawn_blocking(move || {
-            let loaded = kept.and_then(|kept| match kept.load() {
-                Ok(loaded) => Some(Box::new(loaded)),
-                Err(LoadError::Missing) => None,
-                Err(e) => {
-                    tracing::warn!("{e}");
-                    None
+            let (loaded, trouble) = match kept {
+                Some(kept) => {
+                    let loaded = match kept.load() {
+                        Ok(loaded) => Some(Box::new(loaded)),
+                        Err(LoadError::Missing) => None,
+                        Err(e) => {
+                            tracing::warn!("{e}");
+                            None
+                        }
+                    };
+                    (loaded, kept.trouble())
                 }
-            });
-            let _ = tx.send(Msg::SavedInventory { id, loaded });
+                None => (None, None),
+            };
+            let _ = tx.send(Msg::SavedInventory { id, loaded, trouble });
         });
     }
 }

@@ -52,7 +52,7 @@ impl Memory {
             why,
         };
         let fresh = !path.exists();
-        drop(crate::private_file::open_or_create(path)?);
+        drop(crate::private_file::open_or_create(path).map_err(|e| unreadable(e.to_string()))?);
         let conn = Connection::open(path).map_err(|e| unreadable(e.to_string()))?;
         let mut memory = Self {
             conn,
@@ -83,7 +83,10 @@ impl Memory {
         self.conn.pragma_update(None, "journal_mode", "WAL")?;
         let version: i64 = self.conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
         if version != 0 && version != VERSION {
-            return Err(rusqlite::Error::InvalidQuery);
+            return Err(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_READONLY),
+                Some(format!("a memory of another esimdash version (schema {version})")),
+            ));
         }
         if version == 0 {
             self.conn.execute_batch(SCHEMA)?;

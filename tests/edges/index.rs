@@ -307,3 +307,32 @@ async fn after_the_oldest_esim_is_purged_each_esim_first_on_a_page_is_found_and_
     assert!(message.contains("the list changed while it was read"), "{message}");
     assert!(!message.contains("in this account"), "{message}");
 }
+
+/// A saved index that is no database (a disk error, a file copied over it): the find still
+/// works, says on stderr that the file was set aside, and from then on the index works again.
+#[tokio::test]
+async fn a_damaged_saved_index_is_set_aside_said_and_made_anew() {
+    let sb = without_lookup(2_000).await;
+    let on_15 = iccid_at(&sb, 15, 3).await;
+    let home = tempfile::tempdir().unwrap();
+    pages_read_by(find(&home, &sb, &on_15), &sb, &on_15).await;
+    let base = BaseUrl::parse(&sb.base_url()).unwrap();
+    let account = store::account_key(base.as_str(), "ak_demo_acme");
+    let path = store::path_in(&home.path().join(".cache/esimdash"), &account);
+    // The file replaced whole (SQLite's own files beside it go too: they would still hold it).
+    for side in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{side}", path.display()));
+    }
+    std::fs::write(
+        &path,
+        "not a database, but long enough to be read as one's first page. ".repeat(80),
+    )
+    .unwrap();
+
+    let out = run(find(&home, &sb, &on_15)).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("moved to"), "said: {}", stderr(&out));
+    assert!(path.with_extension("sqlite3.damaged").exists());
+    let pages = pages_read_by(find(&home, &sb, &on_15), &sb, &on_15).await;
+    assert!(pages.len() <= 2, "the index works again: {pages:?}");
+}

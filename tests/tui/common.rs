@@ -440,6 +440,7 @@ impl Live {
         self.send(Msg::SavedInventory {
             id,
             loaded: Some(Box::new(loaded)),
+            trouble: None,
         });
     }
 

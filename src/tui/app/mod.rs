@@ -340,10 +340,14 @@ impl App {
                     self.dirty = true;
                 }
             }
-            Msg::SavedInventory { id, loaded } => {
+            Msg::SavedInventory { id, loaded, trouble } => {
                 // Dropped when it is of an account no longer in use.
-                if let (Some(Job::LoadInventory), Some(loaded)) = (self.account.jobs.finish(id), loaded) {
-                    self.account.tabs.esims.use_saved(*loaded);
+                if let Some(Job::LoadInventory) = self.account.jobs.finish(id) {
+                    if let Some(loaded) = loaded {
+                        self.account.tabs.esims.use_saved(*loaded);
+                    }
+                    // A window that stays: it says why finding reads the list again.
+                    self.notices.extend(trouble);
                     self.dirty = true;
                 }
             }

@@ -1014,10 +1014,12 @@ impl TabState for Esims {
 }
 
 /// `results` and `new`, both in `order`, as one list in order: `new` appended where it all
-/// comes after (a read from the top, in list order), else one merge.
+/// comes after (a read from the top, in list order), else each put at its place, found by
+/// halving, and the runs between copied whole (the attention filter's order is not the list's,
+/// so a page's results land anywhere; the order of old results is never worked out again).
 fn merge_sorted<K: Ord>(mut results: Vec<u32>, new: impl Iterator<Item = u32>, order: impl Fn(&u32) -> K) -> Vec<u32> {
-    let mut new = new.peekable();
-    let appends = match (results.last(), new.peek()) {
+    let new: Vec<u32> = new.collect();
+    let appends = match (results.last(), new.first()) {
         (Some(last), Some(first)) => order(first) > order(last),
         _ => true,
     };
@@ -1025,16 +1027,15 @@ fn merge_sorted<K: Ord>(mut results: Vec<u32>, new: impl Iterator<Item = u32>, o
         results.extend(new);
         return results;
     }
-    let mut merged = Vec::with_capacity(results.len() + new.size_hint().0);
-    let mut old = results.into_iter().peekable();
-    loop {
-        let take_new = match (old.peek(), new.peek()) {
-            (Some(o), Some(n)) => order(n) < order(o),
-            (None, Some(_)) => true,
-            (Some(_), None) => false,
-            (None, None) => break,
-        };
-        merged.extend(if take_new { new.next() } else { old.next() });
+    let mut merged = Vec::with_capacity(results.len() + new.len());
+    let mut from = 0;
+    for e in new {
+        let key = order(&e);
+        let at = from + results[from..].partition_point(|r| order(r) < key);
+        merged.extend_from_slice(&results[from..at]);
+        merged.push(e);
+        from = at;
     }
+    merged.extend_from_slice(&results[from..]);
     merged
 }
