@@ -31,10 +31,12 @@ export ESIMDASH_ACCESS_CODE=ak_demo_acme ESIMDASH_SECRET_KEY=sk_demo_acme
 # One command: "wall-s cpu-s max-MB requests" (requests from the client's own log).
 run() {
   rm -f "$WORK/log"
+  local s=${EPOCHREALTIME/./}
   /usr/bin/time -f "%e %U %S %M" -o "$WORK/time" env ESIMDASH_LOG=debug "$BIN" --log-file "$WORK/log" "$@" \
     >/dev/null 2>"$WORK/err" || true
-  read -r wall user sys kb < <(tail -1 "$WORK/time")
-  echo "$wall $(awk "BEGIN {print $user + $sys}") $((kb / 1024)) $(grep -c '"answer"\|answer' "$WORK/log" || true)"
+  local e=${EPOCHREALTIME/./}
+  read -r _ user sys kb < <(tail -1 "$WORK/time")
+  echo "$(awk "BEGIN {printf \"%.3f\", ($e - $s) / 1e6}") $(awk "BEGIN {print $user + $sys}") $((kb / 1024)) $(grep -c 'answer' "$WORK/log" || true)"
 }
 declare -A FIG
 SEEN=""
