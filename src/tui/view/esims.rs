@@ -5,7 +5,7 @@
 use super::lists::failed_text;
 use super::lists::{draw_table, short_time, title};
 use super::theme::Theme;
-use super::widgets::{Column, cursor_table, keys_line, paragraph, safe, search_spans};
+use super::widgets::{Column, cursor_table, cursor_table_from, keys_line, paragraph, safe, search_spans};
 use crate::api::Found;
 use crate::api::model::Esim;
 use crate::domain::attention::Judged;
@@ -361,22 +361,22 @@ fn draw_result_rows(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let esims = app.esims();
     if esims.attention().is_some() {
         let cells = move |row: ResultRow<'_>| marked_cells(app, row.iccid(), attention_cells(esims, row));
-        cursor_table(
+        cursor_table_from(
             frame,
             area,
             &marked_columns(app, &ATTENTION_COLUMNS),
-            esims.result_rows(),
+            |from| esims.result_rows_from(from),
             cells,
             esims.result_cursor(),
             theme,
         );
         return;
     }
-    cursor_table(
+    cursor_table_from(
         frame,
         area,
         &marked_columns(app, &COLUMNS),
-        esims.result_rows(),
+        |from| esims.result_rows_from(from),
         |row| marked_cells(app, row.iccid(), result_cells(esims, row)),
         esims.result_cursor(),
         theme,

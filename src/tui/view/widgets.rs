@@ -206,8 +206,21 @@ pub fn cursor_table<T>(
     cursor: usize,
     theme: &Theme,
 ) {
+    cursor_table_from(frame, area, columns, |from| items.skip(from), cells, cursor, theme);
+}
+
+/// `cursor_table` over items that can start anywhere at once (`items_from(k)`: from the `k`th).
+pub fn cursor_table_from<T, I: Iterator<Item = T>>(
+    frame: &mut Frame,
+    area: Rect,
+    columns: &[Column],
+    items_from: impl FnOnce(usize) -> I,
+    cells: impl Fn(T) -> Vec<String>,
+    cursor: usize,
+    theme: &Theme,
+) {
     let height = area.height.saturating_sub(1) as usize;
-    let (start, rows) = last_screen_full(items, cursor, height);
+    let (start, rows) = last_screen_full(items_from, cursor, height);
     let rows = rows.into_iter().map(cells).collect();
     table(frame, area, columns, rows, cursor.saturating_sub(start), theme);
 }
@@ -216,10 +229,14 @@ pub fn cursor_table<T>(
 /// screen that reaches the end of the list is drawn full (the rows above filling it), so `G`
 /// shows a whole view ending on the last row rather than a few rows over empty lines. The screen
 /// before is read along to fill it: the list's length is never counted.
-fn last_screen_full<T>(items: impl Iterator<Item = T>, cursor: usize, height: usize) -> (usize, Vec<T>) {
+fn last_screen_full<T, I: Iterator<Item = T>>(
+    items_from: impl FnOnce(usize) -> I,
+    cursor: usize,
+    height: usize,
+) -> (usize, Vec<T>) {
     let natural = window_start(cursor, height);
     let from = natural.saturating_sub(height);
-    let mut near: Vec<T> = items.skip(from).take(natural - from + height).collect();
+    let mut near: Vec<T> = items_from(from).take(natural - from + height).collect();
     let start = natural.min((from + near.len()).saturating_sub(height)).max(from);
     near.drain(..start - from);
     near.truncate(height);
@@ -352,7 +369,7 @@ mod tests {
     #[test]
     fn the_screen_reaching_the_end_of_the_list_is_full() {
         let window = |len: usize, cursor: usize| {
-            let (start, rows) = last_screen_full(0..len, cursor, 35);
+            let (start, rows) = last_screen_full(|from| (0..len).skip(from), cursor, 35);
             (start, rows.len())
         };
         assert_eq!(window(50, 49), (15, 35), "the last 35 of 50, not 15 over empty lines");
@@ -365,6 +382,10 @@ mod tests {
         );
         assert_eq!(window(200, 80), (70, 35), "away from the end: a screen at a time");
         assert_eq!(window(0, 0), (0, 0));
-        assert_eq!(last_screen_full(0..10, 3, 0), (0, Vec::new()), "no room");
+        assert_eq!(
+            last_screen_full(|from| (0..10).skip(from), 3, 0),
+            (0, Vec::new()),
+            "no room"
+        );
     }
 }

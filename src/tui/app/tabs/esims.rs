@@ -305,12 +305,22 @@ impl Esims {
         }
     }
 
-    /// The result rows from `start`, in order.
+    /// The result rows, in order.
     pub fn result_rows(&self) -> impl Iterator<Item = ResultRow<'_>> {
+        self.result_rows_from(0)
+    }
+
+    /// The result rows from the `start`th, in order: the rows before are never looked at (a
+    /// cursor deep in a million results is drawn in the time of a screenful).
+    pub fn result_rows_from(&self, start: usize) -> impl Iterator<Item = ResultRow<'_>> {
         let inventory = self.searched();
         let fetched = self.fetched_only().map(ResultRow::Fetched);
+        let skip = start.saturating_sub(usize::from(fetched.is_some()));
+        let fetched = fetched.filter(|_| start == 0);
         fetched.into_iter().chain(
             self.results
+                .get(skip..)
+                .unwrap_or_default()
                 .iter()
                 .filter_map(move |&i| inventory.row(i as usize).map(ResultRow::Indexed)),
         )
