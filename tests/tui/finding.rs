@@ -404,3 +404,39 @@ async fn the_dashboards_index_is_saved_as_it_is_read_resumed_at_the_gap_and_fres
         .count();
     assert_eq!(lists, 1);
 }
+
+/// A whole ICCID the account does not have, once the whole list is in the index: the pane says
+/// so (and how to read the list again), rather than "No eSIM selected", against a server
+/// without the lookup, where no record fetched can tell.
+#[tokio::test]
+async fn a_whole_iccid_the_complete_index_lacks_is_said_to_be_none_of_the_account() {
+    let config = SandboxConfig {
+        orders: 800,
+        rate_limit: 100_000,
+        iccid_lookup: false,
+        ..SandboxConfig::default()
+    };
+    let fast = ClientOptions {
+        rate_limit: 100_000,
+        ..ClientOptions::default()
+    };
+    let mut live = Live::new(config, fast).await;
+    live.send(key('3'));
+    live.idle(Duration::from_secs(10)).await;
+    live.send(key('/'));
+    // Luhn-valid, and not one of the sandbox's.
+    for c in "8944100099999345681".chars() {
+        live.send(key(c));
+    }
+    live.send(code(KeyCode::Enter));
+    assert!(
+        live.until(Duration::from_secs(20), |app| app.esims().index().is_complete())
+            .await
+    );
+    live.idle(Duration::from_secs(5)).await;
+    let screen = render(&live.app, 120, 40, Instant::now());
+    assert!(
+        screen.contains("No eSIM with this ICCID") && screen.contains("whole list is in the index"),
+        "{screen}"
+    );
+}

@@ -387,14 +387,25 @@ fn draw_result_rows(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 /// the rest is missing.
 fn unfetched_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
     let esims = app.esims();
-    let Some(iccid) = esims.selected_iccid() else {
-        return vec![Line::raw("No eSIM selected.")];
+    // No result, but a whole ICCID searched for: the pane says what became of it.
+    let (iccid, no_result) = match (esims.selected_iccid(), esims.whole_iccid()) {
+        (Some(selected), _) => (selected.as_str().to_string(), false),
+        (None, Some(whole)) => (whole.as_str().to_string(), true),
+        (None, None) => return vec![Line::raw("No eSIM selected.")],
     };
-    let fresh = esims.fresh().filter(|f| iccid == f.iccid).map(|f| &f.record);
+    let fresh = esims.fresh().filter(|f| f.iccid.as_str() == iccid).map(|f| &f.record);
+    let index = esims.index();
     let state = match (fresh, fresh.and_then(Remote::value)) {
+        (_, Some(Found::Absent)) if no_result => "This account has no eSIM with this ICCID.".to_string(),
+        // The whole list is in the index, and this ICCID is not.
+        _ if no_result && index.is_complete() => format!(
+            "No eSIM with this ICCID among this account's {} eSIMs: the whole list is in the index. {} reads it again from the top.",
+            group(index.covered()),
+            super::refresh_key(app)
+        ),
         (_, Some(Found::Absent)) => "This account has no eSIM with this ICCID any more.".to_string(),
         (_, Some(Found::Unknown(searched))) => {
-            format!("{}. r reads the inventory again.", searched.describe(iccid.as_str()))
+            format!("{}. r reads the inventory again.", searched.describe(&iccid))
         }
         (Some(r), _) if r.is_loading() => "Fetching its current record…".to_string(),
         (Some(r), _) if r.error().is_some() => r.error().map(|e| failed_text(app, "its record", e)).unwrap_or_default(),
@@ -410,7 +421,7 @@ fn unfetched_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
     vec![
         Line::from(vec![
             Span::styled("ICCID    ", theme.muted()),
-            Span::styled(safe(iccid.as_str()), theme.title()),
+            Span::styled(safe(&iccid), theme.title()),
         ]),
         Line::styled(state, theme.muted()),
     ]
