@@ -39,6 +39,9 @@ pub struct IndexRead {
     asked: Option<u64>,
     /// Pages asked for this session (at the totals of then): none is asked for twice.
     asked_before: HashSet<u64>,
+    /// When the first and the latest page of this read came, and how many came: the pace the
+    /// server and the network really keep, which the budget alone overstates.
+    pace: Option<(Instant, Instant, u64)>,
 }
 
 impl IndexRead {
@@ -74,14 +77,24 @@ impl IndexRead {
         self.next.error()
     }
 
-    /// The time the whole read still needs at `pages_per_minute` (its share of the budget),
-    /// while it goes on.
+    /// The time the whole read still needs, while it goes on: at its share of the budget
+    /// (`pages_per_minute`, 0: not known) or at the pace its pages have come, the slower.
     pub fn time_to_go(&self, pages_per_minute: u32) -> Option<Duration> {
-        if !self.whole || self.is_complete() || pages_per_minute == 0 || self.error().is_some() {
+        if !self.whole || self.is_complete() || self.error().is_some() {
             return None;
         }
         let pages = self.total()?.saturating_sub(self.covered()).div_ceil(SCAN_PAGE_SIZE);
-        Some(Duration::from_secs(pages * 60 / u64::from(pages_per_minute)))
+        let budget = (pages_per_minute > 0).then(|| Duration::from_secs(pages * 60 / u64::from(pages_per_minute)));
+        // Whichever is slower: the budget's share, or the pace the pages have come at so far
+        // (a budget lifted or far above what the server answers says "0 s" for minutes).
+        let kept = match self.pace {
+            Some((first, latest, came)) if came >= 5 => {
+                let each = latest.saturating_duration_since(first) / u32::try_from(came - 1).unwrap_or(u32::MAX);
+                each.saturating_mul(u32::try_from(pages).unwrap_or(u32::MAX))
+            }
+            _ => return budget,
+        };
+        Some(budget.unwrap_or_default().max(kept))
     }
 
     /// The index an earlier session saved: what this session read since is kept over it.
@@ -100,6 +113,7 @@ impl IndexRead {
             self.top = Some(1);
         }
         self.asked_before.clear();
+        self.pace = None;
         if !self.next.is_loading() {
             self.next = Remote::default();
         }
@@ -181,6 +195,8 @@ impl IndexRead {
             return None;
         }
         self.next.invalidate();
+        let pace = self.pace.get_or_insert((now, now, 0));
+        (pace.1, pace.2) = (now, pace.2 + 1);
         if let (Some(page), Some(asked)) = (self.top, self.asked.take()) {
             // Its eSIMs not seen (nothing told the index of them): the top is not read on blindly.
             let met_known = match self.top_met_known.take() {
