@@ -108,9 +108,7 @@ impl Kept {
     /// The whole index (`Missing` when none was saved yet).
     pub fn load(&self) -> Result<Loaded, LoadError> {
         let mut state = self.lock();
-        let dir = state.path.parent().unwrap_or(std::path::Path::new("."));
-        let saved_as_json = super::legacy::path_in(dir, &state.account).exists();
-        if state.store.is_none() && !state.path.exists() && !saved_as_json {
+        if state.store.is_none() && !store::saved(&state.path, &state.account) {
             return Err(LoadError::Missing);
         }
         let account = state.account.clone();

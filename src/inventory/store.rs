@@ -467,10 +467,15 @@ impl Store {
 
 /// Loads the saved index of `account` whole (`Missing` when there is none yet).
 pub fn load(path: &Path, account: &str) -> Result<Loaded, LoadError> {
-    if !path.exists() && !super::legacy::path_in(path.parent().unwrap_or(Path::new(".")), account).exists() {
+    if !saved(path, account) {
         return Err(LoadError::Missing);
     }
     Store::open(path, account)?.load(account)
+}
+
+/// Whether an index of `account` was saved at `path`, or as JSON by an earlier version beside it.
+pub fn saved(path: &Path, account: &str) -> bool {
+    path.exists() || super::legacy::path_in(path.parent().unwrap_or(Path::new(".")), account).exists()
 }
 
 fn is_iccid(iccid: &str) -> bool {

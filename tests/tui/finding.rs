@@ -11,6 +11,22 @@ use esimdash::tui::app::Remote;
 use esimdash::tui::msg::Msg;
 use std::time::{Duration, Instant};
 
+/// A sandbox of `orders` without the lookup by ICCID, and a client, neither pacing: pages are
+/// counted, not waited for.
+fn without_lookup(orders: usize) -> (SandboxConfig, ClientOptions) {
+    let config = SandboxConfig {
+        orders,
+        rate_limit: 100_000,
+        iccid_lookup: false,
+        ..SandboxConfig::default()
+    };
+    let fast = ClientOptions {
+        rate_limit: 100_000,
+        ..ClientOptions::default()
+    };
+    (config, fast)
+}
+
 /// The oldest eSIM's ICCID (the last item of the list), read with a client of our own.
 async fn oldest_iccid(base_url: &str) -> String {
     let client = Client::new(
@@ -106,16 +122,7 @@ async fn an_iccid_from_the_oldest_page_and_its_qr_code_in_three_requests_within_
 
 #[tokio::test]
 async fn a_server_without_the_lookup_never_shows_another_esim_and_a_second_session_needs_two_requests() {
-    let config = SandboxConfig {
-        orders: 1_500,
-        rate_limit: 100_000,
-        iccid_lookup: false,
-        ..SandboxConfig::default()
-    };
-    let fast = ClientOptions {
-        rate_limit: 100_000,
-        ..ClientOptions::default()
-    };
+    let (config, fast) = without_lookup(1_500);
     let mut first = Live::new(config.clone(), fast.clone()).await;
     first.send(key('3'));
     first.idle(Duration::from_secs(10)).await;
@@ -410,16 +417,7 @@ async fn the_dashboards_index_is_saved_as_it_is_read_resumed_at_the_gap_and_fres
 /// without the lookup, where no record fetched can tell.
 #[tokio::test]
 async fn a_whole_iccid_the_complete_index_lacks_is_said_to_be_none_of_the_account() {
-    let config = SandboxConfig {
-        orders: 800,
-        rate_limit: 100_000,
-        iccid_lookup: false,
-        ..SandboxConfig::default()
-    };
-    let fast = ClientOptions {
-        rate_limit: 100_000,
-        ..ClientOptions::default()
-    };
+    let (config, fast) = without_lookup(800);
     let mut live = Live::new(config, fast).await;
     live.send(key('3'));
     live.idle(Duration::from_secs(10)).await;
@@ -445,16 +443,7 @@ async fn a_whole_iccid_the_complete_index_lacks_is_said_to_be_none_of_the_accoun
 /// come at, not "0 s to go" for as long as the server takes.
 #[tokio::test]
 async fn the_time_to_go_follows_the_pace_the_pages_come_at() {
-    let config = SandboxConfig {
-        orders: 4_000,
-        rate_limit: 100_000,
-        iccid_lookup: false,
-        ..SandboxConfig::default()
-    };
-    let fast = ClientOptions {
-        rate_limit: 100_000,
-        ..ClientOptions::default()
-    };
+    let (config, fast) = without_lookup(4_000);
     let mut live = Live::new(config, fast).await;
     live.send(key('3'));
     live.idle(Duration::from_secs(10)).await;
