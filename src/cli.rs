@@ -9,7 +9,6 @@ use crate::domain::status::StatusFilter;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::ffi::OsString;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 
 /// Read with [`Cli::from_command_line`], which adds the connection options to the commands
@@ -186,7 +185,7 @@ pub struct ConnectionArgs {
     pub secret_key: Option<String>,
 
     /// How the secret is sent: the pair (default) or a legacy mode.
-    #[arg(long, env = "ESIMDASH_AUTH", value_enum)]
+    #[arg(long, env = "ESIMDASH_AUTH", value_parser = auth_mode())]
     pub auth: Option<AuthMode>,
 
     /// Profile of the config file to use.
@@ -268,6 +267,12 @@ pub enum CheckWhat {
         #[arg(long, value_name = "N")]
         critical: u64,
     },
+}
+
+/// One of the auth modes by name, offered as the possible values in `--help`.
+fn auth_mode() -> impl clap::builder::TypedValueParser<Value = AuthMode> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(AuthMode::NAMES).try_map(|name| name.parse::<AuthMode>())
 }
 
 /// An amount in USD, exactly (never through a float).
@@ -382,6 +387,7 @@ pub enum Command {
         spend: SpendArgs,
     },
     /// Run the sandbox server of the API contract, with seeded demo data.
+    #[cfg(feature = "sandbox")]
     Sandbox(SandboxArgs),
     /// The audit trail: every stage of every top-up, order and profile change made here.
     Audit {
@@ -397,6 +403,19 @@ pub enum Command {
     },
     /// Print the man page (roff) to stdout.
     Man,
+}
+
+impl Command {
+    /// Whether it serves until stopped (the sandbox, `metrics --listen`) rather than answering
+    /// once: such a command gets the runtime's thread pool.
+    pub fn serves(&self) -> bool {
+        match self {
+            #[cfg(feature = "sandbox")]
+            Command::Sandbox(_) => true,
+            Command::Metrics { listen, .. } => listen.is_some(),
+            _ => false,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]
@@ -528,11 +547,12 @@ pub enum ProfileAction {
     },
 }
 
+#[cfg(feature = "sandbox")]
 #[derive(Debug, Clone, Args)]
 pub struct SandboxArgs {
     /// Address to listen on (port 0 picks a free one).
     #[arg(long, default_value = "127.0.0.1:8080")]
-    pub addr: SocketAddr,
+    pub addr: std::net::SocketAddr,
     /// Seed of the generated data.
     #[arg(long, default_value_t = crate::sandbox::DEFAULT_SEED)]
     pub seed: u64,
@@ -568,6 +588,7 @@ fn status_filter(text: &str) -> Result<StatusFilter, std::convert::Infallible> {
 }
 
 /// A share from 0 to 1.
+#[cfg(feature = "sandbox")]
 fn share(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(rate) if (0.0..=1.0).contains(&rate) => Ok(rate),

@@ -3,26 +3,24 @@
 
 #![warn(clippy::too_many_lines)]
 
-pub mod api;
-pub mod audit;
 pub mod bulk;
 pub mod cli;
 pub mod clipboard;
 pub mod commands;
 pub mod config;
-pub mod domain;
 pub mod export;
 pub mod format;
 pub mod inventory;
 pub mod logging;
-pub mod panic_guard;
-pub mod private_file;
 pub mod purchase;
-pub mod qr;
-pub mod sandbox;
 pub mod session;
-pub mod signals;
-pub mod sync;
-pub mod text;
 pub mod tui;
 pub mod watch;
+
+// The layers below, under the names the code has always used (being replaced by the crates' own).
+pub use esimdash_api as api;
+pub use esimdash_api::{audit, private_file, signals};
+pub use esimdash_domain as domain;
+pub use esimdash_domain::{panic_guard, qr, sync, text};
+#[cfg(feature = "sandbox")]
+pub use esimdash_sandbox as sandbox;

@@ -5,7 +5,6 @@
 
 use esimdash::cli::{Cli, Command};
 use esimdash::commands::{self, CommandError, Output};
-use esimdash::sandbox::{self, SandboxConfig};
 use esimdash::session::{Accounts, Opened};
 use esimdash::{config, inventory, logging, tui};
 use std::io::Write;
@@ -17,8 +16,7 @@ fn main() -> ExitCode {
     let log_path = logging::init(cli.log_file.as_deref());
     // A one-shot command waits on one request at a time: one thread does, and starts sooner
     // than a pool (README, "Performance"). The dashboard and the sandbox get the pool.
-    let one_shot = matches!(&cli.command, Some(c) if !matches!(c, Command::Sandbox(_) | Command::Metrics { listen: Some(_), .. }))
-        && !cli.connection.demo;
+    let one_shot = matches!(&cli.command, Some(c) if !c.serves()) && !cli.connection.demo;
     let runtime = if one_shot {
         tokio::runtime::Builder::new_current_thread().enable_all().build()
     } else {
@@ -36,6 +34,7 @@ fn main() -> ExitCode {
 
 async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
     let output = Output::of(&cli);
+    #[cfg(feature = "sandbox")]
     if let Some(Command::Sandbox(args)) = &cli.command {
         return match commands::run_sandbox(args).await {
             Ok(()) => ExitCode::SUCCESS,
@@ -50,10 +49,10 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
     }
     // The demo sandbox serves for as long as this function runs.
     let demo = if cli.connection.demo {
-        match sandbox::spawn(&SandboxConfig::default(), ([127, 0, 0, 1], 0).into()).await {
+        match commands::start_demo().await {
             Ok(s) => Some(s),
             Err(e) => {
-                eprintln!("esimdash: cannot start the demo sandbox: {e}");
+                eprintln!("esimdash: {e}");
                 return ExitCode::from(1);
             }
         }

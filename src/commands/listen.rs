@@ -7,10 +7,11 @@
 //! new connections instead would keep the scrapes out for as long as the flood lasts.
 
 use hyper::body::Incoming;
-use hyper::service::Service;
+use hyper::{Method, Request, Response, StatusCode, header};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::service::TowerToHyperService;
 use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -42,8 +43,51 @@ const ACCEPT_PAUSE: Duration = Duration::from_millis(50);
 /// How long a new connection waits for the one it pushed out to close.
 const MAKE_ROOM: Duration = Duration::from_secs(1);
 
-/// Serves `app` on `listener` until the future is dropped.
-pub async fn serve(listener: TcpListener, app: axum::Router, bounds: Bounds) {
+/// The one document a server serves: its path, its content type, and what makes it (called on
+/// each GET or HEAD of the path).
+#[derive(Clone)]
+pub struct Document<F> {
+    pub path: &'static str,
+    pub content_type: &'static str,
+    pub make: F,
+}
+
+impl<F, Made> Document<F>
+where
+    F: Fn() -> Made,
+    Made: Future<Output = String>,
+{
+    /// The answer to `request`: the document, or why not (another path, another method).
+    async fn answer(&self, request: &Request<Incoming>) -> Response<String> {
+        let (status, body) = if request.uri().path() != self.path {
+            (
+                StatusCode::NOT_FOUND,
+                format!("not found: only {} is served here\n", self.path),
+            )
+        } else if !matches!(*request.method(), Method::GET | Method::HEAD) {
+            (
+                StatusCode::METHOD_NOT_ALLOWED,
+                "only GET and HEAD are answered here\n".to_string(),
+            )
+        } else {
+            let mut answer = Response::new((self.make)().await);
+            if let Ok(value) = header::HeaderValue::from_str(self.content_type) {
+                answer.headers_mut().insert(header::CONTENT_TYPE, value);
+            }
+            return answer;
+        };
+        let mut answer = Response::new(body);
+        *answer.status_mut() = status;
+        answer
+    }
+}
+
+/// Serves `document` on `listener` until the future is dropped.
+pub async fn serve<F, Made>(listener: TcpListener, document: Document<F>, bounds: Bounds)
+where
+    F: Fn() -> Made + Clone + Send + Sync + 'static,
+    Made: Future<Output = String> + Send + 'static,
+{
     let open = Arc::new(Open::new(bounds.open));
     loop {
         let stream = match listener.accept().await {
@@ -56,22 +100,25 @@ pub async fn serve(listener: TcpListener, app: axum::Router, bounds: Bounds) {
         };
         // No place (every held connection is being answered): dropped, so closed at once.
         if let Some(place) = open.admit().await {
-            tokio::spawn(connection(stream, app.clone(), place, bounds.head));
+            tokio::spawn(connection(stream, document.clone(), place, bounds.head));
         }
     }
 }
 
 /// One connection, until it ends, its head time runs out, or a newer one pushes it out.
-async fn connection(stream: TcpStream, app: axum::Router, mut place: Place, head: Duration) {
+async fn connection<F, Made>(stream: TcpStream, document: Document<F>, mut place: Place, head: Duration)
+where
+    F: Fn() -> Made + Clone + Send + Sync + 'static,
+    Made: Future<Output = String> + Send + 'static,
+{
     let busy = place.busy.clone();
-    let app = TowerToHyperService::new(app);
-    let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+    let service = hyper::service::service_fn(move |request: Request<Incoming>| {
         let answering = Answering::mark(&busy);
-        let answer = app.call(request);
+        let document = document.clone();
         async move {
-            let answer = answer.await;
+            let answer = document.answer(&request).await;
             drop(answering);
-            answer
+            Ok::<_, Infallible>(answer)
         }
     });
     let mut http = hyper::server::conn::http1::Builder::new();
@@ -195,15 +242,24 @@ mod tests {
     use super::*;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    async fn server(bounds: Bounds, app: axum::Router) -> std::net::SocketAddr {
+    async fn server<F, Made>(bounds: Bounds, make: F) -> std::net::SocketAddr
+    where
+        F: Fn() -> Made + Clone + Send + Sync + 'static,
+        Made: Future<Output = String> + Send + 'static,
+    {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        tokio::spawn(serve(listener, app, bounds));
+        let document = Document {
+            path: "/metrics",
+            content_type: "text/plain",
+            make,
+        };
+        tokio::spawn(serve(listener, document, bounds));
         addr
     }
 
-    fn hello() -> axum::Router {
-        axum::Router::new().route("/metrics", axum::routing::get(|| async { "up 1\n" }))
+    async fn hello() -> String {
+        "up 1\n".to_string()
     }
 
     async fn stalled(addr: std::net::SocketAddr) -> TcpStream {
@@ -223,6 +279,32 @@ mod tests {
         answer
     }
 
+    async fn ask(addr: std::net::SocketAddr, head: &str) -> String {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream.write_all(head.as_bytes()).await.unwrap();
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer).await;
+        answer
+    }
+
+    #[tokio::test]
+    async fn only_the_document_is_served_and_only_to_get_or_head() {
+        let addr = server(Bounds::SCRAPES, hello).await;
+        let answer = ask(addr, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").await;
+        assert!(
+            answer.contains("content-type: text/plain") && answer.ends_with("up 1\n"),
+            "{answer}"
+        );
+        let elsewhere = ask(addr, "GET /other HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").await;
+        assert!(elsewhere.starts_with("HTTP/1.1 404"), "{elsewhere}");
+        let posted = ask(
+            addr,
+            "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        )
+        .await;
+        assert!(posted.starts_with("HTTP/1.1 405"), "{posted}");
+    }
+
     /// Whether the server closed `stream` within `within`.
     async fn closed(stream: &mut TcpStream, within: Duration) -> bool {
         let mut rest = Vec::new();
@@ -237,7 +319,7 @@ mod tests {
             head: Duration::from_millis(500),
             open: 4,
         };
-        let addr = server(bounds, hello()).await;
+        let addr = server(bounds, hello).await;
         let mut flood = Vec::new();
         for _ in 0..10 {
             flood.push(stalled(addr).await);
@@ -270,7 +352,7 @@ mod tests {
             head: Duration::from_millis(300),
             open: 4,
         };
-        let addr = server(bounds, hello()).await;
+        let addr = server(bounds, hello).await;
         let mut stream = TcpStream::connect(addr).await.unwrap();
         stream
             .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -297,16 +379,13 @@ mod tests {
     async fn a_connection_being_answered_is_never_pushed_out() {
         let gate = Arc::new(tokio::sync::Notify::new());
         let waiting = gate.clone();
-        let app = axum::Router::new().route(
-            "/metrics",
-            axum::routing::get(move || {
-                let waiting = waiting.clone();
-                async move {
-                    waiting.notified().await;
-                    "up 1\n"
-                }
-            }),
-        );
+        let app = move || {
+            let waiting = waiting.clone();
+            async move {
+                waiting.notified().await;
+                "up 1\n".to_string()
+            }
+        };
         let bounds = Bounds {
             head: Duration::from_secs(5),
             open: 1,

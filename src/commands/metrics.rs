@@ -60,20 +60,17 @@ pub async fn run(
         };
     };
     let source = Arc::new(tokio::sync::Mutex::new(source));
-    let app = axum::Router::new().route(
-        "/metrics",
-        axum::routing::get(move || {
+    let document = super::listen::Document {
+        path: "/metrics",
+        content_type: "text/plain; version=0.0.4",
+        make: move || {
             let source = source.clone();
-            async move {
-                let mut source = source.lock().await;
-                let body = source.cached_or_scrape(every).await;
-                ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")], body)
-            }
-        }),
-    );
+            async move { source.lock().await.cached_or_scrape(every).await }
+        },
+    };
     let listener = tokio::net::TcpListener::bind(addr).await?;
     crate::commands::notices::say(&format!("serving metrics at http://{}/metrics", listener.local_addr()?));
-    super::listen::serve(listener, app, super::listen::Bounds::SCRAPES).await;
+    super::listen::serve(listener, document, super::listen::Bounds::SCRAPES).await;
     Ok(())
 }
 

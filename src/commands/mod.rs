@@ -13,16 +13,22 @@ mod metrics;
 mod notices;
 mod output;
 mod qr;
+#[cfg(feature = "sandbox")]
 mod sandbox;
 mod shell;
 mod table;
 mod watch;
+#[cfg(not(feature = "sandbox"))]
+mod without_sandbox;
 
 pub use check::unknown_line as check_unknown_line;
 pub use notices::say;
 pub use output::Output;
 pub(crate) use output::print_json;
-pub use sandbox::run_sandbox;
+#[cfg(feature = "sandbox")]
+pub use sandbox::{Demo, run_sandbox, start_demo};
+#[cfg(not(feature = "sandbox"))]
+pub use without_sandbox::{Demo, start_demo};
 
 /// Runs a command that needs no API connection, if `command` is one.
 pub fn run_local(command: &Command, output: &Output) -> Option<Result<(), CommandError>> {
@@ -319,10 +325,14 @@ pub async fn run(
         }
         Command::Profile { action } => profile(client, action.as_ref(), output).await,
         Command::Topup { .. } | Command::Buy { .. } => spend(command, client, index, output).await,
-        Command::Sandbox(_) | Command::Audit { .. } | Command::Completions { .. } | Command::Man => Err(
-            CommandError::Usage("this command needs no API connection and runs on its own".to_string()),
-        ),
+        #[cfg(feature = "sandbox")]
+        Command::Sandbox(_) => Err(runs_on_its_own()),
+        Command::Audit { .. } | Command::Completions { .. } | Command::Man => Err(runs_on_its_own()),
     }
+}
+
+fn runs_on_its_own() -> CommandError {
+    CommandError::Usage("this command needs no API connection and runs on its own".to_string())
 }
 
 /// `topup` and `buy`: a single payment, a bulk file, or the top-ups offered for an eSIM.

@@ -8,6 +8,16 @@ use crate::sandbox::{SESSION_COOKIE, SandboxConfig, serve};
 use std::net::SocketAddr;
 use std::time::Duration;
 
+/// The sandbox of `--demo`, started in this process: it serves until dropped.
+pub type Demo = crate::sandbox::RunningSandbox;
+
+/// Starts the demo's sandbox on a free loopback port.
+pub async fn start_demo() -> Result<Demo, String> {
+    crate::sandbox::spawn(&SandboxConfig::default(), ([127, 0, 0, 1], 0).into())
+        .await
+        .map_err(|e| format!("cannot start the demo sandbox: {e}"))
+}
+
 fn banner(addr: SocketAddr, args: &SandboxArgs) -> String {
     let scheme = if args.tls_cert.is_some() { "https" } else { "http" };
     let base = format!("{scheme}://{addr}/api/v1");

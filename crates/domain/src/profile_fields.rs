@@ -28,7 +28,7 @@ pub fn check_country(value: &str) -> Result<String, String> {
 /// A website: an http or https URL with a host, or empty.
 pub fn check_website(value: &str) -> Result<(), String> {
     let ok = value.is_empty()
-        || reqwest::Url::parse(value).is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some());
+        || url::Url::parse(value).is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some());
     if ok {
         Ok(())
     } else {

@@ -1,8 +1,13 @@
 //! The client of the Reseller eSIM Sales API v1: HTTP, authentication, pacing, retries and the
 //! serde model; `pages`, a whole list read in order; `changes`, every request that changes the
 //! account on the server (payments, profile), with what guards them. It knows nothing of
-//! terminals; every failure is one `ApiError`.
+//! terminals; every failure is one `ApiError`. With it: the audit trail that records every payment
+//! before it is sent (`audit`), the files it keeps private, and the signals that stop a process
+//! (a resend is never started after one).
 
+#![warn(clippy::too_many_lines)]
+
+pub mod audit;
 mod base_url;
 mod changes;
 mod client;
@@ -13,7 +18,9 @@ mod lock;
 pub mod model;
 mod pacing;
 pub mod pages;
+pub mod private_file;
 mod settle;
+pub mod signals;
 mod sweep;
 mod timestamp;
 mod tls;

@@ -9,8 +9,8 @@ use super::model::{
     self, Esim, EsimPage, EsimQuery, Order, OrderPage, OrderQuery, PagePlace, Plan, Profile, Whereabouts,
 };
 use super::{BaseUrl, Credentials, Pacer};
-use crate::domain::status::StatusFilter;
-use crate::text;
+use esimdash_domain::status::StatusFilter;
+use esimdash_domain::text;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, LOCATION, RETRY_AFTER};
 use reqwest::{Method, StatusCode, Url};
 use rust_decimal::Decimal;
@@ -269,17 +269,17 @@ impl Client {
     /// Sends the client's notices to `listener` from now on (a command prints them, the
     /// dashboard shows them).
     pub fn on_notice(&self, listener: super::Listener) {
-        *crate::sync::lock(&self.inner.listener) = Some(listener);
+        *esimdash_domain::sync::lock(&self.inner.listener) = Some(listener);
     }
 
     /// Hands every eSIM read from now on to `tap`, whatever asked for it: pages of the whole
     /// list with their place, other answers as records (the inventory index keeps them).
     pub fn on_esims_read(&self, tap: EsimsTap) {
-        *crate::sync::lock(&self.inner.esims_read) = Some(tap);
+        *esimdash_domain::sync::lock(&self.inner.esims_read) = Some(tap);
     }
 
     fn tell_esims_read(&self, esims: &[Esim], place: Option<PagePlace>) {
-        let tap = crate::sync::lock(&self.inner.esims_read).clone();
+        let tap = esimdash_domain::sync::lock(&self.inner.esims_read).clone();
         if let Some(tap) = tap {
             tap(esims, place);
         }
@@ -297,7 +297,7 @@ impl Client {
     }
 
     pub(super) fn notify(&self, notice: super::Notice) {
-        let listener = crate::sync::lock(&self.inner.listener).clone();
+        let listener = esimdash_domain::sync::lock(&self.inner.listener).clone();
         match listener {
             Some(listener) => listener(notice),
             None => tracing::info!(?notice, "a notice nobody listens to"),
@@ -305,7 +305,7 @@ impl Client {
     }
 
     pub(super) fn hold_lock(&self, lock: Option<super::lock::AccountLock>) {
-        *crate::sync::lock(&self.inner.held_lock) = lock;
+        *esimdash_domain::sync::lock(&self.inner.held_lock) = lock;
     }
 
     pub(super) fn release_held_lock(&self) {
@@ -314,16 +314,16 @@ impl Client {
 
     /// Notes that the server said it was still handling the payment of `key` (409).
     pub(super) fn note_in_progress(&self, key: &str) {
-        crate::sync::lock(&self.inner.in_progress).insert(key.to_string());
+        esimdash_domain::sync::lock(&self.inner.in_progress).insert(key.to_string());
     }
 
     /// Whether the server said it was still handling the payment of `key`.
     pub(super) fn is_in_progress(&self, key: &str) -> bool {
-        crate::sync::lock(&self.inner.in_progress).contains(key)
+        esimdash_domain::sync::lock(&self.inner.in_progress).contains(key)
     }
 
     pub(super) fn take_held_lock(&self) -> Option<super::lock::AccountLock> {
-        crate::sync::lock(&self.inner.held_lock).take()
+        esimdash_domain::sync::lock(&self.inner.held_lock).take()
     }
 
     /// What the last answer to a keyed request said of the key in this session, if one came.
@@ -606,7 +606,7 @@ impl Client {
             return Err("this eSIM has neither an activation code nor a QR image".to_string());
         }
         let bytes = self.download_qr_image(url).await?;
-        crate::qr::activation_code_from_png(&bytes)
+        esimdash_domain::qr::activation_code_from_png(&bytes)
     }
 
     async fn download_qr_image(&self, url: &str) -> Result<Vec<u8>, String> {

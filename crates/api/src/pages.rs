@@ -101,7 +101,7 @@ impl Seen {
 
 impl Listing {
     /// The status this list is filtered by.
-    pub fn status(&self) -> &crate::domain::status::StatusFilter {
+    pub fn status(&self) -> &esimdash_domain::status::StatusFilter {
         match self {
             Listing::Orders(q) => &q.status,
             Listing::Esims(q) => &q.status,

@@ -6,13 +6,18 @@ use secrecy::{ExposeSecret, SecretString};
 use std::str::FromStr;
 
 /// How the secret is sent (spec: the pair is preferred; the other two are legacy).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AuthMode {
     #[default]
     Pair,
     ApiKey,
     Bearer,
+}
+
+impl AuthMode {
+    /// The names a configuration or a command line gives the modes, as `FromStr` reads them.
+    pub const NAMES: [&str; 3] = ["pair", "api-key", "bearer"];
 }
 
 impl FromStr for AuthMode {

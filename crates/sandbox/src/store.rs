@@ -6,11 +6,11 @@ use super::http::Failure;
 use super::lifecycle::{self, ProviderState, Smdp};
 use super::lists::{EsimAt, Filter, ListIndex};
 use super::seed;
-use crate::domain::iccid::luhn_check_digit;
-use crate::domain::money::round_cents;
-use crate::domain::status::Status;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
+use esimdash_domain::iccid::luhn_check_digit;
+use esimdash_domain::money::round_cents;
+use esimdash_domain::status::Status;
 use rust_decimal::Decimal;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -590,7 +590,7 @@ mod tests {
         assert!(size_of::<OrderRecord>() <= 112, "{}", size_of::<OrderRecord>());
         assert!(size_of::<EsimRecord>() <= 104, "{}", size_of::<EsimRecord>());
         let n = 20_000;
-        let data = seed::data(crate::sandbox::DEFAULT_SEED, n, Utc::now());
+        let data = seed::data(crate::DEFAULT_SEED, n, Utc::now());
         let orders: usize = data.resellers.iter().map(|r| r.orders.len()).sum();
         assert_eq!(orders, 2 * n);
         let per_order = data.heap_bytes() / orders;
@@ -602,7 +602,7 @@ mod tests {
     /// eSIM installed, a used-up one topped up) lists what a walk over the records finds.
     #[test]
     fn status_lists_kept_as_statuses_change_match_a_walk_over_the_records() {
-        let mut data = seed::data(crate::sandbox::DEFAULT_SEED, 300, Utc::now());
+        let mut data = seed::data(crate::DEFAULT_SEED, 300, Utc::now());
         data.resellers[0].balance = Decimal::new(1_000_000, 0);
         let slug = data.plans[0].slug.clone();
         data.place_order(0, &slug, 2, Duration::ZERO).map(|_| ()).unwrap();
@@ -631,7 +631,7 @@ mod tests {
             "bogus",
         ] {
             let filter = Filter::new(Some(status), None, None);
-            let wanted = crate::domain::status::StatusFilter::exact(status);
+            let wanted = esimdash_domain::status::StatusFilter::exact(status);
             let orders = &data.resellers[0].orders;
             let walk: Vec<String> = orders
                 .iter()

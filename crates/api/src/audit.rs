@@ -346,7 +346,7 @@ pub fn account_id(account: &str) -> String {
     let mut hash = Sha256::new();
     hash.update(b"esimdash account\0");
     hash.update(account.as_bytes());
-    crate::text::hex(&hash.finalize()[..12])
+    esimdash_domain::text::hex(&hash.finalize()[..12])
 }
 
 /// Whether the file's last byte is not a newline (an entry cut short).

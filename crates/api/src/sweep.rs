@@ -11,7 +11,7 @@
 use super::ApiError;
 use super::client::Client;
 use super::model::{Esim, EsimPage, Whereabouts};
-use crate::text::grouped;
+use esimdash_domain::text::grouped;
 use std::collections::BTreeSet;
 use std::time::Duration;
 

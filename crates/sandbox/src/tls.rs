@@ -29,7 +29,7 @@ pub fn acceptor(cert: &Path, key: &Path) -> Result<TlsAcceptor, String> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("{} is not a PEM certificate file: {e}", cert.display()))?;
     let key = PrivateKeyDer::from_pem_file(key).map_err(|e| format!("cannot read the key {}: {e}", key.display()))?;
-    let provider = crate::api::tls_provider();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .and_then(|b| b.with_no_client_auth().with_single_cert(chain, key))

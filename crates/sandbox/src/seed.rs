@@ -5,10 +5,10 @@
 
 use super::lifecycle::{self, Smdp};
 use super::store::{CompanyProfile, Data, EsimRecord, OrderRecord, PlanRecord, Reseller, order_number};
-use crate::domain::location::{COUNTRIES, GLOBAL, REGIONAL, REGIONS};
-use crate::domain::status::Status;
-use crate::domain::volume::{gigabytes, megabytes};
 use chrono::{DateTime, Duration as Days, Utc};
+use esimdash_domain::location::{COUNTRIES, GLOBAL, REGIONAL, REGIONS};
+use esimdash_domain::status::Status;
+use esimdash_domain::volume::{gigabytes, megabytes};
 use rust_decimal::Decimal;
 use std::sync::Arc;
 
@@ -396,8 +396,8 @@ mod tests {
     #[test]
     fn any_history_is_at_most_two_years_long_and_each_esims_dates_follow_its_order() {
         let epoch = Utc::now();
-        for n in [crate::sandbox::DEFAULT_ORDERS, 100_000] {
-            let data = super::data(crate::sandbox::DEFAULT_SEED, n, epoch);
+        for n in [crate::DEFAULT_ORDERS, 100_000] {
+            let data = super::data(crate::DEFAULT_SEED, n, epoch);
             for reseller in &data.resellers {
                 let orders = &reseller.orders;
                 assert_eq!(orders.len(), n);

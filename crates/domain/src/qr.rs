@@ -4,7 +4,7 @@
 //! from modules or from a PNG (what `qrCodeUrl` serves). Either way a module is about square, a
 //! terminal cell being about twice as high as wide.
 
-use crate::domain::lpa::ActivationCode;
+use crate::lpa::ActivationCode;
 use crate::panic_guard::contain;
 use qrcode::{Color, EcLevel, QrCode};
 

@@ -3,10 +3,10 @@
 
 use super::lifecycle;
 use super::store::{EsimRecord, OrderRecord, PlanRecord, Reseller};
-use crate::domain::money;
-use crate::domain::money::format_amount;
-use crate::domain::status::Status;
 use chrono::{DateTime, SecondsFormat, Utc};
+use esimdash_domain::money;
+use esimdash_domain::money::format_amount;
+use esimdash_domain::status::Status;
 use rust_decimal::Decimal;
 use serde::Serialize;
 

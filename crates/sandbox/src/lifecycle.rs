@@ -4,9 +4,9 @@
 //! usage before an install, expiry counted from activation once there is one.
 
 use super::store::PlanRecord;
-use crate::domain::location::{GLOBAL, REGIONAL};
-use crate::domain::status::Status;
 use chrono::{DateTime, Duration, Utc};
+use esimdash_domain::location::{GLOBAL, REGIONAL};
+use esimdash_domain::status::Status;
 
 /// How long an unused profile may wait to be installed (upstream's usual 180 days).
 pub const INSTALL_WINDOW_DAYS: i64 = 180;

@@ -11,8 +11,8 @@ use super::client::{Client, PROFILE_UPDATE};
 use super::error::{ApiError, Endpoint};
 use super::model::{Order, OrderRequest, Placed, Profile, ProfileEnvelope, ProfileUpdate, TopupRequest};
 use crate::audit::{Entry, Stage};
-use crate::domain::iccid::Iccid;
-use crate::domain::money::format_amount;
+use esimdash_domain::iccid::Iccid;
+use esimdash_domain::money::format_amount;
 use reqwest::Method;
 use rust_decimal::Decimal;
 use std::collections::HashSet;
@@ -20,8 +20,8 @@ use std::collections::HashSet;
 pub const TOPUP: Endpoint = Endpoint::new("POST", "/portal/topups");
 pub const PLACE_ORDER: Endpoint = Endpoint::new("POST", "/portal/orders");
 
-pub use crate::domain::purchase::Spend;
-use crate::domain::purchase::{ChargedOther, Purchase, charged_other};
+pub use esimdash_domain::purchase::Spend;
+use esimdash_domain::purchase::{ChargedOther, Purchase, charged_other};
 
 /// A payment asked of the client: what, its total as the user confirmed it (for the audit
 /// trail), and its idempotency key, made once and kept for any resend and lookup.

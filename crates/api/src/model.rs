@@ -5,10 +5,10 @@
 
 use super::lenient;
 use super::timestamp::Timestamp;
-use crate::domain::iccid::EsimIccid;
-use crate::domain::money;
-pub use crate::domain::order_no::OrderNo;
-use crate::domain::status::{Status, StatusFilter};
+use esimdash_domain::iccid::EsimIccid;
+use esimdash_domain::money;
+pub use esimdash_domain::order_no::OrderNo;
+use esimdash_domain::status::{Status, StatusFilter};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
@@ -166,23 +166,23 @@ pub struct Esim {
 }
 
 /// What the attention rule reads of an eSIM: its status, its data used and its expiry.
-impl crate::domain::attention::Judged for Esim {
-    fn class(&self) -> crate::domain::esim_state::Class {
+impl esimdash_domain::attention::Judged for Esim {
+    fn class(&self) -> esimdash_domain::esim_state::Class {
         self.facts().classify()
     }
 
-    fn limits(&self) -> crate::domain::attention::Limits {
+    fn limits(&self) -> esimdash_domain::attention::Limits {
         let raw = &self.raw_order_json;
-        crate::domain::attention::Limits::new(raw.order_usage, raw.total_volume, raw.expired_time.at())
+        esimdash_domain::attention::Limits::new(raw.order_usage, raw.total_volume, raw.expired_time.at())
     }
 }
 
 impl Esim {
     /// What its state is read from (`domain::esim_state`).
-    pub fn facts(&self) -> crate::domain::esim_state::Facts<'_> {
+    pub fn facts(&self) -> esimdash_domain::esim_state::Facts<'_> {
         let raw = &self.raw_order_json;
         let days = raw.duration_unit.is_empty() || raw.duration_unit.eq_ignore_ascii_case("DAY");
-        crate::domain::esim_state::Facts {
+        esimdash_domain::esim_state::Facts {
             status: Some(&self.record.status),
             smdp: &raw.smdp_status,
             eid: &raw.eid,

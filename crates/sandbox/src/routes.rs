@@ -6,12 +6,12 @@ use super::http::{Failure, JsonObject, Params};
 use super::lists::Filter;
 use super::store::Data;
 use super::{Shared, wire};
-use crate::domain::profile_fields;
 use axum::Extension;
 use axum::Json;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use esimdash_domain::profile_fields;
 use std::sync::{Arc, MutexGuard};
 use std::time::Instant;
 
@@ -147,7 +147,7 @@ pub async fn update_profile(
     {
         return Err(Failure::bad_request(format!(
             "Unknown field: {}",
-            crate::text::excerpt(unknown, 40)
+            esimdash_domain::text::excerpt(unknown, 40)
         )));
     }
     let field = |name: &str| -> Result<Option<String>, Failure> {
@@ -181,7 +181,7 @@ pub async fn update_profile(
 /// `GET /reseller/balance`.
 pub async fn balance(State(s): State<Arc<Shared>>, Extension(caller): Extension<Caller>) -> Answer {
     let data = s.lock();
-    let balance = crate::domain::money::format_amount(data.reseller_view(caller.reseller).balance);
+    let balance = esimdash_domain::money::format_amount(data.reseller_view(caller.reseller).balance);
     Ok(Json(wire::Balance { balance_usd: balance }).into_response())
 }
 
@@ -216,7 +216,7 @@ fn placed(order: &super::store::OrderRecord, balance: rust_decimal::Decimal) -> 
     let body = wire::Placed {
         ok: true,
         order: wire::order(order),
-        balance_usd: crate::domain::money::format_amount(balance),
+        balance_usd: esimdash_domain::money::format_amount(balance),
     };
     (StatusCode::CREATED, Json(body)).into_response()
 }
@@ -230,7 +230,7 @@ pub async fn qr_image(State(s): State<Arc<Shared>>, Path(file): Path<String>) ->
         .lock()
         .activation_code_of_qr(name)
         .ok_or_else(|| Failure::not_found("Not found"))?;
-    let png = crate::qr::QrMatrix::encode(&code)
+    let png = esimdash_domain::qr::QrMatrix::encode(&code)
         .and_then(|m| m.to_png(8))
         .map_err(|e| Failure::new(StatusCode::INTERNAL_SERVER_ERROR, e))?;
     Ok(([(header::CONTENT_TYPE, "image/png")], png).into_response())

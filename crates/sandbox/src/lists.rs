@@ -7,7 +7,7 @@
 //! allocated late, go at or near the end, so keeping them sorted moves little.
 
 use super::store::{OrderRecord, PlanRecord, iccid_key};
-use crate::domain::status::{Status, StatusFilter};
+use esimdash_domain::status::{Status, StatusFilter};
 use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::HashMap;
