@@ -1,7 +1,7 @@
 //! Aligned plain-text tables for human output: columns padded by display width, numbers
 //! right-aligned, every cell sanitised.
 
-use crate::format::records::StatusTone;
+use crate::format::verdict::StatusTone;
 use crate::format::verdict::cell_tone;
 use crate::text::safe_fit;
 use unicode_width::UnicodeWidthStr;

@@ -8,31 +8,6 @@ use crate::api::model::{Esim, Order, Plan, Profile};
 use crate::domain::location::{GLOBAL, REGIONAL, area};
 use crate::domain::status::Status;
 
-/// How a status reads at a glance; each screen maps it to its colours.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StatusTone {
-    /// Got its resource or in use: green.
-    Usable,
-    /// Pending or suspended: yellow.
-    Waiting,
-    /// Used up or expired: dim.
-    Ended,
-    /// Cancelled or revoked: red.
-    Failed,
-    /// A status this version does not know: plain.
-    Unknown,
-}
-
-pub fn status_tone(status: &Status) -> StatusTone {
-    match status {
-        Status::GotResource | Status::InUse => StatusTone::Usable,
-        Status::Pending | Status::Suspended => StatusTone::Waiting,
-        Status::UsedUp | Status::UsedExpired | Status::UnusedExpired => StatusTone::Ended,
-        Status::Cancel | Status::Revoked => StatusTone::Failed,
-        Status::Other(_) => StatusTone::Unknown,
-    }
-}
-
 /// Label and value rows of a record.
 pub type Fields = Vec<(&'static str, String)>;
 

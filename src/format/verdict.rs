@@ -2,13 +2,37 @@
 //! for the dashboard's pane, `esimdash esims --iccid` and `qr`, and `--json` (`verdict`). Keys
 //! are not named here (the dashboard adds its own); neither is anything not in the record.
 
-use super::records::{StatusTone, status_tone};
 use super::volume::format_bytes;
 use crate::api::model::Esim;
 use crate::domain::esim_state::{Class, Facts, Tone};
 use crate::domain::status::Status;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
+
+/// How a status reads at a glance; each screen maps it to its colours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusTone {
+    /// Got its resource or in use: green.
+    Usable,
+    /// Pending or suspended: yellow.
+    Waiting,
+    /// Used up or expired: dim.
+    Ended,
+    /// Cancelled or revoked: red.
+    Failed,
+    /// A status this version does not know: plain.
+    Unknown,
+}
+
+pub fn status_tone(status: &Status) -> StatusTone {
+    match status {
+        Status::GotResource | Status::InUse => StatusTone::Usable,
+        Status::Pending | Status::Suspended => StatusTone::Waiting,
+        Status::UsedUp | Status::UsedExpired | Status::UnusedExpired => StatusTone::Ended,
+        Status::Cancel | Status::Revoked => StatusTone::Failed,
+        Status::Other(_) => StatusTone::Unknown,
+    }
+}
 
 /// What state an eSIM is in and what to do about it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -8,11 +8,11 @@
 //! again within minutes of one that was placed (or may have been) is not sent without a
 //! second, explicit confirmation.
 
-use super::changes::{Payment, Spend};
 use super::client::Client;
 use super::error::ApiError;
 use super::lock::{self, AccountLock};
 use super::model::Order;
+use super::payment::{Payment, Spend};
 use crate::audit::{self, Entry, Outcome, PaymentRecord, Stage, Trail};
 use chrono::{DateTime, Utc};
 use esimdash_domain::iccid::Iccid;

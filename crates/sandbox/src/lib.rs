@@ -8,6 +8,7 @@ mod idempotency;
 mod lifecycle;
 mod lists;
 mod rate_limit;
+mod records;
 mod routes;
 pub mod seed;
 mod store;
@@ -160,7 +161,7 @@ impl Knobs {
 /// The router, and the state its handlers share (a running sandbox keeps it for its tests).
 fn router_with_knobs(config: &SandboxConfig, origin: String, knobs: Arc<Knobs>) -> (Router, Arc<Shared>) {
     let epoch = config.epoch.unwrap_or_else(Utc::now);
-    let mut data = seed::data(config.seed, config.orders, epoch);
+    let mut data = Data::seeded(config.seed, config.orders, epoch);
     if let Some(balance) = config.balance {
         for reseller in &mut data.resellers {
             reseller.balance = balance;

@@ -3,7 +3,6 @@
 //! gives them (docs/api-contract.md, "eSIM states in detail"): no EID before a download, no
 //! usage before an install, expiry counted from activation once there is one.
 
-use super::store::PlanRecord;
 use chrono::{DateTime, Duration, Utc};
 use esimdash_domain::location::{GLOBAL, REGIONAL};
 use esimdash_domain::status::Status;
@@ -148,13 +147,21 @@ fn hours(rng: &mut fastrand::Rng, range: std::ops::Range<i64>) -> Duration {
     Duration::minutes(rng.i64(range.start * 60..range.end.max(range.start + 1) * 60))
 }
 
+/// What of a plan decides a profile's life: its volume, days and where it is sold.
+#[derive(Debug, Clone, Copy)]
+pub struct Terms<'a> {
+    pub volume: u64,
+    pub duration: u32,
+    pub location_code: &'a str,
+}
+
 /// A profile of `plan` ordered at `created`, in `status`, as seen at `now`; `smdp` fixes the
 /// SM-DP+ status (the demo's showcase of every state), else it is drawn by weight.
 pub fn state(
     rng: &mut fastrand::Rng,
     status: &Status,
     smdp: Option<Smdp>,
-    plan: &PlanRecord,
+    plan: Terms<'_>,
     created: DateTime<Utc>,
     now: DateTime<Utc>,
 ) -> ProviderState {
@@ -173,7 +180,7 @@ pub fn state(
         total_volume: plan.volume,
         order_usage: 0,
         duration_days: plan.duration,
-        ip_export: ip_export(&plan.location_code),
+        ip_export: ip_export(plan.location_code),
     };
     if !installed {
         if *status == Status::UnusedExpired {
@@ -219,7 +226,7 @@ pub fn state(
 fn active_start(
     rng: &mut fastrand::Rng,
     status: &Status,
-    plan: &PlanRecord,
+    plan: Terms<'_>,
     duration: Duration,
     created: DateTime<Utc>,
     now: DateTime<Utc>,

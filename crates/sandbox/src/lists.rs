@@ -6,7 +6,7 @@
 //! Lists are kept oldest first and read from the end: a new order, and the profiles of an order
 //! allocated late, go at or near the end, so keeping them sorted moves little.
 
-use super::store::{OrderRecord, PlanRecord, iccid_key};
+use super::records::{OrderRecord, PlanRecord, iccid_key};
 use esimdash_domain::status::{Status, StatusFilter};
 use std::borrow::Cow;
 use std::cmp::Reverse;
@@ -563,7 +563,7 @@ impl ListIndex {
 }
 
 /// The eSIMs of the order at `i`, each with where it is kept, as `kept` orders them.
-fn stored(i: usize, order: &OrderRecord) -> impl Iterator<Item = (EsimAt, &super::store::EsimRecord)> {
+fn stored(i: usize, order: &OrderRecord) -> impl Iterator<Item = (EsimAt, &super::records::EsimRecord)> {
     order.esims.iter().enumerate().rev().map(move |(k, esim)| {
         (
             EsimAt {

@@ -212,7 +212,7 @@ pub async fn place_order(
     Ok(placed(order, balance))
 }
 
-fn placed(order: &super::store::OrderRecord, balance: rust_decimal::Decimal) -> Response {
+fn placed(order: &super::records::OrderRecord, balance: rust_decimal::Decimal) -> Response {
     let body = wire::Placed {
         ok: true,
         order: wire::order(order),

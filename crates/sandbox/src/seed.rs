@@ -4,7 +4,7 @@
 //! epoch (the start time unless pinned).
 
 use super::lifecycle::{self, Smdp};
-use super::store::{CompanyProfile, Data, EsimRecord, OrderRecord, PlanRecord, Reseller, order_number};
+use super::records::{CompanyProfile, EsimRecord, OrderRecord, PlanRecord, Reseller, order_number};
 use chrono::{DateTime, Duration as Days, Utc};
 use esimdash_domain::location::{COUNTRIES, GLOBAL, REGIONAL, REGIONS};
 use esimdash_domain::status::Status;
@@ -59,9 +59,6 @@ pub const DEMO_KEYS: &[DemoKey] = &[
 
 /// Portal session cookies (`esim_session=<token>`), one per reseller.
 pub const DEMO_SESSIONS: &[(&str, usize)] = &[("sess_demo_acme", ACME), ("sess_demo_globex", GLOBEX)];
-
-/// The SM-DP+ address of every sandbox activation code.
-pub const SMDP_ADDRESS: &str = "rsp.esim.example";
 
 const BASE_SHAPES: &[(u64, u32)] = &[(1, 7), (3, 15), (5, 30), (10, 30), (20, 30)];
 const TOPUP_SHAPES: &[(u64, u32)] = &[(1, 7), (3, 30), (10, 30)];
@@ -201,7 +198,7 @@ pub fn new_esim(
         matching_id,
         // Every third record carries no `ac`, so that clients exercise the PNG path too.
         publish_ac: serial % 3 != 2,
-        state: lifecycle::state(rng, status, smdp, plan, created, epoch),
+        state: lifecycle::state(rng, status, smdp, plan.terms(), created, epoch),
     }
 }
 
@@ -375,14 +372,25 @@ fn reseller(index: usize, seed: u64, orders: usize, plans: &[Arc<PlanRecord>], e
 }
 
 /// Everything the sandbox serves, built from one seed.
-pub fn data(seed: u64, orders_per_reseller: usize, epoch: DateTime<Utc>) -> Data {
+/// What the store is seeded with (`Data::seeded`).
+pub struct Seeded {
+    pub plans: Vec<Arc<PlanRecord>>,
+    pub topups: Vec<Arc<PlanRecord>>,
+    pub resellers: Vec<Reseller>,
+}
+
+pub fn data(seed: u64, orders_per_reseller: usize, epoch: DateTime<Utc>) -> Seeded {
     let (plans, topups) = catalog(seed);
     let plans: Vec<_> = plans.into_iter().map(Arc::new).collect();
     let topups = topups.into_iter().map(Arc::new).collect();
     let resellers = [ACME, GLOBEX]
         .map(|i| reseller(i, seed, orders_per_reseller, &plans, epoch))
         .into();
-    Data::new(plans, topups, resellers, seed)
+    Seeded {
+        plans,
+        topups,
+        resellers,
+    }
 }
 
 #[cfg(test)]

@@ -3,212 +3,16 @@
 //! two concurrent requests can never spend the same balance twice.
 
 use super::http::Failure;
-use super::lifecycle::{self, ProviderState, Smdp};
+use super::lifecycle::{self, Smdp};
 use super::lists::{EsimAt, Filter, ListIndex};
+use super::records::{CompanyProfile, EsimRecord, OrderRecord, PlanRecord, Reseller, order_number, qr_key};
 use super::seed;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
-use esimdash_domain::iccid::luhn_check_digit;
-use esimdash_domain::money::round_cents;
 use esimdash_domain::status::Status;
 use rust_decimal::Decimal;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-#[derive(Debug, Clone)]
-pub struct PlanRecord {
-    /// Its place among the base plans then the top-up plans.
-    pub id: usize,
-    pub package_code: String,
-    pub slug: String,
-    pub name: String,
-    pub location_code: String,
-    pub volume: u64,
-    pub duration: u32,
-    pub supplier_price: Decimal,
-}
-
-/// A plan's price for one reseller under its percentage rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Priced {
-    pub cost: Decimal,
-    pub sell: Decimal,
-    pub margin: Decimal,
-    pub margin_pct: Decimal,
-}
-
-impl PlanRecord {
-    /// docs/api-contract.md: sell = cost + rule %, margin = sell − cost, marginPct = margin / cost × 100.
-    pub fn priced(&self, markup_pct: Decimal) -> Priced {
-        let cost = self.supplier_price;
-        let sell = round_cents(cost * (Decimal::ONE_HUNDRED + markup_pct) / Decimal::ONE_HUNDRED);
-        let margin = sell - cost;
-        let margin_pct = if cost.is_zero() {
-            Decimal::ZERO
-        } else {
-            round_cents(margin / cost * Decimal::ONE_HUNDRED)
-        };
-        Priced {
-            cost,
-            sell,
-            margin,
-            margin_pct,
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct CompanyProfile {
-    pub company_name: String,
-    pub country: String,
-    pub website: String,
-}
-
-#[derive(Debug, Clone)]
-pub struct Reseller {
-    pub name: String,
-    pub email: String,
-    /// None until the reseller saves company details (spec: PATCH creates it).
-    pub profile: Option<CompanyProfile>,
-    pub status: String,
-    pub balance: Decimal,
-    pub markup_pct: Decimal,
-    /// Oldest first; lists walk it backwards.
-    pub orders: Vec<OrderRecord>,
-    pub next_serial: u64,
-    /// New orders still waiting for their profiles: their indexes, and when the profiles come
-    /// (kept here, not in each of a million records).
-    pub awaiting: Vec<(usize, Instant)>,
-}
-
-/// The records are kept small, a million orders a reseller: texts derived from numbers when
-/// they are served, the plan's texts shared, and the cost price read from the plan, which the
-/// sandbox never reprices (`reprice_next` changes only what a payment charges).
-#[derive(Debug, Clone)]
-pub struct OrderRecord {
-    /// The digits of `providerOrderNo` (`B` and these): the first is the reseller's, never 0.
-    number: u64,
-    /// Shared with the catalog: a million orders do not each copy its texts.
-    pub plan: Arc<PlanRecord>,
-    pub status: Status,
-    pub quantity: u32,
-    pub sell_price: Decimal,
-    pub created_at: DateTime<Utc>,
-    /// The profiles this order produced; empty while pending, and for top-ups.
-    pub esims: Vec<EsimRecord>,
-    /// For a top-up: the ICCID it tops up.
-    pub topup_of: Option<Box<str>>,
-}
-
-/// The digits of an order number `B<reseller + 1><serial, at least 7 digits><suffix, 4 digits>`.
-pub fn order_number(reseller: usize, serial: u64, suffix: u32) -> u64 {
-    let width = serial.checked_ilog10().unwrap_or(0).max(6) + 1;
-    ((reseller as u64 + 1) * 10u64.pow(width) + serial) * 10_000 + u64::from(suffix % 10_000)
-}
-
-impl OrderRecord {
-    /// `number` as `order_number` makes it.
-    pub fn new(
-        number: u64,
-        plan: &Arc<PlanRecord>,
-        status: Status,
-        quantity: u32,
-        sell_price: Decimal,
-        created_at: DateTime<Utc>,
-        esims: Vec<EsimRecord>,
-    ) -> Self {
-        Self {
-            number,
-            plan: plan.clone(),
-            status,
-            quantity,
-            sell_price,
-            created_at,
-            esims,
-            topup_of: None,
-        }
-    }
-
-    /// `B` and digits: uppercase ASCII, which the list index's `q` relies on.
-    pub fn provider_order_no(&self) -> String {
-        format!("B{}", self.number)
-    }
-
-    pub fn cost_price(&self) -> Decimal {
-        self.plan.supplier_price
-    }
-
-    pub fn total_sell_price(&self) -> Decimal {
-        self.sell_price * Decimal::from(self.quantity)
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct EsimRecord {
-    /// The digits of `esimTranNo` (`T` and these); numbers rather than text keep the records
-    /// small.
-    pub tran_no: u64,
-    /// The ICCID's digits but the last, its Luhn check digit, which is derived from these:
-    /// sandbox ICCIDs have at most 20 digits (19 fit a u64) and start `89`, so no leading zero
-    /// is lost.
-    pub iccid_body: u64,
-    /// The activation code's matching ID; the code is `LPA:1$<SM-DP+>$<matching id>`.
-    pub matching_id: [u8; 12],
-    /// Whether `rawOrderJson` shows `ac`; without it a client must read the PNG.
-    pub publish_ac: bool,
-    /// What the provider reports of it: SM-DP+ status, device, times, usage.
-    pub state: ProviderState,
-}
-
-impl EsimRecord {
-    /// The file name of its QR image under `/qr/`.
-    pub fn qr_name(&self) -> String {
-        format!("t{}", self.tran_no)
-    }
-
-    pub fn esim_tran_no(&self) -> String {
-        format!("T{}", self.tran_no)
-    }
-
-    pub fn iccid(&self) -> String {
-        let body = self.iccid_body.to_string();
-        let check = luhn_check_digit(&body);
-        format!("{body}{check}")
-    }
-
-    /// Whether `text` is exactly this eSIM's ICCID.
-    pub fn has_iccid(&self, text: &str) -> bool {
-        iccid_key(text) == Some(self.iccid_body) && self.iccid() == text
-    }
-
-    pub fn activation_code(&self) -> String {
-        format!(
-            "LPA:1${}${}",
-            seed::SMDP_ADDRESS,
-            String::from_utf8_lossy(&self.matching_id)
-        )
-    }
-}
-
-/// The key of a QR image name (`t` and the `esimTranNo` digits).
-fn qr_key(name: &str) -> Option<u64> {
-    let digits = name.strip_prefix('t')?;
-    if digits.is_empty() || digits.len() > 19 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
-}
-
-/// An ICCID's text as the key it is stored under (`EsimRecord::iccid_body`): digits only, no
-/// leading zero, the check digit dropped. Two texts with one key differ only in that digit, so a
-/// match is confirmed on the record.
-pub fn iccid_key(text: &str) -> Option<u64> {
-    let plain = text.len() >= 2 && text.len() <= 21 && !text.starts_with('0');
-    let body = text.get(..text.len() - 1)?;
-    (plain && text.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| body.parse().ok())
-        .flatten()
-}
 
 /// One page of a list and the number of matching items.
 pub struct Page<T> {
@@ -250,6 +54,16 @@ impl Data {
             rng: fastrand::Rng::with_seed(seed.rotate_left(17)),
             reprice_next: None,
         }
+    }
+
+    /// The seeded data (`seed`), the same for the same seed, size and epoch.
+    pub fn seeded(seed: u64, orders_per_reseller: usize, epoch: DateTime<Utc>) -> Self {
+        let seed::Seeded {
+            plans,
+            topups,
+            resellers,
+        } = seed::data(seed, orders_per_reseller, epoch);
+        Self::new(plans, topups, resellers, seed)
     }
 
     fn reseller(&self, id: usize) -> &Reseller {
@@ -590,7 +404,7 @@ mod tests {
         assert!(size_of::<OrderRecord>() <= 112, "{}", size_of::<OrderRecord>());
         assert!(size_of::<EsimRecord>() <= 104, "{}", size_of::<EsimRecord>());
         let n = 20_000;
-        let data = seed::data(crate::DEFAULT_SEED, n, Utc::now());
+        let data = Data::seeded(crate::DEFAULT_SEED, n, Utc::now());
         let orders: usize = data.resellers.iter().map(|r| r.orders.len()).sum();
         assert_eq!(orders, 2 * n);
         let per_order = data.heap_bytes() / orders;
@@ -602,7 +416,7 @@ mod tests {
     /// eSIM installed, a used-up one topped up) lists what a walk over the records finds.
     #[test]
     fn status_lists_kept_as_statuses_change_match_a_walk_over_the_records() {
-        let mut data = seed::data(crate::DEFAULT_SEED, 300, Utc::now());
+        let mut data = Data::seeded(crate::DEFAULT_SEED, 300, Utc::now());
         data.resellers[0].balance = Decimal::new(1_000_000, 0);
         let slug = data.plans[0].slug.clone();
         data.place_order(0, &slug, 2, Duration::ZERO).map(|_| ()).unwrap();

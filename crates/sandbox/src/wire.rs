@@ -2,7 +2,7 @@
 //! a JSON number with exact digits; order money and balances are decimal strings.
 
 use super::lifecycle;
-use super::store::{EsimRecord, OrderRecord, PlanRecord, Reseller};
+use super::records::{EsimRecord, OrderRecord, PlanRecord, Reseller};
 use chrono::{DateTime, SecondsFormat, Utc};
 use esimdash_domain::money;
 use esimdash_domain::money::format_amount;

@@ -2,7 +2,7 @@
 
 use crate::config::Colour;
 use crate::domain::esim_state::Tone;
-use crate::format::records::StatusTone;
+use crate::format::verdict::StatusTone;
 use ratatui::style::{Color, Modifier, Style};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
