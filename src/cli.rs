@@ -11,7 +11,7 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand}
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-/// Read with [`Cli::from_command_line`], which adds the connection options to the commands
+/// Read with [`Cli::try_from_args`], which adds the connection options to the commands
 /// that call the API; clap's own `parse` would not.
 #[derive(Debug, Parser)]
 #[command(
@@ -76,25 +76,6 @@ impl Cli {
             } else {
                 connected(c)
             }
-        })
-    }
-
-    /// This process's command line; on a mistake, clap's message and exit status.
-    pub fn from_command_line() -> Cli {
-        Cli::try_from_args(std::env::args_os()).unwrap_or_else(|e| {
-            // A monitoring check's mistake is UNKNOWN (3) by the plugin conventions, said on
-            // the one line the monitor reads; clap's own status (2) would read as CRITICAL.
-            if e.use_stderr() && std::env::args_os().skip(1).any(|a| a == "check") {
-                let text = e.to_string();
-                // The first paragraph: the mistake and what it names (the missing flags are on
-                // the lines under it), without the usage and the tips after it.
-                let mistake = text.split("\n\n").next().unwrap_or_default();
-                let mistake = mistake.trim_start_matches("error: ");
-                println!("{}", crate::commands::check_unknown_line(mistake));
-                let _ = e.print();
-                std::process::exit(3);
-            }
-            e.exit()
         })
     }
 

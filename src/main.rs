@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = Cli::from_command_line();
+    let cli = command_line();
     let log_path = logging::init(cli.log_file.as_deref());
     // A one-shot command waits on one request at a time: one thread does, and starts sooner
     // than a pool (README, "Performance"). The dashboard and the sandbox get the pool.
@@ -99,12 +99,31 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
     }
 }
 
+/// This process's command line; on a mistake, clap's message and exit status.
+fn command_line() -> Cli {
+    Cli::try_from_args(std::env::args_os()).unwrap_or_else(|e| {
+        // A monitoring check's mistake is UNKNOWN (3) by the plugin conventions, said on
+        // the one line the monitor reads; clap's own status (2) would read as CRITICAL.
+        if e.use_stderr() && std::env::args_os().skip(1).any(|a| a == "check") {
+            let text = e.to_string();
+            // The first paragraph: the mistake and what it names (the missing flags are on
+            // the lines under it), without the usage and the tips after it.
+            let mistake = text.split("\n\n").next().unwrap_or_default();
+            let mistake = mistake.trim_start_matches("error: ");
+            println!("{}", commands::check_unknown_line(mistake));
+            let _ = e.print();
+            std::process::exit(3);
+        }
+        e.exit()
+    })
+}
+
 /// A check that could not run (no credentials, a config file in error) is UNKNOWN, said on its
 /// one line, as monitoring systems read it; any other command ends as usual.
 fn checked(cli: &Cli, result: Result<(), CommandError>, output: &Output) -> ExitCode {
     match (&cli.command, result) {
         (Some(Command::Check { .. }), Err(e)) if !matches!(e, CommandError::Check(_)) => {
-            println!("{}", esimdash::commands::check_unknown_line(&e.to_string()));
+            println!("{}", commands::check_unknown_line(&e.to_string()));
             ExitCode::from(3)
         }
         (_, result) => ended(result, output),
