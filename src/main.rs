@@ -199,7 +199,8 @@ fn fail(error: &CommandError, output: &Output) -> ExitCode {
     // Written without panicking: after a hang-up there is no terminal to write to.
     let mut stderr = std::io::stderr();
     let _ = if output.is_json() {
-        let json = error.to_json();
+        let mut json = error.to_json();
+        output.add_settled_earlier(&mut json);
         writeln!(
             stderr,
             "{}",

@@ -5,7 +5,7 @@
 
 use super::buying::confirm;
 use super::table::{Align, Table};
-use super::{CommandError, Output, print_json};
+use super::{CommandError, Output};
 use crate::api::Client;
 use crate::bulk::journal::JournalError;
 use crate::bulk::rows::Kind;
@@ -13,7 +13,7 @@ use crate::bulk::{self as engine, Batch, CheckError, Ended, Line, Prepared, Stat
 use crate::cli::{BulkArgs, SpendArgs};
 use crate::commands::output::outln;
 use crate::domain::purchase::{NOTHING_BOUGHT, NOTHING_TOPPED_UP};
-use crate::format::money::format_amount;
+use crate::domain::money::format_amount;
 use serde_json::json;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -38,7 +38,7 @@ pub async fn run(
     show_plan(&batch, kind, output)?;
     let refused = refusal(&batch, file);
     if output.is_json() && (refused.is_some() || bulk.dry_run) {
-        print_json(&rows_json(&batch, None))?;
+        output.print_json(&rows_json(&batch, None))?;
     }
     if let Some(refused) = refused {
         return Err(refuse(refused));
@@ -214,7 +214,7 @@ fn finish(batch: &Batch, ended: Ended, result: &Path, output: &Output) -> Result
         result.display()
     );
     if output.is_json() {
-        print_json(&rows_json(batch, Some(result)))?;
+        output.print_json(&rows_json(batch, Some(result)))?;
     } else {
         outln!("{sentence}");
     }

@@ -2,17 +2,15 @@
 //! plan is checked against what is offered, the balance before sending, the user is asked (or
 //! `--yes`), the request is sent once, and a lost answer is looked up in the order list.
 
-use super::{CommandError, Output, print_json};
+use super::{CommandError, Output};
 use crate::api::model::{Plan, Whereabouts};
 use crate::api::{ApiError, Client, Delivery, PLACE_ORDER, Payment, Spend, TOPUP};
 use crate::cli::SpendArgs;
 use crate::commands::output::outln;
 use crate::domain::iccid::Iccid;
-use crate::format::money::format_amount;
-use crate::purchase::{
-    NOTHING_BOUGHT, NOTHING_TOPPED_UP, Purchase, TopupOffer, balance_after, explain, line_total, shortfall_message,
-    topup_offer,
-};
+use crate::domain::money::format_amount;
+use crate::domain::purchase::{NOTHING_BOUGHT, NOTHING_TOPPED_UP, Purchase};
+use crate::purchase::{TopupOffer, balance_after, explain, line_total, shortfall_message, topup_offer};
 use rust_decimal::Decimal;
 use serde_json::json;
 use std::collections::HashSet;
@@ -141,7 +139,7 @@ pub async fn offered(
             } => value["unsure"] = json!(unsure),
             TopupOffer::Plans { .. } => {}
         }
-        return print_json(&value);
+        return output.print_json(&value);
     }
     if let TopupOffer::Refused { why, .. } = &offer {
         outln!("No top-up can be paid for {iccid}: {why}.");
@@ -279,7 +277,7 @@ async fn pay(
                 if let Some(unsure) = &unsure {
                     value["unsure"] = json!(unsure);
                 }
-                print_json(&value)?;
+                output.print_json(&value)?;
                 return paid
                     .charged_other
                     .map_or(Ok(()), |other| Err(CommandError::ChargedOther(other)));
@@ -350,7 +348,7 @@ async fn look_up(
     match client.look_up_payment(payment, before).await {
         Ok(Some(order)) => {
             if output.is_json() {
-                return print_json(&json!({ "outcome": "placed", "order": order, "delivery": "looked_up" }));
+                return output.print_json(&json!({ "outcome": "placed", "order": order, "delivery": "looked_up" }));
             }
             outln!(
                 "No answer came ({error}); {how}. It shows the {noun} was placed: order {}.",

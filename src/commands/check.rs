@@ -10,7 +10,7 @@ use crate::cli::CheckWhat;
 use crate::commands::CommandError;
 use crate::commands::output::outln;
 use crate::config::Preferences;
-use crate::format::money::format_amount;
+use crate::domain::money::format_amount;
 use rust_decimal::Decimal;
 
 /// A check's outcome, as the monitoring system reads it from the exit status.

@@ -4,9 +4,8 @@
 //! Reading every page shows its progress on stderr when that is a terminal, and Ctrl-C stops it
 //! cleanly: a file being written is removed.
 
-use super::notices::add_settled_earlier;
 use super::table::{Align, LIST_CELL, SpooledTable, Table};
-use super::{CommandError, Output, page_footer, print_json};
+use super::{CommandError, Form, Output, page_footer};
 use crate::api::Client;
 use crate::api::model::{Esim, EsimQuery, Order, OrderQuery, Plan};
 use crate::api::pages::{Listing, Page, Progress};
@@ -171,14 +170,14 @@ pub async fn plans(client: &Client, location: Option<&str>, output: &Output) -> 
     if let Some(code) = location {
         plans.retain(|p| p.location_code.eq_ignore_ascii_case(code.trim()));
     }
-    match output {
-        Output::Csv(file) => {
+    match &output.form {
+        Form::Csv(file) => {
             let mut csv = Csv::start(file.as_deref(), csv_rows::PLAN_HEADER)?;
             csv.rows(&plans, csv_rows::plan)?;
             csv.finish()
         }
-        Output::Json => print_json(&json!({ "data": plans })),
-        Output::Human => {
+        Form::Json => output.print_json(&json!({ "data": plans })),
+        Form::Human => {
             out!("{}", plan_table(&plans));
             Ok(())
         }
@@ -253,14 +252,14 @@ fn print_page<T>(
     shape: &Shape<T>,
     footer: &str,
 ) -> Result<(), CommandError> {
-    match output {
-        Output::Csv(file) => {
+    match &output.form {
+        Form::Csv(file) => {
             let mut csv = Csv::start(file.as_deref(), shape.header)?;
             csv.rows(items, shape.csv)?;
             csv.finish()
         }
-        Output::Json => print_json(page),
-        Output::Human => {
+        Form::Json => output.print_json(page),
+        Form::Human => {
             out!("{}", shape.render(items));
             outln!("{footer}");
             Ok(())
@@ -286,10 +285,10 @@ enum ListOut {
 
 impl<'a, T> Listed<'a, T> {
     fn start(output: &Output, shape: &'a Shape<T>) -> Result<Self, CommandError> {
-        let to = match output {
-            Output::Csv(file) => ListOut::Csv(Box::new(Csv::start(file.as_deref(), shape.header)?)),
-            Output::Json => ListOut::Json(JsonList::new(shape.key)),
-            Output::Human => ListOut::Table(SpooledTable::new((shape.table)())?),
+        let to = match &output.form {
+            Form::Csv(file) => ListOut::Csv(Box::new(Csv::start(file.as_deref(), shape.header)?)),
+            Form::Json => ListOut::Json(JsonList::new(shape.key, output)),
+            Form::Human => ListOut::Table(SpooledTable::new((shape.table)())?),
         };
         Ok(Self { shape, to, kept: 0 })
     }
@@ -323,7 +322,7 @@ impl<'a, T> Listed<'a, T> {
 
 /// A list as one JSON document written as its pages are read: `{"esims":[`, then each page's
 /// items as they come; once every page is read, `]`, the fields known only then (`total`…)
-/// and `}`. `print_json` gives the keys sorted (serde_json's map), the array's first, so the
+/// and `}`. `Output::print_json` gives the keys sorted (serde_json's map), the array's first, so the
 /// bytes are those of the document held whole. A read that fails midway leaves the document unterminated: not valid
 /// JSON, so that no script takes the part for the whole (the error goes to stderr, and the
 /// exit code says it as ever).
@@ -331,14 +330,17 @@ struct JsonList {
     key: &'static str,
     opened: bool,
     items: u64,
+    /// For the earlier payments settled while the list was read, in its tail.
+    output: Output,
 }
 
 impl JsonList {
-    fn new(key: &'static str) -> Self {
+    fn new(key: &'static str, output: &Output) -> Self {
         Self {
             key,
             opened: false,
             items: 0,
+            output: output.clone(),
         }
     }
 
@@ -367,7 +369,7 @@ impl JsonList {
     }
 
     fn finish(mut self, mut tail: serde_json::Value) -> Result<(), CommandError> {
-        add_settled_earlier(&mut tail);
+        self.output.add_settled_earlier(&mut tail);
         let fields = json_line(&tail)?;
         let rest = match fields.strip_prefix('{') {
             Some(rest) if rest != "}" => format!(",{rest}"),
@@ -391,7 +393,7 @@ async fn every_page<'a, T>(
     shape: &'a Shape<T>,
     take: impl Fn(Page) -> Vec<T>,
 ) -> Result<(Listed<'a, T>, Progress), CommandError> {
-    let streamed = matches!(output, Output::Json | Output::Csv(None));
+    let streamed = matches!(&output.form, Form::Json | Form::Csv(None));
     let line = ProgressLine::new(shape.what, streamed);
     let mut list = Listed::start(output, shape)?;
     let read = listing.read_all(client, |page, progress| {
@@ -421,7 +423,7 @@ pub async fn esims(
         if output.is_json() {
             let mut value = serde_json::to_value(&page).map_err(|e| CommandError::Usage(e.to_string()))?;
             value["esims"] = with_states(&page.esims)?;
-            return print_json(&value);
+            return output.print_json(&value);
         }
         return print_page(output, &page, &page.esims, &ESIMS, &footer);
     }

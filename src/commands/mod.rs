@@ -23,8 +23,7 @@ mod without_sandbox;
 
 pub use check::unknown_line as check_unknown_line;
 pub use notices::say;
-pub use output::Output;
-pub(crate) use output::print_json;
+pub use output::{Form, Output};
 #[cfg(feature = "sandbox")]
 pub use sandbox::{Demo, run_sandbox, start_demo};
 #[cfg(not(feature = "sandbox"))]
@@ -47,12 +46,11 @@ use crate::cli::{BulkArgs, Command, ProfileAction};
 use crate::commands::output::{out, outln};
 use crate::config::{ConfigError, Preferences};
 use crate::domain::iccid::Iccid;
-use crate::format::money::format_amount;
+use crate::domain::money::format_amount;
 use crate::format::records;
 use crate::format::verdict;
 use crate::inventory::kept::Kept;
 use crate::signals::Stop;
-use notices::add_settled_earlier;
 use serde_json::json;
 use table::{Align, Table};
 
@@ -217,9 +215,7 @@ impl CommandError {
             CommandError::OutcomeUnknown(_) => error["moneyMoved"] = json!("unknown"),
             _ => {}
         }
-        let mut value = json!({ "error": error });
-        add_settled_earlier(&mut value);
-        value
+        json!({ "error": error })
     }
 
     /// This error, with the words that no money moved (`purchase::NOTHING_…`).
@@ -393,7 +389,7 @@ async fn spend(command: &Command, client: &Client, index: Option<&Kept>, output:
 async fn balance(client: &Client, output: &Output) -> Result<(), CommandError> {
     let balance = client.balance().await?;
     if output.is_json() {
-        return print_json(&json!({ "balanceUsd": format_amount(balance) }));
+        return output.print_json(&json!({ "balanceUsd": format_amount(balance) }));
     }
     outln!("Balance: {} USD", format_amount(balance));
     Ok(())
@@ -402,7 +398,7 @@ async fn balance(client: &Client, output: &Output) -> Result<(), CommandError> {
 async fn plan(client: &Client, slug: &str, output: &Output) -> Result<(), CommandError> {
     let plan = client.plan(slug).await?;
     if output.is_json() {
-        return print_json(&json!({ "data": plan }));
+        return output.print_json(&json!({ "data": plan }));
     }
     out!("{}", plan_detail(&plan));
     Ok(())
@@ -412,7 +408,7 @@ async fn esim(client: &Client, index: Option<&Kept>, iccid: &str, output: &Outpu
     let (esim, earlier) = find_profiles(client, index, iccid).await?;
     let verdict = verdict::of(&esim, chrono::Utc::now());
     if output.is_json() {
-        return print_json(&json!({ "esim": esim, "verdict": verdict, "earlierProfiles": earlier }));
+        return output.print_json(&json!({ "esim": esim, "verdict": verdict, "earlierProfiles": earlier }));
     }
     outln!("{}", verdict::text(&verdict));
     out!("{}", esim_detail(&esim));
@@ -450,7 +446,7 @@ async fn profile(client: &Client, action: Option<&ProfileAction>, output: &Outpu
         }
     };
     if output.is_json() {
-        return print_json(&json!({ "profile": profile }));
+        return output.print_json(&json!({ "profile": profile }));
     }
     out!("{}", fields_table(records::profile_fields(&profile)));
     Ok(())

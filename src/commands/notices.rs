@@ -6,13 +6,9 @@
 use super::{CommandError, Output};
 use crate::api::{Client, Notice, payments_in_flight};
 use crate::signals::{self, Stop, Stops};
-use serde_json::Value;
 use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
-
-/// Earlier payments settled in this run, for `--json` output.
-static SETTLED: Mutex<Vec<Value>> = Mutex::new(Vec::new());
 
 /// A line on stderr, "esimdash: …", terminal-safe: what it names may be the server's or the
 /// audit trail's text (a slug with escape codes, a line break), shown, never obeyed. Never
@@ -24,32 +20,21 @@ pub fn say(text: &str) {
 
 /// Prints the client's notices as they come.
 pub fn listen(client: &Client, output: &Output) {
-    let as_json = output.is_json();
+    let output = output.clone();
     client.on_notice(Arc::new(move |notice| match notice {
         Notice::WaitingForLock => say("another esimdash is paying from this account; waiting for it to finish…"),
         Notice::TrailUnwritten(words) => say(&words),
         Notice::Settled(settled) => {
-            if as_json {
+            if output.is_json() {
                 let value = settled.to_json();
                 let line = crate::text::json_line(&serde_json::json!({ "settled": value }));
                 let _ = writeln!(std::io::stderr(), "{}", line.unwrap_or_default());
-                SETTLED
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .push(value);
+                output.settled(value);
             } else {
                 say(&settled.sentence());
             }
         }
     }));
-}
-
-/// Adds the earlier payments settled in this run to a JSON object printed for `--json`.
-pub fn add_settled_earlier(value: &mut Value) {
-    let settled = SETTLED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let (false, Value::Object(map)) = (settled.is_empty(), value) {
-        map.insert("settledEarlier".to_string(), Value::Array(settled.clone()));
-    }
 }
 
 /// Runs `work` until it ends or a stop signal comes. With no payment in flight the signal ends

@@ -3,7 +3,7 @@
 //! as PNG or SVG files.
 
 use super::table::{Align, Table};
-use super::{CommandError, Output, print_json};
+use super::{CommandError, Output};
 use crate::api::Client;
 use crate::api::model::Esim;
 use crate::commands::output::{out, outln};
@@ -71,7 +71,7 @@ pub async fn run(
         if !written.is_empty() {
             out["files"] = json!(written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>());
         }
-        return print_json(&out);
+        return output.print_json(&out);
     }
     if link_only {
         let link = link.ok_or_else(|| {

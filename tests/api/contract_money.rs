@@ -64,7 +64,7 @@ async fn a_top_up_debits_its_total_once_and_shows_as_the_newest_order() {
     assert_eq!(r.status, 201);
     assert_eq!(r.body["ok"], true);
     assert_eq!(r.body["order"]["quantity"], 1);
-    let expected = esimdash::format::money::format_amount(before - total - plan.price.unwrap());
+    let expected = esimdash::domain::money::format_amount(before - total - plan.price.unwrap());
     assert_eq!(r.body["balanceUsd"].as_str(), Some(expected.as_str()));
 }
 

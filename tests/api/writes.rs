@@ -170,7 +170,7 @@ async fn the_trail_holds_each_stage_of_a_top_up_a_lost_answer_and_its_lookup() {
         assert_eq!(e.iccid.as_deref(), payment.iccid());
         assert_eq!(e.slug.as_deref(), Some(payment.slug()));
         assert_eq!(e.quantity, Some(1));
-        assert_eq!(e.total, Some(esimdash::format::money::format_amount(total)));
+        assert_eq!(e.total, Some(esimdash::domain::money::format_amount(total)));
         assert_eq!(e.idempotency_key.as_deref(), Some(payment.key.as_str()));
         assert!(!e.user.is_empty());
     }
@@ -192,7 +192,7 @@ async fn the_trail_holds_each_stage_of_a_top_up_a_lost_answer_and_its_lookup() {
     );
     assert_eq!(
         answered.balance_after,
-        Some(esimdash::format::money::format_amount(balance - total - total))
+        Some(esimdash::domain::money::format_amount(balance - total - total))
     );
     assert_eq!(answered.key_echoed, Some(true));
 
