@@ -73,18 +73,46 @@ pub enum State {
     PaidBefore { earlier: String, said: String },
 }
 
+/// What became of a row, as runs count it and the result CSV and `--json` name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowOutcome {
+    NotPaid,
+    Placed,
+    Failed,
+    Unknown,
+    Invalid,
+    /// Nothing is wrong with the row: it pays what was paid before.
+    Repeat,
+}
+
+impl RowOutcome {
+    pub fn word(self) -> &'static str {
+        match self {
+            RowOutcome::NotPaid => "not_paid",
+            RowOutcome::Placed => "placed",
+            RowOutcome::Failed => "failed",
+            RowOutcome::Unknown => "unknown",
+            RowOutcome::Invalid => "invalid",
+            RowOutcome::Repeat => "repeat",
+        }
+    }
+}
+
 impl State {
+    pub fn outcome(&self) -> RowOutcome {
+        match self {
+            State::ToPay => RowOutcome::NotPaid,
+            State::Placed { .. } => RowOutcome::Placed,
+            State::Failed(_) => RowOutcome::Failed,
+            State::Unknown(_) => RowOutcome::Unknown,
+            State::Invalid(_) => RowOutcome::Invalid,
+            State::Repeat { .. } | State::PaidBefore { .. } => RowOutcome::Repeat,
+        }
+    }
+
     /// As the result CSV and `--json` say it.
     pub fn word(&self) -> &'static str {
-        match self {
-            State::ToPay => "not_paid",
-            State::Placed { .. } => "placed",
-            State::Failed(_) => "failed",
-            State::Unknown(_) => "unknown",
-            State::Invalid(_) => "invalid",
-            // Nothing is wrong with the row: it pays what was paid before.
-            State::Repeat { .. } | State::PaidBefore { .. } => "repeat",
-        }
+        self.outcome().word()
     }
 
     pub fn order(&self) -> Option<&str> {
@@ -149,8 +177,8 @@ impl Batch {
             .count()
     }
 
-    pub fn count(&self, word: &str) -> usize {
-        self.lines.iter().filter(|l| l.state.word() == word).count()
+    pub fn count(&self, outcome: RowOutcome) -> usize {
+        self.lines.iter().filter(|l| l.state.outcome() == outcome).count()
     }
 }
 

@@ -9,7 +9,7 @@ use super::{CommandError, Output};
 use crate::api::Client;
 use crate::bulk::journal::JournalError;
 use crate::bulk::rows::Kind;
-use crate::bulk::{self as engine, Batch, CheckError, Ended, Line, Prepared, State, result};
+use crate::bulk::{self as engine, Batch, CheckError, Ended, Line, Prepared, RowOutcome, State, result};
 use crate::cli::{BulkArgs, SpendArgs};
 use crate::commands::output::outln;
 use crate::domain::purchase::{NOTHING_BOUGHT, NOTHING_TOPPED_UP};
@@ -52,7 +52,7 @@ pub async fn run(
     if to_pay == 0 && !bulk.dry_run {
         engine::close_if_whole(&batch, &mut journal).map_err(journaled)?;
         result::write(&batch, &result_path).map_err(|e| CommandError::Io(std::io::Error::other(e)))?;
-        if !output.is_json() && batch.count("placed") == batch.lines.len() {
+        if !output.is_json() && batch.count(RowOutcome::Placed) == batch.lines.len() {
             outln!(
                 "Every row of {} was placed already (the journal: {}); nothing more is paid. To pay the same rows again, run it again with --again.",
                 file.display(),
@@ -183,8 +183,8 @@ fn show_plan(batch: &Batch, kind: Kind, output: &Output) -> Result<(), CommandEr
         }
     }
     let to_pay = batch.to_pay().count();
-    let earlier = batch.count("placed");
-    if to_pay > 0 && batch.count("invalid") + batch.count("repeat") == 0 && batch.problems.is_empty() {
+    let earlier = batch.count(RowOutcome::Placed);
+    if to_pay > 0 && batch.count(RowOutcome::Invalid) + batch.count(RowOutcome::Repeat) == 0 && batch.problems.is_empty() {
         outln!(
             "To pay: {to_pay} of {} row(s), {} USD; balance {} USD.{}",
             batch.lines.len(),
@@ -203,8 +203,8 @@ fn show_plan(batch: &Batch, kind: Kind, output: &Output) -> Result<(), CommandEr
 /// The outcome in a sentence (or one JSON document), and the exit status it calls for.
 fn finish(batch: &Batch, ended: Ended, result: &Path, output: &Output) -> Result<(), CommandError> {
     let placed_now = batch.placed_now();
-    let placed = batch.count("placed");
-    let (failed, unknown, left) = (batch.count("failed"), batch.count("unknown"), batch.count("not_paid"));
+    let placed = batch.count(RowOutcome::Placed);
+    let (failed, unknown, left) = (batch.count(RowOutcome::Failed), batch.count(RowOutcome::Unknown), batch.count(RowOutcome::NotPaid));
     let second = batch.with_caveat(|c| matches!(c, engine::Caveat::PossiblySecond(_)));
     let charged_other = batch.with_caveat(|c| matches!(c, engine::Caveat::ChargedOther(_)));
     let sentence = format!(
@@ -255,13 +255,13 @@ fn rows_json(batch: &Batch, result: Option<&Path>) -> serde_json::Value {
         "totalUsd": batch.total().map(format_amount),
         "balanceBeforeUsd": batch.balance.map(format_amount),
         "problems": batch.problems,
-        "placed": batch.count("placed"),
+        "placed": batch.count(RowOutcome::Placed),
         "placedNow": placed_now,
-        "failed": batch.count("failed"),
-        "unknown": batch.count("unknown"),
-        "invalid": batch.count("invalid"),
-        "repeat": batch.count("repeat"),
-        "notPaid": batch.count("not_paid"),
+        "failed": batch.count(RowOutcome::Failed),
+        "unknown": batch.count(RowOutcome::Unknown),
+        "invalid": batch.count(RowOutcome::Invalid),
+        "repeat": batch.count(RowOutcome::Repeat),
+        "notPaid": batch.count(RowOutcome::NotPaid),
         "result": result.map(|r| r.display().to_string()),
     })
 }
@@ -340,7 +340,7 @@ fn refusal(batch: &Batch, file: &Path) -> Option<CommandError> {
             file.display()
         )));
     }
-    let (wrong, repeats) = (batch.count("invalid") + batch.problems.len(), batch.count("repeat"));
+    let (wrong, repeats) = (batch.count(RowOutcome::Invalid) + batch.problems.len(), batch.count(RowOutcome::Repeat));
     let mut why = Vec::new();
     if wrong > 0 {
         why.push(format!(

@@ -8,7 +8,7 @@ use super::msg::{BulkEnded, BulkStep, BulkTopup, JobId, Msg};
 use crate::api::model::Plan;
 use crate::api::{ApiError, Client};
 use crate::bulk::rows::Kind;
-use crate::bulk::{self, Batch, Prepared, State, result};
+use crate::bulk::{self, Batch, Prepared, RowOutcome, State, result};
 use crate::domain::iccid::Iccid;
 use crate::export::file::{self, Existing, FileError};
 use crate::format::money::format_amount;
@@ -231,11 +231,11 @@ fn forget(file: &Path) {
 
 fn summary(batch: &Batch, ended: bulk::Ended, file: PathBuf, result: Result<PathBuf, String>) -> BulkEnded {
     let iccid = |l: &bulk::Line| l.row.iccid().map(ToString::to_string).unwrap_or_default();
-    let with_why = |word: &str| -> Vec<(String, String)> {
+    let with_why = |outcome: RowOutcome| -> Vec<(String, String)> {
         batch
             .lines
             .iter()
-            .filter(|l| l.state.word() == word)
+            .filter(|l| l.state.outcome() == outcome)
             .map(|l| (iccid(l), l.state.error().unwrap_or_default().to_string()))
             .collect()
     };
@@ -248,9 +248,9 @@ fn summary(batch: &Batch, ended: bulk::Ended, file: PathBuf, result: Result<Path
             .filter(|l| matches!(l.state, State::Placed { .. }))
             .map(iccid)
             .collect(),
-        failed: with_why("failed"),
-        unknown: with_why("unknown"),
-        not_paid: batch.count("not_paid"),
+        failed: with_why(RowOutcome::Failed),
+        unknown: with_why(RowOutcome::Unknown),
+        not_paid: batch.count(RowOutcome::NotPaid),
         file,
         result,
     }
