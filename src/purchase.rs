@@ -162,8 +162,8 @@ pub fn judge_topup(iccid: &Iccid, plans: Vec<Plan>, record: Option<&Esim>) -> To
 /// not in this account), and its current record (by the lookup, or the page at `seen`, where
 /// the server has none), judged by `judge_topup`. Two requests with the lookup.
 pub async fn topup_offer(client: &Client, iccid: &Iccid, seen: Option<Whereabouts>) -> Result<TopupOffer, ApiError> {
-    let plans = client.topup_plans(iccid.as_str()).await?;
-    let record = match client.find_esim_at(iccid.as_str(), seen).await {
+    let plans = client.topup_plans(iccid).await?;
+    let record = match client.find_esim_at(iccid, seen).await {
         Ok(Found::Esim(esim)) => Some(*esim),
         Ok(Found::Absent | Found::Unknown(_)) => None,
         // Refused credentials refuse the payment too; any other failure leaves the state

@@ -12,8 +12,8 @@ use crate::bulk::rows::Kind;
 use crate::bulk::{self as engine, Batch, CheckError, Ended, Line, Prepared, RowOutcome, State, result};
 use crate::cli::{BulkArgs, SpendArgs};
 use crate::commands::output::outln;
-use crate::domain::purchase::{NOTHING_BOUGHT, NOTHING_TOPPED_UP};
 use crate::domain::money::format_amount;
+use crate::domain::purchase::{NOTHING_BOUGHT, NOTHING_TOPPED_UP};
 use serde_json::json;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -184,7 +184,10 @@ fn show_plan(batch: &Batch, kind: Kind, output: &Output) -> Result<(), CommandEr
     }
     let to_pay = batch.to_pay().count();
     let earlier = batch.count(RowOutcome::Placed);
-    if to_pay > 0 && batch.count(RowOutcome::Invalid) + batch.count(RowOutcome::Repeat) == 0 && batch.problems.is_empty() {
+    if to_pay > 0
+        && batch.count(RowOutcome::Invalid) + batch.count(RowOutcome::Repeat) == 0
+        && batch.problems.is_empty()
+    {
         outln!(
             "To pay: {to_pay} of {} row(s), {} USD; balance {} USD.{}",
             batch.lines.len(),
@@ -204,7 +207,11 @@ fn show_plan(batch: &Batch, kind: Kind, output: &Output) -> Result<(), CommandEr
 fn finish(batch: &Batch, ended: Ended, result: &Path, output: &Output) -> Result<(), CommandError> {
     let placed_now = batch.placed_now();
     let placed = batch.count(RowOutcome::Placed);
-    let (failed, unknown, left) = (batch.count(RowOutcome::Failed), batch.count(RowOutcome::Unknown), batch.count(RowOutcome::NotPaid));
+    let (failed, unknown, left) = (
+        batch.count(RowOutcome::Failed),
+        batch.count(RowOutcome::Unknown),
+        batch.count(RowOutcome::NotPaid),
+    );
     let second = batch.with_caveat(|c| matches!(c, engine::Caveat::PossiblySecond(_)));
     let charged_other = batch.with_caveat(|c| matches!(c, engine::Caveat::ChargedOther(_)));
     let sentence = format!(
@@ -340,7 +347,10 @@ fn refusal(batch: &Batch, file: &Path) -> Option<CommandError> {
             file.display()
         )));
     }
-    let (wrong, repeats) = (batch.count(RowOutcome::Invalid) + batch.problems.len(), batch.count(RowOutcome::Repeat));
+    let (wrong, repeats) = (
+        batch.count(RowOutcome::Invalid) + batch.problems.len(),
+        batch.count(RowOutcome::Repeat),
+    );
     let mut why = Vec::new();
     if wrong > 0 {
         why.push(format!(

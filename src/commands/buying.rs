@@ -110,7 +110,7 @@ async fn offered_for(
     iccid: &str,
     seen: Option<Whereabouts>,
 ) -> Result<(Iccid, TopupOffer), CommandError> {
-    let iccid = Iccid::parse(iccid).map_err(|e| CommandError::Usage(format!("{iccid:?} is not an ICCID: {e}")))?;
+    let iccid = super::typed_iccid(iccid)?;
     let offer = topup_offer(client, &iccid, seen).await.map_err(|e| match e.status() {
         Some(404) => CommandError::NotFound(format!("no eSIM with ICCID {iccid} in this account")),
         _ => CommandError::Api(e),
@@ -188,8 +188,8 @@ async fn check_and_ask(
     }
     let after = balance_after(balance, total).map_err(CommandError::Refused)?;
     let payment = Payment::new(spend, Some(total)).with_balance_before(balance);
-    let iccid = payment.iccid().map(str::to_string);
-    let iccid = iccid.as_deref();
+    let iccid = payment.iccid().cloned();
+    let iccid = iccid.as_ref();
     let target = iccid.map_or_else(String::new, |i| format!(" for eSIM {i}"));
     let summary = format!(
         "{} {qty} × {} ({}){target}: {} USD each, {} USD in all. Balance {} USD → {} USD.",

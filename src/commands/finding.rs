@@ -5,6 +5,7 @@
 
 use crate::api::model::Esim;
 use crate::api::{ApiError, Client, Later, Lookup, Reach, Searched, Sweep};
+use crate::domain::iccid::Iccid;
 use crate::inventory::kept::Kept;
 
 /// The eSIM list's page size for reading it whole.
@@ -23,7 +24,7 @@ pub enum Finding {
 }
 
 /// Looks for `iccid`, with the account's index where one is kept.
-pub async fn profiles(client: &Client, index: Option<&Kept>, iccid: &str) -> Result<Finding, ApiError> {
+pub async fn profiles(client: &Client, index: Option<&Kept>, iccid: &Iccid) -> Result<Finding, ApiError> {
     let mut first = match client.lookup_esim(iccid).await? {
         Lookup::Found(esim, earlier) => {
             return Ok(Finding::Profiles(std::iter::once(*esim).chain(earlier).collect()));
@@ -31,7 +32,7 @@ pub async fn profiles(client: &Client, index: Option<&Kept>, iccid: &str) -> Res
         Lookup::Absent => return Ok(Finding::Absent),
         Lookup::Unsupported(first) => first,
     };
-    let seen = index.and_then(|i| i.whereabouts(iccid));
+    let seen = index.and_then(|i| i.whereabouts(iccid.as_str()));
     // Asked of the index only if the pages near its place do not have it.
     let later = match index {
         Some(index) => {

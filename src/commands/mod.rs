@@ -69,7 +69,7 @@ pub enum CommandError {
     /// page was read (`Searched::proves_absence`), else not known (exit 6).
     #[error("{}", .searched.describe(.iccid))]
     Missed {
-        iccid: String,
+        iccid: Iccid,
         searched: crate::api::Searched,
     },
     #[error("{0}")]
@@ -295,7 +295,7 @@ pub async fn run(
             };
             lists::orders(client, query, list, output).await
         }
-        Command::Esims { iccid: Some(iccid), .. } => esim(client, index, iccid, output).await,
+        Command::Esims { iccid: Some(iccid), .. } => esim(client, index, &typed_iccid(iccid)?, output).await,
         Command::Esims {
             list,
             iccid: None,
@@ -312,7 +312,7 @@ pub async fn run(
             lists::esims(client, query, list, rule, output).await
         }
         Command::Qr { iccid, link, png, svg } => {
-            let esim = find(client, index, iccid).await?;
+            let esim = find(client, index, &typed_iccid(iccid)?).await?;
             let files = qr::Files {
                 png: png.as_deref(),
                 svg: svg.as_deref(),
@@ -404,7 +404,7 @@ async fn plan(client: &Client, slug: &str, output: &Output) -> Result<(), Comman
     Ok(())
 }
 
-async fn esim(client: &Client, index: Option<&Kept>, iccid: &str, output: &Output) -> Result<(), CommandError> {
+async fn esim(client: &Client, index: Option<&Kept>, iccid: &Iccid, output: &Output) -> Result<(), CommandError> {
     let (esim, earlier) = find_profiles(client, index, iccid).await?;
     let verdict = verdict::of(&esim, chrono::Utc::now());
     if output.is_json() {
@@ -452,21 +452,29 @@ async fn profile(client: &Client, action: Option<&ProfileAction>, output: &Outpu
     Ok(())
 }
 
-/// Finds an eSIM of this account by a validated ICCID: its current profile.
-async fn find(client: &Client, index: Option<&Kept>, iccid: &str) -> Result<Esim, CommandError> {
+/// An ICCID as typed on the command line, checked once, where the command starts.
+pub(crate) fn typed_iccid(text: &str) -> Result<Iccid, CommandError> {
+    Iccid::parse(text).map_err(|e| CommandError::Usage(format!("{text:?} is not an ICCID: {e}")))
+}
+
+/// Finds an eSIM of this account by its ICCID: its current profile.
+async fn find(client: &Client, index: Option<&Kept>, iccid: &Iccid) -> Result<Esim, CommandError> {
     find_profiles(client, index, iccid).await.map(|(current, _)| current)
 }
 
 /// The current profile of an ICCID and the earlier ones (a provider reissues ICCIDs).
-async fn find_profiles(client: &Client, index: Option<&Kept>, iccid: &str) -> Result<(Esim, Vec<Esim>), CommandError> {
-    let iccid = Iccid::parse(iccid).map_err(|e| CommandError::Usage(format!("{iccid:?} is not an ICCID: {e}")))?;
+async fn find_profiles(
+    client: &Client,
+    index: Option<&Kept>,
+    iccid: &Iccid,
+) -> Result<(Esim, Vec<Esim>), CommandError> {
     let not_found = || CommandError::NotFound(format!("no eSIM with ICCID {iccid} in this account"));
-    let profiles = match finding::profiles(client, index, iccid.as_str()).await? {
+    let profiles = match finding::profiles(client, index, iccid).await? {
         finding::Finding::Profiles(profiles) => profiles,
         finding::Finding::Absent => return Err(not_found()),
         finding::Finding::Missed(searched) => {
             return Err(CommandError::Missed {
-                iccid: iccid.to_string(),
+                iccid: iccid.clone(),
                 searched,
             });
         }

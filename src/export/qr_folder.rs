@@ -69,14 +69,11 @@ async fn write_one(client: &Client, folder: &Path, one: &Wanted) -> Result<(), S
     let esim = match &one.esim {
         Some(esim) => esim,
         None => {
-            found = client
-                .find_esim_at(iccid.as_str(), one.seen)
-                .await
-                .map_err(|e| e.to_string())?;
+            found = client.find_esim_at(&iccid, one.seen).await.map_err(|e| e.to_string())?;
             match &found {
                 Found::Esim(esim) => esim,
                 Found::Absent => return Err("no such eSIM in this account".to_string()),
-                Found::Unknown(searched) => return Err(searched.describe(iccid.as_str())),
+                Found::Unknown(searched) => return Err(searched.describe(&iccid)),
             }
         }
     };

@@ -10,7 +10,6 @@ use super::view::{self, theme::Theme};
 use crate::api::model::EsimQuery;
 use crate::api::{ApiError, Client};
 use crate::clipboard::{Clipboard, Environment, Strategy};
-use crate::domain::iccid::Iccid;
 use crate::inventory::kept::{Kept, Writer};
 use crate::inventory::store::LoadError;
 use crate::session::{Accounts, Opened};
@@ -129,7 +128,7 @@ pub async fn execute(client: &Client, request: &Request) -> Result<Payload, ApiE
             // Nobody waits for it: within its share of the budget, after what the user asks.
             Payload::Esims(client.in_background(client.esims(&query)).await?)
         }
-        Request::FindEsim { iccid, seen } => Payload::FoundEsim(client.find_esim_at(iccid.as_str(), *seen).await?),
+        Request::FindEsim { iccid, seen } => Payload::FoundEsim(client.find_esim_at(iccid, *seen).await?),
         Request::ActivationCode { esim } => Payload::ActivationCode(client.activation_code(esim).await),
         Request::UpdateProfile(u) => Payload::ProfileSaved(client.update_profile(u).await?),
         Request::TopupPlans { iccid, seen } => {
@@ -137,14 +136,14 @@ pub async fn execute(client: &Client, request: &Request) -> Result<Payload, ApiE
         }
         Request::RefreshEsims { iccids } => {
             for iccid in iccids {
-                client.find_esim_at(iccid.as_str(), None).await?;
+                client.find_esim_at(iccid, None).await?;
             }
             Payload::Refreshed
         }
         Request::TopupOffers { iccids } => Payload::Offers(super::bulk_run::offers(client, iccids).await?),
         Request::OrdersOfPlan { slug, iccid } => Payload::OrderNumbers(
             client
-                .recent_orders_for(slug, iccid.as_ref().map(Iccid::as_str))
+                .recent_orders_for(slug, iccid.as_ref())
                 .await?
                 .into_iter()
                 .map(|o| o.record.provider_order_no.into())

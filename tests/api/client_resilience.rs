@@ -4,6 +4,7 @@
 use crate::common::*;
 use esimdash::api::model::{OrderQuery, TopupRequest};
 use esimdash::api::{ApiError, ClientOptions, Credentials};
+use esimdash::domain::iccid::Iccid;
 use esimdash::sandbox::SandboxConfig;
 use std::time::Duration;
 
@@ -142,12 +143,12 @@ async fn a_slow_answer_times_out_and_a_timed_out_write_is_an_unknown_outcome() {
         .unwrap()
         .esims
         .remove(0);
-    let iccid = esim.raw_order_json.iccid.to_string();
+    let iccid = esim.raw_order_json.iccid.valid().unwrap().clone();
     let slug = patient.topup_plans(&iccid).await.unwrap()[0].slug.clone();
     let count = patient.orders(&OrderQuery::default()).await.unwrap().total;
     let err = client
         .topup(&TopupRequest {
-            iccid,
+            iccid: iccid.to_string(),
             slug: slug.clone(),
             qty: 1,
         })
@@ -237,7 +238,13 @@ async fn finding_an_esim_by_iccid_is_one_request_where_the_server_has_the_lookup
     let found = client.find_esim(&iccid).await.unwrap().expect("found");
     assert_eq!(found.raw_order_json.iccid, iccid);
     assert_eq!(sb.requests_received() - before, 1);
-    assert!(client.find_esim("8944100000000000008").await.unwrap().is_none());
+    assert!(
+        client
+            .find_esim(&Iccid::parse("8944100000000000008").unwrap())
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert!(!client.lacks_iccid_lookup());
 }
 
@@ -266,7 +273,13 @@ async fn a_server_that_ignores_the_lookup_never_yields_another_esim_and_is_remem
 
     // Remembered: the next search reads the list without asking for the lookup first.
     let before = sb.requests_received();
-    assert!(client.find_esim("8944100000000000008").await.unwrap().is_none());
+    assert!(
+        client
+            .find_esim(&Iccid::parse("8944100000000000008").unwrap())
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert_eq!(sb.requests_received() - before, pages);
     match client.lookup_esim(&iccid).await.unwrap() {
         esimdash::api::Lookup::Unsupported(None) => {}

@@ -4,6 +4,7 @@
 use axum::Router;
 use axum::http::StatusCode;
 use esimdash::api::{BaseUrl, Client, ClientOptions, Credentials};
+use esimdash::domain::iccid::Iccid;
 use esimdash::sandbox::{RunningSandbox, SandboxConfig, spawn};
 use serde_json::Value;
 use std::sync::Arc;
@@ -107,16 +108,13 @@ pub async fn globex_get(sb: &RunningSandbox, path_and_query: &str) -> Raw {
 }
 
 /// Acme's oldest eSIM (the last item of its list): its ICCID and how many eSIMs there are.
-pub async fn oldest_iccid(sb: &RunningSandbox) -> (String, u64) {
+pub async fn oldest_iccid(sb: &RunningSandbox) -> (Iccid, u64) {
     let total = acme_get(sb, "/reseller/esims?pageSize=1").await.body["total"]
         .as_u64()
         .unwrap();
     let last = acme_get(sb, &format!("/reseller/esims?pageSize=1&page={total}")).await;
-    let iccid = last.body["esims"][0]["rawOrderJson"]["iccid"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    (iccid, total)
+    let iccid = last.body["esims"][0]["rawOrderJson"]["iccid"].as_str().unwrap();
+    (Iccid::parse(iccid).unwrap(), total)
 }
 
 pub async fn acme_send(sb: &RunningSandbox, method: &str, path: &str, body: &str) -> Raw {

@@ -116,7 +116,7 @@ async fn globex_can_read_nothing_of_acme_and_cannot_top_up_its_esims() {
     assert!(globex_esims.esims.iter().all(|e| &e.raw_order_json.iccid != acme_iccid));
     assert_eq!(globex.profile().await.unwrap().email, "hank@globex.example");
 
-    let err = globex.topup_plans(acme_iccid).await.unwrap_err();
+    let err = globex.topup_plans(acme_iccid.valid().unwrap()).await.unwrap_err();
     assert_eq!(
         (err.status(), err.server_message()),
         (Some(404), Some("eSIM not found"))

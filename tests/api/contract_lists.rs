@@ -239,6 +239,7 @@ async fn lookup_by_iccid_finds_exactly_that_esim_and_its_orders_and_nothing_of_a
     let sb = sandbox().await;
     // The oldest eSIM: the last page's last item.
     let (iccid, total) = oldest_iccid(&sb).await;
+    let iccid = iccid.to_string();
     let oldest = acme_get(&sb, &format!("/reseller/esims?pageSize=1&page={total}")).await;
     let order_no = oldest.body["esims"][0]["providerOrderNo"].as_str().unwrap().to_string();
 
@@ -308,7 +309,7 @@ async fn an_esims_orders_with_and_without_the_servers_filter() {
         .await;
         let client = acme(&sb);
         let esim = client.esims(&EsimQuery::default()).await.unwrap().esims.remove(1);
-        let iccid = esim.raw_order_json.iccid.to_string();
+        let iccid = esim.raw_order_json.iccid.valid().unwrap().clone();
         let plans = client.topup_plans(&iccid).await.unwrap();
         let slug = &plans.first().expect("an in-use eSIM can be topped up").slug;
         let body = format!(r#"{{"iccid":"{iccid}","slug":"{slug}","qty":1}}"#);

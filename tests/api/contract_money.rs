@@ -3,12 +3,13 @@
 
 use crate::common::*;
 use esimdash::api::model::{EsimQuery, OrderQuery, OrderRequest, TopupRequest};
+use esimdash::domain::iccid::Iccid;
 use esimdash::domain::status::Status;
 use esimdash::sandbox::RunningSandbox;
 use rust_decimal::Decimal;
 use std::time::Duration;
 
-async fn usable_iccid(sb: &RunningSandbox) -> String {
+async fn usable_iccid(sb: &RunningSandbox) -> Iccid {
     let q = EsimQuery {
         status: "in_use".into(),
         ..Default::default()
@@ -16,7 +17,9 @@ async fn usable_iccid(sb: &RunningSandbox) -> String {
     acme(sb).esims(&q).await.unwrap().esims[0]
         .raw_order_json
         .iccid
-        .to_string()
+        .valid()
+        .unwrap()
+        .clone()
 }
 
 async fn order_count(sb: &RunningSandbox) -> u64 {
@@ -34,7 +37,7 @@ async fn a_top_up_debits_its_total_once_and_shows_as_the_newest_order() {
 
     let placed = client
         .topup(&TopupRequest {
-            iccid: iccid.clone(),
+            iccid: iccid.to_string(),
             slug: plan.slug.clone(),
             qty: 2,
         })
@@ -123,12 +126,15 @@ async fn top_up_errors_debit_nothing() {
         .unwrap();
     let here = &esims.esims[0].record.location_code;
     let elsewhere = esims.esims.iter().find(|e| &e.record.location_code != here).unwrap();
-    let other_slug = client.topup_plans(&elsewhere.raw_order_json.iccid).await.unwrap()[0]
+    let other_slug = client
+        .topup_plans(elsewhere.raw_order_json.iccid.valid().unwrap())
+        .await
+        .unwrap()[0]
         .slug
         .clone();
     let err = client
         .topup(&TopupRequest {
-            iccid: iccid.clone(),
+            iccid: iccid.to_string(),
             slug: other_slug,
             qty: 1,
         })
@@ -233,7 +239,7 @@ async fn concurrent_top_ups_never_overdraw_the_wallet() {
             let (client, request) = (
                 client.clone(),
                 TopupRequest {
-                    iccid: iccid.clone(),
+                    iccid: iccid.to_string(),
                     slug: plan.slug.clone(),
                     qty: 1,
                 },

@@ -1,6 +1,7 @@
 //! The catalog, plan by slug, and top-up availability (spec: GET /portal/plans; docs/api-contract.md).
 
 use crate::common::*;
+use esimdash::domain::iccid::Iccid;
 use esimdash::domain::status::Status;
 use rust_decimal::Decimal;
 use std::collections::HashSet;
@@ -70,7 +71,7 @@ async fn a_plan_by_slug_and_an_unknown_slug() {
 
 /// The newest eSIM in `status` whose ICCID was issued once (a reissued ICCID's availability
 /// is its current profile's).
-async fn first_esim_with(sb: &esimdash::sandbox::RunningSandbox, status: Status) -> String {
+async fn first_esim_with(sb: &esimdash::sandbox::RunningSandbox, status: Status) -> Iccid {
     let q = esimdash::api::model::EsimQuery {
         status: status.into(),
         page_size: Some(100),
@@ -78,7 +79,7 @@ async fn first_esim_with(sb: &esimdash::sandbox::RunningSandbox, status: Status)
     };
     let client = acme(sb);
     for esim in client.esims(&q).await.unwrap().esims {
-        let iccid = esim.raw_order_json.iccid.to_string();
+        let iccid = esim.raw_order_json.iccid.valid().unwrap().clone();
         if client.find_profiles(&iccid).await.unwrap().len() == 1 {
             return iccid;
         }
@@ -130,7 +131,10 @@ async fn top_up_availability_lists_plans_for_the_esims_location_or_none() {
     }
     let r = acme_get(&sb, "/portal/plans?type=topup").await;
     assert_eq!((r.status, error_of(&r)), (400, "Missing iccid"));
-    let err = client.topup_plans("8944000000000000000").await.unwrap_err();
+    let err = client
+        .topup_plans(&Iccid::parse("8944000000000000000").unwrap())
+        .await
+        .unwrap_err();
     assert_eq!(
         (err.status(), err.server_message()),
         (Some(404), Some("eSIM not found"))

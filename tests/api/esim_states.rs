@@ -114,7 +114,7 @@ async fn a_top_up_adds_its_data_and_days_to_the_esim_at_once() {
         .iter()
         .find(|e| e.record.status == Status::UsedUp && e.raw_order_json.smdp_status == "ENABLED")
         .expect("a used-up eSIM");
-    let iccid = used_up.raw_order_json.iccid.to_string();
+    let iccid = used_up.raw_order_json.iccid.valid().unwrap().clone();
     let before = (
         used_up.raw_order_json.total_volume.unwrap(),
         used_up.raw_order_json.expired_time.at().unwrap(),
@@ -139,7 +139,7 @@ async fn a_reissued_iccid_has_an_old_and_a_current_profile() {
     let sb = sandbox().await;
     let client = acme(&sb);
     let newest = client.esims(&EsimQuery::default()).await.unwrap().esims.remove(0);
-    let iccid = newest.raw_order_json.iccid.to_string();
+    let iccid = newest.raw_order_json.iccid.valid().unwrap().clone();
     let r = acme_get(&sb, &format!("/reseller/esims?iccid={iccid}")).await;
     assert_eq!(r.body["total"].as_u64(), Some(2), "both profiles: {}", r.body);
     let profiles = client.find_profiles(&iccid).await.unwrap();
@@ -177,7 +177,7 @@ async fn an_esim_that_cannot_take_data_is_offered_and_sold_no_top_up() {
     let mut refused = HashSet::new();
     for e in &esims {
         let class = e.facts().classify();
-        let iccid = e.raw_order_json.iccid.to_string();
+        let iccid = e.raw_order_json.iccid.valid().unwrap().clone();
         let offered = acme_get(&sb, &format!("/portal/plans?type=topup&iccid={iccid}")).await;
         let plans = offered.body["data"].as_array().map_or(0, Vec::len);
         if class.cannot_take_data().is_none() {

@@ -50,7 +50,7 @@ pub async fn topupable(api: &Client, n: usize) -> Vec<(String, String)> {
         }
         for esim in esims {
             let iccid = esim.raw_order_json.iccid;
-            if let Some(plan) = api.topup_plans(&iccid).await.unwrap().first() {
+            if let Some(plan) = api.topup_plans(iccid.valid().unwrap()).await.unwrap().first() {
                 found.push((iccid.to_string(), plan.slug.clone()));
                 if found.len() == n {
                     return found;

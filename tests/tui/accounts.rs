@@ -5,6 +5,7 @@ use crate::common::*;
 use crossterm::event::KeyCode;
 use esimdash::api::model::EsimQuery;
 use esimdash::api::{ClientOptions, Credentials};
+use esimdash::domain::iccid::Iccid;
 use esimdash::session::{Accounts, Session};
 use esimdash::tui::app::Overlay;
 use esimdash::tui::keymap::DEFAULT_BINDINGS;
@@ -173,7 +174,7 @@ async fn after_a_switch_a_late_answer_of_the_old_account_is_dropped() {
     h.send(key('3'));
     h.settle().await;
     let q = EsimQuery {
-        iccid: Some(acme_first.clone()),
+        iccid: Some(Iccid::parse(&acme_first).unwrap()),
         ..Default::default()
     };
     assert_eq!(

@@ -8,6 +8,7 @@ use crate::common::{Live, code, key};
 use crossterm::event::KeyCode;
 use esimdash::api::model::{Order, OrderQuery};
 use esimdash::api::{Client, ClientOptions};
+use esimdash::domain::iccid::Iccid;
 use esimdash::sandbox::SandboxConfig;
 use esimdash::tui::app::{App, BulkStage, Overlay};
 use std::collections::HashMap;
@@ -73,7 +74,7 @@ async fn pick(live: &mut Live, api: &Client) -> (String, Vec<(usize, String)>, (
         if rows[..n].contains(iccid) {
             continue;
         }
-        let offered = api.topup_plans(iccid).await.unwrap();
+        let offered = api.topup_plans(&Iccid::parse(iccid).unwrap()).await.unwrap();
         if offered.is_empty() && none.is_none() {
             none = Some((n, iccid.clone()));
         }

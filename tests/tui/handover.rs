@@ -6,6 +6,7 @@ use crate::common::{Live, key, zbar_decode};
 use esimdash::api::ClientOptions;
 use esimdash::domain::attention::AttentionRule;
 use esimdash::domain::attention::Judged;
+use esimdash::domain::iccid::Iccid;
 use esimdash::sandbox::SandboxConfig;
 use esimdash::tui::app::{ExportState, Remote};
 use std::time::Duration;
@@ -283,9 +284,15 @@ async fn a_topped_up_esim_leaves_the_attention_rows_at_once_and_the_cursor_stays
     let api = live.api();
     let mut target = None;
     for (at, iccid) in rows(&live).into_iter().enumerate().skip(1) {
-        let esim = api.find_esim(&iccid).await.unwrap().unwrap();
+        let esim = api.find_esim(&Iccid::parse(&iccid).unwrap()).await.unwrap().unwrap();
         let soon = esim.limits().expires.is_some_and(|t| t < now.timestamp() + 10 * 86_400);
-        if !soon && !api.topup_plans(&iccid).await.unwrap().is_empty() {
+        if !soon
+            && !api
+                .topup_plans(&Iccid::parse(&iccid).unwrap())
+                .await
+                .unwrap()
+                .is_empty()
+        {
             target = Some((at, iccid));
             break;
         }

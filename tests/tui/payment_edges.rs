@@ -7,6 +7,7 @@ use crate::holding_proxy::HoldingProxy;
 use crate::terminal_e2e::Tmux;
 use esimdash::api::model::{EsimQuery, OrderQuery};
 use esimdash::api::{BaseUrl, Client, ClientOptions, Credentials};
+use esimdash::domain::iccid::Iccid;
 use esimdash::sandbox::{RunningSandbox, SandboxConfig, spawn};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -66,7 +67,9 @@ impl Server {
                 .raw_order_json
                 .iccid
                 .to_string();
-            let slug = api.topup_plans(&iccid).await.unwrap()[0].slug.clone();
+            let slug = api.topup_plans(&Iccid::parse(&iccid).unwrap()).await.unwrap()[0]
+                .slug
+                .clone();
             (iccid, slug)
         })
     }
@@ -83,7 +86,7 @@ impl Server {
             let mut by_slug: std::collections::HashMap<String, Vec<String>> = Default::default();
             for esim in api.esims(&query).await.unwrap().esims {
                 let iccid = esim.raw_order_json.iccid.to_string();
-                if let Some(first) = api.topup_plans(&iccid).await.unwrap().first() {
+                if let Some(first) = api.topup_plans(&Iccid::parse(&iccid).unwrap()).await.unwrap().first() {
                     let group = by_slug.entry(first.slug.clone()).or_default();
                     if !group.contains(&iccid) {
                         group.push(iccid);

@@ -5,6 +5,7 @@ use crate::common::*;
 use crossterm::event::KeyCode;
 use esimdash::api::Delivery;
 use esimdash::api::model::{EsimQuery, OrderRequest};
+use esimdash::domain::iccid::Iccid;
 use esimdash::domain::purchase::Purchase;
 use esimdash::tui::app::{Lookup, Overlay, PurchaseForm, Stage};
 use esimdash::tui::msg::Request;
@@ -41,7 +42,7 @@ async fn topup_form(h: &mut Harness) -> String {
 async fn a_top_up_offers_only_the_api_plans_debits_once_and_enter_hammered_sends_one() {
     let mut h = Harness::acme().await;
     let iccid = topup_form(&mut h).await;
-    let offered = h.api().topup_plans(&iccid).await.unwrap();
+    let offered = h.api().topup_plans(&Iccid::parse(&iccid).unwrap()).await.unwrap();
     let shown: Vec<_> = form(&h).plans().iter().map(|p| p.slug.clone()).collect();
     assert_eq!(
         shown,

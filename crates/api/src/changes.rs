@@ -394,7 +394,7 @@ impl Client {
 
     fn payment_entry(&self, payment: &Payment, stage: Stage) -> Entry {
         let mut e = Entry::new(self.who(), stage, payment.action());
-        e.iccid = payment.iccid().map(str::to_string);
+        e.iccid = payment.iccid().map(Iccid::to_string);
         e.slug = Some(payment.slug().to_string());
         e.quantity = Some(payment.qty());
         e.total = payment.total.map(format_amount);

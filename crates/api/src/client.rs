@@ -9,6 +9,7 @@ use super::model::{
     self, Esim, EsimPage, EsimQuery, Order, OrderPage, OrderQuery, PagePlace, Plan, Profile, Whereabouts,
 };
 use super::{BaseUrl, Credentials, Pacer};
+use esimdash_domain::iccid::Iccid;
 use esimdash_domain::status::StatusFilter;
 use esimdash_domain::text;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, LOCATION, RETRY_AFTER};
@@ -352,8 +353,8 @@ impl Client {
     }
 
     /// The top-up plans offered for one eSIM; empty when it cannot be topped up.
-    pub async fn topup_plans(&self, iccid: &str) -> Result<Vec<Plan>, ApiError> {
-        let answer = self.get(PLANS, &[("type", "topup"), ("iccid", iccid)]).await?;
+    pub async fn topup_plans(&self, iccid: &Iccid) -> Result<Vec<Plan>, ApiError> {
+        let answer = self.get(PLANS, &[("type", "topup"), ("iccid", iccid.as_str())]).await?;
         answer.parse_with(model::parse_plan_list, &self.inner.secret)
     }
 
@@ -364,10 +365,10 @@ impl Client {
         let filters = [
             ("status", query.status.param()),
             ("q", query.q.as_deref()),
-            ("iccid", query.iccid.as_deref()),
+            ("iccid", query.iccid.as_ref().map(Iccid::as_str)),
         ];
         let page: OrderPage = self.list_page(ORDERS, (query.page, query.page_size), &filters).await?;
-        match query.iccid.as_deref() {
+        match query.iccid.as_ref() {
             Some(iccid) if !filtered_by(&page, iccid) => self.orders_that_made(iccid, query).await,
             _ => Ok(page),
         }
@@ -375,7 +376,7 @@ impl Client {
 
     /// The order that made an eSIM, by the number on its record (its top-ups cannot be told
     /// without the server's filter).
-    async fn orders_that_made(&self, iccid: &str, query: &OrderQuery) -> Result<OrderPage, ApiError> {
+    async fn orders_that_made(&self, iccid: &Iccid, query: &OrderQuery) -> Result<OrderPage, ApiError> {
         let Some(esim) = self.find_esim(iccid).await? else {
             return Ok(OrderPage::default());
         };
@@ -398,7 +399,10 @@ impl Client {
     }
 
     pub async fn esims(&self, query: &EsimQuery) -> Result<EsimPage, ApiError> {
-        let filters = [("status", query.status.param()), ("iccid", query.iccid.as_deref())];
+        let filters = [
+            ("status", query.status.param()),
+            ("iccid", query.iccid.as_ref().map(Iccid::as_str)),
+        ];
         let answer: EsimPage = self.list_page(ESIMS, (query.page, query.page_size), &filters).await?;
         let whole_list = query.status == StatusFilter::All && query.iccid.is_none();
         match (whole_list, query.page, query.page_size) {
@@ -464,13 +468,13 @@ impl Client {
     /// before a request that moves money, so that an order appearing after an unknown outcome
     /// can be told apart from older ones. The same query before and after, so that a server
     /// that ignores `iccid` answers both alike.
-    pub async fn recent_orders_for(&self, slug: &str, iccid: Option<&str>) -> Result<Vec<Order>, ApiError> {
+    pub async fn recent_orders_for(&self, slug: &str, iccid: Option<&Iccid>) -> Result<Vec<Order>, ApiError> {
         let query = OrderQuery {
             page: Some(1),
             page_size: Some(SCAN_PAGE_SIZE),
             status: StatusFilter::All,
             q: Some(slug.to_string()),
-            iccid: iccid.map(str::to_string),
+            iccid: iccid.cloned(),
         };
         Ok(self
             .orders(&query)
@@ -485,7 +489,7 @@ impl Client {
     /// already seen to ignore it. An answer holding any other eSIM means the server ignored the
     /// parameter: that is remembered for the session and the caller gets the page it sent
     /// (page 1 of the whole inventory, 100 a page), never another eSIM as the one asked for.
-    pub async fn lookup_esim(&self, iccid: &str) -> Result<Lookup, ApiError> {
+    pub async fn lookup_esim(&self, iccid: &Iccid) -> Result<Lookup, ApiError> {
         if self.inner.no_iccid_lookup.load(Ordering::Relaxed) {
             return Ok(Lookup::Unsupported(None));
         }
@@ -493,13 +497,18 @@ impl Client {
             page: Some(1),
             page_size: Some(SCAN_PAGE_SIZE),
             status: StatusFilter::All,
-            iccid: Some(iccid.to_string()),
+            iccid: Some(iccid.clone()),
         };
         let page = self.esims(&query).await?;
         // Several profiles of one ICCID (a provider reissues ICCIDs) are one eSIM's history:
         // the current one is the newest `esimTranNo`.
         let whole = page.total == page.esims.len() as u64;
-        if whole && page.esims.iter().all(|e| e.raw_order_json.iccid == iccid) {
+        if whole
+            && page
+                .esims
+                .iter()
+                .all(|e| e.raw_order_json.iccid.as_str() == iccid.as_str())
+        {
             let mut profiles = page.esims;
             profiles.sort_by_key(|e| std::cmp::Reverse(tran_no_order(&e.raw_order_json.esim_tran_no)));
             let mut profiles = profiles.into_iter();
@@ -521,7 +530,7 @@ impl Client {
     /// so the list's total in any answer tells the page it is on now. `Absent` only when the
     /// server's lookup says so or every page was read (a list of three pages or fewer);
     /// `Unknown` with what was read otherwise.
-    pub async fn find_esim_at(&self, iccid: &str, seen: Option<Whereabouts>) -> Result<Found, ApiError> {
+    pub async fn find_esim_at(&self, iccid: &Iccid, seen: Option<Whereabouts>) -> Result<Found, ApiError> {
         let mut first = match self.lookup_esim(iccid).await? {
             Lookup::Found(esim, _) => return Ok(Found::Esim(esim)),
             Lookup::Absent => return Ok(Found::Absent),
@@ -567,14 +576,14 @@ impl Client {
 
     /// Finds one eSIM by ICCID: by the lookup, or where the server has none, reading the
     /// inventory a page at a time; `None` when the reseller has no such eSIM.
-    pub async fn find_esim(&self, iccid: &str) -> Result<Option<Esim>, ApiError> {
+    pub async fn find_esim(&self, iccid: &Iccid) -> Result<Option<Esim>, ApiError> {
         Ok(self.find_profiles(iccid).await?.into_iter().next())
     }
 
     /// Every profile of an ICCID, the current one (newest `esimTranNo`) first: more than one
     /// where the provider reissued it. Read from a list without the lookup, only the first
     /// found (the newest order's) is given: finding the rest would read the whole inventory.
-    pub async fn find_profiles(&self, iccid: &str) -> Result<Vec<Esim>, ApiError> {
+    pub async fn find_profiles(&self, iccid: &Iccid) -> Result<Vec<Esim>, ApiError> {
         let mut page = 1;
         let mut found = match self.lookup_esim(iccid).await? {
             Lookup::Found(esim, earlier) => return Ok(std::iter::once(*esim).chain(earlier).collect()),
@@ -583,7 +592,11 @@ impl Client {
         };
         loop {
             let answer = self.inventory_page(page, &mut found).await?;
-            if let Some(esim) = answer.esims.iter().find(|e| e.raw_order_json.iccid == iccid) {
+            if let Some(esim) = answer
+                .esims
+                .iter()
+                .find(|e| e.raw_order_json.iccid.as_str() == iccid.as_str())
+            {
                 return Ok(vec![esim.clone()]);
             }
             if answer.esims.is_empty() || page * SCAN_PAGE_SIZE >= answer.total {
@@ -1031,9 +1044,13 @@ impl Answer {
 
 /// Whether a page asked for one eSIM's orders holds only such orders: its top-ups name it, and
 /// at most one order made it.
-fn filtered_by(page: &OrderPage, iccid: &str) -> bool {
+fn filtered_by(page: &OrderPage, iccid: &Iccid) -> bool {
     let made = page.orders.iter().filter(|o| o.iccid.is_empty()).count();
-    made <= 1 && page.orders.iter().all(|o| o.iccid.is_empty() || o.iccid == iccid)
+    made <= 1
+        && page
+            .orders
+            .iter()
+            .all(|o| o.iccid.is_empty() || o.iccid.as_str() == iccid.as_str())
 }
 
 /// How `esimTranNo`s sort: by their digits as a number (`T20000000810` after `T10000000022`),

@@ -5,7 +5,7 @@
 
 use super::lenient;
 use super::timestamp::Timestamp;
-use esimdash_domain::iccid::EsimIccid;
+use esimdash_domain::iccid::{EsimIccid, Iccid};
 use esimdash_domain::money;
 pub use esimdash_domain::order_no::OrderNo;
 use esimdash_domain::status::{Status, StatusFilter};
@@ -421,7 +421,7 @@ pub struct OrderQuery {
     pub status: StatusFilter,
     pub q: Option<String>,
     /// Only the orders of this eSIM (docs/api-contract.md; a server may ignore it).
-    pub iccid: Option<String>,
+    pub iccid: Option<Iccid>,
 }
 
 /// Query of `GET /reseller/esims`.
@@ -431,7 +431,7 @@ pub struct EsimQuery {
     pub page_size: Option<u64>,
     pub status: StatusFilter,
     /// Only this eSIM (docs/api-contract.md; a server may ignore it: check what comes back).
-    pub iccid: Option<String>,
+    pub iccid: Option<Iccid>,
 }
 
 /// Body of `PATCH /reseller/profile`: only the fields that are set are sent.

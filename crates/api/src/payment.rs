@@ -81,8 +81,8 @@ impl Payment {
         &self.spend.slug
     }
 
-    pub fn iccid(&self) -> Option<&str> {
-        self.spend.what.iccid().map(Iccid::as_str)
+    pub fn iccid(&self) -> Option<&Iccid> {
+        self.spend.what.iccid()
     }
 
     pub fn qty(&self) -> u32 {

@@ -511,7 +511,7 @@ pub(super) fn new_orders<'a>(
     orders: &'a [Order],
     baseline: &Baseline<'_>,
     claimed: &HashSet<String>,
-    iccid: Option<&str>,
+    iccid: Option<&Iccid>,
 ) -> Vec<&'a Order> {
     let margin = chrono::Duration::minutes(5);
     orders
@@ -522,7 +522,7 @@ pub(super) fn new_orders<'a>(
                 Baseline::Before(before) => !before.contains(no),
                 Baseline::Since(sent_at) => o.created_at.at().is_some_and(|t| t >= *sent_at - margin),
             };
-            new && !claimed.contains(no) && iccid.is_none_or(|i| o.iccid.is_empty() || o.iccid == i)
+            new && !claimed.contains(no) && iccid.is_none_or(|i| o.iccid.is_empty() || o.iccid.as_str() == i.as_str())
         })
         .collect()
 }

@@ -11,6 +11,7 @@
 use super::ApiError;
 use super::client::Client;
 use super::model::{Esim, EsimPage, Whereabouts};
+use esimdash_domain::iccid::Iccid;
 use esimdash_domain::text::grouped;
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -102,7 +103,7 @@ impl Searched {
 
     /// The miss in words, for a command's message and the dashboard alike: "no eSIM … in this
     /// account" with how much was read, or "not found in N of M pages read; …" and why.
-    pub fn describe(&self, iccid: &str) -> String {
+    pub fn describe(&self, iccid: &Iccid) -> String {
         if self.proves_absence() {
             return format!(
                 "no eSIM with ICCID {iccid} in this account: every page of the list read ({}, {} eSIMs)",
@@ -185,7 +186,7 @@ impl Client {
     /// budget's room (`Walk::recheck`).
     pub async fn sweep(
         &self,
-        iccid: &str,
+        iccid: &Iccid,
         seen: Option<Whereabouts>,
         first: &mut Option<EsimPage>,
         reach: &Reach,
@@ -359,7 +360,7 @@ impl Walk {
     }
 
     /// Takes in the answer for `page`; the eSIM, if it is on it.
-    fn take(&mut self, page: u64, answer: EsimPage, iccid: &str) -> Option<Box<Esim>> {
+    fn take(&mut self, page: u64, answer: EsimPage, iccid: &Iccid) -> Option<Box<Esim>> {
         let iccids = || -> Vec<String> {
             answer
                 .esims
@@ -380,7 +381,7 @@ impl Walk {
         answer
             .esims
             .into_iter()
-            .find(|e| e.raw_order_json.iccid == iccid)
+            .find(|e| e.raw_order_json.iccid.as_str() == iccid.as_str())
             .map(Box::new)
     }
 
@@ -470,7 +471,7 @@ mod tests {
         let searched = walk.ended();
         assert!(!searched.proves_absence());
         assert_eq!(searched.stop, Some(Stop::Near));
-        assert!(searched.describe("89").contains("not found in 3 of 10 pages read"));
+        assert!(searched.describe(&absent()).contains("not found in 3 of 10 pages read"));
     }
 
     /// A server's eSIM list, newest first, 100 a page.
@@ -478,7 +479,7 @@ mod tests {
 
     impl List {
         fn of(n: u64) -> Self {
-            List((0..n).rev().map(|i| format!("8944{i:014}")).collect())
+            List((0..n).rev().map(|i| with_check(&format!("8944{i:014}"))).collect())
         }
 
         fn page(&self, page: u64) -> EsimPage {
@@ -514,7 +515,7 @@ mod tests {
         walk: &mut Walk,
         reach: &Reach,
         list: &mut List,
-        iccid: &str,
+        iccid: &Iccid,
         mut change: impl FnMut(usize, &mut List),
     ) -> (Vec<u64>, bool) {
         let mut read = Vec::new();
@@ -528,7 +529,15 @@ mod tests {
         (read, false)
     }
 
-    const ABSENT: &str = "894499999999999999";
+    /// An ICCID no list of the tests holds.
+    fn absent() -> Iccid {
+        Iccid::parse(&with_check("894499999999999999")).unwrap()
+    }
+
+    /// A valid ICCID of these digits and its check digit.
+    fn with_check(payload: &str) -> String {
+        format!("{payload}{}", esimdash_domain::iccid::luhn_check_digit(payload))
+    }
 
     #[test]
     fn whole_reads_every_page_once_those_held_whole_last_then_the_first_again_and_proves_a_miss() {
@@ -537,7 +546,7 @@ mod tests {
         };
         let mut walk = walk_to(749, 1_000, None);
         let mut list = List::of(1_000);
-        let (read, found) = search(&mut walk, &reach, &mut list, ABSENT, |_, _| {});
+        let (read, found) = search(&mut walk, &reach, &mut list, &absent(), |_, _| {});
         assert!(!found);
         // The first page read is read again last, with the budget's room (not near).
         assert_eq!(read, vec![3, 4, 2, 1, 5, 6, 8, 10, 9, 7, 3]);
@@ -547,7 +556,7 @@ mod tests {
         assert_eq!((searched.pages_read, searched.esims_seen), (10, 1_000));
         assert!(
             searched
-                .describe("89")
+                .describe(&absent())
                 .starts_with("no eSIM with ICCID 89 in this account")
         );
     }
@@ -561,7 +570,7 @@ mod tests {
         let list = List::of(250);
         for page in 1..=3 {
             assert_eq!(walk.next(&reach), Some((page, false)));
-            assert!(walk.take(page, list.page(page), ABSENT).is_none());
+            assert!(walk.take(page, list.page(page), &absent()).is_none());
         }
         assert_eq!(walk.next(&reach), Some((1, false)));
         // Stopped there (the budget spent), the miss is not known.
@@ -569,7 +578,7 @@ mod tests {
 
         // A list of one page, one answer: one list at one moment.
         let mut walk = Walk::new(None);
-        let (read, _) = search(&mut walk, &reach, &mut List::of(40), ABSENT, |_, _| {});
+        let (read, _) = search(&mut walk, &reach, &mut List::of(40), &absent(), |_, _| {});
         assert_eq!(read, vec![1]);
         assert!(walk.ended().proves_absence());
     }
@@ -583,8 +592,8 @@ mod tests {
         };
         let mut walk = Walk::new(None);
         let mut list = List::of(1_000);
-        let (read, found) = search(&mut walk, &reach, &mut list, ABSENT, |answers, list| match answers {
-            2 => list.order("894488888888888888"),
+        let (read, found) = search(&mut walk, &reach, &mut list, &absent(), |answers, list| match answers {
+            2 => list.order(&with_check("894488888888888888")),
             6 => list.purge_oldest(),
             _ => {}
         });
@@ -598,7 +607,7 @@ mod tests {
         let searched = walk.ended();
         assert_eq!(searched.stop, Some(Stop::Changed { from: 1_000, to: 1_001 }));
         assert!(!searched.proves_absence());
-        let said = searched.describe(ABSENT);
+        let said = searched.describe(&absent());
         assert!(
             said.contains(
                 "the list changed while it was read (1 000 → 1 001 eSIMs): whether this account has it is not known"
@@ -617,18 +626,18 @@ mod tests {
             later: Later::pages(vec![2]),
         };
         let mut list = List::of(1_000);
-        let there = list.0[199].clone();
+        let there = Iccid::parse(&list.0[199]).unwrap();
         let mut walk = Walk::new(None);
         let (read, found) = search(&mut walk, &reach, &mut list, &there, |answers, list| {
             if answers == 2 {
                 list.purge_oldest();
-                list.order("894488888888888888");
+                list.order(&with_check("894488888888888888"));
             }
         });
         assert!(!found, "{read:?}");
         assert_eq!(read, vec![1, 3, 4, 5, 6, 7, 8, 9, 10, 2, 1]);
         assert!(walk.totals.iter().all(|&t| t == 1_000));
-        assert_eq!(list.0[200], there, "the server has it, on page 3");
+        assert_eq!(list.0[200], there.as_str(), "the server has it, on page 3");
         let searched = walk.ended();
         assert_eq!(searched.stop, Some(Stop::Moved { page: 1 }));
         assert!(!searched.proves_absence());
@@ -657,7 +666,7 @@ mod tests {
         assert!(!searched.proves_absence());
         assert!(
             searched
-                .describe("89")
+                .describe(&absent())
                 .contains("the list changed while it was read (150 → 151 eSIMs)")
         );
     }
@@ -674,9 +683,10 @@ mod tests {
             }),
         };
         assert!(!searched.proves_absence());
-        let said = searched.describe("8944");
+        let said = searched.describe(&absent());
         assert!(
-            said.starts_with("ICCID 8944 not found in 119 of 1 001 pages read (11 900 eSIMs seen); the key's rate budget (120 requests a minute) is spent"),
+            said.starts_with(&format!("ICCID {} not found", absent()))
+                && said.contains(" not found in 119 of 1 001 pages read (11 900 eSIMs seen); the key's rate budget (120 requests a minute) is spent"),
             "{said}"
         );
     }

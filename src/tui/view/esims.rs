@@ -393,7 +393,9 @@ fn unfetched_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
         (None, Some(whole)) => (whole.as_str().to_string(), true),
         (None, None) => return vec![Line::raw("No eSIM selected.")],
     };
-    let fresh = esims.fresh().filter(|f| f.iccid.as_str() == iccid).map(|f| &f.record);
+    let fresh = esims.fresh().filter(|f| f.iccid.as_str() == iccid);
+    let asked = fresh.map(|f| &f.iccid);
+    let fresh = fresh.map(|f| &f.record);
     let index = esims.index();
     let state = match (fresh, fresh.and_then(Remote::value)) {
         (_, Some(Found::Absent)) if no_result => "This account has no eSIM with this ICCID.".to_string(),
@@ -404,9 +406,10 @@ fn unfetched_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
             super::refresh_key(app)
         ),
         (_, Some(Found::Absent)) => "This account has no eSIM with this ICCID any more.".to_string(),
-        (_, Some(Found::Unknown(searched))) => {
-            format!("{}. r reads the inventory again.", searched.describe(&iccid))
-        }
+        (_, Some(Found::Unknown(searched))) => format!(
+            "{}. r reads the inventory again.",
+            asked.map(|i| searched.describe(i)).unwrap_or_default()
+        ),
         (Some(r), _) if r.is_loading() => "Fetching its current record…".to_string(),
         (Some(r), _) if r.error().is_some() => r.error().map(|e| failed_text(app, "its record", e)).unwrap_or_default(),
         // Asked for once typing is done: each key would otherwise fetch a record nobody reads.

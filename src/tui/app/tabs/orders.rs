@@ -57,7 +57,7 @@ impl Orders {
             page_size: Some(self.list.page_size()),
             status: self.status.clone(),
             q: Some(applied.to_string()).filter(|q| !q.is_empty() && iccid.is_none()),
-            iccid: iccid.map(|i| i.to_string()),
+            iccid,
         }
     }
 
