@@ -240,7 +240,7 @@ async fn finding_an_esim_by_iccid_is_one_request_where_the_server_has_the_lookup
     assert_eq!(sb.requests_received() - before, 1);
     assert!(
         client
-            .find_esim(&Iccid::parse("8944100000000000008").unwrap())
+            .find_esim(&Iccid::parse("8949999999999999994").unwrap())
             .await
             .unwrap()
             .is_none()
@@ -275,7 +275,7 @@ async fn a_server_that_ignores_the_lookup_never_yields_another_esim_and_is_remem
     let before = sb.requests_received();
     assert!(
         client
-            .find_esim(&Iccid::parse("8944100000000000008").unwrap())
+            .find_esim(&Iccid::parse("8949999999999999994").unwrap())
             .await
             .unwrap()
             .is_none()

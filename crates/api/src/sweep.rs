@@ -557,7 +557,7 @@ mod tests {
         assert!(
             searched
                 .describe(&absent())
-                .starts_with("no eSIM with ICCID 89 in this account")
+                .starts_with(&format!("no eSIM with ICCID {} in this account", absent()))
         );
     }
 
