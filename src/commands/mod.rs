@@ -50,7 +50,7 @@ use notices::add_settled_earlier;
 use serde_json::json;
 use table::{Align, Table};
 
-/// What a one-shot command can fail with; each maps to its own exit code (README).
+/// What a one-shot command can fail with; each maps to its own exit code (docs/commands.md).
 #[derive(Debug, thiserror::Error)]
 pub enum CommandError {
     #[error(transparent)]

@@ -12,7 +12,7 @@ use chrono::{DateTime, Duration as Days, Utc};
 use rust_decimal::Decimal;
 use std::sync::Arc;
 
-/// One fixed demo credential (README lists them; the sandbox prints them at start).
+/// One fixed demo credential (docs/commands.md lists them; the sandbox prints them at start).
 pub struct DemoKey {
     pub access_code: Option<&'static str>,
     pub secret_key: &'static str,
