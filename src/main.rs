@@ -16,7 +16,7 @@ fn main() -> ExitCode {
     let cli = Cli::from_command_line();
     let log_path = logging::init(cli.log_file.as_deref());
     // A one-shot command waits on one request at a time: one thread does, and starts sooner
-    // than a pool (README, "Performance"). The dashboard and the sandbox get the pool.
+    // than a pool (docs/performance.md). The dashboard and the sandbox get the pool.
     let one_shot = matches!(&cli.command, Some(c) if !matches!(c, Command::Sandbox(_) | Command::Metrics { listen: Some(_), .. }))
         && !cli.connection.demo;
     let runtime = if one_shot {
