@@ -151,8 +151,29 @@ fn layout_lists_exactly_the_source_tree() {
     );
 }
 
+/// The anchors of a page's headings, as GitHub makes them: lower case, spaces to `-`, and
+/// every other character but letters, digits, `-` and `_` dropped.
+fn anchors(page: &str) -> BTreeSet<String> {
+    page.lines()
+        .filter(|l| l.starts_with('#'))
+        .map(|l| {
+            l.trim_start_matches('#')
+                .trim()
+                .to_lowercase()
+                .chars()
+                .filter_map(|c| match c {
+                    ' ' => Some('-'),
+                    c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// Every relative link and image of README and docs/ names a file that exists (the screenshots
-/// included), so moving a page or a file cannot leave a dead link behind.
+/// included), and a heading of it where the link names one, so moving a page, a section or a
+/// file cannot leave a dead link behind.
 #[test]
 fn links_between_the_pages_name_files_that_exist() {
     let mut pages = vec![PathBuf::from("README.md")];
@@ -169,18 +190,21 @@ fn links_between_the_pages_name_files_that_exist() {
         for (i, _) in text.match_indices("](") {
             let target = &text[i + 2..];
             let Some(end) = target.find(')') else { continue };
-            let target = target[..end].split('#').next().unwrap_or_default();
-            if target.is_empty() || target.contains("://") || target.starts_with("mailto:") {
+            let (file, anchor) = target[..end].split_once('#').unwrap_or((&target[..end], ""));
+            if target[..end].contains("://") || target.starts_with("mailto:") {
                 continue;
             }
-            if !root().join(dir).join(target).exists() {
-                dead.push(format!("{}: {target}", page.display()));
+            let path = if file.is_empty() { page.clone() } else { dir.join(file) };
+            if !root().join(&path).exists() {
+                dead.push(format!("{}: {file}", page.display()));
+            } else if !anchor.is_empty() && !anchors(&read(&path.to_string_lossy())).contains(anchor) {
+                dead.push(format!("{}: {file}#{anchor} (no such heading)", page.display()));
             }
         }
     }
     assert!(
         dead.is_empty(),
-        "links to files that do not exist:\n{}",
+        "links to files or headings that do not exist:\n{}",
         dead.join("\n")
     );
 }
