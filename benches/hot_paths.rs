@@ -1,7 +1,7 @@
 //! The hot paths, timed by divan: a frame of each tab at 200×60 full of data, decoding an
 //! orders page and a 2 000-plan catalog, the partial-ICCID search over 100 000 eSIMs, a QR code
 //! encoded and drawn, and the sandbox answering an orders page with `q` over 100 000 orders.
-//! `cargo bench --bench hot_paths` (README, "Performance").
+//! `cargo bench --bench hot_paths` (docs/performance.md).
 
 use axum::body::Body;
 use axum::http::Request as HttpRequest;

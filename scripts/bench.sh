@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Whole-process figures side by side, in one run (README, "Performance"): `esimdash balance`
+# Whole-process figures side by side, in one run (docs/performance.md): `esimdash balance`
 # against `curl | jq` on the same sandbox, over loopback http and over https (the sandbox with a
 # test certificate made here by openssl, trusted through ca_file and curl's --cacert), key to
 # frame while a request takes 2 s, then the

@@ -3,7 +3,7 @@
 # order), with the growth exponent from one size to the next (1.0: linear; time t and size n,
 # log(t2/t1) / log(n2/n1)). One run each, whole processes, the client's pace and the sandbox's
 # limit lifted (what is counted is work, not waits). Against a sandbox with only the published
-# routes (no lookup by ICCID) unless it says "with the lookup". README's "Performance" table
+# routes (no lookup by ICCID) unless it says "with the lookup". docs/performance.md's table
 # comes from one run of this. Needs a release build (`cargo build --release`), curl, tmux.
 set -euo pipefail
 cd "$(dirname "$0")/.."

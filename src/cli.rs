@@ -23,7 +23,7 @@ use std::path::PathBuf;
                   below runs once and exits instead. `esimdash --demo` opens the dashboard on a \
                   built-in sandbox, with no set-up.",
     after_long_help = concat!(
-        "Exit codes (README has each in full):\n",
+        "Exit codes (docs/commands.md has each in full):\n",
         "  0  done\n",
         "  1  refused by the API, no such eSIM or QR code, or a purchase refused before sending\n",
         "  2  usage or configuration, a read-only session, a repeat without --again, an eSIM that cannot take data\n",
@@ -376,7 +376,7 @@ pub enum Command {
         #[arg(long, value_name = "DATE")]
         since: Option<String>,
     },
-    /// Print a shell completion script (see README for where to put it).
+    /// Print a shell completion script (see docs/commands.md for where to put it).
     Completions {
         /// The shell to complete for.
         #[arg(value_enum)]

@@ -1,5 +1,5 @@
 //! esimdash: a terminal dashboard, one-shot commands and a sandbox server for the Reseller eSIM
-//! Sales API v1. README (Layout) describes the architecture.
+//! Sales API v1. docs/architecture.md describes the architecture (its Layout: every file).
 
 #![warn(clippy::too_many_lines)]
 

@@ -2342,17 +2342,18 @@ async fn no_top_up_is_paid_for_an_esim_deleted_from_the_phone() {
     assert_eq!(order_total(&sb, &home).await, orders, "nothing was paid");
 }
 
-/// The README's table of exit codes, row by row: each code it lists comes out of a real
+/// The table of exit codes in docs/commands.md, row by row: each code it lists comes out of a real
 /// invocation that the row describes (against a sandbox where the API is involved), and the
 /// table lists no code this test cannot produce. A set but empty secret key is a mistake in the
 /// configuration (2), said before any request.
 #[tokio::test(flavor = "multi_thread")]
-async fn every_exit_code_in_the_readme_table_is_what_the_binary_does() {
-    let readme = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let table = readme
+async fn every_exit_code_in_the_docs_table_is_what_the_binary_does() {
+    let page =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/commands.md")).unwrap();
+    let table = page
         .split_once("Exit codes:")
         .and_then(|(_, rest)| rest.split("\n\n").find(|block| block.trim_start().starts_with('|')))
-        .expect("README has the table of exit codes");
+        .expect("docs/commands.md has the table of exit codes");
     let codes: Vec<i32> = table
         .lines()
         .filter_map(|row| row.trim_start_matches('|').split('|').next()?.trim().parse().ok())
@@ -2465,7 +2466,7 @@ async fn every_exit_code_in_the_readme_table_is_what_the_binary_does() {
                 acme(&mut cmd, &sb).args(["buy", "--slug", "fr-1gb-7d", "--yes", "--again"]);
                 cases.push(("charged another total than confirmed", cmd));
             }
-            other => panic!("README lists exit code {other}, which this test has no invocation for"),
+            other => panic!("docs/commands.md lists exit code {other}, which this test has no invocation for"),
         }
         for (what, cmd) in cases {
             let out = run(cmd).await;
@@ -2484,15 +2485,15 @@ async fn every_exit_code_in_the_readme_table_is_what_the_binary_does() {
     );
 }
 
-/// The README's bulk examples (assets/examples/) with the demo's eSIMs and plans: each of its
+/// The bulk examples of docs/operations.md (assets/examples/) with the demo's eSIMs and plans: each of its
 /// `--demo … --dry-run` lines, run as written from a clone, plans every row with nothing
 /// refused; then each file is paid whole against the same seeded sandbox, one order per row at
-/// the server. Every example file is in the README, and every file it names is there.
+/// the server. Every example file is on the page, and every file it names is there.
 #[tokio::test(flavor = "multi_thread")]
-async fn the_readme_bulk_examples_run_as_written_on_the_demo() {
+async fn the_bulk_examples_of_the_docs_run_as_written_on_the_demo() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let lines: Vec<Vec<&str>> = readme
+    let page = std::fs::read_to_string(root.join("docs/operations.md")).unwrap();
+    let lines: Vec<Vec<&str>> = page
         .lines()
         .filter(|l| l.starts_with("esimdash ") && l.contains(" --from assets/examples/") && l.contains(" --dry-run"))
         .map(|l| l.split('#').next().unwrap_or_default().split_whitespace().collect())
@@ -2511,7 +2512,7 @@ async fn the_readme_bulk_examples_run_as_written_on_the_demo() {
             .map(|n| n.to_string())
             .collect::<std::collections::BTreeSet<_>>(),
         files,
-        "the README tries every example file, and only those"
+        "docs/operations.md tries every example file, and only those"
     );
 
     for args in &lines {
@@ -2551,7 +2552,7 @@ async fn the_readme_bulk_examples_run_as_written_on_the_demo() {
     }
 }
 
-/// Each `--demo` is a sandbox of its own, its money new: the README's bulk example paid in one
+/// Each `--demo` is a sandbox of its own, its money new: the docs' bulk example paid in one
 /// demo pays again in the next (its guards know the account on that sandbox alone; the same
 /// file twice in one real account is refused, `tests/edges/bulk.rs`).
 #[tokio::test(flavor = "multi_thread")]

@@ -54,7 +54,7 @@ use crate::signals::Stop;
 use serde_json::json;
 use table::{Align, Table};
 
-/// What a one-shot command can fail with; each maps to its own exit code (README).
+/// What a one-shot command can fail with; each maps to its own exit code (docs/commands.md).
 #[derive(Debug, thiserror::Error)]
 pub enum CommandError {
     #[error(transparent)]

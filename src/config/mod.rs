@@ -172,7 +172,7 @@ pub enum ConfigError {
     #[error("the {what} is empty; set it ({sources}) to the one your provider's reseller portal shows")]
     Empty { what: &'static str, sources: &'static str },
     #[error(
-        "no API {missing} configured. Set ESIMDASH_BASE_URL, ESIMDASH_ACCESS_CODE and ESIMDASH_SECRET_KEY, or add a profile to {path} (see README), or try `esimdash --demo`"
+        "no API {missing} configured. Set ESIMDASH_BASE_URL, ESIMDASH_ACCESS_CODE and ESIMDASH_SECRET_KEY, or add a profile to {path} (see docs/configuration.md), or try `esimdash --demo`"
     )]
     Missing { missing: String, path: String },
 }

@@ -1,8 +1,8 @@
 //! Every key of the dashboard as data: one table of (context, action, keys, description).
 //!
-//! `App::update` looks keys up here, the help overlay and the hint line are drawn from it, README's
-//! key table is checked against it, and the config file's `[keys]` table rebinds actions
-//! (`quit = ["q", "ctrl-c"]`). A context is where the keyboard goes (a tab's list, a search being
+//! `App::update` looks keys up here, the help overlay and the hint line are drawn from it,
+//! docs/keys.md's key table is checked against it, and the config file's `[keys]` table rebinds
+//! actions (`quit = ["q", "ctrl-c"]`). A context is where the keyboard goes (a tab's list, a search being
 //! typed, a popup, a form); `App` decides which contexts are consulted, in order.
 
 use crate::config::{ConfigError, KeyTable};
@@ -270,7 +270,7 @@ pub struct Binding {
     pub context: Context,
     pub action: Action,
     pub keys: &'static [&'static str],
-    /// For the help overlay and README.
+    /// For the help overlay and docs/keys.md.
     pub about: &'static str,
     /// For the hint line at the bottom, when the action is worth a place there.
     pub hint: Option<&'static str>,
@@ -295,7 +295,7 @@ const fn bind(
 use Action as A;
 use Context as C;
 
-/// Every binding, in the order help and README list them: one row a line, as a table.
+/// Every binding, in the order help and docs/keys.md list them: one row a line, as a table.
 #[rustfmt::skip]
 pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(C::Global, A::TabCatalog, &["1"], "Catalog tab", None),
@@ -767,7 +767,7 @@ impl Keymap {
     }
 }
 
-/// README's key table, from the default table: a test keeps README equal to it.
+/// docs/keys.md's key table, from the default table: a test keeps the page equal to it.
 pub fn markdown_table() -> String {
     let map = Keymap::default();
     let mut out = String::from("| where | keys | action | what it does |\n|---|---|---|---|\n");
@@ -877,25 +877,25 @@ mod example_config {
 }
 
 #[cfg(test)]
-mod readme {
-    /// README's key table is the keymap's: change a key and this fails until README follows.
+mod docs {
+    /// docs/keys.md's key table is the keymap's: change a key and this fails until the page follows.
     #[test]
-    fn readme_lists_exactly_the_keymap() {
-        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-            .unwrap_or_else(|e| panic!("README.md: {e}"));
+    fn docs_keys_lists_exactly_the_keymap() {
+        let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/keys.md"))
+            .unwrap_or_else(|e| panic!("docs/keys.md: {e}"));
         let (start, end) = ("<!-- keys:start -->\n", "<!-- keys:end -->");
-        let from = readme
+        let from = page
             .find(start)
             .map(|i| i + start.len())
-            .unwrap_or_else(|| panic!("no {start:?} in README"));
-        let to = readme[from..]
+            .unwrap_or_else(|| panic!("no {start:?} in docs/keys.md"));
+        let to = page[from..]
             .find(end)
             .map(|i| from + i)
-            .unwrap_or_else(|| panic!("no {end:?} in README"));
+            .unwrap_or_else(|| panic!("no {end:?} in docs/keys.md"));
         let expected = super::markdown_table();
         assert!(
-            readme[from..to] == expected,
-            "README's key table differs from the keymap; put this between the markers:\n{expected}"
+            page[from..to] == expected,
+            "docs/keys.md's key table differs from the keymap; put this between the markers:\n{expected}"
         );
     }
 }

@@ -82,7 +82,7 @@ impl IndexFile {
 }
 
 /// Runs the dashboard until the user quits or a signal ends it; the terminal is restored.
-/// How a dashboard session ended, for the exit status (README: exit codes).
+/// How a dashboard session ended, for the exit status (docs/commands.md: exit codes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     Done,

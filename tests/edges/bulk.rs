@@ -277,7 +277,7 @@ async fn until_asked(
 /// twin count, the journal, its eSIM's offer found by slug, the rule against repeats), two
 /// requests per distinct eSIM, and the plan printed. Before the check was linear, the time
 /// to the first request alone grew with the square of the rows (103 s at 100 000). The bound is
-/// for a debug build on a slow machine; README's "Performance" has the release figure.
+/// for a debug build on a slow machine; docs/performance.md has the release figure.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_file_of_100_000_rows_is_checked_in_one_pass() {
     let sb = rich_sandbox().await;

@@ -1,5 +1,5 @@
 //! TLS for the API client: rustls on ring (it builds in seconds where aws-lc compiles a large C
-//! library; README, "Performance"), verifying servers against the system's root certificates
+//! library; docs/performance.md), verifying servers against the system's root certificates
 //! and any extra root configured (`ca_file`).
 //!
 //! The system's roots are hundreds of files: they are read when the first https connection is

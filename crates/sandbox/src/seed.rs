@@ -12,7 +12,7 @@ use esimdash_domain::volume::{gigabytes, megabytes};
 use rust_decimal::Decimal;
 use std::sync::Arc;
 
-/// One fixed demo credential (README lists them; the sandbox prints them at start).
+/// One fixed demo credential (docs/commands.md lists them; the sandbox prints them at start).
 pub struct DemoKey {
     pub access_code: Option<&'static str>,
     pub secret_key: &'static str,

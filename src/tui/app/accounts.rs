@@ -57,7 +57,7 @@ impl App {
     pub(super) fn open_account_picker(&mut self, now: Instant) {
         if self.profiles.len() < 2 {
             self.flash(
-                "One account only: add [profiles.NAME] tables to the config file to switch between accounts (README, Configuration).",
+                "One account only: add [profiles.NAME] tables to the config file to switch between accounts (docs/configuration.md, Profiles).",
                 Tone::Info,
                 now,
             );

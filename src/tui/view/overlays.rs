@@ -275,7 +275,7 @@ fn draw_help(frame: &mut Frame, area: Rect, app: &App, scroll: u16, theme: &Them
             lines.extend(help_row(&row.keys_text(), row.binding.about, width, theme));
         }
     }
-    let last = "Windows and forms show their keys on the bottom line; README lists them all.";
+    let last = "Windows and forms show their keys on the bottom line; every key: docs/keys.md.";
     lines.extend(wrapped(last, width, theme.muted()));
     let height = lines.len() as u16 + 2;
     let inner = popup(frame, area, "Keys", WIDTH, height, theme);
