@@ -182,9 +182,7 @@ async fn a_payment_charged_other_than_confirmed_is_told_loudly() {
     let (base, posts) = charging("6.60", "250.00", placed).await;
     let home = tempfile::tempdir().unwrap();
     let buy = ["buy", "--slug", "x-1gb", "--yes"];
-    let mut cmd = esimdash(&home);
-    acme_at(&mut cmd, &base).args(buy);
-    let out = run(cmd).await;
+    let out = run_acme_at(&home, &base, buy).await;
     assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
     assert!(stdout(&out).starts_with("Placed: order B1"), "{}", stdout(&out));
     assert!(
@@ -221,9 +219,7 @@ async fn an_order_number_with_escape_codes_is_printed_as_text() {
     let placed = r#"{"ok":true,"order":{"providerOrderNo":"B1\u001b]0;owned\u0007\u001b[2J\nX","slug":"x-1gb","totalSellPrice":"9.99"},"balanceUsd":"240.01"}"#;
     let (base, posts) = charging("6.60", "250.00", placed).await;
     let home = tempfile::tempdir().unwrap();
-    let mut cmd = esimdash(&home);
-    acme_at(&mut cmd, &base).args(["buy", "--slug", "x-1gb", "--yes"]);
-    let out = run(cmd).await;
+    let out = run_acme_at(&home, &base, ["buy", "--slug", "x-1gb", "--yes"]).await;
     assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
     assert_eq!(posts.load(Ordering::SeqCst), 1);
     for (name, text) in [("stdout", stdout(&out)), ("stderr", stderr(&out))] {

@@ -50,9 +50,7 @@ async fn one_account_under_two_spellings_of_its_address_pays_each_payment_once()
     .await;
     signal(&child, libc::SIGKILL);
     let _ = finish(child).await;
-    let mut cmd = esimdash(&home);
-    acme_at(&mut cmd, &held[1]).arg("balance");
-    let out = run(cmd).await;
+    let out = run_acme_at(&home, &held[1], ["balance"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         stderr(&out).contains(&format!("An earlier top-up of {}", targets[2].0)),

@@ -75,9 +75,7 @@ async fn killed_mid_payment_it_is_settled_by_the_next_command_and_a_rerun_needs_
     );
 
     // Any command of the same account settles it first, and says so.
-    let mut cmd = esimdash(&home);
-    acme_at(&mut cmd, &proxy.base_url()).arg("balance");
-    let out = run(cmd).await;
+    let out = run_acme_at(&home, &proxy.base_url(), ["balance"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let said = stderr(&out);
     assert!(
@@ -224,9 +222,7 @@ async fn a_settle_notice_shows_hostile_trail_text_as_text() {
     let quoted = serde_json::to_string(&target.1).unwrap();
     std::fs::write(&path, text.replace(&quoted, &hostile)).unwrap();
 
-    let mut cmd = esimdash(&home);
-    acme_at(&mut cmd, &proxy.base_url()).arg("balance");
-    let out = run(cmd).await;
+    let out = run_acme_at(&home, &proxy.base_url(), ["balance"]).await;
     let said = stderr(&out);
     assert!(said.contains("pwned"), "the notice names the payment: {said}");
     assert!(!said.contains(['\u{1b}', '\u{7}']), "{said:?}");
@@ -250,9 +246,7 @@ async fn a_server_that_dropped_keys_gets_no_resend_when_the_order_list_shows_the
     assert_eq!(orders_at_server(&api).await, orders + 1, "the server carried it out");
     proxy.drop_keys();
     let writes = proxy.writes();
-    let mut cmd = esimdash(&home);
-    acme_at(&mut cmd, &proxy.base_url()).arg("balance");
-    let out = run(cmd).await;
+    let out = run_acme_at(&home, &proxy.base_url(), ["balance"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let said = stderr(&out);
     assert!(

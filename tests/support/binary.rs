@@ -21,6 +21,18 @@ pub fn acme_at<'a>(cmd: &'a mut Command, base_url: &str) -> &'a mut Command {
         .env("ESIMDASH_SECRET_KEY", "sk_demo_acme")
 }
 
+/// The binary as Acme at the API at `base_url`, with `args`, run off the async runtime: the
+/// build, run and wait that most tests of a command repeat.
+pub async fn run_acme_at<I, S>(home: &tempfile::TempDir, base_url: &str, args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let mut cmd = esimdash(home);
+    acme_at(&mut cmd, base_url).args(args);
+    run(cmd).await
+}
+
 /// Runs the command off the async runtime (a sandbox may live on it).
 pub async fn run(mut cmd: Command) -> Output {
     tokio::task::spawn_blocking(move || cmd.output().unwrap())
