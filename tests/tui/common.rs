@@ -93,6 +93,26 @@ pub fn render(app: &App, width: u16, height: u16, now: Instant) -> String {
     terminal.backend().to_string()
 }
 
+/// A client of the sandbox as this reseller, the test's own (not the app's, which would hand
+/// the pages it reads to the app's index): for setting up and for checking the server.
+pub fn api_at(sandbox: &RunningSandbox, access_code: &str, secret_key: &str) -> Client {
+    let options = ClientOptions {
+        rate_limit: 100_000,
+        ..ClientOptions::default()
+    };
+    Client::new(
+        BaseUrl::parse(&sandbox.base_url()).unwrap(),
+        &Credentials::pair(access_code, secret_key),
+        options,
+    )
+    .unwrap()
+}
+
+/// Acme's client of the sandbox (see `api_at`).
+pub fn api(sandbox: &RunningSandbox) -> Client {
+    api_at(sandbox, "ak_demo_acme", "sk_demo_acme")
+}
+
 /// The app wired to a seeded sandbox: every request it asks for is run for real, over loopback.
 pub struct Harness {
     pub app: App,
@@ -162,6 +182,23 @@ impl Harness {
 
     pub async fn acme() -> Self {
         Self::new("ak_demo_acme", "sk_demo_acme").await
+    }
+
+    /// Acme's dashboard on the tab of key `tab` ('1' to '4'), its first page read.
+    pub async fn acme_on(tab: char) -> Self {
+        let mut h = Self::acme().await;
+        h.send(key(tab));
+        h.settle().await;
+        h
+    }
+
+    /// Searches the list in view for `text` as a user does (`/`, the text, Enter) and runs
+    /// what the search asks for.
+    pub async fn search(&mut self, text: &str) {
+        self.send(key('/'));
+        self.keys(text);
+        self.send(code(KeyCode::Enter));
+        self.settle().await;
     }
 
     /// Feeds one message; what it asks for waits until `settle`. Returns the effects.
@@ -246,28 +283,12 @@ impl Harness {
 
     /// A client of another reseller of the same sandbox.
     pub fn api_as(&self, access_code: &str, secret_key: &str) -> Client {
-        Client::new(
-            BaseUrl::parse(&self.sandbox.base_url()).unwrap(),
-            &Credentials::pair(access_code, secret_key),
-            ClientOptions {
-                rate_limit: 100_000,
-                ..ClientOptions::default()
-            },
-        )
-        .unwrap()
+        api_at(&self.sandbox, access_code, secret_key)
     }
 
     /// A client of the same reseller for checking what happened on the server.
     pub fn api(&self) -> Client {
-        Client::new(
-            BaseUrl::parse(&self.sandbox.base_url()).unwrap(),
-            &Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-            ClientOptions {
-                rate_limit: 100_000,
-                ..ClientOptions::default()
-            },
-        )
-        .unwrap()
+        api(&self.sandbox)
     }
 
     /// How many requests of a kind the app sent.
@@ -484,15 +505,7 @@ impl Live {
     /// A client of the same reseller, the test's own (the app's would hand the pages it reads
     /// to its index), for checking what happened on the server.
     pub fn api(&self) -> Client {
-        Client::new(
-            BaseUrl::parse(&self.sandbox.base_url()).unwrap(),
-            &Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-            ClientOptions {
-                rate_limit: 100_000,
-                ..ClientOptions::default()
-            },
-        )
-        .unwrap()
+        api(&self.sandbox)
     }
 
     /// Every eSIM of the account, read from the API by the test's own client.

@@ -81,9 +81,7 @@ async fn every_seeded_esim_round_trips_through_the_drawn_qr() {
 /// The QR code on the rendered screen (not a separate drawing) decodes to the eSIM's code.
 #[tokio::test]
 async fn the_qr_on_the_rendered_screen_decodes_to_the_selected_esims_code() {
-    let mut h = Harness::acme().await;
-    h.send(key('3'));
-    h.settle().await;
+    let mut h = Harness::acme_on('3').await;
     let mut drawn = 0;
     while drawn < 4 {
         let esim = h.app.esims().selected().unwrap().clone();
@@ -178,9 +176,7 @@ async fn the_qr_code_url_path_decodes_real_pngs_and_refuses_the_rest() {
 
 #[tokio::test]
 async fn the_search_reads_the_inventory_in_the_background_and_jumps_to_a_whole_iccid() {
-    let mut h = Harness::acme().await;
-    h.send(key('3'));
-    h.settle().await;
+    let mut h = Harness::acme_on('3').await;
     // The oldest eSIM, read by the test's own client: on a page the app has not read.
     let (target, _) = oldest_esim(&h).await;
     h.send(key('/'));
@@ -253,9 +249,7 @@ async fn y_copies_the_iccid_and_capital_y_the_activation_code_once_known() {
 
 #[tokio::test]
 async fn an_iccid_typed_before_its_page_arrives_is_jumped_to_when_it_does() {
-    let mut h = Harness::acme().await;
-    h.send(key('3'));
-    h.settle().await;
+    let mut h = Harness::acme_on('3').await;
     // The last eSIM of the inventory: on the last page of the background read.
     let (target, _) = oldest_esim(&h).await;
     h.send(key('/'));

@@ -265,10 +265,7 @@ async fn a_whole_iccid_topped_up_stays_selected_in_the_list_after_esc_esc() {
         .to_string();
     h.send(key('3'));
     h.settle().await;
-    h.send(key('/'));
-    h.keys(&iccid);
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.search(&iccid).await;
     assert_eq!(h.app.esims().selected_iccid().unwrap().to_string(), iccid);
     h.send(key('t'));
     h.settle().await;

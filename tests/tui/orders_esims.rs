@@ -8,9 +8,7 @@ use esimdash::tui::app::{Overlay, Tab};
 
 #[tokio::test]
 async fn an_orders_detail_names_its_esim_t_tops_it_up_and_e_shows_it() {
-    let mut h = Harness::acme().await;
-    h.send(key('2'));
-    h.settle().await;
+    let mut h = Harness::acme_on('2').await;
     // The newest order is still pending; the next one made an eSIM.
     h.send(key('j'));
     let order = h.app.orders().list().selected().unwrap().clone();
@@ -51,10 +49,7 @@ async fn slash_on_orders_with_an_iccid_lists_that_esims_orders() {
     let iccid = esim.raw_order_json.iccid.to_string();
     h.send(key('2'));
     h.settle().await;
-    h.send(key('/'));
-    h.keys(&iccid);
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.search(&iccid).await;
     let shown: Vec<String> = h
         .app
         .orders()
@@ -74,9 +69,7 @@ async fn slash_on_orders_with_an_iccid_lists_that_esims_orders() {
 /// one; the earlier (cancelled) one says it is not the current one.
 #[tokio::test]
 async fn the_pane_says_which_profile_of_a_reissued_iccid_is_current() {
-    let mut h = Harness::acme().await;
-    h.send(key('3'));
-    h.settle().await;
+    let mut h = Harness::acme_on('3').await;
     let first = h.app.esims().selected().unwrap().clone();
     // Under its QR code: a taller terminal shows the whole pane.
     let screen = h.screen(120, 60);
@@ -103,9 +96,7 @@ async fn the_pane_says_which_profile_of_a_reissued_iccid_is_current() {
 #[tokio::test]
 async fn b_on_a_deleted_esim_buys_its_plan_again() {
     use esimdash::domain::esim_state::Class;
-    let mut h = Harness::acme().await;
-    h.send(key('3'));
-    h.settle().await;
+    let mut h = Harness::acme_on('3').await;
     while h.app.esims().selected().unwrap().facts().classify() != Class::Deleted {
         h.send(key('j'));
         h.settle().await;

@@ -393,9 +393,7 @@ async fn no_top_up_is_offered_for_an_esim_deleted_from_the_phone() {
 /// was topped up; no payment is asked for.
 #[tokio::test]
 async fn a_top_up_check_that_times_out_says_nothing_was_topped_up() {
-    let mut h = Harness::acme().await;
-    h.send(key('3'));
-    h.settle().await;
+    let mut h = Harness::acme_on('3').await;
     h.send(key('t'));
     assert!(h.pending().iter().any(|(_, r)| matches!(r, Request::TopupPlans { .. })));
     h.fail_pending(esimdash::api::ApiError::Timeout {
@@ -466,9 +464,7 @@ async fn the_form_names_the_keys_in_force_after_pay_close_and_accept_are_rebound
 /// there); nothing is sent.
 #[tokio::test]
 async fn q_closes_the_purchase_window_where_no_text_is_typed() {
-    let mut h = Harness::acme().await;
-    h.send(key('3'));
-    h.settle().await;
+    let mut h = Harness::acme_on('3').await;
     for enters in [0, 1] {
         h.send(key('t'));
         h.settle().await;

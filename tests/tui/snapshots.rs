@@ -32,18 +32,13 @@ async fn catalog_filtered_with_plan_detail() {
 
 #[tokio::test]
 async fn orders_searched_and_filtered() {
-    let mut h = Harness::acme().await;
-    h.send(key('2'));
-    h.settle().await;
+    let mut h = Harness::acme_on('2').await;
     at_both_sizes("orders", &h).await;
     h.send(key('f'));
     at_both_sizes("orders_status_picker", &h).await;
     h.send(key('j'));
     h.send(code(KeyCode::Enter));
-    h.send(key('/'));
-    h.keys("10gb");
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.search("10gb").await;
     at_both_sizes("orders_active_10gb", &h).await;
     h.send(code(KeyCode::Enter));
     at_both_sizes("order_detail", &h).await;
@@ -51,9 +46,7 @@ async fn orders_searched_and_filtered() {
 
 #[tokio::test]
 async fn esims() {
-    let mut h = Harness::acme().await;
-    h.send(key('3'));
-    h.settle().await;
+    let h = Harness::acme_on('3').await;
     at_both_sizes("esims", &h).await;
 }
 
@@ -62,9 +55,7 @@ async fn esims() {
 #[tokio::test]
 async fn a_verdict_for_each_state() {
     use esimdash::domain::esim_state::Class;
-    let mut h = Harness::acme().await;
-    h.send(key('3'));
-    h.settle().await;
+    let mut h = Harness::acme_on('3').await;
     let mut seen = std::collections::HashSet::new();
     for _ in 0..20 {
         let class = h.app.esims().selected().unwrap().facts().classify();
@@ -192,9 +183,7 @@ async fn every_view_renders_at_every_size_without_panicking() {
 
 #[tokio::test]
 async fn esims_detail_zoom_and_too_small() {
-    let mut h = Harness::acme().await;
-    h.send(key('3'));
-    h.settle().await;
+    let mut h = Harness::acme_on('3').await;
     h.send(code(KeyCode::Enter));
     h.settle().await;
     // At 60×20 the pane has no room for the code: it says how large the terminal must be.
@@ -222,13 +211,8 @@ async fn esims_detail_zoom_and_too_small() {
 /// the pane says it holds more, and `J` shows the rest.
 #[tokio::test]
 async fn the_pane_scrolls_to_the_record_a_long_verdict_pushed_out() {
-    let mut h = Harness::acme().await;
-    h.send(key('3'));
-    h.settle().await;
-    h.send(key('/'));
-    h.keys("8944100000008907826");
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    let mut h = Harness::acme_on('3').await;
+    h.search("8944100000008907826").await;
     let top = h.screen(80, 24);
     assert!(top.contains("J: more below (1/2)"), "{top}");
     assert!(

@@ -89,9 +89,7 @@ async fn a_100_kb_paste_into_a_search_is_one_edit_cut_to_the_field_with_a_messag
 /// My eSIMs' search, it is found as if typed.
 #[tokio::test]
 async fn a_pasted_iccid_with_its_line_end_finds_the_esim() {
-    let mut h = Harness::acme().await;
-    h.send(key('3'));
-    h.settle().await;
+    let mut h = Harness::acme_on('3').await;
     let iccid = h.app.esims().selected_iccid().unwrap().to_string();
     h.send(key('j'));
     h.send(key('/'));
