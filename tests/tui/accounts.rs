@@ -72,8 +72,7 @@ async fn a_read_only_seat_cannot_pay_or_change_the_profile_by_any_key() {
     }
     // The order detail's `t` too.
     h.send(code(KeyCode::Esc));
-    h.send(key('2'));
-    h.settle().await;
+    h.send_and_settle(key('2')).await;
     h.send(code(KeyCode::Enter));
     h.send(key('t'));
     assert!(!matches!(h.app.overlay(), Some(Overlay::Purchase(_))));
@@ -151,17 +150,11 @@ async fn after_a_switch_a_late_answer_of_the_old_account_is_dropped() {
         ..Default::default()
     };
     let globex_orders = h.api_as("ak_demo_globex", "sk_demo_globex").orders(&all).await.unwrap();
-    let shown: Vec<_> = h
-        .app
-        .orders()
-        .list()
-        .loaded()
-        .map(|o| o.record.provider_order_no.clone())
-        .collect();
+    let shown = listed_order_numbers(&h.app);
     let theirs: Vec<_> = globex_orders
         .orders
         .iter()
-        .map(|o| o.record.provider_order_no.clone())
+        .map(|o| o.record.provider_order_no.to_string())
         .collect();
     assert!(!shown.is_empty());
     assert_eq!(
@@ -170,8 +163,7 @@ async fn after_a_switch_a_late_answer_of_the_old_account_is_dropped() {
         "Globex's orders, newest first, and only those"
     );
     // Globex's inventory holds nothing of Acme's.
-    h.send(key('3'));
-    h.settle().await;
+    h.send_and_settle(key('3')).await;
     let q = EsimQuery {
         iccid: Some(acme_first.clone()),
         ..Default::default()
@@ -256,6 +248,5 @@ async fn on_demo_of_two(h: &mut Harness) {
         ..Session::default()
     };
     h.with_session(acme, &["demo", "demo-globex"]);
-    h.send(key('3'));
-    h.settle().await;
+    h.send_and_settle(key('3')).await;
 }

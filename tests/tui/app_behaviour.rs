@@ -281,8 +281,7 @@ async fn the_catalog_filters_as_you_type_sorts_and_opens_a_plan_with_its_own_pri
         .collect();
     assert!(prices.windows(2).all(|w| w[0] <= w[1]), "sorted by price");
     h.send(key('G'));
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     assert!(matches!(h.sent.last(), Some(Request::Plan { slug }) if slug == "de-20gb-30d"));
     assert!(
         matches!(h.app.overlay(), Some(Overlay::PlanDetail { fetched: Remote::Loaded(p), .. }) if p.value.slug == "de-20gb-30d")
@@ -303,8 +302,7 @@ async fn the_profile_form_validates_before_sending_and_sends_once() {
         crossterm::event::KeyModifiers::CONTROL,
     )));
     h.keys("1x");
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     assert!(
         !h.sent.iter().any(|r| matches!(r, Request::UpdateProfile(_))),
         "an invalid form is not sent"
@@ -314,8 +312,7 @@ async fn the_profile_form_validates_before_sending_and_sends_once() {
     h.keys("ie");
     h.send(code(KeyCode::Enter));
     h.send(code(KeyCode::Enter));
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     let updates = h.sent.iter().filter(|r| matches!(r, Request::UpdateProfile(_))).count();
     assert_eq!(updates, 1, "Enter pressed three times sends one update");
     assert_eq!(
@@ -391,8 +388,7 @@ async fn a_three_letter_country_is_refused_in_the_form_not_cut() {
         h.send(code(KeyCode::Backspace));
     }
     h.keys("AUT");
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     let screen = h.screen(120, 40);
     assert!(screen.contains("AUT") && screen.contains("Invalid country"), "{screen}");
     assert!(

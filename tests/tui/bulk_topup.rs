@@ -4,7 +4,7 @@
 //! and Enter unmarks it and goes on with the others; the stop key lets the payment in flight finish and pays no other, and `t`
 //! again pays only the eSIMs still marked.
 
-use crate::common::{Live, code, key};
+use crate::common::{Live, code, key, listed_iccids};
 use crossterm::event::KeyCode;
 use esimdash::api::model::{Order, OrderQuery};
 use esimdash::api::{Client, ClientOptions};
@@ -58,13 +58,7 @@ async fn pick(live: &mut Live, api: &Client) -> (String, Vec<(usize, String)>, (
         live.until(Duration::from_secs(10), |app| app.esims().selected().is_some())
             .await
     );
-    let rows: Vec<String> = live
-        .app
-        .esims()
-        .list()
-        .loaded()
-        .map(|e| e.raw_order_json.iccid.to_string())
-        .collect();
+    let rows = listed_iccids(&live.app);
     let mut by_slug: HashMap<String, Vec<(usize, String)>> = HashMap::new();
     let mut plans: HashMap<String, rust_decimal::Decimal> = HashMap::new();
     let mut none = None;

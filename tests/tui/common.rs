@@ -93,6 +93,18 @@ pub fn render(app: &App, width: u16, height: u16, now: Instant) -> String {
     terminal.backend().to_string()
 }
 
+/// The order numbers of the orders list's rows read so far, top to bottom.
+pub fn listed_order_numbers(app: &App) -> Vec<String> {
+    let rows = app.orders().list().loaded();
+    rows.map(|o| o.record.provider_order_no.to_string()).collect()
+}
+
+/// The ICCIDs of the eSIM list's rows read so far, top to bottom.
+pub fn listed_iccids(app: &App) -> Vec<String> {
+    let rows = app.esims().list().loaded();
+    rows.map(|e| e.raw_order_json.iccid.to_string()).collect()
+}
+
 /// A client of the sandbox as this reseller, the test's own (not the app's, which would hand
 /// the pages it reads to the app's index): for setting up and for checking the server.
 pub fn api_at(sandbox: &RunningSandbox, access_code: &str, secret_key: &str) -> Client {
@@ -187,9 +199,14 @@ impl Harness {
     /// Acme's dashboard on the tab of key `tab` ('1' to '4'), its first page read.
     pub async fn acme_on(tab: char) -> Self {
         let mut h = Self::acme().await;
-        h.send(key(tab));
-        h.settle().await;
+        h.send_and_settle(key(tab)).await;
         h
+    }
+
+    /// Feeds one message and runs all it asks for: a key press and its answers, as a user sees.
+    pub async fn send_and_settle(&mut self, msg: Msg) {
+        self.send(msg);
+        self.settle().await;
     }
 
     /// Searches the list in view for `text` as a user does (`/`, the text, Enter) and runs
@@ -197,8 +214,7 @@ impl Harness {
     pub async fn search(&mut self, text: &str) {
         self.send(key('/'));
         self.keys(text);
-        self.send(code(KeyCode::Enter));
-        self.settle().await;
+        self.send_and_settle(code(KeyCode::Enter)).await;
     }
 
     /// Feeds one message; what it asks for waits until `settle`. Returns the effects.
@@ -468,6 +484,11 @@ impl Live {
     pub fn send(&mut self, msg: Msg) {
         let effects = self.app.update(msg, Instant::now());
         self.perform(effects);
+    }
+
+    /// How many requests of a kind the app asked to send.
+    pub fn count(&self, kind: impl Fn(&Request) -> bool) -> usize {
+        self.sent.iter().filter(|r| kind(r)).count()
     }
 
     /// Feeds every message (answers, files written, export steps) until `done` holds or

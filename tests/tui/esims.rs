@@ -88,8 +88,7 @@ async fn the_qr_on_the_rendered_screen_decodes_to_the_selected_esims_code() {
         // The pane draws the code only where it can be installed now.
         if esim.facts().classify() != esimdash::domain::esim_state::Class::ReadyToInstall {
             assert!(h.screen(120, 40).contains("QR code not drawn"));
-            h.send(key('j'));
-            h.settle().await;
+            h.send_and_settle(key('j')).await;
             continue;
         }
         drawn += 1;
@@ -97,8 +96,7 @@ async fn the_qr_on_the_rendered_screen_decodes_to_the_selected_esims_code() {
         let screen = h.screen(120, 40);
         let qr = qr_from_screen(&screen).expect("a QR code is on the screen");
         assert_eq!(qr.decode().unwrap(), code);
-        h.send(key('j'));
-        h.settle().await;
+        h.send_and_settle(key('j')).await;
     }
 }
 
@@ -184,11 +182,7 @@ async fn the_search_reads_the_inventory_in_the_background_and_jumps_to_a_whole_i
     h.keys(&target[..10]);
     assert!(h.screen(120, 40).contains("index 50 of 399"), "{}", h.screen(120, 40));
     h.settle().await;
-    let scans = h
-        .sent
-        .iter()
-        .filter(|r| matches!(r, esimdash::tui::msg::Request::EsimScan { .. }))
-        .count();
+    let scans = h.count(|r| matches!(r, esimdash::tui::msg::Request::EsimScan { .. }));
     assert_eq!(scans, 4, "399 eSIMs in pages of 100");
     assert!(h.screen(120, 40).contains("all 399 in the index"));
     assert!(h.app.esims().result_count() > 1, "a partial ICCID matches several");

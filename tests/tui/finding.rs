@@ -102,21 +102,13 @@ async fn an_iccid_from_the_oldest_page_and_its_qr_code_in_three_requests_within_
         "its QR code is drawn, or said why not:\n{screen}"
     );
     // The index's background read goes on meanwhile, within its share: not what the find cost.
-    let background = live
-        .sent
-        .iter()
-        .filter(|r| matches!(r, esimdash::tui::msg::Request::EsimScan { .. }))
-        .count() as u64;
+    let background = live.count(|r| matches!(r, esimdash::tui::msg::Request::EsimScan { .. })) as u64;
     assert!(
         requests - background.min(requests) <= 3,
         "{requests} requests, {background} of the index"
     );
     assert!(took <= Duration::from_secs(1), "took {took:?}");
-    let lookups = live
-        .sent
-        .iter()
-        .filter(|r| matches!(r, esimdash::tui::msg::Request::FindEsim { .. }))
-        .count();
+    let lookups = live.count(|r| matches!(r, esimdash::tui::msg::Request::FindEsim { .. }));
     assert_eq!(lookups, 1, "the lookup is asked once, never cancelled and asked again");
 }
 
@@ -149,12 +141,7 @@ async fn a_server_without_the_lookup_never_shows_another_esim_and_a_second_sessi
     second.saved_inventory(loaded);
     second.send(key('3'));
     second.idle(Duration::from_secs(10)).await;
-    let index_reads = |live: &Live| {
-        live.sent
-            .iter()
-            .filter(|r| matches!(r, esimdash::tui::msg::Request::EsimScan { .. }))
-            .count()
-    };
+    let index_reads = |live: &Live| live.count(|r| matches!(r, esimdash::tui::msg::Request::EsimScan { .. }));
     assert_eq!(
         index_reads(&second),
         0,
@@ -205,8 +192,7 @@ async fn after_a_top_up_or_r_on_a_found_esim_nothing_loads_for_ever() {
         .raw_order_json
         .iccid
         .to_string();
-    h.send(key('3'));
-    h.settle().await;
+    h.send_and_settle(key('3')).await;
     // The first digits read the whole inventory (so the attention count is known), the rest
     // finds the one eSIM.
     h.send(key('/'));
@@ -220,13 +206,7 @@ async fn after_a_top_up_or_r_on_a_found_esim_nothing_loads_for_ever() {
     assert!(labelled(&h), "the attention count is known once the inventory is read");
     for step in ["top-up", "r"] {
         if step == "top-up" {
-            h.send(key('t'));
-            h.settle().await;
-            for _ in 0..2 {
-                h.send(code(KeyCode::Enter));
-                h.settle().await;
-            }
-            assert!(h.screen(120, 40).contains("Placed: order"), "{}", h.screen(120, 40));
+            top_up_with_the_first_plan(&mut h, (120, 40)).await;
             h.send(code(KeyCode::Esc));
         } else {
             h.send(key('r'));
@@ -244,14 +224,27 @@ async fn after_a_top_up_or_r_on_a_found_esim_nothing_loads_for_ever() {
         );
     }
     h.send(code(KeyCode::Esc));
-    h.send(code(KeyCode::Esc));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Esc)).await;
     assert_eq!(
         h.app.esims().selected_iccid().unwrap().to_string(),
         iccid,
         "still selected in the list"
     );
     assert!(!h.screen(120, 40).contains("not known yet"), "{}", h.screen(120, 40));
+}
+
+/// Tops the selected eSIM up with the first plan offered, confirmed as a user does, and checks
+/// the screen (at this size) says it was placed.
+async fn top_up_with_the_first_plan(h: &mut Harness, (width, height): (u16, u16)) {
+    h.send_and_settle(key('t')).await;
+    for _ in 0..2 {
+        h.send_and_settle(code(KeyCode::Enter)).await;
+    }
+    assert!(
+        h.screen(width, height).contains("Placed: order"),
+        "{}",
+        h.screen(width, height)
+    );
 }
 
 /// The agent's job at once: a whole ICCID (no index read), a top-up, Esc Esc: the eSIM is
@@ -263,24 +256,15 @@ async fn a_whole_iccid_topped_up_stays_selected_in_the_list_after_esc_esc() {
         .raw_order_json
         .iccid
         .to_string();
-    h.send(key('3'));
-    h.settle().await;
+    h.send_and_settle(key('3')).await;
     h.search(&iccid).await;
     assert_eq!(h.app.esims().selected_iccid().unwrap().to_string(), iccid);
-    h.send(key('t'));
-    h.settle().await;
-    for _ in 0..2 {
-        h.send(code(KeyCode::Enter));
-        h.settle().await;
-    }
-    assert!(h.screen(80, 24).contains("Placed: order"), "{}", h.screen(80, 24));
-    h.send(code(KeyCode::Esc));
-    h.settle().await;
+    top_up_with_the_first_plan(&mut h, (80, 24)).await;
+    h.send_and_settle(code(KeyCode::Esc)).await;
     // The record read after the top-up shows it, and the pane says so.
     let screen = h.screen(120, 40);
     assert!(screen.contains("Top-up landed"), "{screen}");
-    h.send(code(KeyCode::Esc));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Esc)).await;
     assert_eq!(h.app.esims().selected_iccid().unwrap().to_string(), iccid);
     assert!(h.app.esims().pinned().is_none(), "at its row, not pinned");
     assert!(!h.screen(80, 24).contains("not known yet"), "{}", h.screen(80, 24));
@@ -298,8 +282,7 @@ async fn a_mistyped_whole_iccid_in_the_search_says_which_check_failed() {
         .to_string();
     let last = iccid.chars().last().unwrap().to_digit(10).unwrap();
     let mistyped = format!("{}{}", &iccid[..iccid.len() - 1], (last + 1) % 10);
-    h.send(key('3'));
-    h.settle().await;
+    h.send_and_settle(key('3')).await;
     h.send(key('/'));
     h.keys(&mistyped);
     h.settle().await;
@@ -401,11 +384,7 @@ async fn the_dashboards_index_is_saved_as_it_is_read_resumed_at_the_gap_and_fres
         vec![1],
         "one page from the top, after the list's first"
     );
-    let lists = live
-        .sent
-        .iter()
-        .filter(|r| matches!(r, esimdash::tui::msg::Request::Esims(_)))
-        .count();
+    let lists = live.count(|r| matches!(r, esimdash::tui::msg::Request::Esims(_)));
     assert_eq!(lists, 1);
 }
 

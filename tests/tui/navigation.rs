@@ -81,8 +81,7 @@ async fn a_search_opened_again_shows_its_text_selected_and_typing_replaces_it() 
     h.keys("fr");
     assert_eq!(h.app.orders().search().typed(), "fr", "typing replaced the old text");
     assert!(!shown_selected(&h, "fr"));
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     assert_eq!(h.app.orders().search().applied(), "fr");
 
     h.send(key('/'));
@@ -95,8 +94,7 @@ async fn a_search_opened_again_shows_its_text_selected_and_typing_replaces_it() 
     assert_eq!(h.app.orders().search().typed(), "xf", "after an arrow, typing inserts");
     h.send(code(KeyCode::Enter));
     h.send(key('/'));
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     assert_eq!(h.app.orders().search().applied(), "xf", "Enter keeps the text");
 
     // The catalog's filter and the eSIM search are the same box.
@@ -116,8 +114,7 @@ async fn a_search_opened_again_shows_its_text_selected_and_typing_replaces_it() 
 async fn the_help_scrolls_to_its_last_line_at_small_sizes() {
     let mut h = Harness::acme().await;
     for tab in ['1', '2', '3'] {
-        h.send(key(tab));
-        h.settle().await;
+        h.send_and_settle(key(tab)).await;
         h.send(key('?'));
         for _ in 0..120 {
             h.send(key('j'));

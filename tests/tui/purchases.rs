@@ -28,8 +28,7 @@ fn is_order(r: &Request) -> bool {
 
 /// Harness on My eSIMs with the form open for the first eSIM that can be topped up.
 async fn topup_form(h: &mut Harness) -> String {
-    h.send(key('3'));
-    h.settle().await;
+    h.send_and_settle(key('3')).await;
     let iccid = h.app.esims().selected().unwrap().raw_order_json.iccid.to_string();
     h.send(key('t'));
     insta::assert_snapshot!("purchase_loading", h.screen(100, 30));
@@ -52,8 +51,7 @@ async fn a_top_up_offers_only_the_api_plans_debits_once_and_enter_hammered_sends
     h.send(key('j'));
     h.send(key('3'));
     insta::assert_snapshot!("purchase_choosing", h.screen(100, 30));
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     assert!(matches!(form(&h).stage(), Stage::Confirming { .. }));
     insta::assert_snapshot!("purchase_confirming", h.screen(100, 30));
     let plan = offered[1].clone();
@@ -64,8 +62,7 @@ async fn a_top_up_offers_only_the_api_plans_debits_once_and_enter_hammered_sends
     }
     assert!(matches!(form(&h).stage(), Stage::Sending { .. }));
     insta::assert_snapshot!("purchase_sending", h.screen(100, 30));
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     assert_eq!(h.count(is_topup), 1, "six Enters, one request");
     let Stage::Done {
         order,
@@ -100,8 +97,7 @@ async fn a_top_up_offers_only_the_api_plans_debits_once_and_enter_hammered_sends
     );
     // Closing the result: more Enters send nothing.
     h.send(code(KeyCode::Enter));
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     assert_eq!(h.count(is_topup), 1);
 }
 
@@ -112,11 +108,9 @@ async fn buy_from_catalog(h: &mut Harness, search: &str) -> esimdash::api::model
     h.send(code(KeyCode::Enter));
     let plan = h.app.catalog().selected().unwrap().clone();
     h.send(key('b'));
+    h.send_and_settle(code(KeyCode::Enter)).await;
     h.send(code(KeyCode::Enter));
-    h.settle().await;
-    h.send(code(KeyCode::Enter));
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     plan
 }
 
@@ -147,10 +141,8 @@ async fn a_short_balance_is_caught_before_sending_and_a_402_is_reported_not_retr
     h.send(code(KeyCode::Enter));
     h.send(key('b'));
     h.send(key('0'));
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     assert_eq!(h.count(is_order), 0, "short by far: nothing sent");
     let screen = h.screen(100, 30);
     assert!(screen.contains("short of the"), "{screen}");
@@ -159,8 +151,7 @@ async fn a_short_balance_is_caught_before_sending_and_a_402_is_reported_not_retr
     // The dashboard believes 250.00, but another session spends most of it meanwhile.
     h.send(code(KeyCode::Esc));
     h.send(key('1'));
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     let price = form(&h).unit_price().unwrap();
     let spent = h
         .api()
@@ -174,8 +165,7 @@ async fn a_short_balance_is_caught_before_sending_and_a_402_is_reported_not_retr
         spent.balance_usd.unwrap() < price,
         "the test leaves less than the price"
     );
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     assert_eq!(h.count(is_order), 1, "sent once, refused, not retried");
     let Stage::Failed(message) = form(&h).stage() else {
         panic!("{:?}", form(&h).stage())
@@ -187,6 +177,15 @@ async fn a_short_balance_is_caught_before_sending_and_a_402_is_reported_not_retr
         "after a 402 the header reads the balance again"
     );
     insta::assert_snapshot!("purchase_failed", h.screen(100, 30));
+}
+
+/// Where the look-up of a payment whose answer was lost stands; fails with the stage when the
+/// form is not waiting on such a payment.
+fn lost_answer_lookup(h: &Harness) -> &Lookup {
+    let Stage::Unknown { lookup, .. } = form(h).stage() else {
+        panic!("{:?}", form(h).stage())
+    };
+    lookup
 }
 
 /// Presses Enter on the confirmation while the sandbox answers after the client has given up
@@ -202,18 +201,11 @@ async fn pay_with_the_answer_lost(h: &mut Harness) {
 async fn a_lost_answer_is_not_resent_and_the_placed_top_up_is_found() {
     let mut h = Harness::with_timeout("ak_demo_acme", "sk_demo_acme", Duration::from_millis(700)).await;
     let iccid = topup_form(&mut h).await;
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     // The answer to the payment will come after the client has given up.
     pay_with_the_answer_lost(&mut h).await;
     assert!(
-        matches!(
-            form(&h).stage(),
-            Stage::Unknown {
-                lookup: Lookup::Checking,
-                ..
-            }
-        ),
+        matches!(lost_answer_lookup(&h), Lookup::Checking),
         "{:?}",
         form(&h).stage()
     );
@@ -224,11 +216,7 @@ async fn a_lost_answer_is_not_resent_and_the_placed_top_up_is_found() {
     h.settle().await;
     assert_eq!(h.count(is_topup), 1, "never sent again");
     assert_eq!(h.count(|r| matches!(r, Request::LookUpPayment { .. })), 1);
-    let Stage::Unknown {
-        lookup: Lookup::Found(order),
-        ..
-    } = form(&h).stage()
-    else {
+    let Lookup::Found(order) = lost_answer_lookup(&h) else {
         panic!("{:?}", form(&h).stage())
     };
     assert_eq!(order.iccid, iccid);
@@ -264,8 +252,7 @@ async fn a_lost_answer_to_a_refused_top_up_is_reported_as_most_likely_not_placed
         h.send(key('j'));
     }
     h.send(key(if qty == 10 { '0' } else { char::from(b'0' + qty as u8) }));
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     // The server will refuse (too little left), but its answer will be lost.
     let spent = h
         .api()
@@ -280,13 +267,7 @@ async fn a_lost_answer_to_a_refused_top_up_is_reported_as_most_likely_not_placed
     h.settle().await;
     assert_eq!(h.count(is_topup), 1);
     assert!(
-        matches!(
-            form(&h).stage(),
-            Stage::Unknown {
-                lookup: Lookup::NotFound,
-                ..
-            }
-        ),
+        matches!(lost_answer_lookup(&h), Lookup::NotFound),
         "{:?}",
         form(&h).stage()
     );
@@ -302,15 +283,12 @@ async fn nothing_is_offered_for_a_cancelled_esim_and_a_typed_iccid_is_checked() 
     for _ in 0..9 {
         h.send(key('j'));
     }
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     assert_eq!(h.app.esims().status().query().as_deref(), Some("cancel"));
     // The newest cancelled eSIM's ICCID was reissued (its current profile can be topped up):
     // the next one's was not.
-    h.send(key('j'));
-    h.settle().await;
-    h.send(key('t'));
-    h.settle().await;
+    h.send_and_settle(key('j')).await;
+    h.send_and_settle(key('t')).await;
     let Stage::Empty(why) = form(&h).stage() else {
         panic!("{:?}", form(&h).stage())
     };
@@ -333,8 +311,7 @@ async fn nothing_is_offered_for_a_cancelled_esim_and_a_typed_iccid_is_checked() 
     let payload = "894420000000000000";
     let other = format!("{payload}{}", esimdash::domain::iccid::luhn_check_digit(payload));
     h.keys(&other);
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     let Stage::Failed(message) = form(&h).stage() else {
         panic!("{:?}", form(&h).stage())
     };
@@ -373,8 +350,7 @@ async fn no_top_up_is_offered_for_an_esim_deleted_from_the_phone() {
     h.send(key('4'));
     h.send(key('t'));
     h.keys(&iccid);
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     let Stage::Empty(why) = form(&h).stage() else {
         panic!("{:?}", form(&h).stage())
     };
@@ -434,10 +410,8 @@ async fn the_form_names_the_keys_in_force_after_pay_close_and_accept_are_rebound
     let mut h = Harness::acme().await;
     let app = std::mem::replace(&mut h.app, esimdash::tui::app::App::new(false));
     h.app = app.with_keymap(keymap);
-    h.send(key('3'));
-    h.settle().await;
-    h.send(key('t'));
-    h.settle().await;
+    h.send_and_settle(key('3')).await;
+    h.send_and_settle(key('t')).await;
     let choosing = h.screen(100, 30);
     assert!(choosing.contains("Ctrl-o: review · Ctrl-g: cancel"), "{choosing}");
     assert!(!choosing.contains("Enter: review"), "{choosing}");
@@ -466,11 +440,9 @@ async fn the_form_names_the_keys_in_force_after_pay_close_and_accept_are_rebound
 async fn q_closes_the_purchase_window_where_no_text_is_typed() {
     let mut h = Harness::acme_on('3').await;
     for enters in [0, 1] {
-        h.send(key('t'));
-        h.settle().await;
+        h.send_and_settle(key('t')).await;
         for _ in 0..enters {
-            h.send(code(KeyCode::Enter));
-            h.settle().await;
+            h.send_and_settle(code(KeyCode::Enter)).await;
         }
         assert!(matches!(h.app.overlay(), Some(Overlay::Purchase(_))), "open");
         h.send(key('q'));
@@ -491,8 +463,7 @@ async fn a_new_orders_esim_is_told_pending_then_found_and_gone_to() {
     };
     let number = order.record.provider_order_no.to_string();
     h.send(code(KeyCode::Esc));
-    h.send(key('2'));
-    h.settle().await;
+    h.send_and_settle(key('2')).await;
     assert_eq!(
         h.app
             .orders()
@@ -502,8 +473,7 @@ async fn a_new_orders_esim_is_told_pending_then_found_and_gone_to() {
         Some(number.clone()),
         "the new order is first"
     );
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     let screen = h.screen(100, 30);
     assert!(screen.contains("not allocated yet"), "{screen}");
     h.send(key('e'));
@@ -512,8 +482,7 @@ async fn a_new_orders_esim_is_told_pending_then_found_and_gone_to() {
 
     // The sandbox gives a new order its profile after two seconds.
     tokio::time::sleep(Duration::from_millis(2200)).await;
-    h.send(key('r'));
-    h.settle().await;
+    h.send_and_settle(key('r')).await;
     h.settle().await;
     let screen = h.screen(100, 30);
     assert!(!screen.contains("not allocated yet"), "{screen}");

@@ -43,8 +43,7 @@ async fn a_100_kb_paste_into_a_search_is_one_edit_cut_to_the_field_with_a_messag
         grouped(pasted)
     );
     for tab in ['1', '2', '3'] {
-        h.send(key(tab));
-        h.settle().await;
+        h.send_and_settle(key(tab)).await;
         h.send(key('/'));
         let started = Instant::now();
         let effects = h.send(Msg::Paste(big.clone()));
@@ -114,10 +113,8 @@ async fn a_paste_where_nothing_takes_text_is_never_read_as_keys() {
         "Nothing to paste into: / starts a search, then paste"
     );
     // On a purchase's confirmation, a pasted line end is not Enter.
-    h.send(key('b'));
-    h.settle().await;
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(key('b')).await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     assert!(h.screen(120, 40).contains("Enter: pay"));
     let effects = h.send(Msg::Paste("\r\n\r\n".to_string()));
     assert!(sends(&effects).is_empty(), "nothing sent");
@@ -161,10 +158,8 @@ async fn ctrl_z_and_a_stop_signal_suspend_but_never_mid_payment() {
     h.send(code(KeyCode::Esc));
 
     // A purchase sent: the suspension waits for its answer.
-    h.send(key('b'));
-    h.settle().await;
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(key('b')).await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     let effects = h.send(code(KeyCode::Enter));
     assert!(sends(&effects).iter().any(|(_, r)| matches!(r, Request::Pay(_))));
     for msg in [ctrl('z'), Msg::Suspend] {
