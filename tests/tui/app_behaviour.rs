@@ -41,11 +41,17 @@ fn on_orders(now: Instant) -> App {
     app
 }
 
-#[test]
-fn start_asks_for_the_profile_and_the_catalog_and_drops_a_stale_answer() {
+/// An app started now, and the requests it sends first.
+fn started() -> (Instant, App, Vec<(JobId, Request)>) {
     let now = Instant::now();
     let mut app = App::new(false);
     let first = sends(&app.start());
+    (now, app, first)
+}
+
+#[test]
+fn start_asks_for_the_profile_and_the_catalog_and_drops_a_stale_answer() {
+    let (now, mut app, first) = started();
     let kinds: Vec<_> = first.iter().map(|(_, r)| r.clone()).collect();
     assert_eq!(kinds, vec![Request::Profile, Request::Plans]);
     let profile_id = first[0].0;
@@ -151,9 +157,7 @@ fn the_search_waits_for_a_pause_in_typing() {
 
 #[test]
 fn a_401_replaces_the_view_and_stops_every_request() {
-    let now = Instant::now();
-    let mut app = App::new(false);
-    let first = sends(&app.start());
+    let (now, mut app, first) = started();
     let revoked = ApiError::Revoked { endpoint: EP };
     app.update(answer(first[0].0, first[0].1.clone(), Err(revoked)), now);
     assert!(matches!(app.halt(), Some(Halt::Unauthorized { revoked: true, .. })));
@@ -170,9 +174,7 @@ fn a_401_replaces_the_view_and_stops_every_request() {
 
 #[test]
 fn a_429_counts_down_then_resumes_by_itself() {
-    let now = Instant::now();
-    let mut app = App::new(false);
-    let first = sends(&app.start());
+    let (now, mut app, first) = started();
     let limited = ApiError::RateLimited {
         endpoint: EP,
         retry_after: Duration::from_secs(3),
@@ -200,9 +202,7 @@ fn a_429_counts_down_then_resumes_by_itself() {
 
 #[test]
 fn a_network_error_waits_for_r_and_other_errors_fade() {
-    let now = Instant::now();
-    let mut app = App::new(false);
-    let first = sends(&app.start());
+    let (now, mut app, first) = started();
     let down = ApiError::Network {
         endpoint: EP,
         host: "api.example:443".into(),

@@ -212,9 +212,15 @@ impl Harness {
     /// Searches the list in view for `text` as a user does (`/`, the text, Enter) and runs
     /// what the search asks for.
     pub async fn search(&mut self, text: &str) {
+        self.type_search(text);
+        self.settle().await;
+    }
+
+    /// `/`, the text and Enter, with what the search asks for still pending.
+    pub fn type_search(&mut self, text: &str) {
         self.send(key('/'));
         self.keys(text);
-        self.send_and_settle(code(KeyCode::Enter)).await;
+        self.send(code(KeyCode::Enter));
     }
 
     /// Feeds one message; what it asks for waits until `settle`. Returns the effects.

@@ -27,6 +27,16 @@ fn without_lookup(orders: usize) -> (SandboxConfig, ClientOptions) {
     (config, fast)
 }
 
+/// The dashboard on the eSIMs tab, its first page read, against a sandbox of `orders` without
+/// the lookup (see `without_lookup`).
+async fn on_esims_without_lookup(orders: usize) -> Live {
+    let (config, fast) = without_lookup(orders);
+    let mut live = Live::new(config, fast).await;
+    live.send(key('3'));
+    live.idle(Duration::from_secs(10)).await;
+    live
+}
+
 /// The oldest eSIM's ICCID (the last item of the list), read with a client of our own.
 async fn oldest_iccid(base_url: &str) -> String {
     let client = Client::new(
@@ -393,10 +403,7 @@ async fn the_dashboards_index_is_saved_as_it_is_read_resumed_at_the_gap_and_fres
 /// without the lookup, where no record fetched can tell.
 #[tokio::test]
 async fn a_whole_iccid_the_complete_index_lacks_is_said_to_be_none_of_the_account() {
-    let (config, fast) = without_lookup(800);
-    let mut live = Live::new(config, fast).await;
-    live.send(key('3'));
-    live.idle(Duration::from_secs(10)).await;
+    let mut live = on_esims_without_lookup(800).await;
     live.send(key('/'));
     // Luhn-valid, and not one of the sandbox's.
     for c in "8944100099999345681".chars() {
@@ -419,10 +426,7 @@ async fn a_whole_iccid_the_complete_index_lacks_is_said_to_be_none_of_the_accoun
 /// come at, not "0 s to go" for as long as the server takes.
 #[tokio::test]
 async fn the_time_to_go_follows_the_pace_the_pages_come_at() {
-    let (config, fast) = without_lookup(4_000);
-    let mut live = Live::new(config, fast).await;
-    live.send(key('3'));
-    live.idle(Duration::from_secs(10)).await;
+    let mut live = on_esims_without_lookup(4_000).await;
     live.sandbox.set_latency(Duration::from_millis(60));
     live.send(key('/'));
     live.send(key('7'));

@@ -99,9 +99,7 @@ async fn a_search_opened_again_shows_its_text_selected_and_typing_replaces_it() 
 
     // The catalog's filter and the eSIM search are the same box.
     h.send(key('1'));
-    h.send(key('/'));
-    h.keys("japan");
-    h.send(code(KeyCode::Enter));
+    h.type_search("japan");
     h.send(key('/'));
     assert!(shown_selected(&h, "japan"));
     h.keys("norway");

@@ -103,9 +103,7 @@ async fn a_top_up_offers_only_the_api_plans_debits_once_and_enter_hammered_sends
 
 /// The catalog's first plan matching `search`, bought once from its form: the plan.
 async fn buy_from_catalog(h: &mut Harness, search: &str) -> esimdash::api::model::Plan {
-    h.send(key('/'));
-    h.keys(search);
-    h.send(code(KeyCode::Enter));
+    h.type_search(search);
     let plan = h.app.catalog().selected().unwrap().clone();
     h.send(key('b'));
     h.send_and_settle(code(KeyCode::Enter)).await;
@@ -136,9 +134,7 @@ async fn a_purchase_from_the_catalog_debits_once_and_its_esim_appears_when_alloc
 #[tokio::test]
 async fn a_short_balance_is_caught_before_sending_and_a_402_is_reported_not_retried() {
     let mut h = Harness::acme().await;
-    h.send(key('/'));
-    h.keys("global 20gb");
-    h.send(code(KeyCode::Enter));
+    h.type_search("global 20gb");
     h.send(key('b'));
     h.send(key('0'));
     h.send_and_settle(code(KeyCode::Enter)).await;
@@ -153,18 +149,8 @@ async fn a_short_balance_is_caught_before_sending_and_a_402_is_reported_not_retr
     h.send(key('1'));
     h.send_and_settle(code(KeyCode::Enter)).await;
     let price = form(&h).unit_price().unwrap();
-    let spent = h
-        .api()
-        .place_order(&OrderRequest {
-            slug: "gl-20gb-30d".into(),
-            qty: 1,
-        })
-        .await
-        .unwrap();
-    assert!(
-        spent.balance_usd.unwrap() < price,
-        "the test leaves less than the price"
-    );
+    let spent = another_session_buys_a_global_plan(&h).await;
+    assert!(spent.unwrap() < price, "the test leaves less than the price");
     h.send_and_settle(code(KeyCode::Enter)).await;
     assert_eq!(h.count(is_order), 1, "sent once, refused, not retried");
     let Stage::Failed(message) = form(&h).stage() else {
@@ -173,10 +159,20 @@ async fn a_short_balance_is_caught_before_sending_and_a_402_is_reported_not_retr
     assert!(message.starts_with("Insufficient balance"), "{message}");
     assert_eq!(
         h.app.profile().as_ref().unwrap().balance_usd,
-        spent.balance_usd,
+        spent,
         "after a 402 the header reads the balance again"
     );
     insta::assert_snapshot!("purchase_failed", h.screen(100, 30));
+}
+
+/// Another session of Acme's (the test's own client) buys one 20 GB global plan behind the
+/// dashboard's back; the balance it leaves.
+async fn another_session_buys_a_global_plan(h: &Harness) -> Option<Decimal> {
+    let order = OrderRequest {
+        slug: "gl-20gb-30d".into(),
+        qty: 1,
+    };
+    h.api().place_order(&order).await.unwrap().balance_usd
 }
 
 /// Where the look-up of a payment whose answer was lost stands; fails with the stage when the
@@ -254,15 +250,8 @@ async fn a_lost_answer_to_a_refused_top_up_is_reported_as_most_likely_not_placed
     h.send(key(if qty == 10 { '0' } else { char::from(b'0' + qty as u8) }));
     h.send_and_settle(code(KeyCode::Enter)).await;
     // The server will refuse (too little left), but its answer will be lost.
-    let spent = h
-        .api()
-        .place_order(&OrderRequest {
-            slug: "gl-20gb-30d".into(),
-            qty: 1,
-        })
-        .await
-        .unwrap();
-    assert_eq!(spent.balance_usd, Some(left));
+    let spent = another_session_buys_a_global_plan(&h).await;
+    assert_eq!(spent, Some(left));
     pay_with_the_answer_lost(&mut h).await;
     h.settle().await;
     assert_eq!(h.count(is_topup), 1);

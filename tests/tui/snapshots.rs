@@ -21,9 +21,7 @@ async fn catalog() {
 #[tokio::test]
 async fn catalog_filtered_with_plan_detail() {
     let mut h = Harness::acme().await;
-    h.send(key('/'));
-    h.keys("japan");
-    h.send(code(KeyCode::Enter));
+    h.type_search("japan");
     h.send(key('j'));
     h.send_and_settle(code(KeyCode::Enter)).await;
     at_both_sizes("catalog_plan_detail", &h).await;
@@ -324,9 +322,7 @@ async fn long_messages_wrap_rather_than_being_cut() {
     h.send(code(KeyCode::Esc));
     // The same mistake typed as a search on My eSIMs.
     h.send_and_settle(key('3')).await;
-    h.send(key('/'));
-    h.keys(typed);
-    h.send(code(KeyCode::Enter));
+    h.type_search(typed);
     for (width, height) in [(80, 24), (60, 20)] {
         let screen = h.screen(width, height);
         let said: Vec<&str> = screen.lines().map(|l| l.trim_matches(['"', ' '])).collect();
