@@ -94,11 +94,13 @@ async fn the_smdp_address_and_the_matching_id_are_copied_apart() {
 #[test]
 fn in_a_terminal_the_zoomed_code_reads_and_each_copy_says_what_it_sent() {
     use crate::terminal_e2e::Tmux;
-    if !tmux_available("in_a_terminal_the_zoomed_code_reads_and_each_copy_says_what_it_sent") {
+    let Some((_home, tmux)) = Tmux::demo_for(
+        "in_a_terminal_the_zoomed_code_reads_and_each_copy_says_what_it_sent",
+        "zoom",
+        "ESIMDASH_CLIPBOARD=osc52",
+    ) else {
         return;
-    }
-    let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux::demo("zoom", &home, "ESIMDASH_CLIPBOARD=osc52");
+    };
     tmux.run(&["set", "-s", "set-clipboard", "on"]);
     tmux.wait_for("Balance 250.00 USD");
     tmux.keys(&["3"]);

@@ -160,12 +160,11 @@ fn a_hang_up_mid_payment_waits_for_the_answer_and_records_it() {
     let tmux = Tmux::new("hup");
     let pid = dashboard(&tmux, &server, &home);
     let orders = server.orders();
-    tmux.keys(&["3"]);
-    tmux.wait_for("total");
-    tmux.keys(&["t"]);
-    tmux.wait_for("Plans offered by the API");
-    tmux.keys(&["Enter"]);
-    tmux.wait_for("Enter: pay");
+    tmux.press_and_wait(&[
+        ("3", "total"),
+        ("t", "Plans offered by the API"),
+        ("Enter", "Enter: pay"),
+    ]);
     tmux.keys(&["Enter"]);
     server.wait_for_the_payment();
     // The terminal goes away, as when an SSH connection drops: the process gets SIGHUP.
@@ -290,6 +289,42 @@ fn topup_from(server: &Server, home: &tempfile::TempDir, file: &std::path::Path)
     (out.status.success(), said)
 }
 
+/// A bulk top-up in the dashboard, under way: what the tests of its end look at.
+struct BulkRun {
+    server: Server,
+    home: tempfile::TempDir,
+    tmux: Tmux,
+    /// The dashboard's process id.
+    pid: String,
+    /// Acme's orders before it.
+    orders: u64,
+    /// The marked eSIMs, and the top-up they share.
+    iccids: Vec<String>,
+    slug: String,
+}
+
+/// Three eSIMs in use that share a top-up, marked and paid in the dashboard in tmux (session
+/// `name`), once `payments` of them have reached the server (the last one's answer held).
+fn bulk_top_up_of_three(name: &str, payments: u64) -> BulkRun {
+    let server = Server::start();
+    let home = tempfile::tempdir().unwrap();
+    let (iccids, slug) = server.in_use_sharing_a_topup(3);
+    let tmux = Tmux::new(name);
+    let pid = dashboard(&tmux, &server, &home);
+    let orders = server.orders();
+    mark_and_pay(&tmux, &server, &iccids, orders);
+    server.wait_for_payments(payments);
+    BulkRun {
+        server,
+        home,
+        tmux,
+        pid,
+        orders,
+        iccids,
+        slug,
+    }
+}
+
 /// Three eSIMs marked (each found by its whole ICCID), `t`, one plan for all, paid; SIGKILL
 /// while the server holds the second payment's answer. `esimdash topup --from` the rows file
 /// the dashboard wrote then settles the payment in flight and pays the third: one top-up per
@@ -299,14 +334,15 @@ fn a_bulk_top_up_killed_mid_run_is_finished_by_topup_from_its_rows_file() {
     if !crate::common::tmux_available("a_bulk_top_up_killed_mid_run_is_finished_by_topup_from_its_rows_file") {
         return;
     }
-    let server = Server::start();
-    let home = tempfile::tempdir().unwrap();
-    let (iccids, slug) = server.in_use_sharing_a_topup(3);
-    let tmux = Tmux::new("bulk");
-    let pid = dashboard(&tmux, &server, &home);
-    let orders = server.orders();
-    mark_and_pay(&tmux, &server, &iccids, orders);
-    server.wait_for_payments(2);
+    let BulkRun {
+        server,
+        home,
+        tmux,
+        pid,
+        orders,
+        iccids,
+        slug,
+    } = bulk_top_up_of_three("bulk", 2);
     // SAFETY: kill(2) on the dashboard this test started.
     assert_eq!(unsafe { libc::kill(pid.parse().unwrap(), libc::SIGKILL) }, 0);
     assert_eq!(tmux.exit_code(), 137);
@@ -355,14 +391,14 @@ fn a_bulk_top_up_stopped_by_sigterm_ends_after_the_payment_in_flight_with_its_re
     ) {
         return;
     }
-    let server = Server::start();
-    let home = tempfile::tempdir().unwrap();
-    let (iccids, _) = server.in_use_sharing_a_topup(3);
-    let tmux = Tmux::new("bulkterm");
-    let pid = dashboard(&tmux, &server, &home);
-    let orders = server.orders();
-    mark_and_pay(&tmux, &server, &iccids, orders);
-    server.wait_for_payments(1);
+    let BulkRun {
+        server,
+        home,
+        tmux,
+        pid,
+        orders,
+        ..
+    } = bulk_top_up_of_three("bulkterm", 1);
     let stopped = Instant::now();
     // SAFETY: kill(2) on the dashboard this test started.
     assert_eq!(unsafe { libc::kill(pid.parse().unwrap(), libc::SIGTERM) }, 0);

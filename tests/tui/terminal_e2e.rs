@@ -23,15 +23,28 @@ impl Tmux {
         );
         tmux
     }
+
+    /// The demo in tmux for the test `test` (see `demo`), and the home it has made for it;
+    /// `None` where tmux is missing, the test then skipped (and saying so).
+    pub(crate) fn demo_for(test: &str, name: &str, env: &str) -> Option<(tempfile::TempDir, Tmux)> {
+        if !crate::common::tmux_available(test) {
+            return None;
+        }
+        let home = tempfile::tempdir().unwrap();
+        let tmux = Tmux::demo(name, &home, env);
+        Some((home, tmux))
+    }
 }
 
 #[test]
 fn demo_shows_the_balance_switches_tabs_searches_and_quits_cleanly() {
-    if !crate::common::tmux_available("demo_shows_the_balance_switches_tabs_searches_and_quits_cleanly") {
+    let Some((_home, tmux)) = Tmux::demo_for(
+        "demo_shows_the_balance_switches_tabs_searches_and_quits_cleanly",
+        "e2e",
+        "",
+    ) else {
         return;
-    }
-    let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux::demo("e2e", &home, "");
+    };
 
     let started = Instant::now();
     let screen = tmux.wait_for("Balance 250.00 USD");
@@ -122,15 +135,13 @@ fn no_color_is_respected_and_sigterm_and_sighup_give_the_terminal_back() {
 /// code, and `y` puts the ICCID in tmux's buffer through OSC 52.
 #[test]
 fn the_qr_code_read_off_the_pane_is_the_activation_code_and_y_reaches_tmux() {
-    if !crate::common::tmux_available("the_qr_code_read_off_the_pane_is_the_activation_code_and_y_reaches_tmux") {
-        return;
-    }
-    let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux::demo(
+    let Some((_home, tmux)) = Tmux::demo_for(
+        "the_qr_code_read_off_the_pane_is_the_activation_code_and_y_reaches_tmux",
         "qr",
-        &home,
         "ESIMDASH_CLIPBOARD=auto SSH_CONNECTION='10.0.0.1 22 10.0.0.2 22'",
-    );
+    ) else {
+        return;
+    };
     tmux.run(&["set", "-s", "set-clipboard", "on"]);
     tmux.wait_for("Balance 250.00 USD");
     tmux.keys(&["3"]);
@@ -197,18 +208,16 @@ fn amount_after(label: &str, screen: &str) -> Decimal {
 /// debits once and shows in Orders.
 #[test]
 fn demo_top_up_and_purchase_by_keys_each_debit_once() {
-    if !crate::common::tmux_available("demo_top_up_and_purchase_by_keys_each_debit_once") {
+    let Some((home, tmux)) = Tmux::demo_for("demo_top_up_and_purchase_by_keys_each_debit_once", "buy", "") else {
         return;
-    }
-    let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux::demo("buy", &home, "");
+    };
     tmux.wait_for("Balance 250.00 USD");
-    tmux.keys(&["3"]);
-    tmux.wait_for("LPA:1$");
-    tmux.keys(&["t"]);
-    tmux.wait_for("Plans offered by the API");
-    tmux.keys(&["Enter"]);
-    let total = amount_after("Total", &tmux.wait_for("Enter: pay"));
+    let confirming = tmux.press_and_wait(&[
+        ("3", "LPA:1$"),
+        ("t", "Plans offered by the API"),
+        ("Enter", "Enter: pay"),
+    ]);
+    let total = amount_after("Total", &confirming);
     tmux.keys(&["Enter", "Enter", "Enter", "Enter"]);
     tmux.wait_for("Placed: order");
     let after_topup = Decimal::new(25000, 2) - total;
@@ -257,11 +266,13 @@ fn demo_top_up_and_purchase_by_keys_each_debit_once() {
 /// does not open; and the profile picker switches to the demo's other reseller while running.
 #[test]
 fn read_only_says_why_and_the_picker_switches_account_while_running() {
-    if !crate::common::tmux_available("read_only_says_why_and_the_picker_switches_account_while_running") {
+    let Some((_home, tmux)) = Tmux::demo_for(
+        "read_only_says_why_and_the_picker_switches_account_while_running",
+        "accounts",
+        "ESIMDASH_READ_ONLY=1",
+    ) else {
         return;
-    }
-    let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux::demo("accounts", &home, "ESIMDASH_READ_ONLY=1");
+    };
     let screen = tmux.wait_for("Balance 250.00 USD");
     assert!(
         screen.contains("demo │ Acme Mobile") && screen.contains("read-only"),
@@ -314,11 +325,13 @@ fn a_config_that_binds_quit_to_shift_q_quits_on_it_and_help_says_so() {
 /// closes the detail) and after the search closed (the list on the found eSIM's page and row).
 #[test]
 fn a_found_esim_stays_selected_after_esc_and_y_copies_its_iccid() {
-    if !crate::common::tmux_available("a_found_esim_stays_selected_after_esc_and_y_copies_its_iccid") {
+    let Some((_home, tmux)) = Tmux::demo_for(
+        "a_found_esim_stays_selected_after_esc_and_y_copies_its_iccid",
+        "find",
+        "ESIMDASH_CLIPBOARD=osc52",
+    ) else {
         return;
-    }
-    let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux::demo("find", &home, "ESIMDASH_CLIPBOARD=osc52");
+    };
     tmux.run(&["set", "-s", "set-clipboard", "on"]);
     tmux.wait_for("Balance 250.00 USD");
     tmux.keys(&["3"]);

@@ -215,11 +215,13 @@ fn within(tmux: &Tmux, limit: Duration, what: &str, done: impl Fn(&str) -> bool)
 /// message, and the next lone Esc closes the search at once.
 #[test]
 fn a_100_kb_paste_in_tmux_answers_at_once_and_a_lone_esc_acts_at_once() {
-    if !crate::common::tmux_available("a_100_kb_paste_in_tmux_answers_at_once_and_a_lone_esc_acts_at_once") {
+    let Some((home, tmux)) = Tmux::demo_for(
+        "a_100_kb_paste_in_tmux_answers_at_once_and_a_lone_esc_acts_at_once",
+        "paste",
+        "",
+    ) else {
         return;
-    }
-    let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux::demo("paste", &home, "");
+    };
     tmux.wait_for("Balance 250.00 USD");
     tmux.keys(&["3"]);
     tmux.wait_for("1/8");
