@@ -94,16 +94,13 @@ async fn the_smdp_address_and_the_matching_id_are_copied_apart() {
 #[test]
 fn in_a_terminal_the_zoomed_code_reads_and_each_copy_says_what_it_sent() {
     use crate::terminal_e2e::Tmux;
-    let Some((_home, tmux)) = Tmux::demo_for(
+    let Some((_home, tmux)) = Tmux::copying_demo_on_esims(
         "in_a_terminal_the_zoomed_code_reads_and_each_copy_says_what_it_sent",
         "zoom",
         "ESIMDASH_CLIPBOARD=osc52",
     ) else {
         return;
     };
-    tmux.run(&["set", "-s", "set-clipboard", "on"]);
-    tmux.wait_for("Balance 250.00 USD");
-    tmux.keys(&["3"]);
     tmux.wait_for("1/");
     tmux.keys(&["z"]);
     let screen = tmux.wait_for("copy: y ICCID");

@@ -34,6 +34,25 @@ impl Tmux {
         let tmux = Tmux::demo(name, &home, env);
         Some((home, tmux))
     }
+
+    /// A tmux server for the test `test` (see `new`), and a home of its own for what runs in
+    /// it; `None` where tmux is missing, the test then skipped (and saying so).
+    pub(crate) fn for_test(test: &str, name: &str) -> Option<(tempfile::TempDir, Tmux)> {
+        if !crate::common::tmux_available(test) {
+            return None;
+        }
+        Some((tempfile::tempdir().unwrap(), Tmux::new(name)))
+    }
+
+    /// The demo for the test `test` (see `demo_for`) with copies let through to tmux's buffer
+    /// (OSC 52), on the eSIMs tab once the balance shows: where the copy tests start.
+    pub(crate) fn copying_demo_on_esims(test: &str, name: &str, env: &str) -> Option<(tempfile::TempDir, Tmux)> {
+        let (home, tmux) = Tmux::demo_for(test, name, env)?;
+        tmux.run(&["set", "-s", "set-clipboard", "on"]);
+        tmux.wait_for("Balance 250.00 USD");
+        tmux.keys(&["3"]);
+        Some((home, tmux))
+    }
 }
 
 #[test]
@@ -135,16 +154,13 @@ fn no_color_is_respected_and_sigterm_and_sighup_give_the_terminal_back() {
 /// code, and `y` puts the ICCID in tmux's buffer through OSC 52.
 #[test]
 fn the_qr_code_read_off_the_pane_is_the_activation_code_and_y_reaches_tmux() {
-    let Some((_home, tmux)) = Tmux::demo_for(
+    let Some((_home, tmux)) = Tmux::copying_demo_on_esims(
         "the_qr_code_read_off_the_pane_is_the_activation_code_and_y_reaches_tmux",
         "qr",
         "ESIMDASH_CLIPBOARD=auto SSH_CONNECTION='10.0.0.1 22 10.0.0.2 22'",
     ) else {
         return;
     };
-    tmux.run(&["set", "-s", "set-clipboard", "on"]);
-    tmux.wait_for("Balance 250.00 USD");
-    tmux.keys(&["3"]);
     // The first eSIM has only a QR image (decoded by the dashboard). The pane draws a code only
     // where it can be installed now, so `j` goes on past installed and ended eSIMs.
     let code_on = |screen: &str| -> Option<String> {
@@ -325,16 +341,13 @@ fn a_config_that_binds_quit_to_shift_q_quits_on_it_and_help_says_so() {
 /// closes the detail) and after the search closed (the list on the found eSIM's page and row).
 #[test]
 fn a_found_esim_stays_selected_after_esc_and_y_copies_its_iccid() {
-    let Some((_home, tmux)) = Tmux::demo_for(
+    let Some((_home, tmux)) = Tmux::copying_demo_on_esims(
         "a_found_esim_stays_selected_after_esc_and_y_copies_its_iccid",
         "find",
         "ESIMDASH_CLIPBOARD=osc52",
     ) else {
         return;
     };
-    tmux.run(&["set", "-s", "set-clipboard", "on"]);
-    tmux.wait_for("Balance 250.00 USD");
-    tmux.keys(&["3"]);
     tmux.wait_for("1/");
     // The oldest eSIM: the list's last row, far from page 1.
     tmux.keys(&["G"]);

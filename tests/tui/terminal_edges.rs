@@ -261,11 +261,12 @@ fn a_100_kb_paste_in_tmux_answers_at_once_and_a_lone_esc_acts_at_once() {
 /// mode (a single key acts); then the same with SIGTSTP sent from outside.
 #[test]
 fn ctrl_z_and_sigtstp_suspend_to_the_shell_and_fg_brings_the_dashboard_back() {
-    if !crate::common::tmux_available("ctrl_z_and_sigtstp_suspend_to_the_shell_and_fg_brings_the_dashboard_back") {
+    let Some((home, tmux)) = Tmux::for_test(
+        "ctrl_z_and_sigtstp_suspend_to_the_shell_and_fg_brings_the_dashboard_back",
+        "suspend",
+    ) else {
         return;
-    }
-    let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux::new("suspend");
+    };
     let shell = format!(
         "env HOME={home} XDG_STATE_HOME={home}/state XDG_CONFIG_HOME={home}/config PS1='shell$ ' bash --norc --noprofile -i",
         home = home.path().display()
@@ -323,11 +324,9 @@ fn ctrl_z_and_sigtstp_suspend_to_the_shell_and_fg_brings_the_dashboard_back() {
 /// SIGSTOP, which the dashboard never sees, is mended by SIGCONT the same way.
 #[test]
 fn kill_tstp_and_kill_cont_from_outside_restore_and_redraw() {
-    if !crate::common::tmux_available("kill_tstp_and_kill_cont_from_outside_restore_and_redraw") {
+    let Some((home, tmux)) = Tmux::for_test("kill_tstp_and_kill_cont_from_outside_restore_and_redraw", "tstp") else {
         return;
-    }
-    let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux::new("tstp");
+    };
     let pid = start_demo(&tmux, &home, "");
     let kill = |signal: &str| {
         let status = std::process::Command::new("kill")
