@@ -179,9 +179,7 @@ async fn a_bulk_topup_killed_at_five_random_moments_places_every_row_exactly_onc
 /// and the result says which rows were placed, which was refused and which were not paid.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_key_revoked_mid_run_stops_the_run_at_the_first_refusal() {
-    let sb = sandbox().await;
-    let api = api(&sb);
-    let home = tempfile::tempdir().unwrap();
+    let (sb, api, home) = sandbox_api_home().await;
     let targets = topupable(&api, 5).await;
     let mut csv = String::from("iccid,slug,qty\n");
     for (iccid, slug) in &targets {

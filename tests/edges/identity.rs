@@ -17,9 +17,7 @@ fn spellings(addr: std::net::SocketAddr) -> [String; 2] {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn one_account_under_two_spellings_of_its_address_pays_each_payment_once() {
-    let sb = sandbox().await;
-    let api = api(&sb);
-    let home = tempfile::tempdir().unwrap();
+    let (sb, api, home) = sandbox_api_home().await;
     let targets = topupable(&api, 6).await;
     let direct = spellings(sb.addr);
     let before = orders_at_server(&api).await;

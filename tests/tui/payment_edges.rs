@@ -334,39 +334,36 @@ fn a_bulk_top_up_killed_mid_run_is_finished_by_topup_from_its_rows_file() {
     if !crate::common::tmux_available("a_bulk_top_up_killed_mid_run_is_finished_by_topup_from_its_rows_file") {
         return;
     }
-    let BulkRun {
-        server,
-        home,
-        tmux,
-        pid,
-        orders,
-        iccids,
-        slug,
-    } = bulk_top_up_of_three("bulk", 2);
+    let run = bulk_top_up_of_three("bulk", 2);
     // SAFETY: kill(2) on the dashboard this test started.
-    assert_eq!(unsafe { libc::kill(pid.parse().unwrap(), libc::SIGKILL) }, 0);
-    assert_eq!(tmux.exit_code(), 137);
+    assert_eq!(unsafe { libc::kill(run.pid.parse().unwrap(), libc::SIGKILL) }, 0);
+    assert_eq!(run.tmux.exit_code(), 137);
     // The second was carried out at the server; only its answer never reached the dashboard.
     assert_eq!(
-        server.orders(),
-        orders + 2,
+        run.server.orders(),
+        run.orders + 2,
         "the first placed, the second's answer held"
     );
 
-    let rows = files_ending(home.path(), ".csv");
+    let rows = files_ending(run.home.path(), ".csv");
     assert_eq!(rows.len(), 1, "the rows file, no result yet: {rows:?}");
     let text = std::fs::read_to_string(&rows[0]).unwrap();
-    for iccid in &iccids {
-        assert!(text.contains(&format!("{iccid},{slug},1")), "{text}");
+    for iccid in &run.iccids {
+        assert!(text.contains(&format!("{iccid},{},1", run.slug)), "{text}");
     }
-    let (ok, said) = topup_from(&server, &home, &rows[0]);
+    let (ok, said) = topup_from(&run.server, &run.home, &rows[0]);
     assert!(ok, "{said}");
-    assert_eq!(server.orders(), orders + 3, "one top-up per eSIM, none twice: {said}");
-    let result = files_ending(home.path(), ".result.csv");
+    assert_eq!(
+        run.server.orders(),
+        run.orders + 3,
+        "one top-up per eSIM, none twice: {said}"
+    );
+    let result = files_ending(run.home.path(), ".result.csv");
     let result = std::fs::read_to_string(&result[0]).unwrap();
     assert_eq!(result.matches(",placed,").count(), 3, "{result}");
-    let placed: Vec<String> = server.runtime.block_on(async {
-        let newest = server
+    let placed: Vec<String> = run.server.runtime.block_on(async {
+        let newest = run
+            .server
             .api()
             .orders(&OrderQuery {
                 page_size: Some(3),
@@ -376,7 +373,7 @@ fn a_bulk_top_up_killed_mid_run_is_finished_by_topup_from_its_rows_file() {
             .unwrap();
         newest.orders.iter().map(|o| o.iccid.as_str().to_string()).collect()
     });
-    for iccid in &iccids {
+    for iccid in &run.iccids {
         assert_eq!(placed.iter().filter(|p| *p == iccid).count(), 1, "{iccid}: {placed:?}");
     }
 }
@@ -391,36 +388,29 @@ fn a_bulk_top_up_stopped_by_sigterm_ends_after_the_payment_in_flight_with_its_re
     ) {
         return;
     }
-    let BulkRun {
-        server,
-        home,
-        tmux,
-        pid,
-        orders,
-        ..
-    } = bulk_top_up_of_three("bulkterm", 1);
+    let run = bulk_top_up_of_three("bulkterm", 1);
     let stopped = Instant::now();
     // SAFETY: kill(2) on the dashboard this test started.
-    assert_eq!(unsafe { libc::kill(pid.parse().unwrap(), libc::SIGTERM) }, 0);
+    assert_eq!(unsafe { libc::kill(run.pid.parse().unwrap(), libc::SIGTERM) }, 0);
     // Whatever its status, it has ended: what counts is what it did before.
-    tmux.exit_code();
+    run.tmux.exit_code();
     assert!(
         stopped.elapsed() >= HOLD / 2,
         "it waited for the payment's answer: {:?}",
         stopped.elapsed()
     );
-    assert_eq!(server.orders(), orders + 1, "the one in flight, no further");
-    let result = files_ending(home.path(), ".result.csv");
+    assert_eq!(run.server.orders(), run.orders + 1, "the one in flight, no further");
+    let result = files_ending(run.home.path(), ".result.csv");
     assert_eq!(result.len(), 1, "the result was written before the exit");
     let text = std::fs::read_to_string(&result[0]).unwrap();
     assert_eq!(text.matches(",placed,").count(), 1, "{text}");
     assert_eq!(text.matches(",not_paid,").count(), 2, "{text}");
 
-    let rows: Vec<_> = files_ending(home.path(), ".csv")
+    let rows: Vec<_> = files_ending(run.home.path(), ".csv")
         .into_iter()
         .filter(|p| !p.to_string_lossy().ends_with(".result.csv"))
         .collect();
-    let (ok, said) = topup_from(&server, &home, &rows[0]);
+    let (ok, said) = topup_from(&run.server, &run.home, &rows[0]);
     assert!(ok, "{said}");
-    assert_eq!(server.orders(), orders + 3, "the two left, none twice: {said}");
+    assert_eq!(run.server.orders(), run.orders + 3, "the two left, none twice: {said}");
 }
