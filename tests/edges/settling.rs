@@ -20,6 +20,13 @@ struct Killed {
     out: std::process::Output,
 }
 
+impl Killed {
+    /// The killed top-up run once more, in the same home and through the proxy, with `extra`.
+    async fn top_up_again(&self, extra: &[&str]) -> std::process::Output {
+        finish(start_topup(&self.home, &self.proxy.base_url(), &self.target, extra)).await
+    }
+}
+
 async fn killed_mid_payment() -> Killed {
     let (sb, api, proxy, home) = held_sandbox_api_home(HOLD).await;
     let [earlier, target] = <[_; 2]>::try_from(topupable(&api, 2).await).unwrap();
@@ -88,13 +95,7 @@ async fn killed_mid_payment_it_is_settled_by_the_next_command_and_a_rerun_needs_
     );
 
     // The same top-up again within minutes: not sent without a second confirmation.
-    let out = finish(start_topup(
-        &killed.home,
-        &killed.proxy.base_url(),
-        &killed.target,
-        &["--json"],
-    ))
-    .await;
+    let out = killed.top_up_again(&["--json"]).await;
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let error: serde_json::Value = serde_json::from_str(stderr(&out).trim()).unwrap();
     assert_eq!(error["error"]["moneyMoved"], false, "{error}");
@@ -105,13 +106,7 @@ async fn killed_mid_payment_it_is_settled_by_the_next_command_and_a_rerun_needs_
     );
     assert_eq!(orders_at_server(&killed.api).await, killed.orders + 1);
 
-    let out = finish(start_topup(
-        &killed.home,
-        &killed.proxy.base_url(),
-        &killed.target,
-        &["--again"],
-    ))
-    .await;
+    let out = killed.top_up_again(&["--again"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).starts_with("Placed: order"), "{}", stdout(&out));
     assert_eq!(

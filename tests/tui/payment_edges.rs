@@ -41,6 +41,15 @@ impl Server {
         }
     }
 
+    /// The server for the test `test`, and a home for the dashboard; `None` where tmux is
+    /// missing, the test then skipped (and saying so).
+    fn for_test(test: &str) -> Option<(Self, tempfile::TempDir)> {
+        if !crate::common::tmux_available(test) {
+            return None;
+        }
+        Some((Self::start(), tempfile::tempdir().unwrap()))
+    }
+
     /// Acme's client straight at the sandbox, for setting up and counting.
     fn api(&self) -> Client {
         let credentials = Credentials::pair("ak_demo_acme", "sk_demo_acme");
@@ -152,11 +161,9 @@ fn stages(home: &tempfile::TempDir) -> Vec<(String, Option<String>)> {
 
 #[test]
 fn a_hang_up_mid_payment_waits_for_the_answer_and_records_it() {
-    if !crate::common::tmux_available("a_hang_up_mid_payment_waits_for_the_answer_and_records_it") {
+    let Some((server, home)) = Server::for_test("a_hang_up_mid_payment_waits_for_the_answer_and_records_it") else {
         return;
-    }
-    let server = Server::start();
-    let home = tempfile::tempdir().unwrap();
+    };
     let tmux = Tmux::new("hup");
     let pid = dashboard(&tmux, &server, &home);
     let orders = server.orders();
@@ -188,11 +195,10 @@ fn a_hang_up_mid_payment_waits_for_the_answer_and_records_it() {
 
 #[test]
 fn a_payment_killed_mid_flight_is_told_in_a_window_at_the_next_start() {
-    if !crate::common::tmux_available("a_payment_killed_mid_flight_is_told_in_a_window_at_the_next_start") {
+    let Some((server, home)) = Server::for_test("a_payment_killed_mid_flight_is_told_in_a_window_at_the_next_start")
+    else {
         return;
-    }
-    let server = Server::start();
-    let home = tempfile::tempdir().unwrap();
+    };
     let (iccid, slug) = server.second_in_use();
     // `esimdash topup` killed (SIGKILL) while the server holds its answer.
     let mut child = Command::new("sh")
@@ -303,18 +309,18 @@ struct BulkRun {
     slug: String,
 }
 
-/// Three eSIMs in use that share a top-up, marked and paid in the dashboard in tmux (session
-/// `name`), once `payments` of them have reached the server (the last one's answer held).
-fn bulk_top_up_of_three(name: &str, payments: u64) -> BulkRun {
-    let server = Server::start();
-    let home = tempfile::tempdir().unwrap();
+/// For the test `test`: three eSIMs in use that share a top-up, marked and paid in the
+/// dashboard in tmux (session `name`), once `payments` of them have reached the server (the
+/// last one's answer held). `None` where tmux is missing, the test then skipped.
+fn bulk_top_up_of_three(test: &str, name: &str, payments: u64) -> Option<BulkRun> {
+    let (server, home) = Server::for_test(test)?;
     let (iccids, slug) = server.in_use_sharing_a_topup(3);
     let tmux = Tmux::new(name);
     let pid = dashboard(&tmux, &server, &home);
     let orders = server.orders();
     mark_and_pay(&tmux, &server, &iccids, orders);
     server.wait_for_payments(payments);
-    BulkRun {
+    Some(BulkRun {
         server,
         home,
         tmux,
@@ -322,7 +328,7 @@ fn bulk_top_up_of_three(name: &str, payments: u64) -> BulkRun {
         orders,
         iccids,
         slug,
-    }
+    })
 }
 
 /// Three eSIMs marked (each found by its whole ICCID), `t`, one plan for all, paid; SIGKILL
@@ -331,10 +337,13 @@ fn bulk_top_up_of_three(name: &str, payments: u64) -> BulkRun {
 /// eSIM in all, counted at the server.
 #[test]
 fn a_bulk_top_up_killed_mid_run_is_finished_by_topup_from_its_rows_file() {
-    if !crate::common::tmux_available("a_bulk_top_up_killed_mid_run_is_finished_by_topup_from_its_rows_file") {
+    let Some(run) = bulk_top_up_of_three(
+        "a_bulk_top_up_killed_mid_run_is_finished_by_topup_from_its_rows_file",
+        "bulk",
+        2,
+    ) else {
         return;
-    }
-    let run = bulk_top_up_of_three("bulk", 2);
+    };
     // SAFETY: kill(2) on the dashboard this test started.
     assert_eq!(unsafe { libc::kill(run.pid.parse().unwrap(), libc::SIGKILL) }, 0);
     assert_eq!(run.tmux.exit_code(), 137);
@@ -383,12 +392,13 @@ fn a_bulk_top_up_killed_mid_run_is_finished_by_topup_from_its_rows_file() {
 /// `topup --from` the rows file then pays the two left, none twice.
 #[test]
 fn a_bulk_top_up_stopped_by_sigterm_ends_after_the_payment_in_flight_with_its_result() {
-    if !crate::common::tmux_available(
+    let Some(run) = bulk_top_up_of_three(
         "a_bulk_top_up_stopped_by_sigterm_ends_after_the_payment_in_flight_with_its_result",
-    ) {
+        "bulkterm",
+        1,
+    ) else {
         return;
-    }
-    let run = bulk_top_up_of_three("bulkterm", 1);
+    };
     let stopped = Instant::now();
     // SAFETY: kill(2) on the dashboard this test started.
     assert_eq!(unsafe { libc::kill(run.pid.parse().unwrap(), libc::SIGTERM) }, 0);
