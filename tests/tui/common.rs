@@ -84,6 +84,13 @@ pub fn qr_from_screen(screen: &str) -> Result<esimdash::qr::QrMatrix, String> {
 mod tools;
 pub use tools::{property_config, sandbox_banner, tmux_available, zbar_decode};
 
+/// Whether tmux is there for the test running now (named as the test harness names the
+/// thread it runs each test on), saying so where it is skipped: for the helpers that start a
+/// terminal test's setup, so each test need not spell its own name.
+pub fn tmux_available_here() -> bool {
+    tmux_available(std::thread::current().name().unwrap_or("a terminal test"))
+}
+
 /// Renders the app into a `width`×`height` buffer, as text.
 pub fn render(app: &App, width: u16, height: u16, now: Instant) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();

@@ -94,11 +94,7 @@ async fn the_smdp_address_and_the_matching_id_are_copied_apart() {
 #[test]
 fn in_a_terminal_the_zoomed_code_reads_and_each_copy_says_what_it_sent() {
     use crate::terminal_e2e::Tmux;
-    let Some((_home, tmux)) = Tmux::copying_demo_on_esims(
-        "in_a_terminal_the_zoomed_code_reads_and_each_copy_says_what_it_sent",
-        "zoom",
-        "ESIMDASH_CLIPBOARD=osc52",
-    ) else {
+    let Some((_home, tmux)) = Tmux::copying_demo_on_esims("zoom", "ESIMDASH_CLIPBOARD=osc52") else {
         return;
     };
     tmux.wait_for("1/");

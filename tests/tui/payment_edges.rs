@@ -41,10 +41,10 @@ impl Server {
         }
     }
 
-    /// The server for the test `test`, and a home for the dashboard; `None` where tmux is
-    /// missing, the test then skipped (and saying so).
-    fn for_test(test: &str) -> Option<(Self, tempfile::TempDir)> {
-        if !crate::common::tmux_available(test) {
+    /// The server for the test running now, and a home for the dashboard; `None` where tmux
+    /// is missing, the test then skipped (and saying so).
+    fn for_test() -> Option<(Self, tempfile::TempDir)> {
+        if !crate::common::tmux_available_here() {
             return None;
         }
         Some((Self::start(), tempfile::tempdir().unwrap()))
@@ -161,7 +161,7 @@ fn stages(home: &tempfile::TempDir) -> Vec<(String, Option<String>)> {
 
 #[test]
 fn a_hang_up_mid_payment_waits_for_the_answer_and_records_it() {
-    let Some((server, home)) = Server::for_test("a_hang_up_mid_payment_waits_for_the_answer_and_records_it") else {
+    let Some((server, home)) = Server::for_test() else {
         return;
     };
     let tmux = Tmux::new("hup");
@@ -195,8 +195,7 @@ fn a_hang_up_mid_payment_waits_for_the_answer_and_records_it() {
 
 #[test]
 fn a_payment_killed_mid_flight_is_told_in_a_window_at_the_next_start() {
-    let Some((server, home)) = Server::for_test("a_payment_killed_mid_flight_is_told_in_a_window_at_the_next_start")
-    else {
+    let Some((server, home)) = Server::for_test() else {
         return;
     };
     let (iccid, slug) = server.second_in_use();
@@ -309,11 +308,11 @@ struct BulkRun {
     slug: String,
 }
 
-/// For the test `test`: three eSIMs in use that share a top-up, marked and paid in the
-/// dashboard in tmux (session `name`), once `payments` of them have reached the server (the
-/// last one's answer held). `None` where tmux is missing, the test then skipped.
-fn bulk_top_up_of_three(test: &str, name: &str, payments: u64) -> Option<BulkRun> {
-    let (server, home) = Server::for_test(test)?;
+/// Three eSIMs in use that share a top-up, marked and paid in the dashboard in tmux (session
+/// `name`), once `payments` of them have reached the server (the last one's answer held).
+/// `None` where tmux is missing, the test then skipped.
+fn bulk_top_up_of_three(name: &str, payments: u64) -> Option<BulkRun> {
+    let (server, home) = Server::for_test()?;
     let (iccids, slug) = server.in_use_sharing_a_topup(3);
     let tmux = Tmux::new(name);
     let pid = dashboard(&tmux, &server, &home);
@@ -337,11 +336,7 @@ fn bulk_top_up_of_three(test: &str, name: &str, payments: u64) -> Option<BulkRun
 /// eSIM in all, counted at the server.
 #[test]
 fn a_bulk_top_up_killed_mid_run_is_finished_by_topup_from_its_rows_file() {
-    let Some(run) = bulk_top_up_of_three(
-        "a_bulk_top_up_killed_mid_run_is_finished_by_topup_from_its_rows_file",
-        "bulk",
-        2,
-    ) else {
+    let Some(run) = bulk_top_up_of_three("bulk", 2) else {
         return;
     };
     // SAFETY: kill(2) on the dashboard this test started.
@@ -392,11 +387,7 @@ fn a_bulk_top_up_killed_mid_run_is_finished_by_topup_from_its_rows_file() {
 /// `topup --from` the rows file then pays the two left, none twice.
 #[test]
 fn a_bulk_top_up_stopped_by_sigterm_ends_after_the_payment_in_flight_with_its_result() {
-    let Some(run) = bulk_top_up_of_three(
-        "a_bulk_top_up_stopped_by_sigterm_ends_after_the_payment_in_flight_with_its_result",
-        "bulkterm",
-        1,
-    ) else {
+    let Some(run) = bulk_top_up_of_three("bulkterm", 1) else {
         return;
     };
     let stopped = Instant::now();

@@ -215,14 +215,9 @@ fn within(tmux: &Tmux, limit: Duration, what: &str, done: impl Fn(&str) -> bool)
 /// message, and the next lone Esc closes the search at once.
 #[test]
 fn a_100_kb_paste_in_tmux_answers_at_once_and_a_lone_esc_acts_at_once() {
-    let Some((home, tmux)) = Tmux::demo_for(
-        "a_100_kb_paste_in_tmux_answers_at_once_and_a_lone_esc_acts_at_once",
-        "paste",
-        "",
-    ) else {
+    let Some((home, tmux)) = Tmux::demo_at_balance("paste", "") else {
         return;
     };
-    tmux.wait_for("Balance 250.00 USD");
     tmux.keys(&["3"]);
     tmux.wait_for("1/8");
     tmux.keys(&["/"]);
@@ -261,10 +256,7 @@ fn a_100_kb_paste_in_tmux_answers_at_once_and_a_lone_esc_acts_at_once() {
 /// mode (a single key acts); then the same with SIGTSTP sent from outside.
 #[test]
 fn ctrl_z_and_sigtstp_suspend_to_the_shell_and_fg_brings_the_dashboard_back() {
-    let Some((home, tmux)) = Tmux::for_test(
-        "ctrl_z_and_sigtstp_suspend_to_the_shell_and_fg_brings_the_dashboard_back",
-        "suspend",
-    ) else {
+    let Some((home, tmux)) = Tmux::for_test("suspend") else {
         return;
     };
     let shell = format!(
@@ -324,7 +316,7 @@ fn ctrl_z_and_sigtstp_suspend_to_the_shell_and_fg_brings_the_dashboard_back() {
 /// SIGSTOP, which the dashboard never sees, is mended by SIGCONT the same way.
 #[test]
 fn kill_tstp_and_kill_cont_from_outside_restore_and_redraw() {
-    let Some((home, tmux)) = Tmux::for_test("kill_tstp_and_kill_cont_from_outside_restore_and_redraw", "tstp") else {
+    let Some((home, tmux)) = Tmux::for_test("tstp") else {
         return;
     };
     let pid = start_demo(&tmux, &home, "");
