@@ -3,8 +3,8 @@
 
 use crate::common::*;
 use crossterm::event::KeyCode;
+use esimdash::api::ClientOptions;
 use esimdash::api::model::EsimQuery;
-use esimdash::api::{ClientOptions, Credentials};
 use esimdash::session::{Accounts, Session};
 use esimdash::tui::app::Overlay;
 use esimdash::tui::keymap::DEFAULT_BINDINGS;
@@ -28,16 +28,10 @@ async fn a_read_only_seat_cannot_pay_or_change_the_profile_by_any_key() {
     let balance = h.api().balance().await.unwrap();
     let api = h.api();
     let options = ClientOptions {
-        rate_limit: 100_000,
         read_only: Some("read_only = true in profile \"support\"".into()),
-        ..ClientOptions::default()
+        ..unpaced()
     };
-    let read_only = esimdash::api::Client::new(
-        esimdash::api::BaseUrl::parse(&h.sandbox.base_url()).unwrap(),
-        &Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-        options,
-    )
-    .unwrap();
+    let read_only = client_as(&h.sandbox.base_url(), ACME, options);
     h.use_client(read_only);
     h.with_session(read_only_session(), &["support"]);
     let header = h.screen(120, 40);

@@ -112,19 +112,35 @@ pub fn listed_iccids(app: &App) -> Vec<String> {
     rows.map(|e| e.raw_order_json.iccid.to_string()).collect()
 }
 
+/// Client settings with no pacing to speak of: for tests whose subject is not the rate limit.
+pub fn unpaced() -> ClientOptions {
+    ClientOptions {
+        rate_limit: 100_000,
+        ..ClientOptions::default()
+    }
+}
+
+/// A sandbox's settings with no rate limit to speak of (see `unpaced`).
+pub fn unpaced_sandbox() -> SandboxConfig {
+    SandboxConfig {
+        rate_limit: 100_000,
+        ..SandboxConfig::default()
+    }
+}
+
+/// The demo keys of Acme, the reseller most tests act as.
+pub const ACME: (&str, &str) = ("ak_demo_acme", "sk_demo_acme");
+
+/// A client of the API at `base_url` as the reseller of these keys, with `options`.
+pub fn client_as(base_url: &str, (access_code, secret_key): (&str, &str), options: ClientOptions) -> Client {
+    let credentials = Credentials::pair(access_code, secret_key);
+    Client::new(BaseUrl::parse(base_url).unwrap(), &credentials, options).unwrap()
+}
+
 /// A client of the sandbox as this reseller, the test's own (not the app's, which would hand
 /// the pages it reads to the app's index): for setting up and for checking the server.
 pub fn api_at(sandbox: &RunningSandbox, access_code: &str, secret_key: &str) -> Client {
-    let options = ClientOptions {
-        rate_limit: 100_000,
-        ..ClientOptions::default()
-    };
-    Client::new(
-        BaseUrl::parse(&sandbox.base_url()).unwrap(),
-        &Credentials::pair(access_code, secret_key),
-        options,
-    )
-    .unwrap()
+    client_as(&sandbox.base_url(), (access_code, secret_key), unpaced())
 }
 
 /// Acme's client of the sandbox (see `api_at`).
@@ -166,22 +182,16 @@ impl Harness {
         // does not drift with the day the tests run.
         let epoch = Utc.with_ymd_and_hms(2026, 11, 20, 12, 0, 0).unwrap();
         let config = SandboxConfig {
-            rate_limit: 100_000,
             epoch: Some(epoch),
-            ..SandboxConfig::default()
+            ..unpaced_sandbox()
         };
         let sandbox = spawn(&config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
-        let client = Client::new(
-            BaseUrl::parse(&sandbox.base_url()).unwrap(),
-            &Credentials::pair(access_code, secret_key),
-            ClientOptions {
-                rate_limit: 100_000,
-                max_retry_wait: Duration::ZERO,
-                request_timeout: timeout,
-                ..ClientOptions::default()
-            },
-        )
-        .unwrap();
+        let options = ClientOptions {
+            max_retry_wait: Duration::ZERO,
+            request_timeout: timeout,
+            ..unpaced()
+        };
+        let client = client_as(&sandbox.base_url(), (access_code, secret_key), options);
         let mut app = App::new(false).with_clock(epoch);
         let pending = sends(&app.start());
         let (seen_tx, seen) = tokio::sync::mpsc::unbounded_channel();
@@ -373,12 +383,7 @@ impl Live {
     /// started again; what the old one still had running is dropped with it.
     pub fn new_session(&mut self) {
         self.app = App::new(false);
-        self.client = Client::new(
-            BaseUrl::parse(&self.sandbox.base_url()).unwrap(),
-            &Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-            self.options.clone(),
-        )
-        .unwrap();
+        self.client = client_as(&self.sandbox.base_url(), ACME, self.options.clone());
         (self.tx, self.rx) = tokio::sync::mpsc::unbounded_channel();
         self.client.on_esims_read(index_tap(
             self.app.session().profile.clone(),
@@ -402,12 +407,7 @@ impl Live {
             max_retry_wait: Duration::ZERO,
             ..client
         };
-        let client = Client::new(
-            BaseUrl::parse(&sandbox.base_url()).unwrap(),
-            &Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-            options.clone(),
-        )
-        .unwrap();
+        let client = client_as(&sandbox.base_url(), ACME, options.clone());
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let index_dir = tempfile::tempdir().unwrap();
         let kept = esimdash::inventory::kept::at(index_dir.path(), "acme");

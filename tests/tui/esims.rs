@@ -3,32 +3,16 @@
 
 use crate::common::*;
 use crossterm::event::KeyCode;
+use esimdash::api::Client;
 use esimdash::api::model::{Esim, EsimQuery};
-use esimdash::api::{BaseUrl, Client, ClientOptions, Credentials};
 use esimdash::domain::status::StatusFilter;
 use esimdash::qr::QrMatrix;
-use esimdash::sandbox::{SandboxConfig, spawn};
+use esimdash::sandbox::spawn;
 use esimdash::tui::app::{Mode, Tone};
 
 async fn acme_client() -> (esimdash::sandbox::RunningSandbox, Client) {
-    let sandbox = spawn(
-        &SandboxConfig {
-            rate_limit: 100_000,
-            ..Default::default()
-        },
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
-    let client = Client::new(
-        BaseUrl::parse(&sandbox.base_url()).unwrap(),
-        &Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-        ClientOptions {
-            rate_limit: 100_000,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let sandbox = spawn(&unpaced_sandbox(), "127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let client = api(&sandbox);
     (sandbox, client)
 }
 

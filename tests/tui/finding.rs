@@ -5,7 +5,7 @@
 use crate::common::*;
 use crossterm::event::KeyCode;
 use esimdash::api::model::EsimQuery;
-use esimdash::api::{BaseUrl, Client, ClientOptions, Credentials, Found};
+use esimdash::api::{ClientOptions, Found};
 use esimdash::sandbox::SandboxConfig;
 use esimdash::tui::app::Remote;
 use esimdash::tui::msg::Msg;
@@ -16,15 +16,10 @@ use std::time::{Duration, Instant};
 fn without_lookup(orders: usize) -> (SandboxConfig, ClientOptions) {
     let config = SandboxConfig {
         orders,
-        rate_limit: 100_000,
         iccid_lookup: false,
-        ..SandboxConfig::default()
+        ..unpaced_sandbox()
     };
-    let fast = ClientOptions {
-        rate_limit: 100_000,
-        ..ClientOptions::default()
-    };
-    (config, fast)
+    (config, unpaced())
 }
 
 /// The dashboard on the eSIMs tab, its first page read, against a sandbox of `orders` without
@@ -39,15 +34,7 @@ async fn on_esims_without_lookup(orders: usize) -> Live {
 
 /// The oldest eSIM's ICCID (the last item of the list), read with a client of our own.
 async fn oldest_iccid(base_url: &str) -> String {
-    let client = Client::new(
-        BaseUrl::parse(base_url).unwrap(),
-        &Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-        ClientOptions {
-            rate_limit: 100_000,
-            ..ClientOptions::default()
-        },
-    )
-    .unwrap();
+    let client = client_as(base_url, ACME, unpaced());
     let page = |page: u64| EsimQuery {
         page: Some(page),
         page_size: Some(100),

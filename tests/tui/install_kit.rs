@@ -97,7 +97,6 @@ fn in_a_terminal_the_zoomed_code_reads_and_each_copy_says_what_it_sent() {
     let Some((_home, tmux)) = Tmux::copying_demo_on_esims("zoom", "ESIMDASH_CLIPBOARD=osc52") else {
         return;
     };
-    tmux.wait_for("1/");
     tmux.keys(&["z"]);
     let screen = tmux.wait_for("copy: y ICCID");
     assert!(!screen.contains(['▀', '▄']), "full blocks at 120×40:\n{screen}");
@@ -134,18 +133,8 @@ fn in_a_terminal_the_zoomed_code_reads_and_each_copy_says_what_it_sent() {
 /// the bottom line, not under the message of the first save (which read as if it were done).
 #[tokio::test]
 async fn a_second_w_asks_to_replace_without_the_first_saves_message() {
-    use esimdash::api::ClientOptions;
-    use esimdash::sandbox::SandboxConfig;
     use std::time::Duration;
-    let sandbox = SandboxConfig {
-        rate_limit: 100_000,
-        ..SandboxConfig::default()
-    };
-    let client = ClientOptions {
-        rate_limit: 100_000,
-        ..ClientOptions::default()
-    };
-    let mut live = Live::new(sandbox, client).await;
+    let mut live = Live::new(unpaced_sandbox(), unpaced()).await;
     live.send(key('3'));
     let has_code = |app: &esimdash::tui::app::App| app.esims().selected_code().and_then(|c| c.value()).is_some();
     assert!(live.until(Duration::from_secs(10), has_code).await);

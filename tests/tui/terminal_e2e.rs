@@ -55,12 +55,13 @@ impl Tmux {
     }
 
     /// The demo (see `demo_for`) with copies let through to tmux's buffer (OSC 52), on the
-    /// eSIMs tab once the balance shows: where the copy tests start.
+    /// eSIMs tab (once the balance shows) with its list read: where the copy tests start.
     pub(crate) fn copying_demo_on_esims(name: &str, env: &str) -> Option<(tempfile::TempDir, Tmux)> {
         let (home, tmux) = Tmux::demo_for(name, env)?;
         tmux.run(&["set", "-s", "set-clipboard", "on"]);
         tmux.wait_for(DEMO_BALANCE);
         tmux.keys(&["3"]);
+        tmux.wait_for("1/");
         Some((home, tmux))
     }
 }
@@ -343,7 +344,6 @@ fn a_found_esim_stays_selected_after_esc_and_y_copies_its_iccid() {
     let Some((_home, tmux)) = Tmux::copying_demo_on_esims("find", "ESIMDASH_CLIPBOARD=osc52") else {
         return;
     };
-    tmux.wait_for("1/");
     // The oldest eSIM: the list's last row, far from page 1.
     tmux.keys(&["G"]);
     let started = Instant::now();
