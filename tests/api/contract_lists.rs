@@ -77,8 +77,7 @@ async fn pages_default_cap_and_run_past_the_end() {
 
 #[tokio::test]
 async fn orders_are_newest_first_across_pages() {
-    let sb = sandbox().await;
-    let client = acme(&sb);
+    let (_sb, client) = sandbox_and_acme().await;
     let mut all = Vec::new();
     for page in 1..=4 {
         all.extend(
@@ -104,8 +103,7 @@ async fn orders_are_newest_first_across_pages() {
 
 #[tokio::test]
 async fn q_searches_number_name_and_slug_case_insensitively() {
-    let sb = sandbox().await;
-    let client = acme(&sb);
+    let (_sb, client) = sandbox_and_acme().await;
     let search = |q: &str| OrderQuery {
         q: Some(q.to_string()),
         page_size: Some(100),
@@ -130,8 +128,7 @@ async fn q_searches_number_name_and_slug_case_insensitively() {
 
 #[tokio::test]
 async fn every_status_is_present_and_active_means_usable() {
-    let sb = sandbox().await;
-    let client = acme(&sb);
+    let (_sb, client) = sandbox_and_acme().await;
     let filtered = |s: &str| OrderQuery {
         status: s.into(),
         page_size: Some(100),
@@ -152,14 +149,7 @@ async fn every_status_is_present_and_active_means_usable() {
     }
     assert_eq!(active.total, expected);
     assert!(active.orders.iter().all(|o| o.record.status.is_active()));
-    let esims = client
-        .esims(&EsimQuery {
-            status: "active".into(),
-            page_size: Some(100),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let esims = first_100_esims(&client, "active").await;
     assert!(esims.total > 0 && esims.esims.iter().all(|e| e.record.status.is_active()));
     assert_eq!(
         client.orders(&filtered("teleported")).await.unwrap().total,
@@ -170,8 +160,7 @@ async fn every_status_is_present_and_active_means_usable() {
 
 #[tokio::test]
 async fn esims_carry_valid_iccids_and_both_qr_paths_are_served() {
-    let sb = sandbox().await;
-    let client = acme(&sb);
+    let (sb, client) = sandbox_and_acme().await;
     let page = client
         .esims(&EsimQuery {
             page_size: Some(100),
@@ -282,12 +271,7 @@ async fn lookup_by_iccid_finds_exactly_that_esim_and_its_orders_and_nothing_of_a
 
 #[tokio::test]
 async fn a_sandbox_without_the_lookup_answers_the_unfiltered_list() {
-    let sb = sandbox_with(esimdash::sandbox::SandboxConfig {
-        rate_limit: 100_000,
-        iccid_lookup: false,
-        ..Default::default()
-    })
-    .await;
+    let sb = sandbox_with_lookup(false).await;
     let r = acme_get(&sb, "/reseller/esims?iccid=8944100000000000000&pageSize=5").await;
     assert_eq!(r.body["esims"].as_array().map(Vec::len), Some(5));
     assert!(r.body["total"].as_u64().unwrap() > 100);
@@ -300,12 +284,7 @@ async fn a_sandbox_without_the_lookup_answers_the_unfiltered_list() {
 #[tokio::test]
 async fn an_esims_orders_with_and_without_the_servers_filter() {
     for lookup in [true, false] {
-        let sb = sandbox_with(esimdash::sandbox::SandboxConfig {
-            iccid_lookup: lookup,
-            rate_limit: 100_000,
-            ..Default::default()
-        })
-        .await;
+        let sb = sandbox_with_lookup(lookup).await;
         let client = acme(&sb);
         let esim = client.esims(&EsimQuery::default()).await.unwrap().esims.remove(1);
         let iccid = esim.raw_order_json.iccid.to_string();

@@ -25,8 +25,7 @@ async fn order_count(sb: &RunningSandbox) -> u64 {
 
 #[tokio::test]
 async fn a_top_up_debits_its_total_once_and_shows_as_the_newest_order() {
-    let sb = sandbox().await;
-    let client = acme(&sb);
+    let (sb, client) = sandbox_and_acme().await;
     let iccid = usable_iccid(&sb).await;
     let plan = client.topup_plans(&iccid).await.unwrap().remove(0);
     let before = client.balance().await.unwrap();
@@ -70,8 +69,7 @@ async fn a_top_up_debits_its_total_once_and_shows_as_the_newest_order() {
 
 #[tokio::test]
 async fn top_up_errors_debit_nothing() {
-    let sb = sandbox().await;
-    let client = acme(&sb);
+    let (sb, client) = sandbox_and_acme().await;
     let iccid = usable_iccid(&sb).await;
     let slug = client.topup_plans(&iccid).await.unwrap()[0].slug.clone();
     let before = client.balance().await.unwrap();
@@ -113,14 +111,7 @@ async fn top_up_errors_debit_nothing() {
         assert!(error_of(&r).contains("qty"), "qty {qty}: {}", error_of(&r));
     }
     // A top-up plan of another location is not available for this eSIM either.
-    let esims = client
-        .esims(&EsimQuery {
-            status: "in_use".into(),
-            page_size: Some(100),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let esims = first_100_esims(&client, "in_use").await;
     let here = &esims.esims[0].record.location_code;
     let elsewhere = esims.esims.iter().find(|e| &e.record.location_code != here).unwrap();
     let other_slug = client.topup_plans(&elsewhere.raw_order_json.iccid).await.unwrap()[0]
@@ -143,8 +134,7 @@ async fn top_up_errors_debit_nothing() {
 
 #[tokio::test]
 async fn insufficient_balance_is_402_and_debits_nothing() {
-    let sb = sandbox().await;
-    let client = acme(&sb);
+    let (sb, client) = sandbox_and_acme().await;
     // 10 × the dearest plan is far beyond 250.00.
     let err = client
         .place_order(&OrderRequest {
@@ -213,8 +203,7 @@ async fn a_new_order_debits_once_and_its_esim_appears_when_allocated() {
 
 #[tokio::test]
 async fn concurrent_top_ups_never_overdraw_the_wallet() {
-    let sb = sandbox().await;
-    let client = acme(&sb);
+    let (sb, client) = sandbox_and_acme().await;
     let iccid = usable_iccid(&sb).await;
     let plan = client
         .topup_plans(&iccid)
@@ -273,8 +262,7 @@ async fn concurrent_top_ups_never_overdraw_the_wallet() {
 /// docs/api-contract.md's idempotency keys, over the wire as any client would send them.
 #[tokio::test]
 async fn an_idempotency_key_debits_once_replays_its_answer_and_refuses_another_body() {
-    let sb = sandbox().await;
-    let client = acme(&sb);
+    let (sb, client) = sandbox_and_acme().await;
     let iccid = usable_iccid(&sb).await;
     let slug = client.topup_plans(&iccid).await.unwrap()[0].slug.clone();
     let before = client.balance().await.unwrap();

@@ -88,8 +88,7 @@ async fn first_esim_with(sb: &esimdash::sandbox::RunningSandbox, status: Status)
 
 #[tokio::test]
 async fn top_up_availability_lists_plans_for_the_esims_location_or_none() {
-    let sb = sandbox().await;
-    let client = acme(&sb);
+    let (sb, client) = sandbox_and_acme().await;
     let iccid = first_esim_with(&sb, Status::InUse).await;
     let esims = client
         .esims(&esimdash::api::model::EsimQuery {
