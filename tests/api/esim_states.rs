@@ -12,12 +12,7 @@ use std::collections::HashSet;
 async fn every_esim(client: &esimdash::api::Client) -> Vec<Esim> {
     let mut all = Vec::new();
     for page in 1.. {
-        let query = EsimQuery {
-            page: Some(page),
-            page_size: Some(100),
-            ..Default::default()
-        };
-        let got = client.esims(&query).await.unwrap();
+        let got = client.esims(&crate::pages::esims_page(page)).await.unwrap();
         let done = got.esims.is_empty();
         all.extend(got.esims);
         if done || all.len() as u64 >= got.total {

@@ -29,11 +29,7 @@ async fn patiently<T, F: std::future::Future<Output = Result<T, ApiError>>>(call
 async fn ledger(client: &Client) -> (HashSet<String>, Decimal) {
     let mut numbers = HashSet::new();
     for page in 1.. {
-        let query = OrderQuery {
-            page: Some(page),
-            page_size: Some(100),
-            ..Default::default()
-        };
+        let query = crate::pages::orders_page(page);
         let answer = patiently(|| client.orders(&query)).await;
         let last = answer.orders.len() < 100;
         numbers.extend(answer.orders.into_iter().map(|o| o.record.provider_order_no.into()));

@@ -547,12 +547,7 @@ impl Live {
         let client = self.api();
         let mut all = Vec::new();
         for page in 1.. {
-            let query = esimdash::api::model::EsimQuery {
-                page: Some(page),
-                page_size: Some(100),
-                ..Default::default()
-            };
-            let answer = client.esims(&query).await.unwrap();
+            let answer = client.esims(&crate::pages::esims_page(page)).await.unwrap();
             let last = answer.esims.len() < 100;
             all.extend(answer.esims);
             if last {

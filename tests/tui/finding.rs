@@ -3,6 +3,7 @@
 //! the app driven as the runtime drives it (real tasks, the wall clock, the product's pacing).
 
 use crate::common::*;
+use crate::pages::{PAGE_SIZE, esims_page};
 use crossterm::event::KeyCode;
 use esimdash::api::model::EsimQuery;
 use esimdash::api::{ClientOptions, Found};
@@ -35,13 +36,8 @@ async fn on_esims_without_lookup(orders: usize) -> Live {
 /// The oldest eSIM's ICCID (the last item of the list), read with a client of our own.
 async fn oldest_iccid(base_url: &str) -> String {
     let client = client_as(base_url, ACME, unpaced());
-    let page = |page: u64| EsimQuery {
-        page: Some(page),
-        page_size: Some(100),
-        ..EsimQuery::default()
-    };
-    let total = client.esims(&page(1)).await.unwrap().total;
-    let last = client.esims(&page(total.div_ceil(100))).await.unwrap();
+    let total = client.esims(&esims_page(1)).await.unwrap().total;
+    let last = client.esims(&esims_page(total.div_ceil(PAGE_SIZE))).await.unwrap();
     last.esims.last().unwrap().raw_order_json.iccid.to_string()
 }
 
