@@ -900,7 +900,7 @@ async fn a_read_only_session_refuses_every_write_with_exit_2_naming_the_setting(
         acme(&mut cmd, &sb).arg("--read-only").args(args);
         let out = run(cmd).await;
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
-        assert!(stderr(&out).contains("read-only (--read-only)"), "{}", stderr(&out));
+        assert_stderr_has(&out, "read-only (--read-only)");
 
         let mut cmd = esimdash(&home);
         acme(&mut cmd, &sb)
@@ -928,11 +928,7 @@ async fn a_read_only_session_refuses_every_write_with_exit_2_naming_the_setting(
             .args(args);
         let out = run(cmd).await;
         assert_eq!(out.status.code(), Some(2));
-        assert!(
-            stderr(&out).contains("read_only = true in profile \"support\""),
-            "{}",
-            stderr(&out)
-        );
+        assert_stderr_has(&out, "read_only = true in profile \"support\"");
     }
     assert_eq!(
         sb.api_requests_received(),
@@ -944,11 +940,7 @@ async fn a_read_only_session_refuses_every_write_with_exit_2_naming_the_setting(
     acme(&mut cmd, &sb).env("ESIMDASH_READ_ONLY", "maybe").arg("balance");
     let out = run(cmd).await;
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("ESIMDASH_READ_ONLY=\"maybe\""),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "ESIMDASH_READ_ONLY=\"maybe\"");
     // Reading is what a read-only seat is for.
     let mut cmd = esimdash(&home);
     acme(&mut cmd, &sb).arg("--read-only").arg("balance");
@@ -1053,7 +1045,7 @@ async fn the_audit_trail_and_what_a_lost_answer_became() {
         "{}",
         stdout(&out)
     );
-    assert!(stderr(&out).contains("line 8"), "{}", stderr(&out));
+    assert_stderr_has(&out, "line 8");
     let mut cmd = esimdash(&home);
     cmd.args(["audit", "--since", "2999-01-01"]);
     assert!(stdout(&run(cmd).await).starts_with("No audit entries since then"));
@@ -1150,7 +1142,7 @@ fn the_sandbox_chaos_rate_is_a_share() {
     let home = tempfile::tempdir().unwrap();
     let out = esimdash(&home).args(["sandbox", "--chaos", "1.5"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("is not a share from 0 to 1"), "{}", stderr(&out));
+    assert_stderr_has(&out, "is not a share from 0 to 1");
 }
 
 /// A script that reads only the start of the output (`esimdash … | head`): esimdash ends quietly
@@ -1323,7 +1315,7 @@ async fn balance_over_https_with_ca_file_and_the_roots_read_only_for_https() {
     let started = std::time::Instant::now();
     let out = run(balance(&tls.base_url(), std::path::Path::new("/dev/zero"))).await;
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("not a regular file"), "{}", stderr(&out));
+    assert_stderr_has(&out, "not a regular file");
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
 
     // Without the extra root, the certificate is refused and the error says so.
@@ -1470,11 +1462,7 @@ async fn check_balance_and_attention_say_ok_warning_critical_or_unknown() {
     );
     let out = run(check(&["balance", "--warning", "20", "--critical", "100"])).await;
     assert_eq!(out.status.code(), Some(3));
-    assert!(
-        stdout(&out).contains("UNKNOWN - --critical 100 is above --warning 20"),
-        "{}",
-        stdout(&out)
-    );
+    assert_stdout_has(&out, "UNKNOWN - --critical 100 is above --warning 20");
     let mut cmd = esimdash(&home);
     cmd.args(["check", "balance", "--warning", "100", "--critical", "20"]);
     let out = run(cmd).await;
@@ -1883,7 +1871,7 @@ async fn bulk_files_are_checked_whole_before_anything_is_paid() {
     std::fs::write(&file, "slug,qty\ngl-20gb-30d,10\ngl-20gb-30d,10\n").unwrap();
     let out = run(bulk(&file, "buy", &[])).await;
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("short of"), "{}", stderr(&out));
+    assert_stderr_has(&out, "short of");
     assert_eq!(order_total(&sb, &home).await, orders, "nothing paid");
 
     std::fs::write(&file, "qty,slug\n1,fr-1gb-7d\n2,fr-1gb-7d\n").unwrap();
@@ -2081,11 +2069,7 @@ async fn watch_hands_a_change_the_hook_failed_to_take_over_again_with_the_same_i
     let told: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
     let id = told["id"].as_str().unwrap().to_string();
     assert_eq!(told["event"], "esim_changed");
-    assert!(
-        stderr(&out).contains(&format!("did not take change {id}: it ended with exit status: 7")),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, &format!("did not take change {id}: it ended with exit status: 7"));
 
     let out = run(watch()).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -2139,12 +2123,9 @@ async fn watch_stops_a_hook_that_does_not_read_a_large_change_at_its_time_limit(
     assert_eq!(told["event"], "new_order");
     assert_eq!(told["slug"].as_str().map(str::len), Some(PAD));
     let id = told["id"].as_str().unwrap();
-    assert!(
-        stderr(&out).contains(&format!(
-            "did not take change {id}: it was stopped at the time limit, 2 s"
-        )),
-        "{}",
-        stderr(&out)
+    assert_stderr_has(
+        &out,
+        &format!("did not take change {id}: it was stopped at the time limit, 2 s"),
     );
     let _ = writeln!(
         std::io::stderr(),
@@ -2239,7 +2220,7 @@ async fn operations_commands_end_as_their_tools_expect() {
     let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
     let out = run_acme(&sb, &home, ["check", "balance", "--warning", "10"]).await;
     assert_check_unknown(&out);
-    assert!(stdout(&out).contains("--critical"), "{}", stdout(&out));
+    assert_stdout_has(&out, "--critical");
 
     let nobody = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let gone = format!("http://{}/api/v1", nobody.local_addr().unwrap());
@@ -2248,12 +2229,8 @@ async fn operations_commands_end_as_their_tools_expect() {
     acme_at(&mut cmd, &gone).args(["metrics"]);
     let out = run(cmd).await;
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(stdout(&out).contains("esimdash_up 0"), "{}", stdout(&out));
-    assert!(
-        stdout(&out).contains("esimdash_api_errors_total{kind=\"network\"}"),
-        "{}",
-        stdout(&out)
-    );
+    assert_stdout_has(&out, "esimdash_up 0");
+    assert_stdout_has(&out, "esimdash_api_errors_total{kind=\"network\"}");
 
     let mut cmd = esimdash(&home);
     acme(&mut cmd, &sb)
@@ -2322,7 +2299,7 @@ async fn no_top_up_is_paid_for_an_esim_deleted_from_the_phone() {
 
     let out = run_acme(&sb, &home, ["topup", "--iccid", &iccid]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stdout(&out).contains("No top-up can be paid"), "{}", stdout(&out));
+    assert_stdout_has(&out, "No top-up can be paid");
 
     let (payable, slug) = topupable(&sb, &home).await;
     let file = home.path().join("two.csv");

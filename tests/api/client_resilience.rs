@@ -39,10 +39,7 @@ async fn a_get_gives_up_after_its_retries_with_the_servers_message() {
         .await
         .unwrap_err();
     assert_eq!(s.hits(), 3, "one try and two retries");
-    assert_eq!(
-        (err.status(), err.server_message()),
-        (Some(500), Some("database on fire"))
-    );
+    assert_refused(&err, 500, "database on fire");
 }
 
 #[tokio::test]

@@ -77,6 +77,12 @@ pub fn acme_with(sb: &RunningSandbox, options: ClientOptions) -> Client {
     )
 }
 
+/// That the server refused with `status` and said `message`, its own words.
+#[track_caller]
+pub fn assert_refused(err: &esimdash::api::ApiError, status: u16, message: &str) {
+    assert_eq!((err.status(), err.server_message()), (Some(status), Some(message)));
+}
+
 /// The first page of 100 of Acme's eSIMs of this status.
 pub async fn first_100_esims(client: &Client, status: &str) -> esimdash::api::model::EsimPage {
     let query = esimdash::api::model::EsimQuery {

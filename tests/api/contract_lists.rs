@@ -6,6 +6,21 @@ use esimdash::api::model::{EsimQuery, OrderQuery};
 use esimdash::domain::iccid::Iccid;
 use esimdash::domain::status::Status;
 
+/// Acme's orders read by page `page` (the first where `None`) of `page_size`, as asked: what
+/// the server makes of the size is the test's question.
+async fn orders_paged(
+    sb: &esimdash::sandbox::RunningSandbox,
+    page: Option<u64>,
+    page_size: u64,
+) -> Result<esimdash::api::model::OrderPage, esimdash::api::ApiError> {
+    let query = OrderQuery {
+        page,
+        page_size: Some(page_size),
+        ..Default::default()
+    };
+    acme(sb).orders(&query).await
+}
+
 #[tokio::test]
 async fn pages_default_cap_and_run_past_the_end() {
     let sb = sandbox().await;
@@ -42,36 +57,13 @@ async fn pages_default_cap_and_run_past_the_end() {
             assert_eq!((r.status, error_of(&r)), (400, message), "{path}?{query}");
         }
     }
-    let err = acme(&sb)
-        .orders(&OrderQuery {
-            page_size: Some(0),
-            ..Default::default()
-        })
-        .await
-        .unwrap_err();
-    assert_eq!(
-        (err.status(), err.server_message()),
-        (Some(400), Some("Invalid pageSize"))
-    );
+    let err = orders_paged(&sb, None, 0).await.unwrap_err();
+    assert_refused(&err, 400, "Invalid pageSize");
 
     // The last page holds the remainder.
-    let last = acme(&sb)
-        .orders(&OrderQuery {
-            page: Some(4),
-            page_size: Some(100),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let last = orders_paged(&sb, Some(4), 100).await.unwrap();
     assert_eq!(last.orders.len(), 100);
-    let r = acme(&sb)
-        .orders(&OrderQuery {
-            page: Some(3),
-            page_size: Some(150),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let r = orders_paged(&sb, Some(3), 150).await.unwrap();
     assert_eq!((r.page_size, r.orders.len()), (100, 100));
 }
 

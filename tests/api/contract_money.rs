@@ -125,10 +125,7 @@ async fn top_up_errors_debit_nothing() {
         })
         .await
         .unwrap_err();
-    assert_eq!(
-        (err.status(), err.server_message()),
-        (Some(400), Some("Slug not available for this eSIM"))
-    );
+    assert_refused(&err, 400, "Slug not available for this eSIM");
     assert_eq!(client.balance().await.unwrap(), before);
 }
 
@@ -143,10 +140,7 @@ async fn insufficient_balance_is_402_and_debits_nothing() {
         })
         .await
         .unwrap_err();
-    assert_eq!(
-        (err.status(), err.server_message()),
-        (Some(402), Some("Insufficient balance"))
-    );
+    assert_refused(&err, 402, "Insufficient balance");
     assert_eq!(client.balance().await.unwrap(), Decimal::new(25000, 2));
     assert_eq!(order_count(&sb).await, 400);
 }

@@ -62,10 +62,7 @@ async fn a_plan_by_slug_and_an_unknown_slug() {
         ("DE", Some(5 * 1_073_741_824))
     );
     let err = acme(&sb).plan("no-such-plan").await.unwrap_err();
-    assert_eq!(
-        (err.status(), err.server_message()),
-        (Some(404), Some("Plan not found"))
-    );
+    assert_refused(&err, 404, "Plan not found");
 }
 
 /// The newest eSIM in `status` whose ICCID was issued once (a reissued ICCID's availability
@@ -130,10 +127,7 @@ async fn top_up_availability_lists_plans_for_the_esims_location_or_none() {
     let r = acme_get(&sb, "/portal/plans?type=topup").await;
     assert_eq!((r.status, error_of(&r)), (400, "Missing iccid"));
     let err = client.topup_plans("8944000000000000000").await.unwrap_err();
-    assert_eq!(
-        (err.status(), err.server_message()),
-        (Some(404), Some("eSIM not found"))
-    );
+    assert_refused(&err, 404, "eSIM not found");
     let r = acme_get(&sb, "/portal/plans?type=bogus").await;
     assert_eq!(r.status, 400);
 }

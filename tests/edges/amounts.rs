@@ -185,10 +185,9 @@ async fn a_payment_charged_other_than_confirmed_is_told_loudly() {
     let out = run_acme_at(&home, &base, buy).await;
     assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
     assert!(stdout(&out).starts_with("Placed: order B1"), "{}", stdout(&out));
-    assert!(
-        stderr(&out).contains("Charged 13.20 USD, not the 6.60 USD confirmed (the balance went down by 13.20 USD)"),
-        "{}",
-        stderr(&out)
+    assert_stderr_has(
+        &out,
+        "Charged 13.20 USD, not the 6.60 USD confirmed (the balance went down by 13.20 USD)",
     );
     let mut cmd = esimdash(&home);
     acme_at(&mut cmd, &base).args(buy).args(["--again", "--json"]);
@@ -228,5 +227,5 @@ async fn an_order_number_with_escape_codes_is_printed_as_text() {
             "{name}: {text:?}"
         );
     }
-    assert!(stdout(&out).contains("B1\u{FFFD}]0;owned"), "{}", stdout(&out));
+    assert_stdout_has(&out, "B1\u{FFFD}]0;owned");
 }

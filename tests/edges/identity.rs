@@ -27,7 +27,7 @@ async fn one_account_under_two_spellings_of_its_address_pays_each_payment_once()
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let out = finish(start_topup(&home, &direct[1], &targets[0], &[])).await;
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("--again"), "{}", stderr(&out));
+    assert_stderr_has(&out, "--again");
     assert_eq!(orders_at_server(&api).await, before + 1, "in sequence: one order");
 
     // At once, each answer held: one lock, so the second waits and then meets the repeat.

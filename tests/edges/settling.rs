@@ -139,7 +139,7 @@ async fn sigterm_sighup_and_ctrl_c_mid_payment_wait_for_the_answer_and_record_it
         }
         if sig != libc::SIGHUP {
             // After a hang-up there is no terminal to tell.
-            assert!(stderr(&out).contains("waiting for its answer"), "{}", stderr(&out));
+            assert_stderr_has(&out, "waiting for its answer");
         }
         assert_eq!(orders_at_server(&api).await, orders + 1);
         let stages = stages_of(&trail(&home), &target.0);

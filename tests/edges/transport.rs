@@ -25,7 +25,7 @@ async fn plain_http_to_another_machine_is_refused_unless_allowed_and_then_said()
     // Allowed: every run says so. (0.0.0.0 is no loopback name, yet connecting to it stays on
     // this machine and is refused at once: nothing leaves it.)
     let out = run_acme_at(&home, "http://0.0.0.0:9", ["balance", "--allow-http", "--timeout", "2"]).await;
-    assert!(stderr(&out).contains("is not encrypted"), "{}", stderr(&out));
+    assert_stderr_has(&out, "is not encrypted");
 
     // Loopback (a local sandbox, the demo) needs nothing and says nothing.
     let sb = sandbox().await;

@@ -48,6 +48,18 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// That the command printed `text` on stdout; fails showing all it printed there.
+#[track_caller]
+pub fn assert_stdout_has(out: &Output, text: &str) {
+    assert!(stdout(out).contains(text), "{}", stdout(out));
+}
+
+/// That the command printed `text` on stderr; fails showing all it printed there.
+#[track_caller]
+pub fn assert_stderr_has(out: &Output, text: &str) {
+    assert!(stderr(out).contains(text), "{}", stderr(out));
+}
+
 pub fn stdout_json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("stdout is JSON ({e}): {}", stdout(out)))
 }
