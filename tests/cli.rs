@@ -38,6 +38,30 @@ where
     run_acme_at(home, &sb.base_url(), args).await
 }
 
+/// That the command exited 0; fails naming the case and showing what it said on stderr.
+#[track_caller]
+fn assert_succeeded(out: &std::process::Output, case: &impl std::fmt::Debug) {
+    assert_eq!(out.status.code(), Some(0), "{case:?}: {}", stderr(out));
+}
+
+/// What a command refused as a usage error (exit 2) said on stderr.
+#[track_caller]
+fn usage_error_text(out: &std::process::Output) -> String {
+    assert_eq!(out.status.code(), Some(2));
+    stderr(out)
+}
+
+/// That `esimdash check balance` came out UNKNOWN (exit 3), as a monitoring plugin says so.
+#[track_caller]
+fn assert_balance_check_unknown(out: &std::process::Output) {
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        stdout(out).starts_with("ESIMDASH BALANCE UNKNOWN - "),
+        "{}",
+        stdout(out)
+    );
+}
+
 /// Acme's client straight at the sandbox (no trail, no rate limit to speak of): what a test
 /// compares the binary's output with.
 fn acme_api(sb: &RunningSandbox) -> esimdash::api::Client {
@@ -86,12 +110,7 @@ async fn every_listing_command_gives_json_in_the_apis_shape_and_a_table_for_peop
         let mut cmd = esimdash(&home);
         acme(&mut cmd, &sb).args(&args).arg("--json");
         let out = run(cmd).await;
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_succeeded(&out, &args);
         let json = stdout_json(&out);
         assert!(!json[key].is_null(), "{args:?}: {json}");
         let out = run_acme(&sb, &home, &args).await;
@@ -257,12 +276,7 @@ async fn config_profiles_secret_commands_and_the_private_file_rule() {
         }
         cmd.args(["profile", "--json"]);
         let out = run(cmd).await;
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{profile:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_succeeded(&out, &profile);
         assert_eq!(stdout_json(&out)["profile"]["companyName"], company, "{profile:?}");
     }
     // Environment beats the file; the flag beats the environment.
@@ -514,8 +528,7 @@ async fn topup_and_buy_check_first_ask_or_need_yes_and_debit_once() {
 
     // A slug that is not offered is refused, and the offered ones are listed.
     let out = run_acme(&sb, &home, ["topup", "--iccid", &iccid, "--slug", "fr-1gb-7d", "--yes"]).await;
-    assert_eq!(out.status.code(), Some(2));
-    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    let text = usage_error_text(&out);
     assert!(
         text.contains("is not offered") && text.contains("offered: topup-"),
         "{text}"
@@ -530,8 +543,7 @@ async fn topup_and_buy_check_first_ask_or_need_yes_and_debit_once() {
         ["topup", "--iccid", &iccid, "--slug", &offered, "--qty", "2"],
     )
     .await;
-    assert_eq!(out.status.code(), Some(2));
-    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    let text = usage_error_text(&out);
     assert!(
         text.contains("--yes") && text.contains("USD in all"),
         "shows the total it would pay: {text}"
@@ -971,32 +983,35 @@ async fn the_audit_trail_and_what_a_lost_answer_became() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).starts_with("Placed: order"), "{}", stdout(&out));
 
-    // The server echoed the key (the trail says so), but a resend trusts only what it sees:
-    // the server carried the payment out, the order list shows it, and it is not sent again.
+    // Each answer lost once more. The server echoed the key (the trail says so), but a resend
+    // trusts only what it sees: the server carried the payment out, the order list shows it,
+    // and it is not sent again. Another machine (no trail) has never seen this server echo a
+    // key: it looks it up.
     let orders = order_total(&sb, &home).await;
-    sb.lose_next_writes(1);
-    let out = run_acme(&sb, &home, topup).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(
-        stdout(&out).contains("the order list was read (esimdash sends a payment once more")
-            && stdout(&out).contains("shows the top-up was placed"),
-        "{}",
-        stdout(&out)
-    );
-    assert_eq!(order_total(&sb, &home).await, orders + 1, "paid once");
-
-    // Another machine (no trail) has never seen this server echo a key: it looks it up.
     let other = tempfile::tempdir().unwrap();
-    sb.lose_next_writes(1);
-    let out = run_acme(&sb, &other, topup).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(
-        stdout(&out).contains("not sent again; the order list was read instead")
-            && stdout(&out).contains("shows the top-up was placed"),
-        "{}",
-        stdout(&out)
-    );
-    assert_eq!(order_total(&sb, &home).await, orders + 2);
+    let lost_answers = [
+        (
+            "this machine",
+            &home,
+            "the order list was read (esimdash sends a payment once more",
+        ),
+        (
+            "another machine",
+            &other,
+            "not sent again; the order list was read instead",
+        ),
+    ];
+    for (paid, (machine, from, said)) in (1..).zip(lost_answers) {
+        sb.lose_next_writes(1);
+        let out = run_acme(&sb, from, topup).await;
+        assert_eq!(out.status.code(), Some(0), "{machine}: {}", stderr(&out));
+        assert!(
+            stdout(&out).contains(said) && stdout(&out).contains("shows the top-up was placed"),
+            "{machine}: {}",
+            stdout(&out)
+        );
+        assert_eq!(order_total(&sb, &home).await, orders + paid, "{machine}: paid once");
+    }
 
     let stages = |home: &tempfile::TempDir| {
         let mut cmd = esimdash(home);
@@ -1444,22 +1459,12 @@ async fn check_balance_and_attention_say_ok_warning_critical_or_unknown() {
         .env("ESIMDASH_SECRET_KEY", "sk_demo_revoked")
         .args(["check", "balance", "--warning", "100", "--critical", "20"]);
     let out = run(cmd).await;
-    assert_eq!(out.status.code(), Some(3));
-    assert!(
-        stdout(&out).starts_with("ESIMDASH BALANCE UNKNOWN - "),
-        "{}",
-        stdout(&out)
-    );
+    assert_balance_check_unknown(&out);
     assert_eq!(stdout(&out).lines().count(), 1);
     let mut cmd = esimdash(&home);
     acme_at(&mut cmd, "http://127.0.0.1:9/api/v1").args(["check", "balance", "--warning", "100", "--critical", "20"]);
     let out = run(cmd).await;
-    assert_eq!(out.status.code(), Some(3));
-    assert!(
-        stdout(&out).starts_with("ESIMDASH BALANCE UNKNOWN - "),
-        "{}",
-        stdout(&out)
-    );
+    assert_balance_check_unknown(&out);
     let out = run(check(&["balance", "--warning", "20", "--critical", "100"])).await;
     assert_eq!(out.status.code(), Some(3));
     assert_stdout_has(&out, "UNKNOWN - --critical 100 is above --warning 20");

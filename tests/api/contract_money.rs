@@ -19,6 +19,13 @@ async fn usable_iccid(sb: &RunningSandbox) -> String {
         .to_string()
 }
 
+/// An eSIM in use (see `usable_iccid`) and the slug of the first top-up offered for it.
+async fn usable_iccid_and_top_up(sb: &RunningSandbox) -> (String, String) {
+    let iccid = usable_iccid(sb).await;
+    let slug = acme(sb).topup_plans(&iccid).await.unwrap()[0].slug.clone();
+    (iccid, slug)
+}
+
 async fn order_count(sb: &RunningSandbox) -> u64 {
     acme(sb).orders(&Default::default()).await.unwrap().total
 }
@@ -70,8 +77,7 @@ async fn a_top_up_debits_its_total_once_and_shows_as_the_newest_order() {
 #[tokio::test]
 async fn top_up_errors_debit_nothing() {
     let (sb, client) = sandbox_and_acme().await;
-    let iccid = usable_iccid(&sb).await;
-    let slug = client.topup_plans(&iccid).await.unwrap()[0].slug.clone();
+    let (iccid, slug) = usable_iccid_and_top_up(&sb).await;
     let before = client.balance().await.unwrap();
     let cases: Vec<(String, u16, &str)> = vec![
         (format!(r#"{{"slug":"{slug}"}}"#), 400, "Missing iccid or slug"),
@@ -257,8 +263,7 @@ async fn concurrent_top_ups_never_overdraw_the_wallet() {
 #[tokio::test]
 async fn an_idempotency_key_debits_once_replays_its_answer_and_refuses_another_body() {
     let (sb, client) = sandbox_and_acme().await;
-    let iccid = usable_iccid(&sb).await;
-    let slug = client.topup_plans(&iccid).await.unwrap()[0].slug.clone();
+    let (iccid, slug) = usable_iccid_and_top_up(&sb).await;
     let before = client.balance().await.unwrap();
     let count = order_count(&sb).await;
     let url = format!("{}/portal/topups", sb.base_url());
