@@ -145,7 +145,7 @@ pub fn api_at(sandbox: &RunningSandbox, access_code: &str, secret_key: &str) -> 
 
 /// Acme's client of the sandbox (see `api_at`).
 pub fn api(sandbox: &RunningSandbox) -> Client {
-    api_at(sandbox, "ak_demo_acme", "sk_demo_acme")
+    api_at(sandbox, ACME.0, ACME.1)
 }
 
 /// The app wired to a seeded sandbox: every request it asks for is run for real, over loopback.
@@ -548,7 +548,7 @@ impl Live {
         let mut all = Vec::new();
         for page in 1.. {
             let answer = client.esims(&crate::pages::esims_page(page)).await.unwrap();
-            let last = answer.esims.len() < 100;
+            let last = (answer.esims.len() as u64) < crate::pages::PAGE_SIZE;
             all.extend(answer.esims);
             if last {
                 break;

@@ -47,7 +47,8 @@ impl Tmux {
         Some((tempfile::tempdir().unwrap(), Tmux::new(name)))
     }
 
-    /// The demo (see `demo_for`) once it shows its balance: where most terminal tests start.
+    /// The demo (see `demo_for`) once it shows its balance: where the tests that act on it at
+    /// once start.
     pub(crate) fn demo_at_balance(name: &str, env: &str) -> Option<(tempfile::TempDir, Tmux)> {
         let (home, tmux) = Tmux::demo_for(name, env)?;
         tmux.wait_for(DEMO_BALANCE);
