@@ -127,24 +127,30 @@ mod frame_200x60 {
         bencher.bench_local(|| terminal.draw(|f| view::draw(f, &app, &theme, now)).unwrap().area);
     }
 
-    #[divan::bench]
-    fn catalog(bencher: divan::Bencher) {
-        draw_tab(bencher, '1');
+    /// The tabs a frame is timed on, named in the bench's output.
+    #[derive(Clone, Copy, Debug)]
+    enum Tab {
+        Catalog,
+        Orders,
+        EsimsWithQr,
+        Profile,
     }
 
-    #[divan::bench]
-    fn orders(bencher: divan::Bencher) {
-        draw_tab(bencher, '2');
+    impl Tab {
+        /// The key that opens the tab.
+        fn key(self) -> char {
+            match self {
+                Tab::Catalog => '1',
+                Tab::Orders => '2',
+                Tab::EsimsWithQr => '3',
+                Tab::Profile => '4',
+            }
+        }
     }
 
-    #[divan::bench]
-    fn esims_with_qr(bencher: divan::Bencher) {
-        draw_tab(bencher, '3');
-    }
-
-    #[divan::bench]
-    fn profile(bencher: divan::Bencher) {
-        draw_tab(bencher, '4');
+    #[divan::bench(args = [Tab::Catalog, Tab::Orders, Tab::EsimsWithQr, Tab::Profile])]
+    fn tab(bencher: divan::Bencher, tab: Tab) {
+        draw_tab(bencher, tab.key());
     }
 
     /// My eSIMs searched: 100 000 eSIMs in the index, a part of an ICCID typed, the results

@@ -29,6 +29,39 @@ fn acme<'a>(cmd: &'a mut Command, sb: &RunningSandbox) -> &'a mut Command {
     acme_at(cmd, &sb.base_url())
 }
 
+/// The binary as Acme at this test's sandbox, with `args`, and its output.
+async fn run_acme<I, S>(sb: &RunningSandbox, home: &tempfile::TempDir, args: I) -> std::process::Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    run_acme_at(home, &sb.base_url(), args).await
+}
+
+/// That the command exited 0; fails naming the case and showing what it said on stderr.
+#[track_caller]
+fn assert_succeeded(out: &std::process::Output, case: &impl std::fmt::Debug) {
+    assert_eq!(out.status.code(), Some(0), "{case:?}: {}", stderr(out));
+}
+
+/// What a command refused as a usage error (exit 2) said on stderr.
+#[track_caller]
+fn usage_error_text(out: &std::process::Output) -> String {
+    assert_eq!(out.status.code(), Some(2));
+    stderr(out)
+}
+
+/// That `esimdash check balance` came out UNKNOWN (exit 3), as a monitoring plugin says so.
+#[track_caller]
+fn assert_balance_check_unknown(out: &std::process::Output) {
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        stdout(out).starts_with("ESIMDASH BALANCE UNKNOWN - "),
+        "{}",
+        stdout(out)
+    );
+}
+
 /// Acme's client straight at the sandbox (no trail, no rate limit to speak of): what a test
 /// compares the binary's output with.
 fn acme_api(sb: &RunningSandbox) -> esimdash::api::Client {
@@ -46,9 +79,7 @@ fn acme_api(sb: &RunningSandbox) -> esimdash::api::Client {
 #[tokio::test(flavor = "multi_thread")]
 async fn balance_json_prints_exactly_the_balance() {
     let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["balance", "--json"]);
-    let out = run(cmd).await;
+    let out = run_acme(&sb, &home, ["balance", "--json"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "{\"balanceUsd\":\"250.00\"}\n");
     assert!(out.stderr.is_empty());
@@ -57,9 +88,7 @@ async fn balance_json_prints_exactly_the_balance() {
         "logs go to the XDG state dir"
     );
 
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).arg("balance");
-    let out = run(cmd).await;
+    let out = run_acme(&sb, &home, ["balance"]).await;
     assert_eq!(String::from_utf8_lossy(&out.stdout), "Balance: 250.00 USD\n");
 }
 
@@ -81,29 +110,18 @@ async fn every_listing_command_gives_json_in_the_apis_shape_and_a_table_for_peop
         let mut cmd = esimdash(&home);
         acme(&mut cmd, &sb).args(&args).arg("--json");
         let out = run(cmd).await;
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_succeeded(&out, &args);
         let json = stdout_json(&out);
         assert!(!json[key].is_null(), "{args:?}: {json}");
-        let mut cmd = esimdash(&home);
-        acme(&mut cmd, &sb).args(&args);
-        let out = run(cmd).await;
+        let out = run_acme(&sb, &home, &args).await;
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
         assert_eq!(out.status.code(), Some(0), "{args:?}");
         assert!(text.lines().count() >= 2, "{args:?}: {text}");
     }
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["plans", "--location", "FR", "--json"]);
-    let plans = stdout_json(&run(cmd).await);
+    let plans = stdout_json(&run_acme(&sb, &home, ["plans", "--location", "FR", "--json"]).await);
     let plans = plans["data"].as_array().unwrap();
     assert!(!plans.is_empty() && plans.iter().all(|p| p["locationCode"] == "FR"));
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["orders", "--page", "2", "--page-size", "5", "--json"]);
-    let page = stdout_json(&run(cmd).await);
+    let page = stdout_json(&run_acme(&sb, &home, ["orders", "--page", "2", "--page-size", "5", "--json"]).await);
     assert_eq!(
         (page["page"].as_u64(), page["orders"].as_array().map(Vec::len)),
         (Some(2), Some(5))
@@ -117,17 +135,20 @@ async fn every_listing_command_gives_json_in_the_apis_shape_and_a_table_for_peop
 #[tokio::test(flavor = "multi_thread")]
 async fn profile_set_updates_and_validation_errors_exit_1_with_the_servers_message() {
     let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args([
-        "profile",
-        "set",
-        "--company",
-        "Acme Mobile Ltd",
-        "--country",
-        "ie",
-        "--json",
-    ]);
-    let out = run(cmd).await;
+    let out = run_acme(
+        &sb,
+        &home,
+        [
+            "profile",
+            "set",
+            "--company",
+            "Acme Mobile Ltd",
+            "--country",
+            "ie",
+            "--json",
+        ],
+    )
+    .await;
     assert_eq!(out.status.code(), Some(0));
     let json = stdout_json(&out);
     assert_eq!(
@@ -138,9 +159,7 @@ async fn profile_set_updates_and_validation_errors_exit_1_with_the_servers_messa
         (Some("Acme Mobile Ltd"), Some("IE"))
     );
 
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["profile", "set", "--website", "gopher://x", "--json"]);
-    let out = run(cmd).await;
+    let out = run_acme(&sb, &home, ["profile", "set", "--website", "gopher://x", "--json"]).await;
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty(), "nothing on stdout when it fails");
     let err: Value = serde_json::from_slice(&out.stderr).unwrap();
@@ -150,9 +169,11 @@ async fn profile_set_updates_and_validation_errors_exit_1_with_the_servers_messa
     );
     assert!(err["error"]["message"].as_str().unwrap().contains("website"));
 
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["profile", "set"]);
-    assert_eq!(run(cmd).await.status.code(), Some(2), "nothing to set is a usage error");
+    assert_eq!(
+        run_acme(&sb, &home, ["profile", "set"]).await.status.code(),
+        Some(2),
+        "nothing to set is a usage error"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -182,9 +203,11 @@ async fn exit_codes_tell_scripts_what_went_wrong() {
     assert_eq!(out.status.code(), Some(5), "network");
     assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("127.0.0.1:{port}")));
 
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["plans", "--slug", "nope"]);
-    assert_eq!(run(cmd).await.status.code(), Some(1), "API error");
+    assert_eq!(
+        run_acme(&sb, &home, ["plans", "--slug", "nope"]).await.status.code(),
+        Some(1),
+        "API error"
+    );
 
     let mut cmd = esimdash(&home);
     cmd.arg("balance");
@@ -253,12 +276,7 @@ async fn config_profiles_secret_commands_and_the_private_file_rule() {
         }
         cmd.args(["profile", "--json"]);
         let out = run(cmd).await;
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{profile:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_succeeded(&out, &profile);
         assert_eq!(stdout_json(&out)["profile"]["companyName"], company, "{profile:?}");
     }
     // Environment beats the file; the flag beats the environment.
@@ -330,15 +348,11 @@ fn the_sandbox_command_prints_the_credentials_and_stops_on_sigterm() {
 #[tokio::test(flavor = "multi_thread")]
 async fn qr_and_esims_by_iccid_for_a_plain_ssh_shell() {
     let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["esims", "--page-size", "5", "--json"]);
-    let page = stdout_json(&run(cmd).await);
+    let page = stdout_json(&run_acme(&sb, &home, ["esims", "--page-size", "5", "--json"]).await);
     let esims = page["esims"].as_array().unwrap();
     for esim in esims {
         let iccid = esim["rawOrderJson"]["iccid"].as_str().unwrap();
-        let mut cmd = esimdash(&home);
-        acme(&mut cmd, &sb).args(["qr", iccid, "--json"]);
-        let out = run(cmd).await;
+        let out = run_acme(&sb, &home, ["qr", iccid, "--json"]).await;
         assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
         let qr = stdout_json(&out);
         let code = qr["activationCode"].as_str().unwrap().to_string();
@@ -358,9 +372,7 @@ async fn qr_and_esims_by_iccid_for_a_plain_ssh_shell() {
         assert_eq!(decoded, code, "the printed QR is the activation code");
 
         // Piped (not a terminal), the human output is plain blocks then the fields.
-        let mut cmd = esimdash(&home);
-        acme(&mut cmd, &sb).args(["qr", iccid]);
-        let text = String::from_utf8(run(cmd).await.stdout).unwrap();
+        let text = String::from_utf8(run_acme(&sb, &home, ["qr", iccid]).await.stdout).unwrap();
         assert!(!text.contains('\u{1b}'), "no colour codes when piped");
         let field = |label: &str| {
             text.lines()
@@ -369,13 +381,12 @@ async fn qr_and_esims_by_iccid_for_a_plain_ssh_shell() {
         };
         assert_eq!(field("Activation code").as_deref(), Some(code.as_str()));
         assert!(field("iPhone install link").is_some_and(|l| l.starts_with("https://esimsetup.apple.com/")));
-        let mut cmd = esimdash(&home);
-        acme(&mut cmd, &sb).args(["esims", "--iccid", iccid, "--json"]);
-        assert_eq!(stdout_json(&run(cmd).await)["esim"]["rawOrderJson"]["iccid"], iccid);
+        assert_eq!(
+            stdout_json(&run_acme(&sb, &home, ["esims", "--iccid", iccid, "--json"]).await)["esim"]["rawOrderJson"]["iccid"],
+            iccid
+        );
     }
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["qr", "8944000000000000000", "--json"]);
-    let out = run(cmd).await;
+    let out = run_acme(&sb, &home, ["qr", "8944000000000000000", "--json"]).await;
     assert_eq!(
         out.status.code(),
         Some(2),
@@ -383,9 +394,7 @@ async fn qr_and_esims_by_iccid_for_a_plain_ssh_shell() {
     );
     let payload = "894400000000000000";
     let valid = format!("{payload}{}", esimdash::domain::iccid::luhn_check_digit(payload));
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["esims", "--iccid", &valid, "--json"]);
-    let out = run(cmd).await;
+    let out = run_acme(&sb, &home, ["esims", "--iccid", &valid, "--json"]).await;
     assert_eq!(out.status.code(), Some(1), "not in this account");
     let err: Value = serde_json::from_slice(&out.stderr).unwrap();
     assert_eq!(err["error"]["kind"], "not_found");
@@ -448,9 +457,10 @@ async fn qr_files_and_the_install_link_carry_the_activation_code() {
         let decoded = percent_encoding::percent_decode_str(carddata).decode_utf8().unwrap();
         assert_eq!(decoded, code, "the link decodes to the activation code");
 
-        let mut cmd = esimdash(&home);
-        acme(&mut cmd, &sb).args(["qr", iccid, "--link"]);
-        assert_eq!(String::from_utf8(run(cmd).await.stdout).unwrap(), format!("{link}\n"));
+        assert_eq!(
+            String::from_utf8(run_acme(&sb, &home, ["qr", iccid, "--link"]).await.stdout).unwrap(),
+            format!("{link}\n")
+        );
 
         let svg_text = std::fs::read_to_string(&svg).unwrap();
         assert!(svg_text.contains("fill=\"#fff\"") && svg_text.contains("width=\"40mm\""));
@@ -480,9 +490,7 @@ fn first_offered(stderr: &str) -> String {
 
 /// An ICCID of Acme's that can be topped up.
 async fn in_use_iccid(sb: &RunningSandbox, home: &tempfile::TempDir) -> String {
-    let mut cmd = esimdash(home);
-    acme(&mut cmd, sb).args(["esims", "--status", "in_use", "--page-size", "1", "--json"]);
-    stdout_json(&run(cmd).await)["esims"][0]["rawOrderJson"]["iccid"]
+    stdout_json(&run_acme(sb, home, ["esims", "--status", "in_use", "--page-size", "1", "--json"]).await)["esims"][0]["rawOrderJson"]["iccid"]
         .as_str()
         .unwrap()
         .to_string()
@@ -498,9 +506,7 @@ fn assert_check_unknown(out: &std::process::Output) {
 /// `esimdash topup --iccid I` lists them).
 async fn topupable(sb: &RunningSandbox, home: &tempfile::TempDir) -> (String, String) {
     let iccid = in_use_iccid(sb, home).await;
-    let mut cmd = esimdash(home);
-    acme(&mut cmd, sb).args(["topup", "--iccid", &iccid, "--json"]);
-    let offered = stdout_json(&run(cmd).await);
+    let offered = stdout_json(&run_acme(sb, home, ["topup", "--iccid", &iccid, "--json"]).await);
     let slug = offered["data"][0]["slug"]
         .as_str()
         .expect("a top-up offered")
@@ -509,9 +515,9 @@ async fn topupable(sb: &RunningSandbox, home: &tempfile::TempDir) -> (String, St
 }
 
 async fn order_total(sb: &RunningSandbox, home: &tempfile::TempDir) -> u64 {
-    let mut cmd = esimdash(home);
-    acme(&mut cmd, sb).args(["orders", "--json"]);
-    stdout_json(&run(cmd).await)["total"].as_u64().unwrap()
+    stdout_json(&run_acme(sb, home, ["orders", "--json"]).await)["total"]
+        .as_u64()
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -521,11 +527,8 @@ async fn topup_and_buy_check_first_ask_or_need_yes_and_debit_once() {
     let orders = order_total(&sb, &home).await;
 
     // A slug that is not offered is refused, and the offered ones are listed.
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["topup", "--iccid", &iccid, "--slug", "fr-1gb-7d", "--yes"]);
-    let out = run(cmd).await;
-    assert_eq!(out.status.code(), Some(2));
-    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    let out = run_acme(&sb, &home, ["topup", "--iccid", &iccid, "--slug", "fr-1gb-7d", "--yes"]).await;
+    let text = usage_error_text(&out);
     assert!(
         text.contains("is not offered") && text.contains("offered: topup-"),
         "{text}"
@@ -534,11 +537,13 @@ async fn topup_and_buy_check_first_ask_or_need_yes_and_debit_once() {
     let offered = first_offered(&text);
 
     // No terminal and no --yes: refused, nothing sent.
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["topup", "--iccid", &iccid, "--slug", &offered, "--qty", "2"]);
-    let out = run(cmd).await;
-    assert_eq!(out.status.code(), Some(2));
-    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    let out = run_acme(
+        &sb,
+        &home,
+        ["topup", "--iccid", &iccid, "--slug", &offered, "--qty", "2"],
+    )
+    .await;
+    let text = usage_error_text(&out);
     assert!(
         text.contains("--yes") && text.contains("USD in all"),
         "shows the total it would pay: {text}"
@@ -546,11 +551,14 @@ async fn topup_and_buy_check_first_ask_or_need_yes_and_debit_once() {
     assert!(text.contains("nothing was topped up"), "{text}");
     assert_eq!(order_total(&sb, &home).await, orders, "nothing was placed");
 
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args([
-        "topup", "--iccid", &iccid, "--slug", &offered, "--qty", "2", "--yes", "--json",
-    ]);
-    let out = run(cmd).await;
+    let out = run_acme(
+        &sb,
+        &home,
+        [
+            "topup", "--iccid", &iccid, "--slug", &offered, "--qty", "2", "--yes", "--json",
+        ],
+    )
+    .await;
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let placed = stdout_json(&out);
     let total: rust_decimal::Decimal = placed["order"]["totalSellPrice"].as_str().unwrap().parse().unwrap();
@@ -564,14 +572,15 @@ async fn topup_and_buy_check_first_ask_or_need_yes_and_debit_once() {
     assert_eq!(order_total(&sb, &home).await, orders + 1);
 
     // buy: a plan, --yes; and a total beyond the balance, refused before sending.
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["buy", "--slug", "fr-1gb-7d", "--yes", "--json"]);
-    let out = run(cmd).await;
+    let out = run_acme(&sb, &home, ["buy", "--slug", "fr-1gb-7d", "--yes", "--json"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(stdout_json(&out)["order"]["status"], "pending");
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["buy", "--slug", "gl-20gb-30d", "--qty", "10", "--yes", "--json"]);
-    let out = run(cmd).await;
+    let out = run_acme(
+        &sb,
+        &home,
+        ["buy", "--slug", "gl-20gb-30d", "--qty", "10", "--yes", "--json"],
+    )
+    .await;
     assert_eq!(out.status.code(), Some(1));
     let err: Value = serde_json::from_slice(&out.stderr).unwrap();
     assert_eq!(err["error"]["kind"], "refused");
@@ -586,10 +595,11 @@ async fn topup_and_buy_check_first_ask_or_need_yes_and_debit_once() {
         orders + 2,
         "the refused purchase sent nothing"
     );
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["buy", "--slug", &offered, "--yes"]);
     assert_eq!(
-        run(cmd).await.status.code(),
+        run_acme(&sb, &home, ["buy", "--slug", &offered, "--yes"])
+            .await
+            .status
+            .code(),
         Some(2),
         "a top-up plan is not bought as a new eSIM"
     );
@@ -603,9 +613,12 @@ async fn a_check_that_times_out_says_nothing_was_topped_up() {
     let iccid = in_use_iccid(&sb, &home).await;
     let orders = order_total(&sb, &home).await;
     sb.set_latency(std::time::Duration::from_millis(2500));
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["--timeout", "1", "topup", "--iccid", &iccid, "--slug", "x", "--yes"]);
-    let out = run(cmd).await;
+    let out = run_acme(
+        &sb,
+        &home,
+        ["--timeout", "1", "topup", "--iccid", &iccid, "--slug", "x", "--yes"],
+    )
+    .await;
     sb.set_latency(std::time::Duration::ZERO);
     let text = stderr(&out);
     assert_eq!(out.status.code(), Some(5), "{text}");
@@ -624,9 +637,12 @@ async fn topup_asks_on_a_terminal() {
     }
     let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
     let iccid = in_use_iccid(&sb, &home).await;
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["topup", "--iccid", &iccid, "--slug", "x", "--yes"]);
-    let text = String::from_utf8_lossy(&run(cmd).await.stderr).into_owned();
+    let text = String::from_utf8_lossy(
+        &run_acme(&sb, &home, ["topup", "--iccid", &iccid, "--slug", "x", "--yes"])
+            .await
+            .stderr,
+    )
+    .into_owned();
     let slug = first_offered(&text);
     let orders = order_total(&sb, &home).await;
     for (answer, placed) in [("n", false), ("y", true)] {
@@ -699,17 +715,14 @@ async fn orders_all_as_csv_has_exactly_total_rows_that_a_csv_reader_takes() {
     }
 
     // The first page of JSON and the CSV agree, field for field, on the newest order.
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["orders", "--page-size", "1", "--json"]);
-    let newest = stdout_json(&run(cmd).await)["orders"][0].clone();
+    let newest =
+        stdout_json(&run_acme(&sb, &home, ["orders", "--page-size", "1", "--json"]).await)["orders"][0].clone();
     assert_eq!(newest["providerOrderNo"], rows[0][0]);
     assert_eq!(newest["totalSellPrice"], rows[0][total_col]);
     assert_eq!(newest["createdAt"], rows[0][1], "timestamps as given");
 
     // To stdout, piped: the same rows; `| head` ends it quietly.
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["orders", "--all", "--csv"]);
-    let out = run(cmd).await;
+    let out = run_acme(&sb, &home, ["orders", "--all", "--csv"]).await;
     assert_eq!(out.stdout, bytes);
     assert!(out.stderr.is_empty(), "no progress line when stderr is not a terminal");
 }
@@ -731,13 +744,11 @@ fn needs_attention(esim: &Value, now: chrono::DateTime<chrono::Utc>) -> bool {
 #[tokio::test(flavor = "multi_thread")]
 async fn esims_attention_is_the_rule_applied_to_the_apis_own_data() {
     let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["esims", "--all", "--json"]);
-    let all = stdout_json(&run(cmd).await);
+    let all = stdout_json(&run_acme(&sb, &home, ["esims", "--all", "--json"]).await);
     let read = all["esims"].as_array().unwrap().len() as u64;
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["esims", "--page-size", "1", "--json"]);
-    let listed = stdout_json(&run(cmd).await)["total"].as_u64().unwrap();
+    let listed = stdout_json(&run_acme(&sb, &home, ["esims", "--page-size", "1", "--json"]).await)["total"]
+        .as_u64()
+        .unwrap();
     assert_eq!(read, listed, "every profile, a reissued ICCID's old one too");
     let now = chrono::Utc::now();
     let expected: Vec<&str> = all["esims"]
@@ -749,9 +760,7 @@ async fn esims_attention_is_the_rule_applied_to_the_apis_own_data() {
         .collect();
     assert!(!expected.is_empty() && expected.len() < all["total"].as_u64().unwrap() as usize);
 
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["esims", "--attention", "--json"]);
-    let found = stdout_json(&run(cmd).await);
+    let found = stdout_json(&run_acme(&sb, &home, ["esims", "--attention", "--json"]).await);
     let got: Vec<&str> = found["esims"]
         .as_array()
         .unwrap()
@@ -795,9 +804,7 @@ async fn a_json_list_cut_short_midway_is_no_document_and_no_success() {
     let sb = spawn(&config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
     let home = tempfile::tempdir().unwrap();
     for key in ["esims", "orders"] {
-        let mut cmd = esimdash(&home);
-        acme(&mut cmd, &sb).args([key, "--all", "--json"]);
-        let out = run(cmd).await;
+        let out = run_acme(&sb, &home, [key, "--all", "--json"]).await;
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         let whole = stdout_json(&out);
         let items = whole[key].as_array().unwrap().len() as u64;
@@ -905,7 +912,7 @@ async fn a_read_only_session_refuses_every_write_with_exit_2_naming_the_setting(
         acme(&mut cmd, &sb).arg("--read-only").args(args);
         let out = run(cmd).await;
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
-        assert!(stderr(&out).contains("read-only (--read-only)"), "{}", stderr(&out));
+        assert_stderr_has(&out, "read-only (--read-only)");
 
         let mut cmd = esimdash(&home);
         acme(&mut cmd, &sb)
@@ -933,11 +940,7 @@ async fn a_read_only_session_refuses_every_write_with_exit_2_naming_the_setting(
             .args(args);
         let out = run(cmd).await;
         assert_eq!(out.status.code(), Some(2));
-        assert!(
-            stderr(&out).contains("read_only = true in profile \"support\""),
-            "{}",
-            stderr(&out)
-        );
+        assert_stderr_has(&out, "read_only = true in profile \"support\"");
     }
     assert_eq!(
         sb.api_requests_received(),
@@ -949,11 +952,7 @@ async fn a_read_only_session_refuses_every_write_with_exit_2_naming_the_setting(
     acme(&mut cmd, &sb).env("ESIMDASH_READ_ONLY", "maybe").arg("balance");
     let out = run(cmd).await;
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("ESIMDASH_READ_ONLY=\"maybe\""),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "ESIMDASH_READ_ONLY=\"maybe\"");
     // Reading is what a read-only seat is for.
     let mut cmd = esimdash(&home);
     acme(&mut cmd, &sb).arg("--read-only").arg("balance");
@@ -980,42 +979,39 @@ async fn the_audit_trail_and_what_a_lost_answer_became() {
         "1",
     ];
 
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(topup);
-    let out = run(cmd).await;
+    let out = run_acme(&sb, &home, topup).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).starts_with("Placed: order"), "{}", stdout(&out));
 
-    // The server echoed the key (the trail says so), but a resend trusts only what it sees:
-    // the server carried the payment out, the order list shows it, and it is not sent again.
+    // Each answer lost once more. The server echoed the key (the trail says so), but a resend
+    // trusts only what it sees: the server carried the payment out, the order list shows it,
+    // and it is not sent again. Another machine (no trail) has never seen this server echo a
+    // key: it looks it up.
     let orders = order_total(&sb, &home).await;
-    sb.lose_next_writes(1);
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(topup);
-    let out = run(cmd).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(
-        stdout(&out).contains("the order list was read (esimdash sends a payment once more")
-            && stdout(&out).contains("shows the top-up was placed"),
-        "{}",
-        stdout(&out)
-    );
-    assert_eq!(order_total(&sb, &home).await, orders + 1, "paid once");
-
-    // Another machine (no trail) has never seen this server echo a key: it looks it up.
     let other = tempfile::tempdir().unwrap();
-    sb.lose_next_writes(1);
-    let mut cmd = esimdash(&other);
-    acme(&mut cmd, &sb).args(topup);
-    let out = run(cmd).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(
-        stdout(&out).contains("not sent again; the order list was read instead")
-            && stdout(&out).contains("shows the top-up was placed"),
-        "{}",
-        stdout(&out)
-    );
-    assert_eq!(order_total(&sb, &home).await, orders + 2);
+    let lost_answers = [
+        (
+            "this machine",
+            &home,
+            "the order list was read (esimdash sends a payment once more",
+        ),
+        (
+            "another machine",
+            &other,
+            "not sent again; the order list was read instead",
+        ),
+    ];
+    for (paid, (machine, from, said)) in (1..).zip(lost_answers) {
+        sb.lose_next_writes(1);
+        let out = run_acme(&sb, from, topup).await;
+        assert_eq!(out.status.code(), Some(0), "{machine}: {}", stderr(&out));
+        assert!(
+            stdout(&out).contains(said) && stdout(&out).contains("shows the top-up was placed"),
+            "{machine}: {}",
+            stdout(&out)
+        );
+        assert_eq!(order_total(&sb, &home).await, orders + paid, "{machine}: paid once");
+    }
 
     let stages = |home: &tempfile::TempDir| {
         let mut cmd = esimdash(home);
@@ -1064,7 +1060,7 @@ async fn the_audit_trail_and_what_a_lost_answer_became() {
         "{}",
         stdout(&out)
     );
-    assert!(stderr(&out).contains("line 8"), "{}", stderr(&out));
+    assert_stderr_has(&out, "line 8");
     let mut cmd = esimdash(&home);
     cmd.args(["audit", "--since", "2999-01-01"]);
     assert!(stdout(&run(cmd).await).starts_with("No audit entries since then"));
@@ -1161,7 +1157,7 @@ fn the_sandbox_chaos_rate_is_a_share() {
     let home = tempfile::tempdir().unwrap();
     let out = esimdash(&home).args(["sandbox", "--chaos", "1.5"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("is not a share from 0 to 1"), "{}", stderr(&out));
+    assert_stderr_has(&out, "is not a share from 0 to 1");
 }
 
 /// A script that reads only the start of the output (`esimdash … | head`): esimdash ends quietly
@@ -1261,9 +1257,7 @@ async fn a_status_no_one_knows_that_finds_nothing_is_a_usage_error() {
         &["esims", "--status", "bogus", "--json"][..],
         &["orders", "--status", "bogus", "--all", "--csv", "-o", file][..],
     ] {
-        let mut cmd = esimdash(&home);
-        acme(&mut cmd, &sb).args(args);
-        let out = run(cmd).await;
+        let out = run_acme(&sb, &home, args).await;
         let text = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {text}");
         assert!(
@@ -1272,9 +1266,7 @@ async fn a_status_no_one_knows_that_finds_nothing_is_a_usage_error() {
         );
     }
     assert!(!std::path::Path::new(file).exists(), "no file for a mistyped status");
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["orders", "--status", "revoked", "--page", "999"]);
-    let out = run(cmd).await;
+    let out = run_acme(&sb, &home, ["orders", "--status", "revoked", "--page", "999"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 
@@ -1338,7 +1330,7 @@ async fn balance_over_https_with_ca_file_and_the_roots_read_only_for_https() {
     let started = std::time::Instant::now();
     let out = run(balance(&tls.base_url(), std::path::Path::new("/dev/zero"))).await;
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("not a regular file"), "{}", stderr(&out));
+    assert_stderr_has(&out, "not a regular file");
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
 
     // Without the extra root, the certificate is refused and the error says so.
@@ -1437,9 +1429,9 @@ async fn check_balance_and_attention_say_ok_warning_critical_or_unknown() {
     }
 
     // Attention, against the count `esims --attention` gives.
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["esims", "--attention", "--json"]);
-    let n = stdout_json(&run(cmd).await)["total"].as_u64().unwrap();
+    let n = stdout_json(&run_acme(&sb, &home, ["esims", "--attention", "--json"]).await)["total"]
+        .as_u64()
+        .unwrap();
     assert!(n > 0, "the demo data has eSIMs needing attention");
     for (warning, critical, code, word) in [
         (n + 1, n + 2, 0, "OK"),
@@ -1467,29 +1459,15 @@ async fn check_balance_and_attention_say_ok_warning_critical_or_unknown() {
         .env("ESIMDASH_SECRET_KEY", "sk_demo_revoked")
         .args(["check", "balance", "--warning", "100", "--critical", "20"]);
     let out = run(cmd).await;
-    assert_eq!(out.status.code(), Some(3));
-    assert!(
-        stdout(&out).starts_with("ESIMDASH BALANCE UNKNOWN - "),
-        "{}",
-        stdout(&out)
-    );
+    assert_balance_check_unknown(&out);
     assert_eq!(stdout(&out).lines().count(), 1);
     let mut cmd = esimdash(&home);
     acme_at(&mut cmd, "http://127.0.0.1:9/api/v1").args(["check", "balance", "--warning", "100", "--critical", "20"]);
     let out = run(cmd).await;
-    assert_eq!(out.status.code(), Some(3));
-    assert!(
-        stdout(&out).starts_with("ESIMDASH BALANCE UNKNOWN - "),
-        "{}",
-        stdout(&out)
-    );
+    assert_balance_check_unknown(&out);
     let out = run(check(&["balance", "--warning", "20", "--critical", "100"])).await;
     assert_eq!(out.status.code(), Some(3));
-    assert!(
-        stdout(&out).contains("UNKNOWN - --critical 100 is above --warning 20"),
-        "{}",
-        stdout(&out)
-    );
+    assert_stdout_has(&out, "UNKNOWN - --critical 100 is above --warning 20");
     let mut cmd = esimdash(&home);
     cmd.args(["check", "balance", "--warning", "100", "--critical", "20"]);
     let out = run(cmd).await;
@@ -1519,9 +1497,7 @@ async fn check_lines_name_what_is_missing_and_carry_only_their_own_performance_d
         assert!(!line.contains('|'), "{line}");
     }
 
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["check", "attention", "--warning", "0", "--critical", "0"]);
-    let out = run(cmd).await;
+    let out = run_acme(&sb, &home, ["check", "attention", "--warning", "0", "--critical", "0"]).await;
     let line = stdout(&out);
     assert_eq!(out.status.code(), Some(2), "{line}");
     assert!(line.contains(";~:-1;~:-1\n"), "{line}");
@@ -1882,16 +1858,25 @@ async fn bulk_files_are_checked_whole_before_anything_is_paid() {
     assert!(plan.contains("line 4: \"fr-1gb-7d\" is not offered"), "{plan}");
     assert!(stderr(&out).contains("3 row(s) cannot be paid") && stderr(&out).contains("nothing was topped up"));
     // --dry-run and --result belong to a file: with a single top-up they are refused.
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["topup", "--iccid", &iccid, "--slug", &offered, "--dry-run", "--yes"]);
-    assert_eq!(run(cmd).await.status.code(), Some(2), "a dry run never pays");
+    assert_eq!(
+        run_acme(
+            &sb,
+            &home,
+            ["topup", "--iccid", &iccid, "--slug", &offered, "--dry-run", "--yes"]
+        )
+        .await
+        .status
+        .code(),
+        Some(2),
+        "a dry run never pays"
+    );
     assert_eq!(order_total(&sb, &home).await, orders, "nothing paid");
 
     let file = home.path().join("orders.csv");
     std::fs::write(&file, "slug,qty\ngl-20gb-30d,10\ngl-20gb-30d,10\n").unwrap();
     let out = run(bulk(&file, "buy", &[])).await;
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("short of"), "{}", stderr(&out));
+    assert_stderr_has(&out, "short of");
     assert_eq!(order_total(&sb, &home).await, orders, "nothing paid");
 
     std::fs::write(&file, "qty,slug\n1,fr-1gb-7d\n2,fr-1gb-7d\n").unwrap();
@@ -1974,9 +1959,14 @@ async fn watch_tells_each_change_once_also_across_a_restart() {
     let installed = unused(0).await;
     assert!(sb.install(&installed));
     let (iccid, offered) = topupable(&sb, &home).await;
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["topup", "--iccid", &iccid, "--slug", &offered, "--yes", "--json"]);
-    let order = stdout_json(&run(cmd).await)["order"]["providerOrderNo"]
+    let order = stdout_json(
+        &run_acme(
+            &sb,
+            &home,
+            ["topup", "--iccid", &iccid, "--slug", &offered, "--yes", "--json"],
+        )
+        .await,
+    )["order"]["providerOrderNo"]
         .as_str()
         .unwrap()
         .to_string();
@@ -2084,11 +2074,7 @@ async fn watch_hands_a_change_the_hook_failed_to_take_over_again_with_the_same_i
     let told: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
     let id = told["id"].as_str().unwrap().to_string();
     assert_eq!(told["event"], "esim_changed");
-    assert!(
-        stderr(&out).contains(&format!("did not take change {id}: it ended with exit status: 7")),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, &format!("did not take change {id}: it ended with exit status: 7"));
 
     let out = run(watch()).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -2126,9 +2112,13 @@ async fn watch_stops_a_hook_that_does_not_read_a_large_change_at_its_time_limit(
     let out = run(watch("cat", &[])).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let (iccid, offered) = topupable(&sb, &home).await;
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["topup", "--iccid", &iccid, "--slug", &offered, "--yes"]);
-    assert_eq!(run(cmd).await.status.code(), Some(0));
+    assert_eq!(
+        run_acme(&sb, &home, ["topup", "--iccid", &iccid, "--slug", &offered, "--yes"])
+            .await
+            .status
+            .code(),
+        Some(0)
+    );
 
     let started = std::time::Instant::now();
     let out = run(watch("sleep 30", &["--exec-timeout", "2s"])).await;
@@ -2138,12 +2128,9 @@ async fn watch_stops_a_hook_that_does_not_read_a_large_change_at_its_time_limit(
     assert_eq!(told["event"], "new_order");
     assert_eq!(told["slug"].as_str().map(str::len), Some(PAD));
     let id = told["id"].as_str().unwrap();
-    assert!(
-        stderr(&out).contains(&format!(
-            "did not take change {id}: it was stopped at the time limit, 2 s"
-        )),
-        "{}",
-        stderr(&out)
+    assert_stderr_has(
+        &out,
+        &format!("did not take change {id}: it was stopped at the time limit, 2 s"),
     );
     let _ = writeln!(
         std::io::stderr(),
@@ -2236,11 +2223,9 @@ async fn slug_padding_proxy(upstream: String, pad: usize) -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn operations_commands_end_as_their_tools_expect() {
     let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["check", "balance", "--warning", "10"]);
-    let out = run(cmd).await;
+    let out = run_acme(&sb, &home, ["check", "balance", "--warning", "10"]).await;
     assert_check_unknown(&out);
-    assert!(stdout(&out).contains("--critical"), "{}", stdout(&out));
+    assert_stdout_has(&out, "--critical");
 
     let nobody = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let gone = format!("http://{}/api/v1", nobody.local_addr().unwrap());
@@ -2249,12 +2234,8 @@ async fn operations_commands_end_as_their_tools_expect() {
     acme_at(&mut cmd, &gone).args(["metrics"]);
     let out = run(cmd).await;
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(stdout(&out).contains("esimdash_up 0"), "{}", stdout(&out));
-    assert!(
-        stdout(&out).contains("esimdash_api_errors_total{kind=\"network\"}"),
-        "{}",
-        stdout(&out)
-    );
+    assert_stdout_has(&out, "esimdash_up 0");
+    assert_stdout_has(&out, "esimdash_api_errors_total{kind=\"network\"}");
 
     let mut cmd = esimdash(&home);
     acme(&mut cmd, &sb)
@@ -2275,9 +2256,7 @@ async fn operations_commands_end_as_their_tools_expect() {
 /// The ICCID of one of Acme's eSIMs deleted from the phone (its status may still say it is in
 /// use: the SM-DP+ status tells), as the demo has.
 async fn deleted_iccid(sb: &RunningSandbox, home: &tempfile::TempDir) -> String {
-    let mut cmd = esimdash(home);
-    acme(&mut cmd, sb).args(["esims", "--all", "--json"]);
-    let all = stdout_json(&run(cmd).await);
+    let all = stdout_json(&run_acme(sb, home, ["esims", "--all", "--json"]).await);
     all["esims"]
         .as_array()
         .unwrap()
@@ -2298,17 +2277,20 @@ async fn no_top_up_is_paid_for_an_esim_deleted_from_the_phone() {
     let iccid = deleted_iccid(&sb, &home).await;
     let orders = order_total(&sb, &home).await;
 
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args([
-        "topup",
-        "--iccid",
-        &iccid,
-        "--slug",
-        "topup-jo-1gb-7d",
-        "--yes",
-        "--json",
-    ]);
-    let out = run(cmd).await;
+    let out = run_acme(
+        &sb,
+        &home,
+        [
+            "topup",
+            "--iccid",
+            &iccid,
+            "--slug",
+            "topup-jo-1gb-7d",
+            "--yes",
+            "--json",
+        ],
+    )
+    .await;
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err: Value = serde_json::from_slice(&out.stderr).unwrap();
     assert_eq!(err["error"]["kind"], "cannot_take_data", "{err}");
@@ -2320,18 +2302,14 @@ async fn no_top_up_is_paid_for_an_esim_deleted_from_the_phone() {
         "{message}"
     );
 
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["topup", "--iccid", &iccid]);
-    let out = run(cmd).await;
+    let out = run_acme(&sb, &home, ["topup", "--iccid", &iccid]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stdout(&out).contains("No top-up can be paid"), "{}", stdout(&out));
+    assert_stdout_has(&out, "No top-up can be paid");
 
     let (payable, slug) = topupable(&sb, &home).await;
     let file = home.path().join("two.csv");
     std::fs::write(&file, format!("iccid,slug,qty\n{payable},{slug},1\n{iccid},{slug},1\n")).unwrap();
-    let mut cmd = esimdash(&home);
-    acme(&mut cmd, &sb).args(["topup", "--from", file.to_str().unwrap(), "--yes"]);
-    let out = run(cmd).await;
+    let out = run_acme(&sb, &home, ["topup", "--from", file.to_str().unwrap(), "--yes"]).await;
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let said = format!("{}{}", stdout(&out), stderr(&out));
     assert!(said.contains(&iccid), "{said}");

@@ -40,10 +40,7 @@ async fn a_get_gives_up_after_its_retries_with_the_servers_message() {
         .await
         .unwrap_err();
     assert_eq!(s.hits(), 3, "one try and two retries");
-    assert_eq!(
-        (err.status(), err.server_message()),
-        (Some(500), Some("database on fire"))
-    );
+    assert_refused(&err, 500, "database on fire");
 }
 
 #[tokio::test]
@@ -116,11 +113,7 @@ async fn a_slow_answer_times_out_and_a_timed_out_write_is_an_unknown_outcome() {
         request_timeout: Duration::from_millis(500),
         ..quick()
     };
-    let client = client_for(
-        &sb.base_url(),
-        Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-        options,
-    );
+    let client = acme_with(&sb, options);
     let err = client.orders(&OrderQuery::default()).await.unwrap_err();
     assert!(
         matches!(
@@ -250,12 +243,7 @@ async fn finding_an_esim_by_iccid_is_one_request_where_the_server_has_the_lookup
 
 #[tokio::test]
 async fn a_server_that_ignores_the_lookup_never_yields_another_esim_and_is_remembered() {
-    let sb = sandbox_with(esimdash::sandbox::SandboxConfig {
-        rate_limit: 100_000,
-        iccid_lookup: false,
-        ..Default::default()
-    })
-    .await;
+    let sb = sandbox_with_lookup(false).await;
     let (iccid, total) = oldest_iccid(&sb).await;
     let client = acme(&sb);
     let pages = total.div_ceil(100);

@@ -16,11 +16,31 @@ use std::time::Duration;
 mod tools;
 pub use tools::property_config;
 
-/// A sandbox with a rate limit high enough that only tests about limits meet it.
-pub async fn sandbox() -> RunningSandbox {
-    sandbox_with(SandboxConfig {
+/// Sandbox settings with a rate limit high enough that only tests about limits meet it.
+pub fn unpaced() -> SandboxConfig {
+    SandboxConfig {
         rate_limit: 100_000,
         ..SandboxConfig::default()
+    }
+}
+
+/// A sandbox of `unpaced` settings.
+pub async fn sandbox() -> RunningSandbox {
+    sandbox_with(unpaced()).await
+}
+
+/// A sandbox (see `sandbox`) and Acme's client at it: where most contract tests start.
+pub async fn sandbox_and_acme() -> (RunningSandbox, Client) {
+    let sb = sandbox().await;
+    let client = acme(&sb);
+    (sb, client)
+}
+
+/// A sandbox (see `sandbox`) with or without the lookup of an eSIM by ICCID.
+pub async fn sandbox_with_lookup(iccid_lookup: bool) -> RunningSandbox {
+    sandbox_with(SandboxConfig {
+        iccid_lookup,
+        ..unpaced()
     })
     .await
 }
@@ -46,11 +66,32 @@ pub fn client_for(base_url: &str, credentials: Credentials, options: ClientOptio
 }
 
 pub fn acme(sb: &RunningSandbox) -> Client {
+    acme_with(sb, quick())
+}
+
+/// Acme's client at the sandbox with these options.
+pub fn acme_with(sb: &RunningSandbox, options: ClientOptions) -> Client {
     client_for(
         &sb.base_url(),
         Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-        quick(),
+        options,
     )
+}
+
+/// That the server refused with `status` and said `message`, its own words.
+#[track_caller]
+pub fn assert_refused(err: &esimdash::api::ApiError, status: u16, message: &str) {
+    assert_eq!((err.status(), err.server_message()), (Some(status), Some(message)));
+}
+
+/// The first page of 100 of Acme's eSIMs of this status.
+pub async fn first_100_esims(client: &Client, status: &str) -> esimdash::api::model::EsimPage {
+    let query = esimdash::api::model::EsimQuery {
+        status: status.into(),
+        page_size: Some(100),
+        ..Default::default()
+    };
+    client.esims(&query).await.unwrap()
 }
 
 pub fn globex(sb: &RunningSandbox) -> Client {

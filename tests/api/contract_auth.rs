@@ -117,10 +117,7 @@ async fn globex_can_read_nothing_of_acme_and_cannot_top_up_its_esims() {
     assert_eq!(globex.profile().await.unwrap().email, "hank@globex.example");
 
     let err = globex.topup_plans(acme_iccid.valid().unwrap()).await.unwrap_err();
-    assert_eq!(
-        (err.status(), err.server_message()),
-        (Some(404), Some("eSIM not found"))
-    );
+    assert_refused(&err, 404, "eSIM not found");
     let before = acme.balance().await.unwrap();
     let body = format!(r#"{{"iccid":"{acme_iccid}","slug":"topup-fr-1gb-7d"}}"#);
     let r = raw(

@@ -6,6 +6,21 @@ use esimdash::api::model::{EsimQuery, OrderQuery};
 use esimdash::domain::iccid::Iccid;
 use esimdash::domain::status::Status;
 
+/// Acme's orders read by page `page` (the first where `None`) of `page_size`, as asked: what
+/// the server makes of the size is the test's question.
+async fn orders_paged(
+    sb: &esimdash::sandbox::RunningSandbox,
+    page: Option<u64>,
+    page_size: u64,
+) -> Result<esimdash::api::model::OrderPage, esimdash::api::ApiError> {
+    let query = OrderQuery {
+        page,
+        page_size: Some(page_size),
+        ..Default::default()
+    };
+    acme(sb).orders(&query).await
+}
+
 #[tokio::test]
 async fn pages_default_cap_and_run_past_the_end() {
     let sb = sandbox().await;
@@ -42,43 +57,19 @@ async fn pages_default_cap_and_run_past_the_end() {
             assert_eq!((r.status, error_of(&r)), (400, message), "{path}?{query}");
         }
     }
-    let err = acme(&sb)
-        .orders(&OrderQuery {
-            page_size: Some(0),
-            ..Default::default()
-        })
-        .await
-        .unwrap_err();
-    assert_eq!(
-        (err.status(), err.server_message()),
-        (Some(400), Some("Invalid pageSize"))
-    );
+    let err = orders_paged(&sb, None, 0).await.unwrap_err();
+    assert_refused(&err, 400, "Invalid pageSize");
 
     // The last page holds the remainder.
-    let last = acme(&sb)
-        .orders(&OrderQuery {
-            page: Some(4),
-            page_size: Some(100),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let last = orders_paged(&sb, Some(4), 100).await.unwrap();
     assert_eq!(last.orders.len(), 100);
-    let r = acme(&sb)
-        .orders(&OrderQuery {
-            page: Some(3),
-            page_size: Some(150),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let r = orders_paged(&sb, Some(3), 150).await.unwrap();
     assert_eq!((r.page_size, r.orders.len()), (100, 100));
 }
 
 #[tokio::test]
 async fn orders_are_newest_first_across_pages() {
-    let sb = sandbox().await;
-    let client = acme(&sb);
+    let (_sb, client) = sandbox_and_acme().await;
     let mut all = Vec::new();
     for page in 1..=4 {
         all.extend(
@@ -104,8 +95,7 @@ async fn orders_are_newest_first_across_pages() {
 
 #[tokio::test]
 async fn q_searches_number_name_and_slug_case_insensitively() {
-    let sb = sandbox().await;
-    let client = acme(&sb);
+    let (_sb, client) = sandbox_and_acme().await;
     let search = |q: &str| OrderQuery {
         q: Some(q.to_string()),
         page_size: Some(100),
@@ -130,8 +120,7 @@ async fn q_searches_number_name_and_slug_case_insensitively() {
 
 #[tokio::test]
 async fn every_status_is_present_and_active_means_usable() {
-    let sb = sandbox().await;
-    let client = acme(&sb);
+    let (_sb, client) = sandbox_and_acme().await;
     let filtered = |s: &str| OrderQuery {
         status: s.into(),
         page_size: Some(100),
@@ -152,14 +141,7 @@ async fn every_status_is_present_and_active_means_usable() {
     }
     assert_eq!(active.total, expected);
     assert!(active.orders.iter().all(|o| o.record.status.is_active()));
-    let esims = client
-        .esims(&EsimQuery {
-            status: "active".into(),
-            page_size: Some(100),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let esims = first_100_esims(&client, "active").await;
     assert!(esims.total > 0 && esims.esims.iter().all(|e| e.record.status.is_active()));
     assert_eq!(
         client.orders(&filtered("teleported")).await.unwrap().total,
@@ -170,8 +152,7 @@ async fn every_status_is_present_and_active_means_usable() {
 
 #[tokio::test]
 async fn esims_carry_valid_iccids_and_both_qr_paths_are_served() {
-    let sb = sandbox().await;
-    let client = acme(&sb);
+    let (sb, client) = sandbox_and_acme().await;
     let page = client
         .esims(&EsimQuery {
             page_size: Some(100),
@@ -283,12 +264,7 @@ async fn lookup_by_iccid_finds_exactly_that_esim_and_its_orders_and_nothing_of_a
 
 #[tokio::test]
 async fn a_sandbox_without_the_lookup_answers_the_unfiltered_list() {
-    let sb = sandbox_with(esimdash::sandbox::SandboxConfig {
-        rate_limit: 100_000,
-        iccid_lookup: false,
-        ..Default::default()
-    })
-    .await;
+    let sb = sandbox_with_lookup(false).await;
     let r = acme_get(&sb, "/reseller/esims?iccid=8944100000000000000&pageSize=5").await;
     assert_eq!(r.body["esims"].as_array().map(Vec::len), Some(5));
     assert!(r.body["total"].as_u64().unwrap() > 100);
@@ -301,12 +277,7 @@ async fn a_sandbox_without_the_lookup_answers_the_unfiltered_list() {
 #[tokio::test]
 async fn an_esims_orders_with_and_without_the_servers_filter() {
     for lookup in [true, false] {
-        let sb = sandbox_with(esimdash::sandbox::SandboxConfig {
-            iccid_lookup: lookup,
-            rate_limit: 100_000,
-            ..Default::default()
-        })
-        .await;
+        let sb = sandbox_with_lookup(lookup).await;
         let client = acme(&sb);
         let esim = client.esims(&EsimQuery::default()).await.unwrap().esims.remove(1);
         let iccid = esim.raw_order_json.iccid.valid().unwrap().clone();

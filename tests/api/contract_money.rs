@@ -22,14 +22,20 @@ async fn usable_iccid(sb: &RunningSandbox) -> Iccid {
         .clone()
 }
 
+/// An eSIM in use (see `usable_iccid`) and the slug of the first top-up offered for it.
+async fn usable_iccid_and_top_up(sb: &RunningSandbox) -> (Iccid, String) {
+    let iccid = usable_iccid(sb).await;
+    let slug = acme(sb).topup_plans(&iccid).await.unwrap()[0].slug.clone();
+    (iccid, slug)
+}
+
 async fn order_count(sb: &RunningSandbox) -> u64 {
     acme(sb).orders(&Default::default()).await.unwrap().total
 }
 
 #[tokio::test]
 async fn a_top_up_debits_its_total_once_and_shows_as_the_newest_order() {
-    let sb = sandbox().await;
-    let client = acme(&sb);
+    let (sb, client) = sandbox_and_acme().await;
     let iccid = usable_iccid(&sb).await;
     let plan = client.topup_plans(&iccid).await.unwrap().remove(0);
     let before = client.balance().await.unwrap();
@@ -73,10 +79,8 @@ async fn a_top_up_debits_its_total_once_and_shows_as_the_newest_order() {
 
 #[tokio::test]
 async fn top_up_errors_debit_nothing() {
-    let sb = sandbox().await;
-    let client = acme(&sb);
-    let iccid = usable_iccid(&sb).await;
-    let slug = client.topup_plans(&iccid).await.unwrap()[0].slug.clone();
+    let (sb, client) = sandbox_and_acme().await;
+    let (iccid, slug) = usable_iccid_and_top_up(&sb).await;
     let before = client.balance().await.unwrap();
     let cases: Vec<(String, u16, &str)> = vec![
         (format!(r#"{{"slug":"{slug}"}}"#), 400, "Missing iccid or slug"),
@@ -116,14 +120,7 @@ async fn top_up_errors_debit_nothing() {
         assert!(error_of(&r).contains("qty"), "qty {qty}: {}", error_of(&r));
     }
     // A top-up plan of another location is not available for this eSIM either.
-    let esims = client
-        .esims(&EsimQuery {
-            status: "in_use".into(),
-            page_size: Some(100),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let esims = first_100_esims(&client, "in_use").await;
     let here = &esims.esims[0].record.location_code;
     let elsewhere = esims.esims.iter().find(|e| &e.record.location_code != here).unwrap();
     let other_slug = client
@@ -140,17 +137,13 @@ async fn top_up_errors_debit_nothing() {
         })
         .await
         .unwrap_err();
-    assert_eq!(
-        (err.status(), err.server_message()),
-        (Some(400), Some("Slug not available for this eSIM"))
-    );
+    assert_refused(&err, 400, "Slug not available for this eSIM");
     assert_eq!(client.balance().await.unwrap(), before);
 }
 
 #[tokio::test]
 async fn insufficient_balance_is_402_and_debits_nothing() {
-    let sb = sandbox().await;
-    let client = acme(&sb);
+    let (sb, client) = sandbox_and_acme().await;
     // 10 × the dearest plan is far beyond 250.00.
     let err = client
         .place_order(&OrderRequest {
@@ -159,10 +152,7 @@ async fn insufficient_balance_is_402_and_debits_nothing() {
         })
         .await
         .unwrap_err();
-    assert_eq!(
-        (err.status(), err.server_message()),
-        (Some(402), Some("Insufficient balance"))
-    );
+    assert_refused(&err, 402, "Insufficient balance");
     assert_eq!(client.balance().await.unwrap(), Decimal::new(25000, 2));
     assert_eq!(order_count(&sb).await, 400);
 }
@@ -219,8 +209,7 @@ async fn a_new_order_debits_once_and_its_esim_appears_when_allocated() {
 
 #[tokio::test]
 async fn concurrent_top_ups_never_overdraw_the_wallet() {
-    let sb = sandbox().await;
-    let client = acme(&sb);
+    let (sb, client) = sandbox_and_acme().await;
     let iccid = usable_iccid(&sb).await;
     let plan = client
         .topup_plans(&iccid)
@@ -279,10 +268,8 @@ async fn concurrent_top_ups_never_overdraw_the_wallet() {
 /// docs/api-contract.md's idempotency keys, over the wire as any client would send them.
 #[tokio::test]
 async fn an_idempotency_key_debits_once_replays_its_answer_and_refuses_another_body() {
-    let sb = sandbox().await;
-    let client = acme(&sb);
-    let iccid = usable_iccid(&sb).await;
-    let slug = client.topup_plans(&iccid).await.unwrap()[0].slug.clone();
+    let (sb, client) = sandbox_and_acme().await;
+    let (iccid, slug) = usable_iccid_and_top_up(&sb).await;
     let before = client.balance().await.unwrap();
     let count = order_count(&sb).await;
     let url = format!("{}/portal/topups", sb.base_url());

@@ -63,10 +63,7 @@ async fn a_plan_by_slug_and_an_unknown_slug() {
         ("DE", Some(5 * 1_073_741_824))
     );
     let err = acme(&sb).plan("no-such-plan").await.unwrap_err();
-    assert_eq!(
-        (err.status(), err.server_message()),
-        (Some(404), Some("Plan not found"))
-    );
+    assert_refused(&err, 404, "Plan not found");
 }
 
 /// The newest eSIM in `status` whose ICCID was issued once (a reissued ICCID's availability
@@ -89,8 +86,7 @@ async fn first_esim_with(sb: &esimdash::sandbox::RunningSandbox, status: Status)
 
 #[tokio::test]
 async fn top_up_availability_lists_plans_for_the_esims_location_or_none() {
-    let sb = sandbox().await;
-    let client = acme(&sb);
+    let (sb, client) = sandbox_and_acme().await;
     let iccid = first_esim_with(&sb, Status::InUse).await;
     let esims = client
         .esims(&esimdash::api::model::EsimQuery {
@@ -135,10 +131,7 @@ async fn top_up_availability_lists_plans_for_the_esims_location_or_none() {
         .topup_plans(&Iccid::parse("8949999999999999994").unwrap())
         .await
         .unwrap_err();
-    assert_eq!(
-        (err.status(), err.server_message()),
-        (Some(404), Some("eSIM not found"))
-    );
+    assert_refused(&err, 404, "eSIM not found");
     let r = acme_get(&sb, "/portal/plans?type=bogus").await;
     assert_eq!(r.status, 400);
 }

@@ -36,11 +36,7 @@ async fn over_the_limit_is_429_with_retry_after_and_every_answer_reports_the_bud
         (200, "2")
     );
 
-    let client = client_for(
-        &sb.base_url(),
-        Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-        ClientOptions { retries: 0, ..quick() },
-    );
+    let client = acme_with(&sb, ClientOptions { retries: 0, ..quick() });
     let err = client.balance().await.unwrap_err();
     match err {
         ApiError::RateLimited { retry_after, .. } => assert!(retry_after >= Duration::from_secs(1)),
@@ -56,11 +52,7 @@ async fn the_client_never_sends_more_than_its_limit_per_window() {
         rate_window: Duration::from_millis(1500),
         ..quick()
     };
-    let client = client_for(
-        &sb.base_url(),
-        Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-        options,
-    );
+    let client = acme_with(&sb, options);
     let started = Instant::now();
     let calls: Vec<_> = (0..9)
         .map(|_| {

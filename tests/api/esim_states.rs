@@ -12,12 +12,7 @@ use std::collections::HashSet;
 async fn every_esim(client: &esimdash::api::Client) -> Vec<Esim> {
     let mut all = Vec::new();
     for page in 1.. {
-        let query = EsimQuery {
-            page: Some(page),
-            page_size: Some(100),
-            ..Default::default()
-        };
-        let got = client.esims(&query).await.unwrap();
+        let got = client.esims(&crate::pages::esims_page(page)).await.unwrap();
         let done = got.esims.is_empty();
         all.extend(got.esims);
         if done || all.len() as u64 >= got.total {
@@ -107,8 +102,7 @@ async fn the_demo_has_every_state_in_consistent_combinations_and_a_tenth_needs_a
 
 #[tokio::test]
 async fn a_top_up_adds_its_data_and_days_to_the_esim_at_once() {
-    let sb = sandbox().await;
-    let client = acme(&sb);
+    let (sb, client) = sandbox_and_acme().await;
     let esims = every_esim(&client).await;
     let used_up = esims
         .iter()
@@ -136,8 +130,7 @@ async fn a_top_up_adds_its_data_and_days_to_the_esim_at_once() {
 /// that one.
 #[tokio::test]
 async fn a_reissued_iccid_has_an_old_and_a_current_profile() {
-    let sb = sandbox().await;
-    let client = acme(&sb);
+    let (sb, client) = sandbox_and_acme().await;
     let newest = client.esims(&EsimQuery::default()).await.unwrap().esims.remove(0);
     let iccid = newest.raw_order_json.iccid.valid().unwrap().clone();
     let r = acme_get(&sb, &format!("/reseller/esims?iccid={iccid}")).await;
@@ -170,8 +163,7 @@ async fn a_reissued_iccid_has_an_old_and_a_current_profile() {
 /// all the same is refused with 400, debiting nothing; every other usable eSIM is offered some.
 #[tokio::test]
 async fn an_esim_that_cannot_take_data_is_offered_and_sold_no_top_up() {
-    let sb = sandbox().await;
-    let client = acme(&sb);
+    let (sb, client) = sandbox_and_acme().await;
     let esims = every_esim(&client).await;
     let balance = client.balance().await.unwrap();
     let mut refused = HashSet::new();

@@ -14,6 +14,9 @@ mod contract_profile_errors;
 mod contract_rate_limit;
 mod decoding;
 mod esim_states;
+#[path = "../support/pages.rs"]
+#[allow(dead_code)]
+mod pages;
 mod tls;
 mod transport;
 mod writes;

@@ -50,8 +50,7 @@ async fn over_https_the_sandboxs_certificate_is_trusted_through_ca_file_and_refu
 
 #[tokio::test]
 async fn a_client_that_speaks_plain_http_never_reads_the_systems_roots() {
-    let sb = sandbox().await;
-    let client = acme(&sb);
+    let (_sb, client) = sandbox_and_acme().await;
     client.balance().await.unwrap();
     client.esims(&Default::default()).await.unwrap();
     assert!(!client.read_system_roots());

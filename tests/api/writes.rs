@@ -4,7 +4,7 @@
 
 use crate::common::*;
 use esimdash::api::model::{EsimQuery, OrderQuery, ProfileUpdate, TopupRequest};
-use esimdash::api::{ApiError, Client, ClientOptions, Credentials, Delivery, Payment, Spend};
+use esimdash::api::{ApiError, ClientOptions, Credentials, Delivery, Payment, Spend};
 use esimdash::audit::{self, Stage, Trail};
 use esimdash::domain::iccid::Iccid;
 use esimdash::sandbox::RunningSandbox;
@@ -13,14 +13,6 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
-
-fn acme_with(sb: &RunningSandbox, options: ClientOptions) -> Client {
-    client_for(
-        &sb.base_url(),
-        Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-        options,
-    )
-}
 
 fn trail_in(dir: &tempfile::TempDir) -> Trail {
     Trail {

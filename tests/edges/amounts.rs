@@ -182,15 +182,12 @@ async fn a_payment_charged_other_than_confirmed_is_told_loudly() {
     let (base, posts) = charging("6.60", "250.00", placed).await;
     let home = tempfile::tempdir().unwrap();
     let buy = ["buy", "--slug", "x-1gb", "--yes"];
-    let mut cmd = esimdash(&home);
-    acme_at(&mut cmd, &base).args(buy);
-    let out = run(cmd).await;
+    let out = run_acme_at(&home, &base, buy).await;
     assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
     assert!(stdout(&out).starts_with("Placed: order B1"), "{}", stdout(&out));
-    assert!(
-        stderr(&out).contains("Charged 13.20 USD, not the 6.60 USD confirmed (the balance went down by 13.20 USD)"),
-        "{}",
-        stderr(&out)
+    assert_stderr_has(
+        &out,
+        "Charged 13.20 USD, not the 6.60 USD confirmed (the balance went down by 13.20 USD)",
     );
     let mut cmd = esimdash(&home);
     acme_at(&mut cmd, &base).args(buy).args(["--again", "--json"]);
@@ -221,9 +218,7 @@ async fn an_order_number_with_escape_codes_is_printed_as_text() {
     let placed = r#"{"ok":true,"order":{"providerOrderNo":"B1\u001b]0;owned\u0007\u001b[2J\nX","slug":"x-1gb","totalSellPrice":"9.99"},"balanceUsd":"240.01"}"#;
     let (base, posts) = charging("6.60", "250.00", placed).await;
     let home = tempfile::tempdir().unwrap();
-    let mut cmd = esimdash(&home);
-    acme_at(&mut cmd, &base).args(["buy", "--slug", "x-1gb", "--yes"]);
-    let out = run(cmd).await;
+    let out = run_acme_at(&home, &base, ["buy", "--slug", "x-1gb", "--yes"]).await;
     assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
     assert_eq!(posts.load(Ordering::SeqCst), 1);
     for (name, text) in [("stdout", stdout(&out)), ("stderr", stderr(&out))] {
@@ -232,5 +227,5 @@ async fn an_order_number_with_escape_codes_is_printed_as_text() {
             "{name}: {text:?}"
         );
     }
-    assert!(stdout(&out).contains("B1\u{FFFD}]0;owned"), "{}", stdout(&out));
+    assert_stdout_has(&out, "B1\u{FFFD}]0;owned");
 }

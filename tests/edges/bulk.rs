@@ -179,9 +179,7 @@ async fn a_bulk_topup_killed_at_five_random_moments_places_every_row_exactly_onc
 /// and the result says which rows were placed, which was refused and which were not paid.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_key_revoked_mid_run_stops_the_run_at_the_first_refusal() {
-    let sb = sandbox().await;
-    let api = api(&sb);
-    let home = tempfile::tempdir().unwrap();
+    let (sb, api, home) = sandbox_api_home().await;
     let targets = topupable(&api, 5).await;
     let mut csv = String::from("iccid,slug,qty\n");
     for (iccid, slug) in &targets {
@@ -193,7 +191,7 @@ async fn a_key_revoked_mid_run_stops_the_run_at_the_first_refusal() {
     sb.revoke_after_writes(2);
     let out = finish(start_bulk(&home, &sb.base_url(), &file, &[])).await;
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    assert!(stderr(&out).contains("revoked"), "{}", stderr(&out));
+    assert_stderr_has(&out, "revoked");
     let requests = sb.api_requests_received();
     sb.revoke_after_writes(u64::MAX);
     assert_eq!(
@@ -418,7 +416,7 @@ async fn a_huge_cell_is_a_problem_on_its_line_and_never_reaches_the_network() {
         .arg(&orders);
     let out = run(cmd).await;
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stdout(&out).contains("line 2: slug \"999"), "{}", stdout(&out));
+    assert_stdout_has(&out, "line 2: slug \"999");
 
     let large = home.path().join("large.csv");
     let mut text = format!("iccid,slug,qty\n{ok},fr-1gb,1\n").into_bytes();
@@ -426,6 +424,6 @@ async fn a_huge_cell_is_a_problem_on_its_line_and_never_reaches_the_network() {
     std::fs::write(&large, text).unwrap();
     let out = finish(start_bulk(&home, &sb.base_url(), &large, &[])).await;
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("larger than 64 MB"), "{}", stderr(&out));
+    assert_stderr_has(&out, "larger than 64 MB");
     assert_eq!(sb.api_requests_received(), requests, "the server was never asked");
 }

@@ -29,6 +29,22 @@ pub fn api(sb: &RunningSandbox) -> Client {
     Client::new(BaseUrl::parse(&sb.base_url()).unwrap(), &credentials, options).unwrap()
 }
 
+/// A sandbox (see `sandbox`), Acme's client at it and a home for the binary: where most edge
+/// tests start.
+pub async fn sandbox_api_home() -> (RunningSandbox, Client, tempfile::TempDir) {
+    let sb = sandbox().await;
+    let api = api(&sb);
+    (sb, api, tempfile::tempdir().unwrap())
+}
+
+/// As `sandbox_api_home`, with a proxy in front of the sandbox that holds each payment's
+/// answer for `hold`: where the tests of a process stopped mid-payment start.
+pub async fn held_sandbox_api_home(hold: Duration) -> (RunningSandbox, Client, HoldingProxy, tempfile::TempDir) {
+    let (sb, api, home) = sandbox_api_home().await;
+    let proxy = HoldingProxy::start(sb.addr, hold).await;
+    (sb, api, proxy, home)
+}
+
 /// Acme's orders, as the server counts them.
 pub async fn orders_at_server(api: &Client) -> u64 {
     api.orders(&OrderQuery::default()).await.unwrap().total

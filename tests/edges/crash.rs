@@ -59,10 +59,7 @@ fn tells_outcome(e: &serde_json::Value) -> bool {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn killed_at_random_moments_of_a_payment_no_intended_payment_is_lost_or_paid_twice() {
-    let sb = sandbox().await;
-    let api = api(&sb);
-    let proxy = HoldingProxy::start(sb.addr, HOLD).await;
-    let home = tempfile::tempdir().unwrap();
+    let (_sb, api, proxy, home) = held_sandbox_api_home(HOLD).await;
     let base = proxy.base_url();
     let seed = std::env::var("CRASH_SEED")
         .ok()

@@ -17,9 +17,7 @@ fn spellings(addr: std::net::SocketAddr) -> [String; 2] {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn one_account_under_two_spellings_of_its_address_pays_each_payment_once() {
-    let sb = sandbox().await;
-    let api = api(&sb);
-    let home = tempfile::tempdir().unwrap();
+    let (sb, api, home) = sandbox_api_home().await;
     let targets = topupable(&api, 6).await;
     let direct = spellings(sb.addr);
     let before = orders_at_server(&api).await;
@@ -29,7 +27,7 @@ async fn one_account_under_two_spellings_of_its_address_pays_each_payment_once()
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let out = finish(start_topup(&home, &direct[1], &targets[0], &[])).await;
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("--again"), "{}", stderr(&out));
+    assert_stderr_has(&out, "--again");
     assert_eq!(orders_at_server(&api).await, before + 1, "in sequence: one order");
 
     // At once, each answer held: one lock, so the second waits and then meets the repeat.
@@ -50,9 +48,7 @@ async fn one_account_under_two_spellings_of_its_address_pays_each_payment_once()
     .await;
     signal(&child, libc::SIGKILL);
     let _ = finish(child).await;
-    let mut cmd = esimdash(&home);
-    acme_at(&mut cmd, &held[1]).arg("balance");
-    let out = run(cmd).await;
+    let out = run_acme_at(&home, &held[1], ["balance"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         stderr(&out).contains(&format!("An earlier top-up of {}", targets[2].0)),

@@ -36,12 +36,7 @@ fn find(home: &tempfile::TempDir, sb: &RunningSandbox, iccid: &str) -> std::proc
 
 /// The ICCID at `index` on page `page` (100 a page) of Acme's eSIMs, read by the test.
 async fn iccid_at(sb: &RunningSandbox, page: u64, index: usize) -> String {
-    let query = EsimQuery {
-        page: Some(page),
-        page_size: Some(100),
-        ..EsimQuery::default()
-    };
-    api(sb).esims(&query).await.unwrap().esims[index]
+    api(sb).esims(&crate::pages::esims_page(page)).await.unwrap().esims[index]
         .raw_order_json
         .iccid
         .to_string()
@@ -158,12 +153,7 @@ async fn a_find_killed_mid_read_resumes_reading_again_at_most_two_pages() {
 async fn firsts_of_pages(sb: &RunningSandbox) -> (Vec<String>, u64) {
     let mut firsts = Vec::new();
     for page in 1.. {
-        let query = EsimQuery {
-            page: Some(page),
-            page_size: Some(100),
-            ..EsimQuery::default()
-        };
-        let answer = api(sb).esims(&query).await.unwrap();
+        let answer = api(sb).esims(&crate::pages::esims_page(page)).await.unwrap();
         match answer.esims.first() {
             Some(first) => firsts.push(first.raw_order_json.iccid.to_string()),
             None => return (firsts, answer.total),

@@ -11,6 +11,9 @@ mod binary;
 mod holding_proxy;
 #[path = "../support/orders.rs"]
 mod orders;
+#[path = "../support/pages.rs"]
+#[allow(dead_code)]
+mod pages;
 
 mod amounts;
 mod bulk;

@@ -20,11 +20,15 @@ struct Killed {
     out: std::process::Output,
 }
 
+impl Killed {
+    /// The killed top-up run once more, in the same home and through the proxy, with `extra`.
+    async fn top_up_again(&self, extra: &[&str]) -> std::process::Output {
+        finish(start_topup(&self.home, &self.proxy.base_url(), &self.target, extra)).await
+    }
+}
+
 async fn killed_mid_payment() -> Killed {
-    let sb = sandbox().await;
-    let api = api(&sb);
-    let proxy = HoldingProxy::start(sb.addr, HOLD).await;
-    let home = tempfile::tempdir().unwrap();
+    let (sb, api, proxy, home) = held_sandbox_api_home(HOLD).await;
     let [earlier, target] = <[_; 2]>::try_from(topupable(&api, 2).await).unwrap();
     // An earlier payment answered with its key echoed: the trail knows this server honours
     // keys, so one new order of the killed payment's is its own (without that, another seat's
@@ -53,18 +57,15 @@ async fn killed_mid_payment() -> Killed {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn killed_mid_payment_it_is_settled_by_the_next_command_and_a_rerun_needs_a_second_confirmation() {
-    let Killed {
-        api,
-        proxy,
-        home,
-        target,
-        orders,
-        out,
-        _sb: _sandbox,
-    } = killed_mid_payment().await;
-    assert_eq!(out.status.code(), None, "killed");
-    assert_eq!(orders_at_server(&api).await, orders + 1, "the server carried it out");
-    let stages: Vec<String> = stages_of(&trail(&home), &target.0)
+    // Bound for the whole test: its sandbox, dropped, would stop serving.
+    let killed = killed_mid_payment().await;
+    assert_eq!(killed.out.status.code(), None, "killed");
+    assert_eq!(
+        orders_at_server(&killed.api).await,
+        killed.orders + 1,
+        "the server carried it out"
+    );
+    let stages: Vec<String> = stages_of(&trail(&killed.home), &killed.target.0)
         .into_iter()
         .map(|(s, _)| s)
         .collect();
@@ -75,24 +76,26 @@ async fn killed_mid_payment_it_is_settled_by_the_next_command_and_a_rerun_needs_
     );
 
     // Any command of the same account settles it first, and says so.
-    let mut cmd = esimdash(&home);
-    acme_at(&mut cmd, &proxy.base_url()).arg("balance");
-    let out = run(cmd).await;
+    let out = run_acme_at(&killed.home, &killed.proxy.base_url(), ["balance"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let said = stderr(&out);
     assert!(
-        said.contains(&format!("An earlier top-up of {}", target.0)) && said.contains("was placed: order"),
+        said.contains(&format!("An earlier top-up of {}", killed.target.0)) && said.contains("was placed: order"),
         "{said}"
     );
-    assert_eq!(orders_at_server(&api).await, orders + 1, "settling paid nothing twice");
-    let last = trail(&home).last().cloned().unwrap();
+    assert_eq!(
+        orders_at_server(&killed.api).await,
+        killed.orders + 1,
+        "settling paid nothing twice"
+    );
+    let last = trail(&killed.home).last().cloned().unwrap();
     assert!(
         matches!(last["stage"].as_str(), Some("settled" | "answered")) && last["orderNo"].is_string(),
         "{last}"
     );
 
     // The same top-up again within minutes: not sent without a second confirmation.
-    let out = finish(start_topup(&home, &proxy.base_url(), &target, &["--json"])).await;
+    let out = killed.top_up_again(&["--json"]).await;
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let error: serde_json::Value = serde_json::from_str(stderr(&out).trim()).unwrap();
     assert_eq!(error["error"]["moneyMoved"], false, "{error}");
@@ -101,20 +104,21 @@ async fn killed_mid_payment_it_is_settled_by_the_next_command_and_a_rerun_needs_
         message.contains("was placed at") && message.contains("--again"),
         "{message}"
     );
-    assert_eq!(orders_at_server(&api).await, orders + 1);
+    assert_eq!(orders_at_server(&killed.api).await, killed.orders + 1);
 
-    let out = finish(start_topup(&home, &proxy.base_url(), &target, &["--again"])).await;
+    let out = killed.top_up_again(&["--again"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).starts_with("Placed: order"), "{}", stdout(&out));
-    assert_eq!(orders_at_server(&api).await, orders + 2, "confirmed twice: paid twice");
+    assert_eq!(
+        orders_at_server(&killed.api).await,
+        killed.orders + 2,
+        "confirmed twice: paid twice"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sigterm_sighup_and_ctrl_c_mid_payment_wait_for_the_answer_and_record_it() {
-    let sb = sandbox().await;
-    let api = api(&sb);
-    let proxy = HoldingProxy::start(sb.addr, HOLD).await;
-    let home = tempfile::tempdir().unwrap();
+    let (_sb, api, proxy, home) = held_sandbox_api_home(HOLD).await;
     let targets = topupable(&api, 3).await;
     for (target, sig) in targets.iter().zip([libc::SIGTERM, libc::SIGHUP, libc::SIGINT]) {
         let orders = orders_at_server(&api).await;
@@ -135,7 +139,7 @@ async fn sigterm_sighup_and_ctrl_c_mid_payment_wait_for_the_answer_and_record_it
         }
         if sig != libc::SIGHUP {
             // After a hang-up there is no terminal to tell.
-            assert!(stderr(&out).contains("waiting for its answer"), "{}", stderr(&out));
+            assert_stderr_has(&out, "waiting for its answer");
         }
         assert_eq!(orders_at_server(&api).await, orders + 1);
         let stages = stages_of(&trail(&home), &target.0);
@@ -150,10 +154,7 @@ async fn sigterm_sighup_and_ctrl_c_mid_payment_wait_for_the_answer_and_record_it
 
 #[tokio::test(flavor = "multi_thread")]
 async fn two_processes_paying_for_one_esim_pay_once_unless_confirmed_twice_and_each_claims_its_own_order() {
-    let sb = sandbox().await;
-    let api = api(&sb);
-    let proxy = HoldingProxy::start(sb.addr, Duration::from_millis(800)).await;
-    let home = tempfile::tempdir().unwrap();
+    let (sb, api, proxy, home) = held_sandbox_api_home(Duration::from_millis(800)).await;
     let target = topupable(&api, 1).await.remove(0);
     let orders = orders_at_server(&api).await;
 
@@ -210,23 +211,15 @@ async fn two_processes_paying_for_one_esim_pay_once_unless_confirmed_twice_and_e
 /// next command's notice without a raw ESC, BEL or line break reaching the terminal.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_settle_notice_shows_hostile_trail_text_as_text() {
-    // The sandbox is bound: dropped, it would stop serving.
-    let Killed {
-        proxy,
-        home,
-        target,
-        _sb: _sandbox,
-        ..
-    } = killed_mid_payment().await;
-    let path = home.path().join("state/esimdash/audit.jsonl");
+    // Bound for the whole test: its sandbox, dropped, would stop serving.
+    let killed = killed_mid_payment().await;
+    let path = killed.home.path().join("state/esimdash/audit.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
     let hostile = serde_json::to_string("\u{1b}]0;pwned\u{7}\u{1b}[2J\nesimdash: forged").unwrap();
-    let quoted = serde_json::to_string(&target.1).unwrap();
+    let quoted = serde_json::to_string(&killed.target.1).unwrap();
     std::fs::write(&path, text.replace(&quoted, &hostile)).unwrap();
 
-    let mut cmd = esimdash(&home);
-    acme_at(&mut cmd, &proxy.base_url()).arg("balance");
-    let out = run(cmd).await;
+    let out = run_acme_at(&killed.home, &killed.proxy.base_url(), ["balance"]).await;
     let said = stderr(&out);
     assert!(said.contains("pwned"), "the notice names the payment: {said}");
     assert!(!said.contains(['\u{1b}', '\u{7}']), "{said:?}");
@@ -238,29 +231,24 @@ async fn a_settle_notice_shows_hostile_trail_text_as_text() {
 /// order and sends nothing again. Counted at the server: one order.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_that_dropped_keys_gets_no_resend_when_the_order_list_shows_the_payment() {
-    let Killed {
-        api,
-        proxy,
-        home,
-        target,
-        orders,
-        _sb: _sandbox,
-        ..
-    } = killed_mid_payment().await;
-    assert_eq!(orders_at_server(&api).await, orders + 1, "the server carried it out");
-    proxy.drop_keys();
-    let writes = proxy.writes();
-    let mut cmd = esimdash(&home);
-    acme_at(&mut cmd, &proxy.base_url()).arg("balance");
-    let out = run(cmd).await;
+    // Bound for the whole test: its sandbox, dropped, would stop serving.
+    let killed = killed_mid_payment().await;
+    assert_eq!(
+        orders_at_server(&killed.api).await,
+        killed.orders + 1,
+        "the server carried it out"
+    );
+    killed.proxy.drop_keys();
+    let writes = killed.proxy.writes();
+    let out = run_acme_at(&killed.home, &killed.proxy.base_url(), ["balance"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let said = stderr(&out);
     assert!(
-        said.contains(&format!("An earlier top-up of {}", target.0))
+        said.contains(&format!("An earlier top-up of {}", killed.target.0))
             && said.contains("was placed: order")
             && said.contains("the order list shows it"),
         "{said}"
     );
-    assert_eq!(proxy.writes(), writes, "nothing sent again");
-    assert_eq!(orders_at_server(&api).await, orders + 1, "one order");
+    assert_eq!(killed.proxy.writes(), writes, "nothing sent again");
+    assert_eq!(orders_at_server(&killed.api).await, killed.orders + 1, "one order");
 }

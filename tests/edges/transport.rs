@@ -14,9 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 #[tokio::test(flavor = "multi_thread")]
 async fn plain_http_to_another_machine_is_refused_unless_allowed_and_then_said() {
     let home = tempfile::tempdir().unwrap();
-    let mut cmd = esimdash(&home);
-    acme_at(&mut cmd, "http://api.example.invalid").arg("balance");
-    let out = run(cmd).await;
+    let out = run_acme_at(&home, "http://api.example.invalid", ["balance"]).await;
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("unencrypted") && stderr(&out).contains("--allow-http"),
@@ -26,16 +24,12 @@ async fn plain_http_to_another_machine_is_refused_unless_allowed_and_then_said()
 
     // Allowed: every run says so. (0.0.0.0 is no loopback name, yet connecting to it stays on
     // this machine and is refused at once: nothing leaves it.)
-    let mut cmd = esimdash(&home);
-    acme_at(&mut cmd, "http://0.0.0.0:9").args(["balance", "--allow-http", "--timeout", "2"]);
-    let out = run(cmd).await;
-    assert!(stderr(&out).contains("is not encrypted"), "{}", stderr(&out));
+    let out = run_acme_at(&home, "http://0.0.0.0:9", ["balance", "--allow-http", "--timeout", "2"]).await;
+    assert_stderr_has(&out, "is not encrypted");
 
     // Loopback (a local sandbox, the demo) needs nothing and says nothing.
     let sb = sandbox().await;
-    let mut cmd = esimdash(&home);
-    acme_at(&mut cmd, &sb.base_url()).arg("balance");
-    let out = run(cmd).await;
+    let out = run_acme_at(&home, &sb.base_url(), ["balance"]).await;
     assert_eq!(out.status.code(), Some(0));
     assert!(!stderr(&out).contains("encrypted"), "{}", stderr(&out));
 }
@@ -102,9 +96,7 @@ async fn a_redirect_to_another_host_takes_neither_the_secret_nor_a_payment_there
         let at = serve("127.0.0.1:0", Router::new().fallback(redirecting).with_state(state)).await;
         let base = format!("http://{at}/api/v1");
         if reads_away {
-            let mut cmd = esimdash(&home);
-            acme_at(&mut cmd, &base).arg("balance");
-            let out = run(cmd).await;
+            let out = run_acme_at(&home, &base, ["balance"]).await;
             assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
             let said = stderr(&out);
             assert!(

@@ -21,6 +21,18 @@ pub fn acme_at<'a>(cmd: &'a mut Command, base_url: &str) -> &'a mut Command {
         .env("ESIMDASH_SECRET_KEY", "sk_demo_acme")
 }
 
+/// The binary as Acme at the API at `base_url`, with `args`, run off the async runtime: the
+/// build, run and wait that most tests of a command repeat.
+pub async fn run_acme_at<I, S>(home: &tempfile::TempDir, base_url: &str, args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let mut cmd = esimdash(home);
+    acme_at(&mut cmd, base_url).args(args);
+    run(cmd).await
+}
+
 /// Runs the command off the async runtime (a sandbox may live on it).
 pub async fn run(mut cmd: Command) -> Output {
     tokio::task::spawn_blocking(move || cmd.output().unwrap())
@@ -34,6 +46,18 @@ pub fn stdout(out: &Output) -> String {
 
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// That the command printed `text` on stdout; fails showing all it printed there.
+#[track_caller]
+pub fn assert_stdout_has(out: &Output, text: &str) {
+    assert!(stdout(out).contains(text), "{}", stdout(out));
+}
+
+/// That the command printed `text` on stderr; fails showing all it printed there.
+#[track_caller]
+pub fn assert_stderr_has(out: &Output, text: &str) {
+    assert!(stderr(out).contains(text), "{}", stderr(out));
 }
 
 pub fn stdout_json(out: &Output) -> serde_json::Value {

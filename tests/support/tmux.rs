@@ -133,6 +133,17 @@ impl Tmux {
         true
     }
 
+    /// Presses each key and waits for its text on the screen, in turn: what a user types and
+    /// sees. Returns the last screen.
+    pub fn press_and_wait(&self, steps: &[(&str, &str)]) -> String {
+        let mut screen = String::new();
+        for (key, text) in steps {
+            self.keys(&[key]);
+            screen = self.wait_for(text);
+        }
+        screen
+    }
+
     pub fn keys(&self, keys: &[&str]) {
         for k in keys {
             self.run(&["send-keys", "-t", SESSION, k]);

@@ -3,8 +3,8 @@
 
 use crate::common::*;
 use crossterm::event::KeyCode;
+use esimdash::api::ClientOptions;
 use esimdash::api::model::EsimQuery;
-use esimdash::api::{ClientOptions, Credentials};
 use esimdash::domain::iccid::Iccid;
 use esimdash::session::{Accounts, Session};
 use esimdash::tui::app::Overlay;
@@ -29,16 +29,10 @@ async fn a_read_only_seat_cannot_pay_or_change_the_profile_by_any_key() {
     let balance = h.api().balance().await.unwrap();
     let api = h.api();
     let options = ClientOptions {
-        rate_limit: 100_000,
         read_only: Some("read_only = true in profile \"support\"".into()),
-        ..ClientOptions::default()
+        ..unpaced()
     };
-    let read_only = esimdash::api::Client::new(
-        esimdash::api::BaseUrl::parse(&h.sandbox.base_url()).unwrap(),
-        &Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-        options,
-    )
-    .unwrap();
+    let read_only = client_as(&h.sandbox.base_url(), ACME, options);
     h.use_client(read_only);
     h.with_session(read_only_session(), &["support"]);
     let header = h.screen(120, 40);
@@ -73,8 +67,7 @@ async fn a_read_only_seat_cannot_pay_or_change_the_profile_by_any_key() {
     }
     // The order detail's `t` too.
     h.send(code(KeyCode::Esc));
-    h.send(key('2'));
-    h.settle().await;
+    h.send_and_settle(key('2')).await;
     h.send(code(KeyCode::Enter));
     h.send(key('t'));
     assert!(!matches!(h.app.overlay(), Some(Overlay::Purchase(_))));
@@ -152,17 +145,11 @@ async fn after_a_switch_a_late_answer_of_the_old_account_is_dropped() {
         ..Default::default()
     };
     let globex_orders = h.api_as("ak_demo_globex", "sk_demo_globex").orders(&all).await.unwrap();
-    let shown: Vec<_> = h
-        .app
-        .orders()
-        .list()
-        .loaded()
-        .map(|o| o.record.provider_order_no.clone())
-        .collect();
+    let shown = listed_order_numbers(&h.app);
     let theirs: Vec<_> = globex_orders
         .orders
         .iter()
-        .map(|o| o.record.provider_order_no.clone())
+        .map(|o| o.record.provider_order_no.to_string())
         .collect();
     assert!(!shown.is_empty());
     assert_eq!(
@@ -171,8 +158,7 @@ async fn after_a_switch_a_late_answer_of_the_old_account_is_dropped() {
         "Globex's orders, newest first, and only those"
     );
     // Globex's inventory holds nothing of Acme's.
-    h.send(key('3'));
-    h.settle().await;
+    h.send_and_settle(key('3')).await;
     let q = EsimQuery {
         iccid: Some(Iccid::parse(&acme_first).unwrap()),
         ..Default::default()
@@ -257,6 +243,5 @@ async fn on_demo_of_two(h: &mut Harness) {
         ..Session::default()
     };
     h.with_session(acme, &["demo", "demo-globex"]);
-    h.send(key('3'));
-    h.settle().await;
+    h.send_and_settle(key('3')).await;
 }

@@ -41,11 +41,17 @@ fn on_orders(now: Instant) -> App {
     app
 }
 
-#[test]
-fn start_asks_for_the_profile_and_the_catalog_and_drops_a_stale_answer() {
+/// An app started now, and the requests it sends first.
+fn started() -> (Instant, App, Vec<(JobId, Request)>) {
     let now = Instant::now();
     let mut app = App::new(false);
     let first = sends(&app.start());
+    (now, app, first)
+}
+
+#[test]
+fn start_asks_for_the_profile_and_the_catalog_and_drops_a_stale_answer() {
+    let (now, mut app, first) = started();
     let kinds: Vec<_> = first.iter().map(|(_, r)| r.clone()).collect();
     assert_eq!(kinds, vec![Request::Profile, Request::Plans]);
     let profile_id = first[0].0;
@@ -151,9 +157,7 @@ fn the_search_waits_for_a_pause_in_typing() {
 
 #[test]
 fn a_401_replaces_the_view_and_stops_every_request() {
-    let now = Instant::now();
-    let mut app = App::new(false);
-    let first = sends(&app.start());
+    let (now, mut app, first) = started();
     let revoked = ApiError::Revoked { endpoint: EP };
     app.update(answer(first[0].0, first[0].1.clone(), Err(revoked)), now);
     assert!(matches!(app.halt(), Some(Halt::Unauthorized { revoked: true, .. })));
@@ -170,9 +174,7 @@ fn a_401_replaces_the_view_and_stops_every_request() {
 
 #[test]
 fn a_429_counts_down_then_resumes_by_itself() {
-    let now = Instant::now();
-    let mut app = App::new(false);
-    let first = sends(&app.start());
+    let (now, mut app, first) = started();
     let limited = ApiError::RateLimited {
         endpoint: EP,
         retry_after: Duration::from_secs(3),
@@ -200,9 +202,7 @@ fn a_429_counts_down_then_resumes_by_itself() {
 
 #[test]
 fn a_network_error_waits_for_r_and_other_errors_fade() {
-    let now = Instant::now();
-    let mut app = App::new(false);
-    let first = sends(&app.start());
+    let (now, mut app, first) = started();
     let down = ApiError::Network {
         endpoint: EP,
         host: "api.example:443".into(),
@@ -281,8 +281,7 @@ async fn the_catalog_filters_as_you_type_sorts_and_opens_a_plan_with_its_own_pri
         .collect();
     assert!(prices.windows(2).all(|w| w[0] <= w[1]), "sorted by price");
     h.send(key('G'));
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     assert!(matches!(h.sent.last(), Some(Request::Plan { slug }) if slug == "de-20gb-30d"));
     assert!(
         matches!(h.app.overlay(), Some(Overlay::PlanDetail { fetched: Remote::Loaded(p), .. }) if p.value.slug == "de-20gb-30d")
@@ -303,8 +302,7 @@ async fn the_profile_form_validates_before_sending_and_sends_once() {
         crossterm::event::KeyModifiers::CONTROL,
     )));
     h.keys("1x");
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     assert!(
         !h.sent.iter().any(|r| matches!(r, Request::UpdateProfile(_))),
         "an invalid form is not sent"
@@ -314,8 +312,7 @@ async fn the_profile_form_validates_before_sending_and_sends_once() {
     h.keys("ie");
     h.send(code(KeyCode::Enter));
     h.send(code(KeyCode::Enter));
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     let updates = h.sent.iter().filter(|r| matches!(r, Request::UpdateProfile(_))).count();
     assert_eq!(updates, 1, "Enter pressed three times sends one update");
     assert_eq!(
@@ -384,17 +381,14 @@ fn a_huge_plan_name_is_cut_with_an_ellipsis_and_still_readable_whole() {
 /// another country's two letters ("AUT" is Austria, "AU" Australia); nothing is sent.
 #[tokio::test]
 async fn a_three_letter_country_is_refused_in_the_form_not_cut() {
-    let mut h = Harness::acme().await;
-    h.send(key('4'));
-    h.settle().await;
+    let mut h = Harness::acme_on('4').await;
     h.send(key('e'));
     h.send(code(KeyCode::Tab));
     for _ in 0..4 {
         h.send(code(KeyCode::Backspace));
     }
     h.keys("AUT");
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     let screen = h.screen(120, 40);
     assert!(screen.contains("AUT") && screen.contains("Invalid country"), "{screen}");
     assert!(

@@ -4,12 +4,11 @@
 //! and Enter unmarks it and goes on with the others; the stop key lets the payment in flight finish and pays no other, and `t`
 //! again pays only the eSIMs still marked.
 
-use crate::common::{Live, code, key};
+use crate::common::{Live, code, key, listed_iccids, unpaced, unpaced_sandbox};
 use crossterm::event::KeyCode;
 use esimdash::api::model::{Order, OrderQuery};
 use esimdash::api::{Client, ClientOptions};
 use esimdash::domain::iccid::Iccid;
-use esimdash::sandbox::SandboxConfig;
 use esimdash::tui::app::{App, BulkStage, Overlay};
 use std::collections::HashMap;
 use std::time::Duration;
@@ -17,18 +16,13 @@ use std::time::Duration;
 /// A dashboard whose client keeps an audit trail (the bulk journal lives beside it).
 async fn live_with_trail(state: &tempfile::TempDir) -> Live {
     let options = ClientOptions {
-        rate_limit: 100_000,
         audit: Some(esimdash::audit::Trail {
             path: state.path().join("esimdash/audit.jsonl"),
             profile: "sandbox".into(),
         }),
-        ..ClientOptions::default()
+        ..unpaced()
     };
-    let sandbox = SandboxConfig {
-        rate_limit: 100_000,
-        ..SandboxConfig::default()
-    };
-    Live::new(sandbox, options).await
+    Live::new(unpaced_sandbox(), options).await
 }
 
 /// The newest orders, newest first.
@@ -59,13 +53,7 @@ async fn pick(live: &mut Live, api: &Client) -> (String, Vec<(usize, String)>, (
         live.until(Duration::from_secs(10), |app| app.esims().selected().is_some())
             .await
     );
-    let rows: Vec<String> = live
-        .app
-        .esims()
-        .list()
-        .loaded()
-        .map(|e| e.raw_order_json.iccid.to_string())
-        .collect();
+    let rows = listed_iccids(&live.app);
     let mut by_slug: HashMap<String, Vec<(usize, String)>> = HashMap::new();
     let mut plans: HashMap<String, rust_decimal::Decimal> = HashMap::new();
     let mut none = None;

@@ -21,15 +21,10 @@ fn orders_page(r: &Request) -> Option<u64> {
 async fn on_orders(orders: usize, latency: Duration) -> Live {
     let config = SandboxConfig {
         orders,
-        rate_limit: 100_000,
         latency,
-        ..SandboxConfig::default()
+        ..unpaced_sandbox()
     };
-    let client = ClientOptions {
-        rate_limit: 100_000,
-        ..ClientOptions::default()
-    };
-    let mut live = Live::new(config, client).await;
+    let mut live = Live::new(config, unpaced()).await;
     live.send(key('2'));
     live.idle(Duration::from_secs(10)).await;
     live
@@ -90,10 +85,7 @@ async fn typing_a_ten_character_order_search_sends_at_most_one_search() {
 
 #[tokio::test]
 async fn a_request_waiting_for_the_rate_budget_is_dropped_when_no_longer_wanted() {
-    let config = SandboxConfig {
-        rate_limit: 100_000,
-        ..SandboxConfig::default()
-    };
+    let config = unpaced_sandbox();
     // Three requests every two seconds: the profile, the catalog and page 1 spend the budget.
     let client = ClientOptions {
         rate_limit: 3,

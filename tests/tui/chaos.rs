@@ -6,7 +6,7 @@
 use crate::common::*;
 use crossterm::event::KeyCode;
 use esimdash::api::model::OrderQuery;
-use esimdash::api::{ApiError, BaseUrl, Client, ClientOptions, Credentials};
+use esimdash::api::{ApiError, Client, ClientOptions};
 use esimdash::sandbox::SandboxConfig;
 use esimdash::tui::app::{App, Remote, Tab};
 use esimdash::tui::msg::Request;
@@ -29,11 +29,7 @@ async fn patiently<T, F: std::future::Future<Output = Result<T, ApiError>>>(call
 async fn ledger(client: &Client) -> (HashSet<String>, Decimal) {
     let mut numbers = HashSet::new();
     for page in 1.. {
-        let query = OrderQuery {
-            page: Some(page),
-            page_size: Some(100),
-            ..Default::default()
-        };
+        let query = crate::pages::orders_page(page);
         let answer = patiently(|| client.orders(&query)).await;
         let last = answer.orders.len() < 100;
         numbers.extend(answer.orders.into_iter().map(|o| o.record.provider_order_no.into()));
@@ -75,22 +71,15 @@ async fn quiet(live: &mut Live) {
 async fn under_chaos_every_view_ends_in_data_or_an_error_and_no_payment_goes_twice() {
     let config = SandboxConfig {
         chaos: 0.3,
-        rate_limit: 100_000,
-        ..SandboxConfig::default()
+        ..unpaced_sandbox()
     };
     let options = ClientOptions {
-        rate_limit: 100_000,
         request_timeout: Duration::from_millis(700),
         backoff: Duration::from_millis(10),
-        ..ClientOptions::default()
+        ..unpaced()
     };
     let mut live = Live::new(config, options.clone()).await;
-    let reader = Client::new(
-        BaseUrl::parse(&live.sandbox.base_url()).unwrap(),
-        &Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-        ClientOptions { retries: 5, ..options },
-    )
-    .unwrap();
+    let reader = client_as(&live.sandbox.base_url(), ACME, ClientOptions { retries: 5, ..options });
     let (orders_before, balance_before) = ledger(&reader).await;
     let received_before = live.sandbox.api_requests_received();
     let sent_before = live.sent.len();

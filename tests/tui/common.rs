@@ -84,6 +84,13 @@ pub fn qr_from_screen(screen: &str) -> Result<esimdash::qr::QrMatrix, String> {
 mod tools;
 pub use tools::{property_config, sandbox_banner, tmux_available, zbar_decode};
 
+/// Whether tmux is there for the test running now (named as the test harness names the
+/// thread it runs each test on), saying so where it is skipped: for the helpers that start a
+/// terminal test's setup, so each test need not spell its own name.
+pub fn tmux_available_here() -> bool {
+    tmux_available(std::thread::current().name().unwrap_or("a terminal test"))
+}
+
 /// Renders the app into a `width`×`height` buffer, as text.
 pub fn render(app: &App, width: u16, height: u16, now: Instant) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
@@ -91,6 +98,54 @@ pub fn render(app: &App, width: u16, height: u16, now: Instant) -> String {
         .draw(|f| view::draw(f, app, &Theme { color: false }, now))
         .unwrap();
     terminal.backend().to_string()
+}
+
+/// The order numbers of the orders list's rows read so far, top to bottom.
+pub fn listed_order_numbers(app: &App) -> Vec<String> {
+    let rows = app.orders().list().loaded();
+    rows.map(|o| o.record.provider_order_no.to_string()).collect()
+}
+
+/// The ICCIDs of the eSIM list's rows read so far, top to bottom.
+pub fn listed_iccids(app: &App) -> Vec<String> {
+    let rows = app.esims().list().loaded();
+    rows.map(|e| e.raw_order_json.iccid.to_string()).collect()
+}
+
+/// Client settings with no pacing to speak of: for tests whose subject is not the rate limit.
+pub fn unpaced() -> ClientOptions {
+    ClientOptions {
+        rate_limit: 100_000,
+        ..ClientOptions::default()
+    }
+}
+
+/// A sandbox's settings with no rate limit to speak of (see `unpaced`).
+pub fn unpaced_sandbox() -> SandboxConfig {
+    SandboxConfig {
+        rate_limit: 100_000,
+        ..SandboxConfig::default()
+    }
+}
+
+/// The demo keys of Acme, the reseller most tests act as.
+pub const ACME: (&str, &str) = ("ak_demo_acme", "sk_demo_acme");
+
+/// A client of the API at `base_url` as the reseller of these keys, with `options`.
+pub fn client_as(base_url: &str, (access_code, secret_key): (&str, &str), options: ClientOptions) -> Client {
+    let credentials = Credentials::pair(access_code, secret_key);
+    Client::new(BaseUrl::parse(base_url).unwrap(), &credentials, options).unwrap()
+}
+
+/// A client of the sandbox as this reseller, the test's own (not the app's, which would hand
+/// the pages it reads to the app's index): for setting up and for checking the server.
+pub fn api_at(sandbox: &RunningSandbox, access_code: &str, secret_key: &str) -> Client {
+    client_as(&sandbox.base_url(), (access_code, secret_key), unpaced())
+}
+
+/// Acme's client of the sandbox (see `api_at`).
+pub fn api(sandbox: &RunningSandbox) -> Client {
+    api_at(sandbox, ACME.0, ACME.1)
 }
 
 /// The app wired to a seeded sandbox: every request it asks for is run for real, over loopback.
@@ -127,22 +182,16 @@ impl Harness {
         // does not drift with the day the tests run.
         let epoch = Utc.with_ymd_and_hms(2026, 11, 20, 12, 0, 0).unwrap();
         let config = SandboxConfig {
-            rate_limit: 100_000,
             epoch: Some(epoch),
-            ..SandboxConfig::default()
+            ..unpaced_sandbox()
         };
         let sandbox = spawn(&config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
-        let client = Client::new(
-            BaseUrl::parse(&sandbox.base_url()).unwrap(),
-            &Credentials::pair(access_code, secret_key),
-            ClientOptions {
-                rate_limit: 100_000,
-                max_retry_wait: Duration::ZERO,
-                request_timeout: timeout,
-                ..ClientOptions::default()
-            },
-        )
-        .unwrap();
+        let options = ClientOptions {
+            max_retry_wait: Duration::ZERO,
+            request_timeout: timeout,
+            ..unpaced()
+        };
+        let client = client_as(&sandbox.base_url(), (access_code, secret_key), options);
         let mut app = App::new(false).with_clock(epoch);
         let pending = sends(&app.start());
         let (seen_tx, seen) = tokio::sync::mpsc::unbounded_channel();
@@ -162,6 +211,33 @@ impl Harness {
 
     pub async fn acme() -> Self {
         Self::new("ak_demo_acme", "sk_demo_acme").await
+    }
+
+    /// Acme's dashboard on the tab of key `tab` ('1' to '4'), its first page read.
+    pub async fn acme_on(tab: char) -> Self {
+        let mut h = Self::acme().await;
+        h.send_and_settle(key(tab)).await;
+        h
+    }
+
+    /// Feeds one message and runs all it asks for: a key press and its answers, as a user sees.
+    pub async fn send_and_settle(&mut self, msg: Msg) {
+        self.send(msg);
+        self.settle().await;
+    }
+
+    /// Searches the list in view for `text` as a user does (`/`, the text, Enter) and runs
+    /// what the search asks for.
+    pub async fn search(&mut self, text: &str) {
+        self.type_search(text);
+        self.settle().await;
+    }
+
+    /// `/`, the text and Enter, with what the search asks for still pending.
+    pub fn type_search(&mut self, text: &str) {
+        self.send(key('/'));
+        self.keys(text);
+        self.send(code(KeyCode::Enter));
     }
 
     /// Feeds one message; what it asks for waits until `settle`. Returns the effects.
@@ -246,28 +322,12 @@ impl Harness {
 
     /// A client of another reseller of the same sandbox.
     pub fn api_as(&self, access_code: &str, secret_key: &str) -> Client {
-        Client::new(
-            BaseUrl::parse(&self.sandbox.base_url()).unwrap(),
-            &Credentials::pair(access_code, secret_key),
-            ClientOptions {
-                rate_limit: 100_000,
-                ..ClientOptions::default()
-            },
-        )
-        .unwrap()
+        api_at(&self.sandbox, access_code, secret_key)
     }
 
     /// A client of the same reseller for checking what happened on the server.
     pub fn api(&self) -> Client {
-        Client::new(
-            BaseUrl::parse(&self.sandbox.base_url()).unwrap(),
-            &Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-            ClientOptions {
-                rate_limit: 100_000,
-                ..ClientOptions::default()
-            },
-        )
-        .unwrap()
+        api(&self.sandbox)
     }
 
     /// How many requests of a kind the app sent.
@@ -323,12 +383,7 @@ impl Live {
     /// started again; what the old one still had running is dropped with it.
     pub fn new_session(&mut self) {
         self.app = App::new(false);
-        self.client = Client::new(
-            BaseUrl::parse(&self.sandbox.base_url()).unwrap(),
-            &Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-            self.options.clone(),
-        )
-        .unwrap();
+        self.client = client_as(&self.sandbox.base_url(), ACME, self.options.clone());
         (self.tx, self.rx) = tokio::sync::mpsc::unbounded_channel();
         self.client.on_esims_read(index_tap(
             self.app.session().profile.clone(),
@@ -352,12 +407,7 @@ impl Live {
             max_retry_wait: Duration::ZERO,
             ..client
         };
-        let client = Client::new(
-            BaseUrl::parse(&sandbox.base_url()).unwrap(),
-            &Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-            options.clone(),
-        )
-        .unwrap();
+        let client = client_as(&sandbox.base_url(), ACME, options.clone());
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let index_dir = tempfile::tempdir().unwrap();
         let kept = esimdash::inventory::kept::at(index_dir.path(), "acme");
@@ -449,6 +499,11 @@ impl Live {
         self.perform(effects);
     }
 
+    /// How many requests of a kind the app asked to send.
+    pub fn count(&self, kind: impl Fn(&Request) -> bool) -> usize {
+        self.sent.iter().filter(|r| kind(r)).count()
+    }
+
     /// Feeds every message (answers, files written, export steps) until `done` holds or
     /// `limit` passes; `false` if it never held.
     pub async fn until(&mut self, limit: Duration, done: impl Fn(&App) -> bool) -> bool {
@@ -484,15 +539,7 @@ impl Live {
     /// A client of the same reseller, the test's own (the app's would hand the pages it reads
     /// to its index), for checking what happened on the server.
     pub fn api(&self) -> Client {
-        Client::new(
-            BaseUrl::parse(&self.sandbox.base_url()).unwrap(),
-            &Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-            ClientOptions {
-                rate_limit: 100_000,
-                ..ClientOptions::default()
-            },
-        )
-        .unwrap()
+        api(&self.sandbox)
     }
 
     /// Every eSIM of the account, read from the API by the test's own client.
@@ -500,13 +547,8 @@ impl Live {
         let client = self.api();
         let mut all = Vec::new();
         for page in 1.. {
-            let query = esimdash::api::model::EsimQuery {
-                page: Some(page),
-                page_size: Some(100),
-                ..Default::default()
-            };
-            let answer = client.esims(&query).await.unwrap();
-            let last = answer.esims.len() < 100;
+            let answer = client.esims(&crate::pages::esims_page(page)).await.unwrap();
+            let last = (answer.esims.len() as u64) < crate::pages::PAGE_SIZE;
             all.extend(answer.esims);
             if last {
                 break;

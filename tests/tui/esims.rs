@@ -3,32 +3,16 @@
 
 use crate::common::*;
 use crossterm::event::KeyCode;
+use esimdash::api::Client;
 use esimdash::api::model::{Esim, EsimQuery};
-use esimdash::api::{BaseUrl, Client, ClientOptions, Credentials};
 use esimdash::domain::status::StatusFilter;
 use esimdash::qr::QrMatrix;
-use esimdash::sandbox::{SandboxConfig, spawn};
+use esimdash::sandbox::spawn;
 use esimdash::tui::app::{Mode, Tone};
 
 async fn acme_client() -> (esimdash::sandbox::RunningSandbox, Client) {
-    let sandbox = spawn(
-        &SandboxConfig {
-            rate_limit: 100_000,
-            ..Default::default()
-        },
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
-    let client = Client::new(
-        BaseUrl::parse(&sandbox.base_url()).unwrap(),
-        &Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-        ClientOptions {
-            rate_limit: 100_000,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let sandbox = spawn(&unpaced_sandbox(), "127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let client = api(&sandbox);
     (sandbox, client)
 }
 
@@ -81,17 +65,14 @@ async fn every_seeded_esim_round_trips_through_the_drawn_qr() {
 /// The QR code on the rendered screen (not a separate drawing) decodes to the eSIM's code.
 #[tokio::test]
 async fn the_qr_on_the_rendered_screen_decodes_to_the_selected_esims_code() {
-    let mut h = Harness::acme().await;
-    h.send(key('3'));
-    h.settle().await;
+    let mut h = Harness::acme_on('3').await;
     let mut drawn = 0;
     while drawn < 4 {
         let esim = h.app.esims().selected().unwrap().clone();
         // The pane draws the code only where it can be installed now.
         if esim.facts().classify() != esimdash::domain::esim_state::Class::ReadyToInstall {
             assert!(h.screen(120, 40).contains("QR code not drawn"));
-            h.send(key('j'));
-            h.settle().await;
+            h.send_and_settle(key('j')).await;
             continue;
         }
         drawn += 1;
@@ -99,8 +80,7 @@ async fn the_qr_on_the_rendered_screen_decodes_to_the_selected_esims_code() {
         let screen = h.screen(120, 40);
         let qr = qr_from_screen(&screen).expect("a QR code is on the screen");
         assert_eq!(qr.decode().unwrap(), code);
-        h.send(key('j'));
-        h.settle().await;
+        h.send_and_settle(key('j')).await;
     }
 }
 
@@ -178,9 +158,7 @@ async fn the_qr_code_url_path_decodes_real_pngs_and_refuses_the_rest() {
 
 #[tokio::test]
 async fn the_search_reads_the_inventory_in_the_background_and_jumps_to_a_whole_iccid() {
-    let mut h = Harness::acme().await;
-    h.send(key('3'));
-    h.settle().await;
+    let mut h = Harness::acme_on('3').await;
     // The oldest eSIM, read by the test's own client: on a page the app has not read.
     let (target, _) = oldest_esim(&h).await;
     h.send(key('/'));
@@ -188,11 +166,7 @@ async fn the_search_reads_the_inventory_in_the_background_and_jumps_to_a_whole_i
     h.keys(&target[..10]);
     assert!(h.screen(120, 40).contains("index 50 of 399"), "{}", h.screen(120, 40));
     h.settle().await;
-    let scans = h
-        .sent
-        .iter()
-        .filter(|r| matches!(r, esimdash::tui::msg::Request::EsimScan { .. }))
-        .count();
+    let scans = h.count(|r| matches!(r, esimdash::tui::msg::Request::EsimScan { .. }));
     assert_eq!(scans, 4, "399 eSIMs in pages of 100");
     assert!(h.screen(120, 40).contains("all 399 in the index"));
     assert!(h.app.esims().result_count() > 1, "a partial ICCID matches several");
@@ -253,9 +227,7 @@ async fn y_copies_the_iccid_and_capital_y_the_activation_code_once_known() {
 
 #[tokio::test]
 async fn an_iccid_typed_before_its_page_arrives_is_jumped_to_when_it_does() {
-    let mut h = Harness::acme().await;
-    h.send(key('3'));
-    h.settle().await;
+    let mut h = Harness::acme_on('3').await;
     // The last eSIM of the inventory: on the last page of the background read.
     let (target, _) = oldest_esim(&h).await;
     h.send(key('/'));

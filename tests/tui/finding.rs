@@ -3,9 +3,10 @@
 //! the app driven as the runtime drives it (real tasks, the wall clock, the product's pacing).
 
 use crate::common::*;
+use crate::pages::{PAGE_SIZE, esims_page};
 use crossterm::event::KeyCode;
 use esimdash::api::model::EsimQuery;
-use esimdash::api::{BaseUrl, Client, ClientOptions, Credentials, Found};
+use esimdash::api::{ClientOptions, Found};
 use esimdash::sandbox::SandboxConfig;
 use esimdash::tui::app::Remote;
 use esimdash::tui::msg::Msg;
@@ -16,35 +17,27 @@ use std::time::{Duration, Instant};
 fn without_lookup(orders: usize) -> (SandboxConfig, ClientOptions) {
     let config = SandboxConfig {
         orders,
-        rate_limit: 100_000,
         iccid_lookup: false,
-        ..SandboxConfig::default()
+        ..unpaced_sandbox()
     };
-    let fast = ClientOptions {
-        rate_limit: 100_000,
-        ..ClientOptions::default()
-    };
-    (config, fast)
+    (config, unpaced())
+}
+
+/// The dashboard on the eSIMs tab, its first page read, against a sandbox of `orders` without
+/// the lookup (see `without_lookup`).
+async fn on_esims_without_lookup(orders: usize) -> Live {
+    let (config, fast) = without_lookup(orders);
+    let mut live = Live::new(config, fast).await;
+    live.send(key('3'));
+    live.idle(Duration::from_secs(10)).await;
+    live
 }
 
 /// The oldest eSIM's ICCID (the last item of the list), read with a client of our own.
 async fn oldest_iccid(base_url: &str) -> String {
-    let client = Client::new(
-        BaseUrl::parse(base_url).unwrap(),
-        &Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-        ClientOptions {
-            rate_limit: 100_000,
-            ..ClientOptions::default()
-        },
-    )
-    .unwrap();
-    let page = |page: u64| EsimQuery {
-        page: Some(page),
-        page_size: Some(100),
-        ..EsimQuery::default()
-    };
-    let total = client.esims(&page(1)).await.unwrap().total;
-    let last = client.esims(&page(total.div_ceil(100))).await.unwrap();
+    let client = client_as(base_url, ACME, unpaced());
+    let total = client.esims(&esims_page(1)).await.unwrap().total;
+    let last = client.esims(&esims_page(total.div_ceil(PAGE_SIZE))).await.unwrap();
     last.esims.last().unwrap().raw_order_json.iccid.to_string()
 }
 
@@ -102,21 +95,13 @@ async fn an_iccid_from_the_oldest_page_and_its_qr_code_in_three_requests_within_
         "its QR code is drawn, or said why not:\n{screen}"
     );
     // The index's background read goes on meanwhile, within its share: not what the find cost.
-    let background = live
-        .sent
-        .iter()
-        .filter(|r| matches!(r, esimdash::tui::msg::Request::EsimScan { .. }))
-        .count() as u64;
+    let background = live.count(|r| matches!(r, esimdash::tui::msg::Request::EsimScan { .. })) as u64;
     assert!(
         requests - background.min(requests) <= 3,
         "{requests} requests, {background} of the index"
     );
     assert!(took <= Duration::from_secs(1), "took {took:?}");
-    let lookups = live
-        .sent
-        .iter()
-        .filter(|r| matches!(r, esimdash::tui::msg::Request::FindEsim { .. }))
-        .count();
+    let lookups = live.count(|r| matches!(r, esimdash::tui::msg::Request::FindEsim { .. }));
     assert_eq!(lookups, 1, "the lookup is asked once, never cancelled and asked again");
 }
 
@@ -149,12 +134,7 @@ async fn a_server_without_the_lookup_never_shows_another_esim_and_a_second_sessi
     second.saved_inventory(loaded);
     second.send(key('3'));
     second.idle(Duration::from_secs(10)).await;
-    let index_reads = |live: &Live| {
-        live.sent
-            .iter()
-            .filter(|r| matches!(r, esimdash::tui::msg::Request::EsimScan { .. }))
-            .count()
-    };
+    let index_reads = |live: &Live| live.count(|r| matches!(r, esimdash::tui::msg::Request::EsimScan { .. }));
     assert_eq!(
         index_reads(&second),
         0,
@@ -205,8 +185,7 @@ async fn after_a_top_up_or_r_on_a_found_esim_nothing_loads_for_ever() {
         .raw_order_json
         .iccid
         .to_string();
-    h.send(key('3'));
-    h.settle().await;
+    h.send_and_settle(key('3')).await;
     // The first digits read the whole inventory (so the attention count is known), the rest
     // finds the one eSIM.
     h.send(key('/'));
@@ -220,13 +199,7 @@ async fn after_a_top_up_or_r_on_a_found_esim_nothing_loads_for_ever() {
     assert!(labelled(&h), "the attention count is known once the inventory is read");
     for step in ["top-up", "r"] {
         if step == "top-up" {
-            h.send(key('t'));
-            h.settle().await;
-            for _ in 0..2 {
-                h.send(code(KeyCode::Enter));
-                h.settle().await;
-            }
-            assert!(h.screen(120, 40).contains("Placed: order"), "{}", h.screen(120, 40));
+            top_up_with_the_first_plan(&mut h, (120, 40)).await;
             h.send(code(KeyCode::Esc));
         } else {
             h.send(key('r'));
@@ -244,14 +217,27 @@ async fn after_a_top_up_or_r_on_a_found_esim_nothing_loads_for_ever() {
         );
     }
     h.send(code(KeyCode::Esc));
-    h.send(code(KeyCode::Esc));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Esc)).await;
     assert_eq!(
         h.app.esims().selected_iccid().unwrap().to_string(),
         iccid,
         "still selected in the list"
     );
     assert!(!h.screen(120, 40).contains("not known yet"), "{}", h.screen(120, 40));
+}
+
+/// Tops the selected eSIM up with the first plan offered, confirmed as a user does, and checks
+/// the screen (at this size) says it was placed.
+async fn top_up_with_the_first_plan(h: &mut Harness, (width, height): (u16, u16)) {
+    h.send_and_settle(key('t')).await;
+    for _ in 0..2 {
+        h.send_and_settle(code(KeyCode::Enter)).await;
+    }
+    assert!(
+        h.screen(width, height).contains("Placed: order"),
+        "{}",
+        h.screen(width, height)
+    );
 }
 
 /// The agent's job at once: a whole ICCID (no index read), a top-up, Esc Esc: the eSIM is
@@ -263,27 +249,15 @@ async fn a_whole_iccid_topped_up_stays_selected_in_the_list_after_esc_esc() {
         .raw_order_json
         .iccid
         .to_string();
-    h.send(key('3'));
-    h.settle().await;
-    h.send(key('/'));
-    h.keys(&iccid);
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(key('3')).await;
+    h.search(&iccid).await;
     assert_eq!(h.app.esims().selected_iccid().unwrap().to_string(), iccid);
-    h.send(key('t'));
-    h.settle().await;
-    for _ in 0..2 {
-        h.send(code(KeyCode::Enter));
-        h.settle().await;
-    }
-    assert!(h.screen(80, 24).contains("Placed: order"), "{}", h.screen(80, 24));
-    h.send(code(KeyCode::Esc));
-    h.settle().await;
+    top_up_with_the_first_plan(&mut h, (80, 24)).await;
+    h.send_and_settle(code(KeyCode::Esc)).await;
     // The record read after the top-up shows it, and the pane says so.
     let screen = h.screen(120, 40);
     assert!(screen.contains("Top-up landed"), "{screen}");
-    h.send(code(KeyCode::Esc));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Esc)).await;
     assert_eq!(h.app.esims().selected_iccid().unwrap().to_string(), iccid);
     assert!(h.app.esims().pinned().is_none(), "at its row, not pinned");
     assert!(!h.screen(80, 24).contains("not known yet"), "{}", h.screen(80, 24));
@@ -301,8 +275,7 @@ async fn a_mistyped_whole_iccid_in_the_search_says_which_check_failed() {
         .to_string();
     let last = iccid.chars().last().unwrap().to_digit(10).unwrap();
     let mistyped = format!("{}{}", &iccid[..iccid.len() - 1], (last + 1) % 10);
-    h.send(key('3'));
-    h.settle().await;
+    h.send_and_settle(key('3')).await;
     h.send(key('/'));
     h.keys(&mistyped);
     h.settle().await;
@@ -404,11 +377,7 @@ async fn the_dashboards_index_is_saved_as_it_is_read_resumed_at_the_gap_and_fres
         vec![1],
         "one page from the top, after the list's first"
     );
-    let lists = live
-        .sent
-        .iter()
-        .filter(|r| matches!(r, esimdash::tui::msg::Request::Esims(_)))
-        .count();
+    let lists = live.count(|r| matches!(r, esimdash::tui::msg::Request::Esims(_)));
     assert_eq!(lists, 1);
 }
 
@@ -417,10 +386,7 @@ async fn the_dashboards_index_is_saved_as_it_is_read_resumed_at_the_gap_and_fres
 /// without the lookup, where no record fetched can tell.
 #[tokio::test]
 async fn a_whole_iccid_the_complete_index_lacks_is_said_to_be_none_of_the_account() {
-    let (config, fast) = without_lookup(800);
-    let mut live = Live::new(config, fast).await;
-    live.send(key('3'));
-    live.idle(Duration::from_secs(10)).await;
+    let mut live = on_esims_without_lookup(800).await;
     live.send(key('/'));
     // Luhn-valid, and not one of the sandbox's.
     for c in "8944100099999345681".chars() {
@@ -443,10 +409,7 @@ async fn a_whole_iccid_the_complete_index_lacks_is_said_to_be_none_of_the_accoun
 /// come at, not "0 s to go" for as long as the server takes.
 #[tokio::test]
 async fn the_time_to_go_follows_the_pace_the_pages_come_at() {
-    let (config, fast) = without_lookup(4_000);
-    let mut live = Live::new(config, fast).await;
-    live.send(key('3'));
-    live.idle(Duration::from_secs(10)).await;
+    let mut live = on_esims_without_lookup(4_000).await;
     live.sandbox.set_latency(Duration::from_millis(60));
     live.send(key('/'));
     live.send(key('7'));

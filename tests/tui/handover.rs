@@ -2,32 +2,16 @@
 //! own file writers against a sandbox: the QR code as a PNG (ZBar reads it), "needs attention"
 //! (the rule applied to the API's own data), and CSV exports (complete, or no file at all).
 
-use crate::common::{Live, key, zbar_decode};
-use esimdash::api::ClientOptions;
+use crate::common::{Live, api, key, unpaced, unpaced_sandbox, zbar_decode};
 use esimdash::domain::attention::AttentionRule;
 use esimdash::domain::attention::Judged;
 use esimdash::domain::iccid::Iccid;
-use esimdash::sandbox::SandboxConfig;
 use esimdash::tui::app::{ExportState, Remote};
 use std::time::Duration;
 
-fn fast() -> SandboxConfig {
-    SandboxConfig {
-        rate_limit: 100_000,
-        ..SandboxConfig::default()
-    }
-}
-
-fn unpaced() -> ClientOptions {
-    ClientOptions {
-        rate_limit: 100_000,
-        ..ClientOptions::default()
-    }
-}
-
 #[tokio::test]
 async fn the_qr_png_reads_back_to_the_code_and_an_existing_file_is_replaced_only_on_yes() {
-    let mut live = Live::new(fast(), unpaced()).await;
+    let mut live = Live::new(unpaced_sandbox(), unpaced()).await;
     live.send(key('3'));
     let code_of_selected = |app: &esimdash::tui::app::App| {
         let iccid = app.esims().selected_iccid()?;
@@ -93,7 +77,7 @@ async fn the_qr_png_reads_back_to_the_code_and_an_existing_file_is_replaced_only
 
 /// My eSIMs with the attention filter on, once the whole inventory is in the index.
 async fn attention_shown() -> Live {
-    let mut live = Live::new(fast(), unpaced()).await;
+    let mut live = Live::new(unpaced_sandbox(), unpaced()).await;
     live.send(key('3'));
     live.send(key('!'));
     assert!(
@@ -136,7 +120,7 @@ async fn needs_attention_is_the_rule_applied_to_the_apis_own_data_and_its_count_
 
 #[tokio::test]
 async fn x_exports_every_page_of_the_view_and_a_cancelled_export_leaves_no_file() {
-    let mut live = Live::new(fast(), unpaced()).await;
+    let mut live = Live::new(unpaced_sandbox(), unpaced()).await;
     live.send(key('2'));
     live.idle(Duration::from_secs(10)).await;
     let total = live.app.orders().list().total().unwrap();
@@ -171,7 +155,7 @@ async fn x_exports_every_page_of_the_view_and_a_cancelled_export_leaves_no_file(
 /// whose record the dashboard never had are looked up first).
 #[tokio::test]
 async fn marked_esims_qr_codes_go_into_one_folder_each_reading_back_to_its_code() {
-    let mut live = Live::new(fast(), unpaced()).await;
+    let mut live = Live::new(unpaced_sandbox(), unpaced()).await;
     live.send(key('3'));
     assert!(
         live.until(Duration::from_secs(10), |app| app.esims().selected().is_some())
@@ -256,12 +240,7 @@ async fn marked_esims_qr_codes_go_into_one_folder_each_reading_back_to_its_code(
     let mut expected: Vec<String> = wanted.iter().map(|i| format!("{i}.png")).collect();
     expected.sort();
     assert_eq!(names, expected);
-    let client = esimdash::api::Client::new(
-        esimdash::api::BaseUrl::parse(&live.sandbox.base_url()).unwrap(),
-        &esimdash::api::Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-        unpaced(),
-    )
-    .unwrap();
+    let client = api(&live.sandbox);
     for iccid in &wanted {
         let esim = all.iter().find(|e| e.raw_order_json.iccid == iccid.as_str()).unwrap();
         let code = client.activation_code(esim).await.unwrap();
@@ -352,7 +331,7 @@ async fn a_topped_up_esim_leaves_the_attention_rows_at_once_and_the_cursor_stays
 #[tokio::test]
 async fn a_slow_servers_order_detail_finds_its_esim_and_e_goes_there() {
     use crossterm::event::KeyCode;
-    let mut live = Live::new(fast(), unpaced()).await;
+    let mut live = Live::new(unpaced_sandbox(), unpaced()).await;
     live.sandbox.set_latency(Duration::from_millis(150));
     live.send(key('2'));
     assert!(

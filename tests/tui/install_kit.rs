@@ -10,9 +10,7 @@ use esimdash::tui::msg::Msg;
 
 /// An agent on My eSIMs with the first eSIM's activation code known, zoomed in.
 async fn zoomed() -> (Harness, esimdash::api::model::Esim, String) {
-    let mut h = Harness::acme().await;
-    h.send(key('3'));
-    h.settle().await;
+    let mut h = Harness::acme_on('3').await;
     let esim = h.app.esims().selected().unwrap().clone();
     let code = code_of(&h, &esim.raw_order_json.iccid);
     h.send(key('z'));
@@ -96,15 +94,9 @@ async fn the_smdp_address_and_the_matching_id_are_copied_apart() {
 #[test]
 fn in_a_terminal_the_zoomed_code_reads_and_each_copy_says_what_it_sent() {
     use crate::terminal_e2e::Tmux;
-    if !tmux_available("in_a_terminal_the_zoomed_code_reads_and_each_copy_says_what_it_sent") {
+    let Some((_home, tmux)) = Tmux::copying_demo_on_esims("zoom", "ESIMDASH_CLIPBOARD=osc52") else {
         return;
-    }
-    let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux::demo("zoom", &home, "ESIMDASH_CLIPBOARD=osc52");
-    tmux.run(&["set", "-s", "set-clipboard", "on"]);
-    tmux.wait_for("Balance 250.00 USD");
-    tmux.keys(&["3"]);
-    tmux.wait_for("1/");
+    };
     tmux.keys(&["z"]);
     let screen = tmux.wait_for("copy: y ICCID");
     assert!(!screen.contains(['▀', '▄']), "full blocks at 120×40:\n{screen}");
@@ -141,18 +133,8 @@ fn in_a_terminal_the_zoomed_code_reads_and_each_copy_says_what_it_sent() {
 /// the bottom line, not under the message of the first save (which read as if it were done).
 #[tokio::test]
 async fn a_second_w_asks_to_replace_without_the_first_saves_message() {
-    use esimdash::api::ClientOptions;
-    use esimdash::sandbox::SandboxConfig;
     use std::time::Duration;
-    let sandbox = SandboxConfig {
-        rate_limit: 100_000,
-        ..SandboxConfig::default()
-    };
-    let client = ClientOptions {
-        rate_limit: 100_000,
-        ..ClientOptions::default()
-    };
-    let mut live = Live::new(sandbox, client).await;
+    let mut live = Live::new(unpaced_sandbox(), unpaced()).await;
     live.send(key('3'));
     let has_code = |app: &esimdash::tui::app::App| app.esims().selected_code().and_then(|c| c.value()).is_some();
     assert!(live.until(Duration::from_secs(10), has_code).await);

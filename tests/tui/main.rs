@@ -17,6 +17,8 @@ mod navigation;
 #[path = "../support/orders.rs"]
 mod orders;
 mod orders_esims;
+#[path = "../support/pages.rs"]
+mod pages;
 mod payment_edges;
 mod properties;
 mod purchases;

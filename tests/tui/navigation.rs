@@ -23,15 +23,10 @@ async fn the_last_row_of_orders_ends_a_full_view() {
         (key('G'), (120, 40), true),
     ];
     for (last, size, short_last_page) in cases {
-        let mut h = Harness::acme().await;
-        h.send(key('2'));
-        h.settle().await;
+        let mut h = Harness::acme_on('2').await;
         if short_last_page {
             // 204 orders: the last page holds 4, the rest of the view comes from the page before.
-            h.send(key('/'));
-            h.keys("30 Days");
-            h.send(code(KeyCode::Enter));
-            h.settle().await;
+            h.search("30 Days").await;
         }
         h.send(last);
         h.settle().await;
@@ -79,20 +74,14 @@ fn shown_selected(h: &Harness, text: &str) -> bool {
 /// editing key (Backspace, an arrow) keeps it to edit, and Enter keeps it as it is.
 #[tokio::test]
 async fn a_search_opened_again_shows_its_text_selected_and_typing_replaces_it() {
-    let mut h = Harness::acme().await;
-    h.send(key('2'));
-    h.settle().await;
-    h.send(key('/'));
-    h.keys("japan");
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    let mut h = Harness::acme_on('2').await;
+    h.search("japan").await;
     h.send(key('/'));
     assert!(shown_selected(&h, "japan"), "{}", h.screen(120, 40));
     h.keys("fr");
     assert_eq!(h.app.orders().search().typed(), "fr", "typing replaced the old text");
     assert!(!shown_selected(&h, "fr"));
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     assert_eq!(h.app.orders().search().applied(), "fr");
 
     h.send(key('/'));
@@ -105,15 +94,12 @@ async fn a_search_opened_again_shows_its_text_selected_and_typing_replaces_it() 
     assert_eq!(h.app.orders().search().typed(), "xf", "after an arrow, typing inserts");
     h.send(code(KeyCode::Enter));
     h.send(key('/'));
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     assert_eq!(h.app.orders().search().applied(), "xf", "Enter keeps the text");
 
     // The catalog's filter and the eSIM search are the same box.
     h.send(key('1'));
-    h.send(key('/'));
-    h.keys("japan");
-    h.send(code(KeyCode::Enter));
+    h.type_search("japan");
     h.send(key('/'));
     assert!(shown_selected(&h, "japan"));
     h.keys("norway");
@@ -126,8 +112,7 @@ async fn a_search_opened_again_shows_its_text_selected_and_typing_replaces_it() 
 async fn the_help_scrolls_to_its_last_line_at_small_sizes() {
     let mut h = Harness::acme().await;
     for tab in ['1', '2', '3'] {
-        h.send(key(tab));
-        h.settle().await;
+        h.send_and_settle(key(tab)).await;
         h.send(key('?'));
         for _ in 0..120 {
             h.send(key('j'));

@@ -8,9 +8,7 @@ use esimdash::tui::app::{Overlay, Tab};
 
 #[tokio::test]
 async fn an_orders_detail_names_its_esim_t_tops_it_up_and_e_shows_it() {
-    let mut h = Harness::acme().await;
-    h.send(key('2'));
-    h.settle().await;
+    let mut h = Harness::acme_on('2').await;
     // The newest order is still pending; the next one made an eSIM.
     h.send(key('j'));
     let order = h.app.orders().list().selected().unwrap().clone();
@@ -21,23 +19,19 @@ async fn an_orders_detail_names_its_esim_t_tops_it_up_and_e_shows_it() {
         .find(|e| e.record.provider_order_no == number.as_str())
         .map(|e| e.raw_order_json.iccid.to_string())
         .expect("the order's eSIM is on the first page");
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     let screen = h.screen(80, 24);
     assert!(screen.contains(&iccid), "the detail names the eSIM:\n{screen}");
     assert!(screen.contains("t top up") && screen.contains("e its eSIM"), "{screen}");
 
-    h.send(key('t'));
-    h.settle().await;
+    h.send_and_settle(key('t')).await;
     match h.app.overlay() {
         Some(Overlay::Purchase(form)) => assert_eq!(form.iccid().map(|i| i.to_string()), Some(iccid.clone())),
         other => panic!("t on the order tops up its eSIM at once, got {other:?}"),
     }
     h.send(code(KeyCode::Esc));
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
-    h.send(key('e'));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
+    h.send_and_settle(key('e')).await;
     assert_eq!(h.app.tab(), Tab::Esims);
     let selected = h.app.esims().selected().map(|e| e.raw_order_json.iccid.to_string());
     assert_eq!(selected, Some(iccid), "e shows the order's eSIM on My eSIMs");
@@ -49,19 +43,9 @@ async fn slash_on_orders_with_an_iccid_lists_that_esims_orders() {
     let esims = h.api().esims(&EsimQuery::default()).await.unwrap().esims;
     let esim = &esims[1];
     let iccid = esim.raw_order_json.iccid.to_string();
-    h.send(key('2'));
-    h.settle().await;
-    h.send(key('/'));
-    h.keys(&iccid);
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
-    let shown: Vec<String> = h
-        .app
-        .orders()
-        .list()
-        .loaded()
-        .map(|o| o.record.provider_order_no.to_string())
-        .collect();
+    h.send_and_settle(key('2')).await;
+    h.search(&iccid).await;
+    let shown = listed_order_numbers(&h.app);
     assert_eq!(
         shown,
         vec![esim.record.provider_order_no.to_string()],
@@ -74,17 +58,14 @@ async fn slash_on_orders_with_an_iccid_lists_that_esims_orders() {
 /// one; the earlier (cancelled) one says it is not the current one.
 #[tokio::test]
 async fn the_pane_says_which_profile_of_a_reissued_iccid_is_current() {
-    let mut h = Harness::acme().await;
-    h.send(key('3'));
-    h.settle().await;
+    let mut h = Harness::acme_on('3').await;
     let first = h.app.esims().selected().unwrap().clone();
     // Under its QR code: a taller terminal shows the whole pane.
     let screen = h.screen(120, 60);
     assert!(screen.contains("This ICCID was issued before"), "{screen}");
     let iccid = first.raw_order_json.iccid.to_string();
     loop {
-        h.send(key('j'));
-        h.settle().await;
+        h.send_and_settle(key('j')).await;
         let e = h.app.esims().selected().unwrap();
         if e.raw_order_json.iccid == iccid.as_str() {
             break;
@@ -103,17 +84,13 @@ async fn the_pane_says_which_profile_of_a_reissued_iccid_is_current() {
 #[tokio::test]
 async fn b_on_a_deleted_esim_buys_its_plan_again() {
     use esimdash::domain::esim_state::Class;
-    let mut h = Harness::acme().await;
-    h.send(key('3'));
-    h.settle().await;
+    let mut h = Harness::acme_on('3').await;
     while h.app.esims().selected().unwrap().facts().classify() != Class::Deleted {
-        h.send(key('j'));
-        h.settle().await;
+        h.send_and_settle(key('j')).await;
     }
     let slug = h.app.esims().selected().unwrap().record.slug.clone();
     assert!(h.screen(120, 40).contains("b: buy a new eSIM of this plan"));
-    h.send(key('b'));
-    h.settle().await;
+    h.send_and_settle(key('b')).await;
     match h.app.overlay() {
         Some(Overlay::Purchase(form)) => assert_eq!(form.plan().map(|p| p.slug.clone()), Some(slug)),
         other => panic!("b buys the same plan, got {other:?}"),

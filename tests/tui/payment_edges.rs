@@ -42,6 +42,15 @@ impl Server {
         }
     }
 
+    /// The server for the test running now, and a home for the dashboard; `None` where tmux
+    /// is missing, the test then skipped (and saying so).
+    fn for_test() -> Option<(Self, tempfile::TempDir)> {
+        if !crate::common::tmux_available_here() {
+            return None;
+        }
+        Some((Self::start(), tempfile::tempdir().unwrap()))
+    }
+
     /// Acme's client straight at the sandbox, for setting up and counting.
     fn api(&self) -> Client {
         let credentials = Credentials::pair("ak_demo_acme", "sk_demo_acme");
@@ -155,20 +164,17 @@ fn stages(home: &tempfile::TempDir) -> Vec<(String, Option<String>)> {
 
 #[test]
 fn a_hang_up_mid_payment_waits_for_the_answer_and_records_it() {
-    if !crate::common::tmux_available("a_hang_up_mid_payment_waits_for_the_answer_and_records_it") {
+    let Some((server, home)) = Server::for_test() else {
         return;
-    }
-    let server = Server::start();
-    let home = tempfile::tempdir().unwrap();
+    };
     let tmux = Tmux::new("hup");
     let pid = dashboard(&tmux, &server, &home);
     let orders = server.orders();
-    tmux.keys(&["3"]);
-    tmux.wait_for("total");
-    tmux.keys(&["t"]);
-    tmux.wait_for("Plans offered by the API");
-    tmux.keys(&["Enter"]);
-    tmux.wait_for("Enter: pay");
+    tmux.press_and_wait(&[
+        ("3", "total"),
+        ("t", "Plans offered by the API"),
+        ("Enter", "Enter: pay"),
+    ]);
     tmux.keys(&["Enter"]);
     server.wait_for_the_payment();
     // The terminal goes away, as when an SSH connection drops: the process gets SIGHUP.
@@ -192,11 +198,9 @@ fn a_hang_up_mid_payment_waits_for_the_answer_and_records_it() {
 
 #[test]
 fn a_payment_killed_mid_flight_is_told_in_a_window_at_the_next_start() {
-    if !crate::common::tmux_available("a_payment_killed_mid_flight_is_told_in_a_window_at_the_next_start") {
+    let Some((server, home)) = Server::for_test() else {
         return;
-    }
-    let server = Server::start();
-    let home = tempfile::tempdir().unwrap();
+    };
     let (iccid, slug) = server.second_in_use();
     // `esimdash topup` killed (SIGKILL) while the server holds its answer.
     let mut child = Command::new("sh")
@@ -293,47 +297,80 @@ fn topup_from(server: &Server, home: &tempfile::TempDir, file: &std::path::Path)
     (out.status.success(), said)
 }
 
+/// A bulk top-up in the dashboard, under way: what the tests of its end look at.
+struct BulkRun {
+    server: Server,
+    home: tempfile::TempDir,
+    tmux: Tmux,
+    /// The dashboard's process id.
+    pid: String,
+    /// Acme's orders before it.
+    orders: u64,
+    /// The marked eSIMs, and the top-up they share.
+    iccids: Vec<String>,
+    slug: String,
+}
+
+/// Three eSIMs in use that share a top-up, marked and paid in the dashboard in tmux (session
+/// `name`), once `payments` of them have reached the server (the last one's answer held).
+/// `None` where tmux is missing, the test then skipped.
+fn bulk_top_up_of_three(name: &str, payments: u64) -> Option<BulkRun> {
+    let (server, home) = Server::for_test()?;
+    let (iccids, slug) = server.in_use_sharing_a_topup(3);
+    let tmux = Tmux::new(name);
+    let pid = dashboard(&tmux, &server, &home);
+    let orders = server.orders();
+    mark_and_pay(&tmux, &server, &iccids, orders);
+    server.wait_for_payments(payments);
+    Some(BulkRun {
+        server,
+        home,
+        tmux,
+        pid,
+        orders,
+        iccids,
+        slug,
+    })
+}
+
 /// Three eSIMs marked (each found by its whole ICCID), `t`, one plan for all, paid; SIGKILL
 /// while the server holds the second payment's answer. `esimdash topup --from` the rows file
 /// the dashboard wrote then settles the payment in flight and pays the third: one top-up per
 /// eSIM in all, counted at the server.
 #[test]
 fn a_bulk_top_up_killed_mid_run_is_finished_by_topup_from_its_rows_file() {
-    if !crate::common::tmux_available("a_bulk_top_up_killed_mid_run_is_finished_by_topup_from_its_rows_file") {
+    let Some(run) = bulk_top_up_of_three("bulk", 2) else {
         return;
-    }
-    let server = Server::start();
-    let home = tempfile::tempdir().unwrap();
-    let (iccids, slug) = server.in_use_sharing_a_topup(3);
-    let tmux = Tmux::new("bulk");
-    let pid = dashboard(&tmux, &server, &home);
-    let orders = server.orders();
-    mark_and_pay(&tmux, &server, &iccids, orders);
-    server.wait_for_payments(2);
+    };
     // SAFETY: kill(2) on the dashboard this test started.
-    assert_eq!(unsafe { libc::kill(pid.parse().unwrap(), libc::SIGKILL) }, 0);
-    assert_eq!(tmux.exit_code(), 137);
+    assert_eq!(unsafe { libc::kill(run.pid.parse().unwrap(), libc::SIGKILL) }, 0);
+    assert_eq!(run.tmux.exit_code(), 137);
     // The second was carried out at the server; only its answer never reached the dashboard.
     assert_eq!(
-        server.orders(),
-        orders + 2,
+        run.server.orders(),
+        run.orders + 2,
         "the first placed, the second's answer held"
     );
 
-    let rows = files_ending(home.path(), ".csv");
+    let rows = files_ending(run.home.path(), ".csv");
     assert_eq!(rows.len(), 1, "the rows file, no result yet: {rows:?}");
     let text = std::fs::read_to_string(&rows[0]).unwrap();
-    for iccid in &iccids {
-        assert!(text.contains(&format!("{iccid},{slug},1")), "{text}");
+    for iccid in &run.iccids {
+        assert!(text.contains(&format!("{iccid},{},1", run.slug)), "{text}");
     }
-    let (ok, said) = topup_from(&server, &home, &rows[0]);
+    let (ok, said) = topup_from(&run.server, &run.home, &rows[0]);
     assert!(ok, "{said}");
-    assert_eq!(server.orders(), orders + 3, "one top-up per eSIM, none twice: {said}");
-    let result = files_ending(home.path(), ".result.csv");
+    assert_eq!(
+        run.server.orders(),
+        run.orders + 3,
+        "one top-up per eSIM, none twice: {said}"
+    );
+    let result = files_ending(run.home.path(), ".result.csv");
     let result = std::fs::read_to_string(&result[0]).unwrap();
     assert_eq!(result.matches(",placed,").count(), 3, "{result}");
-    let placed: Vec<String> = server.runtime.block_on(async {
-        let newest = server
+    let placed: Vec<String> = run.server.runtime.block_on(async {
+        let newest = run
+            .server
             .api()
             .orders(&OrderQuery {
                 page_size: Some(3),
@@ -343,7 +380,7 @@ fn a_bulk_top_up_killed_mid_run_is_finished_by_topup_from_its_rows_file() {
             .unwrap();
         newest.orders.iter().map(|o| o.iccid.as_str().to_string()).collect()
     });
-    for iccid in &iccids {
+    for iccid in &run.iccids {
         assert_eq!(placed.iter().filter(|p| *p == iccid).count(), 1, "{iccid}: {placed:?}");
     }
 }
@@ -353,41 +390,31 @@ fn a_bulk_top_up_killed_mid_run_is_finished_by_topup_from_its_rows_file() {
 /// `topup --from` the rows file then pays the two left, none twice.
 #[test]
 fn a_bulk_top_up_stopped_by_sigterm_ends_after_the_payment_in_flight_with_its_result() {
-    if !crate::common::tmux_available(
-        "a_bulk_top_up_stopped_by_sigterm_ends_after_the_payment_in_flight_with_its_result",
-    ) {
+    let Some(run) = bulk_top_up_of_three("bulkterm", 1) else {
         return;
-    }
-    let server = Server::start();
-    let home = tempfile::tempdir().unwrap();
-    let (iccids, _) = server.in_use_sharing_a_topup(3);
-    let tmux = Tmux::new("bulkterm");
-    let pid = dashboard(&tmux, &server, &home);
-    let orders = server.orders();
-    mark_and_pay(&tmux, &server, &iccids, orders);
-    server.wait_for_payments(1);
+    };
     let stopped = Instant::now();
     // SAFETY: kill(2) on the dashboard this test started.
-    assert_eq!(unsafe { libc::kill(pid.parse().unwrap(), libc::SIGTERM) }, 0);
+    assert_eq!(unsafe { libc::kill(run.pid.parse().unwrap(), libc::SIGTERM) }, 0);
     // Whatever its status, it has ended: what counts is what it did before.
-    tmux.exit_code();
+    run.tmux.exit_code();
     assert!(
         stopped.elapsed() >= HOLD / 2,
         "it waited for the payment's answer: {:?}",
         stopped.elapsed()
     );
-    assert_eq!(server.orders(), orders + 1, "the one in flight, no further");
-    let result = files_ending(home.path(), ".result.csv");
+    assert_eq!(run.server.orders(), run.orders + 1, "the one in flight, no further");
+    let result = files_ending(run.home.path(), ".result.csv");
     assert_eq!(result.len(), 1, "the result was written before the exit");
     let text = std::fs::read_to_string(&result[0]).unwrap();
     assert_eq!(text.matches(",placed,").count(), 1, "{text}");
     assert_eq!(text.matches(",not_paid,").count(), 2, "{text}");
 
-    let rows: Vec<_> = files_ending(home.path(), ".csv")
+    let rows: Vec<_> = files_ending(run.home.path(), ".csv")
         .into_iter()
         .filter(|p| !p.to_string_lossy().ends_with(".result.csv"))
         .collect();
-    let (ok, said) = topup_from(&server, &home, &rows[0]);
+    let (ok, said) = topup_from(&run.server, &run.home, &rows[0]);
     assert!(ok, "{said}");
-    assert_eq!(server.orders(), orders + 3, "the two left, none twice: {said}");
+    assert_eq!(run.server.orders(), run.orders + 3, "the two left, none twice: {said}");
 }

@@ -333,21 +333,19 @@ fn error(kind: u8) -> ApiError {
             endpoint: EP,
             retry_after: Duration::from_secs(2),
         },
-        3 => ApiError::Api {
-            endpoint: EP,
-            status: 500,
-            message: "boom\u{1b}[2J".into(),
-        },
-        4 => ApiError::Api {
-            endpoint: EP,
-            status: 402,
-            message: "Insufficient balance".into(),
-        },
-        5 => ApiError::Api {
-            endpoint: EP,
-            status: 404,
-            message: "not found".into(),
-        },
+        3..=5 => {
+            let statuses = [
+                (500, "boom\u{1b}[2J"),
+                (402, "Insufficient balance"),
+                (404, "not found"),
+            ];
+            let (status, message) = statuses[usize::from(kind - 3)];
+            ApiError::Api {
+                endpoint: EP,
+                status,
+                message: message.into(),
+            }
+        }
         6 => ApiError::Decode {
             endpoint: EP,
             status: 200,

@@ -29,8 +29,7 @@ fn is_order(r: &Request) -> bool {
 
 /// Harness on My eSIMs with the form open for the first eSIM that can be topped up.
 async fn topup_form(h: &mut Harness) -> String {
-    h.send(key('3'));
-    h.settle().await;
+    h.send_and_settle(key('3')).await;
     let iccid = h.app.esims().selected().unwrap().raw_order_json.iccid.to_string();
     h.send(key('t'));
     insta::assert_snapshot!("purchase_loading", h.screen(100, 30));
@@ -53,8 +52,7 @@ async fn a_top_up_offers_only_the_api_plans_debits_once_and_enter_hammered_sends
     h.send(key('j'));
     h.send(key('3'));
     insta::assert_snapshot!("purchase_choosing", h.screen(100, 30));
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     assert!(matches!(form(&h).stage(), Stage::Confirming { .. }));
     insta::assert_snapshot!("purchase_confirming", h.screen(100, 30));
     let plan = offered[1].clone();
@@ -65,8 +63,7 @@ async fn a_top_up_offers_only_the_api_plans_debits_once_and_enter_hammered_sends
     }
     assert!(matches!(form(&h).stage(), Stage::Sending { .. }));
     insta::assert_snapshot!("purchase_sending", h.screen(100, 30));
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     assert_eq!(h.count(is_topup), 1, "six Enters, one request");
     let Stage::Done {
         order,
@@ -101,23 +98,18 @@ async fn a_top_up_offers_only_the_api_plans_debits_once_and_enter_hammered_sends
     );
     // Closing the result: more Enters send nothing.
     h.send(code(KeyCode::Enter));
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     assert_eq!(h.count(is_topup), 1);
 }
 
 /// The catalog's first plan matching `search`, bought once from its form: the plan.
 async fn buy_from_catalog(h: &mut Harness, search: &str) -> esimdash::api::model::Plan {
-    h.send(key('/'));
-    h.keys(search);
-    h.send(code(KeyCode::Enter));
+    h.type_search(search);
     let plan = h.app.catalog().selected().unwrap().clone();
     h.send(key('b'));
+    h.send_and_settle(code(KeyCode::Enter)).await;
     h.send(code(KeyCode::Enter));
-    h.settle().await;
-    h.send(code(KeyCode::Enter));
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     plan
 }
 
@@ -143,15 +135,11 @@ async fn a_purchase_from_the_catalog_debits_once_and_its_esim_appears_when_alloc
 #[tokio::test]
 async fn a_short_balance_is_caught_before_sending_and_a_402_is_reported_not_retried() {
     let mut h = Harness::acme().await;
-    h.send(key('/'));
-    h.keys("global 20gb");
-    h.send(code(KeyCode::Enter));
+    h.type_search("global 20gb");
     h.send(key('b'));
     h.send(key('0'));
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     assert_eq!(h.count(is_order), 0, "short by far: nothing sent");
     let screen = h.screen(100, 30);
     assert!(screen.contains("short of the"), "{screen}");
@@ -160,23 +148,11 @@ async fn a_short_balance_is_caught_before_sending_and_a_402_is_reported_not_retr
     // The dashboard believes 250.00, but another session spends most of it meanwhile.
     h.send(code(KeyCode::Esc));
     h.send(key('1'));
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     let price = form(&h).unit_price().unwrap();
-    let spent = h
-        .api()
-        .place_order(&OrderRequest {
-            slug: "gl-20gb-30d".into(),
-            qty: 1,
-        })
-        .await
-        .unwrap();
-    assert!(
-        spent.balance_usd.unwrap() < price,
-        "the test leaves less than the price"
-    );
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    let spent = another_session_buys_a_global_plan(&h).await;
+    assert!(spent.unwrap() < price, "the test leaves less than the price");
+    h.send_and_settle(code(KeyCode::Enter)).await;
     assert_eq!(h.count(is_order), 1, "sent once, refused, not retried");
     let Stage::Failed(message) = form(&h).stage() else {
         panic!("{:?}", form(&h).stage())
@@ -184,10 +160,29 @@ async fn a_short_balance_is_caught_before_sending_and_a_402_is_reported_not_retr
     assert!(message.starts_with("Insufficient balance"), "{message}");
     assert_eq!(
         h.app.profile().as_ref().unwrap().balance_usd,
-        spent.balance_usd,
+        spent,
         "after a 402 the header reads the balance again"
     );
     insta::assert_snapshot!("purchase_failed", h.screen(100, 30));
+}
+
+/// Another session of Acme's (the test's own client) buys one 20 GB global plan behind the
+/// dashboard's back; the balance it leaves.
+async fn another_session_buys_a_global_plan(h: &Harness) -> Option<Decimal> {
+    let order = OrderRequest {
+        slug: "gl-20gb-30d".into(),
+        qty: 1,
+    };
+    h.api().place_order(&order).await.unwrap().balance_usd
+}
+
+/// Where the look-up of a payment whose answer was lost stands; fails with the stage when the
+/// form is not waiting on such a payment.
+fn lost_answer_lookup(h: &Harness) -> &Lookup {
+    let Stage::Unknown { lookup, .. } = form(h).stage() else {
+        panic!("{:?}", form(h).stage())
+    };
+    lookup
 }
 
 /// Presses Enter on the confirmation while the sandbox answers after the client has given up
@@ -203,18 +198,11 @@ async fn pay_with_the_answer_lost(h: &mut Harness) {
 async fn a_lost_answer_is_not_resent_and_the_placed_top_up_is_found() {
     let mut h = Harness::with_timeout("ak_demo_acme", "sk_demo_acme", Duration::from_millis(700)).await;
     let iccid = topup_form(&mut h).await;
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     // The answer to the payment will come after the client has given up.
     pay_with_the_answer_lost(&mut h).await;
     assert!(
-        matches!(
-            form(&h).stage(),
-            Stage::Unknown {
-                lookup: Lookup::Checking,
-                ..
-            }
-        ),
+        matches!(lost_answer_lookup(&h), Lookup::Checking),
         "{:?}",
         form(&h).stage()
     );
@@ -225,11 +213,7 @@ async fn a_lost_answer_is_not_resent_and_the_placed_top_up_is_found() {
     h.settle().await;
     assert_eq!(h.count(is_topup), 1, "never sent again");
     assert_eq!(h.count(|r| matches!(r, Request::LookUpPayment { .. })), 1);
-    let Stage::Unknown {
-        lookup: Lookup::Found(order),
-        ..
-    } = form(&h).stage()
-    else {
+    let Lookup::Found(order) = lost_answer_lookup(&h) else {
         panic!("{:?}", form(&h).stage())
     };
     assert_eq!(order.iccid, iccid);
@@ -265,29 +249,15 @@ async fn a_lost_answer_to_a_refused_top_up_is_reported_as_most_likely_not_placed
         h.send(key('j'));
     }
     h.send(key(if qty == 10 { '0' } else { char::from(b'0' + qty as u8) }));
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     // The server will refuse (too little left), but its answer will be lost.
-    let spent = h
-        .api()
-        .place_order(&OrderRequest {
-            slug: "gl-20gb-30d".into(),
-            qty: 1,
-        })
-        .await
-        .unwrap();
-    assert_eq!(spent.balance_usd, Some(left));
+    let spent = another_session_buys_a_global_plan(&h).await;
+    assert_eq!(spent, Some(left));
     pay_with_the_answer_lost(&mut h).await;
     h.settle().await;
     assert_eq!(h.count(is_topup), 1);
     assert!(
-        matches!(
-            form(&h).stage(),
-            Stage::Unknown {
-                lookup: Lookup::NotFound,
-                ..
-            }
-        ),
+        matches!(lost_answer_lookup(&h), Lookup::NotFound),
         "{:?}",
         form(&h).stage()
     );
@@ -303,15 +273,12 @@ async fn nothing_is_offered_for_a_cancelled_esim_and_a_typed_iccid_is_checked() 
     for _ in 0..9 {
         h.send(key('j'));
     }
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     assert_eq!(h.app.esims().status().query().as_deref(), Some("cancel"));
     // The newest cancelled eSIM's ICCID was reissued (its current profile can be topped up):
     // the next one's was not.
-    h.send(key('j'));
-    h.settle().await;
-    h.send(key('t'));
-    h.settle().await;
+    h.send_and_settle(key('j')).await;
+    h.send_and_settle(key('t')).await;
     let Stage::Empty(why) = form(&h).stage() else {
         panic!("{:?}", form(&h).stage())
     };
@@ -334,8 +301,7 @@ async fn nothing_is_offered_for_a_cancelled_esim_and_a_typed_iccid_is_checked() 
     let payload = "894420000000000000";
     let other = format!("{payload}{}", esimdash::domain::iccid::luhn_check_digit(payload));
     h.keys(&other);
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     let Stage::Failed(message) = form(&h).stage() else {
         panic!("{:?}", form(&h).stage())
     };
@@ -374,8 +340,7 @@ async fn no_top_up_is_offered_for_an_esim_deleted_from_the_phone() {
     h.send(key('4'));
     h.send(key('t'));
     h.keys(&iccid);
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     let Stage::Empty(why) = form(&h).stage() else {
         panic!("{:?}", form(&h).stage())
     };
@@ -394,9 +359,7 @@ async fn no_top_up_is_offered_for_an_esim_deleted_from_the_phone() {
 /// was topped up; no payment is asked for.
 #[tokio::test]
 async fn a_top_up_check_that_times_out_says_nothing_was_topped_up() {
-    let mut h = Harness::acme().await;
-    h.send(key('3'));
-    h.settle().await;
+    let mut h = Harness::acme_on('3').await;
     h.send(key('t'));
     assert!(h.pending().iter().any(|(_, r)| matches!(r, Request::TopupPlans { .. })));
     h.fail_pending(esimdash::api::ApiError::Timeout {
@@ -437,10 +400,8 @@ async fn the_form_names_the_keys_in_force_after_pay_close_and_accept_are_rebound
     let mut h = Harness::acme().await;
     let app = std::mem::replace(&mut h.app, esimdash::tui::app::App::new(false));
     h.app = app.with_keymap(keymap);
-    h.send(key('3'));
-    h.settle().await;
-    h.send(key('t'));
-    h.settle().await;
+    h.send_and_settle(key('3')).await;
+    h.send_and_settle(key('t')).await;
     let choosing = h.screen(100, 30);
     assert!(choosing.contains("Ctrl-o: review · Ctrl-g: cancel"), "{choosing}");
     assert!(!choosing.contains("Enter: review"), "{choosing}");
@@ -467,15 +428,11 @@ async fn the_form_names_the_keys_in_force_after_pay_close_and_accept_are_rebound
 /// there); nothing is sent.
 #[tokio::test]
 async fn q_closes_the_purchase_window_where_no_text_is_typed() {
-    let mut h = Harness::acme().await;
-    h.send(key('3'));
-    h.settle().await;
+    let mut h = Harness::acme_on('3').await;
     for enters in [0, 1] {
-        h.send(key('t'));
-        h.settle().await;
+        h.send_and_settle(key('t')).await;
         for _ in 0..enters {
-            h.send(code(KeyCode::Enter));
-            h.settle().await;
+            h.send_and_settle(code(KeyCode::Enter)).await;
         }
         assert!(matches!(h.app.overlay(), Some(Overlay::Purchase(_))), "open");
         h.send(key('q'));
@@ -496,8 +453,7 @@ async fn a_new_orders_esim_is_told_pending_then_found_and_gone_to() {
     };
     let number = order.record.provider_order_no.to_string();
     h.send(code(KeyCode::Esc));
-    h.send(key('2'));
-    h.settle().await;
+    h.send_and_settle(key('2')).await;
     assert_eq!(
         h.app
             .orders()
@@ -507,8 +463,7 @@ async fn a_new_orders_esim_is_told_pending_then_found_and_gone_to() {
         Some(number.clone()),
         "the new order is first"
     );
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     let screen = h.screen(100, 30);
     assert!(screen.contains("not allocated yet"), "{screen}");
     h.send(key('e'));
@@ -517,8 +472,7 @@ async fn a_new_orders_esim_is_told_pending_then_found_and_gone_to() {
 
     // The sandbox gives a new order its profile after two seconds.
     tokio::time::sleep(Duration::from_millis(2200)).await;
-    h.send(key('r'));
-    h.settle().await;
+    h.send_and_settle(key('r')).await;
     h.settle().await;
     let screen = h.screen(100, 30);
     assert!(!screen.contains("not allocated yet"), "{screen}");

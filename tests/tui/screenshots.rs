@@ -114,13 +114,10 @@ fn check(name: &str, h: &Harness) {
 async fn readme_screenshots_are_what_the_code_draws() {
     let mut h = Harness::acme().await;
     check("catalog", &h);
-    h.send(key('2'));
-    h.settle().await;
+    h.send_and_settle(key('2')).await;
     check("orders", &h);
-    h.send(key('3'));
-    h.settle().await;
+    h.send_and_settle(key('3')).await;
     check("esims", &h);
-    h.send(key('4'));
-    h.settle().await;
+    h.send_and_settle(key('4')).await;
     check("profile", &h);
 }

@@ -21,29 +21,21 @@ async fn catalog() {
 #[tokio::test]
 async fn catalog_filtered_with_plan_detail() {
     let mut h = Harness::acme().await;
-    h.send(key('/'));
-    h.keys("japan");
-    h.send(code(KeyCode::Enter));
+    h.type_search("japan");
     h.send(key('j'));
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     at_both_sizes("catalog_plan_detail", &h).await;
 }
 
 #[tokio::test]
 async fn orders_searched_and_filtered() {
-    let mut h = Harness::acme().await;
-    h.send(key('2'));
-    h.settle().await;
+    let mut h = Harness::acme_on('2').await;
     at_both_sizes("orders", &h).await;
     h.send(key('f'));
     at_both_sizes("orders_status_picker", &h).await;
     h.send(key('j'));
     h.send(code(KeyCode::Enter));
-    h.send(key('/'));
-    h.keys("10gb");
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.search("10gb").await;
     at_both_sizes("orders_active_10gb", &h).await;
     h.send(code(KeyCode::Enter));
     at_both_sizes("order_detail", &h).await;
@@ -51,9 +43,7 @@ async fn orders_searched_and_filtered() {
 
 #[tokio::test]
 async fn esims() {
-    let mut h = Harness::acme().await;
-    h.send(key('3'));
-    h.settle().await;
+    let h = Harness::acme_on('3').await;
     at_both_sizes("esims", &h).await;
 }
 
@@ -62,20 +52,16 @@ async fn esims() {
 #[tokio::test]
 async fn a_verdict_for_each_state() {
     use esimdash::domain::esim_state::Class;
-    let mut h = Harness::acme().await;
-    h.send(key('3'));
-    h.settle().await;
+    let mut h = Harness::acme_on('3').await;
     let mut seen = std::collections::HashSet::new();
     for _ in 0..20 {
         let class = h.app.esims().selected().unwrap().facts().classify();
         if seen.insert(class) {
-            h.send(code(KeyCode::Enter));
-            h.settle().await;
+            h.send_and_settle(code(KeyCode::Enter)).await;
             insta::assert_snapshot!(format!("verdict_{}_80x24", class.key()), h.screen(80, 24));
             h.send(code(KeyCode::Esc));
         }
-        h.send(key('j'));
-        h.settle().await;
+        h.send_and_settle(key('j')).await;
     }
     let missing: Vec<_> = Class::ALL
         .into_iter()
@@ -149,8 +135,7 @@ async fn failed_loads_show_in_place() {
     h.fail_pending(fire());
     at_both_sizes("failed_esims_page", &h).await;
     // `r` asks again; this time the sandbox answers.
-    h.send(key('r'));
-    h.settle().await;
+    h.send_and_settle(key('r')).await;
     let screen = h.screen(120, 40);
     assert!(
         !screen.contains("Could not load") && screen.contains("Balance 250.00 USD"),
@@ -192,11 +177,8 @@ async fn every_view_renders_at_every_size_without_panicking() {
 
 #[tokio::test]
 async fn esims_detail_zoom_and_too_small() {
-    let mut h = Harness::acme().await;
-    h.send(key('3'));
-    h.settle().await;
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    let mut h = Harness::acme_on('3').await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     // At 60×20 the pane has no room for the code: it says how large the terminal must be.
     insta::assert_snapshot!("esims_detail_60x20", h.screen(60, 20));
     insta::assert_snapshot!("esims_detail_120x40", h.screen(120, 40));
@@ -222,13 +204,8 @@ async fn esims_detail_zoom_and_too_small() {
 /// the pane says it holds more, and `J` shows the rest.
 #[tokio::test]
 async fn the_pane_scrolls_to_the_record_a_long_verdict_pushed_out() {
-    let mut h = Harness::acme().await;
-    h.send(key('3'));
-    h.settle().await;
-    h.send(key('/'));
-    h.keys("8944100000008907826");
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    let mut h = Harness::acme_on('3').await;
+    h.search("8944100000008907826").await;
     let top = h.screen(80, 24);
     assert!(top.contains("J: more below (1/2)"), "{top}");
     assert!(
@@ -275,8 +252,7 @@ async fn the_bottom_line_names_the_most_used_keys_and_ends_with_help() {
         ('1', &["/ search", "Enter detail", "b buy"]),
         ('4', &["e edit", "t top up"]),
     ] {
-        h.send(key(tab));
-        h.settle().await;
+        h.send_and_settle(key(tab)).await;
         let line = bottom(&h);
         for hint in wanted {
             assert!(line.contains(hint), "{hint:?} on tab {tab}: {line:?}");
@@ -298,8 +274,7 @@ async fn the_bottom_line_names_the_most_used_keys_and_ends_with_help() {
 async fn a_package_name_is_never_cut_inside_a_number() {
     let mut h = Harness::acme().await;
     for tab in ['1', '2', '3'] {
-        h.send(key(tab));
-        h.settle().await;
+        h.send_and_settle(key(tab)).await;
         for (width, height) in [(120, 40), (100, 30), (80, 24), (60, 20), (50, 12)] {
             let screen = h.screen(width, height);
             let cut = screen.lines().find(|l| {
@@ -346,11 +321,8 @@ async fn long_messages_wrap_rather_than_being_cut() {
     insta::assert_snapshot!("iccid_prompt_luhn_60x20", h.screen(60, 20));
     h.send(code(KeyCode::Esc));
     // The same mistake typed as a search on My eSIMs.
-    h.send(key('3'));
-    h.settle().await;
-    h.send(key('/'));
-    h.keys(typed);
-    h.send(code(KeyCode::Enter));
+    h.send_and_settle(key('3')).await;
+    h.type_search(typed);
     for (width, height) in [(80, 24), (60, 20)] {
         let screen = h.screen(width, height);
         let said: Vec<&str> = screen.lines().map(|l| l.trim_matches(['"', ' '])).collect();

@@ -7,6 +7,9 @@ use std::time::{Duration, Instant};
 
 pub(crate) use crate::tmux::Tmux;
 
+/// What the demo's header shows once the dashboard has read the account.
+pub(crate) const DEMO_BALANCE: &str = "Balance 250.00 USD";
+
 impl Tmux {
     /// `esimdash --demo` in a 120×40 session on a private socket, with `home` as HOME and XDG
     /// directories.
@@ -23,15 +26,52 @@ impl Tmux {
         );
         tmux
     }
+
+    /// The demo in tmux for the test running now (see `demo`), and the home it has made for
+    /// it; `None` where tmux is missing, the test then skipped (and saying so).
+    pub(crate) fn demo_for(name: &str, env: &str) -> Option<(tempfile::TempDir, Tmux)> {
+        if !crate::common::tmux_available_here() {
+            return None;
+        }
+        let home = tempfile::tempdir().unwrap();
+        let tmux = Tmux::demo(name, &home, env);
+        Some((home, tmux))
+    }
+
+    /// A tmux server for the test running now (see `new`), and a home of its own for what
+    /// runs in it; `None` where tmux is missing, the test then skipped (and saying so).
+    pub(crate) fn for_test(name: &str) -> Option<(tempfile::TempDir, Tmux)> {
+        if !crate::common::tmux_available_here() {
+            return None;
+        }
+        Some((tempfile::tempdir().unwrap(), Tmux::new(name)))
+    }
+
+    /// The demo (see `demo_for`) once it shows its balance: where the tests that act on it at
+    /// once start.
+    pub(crate) fn demo_at_balance(name: &str, env: &str) -> Option<(tempfile::TempDir, Tmux)> {
+        let (home, tmux) = Tmux::demo_for(name, env)?;
+        tmux.wait_for(DEMO_BALANCE);
+        Some((home, tmux))
+    }
+
+    /// The demo (see `demo_for`) with copies let through to tmux's buffer (OSC 52), on the
+    /// eSIMs tab (once the balance shows) with its list read: where the copy tests start.
+    pub(crate) fn copying_demo_on_esims(name: &str, env: &str) -> Option<(tempfile::TempDir, Tmux)> {
+        let (home, tmux) = Tmux::demo_for(name, env)?;
+        tmux.run(&["set", "-s", "set-clipboard", "on"]);
+        tmux.wait_for(DEMO_BALANCE);
+        tmux.keys(&["3"]);
+        tmux.wait_for("1/");
+        Some((home, tmux))
+    }
 }
 
 #[test]
 fn demo_shows_the_balance_switches_tabs_searches_and_quits_cleanly() {
-    if !crate::common::tmux_available("demo_shows_the_balance_switches_tabs_searches_and_quits_cleanly") {
+    let Some((_home, tmux)) = Tmux::demo_for("e2e", "") else {
         return;
-    }
-    let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux::demo("e2e", &home, "");
+    };
 
     let started = Instant::now();
     let screen = tmux.wait_for("Balance 250.00 USD");
@@ -122,18 +162,11 @@ fn no_color_is_respected_and_sigterm_and_sighup_give_the_terminal_back() {
 /// code, and `y` puts the ICCID in tmux's buffer through OSC 52.
 #[test]
 fn the_qr_code_read_off_the_pane_is_the_activation_code_and_y_reaches_tmux() {
-    if !crate::common::tmux_available("the_qr_code_read_off_the_pane_is_the_activation_code_and_y_reaches_tmux") {
+    let Some((_home, tmux)) =
+        Tmux::copying_demo_on_esims("qr", "ESIMDASH_CLIPBOARD=auto SSH_CONNECTION='10.0.0.1 22 10.0.0.2 22'")
+    else {
         return;
-    }
-    let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux::demo(
-        "qr",
-        &home,
-        "ESIMDASH_CLIPBOARD=auto SSH_CONNECTION='10.0.0.1 22 10.0.0.2 22'",
-    );
-    tmux.run(&["set", "-s", "set-clipboard", "on"]);
-    tmux.wait_for("Balance 250.00 USD");
-    tmux.keys(&["3"]);
+    };
     // The first eSIM has only a QR image (decoded by the dashboard). The pane draws a code only
     // where it can be installed now, so `j` goes on past installed and ended eSIMs.
     let code_on = |screen: &str| -> Option<String> {
@@ -197,18 +230,15 @@ fn amount_after(label: &str, screen: &str) -> Decimal {
 /// debits once and shows in Orders.
 #[test]
 fn demo_top_up_and_purchase_by_keys_each_debit_once() {
-    if !crate::common::tmux_available("demo_top_up_and_purchase_by_keys_each_debit_once") {
+    let Some((home, tmux)) = Tmux::demo_at_balance("buy", "") else {
         return;
-    }
-    let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux::demo("buy", &home, "");
-    tmux.wait_for("Balance 250.00 USD");
-    tmux.keys(&["3"]);
-    tmux.wait_for("LPA:1$");
-    tmux.keys(&["t"]);
-    tmux.wait_for("Plans offered by the API");
-    tmux.keys(&["Enter"]);
-    let total = amount_after("Total", &tmux.wait_for("Enter: pay"));
+    };
+    let confirming = tmux.press_and_wait(&[
+        ("3", "LPA:1$"),
+        ("t", "Plans offered by the API"),
+        ("Enter", "Enter: pay"),
+    ]);
+    let total = amount_after("Total", &confirming);
     tmux.keys(&["Enter", "Enter", "Enter", "Enter"]);
     tmux.wait_for("Placed: order");
     let after_topup = Decimal::new(25000, 2) - total;
@@ -257,11 +287,9 @@ fn demo_top_up_and_purchase_by_keys_each_debit_once() {
 /// does not open; and the profile picker switches to the demo's other reseller while running.
 #[test]
 fn read_only_says_why_and_the_picker_switches_account_while_running() {
-    if !crate::common::tmux_available("read_only_says_why_and_the_picker_switches_account_while_running") {
+    let Some((_home, tmux)) = Tmux::demo_for("accounts", "ESIMDASH_READ_ONLY=1") else {
         return;
-    }
-    let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux::demo("accounts", &home, "ESIMDASH_READ_ONLY=1");
+    };
     let screen = tmux.wait_for("Balance 250.00 USD");
     assert!(
         screen.contains("demo │ Acme Mobile") && screen.contains("read-only"),
@@ -314,15 +342,9 @@ fn a_config_that_binds_quit_to_shift_q_quits_on_it_and_help_says_so() {
 /// closes the detail) and after the search closed (the list on the found eSIM's page and row).
 #[test]
 fn a_found_esim_stays_selected_after_esc_and_y_copies_its_iccid() {
-    if !crate::common::tmux_available("a_found_esim_stays_selected_after_esc_and_y_copies_its_iccid") {
+    let Some((_home, tmux)) = Tmux::copying_demo_on_esims("find", "ESIMDASH_CLIPBOARD=osc52") else {
         return;
-    }
-    let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux::demo("find", &home, "ESIMDASH_CLIPBOARD=osc52");
-    tmux.run(&["set", "-s", "set-clipboard", "on"]);
-    tmux.wait_for("Balance 250.00 USD");
-    tmux.keys(&["3"]);
-    tmux.wait_for("1/");
+    };
     // The oldest eSIM: the list's last row, far from page 1.
     tmux.keys(&["G"]);
     let started = Instant::now();

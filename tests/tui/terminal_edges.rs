@@ -43,8 +43,7 @@ async fn a_100_kb_paste_into_a_search_is_one_edit_cut_to_the_field_with_a_messag
         grouped(pasted)
     );
     for tab in ['1', '2', '3'] {
-        h.send(key(tab));
-        h.settle().await;
+        h.send_and_settle(key(tab)).await;
         h.send(key('/'));
         let started = Instant::now();
         let effects = h.send(Msg::Paste(big.clone()));
@@ -89,9 +88,7 @@ async fn a_100_kb_paste_into_a_search_is_one_edit_cut_to_the_field_with_a_messag
 /// My eSIMs' search, it is found as if typed.
 #[tokio::test]
 async fn a_pasted_iccid_with_its_line_end_finds_the_esim() {
-    let mut h = Harness::acme().await;
-    h.send(key('3'));
-    h.settle().await;
+    let mut h = Harness::acme_on('3').await;
     let iccid = h.app.esims().selected_iccid().unwrap().to_string();
     h.send(key('j'));
     h.send(key('/'));
@@ -116,10 +113,8 @@ async fn a_paste_where_nothing_takes_text_is_never_read_as_keys() {
         "Nothing to paste into: / starts a search, then paste"
     );
     // On a purchase's confirmation, a pasted line end is not Enter.
-    h.send(key('b'));
-    h.settle().await;
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(key('b')).await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     assert!(h.screen(120, 40).contains("Enter: pay"));
     let effects = h.send(Msg::Paste("\r\n\r\n".to_string()));
     assert!(sends(&effects).is_empty(), "nothing sent");
@@ -163,10 +158,8 @@ async fn ctrl_z_and_a_stop_signal_suspend_but_never_mid_payment() {
     h.send(code(KeyCode::Esc));
 
     // A purchase sent: the suspension waits for its answer.
-    h.send(key('b'));
-    h.settle().await;
-    h.send(code(KeyCode::Enter));
-    h.settle().await;
+    h.send_and_settle(key('b')).await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
     let effects = h.send(code(KeyCode::Enter));
     assert!(sends(&effects).iter().any(|(_, r)| matches!(r, Request::Pay(_))));
     for msg in [ctrl('z'), Msg::Suspend] {
@@ -222,12 +215,9 @@ fn within(tmux: &Tmux, limit: Duration, what: &str, done: impl Fn(&str) -> bool)
 /// message, and the next lone Esc closes the search at once.
 #[test]
 fn a_100_kb_paste_in_tmux_answers_at_once_and_a_lone_esc_acts_at_once() {
-    if !crate::common::tmux_available("a_100_kb_paste_in_tmux_answers_at_once_and_a_lone_esc_acts_at_once") {
+    let Some((home, tmux)) = Tmux::demo_at_balance("paste", "") else {
         return;
-    }
-    let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux::demo("paste", &home, "");
-    tmux.wait_for("Balance 250.00 USD");
+    };
     tmux.keys(&["3"]);
     tmux.wait_for("1/8");
     tmux.keys(&["/"]);
@@ -266,11 +256,9 @@ fn a_100_kb_paste_in_tmux_answers_at_once_and_a_lone_esc_acts_at_once() {
 /// mode (a single key acts); then the same with SIGTSTP sent from outside.
 #[test]
 fn ctrl_z_and_sigtstp_suspend_to_the_shell_and_fg_brings_the_dashboard_back() {
-    if !crate::common::tmux_available("ctrl_z_and_sigtstp_suspend_to_the_shell_and_fg_brings_the_dashboard_back") {
+    let Some((home, tmux)) = Tmux::for_test("suspend") else {
         return;
-    }
-    let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux::new("suspend");
+    };
     let shell = format!(
         "env HOME={home} XDG_STATE_HOME={home}/state XDG_CONFIG_HOME={home}/config PS1='shell$ ' bash --norc --noprofile -i",
         home = home.path().display()
@@ -328,11 +316,9 @@ fn ctrl_z_and_sigtstp_suspend_to_the_shell_and_fg_brings_the_dashboard_back() {
 /// SIGSTOP, which the dashboard never sees, is mended by SIGCONT the same way.
 #[test]
 fn kill_tstp_and_kill_cont_from_outside_restore_and_redraw() {
-    if !crate::common::tmux_available("kill_tstp_and_kill_cont_from_outside_restore_and_redraw") {
+    let Some((home, tmux)) = Tmux::for_test("tstp") else {
         return;
-    }
-    let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux::new("tstp");
+    };
     let pid = start_demo(&tmux, &home, "");
     let kill = |signal: &str| {
         let status = std::process::Command::new("kill")
