@@ -269,14 +269,7 @@ mod tests {
     }
 
     async fn scrape(addr: std::net::SocketAddr) -> String {
-        let mut stream = TcpStream::connect(addr).await.unwrap();
-        stream
-            .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            .await
-            .unwrap();
-        let mut answer = String::new();
-        let _ = stream.read_to_string(&mut answer).await;
-        answer
+        ask(addr, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").await
     }
 
     async fn ask(addr: std::net::SocketAddr, head: &str) -> String {

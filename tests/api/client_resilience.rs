@@ -4,7 +4,6 @@
 use crate::common::*;
 use esimdash::api::model::{OrderQuery, TopupRequest};
 use esimdash::api::{ApiError, ClientOptions, Credentials};
-use esimdash::domain::iccid::Iccid;
 use esimdash::sandbox::SandboxConfig;
 use std::time::Duration;
 
@@ -231,13 +230,7 @@ async fn finding_an_esim_by_iccid_is_one_request_where_the_server_has_the_lookup
     let found = client.find_esim(&iccid).await.unwrap().expect("found");
     assert_eq!(found.raw_order_json.iccid, iccid);
     assert_eq!(sb.requests_received() - before, 1);
-    assert!(
-        client
-            .find_esim(&Iccid::parse("8949999999999999994").unwrap())
-            .await
-            .unwrap()
-            .is_none()
-    );
+    assert!(client.find_esim(&no_such_iccid()).await.unwrap().is_none());
     assert!(!client.lacks_iccid_lookup());
 }
 
@@ -261,13 +254,7 @@ async fn a_server_that_ignores_the_lookup_never_yields_another_esim_and_is_remem
 
     // Remembered: the next search reads the list without asking for the lookup first.
     let before = sb.requests_received();
-    assert!(
-        client
-            .find_esim(&Iccid::parse("8949999999999999994").unwrap())
-            .await
-            .unwrap()
-            .is_none()
-    );
+    assert!(client.find_esim(&no_such_iccid()).await.unwrap().is_none());
     assert_eq!(sb.requests_received() - before, pages);
     match client.lookup_esim(&iccid).await.unwrap() {
         esimdash::api::Lookup::Unsupported(None) => {}

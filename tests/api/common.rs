@@ -211,3 +211,8 @@ pub async fn scripted(answers: Vec<(u16, String)>) -> Scripted {
 pub fn scripted_client(s: &Scripted, options: ClientOptions) -> Client {
     client_for(&s.base_url, Credentials::pair("ak_demo_acme", "sk_demo_acme"), options)
 }
+
+/// A valid ICCID (the `89` prefix, the Luhn digit) that no reseller of the sandbox holds.
+pub fn no_such_iccid() -> Iccid {
+    Iccid::parse("8949999999999999994").unwrap()
+}

@@ -127,10 +127,7 @@ async fn top_up_availability_lists_plans_for_the_esims_location_or_none() {
     }
     let r = acme_get(&sb, "/portal/plans?type=topup").await;
     assert_eq!((r.status, error_of(&r)), (400, "Missing iccid"));
-    let err = client
-        .topup_plans(&Iccid::parse("8949999999999999994").unwrap())
-        .await
-        .unwrap_err();
+    let err = client.topup_plans(&no_such_iccid()).await.unwrap_err();
     assert_refused(&err, 404, "eSIM not found");
     let r = acme_get(&sb, "/portal/plans?type=bogus").await;
     assert_eq!(r.status, 400);

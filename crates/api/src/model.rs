@@ -23,11 +23,7 @@ pub struct Plan {
     pub slug: String,
     #[serde(default, deserialize_with = "lenient::string")]
     pub name: String,
-    #[serde(
-        default,
-        deserialize_with = "money::de_opt",
-        serialize_with = "money::ser_opt_number"
-    )]
+    #[serde(default, with = "money::opt_number")]
     pub price: Option<Decimal>,
     #[serde(default, deserialize_with = "lenient::string")]
     pub currency_code: String,
@@ -40,11 +36,7 @@ pub struct Plan {
     pub duration_unit: String,
     #[serde(default, deserialize_with = "lenient::string")]
     pub location_code: String,
-    #[serde(
-        default,
-        deserialize_with = "money::de_opt",
-        serialize_with = "money::ser_opt_number"
-    )]
+    #[serde(default, with = "money::opt_number")]
     pub supplier_price: Option<Decimal>,
     #[serde(default)]
     pub pricing: Option<Pricing>,
@@ -64,29 +56,13 @@ impl Plan {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Pricing {
-    #[serde(
-        default,
-        deserialize_with = "money::de_opt",
-        serialize_with = "money::ser_opt_number"
-    )]
+    #[serde(default, with = "money::opt_number")]
     pub cost_price: Option<Decimal>,
-    #[serde(
-        default,
-        deserialize_with = "money::de_opt",
-        serialize_with = "money::ser_opt_number"
-    )]
+    #[serde(default, with = "money::opt_number")]
     pub sell_price: Option<Decimal>,
-    #[serde(
-        default,
-        deserialize_with = "money::de_opt",
-        serialize_with = "money::ser_opt_number"
-    )]
+    #[serde(default, with = "money::opt_number")]
     pub margin: Option<Decimal>,
-    #[serde(
-        default,
-        deserialize_with = "money::de_opt",
-        serialize_with = "money::ser_opt_number"
-    )]
+    #[serde(default, with = "money::opt_number")]
     pub margin_pct: Option<Decimal>,
     #[serde(default, deserialize_with = "lenient::string")]
     pub rule_scope: String,
@@ -125,23 +101,11 @@ fn unknown_status() -> Status {
 pub struct Order {
     #[serde(flatten)]
     pub record: OrderRecord,
-    #[serde(
-        default,
-        deserialize_with = "money::de_opt",
-        serialize_with = "money::ser_opt_string"
-    )]
+    #[serde(default, with = "money::opt_string")]
     pub cost_price: Option<Decimal>,
-    #[serde(
-        default,
-        deserialize_with = "money::de_opt",
-        serialize_with = "money::ser_opt_string"
-    )]
+    #[serde(default, with = "money::opt_string")]
     pub sell_price: Option<Decimal>,
-    #[serde(
-        default,
-        deserialize_with = "money::de_opt",
-        serialize_with = "money::ser_opt_string"
-    )]
+    #[serde(default, with = "money::opt_string")]
     pub total_sell_price: Option<Decimal>,
     /// RFC 3339; not in the spec, served by the sandbox (ours).
     #[serde(default, skip_serializing_if = "Timestamp::is_empty")]
@@ -327,11 +291,7 @@ pub struct Profile {
     pub website: String,
     #[serde(default, deserialize_with = "lenient::string")]
     pub status: String,
-    #[serde(
-        default,
-        deserialize_with = "money::de_opt",
-        serialize_with = "money::ser_opt_string"
-    )]
+    #[serde(default, with = "money::opt_string")]
     pub balance_usd: Option<Decimal>,
 }
 
@@ -405,11 +365,7 @@ impl Whereabouts {
 #[serde(rename_all = "camelCase")]
 pub struct Placed {
     pub order: Order,
-    #[serde(
-        default,
-        deserialize_with = "money::de_opt",
-        serialize_with = "money::ser_opt_string"
-    )]
+    #[serde(default, with = "money::opt_string")]
     pub balance_usd: Option<Decimal>,
 }
 

@@ -65,6 +65,18 @@ pub fn ser_opt_string<S: Serializer>(value: &Option<Decimal>, s: S) -> Result<S:
     }
 }
 
+/// An optional amount read as a number or a decimal string, written as a JSON number:
+/// `#[serde(default, with = "money::opt_number")]`.
+pub mod opt_number {
+    pub use super::{de_opt as deserialize, ser_opt_number as serialize};
+}
+
+/// An optional amount read as a number or a decimal string, written as a decimal string (how
+/// the API gives prices): `#[serde(default, with = "money::opt_string")]`.
+pub mod opt_string {
+    pub use super::{de_opt as deserialize, ser_opt_string as serialize};
+}
+
 /// The amount with at least two decimals and never fewer than it has: `5` is `5.00`, `0.125`
 /// stays `0.125`. Rounding would be a guess about money, so none is done. The API's decimal
 /// strings and everything shown to people take this form.
