@@ -387,13 +387,14 @@ pub enum Command {
 }
 
 impl Command {
-    /// Whether it serves until stopped (the sandbox, `metrics --listen`) rather than answering
-    /// once: such a command gets the runtime's thread pool.
+    /// Whether it runs until stopped (the sandbox, `metrics --listen`, a watch without
+    /// `--once`) rather than answering once: a stop signal is how it ends, not a failure.
     pub fn serves(&self) -> bool {
         match self {
             #[cfg(feature = "sandbox")]
             Command::Sandbox(_) => true,
             Command::Metrics { listen, .. } => listen.is_some(),
+            Command::Watch(args) => !args.once,
             _ => false,
         }
     }

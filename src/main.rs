@@ -15,7 +15,7 @@ fn main() -> ExitCode {
     let cli = command_line();
     let log_path = logging::init(cli.log_file.as_deref());
     // A one-shot command waits on one request at a time: one thread does, and starts sooner
-    // than a pool (docs/performance.md). The dashboard and the sandbox get the pool.
+    // than a pool (docs/performance.md). The dashboard and what serves until stopped get the pool.
     let one_shot = matches!(&cli.command, Some(c) if !c.serves()) && !cli.connection.demo;
     let runtime = if one_shot {
         tokio::runtime::Builder::new_current_thread().enable_all().build()

@@ -250,20 +250,12 @@ pub async fn run_session(
     };
     match notices::until_done_or_stopped(work, client.request_timeout()).await {
         // A stop is how a watch or a metrics server ends (Ctrl-C, systemd's SIGTERM): done.
-        Err(CommandError::Interrupted(stop)) if serves(command) => {
+        Err(CommandError::Interrupted(stop)) if command.serves() => {
             notices::say(&format!("{}: stopped", stop.name()));
             Ok(())
         }
         other => other,
     }
-}
-
-/// Whether `command` runs until stopped.
-fn serves(command: &Command) -> bool {
-    matches!(
-        command,
-        Command::Watch(crate::cli::WatchArgs { once: false, .. }) | Command::Metrics { listen: Some(_), .. }
-    )
 }
 
 /// Runs one API command and prints its result; `index`, the account's inventory index, if kept.
