@@ -18,7 +18,7 @@ use std::io::{BufRead, IsTerminal, Write};
 
 pub async fn topup(
     client: &Client,
-    iccid: &str,
+    iccid: &Iccid,
     slug: &str,
     seen: Option<Whereabouts>,
     spend_args: &SpendArgs,
@@ -52,7 +52,7 @@ struct Ready {
 
 async fn check_topup(
     client: &Client,
-    iccid: &str,
+    iccid: &Iccid,
     slug: &str,
     seen: Option<Whereabouts>,
     spend_args: &SpendArgs,
@@ -60,7 +60,7 @@ async fn check_topup(
 ) -> Result<(Purchase, Ready), CommandError> {
     // A read-only session is told before anything is read or asked.
     client.ensure_writable(TOPUP)?;
-    let (iccid, offer) = offered_for(client, iccid, seen).await?;
+    let offer = offered_for(client, iccid, seen).await?;
     let dead = offer.cannot_take_data();
     let (plans, unsure) = match offer {
         TopupOffer::Plans { plans, unsure } => (plans, unsure),
@@ -87,7 +87,7 @@ async fn check_topup(
     }
     let spend = Spend::topup(iccid.clone(), slug, spend_args.qty);
     let ready = check_and_ask(client, plan, spend_args, spend).await?;
-    Ok((Purchase::Topup { iccid }, Ready { unsure, ..ready }))
+    Ok((Purchase::Topup { iccid: iccid.clone() }, Ready { unsure, ..ready }))
 }
 
 /// The eSIM's state could not be confirmed: asked once more at a terminal; with `--yes` said on
@@ -103,29 +103,23 @@ async fn ask_unsure(spend_args: &SpendArgs, unsure: &str, json: bool) -> Result<
     confirm(false, &format!("Note: {unsure}.\nGo on to the top-up all the same?")).await
 }
 
-/// The eSIM's ICCID checked, and what may be paid for it: the API's offer judged against its
+/// What may be paid for an eSIM: the API's offer judged against its
 /// record (`purchase::topup_offer`).
-async fn offered_for(
-    client: &Client,
-    iccid: &str,
-    seen: Option<Whereabouts>,
-) -> Result<(Iccid, TopupOffer), CommandError> {
-    let iccid = super::typed_iccid(iccid)?;
-    let offer = topup_offer(client, &iccid, seen).await.map_err(|e| match e.status() {
+async fn offered_for(client: &Client, iccid: &Iccid, seen: Option<Whereabouts>) -> Result<TopupOffer, CommandError> {
+    topup_offer(client, iccid, seen).await.map_err(|e| match e.status() {
         Some(404) => CommandError::NotFound(format!("no eSIM with ICCID {iccid} in this account")),
         _ => CommandError::Api(e),
-    })?;
-    Ok((iccid, offer))
+    })
 }
 
 /// `esimdash topup --iccid I` without a slug: the top-ups offered for it, to choose from.
 pub async fn offered(
     client: &Client,
-    iccid: &str,
+    iccid: &Iccid,
     seen: Option<Whereabouts>,
     output: &Output,
 ) -> Result<(), CommandError> {
-    let (iccid, offer) = offered_for(client, iccid, seen).await?;
+    let offer = offered_for(client, iccid, seen).await?;
     let offered = offer.plans();
     if output.is_json() {
         let mut value = json!({ "iccid": iccid.as_str(), "data": offered });

@@ -47,6 +47,7 @@ use crate::commands::output::{out, outln};
 use crate::config::{ConfigError, Preferences};
 use crate::domain::iccid::Iccid;
 use crate::domain::money::format_amount;
+use crate::domain::purchase::NOTHING_TOPPED_UP;
 use crate::format::records;
 use crate::format::verdict;
 use crate::inventory::kept::Kept;
@@ -326,7 +327,7 @@ fn runs_on_its_own() -> CommandError {
 /// `topup` and `buy`: a single payment, a bulk file, or the top-ups offered for an eSIM.
 async fn spend(command: &Command, client: &Client, index: Option<&Kept>, output: &Output) -> Result<(), CommandError> {
     // Where the index saw the eSIM: its record is read there when the server has no lookup.
-    let seen = |iccid: &str| index.and_then(|i| i.whereabouts(iccid));
+    let seen = |iccid: &Iccid| index.and_then(|i| i.whereabouts(iccid.as_str()));
     match command {
         Command::Topup {
             bulk: BulkArgs {
@@ -350,7 +351,10 @@ async fn spend(command: &Command, client: &Client, index: Option<&Kept>, output:
             iccid: Some(iccid),
             slug: None,
             ..
-        } => buying::offered(client, iccid, seen(iccid), output).await,
+        } => {
+            let iccid = typed_iccid(iccid)?;
+            buying::offered(client, &iccid, seen(&iccid), output).await
+        }
         Command::Topup {
             bulk: bulk @ BulkArgs { from: Some(file), .. },
             spend,
@@ -366,7 +370,10 @@ async fn spend(command: &Command, client: &Client, index: Option<&Kept>, output:
             slug: Some(slug),
             spend,
             ..
-        } => buying::topup(client, iccid, slug, seen(iccid), spend, output).await,
+        } => {
+            let iccid = typed_iccid(iccid).map_err(|e| e.nothing_moved(NOTHING_TOPPED_UP))?;
+            buying::topup(client, &iccid, slug, seen(&iccid), spend, output).await
+        }
         Command::Buy {
             slug: Some(slug),
             spend,
