@@ -43,7 +43,8 @@ impl Stage {
     }
 }
 
-/// One line of the trail.
+/// One line of the trail: a field that is `None` is left out of the line.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Entry {
@@ -53,55 +54,38 @@ pub struct Entry {
     pub api_host: String,
     pub access_code: String,
     /// The account the guards know it by, when that is not the access code alone (`account_of`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub account: Option<String>,
     /// The local user who ran esimdash.
     pub user: String,
     /// `topup`, `order` or `profile`.
     pub action: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iccid: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slug: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quantity: Option<u32>,
     /// USD, as a decimal string.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total: Option<String>,
     /// What came of it, in words: "placed", "replayed", the server's refusal, the lookup's finding.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order_no: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub balance_after: Option<String>,
     /// On an "answered" line: what the payment cost, when that is not the `total` confirmed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub charged: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_key: Option<String>,
     /// Whether the server echoed the key (it honours keys).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_echoed: Option<bool>,
     /// 2 for the one resend of a lost answer under the same key.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempt: Option<u32>,
     /// A profile change: the fields sent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changes: Option<serde_json::Value>,
     /// On the first "sent" line of a payment: the plan's order numbers that existed before it,
     /// so that a later session can tell its order apart in the order list.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub orders_before: Option<Vec<String>>,
     /// On a "looked up" or "settled" line: whether it tells the outcome.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settled: Option<bool>,
     /// On a "looked up" or "settled" line: `false` when the order list showed no such order.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub found: Option<bool>,
     /// On a "settled" line: the orders that could each be this payment, when the order list
     /// could not tell which.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub candidates: Option<Vec<String>>,
 }
 
