@@ -149,9 +149,8 @@ impl App {
 
     /// The tab bar's labels, with what each tab adds (My eSIMs: how many need attention).
     pub fn tab_labels(&self) -> Vec<(Tab, String)> {
-        Tab::ALL
-            .iter()
-            .map(|&t| (t, t.label(self.account.tabs.get(t).badge())))
+        Tab::all()
+            .map(|t| (t, t.label(self.account.tabs.get(t).badge())))
             .collect()
     }
 
@@ -419,7 +418,7 @@ impl App {
             at(until);
         }
         self.flash.as_ref().map(|f| f.until).into_iter().for_each(&mut at);
-        for tab in Tab::ALL {
+        for tab in Tab::all() {
             self.account.tabs.get(tab).deadlines().into_iter().for_each(&mut at);
         }
         wake
@@ -460,7 +459,7 @@ impl App {
             self.flash = None;
             self.dirty = true;
         }
-        for tab in Tab::ALL {
+        for tab in Tab::all() {
             if self.account.tabs.get_mut(tab).tick(now) {
                 self.dirty = true;
             }
