@@ -5,11 +5,11 @@
 
 use super::exports::Export;
 use super::jobs::Jobs;
-use super::tabs::profile::ProfileTab;
-use super::tabs::{TabState, catalog::Catalog, esims::Esims, orders::Orders};
 use super::{Halt, Remote, Tab};
 use crate::api::model::Profile;
 use crate::session::Session;
+use crate::tui::tabs::profile::ProfileTab;
+use crate::tui::tabs::{TabState, catalog::Catalog, esims::Esims, orders::Orders};
 use std::time::Instant;
 
 #[derive(Default)]

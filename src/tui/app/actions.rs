@@ -3,7 +3,6 @@
 
 use super::mode::{Mode, Overlay};
 use super::search::SearchBox;
-use super::tabs::order_esims::OrderEsims;
 use super::{
     App, BulkForm, BulkStage, Halt, Motion, Outbox, PaymentForm, ProfileForm, PurchaseForm, Tab, TextInput, Tone,
     TopUpOf,
@@ -15,6 +14,7 @@ use crate::domain::status::StatusFilter;
 use crate::text::grouped;
 use crate::tui::keymap::{Action, Chord, Context};
 use crate::tui::msg::{Effect, Request};
+use crate::tui::tabs::esims::order_esims::OrderEsims;
 use crossterm::event::{KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use std::time::Instant;
 

@@ -1,52 +1,49 @@
 //! The dashboard's state and `update`: messages in, effects out, no I/O.
 //!
 //! `App` is the screen (tab, mode, messages, keys, clock) plus the `Account` in use
-//! (`account.rs`), which a switch replaces whole. Each tab's state and behaviour is in `tabs/`
-//! (the `TabState` trait); the app asks the tab shown and chooses it in one place.
+//! (`account.rs`), which a switch replaces whole. Each tab's state, behaviour and drawing is in
+//! its folder of `tui/tabs/` (the `TabState` trait); the app asks the tab shown and chooses it in
+//! one place.
 //!
 //! Requests follow from state: after every message, `fetch_missing` asks for whatever the screen
 //! needs and does not have, and `cancel_unwanted` cancels what it no longer needs. Every fetched
 //! thing is a `Remote` (not asked, loading, loaded, failed); everything running in the background
 //! is in one registry (`jobs.rs`), and `requests.rs` routes each answer to its place. Keys go
 //! through the keymap to `actions.rs`; the purchase form's stages are its own
-//! (`purchase_form.rs`), and so are the bulk top-up's (`bulk_form.rs`).
+//! (`tui/forms/purchase`), and so are the bulk top-up's (`tui/forms/bulk`).
 
 mod account;
 mod accounts;
 mod actions;
-mod bulk_form;
+mod bulk;
 mod exports;
-mod input;
-mod jobs;
-mod mode;
-mod paged;
-mod plan_choice;
-mod profile_form;
-mod purchase_form;
-mod remote;
+pub mod input;
+pub mod jobs;
+pub mod mode;
+pub mod paged;
+pub mod remote;
 mod requests;
-mod search;
+pub mod search;
 mod tab;
-pub mod tabs;
 
+pub use crate::tui::forms::bulk::{BulkForm, BulkStage, PAY_PAUSE, Progress as BulkProgress};
+pub use crate::tui::forms::plan_choice::{MAX_QTY, PaymentForm, PlanChoice};
+pub use crate::tui::forms::profile::{FIELDS as PROFILE_FIELDS, ProfileForm};
+pub use crate::tui::forms::purchase::{Lookup, PurchaseForm, Stage};
+pub use crate::tui::tabs::catalog::{Catalog, SortKey};
+pub use crate::tui::tabs::esims::{Code, Esims, Fresh, IndexRead, ResultRow, SCAN_PAGE_SIZE};
+pub use crate::tui::tabs::orders::{Orders, PAGE_SIZE, SEARCH_PAUSE};
+pub use crate::tui::tabs::profile::ProfileTab;
+pub use crate::tui::tabs::{Motion, TabState, TopUpOf};
 pub use account::{Account, Tabs};
-pub use bulk_form::{BulkForm, BulkStage, PAY_PAUSE, Progress as BulkProgress};
 pub use exports::{Export, ExportState};
 pub use input::TextInput;
 pub use jobs::{Job, Jobs, Outbox};
 pub use mode::{Mode, Overlay};
 pub use paged::{PAGE_PAUSE, Paged};
-pub use plan_choice::{MAX_QTY, PaymentForm, PlanChoice};
-pub use profile_form::{FIELDS as PROFILE_FIELDS, ProfileForm};
-pub use purchase_form::{Lookup, PurchaseForm, Stage};
 pub use remote::{Loaded, Remote};
 pub use search::SearchBox;
 pub use tab::Tab;
-pub use tabs::catalog::{Catalog, SortKey};
-pub use tabs::esims::{Code, Esims, Fresh, IndexRead, ResultRow, SCAN_PAGE_SIZE};
-pub use tabs::orders::{Orders, PAGE_SIZE, SEARCH_PAUSE};
-pub use tabs::profile::ProfileTab;
-pub use tabs::{Motion, TabState, TopUpOf};
 
 use super::keymap::Keymap;
 use super::msg::{Effect, JobId, Msg};

@@ -1,13 +1,13 @@
 //! Where the keyboard goes: one value, so that two modes can never be on at once (a search typed
 //! while a window is open, a zoom left on after the tab changed).
 
-use super::bulk_form::{BulkForm, BulkStage};
 use super::jobs::Outbox;
-use super::profile_form::ProfileForm;
-use super::purchase_form::{Lookup, PurchaseForm, Stage};
 use super::remote::Remote;
 use crate::api::model::{Order, Plan};
 use crate::domain::status::StatusFilter;
+use crate::tui::forms::bulk::{BulkForm, BulkStage};
+use crate::tui::forms::profile::ProfileForm;
+use crate::tui::forms::purchase::{Lookup, PurchaseForm, Stage};
 use crate::tui::keymap::Context;
 use crate::tui::msg::Request;
 

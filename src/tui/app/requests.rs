@@ -8,10 +8,10 @@
 
 use super::PurchaseForm;
 use super::mode::Overlay;
-use super::purchase_form::Stage;
 use super::remote::Slot;
 use super::{App, Halt, Job, Tone};
 use crate::api::ApiError;
+use crate::tui::forms::purchase::Stage;
 use crate::tui::msg::{Effect, JobId, Payload, Request};
 use std::time::Instant;
 
@@ -35,7 +35,7 @@ impl App {
                 .tabs
                 .esims
                 .codes
-                .get_mut(&super::tabs::esims::profile_key(esim))
+                .get_mut(&crate::tui::tabs::esims::profile_key(esim))
                 .map(|c| c as &mut dyn Slot),
             Request::UpdateProfile(_) => Some(&mut self.account.saving),
             Request::TopupOffers { .. } => self
@@ -152,7 +152,7 @@ impl App {
                 }
             }
             (Request::ActivationCode { esim }, Payload::ActivationCode(code)) => {
-                if let Some(slot) = tabs.esims.codes.get_mut(&super::tabs::esims::profile_key(esim)) {
+                if let Some(slot) = tabs.esims.codes.get_mut(&crate::tui::tabs::esims::profile_key(esim)) {
                     // The client checks a decoded image; `ac` is checked here, the same way.
                     let code = code.and_then(|c| crate::domain::lpa::checked_code(&c));
                     slot.resolve(id, code, now);

@@ -5,9 +5,7 @@
 //! limit). The selected result's full record is always fetched fresh: by the lookup, or from
 //! the page at its place in the list. Activation codes are kept per eSIM once known.
 
-pub use super::index_read::{IndexRead, SCAN_PAGE_SIZE};
-use super::orders::PAGE_SIZE;
-use super::{Motion, SCREEN_PAGE, TabState, TopUpOf, whole_iccid};
+use super::index_read::IndexRead;
 use crate::api::Found;
 use crate::api::model::{Esim, EsimQuery};
 use crate::domain::attention::AttentionRule;
@@ -23,6 +21,8 @@ use crate::tui::app::remote::Remote;
 use crate::tui::app::search::SearchBox;
 use crate::tui::keymap::Context;
 use crate::tui::msg::{ExportJob, Request};
+use crate::tui::tabs::orders::PAGE_SIZE;
+use crate::tui::tabs::{Motion, SCREEN_PAGE, TabState, TopUpOf, whole_iccid};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -70,17 +70,17 @@ impl ResultRow<'_> {
 
 #[derive(Debug, Clone)]
 pub struct Esims {
-    pub(in crate::tui::app) list: Paged<Esim>,
+    pub(in crate::tui) list: Paged<Esim>,
     status: StatusFilter,
-    pub(in crate::tui::app) search: SearchBox,
-    pub(in crate::tui::app) index: IndexRead,
+    pub(in crate::tui) search: SearchBox,
+    pub(in crate::tui) index: IndexRead,
     /// A result whose status was read longer ago shows its age.
     stale_after: chrono::Duration,
     /// Entries of the searched index that match the search and the status filter.
     results: Vec<u32>,
     result_cursor: usize,
     /// The selected result's record, or the whole ICCID's lookup.
-    pub(in crate::tui::app) fresh: Option<Fresh>,
+    pub(in crate::tui) fresh: Option<Fresh>,
     /// After the search closed on an eSIM whose row in the list is not known: still selected.
     pinned: Option<Box<Esim>>,
     /// The eSIM last topped up here and its volume and expiry before: whether the provider's
@@ -90,7 +90,7 @@ pub struct Esims {
     expect: Option<EsimIccid>,
     /// Activation codes by profile (`profile_key`): an ICCID a provider reissued has a code per
     /// profile, and one must never be shown for the other.
-    pub(in crate::tui::app) codes: HashMap<String, Code>,
+    pub(in crate::tui) codes: HashMap<String, Code>,
     /// The "needs attention" filter over the index is on.
     attention: bool,
     /// How many eSIMs of the searched index need attention (by the configured rule), once the
@@ -106,10 +106,10 @@ pub struct Esims {
     pub(super) sought_order: Option<String>,
     /// `e` on an order whose eSIM was still looked for: goes there once it is found, while that
     /// order's detail stays open.
-    pub(in crate::tui::app) go_to_order: Option<String>,
+    pub(in crate::tui) go_to_order: Option<String>,
     /// eSIMs this session changed (topped up), whose records are read again (`RefreshEsims`).
     to_refresh: Vec<Iccid>,
-    pub(in crate::tui::app) refreshing: Remote<()>,
+    pub(in crate::tui) refreshing: Remote<()>,
     /// What the results were last selected by (search, status, attention): while it stays,
     /// a row that leaves (its newer record no longer matches) leaves the cursor where it was.
     results_of: Option<(String, StatusFilter, bool)>,
@@ -576,7 +576,7 @@ impl Esims {
         }
     }
 
-    pub(in crate::tui::app) fn fresh_started(
+    pub(in crate::tui) fn fresh_started(
         &mut self,
         iccid: Iccid,
         seen: Option<Whereabouts>,
@@ -587,7 +587,7 @@ impl Esims {
         self.fresh = Some(Fresh { iccid, seen, record });
     }
 
-    pub(in crate::tui::app) fn fresh_slot(&mut self, iccid: &str) -> Option<&mut dyn crate::tui::app::remote::Slot> {
+    pub(in crate::tui) fn fresh_slot(&mut self, iccid: &str) -> Option<&mut dyn crate::tui::app::remote::Slot> {
         self.fresh
             .as_mut()
             .filter(|f| f.iccid.as_str() == iccid)
@@ -607,7 +607,7 @@ impl Esims {
     }
 
     /// The lookup answered; `true` when it found the whole ICCID searched for (now selected).
-    pub(in crate::tui::app) fn accept_fresh(&mut self, id: crate::tui::msg::JobId, found: Found, now: Instant) -> bool {
+    pub(in crate::tui) fn accept_fresh(&mut self, id: crate::tui::msg::JobId, found: Found, now: Instant) -> bool {
         let whole = self.whole_iccid();
         let Some(fresh) = self.fresh.as_mut() else { return false };
         if !fresh.record.resolve(id, found, now) {
@@ -738,7 +738,7 @@ impl Esims {
 
     /// A page of the list came: its total moves the indexes' places; and if the cursor was
     /// sent to an eSIM found by the search, it lands on that eSIM's row.
-    pub(in crate::tui::app) fn list_page_arrived(&mut self, page: u64) {
+    pub(in crate::tui) fn list_page_arrived(&mut self, page: u64) {
         let Some(expect) = self.expect.clone() else { return };
         if page != self.list.current_page() {
             return;
@@ -755,7 +755,7 @@ impl Esims {
         }
     }
 
-    pub(in crate::tui::app) fn scan_slot(&mut self) -> Option<&mut dyn crate::tui::app::remote::Slot> {
+    pub(in crate::tui) fn scan_slot(&mut self) -> Option<&mut dyn crate::tui::app::remote::Slot> {
         Some(self.index.slot())
     }
 

@@ -10,12 +10,14 @@
 //! what its stage does not allow (a payment is sent only from a confirmation whose order list
 //! was read, with nothing in flight).
 
-use super::jobs::Outbox;
-use super::plan_choice::{PaymentForm, PlanChoice};
+pub mod view;
+
 use crate::api::model::{Order, Plan};
 use crate::api::{ApiError, Delivery, Payment, Spend};
 use crate::domain::iccid::Iccid;
 use crate::purchase::{Purchase, TopupOffer};
+use crate::tui::app::jobs::Outbox;
+use crate::tui::forms::plan_choice::{PaymentForm, PlanChoice};
 use crate::tui::keymap::{Action, Chord};
 use crate::tui::msg::{JobId, Request};
 use rust_decimal::Decimal;

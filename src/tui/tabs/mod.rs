@@ -5,16 +5,13 @@
 
 pub mod catalog;
 pub mod esims;
-pub mod index_read;
-pub mod marks;
-pub mod order_esims;
 pub mod orders;
 pub mod profile;
 
-use super::jobs::Outbox;
-use super::mode::Mode;
-use super::search::SearchBox;
 use crate::domain::status::StatusFilter;
+use crate::tui::app::jobs::Outbox;
+use crate::tui::app::mode::Mode;
+use crate::tui::app::search::SearchBox;
 use crate::tui::keymap::Context;
 use crate::tui::msg::{ExportJob, Request};
 use std::time::Instant;
@@ -46,7 +43,7 @@ impl Motion {
 }
 
 /// The search text as a whole, valid ICCID (spaces and dashes dropped), if it is one.
-pub(super) fn whole_iccid(text: &str) -> Option<crate::domain::iccid::Iccid> {
+pub(crate) fn whole_iccid(text: &str) -> Option<crate::domain::iccid::Iccid> {
     let digits: String = text.chars().filter(|c| !matches!(c, ' ' | '-')).collect();
     crate::domain::iccid::Iccid::parse(&digits).ok()
 }

@@ -1,6 +1,8 @@
 //! The Orders tab: server-side pages with a status filter and a search (`q`, sent after a pause
 //! in typing).
 
+pub mod view;
+
 use super::{Motion, TabState, TopUpOf, whole_iccid};
 use crate::api::model::{Order, OrderQuery};
 use crate::domain::status::StatusFilter;
@@ -20,9 +22,9 @@ pub const SEARCH_PAUSE: Duration = Duration::from_millis(350);
 
 #[derive(Debug, Clone)]
 pub struct Orders {
-    pub(in crate::tui::app) list: Paged<Order>,
+    pub(in crate::tui) list: Paged<Order>,
     status: StatusFilter,
-    pub(in crate::tui::app) search: SearchBox,
+    pub(in crate::tui) search: SearchBox,
 }
 
 impl Default for Orders {

@@ -1,9 +1,9 @@
 //! The profile form (`e` on the Profile tab): company name, country, website, checked by the same
 //! rules as the server before anything is sent.
 
-use super::input::TextInput;
 use crate::api::model::{Profile, ProfileUpdate};
 use crate::domain::profile_fields::{MAX_COMPANY_CHARS, check_company, check_country, check_website};
+use crate::tui::app::input::TextInput;
 
 pub const FIELDS: [&str; 3] = ["Company name", "Country", "Website"];
 
@@ -29,7 +29,7 @@ impl ProfileForm {
         // Room for what people type ("AUT", "Austria"): the check says why it is refused,
         // instead of the field cutting it to another country's code.
         inputs[1].max_chars = Some(32);
-        inputs[2].max_chars = Some(super::input::URL_MAX_CHARS);
+        inputs[2].max_chars = Some(crate::tui::app::input::URL_MAX_CHARS);
         Self {
             inputs,
             focus: 0,

@@ -1,5 +1,7 @@
 //! The Catalog tab: every plan, filtered as you type and sorted, with a cursor.
 
+pub mod view;
+
 use super::{Motion, SCREEN_PAGE, TabState};
 use crate::api::model::Plan;
 use crate::domain::location::location_name;
@@ -41,8 +43,8 @@ impl SortKey {
 
 #[derive(Debug, Clone)]
 pub struct Catalog {
-    pub(in crate::tui::app) plans: Remote<Vec<Plan>>,
-    pub(in crate::tui::app) filter: SearchBox,
+    pub(in crate::tui) plans: Remote<Vec<Plan>>,
+    pub(in crate::tui) filter: SearchBox,
     sort: SortKey,
     /// Indexes into the plans that pass the filter, in sort order; recomputed only on change.
     visible: Vec<usize>,

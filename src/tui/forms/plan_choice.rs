@@ -82,5 +82,5 @@ pub trait PaymentForm {
     /// From the confirmation back to the choice.
     fn back(&mut self);
     /// Pays from the confirmation, once.
-    fn pay(&mut self, balance: Option<rust_decimal::Decimal>, out: &mut super::Outbox<'_>);
+    fn pay(&mut self, balance: Option<rust_decimal::Decimal>, out: &mut crate::tui::app::Outbox<'_>);
 }
