@@ -4,11 +4,9 @@
 use super::mode::{Mode, Overlay};
 use super::search::SearchBox;
 use super::{
-    App, BulkForm, BulkStage, Halt, Motion, Outbox, PaymentForm, ProfileForm, PurchaseForm, Tab, TextInput, Tone,
-    TopUpOf,
+    App, BulkStage, Ctx, Halt, Motion, Outbox, Owner, PaymentForm, PurchaseForm, Tab, TextInput, Tone, TopUpOf,
 };
 use crate::api::model::Order;
-use crate::clipboard::guard;
 use crate::domain::iccid::{EsimIccid, Iccid};
 use crate::domain::status::StatusFilter;
 use crate::text::grouped;
@@ -251,10 +249,13 @@ impl App {
     }
 
     /// The actions on the tab's list and its rows (the keymap gives each only in the contexts
-    /// where it means something).
+    /// where it means something): the tab's own first, then those every list shares.
     fn act_on_tab(&mut self, action: Action, context: Context, now: Instant, effects: &mut Vec<Effect>) {
         if let Some(motion) = motion_of(action) {
             return self.tab_state_mut().move_cursor(motion, now);
+        }
+        if context != Context::OrderDetail && self.tab_on_action(action, now, effects) {
+            return;
         }
         match action {
             Action::TopUp if context == Context::OrderDetail => {
@@ -279,55 +280,27 @@ impl App {
                 self.mode = Mode::Typing;
             }
             Action::Clear => self.tab_state_mut().clear_search(now),
-            Action::Sort => self.account.tabs.catalog.next_sort(),
-            Action::Buy if self.tab == Tab::Esims => self.buy_same_plan(now),
-            Action::Buy => {
-                if let Some(plan) = self.account.tabs.catalog.selected() {
-                    let form = PurchaseForm::order(plan.clone());
-                    self.mode = Mode::Overlay(Overlay::Purchase(Box::new(form)));
-                }
-            }
             Action::StatusFilter => self.open_status_picker(),
-            Action::Zoom if matches!(self.mode, Mode::Zoom) => self.mode = Mode::Browse,
-            Action::Zoom if self.account.tabs.esims.selected().is_some() => self.mode = Mode::Zoom,
-            Action::PaneDown => self.account.tabs.esims.scroll_pane(1),
-            Action::PaneUp => self.account.tabs.esims.scroll_pane(-1),
-            Action::CopyIccid => self.copy_iccid(now, effects),
-            Action::CopyCode => self.copy_code_part("Activation code", guard::activation_code, now, effects),
-            Action::CopyLink => match self.account.tabs.esims.selected().map(|e| e.facts().classify()) {
-                // The link would only fail on the customer's phone.
-                Some(class) if !class.installable() => self.flash(
-                    format!(
-                        "No install link: this eSIM is {}, and its code cannot be installed again",
-                        crate::format::verdict::label(class)
-                    ),
-                    Tone::Error,
-                    now,
-                ),
-                _ => self.copy_code_part("iPhone install link", guard::install_link, now, effects),
-            },
-            Action::CopySmdp => self.copy_code_part("SM-DP+ address", guard::smdp_address, now, effects),
-            Action::CopyMatchingId => self.copy_code_part("Matching ID", guard::matching_id, now, effects),
-            Action::SaveQr if !self.account.tabs.esims.marks().is_empty() => self.save_marked_qr(now, effects),
-            Action::SaveQr => self.save_qr(now, effects),
-            Action::Mark if self.account.tabs.esims.toggle_mark().is_some() => self.dirty = true,
-            Action::MarkAll => {
-                let shown = self.account.tabs.esims.toggle_mark_all();
-                let all = self.account.tabs.esims.marks().len();
-                let text = match shown {
-                    0 => format!("Unmarked those shown; {all} marked in all"),
-                    n => format!("Marked the {n} shown; {all} marked in all (w: their QR codes)"),
-                };
-                self.flash(text, Tone::Info, now);
-            }
-            Action::Attention => self.account.tabs.esims.toggle_attention(),
             Action::Export => self.export_or_cancel(now, effects),
-            Action::Edit => match self.account.profile.value() {
-                Some(p) => self.mode = Mode::Overlay(Overlay::ProfileForm(Box::new(ProfileForm::new(p)))),
-                None => self.flash("The profile has not loaded yet", Tone::Error, now),
-            },
             _ => {}
         }
+    }
+
+    /// The tab shown handles its own keys; what it asks of the screen is done after.
+    fn tab_on_action(&mut self, action: Action, now: Instant, effects: &mut Vec<Effect>) -> bool {
+        let account = &mut self.account;
+        let mut ctx = Ctx {
+            now,
+            mode: &self.mode,
+            keymap: &self.keymap,
+            profile: account.profile.value(),
+            out: Outbox::owned(&mut account.jobs, effects, Owner::Tab(self.tab)),
+            then: Vec::new(),
+        };
+        let handled = account.tabs.get_mut(self.tab).on_action(action, &mut ctx);
+        let then = ctx.then;
+        self.then(then, now, effects);
+        handled
     }
 
     fn act_typing(&mut self, action: Action, now: Instant) {
@@ -423,7 +396,7 @@ impl App {
         let balance = self.account.profile.value().and_then(|p| p.balance_usd);
         let Some(form) = self.mode.purchase_mut() else { return };
         let out = &mut Outbox::new(&mut self.account.jobs, effects);
-        if !act_form(form, action, chord, balance, out) && action == Action::Close {
+        if !act_form(form, action, chord, balance, &mut out.owned_by(Owner::Purchase)) && action == Action::Close {
             self.mode = Mode::Browse;
         }
     }
@@ -450,7 +423,7 @@ impl App {
             action,
             chord,
             balance,
-            &mut Outbox::new(&mut self.account.jobs, effects),
+            &mut Outbox::new(&mut self.account.jobs, effects).owned_by(Owner::Bulk),
         );
         form.reviewing(now);
         if acted || action != Action::Close {
@@ -467,38 +440,9 @@ impl App {
         }
     }
 
-    /// `t` with marks on My eSIMs: every marked eSIM at once (one run at a time).
-    fn top_up_marked(&mut self, now: Instant) {
-        if self.bulk_running() {
-            return self.flash("A top-up of marked eSIMs is still paying", Tone::Info, now);
-        }
-        let esims = &self.account.tabs.esims;
-        let index = esims.index().inventory();
-        // Why one could not be topped up, from its class as last read: the index's (every read
-        // refreshes it), else the record it was marked with.
-        let marked = esims
-            .marks()
-            .wanted()
-            .into_iter()
-            .map(|w| {
-                let row = index.find(&w.iccid).and_then(|e| index.row(e));
-                let class = row.map(|r| r.class).or_else(|| w.esim.map(|e| e.facts().classify()));
-                (w.iccid, class.and_then(|c| c.cannot_take_data()))
-            })
-            .collect();
-        let last = esims.marks().last_choice().cloned();
-        self.mode = Mode::Overlay(Overlay::Bulk(Box::new(BulkForm::new(marked).remembering(last))));
-    }
-
     /// `t`: the marked eSIMs or else the selected eSIM (My eSIMs), the selected order's eSIM
     /// (Orders), or any eSIM by typing its ICCID.
     fn top_up(&mut self, now: Instant) {
-        // The one eSIM shown alone (its detail at a narrow width) is the one `t` tops up, even
-        // with marks elsewhere that the screen does not show.
-        let alone = matches!(self.mode, Mode::Detail);
-        if self.tab == Tab::Esims && !alone && !self.account.tabs.esims.marks().is_empty() {
-            return self.top_up_marked(now);
-        }
         match self.tab_state().top_up() {
             TopUpOf::Esim { iccid, hint } => self.top_up_iccid(&iccid, hint, now),
             TopUpOf::Order(Some(order)) => self.top_up_order(&order, now),
@@ -567,19 +511,16 @@ impl App {
         found.first().map(|i| EsimIccid::parse(i))
     }
 
-    /// `b` on My eSIMs: a new eSIM of the selected eSIM's plan (one that was deleted, expired
-    /// or cancelled cannot be used again), priced from the catalog.
-    fn buy_same_plan(&mut self, now: Instant) {
-        let Some(slug) = self.account.tabs.esims.selected().map(|e| e.record.slug.clone()) else {
-            return self.flash("No eSIM is selected", Tone::Error, now);
-        };
-        let plan = self.account.tabs.catalog.all().iter().find(|p| p.slug == slug).cloned();
+    /// A new eSIM of this plan (`b` on My eSIMs: one that was deleted, expired or cancelled
+    /// cannot be used again), priced from the catalog.
+    pub(super) fn buy_plan(&mut self, slug: &str, now: Instant) {
+        let plan = self.catalog().all().iter().find(|p| p.slug == slug).cloned();
         match plan {
             Some(plan) => {
                 let form = PurchaseForm::order(plan);
                 self.mode = Mode::Overlay(Overlay::Purchase(Box::new(form)));
             }
-            None if self.account.tabs.catalog.plans().value().is_none() => {
+            None if self.catalog().plans().value().is_none() => {
                 self.flash("The catalog is not loaded yet: try again in a moment", Tone::Info, now);
             }
             None => self.flash(format!("The plan {slug} is no longer in the catalog"), Tone::Error, now),
@@ -675,16 +616,6 @@ impl App {
             OrderEsims::NotAllocated | OrderEsims::NotInList | OrderEsims::NotRead { .. } => {
                 self.account.tabs.esims.go_to_order = None
             }
-        }
-    }
-
-    /// `y` copies the selected eSIM's ICCID only when it is one (the clipboard's guard), else
-    /// the message says why.
-    fn copy_iccid(&mut self, now: Instant, effects: &mut Vec<Effect>) {
-        match self.account.tabs.esims.selected_iccid() {
-            None => self.flash("No eSIM is selected", Tone::Error, now),
-            Some(iccid) if iccid.is_empty() => self.flash("This eSIM has no ICCID", Tone::Error, now),
-            Some(iccid) => self.copy_checked("ICCID", guard::iccid(iccid.as_str()), now, effects),
         }
     }
 

@@ -1,7 +1,7 @@
 //! What a bulk top-up's run tells the app as it goes: its window shows it, and at its end the
 //! marks, the balance and the lists follow.
 
-use super::{App, Job, Tone};
+use super::{App, Event, Job, Tone};
 use crate::tui::forms::bulk::one_line;
 use crate::tui::msg::{BulkStep, JobId};
 use std::time::Instant;
@@ -45,22 +45,20 @@ impl App {
         if let (true, Ok(ended)) = (ours, &result) {
             // Those of unknown outcome too: `t` again must not pay what may have been paid.
             let unknown = ended.unknown.iter().map(|(iccid, _)| iccid);
-            let done = ended.placed.iter().chain(unknown);
-            self.account.tabs.esims.marks_mut().unmark(done.map(String::as_str));
+            let done = ended.placed.iter().chain(unknown).cloned().collect();
+            self.tell(&Event::Unmark(done));
             if !ended.placed.is_empty() {
                 self.money_moved(None);
-                self.account
-                    .tabs
-                    .esims
-                    .note_top_ups(ended.placed.iter().map(String::as_str));
+                self.tell(&Event::ToppedUpMany(ended.placed.clone()));
             }
         }
         match (self.mode.bulk_mut().filter(|f| f.run() == Some(id)), result) {
             (Some(form), result) => {
-                if let Some((slug, qty)) = form.chosen() {
-                    self.account.tabs.esims.marks_mut().remember_choice(slug, qty);
-                }
+                let chosen = form.chosen();
                 form.ended(result);
+                if let Some((slug, qty)) = chosen {
+                    self.tell(&Event::BulkChoice(slug, qty));
+                }
                 // "Stopping…" is over: the window tells how it ended.
                 self.flash = None;
             }

@@ -4,10 +4,8 @@
 //! on the status line and a key to cancel it.
 
 use super::mode::{Mode, Overlay};
-use super::remote::Remote;
 use super::{App, Job, Outbox, Tone};
 use crate::api::pages::Progress;
-use crate::domain::iccid::EsimIccid;
 use crate::tui::msg::{Effect, ExportStep, JobId, SaveError};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -27,70 +25,6 @@ pub enum ExportState {
 }
 
 impl App {
-    /// The selected eSIM's activation code, or why it cannot be had (said on the status line).
-    pub(super) fn selected_code(&mut self, now: Instant) -> Option<(EsimIccid, String)> {
-        let Some(iccid) = self.account.tabs.esims.selected_iccid() else {
-            self.flash("No eSIM is selected", Tone::Error, now);
-            return None;
-        };
-        let state = self.account.tabs.esims.selected_code();
-        match (state.and_then(Remote::value), state.and_then(Remote::error)) {
-            (Some(Ok(code)), _) => return Some((iccid, code.clone())),
-            (Some(Err(why)), _) => self.flash(format!("No activation code: {why}"), Tone::Error, now),
-            (None, Some(e)) => self.flash(format!("No activation code: {e}"), Tone::Error, now),
-            (None, None) => self.flash("The activation code is still being fetched", Tone::Info, now),
-        }
-        None
-    }
-
-    /// Copies what `part` makes of the selected eSIM's activation code (once known): the code,
-    /// its iPhone link, its SM-DP+ address or matching ID, each only when the guard passes it.
-    pub(super) fn copy_code_part(
-        &mut self,
-        what: &'static str,
-        part: fn(&str) -> Result<String, String>,
-        now: Instant,
-        effects: &mut Vec<Effect>,
-    ) {
-        let Some((_, code)) = self.selected_code(now) else {
-            return;
-        };
-        self.copy_checked(what, part(&code), now, effects);
-    }
-
-    /// Writes the selected eSIM's QR code as `<ICCID>.png`: only under a valid ICCID (the API's
-    /// text could name any path).
-    pub(super) fn save_qr(&mut self, now: Instant, effects: &mut Vec<Effect>) {
-        let Some((iccid, code)) = self.selected_code(now) else {
-            return;
-        };
-        match iccid.valid() {
-            Ok(iccid) => Outbox::new(&mut self.account.jobs, effects).save_qr(iccid.clone(), code, false),
-            Err(why) => self.flash(
-                format!("This eSIM's ICCID from the API is not valid ({why}): no file is named after it"),
-                Tone::Error,
-                now,
-            ),
-        }
-    }
-
-    /// Writes every marked eSIM's QR code into one new folder (the marks stay: a failure can be
-    /// tried again).
-    pub(super) fn save_marked_qr(&mut self, now: Instant, effects: &mut Vec<Effect>) {
-        let writing = self.account.jobs.running().find_map(|job| match job {
-            Job::SaveQrFolder(n) => Some(*n),
-            _ => None,
-        });
-        if let Some(n) = writing {
-            self.flash(format!("Still writing the QR codes of {n} eSIM(s)…"), Tone::Info, now);
-            return;
-        }
-        let wanted = self.account.tabs.esims.marks().wanted();
-        let n = wanted.len();
-        Outbox::new(&mut self.account.jobs, effects).save_qr_folder(wanted);
-        self.flash(format!("Writing the QR codes of {n} marked eSIM(s)…"), Tone::Info, now);
-    }
-
     pub(super) fn on_qr_folder_saved(
         &mut self,
         id: JobId,
@@ -102,7 +36,7 @@ impl App {
         }
         match result {
             Ok(w) if w.failed.is_empty() => {
-                self.account.tabs.esims.marks_mut().clear();
+                self.tell(&crate::tui::tabs::Event::MarkedWritten);
                 self.flash(
                     format!(
                         "Marks cleared: {} QR code(s) written to {}",

@@ -4,6 +4,7 @@
 //! stale answer", "cancel what nobody waits for" and the clean-up after a 401 or a switch of
 //! account are each written once, for every kind.
 
+use super::Tab;
 use crate::domain::iccid::Iccid;
 use crate::tui::msg::{Effect, ExportJob, JobId, Request};
 use std::collections::BTreeMap;
@@ -13,10 +14,25 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// for an account no longer in use can never be taken for one of the new account's.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
+/// Who asked for a request, and so who its answer goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    /// The screen itself: the header's profile, a plan's detail, the profile being saved.
+    App,
+    Tab(Tab),
+    /// The purchase form (a top-up or new eSIMs).
+    Purchase,
+    /// The bulk top-up of the marked eSIMs.
+    Bulk,
+}
+
 /// Something running in the background.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Job {
-    Request(Request),
+    Request {
+        request: Request,
+        owner: Owner,
+    },
     /// A CSV export (its progress is the account's `export`).
     Export,
     /// An eSIM's QR code being written as a PNG: what to ask if its file exists.
@@ -37,7 +53,7 @@ impl Job {
     /// whether something changed on the server).
     pub fn cancellable(&self) -> bool {
         match self {
-            Job::Request(request) => !request.writes(),
+            Job::Request { request, .. } => !request.writes(),
             Job::Export => true,
             Job::SaveQr { .. } | Job::SaveQrFolder(_) | Job::LoadInventory | Job::BulkTopup => false,
         }
@@ -75,7 +91,7 @@ impl Jobs {
     /// Whether anything of the screen is being read or sent (the spinner turns). Writing a
     /// file has its own line on the status bar.
     pub fn loading(&self) -> bool {
-        self.live.values().any(|j| matches!(j, Job::Request(_)))
+        self.live.values().any(|j| matches!(j, Job::Request { .. }))
     }
 
     /// Whether a write is in flight (its answer tells whether something changed), or a bulk
@@ -83,15 +99,15 @@ impl Jobs {
     pub fn writing(&self) -> bool {
         self.live
             .values()
-            .any(|j| matches!(j, Job::Request(r) if r.writes()) || matches!(j, Job::BulkTopup))
+            .any(|j| matches!(j, Job::Request { request, .. } if request.writes()) || matches!(j, Job::BulkTopup))
     }
 
-    /// The reads in flight.
-    pub fn reads(&self) -> Vec<(JobId, Request)> {
+    /// The reads in flight, each with who asked.
+    pub fn reads(&self) -> Vec<(JobId, Request, Owner)> {
         self.live
             .iter()
             .filter_map(|(id, job)| match job {
-                Job::Request(r) if !r.writes() => Some((*id, r.clone())),
+                Job::Request { request, owner } if !request.writes() => Some((*id, request.clone(), *owner)),
                 _ => None,
             })
             .collect()
@@ -129,20 +145,49 @@ impl Jobs {
     }
 }
 
-/// Where a tab sends what it needs: the registry and the effects of this update.
+/// Where a tab or a form sends what it needs: the registry and the effects of this update. The
+/// requests it sends are recorded as its owner's, so their answers come back to it.
 pub struct Outbox<'a> {
     jobs: &'a mut Jobs,
     effects: &'a mut Vec<Effect>,
+    owner: Owner,
 }
 
 impl<'a> Outbox<'a> {
+    /// The app's own outbox.
     pub fn new(jobs: &'a mut Jobs, effects: &'a mut Vec<Effect>) -> Self {
-        Self { jobs, effects }
+        Self {
+            jobs,
+            effects,
+            owner: Owner::App,
+        }
+    }
+
+    /// An outbox for what `owner` sends.
+    pub fn owned(jobs: &'a mut Jobs, effects: &'a mut Vec<Effect>, owner: Owner) -> Self {
+        Self { jobs, effects, owner }
+    }
+
+    /// What runs now.
+    pub fn running(&self) -> impl Iterator<Item = &Job> {
+        self.jobs.running()
+    }
+
+    /// The same registry and effects, for what `owner` sends.
+    pub fn owned_by(&mut self, owner: Owner) -> Outbox<'_> {
+        Outbox {
+            jobs: self.jobs,
+            effects: self.effects,
+            owner,
+        }
     }
 
     /// Sends a request; the caller records the id in the request's slot.
     pub fn send(&mut self, request: Request) -> JobId {
-        let id = self.jobs.start(Job::Request(request.clone()));
+        let id = self.jobs.start(Job::Request {
+            request: request.clone(),
+            owner: self.owner,
+        });
         self.effects.push(Effect::Send { id, request });
         id
     }

@@ -25,6 +25,7 @@ pub mod remote;
 mod requests;
 pub mod search;
 mod tab;
+mod then;
 
 pub use crate::tui::forms::bulk::{BulkForm, BulkStage, PAY_PAUSE, Progress as BulkProgress};
 pub use crate::tui::forms::plan_choice::{MAX_QTY, PaymentForm, PlanChoice};
@@ -34,16 +35,17 @@ pub use crate::tui::tabs::catalog::{Catalog, SortKey};
 pub use crate::tui::tabs::esims::{Code, Esims, Fresh, IndexRead, ResultRow, SCAN_PAGE_SIZE};
 pub use crate::tui::tabs::orders::{Orders, PAGE_SIZE, SEARCH_PAUSE};
 pub use crate::tui::tabs::profile::ProfileTab;
-pub use crate::tui::tabs::{Motion, TabState, TopUpOf};
+pub use crate::tui::tabs::{Event, Motion, TabState, TopUpOf};
 pub use account::{Account, Tabs};
 pub use exports::{Export, ExportState};
 pub use input::TextInput;
-pub use jobs::{Job, Jobs, Outbox};
+pub use jobs::{Job, Jobs, Outbox, Owner};
 pub use mode::{Mode, Overlay};
 pub use paged::{PAGE_PAUSE, Paged};
 pub use remote::{Loaded, Remote};
 pub use search::SearchBox;
 pub use tab::Tab;
+pub use then::{Ctx, Then};
 
 use super::keymap::Keymap;
 use super::msg::{Effect, JobId, Msg};
@@ -389,7 +391,7 @@ impl App {
 
     /// The reads in flight: each one's answer is awaited (one that is not is cancelled).
     pub fn reads_in_flight(&self) -> Vec<JobId> {
-        self.account.jobs.reads().into_iter().map(|(id, _)| id).collect()
+        self.account.jobs.reads().into_iter().map(|(id, _, _)| id).collect()
     }
 
     /// When the app next needs a `Tick`; `None` when idle (no timer runs, no CPU is used).
@@ -485,22 +487,47 @@ impl App {
         {
             let esims = &mut account.tabs.esims;
             esims.look_for_order(order);
-            esims.fetch_scan(&mut out);
+            esims.fetch_scan(&mut out.owned_by(Owner::Tab(Tab::Esims)));
         }
-        account.tabs.get_mut(self.tab).fetch(&mut out, now, typing);
+        account
+            .tabs
+            .get_mut(self.tab)
+            .fetch(&mut out.owned_by(Owner::Tab(self.tab)), now, typing);
         if effects.len() > before {
             self.dirty = true;
         }
     }
 
-    /// After money moved: the header, Orders and My eSIMs are fetched again.
+    /// After money moved: the header and every tab's lists are fetched again.
     fn money_moved(&mut self, balance: Option<rust_decimal::Decimal>) {
         if let (Some(profile), Some(balance)) = (self.account.profile.value_mut(), balance) {
             profile.balance_usd = Some(balance);
         }
         self.account.profile.invalidate();
-        self.account.tabs.orders.list.reset();
-        self.account.tabs.esims.reload();
+        self.tell(&Event::MoneyMoved);
+    }
+
+    /// Tells every tab what happened elsewhere.
+    fn tell(&mut self, event: &Event) {
+        for tab in Tab::all() {
+            self.account.tabs.get_mut(tab).on_event(event);
+        }
+    }
+
+    /// Does what a tab or a form asked of the screen, in order.
+    fn then(&mut self, then: Vec<Then>, now: Instant, effects: &mut Vec<Effect>) {
+        for step in then {
+            match step {
+                Then::Flash(text, tone) => self.flash(text, tone, now),
+                Then::FoundIccid => self.found_iccid(now),
+                Then::MoneyMoved(balance) => self.money_moved(balance),
+                Then::Tell(event) => self.tell(&event),
+                Then::Mode(mode) => self.mode = mode,
+                Then::Show(tab) => self.set_tab(tab),
+                Then::Copy { what, checked } => self.copy_checked(what, checked, now, effects),
+                Then::Buy(slug) => self.buy_plan(&slug, now),
+            }
+        }
     }
 
     /// The lookup or a background page brought the whole ICCID searched for: typing ends on

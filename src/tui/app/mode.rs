@@ -1,7 +1,7 @@
 //! Where the keyboard goes: one value, so that two modes can never be on at once (a search typed
 //! while a window is open, a zoom left on after the tab changed).
 
-use super::jobs::Outbox;
+use super::jobs::{Outbox, Owner};
 use super::remote::Remote;
 use crate::api::model::{Order, Plan};
 use crate::domain::status::StatusFilter;
@@ -120,8 +120,8 @@ impl Mode {
                 });
                 fetched.start(id);
             }
-            Mode::Overlay(Overlay::Purchase(form)) => form.fetch(out),
-            Mode::Overlay(Overlay::Bulk(form)) => form.fetch(out),
+            Mode::Overlay(Overlay::Purchase(form)) => form.fetch(&mut out.owned_by(Owner::Purchase)),
+            Mode::Overlay(Overlay::Bulk(form)) => form.fetch(&mut out.owned_by(Owner::Bulk)),
             _ => {}
         }
     }

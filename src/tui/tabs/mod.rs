@@ -1,7 +1,9 @@
-//! The tabs: each one's state and what it does (`TabState`). The app asks the tab shown what it
-//! needs read, how its list moves, what its search and export are; a tab is chosen in one place
-//! (`Tabs::get` and `get_mut`, in `account.rs`), so adding a tab does not mean editing every
-//! action.
+//! The tabs: each one a folder with its state, what it does (`TabState`) and its drawing. The app
+//! asks the tab shown what it needs read, how its list moves, what its search and export are;
+//! the answers to a tab's requests come back to it (`slot`, `on_answer`); what happens elsewhere
+//! that a tab follows is told to every tab (`on_event`). A tab is chosen in one place
+//! (`Tabs::get` and `get_mut`, in `app/account.rs`), so adding a tab does not mean editing every
+//! action or answer.
 
 pub mod catalog;
 pub mod esims;
@@ -11,9 +13,11 @@ pub mod profile;
 use crate::domain::status::StatusFilter;
 use crate::tui::app::jobs::Outbox;
 use crate::tui::app::mode::Mode;
+use crate::tui::app::remote::Slot;
 use crate::tui::app::search::SearchBox;
-use crate::tui::keymap::Context;
-use crate::tui::msg::{ExportJob, Request};
+use crate::tui::app::{Ctx, Then};
+use crate::tui::keymap::{Action, Context};
+use crate::tui::msg::{ExportJob, JobId, Payload, Request};
 use std::time::Instant;
 
 /// How far PgDn/PgUp move in lists held whole (the catalog, eSIM search results); server lists
@@ -48,6 +52,23 @@ pub(crate) fn whole_iccid(text: &str) -> Option<crate::domain::iccid::Iccid> {
     crate::domain::iccid::Iccid::parse(&digits).ok()
 }
 
+/// What happened elsewhere that a tab may follow: the app tells every tab.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// Money moved: what shows balances, orders and eSIMs is read again.
+    MoneyMoved,
+    /// A top-up of this eSIM was placed from its window: its record is watched until it shows it.
+    ToppedUp(String),
+    /// A bulk run topped up these eSIMs: their records are read again.
+    ToppedUpMany(Vec<String>),
+    /// These eSIMs leave the marks (topped up, or left out of a bulk top-up).
+    Unmark(Vec<String>),
+    /// The plan and quantity a bulk top-up was paid with, offered first the next time.
+    BulkChoice(String, u32),
+    /// The marked eSIMs' QR codes were all written: the marks are done with.
+    MarkedWritten,
+}
+
 /// What `t` tops up from this tab.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TopUpOf {
@@ -64,9 +85,9 @@ pub enum TopUpOf {
 
 /// What each tab does. Defaults are for a tab without a list (Profile).
 ///
-/// Adding a tab: its state type implementing this (a file here), a variant of `Tab` with its
-/// title, an arm in `Tabs::get` and `get_mut`, its view (an arm in `view::draw`), and its key
-/// context and `Tab…` action in the keymap.
+/// Adding a tab: its folder here with its state implementing this and its view, a variant of
+/// `Tab` with its title, an arm in `Tabs::get` and `get_mut`, an arm in `view::draw`, and its
+/// key context and `Tab…` action in the keymap.
 pub trait TabState {
     /// The context of this tab's own keys.
     fn context(&self) -> Context;
@@ -94,9 +115,29 @@ pub trait TabState {
     /// Asks for what the tab shows and does not have (`typing`: a search is being typed).
     fn fetch(&mut self, _out: &mut Outbox<'_>, _now: Instant, _typing: bool) {}
 
-    /// Whether the screen still needs the answer to this read of the tab's.
-    fn still_wants(&self, _request: &Request) -> bool {
+    /// Whether the screen still needs the answer to this read of the tab's (`shown`: the tab is
+    /// on screen).
+    fn still_wants(&self, _request: &Request, _shown: bool) -> bool {
         true
+    }
+
+    /// Where the answer to this request of the tab's goes, if that place still exists.
+    fn slot(&mut self, _request: &Request) -> Option<&mut dyn Slot> {
+        None
+    }
+
+    /// The awaited answer to one of the tab's requests: what the rest of the screen does after
+    /// (`None`: the answer is not of the kind the request asks for).
+    fn on_answer(&mut self, _id: JobId, _request: &Request, _payload: Payload, _now: Instant) -> Option<Vec<Then>> {
+        None
+    }
+
+    /// Something happened elsewhere (money moved, an eSIM was topped up).
+    fn on_event(&mut self, _event: &Event) {}
+
+    /// A key of the tab's own (sort, mark, copy…): `false` when `action` is not one of them.
+    fn on_action(&mut self, _action: Action, _ctx: &mut Ctx<'_>) -> bool {
+        false
     }
 
     /// When the tab next needs a tick (a search waiting for a pause in typing, a list holding

@@ -255,6 +255,27 @@ impl BulkForm {
     }
 
     /// The offers could not be read: nothing is paid.
+    /// Where the answer to the offers' read goes, while the form awaits it.
+    pub fn slot(&mut self) -> Option<&mut dyn crate::tui::app::remote::Slot> {
+        self.request_slot().map(|r| r as &mut dyn crate::tui::app::remote::Slot)
+    }
+
+    /// The awaited offers (`false`: the answer is not of that kind).
+    pub fn on_answer(&mut self, payload: crate::tui::msg::Payload) -> bool {
+        match payload {
+            crate::tui::msg::Payload::Offers(offers) => self.offered(offers),
+            _ => return false,
+        }
+        true
+    }
+
+    /// The offers could not be read: the form says so. `false` leaves the error to the general
+    /// handling too (offline, out of budget).
+    pub fn on_error(&mut self, error: &ApiError) -> bool {
+        self.read_failed(error);
+        !error.is_transient()
+    }
+
     pub fn read_failed(&mut self, error: &ApiError) {
         if matches!(self.stage, BulkStage::Loading { .. }) {
             self.stage = BulkStage::Refused(format!(

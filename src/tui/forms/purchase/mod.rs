@@ -10,6 +10,7 @@
 //! what its stage does not allow (a payment is sent only from a confirmation whose order list
 //! was read, with nothing in flight).
 
+mod answers;
 pub mod view;
 
 use crate::api::model::{Order, Plan};

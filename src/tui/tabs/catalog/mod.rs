@@ -8,9 +8,11 @@ use crate::domain::location::location_name;
 use crate::tui::app::jobs::Outbox;
 use crate::tui::app::mode::{Mode, Overlay};
 use crate::tui::app::remote::Remote;
+use crate::tui::app::remote::Slot;
 use crate::tui::app::search::SearchBox;
-use crate::tui::keymap::Context;
-use crate::tui::msg::{ExportJob, JobId, Request};
+use crate::tui::app::{Ctx, PurchaseForm, Then};
+use crate::tui::keymap::{Action, Context};
+use crate::tui::msg::{ExportJob, JobId, Payload, Request};
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,6 +168,34 @@ impl TabState for Catalog {
             let id = out.send(Request::Plans);
             self.plans.start(id);
         }
+    }
+
+    fn slot(&mut self, request: &Request) -> Option<&mut dyn Slot> {
+        matches!(request, Request::Plans).then_some(&mut self.plans as &mut dyn Slot)
+    }
+
+    fn on_answer(&mut self, id: JobId, request: &Request, payload: Payload, now: Instant) -> Option<Vec<Then>> {
+        match (request, payload) {
+            (Request::Plans, Payload::Plans(plans)) => {
+                self.accept(id, plans, now);
+                Some(Vec::new())
+            }
+            _ => None,
+        }
+    }
+
+    fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) -> bool {
+        match action {
+            Action::Sort => self.next_sort(),
+            Action::Buy => {
+                if let Some(plan) = self.selected() {
+                    let form = PurchaseForm::order(plan.clone());
+                    ctx.set_mode(Mode::Overlay(Overlay::Purchase(Box::new(form))));
+                }
+            }
+            _ => return false,
+        }
+        true
     }
 
     fn refresh(&mut self) {

@@ -1,12 +1,14 @@
 //! "My eSIMs": the account's eSIMs, a server page at a time or searched in the inventory index
 //! the background read fills. Its state (`state`), the index read (`index_read`), the marks for
-//! many at once (`marks`), an order's eSIMs found in it (`order_esims`), and its drawing
-//! (`view`).
+//! many at once (`marks`), an order's eSIMs found in it (`order_esims`), what it does
+//! (`update`) and its own keys (`keys`), and its drawing (`view`).
 
 pub mod index_read;
+mod keys;
 pub mod marks;
 pub mod order_esims;
 mod state;
+mod update;
 pub mod view;
 
 pub use index_read::{IndexRead, SCAN_PAGE_SIZE};

@@ -14,15 +14,13 @@ use crate::domain::status::StatusFilter;
 use crate::inventory::store::Loaded;
 use crate::inventory::{AttentionAt, Inventory, Merged, Row, Selection, Whereabouts};
 use crate::tui::app::jobs::Outbox;
-use crate::tui::app::mode::Mode;
 use crate::tui::app::paged::Paged;
 use crate::tui::app::remote::Loaded as Fetched;
 use crate::tui::app::remote::Remote;
 use crate::tui::app::search::SearchBox;
-use crate::tui::keymap::Context;
-use crate::tui::msg::{ExportJob, Request};
+use crate::tui::msg::Request;
 use crate::tui::tabs::orders::PAGE_SIZE;
-use crate::tui::tabs::{Motion, SCREEN_PAGE, TabState, TopUpOf, whole_iccid};
+use crate::tui::tabs::whole_iccid;
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -108,7 +106,7 @@ pub struct Esims {
     /// order's detail stays open.
     pub(in crate::tui) go_to_order: Option<String>,
     /// eSIMs this session changed (topped up), whose records are read again (`RefreshEsims`).
-    to_refresh: Vec<Iccid>,
+    pub(super) to_refresh: Vec<Iccid>,
     pub(in crate::tui) refreshing: Remote<()>,
     /// What the results were last selected by (search, status, attention): while it stays,
     /// a row that leaves (its newer record no longer matches) leaves the cursor where it was.
@@ -463,7 +461,7 @@ impl Esims {
     }
 
     /// The selected eSIM's activation code: from `ac` at once, else its QR image is fetched.
-    fn fetch_code(&mut self, out: &mut Outbox<'_>, now: Instant) {
+    pub(super) fn fetch_code(&mut self, out: &mut Outbox<'_>, now: Instant) {
         let Some(esim) = self.selected() else { return };
         let key = profile_key(esim);
         if esim.raw_order_json.iccid.is_empty() || self.codes.get(&key).is_some_and(|c| !c.wanted()) {
@@ -881,145 +879,6 @@ impl Esims {
             .min(self.result_count().saturating_sub(1));
         self.results_of = asked;
         false
-    }
-}
-
-impl TabState for Esims {
-    fn context(&self) -> Context {
-        Context::Esims
-    }
-
-    /// The list's pages (unless a search shows results instead), the record a search needs,
-    /// the background read's next page, and the selected eSIM's activation code.
-    fn fetch(&mut self, out: &mut Outbox<'_>, now: Instant, typing: bool) {
-        if !self.search_active() {
-            for page in self.list.wanted(now) {
-                let id = out.send(Request::Esims(self.query(page)));
-                self.list.start(page, id);
-            }
-        }
-        if let Some((iccid, seen)) = self.wanted_fresh(typing) {
-            let id = out.send(Request::FindEsim {
-                iccid: iccid.clone(),
-                seen,
-            });
-            self.fresh_started(iccid, seen, id);
-        }
-        if !self.to_refresh.is_empty() && !self.refreshing.is_loading() {
-            let iccids = std::mem::take(&mut self.to_refresh);
-            let id = out.send(Request::RefreshEsims { iccids });
-            self.refreshing.start(id);
-        }
-        self.fetch_scan(out);
-        self.fetch_code(out, now);
-    }
-
-    fn views(&self) -> Vec<Context> {
-        vec![Context::EsimDetail, Context::Zoom]
-    }
-
-    fn still_wants(&self, request: &Request) -> bool {
-        match request {
-            Request::Esims(q) => !self.search_active() && self.is_current(q) && self.list.is_near(q.page.unwrap_or(1)),
-            Request::FindEsim { iccid, .. } => self.wants_fresh(iccid.as_str()),
-            Request::RefreshEsims { .. } => true,
-            Request::ActivationCode { esim } => self
-                .selected()
-                .is_some_and(|e| e.raw_order_json.iccid == esim.raw_order_json.iccid),
-            _ => true,
-        }
-    }
-
-    fn deadlines(&self) -> Vec<Instant> {
-        self.list.hold_until().into_iter().collect()
-    }
-
-    fn refresh(&mut self) {
-        self.reload();
-    }
-
-    fn move_cursor(&mut self, motion: Motion, now: Instant) {
-        let page = if self.search_active() {
-            SCREEN_PAGE
-        } else {
-            self.list.page_size() as i64
-        };
-        match motion.rows(page) {
-            Some(d) => self.move_by(d, now),
-            None if motion == Motion::End => self.go_to_end(now),
-            None => self.go_to_start(now),
-        }
-    }
-
-    /// The eSIM pane, or back to the table (on a narrow terminal the pane replaces it).
-    fn open(&self, mode: &Mode) -> Option<Mode> {
-        Some(match mode {
-            Mode::Detail => Mode::Browse,
-            _ => Mode::Detail,
-        })
-    }
-
-    fn search_box(&mut self) -> Option<&mut SearchBox> {
-        Some(&mut self.search)
-    }
-
-    fn search_changed(&mut self) -> bool {
-        Esims::search_changed(self)
-    }
-
-    fn start_search(&mut self) {
-        self.start_scan();
-    }
-
-    fn clear_search(&mut self, now: Instant) {
-        self.close_search(now);
-    }
-
-    fn typing_hint(&self) -> &'static str {
-        "type an ICCID or package  "
-    }
-
-    fn status(&self) -> Option<&StatusFilter> {
-        Some(&self.status)
-    }
-
-    fn set_status(&mut self, status: StatusFilter) {
-        Esims::set_status(self, status);
-    }
-
-    /// The list of the status filter; or, for a search, the eSIMs it found (once the whole
-    /// inventory is known, so that none is missing).
-    fn export(&self) -> Option<Result<ExportJob, &'static str>> {
-        if !self.search_active() {
-            return Some(Ok(ExportJob::Esims {
-                query: self.query(1),
-                only: None,
-            }));
-        }
-        if !self.index.is_complete() {
-            return Some(Err(
-                "The search is still reading the inventory; export when it is complete",
-            ));
-        }
-        let only = self.result_rows().map(|r| r.iccid().to_string()).collect();
-        Some(Ok(ExportJob::Esims {
-            query: self.query(1),
-            only: Some(only),
-        }))
-    }
-
-    fn badge(&self) -> Option<String> {
-        self.attention_count.map(|n| format!("(! {n})"))
-    }
-
-    fn top_up(&self) -> TopUpOf {
-        match self.selected_iccid() {
-            Some(iccid) => TopUpOf::Esim {
-                iccid,
-                hint: self.selected().and_then(crate::purchase::no_topup_reason),
-            },
-            None => TopUpOf::Ask,
-        }
     }
 }
 

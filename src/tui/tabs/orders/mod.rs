@@ -3,15 +3,17 @@
 
 pub mod view;
 
-use super::{Motion, TabState, TopUpOf, whole_iccid};
+use super::{Event, Motion, TabState, TopUpOf, whole_iccid};
 use crate::api::model::{Order, OrderQuery};
 use crate::domain::status::StatusFilter;
+use crate::tui::app::Then;
 use crate::tui::app::jobs::Outbox;
 use crate::tui::app::mode::{Mode, Overlay};
 use crate::tui::app::paged::Paged;
+use crate::tui::app::remote::Slot;
 use crate::tui::app::search::SearchBox;
 use crate::tui::keymap::Context;
-use crate::tui::msg::{ExportJob, Request};
+use crate::tui::msg::{ExportJob, JobId, Payload, Request};
 use std::time::{Duration, Instant};
 
 /// Items per page asked of the server (the API allows up to 100).
@@ -82,10 +84,34 @@ impl TabState for Orders {
         }
     }
 
-    fn still_wants(&self, request: &Request) -> bool {
+    /// Its pages serve the tab shown only.
+    fn still_wants(&self, request: &Request, shown: bool) -> bool {
         match request {
-            Request::Orders(q) => self.is_current(q) && self.list.is_near(q.page.unwrap_or(1)),
+            Request::Orders(q) => shown && self.is_current(q) && self.list.is_near(q.page.unwrap_or(1)),
             _ => true,
+        }
+    }
+
+    fn slot(&mut self, request: &Request) -> Option<&mut dyn Slot> {
+        match request {
+            Request::Orders(q) => self.list.slot(q.page.unwrap_or(1)),
+            _ => None,
+        }
+    }
+
+    fn on_answer(&mut self, id: JobId, request: &Request, payload: Payload, now: Instant) -> Option<Vec<Then>> {
+        match (request, payload) {
+            (Request::Orders(q), Payload::Orders(page)) => {
+                self.list.accept(q.page.unwrap_or(1), id, page.orders, page.total, now);
+                Some(Vec::new())
+            }
+            _ => None,
+        }
+    }
+
+    fn on_event(&mut self, event: &Event) {
+        if *event == Event::MoneyMoved {
+            self.list.reset();
         }
     }
 

@@ -4,7 +4,9 @@
 pub mod view;
 
 use super::TabState;
-use crate::tui::keymap::Context;
+use crate::tui::app::mode::{Mode, Overlay};
+use crate::tui::app::{Ctx, ProfileForm, Tone};
+use crate::tui::keymap::{Action, Context};
 
 #[derive(Debug, Clone, Default)]
 pub struct ProfileTab;
@@ -16,5 +18,16 @@ impl TabState for ProfileTab {
 
     fn has_list(&self) -> bool {
         false
+    }
+
+    fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) -> bool {
+        if action != Action::Edit {
+            return false;
+        }
+        match ctx.profile {
+            Some(p) => ctx.set_mode(Mode::Overlay(Overlay::ProfileForm(Box::new(ProfileForm::new(p))))),
+            None => ctx.flash("The profile has not loaded yet", Tone::Error),
+        }
+        true
     }
 }
