@@ -4,15 +4,12 @@
 use super::mode::{Mode, Overlay};
 use super::search::SearchBox;
 use super::{
-    App, BulkStage, Ctx, Halt, Motion, Outbox, Owner, PaymentForm, PurchaseForm, Tab, TextInput, Tone, TopUpOf,
+    About, App, BulkStage, Halt, Motion, Outbox, Owner, PaymentForm, PurchaseForm, Tab, TextInput, Tone, TopUpOf,
 };
-use crate::api::model::Order;
-use crate::domain::iccid::{EsimIccid, Iccid};
 use crate::domain::status::StatusFilter;
 use crate::text::grouped;
 use crate::tui::keymap::{Action, Chord, Context};
 use crate::tui::msg::{Effect, Request};
-use crate::tui::tabs::esims::order_esims::OrderEsims;
 use crossterm::event::{KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use std::time::Instant;
 
@@ -169,7 +166,7 @@ impl App {
             }
             Context::Picker => return self.act_picker(action),
             Context::ProfileForm => return self.act_profile_form(action, now, effects),
-            Context::IccidPrompt => return self.act_iccid_prompt(action),
+            Context::IccidPrompt => return self.act_iccid_prompt(action, now, effects),
             Context::Purchase | Context::Confirm | Context::Outcome | Context::BulkPaying | Context::BulkLeaveOut
                 if self.mode.bulk_mut().is_some() =>
             {
@@ -254,18 +251,24 @@ impl App {
         if let Some(motion) = motion_of(action) {
             return self.tab_state_mut().move_cursor(motion, now);
         }
-        if context != Context::OrderDetail && self.tab_on_action(action, now, effects) {
+        // An order's detail: its eSIM is My eSIMs' to top up or show.
+        if context == Context::OrderDetail {
+            if let Some(Overlay::OrderDetail(order)) = self.mode.overlay() {
+                let about = About::Order(order.clone());
+                self.act_in(Tab::Esims, action, about, now, effects);
+            }
+            return;
+        }
+        if self.act_in(self.tab, action, About::Selection, now, effects) {
             return;
         }
         match action {
-            Action::TopUp if context == Context::OrderDetail => {
-                if let Some(Overlay::OrderDetail(order)) = self.mode.overlay() {
-                    let order = (**order).clone();
-                    self.top_up_order(&order, now);
+            Action::TopUp => match self.tab_state().top_up() {
+                TopUpOf::Order(Some(order)) => {
+                    self.act_in(Tab::Esims, action, About::Order(order), now, effects);
                 }
-            }
-            Action::ShowEsim => self.show_order_esim(now),
-            Action::TopUp => self.top_up(now),
+                TopUpOf::Order(None) | TopUpOf::Ask => self.mode = crate::tui::forms::iccid_prompt::open(),
+            },
             Action::Open => {
                 if let Some(mode) = self.tab_state().open(&self.mode) {
                     self.mode = mode;
@@ -286,21 +289,10 @@ impl App {
         }
     }
 
-    /// The tab shown handles its own keys; what it asks of the screen is done after.
-    fn tab_on_action(&mut self, action: Action, now: Instant, effects: &mut Vec<Effect>) -> bool {
-        let account = &mut self.account;
-        let mut ctx = Ctx {
-            now,
-            mode: &self.mode,
-            keymap: &self.keymap,
-            profile: account.profile.value(),
-            out: Outbox::owned(&mut account.jobs, effects, Owner::Tab(self.tab)),
-            then: Vec::new(),
-        };
-        let handled = account.tabs.get_mut(self.tab).on_action(action, &mut ctx);
-        let then = ctx.then;
-        self.then(then, now, effects);
-        handled
+    /// `tab` handles `action` (`about`: what it is about, when not the tab's selection); what
+    /// it asks of the screen is done after. `false` when it is not one of the tab's.
+    fn act_in(&mut self, tab: Tab, action: Action, about: About, now: Instant, effects: &mut Vec<Effect>) -> bool {
+        self.with_tab(tab, about, now, effects, |state, ctx| state.on_action(action, ctx))
     }
 
     fn act_typing(&mut self, action: Action, now: Instant) {
@@ -372,20 +364,17 @@ impl App {
         }
     }
 
-    fn act_iccid_prompt(&mut self, action: Action) {
+    fn act_iccid_prompt(&mut self, action: Action, now: Instant, effects: &mut Vec<Effect>) {
         let Some(Overlay::IccidPrompt { input, error }) = self.mode.overlay_mut() else {
             return;
         };
         match action {
             Action::Close => self.mode = Mode::Browse,
-            Action::Accept => match Iccid::parse(&input.value) {
-                Ok(iccid) => {
-                    let seen = self.account.tabs.esims.index().inventory().whereabouts(iccid.as_str());
-                    let form = PurchaseForm::topup(iccid, None, seen);
-                    self.mode = Mode::Overlay(Overlay::Purchase(Box::new(form)));
+            Action::Accept => {
+                if let Some(iccid) = crate::tui::forms::iccid_prompt::accept(input, error) {
+                    self.act_in(Tab::Esims, Action::TopUp, About::Iccid(iccid), now, effects);
                 }
-                Err(e) => *error = Some(e.to_string()),
-            },
+            }
             _ => {}
         }
     }
@@ -440,77 +429,6 @@ impl App {
         }
     }
 
-    /// `t`: the marked eSIMs or else the selected eSIM (My eSIMs), the selected order's eSIM
-    /// (Orders), or any eSIM by typing its ICCID.
-    fn top_up(&mut self, now: Instant) {
-        match self.tab_state().top_up() {
-            TopUpOf::Esim { iccid, hint } => self.top_up_iccid(&iccid, hint, now),
-            TopUpOf::Order(Some(order)) => self.top_up_order(&order, now),
-            TopUpOf::Order(None) => self.ask_iccid(),
-            TopUpOf::Ask => self.ask_iccid(),
-        }
-    }
-
-    fn top_up_iccid(&mut self, iccid: &EsimIccid, hint: Option<&'static str>, now: Instant) {
-        match iccid.valid() {
-            Ok(iccid) => {
-                let seen = self.account.tabs.esims.index().inventory().whereabouts(iccid.as_str());
-                let form = PurchaseForm::topup(iccid.clone(), hint, seen);
-                self.mode = Mode::Overlay(Overlay::Purchase(Box::new(form)));
-            }
-            Err(e) => self.flash(
-                format!("This eSIM's ICCID from the API is not valid ({e}); it cannot be topped up here"),
-                Tone::Error,
-                now,
-            ),
-        }
-    }
-
-    /// "Top up which eSIM?": an ICCID to type in.
-    fn ask_iccid(&mut self) {
-        self.mode = Mode::Overlay(Overlay::IccidPrompt {
-            input: TextInput::limited(super::input::ICCID_MAX_CHARS),
-            error: None,
-        });
-    }
-
-    /// `t` on an order: the eSIM a top-up order names, or the one the order made when the
-    /// dashboard knows it (pages at hand or the index), else the ICCID prompt.
-    fn top_up_order(&mut self, order: &Order, now: Instant) {
-        let Some(iccid) = self.order_esim(order) else {
-            if self.account.tabs.esims.order_esims(order) == OrderEsims::NotAllocated {
-                return self.flash(
-                    "This order is pending: its eSIM is not allocated yet, so there is nothing to top up",
-                    Tone::Info,
-                    now,
-                );
-            }
-            return self.ask_iccid();
-        };
-        let hint = self
-            .account
-            .tabs
-            .esims
-            .list
-            .loaded()
-            .find(|e| e.raw_order_json.iccid == iccid.as_str())
-            .and_then(crate::purchase::no_topup_reason);
-        self.top_up_iccid(&iccid, hint, now);
-    }
-
-    /// The eSIM of an order, when known: a top-up's, or the first the order made.
-    fn order_esim(&self, order: &Order) -> Option<EsimIccid> {
-        if !order.iccid.is_empty() {
-            return Some(order.iccid.clone());
-        }
-        let (found, _) = self
-            .account
-            .tabs
-            .esims
-            .iccids_of_order(order.record.provider_order_no.as_str());
-        found.first().map(|i| EsimIccid::parse(i))
-    }
-
     /// A new eSIM of this plan (`b` on My eSIMs: one that was deleted, expired or cancelled
     /// cannot be used again), priced from the catalog.
     pub(super) fn buy_plan(&mut self, slug: &str, now: Instant) {
@@ -524,98 +442,6 @@ impl App {
                 self.flash("The catalog is not loaded yet: try again in a moment", Tone::Info, now);
             }
             None => self.flash(format!("The plan {slug} is no longer in the catalog"), Tone::Error, now),
-        }
-    }
-
-    /// `e` on an order's detail: My eSIMs, searched for that order's eSIM.
-    fn show_order_esim(&mut self, now: Instant) {
-        let Some(Overlay::OrderDetail(order)) = self.mode.overlay() else {
-            return;
-        };
-        let order = order.clone();
-        if let Some(iccid) = self.order_esim(&order) {
-            return self.go_to_esim(&iccid, now);
-        }
-        let number = order.record.provider_order_no.to_string();
-        match self.account.tabs.esims.order_esims(&order) {
-            OrderEsims::NotAllocated => self.flash(
-                format!(
-                    "This order is pending: the provider has not allocated its eSIM yet (usually within a minute); {} reads the order again",
-                    self.keymap.first_key(Context::Global, Action::Refresh)
-                ),
-                Tone::Info,
-                now,
-            ),
-            OrderEsims::NotInList => self.flash(
-                "This order's eSIM is not in this account's eSIM list (read from the top just now)",
-                Tone::Error,
-                now,
-            ),
-            OrderEsims::NotRead { .. } => self.flash(
-                format!(
-                    "This order's eSIM is not in the part of the list read, and nothing reads further now: {} reads again",
-                    self.keymap.first_key(Context::OrderDetail, Action::Refresh)
-                ),
-                Tone::Error,
-                now,
-            ),
-            OrderEsims::Found(_) | OrderEsims::LookingFor { .. } => {
-                self.account.tabs.esims.go_to_order = Some(number);
-                self.flash(
-                    "Looking for this order's eSIM in the list: My eSIMs opens on it when found",
-                    Tone::Info,
-                    now,
-                );
-            }
-        }
-    }
-
-    fn go_to_esim(&mut self, iccid: &EsimIccid, now: Instant) {
-        self.account.tabs.esims.go_to_order = None;
-        self.account.tabs.esims.find(iccid.as_str(), now);
-        self.tab = Tab::Esims;
-        self.mode = Mode::Browse;
-    }
-
-    /// After `e` on an order whose eSIM was looked for: there once found, while its detail is
-    /// still open (closing it, or moving on, drops the wish).
-    pub(super) fn follow_order_esim(&mut self, now: Instant) {
-        // The detail shows the order as last read: a pending order read again is allocated.
-        let newer = match self.mode.overlay() {
-            Some(Overlay::OrderDetail(shown)) => self
-                .account
-                .tabs
-                .orders
-                .list
-                .loaded()
-                .find(|o| o.record.provider_order_no == shown.record.provider_order_no && *o != &**shown)
-                .cloned(),
-            _ => None,
-        };
-        if let (Some(newer), Some(Overlay::OrderDetail(shown))) = (newer, self.mode.overlay_mut()) {
-            **shown = newer;
-            self.dirty = true;
-        }
-        let Some(number) = self.account.tabs.esims.go_to_order.clone() else {
-            return;
-        };
-        let order = match self.mode.overlay() {
-            Some(Overlay::OrderDetail(order)) if order.record.provider_order_no.as_str() == number => order.clone(),
-            _ => {
-                self.account.tabs.esims.go_to_order = None;
-                return;
-            }
-        };
-        match self.account.tabs.esims.order_esims(&order) {
-            OrderEsims::Found(_) => {
-                if let Some(iccid) = self.order_esim(&order) {
-                    self.go_to_esim(&iccid, now);
-                }
-            }
-            OrderEsims::LookingFor { .. } => {}
-            OrderEsims::NotAllocated | OrderEsims::NotInList | OrderEsims::NotRead { .. } => {
-                self.account.tabs.esims.go_to_order = None
-            }
         }
     }
 

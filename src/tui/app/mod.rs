@@ -45,7 +45,7 @@ pub use paged::{PAGE_PAUSE, Paged};
 pub use remote::{Loaded, Remote};
 pub use search::SearchBox;
 pub use tab::Tab;
-pub use then::{Ctx, Then};
+pub use then::{About, Ctx, Then};
 
 use super::keymap::Keymap;
 use super::msg::{Effect, JobId, Msg};
@@ -135,14 +135,13 @@ impl App {
     /// With the config file's thresholds.
     pub fn with_preferences(mut self, prefs: &crate::config::Preferences) -> Self {
         self.low_balance = prefs.low_balance;
-        self.account.tabs.esims.set_attention_rule(prefs.attention);
-        self.account.tabs.esims.set_stale_after(prefs.stale_after);
+        self.account.tabs.use_preferences(prefs);
         self
     }
 
     /// With "now" pinned, for tests whose sandbox is seeded at a fixed time.
     pub fn with_clock(mut self, at: chrono::DateTime<chrono::Utc>) -> Self {
-        self.account.tabs.esims.pin_clock(at);
+        self.account.tabs.pin_clock(at);
         self
     }
 
@@ -342,7 +341,7 @@ impl App {
                 // Dropped when it is of an account no longer in use.
                 if let Some(Job::LoadInventory) = self.account.jobs.finish(id) {
                     if let Some(loaded) = loaded {
-                        self.account.tabs.esims.use_saved(*loaded);
+                        self.account.tabs.use_saved(*loaded);
                     }
                     // A window that stays: it says why finding reads the list again.
                     self.notices.extend(trouble);
@@ -352,8 +351,7 @@ impl App {
             Msg::IndexSeen { profile, seen } => {
                 // Dropped when it is of an account no longer in use.
                 if self.account.session.profile == profile {
-                    let step = self.account.tabs.esims.index_seen(&seen);
-                    if step.found_whole {
+                    if self.account.tabs.index_seen(&seen) {
                         self.found_iccid(now);
                     }
                     self.dirty = true;
@@ -370,7 +368,7 @@ impl App {
             self.mode = Mode::Overlay(Overlay::Notices);
             self.dirty = true;
         }
-        self.follow_order_esim(now);
+        self.follow(now, &mut effects);
         if self.quit {
             effects.push(Effect::Quit);
         } else {
@@ -481,13 +479,11 @@ impl App {
             account.profile.start(id);
         }
         self.mode.fetch(&mut out);
-        // An order's detail names its eSIMs: the index is read for them when not at hand.
-        if let Mode::Overlay(Overlay::OrderDetail(order)) = &self.mode
-            && order.iccid.is_empty()
-        {
-            let esims = &mut account.tabs.esims;
-            esims.look_for_order(order);
-            esims.fetch_scan(&mut out.owned_by(Owner::Tab(Tab::Esims)));
+        for tab in Tab::all() {
+            account
+                .tabs
+                .get_mut(tab)
+                .fetch_for_window(&self.mode, &mut out.owned_by(Owner::Tab(tab)));
         }
         account
             .tabs
@@ -514,8 +510,44 @@ impl App {
         }
     }
 
+    /// Lends `tab` what it may read and send (`about`: what a key handed to it is about); what
+    /// it asks of the screen is done after.
+    fn with_tab<R>(
+        &mut self,
+        tab: Tab,
+        about: About,
+        now: Instant,
+        effects: &mut Vec<Effect>,
+        f: impl FnOnce(&mut dyn TabState, &mut Ctx<'_>) -> R,
+    ) -> R {
+        let account = &mut self.account;
+        let mut ctx = Ctx {
+            now,
+            about,
+            mode: &self.mode,
+            keymap: &self.keymap,
+            profile: account.profile.value(),
+            out: Outbox::owned(&mut account.jobs, effects, Owner::Tab(tab)),
+            then: Vec::new(),
+        };
+        let result = f(account.tabs.get_mut(tab), &mut ctx);
+        let then = ctx.then;
+        self.then(then, now, effects);
+        result
+    }
+
+    /// After every message, each tab follows what the screen now shows.
+    fn follow(&mut self, now: Instant, effects: &mut Vec<Effect>) {
+        for tab in Tab::all() {
+            self.with_tab(tab, About::Selection, now, effects, |state, ctx| state.follow(ctx));
+        }
+    }
+
     /// Does what a tab or a form asked of the screen, in order.
     fn then(&mut self, then: Vec<Then>, now: Instant, effects: &mut Vec<Effect>) {
+        if !then.is_empty() {
+            self.dirty = true;
+        }
         for step in then {
             match step {
                 Then::Flash(text, tone) => self.flash(text, tone, now),
@@ -547,10 +579,8 @@ impl App {
         self.account.halt = None;
         self.account.profile.invalidate();
         self.tab_state_mut().refresh();
-        // An order's detail reads its eSIM from the index: `r` there reads the list again too
-        // (a failed or held read included).
         if matches!(self.mode.overlay(), Some(Overlay::OrderDetail(_))) {
-            self.account.tabs.esims.index.from_the_top();
+            self.tell(&Event::OrderDetailRefreshed);
         }
     }
 

@@ -34,9 +34,21 @@ pub enum Then {
     Buy(String),
 }
 
+/// What a key handed to a tab is about, when not the tab's own selection.
+#[derive(Debug, Clone, Default)]
+pub enum About {
+    #[default]
+    Selection,
+    /// An order (its detail, or the one selected on Orders): its eSIM.
+    Order(Box<crate::api::model::Order>),
+    /// An ICCID typed in.
+    Iccid(crate::domain::iccid::Iccid),
+}
+
 /// What a tab or a form may read and send while it handles a key.
 pub struct Ctx<'a> {
     pub now: Instant,
+    pub about: About,
     /// The mode the screen is in.
     pub mode: &'a Mode,
     /// The keys in force, for messages that name them.

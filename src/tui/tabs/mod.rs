@@ -67,16 +67,15 @@ pub enum Event {
     BulkChoice(String, u32),
     /// The marked eSIMs' QR codes were all written: the marks are done with.
     MarkedWritten,
+    /// `r` on an order's detail: what it shows of its eSIM is read again (the index from the
+    /// top, a failed or held read included).
+    OrderDetailRefreshed,
 }
 
-/// What `t` tops up from this tab.
+/// What `t` tops up from a tab that does not top up its own selection (My eSIMs does, in its
+/// `on_action`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum TopUpOf {
-    /// The selected eSIM (its ICCID as the API gave it), with why it may be offered nothing.
-    Esim {
-        iccid: crate::domain::iccid::EsimIccid,
-        hint: Option<&'static str>,
-    },
     /// The selected order's eSIM: the one a top-up names, or the one it made.
     Order(Option<Box<crate::api::model::Order>>),
     /// Whichever eSIM the user types.
@@ -135,7 +134,16 @@ pub trait TabState {
     /// Something happened elsewhere (money moved, an eSIM was topped up).
     fn on_event(&mut self, _event: &Event) {}
 
-    /// A key of the tab's own (sort, mark, copy…): `false` when `action` is not one of them.
+    /// After every message: what the tab follows of the screen (Orders: an order's detail shows
+    /// the order as last read; My eSIMs: the eSIM of an order asked for, once found).
+    fn follow(&mut self, _ctx: &mut Ctx<'_>) {}
+
+    /// What the tab reads for the window open, whichever tab is shown (My eSIMs: an order's
+    /// eSIMs, in the index).
+    fn fetch_for_window(&mut self, _mode: &Mode, _out: &mut Outbox<'_>) {}
+
+    /// A key of the tab's own (sort, mark, copy…), or one handed to it with what it is about
+    /// (`ctx.about`: an order's eSIM to top up): `false` when `action` is not one of them.
     fn on_action(&mut self, _action: Action, _ctx: &mut Ctx<'_>) -> bool {
         false
     }

@@ -6,7 +6,7 @@ use super::Esims;
 use crate::clipboard::guard;
 use crate::tui::app::mode::{Mode, Overlay};
 use crate::tui::app::remote::Remote;
-use crate::tui::app::{BulkForm, Ctx, Job, Then, Tone};
+use crate::tui::app::{About, BulkForm, Ctx, Job, Then, Tone};
 use crate::tui::keymap::Action;
 
 impl Esims {
@@ -43,7 +43,9 @@ impl Esims {
             },
             // The one eSIM shown alone (its detail at a narrow width) is the one `t` tops up,
             // even with marks elsewhere that the screen does not show.
-            Action::TopUp if !matches!(ctx.mode, Mode::Detail) && !self.marks().is_empty() => self.top_up_marked(ctx),
+            Action::TopUp if self.marked_top_up(ctx) => self.top_up_marked(ctx),
+            Action::TopUp => self.top_up(ctx),
+            Action::ShowEsim => self.show_order_esim(ctx),
             _ => return false,
         }
         true
@@ -135,6 +137,12 @@ impl Esims {
         let n = wanted.len();
         ctx.out.save_qr_folder(wanted);
         ctx.flash(format!("Writing the QR codes of {n} marked eSIM(s)…"), Tone::Info);
+    }
+
+    /// Whether `t` tops up the marked eSIMs: pressed on this tab, with marks, and no eSIM shown
+    /// alone.
+    fn marked_top_up(&self, ctx: &Ctx<'_>) -> bool {
+        matches!(ctx.about, About::Selection) && !matches!(ctx.mode, Mode::Detail) && !self.marks().is_empty()
     }
 
     /// `t` with marks: every marked eSIM at once (one run at a time).

@@ -4,13 +4,13 @@
 use super::{Esims, profile_key};
 use crate::domain::status::StatusFilter;
 use crate::tui::app::jobs::Outbox;
-use crate::tui::app::mode::Mode;
+use crate::tui::app::mode::{Mode, Overlay};
 use crate::tui::app::remote::Slot;
 use crate::tui::app::search::SearchBox;
 use crate::tui::app::{Ctx, Then};
 use crate::tui::keymap::{Action, Context};
 use crate::tui::msg::{ExportJob, JobId, Payload, Request};
-use crate::tui::tabs::{Event, Motion, SCREEN_PAGE, TabState, TopUpOf};
+use crate::tui::tabs::{Event, Motion, SCREEN_PAGE, TabState};
 use std::time::Instant;
 
 impl TabState for Esims {
@@ -117,11 +117,26 @@ impl TabState for Esims {
             Event::Unmark(iccids) => self.marks_mut().unmark(iccids.iter().map(String::as_str)),
             Event::BulkChoice(slug, qty) => self.marks_mut().remember_choice(slug.clone(), *qty),
             Event::MarkedWritten => self.marks_mut().clear(),
+            Event::OrderDetailRefreshed => self.index.from_the_top(),
         }
     }
 
     fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) -> bool {
         self.act(action, ctx)
+    }
+
+    fn follow(&mut self, ctx: &mut Ctx<'_>) {
+        self.follow_order(ctx);
+    }
+
+    /// An order's detail names its eSIMs: the index is read for them when not at hand.
+    fn fetch_for_window(&mut self, mode: &Mode, out: &mut Outbox<'_>) {
+        if let Mode::Overlay(Overlay::OrderDetail(order)) = mode
+            && order.iccid.is_empty()
+        {
+            self.look_for_order(order);
+            self.fetch_scan(out);
+        }
     }
 
     fn deadlines(&self) -> Vec<Instant> {
@@ -204,15 +219,5 @@ impl TabState for Esims {
 
     fn badge(&self) -> Option<String> {
         Esims::attention_count(self).map(|n| format!("(! {n})"))
-    }
-
-    fn top_up(&self) -> TopUpOf {
-        match self.selected_iccid() {
-            Some(iccid) => TopUpOf::Esim {
-                iccid,
-                hint: self.selected().and_then(crate::purchase::no_topup_reason),
-            },
-            None => TopUpOf::Ask,
-        }
     }
 }

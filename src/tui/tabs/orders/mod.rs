@@ -6,12 +6,12 @@ pub mod view;
 use super::{Event, Motion, TabState, TopUpOf, whole_iccid};
 use crate::api::model::{Order, OrderQuery};
 use crate::domain::status::StatusFilter;
-use crate::tui::app::Then;
 use crate::tui::app::jobs::Outbox;
 use crate::tui::app::mode::{Mode, Overlay};
 use crate::tui::app::paged::Paged;
 use crate::tui::app::remote::Slot;
 use crate::tui::app::search::SearchBox;
+use crate::tui::app::{Ctx, Then};
 use crate::tui::keymap::Context;
 use crate::tui::msg::{ExportJob, JobId, Payload, Request};
 use std::time::{Duration, Instant};
@@ -106,6 +106,20 @@ impl TabState for Orders {
                 Some(Vec::new())
             }
             _ => None,
+        }
+    }
+
+    /// The detail shows the order as last read: a pending order read again is allocated.
+    fn follow(&mut self, ctx: &mut Ctx<'_>) {
+        let Some(Overlay::OrderDetail(shown)) = ctx.mode.overlay() else {
+            return;
+        };
+        let newer = self
+            .list
+            .loaded()
+            .find(|o| o.record.provider_order_no == shown.record.provider_order_no && *o != &**shown);
+        if let Some(newer) = newer {
+            ctx.set_mode(Mode::Overlay(Overlay::OrderDetail(Box::new(newer.clone()))));
         }
     }
 
