@@ -3,13 +3,11 @@
 
 use super::mode::{Mode, Overlay};
 use super::search::SearchBox;
-use super::{
-    About, App, BulkStage, Halt, Motion, Outbox, Owner, PaymentForm, PurchaseForm, Tab, TextInput, Tone, TopUpOf,
-};
+use super::{About, App, Halt, Motion, Outbox, Owner, Tab, TextInput, Tone, TopUpOf};
 use crate::domain::status::StatusFilter;
 use crate::text::grouped;
 use crate::tui::keymap::{Action, Chord, Context};
-use crate::tui::msg::{Effect, Request};
+use crate::tui::msg::Effect;
 use crossterm::event::{KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use std::time::Instant;
 
@@ -165,16 +163,13 @@ impl App {
                 return self.act_account_picker(action, effects);
             }
             Context::Picker => return self.act_picker(action),
-            Context::ProfileForm => return self.act_profile_form(action, now, effects),
-            Context::IccidPrompt => return self.act_iccid_prompt(action, now, effects),
-            Context::Purchase | Context::Confirm | Context::Outcome | Context::BulkPaying | Context::BulkLeaveOut
-                if self.mode.bulk_mut().is_some() =>
-            {
-                return self.act_bulk(action, chord, now, effects);
-            }
-            Context::Purchase | Context::Confirm | Context::Outcome => {
-                return self.act_purchase(action, chord, effects);
-            }
+            Context::ProfileForm
+            | Context::IccidPrompt
+            | Context::Purchase
+            | Context::Confirm
+            | Context::Outcome
+            | Context::BulkPaying
+            | Context::BulkLeaveOut => return self.act_on_form(action, chord, now, effects),
             Context::Typing => return self.act_typing(action, now),
             Context::Replace => return self.answer_replace(action == Action::Accept, now, effects),
             _ => {}
@@ -340,109 +335,25 @@ impl App {
         }
     }
 
-    fn act_profile_form(&mut self, action: Action, now: Instant, effects: &mut Vec<Effect>) {
+    /// The form open handles its keys; what it asks of the screen is done after.
+    fn act_on_form(&mut self, action: Action, chord: Chord, now: Instant, effects: &mut Vec<Effect>) {
+        let balance = self.account.profile.value().and_then(|p| p.balance_usd);
         let saving = self.account.saving.is_loading();
-        let Some(Overlay::ProfileForm(form)) = self.mode.overlay_mut() else {
-            return;
+        let mut out = Outbox::new(&mut self.account.jobs, effects);
+        let then = match &mut self.mode {
+            Mode::Overlay(Overlay::Purchase(form)) => {
+                form.on_action(action, chord, balance, &mut out.owned_by(Owner::Purchase))
+            }
+            Mode::Overlay(Overlay::Bulk(form)) => {
+                form.on_action(action, chord, balance, now, &mut out.owned_by(Owner::Bulk))
+            }
+            Mode::Overlay(Overlay::ProfileForm(form)) => form.on_action(action, saving),
+            Mode::Overlay(Overlay::IccidPrompt { input, error }) => {
+                crate::tui::forms::iccid_prompt::on_action(action, input, error)
+            }
+            _ => Vec::new(),
         };
-        match action {
-            Action::Close => self.mode = Mode::Browse,
-            Action::NextField => form.focus_next(),
-            Action::PreviousField => form.focus_previous(),
-            Action::Accept if !saving => {
-                form.server_error = None;
-                let Some(update) = form.validate() else { return };
-                if update == Default::default() {
-                    self.mode = Mode::Browse;
-                    self.flash("Nothing changed", Tone::Info, now);
-                } else {
-                    let id = Outbox::new(&mut self.account.jobs, effects).send(Request::UpdateProfile(update));
-                    self.account.saving.start(id);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn act_iccid_prompt(&mut self, action: Action, now: Instant, effects: &mut Vec<Effect>) {
-        let Some(Overlay::IccidPrompt { input, error }) = self.mode.overlay_mut() else {
-            return;
-        };
-        match action {
-            Action::Close => self.mode = Mode::Browse,
-            Action::Accept => {
-                if let Some(iccid) = crate::tui::forms::iccid_prompt::accept(input, error) {
-                    self.act_in(Tab::Esims, Action::TopUp, About::Iccid(iccid), now, effects);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// The purchase form. Only `pay` on the confirmation sends, and only once: the form leaves
-    /// `Confirming` as it sends, and no key does anything while the answer is awaited.
-    fn act_purchase(&mut self, action: Action, chord: Chord, effects: &mut Vec<Effect>) {
-        let balance = self.account.profile.value().and_then(|p| p.balance_usd);
-        let Some(form) = self.mode.purchase_mut() else { return };
-        let out = &mut Outbox::new(&mut self.account.jobs, effects);
-        if !act_form(form, action, chord, balance, &mut out.owned_by(Owner::Purchase)) && action == Action::Close {
-            self.mode = Mode::Browse;
-        }
-    }
-
-    /// The bulk top-up of the marked eSIMs: its keys are the purchase form's; while it pays,
-    /// the close key stops it after its payment in flight.
-    fn act_bulk(&mut self, action: Action, chord: Chord, now: Instant, effects: &mut Vec<Effect>) {
-        let balance = self.account.profile.value().and_then(|p| p.balance_usd);
-        let Some(form) = self.mode.bulk_mut() else { return };
-        if action == Action::Accept && matches!(form.stage(), BulkStage::LeaveOut { .. }) {
-            let out = form.leave_out();
-            self.account
-                .tabs
-                .esims
-                .marks_mut()
-                .unmark(out.iter().map(String::as_str));
-            return;
-        }
-        if action == Action::Pay && form.too_soon_to_pay(now) {
-            return;
-        }
-        let acted = act_form(
-            form,
-            action,
-            chord,
-            balance,
-            &mut Outbox::new(&mut self.account.jobs, effects).owned_by(Owner::Bulk),
-        );
-        form.reviewing(now);
-        if acted || action != Action::Close {
-            return;
-        }
-        match form.run() {
-            Some(run) => {
-                if form.stop() {
-                    effects.push(Effect::StopBulk(run));
-                    self.flash("Stopping after the payment in flight…", Tone::Info, now);
-                }
-            }
-            None => self.mode = Mode::Browse,
-        }
-    }
-
-    /// A new eSIM of this plan (`b` on My eSIMs: one that was deleted, expired or cancelled
-    /// cannot be used again), priced from the catalog.
-    pub(super) fn buy_plan(&mut self, slug: &str, now: Instant) {
-        let plan = self.catalog().all().iter().find(|p| p.slug == slug).cloned();
-        match plan {
-            Some(plan) => {
-                let form = PurchaseForm::order(plan);
-                self.mode = Mode::Overlay(Overlay::Purchase(Box::new(form)));
-            }
-            None if self.catalog().plans().value().is_none() => {
-                self.flash("The catalog is not loaded yet: try again in a moment", Tone::Info, now);
-            }
-            None => self.flash(format!("The plan {slug} is no longer in the catalog"), Tone::Error, now),
-        }
+        self.then(then, now, effects);
     }
 
     /// Copies what passed the guard; what did not is named in a message and never copied.
@@ -509,26 +420,4 @@ fn motion_of(action: Action) -> Option<Motion> {
         Action::Last => Motion::End,
         _ => return None,
     })
-}
-
-/// The keys the payment forms share: the choice (plan, quantity), on to the confirmation, pay
-/// from it, back to the choice. `false` when `action` is none of them (closing is each form's).
-fn act_form(
-    form: &mut dyn PaymentForm,
-    action: Action,
-    chord: Chord,
-    balance: Option<rust_decimal::Decimal>,
-    out: &mut Outbox<'_>,
-) -> bool {
-    if form.choose(action, chord) {
-        return true;
-    }
-    match action {
-        Action::Accept => form.confirm(),
-        // From the confirmation (the purchase form: also from its second question).
-        Action::Pay => form.pay(balance, out),
-        Action::Back => form.back(),
-        _ => return false,
-    }
-    true
 }

@@ -218,6 +218,11 @@ impl<'a> Outbox<'a> {
         id
     }
 
+    /// Stops a bulk run after its payment in flight.
+    pub fn stop_bulk(&mut self, run: JobId) {
+        self.effects.push(Effect::StopBulk(run));
+    }
+
     /// Starts writing an eSIM's QR code as a PNG (`replace`: the user said yes to replacing).
     pub fn save_qr(&mut self, iccid: Iccid, code: String, replace: bool) {
         let id = self.jobs.start(Job::SaveQr {

@@ -557,7 +557,13 @@ impl App {
                 Then::Mode(mode) => self.mode = mode,
                 Then::Show(tab) => self.set_tab(tab),
                 Then::Copy { what, checked } => self.copy_checked(what, checked, now, effects),
-                Then::Buy(slug) => self.buy_plan(&slug, now),
+                Then::SaveProfile(update) => {
+                    let id = Outbox::new(&mut self.account.jobs, effects).send(Request::UpdateProfile(update));
+                    self.account.saving.start(id);
+                }
+                Then::Hand { tab, action, about } => {
+                    self.with_tab(tab, about, now, effects, |state, ctx| state.on_action(action, ctx));
+                }
             }
         }
     }

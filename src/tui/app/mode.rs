@@ -5,9 +5,9 @@ use super::jobs::{Outbox, Owner};
 use super::remote::Remote;
 use crate::api::model::{Order, Plan};
 use crate::domain::status::StatusFilter;
-use crate::tui::forms::bulk::{BulkForm, BulkStage};
+use crate::tui::forms::bulk::BulkForm;
 use crate::tui::forms::profile::ProfileForm;
-use crate::tui::forms::purchase::{Lookup, PurchaseForm, Stage};
+use crate::tui::forms::purchase::PurchaseForm;
 use crate::tui::keymap::Context;
 use crate::tui::msg::Request;
 
@@ -89,24 +89,8 @@ impl Mode {
                 Overlay::ProfileForm(_) => vec![Context::ProfileForm],
                 Overlay::IccidPrompt { .. } => vec![Context::IccidPrompt],
                 Overlay::Replace { .. } => vec![Context::Replace],
-                Overlay::Purchase(form) => match form.stage() {
-                    Stage::Choosing => vec![Context::Purchase],
-                    Stage::Confirming { .. } | Stage::Again { .. } => vec![Context::Confirm],
-                    // Nothing may interrupt a payment or its lookup.
-                    Stage::Sending { .. }
-                    | Stage::Unknown {
-                        lookup: Lookup::Checking,
-                        ..
-                    } => vec![],
-                    _ => vec![Context::Outcome],
-                },
-                Overlay::Bulk(form) => match form.stage() {
-                    BulkStage::Loading { .. } | BulkStage::Refused(_) | BulkStage::Ended(_) => vec![Context::Outcome],
-                    BulkStage::Choosing => vec![Context::Purchase],
-                    BulkStage::Confirming => vec![Context::Confirm],
-                    BulkStage::Paying(_) => vec![Context::BulkPaying],
-                    BulkStage::LeaveOut { .. } => vec![Context::BulkLeaveOut],
-                },
+                Overlay::Purchase(form) => form.contexts(),
+                Overlay::Bulk(form) => form.contexts(),
             },
         }
     }

@@ -6,7 +6,7 @@ use super::jobs::{Job, Outbox};
 use super::mode::Mode;
 use super::{Tab, Tone};
 use crate::api::model::Profile;
-use crate::tui::keymap::Keymap;
+use crate::tui::keymap::{Action, Keymap};
 use crate::tui::tabs::Event;
 use std::time::Instant;
 
@@ -30,8 +30,11 @@ pub enum Then {
         what: &'static str,
         checked: Result<String, String>,
     },
-    /// A new eSIM of this plan, priced from the catalog.
-    Buy(String),
+    /// The profile form's changes, sent (the header's profile is the screen's).
+    SaveProfile(crate::api::model::ProfileUpdate),
+    /// The key goes on to another tab, with what it is about (`b` on an eSIM: the catalog
+    /// sells a new eSIM of its plan).
+    Hand { tab: Tab, action: Action, about: About },
 }
 
 /// What a key handed to a tab is about, when not the tab's own selection.
@@ -43,6 +46,8 @@ pub enum About {
     Order(Box<crate::api::model::Order>),
     /// An ICCID typed in.
     Iccid(crate::domain::iccid::Iccid),
+    /// A plan, by its slug.
+    Plan(String),
 }
 
 /// What a tab or a form may read and send while it handles a key.

@@ -4,6 +4,8 @@
 use crate::domain::iccid::Iccid;
 use crate::tui::app::input::{ICCID_MAX_CHARS, TextInput};
 use crate::tui::app::mode::{Mode, Overlay};
+use crate::tui::app::{About, Tab, Then};
+use crate::tui::keymap::Action;
 
 /// The prompt, empty.
 pub fn open() -> Mode {
@@ -13,13 +15,22 @@ pub fn open() -> Mode {
     })
 }
 
-/// Enter: the ICCID typed, or why it is not one (shown under it).
-pub fn accept(input: &TextInput, error: &mut Option<String>) -> Option<Iccid> {
-    match Iccid::parse(&input.value) {
-        Ok(iccid) => Some(iccid),
-        Err(e) => {
-            *error = Some(e.to_string());
-            None
-        }
+/// Its keys: Enter tops up the eSIM typed (My eSIMs knows where it was seen), or says why it
+/// is not an ICCID, under it.
+pub fn on_action(action: Action, input: &TextInput, error: &mut Option<String>) -> Vec<Then> {
+    match action {
+        Action::Close => vec![Then::Mode(Mode::Browse)],
+        Action::Accept => match Iccid::parse(&input.value) {
+            Ok(iccid) => vec![Then::Hand {
+                tab: Tab::Esims,
+                action: Action::TopUp,
+                about: About::Iccid(iccid),
+            }],
+            Err(e) => {
+                *error = Some(e.to_string());
+                Vec::new()
+            }
+        },
+        _ => Vec::new(),
     }
 }

@@ -4,6 +4,8 @@
 use crate::api::model::{Profile, ProfileUpdate};
 use crate::domain::profile_fields::{MAX_COMPANY_CHARS, check_company, check_country, check_website};
 use crate::tui::app::input::TextInput;
+use crate::tui::app::{Mode, Then, Tone};
+use crate::tui::keymap::Action;
 
 pub const FIELDS: [&str; 3] = ["Company name", "Country", "Website"];
 
@@ -18,6 +20,30 @@ pub struct ProfileForm {
 }
 
 impl ProfileForm {
+    /// Its keys (`saving`: an update is in flight, and Enter waits for it).
+    pub fn on_action(&mut self, action: Action, saving: bool) -> Vec<Then> {
+        match action {
+            Action::Close => return vec![Then::Mode(Mode::Browse)],
+            Action::NextField => self.focus_next(),
+            Action::PreviousField => self.focus_previous(),
+            Action::Accept if !saving => {
+                self.server_error = None;
+                let Some(update) = self.validate() else {
+                    return Vec::new();
+                };
+                if update == ProfileUpdate::default() {
+                    return vec![
+                        Then::Mode(Mode::Browse),
+                        Then::Flash("Nothing changed".to_string(), Tone::Info),
+                    ];
+                }
+                return vec![Then::SaveProfile(update)];
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
     pub fn new(profile: &Profile) -> Self {
         let original = [
             profile.company_name.clone(),

@@ -18,6 +18,7 @@ use crate::tui::app::search::SearchBox;
 use crate::tui::app::{Ctx, Then};
 use crate::tui::keymap::{Action, Context};
 use crate::tui::msg::{ExportJob, JobId, Payload, Request};
+use crate::tui::view::theme::Theme;
 use std::time::Instant;
 
 /// How far PgDn/PgUp move in lists held whole (the catalog, eSIM search results); server lists
@@ -58,7 +59,7 @@ pub enum Event {
     /// Money moved: what shows balances, orders and eSIMs is read again.
     MoneyMoved,
     /// A top-up of this eSIM was placed from its window: its record is watched until it shows it.
-    ToppedUp(String),
+    ToppedUp(crate::domain::iccid::Iccid),
     /// A bulk run topped up these eSIMs: their records are read again.
     ToppedUpMany(Vec<String>),
     /// These eSIMs leave the marks (topped up, or left out of a bulk top-up).
@@ -85,8 +86,8 @@ pub enum TopUpOf {
 /// What each tab does. Defaults are for a tab without a list (Profile).
 ///
 /// Adding a tab: its folder here with its state implementing this and its view, a variant of
-/// `Tab` with its title, an arm in `Tabs::get` and `get_mut`, an arm in `view::draw`, and its
-/// key context and `Tab…` action in the keymap.
+/// `Tab` with its title, an arm in `Tabs::get` and `get_mut`, and its key context and `Tab…`
+/// action in the keymap.
 pub trait TabState {
     /// The context of this tab's own keys.
     fn context(&self) -> Context;
@@ -141,6 +142,9 @@ pub trait TabState {
     /// What the tab reads for the window open, whichever tab is shown (My eSIMs: an order's
     /// eSIMs, in the index).
     fn fetch_for_window(&mut self, _mode: &Mode, _out: &mut Outbox<'_>) {}
+
+    /// Draws the tab in `area` (its folder's `view`).
+    fn draw(&self, frame: &mut ratatui::Frame, area: ratatui::layout::Rect, app: &crate::tui::app::App, theme: &Theme);
 
     /// A key of the tab's own (sort, mark, copy…), or one handed to it with what it is about
     /// (`ctx.about`: an order's eSIM to top up): `false` when `action` is not one of them.

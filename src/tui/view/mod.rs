@@ -6,7 +6,7 @@ mod overlays;
 pub mod theme;
 pub(crate) mod widgets;
 
-use super::app::{App, ExportState, Halt, Mode, Remote, Tab, Tone};
+use super::app::{App, ExportState, Halt, Mode, Remote, Tone};
 use super::keymap::{Action, Context};
 use crate::format::money::{format_amount, money};
 use ratatui::Frame;
@@ -62,12 +62,7 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme, now: Instant) {
     if let Some(Halt::Unauthorized { revoked, message }) = app.halt() {
         draw_unauthorized(frame, body, *revoked, message, theme);
     } else {
-        match app.tab() {
-            Tab::Catalog => crate::tui::tabs::catalog::view::draw(frame, body, app, theme),
-            Tab::Orders => crate::tui::tabs::orders::view::draw(frame, body, app, theme),
-            Tab::Esims => crate::tui::tabs::esims::view::draw(frame, body, app, theme),
-            Tab::Profile => crate::tui::tabs::profile::view::draw(frame, body, app, theme),
-        }
+        app.tab_state().draw(frame, body, app, theme);
         if let Some(overlay) = app.overlay() {
             overlays::draw(frame, body, overlay, app, theme);
         }

@@ -10,7 +10,9 @@
 //! other) → Ended (placed, failed, unknown, the files). Nothing is sent from any other stage.
 
 use crate::tui::app::jobs::Outbox;
+use crate::tui::app::{Mode, Then, Tone};
 use crate::tui::forms::plan_choice::{PaymentForm, PlanChoice};
+use crate::tui::tabs::Event;
 pub mod view;
 
 use crate::api::ApiError;
@@ -387,6 +389,54 @@ impl BulkForm {
                 Ok(ended) => BulkStage::Ended(Box::new(ended)),
                 Err(why) => BulkStage::Refused(why),
             };
+        }
+    }
+}
+
+impl BulkForm {
+    /// Its keys are the purchase form's; those it offers nothing leave the marks on Enter; while
+    /// it pays, the close key stops it after its payment in flight.
+    pub fn on_action(
+        &mut self,
+        action: Action,
+        chord: Chord,
+        balance: Option<Decimal>,
+        now: Instant,
+        out: &mut Outbox<'_>,
+    ) -> Vec<Then> {
+        if action == Action::Accept && matches!(self.stage(), BulkStage::LeaveOut { .. }) {
+            return vec![Then::Tell(Event::Unmark(self.leave_out()))];
+        }
+        if action == Action::Pay && self.too_soon_to_pay(now) {
+            return Vec::new();
+        }
+        let acted = self.act(action, chord, balance, out);
+        self.reviewing(now);
+        if acted || action != Action::Close {
+            return Vec::new();
+        }
+        match self.run() {
+            Some(run) if self.stop() => {
+                out.stop_bulk(run);
+                vec![Then::Flash(
+                    "Stopping after the payment in flight…".to_string(),
+                    Tone::Info,
+                )]
+            }
+            Some(_) => Vec::new(),
+            None => vec![Then::Mode(Mode::Browse)],
+        }
+    }
+
+    /// Where its keys go at each stage (the purchase form's, and its own while paying).
+    pub fn contexts(&self) -> Vec<crate::tui::keymap::Context> {
+        use crate::tui::keymap::Context;
+        match self.stage() {
+            BulkStage::Loading { .. } | BulkStage::Refused(_) | BulkStage::Ended(_) => vec![Context::Outcome],
+            BulkStage::Choosing => vec![Context::Purchase],
+            BulkStage::Confirming => vec![Context::Confirm],
+            BulkStage::Paying(_) => vec![Context::BulkPaying],
+            BulkStage::LeaveOut { .. } => vec![Context::BulkLeaveOut],
         }
     }
 }

@@ -38,7 +38,7 @@ impl PurchaseForm {
         let number = paid.placed.order.record.provider_order_no.to_string();
         let balance = paid.placed.balance_usd;
         let topped_up = match self.what() {
-            crate::domain::purchase::Purchase::Topup { iccid } => Some(iccid.to_string()),
+            crate::domain::purchase::Purchase::Topup { iccid } => Some(iccid.clone()),
             crate::domain::purchase::Purchase::Order => None,
         };
         let charged_other = paid.charged_other.as_ref().map(|other| other.sentence());

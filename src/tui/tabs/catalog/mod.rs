@@ -10,7 +10,7 @@ use crate::tui::app::mode::{Mode, Overlay};
 use crate::tui::app::remote::Remote;
 use crate::tui::app::remote::Slot;
 use crate::tui::app::search::SearchBox;
-use crate::tui::app::{Ctx, PurchaseForm, Then};
+use crate::tui::app::{About, Ctx, PurchaseForm, Then, Tone};
 use crate::tui::keymap::{Action, Context};
 use crate::tui::msg::{ExportJob, JobId, Payload, Request};
 use std::time::{Duration, Instant};
@@ -158,7 +158,39 @@ impl Catalog {
     }
 }
 
+impl Catalog {
+    /// New eSIMs of the selected plan; or of the plan a key handed here is about (`b` on My
+    /// eSIMs: one that was deleted, expired or cancelled cannot be used again).
+    fn buy(&self, ctx: &mut Ctx<'_>) {
+        let plan = match &ctx.about {
+            About::Plan(slug) => match self.all().iter().find(|p| &p.slug == slug) {
+                Some(plan) => plan,
+                None if self.plans.value().is_none() => {
+                    return ctx.flash("The catalog is not loaded yet: try again in a moment", Tone::Info);
+                }
+                None => return ctx.flash(format!("The plan {slug} is no longer in the catalog"), Tone::Error),
+            },
+            _ => match self.selected() {
+                Some(plan) => plan,
+                None => return,
+            },
+        };
+        let form = PurchaseForm::order(plan.clone());
+        ctx.set_mode(Mode::Overlay(Overlay::Purchase(Box::new(form))));
+    }
+}
+
 impl TabState for Catalog {
+    fn draw(
+        &self,
+        frame: &mut ratatui::Frame,
+        area: ratatui::layout::Rect,
+        app: &crate::tui::app::App,
+        theme: &crate::tui::view::theme::Theme,
+    ) {
+        view::draw(frame, area, app, theme);
+    }
+
     fn context(&self) -> Context {
         Context::Catalog
     }
@@ -187,12 +219,7 @@ impl TabState for Catalog {
     fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) -> bool {
         match action {
             Action::Sort => self.next_sort(),
-            Action::Buy => {
-                if let Some(plan) = self.selected() {
-                    let form = PurchaseForm::order(plan.clone());
-                    ctx.set_mode(Mode::Overlay(Overlay::Purchase(Box::new(form))));
-                }
-            }
+            Action::Buy => self.buy(ctx),
             _ => return false,
         }
         true

@@ -6,7 +6,7 @@ use super::Esims;
 use crate::clipboard::guard;
 use crate::tui::app::mode::{Mode, Overlay};
 use crate::tui::app::remote::Remote;
-use crate::tui::app::{About, BulkForm, Ctx, Job, Then, Tone};
+use crate::tui::app::{About, BulkForm, Ctx, Job, Tab, Then, Tone};
 use crate::tui::keymap::Action;
 
 impl Esims {
@@ -38,7 +38,11 @@ impl Esims {
             }
             Action::Attention => self.toggle_attention(),
             Action::Buy => match self.selected() {
-                Some(e) => ctx.then.push(Then::Buy(e.record.slug.clone())),
+                Some(e) => ctx.then.push(Then::Hand {
+                    tab: Tab::Catalog,
+                    action,
+                    about: About::Plan(e.record.slug.clone()),
+                }),
                 None => ctx.flash("No eSIM is selected", Tone::Error),
             },
             // The one eSIM shown alone (its detail at a narrow width) is the one `t` tops up,

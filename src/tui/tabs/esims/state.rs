@@ -41,6 +41,15 @@ pub struct SeenStep {
     pub found_whole: bool,
 }
 
+/// The eSIM last topped up here, with its data and expiry as they were: a newer record that
+/// shows more tells that the top-up arrived.
+#[derive(Debug, Clone)]
+struct TopUpWatch {
+    iccid: Iccid,
+    volume: Option<u64>,
+    expires: String,
+}
+
 /// The full record of one eSIM, fetched fresh for the search.
 #[derive(Debug, Clone)]
 pub struct Fresh {
@@ -83,7 +92,7 @@ pub struct Esims {
     pinned: Option<Box<Esim>>,
     /// The eSIM last topped up here and its volume and expiry before: whether the provider's
     /// record shows the top-up yet.
-    topped_up: Option<(String, Option<u64>, String)>,
+    topped_up: Option<TopUpWatch>,
     /// The ICCID the list's cursor was sent to, checked when its page comes.
     expect: Option<EsimIccid>,
     /// Activation codes by profile (`profile_key`): an ICCID a provider reissued has a code per
@@ -104,7 +113,7 @@ pub struct Esims {
     pub(super) sought_order: Option<String>,
     /// `e` on an order whose eSIM was still looked for: goes there once it is found, while that
     /// order's detail stays open.
-    pub(in crate::tui) go_to_order: Option<String>,
+    pub(in crate::tui) go_to_order: Option<crate::domain::order_no::OrderNo>,
     /// eSIMs this session changed (topped up), whose records are read again (`RefreshEsims`).
     pub(super) to_refresh: Vec<Iccid>,
     pub(in crate::tui) refreshing: Remote<()>,
@@ -234,26 +243,30 @@ impl Esims {
     }
 
     /// A top-up of this eSIM was placed: its record as it was, to tell when the new one shows it.
-    pub fn note_top_up(&mut self, iccid: &str) {
-        self.note_top_ups([iccid]);
+    pub fn note_top_up(&mut self, iccid: &Iccid) {
+        self.to_refresh.push(iccid.clone());
         let before = self
             .selected()
             .into_iter()
             .chain(self.list.loaded())
-            .find(|e| e.raw_order_json.iccid == iccid)
+            .find(|e| e.raw_order_json.iccid == iccid.as_str())
             .map(|e| {
                 (
                     e.raw_order_json.total_volume,
                     e.raw_order_json.expired_time.text().to_string(),
                 )
             });
-        self.topped_up = before.map(|(volume, expires)| (iccid.to_string(), volume, expires));
+        self.topped_up = before.map(|(volume, expires)| TopUpWatch {
+            iccid: iccid.clone(),
+            volume,
+            expires,
+        });
     }
 
     /// For the eSIM last topped up here: `Some(true)` once its record shows more data or days,
     /// `Some(false)` while the record read after the top-up does not yet (nothing is being read).
     pub fn top_up_shown(&self, esim: &Esim) -> Option<bool> {
-        let (iccid, volume, expires) = self.topped_up.as_ref()?;
+        let TopUpWatch { iccid, volume, expires } = self.topped_up.as_ref()?;
         if esim.raw_order_json.iccid != iccid.as_str() {
             return None;
         }

@@ -22,7 +22,7 @@ impl Esims {
                 let iccid = iccid.clone();
                 self.open_top_up(iccid, None, ctx);
             }
-            About::Selection => match self.selected_iccid() {
+            About::Selection | About::Plan(_) => match self.selected_iccid() {
                 Some(iccid) => {
                     let hint = self.selected().and_then(crate::purchase::no_topup_reason);
                     self.top_up_iccid(&iccid, hint, ctx);
@@ -108,7 +108,7 @@ impl Esims {
                 Tone::Error,
             ),
             OrderEsims::Found(_) | OrderEsims::LookingFor { .. } => {
-                self.go_to_order = Some(order.record.provider_order_no.to_string());
+                self.go_to_order = Some(order.record.provider_order_no.clone());
                 (
                     "Looking for this order's eSIM in the list: My eSIMs opens on it when found".to_string(),
                     Tone::Info,
@@ -131,7 +131,7 @@ impl Esims {
             return;
         };
         let order = match ctx.mode.overlay() {
-            Some(Overlay::OrderDetail(order)) if order.record.provider_order_no.as_str() == number => order.clone(),
+            Some(Overlay::OrderDetail(order)) if order.record.provider_order_no == number => order.clone(),
             _ => {
                 self.go_to_order = None;
                 return;

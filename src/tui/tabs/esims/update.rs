@@ -14,6 +14,16 @@ use crate::tui::tabs::{Event, Motion, SCREEN_PAGE, TabState};
 use std::time::Instant;
 
 impl TabState for Esims {
+    fn draw(
+        &self,
+        frame: &mut ratatui::Frame,
+        area: ratatui::layout::Rect,
+        app: &crate::tui::app::App,
+        theme: &crate::tui::view::theme::Theme,
+    ) {
+        super::view::draw(frame, area, app, theme);
+    }
+
     fn context(&self) -> Context {
         Context::Esims
     }

@@ -73,6 +73,16 @@ impl Orders {
 }
 
 impl TabState for Orders {
+    fn draw(
+        &self,
+        frame: &mut ratatui::Frame,
+        area: ratatui::layout::Rect,
+        app: &crate::tui::app::App,
+        theme: &crate::tui::view::theme::Theme,
+    ) {
+        view::draw(frame, area, app, theme);
+    }
+
     fn context(&self) -> Context {
         Context::Orders
     }

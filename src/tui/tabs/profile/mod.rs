@@ -12,6 +12,16 @@ use crate::tui::keymap::{Action, Context};
 pub struct ProfileTab;
 
 impl TabState for ProfileTab {
+    fn draw(
+        &self,
+        frame: &mut ratatui::Frame,
+        area: ratatui::layout::Rect,
+        app: &crate::tui::app::App,
+        theme: &crate::tui::view::theme::Theme,
+    ) {
+        view::draw(frame, area, app, theme);
+    }
+
     fn context(&self) -> Context {
         Context::Profile
     }
