@@ -1,13 +1,13 @@
-//! What the dashboard hands over as files or links: the selected eSIM's iPhone install link (to
-//! the clipboard), its QR code as a PNG in the export directory (asking before a file of that
-//! name is replaced), and the current view as CSV, written in the background with its progress
-//! on the status line and a key to cancel it.
+//! Files written in the background: the current view as CSV, with its progress on the status
+//! line and a key to cancel it; a tab's own files (My eSIMs' QR codes) told to that tab once
+//! written, and the question before one replaces a file of the same name.
 
+use super::jobs::{Owner, Running};
 use super::mode::{Mode, Overlay};
-use super::{App, Job, Outbox, Tone};
+use super::{About, App, Job, Outbox, Tone};
 use crate::api::pages::Progress;
-use crate::tui::msg::{Effect, ExportStep, JobId, SaveError};
-use std::path::PathBuf;
+use crate::tui::msg::{Effect, ExportStep, JobId};
+use crate::tui::tabs::JobDone;
 use std::time::Instant;
 
 /// The export in progress, or the last one that failed (shown until the next key).
@@ -25,76 +25,42 @@ pub enum ExportState {
 }
 
 impl App {
-    pub(super) fn on_qr_folder_saved(
+    /// A file a tab started writing is written (or not): the tab hears of it.
+    pub(super) fn job_done(
         &mut self,
         id: JobId,
-        result: Result<crate::export::qr_folder::Written, String>,
         now: Instant,
+        effects: &mut Vec<Effect>,
+        done: impl FnOnce(Job) -> Option<JobDone>,
     ) {
-        if self.account.jobs.finish(id).is_none() {
-            return;
-        }
-        match result {
-            Ok(w) if w.failed.is_empty() => {
-                self.tell(&crate::tui::tabs::Event::MarkedWritten);
-                self.flash(
-                    format!(
-                        "Marks cleared: {} QR code(s) written to {}",
-                        w.written,
-                        w.folder.display()
-                    ),
-                    Tone::Success,
-                    now,
-                );
-            }
-            Ok(w) => self.flash(
-                format!(
-                    "{} failed (errors.txt; marks kept, w tries again), {} QR code(s) written to {}",
-                    w.failed.len(),
-                    w.written,
-                    w.folder.display()
-                ),
-                Tone::Error,
-                now,
-            ),
-            Err(why) => self.flash(format!("QR codes not written: {why}"), Tone::Error, now),
-        }
-        self.dirty = true;
-    }
-
-    pub(super) fn on_qr_saved(&mut self, id: JobId, result: Result<PathBuf, SaveError>, now: Instant) {
-        let Some(Job::SaveQr { iccid, code }) = self.account.jobs.finish(id) else {
+        let Some(Running {
+            job,
+            owner: Owner::Tab(tab),
+        }) = self.account.jobs.finish(id)
+        else {
             return;
         };
-        match result {
-            Ok(path) => self.flash(format!("QR code saved: {}", path.display()), Tone::Success, now),
-            Err(SaveError::Exists(path)) => {
-                // Asked only if nothing else took the keyboard meanwhile.
-                if matches!(self.mode, Mode::Browse | Mode::Detail | Mode::Zoom) {
-                    // A message of an earlier save would stand under the question as if the
-                    // file were written; the bottom line gives the question's keys instead.
-                    self.flash = None;
-                    self.mode = Mode::Overlay(Overlay::Replace { iccid, code, path });
-                } else {
-                    self.flash(
-                        format!("{} exists already; not replaced", path.display()),
-                        Tone::Error,
-                        now,
-                    );
-                }
-            }
-            Err(SaveError::Failed(why)) => self.flash(format!("QR code not saved: {why}"), Tone::Error, now),
+        if let Some(done) = done(job) {
+            self.dirty = true;
+            self.with_tab(tab, About::Selection, now, effects, |state, ctx| {
+                state.on_job_done(done, ctx)
+            });
         }
-        self.dirty = true;
     }
 
     /// The answer to "replace it?".
     pub(super) fn answer_replace(&mut self, replace: bool, now: Instant, effects: &mut Vec<Effect>) {
-        let Mode::Overlay(Overlay::Replace { iccid, code, path }) = std::mem::take(&mut self.mode) else {
+        let Mode::Overlay(Overlay::Replace {
+            iccid,
+            code,
+            path,
+            owner,
+        }) = std::mem::take(&mut self.mode)
+        else {
             return;
         };
         if replace {
-            Outbox::new(&mut self.account.jobs, effects).save_qr(iccid, code, true);
+            Outbox::owned(&mut self.account.jobs, effects, owner).save_qr(iccid, code, true);
         } else {
             self.flash(format!("Kept {}", path.display()), Tone::Info, now);
         }

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// for an account no longer in use can never be taken for one of the new account's.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// Who asked for a request, and so who its answer goes to.
+/// Who started a job, and so who its answer goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Owner {
     /// The screen itself: the header's profile, a plan's detail, the profile being saved.
@@ -29,10 +29,7 @@ pub enum Owner {
 /// Something running in the background.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Job {
-    Request {
-        request: Request,
-        owner: Owner,
-    },
+    Request(Request),
     /// A CSV export (its progress is the account's `export`).
     Export,
     /// An eSIM's QR code being written as a PNG: what to ask if its file exists.
@@ -53,61 +50,67 @@ impl Job {
     /// whether something changed on the server).
     pub fn cancellable(&self) -> bool {
         match self {
-            Job::Request { request, .. } => !request.writes(),
+            Job::Request(request) => !request.writes(),
             Job::Export => true,
             Job::SaveQr { .. } | Job::SaveQrFolder(_) | Job::LoadInventory | Job::BulkTopup => false,
         }
     }
 }
 
+/// A job and who started it: its answer goes to its owner.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Running {
+    pub job: Job,
+    pub owner: Owner,
+}
+
 #[derive(Debug, Default)]
 pub struct Jobs {
-    live: BTreeMap<JobId, Job>,
+    live: BTreeMap<JobId, Running>,
 }
 
 impl Jobs {
-    /// Registers a job; the caller sends the effect that starts it.
-    pub fn start(&mut self, job: Job) -> JobId {
+    /// Registers `owner`'s job; the caller sends the effect that starts it.
+    pub fn start(&mut self, job: Job, owner: Owner) -> JobId {
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        self.live.insert(id, job);
+        self.live.insert(id, Running { job, owner });
         id
     }
 
-    /// Its answer came: what it was, if it is still awaited.
-    pub fn finish(&mut self, id: JobId) -> Option<Job> {
+    /// Its answer came: what it was and whose, if it is still awaited.
+    pub fn finish(&mut self, id: JobId) -> Option<Running> {
         self.live.remove(&id)
     }
 
     /// What runs now.
     pub fn running(&self) -> impl Iterator<Item = &Job> {
-        self.live.values()
+        self.live.values().map(|r| &r.job)
     }
 
     /// The job of this id, while it runs.
     pub fn running_job(&self, id: JobId) -> Option<&Job> {
-        self.live.get(&id)
+        self.live.get(&id).map(|r| &r.job)
     }
 
     /// Whether anything of the screen is being read or sent (the spinner turns). Writing a
     /// file has its own line on the status bar.
     pub fn loading(&self) -> bool {
-        self.live.values().any(|j| matches!(j, Job::Request { .. }))
+        self.running().any(|j| matches!(j, Job::Request(_)))
     }
 
     /// Whether a write is in flight (its answer tells whether something changed), or a bulk
     /// top-up is paying.
     pub fn writing(&self) -> bool {
-        self.live
-            .values()
-            .any(|j| matches!(j, Job::Request { request, .. } if request.writes()) || matches!(j, Job::BulkTopup))
+        self.running()
+            .any(|j| matches!(j, Job::Request(request) if request.writes()) || matches!(j, Job::BulkTopup))
     }
 
     /// The reads in flight, each with who asked.
     pub fn reads(&self) -> Vec<(JobId, Request, Owner)> {
         self.live
             .iter()
-            .filter_map(|(id, job)| match job {
-                Job::Request { request, owner } if !request.writes() => Some((*id, request.clone(), *owner)),
+            .filter_map(|(id, running)| match &running.job {
+                Job::Request(request) if !request.writes() => Some((*id, request.clone(), running.owner)),
                 _ => None,
             })
             .collect()
@@ -115,8 +118,8 @@ impl Jobs {
 
     /// Stops a job nobody waits for: forgotten here, aborted in the runtime.
     pub fn cancel(&mut self, id: JobId, effects: &mut Vec<Effect>) {
-        if let Some(job) = self.live.remove(&id)
-            && job.cancellable()
+        if let Some(running) = self.live.remove(&id)
+            && running.job.cancellable()
         {
             effects.push(Effect::Cancel(id));
         }
@@ -124,14 +127,14 @@ impl Jobs {
 
     /// The jobs `which` picks, forgotten: what can be is cancelled; the answers of the rest
     /// find nothing waiting.
-    pub fn drain(&mut self, which: impl Fn(&Job) -> bool, effects: &mut Vec<Effect>) -> Vec<(JobId, Job)> {
+    pub fn drain(&mut self, which: impl Fn(&Job) -> bool, effects: &mut Vec<Effect>) -> Vec<(JobId, Running)> {
         let (taken, kept) = std::mem::take(&mut self.live)
             .into_iter()
-            .partition(|(_, job)| which(job));
+            .partition(|(_, running)| which(&running.job));
         self.live = kept;
-        let taken: Vec<(JobId, Job)> = taken.into_iter().collect();
-        for (id, job) in &taken {
-            if job.cancellable() {
+        let taken: Vec<(JobId, Running)> = taken.into_iter().collect();
+        for (id, running) in &taken {
+            if running.job.cancellable() {
                 effects.push(Effect::Cancel(*id));
             }
         }
@@ -140,7 +143,7 @@ impl Jobs {
 
     /// Takes over jobs another registry started (a QR file still being written when the
     /// account changes: its answer is still told).
-    pub fn adopt(&mut self, jobs: Vec<(JobId, Job)>) {
+    pub fn adopt(&mut self, jobs: Vec<(JobId, Running)>) {
         self.live.extend(jobs);
     }
 }
@@ -173,6 +176,11 @@ impl<'a> Outbox<'a> {
         self.jobs.running()
     }
 
+    /// Whose jobs this outbox starts.
+    pub fn owner(&self) -> Owner {
+        self.owner
+    }
+
     /// The same registry and effects, for what `owner` sends.
     pub fn owned_by(&mut self, owner: Owner) -> Outbox<'_> {
         Outbox {
@@ -184,36 +192,33 @@ impl<'a> Outbox<'a> {
 
     /// Sends a request; the caller records the id in the request's slot.
     pub fn send(&mut self, request: Request) -> JobId {
-        let id = self.jobs.start(Job::Request {
-            request: request.clone(),
-            owner: self.owner,
-        });
+        let id = self.jobs.start(Job::Request(request.clone()), self.owner);
         self.effects.push(Effect::Send { id, request });
         id
     }
 
     /// Starts writing a CSV export.
     pub fn export(&mut self, job: ExportJob) -> JobId {
-        let id = self.jobs.start(Job::Export);
+        let id = self.jobs.start(Job::Export, self.owner);
         self.effects.push(Effect::Export { id, job });
         id
     }
 
     /// Starts reading the account's saved inventory index.
     pub fn load_inventory(&mut self) {
-        let id = self.jobs.start(Job::LoadInventory);
+        let id = self.jobs.start(Job::LoadInventory, self.owner);
         self.effects.push(Effect::LoadInventory(id));
     }
 
     /// Starts writing the QR codes of `wanted` into a new folder.
     pub fn save_qr_folder(&mut self, wanted: Vec<crate::export::qr_folder::Wanted>) {
-        let id = self.jobs.start(Job::SaveQrFolder(wanted.len()));
+        let id = self.jobs.start(Job::SaveQrFolder(wanted.len()), self.owner);
         self.effects.push(Effect::SaveQrFolder { id, wanted });
     }
 
     /// Starts a bulk top-up.
     pub fn bulk_topup(&mut self, order: crate::tui::msg::BulkTopup) -> JobId {
-        let id = self.jobs.start(Job::BulkTopup);
+        let id = self.jobs.start(Job::BulkTopup, self.owner);
         self.effects.push(Effect::BulkTopup { id, order });
         id
     }
@@ -225,10 +230,13 @@ impl<'a> Outbox<'a> {
 
     /// Starts writing an eSIM's QR code as a PNG (`replace`: the user said yes to replacing).
     pub fn save_qr(&mut self, iccid: Iccid, code: String, replace: bool) {
-        let id = self.jobs.start(Job::SaveQr {
-            iccid: iccid.clone(),
-            code: code.clone(),
-        });
+        let id = self.jobs.start(
+            Job::SaveQr {
+                iccid: iccid.clone(),
+                code: code.clone(),
+            },
+            self.owner,
+        );
         self.effects.push(Effect::SaveQr {
             id,
             iccid,

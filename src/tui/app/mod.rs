@@ -8,9 +8,11 @@
 //! Requests follow from state: after every message, `fetch_missing` asks for whatever the screen
 //! needs and does not have, and `cancel_unwanted` cancels what it no longer needs. Every fetched
 //! thing is a `Remote` (not asked, loading, loaded, failed); everything running in the background
-//! is in one registry (`jobs.rs`), and `requests.rs` routes each answer to its place. Keys go
-//! through the keymap to `actions.rs`; the purchase form's stages are its own
-//! (`tui/forms/purchase`), and so are the bulk top-up's (`tui/forms/bulk`).
+//! is in one registry (`jobs.rs`), each job with its owner (a tab, a form, the app), and the
+//! answer goes to that owner (`requests.rs` routes). Keys go through the keymap (`actions.rs`)
+//! to the tab shown or the form open, which handle their own (`on_action`). A tab or a form
+//! never reaches into the app or another tab: it says what the screen does after (`then.rs`),
+//! and what happened elsewhere is told to every tab (`Event`).
 
 mod account;
 mod accounts;
@@ -35,11 +37,11 @@ pub use crate::tui::tabs::catalog::{Catalog, SortKey};
 pub use crate::tui::tabs::esims::{Code, Esims, Fresh, IndexRead, ResultRow, SCAN_PAGE_SIZE};
 pub use crate::tui::tabs::orders::{Orders, PAGE_SIZE, SEARCH_PAUSE};
 pub use crate::tui::tabs::profile::ProfileTab;
-pub use crate::tui::tabs::{Event, Motion, TabState, TopUpOf};
+pub use crate::tui::tabs::{Event, JobDone, Motion, TabState, TopUpOf};
 pub use account::{Account, Tabs};
 pub use exports::{Export, ExportState};
 pub use input::TextInput;
-pub use jobs::{Job, Jobs, Outbox, Owner};
+pub use jobs::{Job, Jobs, Outbox, Owner, Running};
 pub use mode::{Mode, Overlay};
 pub use paged::{PAGE_PAUSE, Paged};
 pub use remote::{Loaded, Remote};
@@ -339,7 +341,11 @@ impl App {
             }
             Msg::SavedInventory { id, loaded, trouble } => {
                 // Dropped when it is of an account no longer in use.
-                if let Some(Job::LoadInventory) = self.account.jobs.finish(id) {
+                if let Some(Running {
+                    job: Job::LoadInventory,
+                    ..
+                }) = self.account.jobs.finish(id)
+                {
                     if let Some(loaded) = loaded {
                         self.account.tabs.use_saved(*loaded);
                     }
@@ -357,8 +363,13 @@ impl App {
                     self.dirty = true;
                 }
             }
-            Msg::QrSaved { id, result } => self.on_qr_saved(id, result, now),
-            Msg::QrFolderSaved { id, result } => self.on_qr_folder_saved(id, result, now),
+            Msg::QrSaved { id, result } => self.job_done(id, now, &mut effects, |job| match job {
+                Job::SaveQr { iccid, code } => Some(JobDone::QrSaved { iccid, code, result }),
+                _ => None,
+            }),
+            Msg::QrFolderSaved { id, result } => self.job_done(id, now, &mut effects, |job| {
+                matches!(job, Job::SaveQrFolder(_)).then(|| JobDone::QrFolderSaved(result))
+            }),
             Msg::Export { id, step } => self.on_export(id, step, now),
             Msg::Bulk { id, step } => self.on_bulk(id, step, now),
             Msg::Switched { name, result } => self.on_switched(name, result, now, &mut effects),
@@ -551,6 +562,7 @@ impl App {
         for step in then {
             match step {
                 Then::Flash(text, tone) => self.flash(text, tone, now),
+                Then::Quiet => self.flash = None,
                 Then::FoundIccid => self.found_iccid(now),
                 Then::MoneyMoved(balance) => self.money_moved(balance),
                 Then::Tell(event) => self.tell(&event),

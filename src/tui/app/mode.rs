@@ -39,6 +39,8 @@ pub enum Overlay {
         iccid: crate::domain::iccid::Iccid,
         code: String,
         path: std::path::PathBuf,
+        /// Who wrote it (and so is told what became of it written again).
+        owner: Owner,
     },
     /// The profile picker: the config file's profiles (or the demo's accounts).
     AccountPicker {

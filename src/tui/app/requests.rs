@@ -6,7 +6,7 @@
 //! Adding a request: a `Request` variant (and `Payload`, if it brings a new shape), its call in
 //! `runtime::execute`, and its arms in its owner's `slot` and `on_answer` (and `still_wants`).
 
-use super::jobs::Owner;
+use super::jobs::{Owner, Running};
 use super::mode::Overlay;
 use super::remote::Slot;
 use super::{App, Halt, Job, Then, Tone};
@@ -61,12 +61,9 @@ impl App {
     /// After a 401: every request is forgotten (reads cancelled) and nothing awaits an answer
     /// any more. Files being written go on and are told as before (they need no request).
     pub(super) fn abandon_requests(&mut self, effects: &mut Vec<Effect>) {
-        for (id, job) in self
-            .account
-            .jobs
-            .drain(|job| matches!(job, Job::Request { .. }), effects)
-        {
-            if let Job::Request { request, owner } = job
+        let requests = self.account.jobs.drain(|job| matches!(job, Job::Request(_)), effects);
+        for (id, Running { job, owner }) in requests {
+            if let Job::Request(request) = job
                 && let Some(slot) = self.slot(&request, owner)
             {
                 slot.abandon(id);
@@ -82,7 +79,11 @@ impl App {
         effects: &mut Vec<Effect>,
     ) {
         let unauthorized = matches!(self.account.halt, Some(Halt::Unauthorized { .. }));
-        let Some(Job::Request { request, owner }) = self.account.jobs.finish(id) else {
+        let Some(Running {
+            job: Job::Request(request),
+            owner,
+        }) = self.account.jobs.finish(id)
+        else {
             tracing::debug!(id, "dropped a stale answer");
             return;
         };

@@ -14,6 +14,8 @@ use std::time::Instant;
 pub enum Then {
     /// A message on the status line.
     Flash(String, Tone),
+    /// The status line's message goes (a question takes its place).
+    Quiet,
     /// The whole ICCID searched for was found: typing or browsing ends on its detail.
     FoundIccid,
     /// Money moved: the header's balance (the one the answer gave, if it did) and every tab's

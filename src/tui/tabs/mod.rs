@@ -66,11 +66,22 @@ pub enum Event {
     Unmark(Vec<String>),
     /// The plan and quantity a bulk top-up was paid with, offered first the next time.
     BulkChoice(String, u32),
-    /// The marked eSIMs' QR codes were all written: the marks are done with.
-    MarkedWritten,
     /// `r` on an order's detail: what it shows of its eSIM is read again (the index from the
     /// top, a failed or held read included).
     OrderDetailRefreshed,
+}
+
+/// What became of a job a tab started that is not a request (a file written).
+#[derive(Debug)]
+pub enum JobDone {
+    /// An eSIM's QR code as a PNG.
+    QrSaved {
+        iccid: crate::domain::iccid::Iccid,
+        code: String,
+        result: Result<std::path::PathBuf, crate::tui::msg::SaveError>,
+    },
+    /// The marked eSIMs' QR codes, into a folder.
+    QrFolderSaved(Result<crate::export::qr_folder::Written, String>),
 }
 
 /// What `t` tops up from a tab that does not top up its own selection (My eSIMs does, in its
@@ -134,6 +145,9 @@ pub trait TabState {
 
     /// Something happened elsewhere (money moved, an eSIM was topped up).
     fn on_event(&mut self, _event: &Event) {}
+
+    /// A job of the tab's that is not a request ended (a file written).
+    fn on_job_done(&mut self, _done: JobDone, _ctx: &mut Ctx<'_>) {}
 
     /// After every message: what the tab follows of the screen (Orders: an order's detail shows
     /// the order as last read; My eSIMs: the eSIM of an order asked for, once found).

@@ -2,12 +2,14 @@
 //! the background read fills. Its state (`state`), the index read (`index_read`), the marks for
 //! many at once (`marks`), an order's eSIMs found in it (`order_esims`), what it does
 //! (`update`), its own keys (`keys`), the top-up and whereabouts of an order's or a typed eSIM
-//! (`top_up`), and its drawing (`view`).
+//! (`top_up`), what became of the QR
+//! codes it wrote (`qr_files`), and its drawing (`view`).
 
 pub mod index_read;
 mod keys;
 pub mod marks;
 pub mod order_esims;
+mod qr_files;
 mod state;
 mod top_up;
 mod update;

@@ -10,7 +10,7 @@ use crate::tui::app::search::SearchBox;
 use crate::tui::app::{Ctx, Then};
 use crate::tui::keymap::{Action, Context};
 use crate::tui::msg::{ExportJob, JobId, Payload, Request};
-use crate::tui::tabs::{Event, Motion, SCREEN_PAGE, TabState};
+use crate::tui::tabs::{Event, JobDone, Motion, SCREEN_PAGE, TabState};
 use std::time::Instant;
 
 impl TabState for Esims {
@@ -126,13 +126,16 @@ impl TabState for Esims {
             Event::ToppedUpMany(iccids) => self.note_top_ups(iccids.iter().map(String::as_str)),
             Event::Unmark(iccids) => self.marks_mut().unmark(iccids.iter().map(String::as_str)),
             Event::BulkChoice(slug, qty) => self.marks_mut().remember_choice(slug.clone(), *qty),
-            Event::MarkedWritten => self.marks_mut().clear(),
             Event::OrderDetailRefreshed => self.index.from_the_top(),
         }
     }
 
     fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) -> bool {
         self.act(action, ctx)
+    }
+
+    fn on_job_done(&mut self, done: JobDone, ctx: &mut Ctx<'_>) {
+        self.qr_written(done, ctx);
     }
 
     fn follow(&mut self, ctx: &mut Ctx<'_>) {
