@@ -245,3 +245,25 @@ impl<'a> Outbox<'a> {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whoever sends through an outbox is recorded as the job's owner, and the answer's job
+    /// says so: that is how an answer finds its way back.
+    #[test]
+    fn a_job_remembers_who_started_it() {
+        let (mut jobs, mut effects) = (Jobs::default(), Vec::new());
+        let mut out = Outbox::new(&mut jobs, &mut effects);
+        let own = out.send(Request::Profile);
+        let tabs = out.owned_by(Owner::Tab(Tab::Orders)).send(Request::Plans);
+        let form = Outbox::owned(&mut jobs, &mut effects, Owner::Purchase).export(ExportJob::Plans(Vec::new()));
+        assert_eq!(jobs.reads().len(), 2);
+        assert_eq!(jobs.finish(tabs).map(|r| r.owner), Some(Owner::Tab(Tab::Orders)));
+        assert_eq!(jobs.finish(own).map(|r| r.owner), Some(Owner::App));
+        assert_eq!(jobs.finish(form).map(|r| r.owner), Some(Owner::Purchase));
+        assert_eq!(jobs.finish(form), None, "an answer is taken once");
+        assert_eq!(effects.len(), 3);
+    }
+}

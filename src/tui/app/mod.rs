@@ -45,6 +45,7 @@ pub use jobs::{Job, Jobs, Outbox, Owner, Running};
 pub use mode::{Mode, Overlay};
 pub use paged::{PAGE_PAUSE, Paged};
 pub use remote::{Loaded, Remote};
+pub(crate) use requests::misfit;
 pub use search::SearchBox;
 pub use tab::Tab;
 pub use then::{About, Ctx, Then};

@@ -222,6 +222,6 @@ impl App {
 }
 
 /// What a place shows when the answer it got is not the kind its request asks for.
-fn misfit() -> ApiError {
+pub(crate) fn misfit() -> ApiError {
     ApiError::Setup("the API's answer did not fit the request".to_string())
 }

@@ -56,7 +56,7 @@ impl PurchaseForm {
     /// sent again; a read's is a failure the form shows.
     fn misfit(&mut self, id: JobId, payload: &Payload) {
         tracing::warn!(?payload, "a purchase answer that fits no request");
-        let misfit = ApiError::Setup("the API's answer did not fit the request".to_string());
+        let misfit = crate::tui::app::misfit();
         match self.stage() {
             Stage::Sending { payment, .. } => {
                 let unread = ApiError::Decode {
