@@ -17,7 +17,6 @@
 mod account;
 mod accounts;
 mod actions;
-mod bulk;
 mod exports;
 pub mod input;
 pub mod jobs;
@@ -51,7 +50,7 @@ pub use tab::Tab;
 pub use then::{About, Ctx, Then};
 
 use super::keymap::Keymap;
-use super::msg::{Effect, JobId, Msg};
+use super::msg::{BulkStep, Effect, JobId, Msg};
 use crate::api::model::Profile;
 use crate::tui::msg::Request;
 use std::time::{Duration, Instant};
@@ -372,7 +371,7 @@ impl App {
                 matches!(job, Job::SaveQrFolder(_)).then(|| JobDone::QrFolderSaved(result))
             }),
             Msg::Export { id, step } => self.on_export(id, step, now),
-            Msg::Bulk { id, step } => self.on_bulk(id, step, now),
+            Msg::Bulk { id, step } => self.on_bulk(id, step, now, &mut effects),
             Msg::Switched { name, result } => self.on_switched(name, result, now, &mut effects),
             Msg::Notice { profile, notice } => self.on_notice(&profile, notice, now),
         }
@@ -440,6 +439,18 @@ impl App {
             until: now + FLASH_FOR,
         });
         self.dirty = true;
+    }
+
+    /// A step of a bulk run, to its window (when it still shows that run); its end ends the job.
+    fn on_bulk(&mut self, id: JobId, step: BulkStep, now: Instant, effects: &mut Vec<Effect>) {
+        self.dirty = true;
+        let ours = matches!(self.account.jobs.running_job(id), Some(Job::BulkTopup));
+        if matches!(step, BulkStep::Ended(_) | BulkStep::Repeats(_)) {
+            self.account.jobs.finish(id);
+        }
+        let form = self.mode.bulk_mut().filter(|f| f.run() == Some(id));
+        let then = crate::tui::forms::bulk::on_step(form, ours, step);
+        self.then(then, now, effects);
     }
 
     /// Whether a bulk top-up is paying (its window's spinner turns).

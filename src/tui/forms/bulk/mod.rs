@@ -13,7 +13,10 @@ use crate::tui::app::jobs::Outbox;
 use crate::tui::app::{Mode, Then, Tone};
 use crate::tui::forms::plan_choice::{PaymentForm, PlanChoice};
 use crate::tui::tabs::Event;
+mod steps;
 pub mod view;
+
+pub use steps::on_step;
 
 use crate::api::ApiError;
 use crate::api::model::Plan;
