@@ -83,8 +83,10 @@ impl Context {
     }
 }
 
-/// What a key does. Its config name is the snake_case form of the variant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// What a key does. Its config name is the snake_case form of the variant: the names and the
+/// list of actions are derived from this one declaration, so neither can drift from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::EnumIter, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
 pub enum Action {
     Quit,
     Suspend,
@@ -143,119 +145,18 @@ pub enum Action {
 }
 
 impl Action {
-    const ALL: [Action; 51] = [
-        Action::Quit,
-        Action::Suspend,
-        Action::Help,
-        Action::Refresh,
-        Action::NextTab,
-        Action::PreviousTab,
-        Action::TabCatalog,
-        Action::TabOrders,
-        Action::TabEsims,
-        Action::TabProfile,
-        Action::ToggleMouse,
-        Action::TopUp,
-        Action::SwitchProfile,
-        Action::Down,
-        Action::Up,
-        Action::PageDown,
-        Action::PageUp,
-        Action::HalfPageDown,
-        Action::HalfPageUp,
-        Action::First,
-        Action::Last,
-        Action::Open,
-        Action::Search,
-        Action::Clear,
-        Action::Sort,
-        Action::Buy,
-        Action::StatusFilter,
-        Action::Zoom,
-        Action::CopyIccid,
-        Action::CopyCode,
-        Action::CopyLink,
-        Action::CopySmdp,
-        Action::CopyMatchingId,
-        Action::SaveQr,
-        Action::Attention,
-        Action::Export,
-        Action::Edit,
-        Action::Accept,
-        Action::Close,
-        Action::NextField,
-        Action::PreviousField,
-        Action::More,
-        Action::Less,
-        Action::Quantity,
-        Action::Pay,
-        Action::Back,
-        Action::ShowEsim,
-        Action::Mark,
-        Action::MarkAll,
-        Action::PaneDown,
-        Action::PaneUp,
-    ];
+    /// Every action, in the order of the declaration.
+    pub fn all() -> impl Iterator<Item = Action> {
+        <Action as strum::IntoEnumIterator>::iter()
+    }
 
     /// The name in the config file's `[keys]` table.
     pub fn name(self) -> &'static str {
-        match self {
-            Action::Quit => "quit",
-            Action::Suspend => "suspend",
-            Action::Help => "help",
-            Action::Refresh => "refresh",
-            Action::NextTab => "next_tab",
-            Action::PreviousTab => "previous_tab",
-            Action::TabCatalog => "tab_catalog",
-            Action::TabOrders => "tab_orders",
-            Action::TabEsims => "tab_esims",
-            Action::TabProfile => "tab_profile",
-            Action::ToggleMouse => "toggle_mouse",
-            Action::TopUp => "top_up",
-            Action::SwitchProfile => "switch_profile",
-            Action::Down => "down",
-            Action::Up => "up",
-            Action::PageDown => "page_down",
-            Action::PageUp => "page_up",
-            Action::HalfPageDown => "half_page_down",
-            Action::HalfPageUp => "half_page_up",
-            Action::First => "first",
-            Action::Last => "last",
-            Action::Open => "open",
-            Action::Search => "search",
-            Action::Clear => "clear",
-            Action::Sort => "sort",
-            Action::Buy => "buy",
-            Action::StatusFilter => "status_filter",
-            Action::Zoom => "zoom",
-            Action::CopyIccid => "copy_iccid",
-            Action::CopyCode => "copy_code",
-            Action::CopyLink => "copy_link",
-            Action::CopySmdp => "copy_smdp",
-            Action::CopyMatchingId => "copy_matching_id",
-            Action::SaveQr => "save_qr",
-            Action::Attention => "attention",
-            Action::Export => "export",
-            Action::Edit => "edit",
-            Action::Accept => "accept",
-            Action::Close => "close",
-            Action::NextField => "next_field",
-            Action::PreviousField => "previous_field",
-            Action::More => "more",
-            Action::Less => "less",
-            Action::Quantity => "quantity",
-            Action::Pay => "pay",
-            Action::Back => "back",
-            Action::ShowEsim => "show_esim",
-            Action::Mark => "mark",
-            Action::MarkAll => "mark_all",
-            Action::PaneDown => "pane_down",
-            Action::PaneUp => "pane_up",
-        }
+        self.into()
     }
 
     pub fn from_name(name: &str) -> Option<Action> {
-        Action::ALL.into_iter().find(|a| a.name() == name)
+        name.parse().ok()
     }
 
     /// Keys that cannot be rebound: the digit is the value.
@@ -608,7 +509,7 @@ impl Keymap {
         for r in rebindings {
             let fail = |message: String| KeymapError { line: r.line, message };
             let action = Action::from_name(&r.action).ok_or_else(|| {
-                let known: Vec<_> = Action::ALL.iter().map(|a| a.name()).collect();
+                let known: Vec<_> = Action::all().map(Action::name).collect();
                 fail(format!(
                     "keys.{}: no such action (actions: {})",
                     r.action,
@@ -847,6 +748,27 @@ mod tests {
         assert_eq!(e.line, 7);
         let e = Keymap::new(&[rebind("help", &[], 8)]).unwrap_err();
         assert_eq!(e.line, 8);
+    }
+
+    /// An action nobody can press is dead code; one the docs leave out is a key nobody learns.
+    /// Every action has a default key, a config name that reads back as itself, and a row in
+    /// the documented key table.
+    #[test]
+    fn every_action_is_bound_named_and_documented() {
+        let table = markdown_table();
+        for action in Action::all() {
+            assert!(
+                DEFAULT_BINDINGS
+                    .iter()
+                    .any(|b| b.action == action && !b.keys.is_empty()),
+                "{action:?} has no default key"
+            );
+            assert_eq!(Action::from_name(action.name()), Some(action));
+            assert!(
+                table.contains(&format!("| `{}` |", action.name())),
+                "{action:?} is missing from the key table"
+            );
+        }
     }
 
     #[test]

@@ -1,12 +1,16 @@
-//! The dashboard: state and update (`app`), messages (`msg`), drawing (`view`), and the runtime
-//! that connects them to the terminal and the API (`runtime`, `terminal`).
+//! The dashboard: the screen's state and update (`app`), each tab in its folder with its state,
+//! update and drawing (`tabs`), the windows that take input (`forms`), messages (`msg`), the
+//! frame and what all views share (`view`), and the runtime that connects them to the terminal
+//! and the API (`runtime`, `terminal`).
 
 pub mod app;
 mod bulk_run;
 pub mod export_jobs;
+pub mod forms;
 pub mod keymap;
 pub mod msg;
 pub mod runtime;
+pub mod tabs;
 mod terminal;
 pub mod view;
 

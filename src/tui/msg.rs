@@ -64,7 +64,7 @@ pub enum Request {
     /// After an unknown outcome: the order placed, if the order list shows it.
     LookUpPayment {
         payment: Payment,
-        before: HashSet<String>,
+        before: HashSet<crate::domain::order_no::OrderNo>,
     },
 }
 
@@ -89,7 +89,7 @@ pub enum Payload {
     /// The code, or why there is none (no QR image, not decodable, not an activation code).
     ActivationCode(Result<String, String>),
     ProfileSaved(Profile),
-    OrderNumbers(HashSet<String>),
+    OrderNumbers(HashSet<crate::domain::order_no::OrderNo>),
     Paid(Paid),
     /// Each eSIM's top-ups offered, or why it has none (not in this account).
     Offers(Vec<(Iccid, Result<Vec<Plan>, String>)>),

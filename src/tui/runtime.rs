@@ -146,12 +146,13 @@ pub async fn execute(client: &Client, request: &Request) -> Result<Payload, ApiE
                 .recent_orders_for(slug, iccid.as_ref())
                 .await?
                 .into_iter()
-                .map(|o| o.record.provider_order_no.into())
+                .map(|o| o.record.provider_order_no)
                 .collect(),
         ),
         Request::Pay(payment) => Payload::Paid(client.pay(payment).await?),
         Request::LookUpPayment { payment, before } => {
-            Payload::FoundOrder(client.look_up_payment(payment, before).await?)
+            let before = crate::tui::forms::purchase::as_text(before);
+            Payload::FoundOrder(client.look_up_payment(payment, &before).await?)
         }
     })
 }

@@ -349,7 +349,7 @@ async fn a_slow_servers_order_detail_finds_its_esim_and_e_goes_there() {
         .until(Duration::from_secs(20), |app| {
             matches!(
                 app.esims().order_esims(&order),
-                esimdash::tui::app::tabs::order_esims::OrderEsims::Found(_)
+                esimdash::tui::tabs::esims::order_esims::OrderEsims::Found(_)
             )
         })
         .await;

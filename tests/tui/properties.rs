@@ -271,12 +271,9 @@ fn data_for(request: &Request, seed: u64) -> Payload {
             Err(text(seed, "no QR"))
         }),
         Request::UpdateProfile(_) => Payload::ProfileSaved(profile(seed)),
-        Request::OrdersOfPlan { .. } => Payload::OrderNumbers(
-            orders()
-                .into_iter()
-                .map(|o| o.record.provider_order_no.into())
-                .collect(),
-        ),
+        Request::OrdersOfPlan { .. } => {
+            Payload::OrderNumbers(orders().into_iter().map(|o| o.record.provider_order_no).collect())
+        }
         Request::Pay(_) => Payload::Paid(Paid {
             placed: Placed {
                 order: order(seed, 1),

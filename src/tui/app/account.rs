@@ -5,11 +5,11 @@
 
 use super::exports::Export;
 use super::jobs::Jobs;
-use super::tabs::profile::ProfileTab;
-use super::tabs::{TabState, catalog::Catalog, esims::Esims, orders::Orders};
 use super::{Halt, Remote, Tab};
 use crate::api::model::Profile;
 use crate::session::Session;
+use crate::tui::tabs::profile::ProfileTab;
+use crate::tui::tabs::{TabState, catalog::Catalog, esims::Esims, orders::Orders};
 use std::time::Instant;
 
 #[derive(Default)]
@@ -34,15 +34,11 @@ pub struct Account {
 }
 
 impl Account {
-    /// A new account, loading as at start; the inventory judges attention by the user's rule
-    /// and clock (`esims`: an empty inventory with those settings).
-    pub fn new(session: Session, esims: Esims) -> Self {
+    /// A new account, loading as at start; `tabs` are empty, with the user's settings.
+    pub fn new(session: Session, tabs: Tabs) -> Self {
         Self {
             session,
-            tabs: Tabs {
-                esims,
-                ..Tabs::default()
-            },
+            tabs,
             ..Self::default()
         }
     }
@@ -58,6 +54,37 @@ pub struct Tabs {
 }
 
 impl Tabs {
+    /// Empty tabs for another account, with the user's settings (the inventory judges attention
+    /// by the user's rule and clock).
+    pub fn emptied(&self) -> Tabs {
+        Tabs {
+            esims: self.esims.emptied(),
+            ..Tabs::default()
+        }
+    }
+
+    /// The config file's thresholds: which eSIMs need attention, and when a record is stale.
+    pub fn use_preferences(&mut self, prefs: &crate::config::Preferences) {
+        self.esims.set_attention_rule(prefs.attention);
+        self.esims.set_stale_after(prefs.stale_after);
+    }
+
+    /// "Now" pinned, for tests whose sandbox is seeded at a fixed time.
+    pub fn pin_clock(&mut self, at: chrono::DateTime<chrono::Utc>) {
+        self.esims.pin_clock(at);
+    }
+
+    /// The index an earlier session saved, to the tab that keeps the inventory index.
+    pub fn use_saved(&mut self, saved: crate::inventory::store::Loaded) {
+        self.esims.use_saved(saved);
+    }
+
+    /// eSIMs the client read (whatever asked), to the tab that keeps the inventory index: `true`
+    /// when they brought the whole ICCID searched for.
+    pub fn index_seen(&mut self, seen: &crate::inventory::Seen) -> bool {
+        self.esims.index_seen(seen).found_whole
+    }
+
     /// The state of `tab`: where a tab is chosen (this and `get_mut`).
     pub fn get(&self, tab: Tab) -> &dyn TabState {
         match tab {

@@ -160,8 +160,8 @@ impl App {
                 now,
             );
         }
-        let esims = self.account.tabs.esims.emptied();
-        self.account = Account::new(session, esims);
+        let tabs = self.account.tabs.emptied();
+        self.account = Account::new(session, tabs);
         self.account.jobs.adopt(files);
         self.mode = Mode::Browse;
     }

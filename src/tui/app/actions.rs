@@ -3,18 +3,11 @@
 
 use super::mode::{Mode, Overlay};
 use super::search::SearchBox;
-use super::tabs::order_esims::OrderEsims;
-use super::{
-    App, BulkForm, BulkStage, Halt, Motion, Outbox, PaymentForm, ProfileForm, PurchaseForm, Tab, TextInput, Tone,
-    TopUpOf,
-};
-use crate::api::model::Order;
-use crate::clipboard::guard;
-use crate::domain::iccid::{EsimIccid, Iccid};
+use super::{About, App, Halt, Motion, Outbox, Owner, Tab, TextInput, Tone, TopUpOf};
 use crate::domain::status::StatusFilter;
 use crate::text::grouped;
 use crate::tui::keymap::{Action, Chord, Context};
-use crate::tui::msg::{Effect, Request};
+use crate::tui::msg::Effect;
 use crossterm::event::{KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use std::time::Instant;
 
@@ -170,16 +163,13 @@ impl App {
                 return self.act_account_picker(action, effects);
             }
             Context::Picker => return self.act_picker(action),
-            Context::ProfileForm => return self.act_profile_form(action, now, effects),
-            Context::IccidPrompt => return self.act_iccid_prompt(action),
-            Context::Purchase | Context::Confirm | Context::Outcome | Context::BulkPaying | Context::BulkLeaveOut
-                if self.mode.bulk_mut().is_some() =>
-            {
-                return self.act_bulk(action, chord, now, effects);
-            }
-            Context::Purchase | Context::Confirm | Context::Outcome => {
-                return self.act_purchase(action, chord, effects);
-            }
+            Context::ProfileForm
+            | Context::IccidPrompt
+            | Context::Purchase
+            | Context::Confirm
+            | Context::Outcome
+            | Context::BulkPaying
+            | Context::BulkLeaveOut => return self.act_on_form(action, chord, now, effects),
             Context::Typing => return self.act_typing(action, now),
             Context::Replace => return self.answer_replace(action == Action::Accept, now, effects),
             _ => {}
@@ -251,20 +241,29 @@ impl App {
     }
 
     /// The actions on the tab's list and its rows (the keymap gives each only in the contexts
-    /// where it means something).
+    /// where it means something): the tab's own first, then those every list shares.
     fn act_on_tab(&mut self, action: Action, context: Context, now: Instant, effects: &mut Vec<Effect>) {
         if let Some(motion) = motion_of(action) {
             return self.tab_state_mut().move_cursor(motion, now);
         }
-        match action {
-            Action::TopUp if context == Context::OrderDetail => {
-                if let Some(Overlay::OrderDetail(order)) = self.mode.overlay() {
-                    let order = (**order).clone();
-                    self.top_up_order(&order, now);
-                }
+        // An order's detail: its eSIM is My eSIMs' to top up or show.
+        if context == Context::OrderDetail {
+            if let Some(Overlay::OrderDetail(order)) = self.mode.overlay() {
+                let about = About::Order(order.clone());
+                self.act_in(Tab::Esims, action, about, now, effects);
             }
-            Action::ShowEsim => self.show_order_esim(now),
-            Action::TopUp => self.top_up(now),
+            return;
+        }
+        if self.act_in(self.tab, action, About::Selection, now, effects) {
+            return;
+        }
+        match action {
+            Action::TopUp => match self.tab_state().top_up() {
+                TopUpOf::Order(Some(order)) => {
+                    self.act_in(Tab::Esims, action, About::Order(order), now, effects);
+                }
+                TopUpOf::Order(None) | TopUpOf::Ask => self.mode = crate::tui::forms::iccid_prompt::open(),
+            },
             Action::Open => {
                 if let Some(mode) = self.tab_state().open(&self.mode) {
                     self.mode = mode;
@@ -279,55 +278,16 @@ impl App {
                 self.mode = Mode::Typing;
             }
             Action::Clear => self.tab_state_mut().clear_search(now),
-            Action::Sort => self.account.tabs.catalog.next_sort(),
-            Action::Buy if self.tab == Tab::Esims => self.buy_same_plan(now),
-            Action::Buy => {
-                if let Some(plan) = self.account.tabs.catalog.selected() {
-                    let form = PurchaseForm::order(plan.clone());
-                    self.mode = Mode::Overlay(Overlay::Purchase(Box::new(form)));
-                }
-            }
             Action::StatusFilter => self.open_status_picker(),
-            Action::Zoom if matches!(self.mode, Mode::Zoom) => self.mode = Mode::Browse,
-            Action::Zoom if self.account.tabs.esims.selected().is_some() => self.mode = Mode::Zoom,
-            Action::PaneDown => self.account.tabs.esims.scroll_pane(1),
-            Action::PaneUp => self.account.tabs.esims.scroll_pane(-1),
-            Action::CopyIccid => self.copy_iccid(now, effects),
-            Action::CopyCode => self.copy_code_part("Activation code", guard::activation_code, now, effects),
-            Action::CopyLink => match self.account.tabs.esims.selected().map(|e| e.facts().classify()) {
-                // The link would only fail on the customer's phone.
-                Some(class) if !class.installable() => self.flash(
-                    format!(
-                        "No install link: this eSIM is {}, and its code cannot be installed again",
-                        crate::format::verdict::label(class)
-                    ),
-                    Tone::Error,
-                    now,
-                ),
-                _ => self.copy_code_part("iPhone install link", guard::install_link, now, effects),
-            },
-            Action::CopySmdp => self.copy_code_part("SM-DP+ address", guard::smdp_address, now, effects),
-            Action::CopyMatchingId => self.copy_code_part("Matching ID", guard::matching_id, now, effects),
-            Action::SaveQr if !self.account.tabs.esims.marks().is_empty() => self.save_marked_qr(now, effects),
-            Action::SaveQr => self.save_qr(now, effects),
-            Action::Mark if self.account.tabs.esims.toggle_mark().is_some() => self.dirty = true,
-            Action::MarkAll => {
-                let shown = self.account.tabs.esims.toggle_mark_all();
-                let all = self.account.tabs.esims.marks().len();
-                let text = match shown {
-                    0 => format!("Unmarked those shown; {all} marked in all"),
-                    n => format!("Marked the {n} shown; {all} marked in all (w: their QR codes)"),
-                };
-                self.flash(text, Tone::Info, now);
-            }
-            Action::Attention => self.account.tabs.esims.toggle_attention(),
             Action::Export => self.export_or_cancel(now, effects),
-            Action::Edit => match self.account.profile.value() {
-                Some(p) => self.mode = Mode::Overlay(Overlay::ProfileForm(Box::new(ProfileForm::new(p)))),
-                None => self.flash("The profile has not loaded yet", Tone::Error, now),
-            },
             _ => {}
         }
+    }
+
+    /// `tab` handles `action` (`about`: what it is about, when not the tab's selection); what
+    /// it asks of the screen is done after. `false` when it is not one of the tab's.
+    fn act_in(&mut self, tab: Tab, action: Action, about: About, now: Instant, effects: &mut Vec<Effect>) -> bool {
+        self.with_tab(tab, about, now, effects, |state, ctx| state.on_action(action, ctx))
     }
 
     fn act_typing(&mut self, action: Action, now: Instant) {
@@ -375,317 +335,25 @@ impl App {
         }
     }
 
-    fn act_profile_form(&mut self, action: Action, now: Instant, effects: &mut Vec<Effect>) {
+    /// The form open handles its keys; what it asks of the screen is done after.
+    fn act_on_form(&mut self, action: Action, chord: Chord, now: Instant, effects: &mut Vec<Effect>) {
+        let balance = self.account.profile.value().and_then(|p| p.balance_usd);
         let saving = self.account.saving.is_loading();
-        let Some(Overlay::ProfileForm(form)) = self.mode.overlay_mut() else {
-            return;
+        let mut out = Outbox::new(&mut self.account.jobs, effects);
+        let then = match &mut self.mode {
+            Mode::Overlay(Overlay::Purchase(form)) => {
+                form.on_action(action, chord, balance, &mut out.owned_by(Owner::Purchase))
+            }
+            Mode::Overlay(Overlay::Bulk(form)) => {
+                form.on_action(action, chord, balance, now, &mut out.owned_by(Owner::Bulk))
+            }
+            Mode::Overlay(Overlay::ProfileForm(form)) => form.on_action(action, saving),
+            Mode::Overlay(Overlay::IccidPrompt { input, error }) => {
+                crate::tui::forms::iccid_prompt::on_action(action, input, error)
+            }
+            _ => Vec::new(),
         };
-        match action {
-            Action::Close => self.mode = Mode::Browse,
-            Action::NextField => form.focus_next(),
-            Action::PreviousField => form.focus_previous(),
-            Action::Accept if !saving => {
-                form.server_error = None;
-                let Some(update) = form.validate() else { return };
-                if update == Default::default() {
-                    self.mode = Mode::Browse;
-                    self.flash("Nothing changed", Tone::Info, now);
-                } else {
-                    let id = Outbox::new(&mut self.account.jobs, effects).send(Request::UpdateProfile(update));
-                    self.account.saving.start(id);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn act_iccid_prompt(&mut self, action: Action) {
-        let Some(Overlay::IccidPrompt { input, error }) = self.mode.overlay_mut() else {
-            return;
-        };
-        match action {
-            Action::Close => self.mode = Mode::Browse,
-            Action::Accept => match Iccid::parse(&input.value) {
-                Ok(iccid) => {
-                    let seen = self.account.tabs.esims.index().inventory().whereabouts(iccid.as_str());
-                    let form = PurchaseForm::topup(iccid, None, seen);
-                    self.mode = Mode::Overlay(Overlay::Purchase(Box::new(form)));
-                }
-                Err(e) => *error = Some(e.to_string()),
-            },
-            _ => {}
-        }
-    }
-
-    /// The purchase form. Only `pay` on the confirmation sends, and only once: the form leaves
-    /// `Confirming` as it sends, and no key does anything while the answer is awaited.
-    fn act_purchase(&mut self, action: Action, chord: Chord, effects: &mut Vec<Effect>) {
-        let balance = self.account.profile.value().and_then(|p| p.balance_usd);
-        let Some(form) = self.mode.purchase_mut() else { return };
-        let out = &mut Outbox::new(&mut self.account.jobs, effects);
-        if !act_form(form, action, chord, balance, out) && action == Action::Close {
-            self.mode = Mode::Browse;
-        }
-    }
-
-    /// The bulk top-up of the marked eSIMs: its keys are the purchase form's; while it pays,
-    /// the close key stops it after its payment in flight.
-    fn act_bulk(&mut self, action: Action, chord: Chord, now: Instant, effects: &mut Vec<Effect>) {
-        let balance = self.account.profile.value().and_then(|p| p.balance_usd);
-        let Some(form) = self.mode.bulk_mut() else { return };
-        if action == Action::Accept && matches!(form.stage(), BulkStage::LeaveOut { .. }) {
-            let out = form.leave_out();
-            self.account
-                .tabs
-                .esims
-                .marks_mut()
-                .unmark(out.iter().map(String::as_str));
-            return;
-        }
-        if action == Action::Pay && form.too_soon_to_pay(now) {
-            return;
-        }
-        let acted = act_form(
-            form,
-            action,
-            chord,
-            balance,
-            &mut Outbox::new(&mut self.account.jobs, effects),
-        );
-        form.reviewing(now);
-        if acted || action != Action::Close {
-            return;
-        }
-        match form.run() {
-            Some(run) => {
-                if form.stop() {
-                    effects.push(Effect::StopBulk(run));
-                    self.flash("Stopping after the payment in flight…", Tone::Info, now);
-                }
-            }
-            None => self.mode = Mode::Browse,
-        }
-    }
-
-    /// `t` with marks on My eSIMs: every marked eSIM at once (one run at a time).
-    fn top_up_marked(&mut self, now: Instant) {
-        if self.bulk_running() {
-            return self.flash("A top-up of marked eSIMs is still paying", Tone::Info, now);
-        }
-        let esims = &self.account.tabs.esims;
-        let index = esims.index().inventory();
-        // Why one could not be topped up, from its class as last read: the index's (every read
-        // refreshes it), else the record it was marked with.
-        let marked = esims
-            .marks()
-            .wanted()
-            .into_iter()
-            .map(|w| {
-                let row = index.find(&w.iccid).and_then(|e| index.row(e));
-                let class = row.map(|r| r.class).or_else(|| w.esim.map(|e| e.facts().classify()));
-                (w.iccid, class.and_then(|c| c.cannot_take_data()))
-            })
-            .collect();
-        let last = esims.marks().last_choice().cloned();
-        self.mode = Mode::Overlay(Overlay::Bulk(Box::new(BulkForm::new(marked).remembering(last))));
-    }
-
-    /// `t`: the marked eSIMs or else the selected eSIM (My eSIMs), the selected order's eSIM
-    /// (Orders), or any eSIM by typing its ICCID.
-    fn top_up(&mut self, now: Instant) {
-        // The one eSIM shown alone (its detail at a narrow width) is the one `t` tops up, even
-        // with marks elsewhere that the screen does not show.
-        let alone = matches!(self.mode, Mode::Detail);
-        if self.tab == Tab::Esims && !alone && !self.account.tabs.esims.marks().is_empty() {
-            return self.top_up_marked(now);
-        }
-        match self.tab_state().top_up() {
-            TopUpOf::Esim { iccid, hint } => self.top_up_iccid(&iccid, hint, now),
-            TopUpOf::Order(Some(order)) => self.top_up_order(&order, now),
-            TopUpOf::Order(None) => self.ask_iccid(),
-            TopUpOf::Ask => self.ask_iccid(),
-        }
-    }
-
-    fn top_up_iccid(&mut self, iccid: &EsimIccid, hint: Option<&'static str>, now: Instant) {
-        match iccid.valid() {
-            Ok(iccid) => {
-                let seen = self.account.tabs.esims.index().inventory().whereabouts(iccid.as_str());
-                let form = PurchaseForm::topup(iccid.clone(), hint, seen);
-                self.mode = Mode::Overlay(Overlay::Purchase(Box::new(form)));
-            }
-            Err(e) => self.flash(
-                format!("This eSIM's ICCID from the API is not valid ({e}); it cannot be topped up here"),
-                Tone::Error,
-                now,
-            ),
-        }
-    }
-
-    /// "Top up which eSIM?": an ICCID to type in.
-    fn ask_iccid(&mut self) {
-        self.mode = Mode::Overlay(Overlay::IccidPrompt {
-            input: TextInput::limited(super::input::ICCID_MAX_CHARS),
-            error: None,
-        });
-    }
-
-    /// `t` on an order: the eSIM a top-up order names, or the one the order made when the
-    /// dashboard knows it (pages at hand or the index), else the ICCID prompt.
-    fn top_up_order(&mut self, order: &Order, now: Instant) {
-        let Some(iccid) = self.order_esim(order) else {
-            if self.account.tabs.esims.order_esims(order) == OrderEsims::NotAllocated {
-                return self.flash(
-                    "This order is pending: its eSIM is not allocated yet, so there is nothing to top up",
-                    Tone::Info,
-                    now,
-                );
-            }
-            return self.ask_iccid();
-        };
-        let hint = self
-            .account
-            .tabs
-            .esims
-            .list
-            .loaded()
-            .find(|e| e.raw_order_json.iccid == iccid.as_str())
-            .and_then(crate::purchase::no_topup_reason);
-        self.top_up_iccid(&iccid, hint, now);
-    }
-
-    /// The eSIM of an order, when known: a top-up's, or the first the order made.
-    fn order_esim(&self, order: &Order) -> Option<EsimIccid> {
-        if !order.iccid.is_empty() {
-            return Some(order.iccid.clone());
-        }
-        let (found, _) = self
-            .account
-            .tabs
-            .esims
-            .iccids_of_order(order.record.provider_order_no.as_str());
-        found.first().map(|i| EsimIccid::parse(i))
-    }
-
-    /// `b` on My eSIMs: a new eSIM of the selected eSIM's plan (one that was deleted, expired
-    /// or cancelled cannot be used again), priced from the catalog.
-    fn buy_same_plan(&mut self, now: Instant) {
-        let Some(slug) = self.account.tabs.esims.selected().map(|e| e.record.slug.clone()) else {
-            return self.flash("No eSIM is selected", Tone::Error, now);
-        };
-        let plan = self.account.tabs.catalog.all().iter().find(|p| p.slug == slug).cloned();
-        match plan {
-            Some(plan) => {
-                let form = PurchaseForm::order(plan);
-                self.mode = Mode::Overlay(Overlay::Purchase(Box::new(form)));
-            }
-            None if self.account.tabs.catalog.plans().value().is_none() => {
-                self.flash("The catalog is not loaded yet: try again in a moment", Tone::Info, now);
-            }
-            None => self.flash(format!("The plan {slug} is no longer in the catalog"), Tone::Error, now),
-        }
-    }
-
-    /// `e` on an order's detail: My eSIMs, searched for that order's eSIM.
-    fn show_order_esim(&mut self, now: Instant) {
-        let Some(Overlay::OrderDetail(order)) = self.mode.overlay() else {
-            return;
-        };
-        let order = order.clone();
-        if let Some(iccid) = self.order_esim(&order) {
-            return self.go_to_esim(&iccid, now);
-        }
-        let number = order.record.provider_order_no.to_string();
-        match self.account.tabs.esims.order_esims(&order) {
-            OrderEsims::NotAllocated => self.flash(
-                format!(
-                    "This order is pending: the provider has not allocated its eSIM yet (usually within a minute); {} reads the order again",
-                    self.keymap.first_key(Context::Global, Action::Refresh)
-                ),
-                Tone::Info,
-                now,
-            ),
-            OrderEsims::NotInList => self.flash(
-                "This order's eSIM is not in this account's eSIM list (read from the top just now)",
-                Tone::Error,
-                now,
-            ),
-            OrderEsims::NotRead { .. } => self.flash(
-                format!(
-                    "This order's eSIM is not in the part of the list read, and nothing reads further now: {} reads again",
-                    self.keymap.first_key(Context::OrderDetail, Action::Refresh)
-                ),
-                Tone::Error,
-                now,
-            ),
-            OrderEsims::Found(_) | OrderEsims::LookingFor { .. } => {
-                self.account.tabs.esims.go_to_order = Some(number);
-                self.flash(
-                    "Looking for this order's eSIM in the list: My eSIMs opens on it when found",
-                    Tone::Info,
-                    now,
-                );
-            }
-        }
-    }
-
-    fn go_to_esim(&mut self, iccid: &EsimIccid, now: Instant) {
-        self.account.tabs.esims.go_to_order = None;
-        self.account.tabs.esims.find(iccid.as_str(), now);
-        self.tab = Tab::Esims;
-        self.mode = Mode::Browse;
-    }
-
-    /// After `e` on an order whose eSIM was looked for: there once found, while its detail is
-    /// still open (closing it, or moving on, drops the wish).
-    pub(super) fn follow_order_esim(&mut self, now: Instant) {
-        // The detail shows the order as last read: a pending order read again is allocated.
-        let newer = match self.mode.overlay() {
-            Some(Overlay::OrderDetail(shown)) => self
-                .account
-                .tabs
-                .orders
-                .list
-                .loaded()
-                .find(|o| o.record.provider_order_no == shown.record.provider_order_no && *o != &**shown)
-                .cloned(),
-            _ => None,
-        };
-        if let (Some(newer), Some(Overlay::OrderDetail(shown))) = (newer, self.mode.overlay_mut()) {
-            **shown = newer;
-            self.dirty = true;
-        }
-        let Some(number) = self.account.tabs.esims.go_to_order.clone() else {
-            return;
-        };
-        let order = match self.mode.overlay() {
-            Some(Overlay::OrderDetail(order)) if order.record.provider_order_no.as_str() == number => order.clone(),
-            _ => {
-                self.account.tabs.esims.go_to_order = None;
-                return;
-            }
-        };
-        match self.account.tabs.esims.order_esims(&order) {
-            OrderEsims::Found(_) => {
-                if let Some(iccid) = self.order_esim(&order) {
-                    self.go_to_esim(&iccid, now);
-                }
-            }
-            OrderEsims::LookingFor { .. } => {}
-            OrderEsims::NotAllocated | OrderEsims::NotInList | OrderEsims::NotRead { .. } => {
-                self.account.tabs.esims.go_to_order = None
-            }
-        }
-    }
-
-    /// `y` copies the selected eSIM's ICCID only when it is one (the clipboard's guard), else
-    /// the message says why.
-    fn copy_iccid(&mut self, now: Instant, effects: &mut Vec<Effect>) {
-        match self.account.tabs.esims.selected_iccid() {
-            None => self.flash("No eSIM is selected", Tone::Error, now),
-            Some(iccid) if iccid.is_empty() => self.flash("This eSIM has no ICCID", Tone::Error, now),
-            Some(iccid) => self.copy_checked("ICCID", guard::iccid(iccid.as_str()), now, effects),
-        }
+        self.then(then, now, effects);
     }
 
     /// Copies what passed the guard; what did not is named in a message and never copied.
@@ -752,26 +420,4 @@ fn motion_of(action: Action) -> Option<Motion> {
         Action::Last => Motion::End,
         _ => return None,
     })
-}
-
-/// The keys the payment forms share: the choice (plan, quantity), on to the confirmation, pay
-/// from it, back to the choice. `false` when `action` is none of them (closing is each form's).
-fn act_form(
-    form: &mut dyn PaymentForm,
-    action: Action,
-    chord: Chord,
-    balance: Option<rust_decimal::Decimal>,
-    out: &mut Outbox<'_>,
-) -> bool {
-    if form.choose(action, chord) {
-        return true;
-    }
-    match action {
-        Action::Accept => form.confirm(),
-        // From the confirmation (the purchase form: also from its second question).
-        Action::Pay => form.pay(balance, out),
-        Action::Back => form.back(),
-        _ => return false,
-    }
-    true
 }

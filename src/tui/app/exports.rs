@@ -1,15 +1,13 @@
-//! What the dashboard hands over as files or links: the selected eSIM's iPhone install link (to
-//! the clipboard), its QR code as a PNG in the export directory (asking before a file of that
-//! name is replaced), and the current view as CSV, written in the background with its progress
-//! on the status line and a key to cancel it.
+//! Files written in the background: the current view as CSV, with its progress on the status
+//! line and a key to cancel it; a tab's own files (My eSIMs' QR codes) told to that tab once
+//! written, and the question before one replaces a file of the same name.
 
+use super::jobs::{Owner, Running};
 use super::mode::{Mode, Overlay};
-use super::remote::Remote;
-use super::{App, Job, Outbox, Tone};
+use super::{About, App, Job, Outbox, Tone};
 use crate::api::pages::Progress;
-use crate::domain::iccid::EsimIccid;
-use crate::tui::msg::{Effect, ExportStep, JobId, SaveError};
-use std::path::PathBuf;
+use crate::tui::msg::{Effect, ExportStep, JobId};
+use crate::tui::tabs::JobDone;
 use std::time::Instant;
 
 /// The export in progress, or the last one that failed (shown until the next key).
@@ -27,140 +25,42 @@ pub enum ExportState {
 }
 
 impl App {
-    /// The selected eSIM's activation code, or why it cannot be had (said on the status line).
-    pub(super) fn selected_code(&mut self, now: Instant) -> Option<(EsimIccid, String)> {
-        let Some(iccid) = self.account.tabs.esims.selected_iccid() else {
-            self.flash("No eSIM is selected", Tone::Error, now);
-            return None;
-        };
-        let state = self.account.tabs.esims.selected_code();
-        match (state.and_then(Remote::value), state.and_then(Remote::error)) {
-            (Some(Ok(code)), _) => return Some((iccid, code.clone())),
-            (Some(Err(why)), _) => self.flash(format!("No activation code: {why}"), Tone::Error, now),
-            (None, Some(e)) => self.flash(format!("No activation code: {e}"), Tone::Error, now),
-            (None, None) => self.flash("The activation code is still being fetched", Tone::Info, now),
-        }
-        None
-    }
-
-    /// Copies what `part` makes of the selected eSIM's activation code (once known): the code,
-    /// its iPhone link, its SM-DP+ address or matching ID, each only when the guard passes it.
-    pub(super) fn copy_code_part(
-        &mut self,
-        what: &'static str,
-        part: fn(&str) -> Result<String, String>,
-        now: Instant,
-        effects: &mut Vec<Effect>,
-    ) {
-        let Some((_, code)) = self.selected_code(now) else {
-            return;
-        };
-        self.copy_checked(what, part(&code), now, effects);
-    }
-
-    /// Writes the selected eSIM's QR code as `<ICCID>.png`: only under a valid ICCID (the API's
-    /// text could name any path).
-    pub(super) fn save_qr(&mut self, now: Instant, effects: &mut Vec<Effect>) {
-        let Some((iccid, code)) = self.selected_code(now) else {
-            return;
-        };
-        match iccid.valid() {
-            Ok(iccid) => Outbox::new(&mut self.account.jobs, effects).save_qr(iccid.clone(), code, false),
-            Err(why) => self.flash(
-                format!("This eSIM's ICCID from the API is not valid ({why}): no file is named after it"),
-                Tone::Error,
-                now,
-            ),
-        }
-    }
-
-    /// Writes every marked eSIM's QR code into one new folder (the marks stay: a failure can be
-    /// tried again).
-    pub(super) fn save_marked_qr(&mut self, now: Instant, effects: &mut Vec<Effect>) {
-        let writing = self.account.jobs.running().find_map(|job| match job {
-            Job::SaveQrFolder(n) => Some(*n),
-            _ => None,
-        });
-        if let Some(n) = writing {
-            self.flash(format!("Still writing the QR codes of {n} eSIM(s)…"), Tone::Info, now);
-            return;
-        }
-        let wanted = self.account.tabs.esims.marks().wanted();
-        let n = wanted.len();
-        Outbox::new(&mut self.account.jobs, effects).save_qr_folder(wanted);
-        self.flash(format!("Writing the QR codes of {n} marked eSIM(s)…"), Tone::Info, now);
-    }
-
-    pub(super) fn on_qr_folder_saved(
+    /// A file a tab started writing is written (or not): the tab hears of it.
+    pub(super) fn job_done(
         &mut self,
         id: JobId,
-        result: Result<crate::export::qr_folder::Written, String>,
         now: Instant,
+        effects: &mut Vec<Effect>,
+        done: impl FnOnce(Job) -> Option<JobDone>,
     ) {
-        if self.account.jobs.finish(id).is_none() {
-            return;
-        }
-        match result {
-            Ok(w) if w.failed.is_empty() => {
-                self.account.tabs.esims.marks_mut().clear();
-                self.flash(
-                    format!(
-                        "Marks cleared: {} QR code(s) written to {}",
-                        w.written,
-                        w.folder.display()
-                    ),
-                    Tone::Success,
-                    now,
-                );
-            }
-            Ok(w) => self.flash(
-                format!(
-                    "{} failed (errors.txt; marks kept, w tries again), {} QR code(s) written to {}",
-                    w.failed.len(),
-                    w.written,
-                    w.folder.display()
-                ),
-                Tone::Error,
-                now,
-            ),
-            Err(why) => self.flash(format!("QR codes not written: {why}"), Tone::Error, now),
-        }
-        self.dirty = true;
-    }
-
-    pub(super) fn on_qr_saved(&mut self, id: JobId, result: Result<PathBuf, SaveError>, now: Instant) {
-        let Some(Job::SaveQr { iccid, code }) = self.account.jobs.finish(id) else {
+        let Some(Running {
+            job,
+            owner: Owner::Tab(tab),
+        }) = self.account.jobs.finish(id)
+        else {
             return;
         };
-        match result {
-            Ok(path) => self.flash(format!("QR code saved: {}", path.display()), Tone::Success, now),
-            Err(SaveError::Exists(path)) => {
-                // Asked only if nothing else took the keyboard meanwhile.
-                if matches!(self.mode, Mode::Browse | Mode::Detail | Mode::Zoom) {
-                    // A message of an earlier save would stand under the question as if the
-                    // file were written; the bottom line gives the question's keys instead.
-                    self.flash = None;
-                    self.mode = Mode::Overlay(Overlay::Replace { iccid, code, path });
-                } else {
-                    self.flash(
-                        format!("{} exists already; not replaced", path.display()),
-                        Tone::Error,
-                        now,
-                    );
-                }
-            }
-            Err(SaveError::Failed(why)) => self.flash(format!("QR code not saved: {why}"), Tone::Error, now),
+        if let Some(done) = done(job) {
+            self.dirty = true;
+            self.with_tab(tab, About::Selection, now, effects, |state, ctx| {
+                state.on_job_done(done, ctx)
+            });
         }
-        self.dirty = true;
     }
 
     /// The answer to "replace it?".
     pub(super) fn answer_replace(&mut self, replace: bool, now: Instant, effects: &mut Vec<Effect>) {
-        let Mode::Overlay(Overlay::Replace { iccid, code, path }) = std::mem::take(&mut self.mode) else {
+        let Mode::Overlay(Overlay::Replace {
+            iccid,
+            code,
+            path,
+            owner,
+        }) = std::mem::take(&mut self.mode)
+        else {
             return;
         };
         if replace {
-            Outbox::new(&mut self.account.jobs, effects).save_qr(iccid, code, true);
+            Outbox::owned(&mut self.account.jobs, effects, owner).save_qr(iccid, code, true);
         } else {
             self.flash(format!("Kept {}", path.display()), Tone::Info, now);
         }

@@ -1,55 +1,56 @@
 //! The dashboard's state and `update`: messages in, effects out, no I/O.
 //!
 //! `App` is the screen (tab, mode, messages, keys, clock) plus the `Account` in use
-//! (`account.rs`), which a switch replaces whole. Each tab's state and behaviour is in `tabs/`
-//! (the `TabState` trait); the app asks the tab shown and chooses it in one place.
+//! (`account.rs`), which a switch replaces whole. Each tab's state, behaviour and drawing is in
+//! its folder of `tui/tabs/` (the `TabState` trait); the app asks the tab shown and chooses it in
+//! one place.
 //!
 //! Requests follow from state: after every message, `fetch_missing` asks for whatever the screen
 //! needs and does not have, and `cancel_unwanted` cancels what it no longer needs. Every fetched
 //! thing is a `Remote` (not asked, loading, loaded, failed); everything running in the background
-//! is in one registry (`jobs.rs`), and `requests.rs` routes each answer to its place. Keys go
-//! through the keymap to `actions.rs`; the purchase form's stages are its own
-//! (`purchase_form.rs`), and so are the bulk top-up's (`bulk_form.rs`).
+//! is in one registry (`jobs.rs`), each job with its owner (a tab, a form, the app), and the
+//! answer goes to that owner (`requests.rs` routes). Keys go through the keymap (`actions.rs`)
+//! to the tab shown or the form open, which handle their own (`on_action`). A tab or a form
+//! never reaches into the app or another tab: it says what the screen does after (`then.rs`),
+//! and what happened elsewhere is told to every tab (`Event`).
 
 mod account;
 mod accounts;
 mod actions;
-mod bulk_form;
 mod exports;
-mod input;
-mod jobs;
-mod mode;
-mod paged;
-mod plan_choice;
-mod profile_form;
-mod purchase_form;
-mod remote;
+pub mod input;
+pub mod jobs;
+pub mod mode;
+pub mod paged;
+pub mod remote;
 mod requests;
-mod search;
+pub mod search;
 mod tab;
-pub mod tabs;
+mod then;
 
+pub use crate::tui::forms::bulk::{BulkForm, BulkStage, PAY_PAUSE, Progress as BulkProgress};
+pub use crate::tui::forms::plan_choice::{MAX_QTY, PaymentForm, PlanChoice};
+pub use crate::tui::forms::profile::{FIELDS as PROFILE_FIELDS, ProfileForm};
+pub use crate::tui::forms::purchase::{Lookup, PurchaseForm, Stage};
+pub use crate::tui::tabs::catalog::{Catalog, SortKey};
+pub use crate::tui::tabs::esims::{Code, Esims, Fresh, IndexRead, ResultRow, SCAN_PAGE_SIZE};
+pub use crate::tui::tabs::orders::{Orders, PAGE_SIZE, SEARCH_PAUSE};
+pub use crate::tui::tabs::profile::ProfileTab;
+pub use crate::tui::tabs::{Event, JobDone, Motion, TabState, TopUpOf};
 pub use account::{Account, Tabs};
-pub use bulk_form::{BulkForm, BulkStage, PAY_PAUSE, Progress as BulkProgress};
 pub use exports::{Export, ExportState};
 pub use input::TextInput;
-pub use jobs::{Job, Jobs, Outbox};
+pub use jobs::{Job, Jobs, Outbox, Owner, Running};
 pub use mode::{Mode, Overlay};
 pub use paged::{PAGE_PAUSE, Paged};
-pub use plan_choice::{MAX_QTY, PaymentForm, PlanChoice};
-pub use profile_form::{FIELDS as PROFILE_FIELDS, ProfileForm};
-pub use purchase_form::{Lookup, PurchaseForm, Stage};
 pub use remote::{Loaded, Remote};
+pub(crate) use requests::misfit;
 pub use search::SearchBox;
 pub use tab::Tab;
-pub use tabs::catalog::{Catalog, SortKey};
-pub use tabs::esims::{Code, Esims, Fresh, IndexRead, ResultRow, SCAN_PAGE_SIZE};
-pub use tabs::orders::{Orders, PAGE_SIZE, SEARCH_PAUSE};
-pub use tabs::profile::ProfileTab;
-pub use tabs::{Motion, TabState, TopUpOf};
+pub use then::{About, Ctx, Then};
 
 use super::keymap::Keymap;
-use super::msg::{Effect, JobId, Msg};
+use super::msg::{BulkStep, Effect, JobId, Msg};
 use crate::api::model::Profile;
 use crate::tui::msg::Request;
 use std::time::{Duration, Instant};
@@ -136,22 +137,20 @@ impl App {
     /// With the config file's thresholds.
     pub fn with_preferences(mut self, prefs: &crate::config::Preferences) -> Self {
         self.low_balance = prefs.low_balance;
-        self.account.tabs.esims.set_attention_rule(prefs.attention);
-        self.account.tabs.esims.set_stale_after(prefs.stale_after);
+        self.account.tabs.use_preferences(prefs);
         self
     }
 
     /// With "now" pinned, for tests whose sandbox is seeded at a fixed time.
     pub fn with_clock(mut self, at: chrono::DateTime<chrono::Utc>) -> Self {
-        self.account.tabs.esims.pin_clock(at);
+        self.account.tabs.pin_clock(at);
         self
     }
 
     /// The tab bar's labels, with what each tab adds (My eSIMs: how many need attention).
     pub fn tab_labels(&self) -> Vec<(Tab, String)> {
-        Tab::ALL
-            .iter()
-            .map(|&t| (t, t.label(self.account.tabs.get(t).badge())))
+        Tab::all()
+            .map(|t| (t, t.label(self.account.tabs.get(t).badge())))
             .collect()
     }
 
@@ -342,9 +341,13 @@ impl App {
             }
             Msg::SavedInventory { id, loaded, trouble } => {
                 // Dropped when it is of an account no longer in use.
-                if let Some(Job::LoadInventory) = self.account.jobs.finish(id) {
+                if let Some(Running {
+                    job: Job::LoadInventory,
+                    ..
+                }) = self.account.jobs.finish(id)
+                {
                     if let Some(loaded) = loaded {
-                        self.account.tabs.esims.use_saved(*loaded);
+                        self.account.tabs.use_saved(*loaded);
                     }
                     // A window that stays: it says why finding reads the list again.
                     self.notices.extend(trouble);
@@ -354,17 +357,21 @@ impl App {
             Msg::IndexSeen { profile, seen } => {
                 // Dropped when it is of an account no longer in use.
                 if self.account.session.profile == profile {
-                    let step = self.account.tabs.esims.index_seen(&seen);
-                    if step.found_whole {
+                    if self.account.tabs.index_seen(&seen) {
                         self.found_iccid(now);
                     }
                     self.dirty = true;
                 }
             }
-            Msg::QrSaved { id, result } => self.on_qr_saved(id, result, now),
-            Msg::QrFolderSaved { id, result } => self.on_qr_folder_saved(id, result, now),
+            Msg::QrSaved { id, result } => self.job_done(id, now, &mut effects, |job| match job {
+                Job::SaveQr { iccid, code } => Some(JobDone::QrSaved { iccid, code, result }),
+                _ => None,
+            }),
+            Msg::QrFolderSaved { id, result } => self.job_done(id, now, &mut effects, |job| {
+                matches!(job, Job::SaveQrFolder(_)).then(|| JobDone::QrFolderSaved(result))
+            }),
             Msg::Export { id, step } => self.on_export(id, step, now),
-            Msg::Bulk { id, step } => self.on_bulk(id, step, now),
+            Msg::Bulk { id, step } => self.on_bulk(id, step, now, &mut effects),
             Msg::Switched { name, result } => self.on_switched(name, result, now, &mut effects),
             Msg::Notice { profile, notice } => self.on_notice(&profile, notice, now),
         }
@@ -372,7 +379,7 @@ impl App {
             self.mode = Mode::Overlay(Overlay::Notices);
             self.dirty = true;
         }
-        self.follow_order_esim(now);
+        self.follow(now, &mut effects);
         if self.quit {
             effects.push(Effect::Quit);
         } else {
@@ -393,7 +400,7 @@ impl App {
 
     /// The reads in flight: each one's answer is awaited (one that is not is cancelled).
     pub fn reads_in_flight(&self) -> Vec<JobId> {
-        self.account.jobs.reads().into_iter().map(|(id, _)| id).collect()
+        self.account.jobs.reads().into_iter().map(|(id, _, _)| id).collect()
     }
 
     /// When the app next needs a `Tick`; `None` when idle (no timer runs, no CPU is used).
@@ -419,7 +426,7 @@ impl App {
             at(until);
         }
         self.flash.as_ref().map(|f| f.until).into_iter().for_each(&mut at);
-        for tab in Tab::ALL {
+        for tab in Tab::all() {
             self.account.tabs.get(tab).deadlines().into_iter().for_each(&mut at);
         }
         wake
@@ -432,6 +439,18 @@ impl App {
             until: now + FLASH_FOR,
         });
         self.dirty = true;
+    }
+
+    /// A step of a bulk run, to its window (when it still shows that run); its end ends the job.
+    fn on_bulk(&mut self, id: JobId, step: BulkStep, now: Instant, effects: &mut Vec<Effect>) {
+        self.dirty = true;
+        let ours = matches!(self.account.jobs.running_job(id), Some(Job::BulkTopup));
+        if matches!(step, BulkStep::Ended(_) | BulkStep::Repeats(_)) {
+            self.account.jobs.finish(id);
+        }
+        let form = self.mode.bulk_mut().filter(|f| f.run() == Some(id));
+        let then = crate::tui::forms::bulk::on_step(form, ours, step);
+        self.then(then, now, effects);
     }
 
     /// Whether a bulk top-up is paying (its window's spinner turns).
@@ -460,7 +479,7 @@ impl App {
             self.flash = None;
             self.dirty = true;
         }
-        for tab in Tab::ALL {
+        for tab in Tab::all() {
             if self.account.tabs.get_mut(tab).tick(now) {
                 self.dirty = true;
             }
@@ -483,28 +502,94 @@ impl App {
             account.profile.start(id);
         }
         self.mode.fetch(&mut out);
-        // An order's detail names its eSIMs: the index is read for them when not at hand.
-        if let Mode::Overlay(Overlay::OrderDetail(order)) = &self.mode
-            && order.iccid.is_empty()
-        {
-            let esims = &mut account.tabs.esims;
-            esims.look_for_order(order);
-            esims.fetch_scan(&mut out);
+        for tab in Tab::all() {
+            account
+                .tabs
+                .get_mut(tab)
+                .fetch_for_window(&self.mode, &mut out.owned_by(Owner::Tab(tab)));
         }
-        account.tabs.get_mut(self.tab).fetch(&mut out, now, typing);
+        account
+            .tabs
+            .get_mut(self.tab)
+            .fetch(&mut out.owned_by(Owner::Tab(self.tab)), now, typing);
         if effects.len() > before {
             self.dirty = true;
         }
     }
 
-    /// After money moved: the header, Orders and My eSIMs are fetched again.
+    /// After money moved: the header and every tab's lists are fetched again.
     fn money_moved(&mut self, balance: Option<rust_decimal::Decimal>) {
         if let (Some(profile), Some(balance)) = (self.account.profile.value_mut(), balance) {
             profile.balance_usd = Some(balance);
         }
         self.account.profile.invalidate();
-        self.account.tabs.orders.list.reset();
-        self.account.tabs.esims.reload();
+        self.tell(&Event::MoneyMoved);
+    }
+
+    /// Tells every tab what happened elsewhere.
+    fn tell(&mut self, event: &Event) {
+        for tab in Tab::all() {
+            self.account.tabs.get_mut(tab).on_event(event);
+        }
+    }
+
+    /// Lends `tab` what it may read and send (`about`: what a key handed to it is about); what
+    /// it asks of the screen is done after.
+    fn with_tab<R>(
+        &mut self,
+        tab: Tab,
+        about: About,
+        now: Instant,
+        effects: &mut Vec<Effect>,
+        f: impl FnOnce(&mut dyn TabState, &mut Ctx<'_>) -> R,
+    ) -> R {
+        let account = &mut self.account;
+        let mut ctx = Ctx {
+            now,
+            about,
+            mode: &self.mode,
+            keymap: &self.keymap,
+            profile: account.profile.value(),
+            out: Outbox::owned(&mut account.jobs, effects, Owner::Tab(tab)),
+            then: Vec::new(),
+        };
+        let result = f(account.tabs.get_mut(tab), &mut ctx);
+        let then = ctx.then;
+        self.then(then, now, effects);
+        result
+    }
+
+    /// After every message, each tab follows what the screen now shows.
+    fn follow(&mut self, now: Instant, effects: &mut Vec<Effect>) {
+        for tab in Tab::all() {
+            self.with_tab(tab, About::Selection, now, effects, |state, ctx| state.follow(ctx));
+        }
+    }
+
+    /// Does what a tab or a form asked of the screen, in order.
+    fn then(&mut self, then: Vec<Then>, now: Instant, effects: &mut Vec<Effect>) {
+        if !then.is_empty() {
+            self.dirty = true;
+        }
+        for step in then {
+            match step {
+                Then::Flash(text, tone) => self.flash(text, tone, now),
+                Then::Quiet => self.flash = None,
+                Then::FoundIccid => self.found_iccid(now),
+                Then::MoneyMoved(balance) => self.money_moved(balance),
+                Then::Tell(event) => self.tell(&event),
+                Then::Mode(mode) => self.mode = mode,
+                Then::Show(tab) => self.set_tab(tab),
+                Then::Copy { what, checked } => self.copy_checked(what, checked, now, effects),
+                Then::SaveProfile(update) => {
+                    let id = Outbox::new(&mut self.account.jobs, effects).send(Request::UpdateProfile(update));
+                    self.account.saving.start(id);
+                }
+                Then::Hand { tab, action, about } => {
+                    self.with_tab(tab, about, now, effects, |state, ctx| state.on_action(action, ctx));
+                }
+            }
+        }
     }
 
     /// The lookup or a background page brought the whole ICCID searched for: typing ends on
@@ -524,10 +609,8 @@ impl App {
         self.account.halt = None;
         self.account.profile.invalidate();
         self.tab_state_mut().refresh();
-        // An order's detail reads its eSIM from the index: `r` there reads the list again too
-        // (a failed or held read included).
         if matches!(self.mode.overlay(), Some(Overlay::OrderDetail(_))) {
-            self.account.tabs.esims.index.from_the_top();
+            self.tell(&Event::OrderDetailRefreshed);
         }
     }
 

@@ -1,13 +1,13 @@
 //! Where the keyboard goes: one value, so that two modes can never be on at once (a search typed
 //! while a window is open, a zoom left on after the tab changed).
 
-use super::bulk_form::{BulkForm, BulkStage};
-use super::jobs::Outbox;
-use super::profile_form::ProfileForm;
-use super::purchase_form::{Lookup, PurchaseForm, Stage};
+use super::jobs::{Outbox, Owner};
 use super::remote::Remote;
 use crate::api::model::{Order, Plan};
 use crate::domain::status::StatusFilter;
+use crate::tui::forms::bulk::BulkForm;
+use crate::tui::forms::profile::ProfileForm;
+use crate::tui::forms::purchase::PurchaseForm;
 use crate::tui::keymap::Context;
 use crate::tui::msg::Request;
 
@@ -39,6 +39,8 @@ pub enum Overlay {
         iccid: crate::domain::iccid::Iccid,
         code: String,
         path: std::path::PathBuf,
+        /// Who wrote it (and so is told what became of it written again).
+        owner: Owner,
     },
     /// The profile picker: the config file's profiles (or the demo's accounts).
     AccountPicker {
@@ -89,24 +91,8 @@ impl Mode {
                 Overlay::ProfileForm(_) => vec![Context::ProfileForm],
                 Overlay::IccidPrompt { .. } => vec![Context::IccidPrompt],
                 Overlay::Replace { .. } => vec![Context::Replace],
-                Overlay::Purchase(form) => match form.stage() {
-                    Stage::Choosing => vec![Context::Purchase],
-                    Stage::Confirming { .. } | Stage::Again { .. } => vec![Context::Confirm],
-                    // Nothing may interrupt a payment or its lookup.
-                    Stage::Sending { .. }
-                    | Stage::Unknown {
-                        lookup: Lookup::Checking,
-                        ..
-                    } => vec![],
-                    _ => vec![Context::Outcome],
-                },
-                Overlay::Bulk(form) => match form.stage() {
-                    BulkStage::Loading { .. } | BulkStage::Refused(_) | BulkStage::Ended(_) => vec![Context::Outcome],
-                    BulkStage::Choosing => vec![Context::Purchase],
-                    BulkStage::Confirming => vec![Context::Confirm],
-                    BulkStage::Paying(_) => vec![Context::BulkPaying],
-                    BulkStage::LeaveOut { .. } => vec![Context::BulkLeaveOut],
-                },
+                Overlay::Purchase(form) => form.contexts(),
+                Overlay::Bulk(form) => form.contexts(),
             },
         }
     }
@@ -120,8 +106,8 @@ impl Mode {
                 });
                 fetched.start(id);
             }
-            Mode::Overlay(Overlay::Purchase(form)) => form.fetch(out),
-            Mode::Overlay(Overlay::Bulk(form)) => form.fetch(out),
+            Mode::Overlay(Overlay::Purchase(form)) => form.fetch(&mut out.owned_by(Owner::Purchase)),
+            Mode::Overlay(Overlay::Bulk(form)) => form.fetch(&mut out.owned_by(Owner::Bulk)),
             _ => {}
         }
     }

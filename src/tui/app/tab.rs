@@ -1,7 +1,8 @@
 //! The tabs, as the bar names them, and where their titles sit on the tab bar (the view draws them there; a mouse
 //! click is matched against the same positions).
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The bar's order is the declaration's: the list of tabs is derived from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::EnumIter, strum::EnumCount)]
 pub enum Tab {
     Catalog,
     Orders,
@@ -10,7 +11,16 @@ pub enum Tab {
 }
 
 impl Tab {
-    pub const ALL: [Tab; 4] = [Tab::Catalog, Tab::Orders, Tab::Esims, Tab::Profile];
+    /// Every tab, in the bar's order.
+    pub fn all() -> impl Iterator<Item = Tab> {
+        <Tab as strum::IntoEnumIterator>::iter()
+    }
+
+    fn nth(index: usize) -> Tab {
+        Tab::all()
+            .nth(index % <Tab as strum::EnumCount>::COUNT)
+            .unwrap_or(Tab::Catalog)
+    }
 
     pub fn title(self) -> &'static str {
         match self {
@@ -22,15 +32,15 @@ impl Tab {
     }
 
     fn index(self) -> usize {
-        Tab::ALL.iter().position(|t| *t == self).unwrap_or(0)
+        Tab::all().position(|t| t == self).unwrap_or(0)
     }
 
     pub fn next(self) -> Tab {
-        Tab::ALL[(self.index() + 1) % Tab::ALL.len()]
+        Tab::nth(self.index() + 1)
     }
 
     pub fn previous(self) -> Tab {
-        Tab::ALL[(self.index() + Tab::ALL.len() - 1) % Tab::ALL.len()]
+        Tab::nth(self.index() + <Tab as strum::EnumCount>::COUNT - 1)
     }
 
     /// The label on the tab bar: ` 1 Catalog `, or with the tab's badge ` 3 My eSIMs (! 4) `.
@@ -71,7 +81,7 @@ mod tests {
     fn cycles_and_hit_tests() {
         assert_eq!(Tab::Profile.next(), Tab::Catalog);
         assert_eq!(Tab::Catalog.previous(), Tab::Profile);
-        let labels: Vec<_> = Tab::ALL.iter().map(|t| (*t, t.label(None))).collect();
+        let labels: Vec<_> = Tab::all().map(|t| (t, t.label(None))).collect();
         assert_eq!(Tab::at_column(&labels, 0), Some(Tab::Catalog));
         let (_, start, _) = Tab::bar_positions(&labels)[2];
         assert_eq!(Tab::at_column(&labels, start + 2), Some(Tab::Esims));

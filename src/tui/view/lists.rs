@@ -4,13 +4,10 @@
 use super::refresh_key;
 use super::theme::Theme;
 use super::widgets::{Column, cursor_table, safe, search_spans};
-use crate::api::model::Order;
 use crate::domain::status::StatusFilter;
-use crate::format::money::amount;
-use crate::format::verdict::status_words;
-use crate::tui::app::{App, Mode, Paged, Remote, SearchBox};
+use crate::tui::app::{App, Paged, Remote, SearchBox};
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
@@ -18,29 +15,6 @@ use ratatui::widgets::{Paragraph, Wrap};
 pub fn short_time(time: &crate::api::Timestamp) -> String {
     safe(&time.short())
 }
-
-fn order_cells(o: &Order) -> Vec<String> {
-    let r = &o.record;
-    vec![
-        r.provider_order_no.to_string(),
-        short_time(&o.created_at),
-        status_words(&r.status).to_string(),
-        r.package_name.clone(),
-        crate::domain::location::short(&r.location_code).to_string(),
-        r.quantity.map(|q| q.to_string()).unwrap_or_default(),
-        amount(o.total_sell_price),
-    ]
-}
-
-const ORDER_COLUMNS: [Column; 7] = [
-    Column::new("ORDER", 14),
-    Column::new("CREATED", 16).optional().narrow(10),
-    Column::new("STATUS", 14).status(),
-    Column::new("PACKAGE", 14).flex().package(),
-    Column::new("LOC", 4).optional(),
-    Column::new("QTY", 3).optional().right(),
-    Column::new("TOTAL", 8).right(),
-];
 
 /// ` Orders · page 2/8 · 400 total · active · search: fr`; "loading" only while a request is
 /// in flight, "could not load" where the page failed.
@@ -163,22 +137,4 @@ pub fn draw_table<T>(
         before.len() + list.row_in_page(),
         theme,
     );
-}
-
-pub fn draw_orders(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let o = app.orders();
-    let [top, table] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
-    let typing = matches!(app.mode(), Mode::Typing);
-    frame.render_widget(
-        Paragraph::new(title(
-            app,
-            o.list(),
-            "Orders",
-            o.status(),
-            Some((o.search(), typing)),
-            theme,
-        )),
-        top,
-    );
-    draw_table(frame, table, app, o.list(), &ORDER_COLUMNS, order_cells, theme);
 }

@@ -1,17 +1,12 @@
 //! Drawing: a pure function of the app's state (and the time, for countdowns). Header with the
 //! reseller and balance, the tab bar, the current tab, the status line, and any overlay.
 
-mod bulk;
-mod catalog;
-mod esims;
-mod lists;
+pub(crate) mod lists;
 mod overlays;
-mod profile;
-mod purchase;
 pub mod theme;
-mod widgets;
+pub(crate) mod widgets;
 
-use super::app::{App, ExportState, Halt, Mode, Remote, Tab, Tone};
+use super::app::{App, ExportState, Halt, Mode, Remote, Tone};
 use super::keymap::{Action, Context};
 use crate::format::money::{format_amount, money};
 use ratatui::Frame;
@@ -41,7 +36,7 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme, now: Instant) {
     let area = frame.area();
     // The code alone needs only its own size, less than the dashboard's minimum.
     if matches!(app.mode(), Mode::Zoom) && app.halt().is_none() {
-        esims::draw_zoom(frame, app, theme, now);
+        crate::tui::tabs::esims::view::draw_zoom(frame, app, theme, now);
         return;
     }
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
@@ -67,12 +62,7 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme, now: Instant) {
     if let Some(Halt::Unauthorized { revoked, message }) = app.halt() {
         draw_unauthorized(frame, body, *revoked, message, theme);
     } else {
-        match app.tab() {
-            Tab::Catalog => catalog::draw(frame, body, app, theme),
-            Tab::Orders => lists::draw_orders(frame, body, app, theme),
-            Tab::Esims => esims::draw(frame, body, app, theme),
-            Tab::Profile => profile::draw(frame, body, app, theme),
-        }
+        app.tab_state().draw(frame, body, app, theme);
         if let Some(overlay) = app.overlay() {
             overlays::draw(frame, body, overlay, app, theme);
         }
@@ -263,7 +253,7 @@ fn status_text(app: &App, width: u16, theme: &Theme, now: Instant) -> Paragraph<
 
 /// What the status line says: why the dashboard waits, an export's progress, the last message
 /// (what a key did), or else `keys` (the zoom has its own).
-pub(super) fn status_line(
+pub(crate) fn status_line(
     app: &App,
     theme: &Theme,
     now: Instant,

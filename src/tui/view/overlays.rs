@@ -57,10 +57,10 @@ fn draw_notices(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 
 pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: &Theme) {
     match overlay {
-        Overlay::Purchase(form) => super::purchase::draw(frame, area, form, app, theme),
-        Overlay::Bulk(form) => super::bulk::draw(frame, area, form, app, theme),
+        Overlay::Purchase(form) => crate::tui::forms::purchase::view::draw(frame, area, form, app, theme),
+        Overlay::Bulk(form) => crate::tui::forms::bulk::view::draw(frame, area, form, app, theme),
         Overlay::IccidPrompt { input, error } => {
-            super::purchase::draw_iccid_prompt(frame, area, app, input, error, theme);
+            crate::tui::forms::purchase::view::draw_iccid_prompt(frame, area, app, input, error, theme);
         }
         Overlay::Help { scroll } => draw_help(frame, area, app, *scroll, theme),
         Overlay::Notices => draw_notices(frame, area, app, theme),
@@ -96,7 +96,7 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
 
 /// The eSIMs an order made, as far as the dashboard knows them (`Esims::order_esims`).
 fn order_esims(app: &App, order: &crate::api::model::Order) -> String {
-    use crate::tui::app::tabs::order_esims::OrderEsims;
+    use crate::tui::tabs::esims::order_esims::OrderEsims;
     match app.esims().order_esims(order) {
         OrderEsims::Found(found) => found.join(", "),
         OrderEsims::NotAllocated => "not allocated yet (order pending)".to_string(),

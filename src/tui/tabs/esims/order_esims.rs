@@ -1,7 +1,7 @@
 //! Where an order's eSIMs are, as far as the dashboard knows: one answer for the order's detail
 //! and for `e` (go to its eSIM), so that neither says "looked for" while nothing looks.
 
-use super::esims::Esims;
+use super::Esims;
 use crate::api::model::Order;
 use crate::domain::status::Status;
 

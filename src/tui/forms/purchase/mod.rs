@@ -10,12 +10,16 @@
 //! what its stage does not allow (a payment is sent only from a confirmation whose order list
 //! was read, with nothing in flight).
 
-use super::jobs::Outbox;
-use super::plan_choice::{PaymentForm, PlanChoice};
+mod answers;
+pub mod view;
+
 use crate::api::model::{Order, Plan};
 use crate::api::{ApiError, Delivery, Payment, Spend};
 use crate::domain::iccid::Iccid;
+use crate::domain::order_no::OrderNo;
 use crate::purchase::{Purchase, TopupOffer};
+use crate::tui::app::jobs::Outbox;
+use crate::tui::forms::plan_choice::{PaymentForm, PlanChoice};
 use crate::tui::keymap::{Action, Chord};
 use crate::tui::msg::{JobId, Request};
 use rust_decimal::Decimal;
@@ -32,7 +36,22 @@ pub enum Lookup {
 }
 
 /// Order numbers of the chosen plan that existed before paying.
-pub type Before = HashSet<String>;
+pub type Before = HashSet<OrderNo>;
+
+/// The order numbers a payment recorded as there before it.
+fn recorded_before(payment: &Payment) -> Before {
+    payment
+        .orders_before
+        .iter()
+        .flatten()
+        .map(|n| OrderNo::from(n.as_str()))
+        .collect()
+}
+
+/// The numbers as the API's calls take them.
+pub fn as_text(before: &Before) -> HashSet<String> {
+    before.iter().map(|n| n.to_string()).collect()
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Stage {
@@ -219,7 +238,7 @@ impl PurchaseForm {
                 request: request @ None,
                 ..
             } => {
-                let before = payment.orders_before.iter().flatten().cloned().collect();
+                let before = recorded_before(payment);
                 let payment = payment.clone();
                 *request = Some(out.send(Request::LookUpPayment { payment, before }));
             }
@@ -301,7 +320,7 @@ impl PurchaseForm {
         let Stage::Sending { payment, .. } = &self.stage else {
             return;
         };
-        let before: Before = payment.orders_before.iter().flatten().cloned().collect();
+        let before = recorded_before(payment);
         self.stage = match error {
             e if e.outcome_unknown() => Stage::Unknown {
                 error: e.to_string(),
@@ -334,6 +353,39 @@ impl PurchaseForm {
     pub fn read_failed(&mut self, error: &ApiError) {
         if matches!(self.stage, Stage::Loading { .. } | Stage::Confirming { .. }) {
             self.stage = Stage::Failed(crate::purchase::explain(error, &self.what));
+        }
+    }
+}
+
+impl PurchaseForm {
+    /// Its keys. Only `pay` on the confirmation sends, and only once: the form leaves
+    /// `Confirming` as it sends, and no key does anything while the answer is awaited.
+    pub fn on_action(
+        &mut self,
+        action: Action,
+        chord: Chord,
+        balance: Option<Decimal>,
+        out: &mut Outbox<'_>,
+    ) -> Vec<crate::tui::app::Then> {
+        if !self.act(action, chord, balance, out) && action == Action::Close {
+            return vec![crate::tui::app::Then::Mode(crate::tui::app::Mode::Browse)];
+        }
+        Vec::new()
+    }
+
+    /// Where its keys go at each stage.
+    pub fn contexts(&self) -> Vec<crate::tui::keymap::Context> {
+        use crate::tui::keymap::Context;
+        match self.stage() {
+            Stage::Choosing => vec![Context::Purchase],
+            Stage::Confirming { .. } | Stage::Again { .. } => vec![Context::Confirm],
+            // Nothing may interrupt a payment or its lookup.
+            Stage::Sending { .. }
+            | Stage::Unknown {
+                lookup: Lookup::Checking,
+                ..
+            } => vec![],
+            _ => vec![Context::Outcome],
         }
     }
 }
@@ -379,7 +431,7 @@ impl PaymentForm for PurchaseForm {
             _ => return,
         };
         let Some(payment) = self.payment() else { return };
-        let mut payment = payment.with_orders_before(&before);
+        let mut payment = payment.with_orders_before(&as_text(&before));
         payment.balance_before = balance;
         let payment = if again { payment.again() } else { payment };
         let request = Some(out.send(Request::Pay(payment.clone())));

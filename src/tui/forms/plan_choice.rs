@@ -82,5 +82,28 @@ pub trait PaymentForm {
     /// From the confirmation back to the choice.
     fn back(&mut self);
     /// Pays from the confirmation, once.
-    fn pay(&mut self, balance: Option<rust_decimal::Decimal>, out: &mut super::Outbox<'_>);
+    fn pay(&mut self, balance: Option<rust_decimal::Decimal>, out: &mut crate::tui::app::Outbox<'_>);
+
+    /// The keys the payment forms share: the choice (plan, quantity), on to the confirmation,
+    /// pay from it, back to the choice. `false` when `action` is none of them (closing is each
+    /// form's).
+    fn act(
+        &mut self,
+        action: Action,
+        chord: Chord,
+        balance: Option<rust_decimal::Decimal>,
+        out: &mut crate::tui::app::Outbox<'_>,
+    ) -> bool {
+        if self.choose(action, chord) {
+            return true;
+        }
+        match action {
+            Action::Accept => self.confirm(),
+            // From the confirmation (the purchase form: also from its second question).
+            Action::Pay => self.pay(balance, out),
+            Action::Back => self.back(),
+            _ => return false,
+        }
+        true
+    }
 }

@@ -5,9 +5,7 @@
 //! limit). The selected result's full record is always fetched fresh: by the lookup, or from
 //! the page at its place in the list. Activation codes are kept per eSIM once known.
 
-pub use super::index_read::{IndexRead, SCAN_PAGE_SIZE};
-use super::orders::PAGE_SIZE;
-use super::{Motion, SCREEN_PAGE, TabState, TopUpOf, whole_iccid};
+use super::index_read::IndexRead;
 use crate::api::Found;
 use crate::api::model::{Esim, EsimQuery};
 use crate::domain::attention::AttentionRule;
@@ -16,13 +14,13 @@ use crate::domain::status::StatusFilter;
 use crate::inventory::store::Loaded;
 use crate::inventory::{AttentionAt, Inventory, Merged, Row, Selection, Whereabouts};
 use crate::tui::app::jobs::Outbox;
-use crate::tui::app::mode::Mode;
 use crate::tui::app::paged::Paged;
 use crate::tui::app::remote::Loaded as Fetched;
 use crate::tui::app::remote::Remote;
 use crate::tui::app::search::SearchBox;
-use crate::tui::keymap::Context;
-use crate::tui::msg::{ExportJob, Request};
+use crate::tui::msg::Request;
+use crate::tui::tabs::orders::PAGE_SIZE;
+use crate::tui::tabs::whole_iccid;
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -41,6 +39,15 @@ pub fn profile_key(esim: &Esim) -> String {
 pub struct SeenStep {
     /// The whole ICCID searched for is now among the results (selected).
     pub found_whole: bool,
+}
+
+/// The eSIM last topped up here, with its data and expiry as they were: a newer record that
+/// shows more tells that the top-up arrived.
+#[derive(Debug, Clone)]
+struct TopUpWatch {
+    iccid: Iccid,
+    volume: Option<u64>,
+    expires: String,
 }
 
 /// The full record of one eSIM, fetched fresh for the search.
@@ -70,27 +77,27 @@ impl ResultRow<'_> {
 
 #[derive(Debug, Clone)]
 pub struct Esims {
-    pub(in crate::tui::app) list: Paged<Esim>,
+    pub(in crate::tui) list: Paged<Esim>,
     status: StatusFilter,
-    pub(in crate::tui::app) search: SearchBox,
-    pub(in crate::tui::app) index: IndexRead,
+    pub(in crate::tui) search: SearchBox,
+    pub(in crate::tui) index: IndexRead,
     /// A result whose status was read longer ago shows its age.
     stale_after: chrono::Duration,
     /// Entries of the searched index that match the search and the status filter.
     results: Vec<u32>,
     result_cursor: usize,
     /// The selected result's record, or the whole ICCID's lookup.
-    pub(in crate::tui::app) fresh: Option<Fresh>,
+    pub(in crate::tui) fresh: Option<Fresh>,
     /// After the search closed on an eSIM whose row in the list is not known: still selected.
     pinned: Option<Box<Esim>>,
     /// The eSIM last topped up here and its volume and expiry before: whether the provider's
     /// record shows the top-up yet.
-    topped_up: Option<(String, Option<u64>, String)>,
+    topped_up: Option<TopUpWatch>,
     /// The ICCID the list's cursor was sent to, checked when its page comes.
     expect: Option<EsimIccid>,
     /// Activation codes by profile (`profile_key`): an ICCID a provider reissued has a code per
     /// profile, and one must never be shown for the other.
-    pub(in crate::tui::app) codes: HashMap<String, Code>,
+    pub(in crate::tui) codes: HashMap<String, Code>,
     /// The "needs attention" filter over the index is on.
     attention: bool,
     /// How many eSIMs of the searched index need attention (by the configured rule), once the
@@ -106,10 +113,10 @@ pub struct Esims {
     pub(super) sought_order: Option<String>,
     /// `e` on an order whose eSIM was still looked for: goes there once it is found, while that
     /// order's detail stays open.
-    pub(in crate::tui::app) go_to_order: Option<String>,
+    pub(in crate::tui) go_to_order: Option<crate::domain::order_no::OrderNo>,
     /// eSIMs this session changed (topped up), whose records are read again (`RefreshEsims`).
-    to_refresh: Vec<Iccid>,
-    pub(in crate::tui::app) refreshing: Remote<()>,
+    pub(super) to_refresh: Vec<Iccid>,
+    pub(in crate::tui) refreshing: Remote<()>,
     /// What the results were last selected by (search, status, attention): while it stays,
     /// a row that leaves (its newer record no longer matches) leaves the cursor where it was.
     results_of: Option<(String, StatusFilter, bool)>,
@@ -236,26 +243,30 @@ impl Esims {
     }
 
     /// A top-up of this eSIM was placed: its record as it was, to tell when the new one shows it.
-    pub fn note_top_up(&mut self, iccid: &str) {
-        self.note_top_ups([iccid]);
+    pub fn note_top_up(&mut self, iccid: &Iccid) {
+        self.to_refresh.push(iccid.clone());
         let before = self
             .selected()
             .into_iter()
             .chain(self.list.loaded())
-            .find(|e| e.raw_order_json.iccid == iccid)
+            .find(|e| e.raw_order_json.iccid == iccid.as_str())
             .map(|e| {
                 (
                     e.raw_order_json.total_volume,
                     e.raw_order_json.expired_time.text().to_string(),
                 )
             });
-        self.topped_up = before.map(|(volume, expires)| (iccid.to_string(), volume, expires));
+        self.topped_up = before.map(|(volume, expires)| TopUpWatch {
+            iccid: iccid.clone(),
+            volume,
+            expires,
+        });
     }
 
     /// For the eSIM last topped up here: `Some(true)` once its record shows more data or days,
     /// `Some(false)` while the record read after the top-up does not yet (nothing is being read).
     pub fn top_up_shown(&self, esim: &Esim) -> Option<bool> {
-        let (iccid, volume, expires) = self.topped_up.as_ref()?;
+        let TopUpWatch { iccid, volume, expires } = self.topped_up.as_ref()?;
         if esim.raw_order_json.iccid != iccid.as_str() {
             return None;
         }
@@ -463,7 +474,7 @@ impl Esims {
     }
 
     /// The selected eSIM's activation code: from `ac` at once, else its QR image is fetched.
-    fn fetch_code(&mut self, out: &mut Outbox<'_>, now: Instant) {
+    pub(super) fn fetch_code(&mut self, out: &mut Outbox<'_>, now: Instant) {
         let Some(esim) = self.selected() else { return };
         let key = profile_key(esim);
         if esim.raw_order_json.iccid.is_empty() || self.codes.get(&key).is_some_and(|c| !c.wanted()) {
@@ -576,7 +587,7 @@ impl Esims {
         }
     }
 
-    pub(in crate::tui::app) fn fresh_started(
+    pub(in crate::tui) fn fresh_started(
         &mut self,
         iccid: Iccid,
         seen: Option<Whereabouts>,
@@ -587,7 +598,7 @@ impl Esims {
         self.fresh = Some(Fresh { iccid, seen, record });
     }
 
-    pub(in crate::tui::app) fn fresh_slot(&mut self, iccid: &str) -> Option<&mut dyn crate::tui::app::remote::Slot> {
+    pub(in crate::tui) fn fresh_slot(&mut self, iccid: &str) -> Option<&mut dyn crate::tui::app::remote::Slot> {
         self.fresh
             .as_mut()
             .filter(|f| f.iccid.as_str() == iccid)
@@ -607,7 +618,7 @@ impl Esims {
     }
 
     /// The lookup answered; `true` when it found the whole ICCID searched for (now selected).
-    pub(in crate::tui::app) fn accept_fresh(&mut self, id: crate::tui::msg::JobId, found: Found, now: Instant) -> bool {
+    pub(in crate::tui) fn accept_fresh(&mut self, id: crate::tui::msg::JobId, found: Found, now: Instant) -> bool {
         let whole = self.whole_iccid();
         let Some(fresh) = self.fresh.as_mut() else { return false };
         if !fresh.record.resolve(id, found, now) {
@@ -738,7 +749,7 @@ impl Esims {
 
     /// A page of the list came: its total moves the indexes' places; and if the cursor was
     /// sent to an eSIM found by the search, it lands on that eSIM's row.
-    pub(in crate::tui::app) fn list_page_arrived(&mut self, page: u64) {
+    pub(in crate::tui) fn list_page_arrived(&mut self, page: u64) {
         let Some(expect) = self.expect.clone() else { return };
         if page != self.list.current_page() {
             return;
@@ -755,7 +766,7 @@ impl Esims {
         }
     }
 
-    pub(in crate::tui::app) fn scan_slot(&mut self) -> Option<&mut dyn crate::tui::app::remote::Slot> {
+    pub(in crate::tui) fn scan_slot(&mut self) -> Option<&mut dyn crate::tui::app::remote::Slot> {
         Some(self.index.slot())
     }
 
@@ -881,145 +892,6 @@ impl Esims {
             .min(self.result_count().saturating_sub(1));
         self.results_of = asked;
         false
-    }
-}
-
-impl TabState for Esims {
-    fn context(&self) -> Context {
-        Context::Esims
-    }
-
-    /// The list's pages (unless a search shows results instead), the record a search needs,
-    /// the background read's next page, and the selected eSIM's activation code.
-    fn fetch(&mut self, out: &mut Outbox<'_>, now: Instant, typing: bool) {
-        if !self.search_active() {
-            for page in self.list.wanted(now) {
-                let id = out.send(Request::Esims(self.query(page)));
-                self.list.start(page, id);
-            }
-        }
-        if let Some((iccid, seen)) = self.wanted_fresh(typing) {
-            let id = out.send(Request::FindEsim {
-                iccid: iccid.clone(),
-                seen,
-            });
-            self.fresh_started(iccid, seen, id);
-        }
-        if !self.to_refresh.is_empty() && !self.refreshing.is_loading() {
-            let iccids = std::mem::take(&mut self.to_refresh);
-            let id = out.send(Request::RefreshEsims { iccids });
-            self.refreshing.start(id);
-        }
-        self.fetch_scan(out);
-        self.fetch_code(out, now);
-    }
-
-    fn views(&self) -> Vec<Context> {
-        vec![Context::EsimDetail, Context::Zoom]
-    }
-
-    fn still_wants(&self, request: &Request) -> bool {
-        match request {
-            Request::Esims(q) => !self.search_active() && self.is_current(q) && self.list.is_near(q.page.unwrap_or(1)),
-            Request::FindEsim { iccid, .. } => self.wants_fresh(iccid.as_str()),
-            Request::RefreshEsims { .. } => true,
-            Request::ActivationCode { esim } => self
-                .selected()
-                .is_some_and(|e| e.raw_order_json.iccid == esim.raw_order_json.iccid),
-            _ => true,
-        }
-    }
-
-    fn deadlines(&self) -> Vec<Instant> {
-        self.list.hold_until().into_iter().collect()
-    }
-
-    fn refresh(&mut self) {
-        self.reload();
-    }
-
-    fn move_cursor(&mut self, motion: Motion, now: Instant) {
-        let page = if self.search_active() {
-            SCREEN_PAGE
-        } else {
-            self.list.page_size() as i64
-        };
-        match motion.rows(page) {
-            Some(d) => self.move_by(d, now),
-            None if motion == Motion::End => self.go_to_end(now),
-            None => self.go_to_start(now),
-        }
-    }
-
-    /// The eSIM pane, or back to the table (on a narrow terminal the pane replaces it).
-    fn open(&self, mode: &Mode) -> Option<Mode> {
-        Some(match mode {
-            Mode::Detail => Mode::Browse,
-            _ => Mode::Detail,
-        })
-    }
-
-    fn search_box(&mut self) -> Option<&mut SearchBox> {
-        Some(&mut self.search)
-    }
-
-    fn search_changed(&mut self) -> bool {
-        Esims::search_changed(self)
-    }
-
-    fn start_search(&mut self) {
-        self.start_scan();
-    }
-
-    fn clear_search(&mut self, now: Instant) {
-        self.close_search(now);
-    }
-
-    fn typing_hint(&self) -> &'static str {
-        "type an ICCID or package  "
-    }
-
-    fn status(&self) -> Option<&StatusFilter> {
-        Some(&self.status)
-    }
-
-    fn set_status(&mut self, status: StatusFilter) {
-        Esims::set_status(self, status);
-    }
-
-    /// The list of the status filter; or, for a search, the eSIMs it found (once the whole
-    /// inventory is known, so that none is missing).
-    fn export(&self) -> Option<Result<ExportJob, &'static str>> {
-        if !self.search_active() {
-            return Some(Ok(ExportJob::Esims {
-                query: self.query(1),
-                only: None,
-            }));
-        }
-        if !self.index.is_complete() {
-            return Some(Err(
-                "The search is still reading the inventory; export when it is complete",
-            ));
-        }
-        let only = self.result_rows().map(|r| r.iccid().to_string()).collect();
-        Some(Ok(ExportJob::Esims {
-            query: self.query(1),
-            only: Some(only),
-        }))
-    }
-
-    fn badge(&self) -> Option<String> {
-        self.attention_count.map(|n| format!("(! {n})"))
-    }
-
-    fn top_up(&self) -> TopUpOf {
-        match self.selected_iccid() {
-            Some(iccid) => TopUpOf::Esim {
-                iccid,
-                hint: self.selected().and_then(crate::purchase::no_topup_reason),
-            },
-            None => TopUpOf::Ask,
-        }
     }
 }
 

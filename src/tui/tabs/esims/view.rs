@@ -2,10 +2,6 @@
 //! activation QR code: dark modules as black ink on a white ground whatever the terminal's
 //! colours (kept even with NO_COLOR: a camera needs them), with the 4-module quiet zone.
 
-use super::lists::failed_text;
-use super::lists::{draw_table, short_time, title};
-use super::theme::Theme;
-use super::widgets::{Column, cursor_table, cursor_table_from, keys_line, paragraph, safe, search_spans};
 use crate::api::Found;
 use crate::api::model::Esim;
 use crate::domain::attention::Judged;
@@ -18,6 +14,10 @@ use crate::text::grouped as group;
 use crate::text::safe_fit;
 use crate::tui::app::{App, Code, Mode, Remote, ResultRow};
 use crate::tui::keymap::{Action, Context};
+use crate::tui::view::lists::failed_text;
+use crate::tui::view::lists::{draw_table, short_time, title};
+use crate::tui::view::theme::Theme;
+use crate::tui::view::widgets::{Column, cursor_table, cursor_table_from, keys_line, paragraph, safe, search_spans};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style};
@@ -257,7 +257,7 @@ fn draw_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             format!(
                 " Not searched beyond the {} eSIMs in the index:{}",
                 group(index.covered()),
-                super::lists::not_at_hand::<()>(app, "the inventory", None)
+                crate::tui::view::lists::not_at_hand::<()>(app, "the inventory", None)
             )
         } else if !index.is_reading() {
             format!(
@@ -403,7 +403,7 @@ fn unfetched_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
         _ if no_result && index.is_complete() => format!(
             "No eSIM with this ICCID among this account's {} eSIMs: the whole list is in the index. {} reads it again from the top.",
             group(index.covered()),
-            super::refresh_key(app)
+            crate::tui::view::refresh_key(app)
         ),
         (_, Some(Found::Absent)) => "This account has no eSIM with this ICCID any more.".to_string(),
         (_, Some(Found::Unknown(searched))) => format!(
@@ -417,7 +417,7 @@ fn unfetched_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
             "Its record is fetched once the search is done ({}).",
             app.keymap().first_key(Context::Typing, Action::Accept)
         ),
-        _ => super::lists::not_at_hand::<()>(app, "its record", None)
+        _ => crate::tui::view::lists::not_at_hand::<()>(app, "its record", None)
             .trim()
             .to_string(),
     };
@@ -839,7 +839,7 @@ fn zoom_text(app: &App, esim: &Esim, code: &str, room: Rect, theme: &Theme, now:
     ]);
     let package = Line::raw(safe_fit(&safe(&esim.record.package_name), width).into_owned());
     let code = Line::raw(safe_fit(&safe(code), width).into_owned());
-    let status = super::status_line(app, theme, now, || zoom_keys(app, width, theme));
+    let status = crate::tui::view::status_line(app, theme, now, || zoom_keys(app, width, theme));
     // In the order shown; kept in the order of need when rows are short.
     let lines = [iccid, package, code, status];
     let need = [0, 3, 1, 2];

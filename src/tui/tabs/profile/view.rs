@@ -1,13 +1,13 @@
 //! The Profile tab: every field of the profile and the balance.
 
-use super::lists::{failed_text, not_at_hand};
-use super::refresh_key;
-use super::theme::Theme;
-use super::widgets::safe;
-use super::widgets::{fields, paragraph};
 use crate::format::records;
 use crate::tui::app::{App, Remote};
 use crate::tui::keymap::{Action, Context};
+use crate::tui::view::lists::{failed_text, not_at_hand};
+use crate::tui::view::refresh_key;
+use crate::tui::view::theme::Theme;
+use crate::tui::view::widgets::safe;
+use crate::tui::view::widgets::{fields, paragraph};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Line;

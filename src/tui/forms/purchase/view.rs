@@ -1,8 +1,5 @@
 //! The top-up / purchase form and the "which eSIM?" prompt.
 
-use super::spinner;
-use super::theme::Theme;
-use super::widgets::{keys_line, paragraph, popup, safe, text_popup};
 use crate::api::Delivery;
 use crate::api::model::Order;
 use crate::format::money::money_or;
@@ -11,6 +8,9 @@ use crate::format::volume::format_bytes;
 use crate::purchase::{Purchase, shortfall_message};
 use crate::tui::app::{App, Lookup, PlanChoice, PurchaseForm, Stage, TextInput};
 use crate::tui::keymap::{Action, Context};
+use crate::tui::view::spinner;
+use crate::tui::view::theme::Theme;
+use crate::tui::view::widgets::{keys_line, paragraph, popup, safe, text_popup};
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};

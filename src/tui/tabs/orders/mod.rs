@@ -1,15 +1,19 @@
 //! The Orders tab: server-side pages with a status filter and a search (`q`, sent after a pause
 //! in typing).
 
-use super::{Motion, TabState, TopUpOf, whole_iccid};
+pub mod view;
+
+use super::{Event, Motion, TabState, TopUpOf, whole_iccid};
 use crate::api::model::{Order, OrderQuery};
 use crate::domain::status::StatusFilter;
 use crate::tui::app::jobs::Outbox;
 use crate::tui::app::mode::{Mode, Overlay};
 use crate::tui::app::paged::Paged;
+use crate::tui::app::remote::Slot;
 use crate::tui::app::search::SearchBox;
+use crate::tui::app::{Ctx, Then};
 use crate::tui::keymap::Context;
-use crate::tui::msg::{ExportJob, Request};
+use crate::tui::msg::{ExportJob, JobId, Payload, Request};
 use std::time::{Duration, Instant};
 
 /// Items per page asked of the server (the API allows up to 100).
@@ -20,9 +24,9 @@ pub const SEARCH_PAUSE: Duration = Duration::from_millis(350);
 
 #[derive(Debug, Clone)]
 pub struct Orders {
-    pub(in crate::tui::app) list: Paged<Order>,
+    pub(in crate::tui) list: Paged<Order>,
     status: StatusFilter,
-    pub(in crate::tui::app) search: SearchBox,
+    pub(in crate::tui) search: SearchBox,
 }
 
 impl Default for Orders {
@@ -69,6 +73,16 @@ impl Orders {
 }
 
 impl TabState for Orders {
+    fn draw(
+        &self,
+        frame: &mut ratatui::Frame,
+        area: ratatui::layout::Rect,
+        app: &crate::tui::app::App,
+        theme: &crate::tui::view::theme::Theme,
+    ) {
+        view::draw(frame, area, app, theme);
+    }
+
     fn context(&self) -> Context {
         Context::Orders
     }
@@ -80,10 +94,48 @@ impl TabState for Orders {
         }
     }
 
-    fn still_wants(&self, request: &Request) -> bool {
+    /// Its pages serve the tab shown only.
+    fn still_wants(&self, request: &Request, shown: bool) -> bool {
         match request {
-            Request::Orders(q) => self.is_current(q) && self.list.is_near(q.page.unwrap_or(1)),
+            Request::Orders(q) => shown && self.is_current(q) && self.list.is_near(q.page.unwrap_or(1)),
             _ => true,
+        }
+    }
+
+    fn slot(&mut self, request: &Request) -> Option<&mut dyn Slot> {
+        match request {
+            Request::Orders(q) => self.list.slot(q.page.unwrap_or(1)),
+            _ => None,
+        }
+    }
+
+    fn on_answer(&mut self, id: JobId, request: &Request, payload: Payload, now: Instant) -> Option<Vec<Then>> {
+        match (request, payload) {
+            (Request::Orders(q), Payload::Orders(page)) => {
+                self.list.accept(q.page.unwrap_or(1), id, page.orders, page.total, now);
+                Some(Vec::new())
+            }
+            _ => None,
+        }
+    }
+
+    /// The detail shows the order as last read: a pending order read again is allocated.
+    fn follow(&mut self, ctx: &mut Ctx<'_>) {
+        let Some(Overlay::OrderDetail(shown)) = ctx.mode.overlay() else {
+            return;
+        };
+        let newer = self
+            .list
+            .loaded()
+            .find(|o| o.record.provider_order_no == shown.record.provider_order_no && *o != &**shown);
+        if let Some(newer) = newer {
+            ctx.set_mode(Mode::Overlay(Overlay::OrderDetail(Box::new(newer.clone()))));
+        }
+    }
+
+    fn on_event(&mut self, event: &Event) {
+        if *event == Event::MoneyMoved {
+            self.list.reset();
         }
     }
 

@@ -1,9 +1,11 @@
 //! The profile form (`e` on the Profile tab): company name, country, website, checked by the same
 //! rules as the server before anything is sent.
 
-use super::input::TextInput;
 use crate::api::model::{Profile, ProfileUpdate};
 use crate::domain::profile_fields::{MAX_COMPANY_CHARS, check_company, check_country, check_website};
+use crate::tui::app::input::TextInput;
+use crate::tui::app::{Mode, Then, Tone};
+use crate::tui::keymap::Action;
 
 pub const FIELDS: [&str; 3] = ["Company name", "Country", "Website"];
 
@@ -18,6 +20,30 @@ pub struct ProfileForm {
 }
 
 impl ProfileForm {
+    /// Its keys (`saving`: an update is in flight, and Enter waits for it).
+    pub fn on_action(&mut self, action: Action, saving: bool) -> Vec<Then> {
+        match action {
+            Action::Close => return vec![Then::Mode(Mode::Browse)],
+            Action::NextField => self.focus_next(),
+            Action::PreviousField => self.focus_previous(),
+            Action::Accept if !saving => {
+                self.server_error = None;
+                let Some(update) = self.validate() else {
+                    return Vec::new();
+                };
+                if update == ProfileUpdate::default() {
+                    return vec![
+                        Then::Mode(Mode::Browse),
+                        Then::Flash("Nothing changed".to_string(), Tone::Info),
+                    ];
+                }
+                return vec![Then::SaveProfile(update)];
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
     pub fn new(profile: &Profile) -> Self {
         let original = [
             profile.company_name.clone(),
@@ -29,7 +55,7 @@ impl ProfileForm {
         // Room for what people type ("AUT", "Austria"): the check says why it is refused,
         // instead of the field cutting it to another country's code.
         inputs[1].max_chars = Some(32);
-        inputs[2].max_chars = Some(super::input::URL_MAX_CHARS);
+        inputs[2].max_chars = Some(crate::tui::app::input::URL_MAX_CHARS);
         Self {
             inputs,
             focus: 0,

@@ -1,14 +1,18 @@
 //! The Catalog tab: every plan, filtered as you type and sorted, with a cursor.
 
+pub mod view;
+
 use super::{Motion, SCREEN_PAGE, TabState};
 use crate::api::model::Plan;
 use crate::domain::location::location_name;
 use crate::tui::app::jobs::Outbox;
 use crate::tui::app::mode::{Mode, Overlay};
 use crate::tui::app::remote::Remote;
+use crate::tui::app::remote::Slot;
 use crate::tui::app::search::SearchBox;
-use crate::tui::keymap::Context;
-use crate::tui::msg::{ExportJob, JobId, Request};
+use crate::tui::app::{About, Ctx, PurchaseForm, Then, Tone};
+use crate::tui::keymap::{Action, Context};
+use crate::tui::msg::{ExportJob, JobId, Payload, Request};
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,8 +45,8 @@ impl SortKey {
 
 #[derive(Debug, Clone)]
 pub struct Catalog {
-    pub(in crate::tui::app) plans: Remote<Vec<Plan>>,
-    pub(in crate::tui::app) filter: SearchBox,
+    pub(in crate::tui) plans: Remote<Vec<Plan>>,
+    pub(in crate::tui) filter: SearchBox,
     sort: SortKey,
     /// Indexes into the plans that pass the filter, in sort order; recomputed only on change.
     visible: Vec<usize>,
@@ -154,7 +158,39 @@ impl Catalog {
     }
 }
 
+impl Catalog {
+    /// New eSIMs of the selected plan; or of the plan a key handed here is about (`b` on My
+    /// eSIMs: one that was deleted, expired or cancelled cannot be used again).
+    fn buy(&self, ctx: &mut Ctx<'_>) {
+        let plan = match &ctx.about {
+            About::Plan(slug) => match self.all().iter().find(|p| &p.slug == slug) {
+                Some(plan) => plan,
+                None if self.plans.value().is_none() => {
+                    return ctx.flash("The catalog is not loaded yet: try again in a moment", Tone::Info);
+                }
+                None => return ctx.flash(format!("The plan {slug} is no longer in the catalog"), Tone::Error),
+            },
+            _ => match self.selected() {
+                Some(plan) => plan,
+                None => return,
+            },
+        };
+        let form = PurchaseForm::order(plan.clone());
+        ctx.set_mode(Mode::Overlay(Overlay::Purchase(Box::new(form))));
+    }
+}
+
 impl TabState for Catalog {
+    fn draw(
+        &self,
+        frame: &mut ratatui::Frame,
+        area: ratatui::layout::Rect,
+        app: &crate::tui::app::App,
+        theme: &crate::tui::view::theme::Theme,
+    ) {
+        view::draw(frame, area, app, theme);
+    }
+
     fn context(&self) -> Context {
         Context::Catalog
     }
@@ -164,6 +200,29 @@ impl TabState for Catalog {
             let id = out.send(Request::Plans);
             self.plans.start(id);
         }
+    }
+
+    fn slot(&mut self, request: &Request) -> Option<&mut dyn Slot> {
+        matches!(request, Request::Plans).then_some(&mut self.plans as &mut dyn Slot)
+    }
+
+    fn on_answer(&mut self, id: JobId, request: &Request, payload: Payload, now: Instant) -> Option<Vec<Then>> {
+        match (request, payload) {
+            (Request::Plans, Payload::Plans(plans)) => {
+                self.accept(id, plans, now);
+                Some(Vec::new())
+            }
+            _ => None,
+        }
+    }
+
+    fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) -> bool {
+        match action {
+            Action::Sort => self.next_sort(),
+            Action::Buy => self.buy(ctx),
+            _ => return false,
+        }
+        true
     }
 
     fn refresh(&mut self) {

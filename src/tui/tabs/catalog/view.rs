@@ -1,14 +1,14 @@
 //! The Catalog tab: plans with location, data, validity, cost, sell price and margin.
 
-use super::lists::{failed_text, not_at_hand};
-use super::refresh_key;
-use super::theme::Theme;
-use super::widgets::{Column, cursor_table, search_spans};
 use crate::api::model::Plan;
 use crate::format::money::{amount, format_amount};
 use crate::format::records;
 use crate::format::volume::format_bytes;
 use crate::tui::app::{App, Mode, Remote};
+use crate::tui::view::lists::{failed_text, not_at_hand};
+use crate::tui::view::refresh_key;
+use crate::tui::view::theme::Theme;
+use crate::tui::view::widgets::{Column, cursor_table, search_spans};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};

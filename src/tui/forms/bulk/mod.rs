@@ -9,15 +9,21 @@
 //! run's rows as they are done; the stop key lets the payment in flight finish and starts no
 //! other) → Ended (placed, failed, unknown, the files). Nothing is sent from any other stage.
 
-use super::jobs::Outbox;
-use super::plan_choice::{PaymentForm, PlanChoice};
-use super::{App, Job, Tone};
+use crate::tui::app::jobs::Outbox;
+use crate::tui::app::{Mode, Then, Tone};
+use crate::tui::forms::plan_choice::{PaymentForm, PlanChoice};
+use crate::tui::tabs::Event;
+mod steps;
+pub mod view;
+
+pub use steps::on_step;
+
 use crate::api::ApiError;
 use crate::api::model::Plan;
 use crate::bulk::{Ended, State};
 use crate::domain::iccid::Iccid;
 use crate::tui::keymap::{Action, Chord};
-use crate::tui::msg::{BulkEnded, BulkStep, BulkTopup, JobId, Request};
+use crate::tui::msg::{BulkEnded, BulkTopup, JobId, Request};
 use rust_decimal::Decimal;
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -254,6 +260,27 @@ impl BulkForm {
     }
 
     /// The offers could not be read: nothing is paid.
+    /// Where the answer to the offers' read goes, while the form awaits it.
+    pub fn slot(&mut self) -> Option<&mut dyn crate::tui::app::remote::Slot> {
+        self.request_slot().map(|r| r as &mut dyn crate::tui::app::remote::Slot)
+    }
+
+    /// The awaited offers (`false`: the answer is not of that kind).
+    pub fn on_answer(&mut self, payload: crate::tui::msg::Payload) -> bool {
+        match payload {
+            crate::tui::msg::Payload::Offers(offers) => self.offered(offers),
+            _ => return false,
+        }
+        true
+    }
+
+    /// The offers could not be read: the form says so. `false` leaves the error to the general
+    /// handling too (offline, out of budget).
+    pub fn on_error(&mut self, error: &ApiError) -> bool {
+        self.read_failed(error);
+        !error.is_transient()
+    }
+
     pub fn read_failed(&mut self, error: &ApiError) {
         if matches!(self.stage, BulkStage::Loading { .. }) {
             self.stage = BulkStage::Refused(format!(
@@ -369,6 +396,54 @@ impl BulkForm {
     }
 }
 
+impl BulkForm {
+    /// Its keys are the purchase form's; those it offers nothing leave the marks on Enter; while
+    /// it pays, the close key stops it after its payment in flight.
+    pub fn on_action(
+        &mut self,
+        action: Action,
+        chord: Chord,
+        balance: Option<Decimal>,
+        now: Instant,
+        out: &mut Outbox<'_>,
+    ) -> Vec<Then> {
+        if action == Action::Accept && matches!(self.stage(), BulkStage::LeaveOut { .. }) {
+            return vec![Then::Tell(Event::Unmark(self.leave_out()))];
+        }
+        if action == Action::Pay && self.too_soon_to_pay(now) {
+            return Vec::new();
+        }
+        let acted = self.act(action, chord, balance, out);
+        self.reviewing(now);
+        if acted || action != Action::Close {
+            return Vec::new();
+        }
+        match self.run() {
+            Some(run) if self.stop() => {
+                out.stop_bulk(run);
+                vec![Then::Flash(
+                    "Stopping after the payment in flight…".to_string(),
+                    Tone::Info,
+                )]
+            }
+            Some(_) => Vec::new(),
+            None => vec![Then::Mode(Mode::Browse)],
+        }
+    }
+
+    /// Where its keys go at each stage (the purchase form's, and its own while paying).
+    pub fn contexts(&self) -> Vec<crate::tui::keymap::Context> {
+        use crate::tui::keymap::Context;
+        match self.stage() {
+            BulkStage::Loading { .. } | BulkStage::Refused(_) | BulkStage::Ended(_) => vec![Context::Outcome],
+            BulkStage::Choosing => vec![Context::Purchase],
+            BulkStage::Confirming => vec![Context::Confirm],
+            BulkStage::Paying(_) => vec![Context::BulkPaying],
+            BulkStage::LeaveOut { .. } => vec![Context::BulkLeaveOut],
+        }
+    }
+}
+
 impl PaymentForm for BulkForm {
     /// A key of the choice (plan, quantity for each eSIM), only while choosing; `false` if it
     /// is none.
@@ -441,75 +516,6 @@ impl Progress {
     /// The rows done so far.
     pub fn done(&self) -> usize {
         self.placed + self.not_placed
-    }
-}
-
-impl App {
-    /// A step of a bulk run: the window shows it; at the end the eSIMs placed are unmarked
-    /// (what is left marked is what was not topped up), and the balance, Orders and My eSIMs
-    /// are read again.
-    pub(super) fn on_bulk(&mut self, id: JobId, step: BulkStep, now: Instant) {
-        self.dirty = true;
-        let ours = matches!(self.account.jobs.running_job(id), Some(Job::BulkTopup));
-        let result = match step {
-            BulkStep::Ended(result) => result,
-            BulkStep::Repeats(repeats) => {
-                self.account.jobs.finish(id);
-                match self.mode.bulk_mut().filter(|f| f.run() == Some(id)) {
-                    Some(form) => form.repeated(repeats),
-                    None => self.flash(
-                        format!(
-                            "Bulk top-up: nothing was paid; {} were topped up with the same minutes ago",
-                            repeats.len()
-                        ),
-                        Tone::Error,
-                        now,
-                    ),
-                }
-                return;
-            }
-            step => {
-                if let Some(form) = self.mode.bulk_mut().filter(|f| f.run() == Some(id)) {
-                    match step {
-                        BulkStep::Paying => form.paying(),
-                        BulkStep::Row { iccid, state } => form.row_done(&iccid, &state),
-                        BulkStep::Ended(_) | BulkStep::Repeats(_) => {}
-                    }
-                }
-                return;
-            }
-        };
-        self.account.jobs.finish(id);
-        if let (true, Ok(ended)) = (ours, &result) {
-            // Those of unknown outcome too: `t` again must not pay what may have been paid.
-            let unknown = ended.unknown.iter().map(|(iccid, _)| iccid);
-            let done = ended.placed.iter().chain(unknown);
-            self.account.tabs.esims.marks_mut().unmark(done.map(String::as_str));
-            if !ended.placed.is_empty() {
-                self.money_moved(None);
-                self.account
-                    .tabs
-                    .esims
-                    .note_top_ups(ended.placed.iter().map(String::as_str));
-            }
-        }
-        match (self.mode.bulk_mut().filter(|f| f.run() == Some(id)), result) {
-            (Some(form), result) => {
-                if let Some((slug, qty)) = form.chosen() {
-                    self.account.tabs.esims.marks_mut().remember_choice(slug, qty);
-                }
-                form.ended(result);
-                // "Stopping…" is over: the window tells how it ended.
-                self.flash = None;
-            }
-            // The window was closed under it (credentials refused): said on the status line.
-            (None, Ok(ended)) => {
-                let clean = ended.failed.is_empty() && ended.unknown.is_empty() && ended.not_paid == 0;
-                let tone = if clean { Tone::Success } else { Tone::Error };
-                self.flash(one_line(&ended), tone, now);
-            }
-            (None, Err(why)) => self.flash(format!("Bulk top-up: {why}"), Tone::Error, now),
-        }
     }
 }
 

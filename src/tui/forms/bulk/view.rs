@@ -1,14 +1,14 @@
 //! The top-up of the marked eSIMs: the plans offered to all of them, the confirmation of the
 //! whole, the run's progress, and what became of each eSIM.
 
-use super::purchase::{choice_lines, refreshing, usd};
-use super::spinner;
-use super::theme::Theme;
-use super::widgets::{keys_line, paragraph, popup, safe};
 use crate::bulk::Ended;
 use crate::tui::app::{App, BulkForm, BulkProgress, BulkStage};
+use crate::tui::forms::purchase::view::{choice_lines, refreshing, usd};
 use crate::tui::keymap::{Action, Context};
 use crate::tui::msg::BulkEnded;
+use crate::tui::view::spinner;
+use crate::tui::view::theme::Theme;
+use crate::tui::view::widgets::{keys_line, paragraph, popup, safe};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Line;

@@ -1,0 +1,36 @@
+//! "Top up which eSIM?": an ICCID typed in, checked as it is accepted; the eSIM's top-up opens
+//! from it.
+
+use crate::domain::iccid::Iccid;
+use crate::tui::app::input::{ICCID_MAX_CHARS, TextInput};
+use crate::tui::app::mode::{Mode, Overlay};
+use crate::tui::app::{About, Tab, Then};
+use crate::tui::keymap::Action;
+
+/// The prompt, empty.
+pub fn open() -> Mode {
+    Mode::Overlay(Overlay::IccidPrompt {
+        input: TextInput::limited(ICCID_MAX_CHARS),
+        error: None,
+    })
+}
+
+/// Its keys: Enter tops up the eSIM typed (My eSIMs knows where it was seen), or says why it
+/// is not an ICCID, under it.
+pub fn on_action(action: Action, input: &TextInput, error: &mut Option<String>) -> Vec<Then> {
+    match action {
+        Action::Close => vec![Then::Mode(Mode::Browse)],
+        Action::Accept => match Iccid::parse(&input.value) {
+            Ok(iccid) => vec![Then::Hand {
+                tab: Tab::Esims,
+                action: Action::TopUp,
+                about: About::Iccid(iccid),
+            }],
+            Err(e) => {
+                *error = Some(e.to_string());
+                Vec::new()
+            }
+        },
+        _ => Vec::new(),
+    }
+}

@@ -1,0 +1,43 @@
+//! The Profile tab: the account's profile, which the app holds for the header too; the tab
+//! itself has no list and nothing of its own to read.
+
+pub mod view;
+
+use super::TabState;
+use crate::tui::app::mode::{Mode, Overlay};
+use crate::tui::app::{Ctx, ProfileForm, Tone};
+use crate::tui::keymap::{Action, Context};
+
+#[derive(Debug, Clone, Default)]
+pub struct ProfileTab;
+
+impl TabState for ProfileTab {
+    fn draw(
+        &self,
+        frame: &mut ratatui::Frame,
+        area: ratatui::layout::Rect,
+        app: &crate::tui::app::App,
+        theme: &crate::tui::view::theme::Theme,
+    ) {
+        view::draw(frame, area, app, theme);
+    }
+
+    fn context(&self) -> Context {
+        Context::Profile
+    }
+
+    fn has_list(&self) -> bool {
+        false
+    }
+
+    fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) -> bool {
+        if action != Action::Edit {
+            return false;
+        }
+        match ctx.profile {
+            Some(p) => ctx.set_mode(Mode::Overlay(Overlay::ProfileForm(Box::new(ProfileForm::new(p))))),
+            None => ctx.flash("The profile has not loaded yet", Tone::Error),
+        }
+        true
+    }
+}
