@@ -13,6 +13,7 @@ use crate::api::model::Plan;
 use crate::api::{ApiError, Client, Payment};
 use crate::audit::{Outcome, PaymentRecord};
 use crate::domain::iccid::Iccid;
+use crate::domain::order_no::OrderNo;
 use crate::purchase::{explain, line_total};
 use journal::{Attempt, Journal, JournalError, Written};
 use rows::{Kind, Row, STOP_EVERY};
@@ -697,11 +698,8 @@ async fn pay_one(client: &Client, payment: Payment) -> Result<State, ApiError> {
     let what = payment.spend.what.clone();
     // A lost answer (also of the resend, where keys are honoured) is looked up in the order
     // list against the plan's orders read before: without them any older order could pass.
-    let before: HashSet<String> = match client.recent_orders_for(payment.slug(), payment.iccid()).await {
-        Ok(orders) => orders
-            .into_iter()
-            .map(|o| o.record.provider_order_no.to_string())
-            .collect(),
+    let before: HashSet<OrderNo> = match client.recent_orders_for(payment.slug(), payment.iccid()).await {
+        Ok(orders) => orders.into_iter().map(|o| o.record.provider_order_no).collect(),
         Err(e) if e.is_auth() => return Err(e),
         Err(e) => {
             return Ok(State::Failed(crate::purchase::nothing_moved(

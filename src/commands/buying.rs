@@ -9,6 +9,7 @@ use crate::cli::SpendArgs;
 use crate::commands::output::outln;
 use crate::domain::iccid::Iccid;
 use crate::domain::money::format_amount;
+use crate::domain::order_no::OrderNo;
 use crate::domain::purchase::{NOTHING_BOUGHT, NOTHING_TOPPED_UP, Purchase};
 use crate::purchase::{TopupOffer, balance_after, explain, line_total, shortfall_message, topup_offer};
 use rust_decimal::Decimal;
@@ -45,7 +46,7 @@ struct Ready {
     total: Decimal,
     payment: Payment,
     /// The plan's order numbers before sending, so that a lost answer can be looked up.
-    before: HashSet<String>,
+    before: HashSet<OrderNo>,
     /// Why the eSIM's state could not be confirmed, when it could not (a top-up).
     unsure: Option<String>,
 }
@@ -200,7 +201,7 @@ async fn check_and_ask(
         .recent_orders_for(&plan.slug, iccid)
         .await?
         .into_iter()
-        .map(|o| o.record.provider_order_no.into())
+        .map(|o| o.record.provider_order_no)
         .collect();
     let payment = payment.with_orders_before(&before);
     let payment = if spend_args.again { payment.again() } else { payment };
@@ -327,7 +328,7 @@ fn tell_delivery(delivery: Delivery, what: &Purchase, slug: &str) {
 async fn look_up(
     client: &Client,
     payment: &Payment,
-    before: &HashSet<String>,
+    before: &HashSet<OrderNo>,
     what: &Purchase,
     error: &ApiError,
     output: &Output,

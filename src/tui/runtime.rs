@@ -151,8 +151,7 @@ pub async fn execute(client: &Client, request: &Request) -> Result<Payload, ApiE
         ),
         Request::Pay(payment) => Payload::Paid(client.pay(payment).await?),
         Request::LookUpPayment { payment, before } => {
-            let before = crate::tui::forms::purchase::as_text(before);
-            Payload::FoundOrder(client.look_up_payment(payment, &before).await?)
+            Payload::FoundOrder(client.look_up_payment(payment, before).await?)
         }
     })
 }

@@ -7,6 +7,7 @@ use esimdash::api::model::{EsimQuery, OrderQuery, ProfileUpdate, TopupRequest};
 use esimdash::api::{ApiError, ClientOptions, Credentials, Delivery, Payment, Spend};
 use esimdash::audit::{self, Stage, Trail};
 use esimdash::domain::iccid::Iccid;
+use esimdash::domain::order_no::OrderNo;
 use esimdash::sandbox::RunningSandbox;
 use rust_decimal::Decimal;
 use std::collections::HashSet;
@@ -122,12 +123,12 @@ async fn the_trail_holds_each_stage_of_a_top_up_a_lost_answer_and_its_lookup() {
     // A server never seen to honour keys: the lost answer is not sent again, but looked up.
     let client = acme_with(&sb, options.clone());
     let (payment, total) = a_topup(&sb).await;
-    let before: HashSet<String> = client
+    let before: HashSet<OrderNo> = client
         .recent_orders_for(payment.slug(), payment.iccid())
         .await
         .unwrap()
         .into_iter()
-        .map(|o| o.record.provider_order_no.into())
+        .map(|o| o.record.provider_order_no)
         .collect();
     let balance = client.balance().await.unwrap();
     sb.lose_next_writes(1);

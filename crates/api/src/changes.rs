@@ -14,6 +14,7 @@ use super::payment::{Payment, Spend};
 use crate::audit::{Entry, Stage};
 use esimdash_domain::iccid::Iccid;
 use esimdash_domain::money::format_amount;
+use esimdash_domain::order_no::OrderNo;
 use esimdash_domain::purchase::ChargedOther;
 use reqwest::Method;
 use std::collections::HashSet;
@@ -318,12 +319,12 @@ impl Client {
     pub async fn look_up_payment(
         &self,
         payment: &Payment,
-        before: &HashSet<String>,
+        before: &HashSet<OrderNo>,
     ) -> Result<Option<Order>, ApiError> {
         // Let go of when this ends, or when the lookup is dropped half-way (a dashboard aborts it).
         let _lock = self.take_held_lock();
         let claimed = self.orders_of_other_payments(&payment.key);
-        let before: HashSet<&str> = before.iter().map(String::as_str).collect();
+        let before: HashSet<&str> = before.iter().map(OrderNo::as_str).collect();
         let baseline = super::settle::Baseline::Before(&before);
         let found = self
             .orders_that_could_be(payment, &baseline, &claimed)

@@ -4,6 +4,7 @@
 use super::error::Endpoint;
 use super::model::{OrderRequest, Placed, TopupRequest};
 use esimdash_domain::iccid::Iccid;
+use esimdash_domain::order_no::OrderNo;
 use rust_decimal::Decimal;
 use std::collections::HashSet;
 
@@ -49,8 +50,8 @@ impl Payment {
     }
 
     /// With the order numbers of its plan that existed before it.
-    pub fn with_orders_before(mut self, before: &HashSet<String>) -> Self {
-        let mut numbers: Vec<String> = before.iter().cloned().collect();
+    pub fn with_orders_before(mut self, before: &HashSet<OrderNo>) -> Self {
+        let mut numbers: Vec<String> = before.iter().map(|no| no.as_str().to_string()).collect();
         numbers.sort();
         self.orders_before = Some(numbers);
         self

@@ -48,11 +48,6 @@ fn recorded_before(payment: &Payment) -> Before {
         .collect()
 }
 
-/// The numbers as the API's calls take them.
-pub fn as_text(before: &Before) -> HashSet<String> {
-    before.iter().map(|n| n.to_string()).collect()
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub enum Stage {
     /// Asking which top-ups are offered.
@@ -431,7 +426,7 @@ impl PaymentForm for PurchaseForm {
             _ => return,
         };
         let Some(payment) = self.payment() else { return };
-        let mut payment = payment.with_orders_before(&as_text(&before));
+        let mut payment = payment.with_orders_before(&before);
         payment.balance_before = balance;
         let payment = if again { payment.again() } else { payment };
         let request = Some(out.send(Request::Pay(payment.clone())));
