@@ -10,7 +10,7 @@ use crate::domain::iccid::Iccid;
 use crate::domain::money::format_amount;
 use rust_decimal::Decimal;
 
-pub use crate::domain::purchase::{NOTHING_BOUGHT, NOTHING_TOPPED_UP, Purchase};
+use crate::domain::purchase::Purchase;
 
 /// A failure where no money moved, in plain words: what went wrong, then `nothing` (one of the
 /// two above).

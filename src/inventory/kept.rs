@@ -5,7 +5,7 @@
 //! (where an ICCID was seen, which pages it holds), answered by the database's indexes once what
 //! was sent is written.
 
-use super::store::{self, LoadError, Loaded, Store};
+use super::store::{self, LoadError, SavedIndex, Store};
 use super::{Seen, Whereabouts};
 use crate::api::Client;
 use std::path::PathBuf;
@@ -106,7 +106,7 @@ impl Kept {
     }
 
     /// The whole index (`Missing` when none was saved yet).
-    pub fn load(&self) -> Result<Loaded, LoadError> {
+    pub fn load(&self) -> Result<SavedIndex, LoadError> {
         let mut state = self.lock();
         if state.store.is_none() && !store::saved(&state.path, &state.account) {
             return Err(LoadError::Missing);

@@ -70,7 +70,7 @@ pub fn path_in(dir: &Path, account: &str) -> PathBuf {
 
 /// A saved inventory as loaded whole: the entries and when they were last written.
 #[derive(Debug, Clone)]
-pub struct Loaded {
+pub struct SavedIndex {
     pub inventory: Inventory,
     pub saved_at: DateTime<Utc>,
     /// The account it belongs to (a session that switched account drops another's).
@@ -394,7 +394,7 @@ impl Store {
     }
 
     /// The whole index, for a session that searches it on every key.
-    pub fn load(&self, account: &str) -> Result<Loaded, LoadError> {
+    pub fn load(&self, account: &str) -> Result<SavedIndex, LoadError> {
         let mut inventory = Inventory::default();
         let Some(total) = self.total()? else {
             return Err(LoadError::Missing);
@@ -455,7 +455,7 @@ impl Store {
             .conn
             .query_row("SELECT value FROM meta WHERE key = 'saved_at'", [], |r| r.get(0))
             .optional()?;
-        Ok(Loaded {
+        Ok(SavedIndex {
             inventory,
             saved_at: saved_at
                 .and_then(|t| DateTime::from_timestamp(t, 0))
@@ -466,7 +466,7 @@ impl Store {
 }
 
 /// Loads the saved index of `account` whole (`Missing` when there is none yet).
-pub fn load(path: &Path, account: &str) -> Result<Loaded, LoadError> {
+pub fn load(path: &Path, account: &str) -> Result<SavedIndex, LoadError> {
     if !saved(path, account) {
         return Err(LoadError::Missing);
     }

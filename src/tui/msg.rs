@@ -124,7 +124,7 @@ pub enum Msg {
     SavedInventory {
         id: JobId,
         /// `None`: there is none, or none to trust (it is replaced once the inventory is read).
-        loaded: Option<Box<crate::inventory::store::Loaded>>,
+        loaded: Option<Box<crate::inventory::store::SavedIndex>>,
         /// What the user is to be told of it: it cannot be used, or a damaged file was set aside.
         trouble: Option<String>,
     },

@@ -479,13 +479,13 @@ impl Live {
 
     /// The session ends: the saved index as the next session loads it, once every page read
     /// is written (as the runtime waits at the end).
-    pub fn quit_saving(&mut self) -> esimdash::inventory::store::Loaded {
+    pub fn quit_saving(&mut self) -> esimdash::inventory::store::SavedIndex {
         assert!(self.writer.flush(Duration::from_secs(10)), "the index was written");
         self.kept.load().expect("the session read eSIMs into its index")
     }
 
     /// The index an earlier session saved, read as the runtime reads it at start.
-    pub fn saved_inventory(&mut self, loaded: esimdash::inventory::store::Loaded) {
+    pub fn saved_inventory(&mut self, loaded: esimdash::inventory::store::SavedIndex) {
         let id = self.inventory_load.expect("the app asks for the saved index at start");
         self.send(Msg::SavedInventory {
             id,

@@ -75,7 +75,7 @@ impl Tabs {
     }
 
     /// The index an earlier session saved, to the tab that keeps the inventory index.
-    pub fn use_saved(&mut self, saved: crate::inventory::store::Loaded) {
+    pub fn use_saved(&mut self, saved: crate::inventory::store::SavedIndex) {
         self.esims.use_saved(saved);
     }
 

@@ -8,7 +8,8 @@ pub(crate) mod widgets;
 
 use super::app::{App, ExportState, Halt, Mode, Remote, Tone};
 use super::keymap::{Action, Context};
-use crate::format::money::{format_amount, money};
+use crate::domain::money::format_amount;
+use crate::format::money::money;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};

@@ -2,10 +2,11 @@
 
 use crate::api::Delivery;
 use crate::api::model::Order;
+use crate::domain::purchase::Purchase;
 use crate::format::money::money_or;
 use crate::format::records::validity;
 use crate::format::volume::format_bytes;
-use crate::purchase::{Purchase, shortfall_message};
+use crate::purchase::shortfall_message;
 use crate::tui::app::{App, Lookup, PlanChoice, PurchaseForm, Stage, TextInput};
 use crate::tui::keymap::{Action, Context};
 use crate::tui::view::spinner;

@@ -1,7 +1,8 @@
 //! The Catalog tab: plans with location, data, validity, cost, sell price and margin.
 
 use crate::api::model::Plan;
-use crate::format::money::{amount, format_amount};
+use crate::domain::money::format_amount;
+use crate::format::money::amount;
 use crate::format::records;
 use crate::format::volume::format_bytes;
 use crate::tui::app::{App, Mode, Remote};

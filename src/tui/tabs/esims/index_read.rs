@@ -12,7 +12,7 @@
 //! the page it was writing, and the next one resumes at the gap.
 
 use crate::api::ApiError;
-use crate::inventory::store::Loaded;
+use crate::inventory::store::SavedIndex;
 use crate::inventory::{Inventory, Merged, Seen};
 use crate::tui::app::remote::Remote;
 use crate::tui::msg::JobId;
@@ -98,7 +98,7 @@ impl IndexRead {
     }
 
     /// The index an earlier session saved: what this session read since is kept over it.
-    pub fn use_saved(&mut self, saved: Loaded) {
+    pub fn use_saved(&mut self, saved: SavedIndex) {
         let mut index = saved.inventory;
         index.absorb(&self.index);
         self.index = index;

@@ -11,11 +11,11 @@ use crate::api::model::{Esim, EsimQuery};
 use crate::domain::attention::AttentionRule;
 use crate::domain::iccid::{EsimIccid, Iccid};
 use crate::domain::status::StatusFilter;
-use crate::inventory::store::Loaded;
+use crate::inventory::store::SavedIndex;
 use crate::inventory::{AttentionAt, Inventory, Merged, Row, Selection, Whereabouts};
 use crate::tui::app::jobs::Outbox;
 use crate::tui::app::paged::Paged;
-use crate::tui::app::remote::Loaded as Fetched;
+use crate::tui::app::remote::Loaded;
 use crate::tui::app::remote::Remote;
 use crate::tui::app::search::SearchBox;
 use crate::tui::msg::Request;
@@ -487,7 +487,7 @@ impl Esims {
             .map(str::trim)
             .filter(|ac| !ac.is_empty());
         if let Some(ac) = ac {
-            let code = Remote::Loaded(Fetched {
+            let code = Remote::Loaded(Loaded {
                 value: crate::domain::lpa::checked_code(ac),
                 at: now,
             });
@@ -709,7 +709,7 @@ impl Esims {
     }
 
     /// The index an earlier session saved.
-    pub fn use_saved(&mut self, saved: Loaded) {
+    pub fn use_saved(&mut self, saved: SavedIndex) {
         self.index.use_saved(saved);
         self.recount_attention();
         self.refilter();
