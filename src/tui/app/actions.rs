@@ -1,4 +1,6 @@
-//! What each action does. Which key means which action is the keymap's business
+//! Where each key goes: the screen's own keys (quit, help, tabs, the mouse, the pickers) here;
+//! the rest to the form open or the tab shown, which handle their own (`on_action`), and to the
+//! list keys every tab shares. Which key means which action is the keymap's business
 //! (`tui/keymap.rs`); which contexts are asked, in order, is the mode's (`mode.rs`).
 
 use super::mode::{Mode, Overlay};
@@ -54,29 +56,15 @@ impl App {
             Mode::Typing => {
                 let tab = self.account.tabs.get_mut(self.tab);
                 if tab.search_box().is_some_and(|b| b.edit(key, now)) && tab.search_changed() {
-                    self.found_while_typing(now);
+                    self.found_iccid(now);
                 }
             }
-            Mode::Overlay(Overlay::ProfileForm(form)) => {
-                let focus = form.focus;
-                if form.inputs[focus].handle(key) {
-                    form.errors[focus] = None;
-                }
-            }
+            Mode::Overlay(Overlay::ProfileForm(form)) => form.edit(key),
             Mode::Overlay(Overlay::IccidPrompt { input, error }) => {
-                let edited = input.handle(key);
-                if edited {
-                    *error = None;
-                }
+                crate::tui::forms::iccid_prompt::edit(input, error, key)
             }
             _ => {}
         }
-    }
-
-    /// The search typed is a whole ICCID that the index has: its detail opens.
-    fn found_while_typing(&mut self, now: Instant) {
-        self.mode = Mode::Detail;
-        self.flash("Found the eSIM with that ICCID", Tone::Success, now);
     }
 
     /// A paste goes into the text field in focus as one edit: the list is filtered or searched
@@ -93,24 +81,13 @@ impl App {
                     return;
                 };
                 if changed && tab.search_changed() {
-                    self.found_while_typing(now);
+                    self.found_iccid(now);
                 }
                 pasted
             }
-            Mode::Overlay(Overlay::ProfileForm(form)) => {
-                let focus = form.focus;
-                let pasted = form.inputs[focus].paste(text);
-                if pasted.changed {
-                    form.errors[focus] = None;
-                }
-                pasted
-            }
+            Mode::Overlay(Overlay::ProfileForm(form)) => form.paste(text),
             Mode::Overlay(Overlay::IccidPrompt { input, error }) => {
-                let pasted = input.paste(text);
-                if pasted.changed {
-                    *error = None;
-                }
-                pasted
+                crate::tui::forms::iccid_prompt::paste(input, error, text)
             }
             _ => {
                 if !text.trim().is_empty() {

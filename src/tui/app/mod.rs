@@ -592,8 +592,8 @@ impl App {
         }
     }
 
-    /// The lookup or a background page brought the whole ICCID searched for: typing ends on
-    /// it, detail open.
+    /// The search typed, the lookup or a background page brought the whole ICCID searched for:
+    /// typing ends on it, detail open.
     fn found_iccid(&mut self, now: Instant) {
         if matches!(self.mode, Mode::Typing | Mode::Browse) {
             self.mode = Mode::Detail;

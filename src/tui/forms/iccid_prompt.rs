@@ -2,7 +2,7 @@
 //! from it.
 
 use crate::domain::iccid::Iccid;
-use crate::tui::app::input::{ICCID_MAX_CHARS, TextInput};
+use crate::tui::app::input::{ICCID_MAX_CHARS, Pasted, TextInput};
 use crate::tui::app::mode::{Mode, Overlay};
 use crate::tui::app::{About, Tab, Then};
 use crate::tui::keymap::Action;
@@ -33,4 +33,20 @@ pub fn on_action(action: Action, input: &TextInput, error: &mut Option<String>) 
         },
         _ => Vec::new(),
     }
+}
+
+/// A key typed into the ICCID (its error goes once it is edited).
+pub fn edit(input: &mut TextInput, error: &mut Option<String>, key: crossterm::event::KeyEvent) {
+    if input.handle(key) {
+        *error = None;
+    }
+}
+
+/// A paste into the ICCID, as one edit.
+pub fn paste(input: &mut TextInput, error: &mut Option<String>, text: &str) -> Pasted {
+    let pasted = input.paste(text);
+    if pasted.changed {
+        *error = None;
+    }
+    pasted
 }

@@ -3,7 +3,7 @@
 
 use crate::api::model::{Profile, ProfileUpdate};
 use crate::domain::profile_fields::{MAX_COMPANY_CHARS, check_company, check_country, check_website};
-use crate::tui::app::input::TextInput;
+use crate::tui::app::input::{Pasted, TextInput};
 use crate::tui::app::{Mode, Then, Tone};
 use crate::tui::keymap::Action;
 
@@ -42,6 +42,22 @@ impl ProfileForm {
             _ => {}
         }
         Vec::new()
+    }
+
+    /// A key typed into the field in focus (its error goes once it is edited).
+    pub fn edit(&mut self, key: crossterm::event::KeyEvent) {
+        if self.inputs[self.focus].handle(key) {
+            self.errors[self.focus] = None;
+        }
+    }
+
+    /// A paste into the field in focus, as one edit.
+    pub fn paste(&mut self, text: &str) -> Pasted {
+        let pasted = self.inputs[self.focus].paste(text);
+        if pasted.changed {
+            self.errors[self.focus] = None;
+        }
+        pasted
     }
 
     pub fn new(profile: &Profile) -> Self {

@@ -45,8 +45,8 @@ impl SortKey {
 
 #[derive(Debug, Clone)]
 pub struct Catalog {
-    pub(in crate::tui) plans: Remote<Vec<Plan>>,
-    pub(in crate::tui) filter: SearchBox,
+    pub(super) plans: Remote<Vec<Plan>>,
+    pub(super) filter: SearchBox,
     sort: SortKey,
     /// Indexes into the plans that pass the filter, in sort order; recomputed only on change.
     visible: Vec<usize>,

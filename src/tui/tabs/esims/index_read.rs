@@ -177,13 +177,13 @@ impl IndexRead {
         }
     }
 
-    pub(in crate::tui) fn asked(&mut self, page: u64, id: JobId) {
+    pub(super) fn asked(&mut self, page: u64, id: JobId) {
         self.next.start(id);
         self.asked = Some(page);
         self.asked_before.insert(page);
     }
 
-    pub(in crate::tui) fn slot(&mut self) -> &mut dyn crate::tui::app::remote::Slot {
+    pub(super) fn slot(&mut self) -> &mut dyn crate::tui::app::remote::Slot {
         &mut self.next
     }
 

@@ -49,7 +49,7 @@ impl Esims {
 
     /// Reads what finding `order`'s eSIM needs: the pages the index lacks, or once, the list
     /// from the top (its eSIM may be newer than the index's read).
-    pub fn look_for_order(&mut self, order: &Order) {
+    pub(super) fn look_for_order(&mut self, order: &Order) {
         let number = order.record.provider_order_no.as_str();
         if !matches!(
             self.order_esims(order),

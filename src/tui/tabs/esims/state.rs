@@ -77,17 +77,17 @@ impl ResultRow<'_> {
 
 #[derive(Debug, Clone)]
 pub struct Esims {
-    pub(in crate::tui) list: Paged<Esim>,
+    pub(super) list: Paged<Esim>,
     status: StatusFilter,
-    pub(in crate::tui) search: SearchBox,
-    pub(in crate::tui) index: IndexRead,
+    pub(super) search: SearchBox,
+    pub(super) index: IndexRead,
     /// A result whose status was read longer ago shows its age.
     stale_after: chrono::Duration,
     /// Entries of the searched index that match the search and the status filter.
     results: Vec<u32>,
     result_cursor: usize,
     /// The selected result's record, or the whole ICCID's lookup.
-    pub(in crate::tui) fresh: Option<Fresh>,
+    pub(super) fresh: Option<Fresh>,
     /// After the search closed on an eSIM whose row in the list is not known: still selected.
     pinned: Option<Box<Esim>>,
     /// The eSIM last topped up here and its volume and expiry before: whether the provider's
@@ -97,7 +97,7 @@ pub struct Esims {
     expect: Option<EsimIccid>,
     /// Activation codes by profile (`profile_key`): an ICCID a provider reissued has a code per
     /// profile, and one must never be shown for the other.
-    pub(in crate::tui) codes: HashMap<String, Code>,
+    pub(super) codes: HashMap<String, Code>,
     /// The "needs attention" filter over the index is on.
     attention: bool,
     /// How many eSIMs of the searched index need attention (by the configured rule), once the
@@ -113,10 +113,10 @@ pub struct Esims {
     pub(super) sought_order: Option<String>,
     /// `e` on an order whose eSIM was still looked for: goes there once it is found, while that
     /// order's detail stays open.
-    pub(in crate::tui) go_to_order: Option<crate::domain::order_no::OrderNo>,
+    pub(super) go_to_order: Option<crate::domain::order_no::OrderNo>,
     /// eSIMs this session changed (topped up), whose records are read again (`RefreshEsims`).
     pub(super) to_refresh: Vec<Iccid>,
-    pub(in crate::tui) refreshing: Remote<()>,
+    pub(super) refreshing: Remote<()>,
     /// What the results were last selected by (search, status, attention): while it stays,
     /// a row that leaves (its newer record no longer matches) leaves the cursor where it was.
     results_of: Option<(String, StatusFilter, bool)>,
@@ -168,7 +168,7 @@ impl Esims {
     }
 
     /// J or K: the pane's next or previous screenful (`by`: +1 or -1).
-    pub fn scroll_pane(&mut self, by: i16) {
+    pub(super) fn scroll_pane(&mut self, by: i16) {
         if let Some(selected) = self.selected_iccid() {
             let screens = self.pane_scroll().saturating_add_signed(by).min(PANE_SCREENS);
             self.pane_scroll = Some((selected, screens));
@@ -237,13 +237,13 @@ impl Esims {
 
     /// Top-ups of these eSIMs were placed (a bulk run): their records are read again, so that
     /// the attention rows and every count follow at once.
-    pub fn note_top_ups<'a>(&mut self, iccids: impl IntoIterator<Item = &'a str>) {
+    pub(super) fn note_top_ups<'a>(&mut self, iccids: impl IntoIterator<Item = &'a str>) {
         self.to_refresh
             .extend(iccids.into_iter().filter_map(|i| Iccid::parse(i).ok()));
     }
 
     /// A top-up of this eSIM was placed: its record as it was, to tell when the new one shows it.
-    pub fn note_top_up(&mut self, iccid: &Iccid) {
+    pub(super) fn note_top_up(&mut self, iccid: &Iccid) {
         self.to_refresh.push(iccid.clone());
         let before = self
             .selected()
@@ -341,7 +341,7 @@ impl Esims {
         &self.marks
     }
 
-    pub fn marks_mut(&mut self) -> &mut super::marks::Marks {
+    pub(super) fn marks_mut(&mut self) -> &mut super::marks::Marks {
         &mut self.marks
     }
 
@@ -355,7 +355,7 @@ impl Esims {
     }
 
     /// Marks the selected eSIM, or unmarks it: whether it is marked now (`None`: none selected).
-    pub fn toggle_mark(&mut self) -> Option<bool> {
+    pub(super) fn toggle_mark(&mut self) -> Option<bool> {
         let iccid = self.selected_iccid()?;
         let wanted = self.wanted(iccid.as_str(), self.selected());
         Some(self.marks.toggle(wanted))
@@ -363,7 +363,7 @@ impl Esims {
 
     /// Marks every result of the search (without one, every row of the page shown); all of
     /// them marked already, unmarks them. How many are marked of them now.
-    pub fn toggle_mark_all(&mut self) -> usize {
+    pub(super) fn toggle_mark_all(&mut self) -> usize {
         let all: Vec<_> = if self.search_active() {
             self.result_rows()
                 .map(|row| match row {
@@ -403,7 +403,7 @@ impl Esims {
         *query == self.query(query.page.unwrap_or(1))
     }
 
-    pub fn set_status(&mut self, status: StatusFilter) {
+    pub(super) fn set_status(&mut self, status: StatusFilter) {
         if status != self.status {
             self.status = status;
             self.list.reset();
@@ -435,7 +435,7 @@ impl Esims {
     }
 
     /// Turns the attention filter on (reading the inventory if it is not known) or off.
-    pub fn toggle_attention(&mut self) {
+    pub(super) fn toggle_attention(&mut self) {
         self.attention = !self.attention;
         if self.attention {
             self.index.want_whole();
@@ -468,7 +468,7 @@ impl Esims {
     }
 
     /// `r`, or after money moved: the list and the background read start over.
-    pub fn reload(&mut self) {
+    pub(super) fn reload(&mut self) {
         self.list.reload();
         self.restart_scan();
     }
@@ -587,18 +587,13 @@ impl Esims {
         }
     }
 
-    pub(in crate::tui) fn fresh_started(
-        &mut self,
-        iccid: Iccid,
-        seen: Option<Whereabouts>,
-        id: crate::tui::msg::JobId,
-    ) {
+    pub(super) fn fresh_started(&mut self, iccid: Iccid, seen: Option<Whereabouts>, id: crate::tui::msg::JobId) {
         let mut record = Remote::default();
         record.start(id);
         self.fresh = Some(Fresh { iccid, seen, record });
     }
 
-    pub(in crate::tui) fn fresh_slot(&mut self, iccid: &str) -> Option<&mut dyn crate::tui::app::remote::Slot> {
+    pub(super) fn fresh_slot(&mut self, iccid: &str) -> Option<&mut dyn crate::tui::app::remote::Slot> {
         self.fresh
             .as_mut()
             .filter(|f| f.iccid.as_str() == iccid)
@@ -618,7 +613,7 @@ impl Esims {
     }
 
     /// The lookup answered; `true` when it found the whole ICCID searched for (now selected).
-    pub(in crate::tui) fn accept_fresh(&mut self, id: crate::tui::msg::JobId, found: Found, now: Instant) -> bool {
+    pub(super) fn accept_fresh(&mut self, id: crate::tui::msg::JobId, found: Found, now: Instant) -> bool {
         let whole = self.whole_iccid();
         let Some(fresh) = self.fresh.as_mut() else { return false };
         if !fresh.record.resolve(id, found, now) {
@@ -634,7 +629,7 @@ impl Esims {
     }
 
     /// Moves whichever list is shown: the search results or the server pages.
-    pub fn move_by(&mut self, delta: i64, now: Instant) {
+    pub(super) fn move_by(&mut self, delta: i64, now: Instant) {
         self.pinned = None;
         if self.search_active() {
             let last = self.result_count().saturating_sub(1) as i64;
@@ -644,7 +639,7 @@ impl Esims {
         }
     }
 
-    pub fn go_to_start(&mut self, now: Instant) {
+    pub(super) fn go_to_start(&mut self, now: Instant) {
         self.pinned = None;
         if self.search_active() {
             self.result_cursor = 0;
@@ -653,7 +648,7 @@ impl Esims {
         }
     }
 
-    pub fn go_to_end(&mut self, now: Instant) {
+    pub(super) fn go_to_end(&mut self, now: Instant) {
         self.pinned = None;
         if self.search_active() {
             self.result_cursor = self.result_count().saturating_sub(1);
@@ -664,7 +659,7 @@ impl Esims {
 
     /// Searches for `iccid` as if typed and entered (an order's `e`): the lookup and the read
     /// start as they would.
-    pub fn find(&mut self, iccid: &str, now: Instant) {
+    pub(super) fn find(&mut self, iccid: &str, now: Instant) {
         // One eSIM asked for by name is shown whatever it needs: never under "needs attention".
         self.attention = false;
         self.search.clear();
@@ -676,7 +671,7 @@ impl Esims {
 
     /// The background read's next page, if it is wanted (also while another tab waits on it:
     /// an order's detail finding its eSIMs).
-    pub fn fetch_scan(&mut self, out: &mut Outbox<'_>) {
+    pub(super) fn fetch_scan(&mut self, out: &mut Outbox<'_>) {
         if let Some(page) = self.scan_page() {
             let id = out.send(Request::EsimScan { page });
             self.index.asked(page, id);
@@ -704,7 +699,7 @@ impl Esims {
     }
 
     /// The whole inventory is wanted (the first `/`, an order's eSIMs looked for).
-    pub fn start_scan(&mut self) {
+    pub(super) fn start_scan(&mut self) {
         self.index.want_whole();
     }
 
@@ -717,7 +712,7 @@ impl Esims {
 
     /// After `r`, or after money moved: the index is read again from the top (where new eSIMs
     /// are), and what is selected is fetched fresh.
-    pub fn restart_scan(&mut self) {
+    pub(super) fn restart_scan(&mut self) {
         self.index.from_the_top();
         self.codes.clear();
         if let Some(f) = &mut self.fresh {
@@ -739,7 +734,13 @@ impl Esims {
 
     /// A page the index asked for came (its eSIMs came before it, to `index_seen`); `Some(true)`
     /// when the index just became complete.
-    pub fn accept_scan(&mut self, id: crate::tui::msg::JobId, items: usize, total: u64, now: Instant) -> Option<bool> {
+    pub(super) fn accept_scan(
+        &mut self,
+        id: crate::tui::msg::JobId,
+        items: usize,
+        total: u64,
+        now: Instant,
+    ) -> Option<bool> {
         let complete = self.index.page_came(id, items, total, now)?;
         if complete {
             self.recount_attention();
@@ -749,7 +750,7 @@ impl Esims {
 
     /// A page of the list came: its total moves the indexes' places; and if the cursor was
     /// sent to an eSIM found by the search, it lands on that eSIM's row.
-    pub(in crate::tui) fn list_page_arrived(&mut self, page: u64) {
+    pub(super) fn list_page_arrived(&mut self, page: u64) {
         let Some(expect) = self.expect.clone() else { return };
         if page != self.list.current_page() {
             return;
@@ -766,20 +767,20 @@ impl Esims {
         }
     }
 
-    pub(in crate::tui) fn scan_slot(&mut self) -> Option<&mut dyn crate::tui::app::remote::Slot> {
+    pub(super) fn scan_slot(&mut self) -> Option<&mut dyn crate::tui::app::remote::Slot> {
         Some(self.index.slot())
     }
 
     /// The search in effect changed: recomputes the results; `true` when it is a whole ICCID
     /// that the index has (now selected).
-    pub fn search_changed(&mut self) -> bool {
+    pub(super) fn search_changed(&mut self) -> bool {
         self.pinned = None;
         self.refilter()
     }
 
     /// The search closes (Esc): the eSIM selected in the results stays selected, the list
     /// going to its page and row, or pinned when its row is not known.
-    pub fn close_search(&mut self, now: Instant) {
+    pub(super) fn close_search(&mut self, now: Instant) {
         let selected = self.selected_result().map(|r| match r {
             ResultRow::Indexed(row) => (EsimIccid::parse(row.iccid), Some(row)),
             ResultRow::Fetched(e) => (e.raw_order_json.iccid.clone(), None),
