@@ -61,8 +61,8 @@ impl Kept {
     pub fn feed_from(&self, client: &Client) {
         // The writer's thread starts with the first read: `balance` never starts it.
         let kept = self.clone();
-        client.on_esims_read(Arc::new(move |esims, place| {
-            kept.writer().send(Seen::read(esims, place));
+        client.on_esims_read(Arc::new(move |read| {
+            kept.writer().send(Seen::read(read.esims, read.place));
         }));
     }
 

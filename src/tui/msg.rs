@@ -86,6 +86,8 @@ pub enum Payload {
     Plan(Plan),
     Orders(OrderPage),
     Esims(EsimPage),
+    /// A page of the index's own read of the whole list, with its place (`Request::EsimScan`).
+    IndexPage(Box<crate::inventory::Seen>),
     /// The code, or why there is none (no QR image, not decodable, not an activation code).
     ActivationCode(Result<String, String>),
     ProfileSaved(Profile),

@@ -7,7 +7,6 @@ use super::keymap::Keymap;
 use super::msg::{Answer, BulkTopup, Effect, ExportJob, JobId, Msg, Payload, Request};
 use super::terminal::{self, Term};
 use super::view::{self, theme::Theme};
-use crate::api::model::EsimQuery;
 use crate::api::{ApiError, Client};
 use crate::clipboard::{Clipboard, Environment, Strategy};
 use crate::inventory::kept::{Kept, Writer};
@@ -120,13 +119,9 @@ pub async fn execute(client: &Client, request: &Request) -> Result<Payload, ApiE
         Request::Orders(q) => Payload::Orders(client.orders(q).await?),
         Request::Esims(q) => Payload::Esims(client.esims(q).await?),
         Request::EsimScan { page } => {
-            let query = EsimQuery {
-                page: Some(*page),
-                page_size: Some(SCAN_PAGE_SIZE),
-                ..EsimQuery::default()
-            };
             // Nobody waits for it: within its share of the budget, after what the user asks.
-            Payload::Esims(client.in_background(client.esims(&query)).await?)
+            let (answer, place) = client.index_page(*page, SCAN_PAGE_SIZE).await?;
+            Payload::IndexPage(Box::new(crate::inventory::Seen::read(&answer.esims, Some(place))))
         }
         Request::FindEsim { iccid, seen } => Payload::FoundEsim(client.find_esim_at(iccid, *seen).await?),
         Request::ActivationCode { esim } => Payload::ActivationCode(client.activation_code(esim).await),
@@ -340,19 +335,22 @@ fn settle_earlier(opened: &Opened, tx: &UnboundedSender<Msg>, index: Option<&Ind
     tokio::spawn(async move { client.settle_earlier().await });
 }
 
-/// Sends every eSIM the client reads to the app's index, tagged with its account, and to the
-/// account's saved index when there is one. Sent before the answer of the request that read
-/// them, so the app has merged them when the answer comes.
+/// Sends every eSIM the client reads to the account's saved index, when there is one (the one
+/// save policy: `inventory::kept::Writer`), and to the app's index, tagged with its account,
+/// unless its request's answer carries it (a page of the index's own read comes once, with
+/// its place, as that answer).
 pub fn index_tap(profile: String, tx: UnboundedSender<Msg>, writer: Option<Writer>) -> crate::api::EsimsTap {
-    std::sync::Arc::new(move |esims, place| {
-        let seen = crate::inventory::Seen::read(esims, place);
-        if let Some(writer) = &writer {
-            writer.send(seen.clone());
+    std::sync::Arc::new(move |read| {
+        let seen = crate::inventory::Seen::read(read.esims, read.place);
+        if !read.answered {
+            let _ = tx.send(Msg::IndexSeen {
+                profile: profile.clone(),
+                seen: seen.clone(),
+            });
         }
-        let _ = tx.send(Msg::IndexSeen {
-            profile: profile.clone(),
-            seen,
-        });
+        if let Some(writer) = &writer {
+            writer.send(seen);
+        }
     })
 }
 

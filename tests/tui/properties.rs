@@ -251,10 +251,20 @@ fn data_for(request: &Request, seed: u64) -> Payload {
             serde_json::from_value(json!({"page": page, "pageSize": 50, "total": total, "orders": []})).unwrap(),
         )
         .with_orders(orders()),
-        Request::Esims(_) | Request::EsimScan { .. } => Payload::Esims(
+        Request::Esims(_) => Payload::Esims(
             serde_json::from_value(json!({"page": page, "pageSize": 50, "total": total, "esims": []})).unwrap(),
         )
         .with_esims((0..count).map(|i| esim(seed, i)).collect()),
+        // The index's own page comes once, as its answer, with its place.
+        Request::EsimScan { page: number } => {
+            let esims: Vec<_> = (0..count).map(|i| esim(seed, i)).collect();
+            let place = PagePlace {
+                page: *number,
+                size: 100,
+                total,
+            };
+            Payload::IndexPage(Box::new(Seen::page(&esims, place, 0)))
+        }
         Request::FindEsim { .. } => Payload::FoundEsim(match seed % 3 {
             0 => Found::Esim(Box::new(esim(seed, 1))),
             1 => Found::Absent,
@@ -502,10 +512,10 @@ impl Run {
             self.paying = None;
         }
         self.done.push((id, request.clone()));
-        // As the client's tap does: the eSIMs read reach the index before the answer.
+        // As the client's tap does: the eSIMs read reach the index before the answer (the
+        // index's own pages come as their answer instead).
         if let Ok(Payload::Esims(page)) = &result {
             let place = match &request {
-                Request::EsimScan { page: number } => Some((*number, 100)),
                 Request::Esims(q) if q.status == StatusFilter::All => q.page.zip(q.page_size),
                 _ => None,
             };

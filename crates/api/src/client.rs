@@ -42,9 +42,20 @@ const MAX_REDIRECTS: u32 = 5;
 /// How much of an unreadable body an error quotes.
 const EXCERPT_CHARS: usize = 120;
 
-/// Told of eSIMs the client read: a page of the whole list with its place, or records read
-/// otherwise (`None`).
-pub type EsimsTap = Arc<dyn Fn(&[Esim], Option<PagePlace>) + Send + Sync>;
+/// What the client read of the eSIM list, as `on_esims_read` tells it.
+#[derive(Debug, Clone, Copy)]
+pub struct EsimsRead<'a> {
+    pub esims: &'a [Esim],
+    /// Where a page of the whole list sits in it; `None` for records read otherwise (a
+    /// filtered page, a lookup).
+    pub place: Option<PagePlace>,
+    /// The request that read it carries it in its answer, with its place (`index_page`): a
+    /// keeper that takes that answer takes the page from there, once.
+    pub answered: bool,
+}
+
+/// Told of every eSIM the client reads (`on_esims_read`).
+pub type EsimsTap = Arc<dyn Fn(&EsimsRead<'_>) + Send + Sync>;
 
 tokio::task_local! {
     /// Set while a read nobody waits for runs (`Client::in_background`).
@@ -279,10 +290,10 @@ impl Client {
         *esimdash_domain::sync::lock(&self.inner.esims_read) = Some(tap);
     }
 
-    fn tell_esims_read(&self, esims: &[Esim], place: Option<PagePlace>) {
+    fn tell_esims_read(&self, read: &EsimsRead<'_>) {
         let tap = esimdash_domain::sync::lock(&self.inner.esims_read).clone();
         if let Some(tap) = tap {
-            tap(esims, place);
+            tap(read);
         }
     }
 
@@ -405,23 +416,37 @@ impl Client {
         ];
         let answer: EsimPage = self.list_page(ESIMS, (query.page, query.page_size), &filters).await?;
         let whole_list = query.status == StatusFilter::All && query.iccid.is_none();
-        match (whole_list, query.page, query.page_size) {
-            (true, Some(page), Some(size)) => self.tell_page_read(&answer, page, size),
-            _ => self.tell_esims_read(&answer.esims, None),
-        }
+        let place = match (whole_list, query.page, query.page_size) {
+            (true, Some(page), Some(size)) => Some(PagePlace::of(&answer, page, size)),
+            _ => None,
+        };
+        self.tell_esims_read(&EsimsRead {
+            esims: &answer.esims,
+            place,
+            answered: false,
+        });
         Ok(answer)
     }
 
-    /// A page of the whole list was read: the index places it (at the size the server says
-    /// it used, where it says one).
-    fn tell_page_read(&self, answer: &EsimPage, page: u64, size: u64) {
-        let size = if answer.page_size > 0 { answer.page_size } else { size };
-        let place = PagePlace {
-            page,
-            size,
-            total: answer.total,
+    /// Page `page` of the whole list read for an index, `size` a page, within the background
+    /// share of the budget: it comes with its place, and the tap hears of it as `answered`.
+    pub async fn index_page(&self, page: u64, size: u64) -> Result<(EsimPage, PagePlace), ApiError> {
+        let query = EsimQuery {
+            page: Some(page),
+            page_size: Some(size),
+            ..EsimQuery::default()
         };
-        self.tell_esims_read(&answer.esims, Some(place));
+        let filters = [("status", query.status.param())];
+        let answer: EsimPage = self
+            .in_background(self.list_page(ESIMS, (query.page, query.page_size), &filters))
+            .await?;
+        let place = PagePlace::of(&answer, page, size);
+        self.tell_esims_read(&EsimsRead {
+            esims: &answer.esims,
+            place: Some(place),
+            answered: true,
+        });
+        Ok((answer, place))
     }
 
     /// A page of a list: `page` and `pageSize` (page, size), then the filters that are set.
@@ -520,7 +545,11 @@ impl Client {
         tracing::info!("the server ignores iccid on the eSIM list; reading the list instead");
         self.inner.no_iccid_lookup.store(true, Ordering::Relaxed);
         // What came is page 1 of the whole list.
-        self.tell_page_read(&page, 1, SCAN_PAGE_SIZE);
+        self.tell_esims_read(&EsimsRead {
+            esims: &page.esims,
+            place: Some(PagePlace::of(&page, 1, SCAN_PAGE_SIZE)),
+            answered: false,
+        });
         Ok(Lookup::Unsupported(Some(page)))
     }
 

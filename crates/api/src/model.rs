@@ -339,6 +339,16 @@ pub struct PagePlace {
 }
 
 impl PagePlace {
+    /// Where `answer`, page `page` asked at `size` a page, sits: at the size the server says it
+    /// used, where it says one.
+    pub fn of(answer: &EsimPage, page: u64, size: u64) -> Self {
+        PagePlace {
+            page,
+            size: if answer.page_size > 0 { answer.page_size } else { size },
+            total: answer.total,
+        }
+    }
+
     /// The place (0: the newest) of the page's first item.
     pub fn first_place(&self) -> u64 {
         self.page.saturating_sub(1).saturating_mul(self.size)

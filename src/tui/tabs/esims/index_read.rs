@@ -1,6 +1,8 @@
 //! The inventory index of a dashboard session and the reads that fill it. Every eSIM the
-//! client reads comes in (`Msg::IndexSeen`), whatever asked for it; on top of that two reads of
-//! its own, a page at a time, in the background (within a share of the key's budget):
+//! client reads comes in (`Msg::IndexSeen`, from the runtime's tap), whatever asked for it,
+//! except the pages of the index's own two reads, which come once, as their answer, with their
+//! place (`Payload::IndexPage`). Those reads go a page at a time, in the background (within a
+//! share of the key's budget):
 //!
 //! - from the top, at start and on `r` (once the index is used): page 1, 2, … until a page
 //!   holds eSIMs the index had (the list is newest first, so that is where new ones are);
@@ -8,8 +10,8 @@
 //!   index does not cover, until it covers every place. A page is asked for once a session.
 //!
 //! Every page read is also written to the account's saved index as it comes (the runtime's
-//! tap, `inventory::kept::Writer`), so a session killed in the middle of a read loses at most
-//! the page it was writing, and the next one resumes at the gap.
+//! tap, `inventory::kept::Writer`, the one save policy), so a session killed in the middle of
+//! a read loses at most the page it was writing, and the next one resumes at the gap.
 
 use crate::api::ApiError;
 use crate::inventory::store::SavedIndex;
@@ -187,8 +189,8 @@ impl IndexRead {
         &mut self.next
     }
 
-    /// The page asked for came (its eSIMs came before it, as `seen`); `None` if it was not
-    /// the one awaited. `true` when the index has just become complete.
+    /// The page asked for came, its eSIMs merged already (`seen`, from the same answer); `None`
+    /// if it was not the one awaited. `true` when the index has just become complete.
     pub fn page_came(&mut self, id: JobId, items: usize, total: u64, now: Instant) -> Option<bool> {
         let was_complete = self.is_complete();
         if !self.next.resolve(id, (), now) {

@@ -732,16 +732,16 @@ impl Esims {
         SeenStep { found_whole }
     }
 
-    /// A page the index asked for came (its eSIMs came before it, to `index_seen`); `Some(true)`
-    /// when the index just became complete.
+    /// A page the index asked for came, merged already (`index_seen`); `Some(true)` when the
+    /// index just became complete.
     pub(super) fn accept_scan(
         &mut self,
         id: crate::tui::msg::JobId,
-        items: usize,
-        total: u64,
+        seen: &crate::inventory::Seen,
         now: Instant,
     ) -> Option<bool> {
-        let complete = self.index.page_came(id, items, total, now)?;
+        let total = seen.place.map_or(0, |p| p.total);
+        let complete = self.index.page_came(id, seen.entries.len(), total, now)?;
         if complete {
             self.recount_attention();
         }

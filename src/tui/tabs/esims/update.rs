@@ -96,8 +96,12 @@ impl TabState for Esims {
                     self.list_page_arrived(number);
                 }
             }
-            (Request::EsimScan { .. }, Payload::Esims(page)) => {
-                self.accept_scan(id, page.esims.len(), page.total, now);
+            (Request::EsimScan { .. }, Payload::IndexPage(seen)) => {
+                let found_whole = self.index_seen(&seen).found_whole;
+                self.accept_scan(id, &seen, now);
+                if found_whole {
+                    return Some(vec![Then::FoundIccid]);
+                }
             }
             (Request::RefreshEsims { .. }, Payload::Refreshed) => {
                 self.refreshing.resolve(id, (), now);
