@@ -105,10 +105,13 @@ async fn run(
     }
     step(BulkStep::Paying);
     let paid = bulk::pay(client, &mut batch, &mut journal, false, stopping, |line| {
-        step(BulkStep::Row {
-            iccid: line.row.iccid().map(ToString::to_string).unwrap_or_default(),
-            state: line.state.clone(),
-        });
+        // Every row of the dashboard's run is a top-up: it has its eSIM.
+        if let Some(iccid) = line.row.iccid() {
+            step(BulkStep::Row {
+                iccid: iccid.clone(),
+                state: line.state.clone(),
+            });
+        }
     })
     .await;
     // The journal failing stops the run where it is: what was placed is still told.
@@ -167,7 +170,7 @@ fn write_rows(dir: &Path, order: &BulkTopup) -> Result<PathBuf, String> {
 /// Why the checked rows are not paid.
 enum Refusal {
     /// Only this: these eSIMs were topped up with the same minutes ago (ICCID, in words).
-    Repeats(Vec<(String, String)>),
+    Repeats(Vec<(Iccid, String)>),
     Why(String),
 }
 
@@ -197,11 +200,13 @@ fn refusal(batch: &Batch, order: &BulkTopup) -> Option<Refusal> {
             refused.join("; ")
         )));
     }
-    let repeats: Vec<(String, String)> = batch
+    let repeats: Vec<(Iccid, String)> = batch
         .lines
         .iter()
-        .filter_map(|l| match &l.state {
-            State::Repeat { earlier, .. } | State::PaidBefore { earlier, .. } => Some((iccid(l), earlier.clone())),
+        .filter_map(|l| match (&l.state, l.row.iccid()) {
+            (State::Repeat { earlier, .. } | State::PaidBefore { earlier, .. }, Some(iccid)) => {
+                Some((iccid.clone(), earlier.clone()))
+            }
             _ => None,
         })
         .collect();
@@ -230,24 +235,23 @@ fn forget(file: &Path) {
 }
 
 fn summary(batch: &Batch, ended: bulk::Ended, file: PathBuf, result: Result<PathBuf, String>) -> BulkEnded {
-    let iccid = |l: &bulk::Line| l.row.iccid().map(ToString::to_string).unwrap_or_default();
-    let with_why = |outcome: RowOutcome| -> Vec<(String, String)> {
+    // Every row of the dashboard's run is a top-up: it has its eSIM.
+    let rows = |outcome: RowOutcome| {
         batch
             .lines
             .iter()
-            .filter(|l| l.state.outcome() == outcome)
-            .map(|l| (iccid(l), l.state.error().unwrap_or_default().to_string()))
+            .filter(move |l| l.state.outcome() == outcome)
+            .filter_map(|l| Some((l.row.iccid()?.clone(), l)))
+    };
+    let with_why = |outcome: RowOutcome| -> Vec<(Iccid, String)> {
+        rows(outcome)
+            .map(|(iccid, l)| (iccid, l.state.error().unwrap_or_default().to_string()))
             .collect()
     };
     BulkEnded {
         ended,
         problem: None,
-        placed: batch
-            .lines
-            .iter()
-            .filter(|l| matches!(l.state, State::Placed { .. }))
-            .map(iccid)
-            .collect(),
+        placed: rows(RowOutcome::Placed).map(|(iccid, _)| iccid).collect(),
         failed: with_why(RowOutcome::Failed),
         unknown: with_why(RowOutcome::Unknown),
         not_paid: batch.count(RowOutcome::NotPaid),

@@ -183,12 +183,12 @@ pub enum BulkStep {
     /// Every row was checked and the payments begin.
     Paying,
     /// A row is done: its eSIM and where it stands.
-    Row { iccid: String, state: crate::bulk::State },
+    Row { iccid: Iccid, state: crate::bulk::State },
     /// The run ended: what became of it, or why nothing was paid.
     Ended(Result<BulkEnded, String>),
     /// The run paid nothing: these eSIMs (ICCID, the earlier payment in words) were topped up
     /// with the same minutes ago; the others could go on without them.
-    Repeats(Vec<(String, String)>),
+    Repeats(Vec<(Iccid, String)>),
 }
 
 /// What a bulk run did, for the window's last word.
@@ -198,10 +198,10 @@ pub struct BulkEnded {
     /// Why the run stopped short, beyond a stop or an unknown outcome (its journal failed).
     pub problem: Option<String>,
     /// The eSIMs topped up by this run.
-    pub placed: Vec<String>,
+    pub placed: Vec<Iccid>,
     /// (ICCID, why) of the rows refused (nothing moved) and of those whose outcome is unknown.
-    pub failed: Vec<(String, String)>,
-    pub unknown: Vec<(String, String)>,
+    pub failed: Vec<(Iccid, String)>,
+    pub unknown: Vec<(Iccid, String)>,
     /// Rows not tried (the run was stopped, or stopped at an unknown outcome).
     pub not_paid: usize,
     /// The rows' file, which `esimdash topup --from` goes on with.

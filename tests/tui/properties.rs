@@ -10,6 +10,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use esimdash::api::model::{Esim, Order, Placed, Plan, Profile};
 use esimdash::api::{ApiError, Delivery, Endpoint, Found, Paid};
+use esimdash::domain::iccid::Iccid;
 use esimdash::domain::status::StatusFilter;
 use esimdash::inventory::{AttentionAt, PagePlace, Seen};
 use esimdash::tui::app::{App, BulkStage, Mode, Overlay, ResultRow, Stage};
@@ -638,11 +639,13 @@ impl Run {
     /// The bulk run tells a step: its check done, a row, or its end (every eSIM placed, some,
     /// or nothing paid); the eSIMs it placed are unmarked by then.
     fn bulk_step(&mut self, seed: u64) {
-        let Some((id, iccids)) = self.bulk.clone() else { return };
-        let step = match seed % 4 {
-            0 => BulkStep::Paying,
-            1 => BulkStep::Row {
-                iccid: iccids.first().cloned().unwrap_or_default(),
+        let Some((id, marked)) = self.bulk.clone() else { return };
+        // A run pays only marks whose ICCID is a valid one.
+        let iccids: Vec<Iccid> = marked.iter().filter_map(|i| Iccid::parse(i).ok()).collect();
+        let step = match (seed % 4, iccids.first()) {
+            (0, _) | (1, None) => BulkStep::Paying,
+            (1, Some(first)) => BulkStep::Row {
+                iccid: first.clone(),
                 state: esimdash::bulk::State::Placed {
                     order: text(seed, "B1"),
                     now: true,
@@ -651,18 +654,18 @@ impl Run {
                     }),
                 },
             },
-            2 => BulkStep::Ended(Err(text(seed, "the total changed; nothing was paid"))),
+            (2, _) => BulkStep::Ended(Err(text(seed, "the total changed; nothing was paid"))),
             _ => {
                 // The eSIMs in turn: placed, of unknown outcome, failed, the rest not paid.
                 let mut rest = iccids.iter().cloned();
-                let mut take = |shift: u32| -> Vec<String> {
+                let mut take = |shift: u32| -> Vec<Iccid> {
                     let n = (seed >> shift) as usize % (iccids.len() + 1);
                     rest.by_ref().take(n).collect()
                 };
                 let placed = take(8);
-                let unknown: Vec<(String, String)> =
+                let unknown: Vec<(Iccid, String)> =
                     take(16).into_iter().map(|i| (i, text(seed, "no answer"))).collect();
-                let failed: Vec<(String, String)> = take(24).into_iter().map(|i| (i, text(seed, "refused"))).collect();
+                let failed: Vec<(Iccid, String)> = take(24).into_iter().map(|i| (i, text(seed, "refused"))).collect();
                 let not_paid = iccids.len() - placed.len() - unknown.len() - failed.len();
                 BulkStep::Ended(Ok(BulkEnded {
                     problem: seed.is_multiple_of(3).then(|| text(seed, "the journal failed")),
@@ -681,8 +684,11 @@ impl Run {
             BulkStep::Ended(ended) => {
                 self.bulk = None;
                 let ended = ended.as_ref().ok();
-                let gone = ended.map(|e| e.placed.iter().chain(e.unknown.iter().map(|u| &u.0)).cloned().collect());
-                let kept = ended.map(|e| e.failed.iter().map(|f| f.0.clone()).collect());
+                let gone = ended.map(|e| {
+                    let unknown = e.unknown.iter().map(|u| &u.0);
+                    e.placed.iter().chain(unknown).map(Iccid::to_string).collect()
+                });
+                let kept = ended.map(|e| e.failed.iter().map(|f| f.0.to_string()).collect());
                 (gone.unwrap_or_default(), kept.unwrap_or_default())
             }
             _ => (Vec::new(), Vec::new()),

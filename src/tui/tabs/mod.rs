@@ -61,7 +61,7 @@ pub enum Event {
     /// A top-up of this eSIM was placed from its window: its record is watched until it shows it.
     ToppedUp(crate::domain::iccid::Iccid),
     /// A bulk run topped up these eSIMs: their records are read again.
-    ToppedUpMany(Vec<String>),
+    ToppedUpMany(Vec<crate::domain::iccid::Iccid>),
     /// These eSIMs leave the marks (topped up, or left out of a bulk top-up).
     Unmark(Vec<String>),
     /// The plan and quantity a bulk top-up was paid with, offered first the next time.

@@ -344,7 +344,7 @@ impl BulkForm {
     }
 
     /// A row of the run is done.
-    pub fn row_done(&mut self, iccid: &str, state: &State) {
+    pub fn row_done(&mut self, iccid: &Iccid, state: &State) {
         let BulkStage::Paying(p) = &mut self.stage else { return };
         let said = match state {
             State::Placed { order, .. } => {
@@ -362,7 +362,7 @@ impl BulkForm {
     /// The run paid nothing: these eSIMs were topped up with the same minutes ago. They are
     /// named, and the confirming key leaves them out and goes on with the others (the choice
     /// made again); paying one a second time is the single top-up's second question.
-    pub fn repeated(&mut self, repeats: Vec<(String, String)>) {
+    pub fn repeated(&mut self, repeats: Vec<(Iccid, String)>) {
         if !matches!(self.stage, BulkStage::Paying(_)) {
             return;
         }
@@ -381,7 +381,12 @@ impl BulkForm {
                 named.join("; ")
             ))
         } else {
-            BulkStage::LeaveOut { out: repeats, kept }
+            // What is left out is said as listed: text (a mark's ICCID may be no valid one).
+            let out = repeats
+                .into_iter()
+                .map(|(iccid, why)| (iccid.to_string(), why))
+                .collect();
+            BulkStage::LeaveOut { out, kept }
         };
     }
 

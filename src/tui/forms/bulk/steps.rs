@@ -33,7 +33,8 @@ fn ended(form: Option<&mut BulkForm>, ours: bool, result: Result<BulkEnded, Stri
     if let (true, Ok(ended)) = (ours, &result) {
         // Those of unknown outcome too: `t` again must not pay what may have been paid.
         let unknown = ended.unknown.iter().map(|(iccid, _)| iccid);
-        let done = ended.placed.iter().chain(unknown).cloned().collect();
+        // Marks are the ICCIDs as listed: text.
+        let done = ended.placed.iter().chain(unknown).map(ToString::to_string).collect();
         then.push(Then::Tell(Event::Unmark(done)));
         if !ended.placed.is_empty() {
             then.push(Then::MoneyMoved(None));

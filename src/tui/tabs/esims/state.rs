@@ -237,9 +237,8 @@ impl Esims {
 
     /// Top-ups of these eSIMs were placed (a bulk run): their records are read again, so that
     /// the attention rows and every count follow at once.
-    pub(super) fn note_top_ups<'a>(&mut self, iccids: impl IntoIterator<Item = &'a str>) {
-        self.to_refresh
-            .extend(iccids.into_iter().filter_map(|i| Iccid::parse(i).ok()));
+    pub(super) fn note_top_ups<'a>(&mut self, iccids: impl IntoIterator<Item = &'a Iccid>) {
+        self.to_refresh.extend(iccids.into_iter().cloned());
     }
 
     /// A top-up of this eSIM was placed: its record as it was, to tell when the new one shows it.

@@ -127,7 +127,7 @@ impl TabState for Esims {
         match event {
             Event::MoneyMoved => self.reload(),
             Event::ToppedUp(iccid) => self.note_top_up(iccid),
-            Event::ToppedUpMany(iccids) => self.note_top_ups(iccids.iter().map(String::as_str)),
+            Event::ToppedUpMany(iccids) => self.note_top_ups(iccids),
             Event::Unmark(iccids) => self.marks_mut().unmark(iccids.iter().map(String::as_str)),
             Event::BulkChoice(slug, qty) => self.marks_mut().remember_choice(slug.clone(), *qty),
             Event::OrderDetailRefreshed => self.index.from_the_top(),
