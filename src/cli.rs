@@ -4,10 +4,10 @@
 //! `completions`, `man`) neither list nor take them. Each reads its environment variable when
 //! not given (flag > environment > config file > default).
 
-use crate::api::AuthMode;
-use crate::domain::status::StatusFilter;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use esimdash_api::AuthMode;
+use esimdash_domain::status::StatusFilter;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -258,7 +258,7 @@ fn auth_mode() -> impl clap::builder::TypedValueParser<Value = AuthMode> {
 
 /// An amount in USD, exactly (never through a float).
 fn amount(text: &str) -> Result<rust_decimal::Decimal, String> {
-    crate::domain::money::parse_decimal(text)
+    esimdash_domain::money::parse_decimal(text)
 }
 
 #[derive(Debug, Subcommand)]
@@ -536,11 +536,11 @@ pub struct SandboxArgs {
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub addr: std::net::SocketAddr,
     /// Seed of the generated data.
-    #[arg(long, default_value_t = crate::sandbox::DEFAULT_SEED)]
+    #[arg(long, default_value_t = esimdash_sandbox::DEFAULT_SEED)]
     pub seed: u64,
     /// Orders per reseller: 0 to 2000000 (1000000 takes about 600 MB of memory).
-    #[arg(long, default_value_t = crate::sandbox::DEFAULT_ORDERS as u64,
-        value_parser = clap::value_parser!(u64).range(0..=crate::sandbox::MAX_ORDERS as u64))]
+    #[arg(long, default_value_t = esimdash_sandbox::DEFAULT_ORDERS as u64,
+        value_parser = clap::value_parser!(u64).range(0..=esimdash_sandbox::MAX_ORDERS as u64))]
     pub orders: u64,
     /// Requests per key per minute: 1 or more.
     #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u32).range(1..))]

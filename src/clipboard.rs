@@ -130,8 +130,8 @@ pub fn osc52(text: &str, env: Environment) -> Result<Vec<u8>, String> {
 /// code passes the QR code's own check (`LPA:1$…`, visible ASCII only), an install link is made
 /// from such a code. The error says why nothing was copied.
 pub mod guard {
-    use crate::domain::iccid::Iccid;
-    use crate::domain::lpa::{ActivationCode, apple_install_link, checked_code};
+    use esimdash_domain::iccid::Iccid;
+    use esimdash_domain::lpa::{ActivationCode, apple_install_link, checked_code};
 
     /// The ICCID as its digits alone (spaces and dashes between groups dropped).
     pub fn iccid(raw: &str) -> Result<String, String> {
@@ -174,7 +174,7 @@ pub mod guard {
 /// Nothing with a control or bidirectional character is ever copied, whatever asked for it: a
 /// pasted newline runs a shell's line, an escape sequence acts on the terminal it is pasted in.
 pub fn refuse_unsafe(text: &str) -> Result<(), String> {
-    match text.chars().find(|&c| crate::text::is_unsafe(c)) {
+    match text.chars().find(|&c| esimdash_domain::text::is_unsafe(c)) {
         Some(c) => Err(format!("the text holds a control character (U+{:04X})", u32::from(c))),
         None => Ok(()),
     }
@@ -234,7 +234,7 @@ impl Clipboard {
 
     fn copy_system(&mut self, text: &str) -> Result<Delivery, String> {
         if self.system.is_none() {
-            let clipboard = crate::panic_guard::contain(arboard::Clipboard::new)
+            let clipboard = esimdash_domain::panic_guard::contain(arboard::Clipboard::new)
                 .map_err(|p| format!("the system clipboard failed: {p}"))?
                 .map_err(|e| format!("no system clipboard: {e}"))?;
             self.system = Some(clipboard);
@@ -331,7 +331,7 @@ mod tests {
         assert_eq!(guard::activation_code(&format!(" {code}\n")).unwrap(), code);
         assert_eq!(
             guard::install_link(code).unwrap(),
-            format!("{}{code}", crate::domain::lpa::APPLE_INSTALL_PREFIX)
+            format!("{}{code}", esimdash_domain::lpa::APPLE_INSTALL_PREFIX)
         );
         // What `Y` used to copy as it came: pasted into a shell, the newline runs the rest.
         for hostile in [

@@ -16,11 +16,3 @@ pub mod purchase;
 pub mod session;
 pub mod tui;
 pub mod watch;
-
-// The layers below, under the names the code has always used (being replaced by the crates' own).
-pub use esimdash_api as api;
-pub use esimdash_api::{audit, private_file, signals};
-pub use esimdash_domain as domain;
-pub use esimdash_domain::{panic_guard, qr, sync, text};
-#[cfg(feature = "sandbox")]
-pub use esimdash_sandbox as sandbox;

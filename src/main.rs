@@ -204,14 +204,14 @@ fn fail(error: &CommandError, output: &Output) -> ExitCode {
         writeln!(
             stderr,
             "{}",
-            esimdash::text::json_line(&json).unwrap_or_else(|_| json.to_string())
+            esimdash_domain::text::json_line(&json).unwrap_or_else(|_| json.to_string())
         )
     } else {
         // The server's words and the trail's may be quoted: shown as text, never obeyed.
         writeln!(
             stderr,
             "esimdash: {}",
-            esimdash::text::sanitize_lines(&error.to_string())
+            esimdash_domain::text::sanitize_lines(&error.to_string())
         )
     };
     ExitCode::from(error.exit_code())

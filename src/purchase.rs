@@ -3,14 +3,14 @@
 //! eSIM's top-up: the API's offer judged against the eSIM's own state, one rule for the
 //! dashboard's form, `esimdash topup` and bulk runs.
 
-use crate::api::model::{Esim, Plan, Whereabouts};
-use crate::api::{ApiError, Client, Found};
-use crate::domain::esim_state::Class;
-use crate::domain::iccid::Iccid;
-use crate::domain::money::format_amount;
+use esimdash_api::model::{Esim, Plan, Whereabouts};
+use esimdash_api::{ApiError, Client, Found};
+use esimdash_domain::esim_state::Class;
+use esimdash_domain::iccid::Iccid;
+use esimdash_domain::money::format_amount;
 use rust_decimal::Decimal;
 
-use crate::domain::purchase::Purchase;
+use esimdash_domain::purchase::Purchase;
 
 /// A failure where no money moved, in plain words: what went wrong, then `nothing` (one of the
 /// two above).
@@ -193,7 +193,7 @@ pub fn explain(error: &ApiError, what: &Purchase) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::Endpoint;
+    use esimdash_api::Endpoint;
 
     #[test]
     fn plain_words_for_each_refusal() {
@@ -204,7 +204,7 @@ mod tests {
             message: message.into(),
         };
         let topup = Purchase::Topup {
-            iccid: crate::domain::iccid::Iccid::parse("8944100000000000000").unwrap(),
+            iccid: esimdash_domain::iccid::Iccid::parse("8944100000000000000").unwrap(),
         };
         assert!(explain(&api(402, "Insufficient balance"), &topup).starts_with("Insufficient balance"));
         assert!(explain(&api(404, "eSIM not found"), &topup).contains("not in your account"));

@@ -3,9 +3,9 @@
 //! trail included) and says what the dashboard shows of it. The start of every command and the
 //! dashboard's profile picker both open accounts here.
 
-use crate::api::{ApiError, BaseUrl, BaseUrlError, Client, ClientOptions, Credentials};
 use crate::cli::ConnectionArgs;
 use crate::config::{self, Colour, ConfigError};
+use esimdash_api::{ApiError, BaseUrl, BaseUrlError, Client, ClientOptions, Credentials};
 
 /// The demo's two resellers, as the picker offers them: (profile name, access code, secret).
 const DEMO_ACCOUNTS: [(&str, &str, &str); 2] = [

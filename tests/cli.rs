@@ -1,7 +1,7 @@
 //! The one-shot commands as a user or a script runs them: the real binary, against a sandbox in
 //! this test, checking stdout, stderr and exit codes.
 
-use esimdash::sandbox::{RunningSandbox, SandboxConfig, spawn};
+use esimdash_sandbox::{RunningSandbox, SandboxConfig, spawn};
 use serde_json::Value;
 use std::io::Write;
 use std::process::Command;
@@ -64,11 +64,11 @@ fn assert_balance_check_unknown(out: &std::process::Output) {
 
 /// Acme's client straight at the sandbox (no trail, no rate limit to speak of): what a test
 /// compares the binary's output with.
-fn acme_api(sb: &RunningSandbox) -> esimdash::api::Client {
-    esimdash::api::Client::new(
-        esimdash::api::BaseUrl::parse(&sb.base_url()).unwrap(),
-        &esimdash::api::Credentials::pair("ak_demo_acme", "sk_demo_acme"),
-        esimdash::api::ClientOptions {
+fn acme_api(sb: &RunningSandbox) -> esimdash_api::Client {
+    esimdash_api::Client::new(
+        esimdash_api::BaseUrl::parse(&sb.base_url()).unwrap(),
+        &esimdash_api::Credentials::pair("ak_demo_acme", "sk_demo_acme"),
+        esimdash_api::ClientOptions {
             rate_limit: 100_000,
             ..Default::default()
         },
@@ -365,7 +365,7 @@ async fn qr_and_esims_by_iccid_for_a_plain_ssh_shell() {
             .iter()
             .map(|l| l.as_str().unwrap())
             .collect();
-        let decoded = esimdash::qr::QrMatrix::from_half_blocks(&lines)
+        let decoded = esimdash_domain::qr::QrMatrix::from_half_blocks(&lines)
             .unwrap()
             .decode()
             .unwrap();
@@ -393,7 +393,7 @@ async fn qr_and_esims_by_iccid_for_a_plain_ssh_shell() {
         "a valid-looking ICCID with a wrong check digit"
     );
     let payload = "894400000000000000";
-    let valid = format!("{payload}{}", esimdash::domain::iccid::luhn_check_digit(payload));
+    let valid = format!("{payload}{}", esimdash_domain::iccid::luhn_check_digit(payload));
     let out = run_acme(&sb, &home, ["esims", "--iccid", &valid, "--json"]).await;
     assert_eq!(out.status.code(), Some(1), "not in this account");
     let err: Value = serde_json::from_slice(&out.stderr).unwrap();
@@ -401,7 +401,7 @@ async fn qr_and_esims_by_iccid_for_a_plain_ssh_shell() {
 }
 
 /// The modules of an SVG we wrote: each `M x,y` of its path is a dark module.
-fn svg_modules(svg: &str) -> esimdash::qr::QrMatrix {
+fn svg_modules(svg: &str) -> esimdash_domain::qr::QrMatrix {
     let side: usize = svg
         .split("viewBox=\"0 0 ")
         .nth(1)
@@ -411,7 +411,7 @@ fn svg_modules(svg: &str) -> esimdash::qr::QrMatrix {
         .unwrap()
         .parse()
         .unwrap();
-    let q = esimdash::qr::QUIET_ZONE;
+    let q = esimdash_domain::qr::QUIET_ZONE;
     let width = side - 2 * q;
     let mut dark = vec![false; width * width];
     let path = svg.split(" d=\"").nth(1).unwrap();
@@ -421,7 +421,7 @@ fn svg_modules(svg: &str) -> esimdash::qr::QrMatrix {
         let (x, y): (usize, usize) = (x.parse().unwrap(), y.parse().unwrap());
         dark[(y - q) * width + (x - q)] = true;
     }
-    esimdash::qr::QrMatrix { width, dark }
+    esimdash_domain::qr::QrMatrix { width, dark }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -466,7 +466,7 @@ async fn qr_files_and_the_install_link_carry_the_activation_code() {
         assert!(svg_text.contains("fill=\"#fff\"") && svg_text.contains("width=\"40mm\""));
         assert_eq!(svg_modules(&svg_text).decode().unwrap(), code, "the SVG holds the code");
         let png_bytes = std::fs::read(&png).unwrap();
-        assert_eq!(esimdash::qr::decode_png(&png_bytes).unwrap(), code);
+        assert_eq!(esimdash_domain::qr::decode_png(&png_bytes).unwrap(), code);
         pngs.push(png);
         codes.push(code);
     }
@@ -1112,7 +1112,7 @@ async fn json_and_tables_never_pass_control_or_bidi_characters_to_the_terminal()
     let base = format!("http://{}/api/v1", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await });
     let home = tempfile::tempdir().unwrap();
-    let unsafe_char = |c: char| esimdash::text::is_unsafe(c) && c != '\n';
+    let unsafe_char = |c: char| esimdash_domain::text::is_unsafe(c) && c != '\n';
     let with = |args: &[&str]| {
         let mut cmd = esimdash(&home);
         cmd.env("ESIMDASH_BASE_URL", &base)
@@ -1277,7 +1277,7 @@ async fn a_status_no_one_knows_that_finds_nothing_is_a_usage_error() {
 #[tokio::test(flavor = "multi_thread")]
 async fn balance_over_https_with_ca_file_and_the_roots_read_only_for_https() {
     let certs = certs::make();
-    let tls = esimdash::sandbox::spawn_with(
+    let tls = esimdash_sandbox::spawn_with(
         &SandboxConfig::default(),
         "127.0.0.1:0".parse().unwrap(),
         Some(certs::acceptor(&certs)),
@@ -1587,8 +1587,8 @@ async fn the_largest_sandbox_history_reaches_back_two_years_at_most() {
 /// the API nothing.
 #[tokio::test(flavor = "multi_thread")]
 async fn metrics_are_prometheus_text_equal_to_the_apis_figures_and_served_from_a_cache() {
-    use esimdash::api::model::OrderQuery;
-    use esimdash::domain::status::{Status, StatusFilter};
+    use esimdash_api::model::OrderQuery;
+    use esimdash_domain::status::{Status, StatusFilter};
     let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
     let command = |args: &[&str]| {
         let mut cmd = esimdash(&home);
@@ -1920,8 +1920,8 @@ async fn bulk_files_are_checked_whole_before_anything_is_paid() {
 /// crossing; and what changed while no watch ran is told by the next one, once.
 #[tokio::test(flavor = "multi_thread")]
 async fn watch_tells_each_change_once_also_across_a_restart() {
-    use esimdash::api::model::EsimQuery;
-    use esimdash::domain::status::StatusFilter;
+    use esimdash_api::model::EsimQuery;
+    use esimdash_domain::status::StatusFilter;
     let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
     let events_file = home.path().join("events.jsonl");
     let exec = format!("cat >> {}", events_file.display());
@@ -1943,7 +1943,7 @@ async fn watch_tells_each_change_once_also_across_a_restart() {
         async move {
             let query = EsimQuery {
                 page_size: Some(100),
-                status: StatusFilter::Is(esimdash::domain::status::Status::GotResource),
+                status: StatusFilter::Is(esimdash_domain::status::Status::GotResource),
                 ..Default::default()
             };
             let page = api.esims(&query).await.unwrap().esims;
@@ -2147,9 +2147,9 @@ async fn watch_stops_a_hook_that_does_not_read_a_large_change_at_its_time_limit(
 
 /// The ICCID of one of Acme's eSIMs not yet installed, to install at the sandbox.
 async fn released_iccid(sb: &RunningSandbox) -> String {
-    let query = esimdash::api::model::EsimQuery {
+    let query = esimdash_api::model::EsimQuery {
         page_size: Some(100),
-        status: esimdash::domain::status::StatusFilter::Is(esimdash::domain::status::Status::GotResource),
+        status: esimdash_domain::status::StatusFilter::Is(esimdash_domain::status::Status::GotResource),
         ..Default::default()
     };
     let page = acme_api(sb).esims(&query).await.unwrap().esims;

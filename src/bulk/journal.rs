@@ -87,7 +87,7 @@ impl Attempt {
             |at| format!("on {}", at.with_timezone(&chrono::Local).format("%Y-%m-%d %H:%M")),
         );
         match &self.file {
-            Some(file) => format!("{when} from {}", crate::text::sanitize(file)),
+            Some(file) => format!("{when} from {}", esimdash_domain::text::sanitize(file)),
             None => when,
         }
     }
@@ -124,7 +124,7 @@ impl Source {
             hash.update(file.as_os_str().as_encoded_bytes());
         }
         Self {
-            batch: crate::text::hex(&hash.finalize()[..12]),
+            batch: esimdash_domain::text::hex(&hash.finalize()[..12]),
             file: file.display().to_string(),
             own_run,
         }
@@ -180,7 +180,7 @@ fn legacy_name_of(kind: &str, file: &Path) -> String {
     hash.update(kind.as_bytes());
     hash.update([0]);
     hash.update(file.as_os_str().as_encoded_bytes());
-    crate::text::hex(&hash.finalize()[..8])
+    esimdash_domain::text::hex(&hash.finalize()[..8])
 }
 
 /// The file hash in an earlier version's journal name, `<24 hex>-<kind>-<16 hex>.jsonl`.
@@ -215,7 +215,7 @@ impl Journal {
             lines: 0,
         };
         if lock {
-            let lock_file = crate::private_file::open_or_create(&path.with_extension("lock")).map_err(failed)?;
+            let lock_file = esimdash_api::private_file::open_or_create(&path.with_extension("lock")).map_err(failed)?;
             match lock_file.try_lock() {
                 Ok(()) => journal._lock = Some(lock_file),
                 Err(TryLockError::WouldBlock) => return Err(JournalError::Busy(path.to_path_buf())),
@@ -224,7 +224,7 @@ impl Journal {
         } else if !path.exists() {
             return Ok(journal);
         }
-        let bytes = match crate::private_file::read_regular(path) {
+        let bytes = match esimdash_api::private_file::read_regular(path) {
             Err(e) if lock && e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
             read => read.map_err(failed)?,
         };
@@ -242,7 +242,7 @@ impl Journal {
             if journal.lines > COMPACT_AT * journal.rows.len() + 1000 {
                 journal.compact().map_err(failed)?;
             }
-            let mut file = crate::private_file::open_append(path).map_err(failed)?;
+            let mut file = esimdash_api::private_file::open_append(path).map_err(failed)?;
             if !text.is_empty() && !text.ends_with('\n') {
                 file.write_all(b"\n").map_err(failed)?;
             }
@@ -349,7 +349,7 @@ impl Journal {
             let Some(hash) = legacy_file_hash(&name, kind) else {
                 continue;
             };
-            let Ok(bytes) = crate::private_file::read_regular(&entry.path()) else {
+            let Ok(bytes) = esimdash_api::private_file::read_regular(&entry.path()) else {
                 continue;
             };
             // The old journal of this very file goes on as this file's run, as it did then.
@@ -519,7 +519,7 @@ impl Journal {
         }
         // Earlier keys within the repeat window: the rule against repeats still knows them as
         // this file's payments (older ones are past it).
-        let window = chrono::Duration::from_std(crate::api::REPEAT_WINDOW).unwrap_or_default();
+        let window = chrono::Duration::from_std(esimdash_api::REPEAT_WINDOW).unwrap_or_default();
         let recent = Utc::now() - window;
         for (key, paid) in self
             .keys
@@ -546,7 +546,7 @@ impl Journal {
             text.push_str(&serde_json::to_string(&line).map_err(std::io::Error::other)?);
             text.push('\n');
         }
-        crate::private_file::write_whole(&self.path, |out| out.write_all(text.as_bytes()))?;
+        esimdash_api::private_file::write_whole(&self.path, |out| out.write_all(text.as_bytes()))?;
         self.lines = text.lines().count();
         Ok(())
     }

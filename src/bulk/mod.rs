@@ -9,12 +9,12 @@ pub mod journal;
 pub mod result;
 pub mod rows;
 
-use crate::api::model::Plan;
-use crate::api::{ApiError, Client, Payment};
-use crate::audit::{Outcome, PaymentRecord};
-use crate::domain::iccid::Iccid;
-use crate::domain::order_no::OrderNo;
 use crate::purchase::{explain, line_total};
+use esimdash_api::audit::{Outcome, PaymentRecord};
+use esimdash_api::model::Plan;
+use esimdash_api::{ApiError, Client, Payment};
+use esimdash_domain::iccid::Iccid;
+use esimdash_domain::order_no::OrderNo;
 use journal::{Attempt, Journal, JournalError, Written};
 use rows::{Kind, Row, STOP_EVERY};
 use rust_decimal::Decimal;
@@ -205,8 +205,8 @@ pub struct Run {
 /// Refused in a read-only session.
 pub async fn prepare(client: &Client, kind: Kind, file: &Path, run: Run) -> Result<Prepared, CheckError> {
     client.ensure_writable(match kind {
-        Kind::Topup => crate::api::TOPUP,
-        Kind::Order => crate::api::PLACE_ORDER,
+        Kind::Topup => esimdash_api::TOPUP,
+        Kind::Order => esimdash_api::PLACE_ORDER,
     })?;
     // The file, the journal and the trail are read, and each row judged by them, on a thread
     // of their own: on the runtime's one thread a large file held every signal unheard until it
@@ -214,7 +214,7 @@ pub async fn prepare(client: &Client, kind: Kind, file: &Path, run: Run) -> Resu
     // one does not wait for it either.
     let recalled = {
         let (client, file) = (client.clone(), file.to_path_buf());
-        tokio::task::spawn_blocking(move || recall(&client, kind, &file, run, &crate::signals::stopping))
+        tokio::task::spawn_blocking(move || recall(&client, kind, &file, run, &esimdash_api::signals::stopping))
     };
     let Recalled {
         lines,
@@ -322,7 +322,7 @@ async fn check(
         {
             breathe(n).await;
             if let Some(earlier) = repeats.latest(&line.row.spend) {
-                let earlier = crate::api::describe_earlier(earlier);
+                let earlier = esimdash_api::describe_earlier(earlier);
                 let said = format!("{earlier}, not by this file: add --again to pay it a second time");
                 line.state = State::Repeat { earlier, said };
             }
@@ -357,7 +357,7 @@ struct Repeats<'a> {
 impl<'a> Repeats<'a> {
     fn index(records: impl Iterator<Item = &'a PaymentRecord>, ours: &HashSet<&str>) -> Self {
         let mut latest: HashMap<_, &PaymentRecord> = HashMap::new();
-        let theirs = records.filter(|r| !ours.contains(r.key.as_str()) && crate::api::counts_as_repeated(r));
+        let theirs = records.filter(|r| !ours.contains(r.key.as_str()) && esimdash_api::counts_as_repeated(r));
         for record in theirs {
             let key = (
                 record.action.as_str(),
@@ -373,7 +373,7 @@ impl<'a> Repeats<'a> {
         Self { latest }
     }
 
-    fn latest(&self, spend: &crate::domain::purchase::Spend) -> Option<&'a PaymentRecord> {
+    fn latest(&self, spend: &esimdash_domain::purchase::Spend) -> Option<&'a PaymentRecord> {
         let key = (
             spend.what.action(),
             spend.what.iccid().map(Iccid::as_str),
@@ -383,7 +383,7 @@ impl<'a> Repeats<'a> {
         self.latest
             .get(&key)
             .copied()
-            .filter(|r| crate::api::pays_the_same(r, spend))
+            .filter(|r| esimdash_api::pays_the_same(r, spend))
     }
 }
 
@@ -715,7 +715,7 @@ async fn pay_one(client: &Client, payment: Payment) -> Result<State, ApiError> {
             now: true,
             caveat: match (paid.charged_other, paid.delivery) {
                 (Some(other), _) => Some(Caveat::ChargedOther(other.sentence())),
-                (None, crate::api::Delivery::ResentUnconfirmed) => Some(Caveat::PossiblySecond(
+                (None, esimdash_api::Delivery::ResentUnconfirmed) => Some(Caveat::PossiblySecond(
                     "its answer was lost and it was sent once more, and the answer did not confirm its key: possibly a second order; check `esimdash orders`".to_string(),
                 )),
                 (None, _) => None,
@@ -725,7 +725,7 @@ async fn pay_one(client: &Client, payment: Payment) -> Result<State, ApiError> {
             Ok(Some(order)) => State::Placed {
                 order: order.record.provider_order_no.to_string(),
                 now: true,
-                caveat: crate::domain::purchase::charged_other(payment.total, order.total_sell_price, (None, None))
+                caveat: esimdash_domain::purchase::charged_other(payment.total, order.total_sell_price, (None, None))
                     .map(|other| Caveat::ChargedOther(other.sentence())),
             },
             Ok(None) => State::Unknown(format!(

@@ -3,8 +3,8 @@
 //! spreadsheet exports it. Each row keeps its line, so that every message and the result CSV
 //! point at the line the user sees.
 
-use crate::domain::iccid::Iccid;
-use crate::domain::purchase::Spend;
+use esimdash_domain::iccid::Iccid;
+use esimdash_domain::purchase::Spend;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -110,7 +110,7 @@ impl From<FileError> for ReadError {
 /// Reads and checks the file at `path`; `stopped` is asked every few thousand rows.
 pub fn read(path: &Path, kind: Kind, stopped: &dyn Fn() -> bool) -> Result<Parsed, ReadError> {
     let failed = |e: std::io::Error| FileError::one(format!("{}: {e}", path.display()));
-    let text = crate::private_file::read_regular_at_most(path, MAX_FILE_BYTES).map_err(failed)?;
+    let text = esimdash_api::private_file::read_regular_at_most(path, MAX_FILE_BYTES).map_err(failed)?;
     let Some(text) = text else {
         return Err(FileError::one(format!(
             "the file is larger than {} MB, more than a bulk file holds (100 000 rows take a few MB): split it, or remove the columns it does not need",
@@ -148,7 +148,7 @@ fn parse_until(text: &[u8], kind: Kind, stopped: &dyn Fn() -> bool) -> Result<Pa
     let qty_at = column("qty").or_else(|| column("quantity"));
     let wanted = kind.columns();
     if slug_at.is_none() || (kind == Kind::Topup && iccid_at.is_none()) {
-        let said = crate::text::excerpt(&headers.iter().collect::<Vec<_>>().join(","), 200);
+        let said = esimdash_domain::text::excerpt(&headers.iter().collect::<Vec<_>>().join(","), 200);
         let hint = if said.contains(';') {
             " (its columns seem separated by \";\": save the file as CSV with commas)"
         } else {
@@ -243,7 +243,7 @@ fn row(iccid: &str, slug: &str, qty: &str, kind: Kind) -> Result<Spend, String> 
     if slug.len() > MAX_SLUG || !slug.bytes().all(|b| b.is_ascii_graphic()) {
         return Err(format!(
             "slug {:?} is not a plan's slug (at most {MAX_SLUG} letters, digits and signs, no spaces)",
-            crate::text::excerpt(slug, 40)
+            esimdash_domain::text::excerpt(slug, 40)
         ));
     }
     let qty = if qty.is_empty() {
@@ -255,7 +255,7 @@ fn row(iccid: &str, slug: &str, qty: &str, kind: Kind) -> Result<Spend, String> 
             .ok_or_else(|| {
                 format!(
                     "qty {:?} is not a whole number from 1 to {MAX_QTY}",
-                    crate::text::excerpt(qty, 40)
+                    esimdash_domain::text::excerpt(qty, 40)
                 )
             })?
     };
@@ -267,7 +267,10 @@ fn row(iccid: &str, slug: &str, qty: &str, kind: Kind) -> Result<Spend, String> 
                 } else {
                     ""
                 };
-                format!("{:?} is not an ICCID: {e}{hint}", crate::text::excerpt(iccid, 40))
+                format!(
+                    "{:?} is not an ICCID: {e}{hint}",
+                    esimdash_domain::text::excerpt(iccid, 40)
+                )
             })?;
             Spend::topup(iccid, slug, qty)
         }

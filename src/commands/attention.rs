@@ -3,12 +3,12 @@
 //! attention` and `metrics`; `esims --attention` lists the same eSIMs, and the dashboard's `!`
 //! applies the same rule to its index once the index holds the whole inventory.
 
-use crate::api::model::EsimQuery;
-use crate::api::pages::{Listing, Page};
-use crate::api::{ApiError, Client};
-use crate::domain::attention::AttentionRule;
-use crate::domain::status::StatusFilter;
 use chrono::{DateTime, Utc};
+use esimdash_api::model::EsimQuery;
+use esimdash_api::pages::{Listing, Page};
+use esimdash_api::{ApiError, Client};
+use esimdash_domain::attention::AttentionRule;
+use esimdash_domain::status::StatusFilter;
 
 /// The eSIMs needing attention now, of how many usable ones read.
 pub async fn count(client: &Client, rule: AttentionRule, now: DateTime<Utc>) -> Result<(u64, u64), ApiError> {

@@ -3,8 +3,8 @@
 
 use super::table::{Align, Table};
 use super::{CommandError, Output};
-use crate::audit::{self, Entry};
 use chrono::{DateTime, NaiveDate, Utc};
+use esimdash_api::audit::{self, Entry};
 use std::io::Write;
 
 pub fn run(since: Option<&str>, output: &Output) -> Result<(), CommandError> {
@@ -40,7 +40,7 @@ pub fn run(since: Option<&str>, output: &Output) -> Result<(), CommandError> {
     let mut out = std::io::stdout().lock();
     if output.is_json() {
         for entry in shown {
-            let line = crate::text::json_line(entry).map_err(|e| CommandError::Usage(e.to_string()))?;
+            let line = esimdash_domain::text::json_line(entry).map_err(|e| CommandError::Usage(e.to_string()))?;
             writeln!(out, "{line}")?;
         }
         return Ok(());
@@ -88,7 +88,7 @@ fn table(rows: &[&Entry]) -> Table {
             text(&e.total),
             text(&e.order_no),
             text(&e.balance_after),
-            crate::text::excerpt(&text(&e.outcome), 60),
+            esimdash_domain::text::excerpt(&text(&e.outcome), 60),
         ]);
     }
     t

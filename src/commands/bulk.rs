@@ -6,14 +6,14 @@
 use super::buying::confirm;
 use super::table::{Align, Table};
 use super::{CommandError, Output};
-use crate::api::Client;
 use crate::bulk::journal::JournalError;
 use crate::bulk::rows::Kind;
 use crate::bulk::{self as engine, Batch, CheckError, Ended, Line, Prepared, RowOutcome, State, result};
 use crate::cli::{BulkArgs, SpendArgs};
 use crate::commands::output::outln;
-use crate::domain::money::format_amount;
-use crate::domain::purchase::{NOTHING_BOUGHT, NOTHING_TOPPED_UP};
+use esimdash_api::Client;
+use esimdash_domain::money::format_amount;
+use esimdash_domain::purchase::{NOTHING_BOUGHT, NOTHING_TOPPED_UP};
 use serde_json::json;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -94,7 +94,7 @@ pub async fn run(
         &mut batch,
         &mut journal,
         spend.again,
-        crate::signals::stopping,
+        esimdash_api::signals::stopping,
         |line| {
             bar.tell(line);
         },
@@ -124,9 +124,9 @@ async fn checked(
         CheckError::Journal(e) => journaled(e),
         CheckError::File(_) | CheckError::NoStateDir => CommandError::Usage(e.to_string()),
         CheckError::Trail(why) => CommandError::Io(std::io::Error::other(why)),
-        CheckError::Stopped => {
-            CommandError::Interrupted(crate::signals::stopped_by().unwrap_or(crate::signals::Stop::Interrupt))
-        }
+        CheckError::Stopped => CommandError::Interrupted(
+            esimdash_api::signals::stopped_by().unwrap_or(esimdash_api::signals::Stop::Interrupt),
+        ),
     })
 }
 
@@ -227,7 +227,7 @@ fn finish(batch: &Batch, ended: Ended, result: &Path, output: &Output) -> Result
     }
     match ended {
         Ended::Stopped => Err(CommandError::Stopped(
-            crate::signals::stopped_by().unwrap_or(crate::signals::Stop::Interrupt),
+            esimdash_api::signals::stopped_by().unwrap_or(esimdash_api::signals::Stop::Interrupt),
             format!(
                 "stopped by a signal after the payment in flight was answered: {sentence}. Run the same command again to go on."
             ),

@@ -3,15 +3,15 @@
 //! `--yes`), the request is sent once, and a lost answer is looked up in the order list.
 
 use super::{CommandError, Output};
-use crate::api::model::{Plan, Whereabouts};
-use crate::api::{ApiError, Client, Delivery, PLACE_ORDER, Payment, Spend, TOPUP};
 use crate::cli::SpendArgs;
 use crate::commands::output::outln;
-use crate::domain::iccid::Iccid;
-use crate::domain::money::format_amount;
-use crate::domain::order_no::OrderNo;
-use crate::domain::purchase::{NOTHING_BOUGHT, NOTHING_TOPPED_UP, Purchase};
 use crate::purchase::{TopupOffer, balance_after, explain, line_total, shortfall_message, topup_offer};
+use esimdash_api::model::{Plan, Whereabouts};
+use esimdash_api::{ApiError, Client, Delivery, PLACE_ORDER, Payment, Spend, TOPUP};
+use esimdash_domain::iccid::Iccid;
+use esimdash_domain::money::format_amount;
+use esimdash_domain::order_no::OrderNo;
+use esimdash_domain::purchase::{NOTHING_BOUGHT, NOTHING_TOPPED_UP, Purchase};
 use rust_decimal::Decimal;
 use serde_json::json;
 use std::collections::HashSet;
@@ -318,7 +318,7 @@ fn tell_delivery(delivery: Delivery, what: &Purchase, slug: &str) {
         Delivery::ResentUnconfirmed => eprintln!(
             "esimdash: the first answer was lost; the {} was sent once more under the same idempotency key, but the server's answer did not echo the key: it may no longer honour keys, so if the first had reached it this is possibly a second order. Check `esimdash orders -q {}`.",
             what.noun(),
-            crate::text::sanitize(slug)
+            esimdash_domain::text::sanitize(slug)
         ),
         Delivery::Answered => {}
     }
@@ -377,7 +377,7 @@ pub(super) async fn confirm(yes: bool, summary: &str) -> Result<(), CommandError
     }
     // The summary names the server's plan: shown as text, never obeyed (a name that moved the
     // cursor could redraw the price the user says yes to).
-    eprint!("{}\nProceed? [y/N] ", crate::text::sanitize_lines(summary));
+    eprint!("{}\nProceed? [y/N] ", esimdash_domain::text::sanitize_lines(summary));
     let _ = std::io::stderr().flush();
     // Read off the runtime, so that Ctrl-C at the question ends the command at once.
     let answer = tokio::task::spawn_blocking(|| {

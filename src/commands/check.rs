@@ -5,12 +5,12 @@
 //! threshold missing). Thresholds in the performance data are in the plugins' range syntax, so
 //! that a grapher or a second opinion alerts exactly when the check does.
 
-use crate::api::Client;
 use crate::cli::CheckWhat;
 use crate::commands::CommandError;
 use crate::commands::output::outln;
 use crate::config::Preferences;
-use crate::domain::money::format_amount;
+use esimdash_api::Client;
+use esimdash_domain::money::format_amount;
 use rust_decimal::Decimal;
 
 /// A check's outcome, as the monitoring system reads it from the exit status.
@@ -59,7 +59,7 @@ type Outcome = Result<(State, String, Option<String>), String>;
 /// everything after the first `|` as performance data, and a server must not add any.
 fn plugin_line(name: &str, state: State, text: &str, perfdata: Option<&str>) -> String {
     let text = text.split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "/");
-    let text = crate::text::sanitize(&text);
+    let text = esimdash_domain::text::sanitize(&text);
     match perfdata {
         Some(perfdata) => format!("ESIMDASH {name} {} - {text} | {perfdata}", state.word()),
         None => format!("ESIMDASH {name} {} - {text}", state.word()),

@@ -6,19 +6,19 @@
 
 use super::table::{Align, LIST_CELL, SpooledTable, Table};
 use super::{CommandError, Form, Output, page_footer};
-use crate::api::Client;
-use crate::api::model::{Esim, EsimQuery, Order, OrderQuery, Plan};
-use crate::api::pages::{Listing, Page, Progress};
 use crate::cli::ListArgs;
 use crate::commands::output::{out, outln};
-use crate::domain::attention::AttentionRule;
-use crate::domain::status::{ACTIVE_FILTER, Status, StatusFilter};
 use crate::export::csv_rows::{self, writer};
 use crate::export::file::{Existing, PendingFile};
 use crate::format::money::amount;
 use crate::format::records;
 use crate::format::verdict::status_words;
 use crate::format::volume::format_bytes;
+use esimdash_api::Client;
+use esimdash_api::model::{Esim, EsimQuery, Order, OrderQuery, Plan};
+use esimdash_api::pages::{Listing, Page, Progress};
+use esimdash_domain::attention::AttentionRule;
+use esimdash_domain::status::{ACTIVE_FILTER, Status, StatusFilter};
 use serde_json::json;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -381,7 +381,7 @@ impl JsonList {
 }
 
 fn json_line(value: &impl serde::Serialize) -> Result<String, CommandError> {
-    crate::text::json_line(value).map_err(|e| CommandError::Usage(e.to_string()))
+    esimdash_domain::text::json_line(value).map_err(|e| CommandError::Usage(e.to_string()))
 }
 
 /// Reads every page (Ctrl-C stops it: `notices::until_done_or_stopped`), writing each as it
@@ -498,7 +498,7 @@ fn unknown_status_found_nothing(status: &StatusFilter, total: u64, what: &str) -
 
 /// Whether the tables on stdout get colours.
 fn coloured() -> bool {
-    std::io::stdout().is_terminal() && crate::text::colour_allowed()
+    std::io::stdout().is_terminal() && esimdash_domain::text::colour_allowed()
 }
 
 fn order_table() -> Table {
@@ -522,7 +522,7 @@ fn order_row(o: &Order) -> Vec<String> {
         o.created_at.short(),
         status_words(&o.record.status).to_string(),
         o.record.package_name.clone(),
-        crate::domain::location::short(&o.record.location_code).to_string(),
+        esimdash_domain::location::short(&o.record.location_code).to_string(),
         o.record.quantity.map(|q| q.to_string()).unwrap_or_default(),
         amount(o.total_sell_price),
     ]
@@ -550,7 +550,7 @@ fn esim_row(e: &Esim) -> Vec<String> {
         crate::format::verdict::esim_cell(e),
         raw.smdp_status.clone(),
         e.record.package_name.clone(),
-        crate::domain::location::short(&e.record.location_code).to_string(),
+        esimdash_domain::location::short(&e.record.location_code).to_string(),
         records::usage(raw.order_usage, raw.total_volume),
         raw.expired_time.date(),
     ]
@@ -573,7 +573,7 @@ pub(super) fn plan_table(plans: &[Plan]) -> String {
         t.row(vec![
             p.slug.clone(),
             p.name.clone(),
-            crate::domain::location::short(&p.location_code).to_string(),
+            esimdash_domain::location::short(&p.location_code).to_string(),
             p.volume.map(format_bytes).unwrap_or_default(),
             records::validity(p),
             amount(pricing.and_then(|x| x.cost_price)),

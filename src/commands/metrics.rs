@@ -6,13 +6,13 @@
 //! kept for `--every` seconds, so frequent scrapes do not spend the key's budget; the server is
 //! bounded (`super::listen`), so that stalled clients cannot keep the scrapes out.
 
-use crate::api::model::{EsimQuery, OrderQuery};
-use crate::api::{ApiError, Client};
 use crate::commands::CommandError;
 use crate::commands::output::out;
 use crate::config::Preferences;
-use crate::domain::status::{Status, StatusFilter};
 use crate::inventory::kept::Kept;
+use esimdash_api::model::{EsimQuery, OrderQuery};
+use esimdash_api::{ApiError, Client};
+use esimdash_domain::status::{Status, StatusFilter};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::net::SocketAddr;

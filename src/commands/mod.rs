@@ -39,19 +39,19 @@ pub fn run_local(command: &Command, output: &Output) -> Option<Result<(), Comman
     })
 }
 
-use crate::api::model::{Esim, EsimQuery, OrderQuery, Plan, ProfileUpdate};
-use crate::api::{ApiError, Client};
 use crate::bulk::rows::Kind;
 use crate::cli::{BulkArgs, Command, ProfileAction};
 use crate::commands::output::{out, outln};
 use crate::config::{ConfigError, Preferences};
-use crate::domain::iccid::Iccid;
-use crate::domain::money::format_amount;
-use crate::domain::purchase::NOTHING_TOPPED_UP;
 use crate::format::records;
 use crate::format::verdict;
 use crate::inventory::kept::Kept;
-use crate::signals::Stop;
+use esimdash_api::model::{Esim, EsimQuery, OrderQuery, Plan, ProfileUpdate};
+use esimdash_api::signals::Stop;
+use esimdash_api::{ApiError, Client};
+use esimdash_domain::iccid::Iccid;
+use esimdash_domain::money::format_amount;
+use esimdash_domain::purchase::NOTHING_TOPPED_UP;
 use serde_json::json;
 use table::{Align, Table};
 
@@ -71,7 +71,7 @@ pub enum CommandError {
     #[error("{}", .searched.describe(.iccid))]
     Missed {
         iccid: Iccid,
-        searched: crate::api::Searched,
+        searched: esimdash_api::Searched,
     },
     #[error("{0}")]
     Qr(String),
@@ -91,7 +91,7 @@ pub enum CommandError {
     /// Placed, for another total than the one confirmed (exit 7): the order is told on stdout
     /// as usual, this on stderr.
     #[error("{}", .0.sentence())]
-    ChargedOther(crate::domain::purchase::ChargedOther),
+    ChargedOther(esimdash_domain::purchase::ChargedOther),
     /// Rows of a bulk file placed for another total than the one confirmed (exit 7).
     #[error(
         "{0} row(s) were placed for another total than the one confirmed (each said in the result): check them with your provider"
@@ -435,7 +435,7 @@ async fn profile(client: &Client, action: Option<&ProfileAction>, output: &Outpu
                     "profile set needs at least one of --company, --country, --website".to_string(),
                 ));
             }
-            client.ensure_writable(crate::api::PROFILE_UPDATE)?;
+            client.ensure_writable(esimdash_api::PROFILE_UPDATE)?;
             let update = ProfileUpdate {
                 company_name: company.clone(),
                 country: country.clone(),

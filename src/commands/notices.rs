@@ -4,8 +4,8 @@
 //! payment waits for its answer, which is then waited for (at most the request timeout).
 
 use super::{CommandError, Output};
-use crate::api::{Client, Notice, payments_in_flight};
-use crate::signals::{self, Stop, Stops};
+use esimdash_api::signals::{self, Stop, Stops};
+use esimdash_api::{Client, Notice, payments_in_flight};
 use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,7 +15,11 @@ use std::time::Duration;
 /// fails: after a hang-up there is no terminal.
 pub fn say(text: &str) {
     let one_line = text.replace(['\r', '\n'], " ");
-    let _ = writeln!(std::io::stderr(), "esimdash: {}", crate::text::sanitize(&one_line));
+    let _ = writeln!(
+        std::io::stderr(),
+        "esimdash: {}",
+        esimdash_domain::text::sanitize(&one_line)
+    );
 }
 
 /// Prints the client's notices as they come.
@@ -27,7 +31,7 @@ pub fn listen(client: &Client, output: &Output) {
         Notice::Settled(settled) => {
             if output.is_json() {
                 let value = settled.to_json();
-                let line = crate::text::json_line(&serde_json::json!({ "settled": value }));
+                let line = esimdash_domain::text::json_line(&serde_json::json!({ "settled": value }));
                 let _ = writeln!(std::io::stderr(), "{}", line.unwrap_or_default());
                 output.settled(value);
             } else {

@@ -20,7 +20,7 @@ macro_rules! outln {
     ($($arg:tt)*) => {
         $crate::commands::output::write_out(format_args!(
             "{}\n",
-            $crate::text::sanitize_lines(&format!($($arg)*))
+            esimdash_domain::text::sanitize_lines(&format!($($arg)*))
         ))
     };
 }
@@ -64,13 +64,13 @@ impl Output {
 
     /// Keeps an earlier payment settled during this command, for `settledEarlier`.
     pub fn settled(&self, value: Value) {
-        crate::sync::lock(&self.settled).push(value);
+        esimdash_domain::sync::lock(&self.settled).push(value);
     }
 
     /// Adds the earlier payments settled during this command to a JSON object printed for
     /// `--json`.
     pub fn add_settled_earlier(&self, value: &mut Value) {
-        let settled = crate::sync::lock(&self.settled);
+        let settled = esimdash_domain::sync::lock(&self.settled);
         if let (false, Value::Object(map)) = (settled.is_empty(), value) {
             map.insert("settledEarlier".to_string(), Value::Array(settled.clone()));
         }
@@ -81,7 +81,7 @@ impl Output {
         let mut value = serde_json::to_value(value).map_err(|e| CommandError::Usage(e.to_string()))?;
         self.add_settled_earlier(&mut value);
         // One compact line a document: what `jq`, `grep` and line-based scripts take best.
-        let text = crate::text::json_line(&value).map_err(|e| CommandError::Usage(e.to_string()))?;
+        let text = esimdash_domain::text::json_line(&value).map_err(|e| CommandError::Usage(e.to_string()))?;
         outln!("{text}");
         Ok(())
     }

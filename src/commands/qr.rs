@@ -4,13 +4,13 @@
 
 use super::table::{Align, Table};
 use super::{CommandError, Output};
-use crate::api::Client;
-use crate::api::model::Esim;
 use crate::commands::output::{out, outln};
-use crate::domain::lpa::{ActivationCode, apple_install_link};
 use crate::export::file::{self, Existing};
 use crate::format::verdict;
-use crate::qr::{FILE_SCALE, FILE_SIZE_MM, QrMatrix};
+use esimdash_api::Client;
+use esimdash_api::model::Esim;
+use esimdash_domain::lpa::{ActivationCode, apple_install_link};
+use esimdash_domain::qr::{FILE_SCALE, FILE_SIZE_MM, QrMatrix};
 use serde_json::json;
 use std::io::IsTerminal;
 use std::path::Path;
@@ -32,7 +32,7 @@ pub async fn run(
     let code = client
         .activation_code(esim)
         .await
-        .and_then(|code| crate::domain::lpa::checked_code(&code))
+        .and_then(|code| esimdash_domain::lpa::checked_code(&code))
         .map_err(CommandError::Qr)?;
     let matrix = QrMatrix::encode(&code).map_err(CommandError::Qr)?;
     let link = apple_install_link(&code);

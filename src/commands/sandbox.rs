@@ -3,17 +3,17 @@
 
 use crate::cli::SandboxArgs;
 use crate::commands::output::{out, outln};
-use crate::sandbox::seed::{DEMO_KEYS, DEMO_SESSIONS, RESELLER_NAMES};
-use crate::sandbox::{SESSION_COOKIE, SandboxConfig, serve};
+use esimdash_sandbox::seed::{DEMO_KEYS, DEMO_SESSIONS, RESELLER_NAMES};
+use esimdash_sandbox::{SESSION_COOKIE, SandboxConfig, serve};
 use std::net::SocketAddr;
 use std::time::Duration;
 
 /// The sandbox of `--demo`, started in this process: it serves until dropped.
-pub type Demo = crate::sandbox::RunningSandbox;
+pub type Demo = esimdash_sandbox::RunningSandbox;
 
 /// Starts the demo's sandbox on a free loopback port.
 pub async fn start_demo() -> Result<Demo, String> {
-    crate::sandbox::spawn(&SandboxConfig::default(), ([127, 0, 0, 1], 0).into())
+    esimdash_sandbox::spawn(&SandboxConfig::default(), ([127, 0, 0, 1], 0).into())
         .await
         .map_err(|e| format!("cannot start the demo sandbox: {e}"))
 }
@@ -109,7 +109,7 @@ pub async fn run_sandbox(args: &SandboxArgs) -> std::io::Result<()> {
         ..SandboxConfig::default()
     };
     let tls = match (&args.tls_cert, &args.tls_key) {
-        (Some(cert), Some(key)) => Some(crate::sandbox::tls::acceptor(cert, key).map_err(std::io::Error::other)?),
+        (Some(cert), Some(key)) => Some(esimdash_sandbox::tls::acceptor(cert, key).map_err(std::io::Error::other)?),
         _ => None,
     };
     let on_ready = |addr| out!("{}", banner(addr, args));

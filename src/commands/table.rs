@@ -3,7 +3,7 @@
 
 use crate::format::verdict::StatusTone;
 use crate::format::verdict::cell_tone;
-use crate::text::safe_fit;
+use esimdash_domain::text::safe_fit;
 use unicode_width::UnicodeWidthStr;
 
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -7,13 +7,13 @@
 
 use super::CommandError;
 use super::notices::say;
-use crate::api::model::{EsimQuery, OrderQuery};
-use crate::api::{ApiError, Client};
 use crate::cli::WatchArgs;
 use crate::commands::output::outln;
 use crate::config::Preferences;
 use crate::watch::memory::Memory;
 use crate::watch::{Event, Pending, Seen};
+use esimdash_api::model::{EsimQuery, OrderQuery};
+use esimdash_api::{ApiError, Client};
 use std::time::{Duration, Instant};
 
 /// A page of the lists, as the watch reads them.
@@ -32,7 +32,7 @@ pub async fn run(client: &Client, prefs: &Preferences, args: &WatchArgs) -> Resu
     })?;
     let path = Memory::path_in(&dir, &account);
     // One watch per account: two would race on one memory and report changes twice.
-    let _lock = crate::api::AccountLock::try_take(&path.with_extension("lock"))?.ok_or_else(|| {
+    let _lock = esimdash_api::AccountLock::try_take(&path.with_extension("lock"))?.ok_or_else(|| {
         CommandError::Refused(format!(
             "another esimdash watch of this account is running ({})",
             path.display()
@@ -167,7 +167,7 @@ fn tell(events: &[Event], since: Option<chrono::DateTime<chrono::Utc>>) -> Vec<P
             let mut value = serde_json::to_value(event).unwrap_or_default();
             value["id"] = serde_json::Value::from(id.as_str());
             value["at"] = serde_json::Value::from(at.as_str());
-            let line = crate::text::json_line(&value).unwrap_or_default();
+            let line = esimdash_domain::text::json_line(&value).unwrap_or_default();
             outln!("{line}");
             Pending { id, line, failures: 0 }
         })

@@ -2,10 +2,10 @@
 //! profiles; a secret comes from the environment, a flag, the file (which must then be private),
 //! or `secret_key_cmd`, a command whose stdout is the secret.
 
-use crate::api::{AuthMode, BaseUrl, BaseUrlError, ClientOptions, Credentials};
 use crate::cli::ConnectionArgs;
-use crate::domain::attention::AttentionRule;
-use crate::domain::money::parse_decimal;
+use esimdash_api::{AuthMode, BaseUrl, BaseUrlError, ClientOptions, Credentials};
+use esimdash_domain::attention::AttentionRule;
+use esimdash_domain::money::parse_decimal;
 use rust_decimal::Decimal;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -346,7 +346,7 @@ fn stderr_excerpt(bytes: &[u8]) -> String {
     let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     let joined = lines.join(" · ");
     let start = joined.char_indices().rev().nth(299).map_or(0, |(i, _)| i);
-    crate::text::sanitize(&joined[start..]).into_owned()
+    esimdash_domain::text::sanitize(&joined[start..]).into_owned()
 }
 
 /// The config file named by `--config`/`ESIMDASH_CONFIG`, or the default one if it exists.
@@ -617,7 +617,7 @@ fn client_options(
         options.background_share = f64::from(percent) / 100.0;
     }
     if let Some(file) = args.ca_file.as_ref().or(profile.ca_file.as_ref()) {
-        options.extra_roots = crate::api::read_pem_certificates(file).map_err(|message| match args.ca_file {
+        options.extra_roots = esimdash_api::read_pem_certificates(file).map_err(|message| match args.ca_file {
             Some(_) => ConfigError::Given {
                 given: "--ca-file (or ESIMDASH_CA_FILE)",
                 message,
@@ -673,12 +673,12 @@ pub fn read_only_reason(
 
 /// The audit trail of a session of `profile`; `None` (and a warning in the log) where the
 /// system has no state or data directory to keep it in.
-pub fn audit_trail(profile: &str) -> Option<crate::audit::Trail> {
-    let path = crate::audit::default_path();
+pub fn audit_trail(profile: &str) -> Option<esimdash_api::audit::Trail> {
+    let path = esimdash_api::audit::default_path();
     if path.is_none() {
         tracing::warn!("no state directory (is HOME set?): the audit trail is not kept");
     }
-    path.map(|path| crate::audit::Trail {
+    path.map(|path| esimdash_api::audit::Trail {
         path,
         profile: profile.to_string(),
     })

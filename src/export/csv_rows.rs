@@ -7,8 +7,8 @@
 //! bidirectional characters become U+FFFD, as on the screen. Numeric columns are written by us
 //! from exact decimals and integers, never from the API's text, so `-1.50` stays `-1.50`.
 
-use crate::api::model::{Esim, Order, Plan};
-use crate::text::sanitize;
+use esimdash_api::model::{Esim, Order, Plan};
+use esimdash_domain::text::sanitize;
 use rust_decimal::Decimal;
 use std::io::Write;
 

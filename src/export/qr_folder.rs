@@ -5,9 +5,9 @@
 //! so that no failure is told only by a message that fades.
 
 use super::file::{self, Existing};
-use crate::api::model::{Esim, Whereabouts};
-use crate::api::{Client, Found};
-use crate::qr::{FILE_SCALE, QrMatrix};
+use esimdash_api::model::{Esim, Whereabouts};
+use esimdash_api::{Client, Found};
+use esimdash_domain::qr::{FILE_SCALE, QrMatrix};
 use std::path::{Path, PathBuf};
 
 /// An eSIM whose QR code is wanted: its record when at hand, else where the index saw it.
@@ -64,7 +64,7 @@ fn new_folder(dir: &Path) -> Result<PathBuf, String> {
 
 async fn write_one(client: &Client, folder: &Path, one: &Wanted) -> Result<(), String> {
     // A name from the API is only used once it is a valid ICCID: it could name any path.
-    let iccid = crate::domain::iccid::Iccid::parse(&one.iccid).map_err(|e| format!("not a valid ICCID ({e})"))?;
+    let iccid = esimdash_domain::iccid::Iccid::parse(&one.iccid).map_err(|e| format!("not a valid ICCID ({e})"))?;
     let found;
     let esim = match &one.esim {
         Some(esim) => esim,
@@ -80,7 +80,7 @@ async fn write_one(client: &Client, folder: &Path, one: &Wanted) -> Result<(), S
     let code = client
         .activation_code(esim)
         .await
-        .and_then(|code| crate::domain::lpa::checked_code(&code))?;
+        .and_then(|code| esimdash_domain::lpa::checked_code(&code))?;
     let png = QrMatrix::encode(&code).and_then(|m| m.to_png(FILE_SCALE))?;
     file::write(&folder.join(format!("{iccid}.png")), &png, Existing::Keep).map_err(|e| e.to_string())?;
     Ok(())

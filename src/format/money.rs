@@ -2,7 +2,7 @@
 //! with its currency. The amount's own text is `domain::money::format_amount`, the one place an
 //! amount becomes text (the form the API's decimal strings have too).
 
-use crate::domain::money::format_amount;
+use esimdash_domain::money::format_amount;
 use rust_decimal::Decimal;
 
 /// `12.50`, or `-` when absent.

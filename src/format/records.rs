@@ -4,9 +4,9 @@
 
 use super::money::{amount, money};
 use super::volume::format_bytes;
-use crate::api::model::{Esim, Order, Plan, Profile};
-use crate::domain::location::{GLOBAL, REGIONAL, area};
-use crate::domain::status::Status;
+use esimdash_api::model::{Esim, Order, Plan, Profile};
+use esimdash_domain::location::{GLOBAL, REGIONAL, area};
+use esimdash_domain::status::Status;
 
 /// Label and value rows of a record.
 pub type Fields = Vec<(&'static str, String)>;

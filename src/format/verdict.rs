@@ -3,10 +3,10 @@
 //! are not named here (the dashboard adds its own); neither is anything not in the record.
 
 use super::volume::format_bytes;
-use crate::api::model::Esim;
-use crate::domain::esim_state::{Class, Facts, Tone};
-use crate::domain::status::Status;
 use chrono::{DateTime, Utc};
+use esimdash_api::model::Esim;
+use esimdash_domain::esim_state::{Class, Facts, Tone};
+use esimdash_domain::status::Status;
 use serde::Serialize;
 
 /// How a status reads at a glance; each screen maps it to its colours.
@@ -239,7 +239,7 @@ pub fn of(esim: &Esim, now: DateTime<Utc>) -> Verdict {
 /// `plan` (which says a region's countries).
 pub fn verdict(f: &Facts<'_>, area_code: &str, plan: &str, now: DateTime<Utc>) -> Verdict {
     let class = f.classify();
-    let area = match crate::domain::location::area(area_code, plan) {
+    let area = match esimdash_domain::location::area(area_code, plan) {
         a if a.is_empty() => "the plan's area".to_string(),
         a => a,
     };

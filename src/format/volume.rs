@@ -1,6 +1,6 @@
 //! Data volumes as people read them: `1 GB`, `1.5 GB`, `500 MB`.
 
-use crate::domain::volume::{GB, KB, MB};
+use esimdash_domain::volume::{GB, KB, MB};
 
 /// `1 GB`, `1.5 GB`, `500 MB`, `0 B`: one decimal at most, none when whole.
 pub fn format_bytes(bytes: u64) -> String {
@@ -25,7 +25,7 @@ pub fn format_bytes(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::volume::gigabytes;
+    use esimdash_domain::volume::gigabytes;
 
     #[test]
     fn contract_examples() {

@@ -7,7 +7,7 @@
 
 use super::store::{self, LoadError, SavedIndex, Store};
 use super::{Seen, Whereabouts};
-use crate::api::Client;
+use esimdash_api::Client;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -54,7 +54,7 @@ impl Kept {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        crate::sync::lock(&self.inner)
+        esimdash_domain::sync::lock(&self.inner)
     }
 
     /// From now on, every eSIM `client` reads goes into the index as it comes.

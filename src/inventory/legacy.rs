@@ -3,7 +3,7 @@
 //! again from the API, then removed.
 
 use super::{Inventory, Package};
-use crate::domain::status::Status;
+use esimdash_domain::status::Status;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -44,7 +44,7 @@ pub enum LoadError {
 }
 
 pub fn load(path: &Path, account: &str) -> Result<Inventory, LoadError> {
-    let bytes = match crate::private_file::read_regular(path) {
+    let bytes = match esimdash_api::private_file::read_regular(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(LoadError::Missing),
         Err(e) => return Err(LoadError::Unreadable(e.to_string())),
@@ -74,10 +74,10 @@ pub fn load(path: &Path, account: &str) -> Result<Inventory, LoadError> {
             iccid: iccid.clone(),
             status: status.clone(),
             // A class this version does not know is not guessed at.
-            class: crate::domain::esim_state::Class::from_key(class)
-                .unwrap_or(crate::domain::esim_state::Class::Unknown),
+            class: esimdash_domain::esim_state::Class::from_key(class)
+                .unwrap_or(esimdash_domain::esim_state::Class::Unknown),
             package: package.clone(),
-            limits: crate::domain::attention::Limits {
+            limits: esimdash_domain::attention::Limits {
                 used_pct: used_pct.map(|p| p.min(100)),
                 expires: *expires,
             },

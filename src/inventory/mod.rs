@@ -17,14 +17,14 @@ mod search;
 pub mod seen;
 pub mod store;
 
-pub use crate::api::model::Whereabouts;
+pub use esimdash_api::model::Whereabouts;
 pub use search::{AttentionAt, Selection};
 pub use seen::{Entry, PagePlace, Seen};
 
-use crate::api::model::Esim;
-use crate::domain::attention::Limits;
-use crate::domain::esim_state::Class;
-use crate::domain::status::Status;
+use esimdash_api::model::Esim;
+use esimdash_domain::attention::Limits;
+use esimdash_domain::esim_state::Class;
+use esimdash_domain::status::Status;
 use std::collections::HashMap;
 
 /// A package as the inventory's rows show it, stored once however many eSIMs carry it.
@@ -497,8 +497,8 @@ impl Inventory {
 
     /// The place of entry `e` among the eSIMs the status filter lets through, counting the
     /// ones the index has before it (all of them, where the index covers the list up to it).
-    pub fn place_among(&self, e: usize, status: &crate::domain::status::StatusFilter) -> u64 {
-        if *status == crate::domain::status::StatusFilter::All {
+    pub fn place_among(&self, e: usize, status: &esimdash_domain::status::StatusFilter) -> u64 {
+        if *status == esimdash_domain::status::StatusFilter::All {
             return self.place(e);
         }
         let status_ok = self.status_mask(status);
@@ -511,7 +511,7 @@ impl Inventory {
     }
 
     /// Which interned statuses the filter lets through.
-    fn status_mask(&self, filter: &crate::domain::status::StatusFilter) -> Vec<bool> {
+    fn status_mask(&self, filter: &esimdash_domain::status::StatusFilter) -> Vec<bool> {
         self.statuses.iter().map(|s| filter.matches(s)).collect()
     }
 
@@ -554,7 +554,7 @@ pub(crate) fn class_of(status: &Status) -> Class {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::status::StatusFilter;
+    use esimdash_domain::status::StatusFilter;
 
     fn entry(iccid: &str, status: &str, package: &str) -> Entry {
         Entry {
@@ -747,9 +747,9 @@ mod tests {
 #[cfg(test)]
 mod at_scale {
     use super::*;
-    use crate::domain::attention::AttentionRule;
-    use crate::domain::status::StatusFilter;
     use chrono::DateTime;
+    use esimdash_domain::attention::AttentionRule;
+    use esimdash_domain::status::StatusFilter;
     use std::time::{Duration, Instant};
 
     /// 100 000 eSIMs as the sandbox makes them: searching any of them takes well under a frame.

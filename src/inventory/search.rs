@@ -2,9 +2,9 @@
 //! rule. Results are entry ids in list order (newest first), or with the rule, most urgent first.
 
 use super::Inventory;
-use crate::domain::attention::AttentionRule;
-use crate::domain::status::StatusFilter;
 use chrono::{DateTime, Utc};
+use esimdash_domain::attention::AttentionRule;
+use esimdash_domain::status::StatusFilter;
 
 /// What the attention filter needs: the rule and the time it is applied at.
 #[derive(Debug, Clone, Copy)]

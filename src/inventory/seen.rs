@@ -3,11 +3,11 @@
 //! client reads (`api::Client::on_esims_read`), whatever asked for it.
 
 use super::Package;
-use crate::api::model::Esim;
-pub use crate::api::model::PagePlace;
-use crate::domain::attention::{Judged, Limits};
-use crate::domain::esim_state::Class;
-use crate::domain::status::Status;
+use esimdash_api::model::Esim;
+pub use esimdash_api::model::PagePlace;
+use esimdash_domain::attention::{Judged, Limits};
+use esimdash_domain::esim_state::Class;
+use esimdash_domain::status::Status;
 
 /// One eSIM as the index keeps it.
 #[derive(Debug, Clone, PartialEq)]

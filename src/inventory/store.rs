@@ -16,10 +16,10 @@
 //! holds them to the same rows (`same_rows_as_the_inventory`).
 
 use super::{Entry, Inventory, Merged, Package, Seen, Whereabouts};
-use crate::domain::attention::Limits;
-use crate::domain::esim_state::Class;
-use crate::domain::status::Status;
 use chrono::{DateTime, Utc};
+use esimdash_domain::attention::Limits;
+use esimdash_domain::esim_state::Class;
+use esimdash_domain::status::Status;
 use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -61,7 +61,7 @@ pub fn default_dir() -> Option<PathBuf> {
 /// Which account a saved inventory belongs to: a hash of the base URL and the access code.
 pub fn account_key(base_url: &str, access_code: &str) -> String {
     let digest = Sha256::digest(format!("{base_url}\n{access_code}").as_bytes());
-    crate::text::hex(&digest[..12])
+    esimdash_domain::text::hex(&digest[..12])
 }
 
 pub fn path_in(dir: &Path, account: &str) -> PathBuf {
@@ -183,7 +183,7 @@ impl Store {
 
     fn open_as_is(path: &Path, account: &str) -> Result<Self, Opening> {
         let dir = path.parent().unwrap_or_else(|| Path::new("."));
-        crate::private_file::create_dir(dir)?;
+        esimdash_api::private_file::create_dir(dir)?;
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -192,7 +192,7 @@ impl Store {
         // Made here first, private and never through a link; SQLite's own files beside it
         // (-wal, -shm) take its mode.
         let fresh = !path.exists();
-        drop(crate::private_file::open_or_create(path)?);
+        drop(esimdash_api::private_file::open_or_create(path)?);
         let conn = Connection::open(path)?;
         conn.busy_timeout(BUSY_WAIT)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
@@ -845,7 +845,7 @@ mod tests {
         let victim = dir.path().join("victim");
         std::fs::write(&victim, "precious").unwrap();
         let path = path_in(&dir.path().join("esimdash"), "abc");
-        crate::private_file::create_dir(path.parent().unwrap()).unwrap();
+        esimdash_api::private_file::create_dir(path.parent().unwrap()).unwrap();
         std::os::unix::fs::symlink(&victim, &path).unwrap();
         assert!(Store::open(&path, "abc").is_err());
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");

@@ -5,13 +5,13 @@
 //! no row twice.
 
 use super::msg::{BulkEnded, BulkStep, BulkTopup, JobId, Msg};
-use crate::api::model::Plan;
-use crate::api::{ApiError, Client};
 use crate::bulk::rows::Kind;
 use crate::bulk::{self, Batch, Prepared, RowOutcome, State, result};
-use crate::domain::iccid::Iccid;
-use crate::domain::money::format_amount;
 use crate::export::file::{self, Existing, FileError};
+use esimdash_api::model::Plan;
+use esimdash_api::{ApiError, Client};
+use esimdash_domain::iccid::Iccid;
+use esimdash_domain::money::format_amount;
 use futures_util::{FutureExt, StreamExt, TryStreamExt};
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
@@ -52,7 +52,7 @@ pub fn start(
         let step = |step| {
             let _ = tx.send(Msg::Bulk { id, step });
         };
-        let stopping = || crate::signals::stopping() || stop.load(Ordering::SeqCst);
+        let stopping = || esimdash_api::signals::stopping() || stop.load(Ordering::SeqCst);
         // A run that panics still says so: the window never waits for a word that cannot come.
         let ended = AssertUnwindSafe(run(&client, &dir, &order, stopping, &step))
             .catch_unwind()

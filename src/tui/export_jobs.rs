@@ -4,12 +4,12 @@
 //! which drops its half-written temporary file.
 
 use super::msg::{ExportJob, ExportStep, JobId, Msg, SaveError};
-use crate::api::Client;
-use crate::api::pages::{Listing, Page, Progress};
-use crate::domain::iccid::Iccid;
 use crate::export::csv_rows::{self, writer};
 use crate::export::file::{self, Existing, FileError, PendingFile};
-use crate::qr::{FILE_SCALE, QrMatrix};
+use esimdash_api::Client;
+use esimdash_api::pages::{Listing, Page, Progress};
+use esimdash_domain::iccid::Iccid;
+use esimdash_domain::qr::{FILE_SCALE, QrMatrix};
 use std::path::{Path, PathBuf};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::AbortHandle;
@@ -147,8 +147,8 @@ async fn write_csv(
 /// A failure of the read, in words.
 struct ApiFailure(String);
 
-impl From<crate::api::ApiError> for ApiFailure {
-    fn from(e: crate::api::ApiError) -> Self {
+impl From<esimdash_api::ApiError> for ApiFailure {
+    fn from(e: esimdash_api::ApiError) -> Self {
         ApiFailure(format!("the API failed: {e}"))
     }
 }

@@ -1,12 +1,12 @@
 //! What flows through the dashboard: messages in (keys, mouse, timer, API answers) and effects out
 //! (requests to send, quitting). `App::update` turns one into the other without doing any I/O.
 
-use crate::api::ApiError;
-use crate::api::model::{Esim, EsimPage, EsimQuery, Order, OrderPage, OrderQuery, Plan, Profile, ProfileUpdate};
-use crate::api::{Paid, Payment};
 use crate::clipboard::Delivery;
-use crate::domain::iccid::Iccid;
 use crossterm::event::{KeyEvent, MouseEvent};
+use esimdash_api::ApiError;
+use esimdash_api::model::{Esim, EsimPage, EsimQuery, Order, OrderPage, OrderQuery, Plan, Profile, ProfileUpdate};
+use esimdash_api::{Paid, Payment};
+use esimdash_domain::iccid::Iccid;
 use std::collections::HashSet;
 
 /// Identifies one background job (a request, an export, a file written), so that its answer
@@ -64,7 +64,7 @@ pub enum Request {
     /// After an unknown outcome: the order placed, if the order list shows it.
     LookUpPayment {
         payment: Payment,
-        before: HashSet<crate::domain::order_no::OrderNo>,
+        before: HashSet<esimdash_domain::order_no::OrderNo>,
     },
 }
 
@@ -91,12 +91,12 @@ pub enum Payload {
     /// The code, or why there is none (no QR image, not decodable, not an activation code).
     ActivationCode(Result<String, String>),
     ProfileSaved(Profile),
-    OrderNumbers(HashSet<crate::domain::order_no::OrderNo>),
+    OrderNumbers(HashSet<esimdash_domain::order_no::OrderNo>),
     Paid(Paid),
     /// Each eSIM's top-ups offered, or why it has none (not in this account).
     Offers(Vec<(Iccid, Result<Vec<Plan>, String>)>),
     FoundOrder(Option<Order>),
-    FoundEsim(crate::api::Found),
+    FoundEsim(esimdash_api::Found),
 }
 
 #[derive(Debug, Clone)]
@@ -154,7 +154,7 @@ pub enum Msg {
     /// for the account of `profile`.
     Notice {
         profile: String,
-        notice: crate::api::Notice,
+        notice: esimdash_api::Notice,
     },
     /// An export went on, or ended.
     Export {
@@ -220,7 +220,7 @@ pub enum SaveError {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExportStep {
-    Progress(crate::api::pages::Progress),
+    Progress(esimdash_api::pages::Progress),
     /// The file and its number of data rows, or why there is none.
     Done(Result<(std::path::PathBuf, u64), String>),
 }

@@ -7,12 +7,12 @@ use super::keymap::Keymap;
 use super::msg::{Answer, BulkTopup, Effect, ExportJob, JobId, Msg, Payload, Request};
 use super::terminal::{self, Term};
 use super::view::{self, theme::Theme};
-use crate::api::{ApiError, Client};
 use crate::clipboard::{Clipboard, Environment, Strategy};
 use crate::inventory::kept::{Kept, Writer};
 use crate::inventory::store::LoadError;
 use crate::session::{Accounts, Opened};
 use crossterm::event::{Event, EventStream, KeyEventKind};
+use esimdash_api::{ApiError, Client};
 use futures_util::StreamExt;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -339,7 +339,7 @@ fn settle_earlier(opened: &Opened, tx: &UnboundedSender<Msg>, index: Option<&Ind
 /// save policy: `inventory::kept::Writer`), and to the app's index, tagged with its account,
 /// unless its request's answer carries it (a page of the index's own read comes once, with
 /// its place, as that answer).
-pub fn index_tap(profile: String, tx: UnboundedSender<Msg>, writer: Option<Writer>) -> crate::api::EsimsTap {
+pub fn index_tap(profile: String, tx: UnboundedSender<Msg>, writer: Option<Writer>) -> esimdash_api::EsimsTap {
     std::sync::Arc::new(move |read| {
         let seen = crate::inventory::Seen::read(read.esims, read.place);
         if !read.answered {
@@ -368,7 +368,7 @@ impl Ending {
     fn leave(&mut self, app: &mut App, tasks: &Tasks) -> bool {
         // A bulk run starts no further row once the dashboard is ending (by a key as by a signal).
         tasks.stop_all_bulk();
-        if crate::api::payments_in_flight() == 0 && !tasks.bulk_running() {
+        if esimdash_api::payments_in_flight() == 0 && !tasks.bulk_running() {
             return true;
         }
         if self.leaving.is_none() {
@@ -388,7 +388,7 @@ struct Inputs {
     rx: UnboundedReceiver<Msg>,
     /// SIGTERM, SIGHUP (the SSH connection dropped) and SIGINT end the dashboard cleanly, after
     /// a payment in flight has its answer.
-    stops: crate::signals::Stops,
+    stops: esimdash_api::signals::Stops,
     job: JobSignals,
 }
 
@@ -550,7 +550,7 @@ async fn event_loop(
     let mut inputs = Inputs {
         events: EventStream::new(),
         rx,
-        stops: crate::signals::Stops::new(),
+        stops: esimdash_api::signals::Stops::new(),
         job: JobSignals::new(),
     };
     let mut ending = Ending {
@@ -592,7 +592,7 @@ async fn event_loop(
                 && !ending.terminal_gone
             {
                 ending.terminal_gone = true;
-                crate::signals::detach_stdio();
+                esimdash_api::signals::detach_stdio();
                 if ending.leave(&mut app, &world.tasks) {
                     world.end(&mut app);
                     return Err(e);

@@ -72,7 +72,7 @@ pub fn resume() -> std::io::Result<()> {
 pub fn install_panic_hook(log: Option<PathBuf>) {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if crate::panic_guard::inside() {
+        if esimdash_domain::panic_guard::inside() {
             // Contained and turned into an error: the dashboard carries on.
             tracing::error!(%info, "contained panic");
             return;

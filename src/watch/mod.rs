@@ -7,10 +7,10 @@
 
 pub mod memory;
 
-use crate::api::model::{Esim, Order};
-use crate::domain::attention::AttentionRule;
-use crate::domain::status::Status;
 use chrono::{DateTime, Utc};
+use esimdash_api::model::{Esim, Order};
+use esimdash_domain::attention::AttentionRule;
+use esimdash_domain::status::Status;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -143,7 +143,7 @@ pub fn ids(events: &[Event], since: Option<DateTime<Utc>>) -> Vec<String> {
             let rank = alike.entry(identity.clone()).or_default();
             *rank += 1;
             let digest = Sha256::digest(format!("{since}\n{identity}\n{rank}"));
-            crate::text::hex(&digest[..8])
+            esimdash_domain::text::hex(&digest[..8])
         })
         .collect()
 }
@@ -160,8 +160,8 @@ impl Seen {
         let crossed = below && self.balance_below != Some(true);
         self.balance_below = Some(below);
         crossed.then(|| Event::BalanceBelow {
-            balance_usd: crate::domain::money::format_amount(balance),
-            threshold_usd: crate::domain::money::format_amount(threshold),
+            balance_usd: esimdash_domain::money::format_amount(balance),
+            threshold_usd: esimdash_domain::money::format_amount(threshold),
         })
     }
 
@@ -246,7 +246,7 @@ impl Seen {
                     });
                 }
                 if attention && !before.attention {
-                    let limits = crate::domain::attention::Judged::limits(esim);
+                    let limits = esimdash_domain::attention::Judged::limits(esim);
                     events.push(Event::EsimAttention {
                         iccid: iccid.clone(),
                         status: seen.status.clone(),

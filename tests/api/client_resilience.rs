@@ -2,9 +2,9 @@
 //! slow answers, bodies it cannot read. GETs retry within bounds; writes are sent once.
 
 use crate::common::*;
-use esimdash::api::model::{OrderQuery, TopupRequest};
-use esimdash::api::{ApiError, ClientOptions, Credentials};
-use esimdash::sandbox::SandboxConfig;
+use esimdash_api::model::{OrderQuery, TopupRequest};
+use esimdash_api::{ApiError, ClientOptions, Credentials};
+use esimdash_sandbox::SandboxConfig;
 use std::time::Duration;
 
 /// A top-up that only a scripted server sees.
@@ -61,7 +61,7 @@ async fn writes_are_never_retried() {
     ])
     .await;
     let err = scripted_client(&limited, quick())
-        .place_order(&esimdash::api::model::OrderRequest {
+        .place_order(&esimdash_api::model::OrderRequest {
             slug: "s".into(),
             qty: 1,
         })
@@ -127,7 +127,7 @@ async fn a_slow_answer_times_out_and_a_timed_out_write_is_an_unknown_outcome() {
 
     let patient = acme(&sb);
     let esim = patient
-        .esims(&esimdash::api::model::EsimQuery {
+        .esims(&esimdash_api::model::EsimQuery {
             status: "in_use".into(),
             ..Default::default()
         })
@@ -257,7 +257,7 @@ async fn a_server_that_ignores_the_lookup_never_yields_another_esim_and_is_remem
     assert!(client.find_esim(&no_such_iccid()).await.unwrap().is_none());
     assert_eq!(sb.requests_received() - before, pages);
     match client.lookup_esim(&iccid).await.unwrap() {
-        esimdash::api::Lookup::Unsupported(None) => {}
+        esimdash_api::Lookup::Unsupported(None) => {}
         other => panic!("expected the remembered answer without a request, got {other:?}"),
     }
 }

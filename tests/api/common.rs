@@ -3,9 +3,9 @@
 
 use axum::Router;
 use axum::http::StatusCode;
-use esimdash::api::{BaseUrl, Client, ClientOptions, Credentials};
-use esimdash::domain::iccid::Iccid;
-use esimdash::sandbox::{RunningSandbox, SandboxConfig, spawn};
+use esimdash_api::{BaseUrl, Client, ClientOptions, Credentials};
+use esimdash_domain::iccid::Iccid;
+use esimdash_sandbox::{RunningSandbox, SandboxConfig, spawn};
 use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -80,13 +80,13 @@ pub fn acme_with(sb: &RunningSandbox, options: ClientOptions) -> Client {
 
 /// That the server refused with `status` and said `message`, its own words.
 #[track_caller]
-pub fn assert_refused(err: &esimdash::api::ApiError, status: u16, message: &str) {
+pub fn assert_refused(err: &esimdash_api::ApiError, status: u16, message: &str) {
     assert_eq!((err.status(), err.server_message()), (Some(status), Some(message)));
 }
 
 /// The first page of 100 of Acme's eSIMs of this status.
-pub async fn first_100_esims(client: &Client, status: &str) -> esimdash::api::model::EsimPage {
-    let query = esimdash::api::model::EsimQuery {
+pub async fn first_100_esims(client: &Client, status: &str) -> esimdash_api::model::EsimPage {
+    let query = esimdash_api::model::EsimQuery {
         status: status.into(),
         page_size: Some(100),
         ..Default::default()

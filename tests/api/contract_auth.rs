@@ -1,7 +1,7 @@
 //! Authentication and scoping (spec: Authentication; docs/api-contract.md: Authentication).
 
 use crate::common::*;
-use esimdash::api::{ApiError, AuthMode, Credentials};
+use esimdash_api::{ApiError, AuthMode, Credentials};
 
 #[tokio::test]
 async fn the_pair_the_legacy_modes_and_the_session_cookie_all_reach_acme() {
@@ -103,7 +103,7 @@ async fn globex_can_read_nothing_of_acme_and_cannot_top_up_its_esims() {
             .all(|o| !acme_numbers.contains(&&o.record.provider_order_no))
     );
     // Searching for Acme's order number as Globex finds nothing.
-    let q = esimdash::api::model::OrderQuery {
+    let q = esimdash_api::model::OrderQuery {
         q: Some(acme_numbers[0].to_string()),
         ..Default::default()
     };

@@ -2,17 +2,17 @@
 //! rawOrderJson and its QR images (spec: GET /reseller/orders, /reseller/esims; docs/api-contract.md: Lists).
 
 use crate::common::*;
-use esimdash::api::model::{EsimQuery, OrderQuery};
-use esimdash::domain::iccid::Iccid;
-use esimdash::domain::status::Status;
+use esimdash_api::model::{EsimQuery, OrderQuery};
+use esimdash_domain::iccid::Iccid;
+use esimdash_domain::status::Status;
 
 /// Acme's orders read by page `page` (the first where `None`) of `page_size`, as asked: what
 /// the server makes of the size is the test's question.
 async fn orders_paged(
-    sb: &esimdash::sandbox::RunningSandbox,
+    sb: &esimdash_sandbox::RunningSandbox,
     page: Option<u64>,
     page_size: u64,
-) -> Result<esimdash::api::model::OrderPage, esimdash::api::ApiError> {
+) -> Result<esimdash_api::model::OrderPage, esimdash_api::ApiError> {
     let query = OrderQuery {
         page,
         page_size: Some(page_size),
@@ -172,7 +172,7 @@ async fn esims_carry_valid_iccids_and_both_qr_paths_are_served() {
         assert!(!raw.smdp_status.is_empty() && raw.total_volume.is_some() && !raw.expired_time.is_empty());
         assert!(raw.qr_code_url.starts_with(&sb.origin()), "{}", raw.qr_code_url);
         if let Some(ac) = &raw.ac {
-            assert!(esimdash::domain::lpa::ActivationCode::parse(ac).is_some(), "{ac}");
+            assert!(esimdash_domain::lpa::ActivationCode::parse(ac).is_some(), "{ac}");
             with_ac += 1;
         }
     }
@@ -195,7 +195,7 @@ async fn esims_carry_valid_iccids_and_both_qr_paths_are_served() {
 
 #[tokio::test]
 async fn seeding_is_deterministic_and_grows_with_orders() {
-    let config = esimdash::sandbox::SandboxConfig {
+    let config = esimdash_sandbox::SandboxConfig {
         orders: 2_000,
         rate_limit: 100_000,
         ..Default::default()
@@ -205,7 +205,7 @@ async fn seeding_is_deterministic_and_grows_with_orders() {
         acme(&a).esims(&Default::default()).await.unwrap(),
         acme(&b).esims(&Default::default()).await.unwrap(),
     );
-    let iccids = |p: &esimdash::api::model::EsimPage| {
+    let iccids = |p: &esimdash_api::model::EsimPage| {
         p.esims
             .iter()
             .map(|e| e.raw_order_json.iccid.to_string())

@@ -2,10 +2,10 @@
 //! requests that would overdraw the wallet.
 
 use crate::common::*;
-use esimdash::api::model::{EsimQuery, OrderQuery, OrderRequest, TopupRequest};
-use esimdash::domain::iccid::Iccid;
-use esimdash::domain::status::Status;
-use esimdash::sandbox::RunningSandbox;
+use esimdash_api::model::{EsimQuery, OrderQuery, OrderRequest, TopupRequest};
+use esimdash_domain::iccid::Iccid;
+use esimdash_domain::status::Status;
+use esimdash_sandbox::RunningSandbox;
 use rust_decimal::Decimal;
 use std::time::Duration;
 
@@ -73,7 +73,7 @@ async fn a_top_up_debits_its_total_once_and_shows_as_the_newest_order() {
     assert_eq!(r.status, 201);
     assert_eq!(r.body["ok"], true);
     assert_eq!(r.body["order"]["quantity"], 1);
-    let expected = esimdash::domain::money::format_amount(before - total - plan.price.unwrap());
+    let expected = esimdash_domain::money::format_amount(before - total - plan.price.unwrap());
     assert_eq!(r.body["balanceUsd"].as_str(), Some(expected.as_str()));
 }
 
@@ -159,7 +159,7 @@ async fn insufficient_balance_is_402_and_debits_nothing() {
 
 #[tokio::test]
 async fn a_new_order_debits_once_and_its_esim_appears_when_allocated() {
-    let config = esimdash::sandbox::SandboxConfig {
+    let config = esimdash_sandbox::SandboxConfig {
         rate_limit: 100_000,
         allocate_after: Duration::from_millis(300),
         ..Default::default()

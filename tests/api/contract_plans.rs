@@ -1,8 +1,8 @@
 //! The catalog, plan by slug, and top-up availability (spec: GET /portal/plans; docs/api-contract.md).
 
 use crate::common::*;
-use esimdash::domain::iccid::Iccid;
-use esimdash::domain::status::Status;
+use esimdash_domain::iccid::Iccid;
+use esimdash_domain::status::Status;
 use rust_decimal::Decimal;
 use std::collections::HashSet;
 
@@ -42,7 +42,7 @@ async fn the_catalog_is_large_priced_per_reseller_and_consistent() {
     assert_eq!(r.body["data"]["volume"], 1_073_741_824u64);
 
     let globex_plans = globex(&sb).plans().await.unwrap();
-    let fr = |ps: &[esimdash::api::model::Plan]| ps.iter().find(|p| p.slug == "fr-1gb-7d").unwrap().clone();
+    let fr = |ps: &[esimdash_api::model::Plan]| ps.iter().find(|p| p.slug == "fr-1gb-7d").unwrap().clone();
     assert_eq!(
         fr(&plans).pricing.unwrap().cost_price,
         fr(&globex_plans).pricing.unwrap().cost_price
@@ -68,8 +68,8 @@ async fn a_plan_by_slug_and_an_unknown_slug() {
 
 /// The newest eSIM in `status` whose ICCID was issued once (a reissued ICCID's availability
 /// is its current profile's).
-async fn first_esim_with(sb: &esimdash::sandbox::RunningSandbox, status: Status) -> Iccid {
-    let q = esimdash::api::model::EsimQuery {
+async fn first_esim_with(sb: &esimdash_sandbox::RunningSandbox, status: Status) -> Iccid {
+    let q = esimdash_api::model::EsimQuery {
         status: status.into(),
         page_size: Some(100),
         ..Default::default()
@@ -89,7 +89,7 @@ async fn top_up_availability_lists_plans_for_the_esims_location_or_none() {
     let (sb, client) = sandbox_and_acme().await;
     let iccid = first_esim_with(&sb, Status::InUse).await;
     let esims = client
-        .esims(&esimdash::api::model::EsimQuery {
+        .esims(&esimdash_api::model::EsimQuery {
             page_size: Some(100),
             ..Default::default()
         })

@@ -2,7 +2,7 @@
 //! 413, invalid JSON, unknown route, wrong method.
 
 use crate::common::*;
-use esimdash::api::model::ProfileUpdate;
+use esimdash_api::model::ProfileUpdate;
 use rust_decimal::Decimal;
 
 #[tokio::test]

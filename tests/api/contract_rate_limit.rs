@@ -2,8 +2,8 @@
 //! paces itself, honours the headers and retries within bounds.
 
 use crate::common::*;
-use esimdash::api::{ApiError, ClientOptions, Credentials};
-use esimdash::sandbox::SandboxConfig;
+use esimdash_api::{ApiError, ClientOptions, Credentials};
+use esimdash_sandbox::SandboxConfig;
 use std::time::{Duration, Instant};
 
 fn limited(limit: u32, window: Duration) -> SandboxConfig {

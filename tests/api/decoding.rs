@@ -1,8 +1,8 @@
 //! Decoding from the spec's field tables and every docs/api-contract.md variant, and from hostile bodies:
 //! the right values, or a clear error; never a panic, never a guessed amount.
 
-use esimdash::api::model::{Esim, EsimPage, Order, OrderPage, Profile, parse_plan_list};
-use esimdash::domain::status::Status;
+use esimdash_api::model::{Esim, EsimPage, Order, OrderPage, Profile, parse_plan_list};
+use esimdash_domain::status::Status;
 use rust_decimal::Decimal;
 
 const PLAN: &str = r#"{"packageCode":"CKH491","slug":"NA-3_1_7","name":"North America 1GB 7Days","price":5.7,
@@ -152,7 +152,7 @@ fn hostile_bodies_are_errors_not_panics_and_never_guessed_money() {
     // Control characters inside strings decode (JSON allows escapes) but are kept for the view to
     // sanitise, not dropped.
     let p: Profile = serde_json::from_str(r#"{"name":"a\u001b[2Jb","balanceUsd":"1"}"#).unwrap();
-    assert_eq!(esimdash::text::sanitize(&p.name), "a\u{FFFD}[2Jb");
+    assert_eq!(esimdash_domain::text::sanitize(&p.name), "a\u{FFFD}[2Jb");
 }
 
 mod arbitrary_json {
@@ -160,7 +160,7 @@ mod arbitrary_json {
     //! envelopes) with values of any type: a value or an error, never a panic, and an amount is
     //! the exact decimal the server wrote or an error, never a guess.
 
-    use esimdash::api::model::{EsimPage, OrderPage, Placed, Profile, parse_plan_list};
+    use esimdash_api::model::{EsimPage, OrderPage, Placed, Profile, parse_plan_list};
     use proptest::prelude::*;
     use rust_decimal::Decimal;
     use serde_json::Value;

@@ -3,13 +3,13 @@
 //! and about one in ten usable eSIMs needs attention. Read over HTTP, as any client reads them.
 
 use crate::common::*;
-use esimdash::api::model::{Esim, EsimQuery};
-use esimdash::domain::attention::AttentionRule;
-use esimdash::domain::esim_state::Class;
-use esimdash::domain::status::Status;
+use esimdash_api::model::{Esim, EsimQuery};
+use esimdash_domain::attention::AttentionRule;
+use esimdash_domain::esim_state::Class;
+use esimdash_domain::status::Status;
 use std::collections::HashSet;
 
-async fn every_esim(client: &esimdash::api::Client) -> Vec<Esim> {
+async fn every_esim(client: &esimdash_api::Client) -> Vec<Esim> {
     let mut all = Vec::new();
     for page in 1.. {
         let got = client.esims(&crate::pages::esims_page(page)).await.unwrap();
@@ -148,8 +148,8 @@ async fn a_reissued_iccid_has_an_old_and_a_current_profile() {
     assert_eq!(profiles[0].record.status, Status::GotResource, "the current one");
     assert_eq!(profiles[1].record.status, Status::Cancel, "the old one");
     assert!(
-        esimdash::api::tran_no_order(&profiles[0].raw_order_json.esim_tran_no)
-            > esimdash::api::tran_no_order(&profiles[1].raw_order_json.esim_tran_no)
+        esimdash_api::tran_no_order(&profiles[0].raw_order_json.esim_tran_no)
+            > esimdash_api::tran_no_order(&profiles[1].raw_order_json.esim_tran_no)
     );
     let plans = client.topup_plans(&iccid).await.unwrap();
     assert!(

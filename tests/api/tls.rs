@@ -4,8 +4,8 @@
 
 use crate::certs;
 use crate::common::*;
-use esimdash::api::{ApiError, BaseUrl, Client, ClientOptions, Credentials, read_pem_certificates};
-use esimdash::sandbox::{SandboxConfig, spawn_with};
+use esimdash_api::{ApiError, BaseUrl, Client, ClientOptions, Credentials, read_pem_certificates};
+use esimdash_sandbox::{SandboxConfig, spawn_with};
 
 fn acme_over(base_url: &str, extra_roots: Vec<rustls::pki_types::CertificateDer<'static>>) -> Client {
     let options = ClientOptions { extra_roots, ..quick() };

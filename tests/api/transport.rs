@@ -7,8 +7,8 @@ use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use esimdash::api::model::{Esim, ProfileUpdate, TopupRequest};
-use esimdash::api::{ApiError, Client, Credentials, RedirectRefused};
+use esimdash_api::model::{Esim, ProfileUpdate, TopupRequest};
+use esimdash_api::{ApiError, Client, Credentials, RedirectRefused};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 

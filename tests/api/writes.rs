@@ -3,12 +3,12 @@
 //! payment answer is sent once more under its idempotency key only where the server honours keys.
 
 use crate::common::*;
-use esimdash::api::model::{EsimQuery, OrderQuery, ProfileUpdate, TopupRequest};
-use esimdash::api::{ApiError, ClientOptions, Credentials, Delivery, Payment, Spend};
-use esimdash::audit::{self, Stage, Trail};
-use esimdash::domain::iccid::Iccid;
-use esimdash::domain::order_no::OrderNo;
-use esimdash::sandbox::RunningSandbox;
+use esimdash_api::audit::{self, Stage, Trail};
+use esimdash_api::model::{EsimQuery, OrderQuery, ProfileUpdate, TopupRequest};
+use esimdash_api::{ApiError, ClientOptions, Credentials, Delivery, Payment, Spend};
+use esimdash_domain::iccid::Iccid;
+use esimdash_domain::order_no::OrderNo;
+use esimdash_sandbox::RunningSandbox;
 use rust_decimal::Decimal;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -165,7 +165,7 @@ async fn the_trail_holds_each_stage_of_a_top_up_a_lost_answer_and_its_lookup() {
         assert_eq!(e.iccid.as_deref(), payment.iccid().map(Iccid::as_str));
         assert_eq!(e.slug.as_deref(), Some(payment.slug()));
         assert_eq!(e.quantity, Some(1));
-        assert_eq!(e.total, Some(esimdash::domain::money::format_amount(total)));
+        assert_eq!(e.total, Some(esimdash_domain::money::format_amount(total)));
         assert_eq!(e.idempotency_key.as_deref(), Some(payment.key.as_str()));
         assert!(!e.user.is_empty());
     }
@@ -187,7 +187,7 @@ async fn the_trail_holds_each_stage_of_a_top_up_a_lost_answer_and_its_lookup() {
     );
     assert_eq!(
         answered.balance_after,
-        Some(esimdash::domain::money::format_amount(balance - total - total))
+        Some(esimdash_domain::money::format_amount(balance - total - total))
     );
     assert_eq!(answered.key_echoed, Some(true));
 

@@ -223,7 +223,7 @@ async fn an_order_number_with_escape_codes_is_printed_as_text() {
     assert_eq!(posts.load(Ordering::SeqCst), 1);
     for (name, text) in [("stdout", stdout(&out)), ("stderr", stderr(&out))] {
         assert!(
-            !text.chars().any(|c| c != '\n' && esimdash::text::is_unsafe(c)),
+            !text.chars().any(|c| c != '\n' && esimdash_domain::text::is_unsafe(c)),
             "{name}: {text:?}"
         );
     }

@@ -137,7 +137,7 @@ async fn a_bulk_topup_killed_at_five_random_moments_places_every_row_exactly_onc
     );
     // The orders are the server's newest, and each for its row's eSIM.
     let newest = api
-        .orders(&esimdash::api::model::OrderQuery {
+        .orders(&esimdash_api::model::OrderQuery {
             page_size: Some(ROWS as u64),
             ..Default::default()
         })
@@ -217,13 +217,13 @@ async fn a_key_revoked_mid_run_stops_the_run_at_the_first_refusal() {
 const LARGE: usize = 100_000;
 
 /// A sandbox whose wallet covers a file of `LARGE` top-ups, and no rate limit to speak of.
-async fn rich_sandbox() -> esimdash::sandbox::RunningSandbox {
-    let config = esimdash::sandbox::SandboxConfig {
+async fn rich_sandbox() -> esimdash_sandbox::RunningSandbox {
+    let config = esimdash_sandbox::SandboxConfig {
         rate_limit: 1_000_000,
         balance: Some(rust_decimal::Decimal::new(10_000_000_000, 2)),
-        ..esimdash::sandbox::SandboxConfig::default()
+        ..esimdash_sandbox::SandboxConfig::default()
     };
-    esimdash::sandbox::spawn(&config, "127.0.0.1:0".parse().unwrap())
+    esimdash_sandbox::spawn(&config, "127.0.0.1:0".parse().unwrap())
         .await
         .unwrap()
 }
@@ -234,7 +234,7 @@ fn made_up_iccids(n: usize) -> Vec<String> {
     (0..n)
         .map(|i| {
             let payload = format!("8999{i:014}");
-            format!("{payload}{}", esimdash::domain::iccid::luhn_check_digit(&payload))
+            format!("{payload}{}", esimdash_domain::iccid::luhn_check_digit(&payload))
         })
         .collect()
 }
@@ -256,7 +256,7 @@ fn write_rows(
 /// Waits until the server has received more than `requests` API requests (or the child
 /// ended): how long that took, `None` if it never came.
 async fn until_asked(
-    sb: &esimdash::sandbox::RunningSandbox,
+    sb: &esimdash_sandbox::RunningSandbox,
     requests: u64,
     child: &mut std::process::Child,
 ) -> Option<Duration> {

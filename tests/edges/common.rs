@@ -3,9 +3,9 @@
 
 pub use crate::binary::*;
 pub use crate::holding_proxy::HoldingProxy;
-use esimdash::api::model::{EsimQuery, OrderQuery};
-use esimdash::api::{BaseUrl, Client, ClientOptions, Credentials};
-use esimdash::sandbox::{RunningSandbox, SandboxConfig, spawn};
+use esimdash_api::model::{EsimQuery, OrderQuery};
+use esimdash_api::{BaseUrl, Client, ClientOptions, Credentials};
+use esimdash_sandbox::{RunningSandbox, SandboxConfig, spawn};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 

@@ -4,11 +4,11 @@
 //! session of its own sharing the account's index file; pages counted at the server.
 
 use crate::common::*;
-use esimdash::api::BaseUrl;
-use esimdash::api::model::EsimQuery;
 use esimdash::inventory::Inventory;
 use esimdash::inventory::store;
-use esimdash::sandbox::{RunningSandbox, SandboxConfig, spawn};
+use esimdash_api::BaseUrl;
+use esimdash_api::model::EsimQuery;
+use esimdash_sandbox::{RunningSandbox, SandboxConfig, spawn};
 use std::collections::HashSet;
 use std::time::Duration;
 
@@ -165,7 +165,7 @@ async fn firsts_of_pages(sb: &RunningSandbox) -> (Vec<String>, u64) {
 /// An ICCID no reseller of the sandbox has (Luhn-checked).
 fn absent_iccid() -> String {
     let payload = "894410000000009999";
-    format!("{payload}{}", esimdash::domain::iccid::luhn_check_digit(payload))
+    format!("{payload}{}", esimdash_domain::iccid::luhn_check_digit(payload))
 }
 
 /// A look-up that misses: its exit status, its JSON error and the eSIM pages it read.

@@ -11,8 +11,8 @@ const HOLD: Duration = Duration::from_millis(1500);
 /// sandbox and proxy (bind them: dropped, they stop), the home, the eSIM and slug, the orders
 /// before, the exit.
 struct Killed {
-    _sb: esimdash::sandbox::RunningSandbox,
-    api: esimdash::api::Client,
+    _sb: esimdash_sandbox::RunningSandbox,
+    api: esimdash_api::Client,
     proxy: HoldingProxy,
     home: tempfile::TempDir,
     target: (String, String),

@@ -41,6 +41,6 @@ pub fn make() -> TestCerts {
 }
 
 /// The sandbox's server side for these certificates.
-pub fn acceptor(certs: &TestCerts) -> esimdash::sandbox::tls::Acceptor {
-    esimdash::sandbox::tls::acceptor(&certs.cert, &certs.key).unwrap()
+pub fn acceptor(certs: &TestCerts) -> esimdash_sandbox::tls::Acceptor {
+    esimdash_sandbox::tls::acceptor(&certs.cert, &certs.key).unwrap()
 }

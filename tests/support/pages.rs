@@ -1,7 +1,7 @@
 //! Pages of 100 of the API's lists, as the tests that walk a whole list (or read one page of
 //! it by number) ask for them.
 
-use esimdash::api::model::{EsimQuery, OrderQuery};
+use esimdash_api::model::{EsimQuery, OrderQuery};
 
 /// How many items a page holds: the most the API gives.
 pub const PAGE_SIZE: u64 = 100;

@@ -3,13 +3,13 @@
 
 use crate::common::*;
 use crossterm::event::KeyCode;
-use esimdash::api::ClientOptions;
-use esimdash::api::model::EsimQuery;
-use esimdash::domain::iccid::Iccid;
 use esimdash::session::{Accounts, Session};
 use esimdash::tui::app::Overlay;
 use esimdash::tui::keymap::DEFAULT_BINDINGS;
 use esimdash::tui::msg::{Answer, Effect, Msg, Request};
+use esimdash_api::ClientOptions;
+use esimdash_api::model::EsimQuery;
+use esimdash_domain::iccid::Iccid;
 
 fn read_only_session() -> Session {
     Session {
@@ -140,7 +140,7 @@ async fn after_a_switch_a_late_answer_of_the_old_account_is_dropped() {
     let header = h.screen(120, 40);
     assert!(header.lines().next().unwrap().contains("demo-globex │"), "{header}");
     assert!(header.contains(globex.display_name()), "{header}");
-    let all = esimdash::api::model::OrderQuery {
+    let all = esimdash_api::model::OrderQuery {
         page_size: Some(100),
         ..Default::default()
     };

@@ -3,10 +3,10 @@
 
 use crate::common::*;
 use crossterm::event::KeyCode;
-use esimdash::api::model::{OrderPage, Profile};
-use esimdash::api::{ApiError, Endpoint};
 use esimdash::tui::app::{App, Halt, Overlay, Remote, Tab};
 use esimdash::tui::msg::{Answer, JobId, Msg, Payload, Request};
+use esimdash_api::model::{OrderPage, Profile};
+use esimdash_api::{ApiError, Endpoint};
 use std::time::{Duration, Instant};
 
 const EP: Endpoint = Endpoint::new("GET", "/reseller/orders");
@@ -353,7 +353,7 @@ fn a_huge_plan_name_is_cut_with_an_ellipsis_and_still_readable_whole() {
         .find(|(_, r)| *r == Request::Plans)
         .unwrap();
     let name = format!("Huge{}End", "x".repeat(5000));
-    let plan: esimdash::api::model::Plan = serde_json::from_value(serde_json::json!({
+    let plan: esimdash_api::model::Plan = serde_json::from_value(serde_json::json!({
         "name": name, "slug": "huge-1gb", "packageCode": "HUGE", "locationCode": "FR",
         "volume": 1073741824, "duration": 7, "durationUnit": "DAY", "currencyCode": "USD",
         "pricing": { "sellPrice": "4.20", "costPrice": "3.00" }

@@ -6,17 +6,17 @@
 
 use crate::common::{Live, code, key, listed_iccids, unpaced, unpaced_sandbox};
 use crossterm::event::KeyCode;
-use esimdash::api::model::{Order, OrderQuery};
-use esimdash::api::{Client, ClientOptions};
-use esimdash::domain::iccid::Iccid;
 use esimdash::tui::app::{App, BulkStage, Overlay};
+use esimdash_api::model::{Order, OrderQuery};
+use esimdash_api::{Client, ClientOptions};
+use esimdash_domain::iccid::Iccid;
 use std::collections::HashMap;
 use std::time::Duration;
 
 /// A dashboard whose client keeps an audit trail (the bulk journal lives beside it).
 async fn live_with_trail(state: &tempfile::TempDir) -> Live {
     let options = ClientOptions {
-        audit: Some(esimdash::audit::Trail {
+        audit: Some(esimdash_api::audit::Trail {
             path: state.path().join("esimdash/audit.jsonl"),
             profile: "sandbox".into(),
         }),

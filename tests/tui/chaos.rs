@@ -5,11 +5,11 @@
 
 use crate::common::*;
 use crossterm::event::KeyCode;
-use esimdash::api::model::OrderQuery;
-use esimdash::api::{ApiError, Client, ClientOptions};
-use esimdash::sandbox::SandboxConfig;
 use esimdash::tui::app::{App, Remote, Tab};
 use esimdash::tui::msg::Request;
+use esimdash_api::model::OrderQuery;
+use esimdash_api::{ApiError, Client, ClientOptions};
+use esimdash_sandbox::SandboxConfig;
 use rust_decimal::Decimal;
 use std::collections::HashSet;
 use std::time::Duration;

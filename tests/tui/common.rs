@@ -3,12 +3,12 @@
 
 use chrono::{TimeZone, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use esimdash::api::{BaseUrl, Client, ClientOptions, Credentials};
-use esimdash::sandbox::{RunningSandbox, SandboxConfig, spawn};
 use esimdash::tui::app::App;
 use esimdash::tui::msg::{Answer, Effect, JobId, Msg, Request};
 use esimdash::tui::runtime::{execute, index_tap};
 use esimdash::tui::view::{self, theme::Theme};
+use esimdash_api::{BaseUrl, Client, ClientOptions, Credentials};
+use esimdash_sandbox::{RunningSandbox, SandboxConfig, spawn};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::time::{Duration, Instant};
@@ -45,7 +45,7 @@ pub fn copies(effects: &[Effect]) -> Vec<(&'static str, String)> {
 /// Cuts the QR code out of a screen (rendered, or captured from tmux): the rows and columns of
 /// block glyphs, right of the eSIM pane's border when there is one (the table's usage gauge
 /// uses blocks too). Half blocks, or full blocks (two columns a module) where there are no halves.
-pub fn qr_from_screen(screen: &str) -> Result<esimdash::qr::QrMatrix, String> {
+pub fn qr_from_screen(screen: &str) -> Result<esimdash_domain::qr::QrMatrix, String> {
     let rows: Vec<Vec<char>> = screen.lines().map(|l| l.trim_matches('"').chars().collect()).collect();
     let start = rows.iter().find_map(|r| {
         let text: String = r.iter().collect();
@@ -74,9 +74,9 @@ pub fn qr_from_screen(screen: &str) -> Result<esimdash::qr::QrMatrix, String> {
         .collect();
     let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
     if lines.iter().any(|l| l.contains(['▀', '▄'])) {
-        esimdash::qr::QrMatrix::from_half_blocks(&refs)
+        esimdash_domain::qr::QrMatrix::from_half_blocks(&refs)
     } else {
-        esimdash::qr::QrMatrix::from_full_blocks(&refs)
+        esimdash_domain::qr::QrMatrix::from_full_blocks(&refs)
     }
 }
 
@@ -336,7 +336,7 @@ impl Harness {
     }
 
     /// Answers every pending request with this error instead of running it.
-    pub fn fail_pending(&mut self, error: esimdash::api::ApiError) {
+    pub fn fail_pending(&mut self, error: esimdash_api::ApiError) {
         for (id, request) in std::mem::take(&mut self.pending) {
             self.sent.push(request.clone());
             let answer = Answer {
@@ -543,7 +543,7 @@ impl Live {
     }
 
     /// Every eSIM of the account, read from the API by the test's own client.
-    pub async fn all_esims(&self) -> Vec<esimdash::api::model::Esim> {
+    pub async fn all_esims(&self) -> Vec<esimdash_api::model::Esim> {
         let client = self.api();
         let mut all = Vec::new();
         for page in 1.. {

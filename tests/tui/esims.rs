@@ -3,14 +3,14 @@
 
 use crate::common::*;
 use crossterm::event::KeyCode;
-use esimdash::api::Client;
-use esimdash::api::model::{Esim, EsimQuery};
-use esimdash::domain::status::StatusFilter;
-use esimdash::qr::QrMatrix;
-use esimdash::sandbox::spawn;
 use esimdash::tui::app::{Mode, Tone};
+use esimdash_api::Client;
+use esimdash_api::model::{Esim, EsimQuery};
+use esimdash_domain::qr::QrMatrix;
+use esimdash_domain::status::StatusFilter;
+use esimdash_sandbox::spawn;
 
-async fn acme_client() -> (esimdash::sandbox::RunningSandbox, Client) {
+async fn acme_client() -> (esimdash_sandbox::RunningSandbox, Client) {
     let sandbox = spawn(&unpaced_sandbox(), "127.0.0.1:0".parse().unwrap()).await.unwrap();
     let client = api(&sandbox);
     (sandbox, client)
@@ -70,7 +70,7 @@ async fn the_qr_on_the_rendered_screen_decodes_to_the_selected_esims_code() {
     while drawn < 4 {
         let esim = h.app.esims().selected().unwrap().clone();
         // The pane draws the code only where it can be installed now.
-        if esim.facts().classify() != esimdash::domain::esim_state::Class::ReadyToInstall {
+        if esim.facts().classify() != esimdash_domain::esim_state::Class::ReadyToInstall {
             assert!(h.screen(120, 40).contains("QR code not drawn"));
             h.send_and_settle(key('j')).await;
             continue;
@@ -246,7 +246,7 @@ async fn an_iccid_typed_before_its_page_arrives_is_jumped_to_when_it_does() {
 /// would hand the page to its index).
 async fn oldest_esim(h: &Harness) -> (String, u64) {
     let api = h.api();
-    let page = |page: u64| esimdash::api::model::EsimQuery {
+    let page = |page: u64| esimdash_api::model::EsimQuery {
         page: Some(page),
         page_size: Some(100),
         ..Default::default()
@@ -310,7 +310,7 @@ async fn an_iccid_from_the_api_that_is_a_path_names_no_file_and_is_not_copied() 
     use esimdash::tui::msg::Effect;
     let mut h = Harness::acme().await;
     first_page_served_as(&mut h, |esims| {
-        esims[0].raw_order_json.iccid = esimdash::domain::iccid::EsimIccid::parse("../../escaped");
+        esims[0].raw_order_json.iccid = esimdash_domain::iccid::EsimIccid::parse("../../escaped");
         esims[0].raw_order_json.ac = Some("LPA:1$rsp.esim.example$ABC123".to_string());
     })
     .await;
@@ -328,7 +328,7 @@ async fn an_iccid_from_the_api_that_is_a_path_names_no_file_and_is_not_copied() 
 
 /// Opens My eSIMs with its first page as the sandbox serves it, changed by `edit` (a server
 /// that sends what ours never does).
-async fn first_page_served_as(h: &mut Harness, edit: impl FnOnce(&mut Vec<esimdash::api::model::Esim>)) {
+async fn first_page_served_as(h: &mut Harness, edit: impl FnOnce(&mut Vec<esimdash_api::model::Esim>)) {
     use esimdash::tui::msg::{Answer, Msg, Payload, Request};
     h.send(key('3'));
     let (id, request) = h

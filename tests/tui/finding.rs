@@ -5,11 +5,11 @@
 use crate::common::*;
 use crate::pages::{PAGE_SIZE, esims_page};
 use crossterm::event::KeyCode;
-use esimdash::api::model::EsimQuery;
-use esimdash::api::{ClientOptions, Found};
-use esimdash::sandbox::SandboxConfig;
 use esimdash::tui::app::Remote;
 use esimdash::tui::msg::Msg;
+use esimdash_api::model::EsimQuery;
+use esimdash_api::{ClientOptions, Found};
+use esimdash_sandbox::SandboxConfig;
 use std::time::{Duration, Instant};
 
 /// A sandbox of `orders` without the lookup by ICCID, and a client, neither pacing: pages are
@@ -89,7 +89,7 @@ async fn an_iccid_from_the_oldest_page_and_its_qr_code_in_three_requests_within_
     eprintln!("the oldest of 100 956 eSIMs with its QR code: {requests} requests, {took:?}");
     assert!(code_shown(&live), "the eSIM and its code are shown:\n{screen}");
     let scannable = live.app.esims().selected().map(|e| e.facts().classify())
-        == Some(esimdash::domain::esim_state::Class::ReadyToInstall);
+        == Some(esimdash_domain::esim_state::Class::ReadyToInstall);
     assert!(
         screen.contains(&iccid) && (screen.contains("▀▀▀") || !scannable && screen.contains("QR code not drawn")),
         "its QR code is drawn, or said why not:\n{screen}"

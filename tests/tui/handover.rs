@@ -3,10 +3,10 @@
 //! (the rule applied to the API's own data), and CSV exports (complete, or no file at all).
 
 use crate::common::{Live, api, key, unpaced, unpaced_sandbox, zbar_decode};
-use esimdash::domain::attention::AttentionRule;
-use esimdash::domain::attention::Judged;
-use esimdash::domain::iccid::Iccid;
 use esimdash::tui::app::{ExportState, Remote};
+use esimdash_domain::attention::AttentionRule;
+use esimdash_domain::attention::Judged;
+use esimdash_domain::iccid::Iccid;
 use std::time::Duration;
 
 #[tokio::test]
@@ -37,7 +37,7 @@ async fn the_qr_png_reads_back_to_the_code_and_an_existing_file_is_replaced_only
     assert_eq!(live.exported(), vec![name.clone()]);
     let path = live.export_dir.path().join(&name);
     let png = std::fs::read(&path).unwrap();
-    assert_eq!(esimdash::qr::decode_png(&png).unwrap(), code);
+    assert_eq!(esimdash_domain::qr::decode_png(&png).unwrap(), code);
     if let Some(read) = zbar_decode(std::slice::from_ref(&png)) {
         assert_eq!(read, vec![code.clone()], "ZBar reads the file to the activation code");
     }
@@ -68,7 +68,7 @@ async fn the_qr_png_reads_back_to_the_code_and_an_existing_file_is_replaced_only
         _ => None,
     });
     let link = copied.expect("l copies the link");
-    let carddata = link.strip_prefix(esimdash::domain::lpa::APPLE_INSTALL_PREFIX).unwrap();
+    let carddata = link.strip_prefix(esimdash_domain::lpa::APPLE_INSTALL_PREFIX).unwrap();
     assert_eq!(
         percent_encoding::percent_decode_str(carddata).decode_utf8().unwrap(),
         code
@@ -245,7 +245,7 @@ async fn marked_esims_qr_codes_go_into_one_folder_each_reading_back_to_its_code(
         let esim = all.iter().find(|e| e.raw_order_json.iccid == iccid.as_str()).unwrap();
         let code = client.activation_code(esim).await.unwrap();
         let png = std::fs::read(folder.join(format!("{iccid}.png"))).unwrap();
-        assert_eq!(esimdash::qr::decode_png(&png).unwrap(), code, "{iccid}");
+        assert_eq!(esimdash_domain::qr::decode_png(&png).unwrap(), code, "{iccid}");
     }
 }
 

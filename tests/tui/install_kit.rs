@@ -9,7 +9,7 @@ use esimdash::clipboard::Delivery;
 use esimdash::tui::msg::Msg;
 
 /// An agent on My eSIMs with the first eSIM's activation code known, zoomed in.
-async fn zoomed() -> (Harness, esimdash::api::model::Esim, String) {
+async fn zoomed() -> (Harness, esimdash_api::model::Esim, String) {
     let mut h = Harness::acme_on('3').await;
     let esim = h.app.esims().selected().unwrap().clone();
     let code = code_of(&h, &esim.raw_order_json.iccid);

@@ -3,8 +3,8 @@
 
 use crate::common::*;
 use crossterm::event::KeyCode;
-use esimdash::api::model::EsimQuery;
 use esimdash::tui::app::{Overlay, Tab};
+use esimdash_api::model::EsimQuery;
 
 #[tokio::test]
 async fn an_orders_detail_names_its_esim_t_tops_it_up_and_e_shows_it() {
@@ -83,7 +83,7 @@ async fn the_pane_says_which_profile_of_a_reissued_iccid_is_current() {
 /// `b` opens the purchase of exactly that plan.
 #[tokio::test]
 async fn b_on_a_deleted_esim_buys_its_plan_again() {
-    use esimdash::domain::esim_state::Class;
+    use esimdash_domain::esim_state::Class;
     let mut h = Harness::acme_on('3').await;
     while h.app.esims().selected().unwrap().facts().classify() != Class::Deleted {
         h.send_and_settle(key('j')).await;

@@ -5,10 +5,10 @@
 
 use crate::holding_proxy::HoldingProxy;
 use crate::terminal_e2e::Tmux;
-use esimdash::api::model::{EsimQuery, OrderQuery};
-use esimdash::api::{BaseUrl, Client, ClientOptions, Credentials};
-use esimdash::domain::iccid::Iccid;
-use esimdash::sandbox::{RunningSandbox, SandboxConfig, spawn};
+use esimdash_api::model::{EsimQuery, OrderQuery};
+use esimdash_api::{BaseUrl, Client, ClientOptions, Credentials};
+use esimdash_domain::iccid::Iccid;
+use esimdash_sandbox::{RunningSandbox, SandboxConfig, spawn};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -154,7 +154,7 @@ fn alive(pid: &str) -> bool {
 }
 
 fn stages(home: &tempfile::TempDir) -> Vec<(String, Option<String>)> {
-    let trail = esimdash::audit::read(&home.path().join("state/esimdash/audit.jsonl")).unwrap();
+    let trail = esimdash_api::audit::read(&home.path().join("state/esimdash/audit.jsonl")).unwrap();
     trail
         .entries
         .iter()
@@ -231,7 +231,7 @@ fn a_payment_killed_mid_flight_is_told_in_a_window_at_the_next_start() {
     }
     // This machine never saw the server echo a key: the order list shows one order that could
     // be it, but another seat paying the same could have placed it: listed, never claimed.
-    let trail = esimdash::audit::read(&home.path().join("state/esimdash/audit.jsonl")).unwrap();
+    let trail = esimdash_api::audit::read(&home.path().join("state/esimdash/audit.jsonl")).unwrap();
     let last = trail.entries.last().unwrap();
     assert_eq!(last.stage.label(), "settled", "{last:?}");
     assert!(last.order_no.is_none(), "not claimed: {last:?}");

@@ -8,14 +8,14 @@
 //! and after a 401 nothing is sent at all. Cases: 10 000 under `CI`, 300 elsewhere, or `PROPTEST_CASES`.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
-use esimdash::api::model::{Esim, Order, Placed, Plan, Profile};
-use esimdash::api::{ApiError, Delivery, Endpoint, Found, Paid};
-use esimdash::domain::iccid::Iccid;
-use esimdash::domain::status::StatusFilter;
 use esimdash::inventory::{AttentionAt, PagePlace, Seen};
 use esimdash::tui::app::{App, BulkStage, Mode, Overlay, ResultRow, Stage};
 use esimdash::tui::msg::{Answer, BulkEnded, BulkStep, Effect, JobId, Msg, Payload, Request};
 use esimdash::tui::view::{self, theme::Theme};
+use esimdash_api::model::{Esim, Order, Placed, Plan, Profile};
+use esimdash_api::{ApiError, Delivery, Endpoint, Found, Paid};
+use esimdash_domain::iccid::Iccid;
+use esimdash_domain::status::StatusFilter;
 use proptest::prelude::*;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -216,7 +216,7 @@ fn data_for(request: &Request, seed: u64) -> Payload {
         // Mostly plans; now and then with a caveat, or refused for an eSIM that cannot take data.
         Request::TopupPlans { .. } => Payload::TopupOffer(match seed % 7 {
             0 => esimdash::purchase::TopupOffer::Refused {
-                class: Some(esimdash::domain::esim_state::Class::Deleted),
+                class: Some(esimdash_domain::esim_state::Class::Deleted),
                 why: text(seed, "deleted"),
             },
             1 => esimdash::purchase::TopupOffer::Plans {
@@ -269,11 +269,11 @@ fn data_for(request: &Request, seed: u64) -> Payload {
         Request::FindEsim { .. } => Payload::FoundEsim(match seed % 3 {
             0 => Found::Esim(Box::new(esim(seed, 1))),
             1 => Found::Absent,
-            _ => Found::Unknown(esimdash::api::Searched {
+            _ => Found::Unknown(esimdash_api::Searched {
                 pages_read: seed % 4,
                 pages: seed % 9 + 4,
                 esims_seen: seed % 400,
-                stop: Some(esimdash::api::SweepStop::Near),
+                stop: Some(esimdash_api::SweepStop::Near),
             }),
         }),
         Request::ActivationCode { .. } => Payload::ActivationCode(if seed.is_multiple_of(2) {
@@ -295,13 +295,11 @@ fn data_for(request: &Request, seed: u64) -> Payload {
             } else {
                 Delivery::Resent { replayed: true }
             },
-            charged_other: seed
-                .is_multiple_of(7)
-                .then(|| esimdash::domain::purchase::ChargedOther {
-                    charged: rust_decimal::Decimal::new(1320, 2),
-                    confirmed: rust_decimal::Decimal::new(660, 2),
-                    balance_moved: None,
-                }),
+            charged_other: seed.is_multiple_of(7).then(|| esimdash_domain::purchase::ChargedOther {
+                charged: rust_decimal::Decimal::new(1320, 2),
+                confirmed: rust_decimal::Decimal::new(660, 2),
+                balance_moved: None,
+            }),
         }),
         Request::LookUpPayment { .. } => Payload::FoundOrder(seed.is_multiple_of(2).then(|| order(seed, 2))),
     }

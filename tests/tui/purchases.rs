@@ -3,12 +3,12 @@
 
 use crate::common::*;
 use crossterm::event::KeyCode;
-use esimdash::api::Delivery;
-use esimdash::api::model::{EsimQuery, OrderRequest};
-use esimdash::domain::iccid::Iccid;
-use esimdash::domain::purchase::Purchase;
 use esimdash::tui::app::{Lookup, Overlay, PurchaseForm, Stage};
 use esimdash::tui::msg::Request;
+use esimdash_api::Delivery;
+use esimdash_api::model::{EsimQuery, OrderRequest};
+use esimdash_domain::iccid::Iccid;
+use esimdash_domain::purchase::Purchase;
 use rust_decimal::Decimal;
 use std::time::Duration;
 
@@ -103,7 +103,7 @@ async fn a_top_up_offers_only_the_api_plans_debits_once_and_enter_hammered_sends
 }
 
 /// The catalog's first plan matching `search`, bought once from its form: the plan.
-async fn buy_from_catalog(h: &mut Harness, search: &str) -> esimdash::api::model::Plan {
+async fn buy_from_catalog(h: &mut Harness, search: &str) -> esimdash_api::model::Plan {
     h.type_search(search);
     let plan = h.app.catalog().selected().unwrap().clone();
     h.send(key('b'));
@@ -299,7 +299,7 @@ async fn nothing_is_offered_for_a_cancelled_esim_and_a_typed_iccid_is_checked() 
     )));
     // A valid ICCID of another reseller's: the API says it is not ours.
     let payload = "894420000000000000";
-    let other = format!("{payload}{}", esimdash::domain::iccid::luhn_check_digit(payload));
+    let other = format!("{payload}{}", esimdash_domain::iccid::luhn_check_digit(payload));
     h.keys(&other);
     h.send_and_settle(code(KeyCode::Enter)).await;
     let Stage::Failed(message) = form(&h).stage() else {
@@ -330,7 +330,7 @@ async fn no_top_up_is_offered_for_an_esim_deleted_from_the_phone() {
             .unwrap()
             .esims
             .into_iter()
-            .find(|e| e.facts().classify() == esimdash::domain::esim_state::Class::Deleted);
+            .find(|e| e.facts().classify() == esimdash_domain::esim_state::Class::Deleted);
         if let Some(found) = found {
             deleted = Some(found.raw_order_json.iccid.to_string());
             break;
@@ -362,8 +362,8 @@ async fn a_top_up_check_that_times_out_says_nothing_was_topped_up() {
     let mut h = Harness::acme_on('3').await;
     h.send(key('t'));
     assert!(h.pending().iter().any(|(_, r)| matches!(r, Request::TopupPlans { .. })));
-    h.fail_pending(esimdash::api::ApiError::Timeout {
-        endpoint: esimdash::api::Endpoint::new("GET", "/portal/plans"),
+    h.fail_pending(esimdash_api::ApiError::Timeout {
+        endpoint: esimdash_api::Endpoint::new("GET", "/portal/plans"),
         after: Duration::from_secs(30),
         outcome_unknown: false,
     });

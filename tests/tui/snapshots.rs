@@ -3,7 +3,7 @@
 
 use crate::common::*;
 use crossterm::event::KeyCode;
-use esimdash::api::{ApiError, Endpoint};
+use esimdash_api::{ApiError, Endpoint};
 
 /// At a large terminal, the default 80×24, and a small one.
 async fn at_both_sizes(name: &str, h: &Harness) {
@@ -51,7 +51,7 @@ async fn esims() {
 /// what it is and what to tell the customer, first.
 #[tokio::test]
 async fn a_verdict_for_each_state() {
-    use esimdash::domain::esim_state::Class;
+    use esimdash_domain::esim_state::Class;
     let mut h = Harness::acme_on('3').await;
     let mut seen = std::collections::HashSet::new();
     for _ in 0..20 {
@@ -312,7 +312,7 @@ async fn long_messages_wrap_rather_than_being_cut() {
     let typed = "89441000000089078277";
     h.keys(typed);
     h.send(code(KeyCode::Enter));
-    let why = esimdash::domain::iccid::Iccid::parse(typed).unwrap_err().to_string();
+    let why = esimdash_domain::iccid::Iccid::parse(typed).unwrap_err().to_string();
     assert!(why.contains("Luhn"), "{why}");
     for (width, height) in [(80, 24), (60, 20), (50, 12)] {
         let said = window_text(&h.screen(width, height));

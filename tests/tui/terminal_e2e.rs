@@ -262,7 +262,7 @@ fn demo_top_up_and_purchase_by_keys_each_debit_once() {
     tmux.keys(&["q"]);
     assert_eq!(tmux.exit_code(), 0);
     // Both payments are in the audit trail, stage by stage, under the demo's profile.
-    let trail = esimdash::audit::read(&home.path().join("state/esimdash/audit.jsonl")).unwrap();
+    let trail = esimdash_api::audit::read(&home.path().join("state/esimdash/audit.jsonl")).unwrap();
     let stages: Vec<(&str, &str)> = trail
         .entries
         .iter()

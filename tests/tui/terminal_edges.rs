@@ -6,9 +6,9 @@
 
 use crate::common::*;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use esimdash::text::grouped;
 use esimdash::tui::app::{Mode, Overlay, Tone};
 use esimdash::tui::msg::{Effect, Msg, Request};
+use esimdash_domain::text::grouped;
 use std::time::{Duration, Instant};
 
 /// 100 KB of what an agent pastes by mistake: a column of a spreadsheet, lines and tabs.
@@ -362,7 +362,7 @@ async fn a_dashboard_killed_mid_read_resumes_its_index_without_reading_saved_pag
     {
         return;
     }
-    let config = esimdash::sandbox::SandboxConfig {
+    let config = esimdash_sandbox::SandboxConfig {
         orders: 5_000,
         rate_limit: 1_000_000,
         iccid_lookup: false,
@@ -370,7 +370,7 @@ async fn a_dashboard_killed_mid_read_resumes_its_index_without_reading_saved_pag
         latency: Duration::from_millis(100),
         ..Default::default()
     };
-    let sandbox = esimdash::sandbox::spawn(&config, "127.0.0.1:0".parse().unwrap())
+    let sandbox = esimdash_sandbox::spawn(&config, "127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
     let home = tempfile::tempdir().unwrap();
@@ -392,7 +392,7 @@ async fn a_dashboard_killed_mid_read_resumes_its_index_without_reading_saved_pag
         tmux
     };
     let index_file = || {
-        let base = esimdash::api::BaseUrl::parse(&sandbox.base_url()).unwrap();
+        let base = esimdash_api::BaseUrl::parse(&sandbox.base_url()).unwrap();
         let account = esimdash::inventory::store::account_key(base.as_str(), "ak_demo_acme");
         let path = esimdash::inventory::store::path_in(&home.path().join("cache/esimdash"), &account);
         esimdash::inventory::store::load(&path, &account).ok()

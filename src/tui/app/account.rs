@@ -6,10 +6,10 @@
 use super::exports::Export;
 use super::jobs::Jobs;
 use super::{Halt, Remote, Tab};
-use crate::api::model::Profile;
 use crate::session::Session;
 use crate::tui::tabs::profile::ProfileTab;
 use crate::tui::tabs::{TabState, catalog::Catalog, esims::Esims, orders::Orders};
+use esimdash_api::model::Profile;
 use std::time::Instant;
 
 #[derive(Default)]

@@ -6,11 +6,11 @@
 use super::mode::{Mode, Overlay};
 use super::search::SearchBox;
 use super::{About, App, Halt, Motion, Outbox, Owner, Tab, TextInput, Tone, TopUpOf};
-use crate::domain::status::StatusFilter;
-use crate::text::grouped;
 use crate::tui::keymap::{Action, Chord, Context};
 use crate::tui::msg::Effect;
 use crossterm::event::{KeyEvent, MouseButton, MouseEvent, MouseEventKind};
+use esimdash_domain::status::StatusFilter;
+use esimdash_domain::text::grouped;
 use std::time::Instant;
 
 /// Rows the mouse wheel moves.

@@ -5,9 +5,9 @@
 use super::jobs::{Owner, Running};
 use super::mode::{Mode, Overlay};
 use super::{About, App, Job, Outbox, Tone};
-use crate::api::pages::Progress;
 use crate::tui::msg::{Effect, ExportStep, JobId};
 use crate::tui::tabs::JobDone;
+use esimdash_api::pages::Progress;
 use std::time::Instant;
 
 /// The export in progress, or the last one that failed (shown until the next key).

@@ -62,7 +62,10 @@ impl TextInput {
     /// limit is left out, and counted so the user can be told. One pass over the text, so
     /// 100 KB costs well under a millisecond.
     pub fn paste(&mut self, text: &str) -> Pasted {
-        if std::mem::take(&mut self.selected) && text.chars().any(|c| !c.is_whitespace() && !crate::text::is_unsafe(c))
+        if std::mem::take(&mut self.selected)
+            && text
+                .chars()
+                .any(|c| !c.is_whitespace() && !esimdash_domain::text::is_unsafe(c))
         {
             self.clear();
         }
@@ -74,7 +77,7 @@ impl TextInput {
             let kept = match c {
                 _ if line_break && after_break => None,
                 '\n' | '\r' | '\t' => Some(' '),
-                c if crate::text::is_unsafe(c) => None,
+                c if esimdash_domain::text::is_unsafe(c) => None,
                 c => Some(c),
             };
             after_break = line_break;

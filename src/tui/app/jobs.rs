@@ -5,8 +5,8 @@
 //! account are each written once, for every kind.
 
 use super::Tab;
-use crate::domain::iccid::Iccid;
 use crate::tui::msg::{Effect, ExportJob, JobId, Request};
+use esimdash_domain::iccid::Iccid;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 

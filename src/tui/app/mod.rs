@@ -51,8 +51,8 @@ pub use then::{About, Ctx, Then};
 
 use super::keymap::Keymap;
 use super::msg::{BulkStep, Effect, JobId, Msg};
-use crate::api::model::Profile;
 use crate::tui::msg::Request;
+use esimdash_api::model::Profile;
 use std::time::{Duration, Instant};
 
 /// How long a message in the status line stays.
@@ -268,18 +268,18 @@ impl App {
         &self.notices
     }
 
-    fn on_notice(&mut self, profile: &str, notice: crate::api::Notice, now: Instant) {
+    fn on_notice(&mut self, profile: &str, notice: esimdash_api::Notice, now: Instant) {
         match notice {
-            crate::api::Notice::WaitingForLock => self.flash(
+            esimdash_api::Notice::WaitingForLock => self.flash(
                 "Another esimdash is paying from this account: this payment waits for it to finish",
                 Tone::Info,
                 now,
             ),
-            crate::api::Notice::TrailUnwritten(words) => {
+            esimdash_api::Notice::TrailUnwritten(words) => {
                 self.notices.push(words);
                 self.dirty = true;
             }
-            crate::api::Notice::Settled(settled) => {
+            esimdash_api::Notice::Settled(settled) => {
                 let sentence = settled.sentence();
                 self.notices.push(if profile.is_empty() {
                     sentence

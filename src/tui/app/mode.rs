@@ -3,13 +3,13 @@
 
 use super::jobs::{Outbox, Owner};
 use super::remote::Remote;
-use crate::api::model::{Order, Plan};
-use crate::domain::status::StatusFilter;
 use crate::tui::forms::bulk::BulkForm;
 use crate::tui::forms::profile::ProfileForm;
 use crate::tui::forms::purchase::PurchaseForm;
 use crate::tui::keymap::Context;
 use crate::tui::msg::Request;
+use esimdash_api::model::{Order, Plan};
+use esimdash_domain::status::StatusFilter;
 
 /// A window drawn over the tab.
 #[derive(Debug, Clone)]
@@ -36,7 +36,7 @@ pub enum Overlay {
     Bulk(Box<BulkForm>),
     /// A QR image's file exists: replace it?
     Replace {
-        iccid: crate::domain::iccid::Iccid,
+        iccid: esimdash_domain::iccid::Iccid,
         code: String,
         path: std::path::PathBuf,
         /// Who wrote it (and so is told what became of it written again).

@@ -4,8 +4,8 @@
 //! `PAGE_PAUSE` (and the request no longer wanted is cancelled meanwhile).
 
 use super::remote::{Remote, Slot};
-use crate::api::ApiError;
 use crate::tui::msg::JobId;
+use esimdash_api::ApiError;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 

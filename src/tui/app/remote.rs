@@ -3,8 +3,8 @@
 //! A reload keeps what was shown before as `previous`, so a view can show it marked as stale
 //! instead of going blank.
 
-use crate::api::ApiError;
 use crate::tui::msg::JobId;
+use esimdash_api::ApiError;
 use std::time::Instant;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -174,7 +174,7 @@ impl Slot for Option<JobId> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::Endpoint;
+    use esimdash_api::Endpoint;
 
     #[test]
     fn a_reload_keeps_the_old_value_as_stale_and_drops_stale_answers() {

@@ -10,8 +10,8 @@ use super::jobs::{Owner, Running};
 use super::mode::Overlay;
 use super::remote::Slot;
 use super::{App, Halt, Job, Then, Tone};
-use crate::api::ApiError;
 use crate::tui::msg::{Effect, JobId, Payload, Request};
+use esimdash_api::ApiError;
 use std::time::Instant;
 
 impl App {

@@ -5,9 +5,9 @@
 use super::jobs::{Job, Outbox};
 use super::mode::Mode;
 use super::{Tab, Tone};
-use crate::api::model::Profile;
 use crate::tui::keymap::{Action, Keymap};
 use crate::tui::tabs::Event;
+use esimdash_api::model::Profile;
 use std::time::Instant;
 
 #[derive(Debug, Clone)]
@@ -33,7 +33,7 @@ pub enum Then {
         checked: Result<String, String>,
     },
     /// The profile form's changes, sent (the header's profile is the screen's).
-    SaveProfile(crate::api::model::ProfileUpdate),
+    SaveProfile(esimdash_api::model::ProfileUpdate),
     /// The key goes on to another tab, with what it is about (`b` on an eSIM: the catalog
     /// sells a new eSIM of its plan).
     Hand { tab: Tab, action: Action, about: About },
@@ -45,9 +45,9 @@ pub enum About {
     #[default]
     Selection,
     /// An order (its detail, or the one selected on Orders): its eSIM.
-    Order(Box<crate::api::model::Order>),
+    Order(Box<esimdash_api::model::Order>),
     /// An ICCID typed in.
-    Iccid(crate::domain::iccid::Iccid),
+    Iccid(esimdash_domain::iccid::Iccid),
     /// A plan, by its slug.
     Plan(String),
 }

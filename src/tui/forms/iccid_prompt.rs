@@ -1,11 +1,11 @@
 //! "Top up which eSIM?": an ICCID typed in, checked as it is accepted; the eSIM's top-up opens
 //! from it.
 
-use crate::domain::iccid::Iccid;
 use crate::tui::app::input::{ICCID_MAX_CHARS, Pasted, TextInput};
 use crate::tui::app::mode::{Mode, Overlay};
 use crate::tui::app::{About, Tab, Then};
 use crate::tui::keymap::Action;
+use esimdash_domain::iccid::Iccid;
 
 /// The prompt, empty.
 pub fn open() -> Mode {

@@ -2,8 +2,8 @@
 //! the marked eSIMs share (their keys, the cursor kept inside the list, the quantity kept
 //! within what one payment may buy).
 
-use crate::api::model::Plan;
 use crate::tui::keymap::{Action, Chord};
+use esimdash_api::model::Plan;
 
 /// The most one payment may buy (as `--qty` and a bulk file's rows take it).
 pub use crate::bulk::rows::MAX_QTY;

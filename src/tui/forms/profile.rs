@@ -1,11 +1,11 @@
 //! The profile form (`e` on the Profile tab): company name, country, website, checked by the same
 //! rules as the server before anything is sent.
 
-use crate::api::model::{Profile, ProfileUpdate};
-use crate::domain::profile_fields::{MAX_COMPANY_CHARS, check_company, check_country, check_website};
 use crate::tui::app::input::{Pasted, TextInput};
 use crate::tui::app::{Mode, Then, Tone};
 use crate::tui::keymap::Action;
+use esimdash_api::model::{Profile, ProfileUpdate};
+use esimdash_domain::profile_fields::{MAX_COMPANY_CHARS, check_company, check_country, check_website};
 
 pub const FIELDS: [&str; 3] = ["Company name", "Country", "Website"];
 

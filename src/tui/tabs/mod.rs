@@ -10,7 +10,6 @@ pub mod esims;
 pub mod orders;
 pub mod profile;
 
-use crate::domain::status::StatusFilter;
 use crate::tui::app::jobs::Outbox;
 use crate::tui::app::mode::Mode;
 use crate::tui::app::remote::Slot;
@@ -19,6 +18,7 @@ use crate::tui::app::{Ctx, Then};
 use crate::tui::keymap::{Action, Context};
 use crate::tui::msg::{ExportJob, JobId, Payload, Request};
 use crate::tui::view::theme::Theme;
+use esimdash_domain::status::StatusFilter;
 use std::time::Instant;
 
 /// How far PgDn/PgUp move in lists held whole (the catalog, eSIM search results); server lists
@@ -48,9 +48,9 @@ impl Motion {
 }
 
 /// The search text as a whole, valid ICCID (spaces and dashes dropped), if it is one.
-pub(crate) fn whole_iccid(text: &str) -> Option<crate::domain::iccid::Iccid> {
+pub(crate) fn whole_iccid(text: &str) -> Option<esimdash_domain::iccid::Iccid> {
     let digits: String = text.chars().filter(|c| !matches!(c, ' ' | '-')).collect();
-    crate::domain::iccid::Iccid::parse(&digits).ok()
+    esimdash_domain::iccid::Iccid::parse(&digits).ok()
 }
 
 /// What happened elsewhere that a tab may follow: the app tells every tab.
@@ -59,9 +59,9 @@ pub enum Event {
     /// Money moved: what shows balances, orders and eSIMs is read again.
     MoneyMoved,
     /// A top-up of this eSIM was placed from its window: its record is watched until it shows it.
-    ToppedUp(crate::domain::iccid::Iccid),
+    ToppedUp(esimdash_domain::iccid::Iccid),
     /// A bulk run topped up these eSIMs: their records are read again.
-    ToppedUpMany(Vec<crate::domain::iccid::Iccid>),
+    ToppedUpMany(Vec<esimdash_domain::iccid::Iccid>),
     /// These eSIMs leave the marks (topped up, or left out of a bulk top-up).
     Unmark(Vec<String>),
     /// The plan and quantity a bulk top-up was paid with, offered first the next time.
@@ -76,7 +76,7 @@ pub enum Event {
 pub enum JobDone {
     /// An eSIM's QR code as a PNG.
     QrSaved {
-        iccid: crate::domain::iccid::Iccid,
+        iccid: esimdash_domain::iccid::Iccid,
         code: String,
         result: Result<std::path::PathBuf, crate::tui::msg::SaveError>,
     },
@@ -89,7 +89,7 @@ pub enum JobDone {
 #[derive(Debug, Clone, PartialEq)]
 pub enum TopUpOf {
     /// The selected order's eSIM: the one a top-up names, or the one it made.
-    Order(Option<Box<crate::api::model::Order>>),
+    Order(Option<Box<esimdash_api::model::Order>>),
     /// Whichever eSIM the user types.
     Ask,
 }

@@ -4,15 +4,15 @@
 use super::refresh_key;
 use super::theme::Theme;
 use super::widgets::{Column, cursor_table, safe, search_spans};
-use crate::domain::status::StatusFilter;
 use crate::tui::app::{App, Paged, Remote, SearchBox};
+use esimdash_domain::status::StatusFilter;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 /// A time as the tables show it, safe to draw.
-pub fn short_time(time: &crate::api::Timestamp) -> String {
+pub fn short_time(time: &esimdash_api::Timestamp) -> String {
     safe(&time.short())
 }
 

@@ -8,8 +8,8 @@ pub(crate) mod widgets;
 
 use super::app::{App, ExportState, Halt, Mode, Remote, Tone};
 use super::keymap::{Action, Context};
-use crate::domain::money::format_amount;
 use crate::format::money::money;
+use esimdash_domain::money::format_amount;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -199,7 +199,7 @@ fn key_hints(app: &App, width: usize) -> String {
     last.sort_by_key(|(action, _)| *action == Action::Help);
     let last: Vec<String> = last.into_iter().map(|(_, p)| p).collect();
     let tail = last.join("  ");
-    let mut line = crate::text::safe_fit(typing, width.saturating_sub(tail.width())).into_owned();
+    let mut line = esimdash_domain::text::safe_fit(typing, width.saturating_sub(tail.width())).into_owned();
     for (_, part) in first {
         let room = width.saturating_sub(line.width() + 2 + tail.width());
         if part.width() > room {

@@ -3,11 +3,11 @@
 use super::spinner;
 use super::theme::Theme;
 use super::widgets::{Fields, fields, keys_line, paragraph, popup, safe};
-use crate::api::model::Plan;
 use crate::format::records;
-use crate::text::{grouped, wrap_words};
 use crate::tui::app::{App, Overlay, PROFILE_FIELDS, ProfileForm, Remote};
 use crate::tui::keymap::{Action, Context};
+use esimdash_api::model::Plan;
+use esimdash_domain::text::{grouped, wrap_words};
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
@@ -95,7 +95,7 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
 }
 
 /// The eSIMs an order made, as far as the dashboard knows them (`Esims::order_esims`).
-fn order_esims(app: &App, order: &crate::api::model::Order) -> String {
+fn order_esims(app: &App, order: &esimdash_api::model::Order) -> String {
     use crate::tui::tabs::esims::order_esims::OrderEsims;
     match app.esims().order_esims(order) {
         OrderEsims::Found(found) => found.join(", "),
@@ -219,7 +219,7 @@ fn draw_profile_form(frame: &mut Frame, area: Rect, form: &ProfileForm, app: &Ap
         match &form.errors[i] {
             // Wrapped here, under the value, so that the rows below (and the cursor) stay put.
             Some(e) => lines.extend(
-                crate::text::wrap_words(&safe(e), room.saturating_sub(INDENT))
+                esimdash_domain::text::wrap_words(&safe(e), room.saturating_sub(INDENT))
                     .into_iter()
                     .map(|l| Line::styled(format!("{:INDENT$}{l}", ""), theme.error())),
             ),

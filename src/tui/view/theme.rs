@@ -1,8 +1,8 @@
 //! Styles. With `NO_COLOR` set, only bold and reverse video remain.
 
 use crate::config::Colour;
-use crate::domain::esim_state::Tone;
 use crate::format::verdict::StatusTone;
+use esimdash_domain::esim_state::Tone;
 use ratatui::style::{Color, Modifier, Style};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,7 +14,7 @@ impl Theme {
     /// Colours unless `NO_COLOR` is set to anything non-empty (no-color.org).
     pub fn from_env() -> Self {
         Self {
-            color: crate::text::colour_allowed(),
+            color: esimdash_domain::text::colour_allowed(),
         }
     }
 

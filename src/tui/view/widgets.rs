@@ -3,7 +3,7 @@
 
 use super::theme::Theme;
 use crate::format::verdict::cell_tone;
-use crate::text::{fit_package, safe_fit, sanitize};
+use esimdash_domain::text::{fit_package, safe_fit, sanitize};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::{Line, Span};

@@ -18,12 +18,12 @@ pub mod view;
 
 pub use steps::on_step;
 
-use crate::api::ApiError;
-use crate::api::model::Plan;
 use crate::bulk::{Ended, State};
-use crate::domain::iccid::Iccid;
 use crate::tui::keymap::{Action, Chord};
 use crate::tui::msg::{BulkEnded, BulkTopup, JobId, Request};
+use esimdash_api::ApiError;
+use esimdash_api::model::Plan;
+use esimdash_domain::iccid::Iccid;
 use rust_decimal::Decimal;
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};

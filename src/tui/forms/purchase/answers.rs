@@ -2,11 +2,11 @@
 //! paying, the payment placed, the order a lost answer became; and their failures.
 
 use super::{PurchaseForm, Stage};
-use crate::api::ApiError;
 use crate::tui::app::remote::Slot;
 use crate::tui::app::{Then, Tone};
 use crate::tui::msg::{JobId, Payload, Request};
 use crate::tui::tabs::Event;
+use esimdash_api::ApiError;
 
 impl PurchaseForm {
     /// Where the answer to the form's request goes, while the form awaits one.
@@ -34,12 +34,12 @@ impl PurchaseForm {
 
     /// The payment was placed: the eSIM topped up is watched, money moved, and the status line
     /// says so (and whether another payment was charged meanwhile).
-    fn placed(&mut self, paid: crate::api::Paid) -> Vec<Then> {
+    fn placed(&mut self, paid: esimdash_api::Paid) -> Vec<Then> {
         let number = paid.placed.order.record.provider_order_no.to_string();
         let balance = paid.placed.balance_usd;
         let topped_up = match self.what() {
-            crate::domain::purchase::Purchase::Topup { iccid } => Some(iccid.clone()),
-            crate::domain::purchase::Purchase::Order => None,
+            esimdash_domain::purchase::Purchase::Topup { iccid } => Some(iccid.clone()),
+            esimdash_domain::purchase::Purchase::Order => None,
         };
         let charged_other = paid.charged_other.as_ref().map(|other| other.sentence());
         self.paid(paid);

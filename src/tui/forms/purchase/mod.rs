@@ -13,16 +13,16 @@
 mod answers;
 pub mod view;
 
-use crate::api::model::{Order, Plan};
-use crate::api::{ApiError, Delivery, Payment, Spend};
-use crate::domain::iccid::Iccid;
-use crate::domain::order_no::OrderNo;
-use crate::domain::purchase::Purchase;
 use crate::purchase::TopupOffer;
 use crate::tui::app::jobs::Outbox;
 use crate::tui::forms::plan_choice::{PaymentForm, PlanChoice};
 use crate::tui::keymap::{Action, Chord};
 use crate::tui::msg::{JobId, Request};
+use esimdash_api::model::{Order, Plan};
+use esimdash_api::{ApiError, Delivery, Payment, Spend};
+use esimdash_domain::iccid::Iccid;
+use esimdash_domain::order_no::OrderNo;
+use esimdash_domain::purchase::Purchase;
 use rust_decimal::Decimal;
 use std::collections::HashSet;
 
@@ -78,7 +78,7 @@ pub enum Stage {
         balance: Option<Decimal>,
         delivery: Delivery,
         /// Placed for another total than the one confirmed: the window says so first.
-        charged_other: Option<crate::domain::purchase::ChargedOther>,
+        charged_other: Option<esimdash_domain::purchase::ChargedOther>,
     },
     Failed(String),
     /// No answer came: the payment is looked up in the order list, never sent again.
@@ -299,7 +299,7 @@ impl PurchaseForm {
     }
 
     /// The payment was placed.
-    pub fn paid(&mut self, paid: crate::api::Paid) {
+    pub fn paid(&mut self, paid: esimdash_api::Paid) {
         if matches!(self.stage, Stage::Sending { .. }) {
             self.stage = Stage::Done {
                 balance: paid.placed.balance_usd,

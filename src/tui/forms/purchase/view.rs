@@ -1,8 +1,5 @@
 //! The top-up / purchase form and the "which eSIM?" prompt.
 
-use crate::api::Delivery;
-use crate::api::model::Order;
-use crate::domain::purchase::Purchase;
 use crate::format::money::money_or;
 use crate::format::records::validity;
 use crate::format::volume::format_bytes;
@@ -12,6 +9,9 @@ use crate::tui::keymap::{Action, Context};
 use crate::tui::view::spinner;
 use crate::tui::view::theme::Theme;
 use crate::tui::view::widgets::{keys_line, paragraph, popup, safe, text_popup};
+use esimdash_api::Delivery;
+use esimdash_api::model::Order;
+use esimdash_domain::purchase::Purchase;
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};

@@ -3,8 +3,6 @@
 pub mod view;
 
 use super::{Motion, SCREEN_PAGE, TabState};
-use crate::api::model::Plan;
-use crate::domain::location::location_name;
 use crate::tui::app::jobs::Outbox;
 use crate::tui::app::mode::{Mode, Overlay};
 use crate::tui::app::remote::Remote;
@@ -13,6 +11,8 @@ use crate::tui::app::search::SearchBox;
 use crate::tui::app::{About, Ctx, PurchaseForm, Then, Tone};
 use crate::tui::keymap::{Action, Context};
 use crate::tui::msg::{ExportJob, JobId, Payload, Request};
+use esimdash_api::model::Plan;
+use esimdash_domain::location::location_name;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

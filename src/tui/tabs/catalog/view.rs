@@ -1,7 +1,5 @@
 //! The Catalog tab: plans with location, data, validity, cost, sell price and margin.
 
-use crate::api::model::Plan;
-use crate::domain::money::format_amount;
 use crate::format::money::amount;
 use crate::format::records;
 use crate::format::volume::format_bytes;
@@ -10,6 +8,8 @@ use crate::tui::view::lists::{failed_text, not_at_hand};
 use crate::tui::view::refresh_key;
 use crate::tui::view::theme::Theme;
 use crate::tui::view::widgets::{Column, cursor_table, search_spans};
+use esimdash_api::model::Plan;
+use esimdash_domain::money::format_amount;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -29,7 +29,7 @@ fn cells(plan: &Plan) -> Vec<String> {
     let pricing = plan.pricing.as_ref();
     vec![
         plan.name.clone(),
-        crate::domain::location::area(&plan.location_code, &plan.name),
+        esimdash_domain::location::area(&plan.location_code, &plan.name),
         plan.volume.map(format_bytes).unwrap_or_default(),
         records::validity(plan),
         amount(pricing.and_then(|p| p.cost_price)),

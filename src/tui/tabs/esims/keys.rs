@@ -83,7 +83,7 @@ impl Esims {
     }
 
     /// The selected eSIM's activation code, or why it cannot be had (said on the status line).
-    fn code_at_hand(&self, ctx: &mut Ctx<'_>) -> Option<(crate::domain::iccid::EsimIccid, String)> {
+    fn code_at_hand(&self, ctx: &mut Ctx<'_>) -> Option<(esimdash_domain::iccid::EsimIccid, String)> {
         let Some(iccid) = self.selected_iccid() else {
             ctx.flash("No eSIM is selected", Tone::Error);
             return None;

@@ -2,8 +2,8 @@
 //! and for `e` (go to its eSIM), so that neither says "looked for" while nothing looks.
 
 use super::Esims;
-use crate::api::model::Order;
-use crate::domain::status::Status;
+use esimdash_api::model::Order;
+use esimdash_domain::status::Status;
 
 /// An order's eSIMs.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,11 +6,6 @@
 //! the page at its place in the list. Activation codes are kept per eSIM once known.
 
 use super::index_read::IndexRead;
-use crate::api::Found;
-use crate::api::model::{Esim, EsimQuery};
-use crate::domain::attention::AttentionRule;
-use crate::domain::iccid::{EsimIccid, Iccid};
-use crate::domain::status::StatusFilter;
 use crate::inventory::store::SavedIndex;
 use crate::inventory::{AttentionAt, Inventory, Merged, Row, Selection, Whereabouts};
 use crate::tui::app::jobs::Outbox;
@@ -22,6 +17,11 @@ use crate::tui::msg::Request;
 use crate::tui::tabs::orders::PAGE_SIZE;
 use crate::tui::tabs::whole_iccid;
 use chrono::{DateTime, Utc};
+use esimdash_api::Found;
+use esimdash_api::model::{Esim, EsimQuery};
+use esimdash_domain::attention::AttentionRule;
+use esimdash_domain::iccid::{EsimIccid, Iccid};
+use esimdash_domain::status::StatusFilter;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -113,7 +113,7 @@ pub struct Esims {
     pub(super) sought_order: Option<String>,
     /// `e` on an order whose eSIM was still looked for: goes there once it is found, while that
     /// order's detail stays open.
-    pub(super) go_to_order: Option<crate::domain::order_no::OrderNo>,
+    pub(super) go_to_order: Option<esimdash_domain::order_no::OrderNo>,
     /// eSIMs this session changed (topped up), whose records are read again (`RefreshEsims`).
     pub(super) to_refresh: Vec<Iccid>,
     pub(super) refreshing: Remote<()>,
@@ -231,7 +231,7 @@ impl Esims {
                 found.push(e);
             }
         }
-        found.sort_by_key(|e| std::cmp::Reverse(crate::api::tran_no_order(&e.raw_order_json.esim_tran_no)));
+        found.sort_by_key(|e| std::cmp::Reverse(esimdash_api::tran_no_order(&e.raw_order_json.esim_tran_no)));
         found
     }
 
@@ -455,7 +455,7 @@ impl Esims {
 
     /// Why the search is not a valid ICCID although it has the length of one (19 or 20 digits):
     /// a digit mistyped, as the Luhn check tells.
-    pub fn mistyped_iccid(&self) -> Option<crate::domain::iccid::IccidError> {
+    pub fn mistyped_iccid(&self) -> Option<esimdash_domain::iccid::IccidError> {
         let digits: String = self
             .search
             .applied()
@@ -487,7 +487,7 @@ impl Esims {
             .filter(|ac| !ac.is_empty());
         if let Some(ac) = ac {
             let code = Remote::Loaded(Loaded {
-                value: crate::domain::lpa::checked_code(ac),
+                value: esimdash_domain::lpa::checked_code(ac),
                 at: now,
             });
             self.codes.insert(key, code);

@@ -4,11 +4,11 @@
 
 use super::Esims;
 use super::order_esims::OrderEsims;
-use crate::api::model::Order;
-use crate::domain::iccid::{EsimIccid, Iccid};
 use crate::tui::app::mode::{Mode, Overlay};
 use crate::tui::app::{About, Ctx, PurchaseForm, Tab, Then, Tone};
 use crate::tui::keymap::{Action, Context};
+use esimdash_api::model::Order;
+use esimdash_domain::iccid::{EsimIccid, Iccid};
 
 impl Esims {
     /// `t`: what it is about (an order, a typed ICCID), else the selected eSIM.

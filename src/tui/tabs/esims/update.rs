@@ -2,7 +2,6 @@
 //! what it follows of the rest of the screen.
 
 use super::{Esims, profile_key};
-use crate::domain::status::StatusFilter;
 use crate::tui::app::jobs::Outbox;
 use crate::tui::app::mode::{Mode, Overlay};
 use crate::tui::app::remote::Slot;
@@ -11,6 +10,7 @@ use crate::tui::app::{Ctx, Then};
 use crate::tui::keymap::{Action, Context};
 use crate::tui::msg::{ExportJob, JobId, Payload, Request};
 use crate::tui::tabs::{Event, JobDone, Motion, SCREEN_PAGE, TabState};
+use esimdash_domain::status::StatusFilter;
 use std::time::Instant;
 
 impl TabState for Esims {
@@ -114,7 +114,7 @@ impl TabState for Esims {
             (Request::ActivationCode { esim }, Payload::ActivationCode(code)) => {
                 if let Some(slot) = self.codes.get_mut(&profile_key(esim)) {
                     // The client checks a decoded image; `ac` is checked here, the same way.
-                    let code = code.and_then(|c| crate::domain::lpa::checked_code(&c));
+                    let code = code.and_then(|c| esimdash_domain::lpa::checked_code(&c));
                     slot.resolve(id, code, now);
                 }
             }

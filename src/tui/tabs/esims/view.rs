@@ -2,22 +2,22 @@
 //! activation QR code: dark modules as black ink on a white ground whatever the terminal's
 //! colours (kept even with NO_COLOR: a camera needs them), with the 4-module quiet zone.
 
-use crate::api::Found;
-use crate::api::model::Esim;
-use crate::domain::attention::Judged;
-use crate::domain::esim_state::Class;
-use crate::domain::lpa::{ActivationCode, apple_install_link};
 use crate::format::verdict::{self, Verdict};
 use crate::format::volume::format_bytes;
-use crate::qr::QrMatrix;
-use crate::text::grouped as group;
-use crate::text::safe_fit;
 use crate::tui::app::{App, Code, Mode, Remote, ResultRow};
 use crate::tui::keymap::{Action, Context};
 use crate::tui::view::lists::failed_text;
 use crate::tui::view::lists::{draw_table, short_time, title};
 use crate::tui::view::theme::Theme;
 use crate::tui::view::widgets::{Column, cursor_table, cursor_table_from, keys_line, paragraph, safe, search_spans};
+use esimdash_api::Found;
+use esimdash_api::model::Esim;
+use esimdash_domain::attention::Judged;
+use esimdash_domain::esim_state::Class;
+use esimdash_domain::lpa::{ActivationCode, apple_install_link};
+use esimdash_domain::qr::QrMatrix;
+use esimdash_domain::text::grouped as group;
+use esimdash_domain::text::safe_fit;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style};
@@ -103,7 +103,7 @@ fn cells(e: &Esim) -> Vec<String> {
         raw.iccid.to_string(),
         verdict::esim_cell(e),
         e.record.package_name.clone(),
-        crate::domain::location::short(&e.record.location_code).to_string(),
+        esimdash_domain::location::short(&e.record.location_code).to_string(),
         match (raw.order_usage, raw.total_volume) {
             (Some(u), Some(t)) => usage_gauge(u, t),
             _ => "-".to_string(),
@@ -286,7 +286,7 @@ fn result_cells(esims: &crate::tui::app::Esims, row: ResultRow<'_>) -> Vec<Strin
             r.iccid.to_string(),
             indexed_status(esims, &r),
             r.package.name.clone(),
-            crate::domain::location::short(&r.package.location).to_string(),
+            esimdash_domain::location::short(&r.package.location).to_string(),
             r.limits.used_pct.map_or("-".to_string(), pct_gauge),
             r.limits
                 .expires
@@ -337,14 +337,14 @@ fn attention_cells(esims: &crate::tui::app::Esims, row: ResultRow<'_>) -> Vec<St
             verdict::esim_cell(e),
             e.limits(),
             e.record.package_name.clone(),
-            crate::domain::location::short(&e.record.location_code).to_string(),
+            esimdash_domain::location::short(&e.record.location_code).to_string(),
         ),
         ResultRow::Indexed(r) => (
             r.iccid.to_string(),
             indexed_status(esims, &r),
             r.limits,
             r.package.name.clone(),
-            crate::domain::location::short(&r.package.location).to_string(),
+            esimdash_domain::location::short(&r.package.location).to_string(),
         ),
     };
     vec![
@@ -603,7 +603,7 @@ fn record_lines(esim: &Esim, package: &str, width: u16, theme: &Theme) -> Vec<Li
         Line::raw(format!(
             "{} · {}",
             safe(&verdict::state_in_full(esim)),
-            safe(&crate::domain::location::area(
+            safe(&esimdash_domain::location::area(
                 &esim.record.location_code,
                 &esim.record.package_name
             )),

@@ -4,8 +4,6 @@
 pub mod view;
 
 use super::{Event, Motion, TabState, TopUpOf, whole_iccid};
-use crate::api::model::{Order, OrderQuery};
-use crate::domain::status::StatusFilter;
 use crate::tui::app::jobs::Outbox;
 use crate::tui::app::mode::{Mode, Overlay};
 use crate::tui::app::paged::Paged;
@@ -14,6 +12,8 @@ use crate::tui::app::search::SearchBox;
 use crate::tui::app::{Ctx, Then};
 use crate::tui::keymap::Context;
 use crate::tui::msg::{ExportJob, JobId, Payload, Request};
+use esimdash_api::model::{Order, OrderQuery};
+use esimdash_domain::status::StatusFilter;
 use std::time::{Duration, Instant};
 
 /// Items per page asked of the server (the API allows up to 100).

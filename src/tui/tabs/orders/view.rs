@@ -1,13 +1,13 @@
 //! The Orders tab drawn: one server page of orders, with the page, filter and search in the
 //! title line.
 
-use crate::api::model::Order;
 use crate::format::money::amount;
 use crate::format::verdict::status_words;
 use crate::tui::app::{App, Mode};
 use crate::tui::view::lists::{draw_table, short_time, title};
 use crate::tui::view::theme::Theme;
 use crate::tui::view::widgets::Column;
+use esimdash_api::model::Order;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::widgets::Paragraph;
@@ -19,7 +19,7 @@ fn order_cells(o: &Order) -> Vec<String> {
         short_time(&o.created_at),
         status_words(&r.status).to_string(),
         r.package_name.clone(),
-        crate::domain::location::short(&r.location_code).to_string(),
+        esimdash_domain::location::short(&r.location_code).to_string(),
         r.quantity.map(|q| q.to_string()).unwrap_or_default(),
         amount(o.total_sell_price),
     ]
