@@ -59,27 +59,33 @@ where
 {
     /// The answer to `request`: the document, or why not (another path, another method).
     async fn answer(&self, request: &Request<Incoming>) -> Response<String> {
-        let (status, body) = if request.uri().path() != self.path {
-            (
-                StatusCode::NOT_FOUND,
-                format!("not found: only {} is served here\n", self.path),
-            )
-        } else if !matches!(*request.method(), Method::GET | Method::HEAD) {
-            (
-                StatusCode::METHOD_NOT_ALLOWED,
-                "only GET and HEAD are answered here\n".to_string(),
-            )
-        } else {
-            let mut answer = Response::new((self.make)().await);
-            if let Ok(value) = header::HeaderValue::from_str(self.content_type) {
-                answer.headers_mut().insert(header::CONTENT_TYPE, value);
-            }
-            return answer;
-        };
-        let mut answer = Response::new(body);
-        *answer.status_mut() = status;
+        if request.uri().path() != self.path {
+            let why = format!("not found: only {} is served here\n", self.path);
+            return plain(StatusCode::NOT_FOUND, why);
+        }
+        if !matches!(*request.method(), Method::GET | Method::HEAD) {
+            let why = "only GET and HEAD are answered here\n".to_string();
+            let mut refused = plain(StatusCode::METHOD_NOT_ALLOWED, why);
+            // What RFC 9110 asks of a 405: the methods that are allowed.
+            let allowed = header::HeaderValue::from_static("GET, HEAD");
+            refused.headers_mut().insert(header::ALLOW, allowed);
+            return refused;
+        }
+        let mut answer = Response::new((self.make)().await);
+        if let Ok(value) = header::HeaderValue::from_str(self.content_type) {
+            answer.headers_mut().insert(header::CONTENT_TYPE, value);
+        }
         answer
     }
+}
+
+/// A refusal in words, as plain text.
+fn plain(status: StatusCode, words: String) -> Response<String> {
+    let mut answer = Response::new(words);
+    *answer.status_mut() = status;
+    let text = header::HeaderValue::from_static("text/plain; charset=utf-8");
+    answer.headers_mut().insert(header::CONTENT_TYPE, text);
+    answer
 }
 
 /// Serves `document` on `listener` until the future is dropped.
@@ -289,13 +295,19 @@ mod tests {
             "{answer}"
         );
         let elsewhere = ask(addr, "GET /other HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").await;
-        assert!(elsewhere.starts_with("HTTP/1.1 404"), "{elsewhere}");
+        assert!(
+            elsewhere.starts_with("HTTP/1.1 404") && elsewhere.contains("content-type: text/plain"),
+            "{elsewhere}"
+        );
         let posted = ask(
             addr,
             "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
         )
         .await;
-        assert!(posted.starts_with("HTTP/1.1 405"), "{posted}");
+        assert!(
+            posted.starts_with("HTTP/1.1 405") && posted.contains("allow: GET, HEAD"),
+            "{posted}"
+        );
     }
 
     /// Whether the server closed `stream` within `within`.

@@ -86,8 +86,13 @@ pub enum Payload {
     Plan(Plan),
     Orders(OrderPage),
     Esims(EsimPage),
-    /// A page of the index's own read of the whole list, with its place (`Request::EsimScan`).
-    IndexPage(Box<crate::inventory::Seen>),
+    /// A page of the index's own read of the whole list (`Request::EsimScan`): its eSIMs with
+    /// their place, and the list's total as the answer gave it (kept also where the place is
+    /// not: a page holding more than its size).
+    IndexPage {
+        seen: Box<crate::inventory::Seen>,
+        total: u64,
+    },
     /// The code, or why there is none (no QR image, not decodable, not an activation code).
     ActivationCode(Result<String, String>),
     ProfileSaved(Profile),

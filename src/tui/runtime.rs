@@ -1,10 +1,11 @@
 //! The loop that connects the app to the world: terminal events, answers from background tasks,
 //! a timer only when the app asks for one, and signals. It draws only after a change.
 
-use super::app::{App, SCAN_PAGE_SIZE};
+use super::app::App;
 use super::export_jobs;
 use super::keymap::Keymap;
 use super::msg::{Answer, BulkTopup, Effect, ExportJob, JobId, Msg, Payload, Request};
+use super::tabs::esims::SCAN_PAGE_SIZE;
 use super::terminal::{self, Term};
 use super::view::{self, theme::Theme};
 use crate::clipboard::{Clipboard, Environment, Strategy};
@@ -121,7 +122,10 @@ pub async fn execute(client: &Client, request: &Request) -> Result<Payload, ApiE
         Request::EsimScan { page } => {
             // Nobody waits for it: within its share of the budget, after what the user asks.
             let (answer, place) = client.index_page(*page, SCAN_PAGE_SIZE).await?;
-            Payload::IndexPage(Box::new(crate::inventory::Seen::read(&answer.esims, Some(place))))
+            Payload::IndexPage {
+                seen: Box::new(crate::inventory::Seen::read(&answer.esims, Some(place))),
+                total: answer.total,
+            }
         }
         Request::FindEsim { iccid, seen } => Payload::FoundEsim(client.find_esim_at(iccid, *seen).await?),
         Request::ActivationCode { esim } => Payload::ActivationCode(client.activation_code(esim).await),

@@ -185,8 +185,8 @@ async fn the_search_reads_the_inventory_in_the_background_and_jumps_to_a_whole_i
     h.keys("kenya");
     assert!(h.app.esims().result_count() > 0);
     assert!(h.app.esims().result_rows().all(|r| match r {
-        esimdash::tui::app::ResultRow::Indexed(row) => row.package.name.contains("Kenya"),
-        esimdash::tui::app::ResultRow::Fetched(e) => e.record.package_name.contains("Kenya"),
+        esimdash::tui::tabs::esims::ResultRow::Indexed(row) => row.package.name.contains("Kenya"),
+        esimdash::tui::tabs::esims::ResultRow::Fetched(e) => e.record.package_name.contains("Kenya"),
     }));
 }
 

@@ -255,7 +255,8 @@ async fn marked_esims_qr_codes_go_into_one_folder_each_reading_back_to_its_code(
 #[tokio::test]
 async fn a_topped_up_esim_leaves_the_attention_rows_at_once_and_the_cursor_stays_put() {
     use crossterm::event::KeyCode;
-    use esimdash::tui::app::{Overlay, Stage};
+    use esimdash::tui::app::Overlay;
+    use esimdash::tui::forms::purchase::Stage;
     let mut live = attention_shown().await;
     let rows = |live: &Live| -> Vec<String> { live.app.esims().result_rows().map(|r| r.iccid().to_string()).collect() };
     // An eSIM there for its data (a top-up adds data; one there for its days might stay).

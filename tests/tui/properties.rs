@@ -9,8 +9,11 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use esimdash::inventory::{AttentionAt, PagePlace, Seen};
-use esimdash::tui::app::{App, BulkStage, Mode, Overlay, ResultRow, Stage};
+use esimdash::tui::app::{App, Mode, Overlay};
+use esimdash::tui::forms::bulk::BulkStage;
+use esimdash::tui::forms::purchase::Stage;
 use esimdash::tui::msg::{Answer, BulkEnded, BulkStep, Effect, JobId, Msg, Payload, Request};
+use esimdash::tui::tabs::esims::ResultRow;
 use esimdash::tui::view::{self, theme::Theme};
 use esimdash_api::model::{Esim, Order, Placed, Plan, Profile};
 use esimdash_api::{ApiError, Delivery, Endpoint, Found, Paid};
@@ -264,7 +267,10 @@ fn data_for(request: &Request, seed: u64) -> Payload {
                 size: 100,
                 total,
             };
-            Payload::IndexPage(Box::new(Seen::page(&esims, place, 0)))
+            Payload::IndexPage {
+                seen: Box::new(Seen::page(&esims, place, 0)),
+                total,
+            }
         }
         Request::FindEsim { .. } => Payload::FoundEsim(match seed % 3 {
             0 => Found::Esim(Box::new(esim(seed, 1))),
@@ -611,7 +617,7 @@ impl Run {
                 // Odd seeds pay: at once (a double tap, never taken) and after the pause.
                 if seed % 2 == 1 {
                     self.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
-                    self.now += esimdash::tui::app::PAY_PAUSE;
+                    self.now += esimdash::tui::forms::bulk::PAY_PAUSE;
                     self.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
                 }
             }

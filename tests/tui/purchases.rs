@@ -3,7 +3,8 @@
 
 use crate::common::*;
 use crossterm::event::KeyCode;
-use esimdash::tui::app::{Lookup, Overlay, PurchaseForm, Stage};
+use esimdash::tui::app::Overlay;
+use esimdash::tui::forms::purchase::{Lookup, PurchaseForm, Stage};
 use esimdash::tui::msg::Request;
 use esimdash_api::Delivery;
 use esimdash_api::model::{EsimQuery, OrderRequest};

@@ -5,9 +5,10 @@
 
 use super::mode::{Mode, Overlay};
 use super::search::SearchBox;
-use super::{About, App, Halt, Motion, Outbox, Owner, Tab, TextInput, Tone, TopUpOf};
+use super::{About, App, Halt, Outbox, Owner, Tab, TextInput, Tone};
 use crate::tui::keymap::{Action, Chord, Context};
 use crate::tui::msg::Effect;
+use crate::tui::tabs::{Motion, TopUpOf};
 use crossterm::event::{KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use esimdash_domain::status::StatusFilter;
 use esimdash_domain::text::grouped;

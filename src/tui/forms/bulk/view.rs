@@ -2,7 +2,8 @@
 //! whole, the run's progress, and what became of each eSIM.
 
 use crate::bulk::Ended;
-use crate::tui::app::{App, BulkForm, BulkProgress, BulkStage};
+use crate::tui::app::App;
+use crate::tui::forms::bulk::{BulkForm, BulkStage, Progress as BulkProgress};
 use crate::tui::forms::purchase::view::{choice_lines, refreshing, usd};
 use crate::tui::keymap::{Action, Context};
 use crate::tui::msg::BulkEnded;

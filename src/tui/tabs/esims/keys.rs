@@ -6,7 +6,8 @@ use super::Esims;
 use crate::clipboard::guard;
 use crate::tui::app::mode::{Mode, Overlay};
 use crate::tui::app::remote::Remote;
-use crate::tui::app::{About, BulkForm, Ctx, Job, Tab, Then, Tone};
+use crate::tui::app::{About, Ctx, Job, Tab, Then, Tone};
+use crate::tui::forms::bulk::BulkForm;
 use crate::tui::keymap::Action;
 
 impl Esims {

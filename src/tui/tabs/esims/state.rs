@@ -736,11 +736,11 @@ impl Esims {
     pub(super) fn accept_scan(
         &mut self,
         id: crate::tui::msg::JobId,
-        seen: &crate::inventory::Seen,
+        items: usize,
+        total: u64,
         now: Instant,
     ) -> Option<bool> {
-        let total = seen.place.map_or(0, |p| p.total);
-        let complete = self.index.page_came(id, seen.entries.len(), total, now)?;
+        let complete = self.index.page_came(id, items, total, now)?;
         if complete {
             self.recount_attention();
         }

@@ -5,7 +5,8 @@
 use super::Esims;
 use super::order_esims::OrderEsims;
 use crate::tui::app::mode::{Mode, Overlay};
-use crate::tui::app::{About, Ctx, PurchaseForm, Tab, Then, Tone};
+use crate::tui::app::{About, Ctx, Tab, Then, Tone};
+use crate::tui::forms::purchase::PurchaseForm;
 use crate::tui::keymap::{Action, Context};
 use esimdash_api::model::Order;
 use esimdash_domain::iccid::{EsimIccid, Iccid};

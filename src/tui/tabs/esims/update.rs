@@ -96,9 +96,9 @@ impl TabState for Esims {
                     self.list_page_arrived(number);
                 }
             }
-            (Request::EsimScan { .. }, Payload::IndexPage(seen)) => {
+            (Request::EsimScan { .. }, Payload::IndexPage { seen, total }) => {
                 let found_whole = self.index_seen(&seen).found_whole;
-                self.accept_scan(id, &seen, now);
+                self.accept_scan(id, seen.entries.len(), total, now);
                 if found_whole {
                     return Some(vec![Then::FoundIccid]);
                 }

@@ -4,8 +4,9 @@
 
 use crate::format::verdict::{self, Verdict};
 use crate::format::volume::format_bytes;
-use crate::tui::app::{App, Code, Mode, Remote, ResultRow};
+use crate::tui::app::{App, Mode, Remote};
 use crate::tui::keymap::{Action, Context};
+use crate::tui::tabs::esims::{Code, ResultRow};
 use crate::tui::view::lists::failed_text;
 use crate::tui::view::lists::{draw_table, short_time, title};
 use crate::tui::view::theme::Theme;
@@ -279,7 +280,7 @@ fn draw_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 
 /// A result row: the full record's cells, or what the index knows (ICCID, status, package),
 /// the status with its age when it was read long ago.
-fn result_cells(esims: &crate::tui::app::Esims, row: ResultRow<'_>) -> Vec<String> {
+fn result_cells(esims: &crate::tui::tabs::esims::Esims, row: ResultRow<'_>) -> Vec<String> {
     match row {
         ResultRow::Fetched(e) => cells(e),
         ResultRow::Indexed(r) => vec![
@@ -320,7 +321,7 @@ fn time_left(expires: Option<i64>, now: chrono::DateTime<chrono::Utc>) -> String
 }
 
 /// `in use`, or `in use (3 d old)` when the index read it longer ago than the configured age.
-fn indexed_status(esims: &crate::tui::app::Esims, row: &crate::inventory::Row<'_>) -> String {
+fn indexed_status(esims: &crate::tui::tabs::esims::Esims, row: &crate::inventory::Row<'_>) -> String {
     let words = verdict::state_words(row.class, row.status);
     match esims.stale_age(row) {
         Some(age) if age.num_days() > 0 => format!("{words} ({} d old)", age.num_days()),
@@ -329,7 +330,7 @@ fn indexed_status(esims: &crate::tui::app::Esims, row: &crate::inventory::Row<'_
     }
 }
 
-fn attention_cells(esims: &crate::tui::app::Esims, row: ResultRow<'_>) -> Vec<String> {
+fn attention_cells(esims: &crate::tui::tabs::esims::Esims, row: ResultRow<'_>) -> Vec<String> {
     let now = esims.now();
     let (iccid, status, limits, package, location) = match row {
         ResultRow::Fetched(e) => (

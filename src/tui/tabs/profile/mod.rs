@@ -5,7 +5,8 @@ pub mod view;
 
 use super::TabState;
 use crate::tui::app::mode::{Mode, Overlay};
-use crate::tui::app::{Ctx, ProfileForm, Tone};
+use crate::tui::app::{Ctx, Tone};
+use crate::tui::forms::profile::ProfileForm;
 use crate::tui::keymap::{Action, Context};
 
 #[derive(Debug, Clone, Default)]
