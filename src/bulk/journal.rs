@@ -20,24 +20,19 @@ use std::fs::{File, TryLockError};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// One line of the journal.
+/// One line of the journal: a field that is `None` is left out of it.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Line {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     row: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     line: Option<u64>,
     #[serde(default)]
     key: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     at: Option<DateTime<Utc>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     outcome: Option<Written>,
     /// The content of the file the row was paid from (`batch_of`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     batch: Option<String>,
     /// That file's path when it was paid: for the user's eyes only, never compared.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     file: Option<String>,
     /// The batches whose every row is placed: their rows are paid again only with `--again`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -5,7 +5,8 @@
 use crate::common::*;
 use esimdash_api::audit::{self, Stage, Trail};
 use esimdash_api::model::{EsimQuery, OrderQuery, ProfileUpdate, TopupRequest};
-use esimdash_api::{ApiError, ClientOptions, Credentials, Delivery, Payment, Spend};
+use esimdash_api::{ApiError, ClientOptions, Credentials, Delivery, Payment};
+use esimdash_domain::purchase::Spend;
 use esimdash_domain::iccid::Iccid;
 use esimdash_domain::order_no::OrderNo;
 use esimdash_sandbox::RunningSandbox;

@@ -33,7 +33,7 @@ pub use credentials::{AuthMode, Credentials};
 pub use error::{ApiError, Endpoint, RedirectRefused};
 pub use lock::AccountLock;
 pub use pacing::Pacer;
-pub use payment::{PLACE_ORDER, Payment, Spend, TOPUP};
+pub use payment::{PLACE_ORDER, Payment, TOPUP};
 pub use settle::{Found as SettledAs, Listener, Notice, REPEAT_WINDOW, Settled, counts_as_repeated, pays_the_same};
 pub use sweep::{Later, Reach, Searched, Stop as SweepStop, Sweep};
 pub use timestamp::Timestamp;

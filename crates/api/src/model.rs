@@ -7,7 +7,7 @@ use super::lenient;
 use super::timestamp::Timestamp;
 use esimdash_domain::iccid::{EsimIccid, Iccid};
 use esimdash_domain::money;
-pub use esimdash_domain::order_no::OrderNo;
+use esimdash_domain::order_no::OrderNo;
 use esimdash_domain::status::{Status, StatusFilter};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Deserializer, Serialize};

@@ -11,7 +11,7 @@ use std::collections::HashSet;
 pub const TOPUP: Endpoint = Endpoint::new("POST", "/portal/topups");
 pub const PLACE_ORDER: Endpoint = Endpoint::new("POST", "/portal/orders");
 
-pub use esimdash_domain::purchase::Spend;
+use esimdash_domain::purchase::Spend;
 use esimdash_domain::purchase::{ChargedOther, Purchase, charged_other};
 
 /// A payment asked of the client: what, its total as the user confirmed it (for the audit

@@ -1,6 +1,8 @@
 //! The sandbox: a real server of the API contract (docs/api-contract.md) with seeded data, for `--demo`,
 //! for the tests, and for integrators. It knows the contract, nothing of the client.
 
+#![warn(clippy::too_many_lines)]
+
 mod auth;
 mod chaos;
 mod http;

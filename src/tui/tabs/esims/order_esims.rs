@@ -26,15 +26,14 @@ impl Esims {
     /// though complete may be newer than the index's read (allocated since): `look_for_order`
     /// reads the list from the top once for it.
     pub fn order_esims(&self, order: &Order) -> OrderEsims {
-        let number = order.record.provider_order_no.as_str();
-        let (found, whole) = self.iccids_of_order(number);
+        let (found, whole) = self.iccids_of_order(&order.record.provider_order_no);
         if !found.is_empty() {
             return OrderEsims::Found(found);
         }
         if order.record.status == Status::Pending {
             return OrderEsims::NotAllocated;
         }
-        let read_for_it = self.sought_order.as_deref() == Some(number);
+        let read_for_it = self.sought_order.as_deref() == Some(order.record.provider_order_no.as_str());
         if whole && read_for_it && !self.index.reads_top() && !self.index.is_reading() {
             return OrderEsims::NotInList;
         }

@@ -14,6 +14,7 @@ use crate::tui::app::remote::Loaded;
 use crate::tui::app::remote::Remote;
 use crate::tui::app::search::SearchBox;
 use crate::tui::msg::Request;
+use esimdash_domain::order_no::OrderNo;
 use crate::tui::tabs::orders::PAGE_SIZE;
 use crate::tui::tabs::whole_iccid;
 use chrono::{DateTime, Utc};
@@ -592,22 +593,22 @@ impl Esims {
         self.fresh = Some(Fresh { iccid, seen, record });
     }
 
-    pub(super) fn fresh_slot(&mut self, iccid: &str) -> Option<&mut dyn crate::tui::app::remote::Slot> {
+    pub(super) fn fresh_slot(&mut self, iccid: &Iccid) -> Option<&mut dyn crate::tui::app::remote::Slot> {
         self.fresh
             .as_mut()
-            .filter(|f| f.iccid.as_str() == iccid)
+            .filter(|f| f.iccid == *iccid)
             .map(|f| &mut f.record as &mut dyn crate::tui::app::remote::Slot)
     }
 
     /// Whether the fresh record for `iccid` is still of use: the whole ICCID searched for, or
     /// the selected result.
-    pub fn wants_fresh(&self, iccid: &str) -> bool {
+    pub fn wants_fresh(&self, iccid: &Iccid) -> bool {
         if !self.search_active() {
             return false;
         }
         match self.whole_iccid() {
-            Some(whole) => whole.as_str() == iccid,
-            None => self.selected_iccid().is_some_and(|s| s == iccid),
+            Some(whole) => whole == *iccid,
+            None => self.selected_iccid().is_some_and(|s| s.as_str() == iccid.as_str()),
         }
     }
 
@@ -679,17 +680,17 @@ impl Esims {
 
     /// The ICCIDs of the eSIMs an order made, from the pages and record at hand and the index;
     /// and whether the index is whole (so that none found means none).
-    pub fn iccids_of_order(&self, number: &str) -> (Vec<String>, bool) {
+    pub fn iccids_of_order(&self, number: &OrderNo) -> (Vec<String>, bool) {
         let mut found: Vec<String> = Vec::new();
         // The selected eSIM is often also on a loaded page: each ICCID once.
         let loaded = self.list.loaded().chain(self.selected());
-        for e in loaded.filter(|e| e.record.provider_order_no == number) {
+        for e in loaded.filter(|e| e.record.provider_order_no == *number) {
             if !found.iter().any(|f| *f == e.raw_order_json.iccid.as_str()) {
                 found.push(e.raw_order_json.iccid.to_string());
             }
         }
         let inventory = self.searched();
-        for iccid in inventory.iccids_of_order(number) {
+        for iccid in inventory.iccids_of_order(number.as_str()) {
             if !found.iter().any(|f| f == iccid) {
                 found.push(iccid.to_string());
             }

@@ -75,7 +75,7 @@ impl Esims {
         if !order.iccid.is_empty() {
             return Some(order.iccid.clone());
         }
-        let (found, _) = self.iccids_of_order(order.record.provider_order_no.as_str());
+        let (found, _) = self.iccids_of_order(&order.record.provider_order_no);
         found.first().map(|i| EsimIccid::parse(i))
     }
 

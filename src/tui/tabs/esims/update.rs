@@ -66,7 +66,7 @@ impl TabState for Esims {
             Request::Esims(q) => {
                 shown && !self.search_active() && self.is_current(q) && self.list.is_near(q.page.unwrap_or(1))
             }
-            Request::FindEsim { iccid, .. } => shown && self.wants_fresh(iccid.as_str()),
+            Request::FindEsim { iccid, .. } => shown && self.wants_fresh(iccid),
             Request::ActivationCode { esim } => {
                 shown
                     && self
@@ -81,7 +81,7 @@ impl TabState for Esims {
         match request {
             Request::Esims(q) => self.list.slot(q.page.unwrap_or(1)),
             Request::EsimScan { .. } => self.scan_slot(),
-            Request::FindEsim { iccid, .. } => self.fresh_slot(iccid.as_str()),
+            Request::FindEsim { iccid, .. } => self.fresh_slot(iccid),
             Request::RefreshEsims { .. } => Some(&mut self.refreshing),
             Request::ActivationCode { esim } => self.codes.get_mut(&profile_key(esim)).map(|c| c as &mut dyn Slot),
             _ => None,
