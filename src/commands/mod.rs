@@ -371,7 +371,12 @@ async fn spend(command: &Command, client: &Client, index: Option<&Kept>, output:
             spend,
             ..
         } => {
-            let iccid = typed_iccid(iccid).map_err(|e| e.nothing_moved(NOTHING_TOPPED_UP))?;
+            // A read-only session says so first, whatever was typed.
+            let iccid = client
+                .ensure_writable(esimdash_api::TOPUP)
+                .map_err(CommandError::from)
+                .and_then(|()| typed_iccid(iccid))
+                .map_err(|e| e.nothing_moved(NOTHING_TOPPED_UP))?;
             buying::topup(client, &iccid, slug, seen(&iccid), spend, output).await
         }
         Command::Buy {

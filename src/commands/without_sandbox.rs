@@ -1,4 +1,4 @@
-//! A build without the sandbox (`cargo build --no-default-features`): a client that carries no
+//! A build without the sandbox (`cargo build -p esimdash --no-default-features`): a client that carries no
 //! server stack. `--demo` says why it cannot run instead of failing to resolve.
 
 /// No demo sandbox can exist in this build.

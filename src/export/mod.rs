@@ -1,7 +1,7 @@
 //! Files written to disk for the user: CSV exports of a list and an eSIM's QR code as an image
 //! (the codec is `qr`). Each appears whole or not at all (`file`); the CSV columns of each
 //! record are in `csv_rows`. Requests that change the account on the server are another matter,
-//! in `api::changes`.
+//! in `esimdash_api`'s `changes`.
 
 pub mod csv_rows;
 pub mod file;

@@ -1,5 +1,5 @@
 //! Money as people read it, in the commands' tables and on every screen: an amount absent or
-//! with its currency. The amount's own text is `domain::money::format_amount`, the one place an
+//! with its currency. The amount's own text is `esimdash_domain::money::format_amount`, the one place an
 //! amount becomes text (the form the API's decimal strings have too).
 
 use esimdash_domain::money::format_amount;

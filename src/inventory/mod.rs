@@ -440,7 +440,7 @@ impl Inventory {
     }
 
     /// Where this ICCID's newest entry sits, counted from the oldest eSIM, with the total it
-    /// was counted against: a find reads the page at that place (`api::Client::find_esim_at`).
+    /// was counted against: a find reads the page at that place (`esimdash_api::Client::find_esim_at`).
     pub fn whereabouts(&self, iccid: &str) -> Option<Whereabouts> {
         let e = self.find(iccid)?;
         Some(Whereabouts {
@@ -473,7 +473,7 @@ impl Inventory {
     }
 
     /// The list's pages (of `size`) the index holds whole, the one read longest ago first: a
-    /// search of the whole list reads them after the others (`api::Reach::Whole`), so that a
+    /// search of the whole list reads them after the others (`esimdash_api::Reach::Whole`), so that a
     /// search stopped by the rate budget and run again reads first what the last one did not.
     pub fn pages_held_whole(&self, size: u64) -> Vec<u64> {
         let size = size.max(1);

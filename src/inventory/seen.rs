@@ -1,6 +1,6 @@
 //! What a read of the eSIM list brought, as the index keeps it: the compact entries, and for a
 //! page of the whole list (no filter) where on the list they sit. Made from every answer the
-//! client reads (`api::Client::on_esims_read`), whatever asked for it.
+//! client reads (`esimdash_api::Client::on_esims_read`), whatever asked for it.
 
 use super::Package;
 use esimdash_api::model::Esim;

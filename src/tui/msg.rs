@@ -135,7 +135,9 @@ pub enum Msg {
         /// What the user is to be told of it: it cannot be used, or a damaged file was set aside.
         trouble: Option<String>,
     },
-    /// eSIMs the client of `profile`'s account read, for its inventory index (whatever asked).
+    /// eSIMs the client of `profile`'s account read, for its inventory index (whatever asked,
+    /// but the index's own pages: `Payload::IndexPage`). Sent before the answer of the request
+    /// that read them (one channel), so a refresh's answer finds them merged.
     IndexSeen {
         profile: String,
         seen: crate::inventory::Seen,

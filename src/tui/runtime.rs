@@ -342,7 +342,9 @@ fn settle_earlier(opened: &Opened, tx: &UnboundedSender<Msg>, index: Option<&Ind
 /// Sends every eSIM the client reads to the account's saved index, when there is one (the one
 /// save policy: `inventory::kept::Writer`), and to the app's index, tagged with its account,
 /// unless its request's answer carries it (a page of the index's own read comes once, with
-/// its place, as that answer).
+/// its place, as that answer). What it sends the app goes before the answer of the request
+/// that read it, on the same channel: a refresh (`Request::RefreshEsims`) is answered with
+/// its records merged.
 pub fn index_tap(profile: String, tx: UnboundedSender<Msg>, writer: Option<Writer>) -> esimdash_api::EsimsTap {
     std::sync::Arc::new(move |read| {
         let seen = crate::inventory::Seen::read(read.esims, read.place);

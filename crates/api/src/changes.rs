@@ -11,12 +11,12 @@ use super::client::{Client, PROFILE_UPDATE};
 use super::error::{ApiError, Endpoint};
 use super::model::{Order, OrderRequest, Placed, Profile, ProfileEnvelope, ProfileUpdate, TopupRequest};
 use super::payment::Payment;
-use esimdash_domain::purchase::Spend;
 use crate::audit::{Entry, Stage};
 use esimdash_domain::iccid::Iccid;
 use esimdash_domain::money::format_amount;
 use esimdash_domain::order_no::OrderNo;
 use esimdash_domain::purchase::ChargedOther;
+use esimdash_domain::purchase::Spend;
 use reqwest::Method;
 use std::collections::HashSet;
 

@@ -410,11 +410,7 @@ impl Client {
     }
 
     pub async fn esims(&self, query: &EsimQuery) -> Result<EsimPage, ApiError> {
-        let filters = [
-            ("status", query.status.param()),
-            ("iccid", query.iccid.as_ref().map(Iccid::as_str)),
-        ];
-        let answer: EsimPage = self.list_page(ESIMS, (query.page, query.page_size), &filters).await?;
+        let answer = self.esim_page(query).await?;
         let whole_list = query.status == StatusFilter::All && query.iccid.is_none();
         let place = match (whole_list, query.page, query.page_size) {
             (true, Some(page), Some(size)) => Some(PagePlace::of(&answer, page, size)),
@@ -428,6 +424,15 @@ impl Client {
         Ok(answer)
     }
 
+    /// A page of the eSIM list, told to no tap (its callers tell it).
+    async fn esim_page(&self, query: &EsimQuery) -> Result<EsimPage, ApiError> {
+        let filters = [
+            ("status", query.status.param()),
+            ("iccid", query.iccid.as_ref().map(Iccid::as_str)),
+        ];
+        self.list_page(ESIMS, (query.page, query.page_size), &filters).await
+    }
+
     /// Page `page` of the whole list read for an index, `size` a page, within the background
     /// share of the budget: it comes with its place, and the tap hears of it as `answered`.
     pub async fn index_page(&self, page: u64, size: u64) -> Result<(EsimPage, PagePlace), ApiError> {
@@ -436,10 +441,7 @@ impl Client {
             page_size: Some(size),
             ..EsimQuery::default()
         };
-        let filters = [("status", query.status.param())];
-        let answer: EsimPage = self
-            .in_background(self.list_page(ESIMS, (query.page, query.page_size), &filters))
-            .await?;
+        let answer = self.in_background(self.esim_page(&query)).await?;
         let place = PagePlace::of(&answer, page, size);
         self.tell_esims_read(&EsimsRead {
             esims: &answer.esims,

@@ -1,7 +1,7 @@
 //! What is bought: a plan (its slug) and how many, as a top-up of an eSIM or as new eSIMs. The
 //! dashboard's form, the one-shot commands, the payment sent and a payment settled from the
 //! audit trail all say it with these two types; the wire bodies are made from them only as the
-//! request leaves (`api::changes`).
+//! request leaves (`esimdash_api`'s `payment`).
 
 use super::iccid::Iccid;
 use super::money::format_amount;

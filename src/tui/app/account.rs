@@ -79,8 +79,9 @@ impl Tabs {
         self.esims.use_saved(saved);
     }
 
-    /// eSIMs the client read (whatever asked), to the tab that keeps the inventory index: `true`
-    /// when they brought the whole ICCID searched for.
+    /// eSIMs the client read (whatever asked, but the index's own pages, which come as their
+    /// answer), to the tab that keeps the inventory index: `true` when they brought the whole
+    /// ICCID searched for.
     pub fn index_seen(&mut self, seen: &crate::inventory::Seen) -> bool {
         self.esims.index_seen(seen).found_whole
     }

@@ -20,10 +20,10 @@ use crate::tui::keymap::{Action, Chord};
 use crate::tui::msg::{JobId, Request};
 use esimdash_api::model::{Order, Plan};
 use esimdash_api::{ApiError, Delivery, Payment};
-use esimdash_domain::purchase::Spend;
 use esimdash_domain::iccid::Iccid;
 use esimdash_domain::order_no::OrderNo;
 use esimdash_domain::purchase::Purchase;
+use esimdash_domain::purchase::Spend;
 use rust_decimal::Decimal;
 use std::collections::HashSet;
 
