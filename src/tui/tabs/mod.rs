@@ -94,6 +94,9 @@ pub enum TopUpOf {
     Ask,
 }
 
+/// Draws a tab in its area of the frame, from the screen's state.
+pub type View = fn(&mut ratatui::Frame, ratatui::layout::Rect, &crate::tui::app::App, &Theme);
+
 /// What each tab does. Defaults are for a tab without a list (Profile).
 ///
 /// Adding a tab: its folder here with its state implementing this and its view, a variant of
@@ -157,8 +160,8 @@ pub trait TabState {
     /// eSIMs, in the index).
     fn fetch_for_window(&mut self, _mode: &Mode, _out: &mut Outbox<'_>) {}
 
-    /// Draws the tab in `area` (its folder's `view`).
-    fn draw(&self, frame: &mut ratatui::Frame, area: ratatui::layout::Rect, app: &crate::tui::app::App, theme: &Theme);
+    /// How the tab is drawn: its folder's `view::draw`.
+    fn view(&self) -> View;
 
     /// A key of the tab's own (sort, mark, copy…), or one handed to it with what it is about
     /// (`ctx.about`: an order's eSIM to top up): `false` when `action` is not one of them.

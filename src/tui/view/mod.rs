@@ -63,7 +63,7 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme, now: Instant) {
     if let Some(Halt::Unauthorized { revoked, message }) = app.halt() {
         draw_unauthorized(frame, body, *revoked, message, theme);
     } else {
-        app.tab_state().draw(frame, body, app, theme);
+        (app.tab_state().view())(frame, body, app, theme);
         if let Some(overlay) = app.overlay() {
             overlays::draw(frame, body, overlay, app, theme);
         }

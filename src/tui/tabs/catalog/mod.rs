@@ -2,7 +2,7 @@
 
 pub mod view;
 
-use super::{Motion, SCREEN_PAGE, TabState};
+use super::{Motion, SCREEN_PAGE, TabState, View};
 use crate::tui::app::jobs::Outbox;
 use crate::tui::app::mode::{Mode, Overlay};
 use crate::tui::app::remote::Remote;
@@ -182,14 +182,8 @@ impl Catalog {
 }
 
 impl TabState for Catalog {
-    fn draw(
-        &self,
-        frame: &mut ratatui::Frame,
-        area: ratatui::layout::Rect,
-        app: &crate::tui::app::App,
-        theme: &crate::tui::view::theme::Theme,
-    ) {
-        view::draw(frame, area, app, theme);
+    fn view(&self) -> View {
+        view::draw
     }
 
     fn context(&self) -> Context {

@@ -9,19 +9,13 @@ use crate::tui::app::search::SearchBox;
 use crate::tui::app::{Ctx, Then};
 use crate::tui::keymap::{Action, Context};
 use crate::tui::msg::{ExportJob, JobId, Payload, Request};
-use crate::tui::tabs::{Event, JobDone, Motion, SCREEN_PAGE, TabState};
+use crate::tui::tabs::{Event, JobDone, Motion, SCREEN_PAGE, TabState, View};
 use esimdash_domain::status::StatusFilter;
 use std::time::Instant;
 
 impl TabState for Esims {
-    fn draw(
-        &self,
-        frame: &mut ratatui::Frame,
-        area: ratatui::layout::Rect,
-        app: &crate::tui::app::App,
-        theme: &crate::tui::view::theme::Theme,
-    ) {
-        super::view::draw(frame, area, app, theme);
+    fn view(&self) -> View {
+        super::view::draw
     }
 
     fn context(&self) -> Context {

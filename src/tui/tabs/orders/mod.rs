@@ -3,7 +3,7 @@
 
 pub mod view;
 
-use super::{Event, Motion, TabState, TopUpOf, whole_iccid};
+use super::{Event, Motion, TabState, TopUpOf, View, whole_iccid};
 use crate::tui::app::jobs::Outbox;
 use crate::tui::app::mode::{Mode, Overlay};
 use crate::tui::app::paged::Paged;
@@ -73,14 +73,8 @@ impl Orders {
 }
 
 impl TabState for Orders {
-    fn draw(
-        &self,
-        frame: &mut ratatui::Frame,
-        area: ratatui::layout::Rect,
-        app: &crate::tui::app::App,
-        theme: &crate::tui::view::theme::Theme,
-    ) {
-        view::draw(frame, area, app, theme);
+    fn view(&self) -> View {
+        view::draw
     }
 
     fn context(&self) -> Context {

@@ -3,7 +3,7 @@
 
 pub mod view;
 
-use super::TabState;
+use super::{TabState, View};
 use crate::tui::app::mode::{Mode, Overlay};
 use crate::tui::app::{Ctx, Tone};
 use crate::tui::forms::profile::ProfileForm;
@@ -13,14 +13,8 @@ use crate::tui::keymap::{Action, Context};
 pub struct ProfileTab;
 
 impl TabState for ProfileTab {
-    fn draw(
-        &self,
-        frame: &mut ratatui::Frame,
-        area: ratatui::layout::Rect,
-        app: &crate::tui::app::App,
-        theme: &crate::tui::view::theme::Theme,
-    ) {
-        view::draw(frame, area, app, theme);
+    fn view(&self) -> View {
+        view::draw
     }
 
     fn context(&self) -> Context {
