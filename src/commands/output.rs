@@ -1,7 +1,7 @@
 //! How a command gives its result: tables and sentences for people, JSON for scripts (`--json`,
 //! errors too), or CSV for a list (`--csv`, to stdout or a file).
 
-use super::CommandError;
+use super::error::CommandError;
 use crate::cli::{Cli, Command, OutputArgs};
 use serde_json::Value;
 use std::io::Write;
