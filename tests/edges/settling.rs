@@ -116,6 +116,27 @@ async fn killed_mid_payment_it_is_settled_by_the_next_command_and_a_rerun_needs_
     );
 }
 
+/// A script's command that settles an earlier payment carries it in its document
+/// (`settledEarlier`), and tells it on stderr as a JSON line, not a sentence.
+#[tokio::test(flavor = "multi_thread")]
+async fn with_json_the_payment_a_command_settles_is_in_its_document() {
+    let killed = killed_mid_payment().await;
+    let out = run_acme_at(&killed.home, &killed.proxy.base_url(), ["balance", "--json"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let document: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert!(document["balanceUsd"].is_string(), "{document}");
+    let settled = document["settledEarlier"].as_array().cloned().unwrap_or_default();
+    assert_eq!(settled.len(), 1, "{document}");
+    assert_eq!(settled[0]["iccid"], killed.target.0.as_str(), "{document}");
+    assert_eq!(settled[0]["outcome"], "placed", "{document}");
+    let told: Vec<serde_json::Value> = stderr(&out)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert_eq!(told.len(), 1, "{}", stderr(&out));
+    assert_eq!(told[0]["settled"], settled[0], "the same payment, told as it settled");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn sigterm_sighup_and_ctrl_c_mid_payment_wait_for_the_answer_and_record_it() {
     let (_sb, api, proxy, home) = held_sandbox_api_home(HOLD).await;
