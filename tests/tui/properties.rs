@@ -537,33 +537,44 @@ impl Run {
                 None => Seen::records(&page.esims, 0),
             };
             let profile = self.app.session().profile.clone();
-            let selected = |app: &App| {
-                let esims = app.esims();
-                (esims.search_active() && esims.pinned().is_none())
-                    .then(|| esims.result_rows().nth(esims.result_cursor()))
-                    .flatten()
-                    .map(|r| r.iccid().to_string())
-            };
-            let before = selected(&self.app);
-            let at = self.app.esims().result_cursor();
-            self.update(Msg::IndexSeen { profile, seen });
-            // Records read anew move no cursor: it stays on its eSIM while that one is shown,
-            // and where it was when its eSIM left (never back to the first row).
-            if let Some(before) = before {
-                let esims = self.app.esims();
-                if esims.result_rows().any(|r| r.iccid() == before) {
-                    assert_eq!(selected(&self.app), Some(before), "the cursor left its eSIM");
-                } else if esims.search_active() && esims.whole_iccid().is_none() {
-                    let last = esims.result_count().saturating_sub(1);
-                    assert_eq!(
-                        esims.result_cursor(),
-                        at.min(last),
-                        "the cursor jumped when its row left"
-                    );
-                }
-            }
+            self.keeping_the_cursor(|h| h.update(Msg::IndexSeen { profile, seen }));
         }
-        self.update(Msg::Answer(Box::new(Answer { id, result })));
+        // The index's own page is merged as it is answered: the same rule for the cursor.
+        let index_page = matches!(result, Ok(Payload::IndexPage { .. }));
+        let answer = Msg::Answer(Box::new(Answer { id, result }));
+        if index_page {
+            self.keeping_the_cursor(|h| h.update(answer));
+        } else {
+            self.update(answer);
+        }
+    }
+
+    /// Runs `merge` (records read anew reaching the index), holding it to the rule that they
+    /// move no cursor: it stays on its eSIM while that one is shown, and where it was when its
+    /// eSIM left (never back to the first row).
+    fn keeping_the_cursor(&mut self, merge: impl FnOnce(&mut Self)) {
+        let selected = |app: &App| {
+            let esims = app.esims();
+            (esims.search_active() && esims.pinned().is_none())
+                .then(|| esims.result_rows().nth(esims.result_cursor()))
+                .flatten()
+                .map(|r| r.iccid().to_string())
+        };
+        let before = selected(&self.app);
+        let at = self.app.esims().result_cursor();
+        merge(self);
+        let Some(before) = before else { return };
+        let esims = self.app.esims();
+        if esims.result_rows().any(|r| r.iccid() == before) {
+            assert_eq!(selected(&self.app), Some(before), "the cursor left its eSIM");
+        } else if esims.search_active() && esims.whole_iccid().is_none() {
+            let last = esims.result_count().saturating_sub(1);
+            assert_eq!(
+                esims.result_cursor(),
+                at.min(last),
+                "the cursor jumped when its row left"
+            );
+        }
     }
 
     fn update(&mut self, msg: Msg) {
