@@ -6,6 +6,8 @@
 //! scrape, which sends its head at once and is answered in milliseconds, gets in. Refusing
 //! new connections instead would keep the scrapes out for as long as the flood lasts.
 
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode, header};
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -46,17 +48,28 @@ const MAKE_ROOM: Duration = Duration::from_secs(1);
 /// The one document a server serves: its path, its content type, and what makes it (called on
 /// each GET or HEAD of the path).
 #[derive(Clone)]
-pub struct Document<F> {
-    pub path: &'static str,
-    pub content_type: &'static str,
-    pub make: F,
+pub struct Document {
+    path: &'static str,
+    content_type: &'static str,
+    make: Arc<dyn Fn() -> BoxFuture<'static, String> + Send + Sync>,
 }
 
-impl<F, Made> Document<F>
-where
-    F: Fn() -> Made,
-    Made: Future<Output = String>,
-{
+impl Document {
+    pub fn new<Made>(
+        path: &'static str,
+        content_type: &'static str,
+        make: impl Fn() -> Made + Send + Sync + 'static,
+    ) -> Self
+    where
+        Made: Future<Output = String> + Send + 'static,
+    {
+        Self {
+            path,
+            content_type,
+            make: Arc::new(move || make().boxed()),
+        }
+    }
+
     /// The answer to `request`: the document, or why not (another path, another method).
     async fn answer(&self, request: &Request<Incoming>) -> Response<String> {
         if request.uri().path() != self.path {
@@ -89,11 +102,7 @@ fn plain(status: StatusCode, words: String) -> Response<String> {
 }
 
 /// Serves `document` on `listener` until the future is dropped.
-pub async fn serve<F, Made>(listener: TcpListener, document: Document<F>, bounds: Bounds)
-where
-    F: Fn() -> Made + Clone + Send + Sync + 'static,
-    Made: Future<Output = String> + Send + 'static,
-{
+pub async fn serve(listener: TcpListener, document: Document, bounds: Bounds) {
     let open = Arc::new(Open::new(bounds.open));
     loop {
         let stream = match listener.accept().await {
@@ -112,11 +121,7 @@ where
 }
 
 /// One connection, until it ends, its head time runs out, or a newer one pushes it out.
-async fn connection<F, Made>(stream: TcpStream, document: Document<F>, mut place: Place, head: Duration)
-where
-    F: Fn() -> Made + Clone + Send + Sync + 'static,
-    Made: Future<Output = String> + Send + 'static,
-{
+async fn connection(stream: TcpStream, document: Document, mut place: Place, head: Duration) {
     let busy = place.busy.clone();
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
         let answering = Answering::mark(&busy);
@@ -248,19 +253,13 @@ mod tests {
     use super::*;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    async fn server<F, Made>(bounds: Bounds, make: F) -> std::net::SocketAddr
+    async fn server<Made>(bounds: Bounds, make: impl Fn() -> Made + Send + Sync + 'static) -> std::net::SocketAddr
     where
-        F: Fn() -> Made + Clone + Send + Sync + 'static,
         Made: Future<Output = String> + Send + 'static,
     {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let document = Document {
-            path: "/metrics",
-            content_type: "text/plain",
-            make,
-        };
-        tokio::spawn(serve(listener, document, bounds));
+        tokio::spawn(serve(listener, Document::new("/metrics", "text/plain", make), bounds));
         addr
     }
 

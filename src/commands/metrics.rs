@@ -60,14 +60,10 @@ pub async fn run(
         };
     };
     let source = Arc::new(tokio::sync::Mutex::new(source));
-    let document = super::listen::Document {
-        path: "/metrics",
-        content_type: "text/plain; version=0.0.4",
-        make: move || {
-            let source = source.clone();
-            async move { source.lock().await.cached_or_scrape(every).await }
-        },
-    };
+    let document = super::listen::Document::new("/metrics", "text/plain; version=0.0.4", move || {
+        let source = source.clone();
+        async move { source.lock().await.cached_or_scrape(every).await }
+    });
     let listener = tokio::net::TcpListener::bind(addr).await?;
     crate::commands::notices::say(&format!("serving metrics at http://{}/metrics", listener.local_addr()?));
     super::listen::serve(listener, document, super::listen::Bounds::SCRAPES).await;
