@@ -688,6 +688,15 @@ mod tests {
         ]
     }
 
+    /// Page `page` of a list of `total`, a page of one eSIM (11, in use).
+    fn one_in_use(page: u64, total: u64, read_at: i64) -> Seen {
+        Seen {
+            place: Some(PagePlace { page, size: 1, total }),
+            entries: vec![entry(11, "in_use")],
+            read_at,
+        }
+    }
+
     fn seen(step: &Step, read_at: i64) -> Seen {
         match step {
             Step::Page {
@@ -767,15 +776,7 @@ mod tests {
     fn private_reopened_by_another_session_and_another_accounts_file_is_not_trusted() {
         let dir = tempfile::tempdir().unwrap();
         let path = path_in(&dir.path().join("esimdash"), "abc");
-        let page = Seen {
-            place: Some(PagePlace {
-                page: 2,
-                size: 1,
-                total: 7,
-            }),
-            entries: vec![entry(11, "in_use")],
-            read_at: 1_700_000_000,
-        };
+        let page = one_in_use(2, 7, 1_700_000_000);
         Store::open(&path, "abc").unwrap().merge(&page).unwrap();
         #[cfg(unix)]
         {
@@ -813,15 +814,7 @@ mod tests {
         let said = store.take_set_aside().expect("said");
         assert!(said.contains("moved to") && said.contains(".damaged"), "{said}");
         assert!(path.with_extension("sqlite3.damaged").exists());
-        let page = Seen {
-            place: Some(PagePlace {
-                page: 1,
-                size: 1,
-                total: 1,
-            }),
-            entries: vec![entry(11, "in_use")],
-            read_at: 0,
-        };
+        let page = one_in_use(1, 1, 0);
         assert_eq!(store.merge(&page).unwrap().added, 1, "the new database works");
         drop(store);
 
