@@ -370,6 +370,13 @@ pub enum Command {
     /// Run the sandbox server of the API contract, with seeded demo data.
     #[cfg(feature = "sandbox")]
     Sandbox(SandboxArgs),
+    /// The team gateway: serve the API to a team's agents under the reseller's key, each agent
+    /// with a token, a role and a daily cap of its own (docs/team.md).
+    #[cfg(feature = "gateway")]
+    Gateway {
+        #[command(subcommand)]
+        what: GatewayWhat,
+    },
     /// The audit trail: every stage of every top-up, order and profile change made here.
     Audit {
         /// Only lines from this day (YYYY-MM-DD, UTC) or time (RFC 3339) on.
@@ -394,6 +401,10 @@ impl Command {
             #[cfg(feature = "sandbox")]
             Command::Sandbox(_) => true,
             Command::Metrics { listen, .. } => listen.is_some(),
+            #[cfg(feature = "gateway")]
+            Command::Gateway {
+                what: GatewayWhat::Serve(_),
+            } => true,
             Command::Watch(args) => !args.once,
             _ => false,
         }
@@ -562,6 +573,81 @@ pub struct SandboxArgs {
     /// The private key (PEM) of --tls-cert.
     #[arg(long, value_name = "PEM", requires = "tls_cert")]
     pub tls_key: Option<std::path::PathBuf>,
+}
+
+#[cfg(feature = "gateway")]
+#[derive(Debug, Clone, Subcommand)]
+pub enum GatewayWhat {
+    /// Serve the API v1 to agents (the reseller's key taken as every command takes it:
+    /// ESIMDASH_ACCESS_CODE and ESIMDASH_SECRET_KEY, or a profile's secret_key_cmd).
+    Serve(GatewayServeArgs),
+    /// Add, list and revoke agents, and set their caps.
+    Agent {
+        #[command(subcommand)]
+        what: AgentWhat,
+    },
+}
+
+/// Where the gateway's store is (its settings are the `[gateway]` table of the config file,
+/// `--config`: docs/team.md).
+#[cfg(feature = "gateway")]
+#[derive(Debug, Clone, Args)]
+pub struct GatewayPlace {
+    /// The store: a file (SQLite) or a postgres:// URL (default: `[gateway] store`, else
+    /// esimdash/gateway.db under the XDG state directory).
+    #[arg(long, value_name = "PATH|URL")]
+    pub store: Option<String>,
+}
+
+#[cfg(feature = "gateway")]
+#[derive(Debug, Clone, Args)]
+pub struct GatewayServeArgs {
+    #[command(flatten)]
+    pub place: GatewayPlace,
+    /// Address to listen on (default 127.0.0.1:8420; port 0 picks a free one).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
+    /// The API the gateway speaks to (default: `[gateway] upstream`, else the profile's base
+    /// URL, as for every command).
+    #[arg(long, value_name = "URL")]
+    pub upstream: Option<String>,
+}
+
+#[cfg(feature = "gateway")]
+#[derive(Debug, Clone, Subcommand)]
+pub enum AgentWhat {
+    /// Add an agent and print its token, once: its access code and secret key.
+    Add {
+        /// 1 to 64 letters, digits, '.', '_', '-' or '@'.
+        name: String,
+        /// viewer (reads), support (reads, tops up within its cap) or admin (everything).
+        #[arg(long, value_parser = ["viewer", "support", "admin"])]
+        role: String,
+        /// USD it may spend in a UTC day (none: no cap of its own).
+        #[arg(long, value_name = "USD", value_parser = amount)]
+        daily_cap: Option<rust_decimal::Decimal>,
+        #[command(flatten)]
+        place: GatewayPlace,
+    },
+    /// Every agent, its role, cap and whether it is revoked.
+    List {
+        #[command(flatten)]
+        place: GatewayPlace,
+    },
+    /// Refuse the agent's token from its next request on.
+    Revoke {
+        name: String,
+        #[command(flatten)]
+        place: GatewayPlace,
+    },
+    /// Set the agent's daily cap in USD, or `none` to lift it.
+    SetCap {
+        name: String,
+        #[arg(value_name = "USD|none")]
+        cap: String,
+        #[command(flatten)]
+        place: GatewayPlace,
+    },
 }
 
 /// `--status` as typed: sent to the server as it is.

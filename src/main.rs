@@ -44,6 +44,10 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
             }
         };
     }
+    #[cfg(feature = "gateway")]
+    if let Some(Command::Gateway { what }) = &cli.command {
+        return ended(commands::run_gateway(what, &cli.connection, &output).await, &output);
+    }
     if let Some(result) = cli.command.as_ref().and_then(|c| commands::run_local(c, &output)) {
         return ended(result, &output);
     }

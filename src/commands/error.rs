@@ -52,6 +52,9 @@ pub enum CommandError {
     ChargedOtherRows(usize),
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    /// The team gateway could not start, or its store refused or failed.
+    #[error("{0}")]
+    Gateway(String),
     /// Failed before the payment was sent (or refused by the server), so no money moved: the
     /// error, then those words. Exit code and JSON kind are the error's.
     #[error("{}", crate::purchase::nothing_moved(&.error.to_string(), .nothing))]
@@ -134,6 +137,7 @@ impl CommandError {
             CommandError::OutcomeUnknown(_) => ("outcome_unknown", None),
             CommandError::ChargedOther(_) | CommandError::ChargedOtherRows(_) => ("charged_other", None),
             CommandError::Io(_) => ("io", None),
+            CommandError::Gateway(_) => ("gateway", None),
             CommandError::Interrupted(_) | CommandError::Stopped(..) => ("interrupted", None),
             CommandError::Check(_) => ("check", None),
             CommandError::Api(e) => (e.kind(), e.status()),

@@ -8,6 +8,8 @@ mod buying;
 mod check;
 mod error;
 mod finding;
+#[cfg(feature = "gateway")]
+mod gateway;
 mod listen;
 mod lists;
 mod metrics;
@@ -24,6 +26,8 @@ mod without_sandbox;
 
 pub use check::unknown_line as check_unknown_line;
 pub use error::{CommandError, EXIT_CHARGED_OTHER, EXIT_CREDENTIALS_REFUSED, EXIT_NOT_KNOWN};
+#[cfg(feature = "gateway")]
+pub use gateway::run as run_gateway;
 pub use notices::say;
 pub use output::{Form, Output};
 #[cfg(feature = "sandbox")]
@@ -144,6 +148,8 @@ pub async fn run(
         Command::Topup { .. } | Command::Buy { .. } => spend(command, client, index, output).await,
         #[cfg(feature = "sandbox")]
         Command::Sandbox(_) => Err(runs_on_its_own()),
+        #[cfg(feature = "gateway")]
+        Command::Gateway { .. } => Err(runs_on_its_own()),
         Command::Audit { .. } | Command::Completions { .. } | Command::Man => Err(runs_on_its_own()),
     }
 }

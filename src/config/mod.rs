@@ -40,6 +40,8 @@ pub struct FileConfig {
     keys: BTreeMap<String, toml::Spanned<KeyList>>,
     #[serde(default)]
     pub profiles: BTreeMap<String, ProfileConfig>,
+    /// `[gateway]`: the team gateway's settings (`esimdash gateway`), read by it alone.
+    pub gateway: Option<toml::Table>,
     /// `keys` with the line each is on, for errors that name it.
     #[serde(skip)]
     pub rebindings: Vec<Rebinding>,
@@ -357,6 +359,12 @@ fn load(args: &ConnectionArgs) -> Result<(FileConfig, Option<PathBuf>), ConfigEr
         None => None,
     };
     Ok((file.unwrap_or_default(), path))
+}
+
+/// The config file's `[gateway]` table, and the file's path, for `esimdash gateway`.
+pub fn gateway_section(args: &ConnectionArgs) -> Result<(Option<toml::Table>, Option<PathBuf>), ConfigError> {
+    let (file, path) = load(args)?;
+    Ok((file.gateway, path))
 }
 
 /// What the commands and the dashboard both take from the config file.

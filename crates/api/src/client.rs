@@ -22,12 +22,12 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::time::Duration;
 use tokio::time::Instant;
 
-const PLANS: Endpoint = Endpoint::new("GET", "/portal/plans");
-const ORDERS: Endpoint = Endpoint::new("GET", "/reseller/orders");
-const ESIMS: Endpoint = Endpoint::new("GET", "/reseller/esims");
-const PROFILE: Endpoint = Endpoint::new("GET", "/reseller/profile");
+pub(crate) const PLANS: Endpoint = Endpoint::new("GET", "/portal/plans");
+pub(crate) const ORDERS: Endpoint = Endpoint::new("GET", "/reseller/orders");
+pub(crate) const ESIMS: Endpoint = Endpoint::new("GET", "/reseller/esims");
+pub(crate) const PROFILE: Endpoint = Endpoint::new("GET", "/reseller/profile");
 pub const PROFILE_UPDATE: Endpoint = Endpoint::new("PATCH", "/reseller/profile");
-const BALANCE: Endpoint = Endpoint::new("GET", "/reseller/balance");
+pub(crate) const BALANCE: Endpoint = Endpoint::new("GET", "/reseller/balance");
 
 /// Largest response body read; anything bigger is refused as unreadable, not buffered.
 const MAX_BODY: usize = 16 * 1024 * 1024;
@@ -202,7 +202,7 @@ const KEY_NOT_ECHOED: u8 = 1;
 const KEY_ECHOED: u8 = 2;
 
 /// The header of docs/api-contract.md's idempotency keys, sent and echoed.
-const IDEMPOTENCY_KEY: &str = "idempotency-key";
+pub(crate) const IDEMPOTENCY_KEY: &str = "idempotency-key";
 
 impl Client {
     pub fn new(base: BaseUrl, credentials: &Credentials, opts: ClientOptions) -> Result<Self, ApiError> {
@@ -762,15 +762,7 @@ impl Client {
         }
         let replayed = header("idempotent-replayed").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
         let retry_after = retry_after(response.headers());
-        let body = read_capped(response, MAX_BODY).await.map_err(|e| match e {
-            BodyError::Transport(e) => self.transport_error(endpoint, &e, writes),
-            BodyError::TooLarge => ApiError::Decode {
-                endpoint,
-                status,
-                detail: format!("the body is larger than {} MiB", MAX_BODY / (1024 * 1024)),
-                excerpt: String::new(),
-            },
-        })?;
+        let body = self.read_answer(endpoint, status, response, writes).await?;
         tracing::debug!(%endpoint, status, bytes = body.len(), ms = started.elapsed().as_millis() as u64, "answer");
         let answer = Answer {
             endpoint,
@@ -788,10 +780,34 @@ impl Client {
         Err(error)
     }
 
+    /// The body of an answer, capped.
+    pub(crate) async fn read_answer(
+        &self,
+        endpoint: Endpoint,
+        status: u16,
+        response: reqwest::Response,
+        writes: bool,
+    ) -> Result<Vec<u8>, ApiError> {
+        read_capped(response, MAX_BODY).await.map_err(|e| match e {
+            BodyError::Transport(e) => self.transport_error(endpoint, &e, writes),
+            BodyError::TooLarge => ApiError::Decode {
+                endpoint,
+                status,
+                detail: format!("the body is larger than {} MiB", MAX_BODY / (1024 * 1024)),
+                excerpt: String::new(),
+            },
+        })
+    }
+
+    /// The key's secret, for scrubbing it from what is passed on.
+    pub(crate) fn secret(&self) -> &SecretString {
+        &self.inner.secret
+    }
+
     /// Sends the request within the pace and returns the response that is not a redirect. A
     /// redirect is followed only for a read within the API's origin; any other is an error
     /// naming both places, and nothing is sent to the other one.
-    async fn send_within_origin(
+    pub(crate) async fn send_within_origin(
         &self,
         method: Method,
         endpoint: Endpoint,
@@ -936,7 +952,7 @@ fn present<'a>(params: &[(&'a str, Option<&'a str>)]) -> Vec<(&'a str, &'a str)>
 
 /// `Retry-After` in seconds (what docs/api-contract.md sends); an HTTP date or nonsense falls back to
 /// `X-RateLimit-Reset`, then to one second.
-fn retry_after(headers: &HeaderMap) -> Duration {
+pub(crate) fn retry_after(headers: &HeaderMap) -> Duration {
     let seconds = |name| {
         headers
             .get(name)

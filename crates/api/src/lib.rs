@@ -20,6 +20,7 @@ mod pacing;
 pub mod pages;
 mod payment;
 pub mod private_file;
+pub mod relay;
 mod settle;
 pub mod signals;
 mod sweep;

@@ -1,0 +1,108 @@
+//! Requests passed on as they came, for a gateway that speaks the API to others under this
+//! client's key: the same pace, TLS, redirect rule and credentials as every other request, and
+//! the answer handed back whole (an error status is an answer to pass on, not a failure).
+
+use super::client::{Client, IDEMPOTENCY_KEY};
+use super::error::{ApiError, Endpoint};
+use super::payment::{PLACE_ORDER, TOPUP};
+use reqwest::Method;
+use reqwest::header::CONTENT_TYPE;
+use secrecy::ExposeSecret;
+use std::time::Duration;
+
+/// Every route of the contract, as a gateway may pass it on.
+pub const ROUTES: [Endpoint; 8] = [
+    super::client::PLANS,
+    super::client::ORDERS,
+    super::client::ESIMS,
+    super::client::PROFILE,
+    super::client::PROFILE_UPDATE,
+    super::client::BALANCE,
+    TOPUP,
+    PLACE_ORDER,
+];
+
+/// An answer as the API gave it, the reseller's secret scrubbed from its body.
+#[derive(Debug, Clone)]
+pub struct Relayed {
+    pub status: u16,
+    pub content_type: Option<String>,
+    pub body: Vec<u8>,
+    pub retry_after: Option<Duration>,
+    /// The answer echoed the idempotency key sent: the server honours keys.
+    pub key_echoed: bool,
+    /// The server's stored answer to an earlier request under the same key.
+    pub replayed: bool,
+}
+
+impl Client {
+    /// Sends `endpoint` with the query as the caller wrote it, once (a read is retried as
+    /// every read is; a write never). Only the transport can fail.
+    pub async fn relay(
+        &self,
+        endpoint: Endpoint,
+        query: Option<&str>,
+        body: Option<Vec<u8>>,
+        key: Option<&str>,
+    ) -> Result<Relayed, ApiError> {
+        let mut url = self.base_url().join(endpoint.path);
+        url.set_query(query.filter(|q| !q.is_empty()));
+        let method = Method::from_bytes(endpoint.method.as_bytes()).unwrap_or(Method::GET);
+        let response = self.send_within_origin(method, endpoint, url, body, key).await?;
+        let headers = response.headers().clone();
+        let header = |name| headers.get(name).and_then(|v| v.to_str().ok());
+        let status = response.status().as_u16();
+        let key_echoed = key.is_some() && header(IDEMPOTENCY_KEY) == key;
+        let replayed = header("idempotent-replayed").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+        let content_type = header(CONTENT_TYPE.as_str()).map(str::to_string);
+        let retry_after = super::client::retry_after(&headers);
+        let body = self
+            .read_answer(endpoint, status, response, method_writes(endpoint))
+            .await?;
+        Ok(Relayed {
+            status,
+            content_type,
+            body: scrub_bytes(body, self.secret().expose_secret().as_bytes()),
+            retry_after: (status == 429).then_some(retry_after),
+            key_echoed,
+            replayed,
+        })
+    }
+}
+
+fn method_writes(endpoint: Endpoint) -> bool {
+    endpoint.method != "GET"
+}
+
+/// The body with every occurrence of the secret replaced: a server that quotes a request back
+/// must not carry the reseller's key to whoever the gateway answers.
+fn scrub_bytes(body: Vec<u8>, secret: &[u8]) -> Vec<u8> {
+    if secret.is_empty() || body.len() < secret.len() || !body.windows(secret.len()).any(|w| w == secret) {
+        return body;
+    }
+    let mut out = Vec::with_capacity(body.len());
+    let mut i = 0;
+    while i < body.len() {
+        if body[i..].starts_with(secret) {
+            out.extend_from_slice(b"[REDACTED]");
+            i += secret.len();
+        } else {
+            out.push(body[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_secret_is_scrubbed_wherever_it_stands() {
+        let body = b"{\"error\":\"bad key sk_live_1 for sk_live_1\"}".to_vec();
+        assert_eq!(
+            super::scrub_bytes(body, b"sk_live_1"),
+            b"{\"error\":\"bad key [REDACTED] for [REDACTED]\"}".to_vec()
+        );
+        assert_eq!(super::scrub_bytes(b"plain".to_vec(), b"sk"), b"plain".to_vec());
+    }
+}

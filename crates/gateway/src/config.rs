@@ -1,0 +1,74 @@
+//! The `[gateway]` table of the config file: where the gateway listens, where its store is,
+//! and the team's rules. The reseller's key is not in it: the gateway takes it as every
+//! esimdash command does (the environment, or a profile's `secret_key_cmd`).
+
+use rust_decimal::Decimal;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+/// The file as written.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct File {
+    pub listen: Option<SocketAddr>,
+    /// The API the gateway speaks to (its base URL, as `base_url` of a profile).
+    pub upstream: Option<String>,
+    /// A file path (SQLite) or a `postgres://` URL.
+    pub store: Option<String>,
+    /// USD the whole team may spend in a UTC day.
+    pub team_daily_cap: Option<Decimal>,
+    /// Whether support agents may buy new eSIMs (they top up either way).
+    #[serde(default)]
+    pub support_can_buy: bool,
+    /// Serve plain http on an address other than loopback (behind a TLS-terminating proxy).
+    #[serde(default)]
+    pub allow_http: bool,
+    /// The upstream key's requests per minute; the gateway's reads stay under it.
+    pub rate_limit: Option<u32>,
+}
+
+impl File {
+    /// The table as read; `path` names the file in a mistake's message.
+    pub fn of(table: toml::Table, path: Option<&Path>) -> Result<File, String> {
+        let shown = path.map_or_else(|| "the config file".to_string(), |p| p.display().to_string());
+        table.try_into().map_err(|e| format!("{shown}, [gateway]: {e}"))
+    }
+}
+
+/// What the gateway runs with.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub listen: SocketAddr,
+    pub store: String,
+    pub team_daily_cap: Option<Decimal>,
+    pub support_can_buy: bool,
+    pub allow_http: bool,
+}
+
+pub const DEFAULT_LISTEN: ([u8; 4], u16) = ([127, 0, 0, 1], 8420);
+
+/// The store when none is named: a file in the user's state directory.
+pub fn default_store() -> Option<PathBuf> {
+    dirs_state().map(|d| d.join("esimdash").join("gateway.db"))
+}
+
+fn dirs_state() -> Option<PathBuf> {
+    std::env::var_os("XDG_STATE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+}
+
+impl Settings {
+    /// Plain http is served on loopback only, unless the file allows it: agents' tokens and
+    /// the payments they ask must not cross a network in the clear (the client's rule).
+    pub fn check(&self) -> Result<(), String> {
+        if !self.listen.ip().is_loopback() && !self.allow_http {
+            return Err(format!(
+                "{} is not a loopback address and the gateway serves plain http: put it behind a TLS proxy and set allow_http = true under [gateway], or listen on 127.0.0.1",
+                self.listen
+            ));
+        }
+        Ok(())
+    }
+}

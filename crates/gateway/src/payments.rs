@@ -1,0 +1,520 @@
+//! A payment through the gateway: the role allows it, its price is read upstream, its amount
+//! is held against the agent's and the team's daily caps and journalled (one transaction, in
+//! the store), then it is sent under a key of its own, and what it charged (or that it was
+//! not placed) is recorded. One the gateway could not finish is settled by resending it under
+//! the same key, never by paying anew.
+
+use crate::agents::{Agent, Role};
+use crate::server::{Caller, Gateway, error, forbidden, header, passed_on, set_header, store_failed, upstream_failed};
+use crate::store::{Asked, Caps, Outcome, Payment, Refusal, Stage, StoreError};
+use axum::body::Bytes;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
+use esimdash_api::model::Placed;
+use esimdash_api::relay::Relayed;
+use esimdash_api::{ApiError, Endpoint, PLACE_ORDER, TOPUP};
+use esimdash_domain::iccid::Iccid;
+use esimdash_domain::money::format_amount;
+use rust_decimal::Decimal;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Two payments for one eSIM and plan within this long: the second needs a confirmation
+/// (`x-confirm-repeat: true`), whichever agents ask them.
+const REPEAT_WINDOW_SECS: i64 = esimdash_api::REPEAT_WINDOW.as_secs() as i64;
+/// Resends of a payment whose answer was lost, while the gateway runs.
+const RESENDS: u32 = 5;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Topup,
+    Order,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Topup => "topup",
+            Kind::Order => "order",
+        }
+    }
+
+    fn endpoint(kind: &str) -> Endpoint {
+        if kind == "order" { PLACE_ORDER } else { TOPUP }
+    }
+}
+
+pub(crate) async fn topup(
+    State(gateway): State<Arc<Gateway>>,
+    axum::Extension(Caller(agent)): axum::Extension<Caller>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    pay(&gateway, &agent, Kind::Topup, &headers, &body).await
+}
+
+pub(crate) async fn order(
+    State(gateway): State<Arc<Gateway>>,
+    axum::Extension(Caller(agent)): axum::Extension<Caller>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    pay(&gateway, &agent, Kind::Order, &headers, &body).await
+}
+
+/// The request as the gateway sends it on: only the contract's fields.
+struct Request {
+    iccid: Option<Iccid>,
+    slug: String,
+    qty: u32,
+}
+
+impl Request {
+    fn read(kind: Kind, body: &[u8]) -> Result<Request, Response> {
+        let bad = |m: &str| Err(error(StatusCode::BAD_REQUEST, m));
+        let Ok(json) = serde_json::from_slice::<serde_json::Value>(body) else {
+            return bad("Invalid JSON");
+        };
+        let text = |f: &str| {
+            json.get(f)
+                .and_then(|v| v.as_str())
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+        };
+        let slug = text("slug");
+        let iccid = text("iccid");
+        let (iccid, slug) = match (kind, iccid, slug) {
+            (Kind::Topup, Some(i), Some(s)) => match Iccid::parse(i) {
+                Ok(i) => (Some(i), s),
+                Err(_) => return Err(error(StatusCode::NOT_FOUND, "eSIM not found")),
+            },
+            (Kind::Topup, ..) => return bad("Missing iccid or slug"),
+            (Kind::Order, _, Some(s)) => (None, s),
+            (Kind::Order, _, None) => return bad("Missing slug"),
+        };
+        let qty = match json.get("qty") {
+            None | Some(serde_json::Value::Null) => 1,
+            Some(q) => match q.as_u64().filter(|q| (1..=10).contains(q)) {
+                Some(q) => q as u32,
+                None => return bad("qty must be a whole number from 1 to 10"),
+            },
+        };
+        Ok(Request {
+            iccid,
+            slug: slug.to_string(),
+            qty,
+        })
+    }
+
+    fn body(&self) -> String {
+        let mut body = serde_json::json!({ "slug": self.slug, "qty": self.qty });
+        if let Some(iccid) = &self.iccid {
+            body["iccid"] = serde_json::Value::String(iccid.as_str().to_string());
+        }
+        body.to_string()
+    }
+}
+
+async fn pay(gateway: &Arc<Gateway>, agent: &Agent, kind: Kind, headers: &HeaderMap, body: &[u8]) -> Response {
+    match (agent.role, kind) {
+        (Role::Viewer, _) => return forbidden(agent, "pay (top-ups and orders need support or admin)"),
+        (Role::Support, Kind::Order) if !gateway.settings.support_can_buy => {
+            return forbidden(
+                agent,
+                "buy new eSIMs (support_can_buy is off in the gateway's settings); top-ups it may",
+            );
+        }
+        _ => {}
+    }
+    let key = header(headers, "idempotency-key").map(str::to_string);
+    if let Some(k) = &key
+        && (k.is_empty() || k.len() > 255 || !k.bytes().all(|b| (0x20..0x7f).contains(&b)))
+    {
+        return error(StatusCode::BAD_REQUEST, "Invalid Idempotency-Key");
+    }
+    let request = match Request::read(kind, body) {
+        Ok(r) => r,
+        Err(refused) => return refused,
+    };
+    let price = match price(gateway, &request).await {
+        Ok(p) => p,
+        Err(refused) => return refused,
+    };
+    let asked = Asked {
+        agent: agent.name.clone(),
+        kind: kind.name().to_string(),
+        iccid: request.iccid.as_ref().map(|i| i.as_str().to_string()),
+        slug: request.slug.clone(),
+        qty: request.qty,
+        body: request.body(),
+        agent_key: key.clone(),
+        amount: price * Decimal::from(request.qty),
+    };
+    let confirmed = header(headers, "x-confirm-repeat").is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    let caps = Caps {
+        team: gateway.settings.team_daily_cap,
+    };
+    let now = crate::now();
+    let window = (!confirmed).then_some(REPEAT_WINDOW_SECS);
+    match gateway.store.reserve(asked.clone(), caps, now, window).await {
+        Err(e) => store_failed(&e),
+        Ok(Err(refusal)) => refused(refusal, &asked, key.as_deref(), now),
+        Ok(Ok(payment)) => send(gateway, payment).await,
+    }
+}
+
+/// The plan's price for this reseller, as the availability answer (a top-up) or the catalog
+/// (an order) gives it.
+async fn price(gateway: &Gateway, request: &Request) -> Result<Decimal, Response> {
+    let plan = match &request.iccid {
+        Some(iccid) => {
+            let offered = gateway
+                .upstream
+                .topup_plans(iccid)
+                .await
+                .map_err(|e| refused_upstream(&e))?;
+            if offered.is_empty() {
+                return Err(error(StatusCode::BAD_REQUEST, "This eSIM cannot be topped up"));
+            }
+            offered
+                .into_iter()
+                .find(|p| p.slug == request.slug)
+                .ok_or_else(|| error(StatusCode::BAD_REQUEST, "Slug not available for this eSIM"))?
+        }
+        None => gateway
+            .upstream
+            .plan(&request.slug)
+            .await
+            .map_err(|e| refused_upstream(&e))?,
+    };
+    plan.sell_price().ok_or_else(|| {
+        error(
+            StatusCode::BAD_GATEWAY,
+            &format!("The API gave plan {} no price: nothing was paid", request.slug),
+        )
+    })
+}
+
+/// An upstream refusal of a read the payment needed, passed on in the contract's words.
+fn refused_upstream(e: &ApiError) -> Response {
+    match (e.status(), e.server_message()) {
+        (Some(status @ 400..=499), Some(message)) if status != 401 && status != 429 => {
+            error(StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST), message)
+        }
+        _ => upstream_failed(e),
+    }
+}
+
+fn refused(refusal: Refusal, asked: &Asked, key: Option<&str>, now: i64) -> Response {
+    match refusal {
+        Refusal::Cap {
+            whose,
+            cap,
+            spent,
+            amount,
+        } => {
+            let reset = next_reset(now);
+            let whose_cap = whose.map_or_else(|| "the team's".to_string(), |a| format!("agent {a}'s"));
+            // The figures first: a client may show only the start of a long message.
+            let message = format!(
+                "Daily cap reached: {whose_cap} cap is {} USD, {} spent today, this payment {} would pass it. Resets at {} UTC (in {}); nothing was paid.",
+                format_amount(cap),
+                format_amount(spent),
+                format_amount(amount),
+                reset.format("%H:%M"),
+                until(reset, now)
+            );
+            let mut response = (
+                StatusCode::FORBIDDEN,
+                axum::Json(serde_json::json!({
+                    "error": message,
+                    "cap": format_amount(cap),
+                    "spent": format_amount(spent),
+                    "amount": format_amount(amount),
+                    "resetsAt": reset.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                })),
+            )
+                .into_response();
+            if let Some(key) = key {
+                set_header(&mut response, "idempotency-key", key);
+            }
+            response
+        }
+        Refusal::Repeat(earlier) => {
+            let minutes = (now - earlier.asked_at).max(0) / 60;
+            let by = if earlier.asked.agent == asked.agent {
+                "you".to_string()
+            } else {
+                format!("agent {}", earlier.asked.agent)
+            };
+            error(
+                StatusCode::PRECONDITION_REQUIRED,
+                &format!(
+                    "eSIM {} was topped up with {} {minutes} min ago by {by} ({}). Nothing was paid: to pay again, send the request again with the header x-confirm-repeat: true",
+                    earlier.asked.iccid.as_deref().unwrap_or_default(),
+                    earlier.asked.slug,
+                    earlier.stage.word()
+                ),
+            )
+        }
+        Refusal::SameKey(earlier) => replay(&earlier, asked, key),
+    }
+}
+
+/// The agent sent a key it used before: the first request's answer, as the contract says.
+fn replay(earlier: &Payment, asked: &Asked, key: Option<&str>) -> Response {
+    let mut response = if earlier.asked.body != asked.body {
+        error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Idempotency-Key reused with a different request",
+        )
+    } else {
+        match (&earlier.status, &earlier.answer, earlier.stage) {
+            (Some(status), Some(answer), Stage::Charged | Stage::Released) => {
+                let mut r = (StatusCode::from_u16(*status).unwrap_or(StatusCode::OK), answer.clone()).into_response();
+                set_header(&mut r, "content-type", "application/json");
+                set_header(&mut r, "idempotent-replayed", "true");
+                r
+            }
+            _ => error(
+                StatusCode::CONFLICT,
+                "A request with this Idempotency-Key is in progress",
+            ),
+        }
+    };
+    if let Some(key) = key {
+        set_header(&mut response, "idempotency-key", key);
+    }
+    response
+}
+
+/// Sends a reserved payment and records its outcome.
+async fn send(gateway: &Arc<Gateway>, payment: Payment) -> Response {
+    if let Err(e) = gateway.store.mark_sent(&payment.id, crate::now()).await {
+        release(gateway, &payment, "the journal could not record it as sent").await;
+        return store_failed(&e);
+    }
+    let key = payment.asked.agent_key.clone();
+    match resend(gateway, &payment).await {
+        Ok(answer) => passed_on(answer, key.as_deref()),
+        Err(e) if e.outcome_unknown() => {
+            // Held until its outcome is known: resent under its key in the background.
+            let (gateway, id) = (gateway.clone(), payment.id.clone());
+            tokio::spawn(async move { settle_later(&gateway, payment).await });
+            let mut response = error(
+                StatusCode::BAD_GATEWAY,
+                &format!(
+                    "The API did not answer, so whether this payment was placed is not known yet: the gateway settles it (journal {id}). Do not pay again; send the same request with the same Idempotency-Key to learn its outcome."
+                ),
+            );
+            if let Some(key) = key {
+                set_header(&mut response, "idempotency-key", &key);
+            }
+            response
+        }
+        Err(e) => {
+            release(gateway, &payment, &format!("not sent: {e}")).await;
+            upstream_failed(&e)
+        }
+    }
+}
+
+/// Sends the payment under its own key and records what the answer says; `Err` when no
+/// answer came (the payment stays sent).
+async fn resend(gateway: &Gateway, payment: &Payment) -> Result<Relayed, ApiError> {
+    let endpoint = Kind::endpoint(&payment.asked.kind);
+    let answer = gateway
+        .upstream
+        .relay(
+            endpoint,
+            None,
+            Some(payment.asked.body.clone().into_bytes()),
+            Some(&payment.upstream_key),
+        )
+        .await?;
+    let outcome = outcome_of(&answer, payment);
+    if let Err(e) = gateway.store.settle(&payment.id, outcome, crate::now()).await {
+        tracing::error!(payment = %payment.id, "the outcome of a payment was not journalled: {e}");
+    }
+    Ok(answer)
+}
+
+/// What an answer says became of a payment.
+fn outcome_of(answer: &Relayed, payment: &Payment) -> Outcome {
+    let text = String::from_utf8_lossy(&answer.body).into_owned();
+    let (stage, charged, order_no, note) = match answer.status {
+        200..=299 => match serde_json::from_slice::<Placed>(&answer.body) {
+            Ok(placed) => (
+                Stage::Charged,
+                Some(placed.order.total_sell_price.unwrap_or(payment.asked.amount)),
+                Some(placed.order.record.provider_order_no.to_string()),
+                None,
+            ),
+            Err(e) => (
+                Stage::Charged,
+                Some(payment.asked.amount),
+                None,
+                Some(format!(
+                    "placed, but its answer could not be read ({e}): the amount held is counted"
+                )),
+            ),
+        },
+        // A gateway in front of the API gave up, or the API is still at it: not known.
+        409 | 502 | 504 => (
+            Stage::Unknown,
+            None,
+            None,
+            Some(format!(
+                "the API answered {}: not known whether it was placed",
+                answer.status
+            )),
+        ),
+        // The contract: a failed request debits nothing.
+        status => (
+            Stage::Released,
+            None,
+            None,
+            Some(format!("refused by the API ({status})")),
+        ),
+    };
+    Outcome {
+        stage,
+        charged,
+        status: Some(answer.status),
+        answer: Some(text),
+        order_no,
+        note,
+    }
+}
+
+async fn release(gateway: &Gateway, payment: &Payment, why: &str) {
+    let outcome = Outcome {
+        stage: Stage::Released,
+        charged: None,
+        status: None,
+        answer: None,
+        order_no: None,
+        note: Some(why.to_string()),
+    };
+    if let Err(e) = gateway.store.settle(&payment.id, outcome, crate::now()).await {
+        tracing::error!(payment = %payment.id, "a payment's release was not journalled: {e}");
+    }
+}
+
+/// A payment whose answer was lost, resent under its key until an answer comes.
+async fn settle_later(gateway: &Gateway, payment: Payment) {
+    for attempt in 0..RESENDS {
+        tokio::time::sleep(Duration::from_secs(2u64.pow(attempt))).await;
+        match resend(gateway, &payment).await {
+            Ok(answer) => {
+                tracing::info!(payment = %payment.id, status = answer.status, replayed = answer.replayed, "settled");
+                return;
+            }
+            Err(e) => tracing::warn!(payment = %payment.id, "still not settled: {e}"),
+        }
+    }
+}
+
+/// At start: payments an earlier run left unfinished. One never sent is released; one sent is
+/// resent under its key, which the API answers with what it did (never a second charge).
+pub(crate) async fn settle_unfinished(gateway: &Gateway) -> Result<(), StoreError> {
+    for payment in gateway.store.unsettled().await? {
+        match payment.stage {
+            Stage::Asked => release(gateway, &payment, "the gateway stopped before sending it").await,
+            _ => match resend(gateway, &payment).await {
+                Ok(answer) if !answer.key_echoed => {
+                    let outcome = Outcome {
+                        stage: Stage::Unknown,
+                        charged: None,
+                        status: Some(answer.status),
+                        answer: Some(String::from_utf8_lossy(&answer.body).into_owned()),
+                        order_no: None,
+                        note: Some("resent, and the API did not echo the key: it may not honour keys".to_string()),
+                    };
+                    gateway.store.settle(&payment.id, outcome, crate::now()).await?;
+                }
+                Ok(answer) => tracing::info!(payment = %payment.id, status = answer.status, "settled at start"),
+                Err(e) => tracing::warn!(payment = %payment.id, "not settled at start, held: {e}"),
+            },
+        }
+    }
+    Ok(())
+}
+
+/// The next midnight, UTC: when the daily caps start again.
+pub(crate) fn next_reset(now: i64) -> DateTime<Utc> {
+    let day = DateTime::from_timestamp(now, 0).unwrap_or_default().date_naive();
+    day.succ_opt()
+        .unwrap_or(day)
+        .and_hms_opt(0, 0, 0)
+        .unwrap_or_default()
+        .and_utc()
+}
+
+fn until(at: DateTime<Utc>, now: i64) -> String {
+    let left = (at.timestamp() - now).max(0);
+    format!("{} h {:02} min", left / 3600, left % 3600 / 60)
+}
+
+#[derive(Debug, serde::Deserialize)]
+pub(crate) struct JournalQuery {
+    since: Option<String>,
+}
+
+/// `GET /gateway/journal`: an agent's own payments, or everyone's for an admin.
+pub(crate) async fn journal(
+    State(gateway): State<Arc<Gateway>>,
+    axum::Extension(Caller(agent)): axum::Extension<Caller>,
+    Query(query): Query<JournalQuery>,
+) -> Response {
+    let since = match query.since.as_deref().map(since_of).transpose() {
+        Ok(s) => s.unwrap_or(0),
+        Err(e) => return error(StatusCode::BAD_REQUEST, &e),
+    };
+    let whose = (agent.role != Role::Admin).then_some(agent.name.as_str());
+    match gateway.store.journal(whose, since).await {
+        Ok(entries) => axum::Json(serde_json::json!({
+            "entries": entries.iter().map(entry_json).collect::<Vec<_>>(),
+        }))
+        .into_response(),
+        Err(e) => store_failed(&e),
+    }
+}
+
+fn since_of(text: &str) -> Result<i64, String> {
+    let text = text.trim();
+    if let Ok(t) = DateTime::parse_from_rfc3339(text) {
+        return Ok(t.timestamp());
+    }
+    chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc().timestamp())
+        .ok_or_else(|| format!("since={text:?}: a day (YYYY-MM-DD, UTC) or a time (RFC 3339)"))
+}
+
+fn entry_json(p: &Payment) -> serde_json::Value {
+    let time = |t: Option<i64>| {
+        t.and_then(|t| DateTime::from_timestamp(t, 0))
+            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+    };
+    serde_json::json!({
+        "id": p.id,
+        "agent": p.asked.agent,
+        "kind": p.asked.kind,
+        "iccid": p.asked.iccid,
+        "slug": p.asked.slug,
+        "qty": p.asked.qty,
+        "amount": p.asked.amount.to_string(),
+        "charged": p.charged.map(|c| c.to_string()),
+        "stage": p.stage.word(),
+        "askedAt": time(Some(p.asked_at)),
+        "sentAt": time(p.sent_at),
+        "settledAt": time(p.settled_at),
+        "status": p.status,
+        "orderNo": p.order_no,
+        "note": p.note,
+    })
+}

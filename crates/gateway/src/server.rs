@@ -1,0 +1,279 @@
+//! The gateway's HTTP side: who is asking (an agent's token), what its role lets it do, and
+//! the contract's routes: reads passed on under the reseller's key, payments through
+//! `payments`, and the gateway's own `gateway/me` and `gateway/journal`.
+
+use crate::agents::{Agent, Role};
+use crate::config::Settings;
+use crate::payments;
+use crate::store::Store;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get, post};
+use esimdash_api::relay::{ROUTES, Relayed};
+use esimdash_api::{ApiError, Client};
+use rust_decimal::Decimal;
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Failed sign-ins from one address within a minute before it is told to wait.
+const FAILURES_ALLOWED: u32 = 10;
+const FAILURE_WINDOW: Duration = Duration::from_secs(60);
+/// The largest request body the contract takes.
+const MAX_BODY: usize = 64 * 1024;
+
+pub(crate) struct Gateway {
+    pub store: Store,
+    pub upstream: Client,
+    pub settings: Settings,
+    failures: Mutex<HashMap<IpAddr, (u32, Instant)>>,
+}
+
+/// A running gateway: where it listens; it serves until dropped or `stop`ped.
+pub struct Running {
+    pub addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Running {
+    /// Stops taking requests and waits for those under way.
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let _ = (&mut self.task).await;
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// Opens the store, settles the payments an earlier run left unfinished, and serves.
+pub async fn start(settings: Settings, upstream: Client) -> Result<Running, String> {
+    settings.check()?;
+    let store = Store::open(&settings.store).await.map_err(|e| e.to_string())?;
+    let listener = tokio::net::TcpListener::bind(settings.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", settings.listen))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let gateway = Arc::new(Gateway {
+        store,
+        upstream,
+        settings,
+        failures: Mutex::default(),
+    });
+    payments::settle_unfinished(&gateway).await.map_err(|e| e.to_string())?;
+    let app = router(gateway);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        let served = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
+            .with_graceful_shutdown(async {
+                let _ = stopped.await;
+            });
+        if let Err(e) = served.await {
+            tracing::error!("the gateway stopped serving: {e}");
+        }
+    });
+    Ok(Running {
+        addr,
+        stop: Some(stop),
+        task,
+    })
+}
+
+fn router(gateway: Arc<Gateway>) -> Router {
+    Router::new()
+        .route("/api/v1/portal/topups", post(payments::topup))
+        .route("/api/v1/portal/orders", post(payments::order))
+        .route("/api/v1/gateway/me", get(me))
+        .route("/api/v1/gateway/journal", get(payments::journal))
+        .route("/api/v1/{*rest}", any(relay))
+        .fallback(|| async { error(StatusCode::NOT_FOUND, "Not found") })
+        .layer(middleware::from_fn_with_state(gateway.clone(), authenticate))
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .with_state(gateway)
+}
+
+/// The agent a request comes from, put there by `authenticate`.
+#[derive(Debug, Clone)]
+pub(crate) struct Caller(pub Agent);
+
+/// Every request names an agent by its token; a revoked token is refused at once, and an
+/// address that keeps failing is told to wait.
+async fn authenticate(State(gateway): State<Arc<Gateway>>, mut request: Request, next: Next) -> Response {
+    let ip = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip());
+    if let Some(wait) = ip.and_then(|ip| gateway.waits(ip)) {
+        let mut response = error(
+            StatusCode::TOO_MANY_REQUESTS,
+            "Too many failed sign-ins: wait before trying again",
+        );
+        set_header(&mut response, "retry-after", &wait.as_secs().max(1).to_string());
+        return response;
+    }
+    let headers = request.headers();
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    let (Some(code), Some(secret)) = (text("x-access-code"), text("x-secret-key")) else {
+        gateway.failed(ip);
+        return error(StatusCode::UNAUTHORIZED, "Unauthorized");
+    };
+    let agent = match gateway.store.agent_by_code(code).await {
+        Ok(agent) => agent,
+        Err(e) => {
+            tracing::error!("{e}");
+            return error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "The gateway's store cannot be read; try again",
+            );
+        }
+    };
+    let Some(agent) = agent.filter(|a| a.holds(secret)) else {
+        gateway.failed(ip);
+        return error(StatusCode::UNAUTHORIZED, "Unauthorized");
+    };
+    if agent.is_revoked() {
+        return error(StatusCode::UNAUTHORIZED, "API key revoked or expired");
+    }
+    request.extensions_mut().insert(Caller(agent));
+    next.run(request).await
+}
+
+impl Gateway {
+    fn failed(&self, ip: Option<IpAddr>) {
+        let Some(ip) = ip else { return };
+        let mut failures = self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let now = Instant::now();
+        failures.retain(|_, (_, since)| now.duration_since(*since) < FAILURE_WINDOW);
+        failures.entry(ip).or_insert((0, now)).0 += 1;
+    }
+
+    /// How long `ip` must wait, having failed too often.
+    fn waits(&self, ip: IpAddr) -> Option<Duration> {
+        let failures = self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (count, since) = failures.get(&ip)?;
+        (*count >= FAILURES_ALLOWED).then(|| FAILURE_WINDOW.saturating_sub(since.elapsed()))
+    }
+}
+
+/// `GET /gateway/me`: who the token is, and what is left of its cap today.
+async fn me(State(gateway): State<Arc<Gateway>>, axum::Extension(Caller(agent)): axum::Extension<Caller>) -> Response {
+    let now = crate::now();
+    let day = crate::store::day_of(now);
+    let (own, team) = match gateway.store.held_on(&agent.name, &day).await {
+        Ok(held) => held,
+        Err(e) => return store_failed(&e),
+    };
+    let left = |cap: Option<Decimal>, spent: Decimal| cap.map(|c| (c - spent).max(Decimal::ZERO).to_string());
+    axum::Json(serde_json::json!({
+        "agent": agent.name,
+        "role": agent.role.name(),
+        "dailyCap": agent.daily_cap.map(|c| c.to_string()),
+        "spentToday": own.to_string(),
+        "leftToday": left(agent.daily_cap, own),
+        "teamDailyCap": gateway.settings.team_daily_cap.map(|c| c.to_string()),
+        "teamLeftToday": left(gateway.settings.team_daily_cap, team),
+        "resetsAt": payments::next_reset(now).to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+    }))
+    .into_response()
+}
+
+/// Any other route of the contract, passed on: reads for every role, the profile's change for
+/// an admin only.
+async fn relay(
+    State(gateway): State<Arc<Gateway>>,
+    axum::Extension(Caller(agent)): axum::Extension<Caller>,
+    method: Method,
+    uri: Uri,
+    body: Bytes,
+) -> Response {
+    let path = uri.path().trim_start_matches("/api/v1");
+    let Some(endpoint) = ROUTES
+        .into_iter()
+        .find(|e| e.path == path && e.method == method.as_str())
+    else {
+        return error(StatusCode::NOT_FOUND, "Not found");
+    };
+    if method != Method::GET && agent.role != Role::Admin {
+        return forbidden(&agent, "change the company profile");
+    }
+    let body = (method != Method::GET).then(|| body.to_vec());
+    match gateway.upstream.relay(endpoint, uri.query(), body, None).await {
+        Ok(answer) => passed_on(answer, None),
+        Err(e) => upstream_failed(&e),
+    }
+}
+
+/// The upstream's answer as the agent gets it.
+pub(crate) fn passed_on(answer: Relayed, key: Option<&str>) -> Response {
+    let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::BAD_GATEWAY);
+    let mut response = (status, answer.body).into_response();
+    set_header(
+        &mut response,
+        "content-type",
+        answer.content_type.as_deref().unwrap_or("application/json"),
+    );
+    if let Some(wait) = answer.retry_after {
+        set_header(&mut response, "retry-after", &wait.as_secs().max(1).to_string());
+    }
+    if let Some(key) = key {
+        set_header(&mut response, "idempotency-key", key);
+    }
+    response
+}
+
+pub(crate) fn set_header(response: &mut Response, name: &'static str, value: &str) {
+    if let Ok(value) = HeaderValue::from_str(value) {
+        response.headers_mut().insert(name, value);
+    }
+}
+
+/// `{"error": …}` with a status, as the contract's every error.
+pub(crate) fn error(status: StatusCode, message: &str) -> Response {
+    (status, axum::Json(serde_json::json!({ "error": message }))).into_response()
+}
+
+pub(crate) fn forbidden(agent: &Agent, what: &str) -> Response {
+    error(
+        StatusCode::FORBIDDEN,
+        &format!(
+            "agent {} is {} {}: that role may not {what}",
+            agent.name,
+            article(agent.role),
+            agent.role.name()
+        ),
+    )
+}
+
+fn article(role: Role) -> &'static str {
+    if role == Role::Admin { "an" } else { "a" }
+}
+
+pub(crate) fn upstream_failed(e: &ApiError) -> Response {
+    tracing::warn!("upstream: {e}");
+    error(
+        StatusCode::BAD_GATEWAY,
+        &format!("The gateway could not reach the API: {e}"),
+    )
+}
+
+pub(crate) fn store_failed(e: &crate::store::StoreError) -> Response {
+    tracing::error!("{e}");
+    error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "The gateway's store failed; nothing was paid. Try again",
+    )
+}
+
+pub(crate) fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim)
+}

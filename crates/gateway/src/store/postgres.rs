@@ -1,0 +1,86 @@
+//! The store in Postgres, for several gateway replicas behind a load balancer: the same
+//! schema, and a transaction-scoped advisory lock keeping their payments in line.
+
+use super::StoreError;
+use super::sql::{Row, Sql, Value};
+use postgres::types::{ToSql, Type};
+
+/// The advisory lock every writing transaction takes: one number, the gateway's own.
+const WRITERS: i64 = 0x6573_696d_6761_7465; // "esimgate"
+
+pub struct Postgres {
+    client: postgres::Client,
+    shown: String,
+}
+
+impl Postgres {
+    pub fn open(url: &str) -> Result<Self, StoreError> {
+        let shown = super::shown(url);
+        let client =
+            postgres::Client::connect(url, postgres::NoTls).map_err(|e| StoreError::Open(format!("{shown}: {e}")))?;
+        Ok(Self { client, shown })
+    }
+}
+
+fn error(e: postgres::Error) -> StoreError {
+    StoreError::Database(e.to_string())
+}
+
+fn bind(params: &[Value]) -> Vec<Box<dyn ToSql + Sync>> {
+    params
+        .iter()
+        .map(|p| -> Box<dyn ToSql + Sync> {
+            match p {
+                Value::Int(n) => Box::new(*n),
+                Value::Text(t) => Box::new(t.clone()),
+            }
+        })
+        .collect()
+}
+
+impl Sql for Postgres {
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, StoreError> {
+        let bound = bind(params);
+        let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b.as_ref()).collect();
+        let rows = self.client.query(sql, &refs).map_err(error)?;
+        rows.iter()
+            .map(|row| {
+                (0..row.len())
+                    .map(|i| match *row.columns()[i].type_() {
+                        Type::INT8 => row.try_get::<_, Option<i64>>(i).map(Value::Int),
+                        Type::INT4 => row.try_get::<_, Option<i32>>(i).map(|n| Value::Int(n.map(i64::from))),
+                        _ => row.try_get::<_, Option<String>>(i).map(Value::Text),
+                    })
+                    .collect::<Result<Row, _>>()
+                    .map_err(error)
+            })
+            .collect()
+    }
+
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, StoreError> {
+        if params.is_empty() && sql.contains(';') {
+            return self.client.batch_execute(sql).map(|()| 0).map_err(error);
+        }
+        let bound = bind(params);
+        let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b.as_ref()).collect();
+        self.client.execute(sql, &refs).map_err(error)
+    }
+
+    fn begin_exclusive(&mut self) -> Result<(), StoreError> {
+        self.client
+            .batch_execute(&format!("BEGIN; SELECT pg_advisory_xact_lock({WRITERS})"))
+            .map_err(error)
+    }
+
+    fn commit(&mut self) -> Result<(), StoreError> {
+        self.client.batch_execute("COMMIT").map_err(error)
+    }
+
+    fn rollback(&mut self) {
+        let _ = self.client.batch_execute("ROLLBACK");
+    }
+
+    fn describe(&self) -> String {
+        format!("Postgres {}", self.shown)
+    }
+}

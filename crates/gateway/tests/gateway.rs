@@ -1,0 +1,263 @@
+//! The gateway over real HTTP, between agents (the client the dashboard uses, with an agent's
+//! token) and the sandbox: roles, revocation, caps under concurrency through two replicas on
+//! one store (SQLite here; Postgres too where `ESIMDASH_TEST_POSTGRES` names a server), an
+//! agent's key and the rule against repeats across agents. Money is counted at the sandbox.
+
+use esimdash_api::model::{EsimQuery, OrderQuery};
+use esimdash_api::relay::Relayed;
+use esimdash_api::{BaseUrl, Client, ClientOptions, Credentials, PLACE_ORDER, TOPUP};
+use esimdash_domain::iccid::Iccid;
+use esimdash_gateway::agents::{Agent, Role, Token, hash_secret};
+use esimdash_gateway::{Running, Settings, Store};
+use esimdash_sandbox::{RunningSandbox, SandboxConfig};
+use rust_decimal::Decimal;
+use std::str::FromStr;
+
+const RESELLER_SECRET: &str = "sk_demo_acme";
+
+fn options() -> ClientOptions {
+    ClientOptions {
+        rate_limit: 1_000_000,
+        retries: 0,
+        ..ClientOptions::default()
+    }
+}
+
+fn client(base: &str, access_code: &str, secret: &str) -> Client {
+    Client::new(
+        BaseUrl::parse(base).unwrap(),
+        &Credentials::pair(access_code, secret),
+        options(),
+    )
+    .unwrap()
+}
+
+struct Team {
+    sandbox: RunningSandbox,
+    store: String,
+    gateways: Vec<Running>,
+    _dir: tempfile::TempDir,
+}
+
+impl Team {
+    /// A sandbox with a deep wallet, and `replicas` gateways on one store (a fresh SQLite file
+    /// unless `store` names one).
+    async fn start(replicas: usize, store: Option<String>, team_cap: Option<&str>) -> Team {
+        let sandbox = esimdash_sandbox::spawn(
+            &SandboxConfig {
+                rate_limit: 1_000_000,
+                balance: Some(Decimal::from(10_000)),
+                ..SandboxConfig::default()
+            },
+            ([127, 0, 0, 1], 0).into(),
+        )
+        .await
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let store = store.unwrap_or_else(|| dir.path().join("gateway.db").display().to_string());
+        let mut gateways = Vec::new();
+        for _ in 0..replicas {
+            let settings = Settings {
+                listen: ([127, 0, 0, 1], 0).into(),
+                store: store.clone(),
+                team_daily_cap: team_cap.map(|c| Decimal::from_str(c).unwrap()),
+                support_can_buy: false,
+                allow_http: false,
+            };
+            let upstream = client(&sandbox.base_url(), "ak_demo_acme", RESELLER_SECRET);
+            gateways.push(esimdash_gateway::start(settings, upstream).await.unwrap());
+        }
+        Team {
+            sandbox,
+            store,
+            gateways,
+            _dir: dir,
+        }
+    }
+
+    async fn agent(&self, name: &str, role: Role, cap: Option<&str>) -> Token {
+        let token = Token::new().unwrap();
+        let store = Store::open(&self.store).await.unwrap();
+        store
+            .add_agent(Agent {
+                name: name.to_string(),
+                access_code: token.access_code.clone(),
+                secret_hash: hash_secret(&token.secret_key),
+                role,
+                daily_cap: cap.map(|c| Decimal::from_str(c).unwrap()),
+                created_at: 0,
+                revoked_at: None,
+            })
+            .await
+            .unwrap();
+        token
+    }
+
+    /// The agent's client, through replica `replica`.
+    fn seat(&self, token: &Token, replica: usize) -> Client {
+        let base = format!("http://{}/api/v1", self.gateways[replica].addr);
+        client(&base, &token.access_code, &token.secret_key)
+    }
+
+    /// The reseller's own view, straight at the sandbox.
+    fn reseller(&self) -> Client {
+        client(&self.sandbox.base_url(), "ak_demo_acme", RESELLER_SECRET)
+    }
+
+    async fn orders(&self) -> u64 {
+        let query = OrderQuery {
+            page_size: Some(1),
+            ..OrderQuery::default()
+        };
+        self.reseller().orders(&query).await.unwrap().total
+    }
+
+    /// Up to `n` eSIMs that take top-ups, each with the cheapest plan it is offered.
+    async fn topup_targets(&self, n: usize) -> Vec<(Iccid, String, Decimal)> {
+        let reseller = self.reseller();
+        let mut targets = Vec::new();
+        for page in 1..=4 {
+            let query = EsimQuery {
+                page: Some(page),
+                page_size: Some(100),
+                ..EsimQuery::default()
+            };
+            for esim in reseller.esims(&query).await.unwrap().esims {
+                let esimdash_domain::iccid::EsimIccid::Valid(iccid) = esim.raw_order_json.iccid else {
+                    continue;
+                };
+                let plans = reseller.topup_plans(&iccid).await.unwrap();
+                if let Some(plan) = plans.iter().min_by_key(|p| p.sell_price()) {
+                    targets.push((iccid, plan.slug.clone(), plan.sell_price().unwrap()));
+                    if targets.len() == n {
+                        return targets;
+                    }
+                }
+            }
+        }
+        assert!(!targets.is_empty(), "no eSIM of the sandbox takes a top-up");
+        targets
+    }
+
+    async fn topup_target(&self) -> (Iccid, String, Decimal) {
+        self.topup_targets(1).await.remove(0)
+    }
+}
+
+fn topup_body(iccid: &Iccid, slug: &str) -> Vec<u8> {
+    serde_json::json!({ "iccid": iccid.as_str(), "slug": slug })
+        .to_string()
+        .into_bytes()
+}
+
+fn json(answer: &Relayed) -> serde_json::Value {
+    serde_json::from_slice(&answer.body).unwrap_or_default()
+}
+
+fn holds_no_secret(answer: &Relayed) {
+    assert!(
+        !String::from_utf8_lossy(&answer.body).contains(RESELLER_SECRET),
+        "an answer carried the reseller's secret"
+    );
+}
+
+#[tokio::test]
+async fn a_viewer_reads_but_its_top_up_is_refused_and_nothing_is_ordered() {
+    let team = Team::start(1, None, None).await;
+    let viewer = team.seat(&team.agent("vic", Role::Viewer, None).await, 0);
+    let (iccid, slug, _) = team.topup_target().await;
+    assert!(viewer.balance().await.is_ok(), "a viewer reads");
+    let before = team.orders().await;
+    let answer = viewer
+        .relay(TOPUP, None, Some(topup_body(&iccid, &slug)), Some("k1"))
+        .await
+        .unwrap();
+    assert_eq!(answer.status, 403, "{}", json(&answer));
+    assert!(json(&answer)["error"].as_str().unwrap().contains("viewer"));
+    let order = viewer
+        .relay(PLACE_ORDER, None, Some(br#"{"slug":"fr-5gb-30d"}"#.to_vec()), None)
+        .await
+        .unwrap();
+    assert_eq!(order.status, 403);
+    assert_eq!(team.orders().await, before, "the sandbox took no order");
+    holds_no_secret(&answer);
+}
+
+#[tokio::test]
+async fn a_revoked_token_is_refused_at_its_next_request_and_a_wrong_one_never_passes() {
+    let team = Team::start(1, None, None).await;
+    let token = team.agent("ana", Role::Support, None).await;
+    let seat = team.seat(&token, 0);
+    assert!(seat.balance().await.is_ok());
+    let store = Store::open(&team.store).await.unwrap();
+    assert!(store.revoke("ana", 1).await.unwrap());
+    let refused = seat.balance().await.unwrap_err();
+    assert_eq!(refused.status(), Some(401), "{refused}");
+    let wrong = team.seat(
+        &Token {
+            access_code: token.access_code.clone(),
+            secret_key: "gs_guess".into(),
+        },
+        0,
+    );
+    assert_eq!(wrong.balance().await.unwrap_err().status(), Some(401));
+    // The reseller's own key is no agent's token: the gateway is no way around its agents.
+    let reseller_through = team.seat(
+        &Token {
+            access_code: "ak_demo_acme".into(),
+            secret_key: RESELLER_SECRET.into(),
+        },
+        0,
+    );
+    assert_eq!(reseller_through.balance().await.unwrap_err().status(), Some(401));
+}
+
+/// 20 agents, each paying top-ups of three eSIMs at once through two replicas of one store,
+/// against a team cap of 10.00: never more is charged, every payment refused would have
+/// passed the cap, and what the sandbox charged is what the journal says.
+async fn caps_hold_under_concurrency(store: Option<String>) {
+    let team = Team::start(2, store, Some("10.00")).await;
+    let targets = team.topup_targets(60).await;
+    let balance_before = team.reseller().balance().await.unwrap();
+    let mut seats = Vec::new();
+    for n in 0..20 {
+        let token = team.agent(&format!("agent{n}"), Role::Support, Some("10.00")).await;
+        seats.push(team.seat(&token, n % 2));
+    }
+    let mut payments = tokio::task::JoinSet::new();
+    for (k, (iccid, slug, price)) in targets.iter().cycle().take(60).enumerate() {
+        let (seat, body, price) = (seats[k % 20].clone(), topup_body(iccid, slug), *price);
+        payments.spawn(async move {
+            let answer = seat
+                .relay(TOPUP, None, Some(body), Some(&format!("pay-{k}")))
+                .await
+                .unwrap();
+            holds_no_secret(&answer);
+            (answer.status, price)
+        });
+    }
+    let answers = payments.join_all().await;
+    let charged = balance_before - team.reseller().balance().await.unwrap();
+    let cap = Decimal::from(10);
+    assert!(charged <= cap, "charged {charged}");
+    let placed: Decimal = answers.iter().filter(|a| a.0 == 201).map(|a| a.1).sum();
+    assert_eq!(charged, placed, "the sandbox charged what was placed");
+    for (status, price) in &answers {
+        assert!(matches!(status, 201 | 403 | 428), "{answers:?}");
+        if *status == 403 {
+            assert!(
+                charged + price > cap,
+                "a payment of {price} was refused with {charged} charged"
+            );
+        }
+    }
+    assert!(answers.iter().any(|a| a.0 == 403), "the cap was reached: {answers:?}");
+    let journal = Store::open(&team.store).await.unwrap().journal(None, 0).await.unwrap();
+    let journalled: Decimal = journal.iter().filter_map(|p| p.charged).sum();
+    assert_eq!(journalled, charged, "the journal says what the sandbox charged");
+}
+
+#[tokio::test]
+async fn caps_hold_to_the_cent_with_twenty_agents_on_two_replicas_of_one_sqlite_file() {
+    caps_hold_under_concurrency(None).await;
+}

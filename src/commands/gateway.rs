@@ -1,0 +1,217 @@
+//! `esimdash gateway`: serve the API to a team's agents, and manage the agents, through the
+//! gateway crate. The reseller's key is resolved here, as for every command.
+
+use crate::cli::{AgentWhat, ConnectionArgs, GatewayPlace, GatewayServeArgs, GatewayWhat};
+use crate::commands::output::{out, outln};
+use crate::commands::table::{Align, Table};
+use crate::commands::{CommandError, Output};
+use esimdash_api::Client;
+use esimdash_gateway::agents::{Agent, Role, Token, check_name, hash_secret};
+use esimdash_gateway::config::{DEFAULT_LISTEN, File};
+use esimdash_gateway::{Settings, Store};
+use serde_json::json;
+
+pub async fn run(what: &GatewayWhat, connection: &ConnectionArgs, output: &Output) -> Result<(), CommandError> {
+    match what {
+        GatewayWhat::Serve(args) => serve(args, connection).await,
+        GatewayWhat::Agent { what } => agent(what, connection, output).await,
+    }
+}
+
+fn failed(e: impl std::fmt::Display) -> CommandError {
+    CommandError::Gateway(e.to_string())
+}
+
+/// The config file's `[gateway]` table.
+fn file(connection: &ConnectionArgs) -> Result<File, CommandError> {
+    match crate::config::gateway_section(connection)? {
+        (Some(table), path) => File::of(table, path.as_deref()).map_err(CommandError::Usage),
+        (None, _) => Ok(File::default()),
+    }
+}
+
+/// The store named by `--store`, the file, or the default place (made if missing).
+fn store_spec(place: &GatewayPlace, file: &File) -> Result<String, CommandError> {
+    if let Some(spec) = place.store.clone().or_else(|| file.store.clone()) {
+        return Ok(spec);
+    }
+    let path = esimdash_gateway::config::default_store()
+        .ok_or_else(|| failed("no --store given and no home directory to keep the store in"))?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| failed(format!("cannot make {}: {e}", dir.display())))?;
+    }
+    Ok(path.display().to_string())
+}
+
+async fn open(place: &GatewayPlace, connection: &ConnectionArgs) -> Result<Store, CommandError> {
+    let file = file(connection)?;
+    Store::open(&store_spec(place, &file)?).await.map_err(failed)
+}
+
+async fn serve(args: &GatewayServeArgs, connection: &ConnectionArgs) -> Result<(), CommandError> {
+    let file = file(connection)?;
+    let mut connection = connection.clone();
+    if let Some(upstream) = args.upstream.clone().or_else(|| file.upstream.clone()) {
+        connection.base_url = Some(upstream);
+    }
+    let mut reseller = crate::config::resolve(&connection)?;
+    if let Some(limit) = file.rate_limit {
+        reseller.options.rate_limit = limit;
+    }
+    // The gateway's journal is its own: the seat's audit trail is not written from here.
+    reseller.options.audit = None;
+    let upstream = Client::new(reseller.base_url.clone(), &reseller.credentials, reseller.options)?;
+    let settings = Settings {
+        listen: args.listen.or(file.listen).unwrap_or_else(|| DEFAULT_LISTEN.into()),
+        store: store_spec(&args.place, &file)?,
+        team_daily_cap: file.team_daily_cap,
+        support_can_buy: file.support_can_buy,
+        allow_http: file.allow_http,
+    };
+    let running = esimdash_gateway::start(settings.clone(), upstream)
+        .await
+        .map_err(failed)?;
+    out!(
+        "esimdash gateway: serving http://{}/api/v1 to agents\nupstream   {}\nstore      {}\nagents:    esimdash gateway agent add NAME --role support --daily-cap 50{}\nstop:      Ctrl-C\n",
+        running.addr,
+        reseller.base_url.as_str(),
+        esimdash_gateway::store::shown(&settings.store),
+        args.place.store.as_deref().map_or(String::new(), |s| format!(
+            " --store {}",
+            esimdash_gateway::store::shown(s)
+        ))
+    );
+    let mut signals = esimdash_api::signals::Stops::new();
+    let stop = signals.next().await;
+    tracing::info!("gateway stopping ({})", stop.name());
+    running.stop().await;
+    outln!("gateway stopped");
+    Ok(())
+}
+
+async fn agent(what: &AgentWhat, connection: &ConnectionArgs, output: &Output) -> Result<(), CommandError> {
+    match what {
+        AgentWhat::Add {
+            name,
+            role,
+            daily_cap,
+            place,
+        } => {
+            check_name(name).map_err(CommandError::Usage)?;
+            let role: Role = role.parse().map_err(CommandError::Usage)?;
+            let store = open(place, connection).await?;
+            let token = Token::new().map_err(failed)?;
+            let agent = Agent {
+                name: name.clone(),
+                access_code: token.access_code.clone(),
+                secret_hash: hash_secret(&token.secret_key),
+                role,
+                daily_cap: *daily_cap,
+                created_at: chrono::Utc::now().timestamp(),
+                revoked_at: None,
+            };
+            store.add_agent(agent).await.map_err(failed)?;
+            if output.is_json() {
+                return output.print_json(&json!({
+                    "name": name,
+                    "role": role.name(),
+                    "dailyCap": daily_cap.map(|c| c.to_string()),
+                    "accessCode": token.access_code,
+                    "secretKey": token.secret_key,
+                }));
+            }
+            let cap = daily_cap.map_or_else(|| "no cap of its own".to_string(), |c| format!("daily cap {c} USD"));
+            outln!(
+                "agent {name} added ({}, {cap}). Its token, shown this once:\n  access code  {}\n  secret key   {}\nOn the agent's seat: ESIMDASH_BASE_URL=<the gateway's URL> ESIMDASH_ACCESS_CODE={} ESIMDASH_SECRET_KEY=<the secret key> esimdash",
+                role.name(),
+                token.access_code,
+                token.secret_key,
+                token.access_code
+            );
+            Ok(())
+        }
+        AgentWhat::List { place } => list(&open(place, connection).await?, output).await,
+        AgentWhat::Revoke { name, place } => {
+            let store = open(place, connection).await?;
+            if !store
+                .revoke(name, chrono::Utc::now().timestamp())
+                .await
+                .map_err(failed)?
+            {
+                return Err(CommandError::NotFound(format!("no agent named {name:?}")));
+            }
+            said(output, name, "revoked: its token is refused from its next request on")
+        }
+        AgentWhat::SetCap { name, cap, place } => {
+            let cap = match cap.trim() {
+                "none" => None,
+                text => Some(esimdash_domain::money::parse_decimal(text).map_err(CommandError::Usage)?),
+            };
+            let store = open(place, connection).await?;
+            if !store.set_cap(name, cap).await.map_err(failed)? {
+                return Err(CommandError::NotFound(format!("no agent named {name:?}")));
+            }
+            let now = cap.map_or_else(
+                || "has no daily cap of its own now".to_string(),
+                |c| format!("may spend {c} USD a day from now on"),
+            );
+            said(output, name, &now)
+        }
+    }
+}
+
+fn said(output: &Output, name: &str, what: &str) -> Result<(), CommandError> {
+    if output.is_json() {
+        return output.print_json(&json!({ "name": name, "done": what }));
+    }
+    outln!("agent {name} {what}");
+    Ok(())
+}
+
+async fn list(store: &Store, output: &Output) -> Result<(), CommandError> {
+    let agents = store.agents().await.map_err(failed)?;
+    let time = |t: i64| {
+        chrono::DateTime::from_timestamp(t, 0)
+            .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
+            .unwrap_or_default()
+    };
+    if output.is_json() {
+        let rows: Vec<_> = agents
+            .iter()
+            .map(|a| {
+                json!({
+                    "name": a.name,
+                    "role": a.role.name(),
+                    "dailyCap": a.daily_cap.map(|c| c.to_string()),
+                    "accessCode": a.access_code,
+                    "createdAt": time(a.created_at),
+                    "revokedAt": a.revoked_at.map(time),
+                })
+            })
+            .collect();
+        return output.print_json(&json!({ "agents": rows }));
+    }
+    if agents.is_empty() {
+        outln!("no agents yet: esimdash gateway agent add NAME --role viewer|support|admin");
+        return Ok(());
+    }
+    let mut table = Table::new(&[
+        ("NAME", Align::Left),
+        ("ROLE", Align::Left),
+        ("DAILY CAP", Align::Right),
+        ("ACCESS CODE", Align::Left),
+        ("STATE", Align::Left),
+    ]);
+    for a in &agents {
+        table.row(vec![
+            a.name.clone(),
+            a.role.name().to_string(),
+            a.daily_cap.map_or_else(|| "-".to_string(), |c| c.to_string()),
+            a.access_code.clone(),
+            a.revoked_at
+                .map_or_else(|| "active".to_string(), |t| format!("revoked {}", time(t))),
+        ]);
+    }
+    out!("{}", table.render());
+    Ok(())
+}
