@@ -261,3 +261,99 @@ async fn caps_hold_under_concurrency(store: Option<String>) {
 async fn caps_hold_to_the_cent_with_twenty_agents_on_two_replicas_of_one_sqlite_file() {
     caps_hold_under_concurrency(None).await;
 }
+
+/// A fresh database on the server `ESIMDASH_TEST_POSTGRES` names (`.ci/postgres` starts one
+/// and prints its URL). Without it: a failure under `CI`, else `None` after saying what is
+/// skipped.
+async fn postgres_store(test: &str) -> Option<String> {
+    let Some(admin) = std::env::var("ESIMDASH_TEST_POSTGRES").ok().filter(|v| !v.is_empty()) else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must test the Postgres store: .ci/run starts a server and sets ESIMDASH_TEST_POSTGRES"
+        );
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED {test}: no Postgres server (ESIMDASH_TEST_POSTGRES unset; .ci/postgres starts one with Debian's postgresql)"
+        );
+        return None;
+    };
+    let name = format!(
+        "esimdash_test_{}",
+        Token::new().unwrap().access_code.trim_start_matches("gw_")
+    );
+    let create = format!("CREATE DATABASE {name}");
+    let admin_url = admin.clone();
+    tokio::task::spawn_blocking(move || {
+        let mut client = postgres::Client::connect(&admin_url, postgres::NoTls).expect("the test server answers");
+        client.batch_execute(&create).expect("a test database is made");
+    })
+    .await
+    .unwrap();
+    let mut url = url::Url::parse(&admin).unwrap();
+    url.set_path(&name);
+    Some(url.to_string())
+}
+
+#[tokio::test]
+async fn caps_hold_to_the_cent_with_twenty_agents_on_two_replicas_of_one_postgres() {
+    if let Some(store) = postgres_store("caps_hold_…_postgres").await {
+        caps_hold_under_concurrency(Some(store)).await;
+    }
+}
+
+/// 20 stores on one database (as 20 replicas, each its own connection) reserving 1.00 five
+/// times each at once against a team cap of 10.00: exactly ten are held, whatever the
+/// interleaving.
+async fn reservations_never_pass_the_cap(spec: String) {
+    let stores: Vec<Store> = futures_join((0..20).map(|_| {
+        let spec = spec.clone();
+        async move { Store::open(&spec).await.unwrap() }
+    }))
+    .await;
+    let caps = esimdash_gateway::store::Caps {
+        team: Some(Decimal::from(10)),
+    };
+    let mut tries = tokio::task::JoinSet::new();
+    for (n, store) in stores.into_iter().enumerate() {
+        for k in 0..5 {
+            let store = store.clone();
+            tries.spawn(async move {
+                let asked = esimdash_gateway::store::Asked {
+                    agent: format!("agent{n}"),
+                    kind: "topup".into(),
+                    iccid: Some(format!("89000000000000{n:03}{k:02}")),
+                    slug: "plan".into(),
+                    qty: 1,
+                    body: "{}".into(),
+                    agent_key: None,
+                    amount: Decimal::ONE,
+                };
+                store.reserve(asked, caps, 1_800_000_000, None).await.unwrap().is_ok()
+            });
+        }
+    }
+    let held = tries.join_all().await.into_iter().filter(|ok| *ok).count();
+    assert_eq!(held, 10, "reservations held against a cap of 10 × 1.00");
+}
+
+async fn futures_join<F: std::future::Future>(futures: impl Iterator<Item = F>) -> Vec<F::Output> {
+    let mut out = Vec::new();
+    for f in futures {
+        out.push(f.await);
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn reservations_on_one_sqlite_file_never_pass_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    reservations_never_pass_the_cap(dir.path().join("gateway.db").display().to_string()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn reservations_on_one_postgres_never_pass_the_cap() {
+    if let Some(store) = postgres_store("reservations_on_one_postgres_never_pass_the_cap").await {
+        reservations_never_pass_the_cap(store).await;
+    }
+}

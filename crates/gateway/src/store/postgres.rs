@@ -9,8 +9,21 @@ use postgres::types::{ToSql, Type};
 const WRITERS: i64 = 0x6573_696d_6761_7465; // "esimgate"
 
 pub struct Postgres {
-    client: postgres::Client,
+    client: Option<postgres::Client>,
     shown: String,
+}
+
+impl Drop for Postgres {
+    /// The blocking client closes its connection by blocking on its own runtime, which a
+    /// runtime's thread may not do: the store's last owner is often a task, so it closes on a
+    /// thread of its own.
+    fn drop(&mut self) {
+        if let Some(client) = self.client.take() {
+            let _ = std::thread::Builder::new()
+                .name("postgres-close".into())
+                .spawn(move || drop(client));
+        }
+    }
 }
 
 impl Postgres {
@@ -18,7 +31,18 @@ impl Postgres {
         let shown = super::shown(url);
         let client =
             postgres::Client::connect(url, postgres::NoTls).map_err(|e| StoreError::Open(format!("{shown}: {e}")))?;
-        Ok(Self { client, shown })
+        Ok(Self {
+            client: Some(client),
+            shown,
+        })
+    }
+}
+
+impl Postgres {
+    fn client(&mut self) -> Result<&mut postgres::Client, StoreError> {
+        self.client
+            .as_mut()
+            .ok_or_else(|| StoreError::Database("the connection is closed".to_string()))
     }
 }
 
@@ -42,7 +66,7 @@ impl Sql for Postgres {
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, StoreError> {
         let bound = bind(params);
         let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b.as_ref()).collect();
-        let rows = self.client.query(sql, &refs).map_err(error)?;
+        let rows = self.client()?.query(sql, &refs).map_err(error)?;
         rows.iter()
             .map(|row| {
                 (0..row.len())
@@ -59,25 +83,27 @@ impl Sql for Postgres {
 
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, StoreError> {
         if params.is_empty() && sql.contains(';') {
-            return self.client.batch_execute(sql).map(|()| 0).map_err(error);
+            return self.client()?.batch_execute(sql).map(|()| 0).map_err(error);
         }
         let bound = bind(params);
         let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b.as_ref()).collect();
-        self.client.execute(sql, &refs).map_err(error)
+        self.client()?.execute(sql, &refs).map_err(error)
     }
 
     fn begin_exclusive(&mut self) -> Result<(), StoreError> {
-        self.client
+        self.client()?
             .batch_execute(&format!("BEGIN; SELECT pg_advisory_xact_lock({WRITERS})"))
             .map_err(error)
     }
 
     fn commit(&mut self) -> Result<(), StoreError> {
-        self.client.batch_execute("COMMIT").map_err(error)
+        self.client()?.batch_execute("COMMIT").map_err(error)
     }
 
     fn rollback(&mut self) {
-        let _ = self.client.batch_execute("ROLLBACK");
+        if let Ok(client) = self.client() {
+            let _ = client.batch_execute("ROLLBACK");
+        }
     }
 
     fn describe(&self) -> String {
