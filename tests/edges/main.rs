@@ -19,6 +19,7 @@ mod amounts;
 mod bulk;
 mod common;
 mod crash;
+mod gateway;
 mod identity;
 mod index;
 mod settling;

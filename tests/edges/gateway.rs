@@ -1,0 +1,139 @@
+//! The team gateway as a process: killed (SIGKILL) while a payment's answer is on its way, it
+//! settles the payment when started again, charged once; the agent's own next command learns
+//! what became of it from the gateway. Counted at the sandbox.
+
+use crate::common::*;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+/// `esimdash gateway serve` on a free port, the reseller's key in its environment; its address
+/// once it serves (after settling what an earlier run left), waited for off the runtime that
+/// the sandbox and the proxy run on.
+async fn serve(home: &tempfile::TempDir, upstream: &str) -> (Child, String) {
+    let mut cmd = esimdash(home);
+    let store = home.path().join("gateway.db");
+    acme_at(&mut cmd, upstream)
+        .env("ESIMDASH_LOG", "debug")
+        .args(["--log-file"])
+        .arg(home.path().join("gateway.log"))
+        .args(["gateway", "serve", "--listen", "127.0.0.1:0", "--store"])
+        .arg(&store)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let first = tokio::task::spawn_blocking(move || {
+        let mut first = String::new();
+        BufReader::new(stdout).read_line(&mut first).map(|_| first)
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    let addr = first
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_else(|| panic!("the gateway said {first:?}"))
+        .to_string();
+    (child, format!("http://{addr}/api/v1"))
+}
+
+/// An agent's token from `gateway agent add`.
+async fn agent(home: &tempfile::TempDir, name: &str, role: &str) -> (String, String) {
+    let mut cmd = esimdash(home);
+    cmd.args(["gateway", "agent", "add", name, "--role", role, "--json", "--store"])
+        .arg(home.path().join("gateway.db"));
+    let out = run(cmd).await;
+    let token = stdout_json(&out);
+    (
+        token["accessCode"].as_str().unwrap().to_string(),
+        token["secretKey"].as_str().unwrap().to_string(),
+    )
+}
+
+/// The binary as an agent of the gateway at `base`.
+fn as_agent(seat: &tempfile::TempDir, base: &str, (code, secret): &(String, String)) -> std::process::Command {
+    let mut cmd = esimdash(seat);
+    cmd.env("ESIMDASH_BASE_URL", base)
+        .env("ESIMDASH_ACCESS_CODE", code)
+        .env("ESIMDASH_SECRET_KEY", secret);
+    cmd
+}
+
+#[tokio::test]
+async fn a_gateway_killed_mid_payment_settles_it_at_restart_charged_once() {
+    let (_sb, api, proxy, home) = held_sandbox_api_home(Duration::from_secs(2)).await;
+    let target = topupable(&api, 1).await.remove(0);
+    let ana = agent(&home, "ana", "support").await;
+    let (mut gateway, base) = serve(&home, &proxy.base_url()).await;
+    let (orders, balance) = (orders_at_server(&api).await, api.balance().await.unwrap());
+    let started = std::time::Instant::now();
+
+    let seat = tempfile::tempdir().unwrap();
+    let mut pay = as_agent(&seat, &base, &ana);
+    pay.args(["topup", "--iccid", &target.0, "--slug", &target.1, "--yes"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let paying = pay.spawn().unwrap();
+    wait_until(Duration::from_secs(20), "the payment to reach the sandbox", || {
+        proxy.writes() == 1
+    })
+    .await;
+    signal(&gateway, libc::SIGKILL);
+    let _ = gateway.wait();
+    let paid = finish(paying).await;
+    eprintln!(
+        "the agent's command ended at {:?}: {}",
+        started.elapsed(),
+        stderr(&paid)
+    );
+    assert!(
+        !paid.status.success(),
+        "the agent learnt nothing yet: {}",
+        stderr(&paid)
+    );
+    assert_eq!(orders_at_server(&api).await, orders + 1, "the sandbox carried it out");
+
+    // Started again: the payment is resent under its key, and the sandbox replays its answer.
+    let (mut gateway, base) = serve(&home, &proxy.base_url()).await;
+    let charged = api.balance().await.unwrap();
+    assert_eq!(
+        orders_at_server(&api).await,
+        orders + 1,
+        "charged once: no second order"
+    );
+    assert!(charged < balance, "the wallet paid it");
+    let store = esimdash_gateway::Store::open(&home.path().join("gateway.db").display().to_string())
+        .await
+        .unwrap();
+    let journal = store.journal(None, 0).await.unwrap();
+    assert_eq!(journal.len(), 1, "{journal:?}");
+    assert_eq!(journal[0].stage, esimdash_gateway::store::Stage::Charged, "{journal:?}");
+    assert_eq!(
+        journal[0].charged,
+        Some(balance - charged),
+        "the journal says what the wallet paid"
+    );
+    eprintln!("settled at {:?}", started.elapsed());
+
+    // The agent's next command settles its own lost answer through the gateway: the same
+    // payment under its key, answered from the journal, nothing paid again.
+    let next = run({
+        let mut cmd = as_agent(&seat, &base, &ana);
+        cmd.args(["balance"]);
+        cmd
+    })
+    .await;
+    assert!(next.status.success(), "{}", stderr(&next));
+    eprintln!(
+        "the agent's next command ended at {:?}: {}",
+        started.elapsed(),
+        stderr(&next)
+    );
+    assert_eq!(orders_at_server(&api).await, orders + 1);
+    assert_eq!(api.balance().await.unwrap(), charged);
+    let _ = gateway.kill();
+    let _ = gateway.wait();
+}
