@@ -6,13 +6,13 @@
 use axum::body::Body;
 use axum::http::Request as HttpRequest;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use esimdash::inventory::{Inventory, PagePlace, Seen};
 use esimdash::tui::app::App;
 use esimdash::tui::msg::{Answer, Effect, JobId, Msg, Payload, Request};
 use esimdash::tui::view::{self, theme::Theme};
 use esimdash_api::model::{Esim, EsimPage, OrderPage, parse_plan_list};
 use esimdash_domain::qr::QrMatrix;
 use esimdash_domain::status::StatusFilter;
+use esimdash_inventory::{Inventory, PagePlace, Seen};
 use esimdash_sandbox::{SandboxConfig, router};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

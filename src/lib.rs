@@ -10,7 +10,6 @@ pub mod commands;
 pub mod config;
 pub mod export;
 pub mod format;
-pub mod inventory;
 pub mod logging;
 pub mod purchase;
 pub mod session;

@@ -6,7 +6,7 @@
 use esimdash::cli::{Cli, Command};
 use esimdash::commands::{self, CommandError, Output};
 use esimdash::session::{Accounts, Opened};
-use esimdash::{config, inventory, logging, tui};
+use esimdash::{config, logging, tui};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -81,7 +81,7 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
                 Ok(prefs) => {
                     let index = index_dir(&cli, &prefs)
                         .zip(opened.index_key.clone())
-                        .map(|(dir, account)| inventory::kept::at(&dir, &account));
+                        .map(|(dir, account)| esimdash_inventory::kept::at(&dir, &account));
                     if let Some(index) = &index {
                         index.feed_from(&opened.client);
                     }
@@ -178,7 +178,7 @@ async fn dashboard(
 /// Where the account's inventory index is kept, unless `--no-cache` or `inventory_cache = false`.
 fn index_dir(cli: &Cli, prefs: &config::Preferences) -> Option<PathBuf> {
     (prefs.inventory_cache && !cli.no_cache)
-        .then(inventory::store::default_dir)
+        .then(esimdash_inventory::store::default_dir)
         .flatten()
 }
 

@@ -3,10 +3,10 @@
 //! pages either side, then every other page while the rate budget has room, those the index
 //! lacks before those it holds. Every page read goes into the index on the way.
 
-use crate::inventory::kept::Kept;
 use esimdash_api::model::Esim;
 use esimdash_api::{ApiError, Client, Later, Lookup, Reach, Searched, Sweep};
 use esimdash_domain::iccid::Iccid;
+use esimdash_inventory::kept::Kept;
 
 /// The eSIM list's page size for reading it whole.
 const PAGE: u64 = esimdash_api::pages::PAGE_SIZE;

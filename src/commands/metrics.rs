@@ -9,10 +9,10 @@
 use crate::commands::CommandError;
 use crate::commands::output::out;
 use crate::config::Preferences;
-use crate::inventory::kept::Kept;
 use esimdash_api::model::{EsimQuery, OrderQuery};
 use esimdash_api::{ApiError, Client};
 use esimdash_domain::status::{Status, StatusFilter};
+use esimdash_inventory::kept::Kept;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::net::SocketAddr;

@@ -51,12 +51,12 @@ use crate::commands::output::{out, outln};
 use crate::config::Preferences;
 use crate::format::records;
 use crate::format::verdict;
-use crate::inventory::kept::Kept;
 use esimdash_api::Client;
 use esimdash_api::model::{Esim, EsimQuery, OrderQuery, Plan, ProfileUpdate};
 use esimdash_domain::iccid::Iccid;
 use esimdash_domain::money::format_amount;
 use esimdash_domain::purchase::NOTHING_TOPPED_UP;
+use esimdash_inventory::kept::Kept;
 use serde_json::json;
 use table::{Align, Table};
 

@@ -30,7 +30,7 @@ pub enum Request {
     /// One eSIM's current record, by the lookup or from the page at its place.
     FindEsim {
         iccid: Iccid,
-        seen: Option<crate::inventory::Whereabouts>,
+        seen: Option<esimdash_inventory::Whereabouts>,
     },
     /// An eSIM's activation code: `ac`, or its QR image decoded.
     ActivationCode {
@@ -41,7 +41,7 @@ pub enum Request {
     /// by the lookup or at `seen` (answered with `Payload::TopupOffer`).
     TopupPlans {
         iccid: Iccid,
-        seen: Option<crate::inventory::Whereabouts>,
+        seen: Option<esimdash_inventory::Whereabouts>,
     },
     /// The current records of eSIMs this session changed (topped up), so that every view shows
     /// the newer record at once: they reach the index through the client's tap (answered with
@@ -90,7 +90,7 @@ pub enum Payload {
     /// their place, and the list's total as the answer gave it (kept also where the place is
     /// not: a page holding more than its size).
     IndexPage {
-        seen: Box<crate::inventory::Seen>,
+        seen: Box<esimdash_inventory::Seen>,
         total: u64,
     },
     /// The code, or why there is none (no QR image, not decodable, not an activation code).
@@ -131,7 +131,7 @@ pub enum Msg {
     SavedInventory {
         id: JobId,
         /// `None`: there is none, or none to trust (it is replaced once the inventory is read).
-        loaded: Option<Box<crate::inventory::store::SavedIndex>>,
+        loaded: Option<Box<esimdash_inventory::store::SavedIndex>>,
         /// What the user is to be told of it: it cannot be used, or a damaged file was set aside.
         trouble: Option<String>,
     },
@@ -140,7 +140,7 @@ pub enum Msg {
     /// that read them (one channel), so a refresh's answer finds them merged.
     IndexSeen {
         profile: String,
-        seen: crate::inventory::Seen,
+        seen: esimdash_inventory::Seen,
     },
     /// What became of writing an eSIM's QR code as a PNG file.
     QrSaved {

@@ -9,11 +9,11 @@ use super::tabs::esims::SCAN_PAGE_SIZE;
 use super::terminal::{self, Term};
 use super::view::{self, theme::Theme};
 use crate::clipboard::{Clipboard, Environment, Strategy};
-use crate::inventory::kept::{Kept, Writer};
-use crate::inventory::store::LoadError;
 use crate::session::{Accounts, Opened};
 use crossterm::event::{Event, EventStream, KeyEventKind};
 use esimdash_api::{ApiError, Client};
+use esimdash_inventory::kept::{Kept, Writer};
+use esimdash_inventory::store::LoadError;
 use futures_util::StreamExt;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -52,7 +52,7 @@ pub struct IndexFile {
 
 impl IndexFile {
     fn of(dir: Option<&Path>, opened: &Opened) -> Option<Self> {
-        let kept = crate::inventory::kept::at(dir?, opened.index_key.as_deref()?);
+        let kept = esimdash_inventory::kept::at(dir?, opened.index_key.as_deref()?);
         let writer = kept.writer();
         Some(Self { kept, writer })
     }
@@ -123,7 +123,7 @@ pub async fn execute(client: &Client, request: &Request) -> Result<Payload, ApiE
             // Nobody waits for it: within its share of the budget, after what the user asks.
             let (answer, place) = client.index_page(*page, SCAN_PAGE_SIZE).await?;
             Payload::IndexPage {
-                seen: Box::new(crate::inventory::Seen::read(&answer.esims, Some(place))),
+                seen: Box::new(esimdash_inventory::Seen::read(&answer.esims, Some(place))),
                 total: answer.total,
             }
         }
@@ -347,7 +347,7 @@ fn settle_earlier(opened: &Opened, tx: &UnboundedSender<Msg>, index: Option<&Ind
 /// its records merged.
 pub fn index_tap(profile: String, tx: UnboundedSender<Msg>, writer: Option<Writer>) -> esimdash_api::EsimsTap {
     std::sync::Arc::new(move |read| {
-        let seen = crate::inventory::Seen::read(read.esims, read.place);
+        let seen = esimdash_inventory::Seen::read(read.esims, read.place);
         if !read.answered {
             let _ = tx.send(Msg::IndexSeen {
                 profile: profile.clone(),

@@ -4,10 +4,10 @@
 //! session of its own sharing the account's index file; pages counted at the server.
 
 use crate::common::*;
-use esimdash::inventory::Inventory;
-use esimdash::inventory::store;
 use esimdash_api::BaseUrl;
 use esimdash_api::model::EsimQuery;
+use esimdash_inventory::Inventory;
+use esimdash_inventory::store;
 use esimdash_sandbox::{RunningSandbox, SandboxConfig, spawn};
 use std::collections::HashSet;
 use std::time::Duration;

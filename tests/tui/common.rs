@@ -367,8 +367,8 @@ pub struct Live {
     pub cancelled: usize,
     /// The account's saved index, as the runtime keeps it: every eSIM the client reads is
     /// written to it as it comes.
-    pub kept: esimdash::inventory::kept::Kept,
-    writer: esimdash::inventory::kept::Writer,
+    pub kept: esimdash_inventory::kept::Kept,
+    writer: esimdash_inventory::kept::Writer,
     _index_dir: tempfile::TempDir,
     /// Where QR images and exports go, as the runtime writes them.
     pub export_dir: tempfile::TempDir,
@@ -410,7 +410,7 @@ impl Live {
         let client = client_as(&sandbox.base_url(), ACME, options.clone());
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let index_dir = tempfile::tempdir().unwrap();
-        let kept = esimdash::inventory::kept::at(index_dir.path(), "acme");
+        let kept = esimdash_inventory::kept::at(index_dir.path(), "acme");
         let writer = kept.writer();
         client.on_esims_read(index_tap(
             app.session().profile.clone(),
@@ -479,13 +479,13 @@ impl Live {
 
     /// The session ends: the saved index as the next session loads it, once every page read
     /// is written (as the runtime waits at the end).
-    pub fn quit_saving(&mut self) -> esimdash::inventory::store::SavedIndex {
+    pub fn quit_saving(&mut self) -> esimdash_inventory::store::SavedIndex {
         assert!(self.writer.flush(Duration::from_secs(10)), "the index was written");
         self.kept.load().expect("the session read eSIMs into its index")
     }
 
     /// The index an earlier session saved, read as the runtime reads it at start.
-    pub fn saved_inventory(&mut self, loaded: esimdash::inventory::store::SavedIndex) {
+    pub fn saved_inventory(&mut self, loaded: esimdash_inventory::store::SavedIndex) {
         let id = self.inventory_load.expect("the app asks for the saved index at start");
         self.send(Msg::SavedInventory {
             id,

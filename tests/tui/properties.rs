@@ -8,7 +8,6 @@
 //! and after a 401 nothing is sent at all. Cases: 10 000 under `CI`, 300 elsewhere, or `PROPTEST_CASES`.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
-use esimdash::inventory::{AttentionAt, PagePlace, Seen};
 use esimdash::tui::app::{App, Mode, Overlay};
 use esimdash::tui::forms::bulk::BulkStage;
 use esimdash::tui::forms::purchase::Stage;
@@ -19,6 +18,7 @@ use esimdash_api::model::{Esim, Order, Placed, Plan, Profile};
 use esimdash_api::{ApiError, Delivery, Endpoint, Found, Paid};
 use esimdash_domain::iccid::Iccid;
 use esimdash_domain::status::StatusFilter;
+use esimdash_inventory::{AttentionAt, PagePlace, Seen};
 use proptest::prelude::*;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

@@ -5,7 +5,9 @@
 //! the same key, never by paying anew.
 
 use crate::agents::{Agent, Role};
-use crate::server::{Caller, Gateway, error, forbidden, header, passed_on, set_header, store_failed, upstream_failed};
+use crate::server::{
+    Caller, Gateway, Refused, error, forbidden, header, passed_on, set_header, store_failed, upstream_failed,
+};
 use crate::store::{Asked, Caps, Outcome, Payment, Refusal, Stage, StoreError};
 use axum::body::Bytes;
 use axum::extract::{Query, State};
@@ -72,8 +74,8 @@ struct Request {
 }
 
 impl Request {
-    fn read(kind: Kind, body: &[u8]) -> Result<Request, Response> {
-        let bad = |m: &str| Err(error(StatusCode::BAD_REQUEST, m));
+    fn read(kind: Kind, body: &[u8]) -> Result<Request, Refused> {
+        let bad = |m: &str| Err(Refused(StatusCode::BAD_REQUEST, m.to_string()));
         let Ok(json) = serde_json::from_slice::<serde_json::Value>(body) else {
             return bad("Invalid JSON");
         };
@@ -88,7 +90,7 @@ impl Request {
         let (iccid, slug) = match (kind, iccid, slug) {
             (Kind::Topup, Some(i), Some(s)) => match Iccid::parse(i) {
                 Ok(i) => (Some(i), s),
-                Err(_) => return Err(error(StatusCode::NOT_FOUND, "eSIM not found")),
+                Err(_) => return Err(Refused(StatusCode::NOT_FOUND, "eSIM not found".to_string())),
             },
             (Kind::Topup, ..) => return bad("Missing iccid or slug"),
             (Kind::Order, _, Some(s)) => (None, s),
@@ -136,11 +138,11 @@ async fn pay(gateway: &Arc<Gateway>, agent: &Agent, kind: Kind, headers: &Header
     }
     let request = match Request::read(kind, body) {
         Ok(r) => r,
-        Err(refused) => return refused,
+        Err(refused) => return refused.into_response(),
     };
     let price = match price(gateway, &request).await {
         Ok(p) => p,
-        Err(refused) => return refused,
+        Err(refused) => return refused.into_response(),
     };
     let asked = Asked {
         agent: agent.name.clone(),
@@ -167,7 +169,7 @@ async fn pay(gateway: &Arc<Gateway>, agent: &Agent, kind: Kind, headers: &Header
 
 /// The plan's price for this reseller, as the availability answer (a top-up) or the catalog
 /// (an order) gives it.
-async fn price(gateway: &Gateway, request: &Request) -> Result<Decimal, Response> {
+async fn price(gateway: &Gateway, request: &Request) -> Result<Decimal, Refused> {
     let plan = match &request.iccid {
         Some(iccid) => {
             let offered = gateway
@@ -175,13 +177,14 @@ async fn price(gateway: &Gateway, request: &Request) -> Result<Decimal, Response
                 .topup_plans(iccid)
                 .await
                 .map_err(|e| refused_upstream(&e))?;
+            let refused = |m: &str| Refused(StatusCode::BAD_REQUEST, m.to_string());
             if offered.is_empty() {
-                return Err(error(StatusCode::BAD_REQUEST, "This eSIM cannot be topped up"));
+                return Err(refused("This eSIM cannot be topped up"));
             }
             offered
                 .into_iter()
                 .find(|p| p.slug == request.slug)
-                .ok_or_else(|| error(StatusCode::BAD_REQUEST, "Slug not available for this eSIM"))?
+                .ok_or_else(|| refused("Slug not available for this eSIM"))?
         }
         None => gateway
             .upstream
@@ -190,20 +193,21 @@ async fn price(gateway: &Gateway, request: &Request) -> Result<Decimal, Response
             .map_err(|e| refused_upstream(&e))?,
     };
     plan.sell_price().ok_or_else(|| {
-        error(
+        Refused(
             StatusCode::BAD_GATEWAY,
-            &format!("The API gave plan {} no price: nothing was paid", request.slug),
+            format!("The API gave plan {} no price: nothing was paid", request.slug),
         )
     })
 }
 
 /// An upstream refusal of a read the payment needed, passed on in the contract's words.
-fn refused_upstream(e: &ApiError) -> Response {
+fn refused_upstream(e: &ApiError) -> Refused {
     match (e.status(), e.server_message()) {
-        (Some(status @ 400..=499), Some(message)) if status != 401 && status != 429 => {
-            error(StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST), message)
-        }
-        _ => upstream_failed(e),
+        (Some(status @ 400..=499), Some(message)) if status != 401 && status != 429 => Refused(
+            StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),
+            message.to_string(),
+        ),
+        _ => Refused::upstream(e),
     }
 }
 

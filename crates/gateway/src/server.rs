@@ -237,6 +237,27 @@ pub(crate) fn set_header(response: &mut Response, name: &'static str, value: &st
     }
 }
 
+/// A request refused before anything was sent: its status and the contract's `{"error": …}`.
+#[derive(Debug)]
+pub(crate) struct Refused(pub StatusCode, pub String);
+
+impl IntoResponse for Refused {
+    fn into_response(self) -> Response {
+        error(self.0, &self.1)
+    }
+}
+
+impl Refused {
+    /// The upstream could not be asked what the request needed.
+    pub(crate) fn upstream(e: &ApiError) -> Refused {
+        tracing::warn!("upstream: {e}");
+        Refused(
+            StatusCode::BAD_GATEWAY,
+            format!("The gateway could not reach the API: {e}"),
+        )
+    }
+}
+
 /// `{"error": …}` with a status, as the contract's every error.
 pub(crate) fn error(status: StatusCode, message: &str) -> Response {
     (status, axum::Json(serde_json::json!({ "error": message }))).into_response()

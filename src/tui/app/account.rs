@@ -75,14 +75,14 @@ impl Tabs {
     }
 
     /// The index an earlier session saved, to the tab that keeps the inventory index.
-    pub fn use_saved(&mut self, saved: crate::inventory::store::SavedIndex) {
+    pub fn use_saved(&mut self, saved: esimdash_inventory::store::SavedIndex) {
         self.esims.use_saved(saved);
     }
 
     /// eSIMs the client read (whatever asked, but the index's own pages, which come as their
     /// answer), to the tab that keeps the inventory index: `true` when they brought the whole
     /// ICCID searched for.
-    pub fn index_seen(&mut self, seen: &crate::inventory::Seen) -> bool {
+    pub fn index_seen(&mut self, seen: &esimdash_inventory::Seen) -> bool {
         self.esims.index_seen(seen).found_whole
     }
 

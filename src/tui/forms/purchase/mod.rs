@@ -99,14 +99,14 @@ pub struct PurchaseForm {
     /// Why an eSIM would be offered nothing, from its class (shown if nothing is offered).
     hint: Option<&'static str>,
     /// Where the index saw the eSIM: its record is read there when the server has no lookup.
-    seen: Option<crate::inventory::Whereabouts>,
+    seen: Option<esimdash_inventory::Whereabouts>,
     /// The caveat said on every stage before paying, so the confirmation asks knowing it: the
     /// eSIM's state could not be confirmed, or the row chosen is an earlier profile.
     unsure: Option<String>,
 }
 
 impl PurchaseForm {
-    pub fn topup(iccid: Iccid, hint: Option<&'static str>, seen: Option<crate::inventory::Whereabouts>) -> Self {
+    pub fn topup(iccid: Iccid, hint: Option<&'static str>, seen: Option<esimdash_inventory::Whereabouts>) -> Self {
         Self {
             what: Purchase::Topup { iccid },
             choice: PlanChoice::new(Vec::new()),

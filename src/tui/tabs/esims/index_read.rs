@@ -13,12 +13,12 @@
 //! tap, `inventory::kept::Writer`, the one save policy), so a session killed in the middle of
 //! a read loses at most the page it was writing, and the next one resumes at the gap.
 
-use crate::inventory::store::SavedIndex;
-use crate::inventory::{Inventory, Merged, Seen};
 use crate::tui::app::remote::Remote;
 use crate::tui::msg::JobId;
 use chrono::{DateTime, Utc};
 use esimdash_api::ApiError;
+use esimdash_inventory::store::SavedIndex;
+use esimdash_inventory::{Inventory, Merged, Seen};
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 

@@ -6,8 +6,6 @@
 //! the page at its place in the list. Activation codes are kept per eSIM once known.
 
 use super::index_read::IndexRead;
-use crate::inventory::store::SavedIndex;
-use crate::inventory::{AttentionAt, Inventory, Merged, Row, Selection, Whereabouts};
 use crate::tui::app::jobs::Outbox;
 use crate::tui::app::paged::Paged;
 use crate::tui::app::remote::Loaded;
@@ -23,6 +21,8 @@ use esimdash_domain::attention::AttentionRule;
 use esimdash_domain::iccid::{EsimIccid, Iccid};
 use esimdash_domain::order_no::OrderNo;
 use esimdash_domain::status::StatusFilter;
+use esimdash_inventory::store::SavedIndex;
+use esimdash_inventory::{AttentionAt, Inventory, Merged, Row, Selection, Whereabouts};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -721,7 +721,7 @@ impl Esims {
     }
 
     /// eSIMs the client read: into the index, and the results follow.
-    pub fn index_seen(&mut self, seen: &crate::inventory::Seen) -> SeenStep {
+    pub fn index_seen(&mut self, seen: &esimdash_inventory::Seen) -> SeenStep {
         let merged = self.index.seen(seen);
         let mut found_whole = false;
         if merged.changed() || merged.gone > 0 {

@@ -321,7 +321,7 @@ fn time_left(expires: Option<i64>, now: chrono::DateTime<chrono::Utc>) -> String
 }
 
 /// `in use`, or `in use (3 d old)` when the index read it longer ago than the configured age.
-fn indexed_status(esims: &crate::tui::tabs::esims::Esims, row: &crate::inventory::Row<'_>) -> String {
+fn indexed_status(esims: &crate::tui::tabs::esims::Esims, row: &esimdash_inventory::Row<'_>) -> String {
     let words = verdict::state_words(row.class, row.status);
     match esims.stale_age(row) {
         Some(age) if age.num_days() > 0 => format!("{words} ({} d old)", age.num_days()),

@@ -1,3 +1,5 @@
+#![warn(clippy::too_many_lines)]
+
 //! The eSIM inventory as finding needs it: per eSIM its ICCID, status, package and place in the
 //! list, and nothing else (never the activation code). Kept compact so that 100 000 eSIMs take
 //! a few MB, searched in one pass (`search`), and saved between sessions in a database

@@ -604,7 +604,7 @@ fn package_id(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inventory::{PagePlace, class_of};
+    use crate::{PagePlace, class_of};
     use proptest::prelude::*;
 
     fn entry(iccid: u64, status: &str) -> Entry {
