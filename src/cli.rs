@@ -611,6 +611,10 @@ pub struct GatewayServeArgs {
     /// URL, as for every command).
     #[arg(long, value_name = "URL")]
     pub upstream: Option<String>,
+    /// Serve the gateway's figures at http://ADDR/metrics (Prometheus text; no token asked:
+    /// keep it on loopback or a private network).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
 }
 
 #[cfg(feature = "gateway")]

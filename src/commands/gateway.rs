@@ -7,9 +7,10 @@ use crate::commands::table::{Align, Table};
 use crate::commands::{CommandError, Output};
 use esimdash_api::Client;
 use esimdash_gateway::agents::{Agent, Role, Token, check_name, hash_secret};
-use esimdash_gateway::config::{DEFAULT_LISTEN, File};
-use esimdash_gateway::{Settings, Store};
+use esimdash_gateway::config::{DEFAULT_LISTEN, File, READ_FRESH, default_index_dir};
+use esimdash_gateway::{Metrics, Settings, Store};
 use serde_json::json;
+use std::time::Duration;
 
 pub async fn run(what: &GatewayWhat, connection: &ConnectionArgs, output: &Output) -> Result<(), CommandError> {
     match what {
@@ -60,13 +61,19 @@ async fn serve(args: &GatewayServeArgs, connection: &ConnectionArgs) -> Result<(
     }
     // The gateway's journal is its own: the seat's audit trail is not written from here.
     reseller.options.audit = None;
+    let rate_limit = reseller.options.rate_limit;
     let upstream = Client::new(reseller.base_url.clone(), &reseller.credentials, reseller.options)?;
+    let store = store_spec(&args.place, &file)?;
     let settings = Settings {
         listen: args.listen.or(file.listen).unwrap_or_else(|| DEFAULT_LISTEN.into()),
-        store: store_spec(&args.place, &file)?,
+        index_dir: file.index_dir.clone().or_else(|| default_index_dir(&store)),
+        store,
         team_daily_cap: file.team_daily_cap,
         support_can_buy: file.support_can_buy,
         allow_http: file.allow_http,
+        access_code: reseller.credentials.access_code.clone().unwrap_or_default(),
+        rate_limit,
+        read_fresh: file.read_fresh_secs.map_or(READ_FRESH, Duration::from_secs),
     };
     let running = esimdash_gateway::start(settings.clone(), upstream)
         .await
@@ -81,12 +88,37 @@ async fn serve(args: &GatewayServeArgs, connection: &ConnectionArgs) -> Result<(
             esimdash_gateway::store::shown(s)
         ))
     );
+    let metrics = match args.metrics_listen.or(file.metrics_listen) {
+        Some(addr) => Some(serve_metrics(addr, running.metrics()).await?),
+        None => None,
+    };
     let mut signals = esimdash_api::signals::Stops::new();
     let stop = signals.next().await;
     tracing::info!("gateway stopping ({})", stop.name());
+    if let Some(metrics) = metrics {
+        metrics.abort();
+    }
     running.stop().await;
     outln!("gateway stopped");
     Ok(())
+}
+
+/// `/metrics` at `addr`, through the same bounded server as `esimdash metrics --listen`.
+async fn serve_metrics(
+    addr: std::net::SocketAddr,
+    metrics: Metrics,
+) -> Result<tokio::task::JoinHandle<()>, CommandError> {
+    let document = super::listen::Document::new("/metrics", "text/plain; version=0.0.4", move || {
+        let metrics = metrics.clone();
+        async move { metrics.render().await }
+    });
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    out!("metrics    http://{}/metrics\n", listener.local_addr()?);
+    Ok(tokio::spawn(super::listen::serve(
+        listener,
+        document,
+        super::listen::Bounds::SCRAPES,
+    )))
 }
 
 async fn agent(what: &AgentWhat, connection: &ConnectionArgs, output: &Output) -> Result<(), CommandError> {

@@ -11,6 +11,7 @@ use crate::commands::output::out;
 use crate::config::Preferences;
 use esimdash_api::model::{EsimQuery, OrderQuery};
 use esimdash_api::{ApiError, Client};
+use esimdash_domain::prometheus::{family, label};
 use esimdash_domain::status::{Status, StatusFilter};
 use esimdash_inventory::kept::Kept;
 use std::collections::BTreeMap;
@@ -218,14 +219,4 @@ impl Source {
             }
         }
     }
-}
-
-fn family(text: &mut String, name: &str, kind: &str, help: &str) {
-    let _ = writeln!(text, "# HELP {name} {help}");
-    let _ = writeln!(text, "# TYPE {name} {kind}");
-}
-
-/// A label value as the format wants it: backslash, quote and line end escaped.
-fn label(value: &str) -> String {
-    value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
 }

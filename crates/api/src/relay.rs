@@ -10,6 +10,9 @@ use reqwest::header::CONTENT_TYPE;
 use secrecy::ExposeSecret;
 use std::time::Duration;
 
+/// The eSIM list, where a gateway answers lookups by ICCID itself.
+pub const ESIMS: Endpoint = super::client::ESIMS;
+
 /// Every route of the contract, as a gateway may pass it on.
 pub const ROUTES: [Endpoint; 8] = [
     super::client::PLANS,

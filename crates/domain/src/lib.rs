@@ -16,6 +16,7 @@ pub mod money;
 pub mod order_no;
 pub mod panic_guard;
 pub mod profile_fields;
+pub mod prometheus;
 pub mod purchase;
 pub mod qr;
 pub mod status;

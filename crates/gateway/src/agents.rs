@@ -2,6 +2,7 @@
 //! own. A token is a pair like the API's (an access code and a secret key), so the dashboard
 //! and every command take it unchanged; only a hash of its secret is kept.
 
+use esimdash_domain::text::hex;
 use rust_decimal::Decimal;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -96,10 +97,6 @@ fn random_hex(bytes: usize) -> Result<String, String> {
     let mut buf = vec![0u8; bytes];
     getrandom::fill(&mut buf).map_err(|e| format!("the system's random source failed: {e}"))?;
     Ok(hex(&buf))
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// A name an agent can be told by: letters, digits, `.`, `_`, `-` and `@`, 1 to 64 of them.

@@ -25,6 +25,13 @@ pub struct File {
     pub allow_http: bool,
     /// The upstream key's requests per minute; the gateway's reads stay under it.
     pub rate_limit: Option<u32>,
+    /// Where the team's inventory index is kept (default: beside a store file, else the state
+    /// directory).
+    pub index_dir: Option<PathBuf>,
+    /// How long a read's answer serves the same read again, in seconds (default 5; 0: never).
+    pub read_fresh_secs: Option<u64>,
+    /// Serve the gateway's figures at http://ADDR/metrics.
+    pub metrics_listen: Option<SocketAddr>,
 }
 
 impl File {
@@ -43,13 +50,38 @@ pub struct Settings {
     pub team_daily_cap: Option<Decimal>,
     pub support_can_buy: bool,
     pub allow_http: bool,
+    /// The team index's folder; `None`: no index (lookups go to the API as asked).
+    pub index_dir: Option<PathBuf>,
+    /// The reseller's access code, which names the index's account.
+    pub access_code: String,
+    /// The key's requests per minute, shared among the agents.
+    pub rate_limit: u32,
+    /// How long an answer serves the same read again.
+    pub read_fresh: std::time::Duration,
 }
+
+/// How long an answer serves the same read again unless the settings say.
+pub const READ_FRESH: std::time::Duration = std::time::Duration::from_secs(5);
 
 pub const DEFAULT_LISTEN: ([u8; 4], u16) = ([127, 0, 0, 1], 8420);
 
 /// The store when none is named: a file in the user's state directory.
 pub fn default_store() -> Option<PathBuf> {
     dirs_state().map(|d| d.join("esimdash").join("gateway.db"))
+}
+
+/// The team index's folder when the settings name none: beside the store's file, else in the
+/// state directory.
+pub fn default_index_dir(store: &str) -> Option<PathBuf> {
+    if store.contains("://") {
+        return dirs_state().map(|d| d.join("esimdash").join("gateway-index"));
+    }
+    Some(
+        Path::new(store)
+            .parent()
+            .unwrap_or(Path::new("."))
+            .join("gateway-index"),
+    )
 }
 
 fn dirs_state() -> Option<PathBuf> {

@@ -7,12 +7,16 @@
 
 pub mod agents;
 pub mod config;
+mod index;
+mod lookup;
+mod metrics;
 mod payments;
+mod reads;
 mod server;
 pub mod store;
 
 pub use config::Settings;
-pub use server::{Running, start};
+pub use server::{Metrics, Running, start};
 pub use store::Store;
 
 /// Now, in Unix seconds.

@@ -162,7 +162,17 @@ async fn pay(gateway: &Arc<Gateway>, agent: &Agent, kind: Kind, headers: &Header
     let window = (!confirmed).then_some(REPEAT_WINDOW_SECS);
     match gateway.store.reserve(asked.clone(), caps, now, window).await {
         Err(e) => store_failed(&e),
-        Ok(Err(refusal)) => refused(refusal, &asked, key.as_deref(), now),
+        Ok(Err(refusal)) => {
+            let why = match &refusal {
+                Refusal::Cap { .. } => Some(crate::metrics::Refusal::Cap),
+                Refusal::Repeat(_) => Some(crate::metrics::Refusal::Repeat),
+                Refusal::SameKey(_) => None,
+            };
+            if let Some(why) = why {
+                gateway.counters.refused(&agent.name, why);
+            }
+            refused(refusal, &asked, key.as_deref(), now)
+        }
         Ok(Ok(payment)) => send(gateway, payment).await,
     }
 }
@@ -301,6 +311,8 @@ async fn send(gateway: &Arc<Gateway>, payment: Payment) -> Response {
         return store_failed(&e);
     }
     let key = payment.asked.agent_key.clone();
+    // Money moves: no read answered before it is given again.
+    gateway.reads.forget();
     match resend(gateway, &payment).await {
         Ok(answer) => passed_on(answer, key.as_deref()),
         Err(e) if e.outcome_unknown() => {
@@ -339,6 +351,10 @@ async fn resend(gateway: &Gateway, payment: &Payment) -> Result<Relayed, ApiErro
         )
         .await?;
     let outcome = outcome_of(&answer, payment);
+    gateway
+        .counters
+        .payment(&payment.asked.agent, outcome.stage.word(), Some(answer.status));
+    gateway.reads.forget();
     if let Err(e) = gateway.store.settle(&payment.id, outcome, crate::now()).await {
         tracing::error!(payment = %payment.id, "the outcome of a payment was not journalled: {e}");
     }

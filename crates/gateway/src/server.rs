@@ -4,7 +4,11 @@
 
 use crate::agents::{Agent, Role};
 use crate::config::Settings;
+use crate::index::TeamIndex;
+use crate::lookup;
+use crate::metrics::{Counters, Refusal};
 use crate::payments;
+use crate::reads::{Read, Reads};
 use crate::store::Store;
 use axum::Router;
 use axum::body::Bytes;
@@ -13,8 +17,8 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
-use esimdash_api::relay::{ROUTES, Relayed};
-use esimdash_api::{ApiError, Client};
+use esimdash_api::relay::{ESIMS, ROUTES, Relayed};
+use esimdash_api::{ApiError, Client, Endpoint};
 use rust_decimal::Decimal;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -31,17 +35,36 @@ pub(crate) struct Gateway {
     pub store: Store,
     pub upstream: Client,
     pub settings: Settings,
+    pub reads: Reads,
+    pub index: Option<Arc<TeamIndex>>,
+    pub counters: Counters,
     failures: Mutex<HashMap<IpAddr, (u32, Instant)>>,
 }
 
 /// A running gateway: where it listens; it serves until dropped or `stop`ped.
 pub struct Running {
     pub addr: SocketAddr,
+    gateway: Arc<Gateway>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<()>,
 }
 
+/// The gateway's figures, for a scraper.
+#[derive(Clone)]
+pub struct Metrics(Arc<Gateway>);
+
+impl Metrics {
+    /// The figures now, in the Prometheus text format.
+    pub async fn render(&self) -> String {
+        crate::metrics::render(&self.0).await
+    }
+}
+
 impl Running {
+    pub fn metrics(&self) -> Metrics {
+        Metrics(self.gateway.clone())
+    }
+
     /// Stops taking requests and waits for those under way.
     pub async fn stop(mut self) {
         if let Some(stop) = self.stop.take() {
@@ -67,14 +90,25 @@ pub async fn start(settings: Settings, upstream: Client) -> Result<Running, Stri
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", settings.listen))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let index = settings
+        .index_dir
+        .as_deref()
+        .map(|dir| Arc::new(TeamIndex::open(dir, &upstream, &settings.access_code)));
     let gateway = Arc::new(Gateway {
         store,
+        reads: Reads::new(settings.rate_limit, settings.read_fresh),
         upstream,
         settings,
+        index,
+        counters: Counters::default(),
         failures: Mutex::default(),
     });
     payments::settle_unfinished(&gateway).await.map_err(|e| e.to_string())?;
-    let app = router(gateway);
+    let index_task = gateway.index.clone().map(|index| {
+        let upstream = gateway.upstream.clone();
+        tokio::spawn(async move { index.keep_fresh(upstream).await })
+    });
+    let app = router(gateway.clone());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(async move {
         let served = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
@@ -84,9 +118,13 @@ pub async fn start(settings: Settings, upstream: Client) -> Result<Running, Stri
         if let Err(e) = served.await {
             tracing::error!("the gateway stopped serving: {e}");
         }
+        if let Some(task) = index_task {
+            task.abort();
+        }
     });
     Ok(Running {
         addr,
+        gateway,
         stop: Some(stop),
         task,
     })
@@ -125,6 +163,7 @@ async fn authenticate(State(gateway): State<Arc<Gateway>>, mut request: Request,
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
     let (Some(code), Some(secret)) = (text("x-access-code"), text("x-secret-key")) else {
         gateway.failed(ip);
+        gateway.counters.failed_sign_in();
         return error(StatusCode::UNAUTHORIZED, "Unauthorized");
     };
     let agent = match gateway.store.agent_by_code(code).await {
@@ -139,11 +178,13 @@ async fn authenticate(State(gateway): State<Arc<Gateway>>, mut request: Request,
     };
     let Some(agent) = agent.filter(|a| a.holds(secret)) else {
         gateway.failed(ip);
+        gateway.counters.failed_sign_in();
         return error(StatusCode::UNAUTHORIZED, "Unauthorized");
     };
     if agent.is_revoked() {
         return error(StatusCode::UNAUTHORIZED, "API key revoked or expired");
     }
+    gateway.counters.request(&agent.name);
     request.extensions_mut().insert(Caller(agent));
     next.run(request).await
 }
@@ -204,13 +245,57 @@ async fn relay(
         return error(StatusCode::NOT_FOUND, "Not found");
     };
     if method != Method::GET && agent.role != Role::Admin {
+        gateway.counters.refused(&agent.name, Refusal::Role);
         return forbidden(&agent, "change the company profile");
     }
-    let body = (method != Method::GET).then(|| body.to_vec());
-    match gateway.upstream.relay(endpoint, uri.query(), body, None).await {
-        Ok(answer) => passed_on(answer, None),
-        Err(e) => upstream_failed(&e),
+    if method != Method::GET {
+        return match gateway
+            .upstream
+            .relay(endpoint, uri.query(), Some(body.to_vec()), None)
+            .await
+        {
+            Ok(answer) => {
+                gateway.reads.forget();
+                passed_on(answer, None)
+            }
+            Err(e) => upstream_failed(&e),
+        };
     }
+    if endpoint == ESIMS
+        && let Some(iccid) = lookup::asked_iccid(uri.query())
+    {
+        return lookup::answer(&gateway, &agent.name, &iccid, uri.query()).await;
+    }
+    match gateway.read(&agent.name, endpoint, uri.query()).await {
+        Ok(answer) => passed_on(answer, None),
+        Err(refused) => refused,
+    }
+}
+
+impl Gateway {
+    /// A read for an agent (shared, kept or sent), counted; `Err` is the answer that refuses it.
+    pub(crate) async fn read(&self, agent: &str, endpoint: Endpoint, query: Option<&str>) -> Result<Relayed, Response> {
+        match self.reads.get(&self.upstream, agent, endpoint, query).await {
+            Read::Answered { answer, upstream } => {
+                self.counters.read(upstream, answer.as_ref().ok().map(|a| a.status));
+                answer.map_err(|e| upstream_failed(&e))
+            }
+            Read::OverShare { wait, share } => {
+                self.counters.refused(agent, Refusal::Share);
+                Err(over_share(wait, share))
+            }
+        }
+    }
+}
+
+/// An agent past its share of the key's budget waits, not the others.
+pub(crate) fn over_share(wait: Duration, share: u32) -> Response {
+    let mut response = error(
+        StatusCode::TOO_MANY_REQUESTS,
+        &format!("Rate limit exceeded: your share of the team's budget is {share} reads a minute"),
+    );
+    set_header(&mut response, "retry-after", &wait.as_secs().max(1).to_string());
+    response
 }
 
 /// The upstream's answer as the agent gets it.

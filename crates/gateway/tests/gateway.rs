@@ -35,6 +35,7 @@ fn client(base: &str, access_code: &str, secret: &str) -> Client {
 struct Team {
     sandbox: RunningSandbox,
     store: String,
+    team_cap: Option<Decimal>,
     gateways: Vec<Running>,
     _dir: tempfile::TempDir,
 }
@@ -55,24 +56,35 @@ impl Team {
         .unwrap();
         let dir = tempfile::tempdir().unwrap();
         let store = store.unwrap_or_else(|| dir.path().join("gateway.db").display().to_string());
-        let mut gateways = Vec::new();
-        for _ in 0..replicas {
-            let settings = Settings {
-                listen: ([127, 0, 0, 1], 0).into(),
-                store: store.clone(),
-                team_daily_cap: team_cap.map(|c| Decimal::from_str(c).unwrap()),
-                support_can_buy: false,
-                allow_http: false,
-            };
-            let upstream = client(&sandbox.base_url(), "ak_demo_acme", RESELLER_SECRET);
-            gateways.push(esimdash_gateway::start(settings, upstream).await.unwrap());
-        }
-        Team {
+        let mut team = Team {
             sandbox,
             store,
-            gateways,
+            team_cap: team_cap.map(|c| Decimal::from_str(c).unwrap()),
+            gateways: Vec::new(),
             _dir: dir,
+        };
+        for _ in 0..replicas {
+            team.add_replica().await;
         }
+        team
+    }
+
+    /// One more gateway on the team's store, in front of its sandbox.
+    async fn add_replica(&mut self) {
+        let settings = Settings {
+            listen: ([127, 0, 0, 1], 0).into(),
+            store: self.store.clone(),
+            team_daily_cap: self.team_cap,
+            support_can_buy: false,
+            allow_http: false,
+            index_dir: Some(self._dir.path().join(format!("index-{}", self.gateways.len()))),
+            access_code: "ak_demo_acme".into(),
+            rate_limit: 1_000_000,
+            read_fresh: std::time::Duration::from_secs(5),
+        };
+        let upstream = client(&self.sandbox.base_url(), "ak_demo_acme", RESELLER_SECRET);
+        self.gateways
+            .push(esimdash_gateway::start(settings, upstream).await.unwrap());
     }
 
     async fn agent(&self, name: &str, role: Role, cap: Option<&str>) -> Token {
@@ -356,4 +368,104 @@ async fn reservations_on_one_postgres_never_pass_the_cap() {
     if let Some(store) = postgres_store("reservations_on_one_postgres_never_pass_the_cap").await {
         reservations_never_pass_the_cap(store).await;
     }
+}
+
+/// A figure of the gateway's metrics.
+async fn figure(running: &Running, name: &str) -> Option<f64> {
+    let text = running.metrics().render().await;
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
+/// Against an API without the lookup (it answers the whole list), once the team index holds
+/// every eSIM: 20 agents looking up ICCIDs in a loop each get exactly their eSIM, the reads of
+/// one serve the others, and the API is asked far less than the key allows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_agents_find_iccids_through_the_team_index_of_an_api_without_the_lookup() {
+    let mut team = Team::start(0, None, None).await;
+    team.sandbox = esimdash_sandbox::spawn(
+        &SandboxConfig {
+            rate_limit: 1_000_000,
+            iccid_lookup: false,
+            orders: 2_000,
+            ..SandboxConfig::default()
+        },
+        ([127, 0, 0, 1], 0).into(),
+    )
+    .await
+    .unwrap();
+    team.add_replica().await;
+    let running = &team.gateways[0];
+    let started = std::time::Instant::now();
+    loop {
+        let held = figure(running, "esimdash_gateway_index_esims").await.unwrap_or(0.0);
+        let total = figure(running, "esimdash_gateway_index_list_total")
+            .await
+            .unwrap_or(0.0);
+        if total > 0.0 && held >= total {
+            break;
+        }
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "the index was not read whole: {held} of {total}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let reseller = team.reseller();
+    let mut iccids = Vec::new();
+    for page in [1, 7, 15] {
+        let query = EsimQuery {
+            page: Some(page),
+            page_size: Some(100),
+            ..EsimQuery::default()
+        };
+        for esim in reseller.esims(&query).await.unwrap().esims.into_iter().step_by(10) {
+            if let esimdash_domain::iccid::EsimIccid::Valid(i) = esim.raw_order_json.iccid {
+                iccids.push(i);
+            }
+        }
+    }
+    let sent_before = figure(running, "esimdash_gateway_upstream_reads_total")
+        .await
+        .unwrap_or(0.0);
+    let mut agents = tokio::task::JoinSet::new();
+    for n in 0..20 {
+        let seat = team.seat(&team.agent(&format!("agent{n}"), Role::Viewer, None).await, 0);
+        let iccids = iccids.clone();
+        agents.spawn(async move {
+            let mut times = Vec::new();
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(3);
+            let mut k = n;
+            while std::time::Instant::now() < until {
+                let iccid = &iccids[k % iccids.len()];
+                let asked = std::time::Instant::now();
+                match seat.lookup_esim(iccid).await.unwrap() {
+                    esimdash_api::Lookup::Found(esim, _) => {
+                        assert_eq!(esim.raw_order_json.iccid.as_str(), iccid.as_str());
+                    }
+                    other => panic!("{iccid}: {other:?}"),
+                }
+                times.push(asked.elapsed());
+                k += 1;
+            }
+            times
+        });
+    }
+    let mut times: Vec<_> = agents.join_all().await.into_iter().flatten().collect();
+    times.sort();
+    let p95 = times[times.len() * 95 / 100];
+    let sent = figure(running, "esimdash_gateway_upstream_reads_total")
+        .await
+        .unwrap_or(0.0)
+        - sent_before;
+    let limited = figure(running, "esimdash_gateway_upstream_rate_limited_total")
+        .await
+        .unwrap_or(0.0);
+    eprintln!(
+        "{} lookups by 20 agents in 3 s: p95 {p95:?}, {sent} reads sent to the API",
+        times.len()
+    );
+    assert!(times.len() > 200, "{} lookups", times.len());
+    assert!(sent <= 60.0, "{sent} reads went to the API for {} lookups", times.len());
+    assert_eq!(limited, 0.0);
 }

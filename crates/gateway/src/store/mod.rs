@@ -427,7 +427,7 @@ fn reserve_in(
         }
     }
     let payment = Payment {
-        id: crate::agents::hex(&random_id()?),
+        id: esimdash_domain::text::hex(&random_id()?),
         upstream_key: String::new(),
         asked,
         stage: Stage::Asked,

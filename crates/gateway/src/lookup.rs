@@ -1,0 +1,109 @@
+//! `GET /reseller/esims?iccid=I` for an agent: the API's own lookup where it has one; where it
+//! has none (it answers the whole list), the team index says where the eSIM sits and the page
+//! there is read (shared with every agent asking meanwhile), so a lookup costs one page at
+//! most and the answer holds only that eSIM, as the contract's lookup does.
+
+use crate::server::{Gateway, passed_on};
+use axum::response::{IntoResponse, Response};
+use esimdash_api::Endpoint;
+use esimdash_api::relay::ESIMS;
+use esimdash_api::relay::Relayed;
+use serde_json::{Value, json};
+
+/// The ICCID a query looks up, when it asks nothing else of the list but its page.
+pub(crate) fn asked_iccid(query: Option<&str>) -> Option<String> {
+    let mut iccid = None;
+    for (name, value) in form_urlencoded::parse(query?.as_bytes()) {
+        match name.as_ref() {
+            "iccid" => iccid = Some(value.chars().filter(|c| !matches!(c, ' ' | '-')).collect::<String>()),
+            "page" | "pageSize" => {}
+            _ => return None,
+        }
+    }
+    iccid.filter(|i| !i.is_empty())
+}
+
+pub(crate) async fn answer(gateway: &Gateway, agent: &str, iccid: &str, query: Option<&str>) -> Response {
+    let Some(index) = &gateway.index else {
+        return read(gateway, agent, ESIMS, query)
+            .await
+            .map_or_else(|r| r, |a| passed_on(a, None));
+    };
+    if !index.upstream_lacks_lookup() {
+        let answer = match read(gateway, agent, ESIMS, query).await {
+            Ok(a) => a,
+            Err(refused) => return refused,
+        };
+        if answer.status != 200 || only_this(&answer, iccid) {
+            return passed_on(answer, None);
+        }
+        index.saw_no_lookup();
+    }
+    let Some(seen) = index.whereabouts(iccid).await else {
+        if index.is_complete() {
+            return listed(None);
+        }
+        // Not seen yet: the list as the API gives it, as a server without the lookup does.
+        return read(gateway, agent, ESIMS, query)
+            .await
+            .map_or_else(|r| r, |a| passed_on(a, None));
+    };
+    let mut total = seen.total;
+    for _ in 0..2 {
+        let Some(place) = seen.place_in(total) else { break };
+        let page = place / crate::index::PAGE + 1;
+        let page_query = format!("page={page}&pageSize={}", crate::index::PAGE);
+        let answer = match read(gateway, agent, ESIMS, Some(&page_query)).await {
+            Ok(a) => a,
+            Err(refused) => return refused,
+        };
+        let body: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
+        if let Some(esim) = find(&body, iccid) {
+            return listed(Some(esim));
+        }
+        // Newer eSIMs pushed it down since the index saw it: the page by today's total.
+        match body["total"].as_u64() {
+            Some(now) if now != total => total = now,
+            _ => break,
+        }
+    }
+    // Not where the index saw it (purged, or the list changed under it): the list as the API
+    // gives it, which the agent's client reads as from a server without the lookup.
+    tracing::info!(from_end = seen.from_end, "an eSIM was not where the team index saw it");
+    read(gateway, agent, ESIMS, query)
+        .await
+        .map_or_else(|r| r, |a| passed_on(a, None))
+}
+
+/// The read, or the answer that refuses it.
+async fn read(gateway: &Gateway, agent: &str, endpoint: Endpoint, query: Option<&str>) -> Result<Relayed, Response> {
+    gateway.read(agent, endpoint, query).await
+}
+
+fn iccid_of(esim: &Value) -> Option<&str> {
+    esim["rawOrderJson"]["iccid"]
+        .as_str()
+        .or_else(|| esim["iccid"].as_str())
+}
+
+/// Whether every eSIM of the answer is the one asked for: a server with the lookup.
+fn only_this(answer: &Relayed, iccid: &str) -> bool {
+    let body: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
+    body["esims"]
+        .as_array()
+        .is_some_and(|esims| esims.iter().all(|e| iccid_of(e) == Some(iccid)))
+}
+
+fn find(body: &Value, iccid: &str) -> Option<Value> {
+    body["esims"]
+        .as_array()?
+        .iter()
+        .find(|e| iccid_of(e) == Some(iccid))
+        .cloned()
+}
+
+/// The contract's lookup answer: this eSIM, or none.
+fn listed(esim: Option<Value>) -> Response {
+    let esims: Vec<Value> = esim.into_iter().collect();
+    axum::Json(json!({ "total": esims.len(), "page": 1, "pageSize": 20, "esims": esims })).into_response()
+}
