@@ -78,7 +78,7 @@ async fn serve(args: &GatewayServeArgs, connection: &ConnectionArgs) -> Result<(
     let running = esimdash_gateway::start(settings.clone(), upstream)
         .await
         .map_err(failed)?;
-    out!(
+    announce(format_args!(
         "esimdash gateway: serving http://{}/api/v1 to agents\nupstream   {}\nstore      {}\nagents:    esimdash gateway agent add NAME --role support --daily-cap 50{}\nstop:      Ctrl-C\n",
         running.addr,
         reseller.base_url.as_str(),
@@ -87,7 +87,7 @@ async fn serve(args: &GatewayServeArgs, connection: &ConnectionArgs) -> Result<(
             " --store {}",
             esimdash_gateway::store::shown(s)
         ))
-    );
+    ));
     let metrics = match args.metrics_listen.or(file.metrics_listen) {
         Some(addr) => Some(serve_metrics(addr, running.metrics()).await?),
         None => None,
@@ -99,8 +99,16 @@ async fn serve(args: &GatewayServeArgs, connection: &ConnectionArgs) -> Result<(
         metrics.abort();
     }
     running.stop().await;
-    outln!("gateway stopped");
+    announce(format_args!("gateway stopped\n"));
     Ok(())
+}
+
+/// What the server says of itself on stdout. A server outlives whoever reads that (a closed
+/// pipe, a terminal gone): a write that fails is dropped, never a reason to stop serving.
+fn announce(text: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_fmt(text).and_then(|()| out.flush());
 }
 
 /// `/metrics` at `addr`, through the same bounded server as `esimdash metrics --listen`.
@@ -113,7 +121,7 @@ async fn serve_metrics(
         async move { metrics.render().await }
     });
     let listener = tokio::net::TcpListener::bind(addr).await?;
-    out!("metrics    http://{}/metrics\n", listener.local_addr()?);
+    announce(format_args!("metrics    http://{}/metrics\n", listener.local_addr()?));
     Ok(tokio::spawn(super::listen::serve(
         listener,
         document,

@@ -120,6 +120,12 @@ pub enum Msg {
     Tick,
     /// The answer to a request: its id and its result (the app's registry knows the request).
     Answer(Box<Answer>),
+    /// The key's seat at a team gateway as the answer to request `id` told it (sent before
+    /// that answer), or `None` at the API itself.
+    Seat {
+        id: JobId,
+        seat: Option<esimdash_api::relay::Seat>,
+    },
     /// What became of a copy to the clipboard.
     Copied {
         what: &'static str,

@@ -174,6 +174,10 @@ impl Tasks {
         let task = tokio::spawn(async move {
             let result = execute(&client, &request).await;
             // The receiver is gone only when the dashboard has quit.
+            let _ = tx.send(Msg::Seat {
+                id,
+                seat: client.seat(),
+            });
             let _ = tx.send(Msg::Answer(Box::new(Answer { id, result })));
         });
         if !writes {

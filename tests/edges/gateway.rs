@@ -137,3 +137,53 @@ async fn a_gateway_killed_mid_payment_settles_it_at_restart_charged_once() {
     let _ = gateway.kill();
     let _ = gateway.wait();
 }
+
+/// The dashboard of an agent with a cap, through the gateway, in a real terminal: its header
+/// says who it is and what is left of its cap, in words at 120 columns, short at 80. (The
+/// sandbox serves from the runtime's other thread while this one waits on tmux.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_header_shows_the_agents_seat_and_what_is_left_of_its_cap() {
+    if !crate::tools::tmux_available("the_dashboard_header_shows_the_agents_seat") {
+        return;
+    }
+    let (sb, _api, home) = sandbox_api_home().await;
+    let mut cmd = esimdash(&home);
+    cmd.args([
+        "gateway",
+        "agent",
+        "add",
+        "ana",
+        "--role",
+        "support",
+        "--daily-cap",
+        "10",
+        "--json",
+        "--store",
+    ])
+    .arg(home.path().join("gateway.db"));
+    let token = stdout_json(&run(cmd).await);
+    let (mut gateway, base) = serve(&home, &sb.base_url()).await;
+    let seat = tempfile::tempdir().unwrap();
+    let dashboard = format!(
+        "env -i PATH=\"$PATH\" HOME='{home}' XDG_CONFIG_HOME='{home}/c' XDG_STATE_HOME='{home}/s' XDG_CACHE_HOME='{home}/k' ESIMDASH_BASE_URL='{base}' ESIMDASH_ACCESS_CODE='{code}' ESIMDASH_SECRET_KEY='{secret}' '{bin}'",
+        home = seat.path().display(),
+        code = token["accessCode"].as_str().unwrap(),
+        secret = token["secretKey"].as_str().unwrap(),
+        bin = env!("CARGO_BIN_EXE_esimdash"),
+    );
+    let wide = crate::tmux::Tmux::new("seat-wide");
+    wide.start(120, 40, &dashboard);
+    wide.wait_for("agent ana (support), 10.00 of 10.00 USD left today");
+    let narrow = crate::tmux::Tmux::new("seat-narrow");
+    narrow.start(80, 24, &dashboard);
+    let screen = narrow.wait_for("ana·support 10.00/10.00");
+    assert!(
+        screen
+            .lines()
+            .next()
+            .is_some_and(|l| l.trim_end().ends_with("10.00/10.00")),
+        "{screen}"
+    );
+    let _ = gateway.kill();
+    let _ = gateway.wait();
+}

@@ -2,7 +2,7 @@
 //! the server: redirects and plain http, a payment whose process is killed (SIGKILL), stopped
 //! (SIGTERM, Ctrl-C) or hung up (SIGHUP) mid-flight, two processes paying at once, and amounts
 //! no client should trust; the inventory index of a reseller of 100 000 eSIMs against a server
-//! without the lookup.
+//! without the lookup; the team gateway killed mid-payment, and an agent's seat in the header.
 
 #[path = "../support/binary.rs"]
 #[allow(dead_code)]
@@ -14,6 +14,11 @@ mod orders;
 #[path = "../support/pages.rs"]
 #[allow(dead_code)]
 mod pages;
+#[path = "../support/tmux.rs"]
+mod tmux;
+#[path = "../support/tools.rs"]
+#[allow(dead_code)]
+mod tools;
 
 mod amounts;
 mod bulk;

@@ -155,6 +155,8 @@ struct Inner {
     /// Keys of payments the server said it was still handling (409): an order list that does
     /// not show them yet says nothing.
     in_progress: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// The agent this key is at a team gateway, as its last answer said.
+    seat: std::sync::Mutex<Option<crate::relay::Seat>>,
 }
 
 /// What the dashboard learnt of one eSIM.
@@ -247,6 +249,7 @@ impl Client {
                 esims_read: std::sync::Mutex::new(None),
                 held_lock: std::sync::Mutex::new(None),
                 in_progress: std::sync::Mutex::default(),
+                seat: std::sync::Mutex::default(),
             }),
         })
     }
@@ -865,7 +868,20 @@ impl Client {
         }
     }
 
+    /// The agent this key is at a team gateway, as its last answer said; `None` at the API
+    /// itself.
+    pub fn seat(&self) -> Option<crate::relay::Seat> {
+        esimdash_domain::sync::lock(&self.inner.seat).clone()
+    }
+
     fn observe_rate_headers(&self, headers: &HeaderMap) {
+        if let Some(seat) = headers
+            .get(crate::relay::SEAT_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(crate::relay::Seat::parse)
+        {
+            *esimdash_domain::sync::lock(&self.inner.seat) = Some(seat);
+        }
         let number = |name: &str| headers.get(name)?.to_str().ok()?.trim().parse::<u64>().ok();
         if let Some(limit) = number("x-ratelimit-limit") {
             self.inner.pacer.observe_limit(u32::try_from(limit).unwrap_or(u32::MAX));

@@ -10,6 +10,55 @@ use reqwest::header::CONTENT_TYPE;
 use secrecy::ExposeSecret;
 use std::time::Duration;
 
+/// The header a team gateway puts on its answers: who the token is, and what is left of its
+/// daily cap (`name=ana; role=support; cap=10.00; left=5.62`).
+pub const SEAT_HEADER: &str = "x-esimdash-agent";
+
+/// An agent's seat at a team gateway, as its answers tell it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seat {
+    pub name: String,
+    pub role: String,
+    /// USD a UTC day, and what is left of it today; `None`: no cap of its own.
+    pub cap: Option<rust_decimal::Decimal>,
+    pub left: Option<rust_decimal::Decimal>,
+}
+
+impl Seat {
+    /// The header's value for this seat.
+    pub fn header(&self) -> String {
+        let mut value = format!("name={}; role={}", self.name, self.role);
+        if let (Some(cap), Some(left)) = (self.cap, self.left) {
+            value.push_str(&format!("; cap={cap}; left={left}"));
+        }
+        value
+    }
+
+    /// A header's value read back; `None` when it names no agent.
+    pub fn parse(value: &str) -> Option<Seat> {
+        let mut seat = Seat {
+            name: String::new(),
+            role: String::new(),
+            cap: None,
+            left: None,
+        };
+        for part in value.split(';') {
+            let Some((key, value)) = part.split_once('=') else {
+                continue;
+            };
+            let value = value.trim();
+            match key.trim() {
+                "name" => seat.name = esimdash_domain::text::sanitize(value).into_owned(),
+                "role" => seat.role = esimdash_domain::text::sanitize(value).into_owned(),
+                "cap" => seat.cap = value.parse().ok(),
+                "left" => seat.left = value.parse().ok(),
+                _ => {}
+            }
+        }
+        (!seat.name.is_empty()).then_some(seat)
+    }
+}
+
 /// The eSIM list, where a gateway answers lookups by ICCID itself.
 pub const ESIMS: Endpoint = super::client::ESIMS;
 
@@ -99,6 +148,19 @@ fn scrub_bytes(body: Vec<u8>, secret: &[u8]) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_seat_reads_back_what_a_gateway_wrote() {
+        let seat = super::Seat {
+            name: "ana".into(),
+            role: "support".into(),
+            cap: Some("10.00".parse().unwrap()),
+            left: Some("5.62".parse().unwrap()),
+        };
+        assert_eq!(super::Seat::parse(&seat.header()), Some(seat));
+        assert_eq!(super::Seat::parse("role=viewer"), None);
+        assert_eq!(super::Seat::parse("name=vic; role=viewer").unwrap().cap, None);
+    }
+
     #[test]
     fn the_secret_is_scrubbed_wherever_it_stands() {
         let body = b"{\"error\":\"bad key sk_live_1 for sk_live_1\"}".to_vec();

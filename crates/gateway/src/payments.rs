@@ -306,15 +306,31 @@ fn replay(earlier: &Payment, asked: &Asked, key: Option<&str>) -> Response {
 
 /// Sends a reserved payment and records its outcome.
 async fn send(gateway: &Arc<Gateway>, payment: Payment) -> Response {
-    if let Err(e) = gateway.store.mark_sent(&payment.id, crate::now()).await {
-        release(gateway, &payment, "the journal could not record it as sent").await;
-        return store_failed(&e);
+    match gateway.store.mark_sent(&payment.id, crate::now()).await {
+        Ok(true) => {}
+        Ok(false) => {
+            return error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "A gateway replica starting just now released this payment before it was sent: nothing was paid. Send it again",
+            );
+        }
+        Err(e) => {
+            release(gateway, &payment, "the journal could not record it as sent").await;
+            return store_failed(&e);
+        }
     }
     let key = payment.asked.agent_key.clone();
     // Money moves: no read answered before it is given again.
     gateway.reads.forget();
     match resend(gateway, &payment).await {
-        Ok(answer) => passed_on(answer, key.as_deref()),
+        Ok((answer, Stage::Unknown)) => {
+            // Answered without telling (a gateway in front of the API gave up): held, and
+            // resent under its key until the API says.
+            let gateway = gateway.clone();
+            tokio::spawn(async move { settle_later(&gateway, payment).await });
+            passed_on(answer, key.as_deref())
+        }
+        Ok((answer, _)) => passed_on(answer, key.as_deref()),
         Err(e) if e.outcome_unknown() => {
             // Held until its outcome is known: resent under its key in the background.
             let (gateway, id) = (gateway.clone(), payment.id.clone());
@@ -337,9 +353,9 @@ async fn send(gateway: &Arc<Gateway>, payment: Payment) -> Response {
     }
 }
 
-/// Sends the payment under its own key and records what the answer says; `Err` when no
-/// answer came (the payment stays sent).
-async fn resend(gateway: &Gateway, payment: &Payment) -> Result<Relayed, ApiError> {
+/// Sends the payment under its own key and records what the answer says (with the stage it
+/// recorded); `Err` when no answer came (the payment stays as it was).
+async fn resend(gateway: &Gateway, payment: &Payment) -> Result<(Relayed, Stage), ApiError> {
     let endpoint = Kind::endpoint(&payment.asked.kind);
     let answer = gateway
         .upstream
@@ -351,14 +367,18 @@ async fn resend(gateway: &Gateway, payment: &Payment) -> Result<Relayed, ApiErro
         )
         .await?;
     let outcome = outcome_of(&answer, payment);
+    let stage = outcome.stage;
     gateway
         .counters
-        .payment(&payment.asked.agent, outcome.stage.word(), Some(answer.status));
+        .payment(&payment.asked.agent, stage.word(), Some(answer.status));
     gateway.reads.forget();
-    if let Err(e) = gateway.store.settle(&payment.id, outcome, crate::now()).await {
+    // Another replica's resend still under way upstream (409) says nothing: left as it is.
+    if answer.status != 409
+        && let Err(e) = gateway.store.settle(&payment.id, outcome, crate::now()).await
+    {
         tracing::error!(payment = %payment.id, "the outcome of a payment was not journalled: {e}");
     }
-    Ok(answer)
+    Ok((answer, stage))
 }
 
 /// What an answer says became of a payment.
@@ -428,10 +448,11 @@ async fn settle_later(gateway: &Gateway, payment: Payment) {
     for attempt in 0..RESENDS {
         tokio::time::sleep(Duration::from_secs(2u64.pow(attempt))).await;
         match resend(gateway, &payment).await {
-            Ok(answer) => {
+            Ok((answer, stage)) if stage != Stage::Unknown => {
                 tracing::info!(payment = %payment.id, status = answer.status, replayed = answer.replayed, "settled");
                 return;
             }
+            Ok((answer, _)) => tracing::warn!(payment = %payment.id, status = answer.status, "still not settled"),
             Err(e) => tracing::warn!(payment = %payment.id, "still not settled: {e}"),
         }
     }
@@ -444,7 +465,7 @@ pub(crate) async fn settle_unfinished(gateway: &Gateway) -> Result<(), StoreErro
         match payment.stage {
             Stage::Asked => release(gateway, &payment, "the gateway stopped before sending it").await,
             _ => match resend(gateway, &payment).await {
-                Ok(answer) if !answer.key_echoed => {
+                Ok((answer, _)) if !answer.key_echoed => {
                     let outcome = Outcome {
                         stage: Stage::Unknown,
                         charged: None,
@@ -455,7 +476,7 @@ pub(crate) async fn settle_unfinished(gateway: &Gateway) -> Result<(), StoreErro
                     };
                     gateway.store.settle(&payment.id, outcome, crate::now()).await?;
                 }
-                Ok(answer) => tracing::info!(payment = %payment.id, status = answer.status, "settled at start"),
+                Ok((answer, _)) => tracing::info!(payment = %payment.id, status = answer.status, "settled at start"),
                 Err(e) => tracing::warn!(payment = %payment.id, "not settled at start, held: {e}"),
             },
         }

@@ -17,7 +17,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
-use esimdash_api::relay::{ESIMS, ROUTES, Relayed};
+use esimdash_api::relay::{ESIMS, ROUTES, Relayed, SEAT_HEADER, Seat};
 use esimdash_api::{ApiError, Client, Endpoint};
 use rust_decimal::Decimal;
 use std::collections::HashMap;
@@ -185,11 +185,37 @@ async fn authenticate(State(gateway): State<Arc<Gateway>>, mut request: Request,
         return error(StatusCode::UNAUTHORIZED, "API key revoked or expired");
     }
     gateway.counters.request(&agent.name);
-    request.extensions_mut().insert(Caller(agent));
-    next.run(request).await
+    request.extensions_mut().insert(Caller(agent.clone()));
+    let mut response = next.run(request).await;
+    // The agent's seat on every answer: the dashboard's header shows it, at no request's cost.
+    if let Some(seat) = gateway.seat(&agent).await {
+        set_header(&mut response, SEAT_HEADER, &seat.header());
+    }
+    response
 }
 
 impl Gateway {
+    /// Who the agent is, and what is left of its cap today.
+    async fn seat(&self, agent: &Agent) -> Option<Seat> {
+        let left = match agent.daily_cap {
+            Some(cap) => {
+                let (own, _) = self
+                    .store
+                    .held_on(&agent.name, &crate::store::day_of(crate::now()))
+                    .await
+                    .ok()?;
+                Some((cap - own).max(Decimal::ZERO))
+            }
+            None => None,
+        };
+        Some(Seat {
+            name: agent.name.clone(),
+            role: agent.role.name().to_string(),
+            cap: agent.daily_cap,
+            left,
+        })
+    }
+
     fn failed(&self, ip: Option<IpAddr>) {
         let Some(ip) = ip else { return };
         let mut failures = self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -202,7 +228,8 @@ impl Gateway {
     fn waits(&self, ip: IpAddr) -> Option<Duration> {
         let failures = self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let (count, since) = failures.get(&ip)?;
-        (*count >= FAILURES_ALLOWED).then(|| FAILURE_WINDOW.saturating_sub(since.elapsed()))
+        let left = FAILURE_WINDOW.saturating_sub(since.elapsed());
+        (*count >= FAILURES_ALLOWED && !left.is_zero()).then_some(left)
     }
 }
 
@@ -298,8 +325,17 @@ pub(crate) fn over_share(wait: Duration, share: u32) -> Response {
     response
 }
 
-/// The upstream's answer as the agent gets it.
+/// The upstream's answer as the agent gets it. A 401 is the reseller's key refused, not the
+/// agent's token: said as the gateway's trouble, so that no seat takes its own token for
+/// revoked.
 pub(crate) fn passed_on(answer: Relayed, key: Option<&str>) -> Response {
+    if answer.status == 401 {
+        tracing::error!("the API refused the gateway's key (401)");
+        return error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "The API refused the gateway's key (401): the team's admin must renew it. Nothing was sent or paid",
+        );
+    }
     let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::BAD_GATEWAY);
     let mut response = (status, answer.body).into_response();
     set_header(

@@ -31,6 +31,8 @@ pub struct Account {
     pub rate_limited_until: Option<Instant>,
     /// The client's own pacing holds requests until then (as the client last told).
     pub paced_until: Option<Instant>,
+    /// Who this key is at a team gateway, and what is left of its cap (the header shows it).
+    pub seat: Option<esimdash_api::relay::Seat>,
 }
 
 impl Account {

@@ -25,6 +25,11 @@ impl App {
         &self.account.session
     }
 
+    /// Who the key is at a team gateway, as its last answer said.
+    pub fn seat(&self) -> Option<&esimdash_api::relay::Seat> {
+        self.account.seat.as_ref()
+    }
+
     /// The profile being opened, while it is.
     pub fn switching(&self) -> Option<&str> {
         self.switching.as_deref()

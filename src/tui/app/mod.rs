@@ -328,6 +328,13 @@ impl App {
                 Ok(delivery) => self.flash(format!("{what} {}", delivery.describe()), Tone::Success, now),
                 Err(why) => self.flash(format!("{what} not copied: {why}"), Tone::Error, now),
             },
+            Msg::Seat { id, seat } => {
+                // Only an answer of this account's: one of an account left behind is dropped.
+                if self.account.jobs.running_job(id).is_some() && seat != self.account.seat {
+                    self.account.seat = seat;
+                    self.dirty = true;
+                }
+            }
             Msg::Pacing(until) => {
                 if until != self.account.paced_until {
                     self.account.paced_until = until;

@@ -82,7 +82,13 @@ fn draw_header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         (None, _) => ("…".to_string(), "…".to_string()),
     };
     let session = app.session();
-    let mut spans = vec![Span::raw(" esimdash │ ")];
+    let wide = area.width >= 110;
+    // At a team gateway on a narrow terminal, the agent's seat takes the program's name's place.
+    let mut spans = vec![Span::raw(if wide || app.seat().is_none() {
+        " esimdash │ "
+    } else {
+        " "
+    })];
     if session.cleartext {
         // First, so that no width hides it: the secret travels in clear on this connection.
         spans.push(Span::styled("NOT ENCRYPTED (http)", theme.warning()));
@@ -96,6 +102,9 @@ fn draw_header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Span::raw(" │ Balance "),
         Span::styled(balance, theme.title()),
     ]);
+    if let Some(seat) = app.seat() {
+        spans.push(Span::raw(format!(" │ {}", seat_words(seat, wide))));
+    }
     if account.error().is_some() {
         let note = if account.value().is_some() {
             "not refreshed"
@@ -128,6 +137,22 @@ fn draw_header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Paragraph::new(Line::from(spans)).style(theme.header_in(session.color)),
         area,
     );
+}
+
+/// An agent's seat at a team gateway, as the header says it: in words where the width allows,
+/// else short enough for 80 columns ("ana·support 5.80/10.00").
+fn seat_words(seat: &esimdash_api::relay::Seat, wide: bool) -> String {
+    let (name, role) = (safe(&seat.name), safe(&seat.role));
+    match (seat.cap, seat.left, wide) {
+        (Some(cap), Some(left), true) => format!(
+            "agent {name} ({role}), {} of {} USD left today",
+            format_amount(left),
+            format_amount(cap)
+        ),
+        (Some(cap), Some(left), false) => format!("{name}·{role} {}/{}", format_amount(left), format_amount(cap)),
+        (_, _, true) => format!("agent {name} ({role})"),
+        (_, _, false) => format!("{name}·{role}"),
+    }
 }
 
 fn draw_tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {

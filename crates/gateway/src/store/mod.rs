@@ -287,15 +287,16 @@ impl Store {
             .await
     }
 
-    /// The payment is about to be sent.
-    pub async fn mark_sent(&self, id: &str, now: i64) -> Result<(), StoreError> {
+    /// The payment is about to be sent; `false` if it is no longer asked (a replica starting
+    /// meanwhile released it as left over): it must not be sent then.
+    pub async fn mark_sent(&self, id: &str, now: i64) -> Result<bool, StoreError> {
         let id = id.to_string();
         self.run(move |db| {
             db.execute(
-                "UPDATE payments SET state = 'sent', sent_at = $1 WHERE id = $2",
+                "UPDATE payments SET state = 'sent', sent_at = $1 WHERE id = $2 AND state = 'asked'",
                 &[Value::int(now), Value::text(id)],
             )
-            .map(drop)
+            .map(|n| n == 1)
         })
         .await
     }
@@ -323,9 +324,10 @@ impl Store {
         .await
     }
 
-    /// Payments whose outcome is not recorded (asked or sent): what a gateway settles at start.
+    /// Payments whose outcome is not known (asked, sent, or answered without telling): what a
+    /// gateway settles at start.
     pub async fn unsettled(&self) -> Result<Vec<Payment>, StoreError> {
-        self.payments("state IN ('asked', 'sent')", vec![]).await
+        self.payments("state IN ('asked', 'sent', 'unknown')", vec![]).await
     }
 
     /// The journal since `since` (Unix seconds), one agent's or everyone's, oldest first.
