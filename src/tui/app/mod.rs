@@ -301,17 +301,30 @@ impl App {
         std::mem::take(&mut self.dirty)
     }
 
+    /// The key's seat at a team gateway, as an answer of this account's told it (one of an
+    /// account left behind is dropped).
+    fn on_seat(&mut self, id: JobId, seat: Option<esimdash_api::relay::Seat>) {
+        if self.account.jobs.running_job(id).is_some() && seat != self.account.seat {
+            self.account.seat = seat;
+            self.dirty = true;
+        }
+    }
+
+    /// The user typed: the screen answers, and a failed export's notice has been seen.
+    fn typed(&mut self) {
+        self.dirty = true;
+        self.forget_failed_export();
+    }
+
     pub fn update(&mut self, msg: Msg, now: Instant) -> Vec<Effect> {
         let mut effects = Vec::new();
         match msg {
             Msg::Key(key) => {
-                self.dirty = true;
-                self.forget_failed_export();
+                self.typed();
                 self.on_key(key, now, &mut effects);
             }
             Msg::Paste(text) => {
-                self.dirty = true;
-                self.forget_failed_export();
+                self.typed();
                 self.on_paste(&text, now);
             }
             Msg::Mouse(mouse) => self.on_mouse(mouse, now),
@@ -328,13 +341,7 @@ impl App {
                 Ok(delivery) => self.flash(format!("{what} {}", delivery.describe()), Tone::Success, now),
                 Err(why) => self.flash(format!("{what} not copied: {why}"), Tone::Error, now),
             },
-            Msg::Seat { id, seat } => {
-                // Only an answer of this account's: one of an account left behind is dropped.
-                if self.account.jobs.running_job(id).is_some() && seat != self.account.seat {
-                    self.account.seat = seat;
-                    self.dirty = true;
-                }
-            }
+            Msg::Seat { id, seat } => self.on_seat(id, seat),
             Msg::Pacing(until) => {
                 if until != self.account.paced_until {
                     self.account.paced_until = until;
