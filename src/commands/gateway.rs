@@ -74,12 +74,14 @@ async fn serve(args: &GatewayServeArgs, connection: &ConnectionArgs) -> Result<(
         access_code: reseller.credentials.access_code.clone().unwrap_or_default(),
         rate_limit,
         read_fresh: file.read_fresh_secs.map_or(READ_FRESH, Duration::from_secs),
+        tls: file.tls().map_err(CommandError::Usage)?,
     };
     let running = esimdash_gateway::start(settings.clone(), upstream)
         .await
         .map_err(failed)?;
     announce(format_args!(
-        "esimdash gateway: serving http://{}/api/v1 to agents\nupstream   {}\nstore      {}\nagents:    esimdash gateway agent add NAME --role support --daily-cap 50{}\nstop:      Ctrl-C\n",
+        "esimdash gateway: serving {}://{}/api/v1 to agents\nupstream   {}\nstore      {}\nagents:    esimdash gateway agent add NAME --role support --daily-cap 50{}\nstop:      Ctrl-C\n",
+        settings.scheme(),
         running.addr,
         reseller.base_url.as_str(),
         esimdash_gateway::store::shown(&settings.store),

@@ -11,7 +11,13 @@ use std::time::Duration;
 /// once it serves (after settling what an earlier run left), waited for off the runtime that
 /// the sandbox and the proxy run on.
 async fn serve(home: &tempfile::TempDir, upstream: &str) -> (Child, String) {
+    serve_with(home, upstream, &[]).await
+}
+
+/// As `serve`, with more arguments (`--config FILE`).
+async fn serve_with(home: &tempfile::TempDir, upstream: &str, more: &[&str]) -> (Child, String) {
     let mut cmd = esimdash(home);
+    cmd.args(more);
     let store = home.path().join("gateway.db");
     acme_at(&mut cmd, upstream)
         .env("ESIMDASH_LOG", "debug")
@@ -31,13 +37,12 @@ async fn serve(home: &tempfile::TempDir, upstream: &str) -> (Child, String) {
     .await
     .unwrap()
     .unwrap();
-    let addr = first
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
+    let url = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://") || w.starts_with("https://"))
         .unwrap_or_else(|| panic!("the gateway said {first:?}"))
         .to_string();
-    (child, format!("http://{addr}/api/v1"))
+    (child, url)
 }
 
 /// An agent's token from `gateway agent add`.
@@ -184,6 +189,36 @@ async fn the_dashboard_header_shows_the_agents_seat_and_what_is_left_of_its_cap(
             .is_some_and(|l| l.trim_end().ends_with("10.00/10.00")),
         "{screen}"
     );
+    let _ = gateway.kill();
+    let _ = gateway.wait();
+}
+
+/// With a certificate and key under `[gateway]`, agents reach it over https (trusting its
+/// authority as `ca_file`): the banner says https, and a seat's command works through it.
+#[tokio::test]
+async fn the_gateway_serves_https_with_the_certificate_its_settings_name() {
+    let (sb, _api, home) = sandbox_api_home().await;
+    let certs = crate::certs::make();
+    let config = home.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[gateway]\ntls_cert = \"{}\"\ntls_key = \"{}\"\n",
+            certs.cert.display(),
+            certs.key.display()
+        ),
+    )
+    .unwrap();
+    let config = config.display().to_string();
+    let ana = agent(&home, "ana", "viewer").await;
+    let (mut gateway, base) = serve_with(&home, &sb.base_url(), &["--config", &config]).await;
+    assert!(base.starts_with("https://"), "{base}");
+    let seat = tempfile::tempdir().unwrap();
+    let mut balance = as_agent(&seat, &base, &ana);
+    balance.env("ESIMDASH_CA_FILE", &certs.ca).args(["balance"]);
+    let out = run(balance).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_stdout_has(&out, "Balance:");
     let _ = gateway.kill();
     let _ = gateway.wait();
 }

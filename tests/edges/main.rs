@@ -7,6 +7,9 @@
 #[path = "../support/binary.rs"]
 #[allow(dead_code)]
 mod binary;
+#[path = "../support/certs.rs"]
+#[allow(dead_code)]
+mod certs;
 #[path = "../support/holding_proxy.rs"]
 mod holding_proxy;
 #[path = "../support/orders.rs"]

@@ -32,6 +32,9 @@ pub struct File {
     pub read_fresh_secs: Option<u64>,
     /// Serve the gateway's figures at http://ADDR/metrics.
     pub metrics_listen: Option<SocketAddr>,
+    /// Serve https with this certificate chain and key (PEM files).
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
 }
 
 impl File {
@@ -58,6 +61,8 @@ pub struct Settings {
     pub rate_limit: u32,
     /// How long an answer serves the same read again.
     pub read_fresh: std::time::Duration,
+    /// The certificate chain and key to serve https with; `None`: plain http.
+    pub tls: Option<(PathBuf, PathBuf)>,
 }
 
 /// How long an answer serves the same read again unless the settings say.
@@ -91,13 +96,29 @@ fn dirs_state() -> Option<PathBuf> {
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
 }
 
+impl File {
+    /// The certificate and key, both or neither.
+    pub fn tls(&self) -> Result<Option<(PathBuf, PathBuf)>, String> {
+        match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Ok(Some((cert.clone(), key.clone()))),
+            (None, None) => Ok(None),
+            _ => Err("[gateway] needs both tls_cert and tls_key to serve https".to_string()),
+        }
+    }
+}
+
 impl Settings {
+    /// `https` or `http`, as agents reach it.
+    pub fn scheme(&self) -> &'static str {
+        if self.tls.is_some() { "https" } else { "http" }
+    }
+
     /// Plain http is served on loopback only, unless the file allows it: agents' tokens and
     /// the payments they ask must not cross a network in the clear (the client's rule).
     pub fn check(&self) -> Result<(), String> {
-        if !self.listen.ip().is_loopback() && !self.allow_http {
+        if !self.listen.ip().is_loopback() && !self.allow_http && self.tls.is_none() {
             return Err(format!(
-                "{} is not a loopback address and the gateway serves plain http: put it behind a TLS proxy and set allow_http = true under [gateway], or listen on 127.0.0.1",
+                "{} is not a loopback address and the gateway serves plain http: set tls_cert and tls_key under [gateway] to serve https, or put it behind a TLS proxy and set allow_http = true, or listen on 127.0.0.1",
                 self.listen
             ));
         }

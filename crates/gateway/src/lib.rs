@@ -14,6 +14,7 @@ mod payments;
 mod reads;
 mod server;
 pub mod store;
+mod tls;
 
 pub use config::Settings;
 pub use server::{Metrics, Running, start};

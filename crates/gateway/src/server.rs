@@ -10,6 +10,7 @@ use crate::metrics::{Counters, Refusal};
 use crate::payments;
 use crate::reads::{Read, Reads};
 use crate::store::Store;
+use crate::tls::Peer;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
@@ -109,13 +110,31 @@ pub async fn start(settings: Settings, upstream: Client) -> Result<Running, Stri
         tokio::spawn(async move { index.keep_fresh(upstream).await })
     });
     let app = router(gateway.clone());
+    let tls = match &gateway.settings.tls {
+        Some((cert, key)) => Some(crate::tls::acceptor(cert, key)?),
+        None => None,
+    };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(async move {
-        let served = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-            .with_graceful_shutdown(async {
-                let _ = stopped.await;
-            });
-        if let Err(e) = served.await {
+        let stopped = async {
+            let _ = stopped.await;
+        };
+        let served = match tls {
+            Some(acceptor) => match crate::tls::TlsListener::new(listener, acceptor) {
+                Ok(listener) => {
+                    axum::serve(listener, app.into_make_service_with_connect_info::<Peer>())
+                        .with_graceful_shutdown(stopped)
+                        .await
+                }
+                Err(e) => Err(e),
+            },
+            None => {
+                axum::serve(listener, app.into_make_service_with_connect_info::<Peer>())
+                    .with_graceful_shutdown(stopped)
+                    .await
+            }
+        };
+        if let Err(e) = served {
             tracing::error!("the gateway stopped serving: {e}");
         }
         if let Some(task) = index_task {
@@ -150,7 +169,7 @@ pub(crate) struct Caller(pub Agent);
 /// Every request names an agent by its token; a revoked token is refused at once, and an
 /// address that keeps failing is told to wait.
 async fn authenticate(State(gateway): State<Arc<Gateway>>, mut request: Request, next: Next) -> Response {
-    let ip = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip());
+    let ip = request.extensions().get::<ConnectInfo<Peer>>().map(|c| c.0.0.ip());
     if let Some(wait) = ip.and_then(|ip| gateway.waits(ip)) {
         let mut response = error(
             StatusCode::TOO_MANY_REQUESTS,

@@ -81,6 +81,7 @@ impl Team {
             access_code: "ak_demo_acme".into(),
             rate_limit: 1_000_000,
             read_fresh: std::time::Duration::from_secs(5),
+            tls: None,
         };
         let upstream = client(&self.sandbox.base_url(), "ak_demo_acme", RESELLER_SECRET);
         self.gateways
@@ -468,4 +469,24 @@ async fn twenty_agents_find_iccids_through_the_team_index_of_an_api_without_the_
     assert!(times.len() > 200, "{} lookups", times.len());
     assert!(sent <= 60.0, "{sent} reads went to the API for {} lookups", times.len());
     assert_eq!(limited, 0.0);
+}
+
+/// Ten failed sign-ins from one address within a minute: the eleventh request, even with a
+/// good token, is told to wait (429 with Retry-After); the agents of other addresses are not.
+#[tokio::test]
+async fn an_address_that_keeps_failing_to_sign_in_is_told_to_wait() {
+    let team = Team::start(1, None, None).await;
+    let token = team.agent("ana", Role::Viewer, None).await;
+    let wrong = team.seat(
+        &Token {
+            access_code: token.access_code.clone(),
+            secret_key: "gs_wrong".into(),
+        },
+        0,
+    );
+    for _ in 0..10 {
+        assert_eq!(wrong.balance().await.unwrap_err().status(), Some(401));
+    }
+    let told = team.seat(&token, 0).balance().await.unwrap_err();
+    assert_eq!(told.status(), Some(429), "{told}");
 }
