@@ -60,7 +60,7 @@ pub struct Cli {
 const GLOBAL: &str = "Global options";
 
 /// The commands that never call the API: the connection options are not theirs.
-const OFFLINE: [&str; 4] = ["sandbox", "audit", "completions", "man"];
+const OFFLINE: [&str; 3] = ["sandbox", "completions", "man"];
 
 impl Cli {
     /// The command line's definition, for parsing, completions and the man page: the derived
@@ -382,6 +382,10 @@ pub enum Command {
         /// Only lines from this day (YYYY-MM-DD, UTC) or time (RFC 3339) on.
         #[arg(long, value_name = "DATE")]
         since: Option<String>,
+        /// The team gateway's journal instead of this seat's trail: the agent's own payments,
+        /// or everyone's for an admin (needs the connection to the gateway, as any command).
+        #[arg(long)]
+        team: bool,
     },
     /// Print a shell completion script (see docs/commands.md for where to put it).
     Completions {

@@ -94,6 +94,73 @@ fn table(rows: &[&Entry]) -> Table {
     t
 }
 
+/// `audit --team`: the team gateway's journal, through the connection (the agent's token):
+/// a table, or one JSON line per payment with `--json`.
+pub async fn team(client: &esimdash_api::Client, since: Option<&str>, output: &Output) -> Result<(), CommandError> {
+    if let Some(since) = since {
+        parse_since(since)?;
+    }
+    let journal = client.team_journal(since).await.map_err(|e| match e.status() {
+        Some(404) => CommandError::Usage(format!(
+            "{} is no team gateway: --team reads a gateway's journal (without it, this seat's own trail)",
+            client.base_url().as_str()
+        )),
+        _ => CommandError::Api(e),
+    })?;
+    let entries = journal["entries"].as_array().cloned().unwrap_or_default();
+    let mut out = std::io::stdout().lock();
+    if output.is_json() {
+        for entry in &entries {
+            let line = esimdash_domain::text::json_line(entry).map_err(|e| CommandError::Usage(e.to_string()))?;
+            writeln!(out, "{line}")?;
+        }
+        return Ok(());
+    }
+    if entries.is_empty() {
+        writeln!(
+            out,
+            "No payments in the team's journal{}.",
+            if since.is_some() { " since then" } else { "" }
+        )?;
+        return Ok(());
+    }
+    let mut t = Table::new(&[
+        ("ASKED (UTC)", Align::Left),
+        ("AGENT", Align::Left),
+        ("ACTION", Align::Left),
+        ("ICCID", Align::Left),
+        ("SLUG", Align::Left),
+        ("QTY", Align::Right),
+        ("HELD", Align::Right),
+        ("CHARGED", Align::Right),
+        ("STAGE", Align::Left),
+        ("ORDER", Align::Left),
+        ("NOTE", Align::Left),
+    ]);
+    for e in &entries {
+        let text = |field: &str| match &e[field] {
+            serde_json::Value::String(s) => esimdash_domain::text::sanitize(s).into_owned(),
+            serde_json::Value::Null => String::new(),
+            other => other.to_string(),
+        };
+        t.row(vec![
+            text("askedAt").replace('T', " ").trim_end_matches('Z').to_string(),
+            text("agent"),
+            text("kind"),
+            text("iccid"),
+            text("slug"),
+            text("qty"),
+            text("amount"),
+            text("charged"),
+            text("stage"),
+            text("orderNo"),
+            esimdash_domain::text::excerpt(&text("note"), 60),
+        ]);
+    }
+    write!(out, "{}", t.render())?;
+    Ok(())
+}
+
 /// `YYYY-MM-DD` (midnight UTC) or an RFC 3339 time.
 fn parse_since(text: &str) -> Result<DateTime<Utc>, CommandError> {
     let text = text.trim();

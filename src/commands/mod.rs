@@ -38,7 +38,7 @@ pub use without_sandbox::{Demo, start_demo};
 /// Runs a command that needs no API connection, if `command` is one.
 pub fn run_local(command: &Command, output: &Output) -> Option<Result<(), CommandError>> {
     Some(match command {
-        Command::Audit { since } => audit::run(since.as_deref(), output),
+        Command::Audit { since, team: false } => audit::run(since.as_deref(), output),
         Command::Completions { shell } => shell::completions(*shell),
         Command::Man => shell::man(),
         _ => return None,
@@ -150,7 +150,8 @@ pub async fn run(
         Command::Sandbox(_) => Err(runs_on_its_own()),
         #[cfg(feature = "gateway")]
         Command::Gateway { .. } => Err(runs_on_its_own()),
-        Command::Audit { .. } | Command::Completions { .. } | Command::Man => Err(runs_on_its_own()),
+        Command::Audit { since, team: true } => audit::team(client, since.as_deref(), output).await,
+        Command::Audit { team: false, .. } | Command::Completions { .. } | Command::Man => Err(runs_on_its_own()),
     }
 }
 

@@ -222,3 +222,36 @@ async fn the_gateway_serves_https_with_the_certificate_its_settings_name() {
     let _ = gateway.kill();
     let _ = gateway.wait();
 }
+
+/// Through the gateway, a second agent's top-up of the eSIM and plan another agent paid minutes
+/// ago is not paid unless it says so (`--again`, which the gateway reads as the confirmation).
+#[tokio::test]
+async fn a_second_agent_pays_the_same_top_up_only_with_again() {
+    let (sb, api, home) = sandbox_api_home().await;
+    let target = topupable(&api, 1).await.remove(0);
+    let (ana, bob) = (
+        agent(&home, "ana", "support").await,
+        agent(&home, "bob", "support").await,
+    );
+    let (mut gateway, base) = serve(&home, &sb.base_url()).await;
+    let orders = orders_at_server(&api).await;
+    let topup = |seat: &tempfile::TempDir, token: &(String, String), again: bool| {
+        let mut cmd = as_agent(seat, &base, token);
+        cmd.args(["topup", "--iccid", &target.0, "--slug", &target.1, "--yes"]);
+        if again {
+            cmd.arg("--again");
+        }
+        run(cmd)
+    };
+    let (ana_seat, bob_seat) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let paid = topup(&ana_seat, &ana, false).await;
+    assert!(paid.status.success(), "{}", stderr(&paid));
+    let refused = topup(&bob_seat, &bob, false).await;
+    assert!(!refused.status.success(), "{}", stdout(&refused));
+    assert_eq!(orders_at_server(&api).await, orders + 1, "bob's was not paid");
+    let confirmed = topup(&bob_seat, &bob, true).await;
+    assert!(confirmed.status.success(), "{}", stderr(&confirmed));
+    assert_eq!(orders_at_server(&api).await, orders + 2, "bob's confirmed one was paid");
+    let _ = gateway.kill();
+    let _ = gateway.wait();
+}

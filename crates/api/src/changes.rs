@@ -7,7 +7,7 @@
 //!   keys (it echoed one), a lost answer is sent once more under the same key, which cannot pay
 //!   twice. Anywhere else nothing is ever sent again: the caller looks in the order list.
 
-use super::client::{Client, PROFILE_UPDATE};
+use super::client::{Client, PROFILE_UPDATE, Write};
 use super::error::{ApiError, Endpoint};
 use super::model::{Order, OrderRequest, Placed, Profile, ProfileEnvelope, ProfileUpdate, TopupRequest};
 use super::payment::Payment;
@@ -272,7 +272,15 @@ impl Client {
         let _in_flight = InFlight::start();
         self.record_before_sending(endpoint, &sent)?;
         let result = self
-            .send_write(Method::POST, endpoint, body, Some(&payment.key))
+            .send_write(
+                Method::POST,
+                endpoint,
+                body,
+                Write {
+                    key: Some(&payment.key),
+                    confirmed_repeat: payment.again,
+                },
+            )
             .await
             .and_then(|answer| {
                 let replayed = answer.replayed;
@@ -377,7 +385,7 @@ impl Client {
         self.record_before_sending(PROFILE_UPDATE, &entry(Stage::Sent))?;
         let body = serde_json::to_vec(update).map_err(|e| ApiError::Setup(e.to_string()))?;
         let result = self
-            .send_write(Method::PATCH, PROFILE_UPDATE, body, None)
+            .send_write(Method::PATCH, PROFILE_UPDATE, body, Write::default())
             .await
             .and_then(|answer| answer.decode::<ProfileEnvelope>(self))
             .map(|e| e.profile);

@@ -203,6 +203,19 @@ const KEY_NOT_SEEN: u8 = 0;
 const KEY_NOT_ECHOED: u8 = 1;
 const KEY_ECHOED: u8 = 2;
 
+/// What a write carries besides its body.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Write<'a> {
+    /// Its idempotency key.
+    pub key: Option<&'a str>,
+    /// The user confirmed the same payment again, minutes after the last (`--again`): a team
+    /// gateway, which keeps the rule against repeats for every agent at once, asks for that.
+    pub confirmed_repeat: bool,
+}
+
+/// The header a team gateway reads as that confirmation.
+const CONFIRM_REPEAT: &str = "x-confirm-repeat";
+
 /// The header of docs/api-contract.md's idempotency keys, sent and echoed.
 pub(crate) const IDEMPOTENCY_KEY: &str = "idempotency-key";
 
@@ -701,12 +714,15 @@ impl Client {
         url
     }
 
-    async fn get(&self, endpoint: Endpoint, query: &[(&str, &str)]) -> Result<Answer, ApiError> {
+    pub(crate) async fn get(&self, endpoint: Endpoint, query: &[(&str, &str)]) -> Result<Answer, ApiError> {
         let url = self.url(endpoint, query);
         let opts = &self.inner.opts;
         let mut attempt = 0;
         loop {
-            let err = match self.send_once(Method::GET, endpoint, url.clone(), None, None).await {
+            let err = match self
+                .send_once(Method::GET, endpoint, url.clone(), None, Write::default())
+                .await
+            {
                 Ok(answer) => return Ok(answer),
                 Err(e) => e,
             };
@@ -727,15 +743,15 @@ impl Client {
         }
     }
 
-    /// Sends a write once (a JSON body, and the idempotency key where given); never resent here.
+    /// Sends a write once (a JSON body, its key and confirmation where given); never resent here.
     pub(super) async fn send_write(
         &self,
         method: Method,
         endpoint: Endpoint,
         body: Vec<u8>,
-        key: Option<&str>,
+        write: Write<'_>,
     ) -> Result<Answer, ApiError> {
-        self.send_once(method, endpoint, self.url(endpoint, &[]), Some(body), key)
+        self.send_once(method, endpoint, self.url(endpoint, &[]), Some(body), write)
             .await
     }
 
@@ -746,12 +762,13 @@ impl Client {
         endpoint: Endpoint,
         url: Url,
         body: Option<Vec<u8>>,
-        key: Option<&str>,
+        write: Write<'_>,
     ) -> Result<Answer, ApiError> {
         let inner = &self.inner;
         let writes = method != Method::GET;
         let started = Instant::now();
-        let response = self.send_within_origin(method, endpoint, url, body, key).await?;
+        let key = write.key;
+        let response = self.send_within_origin(method, endpoint, url, body, write).await?;
         let status = response.status().as_u16();
         let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok());
         if key.is_some() {
@@ -816,7 +833,7 @@ impl Client {
         endpoint: Endpoint,
         mut url: Url,
         mut body: Option<Vec<u8>>,
-        key: Option<&str>,
+        write: Write<'_>,
     ) -> Result<reqwest::Response, ApiError> {
         let inner = &self.inner;
         let writes = method != Method::GET;
@@ -834,8 +851,11 @@ impl Client {
             if let Some(body) = body.take() {
                 request = request.header(CONTENT_TYPE, "application/json").body(body);
             }
-            if let Some(key) = key {
+            if let Some(key) = write.key {
                 request = request.header(IDEMPOTENCY_KEY, key);
+            }
+            if write.confirmed_repeat {
+                request = request.header(CONFIRM_REPEAT, "true");
             }
             let response = request
                 .send()
@@ -1057,7 +1077,7 @@ impl Answer {
         self.json(&client.inner.secret)
     }
 
-    fn json<T: DeserializeOwned>(&self, secret: &SecretString) -> Result<T, ApiError> {
+    pub(crate) fn json<T: DeserializeOwned>(&self, secret: &SecretString) -> Result<T, ApiError> {
         self.parse_with(|body| serde_json::from_slice(body).map_err(|e| e.to_string()), secret)
     }
 

@@ -22,6 +22,8 @@ pub(crate) struct TeamIndex {
     held: AtomicU64,
     /// The API answered a lookup with other eSIMs: it has none, the index answers.
     upstream_lacks_lookup: AtomicBool,
+    /// Pages this index asked the API for.
+    pages_read: AtomicU64,
 }
 
 impl TeamIndex {
@@ -36,6 +38,7 @@ impl TeamIndex {
             total: AtomicU64::new(0),
             held: AtomicU64::new(0),
             upstream_lacks_lookup: AtomicBool::new(false),
+            pages_read: AtomicU64::new(0),
         }
     }
 
@@ -45,6 +48,7 @@ impl TeamIndex {
     pub(crate) async fn keep_fresh(&self, upstream: Client) {
         let mut page = 1;
         loop {
+            self.pages_read.fetch_add(1, Ordering::Relaxed);
             match upstream.index_page(page, PAGE).await {
                 Ok((answer, place)) => {
                     self.total.store(place.total, Ordering::Relaxed);
@@ -72,10 +76,11 @@ impl TeamIndex {
             .await
             .ok()
             .flatten();
-        if let Some(page) = oldest.filter(|p| *p > 1)
-            && let Err(e) = upstream.index_page(page, PAGE).await
-        {
-            tracing::warn!(page, "the team index could not refresh a page: {e}");
+        if let Some(page) = oldest.filter(|p| *p > 1) {
+            self.pages_read.fetch_add(1, Ordering::Relaxed);
+            if let Err(e) = upstream.index_page(page, PAGE).await {
+                tracing::warn!(page, "the team index could not refresh a page: {e}");
+            }
         }
         1
     }
@@ -103,6 +108,11 @@ impl TeamIndex {
     /// (eSIMs held, the list's total): how much of the list the index covers.
     pub(crate) fn coverage(&self) -> (u64, u64) {
         (self.held.load(Ordering::Relaxed), self.total.load(Ordering::Relaxed))
+    }
+
+    /// Pages this index asked the API for since the gateway started.
+    pub(crate) fn pages_read(&self) -> u64 {
+        self.pages_read.load(Ordering::Relaxed)
     }
 
     /// The index holds every eSIM of the list: an ICCID it lacks is not the account's.

@@ -115,6 +115,13 @@ pub(crate) async fn render(gateway: &Gateway) -> String {
             "eSIMs in the list, as last read.",
         );
         let _ = writeln!(text, "esimdash_gateway_index_list_total {total}");
+        family(
+            &mut text,
+            "esimdash_gateway_index_reads_total",
+            "counter",
+            "Pages the team index asked the API for.",
+        );
+        let _ = writeln!(text, "esimdash_gateway_index_reads_total {}", index.pages_read());
     }
     text
 }

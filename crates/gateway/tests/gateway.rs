@@ -490,3 +490,47 @@ async fn an_address_that_keeps_failing_to_sign_in_is_told_to_wait() {
     let told = team.seat(&token, 0).balance().await.unwrap_err();
     assert_eq!(told.status(), Some(429), "{told}");
 }
+
+/// Two agents topping up one eSIM with one plan within ten minutes: the second is asked (428,
+/// naming who paid), nothing is sent; an agent's own key sent again gets the first answer
+/// (replayed), not a second payment; the same key with another request is 422.
+#[tokio::test]
+async fn a_second_agent_paying_the_same_top_up_is_asked_and_a_key_sent_again_is_replayed() {
+    let team = Team::start(1, None, None).await;
+    let (iccid, slug, _) = team.topup_target().await;
+    let ana = team.seat(&team.agent("ana", Role::Support, None).await, 0);
+    let bob = team.seat(&team.agent("bob", Role::Support, None).await, 0);
+    let before = team.orders().await;
+    let first = ana
+        .relay(TOPUP, None, Some(topup_body(&iccid, &slug)), Some("ana-1"))
+        .await
+        .unwrap();
+    assert_eq!(first.status, 201, "{}", json(&first));
+    let again = ana
+        .relay(TOPUP, None, Some(topup_body(&iccid, &slug)), Some("ana-1"))
+        .await
+        .unwrap();
+    assert_eq!((again.status, again.replayed), (201, true));
+    assert_eq!(json(&again)["order"], json(&first)["order"]);
+    let other = ana
+        .relay(
+            TOPUP,
+            None,
+            Some(br#"{"iccid":"8944100000000000000","slug":"x"}"#.to_vec()),
+            Some("ana-1"),
+        )
+        .await
+        .unwrap();
+    assert!(matches!(other.status, 404 | 422), "{}", json(&other));
+    let second = bob
+        .relay(TOPUP, None, Some(topup_body(&iccid, &slug)), Some("bob-1"))
+        .await
+        .unwrap();
+    assert_eq!(second.status, 428, "{}", json(&second));
+    assert!(
+        json(&second)["error"].as_str().unwrap().contains("agent ana"),
+        "{}",
+        json(&second)
+    );
+    assert_eq!(team.orders().await, before + 1, "one top-up placed");
+}
