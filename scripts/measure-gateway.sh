@@ -5,7 +5,9 @@
 # limit back at 120 a minute and the index warm (as saved), AGENTS agents (default 20) look up
 # ICCIDs in a loop for SECONDS (default 60): lookups, their p50 and p95 as each agent's curl
 # timed them, and what reached the API: requests counted by the gateway (reads, index pages),
-# answers 429. Needs a release build, curl and python3.
+# answers 429. The load comes from wrk (Debian's wrk; its Lua picks an agent and an ICCID per
+# request; an answer other than 200 counts as an error; the gateway's tests check what a lookup
+# answers). Needs a release build, curl, python3 and wrk.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ORDERS=${ORDERS:-100000}
@@ -72,34 +74,34 @@ sleep 61
 gateway 120
 until [ "$(figure esimdash_gateway_index_list_total)" != "0" ]; do sleep 0.2; done
 sent_before=$(( $(figure esimdash_gateway_upstream_reads_total) + $(figure esimdash_gateway_index_reads_total) ))
-mapfile -t iccids <"$WORK/iccids"
-for n in $(seq 1 "$AGENTS"); do
-  read -r code secret < <(python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); print(t["accessCode"], t["secretKey"])' "$WORK/agent$n.json")
-  (
-    end=$((SECONDS + SECONDS_))
-    k=$n
-    while [ $SECONDS -lt $end ]; do
-      iccid=${iccids[$((k % ${#iccids[@]}))]}
-      curl -s -o "$WORK/last$n" -w '%{http_code} %{time_total}\n' -H "x-access-code: $code" -H "x-secret-key: $secret" \
-        "$GW/reseller/esims?iccid=$iccid"
-      grep -q "\"$iccid\"" "$WORK/last$n" || echo "MISSED $iccid"
-      k=$((k + 1))
-    done >"$WORK/times$n"
-  ) &
-done
-wait $(jobs -p | grep -v -e "$SANDBOX" -e "$GATEWAY") 2>/dev/null || true
+{
+  echo "local tokens = {"
+  for n in $(seq 1 "$AGENTS"); do
+    python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); print("{\"%s\", \"%s\"}," % (t["accessCode"], t["secretKey"]))' "$WORK/agent$n.json"
+  done
+  echo "}"
+  echo "local iccids = {"
+  sed 's/.*/"&",/' "$WORK/iccids"
+  echo "}"
+  cat <<'LUA'
+local n = 0
+request = function()
+  n = n + 1
+  local t = tokens[(n % #tokens) + 1]
+  local iccid = iccids[(n % #iccids) + 1]
+  return wrk.format("GET", "/api/v1/reseller/esims?iccid=" .. iccid,
+    { ["x-access-code"] = t[1], ["x-secret-key"] = t[2] })
+end
+done = function(summary, latency, requests)
+  io.write(string.format("%d lookups in %.0f s: p50 %.1f ms, p95 %.1f ms, p99 %.1f ms; errors %d\n",
+    summary.requests, summary.duration / 1e6, latency:percentile(50) / 1000,
+    latency:percentile(95) / 1000, latency:percentile(99) / 1000,
+    summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.timeout))
+end
+LUA
+} >"$WORK/lookups.lua"
+# One connection an agent, one thread (wrk's and the gateway's share the two cores).
+wrk -t1 -c"$AGENTS" -d"${SECONDS_}s" -s "$WORK/lookups.lua" "http://127.0.0.1:$GW_PORT" | tail -1
 sent=$(( $(figure esimdash_gateway_upstream_reads_total) + $(figure esimdash_gateway_index_reads_total) - sent_before ))
-cat "$WORK"/times* | python3 -c '
-import sys
-rows = [l.split() for l in sys.stdin if l.strip()]
-missed = sum(1 for r in rows if r[0] == "MISSED")
-times = sorted(float(r[1]) * 1000 for r in rows if r[0] != "MISSED")
-codes = {}
-for r in rows:
-    if r[0] != "MISSED":
-        codes[r[0]] = codes.get(r[0], 0) + 1
-p = lambda q: times[min(len(times) - 1, int(len(times) * q))]
-print(f"{len(times)} lookups by '"$AGENTS"' agents in '"$SECONDS_"' s: p50 {p(0.5):.1f} ms, p95 {p(0.95):.1f} ms; answers {codes}; missed {missed}")
-'
 echo "requests to the API in that time (reads + index pages, counted by the gateway): $sent of the key's 120 a minute;" \
   "answers 429 from the API: $(figure esimdash_gateway_upstream_rate_limited_total)"

@@ -38,9 +38,6 @@ fn store_spec(place: &GatewayPlace, file: &File) -> Result<String, CommandError>
     }
     let path = esimdash_gateway::config::default_store()
         .ok_or_else(|| failed("no --store given and no home directory to keep the store in"))?;
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| failed(format!("cannot make {}: {e}", dir.display())))?;
-    }
     Ok(path.display().to_string())
 }
 

@@ -47,13 +47,22 @@ impl TeamIndex {
     /// the gateway runs.
     pub(crate) async fn keep_fresh(&self, upstream: Client) {
         let mut page = 1;
+        // Counted (a scan of the saved index) only at the top and at the end of the list: per
+        // page, it made reading a million eSIMs quadratic.
+        let mut held = 0;
         loop {
             self.pages_read.fetch_add(1, Ordering::Relaxed);
             match upstream.index_page(page, PAGE).await {
                 Ok((answer, place)) => {
                     self.total.store(place.total, Ordering::Relaxed);
-                    let held = self.held().await;
                     let end = answer.esims.is_empty() || place.first_place() + PAGE >= place.total;
+                    if page == 1 || end {
+                        held = self.held().await;
+                    } else {
+                        // Within a pass: at least what the pages read so far hold.
+                        let read = (place.first_place() + answer.esims.len() as u64).min(place.total);
+                        self.held.fetch_max(read, Ordering::Relaxed);
+                    }
                     if held >= place.total || end {
                         page = self.rest(&upstream).await;
                     } else {

@@ -3,8 +3,9 @@
 //! there is read (shared with every agent asking meanwhile), so a lookup costs one page at
 //! most and the answer holds only that eSIM, as the contract's lookup does.
 
+use crate::reads::Reads;
 use crate::server::{Gateway, passed_on};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use esimdash_api::Endpoint;
 use esimdash_api::relay::ESIMS;
 use esimdash_api::relay::Relayed;
@@ -29,6 +30,12 @@ pub(crate) async fn answer(gateway: &Gateway, agent: &str, iccid: &str, query: O
             .await
             .map_or_else(|r| r, |a| passed_on(a, None));
     };
+    // The same lookup again within the freshness: the answer the index gave, as a kept read.
+    let key = Reads::key(ESIMS, query);
+    if let Some(kept) = gateway.reads.kept_answer(&key) {
+        gateway.counters.read(false, Some(kept.status));
+        return passed_on(kept, None);
+    }
     if !index.upstream_lacks_lookup() {
         let answer = match read(gateway, agent, ESIMS, query).await {
             Ok(a) => a,
@@ -41,7 +48,7 @@ pub(crate) async fn answer(gateway: &Gateway, agent: &str, iccid: &str, query: O
     }
     let Some(seen) = index.whereabouts(iccid).await else {
         if index.is_complete() {
-            return listed(None);
+            return listed(gateway, key, None);
         }
         // Not seen yet: the list as the API gives it, as a server without the lookup does.
         return read(gateway, agent, ESIMS, query)
@@ -59,7 +66,7 @@ pub(crate) async fn answer(gateway: &Gateway, agent: &str, iccid: &str, query: O
         };
         let body: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
         if let Some(esim) = find(&body, iccid) {
-            return listed(Some(esim));
+            return listed(gateway, key, Some(esim));
         }
         // Newer eSIMs pushed it down since the index saw it: the page by today's total.
         match body["total"].as_u64() {
@@ -102,8 +109,19 @@ fn find(body: &Value, iccid: &str) -> Option<Value> {
         .cloned()
 }
 
-/// The contract's lookup answer: this eSIM, or none.
-fn listed(esim: Option<Value>) -> Response {
+/// The contract's lookup answer, this eSIM or none, kept as the answer to the same lookup.
+fn listed(gateway: &Gateway, key: String, esim: Option<Value>) -> Response {
     let esims: Vec<Value> = esim.into_iter().collect();
-    axum::Json(json!({ "total": esims.len(), "page": 1, "pageSize": 20, "esims": esims })).into_response()
+    let answer = Relayed {
+        status: 200,
+        content_type: Some("application/json".to_string()),
+        body: json!({ "total": esims.len(), "page": 1, "pageSize": 20, "esims": esims })
+            .to_string()
+            .into_bytes(),
+        retry_after: None,
+        key_echoed: false,
+        replayed: false,
+    };
+    gateway.reads.keep(key, answer.clone());
+    passed_on(answer, None)
 }

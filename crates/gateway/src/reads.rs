@@ -55,9 +55,19 @@ impl Reads {
         }
     }
 
+    /// What a read is known by: the same question has the same key.
+    pub(crate) fn key(endpoint: Endpoint, query: Option<&str>) -> String {
+        format!("{} {}?{}", endpoint.method, endpoint.path, query.unwrap_or_default())
+    }
+
+    /// An answer made here rather than read (a lookup the team index answered), kept as a read's.
+    pub(crate) fn keep(&self, key: String, answer: Relayed) {
+        esimdash_domain::sync::lock(&self.kept).insert(key, (Instant::now(), answer));
+    }
+
     /// `endpoint` with `query`, for `agent`.
     pub(crate) async fn get(&self, upstream: &Client, agent: &str, endpoint: Endpoint, query: Option<&str>) -> Read {
-        let key = format!("{} {}?{}", endpoint.method, endpoint.path, query.unwrap_or_default());
+        let key = Self::key(endpoint, query);
         if let Some(answer) = self.kept_answer(&key) {
             return Read::Answered {
                 answer: Ok(answer),
@@ -99,7 +109,7 @@ impl Reads {
         Read::Answered { answer, upstream: true }
     }
 
-    fn kept_answer(&self, key: &str) -> Option<Relayed> {
+    pub(crate) fn kept_answer(&self, key: &str) -> Option<Relayed> {
         let mut kept = esimdash_domain::sync::lock(&self.kept);
         let now = Instant::now();
         kept.retain(|_, (at, _)| now.duration_since(*at) < self.fresh);

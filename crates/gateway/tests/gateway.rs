@@ -534,3 +534,39 @@ async fn a_second_agent_paying_the_same_top_up_is_asked_and_a_key_sent_again_is_
     );
     assert_eq!(team.orders().await, before + 1, "one top-up placed");
 }
+
+/// Postgres restarted under a running gateway (its connection ended by the server): the next
+/// question connects again instead of failing from then on.
+#[tokio::test]
+async fn the_postgres_store_connects_again_after_the_server_ended_its_connection() {
+    let Some(spec) = postgres_store("the_postgres_store_connects_again").await else {
+        return;
+    };
+    let store = Store::open(&spec).await.unwrap();
+    assert!(store.agents().await.unwrap().is_empty());
+    let (admin, database) = (
+        std::env::var("ESIMDASH_TEST_POSTGRES").unwrap(),
+        url::Url::parse(&spec)
+            .unwrap()
+            .path()
+            .trim_start_matches('/')
+            .to_string(),
+    );
+    tokio::task::spawn_blocking(move || {
+        let mut client = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
+        client
+            .execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+                &[&database],
+            )
+            .unwrap();
+    })
+    .await
+    .unwrap();
+    let mut answered = false;
+    for _ in 0..2 {
+        // The first question may meet the closed connection; the next connects again.
+        answered |= store.agents().await.is_ok();
+    }
+    assert!(answered, "the store never connected again");
+}

@@ -10,7 +10,12 @@ const WRITERS: i64 = 0x6573_696d_6761_7465; // "esimgate"
 
 pub struct Postgres {
     client: Option<postgres::Client>,
+    /// To connect again when the server closed the connection (a restart, a failover).
+    url: String,
     shown: String,
+    /// Within a transaction, a lost connection is an error, never a new connection: the
+    /// writers' lock and what was read under it went with the old one.
+    in_transaction: bool,
 }
 
 impl Drop for Postgres {
@@ -33,13 +38,23 @@ impl Postgres {
             postgres::Client::connect(url, postgres::NoTls).map_err(|e| StoreError::Open(format!("{shown}: {e}")))?;
         Ok(Self {
             client: Some(client),
+            url: url.to_string(),
             shown,
+            in_transaction: false,
         })
     }
 }
 
 impl Postgres {
+    /// The connection, made again if the server closed it.
     fn client(&mut self) -> Result<&mut postgres::Client, StoreError> {
+        if !self.in_transaction && self.client.as_ref().is_none_or(postgres::Client::is_closed) {
+            let client = postgres::Client::connect(&self.url, postgres::NoTls)
+                .map_err(|e| StoreError::Database(format!("{}: {e}", self.shown)))?;
+            if let Some(old) = self.client.replace(client) {
+                let _ = std::thread::Builder::new().spawn(move || drop(old));
+            }
+        }
         self.client
             .as_mut()
             .ok_or_else(|| StoreError::Database("the connection is closed".to_string()))
@@ -93,17 +108,22 @@ impl Sql for Postgres {
     fn begin_exclusive(&mut self) -> Result<(), StoreError> {
         self.client()?
             .batch_execute(&format!("BEGIN; SELECT pg_advisory_xact_lock({WRITERS})"))
-            .map_err(error)
+            .map_err(error)?;
+        self.in_transaction = true;
+        Ok(())
     }
 
     fn commit(&mut self) -> Result<(), StoreError> {
-        self.client()?.batch_execute("COMMIT").map_err(error)
+        let done = self.client()?.batch_execute("COMMIT").map_err(error);
+        self.in_transaction = false;
+        done
     }
 
     fn rollback(&mut self) {
         if let Ok(client) = self.client() {
             let _ = client.batch_execute("ROLLBACK");
         }
+        self.in_transaction = false;
     }
 
     fn describe(&self) -> String {

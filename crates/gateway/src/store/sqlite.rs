@@ -14,6 +14,13 @@ pub struct Sqlite {
 
 impl Sqlite {
     pub fn open(path: &Path) -> Result<Self, StoreError> {
+        // Agents' hashes and the journal are the team's own: the file (and the WAL files
+        // SQLite makes with its mode) 0600, a folder made for it 0700.
+        let io = |e: std::io::Error| StoreError::Open(format!("{}: {e}", path.display()));
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+            esimdash_api::private_file::create_dir(dir).map_err(io)?;
+        }
+        esimdash_api::private_file::create_or_keep(path).map_err(io)?;
         let fail = |e: rusqlite::Error| StoreError::Open(format!("{}: {e}", path.display()));
         let conn = rusqlite::Connection::open(path).map_err(fail)?;
         // Another replica's payment holds the write lock for a few milliseconds: wait for it.
