@@ -644,13 +644,16 @@ pub enum AgentWhat {
     },
     /// Refuse the agent's token from its next request on.
     Revoke {
+        /// The agent, as `agent list` names it.
         name: String,
         #[command(flatten)]
         place: GatewayPlace,
     },
     /// Set the agent's daily cap in USD, or `none` to lift it.
     SetCap {
+        /// The agent, as `agent list` names it.
         name: String,
+        /// USD it may spend in a UTC day, or `none`: no cap of its own.
         #[arg(value_name = "USD|none")]
         cap: String,
         #[command(flatten)]

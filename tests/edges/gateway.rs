@@ -122,6 +122,12 @@ async fn a_gateway_killed_mid_payment_settles_it_at_restart_charged_once() {
         "the journal says what the wallet paid"
     );
     eprintln!("settled at {:?}", started.elapsed());
+    let log = std::fs::read_to_string(home.path().join("gateway.log")).unwrap_or_default();
+    assert!(log.contains("answer"), "the gateway logged at debug level");
+    assert!(
+        !log.contains("sk_demo_acme"),
+        "the gateway's log holds the reseller's secret"
+    );
 
     // The agent's next command settles its own lost answer through the gateway: the same
     // payment under its key, answered from the journal, nothing paid again.

@@ -32,7 +32,12 @@ pub(crate) async fn answer(gateway: &Gateway, agent: &str, iccid: &str, query: O
     };
     // The same lookup again within the freshness: the answer the index gave, as a kept read.
     let key = Reads::key(ESIMS, query);
-    if let Some(kept) = gateway.reads.kept_answer(&key) {
+    // (Only one that holds this eSIM alone: the API's unfiltered list, kept under the same
+    // question before the index answered it, is not an answer to give again.)
+    if let Some(kept) = gateway.reads.kept_answer(&key)
+        && kept.status == 200
+        && only_this(&kept, iccid)
+    {
         gateway.counters.read(false, Some(kept.status));
         return passed_on(kept, None);
     }
@@ -48,7 +53,7 @@ pub(crate) async fn answer(gateway: &Gateway, agent: &str, iccid: &str, query: O
     }
     let Some(seen) = index.whereabouts(iccid).await else {
         if index.is_complete() {
-            return listed(gateway, key, None);
+            return listed(gateway, key, Vec::new());
         }
         // Not seen yet: the list as the API gives it, as a server without the lookup does.
         return read(gateway, agent, ESIMS, query)
@@ -65,8 +70,9 @@ pub(crate) async fn answer(gateway: &Gateway, agent: &str, iccid: &str, query: O
             Err(refused) => return refused,
         };
         let body: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
-        if let Some(esim) = find(&body, iccid) {
-            return listed(gateway, key, Some(esim));
+        let found = find(&body, iccid);
+        if !found.is_empty() {
+            return listed(gateway, key, found);
         }
         // Newer eSIMs pushed it down since the index saw it: the page by today's total.
         match body["total"].as_u64() {
@@ -101,17 +107,18 @@ fn only_this(answer: &Relayed, iccid: &str) -> bool {
         .is_some_and(|esims| esims.iter().all(|e| iccid_of(e) == Some(iccid)))
 }
 
-fn find(body: &Value, iccid: &str) -> Option<Value> {
+/// The page's records of this ICCID, newest first: its current profile, and any earlier one a
+/// provider reissued it from.
+fn find(body: &Value, iccid: &str) -> Vec<Value> {
     body["esims"]
-        .as_array()?
-        .iter()
-        .find(|e| iccid_of(e) == Some(iccid))
-        .cloned()
+        .as_array()
+        .map(|esims| esims.iter().filter(|e| iccid_of(e) == Some(iccid)).cloned().collect())
+        .unwrap_or_default()
 }
 
-/// The contract's lookup answer, this eSIM or none, kept as the answer to the same lookup.
-fn listed(gateway: &Gateway, key: String, esim: Option<Value>) -> Response {
-    let esims: Vec<Value> = esim.into_iter().collect();
+/// The contract's lookup answer, this eSIM's records or none, kept as the answer to the same
+/// lookup.
+fn listed(gateway: &Gateway, key: String, esims: Vec<Value>) -> Response {
     let answer = Relayed {
         status: 200,
         content_type: Some("application/json".to_string()),

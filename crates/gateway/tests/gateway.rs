@@ -570,3 +570,78 @@ async fn the_postgres_store_connects_again_after_the_server_ended_its_connection
     }
     assert!(answered, "the store never connected again");
 }
+
+/// What reaches the API: every byte the gateway sends upstream, recorded by a proxy in front of
+/// the sandbox, never holds an agent's token; and no answer to an agent holds the reseller's
+/// secret, whatever the agent asked.
+#[tokio::test]
+async fn the_api_never_sees_an_agents_token() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut team = Team::start(0, None, None).await;
+    let sandbox = team.sandbox.addr;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let recorder = listener.local_addr().unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+    let record = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((mut agent_side, _)) = listener.accept().await {
+            let record = record.clone();
+            tokio::spawn(async move {
+                let Ok(mut api) = tokio::net::TcpStream::connect(sandbox).await else {
+                    return;
+                };
+                let (mut from_gateway, mut to_gateway) = agent_side.split();
+                let (mut from_api, mut to_api) = api.split();
+                let up = async {
+                    let mut buf = vec![0u8; 16 * 1024];
+                    while let Ok(n) = from_gateway.read(&mut buf).await {
+                        if n == 0 || to_api.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                        record.lock().unwrap().extend_from_slice(&buf[..n]);
+                    }
+                };
+                let down = tokio::io::copy(&mut from_api, &mut to_gateway);
+                let _ = tokio::join!(up, down);
+            });
+        }
+    });
+    // The gateway's upstream is the recorder.
+    let settings = Settings {
+        listen: ([127, 0, 0, 1], 0).into(),
+        store: team.store.clone(),
+        team_daily_cap: None,
+        support_can_buy: true,
+        allow_http: false,
+        index_dir: None,
+        access_code: "ak_demo_acme".into(),
+        rate_limit: 1_000_000,
+        read_fresh: std::time::Duration::ZERO,
+        tls: None,
+    };
+    let upstream = client(&format!("http://{recorder}/api/v1"), "ak_demo_acme", RESELLER_SECRET);
+    team.gateways
+        .push(esimdash_gateway::start(settings, upstream).await.unwrap());
+    let token = team.agent("ana", Role::Admin, None).await;
+    let seat = team.seat(&token, 0);
+    let (iccid, slug, _) = team.topup_target().await;
+    assert!(seat.balance().await.is_ok());
+    assert!(seat.lookup_esim(&iccid).await.is_ok());
+    for answer in [
+        seat.relay(TOPUP, None, Some(topup_body(&iccid, &slug)), Some("k"))
+            .await
+            .unwrap(),
+        seat.relay(TOPUP, None, Some(br#"{"iccid":"x"}"#.to_vec()), None)
+            .await
+            .unwrap(),
+        seat.relay(PLACE_ORDER, None, Some(br#"{"slug":"no-such-plan"}"#.to_vec()), None)
+            .await
+            .unwrap(),
+    ] {
+        holds_no_secret(&answer);
+    }
+    let sent = String::from_utf8_lossy(&seen.lock().unwrap()).into_owned();
+    assert!(sent.contains("ak_demo_acme"), "the recorder saw the gateway's requests");
+    assert!(!sent.contains(&token.access_code), "the API saw an agent's access code");
+    assert!(!sent.contains(&token.secret_key), "the API saw an agent's secret");
+}
