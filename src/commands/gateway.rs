@@ -6,6 +6,7 @@ use crate::commands::output::{out, outln};
 use crate::commands::table::{Align, Table};
 use crate::commands::{CommandError, Output};
 use esimdash_api::Client;
+use esimdash_domain::money::format_amount;
 use esimdash_gateway::agents::{Agent, Role, Token, check_name, hash_secret};
 use esimdash_gateway::config::{DEFAULT_LISTEN, File, READ_FRESH, default_index_dir};
 use esimdash_gateway::{Metrics, Settings, Store};
@@ -154,12 +155,15 @@ async fn agent(what: &AgentWhat, connection: &ConnectionArgs, output: &Output) -
                 return output.print_json(&json!({
                     "name": name,
                     "role": role.name(),
-                    "dailyCap": daily_cap.map(|c| c.to_string()),
+                    "dailyCap": daily_cap.map(format_amount),
                     "accessCode": token.access_code,
                     "secretKey": token.secret_key,
                 }));
             }
-            let cap = daily_cap.map_or_else(|| "no cap of its own".to_string(), |c| format!("daily cap {c} USD"));
+            let cap = daily_cap.map_or_else(
+                || "no cap of its own".to_string(),
+                |c| format!("daily cap {} USD", format_amount(c)),
+            );
             outln!(
                 "agent {name} added ({}, {cap}). Its token, shown this once:\n  access code  {}\n  secret key   {}\nOn the agent's seat: ESIMDASH_BASE_URL=<the gateway's URL> ESIMDASH_ACCESS_CODE={} ESIMDASH_SECRET_KEY=<the secret key> esimdash",
                 role.name(),
@@ -221,7 +225,7 @@ async fn list(store: &Store, output: &Output) -> Result<(), CommandError> {
                 json!({
                     "name": a.name,
                     "role": a.role.name(),
-                    "dailyCap": a.daily_cap.map(|c| c.to_string()),
+                    "dailyCap": a.daily_cap.map(format_amount),
                     "accessCode": a.access_code,
                     "createdAt": time(a.created_at),
                     "revokedAt": a.revoked_at.map(time),
@@ -245,7 +249,7 @@ async fn list(store: &Store, output: &Output) -> Result<(), CommandError> {
         table.row(vec![
             a.name.clone(),
             a.role.name().to_string(),
-            a.daily_cap.map_or_else(|| "-".to_string(), |c| c.to_string()),
+            a.daily_cap.map_or_else(|| "-".to_string(), format_amount),
             a.access_code.clone(),
             a.revoked_at
                 .map_or_else(|| "active".to_string(), |t| format!("revoked {}", time(t))),

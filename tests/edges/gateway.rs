@@ -187,14 +187,23 @@ async fn the_dashboard_header_shows_the_agents_seat_and_what_is_left_of_its_cap(
     wide.wait_for("agent ana (support), 10.00 of 10.00 USD left today");
     let narrow = crate::tmux::Tmux::new("seat-narrow");
     narrow.start(80, 24, &dashboard);
-    let screen = narrow.wait_for("ana·support 10.00/10.00");
+    let screen = narrow.wait_for("ana·support 10.00/10.00 left");
     assert!(
         screen
             .lines()
             .next()
-            .is_some_and(|l| l.trim_end().ends_with("10.00/10.00")),
+            .is_some_and(|l| l.trim_end().ends_with("10.00/10.00 left")),
         "{screen}"
     );
+    // Revoked while the dashboard is open: at its next request it says whom to ask, the team's
+    // admin, not the reseller portal.
+    let mut revoke = esimdash(&home);
+    revoke
+        .args(["gateway", "agent", "revoke", "ana", "--store"])
+        .arg(home.path().join("gateway.db"));
+    assert!(run(revoke).await.status.success());
+    narrow.keys(&["r"]);
+    narrow.wait_for("team's admin");
     let _ = gateway.kill();
     let _ = gateway.wait();
 }

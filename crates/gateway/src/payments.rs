@@ -120,15 +120,16 @@ impl Request {
 }
 
 async fn pay(gateway: &Arc<Gateway>, agent: &Agent, kind: Kind, headers: &HeaderMap, body: &[u8]) -> Response {
-    match (agent.role, kind) {
-        (Role::Viewer, _) => return forbidden(agent, "pay (top-ups and orders need support or admin)"),
+    let refused_role = match (agent.role, kind) {
+        (Role::Viewer, _) => Some("pay (top-ups and orders need support or admin)"),
         (Role::Support, Kind::Order) if !gateway.settings.support_can_buy => {
-            return forbidden(
-                agent,
-                "buy new eSIMs (support_can_buy is off in the gateway's settings); top-ups it may",
-            );
+            Some("buy new eSIMs (support_can_buy is off in the gateway's settings); top-ups it may")
         }
-        _ => {}
+        _ => None,
+    };
+    if let Some(what) = refused_role {
+        gateway.counters.refused(&agent.name, crate::metrics::Refusal::Role);
+        return forbidden(agent, what);
     }
     let key = header(headers, "idempotency-key").map(str::to_string);
     if let Some(k) = &key
@@ -230,14 +231,14 @@ fn refused(refusal: Refusal, asked: &Asked, key: Option<&str>, now: i64) -> Resp
             amount,
         } => {
             let reset = next_reset(now);
-            let whose_cap = whose.map_or_else(|| "the team's".to_string(), |a| format!("agent {a}'s"));
+            let whose_cap = whose.map_or_else(|| "the team".to_string(), |a| format!("agent {a}"));
             // The figures first: a client may show only the start of a long message.
+            // Short, the figures and the reset first: a client shows the start of a message.
             let message = format!(
-                "Daily cap reached: {whose_cap} cap is {} USD, {} spent today, this payment {} would pass it. Resets at {} UTC (in {}); nothing was paid.",
-                format_amount(cap),
+                "Daily cap: {whose_cap} {} of {} USD spent today, {} more would pass it; it resets in {} (00:00 UTC).",
                 format_amount(spent),
+                format_amount(cap),
                 format_amount(amount),
-                reset.format("%H:%M"),
                 until(reset, now)
             );
             let mut response = (
@@ -266,8 +267,7 @@ fn refused(refusal: Refusal, asked: &Asked, key: Option<&str>, now: i64) -> Resp
             error(
                 StatusCode::PRECONDITION_REQUIRED,
                 &format!(
-                    "eSIM {} was topped up with {} {minutes} min ago by {by} ({}). Nothing was paid: to pay again, send the request again with the header x-confirm-repeat: true",
-                    earlier.asked.iccid.as_deref().unwrap_or_default(),
+                    "Paid {minutes} min ago by {by} ({}, {}): confirm to pay again (--again; header x-confirm-repeat: true).",
                     earlier.asked.slug,
                     earlier.stage.word()
                 ),

@@ -20,17 +20,24 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use esimdash_api::relay::{ESIMS, ROUTES, Relayed, SEAT_HEADER, Seat};
 use esimdash_api::{ApiError, Client, Endpoint};
+use esimdash_domain::money::format_amount;
 use rust_decimal::Decimal;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// Failed sign-ins from one address within a minute before it is told to wait.
+/// Failed sign-ins within a minute before the asker is told to wait: with one access code from
+/// one address (a secret being guessed), and from one address whatever the codes (codes being
+/// guessed), so that one agent's mistyped token does not lock out the others on its host.
 const FAILURES_ALLOWED: u32 = 10;
+const FAILURES_ALLOWED_PER_ADDRESS: u32 = 100;
 const FAILURE_WINDOW: Duration = Duration::from_secs(60);
 /// The largest request body the contract takes.
 const MAX_BODY: usize = 64 * 1024;
+
+/// Who failed to sign in: an address, with the access code it gave (`None`: any code).
+type Asker = (IpAddr, Option<String>);
 
 pub(crate) struct Gateway {
     pub store: Store,
@@ -39,7 +46,7 @@ pub(crate) struct Gateway {
     pub reads: Reads,
     pub index: Option<Arc<TeamIndex>>,
     pub counters: Counters,
-    failures: Mutex<HashMap<IpAddr, (u32, Instant)>>,
+    failures: Mutex<HashMap<Asker, (u32, Instant)>>,
 }
 
 /// A running gateway: where it listens; it serves until dropped or `stop`ped.
@@ -170,7 +177,12 @@ pub(crate) struct Caller(pub Agent);
 /// address that keeps failing is told to wait.
 async fn authenticate(State(gateway): State<Arc<Gateway>>, mut request: Request, next: Next) -> Response {
     let ip = request.extensions().get::<ConnectInfo<Peer>>().map(|c| c.0.0.ip());
-    if let Some(wait) = ip.and_then(|ip| gateway.waits(ip)) {
+    let code = request
+        .headers()
+        .get("x-access-code")
+        .and_then(|v| v.to_str().ok())
+        .map(|c| c.trim().to_string());
+    if let Some(wait) = ip.and_then(|ip| gateway.waits(ip, code.as_deref())) {
         let mut response = error(
             StatusCode::TOO_MANY_REQUESTS,
             "Too many failed sign-ins: wait before trying again",
@@ -181,7 +193,7 @@ async fn authenticate(State(gateway): State<Arc<Gateway>>, mut request: Request,
     let headers = request.headers();
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
     let (Some(code), Some(secret)) = (text("x-access-code"), text("x-secret-key")) else {
-        gateway.failed(ip);
+        gateway.failed(ip, code.as_deref());
         gateway.counters.failed_sign_in();
         return error(StatusCode::UNAUTHORIZED, "Unauthorized");
     };
@@ -196,12 +208,17 @@ async fn authenticate(State(gateway): State<Arc<Gateway>>, mut request: Request,
         }
     };
     let Some(agent) = agent.filter(|a| a.holds(secret)) else {
-        gateway.failed(ip);
+        gateway.failed(ip, Some(code));
         gateway.counters.failed_sign_in();
         return error(StatusCode::UNAUTHORIZED, "Unauthorized");
     };
     if agent.is_revoked() {
-        return error(StatusCode::UNAUTHORIZED, "API key revoked or expired");
+        // Not the contract's "API key revoked or expired": a seat must not send its agent to
+        // the reseller portal for a new key, but to the team's admin for a new token.
+        return error(
+            StatusCode::UNAUTHORIZED,
+            "This agent's token was revoked at the team gateway: ask the team's admin for a new one",
+        );
     }
     gateway.counters.request(&agent.name);
     request.extensions_mut().insert(Caller(agent.clone()));
@@ -235,20 +252,26 @@ impl Gateway {
         })
     }
 
-    fn failed(&self, ip: Option<IpAddr>) {
+    fn failed(&self, ip: Option<IpAddr>, code: Option<&str>) {
         let Some(ip) = ip else { return };
         let mut failures = self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let now = Instant::now();
         failures.retain(|_, (_, since)| now.duration_since(*since) < FAILURE_WINDOW);
-        failures.entry(ip).or_insert((0, now)).0 += 1;
+        for key in [(ip, code.map(str::to_string)), (ip, None)] {
+            failures.entry(key).or_insert((0, now)).0 += 1;
+        }
     }
 
-    /// How long `ip` must wait, having failed too often.
-    fn waits(&self, ip: IpAddr) -> Option<Duration> {
+    /// How long the asker must wait, having failed too often.
+    fn waits(&self, ip: IpAddr, code: Option<&str>) -> Option<Duration> {
         let failures = self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let (count, since) = failures.get(&ip)?;
-        let left = FAILURE_WINDOW.saturating_sub(since.elapsed());
-        (*count >= FAILURES_ALLOWED && !left.is_zero()).then_some(left)
+        let over = |key: Asker, allowed: u32| {
+            let (count, since) = failures.get(&key)?;
+            let left = FAILURE_WINDOW.saturating_sub(since.elapsed());
+            (*count >= allowed && !left.is_zero()).then_some(left)
+        };
+        over((ip, code.map(str::to_string)), FAILURES_ALLOWED)
+            .or_else(|| over((ip, None), FAILURES_ALLOWED_PER_ADDRESS))
     }
 }
 
@@ -260,14 +283,14 @@ async fn me(State(gateway): State<Arc<Gateway>>, axum::Extension(Caller(agent)):
         Ok(held) => held,
         Err(e) => return store_failed(&e),
     };
-    let left = |cap: Option<Decimal>, spent: Decimal| cap.map(|c| (c - spent).max(Decimal::ZERO).to_string());
+    let left = |cap: Option<Decimal>, spent: Decimal| cap.map(|c| format_amount((c - spent).max(Decimal::ZERO)));
     axum::Json(serde_json::json!({
         "agent": agent.name,
         "role": agent.role.name(),
-        "dailyCap": agent.daily_cap.map(|c| c.to_string()),
-        "spentToday": own.to_string(),
+        "dailyCap": agent.daily_cap.map(format_amount),
+        "spentToday": format_amount(own),
         "leftToday": left(agent.daily_cap, own),
-        "teamDailyCap": gateway.settings.team_daily_cap.map(|c| c.to_string()),
+        "teamDailyCap": gateway.settings.team_daily_cap.map(format_amount),
         "teamLeftToday": left(gateway.settings.team_daily_cap, team),
         "resetsAt": payments::next_reset(now).to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
     }))

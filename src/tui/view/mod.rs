@@ -61,7 +61,7 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme, now: Instant) {
     draw_header(frame, header, app, theme);
     draw_tabs(frame, tabs, app, theme);
     if let Some(Halt::Unauthorized { revoked, message }) = app.halt() {
-        draw_unauthorized(frame, body, *revoked, message, theme);
+        draw_unauthorized(frame, body, (*revoked, app.seat().is_some()), message, theme);
     } else {
         (app.tab_state().view())(frame, body, app, theme);
         if let Some(overlay) = app.overlay() {
@@ -140,7 +140,7 @@ fn draw_header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 }
 
 /// An agent's seat at a team gateway, as the header says it: in words where the width allows,
-/// else short enough for 80 columns ("ana·support 5.80/10.00").
+/// else short enough for 80 columns ("ana·support 5.80/10.00 left").
 fn seat_words(seat: &esimdash_api::relay::Seat, wide: bool) -> String {
     let (name, role) = (safe(&seat.name), safe(&seat.role));
     match (seat.cap, seat.left, wide) {
@@ -149,7 +149,7 @@ fn seat_words(seat: &esimdash_api::relay::Seat, wide: bool) -> String {
             format_amount(left),
             format_amount(cap)
         ),
-        (Some(cap), Some(left), false) => format!("{name}·{role} {}/{}", format_amount(left), format_amount(cap)),
+        (Some(cap), Some(left), false) => format!("{name}·{role} {}/{} left", format_amount(left), format_amount(cap)),
         (_, _, true) => format!("agent {name} ({role})"),
         (_, _, false) => format!("{name}·{role}"),
     }
@@ -169,9 +169,16 @@ fn draw_tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-fn draw_unauthorized(frame: &mut Frame, area: Rect, revoked: bool, message: &str, theme: &Theme) {
+/// The credentials refused: by the API (`revoked`: as such), or, for an agent's seat (`at_gateway`),
+/// by the team gateway, whose admin gives tokens, not the reseller portal.
+fn draw_unauthorized(frame: &mut Frame, area: Rect, (revoked, at_gateway): (bool, bool), message: &str, theme: &Theme) {
     let rect = centered(area, 76, area.height.min(16));
-    let (title, what) = if revoked {
+    let (title, what) = if at_gateway {
+        (
+            "Token not accepted by the team gateway",
+            "The gateway no longer accepts this agent's token (revoked, or mistyped). Ask the team's admin for a new one.",
+        )
+    } else if revoked {
         (
             "API key revoked or expired",
             "This key can no longer be used. Create a new key pair in the reseller portal (API keys).",
