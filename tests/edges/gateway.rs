@@ -262,11 +262,72 @@ async fn a_second_agent_pays_the_same_top_up_only_with_again() {
     let paid = topup(&ana_seat, &ana, false).await;
     assert!(paid.status.success(), "{}", stderr(&paid));
     let refused = topup(&bob_seat, &bob, false).await;
-    assert!(!refused.status.success(), "{}", stdout(&refused));
+    assert_eq!(
+        refused.status.code(),
+        Some(2),
+        "a repeat without --again: {}",
+        stderr(&refused)
+    );
+    assert_stderr_has(&refused, "--again");
     assert_eq!(orders_at_server(&api).await, orders + 1, "bob's was not paid");
     let confirmed = topup(&bob_seat, &bob, true).await;
     assert!(confirmed.status.success(), "{}", stderr(&confirmed));
     assert_eq!(orders_at_server(&api).await, orders + 2, "bob's confirmed one was paid");
+    let _ = gateway.kill();
+    let _ = gateway.wait();
+}
+
+/// In the dashboard, a top-up another agent paid minutes ago: the gateway's question becomes
+/// the dashboard's second question, and confirmed there, it is paid (once), counted at the
+/// sandbox.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_asks_again_for_a_top_up_another_agent_just_paid() {
+    if !crate::tools::tmux_available("the_dashboard_asks_again_for_a_top_up_another_agent_just_paid") {
+        return;
+    }
+    let (sb, api, home) = sandbox_api_home().await;
+    let (ana, bob) = (
+        agent(&home, "ana", "support").await,
+        agent(&home, "bob", "support").await,
+    );
+    let (mut gateway, base) = serve(&home, &sb.base_url()).await;
+    let orders = orders_at_server(&api).await;
+    let dashboard = |name: &str, (code, secret): &(String, String)| {
+        let seat = home.path().join(name);
+        let tmux = crate::tmux::Tmux::new(name);
+        tmux.start(
+            120,
+            40,
+            &format!(
+                "env -i PATH=\"$PATH\" HOME='{seat}' XDG_CONFIG_HOME='{seat}/c' XDG_STATE_HOME='{seat}/s' XDG_CACHE_HOME='{seat}/k' ESIMDASH_BASE_URL='{base}' ESIMDASH_ACCESS_CODE='{code}' ESIMDASH_SECRET_KEY='{secret}' '{bin}'",
+                seat = seat.display(),
+                bin = env!("CARGO_BIN_EXE_esimdash"),
+            ),
+        );
+        tmux
+    };
+    // The same eSIM (the newest) and the same plan (the first offered) on both seats.
+    let steps = [
+        ("3", "LPA:1$"),
+        ("t", "Plans offered by the API"),
+        ("Enter", "Enter: pay"),
+    ];
+    let first = dashboard("ana", &ana);
+    first.press_and_wait(&steps);
+    first.keys(&["Enter"]);
+    first.wait_for("Placed: order");
+    let second = dashboard("bob", &bob);
+    second.press_and_wait(&steps);
+    second.keys(&["Enter"]);
+    second.wait_for("agent ana paid it");
+    assert_eq!(orders_at_server(&api).await, orders + 1, "bob's was not sent");
+    second.keys(&["Enter"]);
+    second.wait_for("Placed: order");
+    assert_eq!(
+        orders_at_server(&api).await,
+        orders + 2,
+        "bob's, confirmed, was paid once"
+    );
     let _ = gateway.kill();
     let _ = gateway.wait();
 }

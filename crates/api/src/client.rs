@@ -1116,6 +1116,12 @@ impl Answer {
                 }
             }
             429 => ApiError::RateLimited { endpoint, retry_after },
+            // A team gateway's rule against repeats across its agents: the same payment made
+            // minutes ago by another seat; confirmed, it is sent again (`Payment::again`).
+            428 => ApiError::Repeat {
+                endpoint,
+                earlier: message,
+            },
             status => ApiError::Api {
                 endpoint,
                 status,

@@ -267,7 +267,7 @@ fn refused(refusal: Refusal, asked: &Asked, key: Option<&str>, now: i64) -> Resp
             error(
                 StatusCode::PRECONDITION_REQUIRED,
                 &format!(
-                    "Paid {minutes} min ago by {by} ({}, {}): confirm to pay again (--again; header x-confirm-repeat: true).",
+                    "{by} paid it {minutes} min ago ({}, {}); to pay again, confirm (header x-confirm-repeat: true)",
                     earlier.asked.slug,
                     earlier.stage.word()
                 ),

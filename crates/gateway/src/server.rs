@@ -213,11 +213,12 @@ async fn authenticate(State(gateway): State<Arc<Gateway>>, mut request: Request,
         return error(StatusCode::UNAUTHORIZED, "Unauthorized");
     };
     if agent.is_revoked() {
-        // Not the contract's "API key revoked or expired": a seat must not send its agent to
-        // the reseller portal for a new key, but to the team's admin for a new token.
+        // Not the contract's "API key revoked or expired" (a client reads those words as its
+        // key revoked, and sends its user to the reseller portal): the agent needs a new token
+        // from the team's admin.
         return error(
             StatusCode::UNAUTHORIZED,
-            "This agent's token was revoked at the team gateway: ask the team's admin for a new one",
+            "This agent's token is no longer accepted by the team gateway: ask the team's admin for a new one",
         );
     }
     gateway.counters.request(&agent.name);
