@@ -70,20 +70,27 @@ fn as_agent(seat: &tempfile::TempDir, base: &str, (code, secret): &(String, Stri
 #[tokio::test]
 async fn a_gateway_killed_mid_payment_settles_it_at_restart_charged_once() {
     let (_sb, api, proxy, home) = held_sandbox_api_home(Duration::from_secs(2)).await;
-    let target = topupable(&api, 1).await.remove(0);
+    let mut targets = topupable(&api, 2).await;
+    let (target, earlier) = (targets.remove(0), targets.remove(0));
     let ana = agent(&home, "ana", "support").await;
     let (mut gateway, base) = serve(&home, &proxy.base_url()).await;
+    let seat = tempfile::tempdir().unwrap();
+    // A payment answered first: the API echoed its key, so the gateway knows it honours keys
+    // (without that it never resends, as the contract says, and leaves the payment unknown).
+    let mut first = as_agent(&seat, &base, &ana);
+    first.args(["topup", "--iccid", &earlier.0, "--slug", &earlier.1, "--yes"]);
+    let first = run(first).await;
+    assert!(first.status.success(), "{}", stderr(&first));
     let (orders, balance) = (orders_at_server(&api).await, api.balance().await.unwrap());
     let started = std::time::Instant::now();
 
-    let seat = tempfile::tempdir().unwrap();
     let mut pay = as_agent(&seat, &base, &ana);
     pay.args(["topup", "--iccid", &target.0, "--slug", &target.1, "--yes"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let paying = pay.spawn().unwrap();
     wait_until(Duration::from_secs(20), "the payment to reach the sandbox", || {
-        proxy.writes() == 1
+        proxy.writes() == 2
     })
     .await;
     signal(&gateway, libc::SIGKILL);
@@ -114,10 +121,14 @@ async fn a_gateway_killed_mid_payment_settles_it_at_restart_charged_once() {
         .await
         .unwrap();
     let journal = store.journal(None, 0).await.unwrap();
-    assert_eq!(journal.len(), 1, "{journal:?}");
-    assert_eq!(journal[0].stage, esimdash_gateway::store::Stage::Charged, "{journal:?}");
+    assert_eq!(journal.len(), 2, "{journal:?}");
+    let killed = journal
+        .iter()
+        .find(|p| p.asked.iccid.as_deref() == Some(target.0.as_str()))
+        .unwrap();
+    assert_eq!(killed.stage, esimdash_gateway::store::Stage::Charged, "{journal:?}");
     assert_eq!(
-        journal[0].charged,
+        killed.charged,
         Some(balance - charged),
         "the journal says what the wallet paid"
     );

@@ -8,10 +8,10 @@ use crate::agents::{Agent, Role};
 use crate::server::{
     Caller, Gateway, Refused, error, forbidden, header, passed_on, set_header, store_failed, upstream_failed,
 };
-use crate::store::{Asked, Caps, Outcome, Payment, Refusal, Stage, StoreError};
+use crate::store::{Asked, Caps, From, Outcome, Payment, Refusal, Stage, StoreError};
 use axum::body::Bytes;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use esimdash_api::model::Placed;
@@ -28,6 +28,9 @@ use std::time::Duration;
 const REPEAT_WINDOW_SECS: i64 = esimdash_api::REPEAT_WINDOW.as_secs() as i64;
 /// Resends of a payment whose answer was lost, while the gateway runs.
 const RESENDS: u32 = 5;
+/// A payment is resent under its key only while the API keeps keys (24 hours), with an hour to
+/// spare for clocks that disagree.
+const KEY_KEPT_SECS: i64 = 23 * 3600;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -54,7 +57,7 @@ pub(crate) async fn topup(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    pay(&gateway, &agent, Kind::Topup, &headers, &body).await
+    paid(gateway, agent, Kind::Topup, headers, body).await
 }
 
 pub(crate) async fn order(
@@ -63,7 +66,26 @@ pub(crate) async fn order(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    pay(&gateway, &agent, Kind::Order, &headers, &body).await
+    paid(gateway, agent, Kind::Order, headers, body).await
+}
+
+/// A payment in a task of its own: a seat that hangs up (a timeout, Ctrl-C, a dropped network)
+/// ends its request, never the payment, which is journalled and settled all the same. Every
+/// answer echoes the agent's key, as the contract's server does.
+async fn paid(gateway: Arc<Gateway>, agent: Agent, kind: Kind, headers: HeaderMap, body: Bytes) -> Response {
+    let key = header(&headers, "idempotency-key").map(str::to_string);
+    let task = tokio::spawn(async move { pay(&gateway, &agent, kind, &headers, &body).await });
+    let mut response = task.await.unwrap_or_else(|e| {
+        tracing::error!("a payment's task failed: {e}");
+        error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "The gateway failed; the journal tells what became of the payment",
+        )
+    });
+    if let Some(key) = key.filter(|k| HeaderValue::from_str(k).is_ok()) {
+        set_header(&mut response, "idempotency-key", &key);
+    }
+    response
 }
 
 /// The request as the gateway sends it on: only the contract's fields.
@@ -141,6 +163,14 @@ async fn pay(gateway: &Arc<Gateway>, agent: &Agent, kind: Kind, headers: &Header
         Ok(r) => r,
         Err(refused) => return refused.into_response(),
     };
+    // A key sent before: its first answer (or 422), whatever the API would say of it now.
+    if let Some(k) = &key {
+        match gateway.store.payment_by_key(&agent.name, k).await {
+            Ok(Some(earlier)) => return replay(&earlier, &request.body(), key.as_deref()),
+            Ok(None) => {}
+            Err(e) => return store_failed(&e),
+        }
+    }
     let price = match price(gateway, &request).await {
         Ok(p) => p,
         Err(refused) => return refused.into_response(),
@@ -273,13 +303,13 @@ fn refused(refusal: Refusal, asked: &Asked, key: Option<&str>, now: i64) -> Resp
                 ),
             )
         }
-        Refusal::SameKey(earlier) => replay(&earlier, asked, key),
+        Refusal::SameKey(earlier) => replay(&earlier, &asked.body, key),
     }
 }
 
 /// The agent sent a key it used before: the first request's answer, as the contract says.
-fn replay(earlier: &Payment, asked: &Asked, key: Option<&str>) -> Response {
-    let mut response = if earlier.asked.body != asked.body {
+fn replay(earlier: &Payment, body: &str, key: Option<&str>) -> Response {
+    let mut response = if earlier.asked.body != body {
         error(
             StatusCode::UNPROCESSABLE_ENTITY,
             "Idempotency-Key reused with a different request",
@@ -292,6 +322,13 @@ fn replay(earlier: &Payment, asked: &Asked, key: Option<&str>) -> Response {
                 set_header(&mut r, "idempotent-replayed", "true");
                 r
             }
+            (_, _, Stage::Released) => error(
+                StatusCode::GONE,
+                &format!(
+                    "This payment was not placed ({}): nothing was paid. To pay, send it under a new Idempotency-Key",
+                    earlier.note.as_deref().unwrap_or("released")
+                ),
+            ),
             _ => error(
                 StatusCode::CONFLICT,
                 "A request with this Idempotency-Key is in progress",
@@ -315,47 +352,55 @@ async fn send(gateway: &Arc<Gateway>, payment: Payment) -> Response {
             );
         }
         Err(e) => {
-            release(gateway, &payment, "the journal could not record it as sent").await;
+            release(
+                gateway,
+                &payment,
+                "the journal could not record it as sent",
+                From::Asked,
+            )
+            .await;
             return store_failed(&e);
         }
     }
-    let key = payment.asked.agent_key.clone();
     // Money moves: no read answered before it is given again.
     gateway.reads.forget();
-    match resend(gateway, &payment).await {
+    match sent(gateway, &payment, Send::First).await {
         Ok((answer, Stage::Unknown)) => {
             // Answered without telling (a gateway in front of the API gave up): held, and
             // resent under its key until the API says.
             let gateway = gateway.clone();
             tokio::spawn(async move { settle_later(&gateway, payment).await });
-            passed_on(answer, key.as_deref())
+            passed_on(answer, None)
         }
-        Ok((answer, _)) => passed_on(answer, key.as_deref()),
+        Ok((answer, _)) => passed_on(answer, None),
         Err(e) if e.outcome_unknown() => {
             // Held until its outcome is known: resent under its key in the background.
             let (gateway, id) = (gateway.clone(), payment.id.clone());
             tokio::spawn(async move { settle_later(&gateway, payment).await });
-            let mut response = error(
+            error(
                 StatusCode::BAD_GATEWAY,
                 &format!(
                     "The API did not answer, so whether this payment was placed is not known yet: the gateway settles it (journal {id}). Do not pay again; send the same request with the same Idempotency-Key to learn its outcome."
                 ),
-            );
-            if let Some(key) = key {
-                set_header(&mut response, "idempotency-key", &key);
-            }
-            response
+            )
         }
         Err(e) => {
-            release(gateway, &payment, &format!("not sent: {e}")).await;
+            release(gateway, &payment, &format!("not sent: {e}"), From::Sent).await;
             upstream_failed(&e)
         }
     }
 }
 
-/// Sends the payment under its own key and records what the answer says (with the stage it
-/// recorded); `Err` when no answer came (the payment stays as it was).
-async fn resend(gateway: &Gateway, payment: &Payment) -> Result<(Relayed, Stage), ApiError> {
+/// A payment's first sending, or a resend under its key of one whose outcome is not known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Send {
+    First,
+    Again,
+}
+
+/// Sends the payment under its own key and records what the answer says; the answer and the
+/// stage it tells (`Unknown`: nothing recorded); `Err` when no answer came.
+async fn sent(gateway: &Gateway, payment: &Payment, send: Send) -> Result<(Relayed, Stage), ApiError> {
     let endpoint = Kind::endpoint(&payment.asked.kind);
     let answer = gateway
         .upstream
@@ -366,88 +411,122 @@ async fn resend(gateway: &Gateway, payment: &Payment) -> Result<(Relayed, Stage)
             Some(&payment.upstream_key),
         )
         .await?;
-    let outcome = outcome_of(&answer, payment);
-    let stage = outcome.stage;
+    gateway.reads.forget();
+    let outcome = outcome_of(&answer, payment, send);
+    let stage = outcome.as_ref().map_or(Stage::Unknown, |o| o.stage);
     gateway
         .counters
         .payment(&payment.asked.agent, stage.word(), Some(answer.status));
-    gateway.reads.forget();
-    // Another replica's resend still under way upstream (409) says nothing: left as it is.
-    if answer.status != 409
-        && let Err(e) = gateway.store.settle(&payment.id, outcome, crate::now()).await
-    {
-        tracing::error!(payment = %payment.id, "the outcome of a payment was not journalled: {e}");
+    if let Some(outcome) = outcome {
+        match gateway
+            .store
+            .settle(&payment.id, outcome, crate::now(), From::Sent)
+            .await
+        {
+            Ok(true) => {}
+            Ok(false) => tracing::info!(payment = %payment.id, "settled meanwhile (another replica): left as it is"),
+            Err(e) => tracing::error!(payment = %payment.id, "the outcome of a payment was not journalled: {e}"),
+        }
     }
     Ok((answer, stage))
 }
 
-/// What an answer says became of a payment.
-fn outcome_of(answer: &Relayed, payment: &Payment) -> Outcome {
+/// What an answer says became of a payment; `None` when it says nothing (left as it is).
+///
+/// To the first sending, any answer is the API's word: 2xx placed it, 409/502/504 do not tell,
+/// any other refused it (the contract: a failed request debits nothing). To a resend under the
+/// key, only 2xx (the stored answer, or the payment carried out now) and the contract's
+/// refusals of it (400, 402, 404: nothing was carried out under that key) tell; a 429, a 5xx or
+/// a 401 says nothing of the first. A 2xx whose answer does not echo the key may be a second
+/// payment (the API may not honour keys): said, and left unknown.
+fn outcome_of(answer: &Relayed, payment: &Payment, send: Send) -> Option<Outcome> {
     let text = String::from_utf8_lossy(&answer.body).into_owned();
-    let (stage, charged, order_no, note) = match answer.status {
-        200..=299 => match serde_json::from_slice::<Placed>(&answer.body) {
-            Ok(placed) => (
-                Stage::Charged,
-                Some(placed.order.total_sell_price.unwrap_or(payment.asked.amount)),
-                Some(placed.order.record.provider_order_no.to_string()),
-                None,
-            ),
-            Err(e) => (
-                Stage::Charged,
-                Some(payment.asked.amount),
-                None,
-                Some(format!(
-                    "placed, but its answer could not be read ({e}): the amount held is counted"
-                )),
-            ),
-        },
-        // A gateway in front of the API gave up, or the API is still at it: not known.
-        409 | 502 | 504 => (
-            Stage::Unknown,
-            None,
-            None,
-            Some(format!(
-                "the API answered {}: not known whether it was placed",
-                answer.status
-            )),
-        ),
-        // The contract: a failed request debits nothing.
-        status => (
-            Stage::Released,
-            None,
-            None,
-            Some(format!("refused by the API ({status})")),
-        ),
-    };
-    Outcome {
-        stage,
-        charged,
+    let base = Outcome {
         status: Some(answer.status),
         answer: Some(text),
-        order_no,
-        note,
+        key_echoed: Some(answer.key_echoed),
+        ..Outcome::default()
+    };
+    let noted = |stage: Stage, note: String| Outcome {
+        stage,
+        note: Some(note),
+        ..base.clone()
+    };
+    match (answer.status, send) {
+        (200..=299, Send::Again) if !answer.key_echoed => Some(noted(
+            Stage::Unknown,
+            "resent, and the API did not echo the key: it may not honour keys, so this may be a second order; check the order list".to_string(),
+        )),
+        (200..=299, _) => Some(match serde_json::from_slice::<Placed>(&answer.body) {
+            Ok(placed) => Outcome {
+                stage: Stage::Charged,
+                charged: Some(placed.order.total_sell_price.unwrap_or(payment.asked.amount)),
+                order_no: Some(placed.order.record.provider_order_no.to_string()),
+                ..base.clone()
+            },
+            Err(e) => Outcome {
+                charged: Some(payment.asked.amount),
+                ..noted(
+                    Stage::Charged,
+                    format!("placed, but its answer could not be read ({e}): the amount held is counted"),
+                )
+            },
+        }),
+        (409 | 502 | 504, Send::First) => Some(noted(
+            Stage::Unknown,
+            format!("the API answered {}: not known whether it was placed", answer.status),
+        )),
+        (status, Send::First) | (status @ (400 | 402 | 404), Send::Again) => {
+            Some(noted(Stage::Released, format!("refused by the API ({status})")))
+        }
+        (_, Send::Again) => None,
     }
 }
 
-async fn release(gateway: &Gateway, payment: &Payment, why: &str) {
+async fn release(gateway: &Gateway, payment: &Payment, why: &str, from: From) {
     let outcome = Outcome {
         stage: Stage::Released,
-        charged: None,
-        status: None,
-        answer: None,
-        order_no: None,
         note: Some(why.to_string()),
+        ..Outcome::default()
     };
-    if let Err(e) = gateway.store.settle(&payment.id, outcome, crate::now()).await {
+    if let Err(e) = gateway.store.settle(&payment.id, outcome, crate::now(), from).await {
         tracing::error!(payment = %payment.id, "a payment's release was not journalled: {e}");
     }
 }
 
-/// A payment whose answer was lost, resent under its key until an answer comes.
+/// Whether a payment may be resent under its key: the API has shown it honours keys (its last
+/// answer to a payment echoed the key), and keeps them still (docs/api-contract.md: 24 hours;
+/// an hour to spare). Else it stays unknown, with why, for a person to check the order list.
+async fn may_resend(gateway: &Gateway, payment: &Payment) -> bool {
+    let why = match gateway.store.api_honours_keys().await {
+        _ if crate::now() - payment.asked_at > KEY_KEPT_SECS => "its key is older than the API keeps keys",
+        Ok(true) => return true,
+        Ok(false) => "the API has not shown that it honours idempotency keys",
+        Err(_) => "the store could not tell whether the API honours keys",
+    };
+    if payment.stage != Stage::Unknown {
+        let outcome = Outcome {
+            stage: Stage::Unknown,
+            note: Some(format!("not resent: {why}; check the order list")),
+            ..Outcome::default()
+        };
+        let _ = gateway
+            .store
+            .settle(&payment.id, outcome, crate::now(), From::Sent)
+            .await;
+    }
+    tracing::warn!(payment = %payment.id, "not resent: {why}");
+    false
+}
+
+/// A payment whose answer was lost, resent under its key until an answer tells.
 async fn settle_later(gateway: &Gateway, payment: Payment) {
+    if !may_resend(gateway, &payment).await {
+        return;
+    }
     for attempt in 0..RESENDS {
         tokio::time::sleep(Duration::from_secs(2u64.pow(attempt))).await;
-        match resend(gateway, &payment).await {
+        match sent(gateway, &payment, Send::Again).await {
             Ok((answer, stage)) if stage != Stage::Unknown => {
                 tracing::info!(payment = %payment.id, status = answer.status, replayed = answer.replayed, "settled");
                 return;
@@ -458,25 +537,20 @@ async fn settle_later(gateway: &Gateway, payment: Payment) {
     }
 }
 
-/// At start: payments an earlier run left unfinished. One never sent is released; one sent is
-/// resent under its key, which the API answers with what it did (never a second charge).
+/// At start: payments an earlier run left unfinished. One never sent is released (unless a
+/// replica sent it meanwhile); one sent is resent under its key where the API honours keys,
+/// which it answers with what it did (never a second charge).
 pub(crate) async fn settle_unfinished(gateway: &Gateway) -> Result<(), StoreError> {
     for payment in gateway.store.unsettled().await? {
         match payment.stage {
-            Stage::Asked => release(gateway, &payment, "the gateway stopped before sending it").await,
-            _ => match resend(gateway, &payment).await {
-                Ok((answer, _)) if !answer.key_echoed => {
-                    let outcome = Outcome {
-                        stage: Stage::Unknown,
-                        charged: None,
-                        status: Some(answer.status),
-                        answer: Some(String::from_utf8_lossy(&answer.body).into_owned()),
-                        order_no: None,
-                        note: Some("resent, and the API did not echo the key: it may not honour keys".to_string()),
-                    };
-                    gateway.store.settle(&payment.id, outcome, crate::now()).await?;
+            Stage::Asked => {
+                release(gateway, &payment, "the gateway stopped before sending it", From::Asked).await;
+            }
+            _ if !may_resend(gateway, &payment).await => {}
+            _ => match sent(gateway, &payment, Send::Again).await {
+                Ok((answer, stage)) => {
+                    tracing::info!(payment = %payment.id, status = answer.status, ?stage, "resent at start");
                 }
-                Ok((answer, _)) => tracing::info!(payment = %payment.id, status = answer.status, "settled at start"),
                 Err(e) => tracing::warn!(payment = %payment.id, "not settled at start, held: {e}"),
             },
         }
@@ -558,4 +632,66 @@ fn entry_json(p: &Payment) -> serde_json::Value {
         "orderNo": p.order_no,
         "note": p.note,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(status: u16, key_echoed: bool) -> Relayed {
+        Relayed {
+            status,
+            content_type: None,
+            body: b"{}".to_vec(),
+            retry_after: None,
+            key_echoed,
+            replayed: false,
+        }
+    }
+
+    fn payment() -> Payment {
+        Payment {
+            id: "p".into(),
+            asked: Asked {
+                agent: "ana".into(),
+                kind: "topup".into(),
+                iccid: None,
+                slug: "s".into(),
+                qty: 1,
+                body: "{}".into(),
+                agent_key: None,
+                amount: Decimal::ONE,
+            },
+            upstream_key: "k".into(),
+            stage: Stage::Sent,
+            charged: None,
+            asked_at: 0,
+            sent_at: None,
+            settled_at: None,
+            status: None,
+            answer: None,
+            order_no: None,
+            note: None,
+        }
+    }
+
+    /// What each answer tells of a payment: to its first sending, every answer; to a resend
+    /// under its key, only a placement (with the key echoed) or the contract's refusals.
+    #[test]
+    fn a_resend_is_settled_only_by_answers_that_tell() {
+        let stage = |status, echoed, send| outcome_of(&answer(status, echoed), &payment(), send).map(|o| o.stage);
+        assert_eq!(stage(201, true, Send::First), Some(Stage::Charged));
+        assert_eq!(stage(429, true, Send::First), Some(Stage::Released));
+        assert_eq!(stage(502, true, Send::First), Some(Stage::Unknown));
+        assert_eq!(stage(201, true, Send::Again), Some(Stage::Charged));
+        assert_eq!(
+            stage(201, false, Send::Again),
+            Some(Stage::Unknown),
+            "maybe a second order"
+        );
+        assert_eq!(stage(402, true, Send::Again), Some(Stage::Released));
+        for says_nothing in [429, 500, 503, 401, 409, 502] {
+            assert_eq!(stage(says_nothing, true, Send::Again), None, "{says_nothing}");
+        }
+    }
 }

@@ -21,6 +21,8 @@ pub(crate) struct Reads {
     in_flight: Mutex<HashMap<String, Arc<OnceCell<Answer>>>>,
     /// Answers kept for `fresh`, by what they asked.
     kept: Mutex<HashMap<String, (Instant, Relayed)>>,
+    /// Counts the times money moved (`forget`): a read sent before that is not kept after it.
+    generation: std::sync::atomic::AtomicU64,
     fresh: Duration,
     shares: Mutex<Shares>,
     /// The key's requests per minute, which the shares divide.
@@ -49,6 +51,7 @@ impl Reads {
         Self {
             in_flight: Mutex::default(),
             kept: Mutex::default(),
+            generation: std::sync::atomic::AtomicU64::new(0),
             fresh,
             shares: Mutex::default(),
             limit: limit.max(1),
@@ -100,9 +103,11 @@ impl Reads {
             drop(_in_flight);
             return Read::OverShare { wait, share };
         }
+        let generation = self.generation.load(std::sync::atomic::Ordering::SeqCst);
         let answer = cell.get_or_init(send).await.clone();
         if let Ok(a) = &answer
             && a.status == 200
+            && generation == self.generation.load(std::sync::atomic::Ordering::SeqCst)
         {
             esimdash_domain::sync::lock(&self.kept).insert(key.clone(), (Instant::now(), a.clone()));
         }
@@ -118,6 +123,7 @@ impl Reads {
 
     /// A payment changed the account: no answer read before it is given again.
     pub(crate) fn forget(&self) {
+        self.generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         esimdash_domain::sync::lock(&self.kept).clear();
     }
 

@@ -38,7 +38,7 @@ impl std::fmt::Debug for Store {
 }
 
 /// A payment's stage in the journal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Stage {
     /// Reserved against the caps and recorded; not sent yet.
     Asked,
@@ -49,6 +49,7 @@ pub enum Stage {
     /// Not placed: its reservation freed.
     Released,
     /// Sent, and nothing tells whether it was placed: its reservation stays held.
+    #[default]
     Unknown,
 }
 
@@ -147,7 +148,7 @@ pub enum Refusal {
 }
 
 /// An outcome to record.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Outcome {
     pub stage: Stage,
     pub charged: Option<Decimal>,
@@ -155,6 +156,16 @@ pub struct Outcome {
     pub answer: Option<String>,
     pub order_no: Option<String>,
     pub note: Option<String>,
+    /// Whether the API's answer echoed the payment's key (`None`: no answer).
+    pub key_echoed: Option<bool>,
+}
+
+/// Which payments an outcome may be recorded over: one never sent (a release of what was only
+/// asked), or one sent whose outcome is not known. A charged or released payment is final.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum From {
+    Asked,
+    Sent,
 }
 
 const PAYMENT_COLUMNS: &str = "id, agent, kind, iccid, slug, qty, body, agent_key, reserved, upstream_key, state, \
@@ -301,13 +312,20 @@ impl Store {
         .await
     }
 
-    /// What became of a payment.
-    pub async fn settle(&self, id: &str, outcome: Outcome, now: i64) -> Result<(), StoreError> {
+    /// What became of a payment, recorded only over the stages `from` allows; `false` when
+    /// the payment had moved on (another replica settled or sent it meanwhile).
+    pub async fn settle(&self, id: &str, outcome: Outcome, now: i64, from: From) -> Result<bool, StoreError> {
         let id = id.to_string();
+        let states = match from {
+            From::Asked => "state = 'asked'",
+            From::Sent => "state IN ('sent', 'unknown')",
+        };
         self.run(move |db| {
             db.execute(
-                "UPDATE payments SET state = $1, charged = $2, status = $3, answer = $4, order_no = $5, note = $6, \
-                 settled_at = $7 WHERE id = $8",
+                &format!(
+                    "UPDATE payments SET state = $1, charged = $2, status = $3, answer = $4, order_no = $5, note = $6, \
+                     key_echoed = $7, settled_at = $8 WHERE id = $9 AND {states}"
+                ),
                 &[
                     Value::text(outcome.stage.name()),
                     Value::Text(outcome.charged.map(|c| c.to_string())),
@@ -315,11 +333,44 @@ impl Store {
                     Value::Text(outcome.answer),
                     Value::Text(outcome.order_no),
                     Value::Text(outcome.note),
+                    Value::Int(outcome.key_echoed.map(i64::from)),
                     Value::int(now),
                     Value::text(id),
                 ],
             )
-            .map(drop)
+            .map(|n| n > 0)
+        })
+        .await
+    }
+
+    /// Whether the API's last answer to a payment echoed its key: a server that echoes honours
+    /// keys (docs/api-contract.md), so a payment may be resent under its key; one that does not
+    /// would carry a resend out as a second payment.
+    pub async fn api_honours_keys(&self) -> Result<bool, StoreError> {
+        self.run(|db| {
+            Ok(db
+                .query(
+                    "SELECT key_echoed FROM payments WHERE key_echoed IS NOT NULL ORDER BY settled_at DESC LIMIT 1",
+                    &[],
+                )?
+                .first()
+                .and_then(|r| r.first().and_then(Value::as_int))
+                == Some(1))
+        })
+        .await
+    }
+
+    /// The agent's payment under its own idempotency key, if it sent that key before.
+    pub async fn payment_by_key(&self, agent: &str, key: &str) -> Result<Option<Payment>, StoreError> {
+        let (agent, key) = (agent.to_string(), key.to_string());
+        self.run(move |db| {
+            db.query(
+                &format!("SELECT {PAYMENT_COLUMNS} FROM payments WHERE agent = $1 AND agent_key = $2"),
+                &[Value::text(agent), Value::text(key)],
+            )?
+            .first()
+            .map(payment_of)
+            .transpose()
         })
         .await
     }

@@ -38,7 +38,8 @@ const STEPS: &[&str] = &[
         status BIGINT,
         answer TEXT,
         order_no TEXT,
-        note TEXT
+        note TEXT,
+        key_echoed BIGINT
     );
     CREATE INDEX payments_by_day ON payments (day, agent);
     CREATE INDEX payments_by_esim ON payments (iccid, slug, asked_at);

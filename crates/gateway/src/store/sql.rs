@@ -53,7 +53,12 @@ pub fn exclusive<T>(
     db: &mut dyn Sql,
     work: impl FnOnce(&mut dyn Sql) -> Result<T, StoreError>,
 ) -> Result<T, StoreError> {
-    db.begin_exclusive()?;
+    if let Err(e) = db.begin_exclusive() {
+        // A begin that failed half-way (the lock's wait cancelled) leaves an aborted
+        // transaction on the connection: ended here, or every later statement fails too.
+        db.rollback();
+        return Err(e);
+    }
     match work(db) {
         Ok(value) => {
             db.commit()?;
