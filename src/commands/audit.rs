@@ -3,7 +3,7 @@
 
 use super::table::{Align, Table};
 use super::{CommandError, Output};
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::{DateTime, Utc};
 use esimdash_api::audit::{self, Entry};
 use std::io::Write;
 
@@ -161,13 +161,7 @@ pub async fn team(client: &esimdash_api::Client, since: Option<&str>, output: &O
     Ok(())
 }
 
-/// `YYYY-MM-DD` (midnight UTC) or an RFC 3339 time.
+/// `--since`, read as the trail reads it.
 fn parse_since(text: &str) -> Result<DateTime<Utc>, CommandError> {
-    let text = text.trim();
-    if let Ok(day) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
-        return Ok(day.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc());
-    }
-    DateTime::parse_from_rfc3339(text)
-        .map(|t| t.with_timezone(&Utc))
-        .map_err(|_| CommandError::Usage(format!("--since {text:?}: expected YYYY-MM-DD or an RFC 3339 time")))
+    audit::since(text).map_err(|e| CommandError::Usage(format!("--since {e}")))
 }

@@ -172,6 +172,18 @@ pub fn default_path() -> Option<PathBuf> {
         .map(|d| d.join("esimdash").join("audit.jsonl"))
 }
 
+/// A `--since` as a day (`YYYY-MM-DD`, midnight UTC) or an RFC 3339 time: what the trail and a
+/// team gateway's journal are read from.
+pub fn since(text: &str) -> Result<DateTime<Utc>, String> {
+    let text = text.trim();
+    if let Ok(day) = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+        return Ok(day.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc());
+    }
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|_| format!("{text:?}: expected YYYY-MM-DD or an RFC 3339 time"))
+}
+
 /// Where the trail is written, and for which profile.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Trail {

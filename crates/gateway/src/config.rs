@@ -89,11 +89,9 @@ pub fn default_index_dir(store: &str) -> Option<PathBuf> {
     )
 }
 
+/// The state directory, as the audit trail's (`esimdash_api::audit::default_path`).
 fn dirs_state() -> Option<PathBuf> {
-    std::env::var_os("XDG_STATE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+    dirs::state_dir().or_else(dirs::data_local_dir)
 }
 
 impl File {

@@ -6,7 +6,6 @@
 use crate::reads::Reads;
 use crate::server::{Gateway, passed_on};
 use axum::response::Response;
-use esimdash_api::Endpoint;
 use esimdash_api::relay::ESIMS;
 use esimdash_api::relay::Relayed;
 use serde_json::{Value, json};
@@ -26,9 +25,7 @@ pub(crate) fn asked_iccid(query: Option<&str>) -> Option<String> {
 
 pub(crate) async fn answer(gateway: &Gateway, agent: &str, iccid: &str, query: Option<&str>) -> Response {
     let Some(index) = &gateway.index else {
-        return read(gateway, agent, ESIMS, query)
-            .await
-            .map_or_else(|r| r, |a| passed_on(a, None));
+        return as_asked(gateway, agent, query).await;
     };
     // The same lookup again within the freshness: the answer the index gave, as a kept read.
     let key = Reads::key(ESIMS, query);
@@ -42,7 +39,7 @@ pub(crate) async fn answer(gateway: &Gateway, agent: &str, iccid: &str, query: O
         return passed_on(kept, None);
     }
     if !index.upstream_lacks_lookup() {
-        let answer = match read(gateway, agent, ESIMS, query).await {
+        let answer = match gateway.read(agent, ESIMS, query).await {
             Ok(a) => a,
             Err(refused) => return refused,
         };
@@ -56,16 +53,14 @@ pub(crate) async fn answer(gateway: &Gateway, agent: &str, iccid: &str, query: O
             return listed(gateway, key, Vec::new());
         }
         // Not seen yet: the list as the API gives it, as a server without the lookup does.
-        return read(gateway, agent, ESIMS, query)
-            .await
-            .map_or_else(|r| r, |a| passed_on(a, None));
+        return as_asked(gateway, agent, query).await;
     };
     let mut total = seen.total;
     for _ in 0..2 {
         let Some(place) = seen.place_in(total) else { break };
         let page = place / crate::index::PAGE + 1;
         let page_query = format!("page={page}&pageSize={}", crate::index::PAGE);
-        let answer = match read(gateway, agent, ESIMS, Some(&page_query)).await {
+        let answer = match gateway.read(agent, ESIMS, Some(&page_query)).await {
             Ok(a) => a,
             Err(refused) => return refused,
         };
@@ -83,14 +78,15 @@ pub(crate) async fn answer(gateway: &Gateway, agent: &str, iccid: &str, query: O
     // Not where the index saw it (purged, or the list changed under it): the list as the API
     // gives it, which the agent's client reads as from a server without the lookup.
     tracing::info!(from_end = seen.from_end, "an eSIM was not where the team index saw it");
-    read(gateway, agent, ESIMS, query)
-        .await
-        .map_or_else(|r| r, |a| passed_on(a, None))
+    as_asked(gateway, agent, query).await
 }
 
-/// The read, or the answer that refuses it.
-async fn read(gateway: &Gateway, agent: &str, endpoint: Endpoint, query: Option<&str>) -> Result<Relayed, Response> {
-    gateway.read(agent, endpoint, query).await
+/// The lookup as the agent asked it, the API's answer passed on (or the gateway's refusal).
+async fn as_asked(gateway: &Gateway, agent: &str, query: Option<&str>) -> Response {
+    gateway
+        .read(agent, ESIMS, query)
+        .await
+        .map_or_else(|refused| refused, |answer| passed_on(answer, None))
 }
 
 fn iccid_of(esim: &Value) -> Option<&str> {

@@ -299,7 +299,7 @@ fn refused(refusal: Refusal, asked: &Asked, key: Option<&str>, now: i64) -> Resp
                 &format!(
                     "{by} paid it {minutes} min ago ({}, {}); to pay again, confirm (header x-confirm-repeat: true)",
                     earlier.asked.slug,
-                    earlier.stage.word()
+                    earlier.stage.name()
                 ),
             )
         }
@@ -416,7 +416,7 @@ async fn sent(gateway: &Gateway, payment: &Payment, send: Send) -> Result<(Relay
     let stage = outcome.as_ref().map_or(Stage::Unknown, |o| o.stage);
     gateway
         .counters
-        .payment(&payment.asked.agent, stage.word(), Some(answer.status));
+        .payment(&payment.asked.agent, stage.name(), Some(answer.status));
     if let Some(outcome) = outcome {
         match gateway
             .store
@@ -584,9 +584,14 @@ pub(crate) async fn journal(
     axum::Extension(Caller(agent)): axum::Extension<Caller>,
     Query(query): Query<JournalQuery>,
 ) -> Response {
-    let since = match query.since.as_deref().map(since_of).transpose() {
+    let since = match query
+        .since
+        .as_deref()
+        .map(|t| esimdash_api::audit::since(t).map(|t| t.timestamp()))
+        .transpose()
+    {
         Ok(s) => s.unwrap_or(0),
-        Err(e) => return error(StatusCode::BAD_REQUEST, &e),
+        Err(e) => return error(StatusCode::BAD_REQUEST, &format!("since={e}")),
     };
     let whose = (agent.role != Role::Admin).then_some(agent.name.as_str());
     match gateway.store.journal(whose, since).await {
@@ -596,18 +601,6 @@ pub(crate) async fn journal(
         .into_response(),
         Err(e) => store_failed(&e),
     }
-}
-
-fn since_of(text: &str) -> Result<i64, String> {
-    let text = text.trim();
-    if let Ok(t) = DateTime::parse_from_rfc3339(text) {
-        return Ok(t.timestamp());
-    }
-    chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
-        .ok()
-        .and_then(|d| d.and_hms_opt(0, 0, 0))
-        .map(|t| t.and_utc().timestamp())
-        .ok_or_else(|| format!("since={text:?}: a day (YYYY-MM-DD, UTC) or a time (RFC 3339)"))
 }
 
 fn entry_json(p: &Payment) -> serde_json::Value {
@@ -624,7 +617,7 @@ fn entry_json(p: &Payment) -> serde_json::Value {
         "qty": p.asked.qty,
         "amount": p.asked.amount.to_string(),
         "charged": p.charged.map(|c| c.to_string()),
-        "stage": p.stage.word(),
+        "stage": p.stage.name(),
         "askedAt": time(Some(p.asked_at)),
         "sentAt": time(p.sent_at),
         "settledAt": time(p.settled_at),
@@ -650,28 +643,19 @@ mod tests {
     }
 
     fn payment() -> Payment {
+        let asked = Asked {
+            agent: "ana".into(),
+            kind: "topup".into(),
+            iccid: None,
+            slug: "s".into(),
+            qty: 1,
+            body: "{}".into(),
+            agent_key: None,
+            amount: Decimal::ONE,
+        };
         Payment {
-            id: "p".into(),
-            asked: Asked {
-                agent: "ana".into(),
-                kind: "topup".into(),
-                iccid: None,
-                slug: "s".into(),
-                qty: 1,
-                body: "{}".into(),
-                agent_key: None,
-                amount: Decimal::ONE,
-            },
-            upstream_key: "k".into(),
             stage: Stage::Sent,
-            charged: None,
-            asked_at: 0,
-            sent_at: None,
-            settled_at: None,
-            status: None,
-            answer: None,
-            order_no: None,
-            note: None,
+            ..Payment::asked("p".into(), asked, 0)
         }
     }
 

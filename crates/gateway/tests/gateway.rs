@@ -319,11 +319,10 @@ async fn caps_hold_to_the_cent_with_twenty_agents_on_two_replicas_of_one_postgre
 /// times each at once against a team cap of 10.00: exactly ten are held, whatever the
 /// interleaving.
 async fn reservations_never_pass_the_cap(spec: String) {
-    let stores: Vec<Store> = futures_join((0..20).map(|_| {
-        let spec = spec.clone();
-        async move { Store::open(&spec).await.unwrap() }
-    }))
-    .await;
+    let mut stores = Vec::new();
+    for _ in 0..20 {
+        stores.push(Store::open(&spec).await.unwrap());
+    }
     let caps = esimdash_gateway::store::Caps {
         team: Some(Decimal::from(10)),
     };
@@ -348,14 +347,6 @@ async fn reservations_never_pass_the_cap(spec: String) {
     }
     let held = tries.join_all().await.into_iter().filter(|ok| *ok).count();
     assert_eq!(held, 10, "reservations held against a cap of 10 × 1.00");
-}
-
-async fn futures_join<F: std::future::Future>(futures: impl Iterator<Item = F>) -> Vec<F::Output> {
-    let mut out = Vec::new();
-    for f in futures {
-        out.push(f.await);
-    }
-    out
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -54,7 +54,8 @@ pub enum Stage {
 }
 
 impl Stage {
-    fn name(self) -> &'static str {
+    /// As the journal and the metrics say it.
+    pub fn name(self) -> &'static str {
         match self {
             Stage::Asked => "asked",
             Stage::Sent => "sent",
@@ -115,6 +116,25 @@ pub struct Payment {
 }
 
 impl Payment {
+    /// A payment as just asked: journalled, not sent. Its key upstream is its own, never an
+    /// agent's: two agents' keys cannot meet at the API.
+    pub fn asked(id: String, asked: Asked, now: i64) -> Payment {
+        Payment {
+            upstream_key: format!("esimdash-gateway-{id}"),
+            id,
+            asked,
+            stage: Stage::Asked,
+            charged: None,
+            asked_at: now,
+            sent_at: None,
+            settled_at: None,
+            status: None,
+            answer: None,
+            order_no: None,
+            note: None,
+        }
+    }
+
     /// What it holds against a cap.
     pub fn held(&self) -> Decimal {
         if !self.stage.holds_money() {
@@ -479,25 +499,7 @@ fn reserve_in(
             }));
         }
     }
-    let payment = Payment {
-        id: esimdash_domain::text::hex(&random_id()?),
-        upstream_key: String::new(),
-        asked,
-        stage: Stage::Asked,
-        charged: None,
-        asked_at: now,
-        sent_at: None,
-        settled_at: None,
-        status: None,
-        answer: None,
-        order_no: None,
-        note: None,
-    };
-    // One key upstream per payment, never an agent's own: two agents' keys cannot meet there.
-    let payment = Payment {
-        upstream_key: format!("esimdash-gateway-{}", payment.id),
-        ..payment
-    };
+    let payment = Payment::asked(esimdash_domain::text::hex(&random_id()?), asked, now);
     db.execute(
         &format!(
             "INSERT INTO payments ({PAYMENT_COLUMNS}, day) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, \
@@ -651,10 +653,4 @@ fn payment_of(row: &Row) -> Result<Payment, StoreError> {
         order_no: c.text(),
         note: c.text(),
     })
-}
-
-impl Stage {
-    pub fn word(self) -> &'static str {
-        self.name()
-    }
 }
