@@ -28,9 +28,6 @@ use std::path::{Path, PathBuf};
 /// The schema's version (`PRAGMA user_version`); a database of another is made anew.
 const VERSION: i64 = 6;
 
-/// How long a write waits for another session's write to end.
-const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
-
 const SCHEMA: &str = "
     CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS packages (
@@ -52,6 +49,13 @@ const SCHEMA: &str = "
     );
     CREATE INDEX IF NOT EXISTS esims_by_iccid ON esims (iccid);
 ";
+
+const SAVED: super::saved_file::Schema = super::saved_file::Schema {
+    version: VERSION,
+    tables: SCHEMA,
+    drop: "DROP TABLE IF EXISTS esims; DROP TABLE IF EXISTS packages; DROP TABLE IF EXISTS meta;",
+    name: "inventory index",
+};
 
 /// Where the saved inventories go: `esimdash/` under the XDG cache directory.
 pub fn default_dir() -> Option<PathBuf> {
@@ -107,38 +111,6 @@ pub struct Store {
     set_aside: Option<String>,
 }
 
-/// Why a database did not open: a damaged one is set aside and made anew; anything else (a
-/// directory or a link in its place, a newer esimdash's) is left alone and said.
-enum Opening {
-    Damaged(String),
-    Other(LoadError),
-}
-
-impl From<rusqlite::Error> for Opening {
-    fn from(e: rusqlite::Error) -> Self {
-        use rusqlite::ffi::ErrorCode;
-        match e.sqlite_error_code() {
-            Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => Opening::Damaged(e.to_string()),
-            _ => Opening::Other(e.into()),
-        }
-    }
-}
-
-impl From<std::io::Error> for Opening {
-    fn from(e: std::io::Error) -> Self {
-        Opening::Other(e.into())
-    }
-}
-
-impl From<Opening> for LoadError {
-    fn from(e: Opening) -> Self {
-        match e {
-            Opening::Damaged(why) => LoadError::Unreadable(why),
-            Opening::Other(e) => e,
-        }
-    }
-}
-
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Store").finish_non_exhaustive()
@@ -159,53 +131,14 @@ impl Store {
     /// Opens (or makes) the database of `account` at `path`. A database of another version or
     /// account is emptied; an index this account kept as JSON before is taken in once.
     pub fn open(path: &Path, account: &str) -> Result<Self, LoadError> {
-        match Self::open_as_is(path, account) {
-            Err(Opening::Damaged(why)) => {
-                // Not a database (or a damaged one): kept aside for whoever wants to look, and
-                // made anew, so that the index works again from this session on.
-                let aside = path.with_extension("sqlite3.damaged");
-                std::fs::rename(path, &aside)?;
-                for suffix in ["-wal", "-shm"] {
-                    let mut side = path.as_os_str().to_owned();
-                    side.push(suffix);
-                    let _ = std::fs::remove_file(PathBuf::from(side));
-                }
-                let mut store = Self::open_as_is(path, account).map_err(LoadError::from)?;
-                store.set_aside = Some(format!(
-                    "the saved inventory index could not be read ({why}); it was moved to {} and is read again from the API",
-                    aside.display()
-                ));
-                Ok(store)
-            }
-            other => other.map_err(LoadError::from),
-        }
-    }
-
-    fn open_as_is(path: &Path, account: &str) -> Result<Self, Opening> {
-        let dir = path.parent().unwrap_or_else(|| Path::new("."));
-        esimdash_api::private_file::create_dir(dir)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
-        }
-        // Made here first, private and never through a link; SQLite's own files beside it
-        // (-wal, -shm) take its mode.
-        let fresh = !path.exists();
-        drop(esimdash_api::private_file::open_or_create(path)?);
-        let conn = Connection::open(path)?;
-        conn.busy_timeout(BUSY_WAIT)?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        // In WAL a commit reaches the file at once; only a power cut can lose the last pages.
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let opened = super::saved_file::open(path, account, &SAVED)?;
         let mut store = Self {
-            conn,
+            conn: opened.conn,
             packages: HashMap::new(),
-            set_aside: None,
+            set_aside: opened.set_aside,
         };
-        store.ready(account)?;
-        if fresh {
-            store.take_in_json(dir, account);
+        if opened.fresh {
+            store.take_in_json(path.parent().unwrap_or_else(|| Path::new(".")), account);
         }
         Ok(store)
     }
@@ -213,36 +146,6 @@ impl Store {
     /// Whether a damaged file was set aside as this one was made (said once to the user).
     pub fn take_set_aside(&mut self) -> Option<String> {
         self.set_aside.take()
-    }
-
-    /// Makes the schema, or empties a database of another version or account.
-    fn ready(&mut self, account: &str) -> rusqlite::Result<()> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
-        if version > VERSION {
-            // A newer esimdash's: left as it is for it (an older one never empties a newer's).
-            return Err(rusqlite::Error::SqliteFailure(
-                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_READONLY),
-                Some(format!(
-                    "made by a newer esimdash (schema {version}); this one keeps no index"
-                )),
-            ));
-        }
-        let owner: Option<String> = if version == VERSION {
-            tx.query_row("SELECT value FROM meta WHERE key = 'account'", [], |r| r.get(0))
-                .optional()?
-        } else {
-            None
-        };
-        if version != VERSION || owner.as_deref() != Some(account) {
-            tx.execute_batch("DROP TABLE IF EXISTS esims; DROP TABLE IF EXISTS packages; DROP TABLE IF EXISTS meta;")?;
-            tx.execute_batch(SCHEMA)?;
-            tx.execute("INSERT INTO meta (key, value) VALUES ('account', ?1)", [account])?;
-            tx.pragma_update(None, "user_version", VERSION)?;
-        }
-        tx.commit()
     }
 
     /// The JSON index an earlier version kept, taken in and removed.

@@ -13,6 +13,7 @@ mod rate_limit;
 mod records;
 mod routes;
 pub mod seed;
+mod spread;
 mod store;
 pub mod tls;
 mod wire;

@@ -5,6 +5,7 @@
 
 use super::lifecycle::{self, Smdp};
 use super::records::{CompanyProfile, EsimRecord, OrderRecord, PlanRecord, Reseller, order_number};
+use super::spread::{Calendar, HISTORY};
 use chrono::{DateTime, Duration as Days, Utc};
 use esimdash_domain::location::{COUNTRIES, GLOBAL, REGIONAL, REGIONS};
 use esimdash_domain::status::Status;
@@ -248,29 +249,8 @@ fn reissue(newest_first: &mut [OrderRecord], reseller: usize, serial: u64) -> bo
     true
 }
 
-/// How far back the seeded history may reach, whatever its length: a reseller's records are
-/// a recent business, and older dates read as a bug ("expired 20 897 days ago").
-pub const HISTORY: Days = Days::days(730);
-
+/// The longest drawn gap between two orders, in minutes (the shortest is 5).
 const MAX_GAP_MINUTES: i64 = 600;
-
-/// The time before order `i` (newest first) for a drawn gap of `minutes`: as drawn while all
-/// `orders` gaps fit in `HISTORY`, else scaled down so that they do, but for the showcase's,
-/// whose states need their hours (an eSIM expired after use had its days). The draw itself is
-/// unchanged, so the rest of the seed (ICCIDs, statuses, plans) is the same at every length.
-fn order_gap(minutes: i64, i: usize, orders: usize) -> Days {
-    let showcase = SHOWCASE.len().min(orders);
-    let millis = i128::from(minutes) * 60_000;
-    let longest = i128::from(MAX_GAP_MINUTES) * 60_000;
-    let room = i128::from(HISTORY.num_milliseconds()) - longest * showcase as i128;
-    let rest = (orders - showcase) as i128 * longest;
-    let scaled = if i < showcase || rest <= room {
-        millis
-    } else {
-        millis * room / rest
-    };
-    Days::milliseconds(i64::try_from(scaled).unwrap_or(0))
-}
 
 /// A status and plan that can both be true of an order made at `created`: an eSIM expired
 /// after use had the plan's whole validity since, so a younger order is of its area's shortest
@@ -324,9 +304,20 @@ fn reseller(index: usize, seed: u64, orders: usize, plans: &[Arc<PlanRecord>], e
         ),
     };
     let mut records = Vec::with_capacity(orders);
-    let mut created = epoch;
+    // The showcase's states need their hours (an eSIM expired after use had its days): its
+    // gaps are as drawn; the rest of the history follows the calendar of sales from there back.
+    let showcase = SHOWCASE.len().min(orders);
+    let mut calendar = Calendar::new(epoch, orders - showcase);
+    let (mut created, mut showcase_end, mut drawn) = (epoch, epoch, 0.0);
     for i in 0..orders {
-        created -= order_gap(rng.i64(5..=MAX_GAP_MINUTES), i, orders);
+        let gap = rng.i64(5..=MAX_GAP_MINUTES);
+        if i < showcase {
+            created -= Days::minutes(gap);
+            showcase_end = created;
+        } else {
+            drawn += gap as f64;
+            created = showcase_end - calendar.age(drawn);
+        }
         let (status, smdp) = SHOWCASE
             .get(i)
             .cloned()
@@ -398,11 +389,11 @@ mod tests {
     use super::*;
 
     /// What an agent reads of the seeded history, at the demo's length and the largest the
-    /// sandbox takes: nothing older than two years, no eSIM installed, activated or expired
+    /// sandbox takes: nothing older than three years, no eSIM installed, activated or expired
     /// before its order, expired states in the past and the in-use ones' expiry ahead, and the
     /// showcase of every state still at the top.
     #[test]
-    fn any_history_is_at_most_two_years_long_and_each_esims_dates_follow_its_order() {
+    fn any_history_is_at_most_three_years_long_and_each_esims_dates_follow_its_order() {
         let epoch = Utc::now();
         for n in [crate::DEFAULT_ORDERS, 100_000] {
             let data = super::data(crate::DEFAULT_SEED, n, epoch);
@@ -441,5 +432,24 @@ mod tests {
                 assert_eq!(newest, showcase, "{n}");
             }
         }
+    }
+
+    /// A history of 100 000 orders is a reseller selling about 140 a day at the end: the last
+    /// 30 days are at most 45 pages of 100 (the money view's first read), and more were sold in
+    /// the last 90 days than in the 90 before them.
+    #[test]
+    fn a_long_history_grows_to_about_140_orders_a_day() {
+        let epoch = Utc::now();
+        let data = super::data(crate::DEFAULT_SEED, 100_000, epoch);
+        let orders = &data.resellers[ACME].orders;
+        let within = |from: i64, to: i64| {
+            orders
+                .iter()
+                .filter(|o| o.created_at > epoch - Days::days(to) && o.created_at <= epoch - Days::days(from))
+                .count()
+        };
+        let month = within(0, 30);
+        assert!((3_000..=4_400).contains(&month), "{month} orders in 30 days");
+        assert!(within(0, 90) > within(90, 180), "{} then {}", within(90, 180), within(0, 90));
     }
 }
