@@ -229,14 +229,23 @@ impl ConnectionArgs {
 /// What `esimdash check` checks.
 #[derive(Debug, Clone, Subcommand)]
 pub enum CheckWhat {
-    /// The wallet balance: WARNING below --warning, CRITICAL below --critical (USD).
+    /// The wallet balance: WARNING below --warning, CRITICAL below --critical (USD); and, with
+    /// --runway-warning and --runway-critical, the days it lasts at the last 7 days' pace.
+    #[command(group = clap::ArgGroup::new("threshold").multiple(true).required(true)
+        .args(["warning", "runway_warning"]))]
     Balance {
         /// WARNING when the balance is below this many USD.
-        #[arg(long, value_name = "USD", value_parser = amount)]
-        warning: rust_decimal::Decimal,
+        #[arg(long, value_name = "USD", value_parser = amount, requires = "critical")]
+        warning: Option<rust_decimal::Decimal>,
         /// CRITICAL when the balance is below this many USD (at most --warning).
-        #[arg(long, value_name = "USD", value_parser = amount)]
-        critical: rust_decimal::Decimal,
+        #[arg(long, value_name = "USD", value_parser = amount, requires = "warning")]
+        critical: Option<rust_decimal::Decimal>,
+        /// WARNING when the balance lasts fewer than this many days at the last 7 days' pace.
+        #[arg(long, value_name = "DAYS", value_parser = amount, requires = "runway_critical")]
+        runway_warning: Option<rust_decimal::Decimal>,
+        /// CRITICAL when it lasts fewer than this many days (at most --runway-warning).
+        #[arg(long, value_name = "DAYS", value_parser = amount, requires = "runway_warning")]
+        runway_critical: Option<rust_decimal::Decimal>,
     },
     /// The eSIMs needing attention (config [attention]): WARNING from --warning of them,
     /// CRITICAL from --critical. Reads every page of usable eSIMs.
@@ -263,8 +272,22 @@ fn amount(text: &str) -> Result<rust_decimal::Decimal, String> {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// The wallet balance in USD.
+    /// The wallet balance in USD, and how long it lasts at the last 7 days' pace.
     Balance,
+    /// Orders, spend, cost and margin per day, week, plan or country (for a spreadsheet or a
+    /// script). Reads the orders back to the period's start; a second look reads only what is new.
+    Report {
+        /// From this day on: a number of days (30d: the last 30, today among them), YYYY-MM-DD
+        /// or an RFC 3339 time, in this machine's time zone.
+        #[arg(long, value_name = "30d|DATE", default_value = "30d")]
+        since: String,
+        /// One row per day, week (Monday to Sunday), plan or country.
+        #[arg(long, value_name = "day|week|plan|country", default_value = "day",
+            value_parser = clap::builder::PossibleValuesParser::new(esimdash_ledger::sums::By::NAMES))]
+        by: String,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
     /// A check for monitoring (Nagios, Icinga, Sensu): one line, exit 0 OK, 1 WARNING,
     /// 2 CRITICAL, 3 UNKNOWN.
     Check {

@@ -79,14 +79,18 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
         Some(command) => {
             let result = match config::preferences(&cli.connection) {
                 Ok(prefs) => {
-                    let index = index_dir(&cli, &prefs)
-                        .zip(opened.index_key.clone())
-                        .map(|(dir, account)| esimdash_inventory::kept::at(&dir, &account));
-                    if let Some(index) = &index {
+                    let at = index_dir(&cli, &prefs).zip(opened.index_key.clone());
+                    let saved = commands::Saved {
+                        index: at
+                            .as_ref()
+                            .map(|(dir, account)| esimdash_inventory::kept::at(dir, account)),
+                        at,
+                    };
+                    if let Some(index) = &saved.index {
                         index.feed_from(&opened.client);
                     }
-                    let result = commands::run_session(command, &opened.client, &prefs, index.as_ref(), &output).await;
-                    if let Some(index) = &index {
+                    let result = commands::run_session(command, &opened.client, &prefs, &saved, &output).await;
+                    if let Some(index) = &saved.index {
                         if !index.flush() {
                             tracing::warn!("the last pages read were not all kept in the inventory index");
                         }

@@ -6,15 +6,16 @@
 //! that a grapher or a second opinion alerts exactly when the check does.
 
 use crate::cli::CheckWhat;
-use crate::commands::CommandError;
 use crate::commands::output::outln;
+use crate::commands::{CommandError, Saved};
 use crate::config::Preferences;
 use esimdash_api::Client;
 use esimdash_domain::money::format_amount;
 use rust_decimal::Decimal;
 
-/// A check's outcome, as the monitoring system reads it from the exit status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A check's outcome, as the monitoring system reads it from the exit status (worse is more:
+/// UNKNOWN stays apart, as it never comes from a comparison).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum State {
     Ok = 0,
     Warning = 1,
@@ -35,9 +36,18 @@ impl State {
 
 /// Runs the check and prints its line; a state other than OK comes back as
 /// `CommandError::Check`, whose exit status it is (and which prints nothing more).
-pub async fn run(client: &Client, what: &CheckWhat, prefs: &Preferences) -> Result<(), CommandError> {
+pub async fn run(client: &Client, what: &CheckWhat, prefs: &Preferences, saved: &Saved) -> Result<(), CommandError> {
     let (name, outcome) = match what {
-        CheckWhat::Balance { warning, critical } => ("BALANCE", balance(client, *warning, *critical).await),
+        CheckWhat::Balance {
+            warning,
+            critical,
+            runway_warning,
+            runway_critical,
+        } => {
+            let amount = warning.zip(*critical);
+            let runway = runway_warning.zip(*runway_critical);
+            ("BALANCE", balance(client, amount, runway, saved).await)
+        }
         CheckWhat::Attention { warning, critical } => {
             ("ATTENTION", attention(client, *warning, *critical, prefs).await)
         }
@@ -79,25 +89,72 @@ fn at_least(n: u64) -> String {
         .map_or_else(|| "~:-1".to_string(), |below| below.to_string())
 }
 
-/// Below `warning`: WARNING; below `critical`: CRITICAL.
-async fn balance(client: &Client, warning: Decimal, critical: Decimal) -> Outcome {
-    if critical > warning {
-        return Err(format!(
-            "--critical {critical} is above --warning {warning}: a balance goes critical below the warning level"
-        ));
-    }
-    let balance = client.balance().await.map_err(|e| e.to_string())?;
-    let state = if balance < critical {
+/// Alert levels: below the first WARNING, below the second CRITICAL.
+type Levels = (Decimal, Decimal);
+
+/// The state of `value` against levels it must stay above.
+fn below(value: Decimal, (warning, critical): Levels) -> State {
+    if value < critical {
         State::Critical
-    } else if balance < warning {
+    } else if value < warning {
         State::Warning
     } else {
         State::Ok
-    };
-    let amount = format_amount(balance);
-    // `100:` is the plugins' "alert below 100", which is what the check does.
-    let perfdata = format!("balance={amount};{warning}:;{critical}:");
-    Ok((state, format!("{amount} USD"), Some(perfdata)))
+    }
+}
+
+/// The balance below its levels (`amount`, USD), and the days it lasts at the last seven days'
+/// pace below theirs (`runway`): the worse of the two.
+async fn balance(client: &Client, amount: Option<Levels>, runway: Option<Levels>, saved: &Saved) -> Outcome {
+    for ((warning, critical), what) in [(amount, "--critical"), (runway, "--runway-critical")]
+        .into_iter()
+        .filter_map(|(l, w)| l.map(|l| (l, w)))
+    {
+        if critical > warning {
+            let of = if what == "--critical" { "a balance" } else { "a runway" };
+            let warn = what.replace("critical", "warning");
+            return Err(format!(
+                "{what} {critical} is above {warn} {warning}: {of} goes critical below the warning level"
+            ));
+        }
+    }
+    let balance = client.balance().await.map_err(|e| e.to_string())?;
+    let shown = format_amount(balance);
+    let mut state = State::Ok;
+    let mut text = format!("{shown} USD");
+    let mut perfdata = Vec::new();
+    if let Some(levels) = amount {
+        state = state.max(below(balance, levels));
+        // `100:` is the plugins' "alert below 100", which is what the check does.
+        perfdata.push(format!("balance={shown};{}:;{}:", levels.0, levels.1));
+    } else {
+        perfdata.push(format!("balance={shown}"));
+    }
+    if let Some(levels) = runway {
+        let mut ledger = saved.ledger();
+        let now = chrono::Utc::now();
+        let r = super::money::runway(client, &mut ledger, balance, now)
+            .await
+            .map_err(|e| format!("the runway could not be told: {e}"))?;
+        match r.days {
+            Some(days) => {
+                state = state.max(below(days, levels));
+                let today = now.with_timezone(&chrono::Local).date_naive();
+                text.push_str(&format!(
+                    ", lasts {} at {} USD a day",
+                    crate::format::money::runway_short(&r, today),
+                    format_amount(esimdash_domain::money::round_cents(r.per_day))
+                ));
+                perfdata.push(format!("runway_days={days};{}:;{}:", levels.0, levels.1));
+            }
+            // Nothing spent: the balance lasts, and there is no number of days to graph.
+            None => text.push_str(&format!(
+                ", nothing spent in the last {} days",
+                esimdash_ledger::sums::PACE_DAYS
+            )),
+        }
+    }
+    Ok((state, text, Some(perfdata.join(" "))))
 }
 
 /// At least `warning` eSIMs needing attention: WARNING; at least `critical`: CRITICAL. Read

@@ -46,10 +46,10 @@ impl Write for CsvOut {
 }
 
 /// A CSV being written: its rows go out as they come.
-struct Csv(csv::Writer<CsvOut>);
+pub(super) struct Csv(csv::Writer<CsvOut>);
 
 impl Csv {
-    fn start(file: Option<&Path>, header: &[&str]) -> Result<Self, CommandError> {
+    pub(super) fn start(file: Option<&Path>, header: &[&str]) -> Result<Self, CommandError> {
         let out = match file {
             // The user named the file, so an existing one is replaced (as `curl -o` does),
             // but only once the new one is complete.
@@ -59,7 +59,7 @@ impl Csv {
         Ok(Csv(writer(out, header).map_err(csv_error)?))
     }
 
-    fn rows<T>(&mut self, items: &[T], fields: fn(&T) -> Vec<String>) -> Result<(), CommandError> {
+    pub(super) fn rows<T>(&mut self, items: &[T], fields: fn(&T) -> Vec<String>) -> Result<(), CommandError> {
         for item in items {
             self.0.write_record(fields(item)).map_err(csv_error)?;
         }
@@ -67,7 +67,7 @@ impl Csv {
     }
 
     /// Flushes, and gives a file its name.
-    fn finish(self) -> Result<(), CommandError> {
+    pub(super) fn finish(self) -> Result<(), CommandError> {
         let out = self.0.into_inner().map_err(|e| csv_error(e.into_error().into()))?;
         if let CsvOut::File(file) = out {
             let path = file.finish().map_err(io_error)?;

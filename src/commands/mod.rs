@@ -13,6 +13,7 @@ mod gateway;
 mod listen;
 mod lists;
 mod metrics;
+mod money;
 mod notices;
 mod output;
 mod qr;
@@ -54,11 +55,29 @@ use crate::format::verdict;
 use esimdash_api::Client;
 use esimdash_api::model::{Esim, EsimQuery, OrderQuery, Plan, ProfileUpdate};
 use esimdash_domain::iccid::Iccid;
-use esimdash_domain::money::format_amount;
 use esimdash_domain::purchase::NOTHING_TOPPED_UP;
 use esimdash_inventory::kept::Kept;
 use serde_json::json;
 use table::{Align, Table};
+
+/// What the account keeps on disk between sessions, where it keeps it: its inventory index and,
+/// beside it, the orders the money commands read. Neither for `--demo` or `--no-cache`.
+#[derive(Default)]
+pub struct Saved {
+    pub index: Option<Kept>,
+    /// The directory and the account's key (`esimdash_inventory::store::account_key`).
+    pub at: Option<(std::path::PathBuf, String)>,
+}
+
+impl Saved {
+    /// The account's orders as the money commands read them: kept here, else for this command.
+    pub fn ledger(&self) -> esimdash_ledger::Ledger {
+        match &self.at {
+            Some((dir, account)) => esimdash_ledger::Ledger::kept_in(dir, account),
+            None => esimdash_ledger::Ledger::in_memory(),
+        }
+    }
+}
 
 /// Runs one API command as a session of its own: notices (earlier payments settled, waiting
 /// for another process) go to stderr, payments an earlier session left unsettled are settled
@@ -67,7 +86,7 @@ pub async fn run_session(
     command: &Command,
     client: &Client,
     prefs: &Preferences,
-    index: Option<&Kept>,
+    saved: &Saved,
     output: &Output,
 ) -> Result<(), CommandError> {
     notices::listen(client, output);
@@ -79,7 +98,7 @@ pub async fn run_session(
     }
     let work = async {
         client.settle_earlier().await;
-        run(command, client, prefs, index, output).await
+        run(command, client, prefs, saved, output).await
     };
     match notices::until_done_or_stopped(work, client.request_timeout()).await {
         // A stop is how a watch or a metrics server ends (Ctrl-C, systemd's SIGTERM): done.
@@ -91,17 +110,19 @@ pub async fn run_session(
     }
 }
 
-/// Runs one API command and prints its result; `index`, the account's inventory index, if kept.
+/// Runs one API command and prints its result, with what the account keeps (`saved`).
 pub async fn run(
     command: &Command,
     client: &Client,
     prefs: &Preferences,
-    index: Option<&Kept>,
+    saved: &Saved,
     output: &Output,
 ) -> Result<(), CommandError> {
+    let index = saved.index.as_ref();
     match command {
-        Command::Balance => balance(client, output).await,
-        Command::Check { what } => check::run(client, what, prefs).await,
+        Command::Balance => money::balance(client, saved, output).await,
+        Command::Report { since, by, .. } => money::report(client, since, by, saved, output).await,
+        Command::Check { what } => check::run(client, what, prefs, saved).await,
         Command::Watch(args) => watch::run(client, prefs, args).await,
         Command::Metrics { listen, every } => {
             metrics::run(client, index, prefs, *listen, std::time::Duration::from_secs(*every)).await
@@ -223,15 +244,6 @@ async fn spend(command: &Command, client: &Client, index: Option<&Kept>, output:
             "say what to pay: --iccid and --slug (a top-up), --slug (an order), or --from FILE.csv".to_string(),
         )),
     }
-}
-
-async fn balance(client: &Client, output: &Output) -> Result<(), CommandError> {
-    let balance = client.balance().await?;
-    if output.is_json() {
-        return output.print_json(&json!({ "balanceUsd": format_amount(balance) }));
-    }
-    outln!("Balance: {} USD", format_amount(balance));
-    Ok(())
 }
 
 async fn plan(client: &Client, slug: &str, output: &Output) -> Result<(), CommandError> {

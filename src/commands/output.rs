@@ -95,9 +95,12 @@ impl Form {
             return Form::Json;
         }
         let csv = match &cli.command {
-            Some(Command::Plans { output, .. } | Command::Orders { output, .. } | Command::Esims { output, .. }) => {
-                Some(output)
-            }
+            Some(
+                Command::Plans { output, .. }
+                | Command::Orders { output, .. }
+                | Command::Esims { output, .. }
+                | Command::Report { output, .. },
+            ) => Some(output),
             _ => None,
         };
         match csv {

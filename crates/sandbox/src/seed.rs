@@ -5,7 +5,7 @@
 
 use super::lifecycle::{self, Smdp};
 use super::records::{CompanyProfile, EsimRecord, OrderRecord, PlanRecord, Reseller, order_number};
-use super::spread::{Calendar, HISTORY};
+use super::spread::Calendar;
 use chrono::{DateTime, Duration as Days, Utc};
 use esimdash_domain::location::{COUNTRIES, GLOBAL, REGIONAL, REGIONS};
 use esimdash_domain::status::Status;
@@ -387,6 +387,7 @@ pub fn data(seed: u64, orders_per_reseller: usize, epoch: DateTime<Utc>) -> Seed
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spread::HISTORY;
 
     /// What an agent reads of the seeded history, at the demo's length and the largest the
     /// sandbox takes: nothing older than three years, no eSIM installed, activated or expired
@@ -450,6 +451,11 @@ mod tests {
         };
         let month = within(0, 30);
         assert!((3_000..=4_400).contains(&month), "{month} orders in 30 days");
-        assert!(within(0, 90) > within(90, 180), "{} then {}", within(90, 180), within(0, 90));
+        assert!(
+            within(0, 90) > within(90, 180),
+            "{} then {}",
+            within(90, 180),
+            within(0, 90)
+        );
     }
 }

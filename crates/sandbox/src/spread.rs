@@ -105,6 +105,9 @@ mod tests {
         }
         assert!(last <= HISTORY);
         assert!(last > HISTORY - Duration::days(40), "{} days", last.num_days());
-        assert!(per_weekday[2] as f64 > 2.0 * per_weekday[6] as f64 * 0.9, "{per_weekday:?}");
+        assert!(
+            per_weekday[2] as f64 > 2.0 * per_weekday[6] as f64 * 0.9,
+            "{per_weekday:?}"
+        );
     }
 }

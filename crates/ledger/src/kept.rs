@@ -1,0 +1,159 @@
+//! The orders kept on disk beside the inventory index: one SQLite database per account in the
+//! same directory, by the same rules (private, WAL, one account's, set aside when damaged;
+//! `esimdash_inventory::saved_file`). It holds the sales read and how far back they are
+//! whole (`whole_from`): every order from then to the newest kept is in it. Two sessions of an
+//! account each read from the top, so what each writes is whole from the top down: the union
+//! is whole down to the older of the two, which is what a write keeps.
+
+use super::sale::Sale;
+use chrono::{DateTime, Utc};
+use esimdash_inventory::saved_file::{self, Schema};
+use esimdash_inventory::store::LoadError;
+use rusqlite::{Connection, OptionalExtension, params};
+use rust_decimal::Decimal;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+const SCHEMA: Schema = Schema {
+    version: 1,
+    tables: "
+        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS sales (
+            order_no TEXT PRIMARY KEY,
+            at INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            slug TEXT NOT NULL,
+            package TEXT NOT NULL,
+            location TEXT NOT NULL,
+            quantity INTEGER NOT NULL,
+            paid TEXT NOT NULL,
+            at_cost TEXT NOT NULL,
+            topup INTEGER NOT NULL
+        ) WITHOUT ROWID;
+    ",
+    drop: "DROP TABLE IF EXISTS sales; DROP TABLE IF EXISTS meta;",
+    name: "orders",
+};
+
+pub fn path_in(dir: &Path, account: &str) -> PathBuf {
+    dir.join(format!("orders-{account}.sqlite3"))
+}
+
+/// The account's kept orders, open.
+pub struct Kept {
+    conn: Connection,
+    /// What was said of a damaged file set aside as this one was made.
+    pub set_aside: Option<String>,
+}
+
+impl std::fmt::Debug for Kept {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kept").finish_non_exhaustive()
+    }
+}
+
+/// What is kept: the sales, and from when they are whole.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub sales: Vec<Sale>,
+    /// `None`: nothing is whole yet. `DateTime::MIN_UTC`: the whole list back to its start.
+    pub whole_from: Option<DateTime<Utc>>,
+}
+
+impl Kept {
+    /// Opens (or makes) `account`'s kept orders in `dir`.
+    pub fn open(dir: &Path, account: &str) -> Result<Self, LoadError> {
+        let opened = saved_file::open(&path_in(dir, account), account, &SCHEMA)?;
+        Ok(Self {
+            conn: opened.conn,
+            set_aside: opened.set_aside,
+        })
+    }
+
+    /// Everything kept. A row that cannot be read back (a value edited by hand) makes the
+    /// whole unreadable: it is then read again from the API, which loses nothing.
+    pub fn load(&self) -> Result<Loaded, LoadError> {
+        let whole_from: Option<i64> = self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = 'whole_from'", [], |r| r.get(0))
+            .optional()?;
+        let mut statement = self.conn.prepare(
+            "SELECT order_no, at, status, slug, package, location, quantity, paid, at_cost, topup FROM sales",
+        )?;
+        let rows = statement.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)?,
+                [r.get::<_, String>(2)?, r.get(3)?, r.get(4)?, r.get(5)?],
+                r.get::<_, i64>(6)?,
+                [r.get::<_, String>(7)?, r.get(8)?],
+                r.get::<_, bool>(9)?,
+            ))
+        })?;
+        let mut sales = Vec::new();
+        for row in rows {
+            let (order_no, at, [status, slug, package, location], quantity, [paid, at_cost], topup) = row?;
+            let bad = || LoadError::Unreadable(format!("order {order_no} kept with values that do not read back"));
+            sales.push(Sale {
+                at: DateTime::from_timestamp(at, 0).ok_or_else(bad)?,
+                quantity: u64::try_from(quantity).map_err(|_| bad())?,
+                paid: Decimal::from_str(&paid).map_err(|_| bad())?,
+                at_cost: Decimal::from_str(&at_cost).map_err(|_| bad())?,
+                order_no,
+                status,
+                slug,
+                package,
+                location,
+                topup,
+            });
+        }
+        Ok(Loaded {
+            sales,
+            whole_from: whole_from.and_then(|t| DateTime::from_timestamp(t, 0)),
+        })
+    }
+
+    /// Keeps `sales` (newer copies replace older ones), whole from `whole_from` as this read
+    /// knows, in one transaction. `anew`: what was kept is of another history (the server's
+    /// list changed under it) and goes first.
+    pub fn write(&mut self, sales: &[Sale], whole_from: Option<DateTime<Utc>>, anew: bool) -> Result<(), LoadError> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        if anew {
+            tx.execute_batch("DELETE FROM sales; DELETE FROM meta WHERE key = 'whole_from';")?;
+        }
+        {
+            let mut put = tx.prepare_cached(
+                "INSERT OR REPLACE INTO sales (order_no, at, status, slug, package, location, quantity, paid, at_cost, topup)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            )?;
+            for s in sales {
+                put.execute(params![
+                    s.order_no,
+                    s.at.timestamp(),
+                    s.status,
+                    s.slug,
+                    s.package,
+                    s.location,
+                    i64::try_from(s.quantity).unwrap_or(i64::MAX),
+                    s.paid.to_string(),
+                    s.at_cost.to_string(),
+                    s.topup
+                ])?;
+            }
+        }
+        if let Some(from) = whole_from {
+            let kept: Option<i64> = tx
+                .query_row("SELECT value FROM meta WHERE key = 'whole_from'", [], |r| r.get(0))
+                .optional()?;
+            let from = kept.map_or(from.timestamp(), |k| k.min(from.timestamp()));
+            tx.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('whole_from', ?1)",
+                [from],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+}

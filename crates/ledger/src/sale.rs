@@ -1,0 +1,71 @@
+//! One order as money: when it was placed, what the wallet paid for it (`totalSellPrice`), what
+//! it cost (`costPrice` for each one ordered), and what it is of (plan, country, a top-up or
+//! not). A cancelled order was refunded: it is kept (its status may be what a report shows)
+//! but moves no money.
+
+use chrono::{DateTime, Utc};
+use esimdash_api::model::Order;
+use esimdash_domain::status::Status;
+use rust_decimal::Decimal;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sale {
+    pub order_no: String,
+    pub at: DateTime<Utc>,
+    /// As the API said it.
+    pub status: String,
+    pub slug: String,
+    pub package: String,
+    pub location: String,
+    pub quantity: u64,
+    /// What the wallet paid: the order's `totalSellPrice` (else `sellPrice` × quantity).
+    pub paid: Decimal,
+    /// `costPrice` × quantity.
+    pub at_cost: Decimal,
+    pub topup: bool,
+}
+
+impl Sale {
+    /// The order as a sale; `None` for one without a time (`createdAt`), which no day can hold.
+    pub fn of(order: &Order) -> Option<Sale> {
+        let at = order.created_at.at()?;
+        let r = &order.record;
+        let quantity = r.quantity.unwrap_or(1);
+        let each = Decimal::from(quantity);
+        let paid = order
+            .total_sell_price
+            .or_else(|| order.sell_price.map(|p| p * each))
+            .unwrap_or_default();
+        Some(Sale {
+            order_no: r.provider_order_no.to_string(),
+            at,
+            status: r.status.as_str().to_string(),
+            slug: r.slug.clone(),
+            package: r.package_name.clone(),
+            location: r.location_code.clone(),
+            quantity,
+            paid,
+            at_cost: order.cost_price.unwrap_or_default() * each,
+            topup: !order.iccid.is_empty() || r.package_code.starts_with("TOPUP_"),
+        })
+    }
+
+    /// Whether the wallet still pays for it: a cancelled order was refunded.
+    pub fn moves_money(&self) -> bool {
+        Status::parse(&self.status) != Status::Cancel
+    }
+
+    /// What the wallet paid, nothing once refunded.
+    pub fn spend(&self) -> Decimal {
+        if self.moves_money() { self.paid } else { Decimal::ZERO }
+    }
+
+    /// What it cost, nothing once refunded.
+    pub fn cost(&self) -> Decimal {
+        if self.moves_money() {
+            self.at_cost
+        } else {
+            Decimal::ZERO
+        }
+    }
+}

@@ -1,0 +1,229 @@
+//! The money over time, as commands give it: `balance` with its runway, `report`, and the
+//! runway `check balance` alerts on. The figures are the ledger's (`esimdash_ledger::sums`),
+//! as the dashboard's Profile shows them.
+
+use super::output::{Form, Output, out, outln};
+use super::table::{Align, Table};
+use super::{CommandError, Saved};
+use crate::format::money as words;
+use chrono::{DateTime, Duration, Local, Utc};
+use esimdash_api::Client;
+use esimdash_domain::money::{format_amount, round_cents, ser_opt_number};
+use esimdash_ledger::period::Period;
+use esimdash_ledger::sums::{self, By, PACE_DAYS, Row, Runway, Totals};
+use esimdash_ledger::{Ledger, ReadError};
+use rust_decimal::Decimal;
+use serde::Serialize;
+
+/// How long `balance` lasts at the last seven days' pace: the orders of those days read (from
+/// the top only until a kept one), their mean spend a day.
+pub async fn runway(
+    client: &Client,
+    ledger: &mut Ledger,
+    balance: Decimal,
+    now: DateTime<Utc>,
+) -> Result<Runway, ReadError> {
+    let since = now - Duration::days(PACE_DAYS);
+    ledger.refresh(client, since).await?;
+    let per_day = sums::pace(ledger.since(since), now);
+    Ok(Runway::of(balance, per_day, now, &Local))
+}
+
+/// The ledger of the account, kept on disk where its index is; what went wrong keeping it is
+/// said on stderr.
+fn open(saved: &Saved) -> Ledger {
+    let mut ledger = saved.ledger();
+    if let Some(trouble) = ledger.take_trouble() {
+        super::say(&trouble);
+    }
+    ledger
+}
+
+fn said(ledger: &mut Ledger) {
+    if let Some(trouble) = ledger.take_trouble() {
+        super::say(&trouble);
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BalanceJson {
+    balance_usd: String,
+    /// Rounded to cents; null when the orders could not be read.
+    spend_per_day7d: Option<String>,
+    /// To a tenth; null when nothing was spent (or the orders could not be read).
+    #[serde(serialize_with = "ser_opt_number")]
+    runway_days: Option<Decimal>,
+    runway_until: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    runway_error: Option<String>,
+}
+
+/// `esimdash balance`: the balance, and under it how long it lasts. The balance is the answer;
+/// a runway that cannot be told (the orders unreadable) is said instead of it, and the
+/// command still succeeds.
+pub async fn balance(client: &Client, saved: &Saved, output: &Output) -> Result<(), CommandError> {
+    let balance = client.balance().await?;
+    let mut ledger = open(saved);
+    let now = Utc::now();
+    let runway = runway(client, &mut ledger, balance, now).await;
+    said(&mut ledger);
+    let today = now.with_timezone(&Local).date_naive();
+    if output.is_json() {
+        let (spend, days, until, error) = match &runway {
+            Ok(r) => (
+                Some(format_amount(round_cents(r.per_day))),
+                r.days,
+                r.until.map(|d| d.to_string()),
+                None,
+            ),
+            Err(e) => (None, None, None, Some(e.to_string())),
+        };
+        return output.print_json(&BalanceJson {
+            balance_usd: format_amount(balance),
+            spend_per_day7d: spend,
+            runway_days: days,
+            runway_until: until,
+            runway_error: error,
+        });
+    }
+    outln!("Balance: {} USD", format_amount(balance));
+    match runway {
+        Ok(r) => outln!("Runway: {}", words::runway(&r, today)),
+        Err(e) => outln!("Runway: not known: {e}"),
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RowJson<'a> {
+    key: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    name: &'a str,
+    #[serde(flatten)]
+    totals: TotalsJson,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TotalsJson {
+    orders: u64,
+    spend: String,
+    cost: String,
+    margin: String,
+}
+
+impl From<&Totals> for TotalsJson {
+    fn from(t: &Totals) -> Self {
+        Self {
+            orders: t.orders,
+            spend: format_amount(t.spend),
+            cost: format_amount(t.cost),
+            margin: format_amount(t.margin()),
+        }
+    }
+}
+
+/// `esimdash report`: the period's orders read (newest first, back to its start; kept ones
+/// from the top only), then one row per day, week, plan or country, and their total.
+pub async fn report(
+    client: &Client,
+    since: &str,
+    by: &str,
+    saved: &Saved,
+    output: &Output,
+) -> Result<(), CommandError> {
+    let now = Utc::now();
+    let period = Period::since(since, now, &Local).map_err(|e| CommandError::Usage(format!("--since {e}")))?;
+    let by = By::parse(by).ok_or_else(|| CommandError::Usage(format!("--by {by:?}: day, week, plan or country")))?;
+    let mut ledger = open(saved);
+    let read = ledger.refresh(client, period.start(&Local)).await;
+    said(&mut ledger);
+    read.map_err(|e| match e {
+        ReadError::Api(e) => CommandError::from(e),
+        other => CommandError::Io(std::io::Error::other(other.to_string())),
+    })?;
+    let sales = ledger.since(period.start(&Local));
+    let rows = sums::rows(sales.iter().copied(), by, &period, &Local);
+    let mut total = Totals::default();
+    sales.iter().for_each(|s| total.add(s));
+    match &output.form {
+        Form::Json => output.print_json(&serde_json::json!({
+            "since": period.first.to_string(),
+            "until": period.last.to_string(),
+            "by": by.name(),
+            "currency": "USD",
+            "rows": rows.iter().map(|r| RowJson { key: &r.key, name: &r.name, totals: (&r.totals).into() }).collect::<Vec<_>>(),
+            "total": TotalsJson::from(&total),
+        })),
+        Form::Csv(file) => {
+            let mut csv = super::lists::Csv::start(file.as_deref(), &[by_header(by), "name", "orders", "spend", "cost", "margin"])?;
+            csv.rows(&rows, csv_row)?;
+            csv.finish()
+        }
+        Form::Human => {
+            out!("{}", report_table(by, &rows, &total));
+            outln!("{} to {}, in USD; cancelled orders were refunded and are not counted", period.first, period.last);
+            Ok(())
+        }
+    }
+}
+
+fn by_header(by: By) -> &'static str {
+    by.name()
+}
+
+fn column(by: By) -> &'static str {
+    match by {
+        By::Day => "DAY",
+        By::Week => "WEEK",
+        By::Plan => "PLAN",
+        By::Country => "COUNTRY",
+    }
+}
+
+fn csv_row(r: &Row) -> Vec<String> {
+    let t = &r.totals;
+    vec![
+        crate::export::csv_rows::text(&r.key),
+        crate::export::csv_rows::text(&r.name),
+        t.orders.to_string(),
+        format_amount(t.spend),
+        format_amount(t.cost),
+        format_amount(t.margin()),
+    ]
+}
+
+fn report_table(by: By, rows: &[Row], total: &Totals) -> String {
+    let named = matches!(by, By::Plan | By::Country);
+    let mut headers = vec![(column(by), Align::Left)];
+    if named {
+        headers.push(("NAME", Align::Left));
+    }
+    headers.extend([
+        ("ORDERS", Align::Right),
+        ("SPEND", Align::Right),
+        ("COST", Align::Right),
+        ("MARGIN", Align::Right),
+    ]);
+    let mut table = Table::new(&headers);
+    let cells = |key: &str, name: &str, t: &Totals| {
+        let mut cells = vec![key.to_string()];
+        if named {
+            cells.push(name.to_string());
+        }
+        cells.extend([
+            t.orders.to_string(),
+            format_amount(t.spend),
+            format_amount(t.cost),
+            format_amount(t.margin()),
+        ]);
+        cells
+    };
+    for r in rows {
+        table.row(cells(&r.key, &r.name, &r.totals));
+    }
+    table.row(cells("total", "", total));
+    table.render()
+}
