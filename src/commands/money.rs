@@ -9,9 +9,9 @@ use crate::format::money as words;
 use chrono::{DateTime, Duration, Local, Utc};
 use esimdash_api::Client;
 use esimdash_domain::money::{format_amount, round_cents, ser_opt_number};
+use esimdash_ledger::Ledger;
 use esimdash_ledger::period::Period;
 use esimdash_ledger::sums::{self, By, PACE_DAYS, Row, Runway, Totals};
-use esimdash_ledger::{Ledger, ReadError};
 use rust_decimal::Decimal;
 use serde::Serialize;
 
@@ -22,7 +22,7 @@ pub async fn runway(
     ledger: &mut Ledger,
     balance: Decimal,
     now: DateTime<Utc>,
-) -> Result<Runway, ReadError> {
+) -> Result<Runway, esimdash_api::ApiError> {
     let since = now - Duration::days(PACE_DAYS);
     ledger.refresh(client, since).await?;
     let per_day = sums::pace(ledger.since(since), now);
@@ -140,10 +140,7 @@ pub async fn report(
     let mut ledger = open(saved);
     let read = ledger.refresh(client, period.start(&Local)).await;
     said(&mut ledger);
-    read.map_err(|e| match e {
-        ReadError::Api(e) => CommandError::from(e),
-        other => CommandError::Io(std::io::Error::other(other.to_string())),
-    })?;
+    read?;
     let sales = ledger.since(period.start(&Local));
     let rows = sums::rows(sales.iter().copied(), by, &period, &Local);
     let mut total = Totals::default();

@@ -8,6 +8,7 @@ mod bulk_run;
 pub mod export_jobs;
 pub mod forms;
 pub mod keymap;
+pub mod money_read;
 pub mod msg;
 pub mod runtime;
 pub mod tabs;

@@ -37,6 +37,9 @@ pub enum Request {
         esim: Box<Esim>,
     },
     UpdateProfile(ProfileUpdate),
+    /// The money of the last 30 days (`Payload::Money`): the orders read from the top until a
+    /// known one, in the background share.
+    Money,
     /// What may be paid for an eSIM's top-up: the API's offer judged against its record, read
     /// by the lookup or at `seen` (answered with `Payload::TopupOffer`).
     TopupPlans {
@@ -102,6 +105,7 @@ pub enum Payload {
     Offers(Vec<(Iccid, Result<Vec<Plan>, String>)>),
     FoundOrder(Option<Order>),
     FoundEsim(esimdash_api::Found),
+    Money(Box<esimdash_ledger::overview::Overview>),
 }
 
 #[derive(Debug, Clone)]

@@ -4,6 +4,7 @@
 use super::app::App;
 use super::export_jobs;
 use super::keymap::Keymap;
+use super::money_read::Ledgers;
 use super::msg::{Answer, BulkTopup, Effect, ExportJob, JobId, Msg, Payload, Request};
 use super::tabs::esims::SCAN_PAGE_SIZE;
 use super::terminal::{self, Term};
@@ -112,8 +113,9 @@ pub async fn run(opened: Opened, options: Options) -> std::io::Result<Outcome> {
 }
 
 /// Makes the call a request stands for (also used by tests that drive the app).
-pub async fn execute(client: &Client, request: &Request) -> Result<Payload, ApiError> {
+pub async fn execute(client: &Client, ledgers: &Ledgers, request: &Request) -> Result<Payload, ApiError> {
     Ok(match request {
+        Request::Money => Payload::Money(Box::new(ledgers.overview(client).await?)),
         Request::Profile => Payload::Profile(client.profile().await?),
         Request::Plans => Payload::Plans(client.plans().await?),
         Request::Plan { slug } => Payload::Plan(client.plan(slug).await?),
@@ -168,11 +170,17 @@ pub struct Tasks {
 
 impl Tasks {
     /// Runs the request as a task whose answer (its id and result) comes back as a message.
-    pub fn request(&mut self, id: JobId, request: Request, client: &Client, tx: &UnboundedSender<Msg>) {
+    pub fn request(
+        &mut self,
+        id: JobId,
+        request: Request,
+        (client, ledgers): (&Client, &Ledgers),
+        tx: &UnboundedSender<Msg>,
+    ) {
         let writes = request.writes();
-        let (client, tx) = (client.clone(), tx.clone());
+        let (client, ledgers, tx) = (client.clone(), ledgers.clone(), tx.clone());
         let task = tokio::spawn(async move {
-            let result = execute(&client, &request).await;
+            let result = execute(&client, &ledgers, &request).await;
             // The receiver is gone only when the dashboard has quit.
             let _ = tx.send(Msg::Seat {
                 id,
@@ -244,7 +252,9 @@ fn perform(effects: Vec<Effect>, world: &mut World<'_>) -> bool {
                 let result = world.clipboard.copy(&text, world.term.backend_mut());
                 let _ = world.tx.send(Msg::Copied { what, result });
             }
-            Effect::Send { id, request } => world.tasks.request(id, request, &world.client, world.tx),
+            Effect::Send { id, request } => world
+                .tasks
+                .request(id, request, (&world.client, &world.ledgers), world.tx),
             Effect::Cancel(id) => world.tasks.cancel(id),
             Effect::LoadInventory(id) => IndexFile::load(world.index.as_ref(), id, world.tx),
             Effect::UseAccount(opened) => world.switch_to(&opened),
@@ -296,6 +306,8 @@ struct World<'a> {
     /// Until when the client's pacing holds requests, as the client tells it.
     pacing: tokio::sync::watch::Receiver<Option<Instant>>,
     index: Option<IndexFile>,
+    /// The account's orders for the money view.
+    ledgers: Ledgers,
     export_dir: &'a Path,
     accounts: &'a Accounts,
     index_dir: Option<&'a Path>,
@@ -321,6 +333,7 @@ impl World<'_> {
         // A new watcher has seen the value it starts with: the app is told it here.
         let _ = self.tx.send(Msg::Pacing(*self.pacing.borrow_and_update()));
         self.index = IndexFile::of(self.index_dir, opened);
+        self.ledgers = Ledgers::of(self.index_dir, opened);
         settle_earlier(opened, self.tx, self.index.as_ref());
     }
 }
@@ -577,6 +590,7 @@ async fn event_loop(
         tasks: Tasks::default(),
         pacing: opened.client.pacing(),
         index: IndexFile::of(index_dir, &opened),
+        ledgers: Ledgers::of(index_dir, &opened),
         export_dir: &options.preferences.export_dir,
         accounts: &options.accounts,
         index_dir,

@@ -162,6 +162,8 @@ pub struct Harness {
     /// How many requests the app cancelled.
     pub cancelled: usize,
     pub sandbox: RunningSandbox,
+    /// The account's orders for the money view, kept for the session as the runtime keeps them.
+    ledgers: esimdash::tui::money_read::Ledgers,
 }
 
 impl Harness {
@@ -206,6 +208,7 @@ impl Harness {
             sent: Vec::new(),
             cancelled: 0,
             sandbox,
+            ledgers: Default::default(),
         }
     }
 
@@ -283,7 +286,7 @@ impl Harness {
             };
             let (id, request) = self.pending.remove(at);
             self.sent.push(request.clone());
-            let result = execute(&self.client, &request).await;
+            let result = execute(&self.client, &self.ledgers, &request).await;
             self.take_seen();
             let effects = self.app.update(Msg::Answer(Box::new(Answer { id, result })), self.now);
             self.follow(&effects);
@@ -369,6 +372,8 @@ pub struct Live {
     /// written to it as it comes.
     pub kept: esimdash_inventory::kept::Kept,
     writer: esimdash_inventory::kept::Writer,
+    /// The account's orders for the money view, as the runtime keeps them.
+    ledgers: esimdash::tui::money_read::Ledgers,
     _index_dir: tempfile::TempDir,
     /// Where QR images and exports go, as the runtime writes them.
     pub export_dir: tempfile::TempDir,
@@ -428,6 +433,7 @@ impl Live {
             cancelled: 0,
             kept,
             writer,
+            ledgers: Default::default(),
             _index_dir: index_dir,
             export_dir: tempfile::tempdir().unwrap(),
             inventory_load: None,
@@ -443,7 +449,7 @@ impl Live {
             match effect {
                 Effect::Send { id, request } => {
                     self.sent.push(request.clone());
-                    self.tasks.request(id, request, &self.client, &self.tx);
+                    self.tasks.request(id, request, (&self.client, &self.ledgers), &self.tx);
                 }
                 Effect::LoadInventory(id) => self.inventory_load = Some(id),
                 Effect::Cancel(id) => {

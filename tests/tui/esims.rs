@@ -337,7 +337,8 @@ async fn first_page_served_as(h: &mut Harness, edit: impl FnOnce(&mut Vec<esimda
         .find(|(_, r)| matches!(r, Request::Esims(_)))
         .cloned()
         .expect("My eSIMs asks for its first page");
-    let Ok(Payload::Esims(mut page)) = esimdash::tui::runtime::execute(&h.api(), &request).await else {
+    let Ok(Payload::Esims(mut page)) = esimdash::tui::runtime::execute(&h.api(), &Default::default(), &request).await
+    else {
         panic!("the first page");
     };
     edit(&mut page.esims);

@@ -250,6 +250,18 @@ fn data_for(request: &Request, seed: u64) -> Payload {
                 .collect(),
         ),
         Request::Plan { .. } => Payload::Plan(plan(seed, 1)),
+        // The orders as the money view sums them, at a fixed time near theirs.
+        Request::Money => {
+            let ledger: esimdash_ledger::Ledger = orders().iter().filter_map(esimdash_ledger::Sale::of).collect();
+            let now = chrono::DateTime::parse_from_rfc3339("2026-11-26T12:00:00Z")
+                .unwrap()
+                .to_utc();
+            Payload::Money(Box::new(esimdash_ledger::overview::Overview::of(
+                &ledger,
+                now,
+                &chrono::Utc,
+            )))
+        }
         Request::RefreshEsims { .. } => Payload::Refreshed,
         Request::Orders(_) => Payload::Orders(
             serde_json::from_value(json!({"page": page, "pageSize": 50, "total": total, "orders": []})).unwrap(),

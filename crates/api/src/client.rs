@@ -23,7 +23,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 pub(crate) const PLANS: Endpoint = Endpoint::new("GET", "/portal/plans");
-pub(crate) const ORDERS: Endpoint = Endpoint::new("GET", "/reseller/orders");
+pub const ORDERS: Endpoint = Endpoint::new("GET", "/reseller/orders");
 pub(crate) const ESIMS: Endpoint = Endpoint::new("GET", "/reseller/esims");
 pub(crate) const PROFILE: Endpoint = Endpoint::new("GET", "/reseller/profile");
 pub const PROFILE_UPDATE: Endpoint = Endpoint::new("PATCH", "/reseller/profile");

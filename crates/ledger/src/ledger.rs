@@ -19,41 +19,14 @@ use std::path::Path;
 /// Orders a page: the most the API gives.
 pub const PAGE: u64 = 100;
 
-/// Why the orders could not be read for the money view.
-#[derive(Debug)]
-pub enum ReadError {
-    Api(ApiError),
-    /// The server's orders carry no `createdAt`: no day can hold them.
-    Undated {
-        order_no: String,
-    },
-    /// The server answered a page it had answered already (it ignores `page`).
-    Repeats {
-        page: u64,
-    },
-}
-
-impl std::fmt::Display for ReadError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ReadError::Api(e) => e.fmt(f),
-            ReadError::Undated { order_no } => write!(
-                f,
-                "this server's orders carry no time (createdAt; order {order_no}): spend per day cannot be told"
-            ),
-            ReadError::Repeats { page } => write!(
-                f,
-                "the server answered page {page} of the orders with orders of an earlier page: it does not page the list"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for ReadError {}
-
-impl From<ApiError> for ReadError {
-    fn from(e: ApiError) -> Self {
-        ReadError::Api(e)
+/// The orders' answer read, but of no use to the money view: said as an answer that could not
+/// be read, with what is wrong with it.
+fn unusable(detail: String) -> ApiError {
+    ApiError::Decode {
+        endpoint: esimdash_api::ORDERS,
+        status: 200,
+        detail,
+        excerpt: String::new(),
     }
 }
 
@@ -88,6 +61,15 @@ impl std::fmt::Debug for Ledger {
 impl Default for Ledger {
     fn default() -> Self {
         Self::in_memory()
+    }
+}
+
+/// A ledger of these sales (tests, benchmarks), kept in memory, with nothing known whole.
+impl FromIterator<Sale> for Ledger {
+    fn from_iter<I: IntoIterator<Item = Sale>>(sales: I) -> Self {
+        let mut ledger = Self::in_memory();
+        ledger.sales = sales.into_iter().map(|s| (s.order_no.clone(), s)).collect();
+        ledger
     }
 }
 
@@ -142,9 +124,9 @@ impl Ledger {
     /// Reads the orders newest first until every order from `since` on is known: from the top
     /// until it meets a known order, then (when what is kept does not reach back to `since`)
     /// on from where the kept orders end, until an order older than `since`.
-    pub async fn refresh(&mut self, client: &Client, since: DateTime<Utc>) -> Result<Refreshed, ReadError> {
+    pub async fn refresh(&mut self, client: &Client, since: DateTime<Utc>) -> Result<Refreshed, ApiError> {
         let mut look = Look::default();
-        let mut outcome = self.read(client, since, &mut look).await;
+        let mut outcome = read(&self.sales, self.whole_from, client, since, &mut look).await;
         if let Ok(Step::Changed) = outcome {
             // The same number at another time: the server's history is not the one kept (a
             // sandbox started again). What was kept goes, and the list is read as if new.
@@ -155,7 +137,7 @@ impl Ledger {
                 pages: look.pages,
                 ..Look::default()
             };
-            outcome = self.read(client, since, &mut look).await;
+            outcome = read(&self.sales, self.whole_from, client, since, &mut look).await;
         }
         // What was read is kept even when a later page failed: the next look starts from it.
         let whole_from = match outcome {
@@ -167,85 +149,6 @@ impl Ledger {
             pages: look.pages,
             new: look.new,
         })
-    }
-
-    async fn read(&self, client: &Client, since: DateTime<Utc>, look: &mut Look) -> Result<Step, ReadError> {
-        let whole_enough = self.whole_from.is_some_and(|w| w <= since);
-        let mut page = 1;
-        // Where a jump to the kept orders' end was made from, until a page shows it was right.
-        let mut jumped_from: Option<u64> = None;
-        let mut jumped = false;
-        let mut first_of_last_page: Option<String> = None;
-        loop {
-            let answer = client
-                .orders(&OrderQuery {
-                    page: Some(page),
-                    page_size: Some(PAGE),
-                    ..OrderQuery::default()
-                })
-                .await?;
-            look.pages += 1;
-            // The size the server pages by (one that caps it lower says so in `pageSize`).
-            let size = if answer.page_size > 0 {
-                answer.page_size.min(PAGE)
-            } else {
-                PAGE
-            };
-            let first = answer.orders.first().map(|o| o.record.provider_order_no.to_string());
-            if first.is_some() && first == first_of_last_page {
-                return Err(ReadError::Repeats { page });
-            }
-            first_of_last_page = first;
-            let (mut first_known, mut oldest) = (None, None);
-            for (i, order) in answer.orders.iter().enumerate() {
-                let sale = Sale::of(order).ok_or_else(|| ReadError::Undated {
-                    order_no: order.record.provider_order_no.to_string(),
-                })?;
-                match self.sales.get(&sale.order_no) {
-                    Some(k) if k.at.timestamp() != sale.at.timestamp() => return Ok(Step::Changed),
-                    Some(_) => {
-                        first_known.get_or_insert(i as u64);
-                    }
-                    None if look.seen.contains(&sale.order_no) => {}
-                    None => look.new += 1,
-                }
-                look.seen.insert(sale.order_no.clone());
-                oldest = Some(sale.at);
-                look.read.push(sale);
-            }
-            let read_so_far = (page - 1) * size + answer.orders.len() as u64;
-            if oldest.is_some_and(|o| o < since) {
-                return Ok(Step::Whole(Some(since)));
-            }
-            if (answer.orders.len() as u64) < size || (answer.total > 0 && read_so_far >= answer.total) {
-                return Ok(Step::Whole(Some(DateTime::<Utc>::MIN_UTC)));
-            }
-            if let Some(from) = jumped_from.take()
-                && first_known.is_none()
-            {
-                // Not where the kept orders end (the list changed below the top): on page by
-                // page from where the jump was made.
-                page = from + 1;
-                continue;
-            }
-            match first_known {
-                Some(_) if whole_enough => return Ok(Step::Whole(self.whole_from)),
-                Some(at) if !jumped => {
-                    // The kept orders follow on from here, as many as are kept: the page of
-                    // the oldest of them is the next one worth reading.
-                    jumped = true;
-                    let oldest_kept = (page - 1) * size + at + self.sales.len() as u64 - 1;
-                    let next = oldest_kept / size + 1;
-                    if next > page + 1 {
-                        jumped_from = Some(page);
-                        page = next;
-                        continue;
-                    }
-                    page += 1;
-                }
-                _ => page += 1,
-            }
-        }
     }
 
     /// What a look read goes into the ledger, and to disk when kept there.
@@ -261,6 +164,98 @@ impl Ledger {
         {
             tracing::warn!("{e}");
             self.trouble = Some(format!("the orders read could not be kept: {e}"));
+        }
+    }
+}
+
+/// One look at the list from the top, against the orders known (`known`, whole from
+/// `whole_from`). The kept orders are only read (a `Connection` is not shared between threads).
+async fn read(
+    known: &HashMap<String, Sale>,
+    whole_from: Option<DateTime<Utc>>,
+    client: &Client,
+    since: DateTime<Utc>,
+    look: &mut Look,
+) -> Result<Step, ApiError> {
+    let whole_enough = whole_from.is_some_and(|w| w <= since);
+    let mut page = 1;
+    // Where a jump to the kept orders' end was made from, until a page shows it was right.
+    let mut jumped_from: Option<u64> = None;
+    let mut jumped = false;
+    let mut first_of_last_page: Option<String> = None;
+    loop {
+        let answer = client
+            .orders(&OrderQuery {
+                page: Some(page),
+                page_size: Some(PAGE),
+                ..OrderQuery::default()
+            })
+            .await?;
+        look.pages += 1;
+        // The size the server pages by (one that caps it lower says so in `pageSize`).
+        let size = if answer.page_size > 0 {
+            answer.page_size.min(PAGE)
+        } else {
+            PAGE
+        };
+        let first = answer.orders.first().map(|o| o.record.provider_order_no.to_string());
+        if first.is_some() && first == first_of_last_page {
+            return Err(unusable(format!(
+                "page {page} of the orders repeats the page before it: the server does not page the list"
+            )));
+        }
+        first_of_last_page = first;
+        let (mut first_known, mut oldest) = (None, None);
+        for (i, order) in answer.orders.iter().enumerate() {
+            let sale = Sale::of(order).ok_or_else(|| {
+                unusable(format!(
+                    "order {} carries no time (createdAt): spend per day cannot be told",
+                    order.record.provider_order_no
+                ))
+            })?;
+            match known.get(&sale.order_no) {
+                Some(k) if k.at.timestamp() != sale.at.timestamp() => return Ok(Step::Changed),
+                Some(_) => {
+                    first_known.get_or_insert(i as u64);
+                }
+                None if look.seen.contains(&sale.order_no) => {}
+                None => look.new += 1,
+            }
+            look.seen.insert(sale.order_no.clone());
+            oldest = Some(sale.at);
+            look.read.push(sale);
+        }
+        let read_so_far = (page - 1) * size + answer.orders.len() as u64;
+        if oldest.is_some_and(|o| o < since) {
+            return Ok(Step::Whole(Some(since)));
+        }
+        if (answer.orders.len() as u64) < size || (answer.total > 0 && read_so_far >= answer.total) {
+            return Ok(Step::Whole(Some(DateTime::<Utc>::MIN_UTC)));
+        }
+        if let Some(from) = jumped_from.take()
+            && first_known.is_none()
+        {
+            // Not where the kept orders end (the list changed below the top): on page by
+            // page from where the jump was made.
+            page = from + 1;
+            continue;
+        }
+        match first_known {
+            Some(_) if whole_enough => return Ok(Step::Whole(whole_from)),
+            Some(at) if !jumped => {
+                // The kept orders follow on from here, as many as are kept: the page of
+                // the oldest of them is the next one worth reading.
+                jumped = true;
+                let oldest_kept = (page - 1) * size + at + known.len() as u64 - 1;
+                let next = oldest_kept / size + 1;
+                if next > page + 1 {
+                    jumped_from = Some(page);
+                    page = next;
+                    continue;
+                }
+                page += 1;
+            }
+            _ => page += 1,
         }
     }
 }

@@ -7,9 +7,10 @@
 
 pub mod kept;
 pub mod ledger;
+pub mod overview;
 pub mod period;
 pub mod sale;
 pub mod sums;
 
-pub use ledger::{Ledger, ReadError, Refreshed};
+pub use ledger::{Ledger, Refreshed};
 pub use sale::Sale;

@@ -10,6 +10,7 @@ use crate::session::Session;
 use crate::tui::tabs::profile::ProfileTab;
 use crate::tui::tabs::{TabState, catalog::Catalog, esims::Esims, orders::Orders};
 use esimdash_api::model::Profile;
+use esimdash_ledger::overview::Overview;
 use std::time::Instant;
 
 #[derive(Default)]
@@ -18,6 +19,8 @@ pub struct Account {
     pub session: Session,
     /// The reseller's profile: the header's name and balance, and the Profile tab.
     pub profile: Remote<Profile>,
+    /// The money of the last 30 days: the header's sparkline, and the Profile tab's chart.
+    pub money: Remote<Overview>,
     pub tabs: Tabs,
     /// The profile update in flight.
     pub saving: Remote<()>,

@@ -204,6 +204,11 @@ impl App {
         &self.account.profile
     }
 
+    /// The money of the last 30 days, as last read.
+    pub fn money(&self) -> &Remote<esimdash_ledger::overview::Overview> {
+        &self.account.money
+    }
+
     /// The profile as last loaded.
     pub fn profile(&self) -> Option<&Profile> {
         self.account.profile.value()
@@ -510,6 +515,10 @@ impl App {
             let id = out.send(Request::Profile);
             account.profile.start(id);
         }
+        if account.money.wanted() {
+            let id = out.send(Request::Money);
+            account.money.start(id);
+        }
         self.mode.fetch(&mut out);
         for tab in Tab::all() {
             account
@@ -532,6 +541,7 @@ impl App {
             profile.balance_usd = Some(balance);
         }
         self.account.profile.invalidate();
+        self.account.money.invalidate();
         self.tell(&Event::MoneyMoved);
     }
 
@@ -617,6 +627,7 @@ impl App {
         }
         self.account.halt = None;
         self.account.profile.invalidate();
+        self.account.money.invalidate();
         self.tab_state_mut().refresh();
         if matches!(self.mode.overlay(), Some(Overlay::OrderDetail(_))) {
             self.tell(&Event::OrderDetailRefreshed);

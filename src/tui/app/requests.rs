@@ -23,6 +23,7 @@ impl App {
             Owner::Bulk => self.mode.bulk_mut().and_then(|f| f.slot()),
             Owner::App => match request {
                 Request::Profile => Some(&mut self.account.profile),
+                Request::Money => Some(&mut self.account.money),
                 Request::UpdateProfile(_) => Some(&mut self.account.saving),
                 Request::Plan { slug } => match self.mode.overlay_mut() {
                     Some(Overlay::PlanDetail { summary, fetched }) if &summary.slug == slug => Some(fetched),
@@ -136,6 +137,9 @@ impl App {
         match (request, payload) {
             (Request::Profile, Payload::Profile(p)) => {
                 self.account.profile.resolve(id, p, now);
+            }
+            (Request::Money, Payload::Money(overview)) => {
+                self.account.money.resolve(id, *overview, now);
             }
             (Request::Plan { .. }, Payload::Plan(plan)) => {
                 if let Some(Overlay::PlanDetail { fetched, .. }) = self.mode.overlay_mut() {

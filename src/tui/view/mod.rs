@@ -102,6 +102,7 @@ fn draw_header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Span::raw(" │ Balance "),
         Span::styled(balance, theme.title()),
     ]);
+    let after_balance = spans.len();
     if let Some(seat) = app.seat() {
         spans.push(Span::raw(format!(" │ {}", seat_words(seat, wide))));
     }
@@ -133,10 +134,36 @@ fn draw_header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     if app.is_loading() {
         spans.push(Span::raw(format!(" {}", spinner(app))));
     }
+    let spark = app
+        .money()
+        .value()
+        .and_then(|_| sparkline_room(&mut spans, after_balance, area.width));
     frame.render_widget(
         Paragraph::new(Line::from(spans)).style(theme.header_in(session.color)),
         area,
     );
+    if let (Some(x), Some(overview)) = (spark, app.money().value()) {
+        let width = crate::tui::tabs::profile::SPARK_DAYS as u16;
+        let at = Rect {
+            x: area.x + x,
+            width,
+            ..area
+        };
+        frame.render_widget(crate::tui::tabs::profile::sparkline(overview, theme), at);
+    }
+}
+
+/// Room for the last 14 days' sparkline after the balance, where the header has it to spare:
+/// a gap is made there, and its column is given.
+fn sparkline_room(spans: &mut Vec<Span<'_>>, after_balance: usize, width: u16) -> Option<u16> {
+    let days = crate::tui::tabs::profile::SPARK_DAYS;
+    let used: usize = spans.iter().map(Span::width).sum();
+    if used + days + 2 > usize::from(width) {
+        return None;
+    }
+    let before: usize = spans[..after_balance].iter().map(Span::width).sum();
+    spans.insert(after_balance, Span::raw(" ".repeat(days + 1)));
+    u16::try_from(before + 1).ok()
 }
 
 /// An agent's seat at a team gateway, as the header says it: in words where the width allows,

@@ -117,6 +117,21 @@ impl Theme {
         self.pick(colour, Style::new()).add_modifier(Modifier::BOLD)
     }
 
+    /// Spend in the money charts: its bars (their heights carry it without colour).
+    pub fn spend(&self) -> Style {
+        self.pick(Style::new().fg(Color::Cyan), Style::new())
+    }
+
+    /// Margin in the money charts.
+    pub fn margin(&self) -> Style {
+        self.pick(Style::new().fg(Color::Green), Style::new())
+    }
+
+    /// The header's sparkline, on the header's own background.
+    pub fn spark(&self) -> Style {
+        self.pick(Style::new().fg(Color::Blue), Style::new())
+    }
+
     pub fn key(&self) -> Style {
         self.pick(
             Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),

@@ -1,7 +1,10 @@
-//! The Profile tab: the account's profile, which the app holds for the header too; the tab
-//! itself has no list and nothing of its own to read.
+//! The Profile tab: the account's profile and its money over the last 30 days, both of which
+//! the app holds for the header too; the tab itself has no list and nothing of its own to read.
 
+mod money;
 pub mod view;
+
+pub use money::{SPARK_DAYS, sparkline};
 
 use super::{TabState, View};
 use crate::tui::app::mode::{Mode, Overlay};

@@ -1,5 +1,8 @@
-//! The Profile tab: every field of the profile and the balance.
+//! The Profile tab: every field of the profile and the balance, and beside or under them the
+//! money of the last 30 days (`money.rs`): in full where the terminal is 100 columns and 30
+//! rows or more, else compact.
 
+use super::money;
 use crate::format::records;
 use crate::tui::app::{App, Remote};
 use crate::tui::keymap::{Action, Context};
@@ -9,27 +12,64 @@ use crate::tui::view::theme::Theme;
 use crate::tui::view::widgets::safe;
 use crate::tui::view::widgets::{fields, paragraph};
 use ratatui::Frame;
-use ratatui::layout::Rect;
-use ratatui::text::Line;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+
+/// From this size on, the money is drawn in full beside the fields.
+pub const FULL_WIDTH: u16 = 100;
+pub const FULL_HEIGHT: u16 = 30;
+
+/// The fields' column in the full form.
+const FIELDS_WIDTH: u16 = 44;
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let Some(p) = app.profile() else {
+    if app.profile().is_none() {
         let line = match app.account() {
             Remote::Failed { error, .. } => Line::styled(failed_text(app, "the profile", error), theme.error()),
             other => Line::raw(not_at_hand(app, "the profile", Some(other))),
         };
         paragraph(frame, area, vec![line]);
         return;
+    }
+    if area.width >= FULL_WIDTH && area.height >= FULL_HEIGHT {
+        let [left, _, right] = Layout::horizontal([
+            Constraint::Length(FIELDS_WIDTH),
+            Constraint::Length(2),
+            Constraint::Fill(1),
+        ])
+        .areas(area);
+        paragraph(frame, left, account_lines(app, left.width, theme, true));
+        money::draw_full(frame, right, app, theme);
+    } else {
+        let lines = account_lines(app, area.width, theme, false);
+        let rows = (lines.len() as u16).min(area.height);
+        let [top, rest] = Layout::vertical([Constraint::Length(rows), Constraint::Fill(1)]).areas(area);
+        paragraph(frame, top, lines);
+        money::draw_compact(frame, rest, app, theme);
+    }
+}
+
+/// The account's fields, what failed to refresh and the key to edit; `full`: with the title and
+/// the values too long for their row in full under them.
+fn account_lines(app: &App, width: u16, theme: &Theme, full: bool) -> Vec<Line<'static>> {
+    let Some(p) = app.profile() else {
+        return Vec::new();
     };
     let rows = records::profile_fields(p);
-    let mut lines = vec![Line::styled(" Account and company", theme.title()), Line::raw("")];
-    let shown = fields(&rows, area.width.saturating_sub(1), theme);
+    let mut lines = Vec::new();
+    if full {
+        lines.extend([Line::styled(" Account and company", theme.title()), Line::raw("")]);
+    }
+    let shown = fields(&rows, width.saturating_sub(1), theme);
     lines.extend(shown.lines.into_iter().map(|l| {
-        let mut spans = vec![ratatui::text::Span::raw(" ")];
-        spans.extend(l.spans);
+        let mut spans = vec![Span::raw(" ")];
+        spans.extend(
+            l.spans
+                .into_iter()
+                .map(|s| Span::styled(s.content.into_owned(), s.style)),
+        );
         Line::from(spans)
     }));
-    lines.push(Line::raw(""));
     if let Some(error) = app.account().error() {
         lines.push(Line::styled(
             format!(
@@ -42,14 +82,22 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     }
     lines.push(Line::styled(
         format!(
-            " {} to edit the company name, country and website",
+            " {} to edit the company, country and website",
             app.keymap().first_key(Context::Profile, Action::Edit)
         ),
         theme.muted(),
     ));
-    if !shown.in_full.is_empty() {
+    if full && !shown.in_full.is_empty() {
         lines.push(Line::raw(""));
-        lines.extend(shown.in_full);
+        lines.extend(shown.in_full.into_iter().map(|l| {
+            Line::from(
+                l.spans
+                    .into_iter()
+                    .map(|s| Span::styled(s.content.into_owned(), s.style))
+                    .collect::<Vec<_>>(),
+            )
+        }));
     }
-    paragraph(frame, area, lines);
+    lines.push(Line::raw(""));
+    lines
 }

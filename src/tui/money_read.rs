@@ -1,0 +1,64 @@
+//! The account's orders for the money view (Profile's chart and the header's sparkline), read
+//! off the event loop: the ledger is opened by the first read (on disk beside the inventory
+//! index when the account keeps one), and each read looks from the top until a known order.
+//! Nobody types while it reads, so its pages take the background share of the key's budget
+//! and never go ahead of what the user asks.
+
+use crate::session::Opened;
+use chrono::{Local, Utc};
+use esimdash_api::{ApiError, Client};
+use esimdash_ledger::Ledger;
+use esimdash_ledger::overview::Overview;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// One account's ledger, shared by its reads (one at a time: a second waits, then reads what
+/// is new since the first).
+#[derive(Clone, Default)]
+pub struct Ledgers {
+    /// The directory and the account's key, when kept on disk.
+    at: Option<(PathBuf, String)>,
+    ledger: Arc<tokio::sync::Mutex<Option<Ledger>>>,
+}
+
+impl std::fmt::Debug for Ledgers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ledgers").field("at", &self.at).finish_non_exhaustive()
+    }
+}
+
+impl Ledgers {
+    /// The ledger of the account `opened`, kept in `dir` when the account keeps its index.
+    pub fn of(dir: Option<&Path>, opened: &Opened) -> Self {
+        Self {
+            at: dir.zip(opened.index_key.clone()).map(|(d, k)| (d.to_path_buf(), k)),
+            ledger: Arc::default(),
+        }
+    }
+
+    /// The last 30 days as the dashboard shows them, read up to now.
+    pub async fn overview(&self, client: &Client) -> Result<Overview, ApiError> {
+        let mut slot = self.ledger.lock().await;
+        let ledger = match slot.take() {
+            Some(ledger) => ledger,
+            None => {
+                let at = self.at.clone();
+                tokio::task::spawn_blocking(move || match at {
+                    Some((dir, account)) => Ledger::kept_in(&dir, &account),
+                    None => Ledger::in_memory(),
+                })
+                .await
+                .unwrap_or_default()
+            }
+        };
+        let ledger = slot.insert(ledger);
+        let read = client
+            .in_background(ledger.refresh(client, Overview::since(Utc::now(), &Local)))
+            .await;
+        if let Some(trouble) = ledger.take_trouble() {
+            tracing::warn!("{trouble}");
+        }
+        read?;
+        Ok(Overview::of(ledger, Utc::now(), &Local))
+    }
+}
