@@ -1,6 +1,7 @@
-//! The hot paths, timed by divan: a frame of each tab at 200×60 full of data, decoding an
-//! orders page and a 2 000-plan catalog, the partial-ICCID search over 100 000 eSIMs, a QR code
-//! encoded and drawn, and the sandbox answering an orders page with `q` over 100 000 orders.
+//! The hot paths, timed by divan: a frame of each tab at 200×60 full of data (Profile with its
+//! 30 days' charts), decoding an orders page and a 2 000-plan catalog, the partial-ICCID search
+//! over 100 000 eSIMs, a QR code encoded and drawn, and the sandbox answering an orders page
+//! with `q` over 100 000 orders.
 //! `cargo bench --bench hot_paths` (docs/performance.md).
 
 use axum::body::Body;
@@ -68,6 +69,28 @@ fn esims_page(from: usize, count: usize) -> EsimPage {
     serde_json::from_value(json!({ "page": 1, "pageSize": count, "total": 100_000, "esims": esims })).unwrap()
 }
 
+/// 30 days of a reseller selling 140 orders a day, as the Profile's chart shows them.
+fn money() -> esimdash_ledger::overview::Overview {
+    let now = chrono::DateTime::parse_from_rfc3339("2026-11-26T12:00:00Z")
+        .unwrap()
+        .to_utc();
+    let ledger: esimdash_ledger::Ledger = (0..4_200)
+        .map(|i: i64| esimdash_ledger::Sale {
+            order_no: format!("B{i}"),
+            at: now - chrono::Duration::minutes(i * 10),
+            status: "in_use".into(),
+            slug: format!("p-{}", i % 40),
+            package: format!("Country {} 3GB 30 Days", i % 40),
+            location: ["FR", "JP", "US", "DE", "!RG"][(i % 5) as usize].into(),
+            quantity: 1,
+            paid: rust_decimal::Decimal::new(500 + i % 3000, 2),
+            at_cost: rust_decimal::Decimal::new(400 + i % 2500, 2),
+            topup: i % 7 == 0,
+        })
+        .collect();
+    esimdash_ledger::overview::Overview::of(&ledger, now, &chrono::Utc)
+}
+
 /// The app with each tab's data in, as after a session's first minutes.
 fn full_app() -> App {
     let now = Instant::now();
@@ -96,6 +119,7 @@ fn full_app() -> App {
                 Request::Plans => Ok(Payload::Plans(parse_plan_list(catalog_body().as_bytes()).unwrap())),
                 Request::Orders(_) => Ok(Payload::Orders(serde_json::from_str(&orders_body()).unwrap())),
                 Request::Esims(_) => Ok(Payload::Esims(esims_page(0, 50))),
+                Request::Money => Ok(Payload::Money(Box::new(money()))),
                 Request::ActivationCode { esim } => Ok(Payload::ActivationCode(Ok(esim
                     .raw_order_json
                     .ac

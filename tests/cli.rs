@@ -81,7 +81,7 @@ async fn balance_json_prints_exactly_the_balance() {
     let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
     let out = run_acme(&sb, &home, ["balance", "--json"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "{\"balanceUsd\":\"250.00\"}\n");
+    assert_eq!(stdout_json(&out)["balanceUsd"], "250.00");
     assert!(out.stderr.is_empty());
     assert!(
         home.path().join("state/esimdash/esimdash.log").exists(),
@@ -89,7 +89,126 @@ async fn balance_json_prints_exactly_the_balance() {
     );
 
     let out = run_acme(&sb, &home, ["balance"]).await;
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "Balance: 250.00 USD\n");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        text.starts_with("Balance: 250.00 USD\nRunway: at the last 7 days' pace ("),
+        "{text}"
+    );
+}
+
+/// Acme's whole order list, read here page by page, and the local day each order was placed.
+async fn acme_orders(sb: &RunningSandbox) -> Vec<(chrono::NaiveDate, esimdash_api::model::Order)> {
+    let api = acme_api(sb);
+    let mut all = Vec::new();
+    for page in 1.. {
+        let query = esimdash_api::model::OrderQuery {
+            page: Some(page),
+            page_size: Some(100),
+            ..Default::default()
+        };
+        let orders = api.orders(&query).await.unwrap().orders;
+        let n = orders.len();
+        all.extend(
+            orders
+                .into_iter()
+                .map(|o| (o.created_at.at().unwrap().with_timezone(&chrono::Local).date_naive(), o)),
+        );
+        if n < 100 {
+            break;
+        }
+    }
+    all
+}
+
+/// `balance` tells how long the balance lasts, `report` sums the orders, and `check balance`
+/// alerts on the runway: each what the order list summed here by hand says (a cancelled
+/// order was refunded and counts for nothing).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_runway_and_the_report_are_the_order_list_summed_by_hand() {
+    use rust_decimal::Decimal;
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    let orders = acme_orders(&sb).await;
+    let now = chrono::Utc::now();
+    let paid: Vec<_> = orders
+        .iter()
+        .filter(|(_, o)| o.record.status.as_str() != "cancel")
+        .collect();
+    let week: Decimal = paid
+        .iter()
+        .filter(|(_, o)| o.created_at.at().unwrap() > now - chrono::Duration::days(7))
+        .map(|(_, o)| o.total_sell_price.unwrap())
+        .sum();
+    let per_day = week / Decimal::from(7);
+    let runway = (Decimal::from(250) / per_day).round_dp(1);
+
+    let json = stdout_json(&run_acme(&sb, &home, ["balance", "--json"]).await);
+    assert_eq!(
+        json["spendPerDay7d"],
+        esimdash_domain::money::format_amount(esimdash_domain::money::round_cents(per_day))
+    );
+    assert_eq!(json["runwayDays"].to_string(), runway.to_string(), "{json}");
+    assert!(json["runwayUntil"].as_str().is_some_and(|d| d.len() == 10), "{json}");
+
+    let report = stdout_json(&run_acme(&sb, &home, ["report", "--since", "30d", "--json"]).await);
+    let rows = report["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 30);
+    let mut total = (0u64, Decimal::ZERO);
+    for row in rows {
+        let day = chrono::NaiveDate::parse_from_str(row["key"].as_str().unwrap(), "%Y-%m-%d").unwrap();
+        let on_day: Vec<_> = paid.iter().filter(|(d, _)| *d == day).collect();
+        let spend: Decimal = on_day.iter().map(|(_, o)| o.total_sell_price.unwrap()).sum();
+        let cost: Decimal = on_day
+            .iter()
+            .map(|(_, o)| o.cost_price.unwrap() * Decimal::from(o.record.quantity.unwrap()))
+            .sum();
+        assert_eq!(row["orders"].as_u64(), Some(on_day.len() as u64), "{day}");
+        assert_eq!(row["spend"], esimdash_domain::money::format_amount(spend), "{day}");
+        assert_eq!(
+            row["margin"],
+            esimdash_domain::money::format_amount(spend - cost),
+            "{day}"
+        );
+        total = (total.0 + on_day.len() as u64, total.1 + spend);
+    }
+    assert_eq!(report["total"]["orders"].as_u64(), Some(total.0));
+    assert_eq!(report["total"]["spend"], esimdash_domain::money::format_amount(total.1));
+    // By plan and by country, the same orders in other rows: the same total.
+    for by in ["plan", "country", "week"] {
+        let other = stdout_json(&run_acme(&sb, &home, ["report", "--by", by, "--json"]).await);
+        assert_eq!(other["total"], report["total"], "{by}");
+    }
+    let csv = stdout(&run_acme(&sb, &home, ["report", "--by", "week", "--csv"]).await);
+    assert_eq!(
+        csv.lines().next().map(str::trim_end),
+        Some("week,name,orders,spend,cost,margin"),
+        "{csv}"
+    );
+    let table = stdout(&run_acme(&sb, &home, ["report", "--by", "country"]).await);
+    assert!(table.lines().any(|l| l.starts_with("total ")), "{table}");
+    let out = run_acme(&sb, &home, ["report", "--since", "3000-01-01"]).await;
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a period from the future is a usage mistake"
+    );
+
+    // The runway check, around the runway told by hand.
+    let r = |d: i64| (runway + Decimal::from(d)).max(Decimal::ZERO).to_string();
+    for (w, c, code) in [(r(2), r(1), 2), (r(1), r(-1), 1), (r(-1), r(-2), 0)] {
+        if runway < Decimal::from(3) && code == 0 {
+            continue;
+        }
+        let out = run_acme(
+            &sb,
+            &home,
+            ["check", "balance", "--runway-warning", &w, "--runway-critical", &c],
+        )
+        .await;
+        let line = stdout(&out);
+        assert_eq!(out.status.code(), Some(code), "{line}");
+        assert!(line.contains(&format!("runway_days={runway};{w}:;{c}:")), "{line}");
+        assert_eq!(state_from_perfdata(&line), code, "{line}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -1305,7 +1424,7 @@ async fn balance_over_https_with_ca_file_and_the_roots_read_only_for_https() {
 
     let out = run(balance(&tls.base_url(), &certs.ca)).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "Balance: 250.00 USD\n");
+    assert!(stdout(&out).starts_with("Balance: 250.00 USD\n"), "{}", stdout(&out));
     assert!(!reads_roots(), "the chain ends at the extra root");
 
     std::fs::remove_file(&log).unwrap();
@@ -1375,16 +1494,22 @@ fn state_from_perfdata(line: &str) -> i32 {
         within == inside
     }
     let (_, perfdata) = line.trim_end().split_once(" | ").expect("performance data");
-    let (_, fields) = perfdata.split_once('=').unwrap();
-    let fields: Vec<&str> = fields.split(';').collect();
-    let value: f64 = fields[0].parse().unwrap();
-    if alerts(fields[2], value) {
-        2
-    } else if alerts(fields[1], value) {
-        1
-    } else {
-        0
-    }
+    // The worst of its labels (`balance=… runway_days=…`); one without thresholds never alerts.
+    let state = |label: &str| {
+        let (_, fields) = label.split_once('=').unwrap();
+        let fields: Vec<&str> = fields.split(';').collect();
+        let value: f64 = fields[0].parse().unwrap();
+        if fields.len() < 3 {
+            0
+        } else if alerts(fields[2], value) {
+            2
+        } else if alerts(fields[1], value) {
+            1
+        } else {
+            0
+        }
+    };
+    perfdata.split(' ').map(state).max().unwrap_or(0)
 }
 
 /// `esimdash check`: each state by the monitoring-plugin conventions, its one line and exit
@@ -1481,7 +1606,7 @@ async fn check_balance_and_attention_say_ok_warning_critical_or_unknown() {
 async fn check_lines_name_what_is_missing_and_carry_only_their_own_performance_data() {
     let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
     for (args, missing) in [
-        (vec!["balance"], vec!["--warning", "--critical"]),
+        (vec!["balance"], vec!["--warning", "--runway-warning"]),
         (vec!["balance", "--warning", "10"], vec!["--critical"]),
         (vec!["attention", "--critical", "5"], vec!["--warning"]),
     ] {
@@ -1540,9 +1665,9 @@ async fn check_lines_name_what_is_missing_and_carry_only_their_own_performance_d
 }
 
 /// The sandbox at its largest (`sandbox --orders 100000`), paged to its end as a user would:
-/// no order or eSIM date older than two years (it once dated its oldest in 1969).
+/// no order or eSIM date older than three years (it once dated its oldest in 1969).
 #[tokio::test(flavor = "multi_thread")]
-async fn the_largest_sandbox_history_reaches_back_two_years_at_most() {
+async fn the_largest_sandbox_history_reaches_back_three_years_at_most() {
     let config = SandboxConfig {
         orders: 100_000,
         rate_limit: 100_000,
@@ -1550,7 +1675,7 @@ async fn the_largest_sandbox_history_reaches_back_two_years_at_most() {
     };
     let sb = spawn(&config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
     let home = tempfile::tempdir().unwrap();
-    let two_years_ago = chrono::Utc::now() - chrono::Duration::days(730);
+    let three_years_ago = chrono::Utc::now() - chrono::Duration::days(3 * 365);
     for list in ["orders", "esims"] {
         let page = |n: u64| {
             let mut cmd = esimdash(&home);
@@ -1575,7 +1700,7 @@ async fn the_largest_sandbox_history_reaches_back_two_years_at_most() {
                     continue;
                 };
                 let at = chrono::DateTime::parse_from_rfc3339(text).unwrap();
-                assert!(at >= two_years_ago, "{list}: {text} in {row}");
+                assert!(at >= three_years_ago, "{list}: {text} in {row}");
             }
         }
     }

@@ -5,7 +5,7 @@
 //! and never go ahead of what the user asks.
 
 use crate::session::Opened;
-use chrono::{Local, Utc};
+use chrono::{DateTime, Local, Utc};
 use esimdash_api::{ApiError, Client};
 use esimdash_ledger::Ledger;
 use esimdash_ledger::overview::Overview;
@@ -19,6 +19,9 @@ pub struct Ledgers {
     /// The directory and the account's key, when kept on disk.
     at: Option<(PathBuf, String)>,
     ledger: Arc<tokio::sync::Mutex<Option<Ledger>>>,
+    /// A fixed clock, in UTC (tests and screenshots of a seeded history); else now, in this
+    /// machine's zone.
+    pinned: Option<DateTime<Utc>>,
 }
 
 impl std::fmt::Debug for Ledgers {
@@ -33,6 +36,16 @@ impl Ledgers {
         Self {
             at: dir.zip(opened.index_key.clone()).map(|(d, k)| (d.to_path_buf(), k)),
             ledger: Arc::default(),
+            pinned: None,
+        }
+    }
+
+    /// Read as if it were `at`, with days in UTC: what a test of a seeded history draws the
+    /// same on every machine and every day.
+    pub fn pinned(at: DateTime<Utc>) -> Self {
+        Self {
+            pinned: Some(at),
+            ..Self::default()
         }
     }
 
@@ -52,13 +65,18 @@ impl Ledgers {
             }
         };
         let ledger = slot.insert(ledger);
-        let read = client
-            .in_background(ledger.refresh(client, Overview::since(Utc::now(), &Local)))
-            .await;
+        let since = match self.pinned {
+            Some(at) => Overview::since(at, &Utc),
+            None => Overview::since(Utc::now(), &Local),
+        };
+        let read = client.in_background(ledger.refresh(client, since)).await;
         if let Some(trouble) = ledger.take_trouble() {
             tracing::warn!("{trouble}");
         }
         read?;
-        Ok(Overview::of(ledger, Utc::now(), &Local))
+        Ok(match self.pinned {
+            Some(at) => Overview::of(ledger, at, &Utc),
+            None => Overview::of(ledger, Utc::now(), &Local),
+        })
     }
 }

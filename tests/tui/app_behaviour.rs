@@ -50,10 +50,10 @@ fn started() -> (Instant, App, Vec<(JobId, Request)>) {
 }
 
 #[test]
-fn start_asks_for_the_profile_and_the_catalog_and_drops_a_stale_answer() {
+fn start_asks_for_the_profile_the_money_and_the_catalog_and_drops_a_stale_answer() {
     let (now, mut app, first) = started();
     let kinds: Vec<_> = first.iter().map(|(_, r)| r.clone()).collect();
-    assert_eq!(kinds, vec![Request::Profile, Request::Plans]);
+    assert_eq!(kinds, vec![Request::Profile, Request::Money, Request::Plans]);
     let profile_id = first[0].0;
     // An answer with an id nobody waits for changes nothing.
     app.update(
@@ -67,8 +67,17 @@ fn start_asks_for_the_profile_and_the_catalog_and_drops_a_stale_answer() {
     );
     assert_eq!(app.profile().as_ref().unwrap().display_name(), "Acme Mobile");
     // Idle: no timer runs once nothing loads.
-    let plans_id = first[1].0;
+    let (money_id, plans_id) = (first[1].0, first[2].0);
     app.update(answer(plans_id, Request::Plans, Ok(Payload::Plans(vec![]))), now);
+    let nothing_sold = esimdash_ledger::overview::Overview::of(
+        &esimdash_ledger::Ledger::in_memory(),
+        chrono::Utc::now(),
+        &chrono::Utc,
+    );
+    app.update(
+        answer(money_id, Request::Money, Ok(Payload::Money(Box::new(nothing_sold)))),
+        now,
+    );
     assert_eq!(app.next_wake(now), None, "an idle dashboard asks for no tick");
 }
 
@@ -165,7 +174,7 @@ fn a_401_replaces_the_view_and_stops_every_request() {
         assert!(sends(&app.update(msg, now)).is_empty(), "nothing is sent after a 401");
     }
     // A late answer to the catalog request is dropped too.
-    app.update(answer(first[1].0, first[1].1.clone(), Ok(Payload::Plans(vec![]))), now);
+    app.update(answer(first[2].0, first[2].1.clone(), Ok(Payload::Plans(vec![]))), now);
     assert!(app.catalog().plans().value().is_none(), "the late catalog was dropped");
     assert_eq!(app.next_wake(now), None);
     app.update(key('q'), now);
@@ -179,7 +188,7 @@ fn a_429_counts_down_then_resumes_by_itself() {
         endpoint: EP,
         retry_after: Duration::from_secs(3),
     };
-    app.update(answer(first[1].0, first[1].1.clone(), Err(limited)), now);
+    app.update(answer(first[2].0, first[2].1.clone(), Err(limited)), now);
     assert_eq!(app.rate_limited_until(), Some(now + Duration::from_secs(3)));
     assert!(
         sends(&app.update(key('r'), now)).is_empty(),
@@ -209,7 +218,7 @@ fn a_network_error_waits_for_r_and_other_errors_fade() {
         detail: "connection refused".into(),
         outcome_unknown: false,
     };
-    app.update(answer(first[1].0, first[1].1.clone(), Err(down)), now);
+    app.update(answer(first[2].0, first[2].1.clone(), Err(down)), now);
     assert!(matches!(app.halt(), Some(Halt::Offline { .. })));
     assert!(render(&app, 100, 20, now).contains("r to retry"));
     assert!(sends(&app.update(Msg::Tick, now)).is_empty());
@@ -337,9 +346,9 @@ async fn a_revoked_key_leaves_nothing_loading_against_the_real_sandbox() {
     assert_eq!(
         h.sent,
         vec![Request::Profile],
-        "the catalog request queued behind the 401 was cancelled, and nothing sent after"
+        "the money and catalog requests queued behind the 401 were cancelled, and nothing sent after"
     );
-    assert_eq!(h.cancelled, 1);
+    assert_eq!(h.cancelled, 2);
 }
 
 /// A 5 000-character plan name is cut with `…` in the catalog row and in the plan window, where

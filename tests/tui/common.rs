@@ -208,7 +208,7 @@ impl Harness {
             sent: Vec::new(),
             cancelled: 0,
             sandbox,
-            ledgers: Default::default(),
+            ledgers: esimdash::tui::money_read::Ledgers::pinned(epoch),
         }
     }
 
@@ -403,6 +403,7 @@ impl Live {
     }
 
     pub async fn new(sandbox: SandboxConfig, client: ClientOptions) -> Self {
+        let pinned = sandbox.epoch;
         let app = match sandbox.epoch {
             Some(epoch) => App::new(false).with_clock(epoch),
             None => App::new(false),
@@ -433,7 +434,7 @@ impl Live {
             cancelled: 0,
             kept,
             writer,
-            ledgers: Default::default(),
+            ledgers: pinned.map_or_else(Default::default, esimdash::tui::money_read::Ledgers::pinned),
             _index_dir: index_dir,
             export_dir: tempfile::tempdir().unwrap(),
             inventory_load: None,

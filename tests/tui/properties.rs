@@ -858,6 +858,15 @@ impl Run {
             })
             .collect();
         assert!(scans.len() <= 1, "index pages in flight at once: {scans:?}");
+        // The money of 30 days: said to be read only while a read of it is in flight.
+        let money_reads = self.pending.iter().filter(|(_, r)| matches!(r, Request::Money)).count();
+        let reading = rows
+            .iter()
+            .any(|row| row.contains("Reading the orders") || row.contains("Reading what is new"));
+        assert!(
+            !reading || money_reads > 0,
+            "the screen says the orders are being read with none in flight"
+        );
         // The results kept up as pages come (only what a read added is judged) are those a
         // search of the whole index gives now, in the same order.
         let esims = self.app.esims();

@@ -157,3 +157,50 @@ impl Kept {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Ledger;
+
+    fn sale(no: &str, hours_ago: i64) -> Sale {
+        Sale {
+            order_no: no.into(),
+            at: DateTime::from_timestamp(1_800_000_000 - hours_ago * 3600, 0).unwrap(),
+            status: "in_use".into(),
+            slug: "fr-1gb-7d".into(),
+            package: "France 1GB 7 Days".into(),
+            location: "FR".into(),
+            quantity: 2,
+            paid: Decimal::new(1240, 2),
+            at_cost: Decimal::new(990, 2),
+            topup: false,
+        }
+    }
+
+    /// What one session keeps, another reads back whole; two sessions' reads keep the older
+    /// whole-from; a history of another server goes whole; a row that does not read back
+    /// empties the file (read again, nothing lost).
+    #[test]
+    fn kept_orders_read_back_and_stay_whole_from_the_older_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |h: i64| DateTime::from_timestamp(1_800_000_000 - h * 3600, 0);
+        let mut kept = Kept::open(dir.path(), "acme").unwrap();
+        kept.write(&[sale("B1", 1), sale("B2", 30)], at(48), false).unwrap();
+        kept.write(&[sale("B1", 1)], at(24), false).unwrap();
+        let loaded = Kept::open(dir.path(), "acme").unwrap().load().unwrap();
+        assert_eq!(loaded.sales.len(), 2);
+        assert!(loaded.sales.contains(&sale("B2", 30)));
+        assert_eq!(loaded.whole_from, at(48));
+
+        kept.write(&[sale("B9", 2)], None, true).unwrap();
+        let loaded = kept.load().unwrap();
+        assert_eq!((loaded.sales.len(), loaded.whole_from), (1, None));
+
+        kept.conn.execute("UPDATE sales SET paid = 'lots'", []).unwrap();
+        assert!(kept.load().is_err());
+        let ledger = Ledger::kept_in(dir.path(), "acme");
+        assert!(ledger.since(DateTime::<Utc>::MIN_UTC).is_empty());
+        assert!(Kept::open(dir.path(), "acme").unwrap().load().unwrap().sales.is_empty());
+    }
+}

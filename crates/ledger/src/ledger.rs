@@ -44,6 +44,8 @@ pub struct Ledger {
     /// Every order from this time to the newest kept is kept (`None`: nothing is whole yet).
     whole_from: Option<DateTime<Utc>>,
     kept: Option<Kept>,
+    /// The look under way (what a look cut off had read, until the next one keeps it).
+    look: Look,
     /// What the user is to be told of the kept orders (they could not be opened or written),
     /// until it is taken.
     trouble: Option<String>,
@@ -80,6 +82,7 @@ impl Ledger {
             sales: HashMap::new(),
             whole_from: None,
             kept: None,
+            look: Look::default(),
             trouble: None,
         }
     }
@@ -88,19 +91,21 @@ impl Ledger {
     /// opened, for this session only, and said.
     pub fn kept_in(dir: &Path, account: &str) -> Self {
         let mut ledger = Self::in_memory();
-        match Kept::open(dir, account).and_then(|mut k| {
-            let loaded = k.load();
-            let said = k.set_aside.take();
-            Ok((k, loaded, said))
-        }) {
-            Ok((kept, loaded, said)) => {
-                ledger.trouble = said;
-                match loaded {
+        match Kept::open(dir, account) {
+            Ok(mut kept) => {
+                ledger.trouble = kept.set_aside.take();
+                match kept.load() {
                     Ok(Loaded { sales, whole_from }) => {
                         ledger.whole_from = whole_from;
                         ledger.sales = sales.into_iter().map(|s| (s.order_no.clone(), s)).collect();
                     }
-                    Err(e) => tracing::warn!("{e}; the orders are read again"),
+                    Err(e) => {
+                        // Emptied, so that what is read again is not mixed with what could not be.
+                        tracing::warn!("{e}; the orders are read again");
+                        if let Err(e) = kept.write(&[], None, true) {
+                            ledger.trouble = Some(format!("the kept orders could not be emptied: {e}"));
+                        }
+                    }
                 }
                 ledger.kept = Some(kept);
             }
@@ -125,20 +130,26 @@ impl Ledger {
     /// until it meets a known order, then (when what is kept does not reach back to `since`)
     /// on from where the kept orders end, until an order older than `since`.
     pub async fn refresh(&mut self, client: &Client, since: DateTime<Utc>) -> Result<Refreshed, ApiError> {
-        let mut look = Look::default();
-        let mut outcome = read(&self.sales, self.whole_from, client, since, &mut look).await;
+        // A look cut off before its end (its task aborted: nobody waited any more) left what it
+        // read here: kept first, as a failed look's is, so that the next look goes on from it.
+        let left = std::mem::take(&mut self.look);
+        if !left.read.is_empty() {
+            self.keep(&left, None);
+        }
+        let mut outcome = read(&self.sales, self.whole_from, client, since, &mut self.look).await;
         if let Ok(Step::Changed) = outcome {
             // The same number at another time: the server's history is not the one kept (a
             // sandbox started again). What was kept goes, and the list is read as if new.
             self.sales.clear();
             self.whole_from = None;
-            look = Look {
+            self.look = Look {
                 anew: true,
-                pages: look.pages,
+                pages: self.look.pages,
                 ..Look::default()
             };
-            outcome = read(&self.sales, self.whole_from, client, since, &mut look).await;
+            outcome = read(&self.sales, self.whole_from, client, since, &mut self.look).await;
         }
+        let look = std::mem::take(&mut self.look);
         // What was read is kept even when a later page failed: the next look starts from it.
         let whole_from = match outcome {
             Ok(Step::Whole(from)) => from,

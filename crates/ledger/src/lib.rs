@@ -1,3 +1,5 @@
+#![warn(clippy::too_many_lines)]
+
 //! The money: the account's orders read as sales (what the wallet paid, what it cost, the
 //! margin), summed by day, week, plan and country, and the balance's runway at the last seven
 //! days' pace. The orders are read newest first only back to the start of the period asked

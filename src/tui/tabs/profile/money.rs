@@ -16,7 +16,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Bar, BarChart, BarGroup, Paragraph, Sparkline, Wrap};
+use ratatui::widgets::{Bar, BarChart, BarGroup, Block, Padding, Paragraph, Sparkline, Wrap};
 use rust_decimal::Decimal;
 use rust_decimal::prelude::ToPrimitive;
 
@@ -46,14 +46,14 @@ fn missing(app: &App) -> Line<'static> {
 /// A line that says the figures shown are not the latest: being read again, or the read failed.
 fn staleness(app: &App, theme: &Theme) -> Option<Line<'static>> {
     match app.money() {
-        Remote::Loading { previous: Some(_), .. } => Some(Line::styled(" Reading what is new…", theme.muted())),
+        Remote::Loading { previous: Some(_), .. } => Some(Line::styled("Reading what is new…", theme.muted())),
         Remote::Failed {
             error,
             previous: Some(_),
             ..
         } => Some(Line::styled(
             format!(
-                " Not refreshed: {} · {} to try again",
+                "Not refreshed: {} · {} to try again",
                 crate::tui::view::widgets::safe(&error.to_string()),
                 crate::tui::view::refresh_key(app)
             ),
@@ -63,16 +63,27 @@ fn staleness(app: &App, theme: &Theme) -> Option<Line<'static>> {
     }
 }
 
+/// Lines one column in from the edge, wrapped lines too, and the rows they take at `width`.
+fn indented(lines: Vec<Line<'static>>, width: u16) -> (Paragraph<'static>, u16) {
+    let rows = Paragraph::new(lines.clone())
+        .wrap(Wrap { trim: false })
+        .line_count(width.saturating_sub(1));
+    let paragraph = Paragraph::new(lines)
+        .block(Block::new().padding(Padding::left(1)))
+        .wrap(Wrap { trim: false });
+    (paragraph, u16::try_from(rows).unwrap_or(u16::MAX))
+}
+
 /// The runway as a sentence, in the warning style when under a week.
 fn runway_line(overview: &Overview, runway_at: Option<Runway>, theme: &Theme) -> Line<'static> {
     let today = overview.read_at.with_timezone(&Local).date_naive();
     let Some(r) = runway_at else {
-        return Line::styled(" Runway: the balance is not known yet", theme.muted());
+        return Line::styled("Runway: the balance is not known yet", theme.muted());
     };
     let short = r.days.is_some_and(|d| d < Decimal::from(RUNWAY_SHORT_DAYS));
     let text = runway(&r, today);
     Line::from(vec![
-        Span::styled(" Runway: ", theme.title()),
+        Span::styled("Runway: ", theme.title()),
         Span::styled(text, if short { theme.error() } else { Style::new() }),
     ])
 }
@@ -84,7 +95,7 @@ pub const RUNWAY_SHORT_DAYS: i64 = 7;
 fn totals_line(overview: &Overview) -> Line<'static> {
     let t = &overview.total;
     Line::raw(format!(
-        " 30 days: {} orders · spend {} · margin {} USD",
+        "30 days: {} orders · spend {} · margin {} USD",
         t.orders,
         format_amount(t.spend),
         format_amount(t.margin())
@@ -208,9 +219,7 @@ pub fn draw_full(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     };
     let mut head = vec![runway_line(overview, runway_at, theme), totals_line(overview)];
     head.extend(staleness(app, theme));
-    let head_rows = Paragraph::new(head.clone())
-        .wrap(Wrap { trim: false })
-        .line_count(area.width) as u16;
+    let (head, head_rows) = indented(head, area.width);
     let tops = 2 + TOP_ROWS as u16;
     let [head_area, spend_area, margin_area, tops_area] = Layout::vertical([
         Constraint::Length(head_rows + 1),
@@ -219,7 +228,7 @@ pub fn draw_full(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Constraint::Length(tops),
     ])
     .areas(area);
-    frame.render_widget(Paragraph::new(head).wrap(Wrap { trim: false }), head_area);
+    frame.render_widget(head, head_area);
     chart(
         frame,
         spend_area,
@@ -263,12 +272,10 @@ pub fn draw_compact(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     };
     let mut head = vec![runway_line(overview, runway_at, theme)];
     head.extend(staleness(app, theme));
-    let head_rows = Paragraph::new(head.clone())
-        .wrap(Wrap { trim: false })
-        .line_count(area.width) as u16;
+    let (head, head_rows) = indented(head, area.width);
     let [head_area, chart_area, foot] =
         Layout::vertical([Constraint::Length(head_rows), Constraint::Min(3), Constraint::Length(2)]).areas(area);
-    frame.render_widget(Paragraph::new(head).wrap(Wrap { trim: false }), head_area);
+    frame.render_widget(head, head_area);
     chart(
         frame,
         chart_area,
@@ -289,16 +296,16 @@ pub fn draw_compact(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Line::raw(
             safe_fit(
                 &format!(
-                    " Top plan: {} · top country: {}",
+                    "Top plan: {} · top country: {}",
                     best(&overview.plans),
                     best(&overview.countries)
                 ),
-                usize::from(area.width),
+                usize::from(area.width.saturating_sub(1)),
             )
             .into_owned(),
         ),
     ];
-    frame.render_widget(Paragraph::new(foot_lines), foot);
+    frame.render_widget(indented(foot_lines, area.width).0, foot);
 }
 
 /// The last 14 days' spend as a one-row sparkline in `area` (the header's).
