@@ -39,6 +39,28 @@ fn open(saved: &Saved) -> Ledger {
     ledger
 }
 
+/// A line on stderr while the orders are read, where stderr is a terminal; wiped when done.
+struct Reading(bool);
+
+impl Reading {
+    fn show(text: &str) -> Self {
+        use std::io::{IsTerminal, Write};
+        let shown = std::io::stderr().is_terminal();
+        if shown {
+            let _ = write!(std::io::stderr(), "\r\x1b[2K{text}");
+        }
+        Self(shown)
+    }
+}
+
+impl Drop for Reading {
+    fn drop(&mut self) {
+        if self.0 {
+            eprint!("\r\x1b[2K");
+        }
+    }
+}
+
 fn said(ledger: &mut Ledger) {
     if let Some(trouble) = ledger.take_trouble() {
         super::say(&trouble);
@@ -138,7 +160,11 @@ pub async fn report(
     let period = Period::since(since, now, &Local).map_err(|e| CommandError::Usage(format!("--since {e}")))?;
     let by = By::parse(by).ok_or_else(|| CommandError::Usage(format!("--by {by:?}: day, week, plan or country")))?;
     let mut ledger = open(saved);
-    let read = ledger.refresh(client, period.start(&Local)).await;
+    let read = {
+        // A first look at a long period reads many pages: said while it does, on a terminal.
+        let _line = Reading::show(&format!("reading the orders back to {}…", period.first));
+        ledger.refresh(client, period.start(&Local)).await
+    };
     said(&mut ledger);
     read?;
     let sales = ledger.since(period.start(&Local));

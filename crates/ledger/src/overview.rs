@@ -44,11 +44,9 @@ impl Overview {
     pub fn of<Tz: TimeZone>(ledger: &Ledger, now: DateTime<Utc>, tz: &Tz) -> Overview {
         let period = Period::last_days(DAYS, now.with_timezone(tz).date_naive());
         let sales = ledger.since(Self::since(now, tz));
-        let mut total = Totals::default();
-        for sale in &sales {
-            if sale.at >= period.start(tz) {
-                total.add(sale);
-            }
+        let (mut total, start) = (Totals::default(), period.start(tz));
+        for sale in sales.iter().filter(|s| s.at >= start) {
+            total.add(sale);
         }
         let top = |by| {
             let mut rows = sums::rows(sales.iter().copied(), by, &period, tz);
