@@ -133,9 +133,19 @@ async fn balance(client: &Client, amount: Option<Levels>, runway: Option<Levels>
     if let Some(levels) = runway {
         let mut ledger = saved.ledger();
         let now = chrono::Utc::now();
-        let r = super::money::runway(client, &mut ledger, balance, now)
-            .await
-            .map_err(|e| format!("the runway could not be told: {e}"))?;
+        let runway = super::money::runway(client, &mut ledger, balance, now).await;
+        if let Some(trouble) = ledger.take_trouble() {
+            super::say(&trouble);
+        }
+        let r = match runway {
+            Ok(r) => r,
+            // The balance's own state still holds: a runway not told never hides a CRITICAL.
+            Err(e) => {
+                let state = if state == State::Ok { State::Unknown } else { state };
+                text.push_str(&format!(", runway not known: {e}"));
+                return Ok((state, text, Some(perfdata.join(" "))));
+            }
+        };
         match r.days {
             Some(days) => {
                 state = state.max(below(days, levels));

@@ -169,8 +169,7 @@ pub async fn report(
     read?;
     let sales = ledger.since(period.start(&Local));
     let rows = sums::rows(sales.iter().copied(), by, &period, &Local);
-    let mut total = Totals::default();
-    sales.iter().for_each(|s| total.add(s));
+    let total = rows.iter().fold(Totals::default(), |t, r| t.plus(&r.totals));
     match &output.form {
         Form::Json => output.print_json(&serde_json::json!({
             "since": period.first.to_string(),

@@ -25,7 +25,7 @@ pub fn money_or(value: Option<Decimal>, currency: &str, missing: &str) -> String
 /// How long the balance lasts, in words: "at the last 7 days' pace (12.40 USD a day) the
 /// balance lasts about 20 days, until 16 Dec". Every screen and command says it so.
 pub fn runway(r: &Runway, today: NaiveDate) -> String {
-    let (Some(days), Some(until)) = (r.whole_days(), r.until) else {
+    let (Some(days), Some(until)) = (r.whole_days, r.until) else {
         return format!("nothing was spent in the last {PACE_DAYS} days: the balance is not being used up");
     };
     let pace = format_amount(round_cents(r.per_day));
@@ -42,7 +42,7 @@ pub fn runway(r: &Runway, today: NaiveDate) -> String {
 
 /// The runway in a few characters, where a line has little room: `~20 days (16 Dec)`.
 pub fn runway_short(r: &Runway, today: NaiveDate) -> String {
-    match (r.whole_days(), r.until) {
+    match (r.whole_days, r.until) {
         (Some(0), _) => "under a day".to_string(),
         (Some(n), Some(until)) => format!("~{n} {} ({})", if n == 1 { "day" } else { "days" }, day(until, today)),
         _ => "not used up".to_string(),
@@ -68,6 +68,7 @@ mod tests {
         let r = Runway {
             per_day: Decimal::new(124, 1),
             days: Some(Decimal::new(201, 1)),
+            whole_days: Some(20),
             until: NaiveDate::from_ymd_opt(2026, 12, 16),
         };
         assert_eq!(
@@ -83,6 +84,7 @@ mod tests {
         let idle = Runway {
             per_day: Decimal::ZERO,
             days: None,
+            whole_days: None,
             until: None,
         };
         assert!(runway(&idle, today).starts_with("nothing was spent"));

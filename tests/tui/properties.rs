@@ -252,7 +252,10 @@ fn data_for(request: &Request, seed: u64) -> Payload {
         Request::Plan { .. } => Payload::Plan(plan(seed, 1)),
         // The orders as the money view sums them, at a fixed time near theirs.
         Request::Money => {
-            let ledger: esimdash_ledger::Ledger = orders().iter().filter_map(esimdash_ledger::Sale::of).collect();
+            let ledger: esimdash_ledger::Ledger = orders()
+                .iter()
+                .filter_map(|o| esimdash_ledger::Sale::of(o).ok())
+                .collect();
             let now = chrono::DateTime::parse_from_rfc3339("2026-11-26T12:00:00Z")
                 .unwrap()
                 .to_utc();

@@ -1,9 +1,8 @@
 //! The orders kept on disk beside the inventory index: one SQLite database per account in the
 //! same directory, by the same rules (private, WAL, one account's, set aside when damaged;
-//! `esimdash_inventory::saved_file`). It holds the sales read and how far back they are
-//! whole (`whole_from`): every order from then to the newest kept is in it. Two sessions of an
-//! account each read from the top, so what each writes is whole from the top down: the union
-//! is whole down to the older of the two, which is what a write keeps.
+//! `esimdash_inventory::saved_file`). It holds the sales read and the stretch of the list kept
+//! whole (`Run`): every order placed from its start to its top is in it. Two sessions of an
+//! account each write the run they read; runs that overlap make one, else the newer stays.
 
 use super::sale::Sale;
 use chrono::{DateTime, Utc};
@@ -52,12 +51,37 @@ impl std::fmt::Debug for Kept {
     }
 }
 
-/// What is kept: the sales, and from when they are whole.
+/// A stretch of the list kept whole: every order placed from `from` to `top` is kept.
+/// `from` is `DateTime::MIN_UTC` when it reaches the list's start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Run {
+    pub from: DateTime<Utc>,
+    pub top: DateTime<Utc>,
+}
+
+impl Run {
+    pub fn holds(&self, at: DateTime<Utc>) -> bool {
+        self.from <= at && at <= self.top
+    }
+
+    /// This run with `other`: one run when they overlap (each reaches into the other), else
+    /// this one, the newer read's.
+    pub fn joined(self, other: Option<Run>) -> Run {
+        match other {
+            Some(o) if o.from <= self.top && self.from <= o.top => Run {
+                from: self.from.min(o.from),
+                top: self.top.max(o.top),
+            },
+            _ => self,
+        }
+    }
+}
+
+/// What is kept: the sales, and the stretch kept whole (`None`: none yet).
 #[derive(Debug, Default)]
 pub struct Loaded {
     pub sales: Vec<Sale>,
-    /// `None`: nothing is whole yet. `DateTime::MIN_UTC`: the whole list back to its start.
-    pub whole_from: Option<DateTime<Utc>>,
+    pub run: Option<Run>,
 }
 
 impl Kept {
@@ -73,10 +97,7 @@ impl Kept {
     /// Everything kept. A row that cannot be read back (a value edited by hand) makes the
     /// whole unreadable: it is then read again from the API, which loses nothing.
     pub fn load(&self) -> Result<Loaded, LoadError> {
-        let whole_from: Option<i64> = self
-            .conn
-            .query_row("SELECT value FROM meta WHERE key = 'whole_from'", [], |r| r.get(0))
-            .optional()?;
+        let run = self.run()?;
         let mut statement = self.conn.prepare(
             "SELECT order_no, at, status, slug, package, location, quantity, paid, at_cost, topup FROM sales",
         )?;
@@ -107,21 +128,32 @@ impl Kept {
                 topup,
             });
         }
-        Ok(Loaded {
-            sales,
-            whole_from: whole_from.and_then(|t| DateTime::from_timestamp(t, 0)),
-        })
+        Ok(Loaded { sales, run })
     }
 
-    /// Keeps `sales` (newer copies replace older ones), whole from `whole_from` as this read
-    /// knows, in one transaction. `anew`: what was kept is of another history (the server's
-    /// list changed under it) and goes first.
-    pub fn write(&mut self, sales: &[Sale], whole_from: Option<DateTime<Utc>>, anew: bool) -> Result<(), LoadError> {
+    /// The run as kept.
+    fn run(&self) -> Result<Option<Run>, LoadError> {
+        let value = |key: &str| {
+            self.conn
+                .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get::<_, i64>(0))
+                .optional()
+        };
+        let at = |t: Option<i64>| t.and_then(|t| DateTime::from_timestamp(t, 0));
+        Ok(at(value("whole_from")?)
+            .zip(at(value("run_top")?))
+            .map(|(from, top)| Run { from, top }))
+    }
+
+    /// Keeps `sales` (newer copies replace older ones) and the run this read made, joined to
+    /// the run kept (another session's, maybe), in one transaction. `anew`: what was kept is
+    /// of another history (the server's list changed under it) and goes first.
+    pub fn write(&mut self, sales: &[Sale], run: Option<Run>, anew: bool) -> Result<(), LoadError> {
+        let kept = if anew { None } else { self.run()? };
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         if anew {
-            tx.execute_batch("DELETE FROM sales; DELETE FROM meta WHERE key = 'whole_from';")?;
+            tx.execute_batch("DELETE FROM sales; DELETE FROM meta WHERE key IN ('whole_from', 'run_top');")?;
         }
         {
             let mut put = tx.prepare_cached(
@@ -143,15 +175,11 @@ impl Kept {
                 ])?;
             }
         }
-        if let Some(from) = whole_from {
-            let kept: Option<i64> = tx
-                .query_row("SELECT value FROM meta WHERE key = 'whole_from'", [], |r| r.get(0))
-                .optional()?;
-            let from = kept.map_or(from.timestamp(), |k| k.min(from.timestamp()));
-            tx.execute(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES ('whole_from', ?1)",
-                [from],
-            )?;
+        if let Some(run) = run {
+            let run = run.joined(kept);
+            let mut put = tx.prepare_cached("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)")?;
+            put.execute(params!["whole_from", run.from.timestamp()])?;
+            put.execute(params!["run_top", run.top.timestamp()])?;
         }
         tx.commit()?;
         Ok(())
@@ -178,24 +206,33 @@ mod tests {
         }
     }
 
-    /// What one session keeps, another reads back whole; two sessions' reads keep the older
-    /// whole-from; a history of another server goes whole; a row that does not read back
-    /// empties the file (read again, nothing lost).
+    /// What one session keeps, another reads back whole; two sessions' runs that overlap make
+    /// one, a run apart from the kept one replaces it; a history of another server goes whole;
+    /// a row that does not read back empties the file (read again, nothing lost).
     #[test]
-    fn kept_orders_read_back_and_stay_whole_from_the_older_read() {
+    fn kept_orders_read_back_and_runs_join_only_where_they_overlap() {
         let dir = tempfile::tempdir().unwrap();
-        let at = |h: i64| DateTime::from_timestamp(1_800_000_000 - h * 3600, 0);
+        let at = |h: i64| DateTime::from_timestamp(1_800_000_000 - h * 3600, 0).unwrap();
+        let run = |from: i64, top: i64| {
+            Some(Run {
+                from: at(from),
+                top: at(top),
+            })
+        };
         let mut kept = Kept::open(dir.path(), "acme").unwrap();
-        kept.write(&[sale("B1", 1), sale("B2", 30)], at(48), false).unwrap();
-        kept.write(&[sale("B1", 1)], at(24), false).unwrap();
+        kept.write(&[sale("B1", 1), sale("B2", 30)], run(48, 1), false).unwrap();
+        kept.write(&[sale("B3", 0)], run(24, 0), false).unwrap();
         let loaded = Kept::open(dir.path(), "acme").unwrap().load().unwrap();
-        assert_eq!(loaded.sales.len(), 2);
+        assert_eq!(loaded.sales.len(), 3);
         assert!(loaded.sales.contains(&sale("B2", 30)));
-        assert_eq!(loaded.whole_from, at(48));
+        assert_eq!(loaded.run, run(48, 0));
+        // A look that reached its start without meeting the run: the two are not one.
+        kept.write(&[sale("B4", -9)], run(-5, -9), false).unwrap();
+        assert_eq!(kept.load().unwrap().run, run(-5, -9));
 
         kept.write(&[sale("B9", 2)], None, true).unwrap();
         let loaded = kept.load().unwrap();
-        assert_eq!((loaded.sales.len(), loaded.whole_from), (1, None));
+        assert_eq!((loaded.sales.len(), loaded.run), (1, None));
 
         kept.conn.execute("UPDATE sales SET paid = 'lots'", []).unwrap();
         assert!(kept.load().is_err());

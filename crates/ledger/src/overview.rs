@@ -44,17 +44,15 @@ impl Overview {
     pub fn of<Tz: TimeZone>(ledger: &Ledger, now: DateTime<Utc>, tz: &Tz) -> Overview {
         let period = Period::last_days(DAYS, now.with_timezone(tz).date_naive());
         let sales = ledger.since(Self::since(now, tz));
-        let (mut total, start) = (Totals::default(), period.start(tz));
-        for sale in sales.iter().filter(|s| s.at >= start) {
-            total.add(sale);
-        }
+        let days = sums::rows(sales.iter().copied(), By::Day, &period, tz);
+        let total = days.iter().fold(Totals::default(), |t, r| t.plus(&r.totals));
         let top = |by| {
             let mut rows = sums::rows(sales.iter().copied(), by, &period, tz);
             rows.truncate(TOP);
             rows
         };
         Overview {
-            days: sums::rows(sales.iter().copied(), By::Day, &period, tz),
+            days,
             plans: top(By::Plan),
             countries: top(By::Country),
             total,

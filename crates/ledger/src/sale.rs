@@ -26,18 +26,28 @@ pub struct Sale {
 }
 
 impl Sale {
-    /// The order as a sale; `None` for one without a time (`createdAt`), which no day can hold.
-    pub fn of(order: &Order) -> Option<Sale> {
-        let at = order.created_at.at()?;
+    /// The order as a sale; why not, for one the money view cannot count: without a time
+    /// (`createdAt`), which no day can hold, or without its prices or quantity, which would
+    /// be counted as nothing (a guess about money), or with figures too large to sum.
+    pub fn of(order: &Order) -> Result<Sale, String> {
         let r = &order.record;
-        let quantity = r.quantity.unwrap_or(1);
+        let no = &r.provider_order_no;
+        let at = order
+            .created_at
+            .at()
+            .ok_or_else(|| format!("order {no} carries no time (createdAt): spend per day cannot be told"))?;
+        let missing = |what: &str| format!("order {no} carries no {what}: its money cannot be counted");
+        let quantity = r.quantity.ok_or_else(|| missing("quantity"))?;
         let each = Decimal::from(quantity);
-        let paid = order
-            .total_sell_price
-            .or_else(|| order.sell_price.map(|p| p * each))
-            .unwrap_or_default();
-        Some(Sale {
-            order_no: r.provider_order_no.to_string(),
+        let too_large = || format!("order {no}: its amounts are too large to count");
+        let paid = match (order.total_sell_price, order.sell_price) {
+            (Some(total), _) => total,
+            (None, Some(price)) => price.checked_mul(each).ok_or_else(too_large)?,
+            (None, None) => return Err(missing("price (totalSellPrice)")),
+        };
+        let cost = order.cost_price.ok_or_else(|| missing("cost (costPrice)"))?;
+        Ok(Sale {
+            order_no: no.to_string(),
             at,
             status: r.status.as_str().to_string(),
             slug: r.slug.clone(),
@@ -45,7 +55,7 @@ impl Sale {
             location: r.location_code.clone(),
             quantity,
             paid,
-            at_cost: order.cost_price.unwrap_or_default() * each,
+            at_cost: cost.checked_mul(each).ok_or_else(too_large)?,
             topup: !order.iccid.is_empty() || r.package_code.starts_with("TOPUP_"),
         })
     }

@@ -20,16 +20,26 @@ pub struct Totals {
 }
 
 impl Totals {
+    /// Sums saturate: a server's absurd amounts give an absurd figure, never a crash.
     pub fn add(&mut self, sale: &Sale) {
         if sale.moves_money() {
             self.orders += 1;
-            self.spend += sale.spend();
-            self.cost += sale.cost();
+            self.spend = self.spend.saturating_add(sale.spend());
+            self.cost = self.cost.saturating_add(sale.cost());
+        }
+    }
+
+    /// Both together (a period's total is its rows summed, so that it is what they show).
+    pub fn plus(self, other: &Totals) -> Totals {
+        Totals {
+            orders: self.orders + other.orders,
+            spend: self.spend.saturating_add(other.spend),
+            cost: self.cost.saturating_add(other.cost),
         }
     }
 
     pub fn margin(&self) -> Decimal {
-        self.spend - self.cost
+        self.spend.saturating_sub(self.cost)
     }
 }
 
@@ -140,11 +150,10 @@ pub fn week_key(day: NaiveDate) -> String {
 /// What the wallet paid over the last seven days, a day on average: the runway's pace.
 pub fn pace<'a>(sales: impl IntoIterator<Item = &'a Sale>, now: DateTime<Utc>) -> Decimal {
     let from = now - Duration::days(PACE_DAYS);
-    let spent: Decimal = sales
+    let spent = sales
         .into_iter()
         .filter(|s| s.at > from && s.at <= now)
-        .map(Sale::spend)
-        .sum();
+        .fold(Decimal::ZERO, |sum, s| sum.saturating_add(s.spend()));
     spent / Decimal::from(PACE_DAYS)
 }
 
@@ -158,6 +167,8 @@ pub struct Runway {
     pub per_day: Decimal,
     /// Days the balance lasts at it, to a tenth; `None` when nothing was spent (it lasts).
     pub days: Option<Decimal>,
+    /// The same, whole ("about 20 days"), rounded from the exact figure.
+    pub whole_days: Option<i64>,
     /// The day it runs out, in the zone it was asked in.
     pub until: Option<NaiveDate>,
 }
@@ -169,6 +180,7 @@ impl Runway {
             return Runway {
                 per_day: Decimal::ZERO,
                 days: None,
+                whole_days: None,
                 until: None,
             };
         }
@@ -177,19 +189,17 @@ impl Runway {
             .checked_div(per_day)
             .unwrap_or(Decimal::MAX)
             .clamp(Decimal::ZERO, CENTURY);
-        let days = exact.round_dp(1);
+        let half_up = rust_decimal::RoundingStrategy::MidpointAwayFromZero;
+        let days = exact.round_dp_with_strategy(1, half_up);
+        let whole_days = i64::try_from(exact.round_dp_with_strategy(0, half_up)).ok();
         let seconds = i64::try_from((exact * Decimal::from(86_400)).trunc()).unwrap_or(0);
         let until = day_of(now + Duration::seconds(seconds), tz);
         Runway {
             per_day,
             days: Some(days),
+            whole_days,
             until: Some(until),
         }
-    }
-
-    /// Whole days, as a sentence says "about N days".
-    pub fn whole_days(&self) -> Option<i64> {
-        self.days.and_then(|d| i64::try_from(d.round()).ok())
     }
 }
 

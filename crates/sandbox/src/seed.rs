@@ -307,16 +307,18 @@ fn reseller(index: usize, seed: u64, orders: usize, plans: &[Arc<PlanRecord>], e
     // The showcase's states need their hours (an eSIM expired after use had its days): its
     // gaps are as drawn; the rest of the history follows the calendar of sales from there back.
     let showcase = SHOWCASE.len().min(orders);
-    let mut calendar = Calendar::new(epoch, orders - showcase);
-    let (mut created, mut showcase_end, mut drawn) = (epoch, epoch, 0.0);
+    // Laid from the showcase's oldest order back, so that its weekdays are the calendar's.
+    let mut calendar: Option<Calendar> = None;
+    let (mut created, mut drawn) = (epoch, 0.0);
     for i in 0..orders {
         let gap = rng.i64(5..=MAX_GAP_MINUTES);
         if i < showcase {
             created -= Days::minutes(gap);
-            showcase_end = created;
         } else {
             drawn += gap as f64;
-            created = showcase_end - calendar.age(drawn);
+            let showcase_end = created.min(epoch);
+            let calendar = calendar.get_or_insert_with(|| Calendar::new(showcase_end, orders - showcase));
+            created = calendar.newest() - calendar.age(drawn);
         }
         let (status, smdp) = SHOWCASE
             .get(i)

@@ -40,6 +40,8 @@ pub struct Calendar {
     summed: Vec<f64>,
     /// The weight one drawn minute spends.
     per_minute: f64,
+    /// The time ages are counted back from.
+    newest: DateTime<Utc>,
     /// Where the last lookup ended (ages are asked for in order, each older than the last).
     cursor: usize,
 }
@@ -61,7 +63,13 @@ impl Calendar {
             summed,
             per_minute: total / drawn,
             cursor: 0,
+            newest,
         }
+    }
+
+    /// The time ages are counted back from.
+    pub fn newest(&self) -> DateTime<Utc> {
+        self.newest
     }
 
     /// How long before the newest order the one `minutes` of drawn gaps behind it was placed.

@@ -627,7 +627,11 @@ impl App {
         }
         self.account.halt = None;
         self.account.profile.invalidate();
-        self.account.money.invalidate();
+        // A read of the money under way reads to the top already: asking again would cut it
+        // off and start over (its first look can be 40 pages).
+        if !self.account.money.is_loading() {
+            self.account.money.invalidate();
+        }
         self.tab_state_mut().refresh();
         if matches!(self.mode.overlay(), Some(Overlay::OrderDetail(_))) {
             self.tell(&Event::OrderDetailRefreshed);

@@ -122,7 +122,8 @@ fn bar_chart<'a>(rows: &[Row], value: fn(&Row) -> Decimal, area: Rect, style: St
     } else {
         (1, 0)
     };
-    let shown = usize::from(area.width / (width + gap).max(1)).min(rows.len());
+    // The last bar needs no gap after it.
+    let shown = usize::from((area.width + gap) / (width + gap).max(1)).min(rows.len());
     let bars: Vec<Bar> = rows[rows.len() - shown..]
         .iter()
         .map(|r| Bar::new(cents(value(r))).text_value(String::new()))

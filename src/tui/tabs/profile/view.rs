@@ -1,6 +1,6 @@
 //! The Profile tab: every field of the profile and the balance, and beside or under them the
-//! money of the last 30 days (`money.rs`): in full where the terminal is 100 columns and 30
-//! rows or more, else compact.
+//! money of the last 30 days (`money.rs`): in full where the tab has 100 columns and 30 rows
+//! or more (a terminal of 100×34), else compact.
 
 use super::money;
 use crate::format::records;
@@ -49,8 +49,8 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     }
 }
 
-/// The account's fields, what failed to refresh and the key to edit; `full`: with the title and
-/// the values too long for their row in full under them.
+/// The account's fields, what failed to refresh, the key to edit, and the values too long for
+/// their row in full under them; `full`: with the title.
 fn account_lines(app: &App, width: u16, theme: &Theme, full: bool) -> Vec<Line<'static>> {
     let Some(p) = app.profile() else {
         return Vec::new();
@@ -87,7 +87,7 @@ fn account_lines(app: &App, width: u16, theme: &Theme, full: bool) -> Vec<Line<'
         ),
         theme.muted(),
     ));
-    if full && !shown.in_full.is_empty() {
+    if !shown.in_full.is_empty() {
         lines.push(Line::raw(""));
         lines.extend(shown.in_full.into_iter().map(|l| {
             Line::from(
