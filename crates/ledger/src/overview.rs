@@ -5,7 +5,7 @@
 use super::Ledger;
 use super::period::Period;
 use super::sums::{self, By, PACE_DAYS, Row, Totals};
-use chrono::{DateTime, Duration, TimeZone, Utc};
+use chrono::{DateTime, Duration, FixedOffset, Offset, TimeZone, Utc};
 use rust_decimal::Decimal;
 
 /// The days the dashboard's chart shows.
@@ -27,9 +27,17 @@ pub struct Overview {
     pub per_day: Decimal,
     /// When the orders were read.
     pub read_at: DateTime<Utc>,
+    /// The zone's offset then: the days, the runway's date and the time shown are in it, so
+    /// that a drawing of the overview is the same wherever it is drawn.
+    pub offset: FixedOffset,
 }
 
 impl Overview {
+    /// When the orders were read, in the zone the overview was made in.
+    pub fn read_local(&self) -> DateTime<FixedOffset> {
+        self.read_at.with_timezone(&self.offset)
+    }
+
     /// The first time the overview reads from: the start of its first day.
     pub fn since<Tz: TimeZone>(now: DateTime<Utc>, tz: &Tz) -> DateTime<Utc> {
         let today = now.with_timezone(tz).date_naive();
@@ -58,6 +66,7 @@ impl Overview {
             total,
             per_day: sums::pace(sales.iter().copied(), now),
             read_at: now,
+            offset: now.with_timezone(tz).offset().fix(),
             period,
         }
     }

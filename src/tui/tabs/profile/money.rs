@@ -7,7 +7,6 @@ use crate::format::money::{day, runway};
 use crate::tui::app::{App, Remote};
 use crate::tui::view::lists::not_at_hand;
 use crate::tui::view::theme::Theme;
-use chrono::Local;
 use esimdash_domain::money::format_amount;
 use esimdash_domain::text::safe_fit;
 use esimdash_ledger::overview::Overview;
@@ -26,7 +25,7 @@ fn at_hand(app: &App) -> Option<(&Overview, Option<Runway>)> {
     let runway = app
         .profile()
         .and_then(|p| p.balance_usd)
-        .map(|b| Runway::of(b, overview.per_day, overview.read_at, &Local));
+        .map(|b| Runway::of(b, overview.per_day, overview.read_at, &overview.offset));
     Some((overview, runway))
 }
 
@@ -76,7 +75,7 @@ fn indented(lines: Vec<Line<'static>>, width: u16) -> (Paragraph<'static>, u16) 
 
 /// The runway as a sentence, in the warning style when under a week.
 fn runway_line(overview: &Overview, runway_at: Option<Runway>, theme: &Theme) -> Line<'static> {
-    let today = overview.read_at.with_timezone(&Local).date_naive();
+    let today = overview.read_local().date_naive();
     let Some(r) = runway_at else {
         return Line::styled("Runway: the balance is not known yet", theme.muted());
     };
@@ -91,14 +90,16 @@ fn runway_line(overview: &Overview, runway_at: Option<Runway>, theme: &Theme) ->
 /// A runway shorter than this many days is said in the warning style.
 pub const RUNWAY_SHORT_DAYS: i64 = 7;
 
-/// The period's totals on one line.
+/// The period's totals on one line, with when the orders were read (a dashboard left open
+/// shows figures of the time it last read them).
 fn totals_line(overview: &Overview) -> Line<'static> {
     let t = &overview.total;
     Line::raw(format!(
-        "30 days: {} orders · spend {} · margin {} USD",
+        "30 days: {} orders · spend {} · margin {} USD · read {}",
         t.orders,
         format_amount(t.spend),
-        format_amount(t.margin())
+        format_amount(t.margin()),
+        overview.read_local().format("%H:%M")
     ))
 }
 
