@@ -103,21 +103,22 @@ fn below(value: Decimal, (warning, critical): Levels) -> State {
     }
 }
 
+/// Levels the right way round (critical at most warning), else why not, naming the flags
+/// (`{flags}warning`, `{flags}critical`).
+fn ordered(levels: Option<Levels>, flags: &str, of: &str) -> Result<(), String> {
+    match levels {
+        Some((warning, critical)) if critical > warning => Err(format!(
+            "{flags}critical {critical} is above {flags}warning {warning}: {of} goes critical below the warning level"
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The balance below its levels (`amount`, USD), and the days it lasts at the last seven days'
 /// pace below theirs (`runway`): the worse of the two.
 async fn balance(client: &Client, amount: Option<Levels>, runway: Option<Levels>, saved: &Saved) -> Outcome {
-    for ((warning, critical), what) in [(amount, "--critical"), (runway, "--runway-critical")]
-        .into_iter()
-        .filter_map(|(l, w)| l.map(|l| (l, w)))
-    {
-        if critical > warning {
-            let of = if what == "--critical" { "a balance" } else { "a runway" };
-            let warn = what.replace("critical", "warning");
-            return Err(format!(
-                "{what} {critical} is above {warn} {warning}: {of} goes critical below the warning level"
-            ));
-        }
-    }
+    ordered(amount, "--", "a balance")?;
+    ordered(runway, "--runway-", "a runway")?;
     let balance = client.balance().await.map_err(|e| e.to_string())?;
     let shown = format_amount(balance);
     let mut state = State::Ok;
@@ -131,12 +132,8 @@ async fn balance(client: &Client, amount: Option<Levels>, runway: Option<Levels>
         perfdata.push(format!("balance={shown}"));
     }
     if let Some(levels) = runway {
-        let mut ledger = saved.ledger();
         let now = chrono::Utc::now();
-        let runway = super::money::runway(client, &mut ledger, balance, now).await;
-        if let Some(trouble) = ledger.take_trouble() {
-            super::say(&trouble);
-        }
+        let runway = super::money::runway(client, saved, balance, now).await;
         let r = match runway {
             Ok(r) => r,
             // The balance's own state still holds: a runway not told never hides a CRITICAL.

@@ -72,10 +72,7 @@ pub struct Saved {
 impl Saved {
     /// The account's orders as the money commands read them: kept here, else for this command.
     pub fn ledger(&self) -> esimdash_ledger::Ledger {
-        match &self.at {
-            Some((dir, account)) => esimdash_ledger::Ledger::kept_in(dir, account),
-            None => esimdash_ledger::Ledger::in_memory(),
-        }
+        esimdash_ledger::Ledger::open(self.at.as_ref().map(|(dir, account)| (dir.as_path(), account.as_str())))
     }
 }
 

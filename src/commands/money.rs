@@ -15,28 +15,22 @@ use esimdash_ledger::sums::{self, By, PACE_DAYS, Row, Runway, Totals};
 use rust_decimal::Decimal;
 use serde::Serialize;
 
-/// How long `balance` lasts at the last seven days' pace: the orders of those days read (from
-/// the top only until a kept one), their mean spend a day.
+/// How long `balance` lasts at the last seven days' pace: the account's orders of those days
+/// read (from the top only until a kept one), their mean spend a day; what went wrong keeping
+/// them said on stderr.
 pub async fn runway(
     client: &Client,
-    ledger: &mut Ledger,
+    saved: &Saved,
     balance: Decimal,
     now: DateTime<Utc>,
 ) -> Result<Runway, esimdash_api::ApiError> {
     let since = now - Duration::days(PACE_DAYS);
-    ledger.refresh(client, since).await?;
+    let mut ledger = saved.ledger();
+    let read = ledger.refresh(client, since).await;
+    said(&mut ledger);
+    read?;
     let per_day = sums::pace(ledger.since(since), now);
     Ok(Runway::of(balance, per_day, now, &Local))
-}
-
-/// The ledger of the account, kept on disk where its index is; what went wrong keeping it is
-/// said on stderr.
-fn open(saved: &Saved) -> Ledger {
-    let mut ledger = saved.ledger();
-    if let Some(trouble) = ledger.take_trouble() {
-        super::say(&trouble);
-    }
-    ledger
 }
 
 /// A line on stderr while the orders are read, where stderr is a terminal; wiped when done.
@@ -61,6 +55,7 @@ impl Drop for Reading {
     }
 }
 
+/// What went wrong keeping the orders, said on stderr.
 fn said(ledger: &mut Ledger) {
     if let Some(trouble) = ledger.take_trouble() {
         super::say(&trouble);
@@ -86,10 +81,8 @@ struct BalanceJson {
 /// command still succeeds.
 pub async fn balance(client: &Client, saved: &Saved, output: &Output) -> Result<(), CommandError> {
     let balance = client.balance().await?;
-    let mut ledger = open(saved);
     let now = Utc::now();
-    let runway = runway(client, &mut ledger, balance, now).await;
-    said(&mut ledger);
+    let runway = runway(client, saved, balance, now).await;
     let today = now.with_timezone(&Local).date_naive();
     if output.is_json() {
         let (spend, days, until, error) = match &runway {
@@ -159,7 +152,7 @@ pub async fn report(
     let now = Utc::now();
     let period = Period::since(since, now, &Local).map_err(|e| CommandError::Usage(format!("--since {e}")))?;
     let by = By::parse(by).ok_or_else(|| CommandError::Usage(format!("--by {by:?}: day, week, plan or country")))?;
-    let mut ledger = open(saved);
+    let mut ledger = saved.ledger();
     let read = {
         // A first look at a long period reads many pages: said while it does, on a terminal.
         let _line = Reading::show(&format!("reading the orders back to {}…", period.first));
@@ -180,7 +173,7 @@ pub async fn report(
             "total": TotalsJson::from(&total),
         })),
         Form::Csv(file) => {
-            let mut csv = super::lists::Csv::start(file.as_deref(), &[by_header(by), "name", "orders", "spend", "cost", "margin"])?;
+            let mut csv = super::lists::Csv::start(file.as_deref(), &[by.name(), "name", "orders", "spend", "cost", "margin"])?;
             csv.rows(&rows, csv_row)?;
             csv.finish()
         }
@@ -190,10 +183,6 @@ pub async fn report(
             Ok(())
         }
     }
-}
-
-fn by_header(by: By) -> &'static str {
-    by.name()
 }
 
 fn column(by: By) -> &'static str {

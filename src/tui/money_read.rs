@@ -52,19 +52,14 @@ impl Ledgers {
     /// The last 30 days as the dashboard shows them, read up to now.
     pub async fn overview(&self, client: &Client) -> Result<Overview, ApiError> {
         let mut slot = self.ledger.lock().await;
-        let ledger = match slot.take() {
-            Some(ledger) => ledger,
-            None => {
-                let at = self.at.clone();
-                tokio::task::spawn_blocking(move || match at {
-                    Some((dir, account)) => Ledger::kept_in(&dir, &account),
-                    None => Ledger::in_memory(),
-                })
-                .await
-                .unwrap_or_default()
-            }
-        };
-        let ledger = slot.insert(ledger);
+        if slot.is_none() {
+            let at = self.at.clone();
+            let opened = tokio::task::spawn_blocking(move || {
+                Ledger::open(at.as_ref().map(|(dir, account)| (dir.as_path(), account.as_str())))
+            });
+            *slot = Some(opened.await.unwrap_or_default());
+        }
+        let ledger = slot.get_or_insert_with(Ledger::in_memory);
         let since = match self.pinned {
             Some(at) => Overview::since(at, &Utc),
             None => Overview::since(Utc::now(), &Local),

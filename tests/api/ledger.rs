@@ -91,11 +91,7 @@ async fn the_charts_days_and_the_runway_are_the_order_list_summed_by_hand() {
 /// of orders are new, and then sees them.
 #[tokio::test]
 async fn thirty_days_of_100_000_orders_cost_45_requests_then_one() {
-    let sb = sandbox_with(SandboxConfig {
-        orders: 100_000,
-        ..unpaced()
-    })
-    .await;
+    let sb = sandbox_of(100_000).await;
     let client = acme(&sb);
     let dir = tempfile::tempdir().unwrap();
     let since = Overview::since(Utc::now(), &Local);
@@ -133,11 +129,7 @@ async fn thirty_days_of_100_000_orders_cost_45_requests_then_one() {
 /// read's.
 #[tokio::test]
 async fn a_longer_period_reads_on_from_where_the_kept_orders_end() {
-    let sb = sandbox_with(SandboxConfig {
-        orders: 20_000,
-        ..unpaced()
-    })
-    .await;
+    let sb = sandbox_of(20_000).await;
     let client = acme(&sb);
     let now = Utc::now();
     let mut ledger = Ledger::in_memory();
@@ -192,27 +184,35 @@ async fn kept_orders_of_another_history_are_dropped() {
     }
 }
 
+/// What a look at 30 days says against a server that answers every request with `body`, and
+/// the server (its requests counted).
+async fn refused(body: &serde_json::Value) -> (esimdash_api::ApiError, Scripted) {
+    let s = scripted(vec![(200, body.to_string())]).await;
+    let error = Ledger::in_memory()
+        .refresh(&scripted_client(&s, quick()), Utc::now() - Duration::days(30))
+        .await
+        .unwrap_err();
+    (error, s)
+}
+
+/// A sandbox of `orders` orders a reseller, unpaced.
+async fn sandbox_of(orders: usize) -> esimdash_sandbox::RunningSandbox {
+    sandbox_with(SandboxConfig { orders, ..unpaced() }).await
+}
+
 /// Orders without `createdAt` (the spec does not promise it), and a server that answers the
 /// same page whatever is asked: each said, never summed wrong.
 #[tokio::test]
 async fn orders_that_cannot_be_told_by_day_are_said() {
     let undated = serde_json::json!({"page": 1, "pageSize": 100, "total": 1,
         "orders": [{"providerOrderNo": "B1", "status": "in_use", "quantity": 1, "totalSellPrice": "5.00", "costPrice": "4.00"}]});
-    let s = scripted(vec![(200, undated.to_string())]).await;
-    let error = Ledger::in_memory()
-        .refresh(&scripted_client(&s, quick()), Utc::now() - Duration::days(30))
-        .await
-        .unwrap_err();
+    let (error, _) = refused(&undated).await;
     assert!(error.to_string().contains("carries no time (createdAt)"), "{error}");
 
     let unpriced = serde_json::json!({"page": 1, "pageSize": 100, "total": 1,
         "orders": [{"providerOrderNo": "B1", "status": "in_use", "quantity": 1, "costPrice": "4.00",
             "createdAt": Utc::now().to_rfc3339()}]});
-    let s = scripted(vec![(200, unpriced.to_string())]).await;
-    let error = Ledger::in_memory()
-        .refresh(&scripted_client(&s, quick()), Utc::now() - Duration::days(30))
-        .await
-        .unwrap_err();
+    let (error, _) = refused(&unpriced).await;
     assert!(
         error.to_string().contains("no price (totalSellPrice)"),
         "a missing price is not 0: {error}"
@@ -225,11 +225,7 @@ async fn orders_that_cannot_be_told_by_day_are_said() {
         })
         .collect();
     let same = serde_json::json!({"page": 1, "pageSize": 100, "total": 100_000, "orders": orders});
-    let s = scripted(vec![(200, same.to_string())]).await;
-    let error = Ledger::in_memory()
-        .refresh(&scripted_client(&s, quick()), Utc::now() - Duration::days(30))
-        .await
-        .unwrap_err();
+    let (error, s) = refused(&same).await;
     assert!(error.to_string().contains("does not page the list"), "{error}");
     assert_eq!(s.hits(), 2, "it stops at the first repeat");
     // The orders' prices as a server might overflow them: said, never a crash.
@@ -237,11 +233,7 @@ async fn orders_that_cannot_be_told_by_day_are_said() {
         "orders": [{"providerOrderNo": "B1", "status": "in_use", "quantity": 10_000_000_000_000_000_000u64,
             "sellPrice": "79228162514264337593543950335", "costPrice": "79228162514264337593543950335",
             "createdAt": Utc::now().to_rfc3339()}]});
-    let s = scripted(vec![(200, absurd.to_string())]).await;
-    let error = Ledger::in_memory()
-        .refresh(&scripted_client(&s, quick()), Utc::now() - Duration::days(30))
-        .await
-        .unwrap_err();
+    let (error, _) = refused(&absurd).await;
     assert!(error.to_string().contains("too large"), "{error}");
 }
 
@@ -250,11 +242,7 @@ async fn orders_that_cannot_be_told_by_day_are_said() {
 /// next one reads on until it meets the run, summing as a fresh read does.
 #[tokio::test]
 async fn a_look_cut_off_midway_leaves_no_hole() {
-    let sb = sandbox_with(SandboxConfig {
-        orders: 20_000,
-        ..unpaced()
-    })
-    .await;
+    let sb = sandbox_of(20_000).await;
     let client = acme(&sb);
     let since = Overview::since(Utc::now(), &Local);
     let ledger = std::sync::Arc::new(tokio::sync::Mutex::new(Ledger::in_memory()));
@@ -307,11 +295,7 @@ async fn a_look_cut_off_midway_leaves_no_hole() {
 /// one, and 60 days asked next are read, not taken as known.
 #[tokio::test]
 async fn a_run_that_a_look_never_met_is_not_joined_to_it() {
-    let sb = sandbox_with(SandboxConfig {
-        orders: 20_000,
-        ..unpaced()
-    })
-    .await;
+    let sb = sandbox_of(20_000).await;
     let client = acme(&sb);
     let now = Utc::now();
     let (old_from, old_top) = (now - Duration::days(90), now - Duration::days(50));

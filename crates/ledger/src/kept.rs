@@ -34,6 +34,14 @@ const SCHEMA: Schema = Schema {
     name: "orders",
 };
 
+/// What went wrong with the file, in words of its own (`LoadError` speaks of the inventory).
+pub fn why(e: &LoadError) -> String {
+    match e {
+        LoadError::Unreadable(why) => why.clone(),
+        LoadError::Missing => "it is missing".to_string(),
+    }
+}
+
 pub fn path_in(dir: &Path, account: &str) -> PathBuf {
     dir.join(format!("orders-{account}.sqlite3"))
 }
@@ -97,7 +105,7 @@ impl Kept {
     /// Everything kept. A row that cannot be read back (a value edited by hand) makes the
     /// whole unreadable: it is then read again from the API, which loses nothing.
     pub fn load(&self) -> Result<Loaded, LoadError> {
-        let run = self.run()?;
+        let run = run_in(&self.conn)?;
         let mut statement = self.conn.prepare(
             "SELECT order_no, at, status, slug, package, location, quantity, paid, at_cost, topup FROM sales",
         )?;
@@ -131,27 +139,15 @@ impl Kept {
         Ok(Loaded { sales, run })
     }
 
-    /// The run as kept.
-    fn run(&self) -> Result<Option<Run>, LoadError> {
-        let value = |key: &str| {
-            self.conn
-                .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get::<_, i64>(0))
-                .optional()
-        };
-        let at = |t: Option<i64>| t.and_then(|t| DateTime::from_timestamp(t, 0));
-        Ok(at(value("whole_from")?)
-            .zip(at(value("run_top")?))
-            .map(|(from, top)| Run { from, top }))
-    }
-
     /// Keeps `sales` (newer copies replace older ones) and the run this read made, joined to
     /// the run kept (another session's, maybe), in one transaction. `anew`: what was kept is
     /// of another history (the server's list changed under it) and goes first.
     pub fn write(&mut self, sales: &[Sale], run: Option<Run>, anew: bool) -> Result<(), LoadError> {
-        let kept = if anew { None } else { self.run()? };
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        // Read in the transaction: another session's run written meanwhile is joined, not lost.
+        let kept = if anew { None } else { run_in(&tx)? };
         if anew {
             tx.execute_batch("DELETE FROM sales; DELETE FROM meta WHERE key IN ('whole_from', 'run_top');")?;
         }
@@ -184,6 +180,18 @@ impl Kept {
         tx.commit()?;
         Ok(())
     }
+}
+
+/// The run kept in the database `conn` reads.
+fn run_in(conn: &Connection) -> Result<Option<Run>, LoadError> {
+    let value = |key: &str| {
+        conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get::<_, i64>(0))
+            .optional()
+    };
+    let at = |t: Option<i64>| t.and_then(|t| DateTime::from_timestamp(t, 0));
+    Ok(at(value("whole_from")?)
+        .zip(at(value("run_top")?))
+        .map(|(from, top)| Run { from, top }))
 }
 
 #[cfg(test)]

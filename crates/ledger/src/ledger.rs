@@ -12,7 +12,7 @@
 //! seen when that order is read again, which a look from the top does not do (noted in
 //! docs/money.md).
 
-use super::kept::{Kept, Loaded, Run};
+use super::kept::{self, Kept, Loaded, Run};
 use super::sale::Sale;
 use chrono::{DateTime, Utc};
 use esimdash_api::model::OrderQuery;
@@ -95,6 +95,15 @@ impl Ledger {
         }
     }
 
+    /// Kept on disk at `at` (the inventory index's directory and the account's key), else
+    /// for this session only.
+    pub fn open(at: Option<(&Path, &str)>) -> Self {
+        match at {
+            Some((dir, account)) => Self::kept_in(dir, account),
+            None => Self::in_memory(),
+        }
+    }
+
     /// Kept on disk in `dir` (the inventory index's) for `account`; when that cannot be
     /// opened, for this session only, and said.
     pub fn kept_in(dir: &Path, account: &str) -> Self {
@@ -110,15 +119,21 @@ impl Ledger {
                     }
                     Err(e) => {
                         // Emptied, so that what is read again is not mixed with what could not be.
-                        tracing::warn!("{e}; the orders are read again");
+                        tracing::warn!("the kept orders: {}; they are read again", kept::why(&e));
                         if let Err(e) = kept.write(&[], None, true) {
-                            ledger.trouble = Some(format!("the kept orders could not be emptied: {e}"));
+                            ledger.trouble = Some(format!("the kept orders could not be emptied: {}", kept::why(&e)));
                         }
                     }
                 }
                 ledger.kept = Some(kept);
             }
-            Err(e) => ledger.trouble = Some(format!("the orders are not kept between sessions: {e}")),
+            Err(e) => {
+                ledger.trouble = Some(format!(
+                    "the orders read are not kept between sessions ({}: {})",
+                    kept::path_in(dir, account).display(),
+                    kept::why(&e)
+                ))
+            }
         }
         ledger
     }
@@ -143,7 +158,7 @@ impl Ledger {
         // read here: kept, as a failed look's is, though not as part of the run.
         let left = std::mem::take(&mut self.look);
         if !left.read.is_empty() {
-            self.keep(&left, None).await;
+            self.keep(left, None).await;
         }
         let mut outcome = read(&self.sales, self.run, client, since, &mut self.look).await;
         if let Ok(Step::Changed) = outcome {
@@ -166,17 +181,18 @@ impl Ledger {
             }),
             _ => None,
         };
-        self.keep(&look, run).await;
-        outcome.map(|_| Refreshed {
+        let refreshed = Refreshed {
             pages: look.pages,
             new: look.new,
-        })
+        };
+        self.keep(look, run).await;
+        outcome.map(|_| refreshed)
     }
 
     /// What a look read goes into the ledger, and to disk when kept there (off the async
     /// threads: a write may wait for another session's); `run`: the stretch it read whole,
     /// joined to the run it met.
-    async fn keep(&mut self, look: &Look, run: Option<Run>) {
+    async fn keep(&mut self, look: Look, run: Option<Run>) {
         for sale in &look.read {
             self.sales.insert(sale.order_no.clone(), sale.clone());
         }
@@ -187,16 +203,16 @@ impl Ledger {
         if kept.is_none() && place.is_none() {
             return;
         }
-        let (read, anew) = (look.read.clone(), look.anew);
+        let (read, anew) = (look.read, look.anew);
         let written = tokio::task::spawn_blocking(move || {
             let mut kept = match kept {
                 Some(kept) => kept,
                 None => {
                     let (dir, account) = place.unwrap_or_default();
-                    Kept::open(&dir, &account).map_err(|e| e.to_string())?
+                    Kept::open(&dir, &account).map_err(|e| kept::why(&e))?
                 }
             };
-            let result = kept.write(&read, run, anew).map_err(|e| e.to_string());
+            let result = kept.write(&read, run, anew).map_err(|e| kept::why(&e));
             Ok::<_, String>((kept, result))
         })
         .await
@@ -211,7 +227,8 @@ impl Ledger {
         };
         if let Err(e) = result {
             tracing::warn!("{e}");
-            self.trouble = Some(format!("the orders read could not be kept: {e}"));
+            self.trouble
+                .get_or_insert_with(|| format!("the orders read could not be kept: {e}"));
         }
     }
 }
