@@ -120,9 +120,8 @@ impl Accounts {
         }
         let mut session = session;
         session.index_pages_per_minute = options.background_requests(std::time::Duration::from_secs(60)).max(1) as u32;
-        let index_key = matches!(self, Accounts::Config(_)).then(|| {
-            esimdash_inventory::store::account_key(base_url.as_str(), credentials.access_code.as_deref().unwrap_or(""))
-        });
+        let index_key = matches!(self, Accounts::Config(_))
+            .then(|| esimdash_inventory::store::account_key(base_url.as_str(), &credentials.account()));
         Ok(Opened {
             client: Client::new(base_url, &credentials, options)?,
             session,

@@ -69,7 +69,7 @@ async fn serve(args: &GatewayServeArgs, connection: &ConnectionArgs) -> Result<(
         team_daily_cap: file.team_daily_cap,
         support_can_buy: file.support_can_buy,
         allow_http: file.allow_http,
-        access_code: reseller.credentials.access_code.clone().unwrap_or_default(),
+        account: reseller.credentials.account(),
         rate_limit,
         read_fresh: file.read_fresh_secs.map_or(READ_FRESH, Duration::from_secs),
         tls: file.tls().map_err(CommandError::Usage)?,

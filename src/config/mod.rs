@@ -484,6 +484,11 @@ pub fn resolve(args: &ConnectionArgs) -> Result<Settings, ConfigError> {
         missing: what.to_string(),
         path: shown_path.clone(),
     };
+    // Every missing piece at once: a set-up is not mended one run at a time.
+    let absent = absent_pieces(args, &profile);
+    if !absent.is_empty() {
+        return Err(missing(&esimdash_domain::text::list_and(&absent)));
+    }
     let base_url = args
         .base_url
         .clone()
@@ -551,6 +556,22 @@ fn chosen_profile(
     Ok((name, profile))
 }
 
+/// What a session needs and neither flags, environment nor profile give.
+fn absent_pieces(args: &ConnectionArgs, profile: &ProfileConfig) -> Vec<&'static str> {
+    let mode = args.auth.or(profile.auth).unwrap_or_default();
+    let mut absent = Vec::new();
+    if args.base_url.is_none() && profile.base_url.is_none() {
+        absent.push("base URL");
+    }
+    if mode == AuthMode::Pair && args.access_code.is_none() && profile.access_code.is_none() {
+        absent.push("access code");
+    }
+    if args.secret_key.is_none() && profile.secret_key.is_none() && profile.secret_key_cmd.is_none() {
+        absent.push("secret key");
+    }
+    absent
+}
+
 /// The key pair (or legacy secret) of the session; the secret may come from `secret_key_cmd`.
 fn credentials(
     args: &ConnectionArgs,
@@ -570,9 +591,10 @@ fn credentials(
         }
         (None, None, None) => return Err(missing("secret key")),
     };
-    // Set but empty (`ESIMDASH_SECRET_KEY=` in a script) is a mistake in the set-up, so it is
-    // refused with the configuration's errors (exit 2), not left to fail the first request.
-    if secret.is_empty() {
+    // Set but empty (`ESIMDASH_SECRET_KEY=` in a script, or only spaces) is a mistake in the
+    // set-up, so it is refused with the configuration's errors (exit 2), not left to fail the
+    // first request.
+    if esimdash_api::trimmed_credential(&secret).is_empty() {
         return Err(ConfigError::Empty {
             what: "secret key",
             sources: "ESIMDASH_SECRET_KEY, --secret-key, or the profile's secret_key or secret_key_cmd",
@@ -585,7 +607,7 @@ fn credentials(
                 .clone()
                 .or(profile.access_code.clone())
                 .ok_or_else(|| missing("access code"))?;
-            if code.is_empty() {
+            if esimdash_api::trimmed_credential(&code).is_empty() {
                 return Err(ConfigError::Empty {
                     what: "access code",
                     sources: "ESIMDASH_ACCESS_CODE, --access-code, or the profile's access_code",

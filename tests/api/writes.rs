@@ -326,7 +326,7 @@ async fn a_resend_is_settled_only_by_a_refusal_of_the_first_and_a_409_is_never_n
             assert!(matches!(error, ApiError::InProgress { .. }), "{error:?}");
         }
         let read = audit::read(&trail.path).unwrap();
-        let records = audit::payments(&read.entries, "ak_demo_acme");
+        let records = audit::payments(&read.entries, client.who());
         let second = records.last().unwrap();
         assert_eq!(
             second.outcome.is_some(),
@@ -364,6 +364,8 @@ async fn a_payment_left_open_in_a_trail_without_marks_is_settled_at_the_first_st
         Stage::Asked,
         "topup",
     );
+    // An older esimdash named no account: the access code was the account.
+    asked.account = None;
     asked.iccid = payment.iccid().map(Iccid::to_string);
     asked.slug = Some(payment.slug().to_string());
     asked.quantity = Some(1);
@@ -377,6 +379,51 @@ async fn a_payment_left_open_in_a_trail_without_marks_is_settled_at_the_first_st
         [(Stage::Asked, None), (Stage::Settled, None)],
         "never sent: settled"
     );
-    let marks = trail.open_marks("ak_demo_acme");
+    let marks = trail.open_marks(&client.who().account);
     assert!(marks.scanned && marks.names.is_empty(), "{marks:?}");
+}
+
+/// The trail is a record, not an instruction: a "sent" line added by hand (without the seal
+/// only the account's secret makes), its open mark beside it, is settled from the order list
+/// at the next start and never sent, though the server honours keys.
+#[tokio::test]
+async fn a_sent_line_written_by_hand_is_settled_never_paid() {
+    let sb = sandbox().await;
+    let dir = tempfile::tempdir().unwrap();
+    let trail = trail_in(&dir);
+    let options = ClientOptions {
+        audit: Some(trail.clone()),
+        ..quick()
+    };
+    let client = acme_with(&sb, options.clone());
+    let (first, _) = a_topup(&sb).await;
+    client
+        .pay(&first)
+        .await
+        .expect("paid: the trail now shows keys honoured");
+    let (payment, _) = a_topup(&sb).await;
+    let orders = client.orders(&OrderQuery::default()).await.unwrap().total;
+    let mut sent = audit::Entry::new(client.who(), Stage::Sent, "topup");
+    sent.time = chrono::Utc::now() - chrono::Duration::minutes(2);
+    sent.iccid = payment.iccid().map(Iccid::to_string);
+    sent.slug = Some(payment.slug().to_string());
+    sent.quantity = Some(1);
+    sent.idempotency_key = Some(payment.key.clone());
+    trail.append(&sent).unwrap();
+    trail.set_open(&client.who().account, &payment.key, true);
+    assert!(!trail.open_marks(&client.who().account).names.is_empty(), "marked open");
+
+    let next = acme_with(&sb, options);
+    assert!(next.honours_keys());
+    next.settle_earlier().await;
+    assert_eq!(
+        next.orders(&OrderQuery::default()).await.unwrap().total,
+        orders,
+        "nothing paid"
+    );
+    assert_eq!(
+        stages(&trail).last(),
+        Some(&(Stage::Settled, None)),
+        "settled from the list"
+    );
 }

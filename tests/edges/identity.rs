@@ -82,3 +82,86 @@ async fn one_account_under_two_spellings_of_its_address_pays_each_payment_once()
         "a bulk file: one order per row"
     );
 }
+
+/// The same key as users give it: pasted with a space or a tab around it, printed by a command
+/// with a line's end, or the secret alone as `x-api-key` or a bearer token (the server reads
+/// each as the same account).
+const KEY_SPELLINGS: [&[&str]; 4] = [
+    &["--access-code", "ak_demo_acme "],
+    &["--secret-key", "\tsk_demo_acme\n"],
+    &["--auth", "api-key"],
+    &["--auth", "bearer", "--secret-key", "sk_demo_acme "],
+];
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_account_under_any_spelling_of_its_key_pays_each_payment_once() {
+    let (sb, api, home) = sandbox_api_home().await;
+    let targets = topupable(&api, 5).await;
+    let base = format!("http://{}/api/v1", sb.addr);
+    let before = orders_at_server(&api).await;
+
+    // In sequence: paid as typed, then every other spelling meets the rule against repeats.
+    let out = finish(start_topup(&home, &base, &targets[0], &[])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for spelling in KEY_SPELLINGS {
+        let out = finish(start_topup(&home, &base, &targets[0], spelling)).await;
+        assert_eq!(out.status.code(), Some(2), "{spelling:?}: {}", stderr(&out));
+        assert_stderr_has(&out, "--again");
+    }
+    assert_eq!(orders_at_server(&api).await, before + 1, "in sequence: one order");
+
+    // At once, each answer held: one lock for both spellings.
+    let proxy = HoldingProxy::start(sb.addr, Duration::from_millis(800)).await;
+    let held = format!("http://{}/api/v1", proxy.addr);
+    let first = start_topup(&home, &held, &targets[1], &[]);
+    let second = start_topup(&home, &held, &targets[1], KEY_SPELLINGS[2]);
+    let codes = [finish(first).await, finish(second).await].map(|o| o.status.code());
+    assert!(codes.contains(&Some(0)) && codes.contains(&Some(2)), "{codes:?}");
+    assert_eq!(orders_at_server(&api).await, before + 2, "at once: one order");
+
+    // Killed mid-payment pasted one way, settled and refused again under the others.
+    let writes = proxy.writes();
+    let child = start_topup(&home, &held, &targets[2], KEY_SPELLINGS[0]);
+    wait_until(Duration::from_secs(20), "the payment to reach the server", || {
+        proxy.writes() > writes
+    })
+    .await;
+    signal(&child, libc::SIGKILL);
+    let _ = finish(child).await;
+    let mut cmd = esimdash(&home);
+    acme_at(&mut cmd, &held).args(KEY_SPELLINGS[3]).arg("balance");
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("An earlier top-up of {}", targets[2].0)),
+        "settled under another spelling: {}",
+        stderr(&out)
+    );
+    let out = finish(start_topup(&home, &held, &targets[2], KEY_SPELLINGS[1])).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(orders_at_server(&api).await, before + 3, "after a kill: one order");
+
+    // A paid bulk file run again with the key spelled another way pays no row again.
+    let file = home.path().join("rows.csv");
+    let rows: String = targets[3..]
+        .iter()
+        .map(|(iccid, slug)| format!("{iccid},{slug},1\n"))
+        .collect();
+    std::fs::write(&file, format!("iccid,slug,qty\n{rows}")).unwrap();
+    for (n, spelling) in [&[][..], KEY_SPELLINGS[3]].into_iter().enumerate() {
+        let mut cmd = esimdash(&home);
+        acme_at(&mut cmd, &base)
+            .args(spelling)
+            .args(["topup", "--from"])
+            .arg(&file)
+            .arg("--yes")
+            .stdin(Stdio::null());
+        let out = run(cmd).await;
+        assert_eq!(out.status.code(), Some([0, 2][n]), "{}", stderr(&out));
+    }
+    assert_eq!(
+        orders_at_server(&api).await,
+        before + 5,
+        "a bulk file: one order per row"
+    );
+}

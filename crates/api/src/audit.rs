@@ -53,7 +53,8 @@ pub struct Entry {
     pub profile: String,
     pub api_host: String,
     pub access_code: String,
-    /// The account the guards know it by, when that is not the access code alone (`account_of`).
+    /// The account the guards know it by (`account_of`); `None` on a line of a version that
+    /// knew an account by its access code alone.
     pub account: Option<String>,
     /// The local user who ran esimdash.
     pub user: String,
@@ -87,12 +88,50 @@ pub struct Entry {
     /// On a "settled" line: the orders that could each be this payment, when the order list
     /// could not tell which.
     pub candidates: Option<Vec<String>>,
+    /// On a payment's lines: `seal`, which only a holder of the account's secret can write. A
+    /// payment is sent again from the trail only where its line carries it: the trail is a
+    /// record, and a line anyone could add is no instruction to pay.
+    pub seal: Option<String>,
+}
+
+/// The seal of a payment's line (`Entry::seal`): an HMAC with the account's secret over what a
+/// resend would send and where.
+pub fn seal(
+    secret: &secrecy::SecretString,
+    who: &Who,
+    key: &str,
+    action: &str,
+    iccid: Option<&str>,
+    slug: &str,
+    quantity: u32,
+) -> String {
+    use hmac::{KeyInit, Mac};
+    use secrecy::ExposeSecret;
+    let Ok(mut mac) = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.expose_secret().as_bytes()) else {
+        return String::new();
+    };
+    let what = format!(
+        "esimdash payment\0{}\0{key}\0{action}\0{}\0{slug}\0{quantity}",
+        who.account,
+        iccid.unwrap_or("")
+    );
+    mac.update(what.as_bytes());
+    esimdash_domain::text::hex(&mac.finalize().into_bytes()[..16])
 }
 
 impl Entry {
     /// The account the guards know this line's payment by.
     pub fn account(&self) -> &str {
         self.account.as_deref().unwrap_or(&self.access_code)
+    }
+
+    /// Whether this line is `who`'s: by the account it names, or on a line of an older
+    /// version (no account named) by the access code it was sent with.
+    pub fn is_of(&self, who: &Who) -> bool {
+        match &self.account {
+            Some(account) => *account == who.account,
+            None => !who.access_code.is_empty() && crate::credentials::trimmed(&self.access_code) == who.access_code,
+        }
     }
 
     /// Whether this line tells a payment's outcome: answered, refused, settled, or looked up
@@ -113,7 +152,7 @@ impl Entry {
             profile: who.profile.clone(),
             api_host: who.api_host.clone(),
             access_code: who.access_code.clone(),
-            account: (who.account != who.access_code).then(|| who.account.clone()),
+            account: Some(who.account.clone()),
             user: who.user.clone(),
             action: action.to_string(),
             iccid: None,
@@ -132,6 +171,7 @@ impl Entry {
             settled: None,
             found: None,
             candidates: None,
+            seal: None,
         }
     }
 }
@@ -147,12 +187,12 @@ pub struct Who {
     pub user: String,
 }
 
-/// The account as the money guards know it: its access code, or with `scope` (the demo's
-/// sandbox, new with each process) the access code on that server instance.
-pub fn account_of(access_code: &str, scope: Option<&str>) -> String {
+/// The account as the money guards know it: `Credentials::account`, or with `scope` (the demo's
+/// sandbox, new with each process) that account on that server instance.
+pub fn account_of(account: &str, scope: Option<&str>) -> String {
     match scope {
-        Some(scope) => format!("{access_code} on {scope}"),
-        None => access_code.to_string(),
+        Some(scope) => format!("{account} on {scope}"),
+        None => account.to_string(),
     }
 }
 
@@ -296,12 +336,12 @@ impl Trail {
 
     /// Whether an earlier answer for this account (at whatever address) echoed an idempotency
     /// key. (The latest answer that tells: a server can stop honouring keys.)
-    pub fn server_echoed_keys(&self, account: &str) -> bool {
+    pub fn server_echoed_keys(&self, who: &Who) -> bool {
         read(&self.path).is_ok_and(|read| {
             read.entries
                 .iter()
                 .rev()
-                .find(|e| e.key_echoed.is_some() && e.account() == account)
+                .find(|e| e.key_echoed.is_some() && e.is_of(who))
                 .is_some_and(|e| e.key_echoed == Some(true))
         })
     }
@@ -334,7 +374,7 @@ pub fn mark_name(key: &str) -> String {
 
 /// A short name for an account, for the names of the files that guard its money (its lock, its
 /// open marks, its bulk journals): a hash of the account as the guards know it (`account_of`:
-/// its credential, the access code), and of nothing else. The address it was reached by is not
+/// its secret, `Credentials::account`), and of nothing else. The address it was reached by is not
 /// part of it: `localhost:8080`, `127.0.0.1:8080` and `http://LOCALHOST:8080/api/v1/` are one
 /// account, and so one lock and one rule against paying twice.
 pub fn account_id(account: &str) -> String {
@@ -410,6 +450,8 @@ pub struct PaymentRecord {
     pub orders_before: Option<Vec<String>>,
     /// Its outcome, once a line tells it; `None`: its session ended before knowing.
     pub outcome: Option<Outcome>,
+    /// The seal of the line it was asked with (`Entry::seal`).
+    pub seal: Option<String>,
 }
 
 /// What became of a payment, as its last telling line says.
@@ -433,13 +475,13 @@ impl Outcome {
     }
 }
 
-/// The payments of one account (its access code: whatever address they went to), oldest first.
-pub fn payments(entries: &[Entry], account: &str) -> Vec<PaymentRecord> {
+/// The payments of one account (whatever address they went to), oldest first.
+pub fn payments(entries: &[Entry], who: &Who) -> Vec<PaymentRecord> {
     let mut records: Vec<PaymentRecord> = Vec::new();
     let mut index = std::collections::HashMap::new();
     let ours = entries
         .iter()
-        .filter(|e| matches!(e.action.as_str(), "topup" | "order") && e.account() == account);
+        .filter(|e| matches!(e.action.as_str(), "topup" | "order") && e.is_of(who));
     for e in ours {
         let Some(key) = &e.idempotency_key else { continue };
         let i = *index.entry(key.clone()).or_insert_with(|| {
@@ -455,6 +497,7 @@ pub fn payments(entries: &[Entry], account: &str) -> Vec<PaymentRecord> {
                 attempts: 0,
                 orders_before: None,
                 outcome: None,
+                seal: e.seal.clone(),
             });
             records.len() - 1
         });
@@ -512,7 +555,7 @@ mod tests {
             profile: "live".into(),
             api_host: "api.example".into(),
             access_code: "ak_1".into(),
-            account: "ak_1".into(),
+            account: "key-1".into(),
             user: "ana".into(),
         }
     }
@@ -550,7 +593,12 @@ mod tests {
         assert_eq!(read.entries.len(), 3);
         assert_eq!(read.entries[2], after);
         assert_eq!(read.unreadable, vec![3]);
-        assert!(trail.server_echoed_keys("ak_1"));
-        assert!(!trail.server_echoed_keys("ak_2"));
+        assert!(trail.server_echoed_keys(&who()));
+        let other = Who {
+            access_code: "ak_2".into(),
+            account: "key-2".into(),
+            ..who()
+        };
+        assert!(!trail.server_echoed_keys(&other));
     }
 }

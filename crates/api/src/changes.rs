@@ -128,7 +128,7 @@ impl Client {
                 self.options()
                     .audit
                     .as_ref()
-                    .is_some_and(|t| t.server_echoed_keys(&self.who().account))
+                    .is_some_and(|t| t.server_echoed_keys(self.who()))
             })
         })
     }
@@ -409,6 +409,13 @@ impl Client {
         e.quantity = Some(payment.qty());
         e.total = payment.total.map(format_amount);
         e.idempotency_key = Some(payment.key.clone());
+        e.seal = Some(self.seal(
+            &payment.key,
+            payment.action(),
+            e.iccid.as_deref(),
+            payment.slug(),
+            payment.qty(),
+        ));
         e
     }
 

@@ -238,11 +238,8 @@ impl Client {
         let who = crate::audit::Who {
             profile: opts.audit.as_ref().map_or_else(String::new, |t| t.profile.clone()),
             api_host: base.host(),
-            access_code: credentials.access_code.clone().unwrap_or_default(),
-            account: crate::audit::account_of(
-                credentials.access_code.as_deref().unwrap_or_default(),
-                opts.account_scope.as_deref(),
-            ),
+            access_code: credentials.access_code().unwrap_or_default().to_string(),
+            account: crate::audit::account_of(&credentials.account(), opts.account_scope.as_deref()),
             user: crate::audit::local_user(),
         };
         Ok(Self {
@@ -251,7 +248,7 @@ impl Client {
                 roots,
                 base,
                 auth_headers,
-                secret: credentials.secret_key.clone(),
+                secret: credentials.secret().clone(),
                 pacer,
                 opts,
                 no_iccid_lookup: AtomicBool::new(false),
@@ -290,7 +287,8 @@ impl Client {
         &self.inner.opts
     }
 
-    pub(super) fn who(&self) -> &crate::audit::Who {
+    /// Whose requests these are, as the trail and the money guards know them.
+    pub fn who(&self) -> &crate::audit::Who {
         &self.inner.who
     }
 

@@ -30,7 +30,7 @@ mod tls;
 pub use base_url::{BaseUrl, BaseUrlError};
 pub use changes::{Delivery, Paid, describe_earlier, payments_in_flight};
 pub use client::{Client, ClientOptions, EsimsRead, EsimsTap, Found, Lookup, ORDERS, PROFILE_UPDATE, tran_no_order};
-pub use credentials::{AuthMode, Credentials};
+pub use credentials::{AuthMode, Credentials, trimmed as trimmed_credential};
 pub use error::{ApiError, Endpoint, RedirectRefused};
 pub use lock::AccountLock;
 pub use pacing::Pacer;

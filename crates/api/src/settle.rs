@@ -219,7 +219,7 @@ impl Client {
             return Ok(Vec::new());
         };
         audit::read(&trail.path)
-            .map(|read| audit::payments(&read.entries, &self.who().account))
+            .map(|read| audit::payments(&read.entries, self.who()))
             .map_err(|e| format!("the audit trail {} could not be read: {e}", trail.path.display()))
     }
 
@@ -325,7 +325,9 @@ impl Client {
                 // Its answer may still be on its way: too early to say it was not placed.
                 return Err("it was sent moments ago and the order list does not show it yet".to_string());
             }
-            [] if self.may_resend(sent_at) => return self.resend_open(record, &payment, sent_at, claimed).await,
+            [] if self.may_resend(sent_at) && self.sealed(record) => {
+                return self.resend_open(record, &payment, sent_at, claimed).await;
+            }
             [] => Found::NotPlaced,
             // One new order of it: its own where the server honours keys; without keys another
             // esimdash (another seat) paying the same could have placed it: listed, not claimed.
@@ -346,6 +348,25 @@ impl Client {
         }
         self.record(&e);
         Ok(found)
+    }
+
+    /// The seal this session writes on a payment's lines (`audit::seal`).
+    pub(super) fn seal(&self, key: &str, action: &str, iccid: Option<&str>, slug: &str, quantity: u32) -> String {
+        audit::seal(self.secret(), self.who(), key, action, iccid, slug, quantity)
+    }
+
+    /// Whether an open payment's line was written by an esimdash holding this account's
+    /// secret: only such a payment is sent again from the trail (older versions wrote no
+    /// seal: theirs are settled from the order list alone).
+    fn sealed(&self, record: &PaymentRecord) -> bool {
+        let seal = self.seal(
+            &record.key,
+            &record.action,
+            record.iccid.as_deref(),
+            &record.slug,
+            record.quantity,
+        );
+        record.seal.as_deref().is_some_and(|s| !s.is_empty() && s == seal)
     }
 
     /// Whether an open payment may be sent again under its key: the server honours keys, the

@@ -21,6 +21,15 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// `["a", "b", "c"]` → `a, b and c`, as a sentence names several things.
+pub fn list_and(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_string(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
 /// `1400` → `1 400`, `102400` → `102 400`: thousands apart, as progress and counts read.
 pub fn grouped(n: u64) -> String {
     let digits = n.to_string();

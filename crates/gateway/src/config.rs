@@ -55,8 +55,8 @@ pub struct Settings {
     pub allow_http: bool,
     /// The team index's folder; `None`: no index (lookups go to the API as asked).
     pub index_dir: Option<PathBuf>,
-    /// The reseller's access code, which names the index's account.
-    pub access_code: String,
+    /// The reseller's account (`Credentials::account`), which names the index's file.
+    pub account: String,
     /// The key's requests per minute, shared among the agents.
     pub rate_limit: u32,
     /// How long an answer serves the same read again.

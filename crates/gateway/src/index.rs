@@ -29,8 +29,8 @@ pub(crate) struct TeamIndex {
 impl TeamIndex {
     /// The index of the account `upstream` speaks for, in `dir`; every eSIM `upstream` reads
     /// goes into it.
-    pub(crate) fn open(dir: &Path, upstream: &Client, access_code: &str) -> TeamIndex {
-        let account = esimdash_inventory::store::account_key(upstream.base_url().as_str(), access_code);
+    pub(crate) fn open(dir: &Path, upstream: &Client, account: &str) -> TeamIndex {
+        let account = esimdash_inventory::store::account_key(upstream.base_url().as_str(), account);
         let kept = kept::at(dir, &account);
         kept.feed_from(upstream);
         TeamIndex {

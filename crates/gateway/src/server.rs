@@ -101,7 +101,7 @@ pub async fn start(settings: Settings, upstream: Client) -> Result<Running, Stri
     let index = settings
         .index_dir
         .as_deref()
-        .map(|dir| Arc::new(TeamIndex::open(dir, &upstream, &settings.access_code)));
+        .map(|dir| Arc::new(TeamIndex::open(dir, &upstream, &settings.account)));
     let gateway = Arc::new(Gateway {
         store,
         reads: Reads::new(settings.rate_limit, settings.read_fresh),

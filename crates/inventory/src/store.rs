@@ -62,9 +62,10 @@ pub fn default_dir() -> Option<PathBuf> {
     dirs::cache_dir().map(|d| d.join("esimdash"))
 }
 
-/// Which account a saved inventory belongs to: a hash of the base URL and the access code.
-pub fn account_key(base_url: &str, access_code: &str) -> String {
-    let digest = Sha256::digest(format!("{base_url}\n{access_code}").as_bytes());
+/// Which account a saved inventory belongs to: a hash of the base URL and the account
+/// (`Credentials::account`).
+pub fn account_key(base_url: &str, account: &str) -> String {
+    let digest = Sha256::digest(format!("{base_url}\n{account}").as_bytes());
     esimdash_domain::text::hex(&digest[..12])
 }
 
