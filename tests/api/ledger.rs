@@ -221,7 +221,7 @@ async fn orders_that_cannot_be_told_by_day_are_said() {
     let orders: Vec<serde_json::Value> = (0..100)
         .map(|i| {
             serde_json::json!({"providerOrderNo": format!("B{i}"), "status": "in_use", "quantity": 1,
-            "totalSellPrice": "5.00", "costPrice": "4.00", "createdAt": Utc::now().to_rfc3339()})
+            "totalSellPrice": "5.00", "costPrice": "4.00", "createdAt": (Utc::now() - Duration::seconds(i)).to_rfc3339()})
         })
         .collect();
     let same = serde_json::json!({"page": 1, "pageSize": 100, "total": 100_000, "orders": orders});

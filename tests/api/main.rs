@@ -14,6 +14,7 @@ mod contract_profile_errors;
 mod contract_rate_limit;
 mod decoding;
 mod esim_states;
+mod hostile_orders;
 mod ledger;
 #[path = "../support/pages.rs"]
 #[allow(dead_code)]

@@ -107,6 +107,14 @@ pub struct Order {
     pub sell_price: Option<Decimal>,
     #[serde(default, with = "money::opt_string")]
     pub total_sell_price: Option<Decimal>,
+    /// Not in the spec for an order (the wallet is in USD): where a server names another
+    /// currency, its amounts are not the wallet's.
+    #[serde(
+        default,
+        deserialize_with = "lenient::string",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub currency_code: String,
     /// RFC 3339; not in the spec, served by the sandbox (ours).
     #[serde(default, skip_serializing_if = "Timestamp::is_empty")]
     pub created_at: Timestamp,

@@ -13,26 +13,15 @@
 //! docs/money.md).
 
 use super::kept::{self, Kept, Loaded, Run};
+use super::reading::{Bounds, Known, Look, Order, Step, read, unusable};
 use super::sale::Sale;
 use chrono::{DateTime, Utc};
-use esimdash_api::model::OrderQuery;
 use esimdash_api::{ApiError, Client};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
+use std::time::Duration;
 
-/// Orders a page: the most the API gives.
-pub const PAGE: u64 = 100;
-
-/// The orders' answer read, but of no use to the money view: said as an answer that could not
-/// be read, with what is wrong with it.
-fn unusable(detail: String) -> ApiError {
-    ApiError::Decode {
-        endpoint: esimdash_api::ORDERS,
-        status: 200,
-        detail,
-        excerpt: String::new(),
-    }
-}
+pub use super::reading::PAGE;
 
 /// What a look cost and brought.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -152,26 +141,51 @@ impl Ledger {
 
     /// Reads the orders newest first until every order from `since` on is known: from the top
     /// until it meets the run, then (when the run does not reach back to `since`) on from
-    /// where the run ends, until an order older than `since`.
+    /// where the run ends, until an order older than `since`. Within the client's request
+    /// timeout for the whole look.
     pub async fn refresh(&mut self, client: &Client, since: DateTime<Utc>) -> Result<Refreshed, ApiError> {
+        self.refresh_within(client, since, client.request_timeout()).await
+    }
+
+    /// `refresh`, the whole look within `budget`. A list that fails a check (`reading`) gives
+    /// an error in words, and nothing of it is summed or kept.
+    pub async fn refresh_within(
+        &mut self,
+        client: &Client,
+        since: DateTime<Utc>,
+        budget: Duration,
+    ) -> Result<Refreshed, ApiError> {
         // A look cut off before its end (its task aborted: nobody waited any more) left what it
         // read here: kept, as a failed look's is, though not as part of the run.
         let left = std::mem::take(&mut self.look);
         if !left.read.is_empty() {
             self.keep(left, None).await;
         }
-        let mut outcome = read(&self.sales, self.run, client, since, &mut self.look).await;
+        let mut bounds = Bounds::of(budget);
+        let mut outcome = self.read(Order::Newest, client, since, &mut bounds).await;
         if let Ok(Step::Changed) = outcome {
             // The same number at another time: the server's history is not the one kept (a
             // sandbox started again). What was kept goes, and the list is read as if new.
-            self.sales.clear();
-            self.run = None;
-            self.look = Look {
-                anew: true,
-                pages: self.look.pages,
-                ..Look::default()
+            self.forget(false);
+            outcome = self.read(Order::Newest, client, since, &mut bounds).await;
+        }
+        if let Ok(Step::Unsorted(why)) = outcome {
+            // Not newest first: no stretch of it can be taken as the period's. The whole list
+            // is read instead, kept for this session only.
+            tracing::warn!("the order list is out of order ({why}): it is read whole");
+            self.forget(true);
+            outcome = match self.read(Order::Any, client, since, &mut bounds).await {
+                Ok(Step::Whole(from)) => Ok(Step::Whole(from)),
+                Ok(Step::Untrusted(more)) => Ok(Step::Untrusted(format!(
+                    "the server lists the orders out of order ({why}); read whole, {more}"
+                ))),
+                Ok(_) => Ok(Step::Untrusted(format!(
+                    "the server lists the orders out of order ({why})"
+                ))),
+                Err(e) => Err(unusable(format!(
+                    "the server lists the orders out of order ({why}), and the whole list could not be read: {e}"
+                ))),
             };
-            outcome = read(&self.sales, self.run, client, since, &mut self.look).await;
         }
         let look = std::mem::take(&mut self.look);
         let run = match outcome {
@@ -179,14 +193,41 @@ impl Ledger {
                 from,
                 top: look.top.unwrap_or(from),
             }),
-            _ => None,
+            Ok(Step::Untrusted(why) | Step::Unsorted(why)) => return Err(unusable(why)),
+            Ok(Step::Changed) => return Err(unusable("the order list changed while it was read".to_string())),
+            Err(e) => {
+                self.keep(look, None).await;
+                return Err(e);
+            }
         };
         let refreshed = Refreshed {
             pages: look.pages,
             new: look.new,
         };
         self.keep(look, run).await;
-        outcome.map(|_| refreshed)
+        Ok(refreshed)
+    }
+
+    /// One look from the top in `order`, against what is kept.
+    async fn read(
+        &mut self,
+        order: Order,
+        client: &Client,
+        since: DateTime<Utc>,
+        bounds: &mut Bounds,
+    ) -> Result<Step, ApiError> {
+        let known = Known {
+            sales: &self.sales,
+            run: self.run,
+        };
+        read(known, order, client, since, &mut self.look, bounds).await
+    }
+
+    /// Drops what is known and starts the look anew (`unsorted`: as a list out of order).
+    fn forget(&mut self, unsorted: bool) {
+        self.sales.clear();
+        self.run = None;
+        self.look = Look::anew(unsorted, self.look.pages);
     }
 
     /// What a look read goes into the ledger, and to disk when kept there (off the async
@@ -200,7 +241,8 @@ impl Ledger {
             self.run = Some(run.joined(self.run));
         }
         let (kept, place) = (self.kept.take(), self.place.clone());
-        if kept.is_none() && place.is_none() {
+        if look.unsorted || (kept.is_none() && place.is_none()) {
+            self.kept = kept;
             return;
         }
         let (read, anew) = (look.read, look.anew);
@@ -231,116 +273,4 @@ impl Ledger {
                 .get_or_insert_with(|| format!("the orders read could not be kept: {e}"));
         }
     }
-}
-
-/// One look at the list from the top, against the orders kept (`known`) and the run among them.
-/// The kept orders are only read here (a `Connection` is not shared between threads).
-async fn read(
-    known: &HashMap<String, Sale>,
-    run: Option<Run>,
-    client: &Client,
-    since: DateTime<Utc>,
-    look: &mut Look,
-) -> Result<Step, ApiError> {
-    let in_run = |sale: &Sale| run.is_some_and(|r| r.holds(sale.at)) && known.contains_key(&sale.order_no);
-    let mut page = 1;
-    // The size the server pages by: as asked, until a short page that is not the last says less.
-    let mut size = PAGE;
-    // Where a jump to the run's end was made from, until the page jumped to shows it was right.
-    let mut jumped_from: Option<u64> = None;
-    let mut jumped = false;
-    loop {
-        let answer = client
-            .orders(&OrderQuery {
-                page: Some(page),
-                page_size: Some(PAGE),
-                ..OrderQuery::default()
-            })
-            .await?;
-        look.pages += 1;
-        let orders = &answer.orders;
-        if !orders.is_empty()
-            && orders
-                .iter()
-                .all(|o| look.seen.contains(&o.record.provider_order_no.to_string()))
-        {
-            return Err(unusable(format!(
-                "page {page} of the orders holds only orders of pages before it: the server does not page the list"
-            )));
-        }
-        let (mut met, mut oldest) = (None, None::<DateTime<Utc>>);
-        for (i, order) in orders.iter().enumerate() {
-            let sale = Sale::of(order).map_err(unusable)?;
-            match known.get(&sale.order_no) {
-                Some(k) if k.at.timestamp() != sale.at.timestamp() => return Ok(Step::Changed),
-                Some(_) => {}
-                None if look.seen.contains(&sale.order_no) => {}
-                None => look.new += 1,
-            }
-            if met.is_none() && in_run(&sale) {
-                met = Some((i as u64, sale.at));
-            }
-            look.seen.insert(sale.order_no.clone());
-            oldest = Some(oldest.map_or(sale.at, |o| o.min(sale.at)));
-            look.top = Some(look.top.map_or(sale.at, |t| t.max(sale.at)));
-            look.read.push(sale);
-        }
-        if let Some(from) = jumped_from.take()
-            && met.is_none()
-        {
-            // Not where the run ends (the list changed below the top): on page by page from
-            // where the jump was made.
-            page = from + 1;
-            continue;
-        }
-        if oldest.is_some_and(|o| o < since) {
-            return Ok(Step::Whole(since));
-        }
-        let read_so_far = (page - 1) * size + orders.len() as u64;
-        let short = (orders.len() as u64) < size;
-        if orders.is_empty() || (short && (answer.total == 0 || read_so_far >= answer.total)) {
-            return Ok(Step::Whole(DateTime::<Utc>::MIN_UTC));
-        }
-        if short {
-            size = orders.len() as u64;
-        }
-        match (met, run) {
-            (Some(_), Some(r)) if r.from <= since => return Ok(Step::Whole(r.from)),
-            (Some((at, met_at)), Some(r)) if !jumped => {
-                // The run follows on from here: the page of its oldest order is the next one
-                // worth reading. Its orders placed in the same second as the one met may lie
-                // either side of it, so the count may fall short, never over.
-                jumped = true;
-                let below = known.values().filter(|k| r.holds(k.at) && k.at < met_at).count() as u64;
-                let next = ((page - 1) * size + at + below) / size + 1;
-                if next > page + 1 {
-                    jumped_from = Some(page);
-                    page = next;
-                    continue;
-                }
-                page += 1;
-            }
-            _ => page += 1,
-        }
-    }
-}
-
-/// Where a read ended.
-enum Step {
-    /// Every order from this time to the top is known.
-    Whole(DateTime<Utc>),
-    /// A known order came at another time: the kept orders are of another history.
-    Changed,
-}
-
-/// One look at the list: what it read, what it cost.
-#[derive(Default)]
-struct Look {
-    read: Vec<Sale>,
-    seen: HashSet<String>,
-    /// The newest order it read.
-    top: Option<DateTime<Utc>>,
-    pages: u64,
-    new: u64,
-    anew: bool,
 }

@@ -11,6 +11,7 @@ pub mod kept;
 pub mod ledger;
 pub mod overview;
 pub mod period;
+mod reading;
 pub mod sale;
 pub mod sums;
 

@@ -8,6 +8,13 @@ use esimdash_api::model::Order;
 use esimdash_domain::status::Status;
 use rust_decimal::Decimal;
 
+/// The wallet's currency: the API tells the balance in USD (`balanceUsd`).
+pub const WALLET_CURRENCY: &str = "USD";
+
+/// More than an order of eSIM data plans can cost: a figure beyond it is a server's mistake,
+/// said rather than summed (two of them would fill any total).
+pub const MOST_AN_ORDER_COSTS: Decimal = Decimal::from_parts(1_000_000, 0, 0, false, 0);
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sale {
     pub order_no: String,
@@ -46,6 +53,20 @@ impl Sale {
             (None, None) => return Err(missing("price (totalSellPrice)")),
         };
         let cost = order.cost_price.ok_or_else(|| missing("cost (costPrice)"))?;
+        let currency = order.currency_code.trim();
+        if !currency.is_empty() && !currency.eq_ignore_ascii_case(WALLET_CURRENCY) {
+            return Err(format!(
+                "order {no} is in {currency}, not in the wallet's {WALLET_CURRENCY}: its money is not summed with the rest"
+            ));
+        }
+        let at_cost = cost.checked_mul(each).ok_or_else(too_large)?;
+        for amount in [paid, at_cost] {
+            if amount.abs() > MOST_AN_ORDER_COSTS {
+                return Err(format!(
+                    "order {no}: {amount} USD is more than any order can cost ({MOST_AN_ORDER_COSTS} USD): not summed"
+                ));
+            }
+        }
         Ok(Sale {
             order_no: no.to_string(),
             at,
@@ -55,9 +76,14 @@ impl Sale {
             location: r.location_code.clone(),
             quantity,
             paid,
-            at_cost: cost.checked_mul(each).ok_or_else(too_large)?,
+            at_cost,
             topup: !order.iccid.is_empty() || r.package_code.starts_with("TOPUP_"),
         })
+    }
+
+    /// Whether `other` is this order with the same figures (a refund changes its status only).
+    pub fn same_amounts(&self, other: &Sale) -> bool {
+        self.paid == other.paid && self.at_cost == other.at_cost && self.quantity == other.quantity
     }
 
     /// Whether the wallet still pays for it: a cancelled order was refunded.

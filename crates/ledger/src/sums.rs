@@ -153,7 +153,9 @@ pub fn pace<'a>(sales: impl IntoIterator<Item = &'a Sale>, now: DateTime<Utc>) -
     let spent = sales
         .into_iter()
         .filter(|s| s.at > from && s.at <= now)
-        .fold(Decimal::ZERO, |sum, s| sum.saturating_add(s.spend()));
+        // A refund (an amount below zero) is no spending to count on: the pace is what was paid,
+        // so one large refund never makes a week of sales read as nothing spent.
+        .fold(Decimal::ZERO, |sum, s| sum.saturating_add(s.spend().max(Decimal::ZERO)));
     spent / Decimal::from(PACE_DAYS)
 }
 
