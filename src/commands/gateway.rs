@@ -15,6 +15,7 @@ use std::time::Duration;
 
 pub async fn run(what: &GatewayWhat, connection: &ConnectionArgs, output: &Output) -> Result<(), CommandError> {
     match what {
+        GatewayWhat::Serve(args) if connection.demo => serve_demo(args, connection).await,
         GatewayWhat::Serve(args) => serve(args, connection).await,
         GatewayWhat::Agent { what } => agent(what, connection, output).await,
     }
@@ -45,6 +46,60 @@ fn store_spec(place: &GatewayPlace, file: &File) -> Result<String, CommandError>
 async fn open(place: &GatewayPlace, connection: &ConnectionArgs) -> Result<Store, CommandError> {
     let file = file(connection)?;
     Store::open(&store_spec(place, &file)?).await.map_err(failed)
+}
+
+/// `gateway serve --demo`: a sandbox in this process as the upstream (the demo reseller's key),
+/// a store of its own in a folder gone at the end, and three agents made for it, their tokens
+/// printed: a team to try, touching no real account and no store of the user's.
+async fn serve_demo(args: &GatewayServeArgs, connection: &ConnectionArgs) -> Result<(), CommandError> {
+    let sandbox = super::start_demo().await.map_err(failed)?;
+    let dir = tempfile::tempdir()?;
+    let mut connection = connection.clone();
+    connection.demo = false;
+    connection.base_url = Some(sandbox.base_url());
+    connection.auth = None;
+    connection.access_code = Some("ak_demo_acme".to_string());
+    connection.secret_key = Some("sk_demo_acme".to_string());
+    let mut args = args.clone();
+    args.place.store = Some(dir.path().join("gateway.db").display().to_string());
+    let store = open(&args.place, &connection).await?;
+    let mut seats = String::from("demo agents (tokens of this run only):\n");
+    for (name, role, cap) in [
+        ("ana", Role::Support, Some(rust_decimal::Decimal::TEN)),
+        ("vic", Role::Viewer, None),
+        ("ada", Role::Admin, None),
+    ] {
+        let token = add_agent(&store, name, role, cap).await?;
+        seats.push_str(&format!(
+            "  {name:<4} {:<8} ESIMDASH_ACCESS_CODE={} ESIMDASH_SECRET_KEY={}\n",
+            role.name(),
+            token.access_code,
+            token.secret_key
+        ));
+    }
+    announce(format_args!("{seats}"));
+    serve(&args, &connection).await
+}
+
+/// A new agent in `store`, and its token (shown once by the caller).
+async fn add_agent(
+    store: &Store,
+    name: &str,
+    role: Role,
+    daily_cap: Option<rust_decimal::Decimal>,
+) -> Result<Token, CommandError> {
+    let token = Token::new().map_err(failed)?;
+    let agent = Agent {
+        name: name.to_string(),
+        access_code: token.access_code.clone(),
+        secret_hash: hash_secret(&token.secret_key),
+        role,
+        daily_cap,
+        created_at: chrono::Utc::now().timestamp(),
+        revoked_at: None,
+    };
+    store.add_agent(agent).await.map_err(failed)?;
+    Ok(token)
 }
 
 async fn serve(args: &GatewayServeArgs, connection: &ConnectionArgs) -> Result<(), CommandError> {
@@ -139,18 +194,13 @@ async fn agent(what: &AgentWhat, connection: &ConnectionArgs, output: &Output) -
         } => {
             check_name(name).map_err(CommandError::Usage)?;
             let role: Role = role.parse().map_err(CommandError::Usage)?;
+            if role == Role::Viewer && daily_cap.is_some() {
+                return Err(CommandError::Usage(
+                    "a viewer pays for nothing, so a daily cap means nothing on its seat: give the cap to a support or admin agent, or leave --daily-cap out".to_string(),
+                ));
+            }
             let store = open(place, connection).await?;
-            let token = Token::new().map_err(failed)?;
-            let agent = Agent {
-                name: name.clone(),
-                access_code: token.access_code.clone(),
-                secret_hash: hash_secret(&token.secret_key),
-                role,
-                daily_cap: *daily_cap,
-                created_at: chrono::Utc::now().timestamp(),
-                revoked_at: None,
-            };
-            store.add_agent(agent).await.map_err(failed)?;
+            let token = add_agent(&store, name, role, *daily_cap).await?;
             if output.is_json() {
                 return output.print_json(&json!({
                     "name": name,

@@ -64,7 +64,10 @@ impl Ledgers {
             Some(at) => Overview::since(at, &Utc),
             None => Overview::since(Utc::now(), &Local),
         };
-        let read = client.in_background(ledger.refresh(client, since)).await;
+        // In the background share of the budget a first look paces slower than a command's:
+        // a few request timeouts for the whole look, then it stops and says so.
+        let budget = client.request_timeout() * 4;
+        let read = client.in_background(ledger.refresh_within(client, since, budget)).await;
         if let Some(trouble) = ledger.take_trouble() {
             tracing::warn!("{trouble}");
         }

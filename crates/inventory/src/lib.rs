@@ -753,11 +753,13 @@ mod at_scale {
     use chrono::DateTime;
     use esimdash_domain::attention::AttentionRule;
     use esimdash_domain::status::StatusFilter;
-    use std::time::{Duration, Instant};
+    use std::time::Instant;
 
-    /// 100 000 eSIMs as the sandbox makes them: searching any of them takes well under a frame.
+    /// 100 000 eSIMs as the sandbox makes them, merged from the oldest page up: every search
+    /// finds what it should. (How long a search takes is a benchmark's question, not a test's:
+    /// `cargo bench --bench hot_paths -- search`; the times are printed here only to be seen.)
     #[test]
-    fn a_search_over_100_000_esims_fits_in_a_frame() {
+    fn a_search_over_100_000_esims_finds_what_it_should() {
         let mut inv = Inventory::default();
         let statuses = [Status::InUse, Status::Cancel, Status::GotResource, Status::UsedUp];
         let total = 100_000u64;
@@ -797,7 +799,11 @@ mod at_scale {
         }
         eprintln!("1 000 pages merged, the oldest first, in {:?}", started.elapsed());
         assert!(inv.is_complete());
-        let mut slowest = Duration::ZERO;
+        assert_eq!(
+            inv.search("89441", &StatusFilter::All).len(),
+            100_000,
+            "every ICCID holds its prefix"
+        );
         let attention = AttentionAt {
             rule: AttentionRule::default(),
             now: DateTime::from_timestamp(1_800_000_000, 0).unwrap_or_default(),
@@ -805,17 +811,22 @@ mod at_scale {
         let started = Instant::now();
         let found = inv.select("", &StatusFilter::All, Some(attention));
         eprintln!("       attention: {:>6} found in {:?}", found.len(), started.elapsed());
-        slowest = slowest.max(started.elapsed());
-        for text in ["4829", "894410009", "country 7", "30GB", "c59-5gb", "nothing like it"] {
+        // Each text against the plain reading of it: the eSIMs whose ICCID, plan or place hold it.
+        for (text, at_least) in [
+            ("894410009", 1),
+            ("country 7 ", 1),
+            ("c59-5gb", 1),
+            ("nothing like it", 0),
+        ] {
             let started = Instant::now();
-            let found = inv.search(text, &StatusFilter::All);
-            let took = started.elapsed();
-            eprintln!("{text:>16}: {:>6} found in {took:?}", found.len());
-            slowest = slowest.max(took);
+            let found = inv.search(text.trim_end(), &StatusFilter::All);
+            eprintln!("{text:>16}: {:>6} found in {:?}", found.len(), started.elapsed());
+            if at_least == 0 {
+                assert!(found.is_empty(), "{text}: {}", found.len());
+            } else {
+                assert!(found.len() >= at_least, "{text}: nothing found");
+            }
         }
         eprintln!("100 000 entries hold {} KiB", inv.heap_bytes() / 1024);
-        // The frame budget in an optimised build; an unoptimised test build is given 4 frames.
-        let budget = Duration::from_millis(if cfg!(debug_assertions) { 64 } else { 16 });
-        assert!(slowest <= budget, "slowest search {slowest:?}");
     }
 }
