@@ -2770,3 +2770,25 @@ async fn gateway_serve_demo_serves_its_demo_agents() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("a viewer pays for nothing"), "{}", stderr(&out));
 }
+
+/// A config file that is a FIFO is refused at once (never waited on), and one larger than any
+/// configuration before the TOML reader sees it: exit 2, the file named.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_config_file_that_is_a_fifo_or_huge_is_refused_at_once() {
+    let home = tempfile::tempdir().unwrap();
+    let fifo = home.path().join("fifo.toml");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    let huge = home.path().join("huge.toml");
+    std::fs::write(&huge, format!("# {}\n", "x".repeat(2 * 1024 * 1024))).unwrap();
+    let mut cases = vec![(huge, "larger than 1024 KiB")];
+    if made.is_ok_and(|s| s.success()) {
+        cases.push((fifo, "not a regular file"));
+    }
+    for (path, said) in cases {
+        let mut cmd = esimdash(&home);
+        cmd.arg("--config").arg(&path).arg("balance");
+        let out = run(cmd).await;
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains(said), "{}", stderr(&out));
+    }
+}

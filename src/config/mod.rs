@@ -195,18 +195,29 @@ pub fn default_config_path() -> Option<PathBuf> {
     dirs::config_dir().map(|d| d.join("esimdash").join("config.toml"))
 }
 
+/// The largest config file read.
+const MOST_CONFIG_BYTES: u64 = 1024 * 1024;
+
 /// Reads a config file; a missing file is `None` unless it was asked for by name.
 pub fn load_file(path: &Path, must_exist: bool) -> Result<Option<FileConfig>, ConfigError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !must_exist => return Ok(None),
-        Err(e) => {
-            return Err(ConfigError::Read {
-                path: path.to_path_buf(),
-                message: e.to_string(),
-            });
-        }
+    let failed = |message: String| ConfigError::Read {
+        path: path.to_path_buf(),
+        message,
     };
+    // A plain file of a bounded size: a FIFO is refused at once, never waited on, and a huge
+    // file before the TOML reader asks for memory in proportion to it.
+    let bytes = match esimdash_api::private_file::read_regular_at_most(path, MOST_CONFIG_BYTES) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => {
+            return Err(failed(format!(
+                "it is larger than {} KiB; a configuration is a few lines",
+                MOST_CONFIG_BYTES / 1024
+            )));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !must_exist => return Ok(None),
+        Err(e) => return Err(failed(e.to_string())),
+    };
+    let text = String::from_utf8(bytes).map_err(|_| failed("it is not UTF-8 text".to_string()))?;
     let mut config: FileConfig = toml::from_str(&text).map_err(|e| ConfigError::Parse {
         path: path.to_path_buf(),
         message: e.to_string(),

@@ -28,8 +28,11 @@ pub fn write_whole(path: &Path, write: impl FnOnce(&mut dyn io::Write) -> io::Re
     Ok(())
 }
 
-/// Creates `dir` (and its parents) private to this user.
+/// Creates `dir` (and its parents) private to this user; esimdash's own folders that are links
+/// are refused first, so that nothing (a mode made private) is changed through one.
 pub fn create_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    no_linked_folder(dir)?;
     let mut builder = DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
@@ -223,6 +226,22 @@ mod tests {
         let moved = dir.path().join("moved");
         std::os::unix::fs::symlink(&elsewhere, &moved).unwrap();
         assert!(open_append(&moved.join("esimdash/audit.jsonl")).is_ok());
+    }
+
+    #[test]
+    fn a_linked_folder_of_ours_is_refused_before_its_mode_is_touched() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let shared = dir.path().join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let cache = dir.path().join("cache");
+        std::fs::create_dir(&cache).unwrap();
+        std::os::unix::fs::symlink(&shared, cache.join("esimdash")).unwrap();
+        let error = create_dir(&cache.join("esimdash")).unwrap_err();
+        assert!(error.to_string().contains("symbolic link"), "{error}");
+        let mode = std::fs::metadata(&shared).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o755, "the shared folder's mode is untouched");
     }
 
     #[test]

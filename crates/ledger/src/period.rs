@@ -11,6 +11,9 @@ pub struct Period {
     pub last: NaiveDate,
 }
 
+/// The longest period summed: ten years of days.
+pub const MOST_DAYS: u32 = 3660;
+
 impl Period {
     /// The last `n` days, today the last of them.
     pub fn last_days(n: u32, today: NaiveDate) -> Self {
@@ -25,8 +28,8 @@ impl Period {
         let text = text.trim();
         let today = now.with_timezone(tz).date_naive();
         let first = if let Some(n) = text.strip_suffix('d').and_then(|n| n.parse::<u32>().ok()) {
-            if n == 0 || n > 3660 {
-                return Err(format!("{text:?}: the number of days must be 1 to 3660"));
+            if n == 0 || n > MOST_DAYS {
+                return Err(format!("{text:?}: the number of days must be 1 to {MOST_DAYS}"));
             }
             Self::last_days(n, today).first
         } else if let Ok(day) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
@@ -39,6 +42,13 @@ impl Period {
         };
         if first > today {
             return Err(format!("{text:?} is after today ({today})"));
+        }
+        // The same bound as `30d`'s: a period of days is summed and drawn day by day.
+        let earliest = Self::last_days(MOST_DAYS, today).first;
+        if first < earliest {
+            return Err(format!(
+                "{text:?} is more than {MOST_DAYS} days back (the earliest day is {earliest})"
+            ));
         }
         Ok(Self { first, last: today })
     }
@@ -108,5 +118,11 @@ mod tests {
         assert!(Period::since("2026-12-01", now, &Utc).is_err());
         assert!(Period::since("0d", now, &Utc).is_err());
         assert!(Period::since("lots", now, &Utc).unwrap_err().contains("30d"));
+        // Dates no period of days can reach are refused in words, never allocated.
+        for far in ["-262143-01-01", "1900-01-01", "0001-01-01T00:00:00Z"] {
+            let error = Period::since(far, now, &Utc).unwrap_err();
+            assert!(error.contains("3660 days back"), "{far}: {error}");
+        }
+        assert_eq!(Period::since("3660d", now, &Utc).unwrap().len(), 3660);
     }
 }
