@@ -38,7 +38,7 @@ pub async fn run(client: &Client, prefs: &Preferences, args: &WatchArgs) -> Resu
             path.display()
         ))
     })?;
-    let (mut memory, mut seen) = Memory::open(&path).map_err(memory_error)?;
+    let (mut memory, mut seen) = own_memory(&path, &account)?;
     let threshold = args.balance_below.unwrap_or(prefs.low_balance);
     let interval = args.interval;
     // What the background share allows in an interval, less the balance and the orders.
@@ -298,6 +298,35 @@ fn kept(memory: &mut Memory, mut next: Seen) -> Result<Seen, CommandError> {
     })?;
     next.esims.clear();
     Ok(next)
+}
+
+/// The memory at `path`, `account`'s: one that names another account is set aside beside it
+/// (said), never taken as this account's, and a new one begun.
+fn own_memory(path: &std::path::Path, account: &str) -> Result<(Memory, crate::watch::Seen), CommandError> {
+    let (memory, seen) = Memory::open(path).map_err(memory_error)?;
+    let unreadable = |e: rusqlite::Error| {
+        memory_error(crate::watch::memory::MemoryError::Unreadable {
+            path: path.to_path_buf(),
+            why: e.to_string(),
+        })
+    };
+    if memory.claim(account).map_err(unreadable)? {
+        return Ok((memory, seen));
+    }
+    drop(memory);
+    let aside = path.with_extension(format!("other-account-{}.sqlite3", chrono::Utc::now().timestamp()));
+    std::fs::rename(path, &aside)?;
+    for extra in ["sqlite3-wal", "sqlite3-shm"] {
+        let _ = std::fs::remove_file(path.with_extension(extra));
+    }
+    say(&format!(
+        "{} was the memory of another account: set aside as {}; this watch begins afresh",
+        path.display(),
+        aside.display()
+    ));
+    let (memory, seen) = Memory::open(path).map_err(memory_error)?;
+    memory.claim(account).map_err(unreadable)?;
+    Ok((memory, seen))
 }
 
 fn memory_error(e: crate::watch::memory::MemoryError) -> CommandError {

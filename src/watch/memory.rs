@@ -99,6 +99,27 @@ impl Memory {
         &self.path
     }
 
+    /// Whether this memory is `account`'s: a memory that names no account yet (new, or of an
+    /// earlier version) is made its own; one that names another is not (the caller sets it
+    /// aside rather than take another account's orders for seen).
+    pub fn claim(&self, account: &str) -> rusqlite::Result<bool> {
+        self.conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS account (id INTEGER PRIMARY KEY CHECK (id = 0), name TEXT NOT NULL)",
+        )?;
+        let named: Option<String> = self
+            .conn
+            .query_row("SELECT name FROM account WHERE id = 0", [], |r| r.get(0))
+            .optional()?;
+        match named {
+            Some(name) => Ok(name == account),
+            None => {
+                self.conn
+                    .execute("INSERT INTO account (id, name) VALUES (0, ?1)", [account])?;
+                Ok(true)
+            }
+        }
+    }
+
     /// What the memory has of one eSIM (by ICCID and order).
     pub fn esim(&self, key: &str) -> Option<EsimSeen> {
         let found = self
@@ -221,5 +242,17 @@ mod tests {
         std::fs::write(&path, "not a database, and long enough to be read as one's header....").unwrap();
         let Err(e) = Memory::open(&path) else { panic!("opened") };
         assert!(e.to_string().contains("move it away"), "{e}");
+    }
+
+    #[test]
+    fn a_memory_is_one_accounts_and_another_is_told_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = Memory::path_in(dir.path(), "acme");
+        let (memory, _) = Memory::open(&path).unwrap();
+        assert!(memory.claim("acme").unwrap(), "a new memory is made the account's");
+        drop(memory);
+        let (memory, _) = Memory::open(&path).unwrap();
+        assert!(memory.claim("acme").unwrap());
+        assert!(!memory.claim("globex").unwrap(), "another account's memory is not taken");
     }
 }
