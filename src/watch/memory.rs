@@ -253,6 +253,9 @@ mod tests {
         drop(memory);
         let (memory, _) = Memory::open(&path).unwrap();
         assert!(memory.claim("acme").unwrap());
-        assert!(!memory.claim("globex").unwrap(), "another account's memory is not taken");
+        assert!(
+            !memory.claim("globex").unwrap(),
+            "another account's memory is not taken"
+        );
     }
 }
