@@ -147,9 +147,13 @@ async fn balance(client: &Client, amount: Option<Levels>, runway: Option<Levels>
             Some(days) => {
                 state = state.max(below(days, levels));
                 let today = now.with_timezone(&chrono::Local).date_naive();
+                // The figure the levels are held against, as it is: "~3 days" beside a
+                // CRITICAL for "below 3" (2.9) would contradict itself.
+                let until = r.until.map_or_else(String::new, |u| {
+                    format!(" (until {})", crate::format::money::day(u, today))
+                });
                 text.push_str(&format!(
-                    ", lasts {} at {} USD a day",
-                    crate::format::money::runway_short(&r, today),
+                    ", lasts {days} days{until} at {} USD a day",
                     format_amount(esimdash_domain::money::round_cents(r.per_day))
                 ));
                 perfdata.push(format!("runway_days={days};{}:;{}:", levels.0, levels.1));

@@ -214,8 +214,17 @@ async fn agent(what: &AgentWhat, connection: &ConnectionArgs, output: &Output) -
                 || "no cap of its own".to_string(),
                 |c| format!("daily cap {} USD", format_amount(c)),
             );
+            // Where the gateway serves as configured here (its [gateway] listen and TLS): the
+            // address a seat on this machine uses, else the one the team reaches it by.
+            let file = file(connection)?;
+            let scheme = if file.tls().ok().flatten().is_some() {
+                "https"
+            } else {
+                "http"
+            };
+            let listen = file.listen.unwrap_or_else(|| DEFAULT_LISTEN.into());
             outln!(
-                "agent {name} added ({}, {cap}). Its token, shown this once:\n  access code  {}\n  secret key   {}\nOn the agent's seat: ESIMDASH_BASE_URL=<the gateway's URL> ESIMDASH_ACCESS_CODE={} ESIMDASH_SECRET_KEY=<the secret key> esimdash",
+                "agent {name} added ({}, {cap}). Its token, shown this once:\n  access code  {}\n  secret key   {}\nOn the agent's seat: ESIMDASH_BASE_URL={scheme}://{listen}/api/v1 ESIMDASH_ACCESS_CODE={} ESIMDASH_SECRET_KEY=<the secret key> esimdash",
                 role.name(),
                 token.access_code,
                 token.secret_key,

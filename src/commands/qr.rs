@@ -49,12 +49,9 @@ pub async fn run(
     let iccid = &esim.raw_order_json.iccid;
     let parts = ActivationCode::parse(&code);
     let class = esim.facts().classify();
-    if !class.installable() && !output.is_json() {
+    if let Some(why) = verdict::not_installable(class).filter(|_| !output.is_json()) {
         // Printed all the same (a record, a ticket), but never as if it would install.
-        crate::commands::notices::say(&format!(
-            "Note: eSIM {iccid} is {}: its code cannot be installed again, on this phone or another.",
-            verdict::label(class)
-        ));
+        crate::commands::notices::say(&format!("Note: eSIM {iccid}: {why}."));
     }
     if output.is_json() {
         let mut out = json!({

@@ -40,15 +40,6 @@ pub fn runway(r: &Runway, today: NaiveDate) -> String {
     )
 }
 
-/// The runway in a few characters, where a line has little room: `~20 days (16 Dec)`.
-pub fn runway_short(r: &Runway, today: NaiveDate) -> String {
-    match (r.whole_days, r.until) {
-        (Some(0), _) => "under a day".to_string(),
-        (Some(n), Some(until)) => format!("~{n} {} ({})", if n == 1 { "day" } else { "days" }, day(until, today)),
-        _ => "not used up".to_string(),
-    }
-}
-
 /// A day as a sentence names it: `16 Dec`, with its year when that is not this year's.
 pub fn day(day: NaiveDate, today: NaiveDate) -> String {
     if day.year() == today.year() {
@@ -75,7 +66,6 @@ mod tests {
             runway(&r, today),
             "at the last 7 days' pace (12.40 USD a day) the balance lasts about 20 days, until 16 Dec"
         );
-        assert_eq!(runway_short(&r, today), "~20 days (16 Dec)");
         let later = Runway {
             until: NaiveDate::from_ymd_opt(2027, 1, 2),
             ..r

@@ -138,6 +138,17 @@ pub fn cell_tone(text: &str) -> StatusTone {
     status_tone(&status)
 }
 
+/// Why an eSIM's code must not be handed to a customer; `None` where it can be installed. The
+/// one rule of the pane, `Y`, `l`, `a`, `i`, `w`, `z` and `esimdash qr`.
+pub fn not_installable(class: Class) -> Option<String> {
+    (!class.installable()).then(|| {
+        format!(
+            "this eSIM is {}: its code cannot be installed again, on this phone or another",
+            label(class)
+        )
+    })
+}
+
 pub fn label(class: Class) -> &'static str {
     match class {
         Class::ReadyToInstall => "ready to install",

@@ -104,7 +104,8 @@ pub enum Payload {
     /// Each eSIM's top-ups offered, or why it has none (not in this account).
     Offers(Vec<(Iccid, Result<Vec<Plan>, String>)>),
     FoundOrder(Option<Order>),
-    FoundEsim(esimdash_api::Found),
+    /// The current record, and the earlier profiles of a reissued ICCID (newest first).
+    FoundEsim(esimdash_api::Found, Vec<esimdash_api::model::Esim>),
     Money(Box<esimdash_ledger::overview::Overview>),
 }
 

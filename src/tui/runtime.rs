@@ -129,7 +129,10 @@ pub async fn execute(client: &Client, ledgers: &Ledgers, request: &Request) -> R
                 total: answer.total,
             }
         }
-        Request::FindEsim { iccid, seen } => Payload::FoundEsim(client.find_esim_at(iccid, *seen).await?),
+        Request::FindEsim { iccid, seen } => {
+            let (found, earlier) = client.find_profiles_at(iccid, *seen).await?;
+            Payload::FoundEsim(found, earlier)
+        }
         Request::ActivationCode { esim } => Payload::ActivationCode(client.activation_code(esim).await),
         Request::UpdateProfile(u) => Payload::ProfileSaved(client.update_profile(u).await?),
         Request::TopupPlans { iccid, seen } => {

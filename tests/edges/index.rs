@@ -49,7 +49,10 @@ fn saved_index(home: &tempfile::TempDir, sb: &RunningSandbox) -> Inventory {
 
 fn saved_index_if_any(home: &tempfile::TempDir, sb: &RunningSandbox) -> Option<Inventory> {
     let base = BaseUrl::parse(&sb.base_url()).unwrap();
-    let account = store::account_key(base.as_str(), "ak_demo_acme");
+    let account = store::account_key(
+        base.as_str(),
+        &esimdash_api::Credentials::pair("ak_demo_acme", "sk_demo_acme").account(),
+    );
     let path = store::path_in(&home.path().join(".cache/esimdash"), &account);
     store::load(&path, &account).ok().map(|l| l.inventory)
 }
@@ -307,7 +310,10 @@ async fn a_damaged_saved_index_is_set_aside_said_and_made_anew() {
     let home = tempfile::tempdir().unwrap();
     pages_read_by(find(&home, &sb, &on_15), &sb, &on_15).await;
     let base = BaseUrl::parse(&sb.base_url()).unwrap();
-    let account = store::account_key(base.as_str(), "ak_demo_acme");
+    let account = store::account_key(
+        base.as_str(),
+        &esimdash_api::Credentials::pair("ak_demo_acme", "sk_demo_acme").account(),
+    );
     let path = store::path_in(&home.path().join(".cache/esimdash"), &account);
     // The file replaced whole (SQLite's own files beside it go too: they would still hold it).
     for side in ["-wal", "-shm"] {

@@ -212,6 +212,52 @@ impl Harness {
         }
     }
 
+    /// Acme's dashboard through a team gateway in front of its sandbox, as an agent `role`
+    /// with a daily cap of `cap` USD, its first answers read. The gateway serves while the
+    /// returned handle and folder live.
+    pub async fn at_gateway(
+        role: esimdash_gateway::agents::Role,
+        cap: Option<rust_decimal::Decimal>,
+    ) -> (Self, esimdash_gateway::Running, tempfile::TempDir) {
+        use esimdash_gateway::agents::{Agent, Token, hash_secret};
+        let mut h = Self::unsettled("ak_demo_acme", "sk_demo_acme", Duration::from_secs(10)).await;
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("gateway.db").display().to_string();
+        let token = Token::new().unwrap();
+        esimdash_gateway::Store::open(&store)
+            .await
+            .unwrap()
+            .add_agent(Agent {
+                name: "ana".into(),
+                access_code: token.access_code.clone(),
+                secret_hash: hash_secret(&token.secret_key),
+                role,
+                daily_cap: cap,
+                created_at: 0,
+                revoked_at: None,
+            })
+            .await
+            .unwrap();
+        let settings = esimdash_gateway::Settings {
+            listen: ([127, 0, 0, 1], 0).into(),
+            store,
+            team_daily_cap: None,
+            support_can_buy: false,
+            allow_http: false,
+            index_dir: None,
+            account: Credentials::pair("ak_demo_acme", "sk_demo_acme").account(),
+            rate_limit: 1_000_000,
+            read_fresh: Duration::from_secs(5),
+            tls: None,
+        };
+        let upstream = client_as(&h.sandbox.base_url(), ("ak_demo_acme", "sk_demo_acme"), unpaced());
+        let gateway = esimdash_gateway::start(settings, upstream).await.unwrap();
+        let base = format!("http://{}/api/v1", gateway.addr);
+        h.client = client_as(&base, (&token.access_code, &token.secret_key), unpaced());
+        h.settle().await;
+        (h, gateway, dir)
+    }
+
     pub async fn acme() -> Self {
         Self::new("ak_demo_acme", "sk_demo_acme").await
     }
@@ -288,6 +334,9 @@ impl Harness {
             self.sent.push(request.clone());
             let result = execute(&self.client, &self.ledgers, &request).await;
             self.take_seen();
+            // The seat at a team gateway, as the runtime hands it over before each answer.
+            let seat = self.client.seat();
+            self.app.update(Msg::Seat { id, seat }, self.now);
             let effects = self.app.update(Msg::Answer(Box::new(Answer { id, result })), self.now);
             self.follow(&effects);
         }

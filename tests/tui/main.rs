@@ -14,6 +14,7 @@ mod handover;
 mod holding_proxy;
 mod install_kit;
 mod navigation;
+mod one_story;
 #[path = "../support/orders.rs"]
 mod orders;
 mod orders_esims;

@@ -287,16 +287,19 @@ fn data_for(request: &Request, seed: u64) -> Payload {
                 total,
             }
         }
-        Request::FindEsim { .. } => Payload::FoundEsim(match seed % 3 {
-            0 => Found::Esim(Box::new(esim(seed, 1))),
-            1 => Found::Absent,
-            _ => Found::Unknown(esimdash_api::Searched {
-                pages_read: seed % 4,
-                pages: seed % 9 + 4,
-                esims_seen: seed % 400,
-                stop: Some(esimdash_api::SweepStop::Near),
-            }),
-        }),
+        Request::FindEsim { .. } => Payload::FoundEsim(
+            match seed % 3 {
+                0 => Found::Esim(Box::new(esim(seed, 1))),
+                1 => Found::Absent,
+                _ => Found::Unknown(esimdash_api::Searched {
+                    pages_read: seed % 4,
+                    pages: seed % 9 + 4,
+                    esims_seen: seed % 400,
+                    stop: Some(esimdash_api::SweepStop::Near),
+                }),
+            },
+            Vec::new(),
+        ),
         Request::ActivationCode { .. } => Payload::ActivationCode(if seed.is_multiple_of(2) {
             Ok(text(seed, "LPA:1$rsp.example$XYZ"))
         } else {

@@ -393,7 +393,10 @@ async fn a_dashboard_killed_mid_read_resumes_its_index_without_reading_saved_pag
     };
     let index_file = || {
         let base = esimdash_api::BaseUrl::parse(&sandbox.base_url()).unwrap();
-        let account = esimdash_inventory::store::account_key(base.as_str(), "ak_demo_acme");
+        let account = esimdash_inventory::store::account_key(
+            base.as_str(),
+            &esimdash_api::Credentials::pair("ak_demo_acme", "sk_demo_acme").account(),
+        );
         let path = esimdash_inventory::store::path_in(&home.path().join("cache/esimdash"), &account);
         esimdash_inventory::store::load(&path, &account).ok()
     };

@@ -576,16 +576,27 @@ impl Client {
     /// server's lookup says so or every page was read (a list of three pages or fewer);
     /// `Unknown` with what was read otherwise.
     pub async fn find_esim_at(&self, iccid: &Iccid, seen: Option<Whereabouts>) -> Result<Found, ApiError> {
+        Ok(self.find_profiles_at(iccid, seen).await?.0)
+    }
+
+    /// As `find_esim_at`, with the earlier profiles of a reissued ICCID that the lookup brought
+    /// (newest first; none where the record was found in the pages).
+    pub async fn find_profiles_at(
+        &self,
+        iccid: &Iccid,
+        seen: Option<Whereabouts>,
+    ) -> Result<(Found, Vec<Esim>), ApiError> {
         let mut first = match self.lookup_esim(iccid).await? {
-            Lookup::Found(esim, _) => return Ok(Found::Esim(esim)),
-            Lookup::Absent => return Ok(Found::Absent),
+            Lookup::Found(esim, earlier) => return Ok((Found::Esim(esim), earlier)),
+            Lookup::Absent => return Ok((Found::Absent, Vec::new())),
             Lookup::Unsupported(first) => first,
         };
-        Ok(match self.sweep(iccid, seen, &mut first, &super::Reach::Near).await? {
+        let found = match self.sweep(iccid, seen, &mut first, &super::Reach::Near).await? {
             super::Sweep::Found(esim) => Found::Esim(esim),
             super::Sweep::Missed(searched) if searched.proves_absence() => Found::Absent,
             super::Sweep::Missed(searched) => Found::Unknown(searched),
-        })
+        };
+        Ok((found, Vec::new()))
     }
 
     /// Page `page` of the whole inventory, 100 a page; `first` is page 1 when already at hand

@@ -34,6 +34,21 @@ impl Seat {
         value
     }
 
+    /// Whether the seat may pay (top up, buy) at its gateway: a viewer only reads.
+    pub fn pays(&self) -> bool {
+        self.role != "viewer"
+    }
+
+    /// Whether the seat may change the account's profile: an admin's only.
+    pub fn edits(&self) -> bool {
+        self.role == "admin"
+    }
+
+    /// What is left today of the seat's cap, where it has one and may pay.
+    pub fn left_today(&self) -> Option<rust_decimal::Decimal> {
+        self.cap.and(self.left).filter(|_| self.pays())
+    }
+
     /// A header's value read back; `None` when it names no agent.
     pub fn parse(value: &str) -> Option<Seat> {
         let mut seat = Seat {

@@ -54,6 +54,8 @@ impl Package {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Row<'a> {
     pub iccid: &'a str,
+    /// The order that made it: with the ICCID, which profile of a reissued ICCID the row is.
+    pub order: &'a str,
     pub status: &'a Status,
     /// Its state as its record read when indexed: the words and colour every view shows.
     pub class: Class,
@@ -402,6 +404,7 @@ impl Inventory {
         }
         Some(Row {
             iccid: self.iccid(e),
+            order: self.order_of(e),
             status: &self.statuses[self.status[e] as usize],
             class: self.class(e),
             package: &self.packages[self.package[e] as usize],

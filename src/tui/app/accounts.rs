@@ -49,6 +49,24 @@ impl App {
         true
     }
 
+    /// Why this window is not this seat's at a team gateway (a viewer pays for nothing, only an
+    /// admin changes the profile), told before it opens; `true` when it was refused. The
+    /// gateway stays the final guard.
+    pub(super) fn refuse_for_seat(&mut self, edit: bool, what: &str, now: Instant) -> bool {
+        let Some(seat) = &self.account.seat else {
+            return false;
+        };
+        if if edit { seat.edits() } else { seat.pays() } {
+            return false;
+        }
+        let message = format!(
+            "{what} are not for this seat: agent {} is a {} at the team gateway (the team's admin gives seats that may).",
+            seat.name, seat.role
+        );
+        self.flash(message, Tone::Error, now);
+        true
+    }
+
     /// Why this window cannot open while another account is being opened (its answer would be
     /// forgotten with the old account); `true` when it was refused.
     pub(super) fn refuse_while_switching(&mut self, what: &str, now: Instant) -> bool {

@@ -159,7 +159,11 @@ impl App {
             Action::Edit => Some("Profile changes"),
             _ => None,
         };
-        if writes.is_some_and(|what| self.refuse_read_only(what, now) || self.refuse_while_switching(what, now)) {
+        if writes.is_some_and(|what| {
+            self.refuse_read_only(what, now)
+                || self.refuse_while_switching(what, now)
+                || self.refuse_for_seat(action == Action::Edit, what, now)
+        }) {
             return;
         }
         if !self.act_on_screen(action, context, now, effects) {
@@ -179,7 +183,7 @@ impl App {
                 if matches!(self.mode.overlay(), Some(Overlay::Notices)) {
                     self.notices.clear();
                 }
-                self.mode = Mode::Browse;
+                self.mode = self.mode.closed();
             }
             Action::Help => self.mode = Mode::Overlay(Overlay::Help { scroll: 0 }),
             Action::Down | Action::Up if context == Context::Help => {
@@ -318,8 +322,14 @@ impl App {
         let balance = self.account.profile.value().and_then(|p| p.balance_usd);
         let saving = self.account.saving.is_loading();
         let mut out = Outbox::new(&mut self.account.jobs, effects);
+        let seat_left = self
+            .account
+            .seat
+            .as_ref()
+            .and_then(esimdash_api::relay::Seat::left_today);
         let then = match &mut self.mode {
             Mode::Overlay(Overlay::Purchase(form)) => {
+                form.seat_left = seat_left;
                 form.on_action(action, chord, balance, &mut out.owned_by(Owner::Purchase))
             }
             Mode::Overlay(Overlay::Bulk(form)) => {

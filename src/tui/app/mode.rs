@@ -68,12 +68,23 @@ pub enum Mode {
     Typing,
     /// My eSIMs on a narrow terminal: the detail pane instead of the table.
     Detail,
-    /// My eSIMs: the QR code alone.
-    Zoom,
+    /// My eSIMs: the QR code alone; `from_detail`: opened from the pane shown alone, where
+    /// closing it goes back.
+    Zoom {
+        from_detail: bool,
+    },
     Overlay(Overlay),
 }
 
 impl Mode {
+    /// Where closing this view leads: the pane a zoom was opened from, else the list.
+    pub fn closed(&self) -> Mode {
+        match self {
+            Mode::Zoom { from_detail: true } => Mode::Detail,
+            _ => Mode::Browse,
+        }
+    }
+
     /// The contexts whose keys apply, first match wins. While typing, printable keys edit the
     /// text before the later contexts are asked.
     /// `browse`: the contexts of the tab shown (`TabState::browse_contexts`).
@@ -82,7 +93,7 @@ impl Mode {
             Mode::Browse => browse,
             Mode::Typing => vec![Context::Typing, Context::List, Context::Global],
             Mode::Detail => [vec![Context::EsimDetail], browse].concat(),
-            Mode::Zoom => vec![Context::Zoom, Context::Esims, Context::Global],
+            Mode::Zoom { .. } => vec![Context::Zoom, Context::Esims, Context::Global],
             Mode::Overlay(overlay) => match overlay {
                 Overlay::Help { .. } => vec![Context::Help, Context::Popup],
                 Overlay::PlanDetail { .. } | Overlay::Notices => vec![Context::Popup],

@@ -36,7 +36,7 @@ pub fn spinner(app: &App) -> &'static str {
 pub fn draw(frame: &mut Frame, app: &App, theme: &Theme, now: Instant) {
     let area = frame.area();
     // The code alone needs only its own size, less than the dashboard's minimum.
-    if matches!(app.mode(), Mode::Zoom) && app.halt().is_none() {
+    if matches!(app.mode(), Mode::Zoom { .. }) && app.halt().is_none() {
         crate::tui::tabs::esims::view::draw_zoom(frame, app, theme, now);
         return;
     }
@@ -170,7 +170,13 @@ fn sparkline_room(spans: &mut Vec<Span<'_>>, after_balance: usize, width: u16) -
 /// else short enough for 80 columns ("ana·support 5.80/10.00 left").
 fn seat_words(seat: &esimdash_api::relay::Seat, wide: bool) -> String {
     let (name, role) = (safe(&seat.name), safe(&seat.role));
-    match (seat.cap, seat.left, wide) {
+    // A viewer pays for nothing: no money of its own to show.
+    let (cap, left) = if seat.pays() {
+        (seat.cap, seat.left)
+    } else {
+        (None, None)
+    };
+    match (cap, left, wide) {
         (Some(cap), Some(left), true) => format!(
             "agent {name} ({role}), {} of {} USD left today",
             format_amount(left),

@@ -103,6 +103,14 @@ pub struct PurchaseForm {
     /// The caveat said on every stage before paying, so the confirmation asks knowing it: the
     /// eSIM's state could not be confirmed, or the row chosen is an earlier profile.
     unsure: Option<String>,
+    /// What is left today of the cap of this session's seat at a team gateway, where it has one
+    /// (`Seat::left_today`): a total past it is told at review and never sent (the gateway
+    /// stays the final guard).
+    pub seat_left: Option<Decimal>,
+    /// The plan of the eSIM being topped up, and whether the window says it needs a new eSIM
+    /// (it can never take data): `b` then buys one of that plan, as the pane's `b` does.
+    renew: Option<String>,
+    renews: bool,
 }
 
 impl PurchaseForm {
@@ -114,6 +122,9 @@ impl PurchaseForm {
             hint,
             seen,
             unsure: None,
+            seat_left: None,
+            renew: None,
+            renews: false,
         }
     }
 
@@ -125,6 +136,9 @@ impl PurchaseForm {
             hint: None,
             seen: None,
             unsure: None,
+            seat_left: None,
+            renew: None,
+            renews: false,
         }
     }
 
@@ -176,8 +190,33 @@ impl PurchaseForm {
     /// after out of range), in words; nothing is sent then.
     pub fn amount_problem(&self, balance: Option<Decimal>) -> Option<String> {
         let total = crate::purchase::line_total(self.unit_price()?, self.qty());
-        let after = total.and_then(|t| balance.map_or(Ok(t), |b| crate::purchase::balance_after(b, t)));
-        after.err()
+        let after = total
+            .clone()
+            .and_then(|t| balance.map_or(Ok(t), |b| crate::purchase::balance_after(b, t)));
+        if let Err(why) = after {
+            return Some(why);
+        }
+        let (total, left) = (total.ok()?, self.seat_left?);
+        (total > left).then(|| {
+            format!(
+                "{} USD is more than the {} USD left of this seat's daily cap today (the team gateway refuses it)",
+                esimdash_domain::money::format_amount(total),
+                esimdash_domain::money::format_amount(left)
+            )
+        })
+    }
+
+    /// The plan a new eSIM of would replace the one topped up (`b` where it can take no data).
+    pub fn renewing(mut self, slug: Option<String>) -> Self {
+        self.renew = slug.filter(|s| !s.is_empty());
+        self
+    }
+
+    /// `b` on "cannot be topped up": the plan to buy a new eSIM of, where the window offers it.
+    pub fn renew_plan(&self) -> Option<&str> {
+        (matches!(self.stage, Stage::Empty(_)) && self.renews)
+            .then_some(self.renew.as_deref())
+            .flatten()
     }
 
     /// The ICCID when topping up (for the request and the lookup).
@@ -249,6 +288,9 @@ impl PurchaseForm {
             return;
         }
         let dead = offer.cannot_take_data();
+        // Never data again (not merely pending): a new eSIM of the plan is what helps.
+        self.renews =
+            (dead.is_some() || self.hint.is_some()) && dead != Some(esimdash_domain::esim_state::Class::Pending);
         match offer {
             TopupOffer::Refused { why, .. } if dead.is_some() => {
                 self.stage = Stage::Empty(format!("No top-up: {why}."));
@@ -364,6 +406,15 @@ impl PurchaseForm {
         balance: Option<Decimal>,
         out: &mut Outbox<'_>,
     ) -> Vec<crate::tui::app::Then> {
+        if action == Action::Buy {
+            return self.renew_plan().map_or_else(Vec::new, |slug| {
+                vec![crate::tui::app::Then::Hand {
+                    tab: crate::tui::app::Tab::Catalog,
+                    action,
+                    about: crate::tui::app::About::Plan(slug.to_string()),
+                }]
+            });
+        }
         if !self.act(action, chord, balance, out) && action == Action::Close {
             return vec![crate::tui::app::Then::Mode(crate::tui::app::Mode::Browse)];
         }

@@ -36,13 +36,23 @@ pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme
             "{} Asking which top-ups are offered for this eSIM…",
             spinner(app)
         ))],
-        Stage::Empty(why) => vec![
-            Line::styled(safe(why), theme.error()),
-            Line::styled(
+        Stage::Empty(why) => [
+            vec![Line::styled(safe(why), theme.error())],
+            form.renew_plan()
+                .map(|_| {
+                    Line::styled(
+                        format!("{}: buy a new eSIM of this plan", key(Context::Outcome, Action::Buy)),
+                        theme.key(),
+                    )
+                })
+                .into_iter()
+                .collect(),
+            vec![Line::styled(
                 format!("{} to close", key(Context::Outcome, Action::Close)),
                 theme.muted(),
-            ),
-        ],
+            )],
+        ]
+        .concat(),
         Stage::Choosing => with_unsure(form, choosing(form, app, theme), theme),
         Stage::Confirming { before, .. } => with_unsure(form, confirming(form, before.is_some(), app, theme), theme),
         Stage::Again { earlier, .. } => vec![

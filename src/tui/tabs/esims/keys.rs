@@ -14,15 +14,17 @@ impl Esims {
     /// `false` when `action` is not one of the tab's own.
     pub(super) fn act(&mut self, action: Action, ctx: &mut Ctx<'_>) -> bool {
         match action {
-            Action::Zoom if matches!(ctx.mode, Mode::Zoom) => ctx.set_mode(Mode::Browse),
-            Action::Zoom if self.selected().is_some() => ctx.set_mode(Mode::Zoom),
+            Action::Zoom if matches!(ctx.mode, Mode::Zoom { .. }) => ctx.set_mode(ctx.mode.closed()),
+            Action::Zoom if self.selected().is_some() => ctx.set_mode(Mode::Zoom {
+                from_detail: matches!(ctx.mode, Mode::Detail),
+            }),
             Action::PaneDown => self.scroll_pane(1),
             Action::PaneUp => self.scroll_pane(-1),
             Action::CopyIccid => self.copy_iccid(ctx),
-            Action::CopyCode => self.copy_code_part("Activation code", guard::activation_code, ctx),
-            Action::CopyLink => self.copy_link(ctx),
-            Action::CopySmdp => self.copy_code_part("SM-DP+ address", guard::smdp_address, ctx),
-            Action::CopyMatchingId => self.copy_code_part("Matching ID", guard::matching_id, ctx),
+            Action::CopyCode => self.copy_installable("Activation code", guard::activation_code, ctx),
+            Action::CopyLink => self.copy_installable("iPhone install link", guard::install_link, ctx),
+            Action::CopySmdp => self.copy_installable("SM-DP+ address", guard::smdp_address, ctx),
+            Action::CopyMatchingId => self.copy_installable("Matching ID", guard::matching_id, ctx),
             Action::SaveQr if !self.marks().is_empty() => self.save_marked_qr(ctx),
             Action::SaveQr => self.save_qr(ctx),
             Action::Mark => {
@@ -69,17 +71,25 @@ impl Esims {
         }
     }
 
-    fn copy_link(&self, ctx: &mut Ctx<'_>) {
-        match self.selected().map(|e| e.facts().classify()) {
-            // The link would only fail on the customer's phone.
-            Some(class) if !class.installable() => ctx.flash(
-                format!(
-                    "No install link: this eSIM is {}, and its code cannot be installed again",
-                    crate::format::verdict::label(class)
-                ),
-                Tone::Error,
-            ),
-            _ => self.copy_code_part("iPhone install link", guard::install_link, ctx),
+    /// Whether the verdict refuses to hand the selected eSIM's code to a customer (said on
+    /// the status line): what would only fail on the customer's phone is never copied or written.
+    fn refused_by_verdict(&self, what: &str, done: &str, ctx: &mut Ctx<'_>) -> bool {
+        let why = self
+            .selected()
+            .and_then(|e| crate::format::verdict::not_installable(e.facts().classify()));
+        match why {
+            Some(why) => {
+                ctx.flash(format!("{what} not {done}: {why}"), Tone::Error);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// `copy_code_part` where the verdict allows installing the code.
+    fn copy_installable(&self, what: &'static str, part: fn(&str) -> Result<String, String>, ctx: &mut Ctx<'_>) {
+        if !self.refused_by_verdict(what, "copied", ctx) {
+            self.copy_code_part(what, part, ctx);
         }
     }
 
@@ -113,6 +123,9 @@ impl Esims {
     /// Writes the selected eSIM's QR code as `<ICCID>.png`: only under a valid ICCID (the API's
     /// text could name any path).
     fn save_qr(&self, ctx: &mut Ctx<'_>) {
+        if self.refused_by_verdict("QR code", "written", ctx) {
+            return;
+        }
         let Some((iccid, code)) = self.code_at_hand(ctx) else {
             return;
         };

@@ -13,7 +13,7 @@ impl Esims {
             JobDone::QrSaved { iccid, code, result } => match result {
                 Ok(path) => ctx.flash(format!("QR code saved: {}", path.display()), Tone::Success),
                 // Asked only if nothing else took the keyboard meanwhile.
-                Err(SaveError::Exists(path)) if matches!(ctx.mode, Mode::Browse | Mode::Detail | Mode::Zoom) => {
+                Err(SaveError::Exists(path)) if matches!(ctx.mode, Mode::Browse | Mode::Detail | Mode::Zoom { .. }) => {
                     // A message of an earlier save would stand under the question as if the
                     // file were written; the bottom line gives the question's keys instead.
                     ctx.then.push(Then::Quiet);

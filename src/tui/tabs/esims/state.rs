@@ -58,6 +58,8 @@ pub struct Fresh {
     /// Where the index saw it when asked (a server without the lookup is read there).
     pub seen: Option<Whereabouts>,
     pub record: Remote<Found>,
+    /// The lookup's earlier profiles of a reissued ICCID (newest first).
+    pub earlier: Vec<Esim>,
 }
 
 /// A row of the search results: from the index, or the record the lookup brought.
@@ -72,6 +74,14 @@ impl ResultRow<'_> {
         match self {
             ResultRow::Indexed(r) => r.iccid,
             ResultRow::Fetched(e) => e.raw_order_json.iccid.as_str(),
+        }
+    }
+
+    /// The order that made the row's profile (empty where the index kept none).
+    pub fn order(&self) -> &str {
+        match self {
+            ResultRow::Indexed(r) => r.order,
+            ResultRow::Fetched(e) => e.record.provider_order_no.as_str(),
         }
     }
 }
@@ -225,8 +235,16 @@ impl Esims {
             Found::Esim(e) => Some(&**e),
             _ => None,
         });
+        let earlier = self.fresh.iter().flat_map(|f| f.earlier.iter());
         let mut found: Vec<&Esim> = Vec::new();
-        for e in self.list.loaded().chain(fresh).chain(self.pinned()).chain(Some(esim)) {
+        for e in self
+            .list
+            .loaded()
+            .chain(fresh)
+            .chain(earlier)
+            .chain(self.pinned())
+            .chain(Some(esim))
+        {
             let same = |f: &&Esim| f.raw_order_json.esim_tran_no == e.raw_order_json.esim_tran_no;
             if e.raw_order_json.iccid == *iccid && !found.iter().any(same) {
                 found.push(e);
@@ -536,16 +554,33 @@ impl Esims {
     /// The selected eSIM's full record, when the dashboard has it.
     pub fn selected(&self) -> Option<&Esim> {
         if self.search_active() {
-            let iccid = self.selected_result()?.iccid().to_string();
-            return match self.fresh.as_ref()?.record.value()? {
-                Found::Esim(e) if e.raw_order_json.iccid == iccid => Some(e),
+            // The row's own profile: a reissued ICCID has a row per profile (ICCID and order),
+            // and the old one's row never shows the current profile's state or code.
+            let row = self.selected_result()?;
+            let fresh = self.fresh.as_ref()?;
+            let current = match fresh.record.value()? {
+                Found::Esim(e) => Some(&**e),
                 _ => None,
             };
+            return current.into_iter().chain(&fresh.earlier).find(|e| {
+                e.raw_order_json.iccid == row.iccid()
+                    && (row.order().is_empty() || e.record.provider_order_no.as_str() == row.order())
+            });
         }
         match &self.pinned {
             Some(e) => Some(e),
             None => self.list.selected(),
         }
+    }
+
+    /// The selected eSIM's state: its record's, else its search row's as the index read it.
+    pub fn selected_class(&self) -> Option<esimdash_domain::esim_state::Class> {
+        self.selected()
+            .map(|e| e.facts().classify())
+            .or_else(|| match self.selected_result()? {
+                ResultRow::Indexed(r) if self.search_active() => Some(r.class),
+                _ => None,
+            })
     }
 
     /// The page the index's reads ask for now, if any. For a whole ICCID, not before its
@@ -590,7 +625,12 @@ impl Esims {
     pub(super) fn fresh_started(&mut self, iccid: Iccid, seen: Option<Whereabouts>, id: crate::tui::msg::JobId) {
         let mut record = Remote::default();
         record.start(id);
-        self.fresh = Some(Fresh { iccid, seen, record });
+        self.fresh = Some(Fresh {
+            iccid,
+            seen,
+            record,
+            earlier: Vec::new(),
+        });
     }
 
     pub(super) fn fresh_slot(&mut self, iccid: &Iccid) -> Option<&mut dyn crate::tui::app::remote::Slot> {
@@ -613,12 +653,19 @@ impl Esims {
     }
 
     /// The lookup answered; `true` when it found the whole ICCID searched for (now selected).
-    pub(super) fn accept_fresh(&mut self, id: crate::tui::msg::JobId, found: Found, now: Instant) -> bool {
+    pub(super) fn accept_fresh(
+        &mut self,
+        id: crate::tui::msg::JobId,
+        found: Found,
+        earlier: Vec<Esim>,
+        now: Instant,
+    ) -> bool {
         let whole = self.whole_iccid();
         let Some(fresh) = self.fresh.as_mut() else { return false };
         if !fresh.record.resolve(id, found, now) {
             return false;
         }
+        fresh.earlier = earlier;
         let found_whole = whole.is_some_and(
             |w| matches!(fresh.record.value(), Some(Found::Esim(e)) if e.raw_order_json.iccid == w.as_str()),
         );

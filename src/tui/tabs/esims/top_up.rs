@@ -25,7 +25,9 @@ impl Esims {
             }
             About::Selection | About::Plan(_) => match self.selected_iccid() {
                 Some(iccid) => {
-                    let hint = self.selected().and_then(crate::purchase::no_topup_reason);
+                    // The row's own state: a search row's as the index read it where its record
+                    // is not at hand (an earlier profile of a reissued ICCID).
+                    let hint = self.selected_class().and_then(|c| c.cannot_take_data());
                     self.top_up_iccid(&iccid, hint, ctx);
                 }
                 None => ctx.set_mode(crate::tui::forms::iccid_prompt::open()),
@@ -45,8 +47,20 @@ impl Esims {
 
     /// The top-up window, with where the index saw the eSIM (its record is read there).
     fn open_top_up(&self, iccid: Iccid, hint: Option<&'static str>, ctx: &mut Ctx<'_>) {
-        let seen = self.index().inventory().whereabouts(iccid.as_str());
-        let form = PurchaseForm::topup(iccid, hint, seen);
+        let index = self.index().inventory();
+        let seen = index.whereabouts(iccid.as_str());
+        // The plan a new eSIM of would replace it: the row's, else the index's newest profile's.
+        let plan = self
+            .selected()
+            .filter(|e| e.raw_order_json.iccid == iccid.as_str())
+            .map(|e| e.record.slug.clone())
+            .or_else(|| {
+                index
+                    .find(iccid.as_str())
+                    .and_then(|e| index.row(e))
+                    .map(|r| r.package.slug.clone())
+            });
+        let form = PurchaseForm::topup(iccid, hint, seen).renewing(plan);
         ctx.set_mode(Mode::Overlay(Overlay::Purchase(Box::new(form))));
     }
 

@@ -100,8 +100,8 @@ impl TabState for Esims {
             (Request::RefreshEsims { .. }, Payload::Refreshed) => {
                 self.refreshing.resolve(id, (), now);
             }
-            (Request::FindEsim { .. }, Payload::FoundEsim(found)) => {
-                if self.accept_fresh(id, found, now) {
+            (Request::FindEsim { .. }, Payload::FoundEsim(found, earlier)) => {
+                if self.accept_fresh(id, found, earlier, now) {
                     return Some(vec![Then::FoundIccid]);
                 }
             }

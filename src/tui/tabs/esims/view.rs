@@ -839,11 +839,19 @@ fn zoom_text(app: &App, esim: &Esim, code: &str, room: Rect, theme: &Theme, now:
         Span::styled(safe(esim.raw_order_json.iccid.as_str()), theme.title()),
     ]);
     let package = Line::raw(safe_fit(&safe(&esim.record.package_name), width).into_owned());
-    let code = Line::raw(safe_fit(&safe(code), width).into_owned());
+    // Drawn on request, but never as if it would install: the verdict in place of the code.
+    let warning = crate::format::verdict::not_installable(esim.facts().classify());
+    let code = match &warning {
+        Some(why) => Line::styled(
+            safe_fit(&format!("Not for installing: {why}"), width).into_owned(),
+            theme.error(),
+        ),
+        None => Line::raw(safe_fit(&safe(code), width).into_owned()),
+    };
     let status = crate::tui::view::status_line(app, theme, now, || zoom_keys(app, width, theme));
     // In the order shown; kept in the order of need when rows are short.
     let lines = [iccid, package, code, status];
-    let need = [0, 3, 1, 2];
+    let need = if warning.is_some() { [0, 2, 3, 1] } else { [0, 3, 1, 2] };
     let kept: Vec<usize> = need.iter().take(rows).copied().collect();
     lines
         .into_iter()

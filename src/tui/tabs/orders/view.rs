@@ -28,7 +28,8 @@ fn order_cells(o: &Order) -> Vec<String> {
 const ORDER_COLUMNS: [Column; 7] = [
     Column::new("ORDER", 14),
     Column::new("CREATED", 16).optional().narrow(10),
-    Column::new("STATUS", 14).status(),
+    // The order's own status (the API's word); My eSIMs' STATUS is the eSIM's state in full.
+    Column::new("ORDER STATUS", 14).status(),
     Column::new("PACKAGE", 14).flex().package(),
     Column::new("LOC", 4).optional(),
     Column::new("QTY", 3).optional().right(),

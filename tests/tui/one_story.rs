@@ -1,0 +1,146 @@
+//! One story in the support paths: a search row opens the profile it shows; the keys that hand a
+//! code to a customer obey the pane's verdict; `b` works wherever the screen offers a new eSIM;
+//! `Esc` goes back to where the agent was; and a team seat is known before a form opens.
+
+use crate::common::*;
+use crossterm::event::KeyCode;
+use esimdash::tui::app::{Mode, Overlay, Tone};
+use esimdash_domain::esim_state::Class;
+use esimdash_gateway::agents::Role;
+use rust_decimal::Decimal;
+
+/// Searched by its ICCID, a reissued eSIM's earlier (cancelled) profile is a row of its own: the
+/// pane shows that profile, never the current one's state or code, and `t` there says the top-up
+/// goes to the current profile.
+#[tokio::test]
+async fn a_search_row_of_an_earlier_profile_opens_that_profile() {
+    let mut h = Harness::acme_on('3').await;
+    let current = h.app.esims().selected().unwrap().clone();
+    let iccid = current.raw_order_json.iccid.to_string();
+    h.search(&iccid).await;
+    assert_eq!(h.app.esims().result_count(), 2, "a row per profile");
+    let mut earlier = None;
+    for _ in 0..2 {
+        let e = h.app.esims().selected().expect("the row's own record").clone();
+        if e.raw_order_json.esim_tran_no != current.raw_order_json.esim_tran_no {
+            earlier = Some(e);
+            break;
+        }
+        h.send_and_settle(key('j')).await;
+    }
+    let earlier = earlier.expect("the earlier profile's row");
+    assert_eq!(earlier.facts().classify(), Class::Cancelled);
+    let screen = h.screen(120, 60);
+    assert!(screen.contains("● cancelled"), "{screen}");
+    assert!(
+        !screen.contains("● ready to install"),
+        "the pane is the row's: {screen}"
+    );
+    assert!(screen.contains("An earlier profile of this ICCID"), "{screen}");
+    h.send_and_settle(key('t')).await;
+    match h.app.overlay() {
+        Some(Overlay::Purchase(form)) => assert!(
+            form.unsure().is_some_and(|u| u.contains("current profile")),
+            "{:?}",
+            form.unsure()
+        ),
+        other => panic!("the top-up window, got {other:?}"),
+    }
+}
+
+/// On a deleted eSIM, `Y`, `l`, `a`, `i` and `w` refuse with the pane's words (nothing copied or
+/// written), as `l` always did.
+#[tokio::test]
+async fn the_keys_that_hand_a_code_over_obey_the_verdict() {
+    let mut h = Harness::acme_on('3').await;
+    while h.app.esims().selected().unwrap().facts().classify() != Class::Deleted {
+        h.send_and_settle(key('j')).await;
+    }
+    for k in ['Y', 'l', 'a', 'i', 'w'] {
+        let effects = h.send(key(k));
+        assert!(copies(&effects).is_empty(), "{k}: nothing copied");
+        assert!(
+            !effects
+                .iter()
+                .any(|e| matches!(e, esimdash::tui::msg::Effect::Send { .. })),
+            "{k}: nothing written"
+        );
+        let flash = h.app.flash_message().expect("said");
+        assert_eq!(flash.tone, Tone::Error, "{k}");
+        assert!(flash.text.contains("deleted from the phone"), "{k}: {}", flash.text);
+    }
+}
+
+/// "Cannot be topped up … a new eSIM": `b` there buys a new eSIM of the same plan.
+#[tokio::test]
+async fn b_in_the_window_that_says_a_new_esim_is_needed_buys_one() {
+    let mut h = Harness::acme_on('3').await;
+    while h.app.esims().selected().unwrap().facts().classify() != Class::Deleted {
+        h.send_and_settle(key('j')).await;
+    }
+    let slug = h.app.esims().selected().unwrap().record.slug.clone();
+    h.send_and_settle(key('t')).await;
+    let screen = h.screen(100, 30);
+    assert!(screen.contains("b: buy a new eSIM of this plan"), "{screen}");
+    h.send_and_settle(key('b')).await;
+    match h.app.overlay() {
+        Some(Overlay::Purchase(form)) => assert_eq!(form.plan().map(|p| p.slug.clone()), Some(slug)),
+        other => panic!("b buys the same plan, got {other:?}"),
+    }
+}
+
+/// `z` from the pane shown alone (a narrow terminal), then `Esc`: back to that pane.
+#[tokio::test]
+async fn esc_from_the_zoom_goes_back_to_the_pane_it_came_from() {
+    let mut h = Harness::acme_on('3').await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
+    assert!(matches!(h.app.mode(), Mode::Detail), "{:?}", h.app.mode());
+    h.send(key('z'));
+    assert!(matches!(h.app.mode(), Mode::Zoom { .. }));
+    h.send(code(KeyCode::Esc));
+    assert!(matches!(h.app.mode(), Mode::Detail), "{:?}", h.app.mode());
+    h.send(key('z'));
+    h.send(key('z'));
+    assert!(matches!(h.app.mode(), Mode::Detail), "z again: {:?}", h.app.mode());
+}
+
+/// A viewer's seat at a team gateway: `t` says so before any window opens, and the header shows
+/// no money to spend (a cap set on a viewer means nothing).
+#[tokio::test]
+async fn a_viewers_seat_is_told_before_a_form_opens() {
+    let (mut h, _gateway, _dir) = Harness::at_gateway(Role::Viewer, Some(Decimal::TEN)).await;
+    h.send_and_settle(key('3')).await;
+    h.send_and_settle(key('t')).await;
+    assert!(h.app.overlay().is_none(), "no window: {:?}", h.app.overlay());
+    let flash = h.app.flash_message().expect("said");
+    assert!(flash.text.contains("not for this seat"), "{}", flash.text);
+    for (width, height) in [(80, 24), (120, 40)] {
+        let screen = h.screen(width, height);
+        let header = screen.lines().next().unwrap_or_default();
+        assert!(header.contains("ana"), "{header}");
+        assert!(!header.contains("10.00"), "a viewer has no money to spend: {header}");
+    }
+}
+
+/// A support seat with less left of its cap than a top-up costs is told at review, and the
+/// payment is not sent (the gateway stays the final guard).
+#[tokio::test]
+async fn a_capped_seat_is_told_at_review_when_the_price_passes_what_is_left() {
+    let (mut h, _gateway, _dir) = Harness::at_gateway(Role::Support, Some(Decimal::ONE)).await;
+    h.send_and_settle(key('3')).await;
+    while h.app.esims().selected().unwrap().facts().classify() != Class::InUse {
+        h.send_and_settle(key('j')).await;
+    }
+    h.send_and_settle(key('t')).await;
+    h.send_and_settle(code(KeyCode::Enter)).await;
+    let screen = h.screen(100, 30);
+    assert!(screen.contains("left of this seat's daily cap today"), "{screen}");
+    let sent = h.sent.len();
+    h.send_and_settle(code(KeyCode::Enter)).await;
+    assert!(
+        !h.sent[sent..]
+            .iter()
+            .any(|r| matches!(r, esimdash::tui::msg::Request::Pay(_))),
+        "nothing paid"
+    );
+}
