@@ -932,3 +932,20 @@ proptest! {
         }
     }
 }
+
+/// A case the random sessions found: quitting (Ctrl-C) while the header's profile is read, the
+/// money read refused with 402 (the profile then no longer awaited, and not read again while
+/// quitting), then the profile's answer a 401: the key refused halts all the same.
+#[test]
+fn a_401_halts_even_when_no_one_awaits_its_answer_any_more() {
+    let mut run = Run::new(None);
+    run.check();
+    for step in [
+        Step::Key(KeyCode::Char('c'), true),
+        Step::Error(1, 4),
+        Step::Error(6, 0),
+    ] {
+        run.step(&step);
+        run.check();
+    }
+}

@@ -89,7 +89,9 @@ impl App {
             return;
         };
         let awaited = self.slot(&request, owner).is_some_and(|s| s.awaits(id));
-        if unauthorized || !awaited {
+        // The key refused is the account's, whoever waits for the answer that says so.
+        let refused = matches!(&result, Err(e) if e.is_auth());
+        if unauthorized || !(awaited || refused) {
             tracing::debug!(id, "dropped a stale answer");
             return;
         }
