@@ -2705,14 +2705,17 @@ async fn gateway_serve_demo_serves_its_demo_agents() {
     })
     .await
     .unwrap();
+    // Each agent: a line naming it, its role and cap, then its access code and secret key.
+    assert!(
+        banner.iter().any(|l| l.contains("ana (support, 10.00 USD a day)")),
+        "{banner:?}"
+    );
     let seat = |name: &str| {
-        let line = banner.iter().find(|l| l.trim_start().starts_with(name)).unwrap();
+        let at = banner.iter().position(|l| l.trim_start().starts_with(name)).unwrap();
         let value = |key: &str| {
-            line.split(key)
-                .nth(1)
-                .unwrap()
-                .split_whitespace()
-                .next()
+            banner[at + 1..at + 3]
+                .iter()
+                .find_map(|l| l.trim().strip_prefix(key))
                 .unwrap()
                 .to_string()
         };

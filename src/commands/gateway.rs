@@ -70,8 +70,13 @@ async fn serve_demo(args: &GatewayServeArgs, connection: &ConnectionArgs) -> Res
         ("ada", Role::Admin, None),
     ] {
         let token = add_agent(&store, name, role, cap).await?;
+        let cap = cap.map_or_else(
+            || "no cap of its own".to_string(),
+            |c| format!("{} USD a day", format_amount(c)),
+        );
+        // A line each, so that 80 columns show them whole.
         seats.push_str(&format!(
-            "  {name:<4} {:<8} ESIMDASH_ACCESS_CODE={} ESIMDASH_SECRET_KEY={}\n",
+            "  {name} ({}, {cap}):\n    ESIMDASH_ACCESS_CODE={}\n    ESIMDASH_SECRET_KEY={}\n",
             role.name(),
             token.access_code,
             token.secret_key
