@@ -71,6 +71,16 @@ async fn listing(orders: Vec<Value>, bent: Bent) -> Listing {
     }
 }
 
+/// A list that never ends, its total claiming a billion orders.
+async fn endless_with_a_billion() -> Listing {
+    let bent = Bent {
+        total: Some(1_000_000_000),
+        endless: true,
+        ..Bent::default()
+    };
+    listing(Vec::new(), bent).await
+}
+
 fn order(no: &str, at: DateTime<Utc>, paid: &str) -> Value {
     json!({"providerOrderNo": no, "slug": format!("plan-{}", no.as_bytes()[no.len() - 1] % 3), "packageCode": "P", "packageName": "Plan",
         "locationCode": "JP", "status": "in_use", "quantity": 1, "costPrice": "1.00", "sellPrice": paid,
@@ -180,15 +190,7 @@ async fn a_total_that_lies_or_a_list_that_never_ends_gives_no_figure() {
         assert!(server.hits.load(Ordering::SeqCst) <= 8, "{name}: bounded");
     }
     // Endless, its total claiming a billion: the look's time ends it, said.
-    let server = listing(
-        Vec::new(),
-        Bent {
-            total: Some(1_000_000_000),
-            endless: true,
-            ..Bent::default()
-        },
-    )
-    .await;
+    let server = endless_with_a_billion().await;
     let client = client_for(
         &server.base_url,
         esimdash_api::Credentials::pair("ak", "sk"),
@@ -253,15 +255,7 @@ async fn a_large_refund_never_makes_a_week_of_sales_nothing_spent() {
 /// A monitoring plugin on an endless list: UNKNOWN, within its timeout.
 #[tokio::test(flavor = "multi_thread")]
 async fn check_balance_on_an_endless_list_is_unknown_within_its_timeout() {
-    let server = listing(
-        Vec::new(),
-        Bent {
-            total: Some(1_000_000_000),
-            endless: true,
-            ..Bent::default()
-        },
-    )
-    .await;
+    let server = endless_with_a_billion().await;
     let home = tempfile::tempdir().unwrap();
     let base = server.base_url.clone();
     let out = tokio::task::spawn_blocking(move || {

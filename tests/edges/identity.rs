@@ -61,26 +61,44 @@ async fn one_account_under_two_spellings_of_its_address_pays_each_payment_once()
 
     // One bulk file through both spellings: its rows are paid once.
     let file = home.path().join("rows.csv");
-    let rows: String = targets[3..]
-        .iter()
-        .map(|(iccid, slug)| format!("{iccid},{slug},1\n"))
-        .collect();
-    std::fs::write(&file, format!("iccid,slug,qty\n{rows}")).unwrap();
-    for (n, base) in direct.iter().enumerate() {
-        let mut cmd = esimdash(&home);
-        acme_at(&mut cmd, base)
-            .args(["topup", "--from"])
-            .arg(&file)
-            .arg("--yes")
-            .stdin(Stdio::null());
-        let out = run(cmd).await;
-        assert_eq!(out.status.code(), Some([0, 2][n]), "{}", stderr(&out));
-    }
+    pay_bulk_twice(
+        &home,
+        &file,
+        &targets[3..],
+        [(direct[0].as_str(), &[][..]), (direct[1].as_str(), &[][..])],
+    )
+    .await;
     assert_eq!(
         orders_at_server(&api).await,
         before + 6,
         "a bulk file: one order per row"
     );
+}
+
+/// A bulk file of `targets` written to `file` and run twice, each at an address with extra
+/// arguments: the first pays every row (exit 0), the second is refused as paid (exit 2).
+async fn pay_bulk_twice(
+    home: &tempfile::TempDir,
+    file: &std::path::Path,
+    targets: &[(String, String)],
+    runs: [(&str, &[&str]); 2],
+) {
+    let rows: String = targets
+        .iter()
+        .map(|(iccid, slug)| format!("{iccid},{slug},1\n"))
+        .collect();
+    std::fs::write(file, format!("iccid,slug,qty\n{rows}")).unwrap();
+    for (n, (base, extra)) in runs.into_iter().enumerate() {
+        let mut cmd = esimdash(home);
+        acme_at(&mut cmd, base)
+            .args(extra)
+            .args(["topup", "--from"])
+            .arg(file)
+            .arg("--yes")
+            .stdin(Stdio::null());
+        let out = run(cmd).await;
+        assert_eq!(out.status.code(), Some([0, 2][n]), "{}", stderr(&out));
+    }
 }
 
 /// The same key as users give it: pasted with a space or a tab around it, printed by a command
@@ -143,22 +161,13 @@ async fn one_account_under_any_spelling_of_its_key_pays_each_payment_once() {
 
     // A paid bulk file run again with the key spelled another way pays no row again.
     let file = home.path().join("rows.csv");
-    let rows: String = targets[3..]
-        .iter()
-        .map(|(iccid, slug)| format!("{iccid},{slug},1\n"))
-        .collect();
-    std::fs::write(&file, format!("iccid,slug,qty\n{rows}")).unwrap();
-    for (n, spelling) in [&[][..], KEY_SPELLINGS[3]].into_iter().enumerate() {
-        let mut cmd = esimdash(&home);
-        acme_at(&mut cmd, &base)
-            .args(spelling)
-            .args(["topup", "--from"])
-            .arg(&file)
-            .arg("--yes")
-            .stdin(Stdio::null());
-        let out = run(cmd).await;
-        assert_eq!(out.status.code(), Some([0, 2][n]), "{}", stderr(&out));
-    }
+    pay_bulk_twice(
+        &home,
+        &file,
+        &targets[3..],
+        [(base.as_str(), &[][..]), (base.as_str(), KEY_SPELLINGS[3])],
+    )
+    .await;
     assert_eq!(
         orders_at_server(&api).await,
         before + 5,
