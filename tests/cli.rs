@@ -2795,3 +2795,26 @@ async fn a_config_file_that_is_a_fifo_or_huge_is_refused_at_once() {
         assert!(stderr(&out).contains(said), "{}", stderr(&out));
     }
 }
+
+/// A bulk file's problems are listed in its line order, whether reading the file found them
+/// (lines 2, 3, 5) or checking the rows with the API did (line 4: an eSIM not this account's).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bulk_files_problems_come_in_line_order() {
+    let sb = sandbox().await;
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("rows.csv");
+    std::fs::write(
+        &file,
+        "iccid,slug,qty\n12,jp-3gb-15d,1\n8944100000012841011,,1\n8949999999999999994,jp-3gb-15d,1\n8944100000012841011,jp-3gb-15d,11\n",
+    )
+    .unwrap();
+    let mut cmd = esimdash(&home);
+    acme(&mut cmd, &sb).args(["topup", "--dry-run", "--from"]).arg(&file);
+    let out = run(cmd).await;
+    let text = stdout(&out);
+    let lines: Vec<u64> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("line ")?.split(':').next()?.parse().ok())
+        .collect();
+    assert_eq!(lines, [2, 3, 4, 5], "{text}{}", stderr(&out));
+}

@@ -174,13 +174,16 @@ fn show_plan(batch: &Batch, kind: Kind, output: &Output) -> Result<(), CommandEr
         t.row(cells);
     }
     outln!("{}", t.render());
-    for problem in &batch.problems {
+    // Every problem in the file's line order, whether reading the file or checking its rows
+    // with the API found it.
+    let mut said: Vec<(usize, String)> = batch.problems.iter().map(|p| (line_of(p), p.clone())).collect();
+    said.extend(batch.lines.iter().filter_map(|line| {
+        let error = line.state.error()?;
+        Some((line.row.line as usize, format!("line {}: {error}", line.row.line)))
+    }));
+    said.sort_by_key(|(line, _)| *line);
+    for (_, problem) in said {
         outln!("{problem}");
-    }
-    for line in &batch.lines {
-        if let Some(error) = line.state.error() {
-            outln!("line {}: {error}", line.row.line);
-        }
     }
     let to_pay = batch.to_pay().count();
     let earlier = batch.count(RowOutcome::Placed);
@@ -374,4 +377,13 @@ fn paid_whole_before(batch: &Batch) -> Option<String> {
     });
     let first = earlier.next()??;
     (batch.problems.is_empty() && earlier.all(|e| e.is_some())).then(|| first.clone())
+}
+
+/// The line a problem of the file's reading names (`line N: …`); 0 for one of the whole file.
+fn line_of(problem: &str) -> usize {
+    problem
+        .strip_prefix("line ")
+        .and_then(|rest| rest.split(':').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
 }
