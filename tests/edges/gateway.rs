@@ -199,11 +199,14 @@ async fn the_dashboard_header_shows_the_agents_seat_and_what_is_left_of_its_cap(
     let narrow = crate::tmux::Tmux::new("seat-narrow");
     narrow.start(80, 24, &dashboard);
     let screen = narrow.wait_for("ana·support 10.00/10.00 left");
+    // Whole at the header's end, where only the spinner may follow while the catalog loads.
+    let spinner = |c: char| ('\u{2800}'..='\u{28FF}').contains(&c);
     assert!(
-        screen
-            .lines()
-            .next()
-            .is_some_and(|l| l.trim_end().ends_with("10.00/10.00 left")),
+        screen.lines().next().is_some_and(|l| l
+            .trim_end()
+            .trim_end_matches(spinner)
+            .trim_end()
+            .ends_with("10.00/10.00 left")),
         "{screen}"
     );
     // Revoked while the dashboard is open: at its next request it says whom to ask, the team's
