@@ -2818,3 +2818,22 @@ async fn a_bulk_files_problems_come_in_line_order() {
         .collect();
     assert_eq!(lines, [2, 3, 4, 5], "{text}{}", stderr(&out));
 }
+
+/// A gateway told to listen where another program does is a set-up to mend: exit 2, the
+/// address named.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_gateway_port_in_use_is_a_setup_error() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = esimdash(&home);
+    cmd.args(["gateway", "serve", "--demo", "--listen", &addr])
+        .stdin(std::process::Stdio::null());
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("cannot listen on {addr}")),
+        "{}",
+        stderr(&out)
+    );
+}

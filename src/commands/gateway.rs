@@ -136,7 +136,12 @@ async fn serve(args: &GatewayServeArgs, connection: &ConnectionArgs) -> Result<(
     };
     let running = esimdash_gateway::start(settings.clone(), upstream)
         .await
-        .map_err(failed)?;
+        .map_err(|e| match e {
+            // An address in use, plain http off loopback, certificates that do not load: the
+            // set-up's, as a mistake in the config is (exit 2).
+            esimdash_gateway::StartError::Setup(why) => CommandError::Usage(why),
+            esimdash_gateway::StartError::Failed(why) => failed(why),
+        })?;
     announce(format_args!(
         "esimdash gateway: serving {}://{}/api/v1 to agents\nupstream   {}\nstore      {}\nagents:    esimdash gateway agent add NAME --role support --daily-cap 50{}\nstop:      Ctrl-C\n",
         settings.scheme(),

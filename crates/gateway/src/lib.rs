@@ -17,7 +17,7 @@ pub mod store;
 mod tls;
 
 pub use config::Settings;
-pub use server::{Metrics, Running, start};
+pub use server::{Metrics, Running, StartError, start};
 pub use store::Store;
 
 /// Now, in Unix seconds.

@@ -90,14 +90,26 @@ impl Drop for Running {
     }
 }
 
+/// Why the gateway did not start: its set-up (settings, address, certificates: the user's to
+/// mend), or a failure of its own (the store, settling).
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("{0}")]
+    Setup(String),
+    #[error("{0}")]
+    Failed(String),
+}
+
 /// Opens the store, settles the payments an earlier run left unfinished, and serves.
-pub async fn start(settings: Settings, upstream: Client) -> Result<Running, String> {
-    settings.check()?;
-    let store = Store::open(&settings.store).await.map_err(|e| e.to_string())?;
+pub async fn start(settings: Settings, upstream: Client) -> Result<Running, StartError> {
+    settings.check().map_err(StartError::Setup)?;
+    let store = Store::open(&settings.store)
+        .await
+        .map_err(|e| StartError::Failed(e.to_string()))?;
     let listener = tokio::net::TcpListener::bind(settings.listen)
         .await
-        .map_err(|e| format!("cannot listen on {}: {e}", settings.listen))?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        .map_err(|e| StartError::Setup(format!("cannot listen on {}: {e}", settings.listen)))?;
+    let addr = listener.local_addr().map_err(|e| StartError::Failed(e.to_string()))?;
     let index = settings
         .index_dir
         .as_deref()
@@ -111,14 +123,16 @@ pub async fn start(settings: Settings, upstream: Client) -> Result<Running, Stri
         counters: Counters::default(),
         failures: Mutex::default(),
     });
-    payments::settle_unfinished(&gateway).await.map_err(|e| e.to_string())?;
+    payments::settle_unfinished(&gateway)
+        .await
+        .map_err(|e| StartError::Failed(e.to_string()))?;
     let index_task = gateway.index.clone().map(|index| {
         let upstream = gateway.upstream.clone();
         tokio::spawn(async move { index.keep_fresh(upstream).await })
     });
     let app = router(gateway.clone());
     let tls = match &gateway.settings.tls {
-        Some((cert, key)) => Some(crate::tls::acceptor(cert, key)?),
+        Some((cert, key)) => Some(crate::tls::acceptor(cert, key).map_err(StartError::Setup)?),
         None => None,
     };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
