@@ -209,7 +209,9 @@ async fn agent(what: &AgentWhat, connection: &ConnectionArgs, output: &Output) -
                     "a viewer pays for nothing, so a daily cap means nothing on its seat: give the cap to a support or admin agent, or leave --daily-cap out".to_string(),
                 ));
             }
-            let store = open(place, connection).await?;
+            // The config file read once: for the store, and for the address the seat is told.
+            let file = file(connection)?;
+            let store = Store::open(&store_spec(place, &file)?).await.map_err(failed)?;
             let token = add_agent(&store, name, role, *daily_cap).await?;
             if output.is_json() {
                 return output.print_json(&json!({
@@ -226,7 +228,6 @@ async fn agent(what: &AgentWhat, connection: &ConnectionArgs, output: &Output) -
             );
             // Where the gateway serves as configured here (its [gateway] listen and TLS): the
             // address a seat on this machine uses, else the one the team reaches it by.
-            let file = file(connection)?;
             let scheme = if file.tls().ok().flatten().is_some() {
                 "https"
             } else {

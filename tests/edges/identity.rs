@@ -60,10 +60,8 @@ async fn one_account_under_two_spellings_of_its_address_pays_each_payment_once()
     assert_eq!(orders_at_server(&api).await, before + 3, "after a kill: one order");
 
     // One bulk file through both spellings: its rows are paid once.
-    let file = home.path().join("rows.csv");
     pay_bulk_twice(
         &home,
-        &file,
         &targets[3..],
         [(direct[0].as_str(), &[][..]), (direct[1].as_str(), &[][..])],
     )
@@ -75,14 +73,10 @@ async fn one_account_under_two_spellings_of_its_address_pays_each_payment_once()
     );
 }
 
-/// A bulk file of `targets` written to `file` and run twice, each at an address with extra
+/// A bulk file of `targets` written in `home` and run twice, each at an address with extra
 /// arguments: the first pays every row (exit 0), the second is refused as paid (exit 2).
-async fn pay_bulk_twice(
-    home: &tempfile::TempDir,
-    file: &std::path::Path,
-    targets: &[(String, String)],
-    runs: [(&str, &[&str]); 2],
-) {
+async fn pay_bulk_twice(home: &tempfile::TempDir, targets: &[(String, String)], runs: [(&str, &[&str]); 2]) {
+    let file = &home.path().join("rows.csv");
     let rows: String = targets
         .iter()
         .map(|(iccid, slug)| format!("{iccid},{slug},1\n"))
@@ -160,10 +154,8 @@ async fn one_account_under_any_spelling_of_its_key_pays_each_payment_once() {
     assert_eq!(orders_at_server(&api).await, before + 3, "after a kill: one order");
 
     // A paid bulk file run again with the key spelled another way pays no row again.
-    let file = home.path().join("rows.csv");
     pay_bulk_twice(
         &home,
-        &file,
         &targets[3..],
         [(base.as_str(), &[][..]), (base.as_str(), KEY_SPELLINGS[3])],
     )

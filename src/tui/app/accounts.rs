@@ -56,7 +56,8 @@ impl App {
         let Some(seat) = &self.account.seat else {
             return false;
         };
-        if if edit { seat.edits() } else { seat.pays() } {
+        let allowed = if edit { seat.edits() } else { seat.pays() };
+        if allowed {
             return false;
         }
         let message = format!(
