@@ -638,10 +638,14 @@ pub struct GatewayServeArgs {
     /// URL, as for every command).
     #[arg(long, value_name = "URL")]
     pub upstream: Option<String>,
-    /// Serve the gateway's figures at http://ADDR/metrics (Prometheus text; no token asked:
-    /// keep it on loopback or a private network).
+    /// Serve the gateway's figures at http://ADDR/metrics (Prometheus text; no token asked),
+    /// on a loopback address unless `--metrics-public`.
     #[arg(long, value_name = "ADDR")]
     pub metrics_listen: Option<std::net::SocketAddr>,
+    /// Let `--metrics-listen` take an address that is not loopback: whoever reaches it reads
+    /// agents' names, request counts and spend, with no token.
+    #[arg(long)]
+    pub metrics_public: bool,
 }
 
 #[cfg(feature = "gateway")]

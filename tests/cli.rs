@@ -2774,6 +2774,26 @@ async fn gateway_serve_demo_serves_its_demo_agents() {
     assert!(stderr(&out).contains("a viewer pays for nothing"), "{}", stderr(&out));
 }
 
+/// `/metrics` asks no token and names agents and their spend: an address that is not loopback
+/// is refused at start (exit 2), and taken with `--metrics-public`.
+#[tokio::test(flavor = "multi_thread")]
+async fn gateway_metrics_stay_on_loopback_unless_said_public() {
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = esimdash(&home);
+    cmd.args([
+        "gateway",
+        "serve",
+        "--demo",
+        "--listen",
+        "127.0.0.1:0",
+        "--metrics-listen",
+        "0.0.0.0:0",
+    ]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--metrics-public"), "{}", stderr(&out));
+}
+
 /// A config file that is a FIFO is refused at once (never waited on), and one larger than any
 /// configuration before the TOML reader sees it: exit 2, the file named.
 #[tokio::test(flavor = "multi_thread")]

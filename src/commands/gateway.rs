@@ -134,6 +134,14 @@ async fn serve(args: &GatewayServeArgs, connection: &ConnectionArgs) -> Result<(
         read_fresh: file.read_fresh_secs.map_or(READ_FRESH, Duration::from_secs),
         tls: file.tls().map_err(CommandError::Usage)?,
     };
+    let metrics_at = args.metrics_listen.or(file.metrics_listen);
+    if let Some(addr) = metrics_at.filter(|a| !a.ip().is_loopback())
+        && !(args.metrics_public || file.metrics_public)
+    {
+        return Err(CommandError::Usage(format!(
+            "--metrics-listen {addr} is not a loopback address, and /metrics asks no token: whoever reaches it reads agents' names, requests and spend. Use 127.0.0.1, or add --metrics-public (metrics_public = true) for a private network"
+        )));
+    }
     let running = esimdash_gateway::start(settings.clone(), upstream)
         .await
         .map_err(|e| match e {
@@ -153,7 +161,7 @@ async fn serve(args: &GatewayServeArgs, connection: &ConnectionArgs) -> Result<(
             esimdash_gateway::store::shown(s)
         ))
     ));
-    let metrics = match args.metrics_listen.or(file.metrics_listen) {
+    let metrics = match metrics_at {
         Some(addr) => Some(serve_metrics(addr, running.metrics()).await?),
         None => None,
     };

@@ -1065,20 +1065,9 @@ fn quote(body: &[u8], secret: &SecretString) -> String {
     text::excerpt(scrubbed.trim(), EXCERPT_CHARS)
 }
 
-/// Server text with our secret replaced, as written or percent-encoded in an address (then
-/// the text is shown decoded: however it was encoded, the secret is not left in it).
+/// Server text with our secret replaced, however it was encoded (`scrub`).
 fn scrub(text: &str, secret: &SecretString) -> String {
-    let secret = secret.expose_secret();
-    if secret.is_empty() {
-        return text.to_string();
-    }
-    let plain = text.replace(secret, "[REDACTED]");
-    let decoded = percent_encoding::percent_decode_str(&plain).decode_utf8_lossy();
-    if decoded.contains(secret) {
-        decoded.replace(secret, "[REDACTED]")
-    } else {
-        plain
-    }
+    crate::scrub::scrub_text(text, secret.expose_secret())
 }
 
 impl Answer {

@@ -21,6 +21,7 @@ pub mod pages;
 mod payment;
 pub mod private_file;
 pub mod relay;
+pub mod scrub;
 mod settle;
 pub mod signals;
 mod sweep;

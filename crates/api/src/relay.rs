@@ -1,6 +1,8 @@
 //! Requests passed on as they came, for a gateway that speaks the API to others under this
 //! client's key: the same pace, TLS, redirect rule and credentials as every other request, and
-//! the answer handed back whole (an error status is an answer to pass on, not a failure).
+//! the answer handed back (an error status is an answer to pass on, not a failure): a success
+//! whole, an error as the contract's `{"error": …}` with its message alone, cut short; the
+//! reseller's secret scrubbed from both in every encoding (`scrub`).
 
 use super::client::{Client, IDEMPOTENCY_KEY};
 use super::error::{ApiError, Endpoint};
@@ -140,10 +142,17 @@ impl Client {
         let body = self
             .read_answer(endpoint, status, response, method_writes(endpoint))
             .await?;
+        let secret = self.secret().expose_secret();
+        let body = crate::scrub::scrub(&body, secret.as_bytes());
+        let (body, content_type) = if status >= 400 {
+            (error_body(status, &body, secret), Some("application/json".to_string()))
+        } else {
+            (body, content_type)
+        };
         Ok(Relayed {
             status,
             content_type,
-            body: scrub_bytes(body, self.secret().expose_secret().as_bytes()),
+            body,
             retry_after: (status == 429).then_some(retry_after),
             key_echoed,
             replayed,
@@ -155,24 +164,20 @@ fn method_writes(endpoint: Endpoint) -> bool {
     endpoint.method != "GET"
 }
 
-/// The body with every occurrence of the secret replaced: a server that quotes a request back
-/// must not carry the reseller's key to whoever the gateway answers.
-fn scrub_bytes(body: Vec<u8>, secret: &[u8]) -> Vec<u8> {
-    if secret.is_empty() || body.len() < secret.len() || !body.windows(secret.len()).any(|w| w == secret) {
-        return body;
-    }
-    let mut out = Vec::with_capacity(body.len());
-    let mut i = 0;
-    while i < body.len() {
-        if body[i..].starts_with(secret) {
-            out.extend_from_slice(b"[REDACTED]");
-            i += secret.len();
-        } else {
-            out.push(body[i]);
-            i += 1;
-        }
-    }
-    out
+/// The longest error message passed on: what an agent needs is the API's sentence, not a
+/// quoted request or a stack trace.
+const ERROR_CHARS: usize = 300;
+
+/// An error answer as the agent gets it: the contract's `{"error": message}` and nothing else,
+/// the message scrubbed once more as decoded (an escape inside an escape), cut short.
+fn error_body(status: u16, body: &[u8], secret: &str) -> Vec<u8> {
+    let message = serde_json::from_slice::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_string))
+        .unwrap_or_else(|| format!("The API answered {status}"));
+    let message = crate::scrub::scrub_text(&message, secret);
+    let message = esimdash_domain::text::excerpt(message.trim(), ERROR_CHARS);
+    serde_json::json!({ "error": message }).to_string().into_bytes()
 }
 
 #[cfg(test)]
@@ -188,15 +193,5 @@ mod tests {
         assert_eq!(super::Seat::parse(&seat.header()), Some(seat));
         assert_eq!(super::Seat::parse("role=viewer"), None);
         assert_eq!(super::Seat::parse("name=vic; role=viewer").unwrap().cap, None);
-    }
-
-    #[test]
-    fn the_secret_is_scrubbed_wherever_it_stands() {
-        let body = b"{\"error\":\"bad key sk_live_1 for sk_live_1\"}".to_vec();
-        assert_eq!(
-            super::scrub_bytes(body, b"sk_live_1"),
-            b"{\"error\":\"bad key [REDACTED] for [REDACTED]\"}".to_vec()
-        );
-        assert_eq!(super::scrub_bytes(b"plain".to_vec(), b"sk"), b"plain".to_vec());
     }
 }

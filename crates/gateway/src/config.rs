@@ -32,6 +32,9 @@ pub struct File {
     pub read_fresh_secs: Option<u64>,
     /// Serve the gateway's figures at http://ADDR/metrics.
     pub metrics_listen: Option<SocketAddr>,
+    /// Serve them on an address that is not loopback, knowing no token is asked there.
+    #[serde(default)]
+    pub metrics_public: bool,
     /// Serve https with this certificate chain and key (PEM files).
     pub tls_cert: Option<PathBuf>,
     pub tls_key: Option<PathBuf>,

@@ -13,6 +13,7 @@ mod metrics;
 mod payments;
 mod reads;
 mod server;
+mod settling;
 pub mod store;
 mod tls;
 

@@ -38,6 +38,8 @@ struct Counted {
     requests: BTreeMap<String, u64>,
     refusals: BTreeMap<(String, Refusal), u64>,
     payments: BTreeMap<(String, &'static str), u64>,
+    /// Charges past what their payment held, by agent.
+    over_held: BTreeMap<String, u64>,
     failed_sign_ins: u64,
     /// Reads sent to the API, and reads answered by another's read or a kept answer.
     upstream_reads: u64,
@@ -57,6 +59,10 @@ impl Counters {
 
     pub(crate) fn refused(&self, agent: &str, why: Refusal) {
         self.with(|c| *c.refusals.entry((agent.to_string(), why)).or_default() += 1);
+    }
+
+    pub(crate) fn over_held(&self, agent: &str) {
+        self.with(|c| *c.over_held.entry(agent.to_string()).or_default() += 1);
     }
 
     pub(crate) fn failed_sign_in(&self) {
@@ -160,6 +166,19 @@ impl Counted {
             let _ = writeln!(
                 text,
                 "esimdash_gateway_payments_total{{agent=\"{agent}\",outcome=\"{stage}\"}} {n}"
+            );
+        }
+        family(
+            text,
+            "esimdash_gateway_charges_over_held_total",
+            "counter",
+            "Payments the API charged more than the price the gateway read and held, by agent.",
+        );
+        for (agent, n) in &self.over_held {
+            let _ = writeln!(
+                text,
+                "esimdash_gateway_charges_over_held_total{{agent=\"{}\"}} {n}",
+                label(agent)
             );
         }
         let totals = [

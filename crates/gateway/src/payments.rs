@@ -8,7 +8,8 @@ use crate::agents::{Agent, Role};
 use crate::server::{
     Caller, Gateway, Refused, error, forbidden, header, passed_on, set_header, store_failed, upstream_failed,
 };
-use crate::store::{Asked, Caps, From, Outcome, Payment, Refusal, Stage, StoreError};
+use crate::settling;
+use crate::store::{Asked, Caps, From, Outcome, Payment, Refusal, Stage};
 use axum::body::Bytes;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
@@ -21,16 +22,10 @@ use esimdash_domain::iccid::Iccid;
 use esimdash_domain::money::format_amount;
 use rust_decimal::Decimal;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Two payments for one eSIM and plan within this long: the second needs a confirmation
 /// (`x-confirm-repeat: true`), whichever agents ask them.
 const REPEAT_WINDOW_SECS: i64 = esimdash_api::REPEAT_WINDOW.as_secs() as i64;
-/// Resends of a payment whose answer was lost, while the gateway runs.
-const RESENDS: u32 = 5;
-/// A payment is resent under its key only while the API keeps keys (24 hours), with an hour to
-/// spare for clocks that disagree.
-const KEY_KEPT_SECS: i64 = 23 * 3600;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -170,6 +165,13 @@ async fn pay(gateway: &Arc<Gateway>, agent: &Agent, kind: Kind, headers: &Header
             Ok(None) => {}
             Err(e) => return store_failed(&e),
         }
+    }
+    // One payment of a seat at a time: a charge past its price is seen before the next is sent.
+    let turn = gateway.turn(&agent.name);
+    let _turn = turn.lock().await;
+    if let Err(refused) = settling::drift_checked(gateway, &agent.name).await {
+        gateway.counters.refused(&agent.name, crate::metrics::Refusal::Cap);
+        return refused.into_response();
     }
     let price = match price(gateway, &request).await {
         Ok(p) => p,
@@ -316,7 +318,8 @@ fn replay(earlier: &Payment, body: &str, key: Option<&str>) -> Response {
         )
     } else {
         match (&earlier.status, &earlier.answer, earlier.stage) {
-            (Some(status), Some(answer), Stage::Charged | Stage::Released) => {
+            (Some(status @ 200..=299), Some(answer), Stage::Charged)
+            | (Some(status @ (400 | 402 | 404)), Some(answer), Stage::Released) => {
                 let mut r = (StatusCode::from_u16(*status).unwrap_or(StatusCode::OK), answer.clone()).into_response();
                 set_header(&mut r, "content-type", "application/json");
                 set_header(&mut r, "idempotent-replayed", "true");
@@ -329,9 +332,18 @@ fn replay(earlier: &Payment, body: &str, key: Option<&str>) -> Response {
                     earlier.note.as_deref().unwrap_or("released")
                 ),
             ),
-            _ => error(
+            (_, _, Stage::Asked) => error(
                 StatusCode::CONFLICT,
                 "A request with this Idempotency-Key is in progress",
+            ),
+            // Sent, its outcome not known yet: 502, which a client reads as "may have been
+            // placed" (a 409 reads as a clash, and invites a new key).
+            _ => error(
+                StatusCode::BAD_GATEWAY,
+                &format!(
+                    "This payment is still being settled (journal {}): whether it was placed is not known yet, and its amount stays held against the cap. Do not pay again; send the same request with the same Idempotency-Key later to learn its outcome.",
+                    earlier.id
+                ),
             ),
         }
     };
@@ -352,7 +364,7 @@ async fn send(gateway: &Arc<Gateway>, payment: Payment) -> Response {
             );
         }
         Err(e) => {
-            release(
+            settling::release(
                 gateway,
                 &payment,
                 "the journal could not record it as sent",
@@ -365,27 +377,13 @@ async fn send(gateway: &Arc<Gateway>, payment: Payment) -> Response {
     // Money moves: no read answered before it is given again.
     gateway.reads.forget();
     match sent(gateway, &payment, Send::First).await {
-        Ok((answer, Stage::Unknown)) => {
-            // Answered without telling (a gateway in front of the API gave up): held, and
-            // resent under its key until the API says.
-            let gateway = gateway.clone();
-            tokio::spawn(async move { settle_later(&gateway, payment).await });
-            passed_on(answer, None)
-        }
-        Ok((answer, _)) => passed_on(answer, None),
-        Err(e) if e.outcome_unknown() => {
-            // Held until its outcome is known: resent under its key in the background.
-            let (gateway, id) = (gateway.clone(), payment.id.clone());
-            tokio::spawn(async move { settle_later(&gateway, payment).await });
-            error(
-                StatusCode::BAD_GATEWAY,
-                &format!(
-                    "The API did not answer, so whether this payment was placed is not known yet: the gateway settles it (journal {id}). Do not pay again; send the same request with the same Idempotency-Key to learn its outcome."
-                ),
-            )
-        }
+        Ok((answer, Stage::Charged | Stage::Released)) => passed_on(answer, None),
+        // Any other answer after the payment left does not tell whether the API carried it out
+        // (a load balancer's 500 after the API committed): the order list is asked.
+        Ok((answer, _)) => settling::after_an_error(gateway, payment, Some(answer)).await,
+        Err(e) if e.outcome_unknown() => settling::after_an_error(gateway, payment, None).await,
         Err(e) => {
-            release(gateway, &payment, &format!("not sent: {e}"), From::Sent).await;
+            settling::release(gateway, &payment, &format!("not sent: {e}"), From::Sent).await;
             upstream_failed(&e)
         }
     }
@@ -393,14 +391,14 @@ async fn send(gateway: &Arc<Gateway>, payment: Payment) -> Response {
 
 /// A payment's first sending, or a resend under its key of one whose outcome is not known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Send {
+pub(crate) enum Send {
     First,
     Again,
 }
 
 /// Sends the payment under its own key and records what the answer says; the answer and the
 /// stage it tells (`Unknown`: nothing recorded); `Err` when no answer came.
-async fn sent(gateway: &Gateway, payment: &Payment, send: Send) -> Result<(Relayed, Stage), ApiError> {
+pub(crate) async fn sent(gateway: &Gateway, payment: &Payment, send: Send) -> Result<(Relayed, Stage), ApiError> {
     let endpoint = Kind::endpoint(&payment.asked.kind);
     let answer = gateway
         .upstream
@@ -418,27 +416,18 @@ async fn sent(gateway: &Gateway, payment: &Payment, send: Send) -> Result<(Relay
         .counters
         .payment(&payment.asked.agent, stage.name(), Some(answer.status));
     if let Some(outcome) = outcome {
-        match gateway
-            .store
-            .settle(&payment.id, outcome, crate::now(), From::Sent)
-            .await
-        {
-            Ok(true) => {}
-            Ok(false) => tracing::info!(payment = %payment.id, "settled meanwhile (another replica): left as it is"),
-            Err(e) => tracing::error!(payment = %payment.id, "the outcome of a payment was not journalled: {e}"),
-        }
+        settling::record(gateway, payment, outcome).await;
     }
     Ok((answer, stage))
 }
 
 /// What an answer says became of a payment; `None` when it says nothing (left as it is).
 ///
-/// To the first sending, any answer is the API's word: 2xx placed it, 409/502/504 do not tell,
-/// any other refused it (the contract: a failed request debits nothing). To a resend under the
-/// key, only 2xx (the stored answer, or the payment carried out now) and the contract's
-/// refusals of it (400, 402, 404: nothing was carried out under that key) tell; a 429, a 5xx or
-/// a 401 says nothing of the first. A 2xx whose answer does not echo the key may be a second
-/// payment (the API may not honour keys): said, and left unknown.
+/// Only a placement tells: 2xx (to a resend, only with the key echoed: a 2xx without the echo
+/// may be a second payment from an API that does not honour keys). Every other answer leaves
+/// the payment unknown, the caller asks the order list: a load balancer or proxy may answer
+/// 500, 503, 429, 400 or 401 after the API charged. To a resend under the key, the contract's
+/// refusals of it (400, 402, 404: nothing was carried out under that key) tell as well.
 fn outcome_of(answer: &Relayed, payment: &Payment, send: Send) -> Option<Outcome> {
     let text = String::from_utf8_lossy(&answer.body).into_owned();
     let base = Outcome {
@@ -472,90 +461,15 @@ fn outcome_of(answer: &Relayed, payment: &Payment, send: Send) -> Option<Outcome
                 )
             },
         }),
-        (409 | 502 | 504, Send::First) => Some(noted(
+        (status, Send::First) => Some(noted(
             Stage::Unknown,
-            format!("the API answered {}: not known whether it was placed", answer.status),
+            format!("the API answered {status} after it was sent: not known yet whether it was placed"),
         )),
-        (status, Send::First) | (status @ (400 | 402 | 404), Send::Again) => {
+        (status @ (400 | 402 | 404), Send::Again) => {
             Some(noted(Stage::Released, format!("refused by the API ({status})")))
         }
         (_, Send::Again) => None,
     }
-}
-
-async fn release(gateway: &Gateway, payment: &Payment, why: &str, from: From) {
-    let outcome = Outcome {
-        stage: Stage::Released,
-        note: Some(why.to_string()),
-        ..Outcome::default()
-    };
-    if let Err(e) = gateway.store.settle(&payment.id, outcome, crate::now(), from).await {
-        tracing::error!(payment = %payment.id, "a payment's release was not journalled: {e}");
-    }
-}
-
-/// Whether a payment may be resent under its key: the API has shown it honours keys (its last
-/// answer to a payment echoed the key), and keeps them still (docs/api-contract.md: 24 hours;
-/// an hour to spare). Else it stays unknown, with why, for a person to check the order list.
-async fn may_resend(gateway: &Gateway, payment: &Payment) -> bool {
-    let why = match gateway.store.api_honours_keys().await {
-        _ if crate::now() - payment.asked_at > KEY_KEPT_SECS => "its key is older than the API keeps keys",
-        Ok(true) => return true,
-        Ok(false) => "the API has not shown that it honours idempotency keys",
-        Err(_) => "the store could not tell whether the API honours keys",
-    };
-    if payment.stage != Stage::Unknown {
-        let outcome = Outcome {
-            stage: Stage::Unknown,
-            note: Some(format!("not resent: {why}; check the order list")),
-            ..Outcome::default()
-        };
-        let _ = gateway
-            .store
-            .settle(&payment.id, outcome, crate::now(), From::Sent)
-            .await;
-    }
-    tracing::warn!(payment = %payment.id, "not resent: {why}");
-    false
-}
-
-/// A payment whose answer was lost, resent under its key until an answer tells.
-async fn settle_later(gateway: &Gateway, payment: Payment) {
-    if !may_resend(gateway, &payment).await {
-        return;
-    }
-    for attempt in 0..RESENDS {
-        tokio::time::sleep(Duration::from_secs(2u64.pow(attempt))).await;
-        match sent(gateway, &payment, Send::Again).await {
-            Ok((answer, stage)) if stage != Stage::Unknown => {
-                tracing::info!(payment = %payment.id, status = answer.status, replayed = answer.replayed, "settled");
-                return;
-            }
-            Ok((answer, _)) => tracing::warn!(payment = %payment.id, status = answer.status, "still not settled"),
-            Err(e) => tracing::warn!(payment = %payment.id, "still not settled: {e}"),
-        }
-    }
-}
-
-/// At start: payments an earlier run left unfinished. One never sent is released (unless a
-/// replica sent it meanwhile); one sent is resent under its key where the API honours keys,
-/// which it answers with what it did (never a second charge).
-pub(crate) async fn settle_unfinished(gateway: &Gateway) -> Result<(), StoreError> {
-    for payment in gateway.store.unsettled().await? {
-        match payment.stage {
-            Stage::Asked => {
-                release(gateway, &payment, "the gateway stopped before sending it", From::Asked).await;
-            }
-            _ if !may_resend(gateway, &payment).await => {}
-            _ => match sent(gateway, &payment, Send::Again).await {
-                Ok((answer, stage)) => {
-                    tracing::info!(payment = %payment.id, status = answer.status, ?stage, "resent at start");
-                }
-                Err(e) => tracing::warn!(payment = %payment.id, "not settled at start, held: {e}"),
-            },
-        }
-    }
-    Ok(())
 }
 
 /// The next midnight, UTC: when the daily caps start again.
@@ -659,14 +573,20 @@ mod tests {
         }
     }
 
-    /// What each answer tells of a payment: to its first sending, every answer; to a resend
-    /// under its key, only a placement (with the key echoed) or the contract's refusals.
+    /// What each answer tells of a payment: to its first sending, only a placement (any other
+    /// answer may follow a charge: the order list is asked); to a resend under its key, a
+    /// placement with the key echoed or the contract's refusals.
     #[test]
     fn a_resend_is_settled_only_by_answers_that_tell() {
         let stage = |status, echoed, send| outcome_of(&answer(status, echoed), &payment(), send).map(|o| o.stage);
         assert_eq!(stage(201, true, Send::First), Some(Stage::Charged));
-        assert_eq!(stage(429, true, Send::First), Some(Stage::Released));
-        assert_eq!(stage(502, true, Send::First), Some(Stage::Unknown));
+        for not_telling in [500, 503, 429, 400, 401, 402, 502] {
+            assert_eq!(
+                stage(not_telling, true, Send::First),
+                Some(Stage::Unknown),
+                "{not_telling}"
+            );
+        }
         assert_eq!(stage(201, true, Send::Again), Some(Stage::Charged));
         assert_eq!(
             stage(201, false, Send::Again),

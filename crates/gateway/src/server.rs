@@ -47,6 +47,8 @@ pub(crate) struct Gateway {
     pub index: Option<Arc<TeamIndex>>,
     pub counters: Counters,
     failures: Mutex<HashMap<Asker, (u32, Instant)>>,
+    /// Each seat's turn to pay (`turn`).
+    turns: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 /// A running gateway: where it listens; it serves until dropped or `stop`ped.
@@ -122,10 +124,11 @@ pub async fn start(settings: Settings, upstream: Client) -> Result<Running, Star
         index,
         counters: Counters::default(),
         failures: Mutex::default(),
+        turns: Mutex::default(),
     });
-    payments::settle_unfinished(&gateway)
-        .await
-        .map_err(|e| StartError::Failed(e.to_string()))?;
+    // Unfinished payments settle in the background, each held against its caps meanwhile: a
+    // replica serves at once.
+    tokio::spawn(crate::settling::settle_unfinished(gateway.clone(), crate::now()));
     let index_task = gateway.index.clone().map(|index| {
         let upstream = gateway.upstream.clone();
         tokio::spawn(async move { index.keep_fresh(upstream).await })
@@ -246,6 +249,12 @@ async fn authenticate(State(gateway): State<Arc<Gateway>>, mut request: Request,
 }
 
 impl Gateway {
+    /// The seat's turn to pay: one payment of a seat at a time on this replica.
+    pub(crate) fn turn(&self, agent: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut turns = self.turns.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        turns.entry(agent.to_string()).or_default().clone()
+    }
+
     /// Who the agent is, and what is left of its cap today.
     async fn seat(&self, agent: &Agent) -> Option<Seat> {
         let left = match agent.daily_cap {

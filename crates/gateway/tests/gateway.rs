@@ -32,8 +32,15 @@ fn client(base: &str, access_code: &str, secret: &str) -> Client {
     .unwrap()
 }
 
+mod lying_api;
+
+use lying_api::{Lie, LyingApi};
+
 struct Team {
     sandbox: RunningSandbox,
+    /// What the gateways speak to: the sandbox, or a lying API in front of it.
+    upstream: String,
+    lying: Option<LyingApi>,
     store: String,
     team_cap: Option<Decimal>,
     gateways: Vec<Running>,
@@ -44,6 +51,15 @@ impl Team {
     /// A sandbox with a deep wallet, and `replicas` gateways on one store (a fresh SQLite file
     /// unless `store` names one).
     async fn start(replicas: usize, store: Option<String>, team_cap: Option<&str>) -> Team {
+        Self::start_behind(replicas, store, team_cap, false).await
+    }
+
+    /// A team whose gateway speaks to a lying API in front of the sandbox.
+    async fn lied_to(replicas: usize) -> Team {
+        Self::start_behind(replicas, None, None, true).await
+    }
+
+    async fn start_behind(replicas: usize, store: Option<String>, team_cap: Option<&str>, lying: bool) -> Team {
         let sandbox = esimdash_sandbox::spawn(
             &SandboxConfig {
                 rate_limit: 1_000_000,
@@ -56,7 +72,13 @@ impl Team {
         .unwrap();
         let dir = tempfile::tempdir().unwrap();
         let store = store.unwrap_or_else(|| dir.path().join("gateway.db").display().to_string());
+        let lying = match lying {
+            true => Some(LyingApi::start(sandbox.origin()).await),
+            false => None,
+        };
         let mut team = Team {
+            upstream: lying.as_ref().map_or_else(|| sandbox.base_url(), |l| l.base.clone()),
+            lying,
             sandbox,
             store,
             team_cap: team_cap.map(|c| Decimal::from_str(c).unwrap()),
@@ -83,7 +105,7 @@ impl Team {
             read_fresh: std::time::Duration::from_secs(5),
             tls: None,
         };
-        let upstream = client(&self.sandbox.base_url(), "ak_demo_acme", RESELLER_SECRET);
+        let upstream = client(&self.upstream, "ak_demo_acme", RESELLER_SECRET);
         self.gateways
             .push(esimdash_gateway::start(settings, upstream).await.unwrap());
     }
@@ -386,6 +408,7 @@ async fn twenty_agents_find_iccids_through_the_team_index_of_an_api_without_the_
     )
     .await
     .unwrap();
+    team.upstream = team.sandbox.base_url();
     team.add_replica().await;
     let running = &team.gateways[0];
     let started = std::time::Instant::now();
@@ -660,4 +683,175 @@ async fn a_payment_cannot_go_around_the_caps_by_another_path() {
     stream.read_to_string(&mut answer).await.unwrap();
     assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
     assert_eq!(team.orders().await, before, "nothing was ordered");
+}
+
+impl Team {
+    async fn wallet(&self) -> Decimal {
+        self.reseller().balance().await.unwrap()
+    }
+
+    /// A top-up through replica 0 as an agent's script sends it (repeats confirmed): the status
+    /// and the body.
+    async fn pay(&self, token: &Token, iccid: &Iccid, slug: &str, key: &str) -> (u16, serde_json::Value) {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let answer = reqwest::Client::new()
+            .post(format!("http://{}/api/v1/portal/topups", self.gateways[0].addr))
+            .header("x-access-code", &token.access_code)
+            .header("x-secret-key", &token.secret_key)
+            .header("idempotency-key", key)
+            .header("x-confirm-repeat", "true")
+            .header("content-type", "application/json")
+            .body(topup_body(iccid, slug))
+            .send()
+            .await
+            .unwrap();
+        let status = answer.status().as_u16();
+        (
+            status,
+            serde_json::from_str(&answer.text().await.unwrap()).unwrap_or_default(),
+        )
+    }
+
+    /// The journal once nothing in it is being settled any more (waits up to 40 s): what it
+    /// says was charged, and how many payments it leaves unknown.
+    async fn journal_settled(&self) -> (Decimal, usize, Vec<esimdash_gateway::store::Payment>) {
+        let store = Store::open(&self.store).await.unwrap();
+        for _ in 0..400 {
+            let journal = store.journal(None, 0).await.unwrap();
+            let open = journal.iter().any(|p| {
+                p.stage.name() == "sent"
+                    || (p.stage.name() == "unknown" && !p.note.as_deref().unwrap_or("").contains("person"))
+            });
+            if !open {
+                let charged = journal.iter().filter_map(|p| p.charged).sum();
+                let unknown = journal.iter().filter(|p| p.stage.name() == "unknown").count();
+                return (charged, unknown, journal);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        panic!("payments still being settled after 40 s");
+    }
+}
+
+/// An API that charges and then answers 500, 503, 429, 400 or 401 (a load balancer after the
+/// API committed), or drops the connection: a support seat with a 10.00 cap makes 8 top-ups
+/// each way. The wallet pays no more than the cap, the journal says to the cent what the wallet
+/// paid, and no agent is answered with an error that invites paying again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_that_charges_then_fails_is_held_against_the_cap_and_journalled() {
+    let lies = [
+        Lie::ChargeThen(500),
+        Lie::ChargeThen(503),
+        Lie::ChargeThen(429),
+        Lie::ChargeThen(400),
+        Lie::ChargeThen(401),
+        Lie::ChargeThenDrop,
+    ];
+    let team = Team::lied_to(1).await;
+    let targets = team.topup_targets(8).await;
+    for (n, lie) in lies.into_iter().enumerate() {
+        team.lying.as_ref().unwrap().lie(lie);
+        let agent = format!("sup{n}");
+        let token = team.agent(&agent, Role::Support, Some("10.00")).await;
+        let before = team.wallet().await;
+        for (i, (iccid, slug, _)) in targets.iter().cycle().take(8).enumerate() {
+            let (status, body) = team.pay(&token, iccid, slug, &format!("{agent}-{i}")).await;
+            let said = body["error"].as_str().unwrap_or_default().to_string();
+            assert!(
+                status == 201 || status == 403 || (status == 502 && said.contains("Do not pay again")),
+                "{lie:?}: payment {i} answered {status} {body}"
+            );
+        }
+        let (charged, unknown, journal) = team.journal_settled().await;
+        let spent = before - team.wallet().await;
+        let journalled: Decimal = journal
+            .iter()
+            .filter(|p| p.asked.agent == agent)
+            .filter_map(|p| p.charged)
+            .sum();
+        assert!(
+            spent <= Decimal::TEN,
+            "{lie:?}: the wallet paid {spent} past a 10.00 cap"
+        );
+        assert!(
+            spent > Decimal::ZERO,
+            "{lie:?}: nothing was charged: the lie was not told"
+        );
+        assert_eq!(
+            journalled, spent,
+            "{lie:?}: the journal says {journalled}, the wallet paid {spent}"
+        );
+        assert_eq!(unknown, 0, "{lie:?}: {charged} charged, yet payments left unknown");
+    }
+}
+
+/// An API that quotes 0.50 and charges the plan's real price, 10 top-ups of one seat at once
+/// against a 10.00 cap: the wallet pays at most the cap plus one payment (the one in flight when
+/// the drift is found), and the journal and the metrics say the charges passed what was held.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_charge_past_the_quote_counts_and_one_payment_at_a_time_is_sent() {
+    let team = Team::lied_to(1).await;
+    let targets = team.topup_targets(10).await;
+    let most = targets.iter().map(|t| t.2).max().unwrap();
+    assert!(most > Decimal::new(50, 2), "the plans must cost more than the quote");
+    team.lying.as_ref().unwrap().lie(Lie::QuotesBelow);
+    let token = team.agent("ana", Role::Support, Some("10.00")).await;
+    let before = team.wallet().await;
+    let keys: Vec<String> = (0..targets.len()).map(|i| format!("k{i}")).collect();
+    let paid = futures_util::future::join_all(
+        targets
+            .iter()
+            .zip(&keys)
+            .map(|((iccid, slug, _), key)| team.pay(&token, iccid, slug, key)),
+    )
+    .await;
+    let spent = before - team.wallet().await;
+    assert!(
+        spent <= Decimal::TEN + most,
+        "the wallet paid {spent}: past the cap by more than one payment ({paid:?})"
+    );
+    let (charged, _, journal) = team.journal_settled().await;
+    assert_eq!(charged, spent, "the journal counts what was charged");
+    assert!(
+        journal
+            .iter()
+            .any(|p| p.note.as_deref().unwrap_or("").contains("more than the 0.50 held")),
+        "the journal says the charge passed the quote"
+    );
+    let over = figure(
+        &team.gateways[0],
+        "esimdash_gateway_charges_over_held_total{agent=\"ana\"}",
+    )
+    .await;
+    assert!(over.unwrap_or(0.0) >= 1.0, "{over:?}");
+}
+
+/// An API that echoes the reseller's secret raw, JSON-escaped, percent-encoded and in two
+/// base64 forms, in a 200, a 400 and a 500: no agent's answer carries any of them.
+#[tokio::test]
+async fn a_secret_echoed_in_five_encodings_reaches_no_agent() {
+    let team = Team::lied_to(1).await;
+    team.lying.as_ref().unwrap().lie(Lie::EchoesSecret);
+    let seat = team.seat(&team.agent("vic", Role::Viewer, None).await, 0);
+    let mut statuses = Vec::new();
+    for (endpoint, query) in [
+        (esimdash_api::relay::ROUTES[5], None),
+        (esimdash_api::ORDERS, Some("page=0")),
+        (esimdash_api::relay::ROUTES[3], None),
+    ] {
+        let answer = seat.relay(endpoint, query, None, None).await.unwrap();
+        statuses.push(answer.status);
+        let body = String::from_utf8_lossy(&answer.body).into_owned();
+        for (i, encoded) in lying_api::encodings(RESELLER_SECRET).iter().enumerate() {
+            // The whole encoding, and any long piece of a base64 one (a scrubbed run may leave
+            // a character at either end).
+            let piece = if i >= 3 {
+                &encoded[8..encoded.len() - 4]
+            } else {
+                encoded.as_str()
+            };
+            assert!(!body.contains(piece), "encoding {i} reached the agent: {body}");
+        }
+    }
+    assert_eq!(statuses, [200, 400, 500], "a 200, a 400 and a 500 were passed on");
 }

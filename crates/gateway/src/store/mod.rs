@@ -10,6 +10,7 @@ mod sqlite;
 use crate::agents::{Agent, Role};
 use rust_decimal::Decimal;
 use sql::{Row, Sql, Value, exclusive};
+use std::collections::HashSet;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 
@@ -180,6 +181,13 @@ pub struct Outcome {
     pub key_echoed: Option<bool>,
 }
 
+impl Outcome {
+    /// Whether it charged more than `payment` held against the caps.
+    pub fn over_held(&self, payment: &Payment) -> bool {
+        self.stage == Stage::Charged && self.charged.is_some_and(|c| c > payment.asked.amount)
+    }
+}
+
 /// Which payments an outcome may be recorded over: one never sent (a release of what was only
 /// asked), or one sent whose outcome is not known. A charged or released payment is final.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -334,8 +342,9 @@ impl Store {
 
     /// What became of a payment, recorded only over the stages `from` allows; `false` when
     /// the payment had moved on (another replica settled or sent it meanwhile).
-    pub async fn settle(&self, id: &str, outcome: Outcome, now: i64, from: From) -> Result<bool, StoreError> {
-        let id = id.to_string();
+    pub async fn settle(&self, payment: &Payment, outcome: Outcome, now: i64, from: From) -> Result<bool, StoreError> {
+        let drift = outcome.over_held(payment).then(|| "open".to_string());
+        let id = payment.id.clone();
         let states = match from {
             From::Asked => "state = 'asked'",
             From::Sent => "state IN ('sent', 'unknown')",
@@ -344,7 +353,7 @@ impl Store {
             db.execute(
                 &format!(
                     "UPDATE payments SET state = $1, charged = $2, status = $3, answer = $4, order_no = $5, note = $6, \
-                     key_echoed = $7, settled_at = $8 WHERE id = $9 AND {states}"
+                     key_echoed = $7, settled_at = $8, drift = $9 WHERE id = $10 AND {states}"
                 ),
                 &[
                     Value::text(outcome.stage.name()),
@@ -355,6 +364,7 @@ impl Store {
                     Value::Text(outcome.note),
                     Value::Int(outcome.key_echoed.map(i64::from)),
                     Value::int(now),
+                    Value::Text(drift),
                     Value::text(id),
                 ],
             )
@@ -395,10 +405,51 @@ impl Store {
         .await
     }
 
-    /// Payments whose outcome is not known (asked, sent, or answered without telling): what a
-    /// gateway settles at start.
-    pub async fn unsettled(&self) -> Result<Vec<Payment>, StoreError> {
-        self.payments("state IN ('asked', 'sent', 'unknown')", vec![]).await
+    /// Payments whose outcome is not known (asked, sent, or answered without telling), asked
+    /// before `before`: what a gateway starting then settles.
+    pub async fn unsettled(&self, before: i64) -> Result<Vec<Payment>, StoreError> {
+        self.payments(
+            "state IN ('asked', 'sent', 'unknown') AND asked_at <= $1",
+            vec![Value::int(before)],
+        )
+        .await
+    }
+
+    /// The agent's charges past what they held, not yet confirmed by the order list.
+    pub async fn open_drifts(&self, agent: &str) -> Result<Vec<Payment>, StoreError> {
+        self.payments("drift = 'open' AND agent = $1", vec![Value::text(agent)])
+            .await
+    }
+
+    /// The order list confirmed the journal's figure for this charge.
+    pub async fn drift_agreed(&self, id: &str) -> Result<(), StoreError> {
+        let id = id.to_string();
+        self.run(move |db| {
+            db.execute("UPDATE payments SET drift = 'agreed' WHERE id = $1", &[Value::text(id)])
+                .map(|_| ())
+        })
+        .await
+    }
+
+    /// What the journal knows of payments like `payment` since `since`: the order numbers it
+    /// gives to other payments, and whether another one of the same eSIM and plan is still
+    /// without an outcome (then an order in the list could be either's).
+    pub async fn others_like(&self, payment: &Payment, since: i64) -> Result<(HashSet<String>, bool), StoreError> {
+        let others = self
+            .payments(
+                "asked_at >= $1 AND slug = $2 AND id <> $3",
+                vec![
+                    Value::int(since),
+                    Value::text(&payment.asked.slug),
+                    Value::text(&payment.id),
+                ],
+            )
+            .await?;
+        let claimed = others.iter().filter_map(|p| p.order_no.clone()).collect();
+        let open = others.iter().any(|p| {
+            p.asked.iccid == payment.asked.iccid && matches!(p.stage, Stage::Asked | Stage::Sent | Stage::Unknown)
+        });
+        Ok((claimed, open))
     }
 
     /// The journal since `since` (Unix seconds), one agent's or everyone's, oldest first.

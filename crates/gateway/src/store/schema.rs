@@ -45,6 +45,9 @@ const STEPS: &[&str] = &[
     CREATE INDEX payments_by_esim ON payments (iccid, slug, asked_at);
     CREATE INDEX payments_by_state ON payments (state);
     CREATE UNIQUE INDEX payments_by_agent_key ON payments (agent, agent_key);",
+    // 2: a charge past what was held: 'open' until the order list confirms the journal's figure
+    // ('agreed'); the seat pays nothing more meanwhile.
+    "ALTER TABLE payments ADD COLUMN drift TEXT",
 ];
 
 pub fn migrate(db: &mut dyn Sql) -> Result<(), StoreError> {
