@@ -108,8 +108,25 @@ async fn a_gateway_killed_mid_payment_settles_it_at_restart_charged_once() {
     );
     assert_eq!(orders_at_server(&api).await, orders + 1, "the sandbox carried it out");
 
-    // Started again: the payment is resent under its key, and the sandbox replays its answer.
+    // Started again, it serves at once and settles the payment in the background: the order
+    // list shows it placed, and nothing is paid again.
     let (mut gateway, base) = serve(&home, &proxy.base_url()).await;
+    let store = esimdash_gateway::Store::open(&home.path().join("gateway.db").display().to_string())
+        .await
+        .unwrap();
+    let is_killed = |p: &esimdash_gateway::store::Payment| p.asked.iccid.as_deref() == Some(target.0.as_str());
+    let mut journal = store.journal(None, 0).await.unwrap();
+    for _ in 0..200 {
+        if journal
+            .iter()
+            .filter(|p| is_killed(p))
+            .all(|p| p.stage == esimdash_gateway::store::Stage::Charged)
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        journal = store.journal(None, 0).await.unwrap();
+    }
     let charged = api.balance().await.unwrap();
     assert_eq!(
         orders_at_server(&api).await,
@@ -117,15 +134,8 @@ async fn a_gateway_killed_mid_payment_settles_it_at_restart_charged_once() {
         "charged once: no second order"
     );
     assert!(charged < balance, "the wallet paid it");
-    let store = esimdash_gateway::Store::open(&home.path().join("gateway.db").display().to_string())
-        .await
-        .unwrap();
-    let journal = store.journal(None, 0).await.unwrap();
     assert_eq!(journal.len(), 2, "{journal:?}");
-    let killed = journal
-        .iter()
-        .find(|p| p.asked.iccid.as_deref() == Some(target.0.as_str()))
-        .unwrap();
+    let killed = journal.iter().find(|p| is_killed(p)).unwrap();
     assert_eq!(killed.stage, esimdash_gateway::store::Stage::Charged, "{journal:?}");
     assert_eq!(
         killed.charged,

@@ -855,3 +855,60 @@ async fn a_secret_echoed_in_five_encodings_reaches_no_agent() {
     }
     assert_eq!(statuses, [200, 400, 500], "a 200, a 400 and a 500 were passed on");
 }
+
+/// A replica starting with 15 payments left sent (their outcome not known) in front of an API
+/// that takes 2 s an answer: it serves at once, the payments settle behind it, each held
+/// against the cap meanwhile, and an agent's retry of one under its key is told that it is
+/// still being settled (a 502 a client reads as "may have been placed"), not a 409.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_with_unfinished_payments_serves_at_once() {
+    let mut team = Team::lied_to(0).await;
+    let targets = team.topup_targets(15).await;
+    let token = team.agent("ana", Role::Support, Some("100.00")).await;
+    let store = Store::open(&team.store).await.unwrap();
+    let now = chrono::Utc::now().timestamp();
+    for (i, (iccid, slug, price)) in targets.iter().enumerate() {
+        let asked = esimdash_gateway::store::Asked {
+            agent: "ana".into(),
+            kind: "topup".into(),
+            iccid: Some(iccid.as_str().to_string()),
+            slug: slug.clone(),
+            qty: 1,
+            body: serde_json::json!({ "slug": slug, "qty": 1, "iccid": iccid.as_str() }).to_string(),
+            agent_key: Some(format!("k{i}")),
+            amount: *price,
+        };
+        let caps = esimdash_gateway::store::Caps::default();
+        let payment = store.reserve(asked, caps, now, None).await.unwrap().unwrap();
+        assert!(store.mark_sent(&payment.id, now).await.unwrap());
+    }
+    let held: Decimal = targets.iter().map(|t| t.2).sum();
+    team.lying.as_ref().unwrap().lie(Lie::Slow);
+    team.add_replica().await;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let me = reqwest::Client::new()
+        .get(format!("http://{}/api/v1/gateway/me", team.gateways[0].addr))
+        .header("x-access-code", &token.access_code)
+        .header("x-secret-key", &token.secret_key)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let me: serde_json::Value = serde_json::from_str(&me).unwrap();
+    let open = store.unsettled(i64::MAX).await.unwrap().len();
+    assert_eq!(open, 15, "the replica served before settling ({me})");
+    assert_eq!(
+        Decimal::from_str(me["spentToday"].as_str().unwrap()).unwrap(),
+        held,
+        "each unfinished payment is held against the cap: {me}"
+    );
+    let (iccid, slug, _) = &targets[0];
+    let (status, body) = team.pay(&token, iccid, slug, "k0").await;
+    assert_eq!(status, 502, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("still being settled"),
+        "{body}"
+    );
+}

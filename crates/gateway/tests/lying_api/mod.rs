@@ -21,6 +21,8 @@ pub enum Lie {
     QuotesBelow,
     /// Every answer quotes the caller's secret in five encodings; the profile answers 500.
     EchoesSecret,
+    /// Every answer takes two seconds.
+    Slow,
 }
 
 struct Shared {
@@ -86,6 +88,9 @@ async fn forward(
     body: Bytes,
 ) -> Response {
     let lie = *shared.lie.lock().unwrap();
+    if lie == Lie::Slow {
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    }
     let url = format!("{}{}", shared.sandbox, uri.path_and_query().map_or("/", |p| p.as_str()));
     let mut request = shared.http.request(method.clone(), url).body(body);
     for (name, value) in &headers {
