@@ -1,49 +1,17 @@
-//! The HTTP server behind `metrics --listen`, bounded so that no client can keep the scrapes
-//! out. Each connection has a few seconds to send a request head (hyper's
-//! `header_read_timeout`, which also ends a keep-alive connection left idle), and at most a
-//! fixed number are held: beyond it, a new connection takes the place of the oldest one not
-//! being answered. A flood of silent connections then only pushes out its own kind, while a
-//! scrape, which sends its head at once and is answered in milliseconds, gets in. Refusing
-//! new connections instead would keep the scrapes out for as long as the flood lasts.
+//! The HTTP server behind `metrics --listen`: one document, served within the bounds of
+//! `esimdash_serve` (a deadline for each request head, a cap on open connections where a new
+//! one pushes out the oldest idle one), so that no client can keep the scrapes out.
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode, header};
-use hyper_util::rt::{TokioIo, TokioTimer};
-use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
+use std::sync::Arc;
+use tokio::net::TcpListener;
 
-/// What a server holds at most.
-#[derive(Debug, Clone, Copy)]
-pub struct Bounds {
-    /// How long a client has for its request head, from connecting or from its last answer.
-    pub head: Duration,
-    /// Connections held at once: with a few descriptors for the API client and the index,
-    /// well within the usual `ulimit -n` of 1 024.
-    pub open: usize,
-}
-
-impl Bounds {
-    /// Scrapers send their request at once and seldom keep more than one connection each.
-    pub const SCRAPES: Self = Self {
-        head: Duration::from_secs(5),
-        open: 64,
-    };
-}
-
-/// How long an accept error (descriptors run out elsewhere in the process) pauses the loop:
-/// the connection waits in the backlog, and retrying at once would spin.
-const ACCEPT_PAUSE: Duration = Duration::from_millis(50);
-
-/// How long a new connection waits for the one it pushed out to close.
-const MAKE_ROOM: Duration = Duration::from_secs(1);
+pub use esimdash_serve::Bounds;
 
 /// The one document a server serves: its path, its content type, and what makes it (called on
 /// each GET or HEAD of the path).
@@ -103,155 +71,23 @@ fn plain(status: StatusCode, words: String) -> Response<String> {
 
 /// Serves `document` on `listener` until the future is dropped.
 pub async fn serve(listener: TcpListener, document: Document, bounds: Bounds) {
-    let open = Arc::new(Open::new(bounds.open));
-    loop {
-        let stream = match listener.accept().await {
-            Ok((stream, _)) => stream,
-            Err(e) => {
-                tracing::warn!(error = %e, "metrics: a connection could not be accepted");
-                tokio::time::sleep(ACCEPT_PAUSE).await;
-                continue;
-            }
-        };
-        // No place (every held connection is being answered): dropped, so closed at once.
-        if let Some(place) = open.admit().await {
-            tokio::spawn(connection(stream, document.clone(), place, bounds.head));
-        }
-    }
-}
-
-/// One connection, until it ends, its head time runs out, or a newer one pushes it out.
-async fn connection(stream: TcpStream, document: Document, mut place: Place, head: Duration) {
-    let busy = place.busy.clone();
-    let service = hyper::service::service_fn(move |request: Request<Incoming>| {
-        let answering = Answering::mark(&busy);
+    let plain = |stream| async move { Some(stream) };
+    let service = move |_peer| {
         let document = document.clone();
-        async move {
-            let answer = document.answer(&request).await;
-            drop(answering);
-            Ok::<_, Infallible>(answer)
-        }
-    });
-    let mut http = hyper::server::conn::http1::Builder::new();
-    http.timer(TokioTimer::new()).header_read_timeout(head);
-    let served = http.serve_connection(TokioIo::new(stream), service);
-    tokio::select! {
-        result = served => {
-            if let Err(e) = result {
-                tracing::debug!(error = %e, "metrics: a connection ended");
-            }
-        }
-        _ = &mut place.pushed_out => tracing::debug!("metrics: a connection made room for a newer one"),
-    }
-}
-
-/// The connections held, oldest first.
-struct Open {
-    /// One per connection held, given back when its socket is closed: the hard bound.
-    permits: Arc<Semaphore>,
-    held: Mutex<BTreeMap<u64, Held>>,
-    next: AtomicU64,
-}
-
-struct Held {
-    busy: Arc<AtomicBool>,
-    /// Dropped to push the connection out.
-    _push_out: oneshot::Sender<()>,
-}
-
-/// A connection's place among the held ones, given up when it is dropped.
-struct Place {
-    id: u64,
-    /// Whether a request of it is being answered: such a connection is not pushed out.
-    busy: Arc<AtomicBool>,
-    pushed_out: oneshot::Receiver<()>,
-    open: Arc<Open>,
-    _permit: OwnedSemaphorePermit,
-}
-
-impl Open {
-    fn new(most: usize) -> Self {
-        Self {
-            permits: Arc::new(Semaphore::new(most.max(1))),
-            held: Mutex::new(BTreeMap::new()),
-            next: AtomicU64::new(0),
-        }
-    }
-
-    fn held(&self) -> MutexGuard<'_, BTreeMap<u64, Held>> {
-        self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// A place for a new connection: a free one, or the oldest idle connection's.
-    async fn admit(self: &Arc<Self>) -> Option<Place> {
-        let permit = match self.permits.clone().try_acquire_owned() {
-            Ok(permit) => permit,
-            Err(_) => {
-                if !self.push_out_oldest_idle() {
-                    return None;
-                }
-                tokio::time::timeout(MAKE_ROOM, self.permits.clone().acquire_owned())
-                    .await
-                    .ok()?
-                    .ok()?
-            }
-        };
-        let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let busy = Arc::new(AtomicBool::new(false));
-        let (push_out, pushed_out) = oneshot::channel();
-        self.held().insert(
-            id,
-            Held {
-                busy: busy.clone(),
-                _push_out: push_out,
-            },
-        );
-        Some(Place {
-            id,
-            busy,
-            pushed_out,
-            open: self.clone(),
-            _permit: permit,
+        hyper::service::service_fn(move |request: Request<Incoming>| {
+            let document = document.clone();
+            async move { Ok::<_, Infallible>(document.answer(&request).await) }
         })
-    }
-
-    /// Whether a connection was pushed out: the oldest one no request of which is being answered.
-    fn push_out_oldest_idle(&self) -> bool {
-        let mut held = self.held();
-        let oldest = held
-            .iter()
-            .find(|(_, connection)| !connection.busy.load(Ordering::Acquire))
-            .map(|(&id, _)| id);
-        oldest.and_then(|id| held.remove(&id)).is_some()
-    }
-}
-
-impl Drop for Place {
-    fn drop(&mut self) {
-        self.open.held().remove(&self.id);
-    }
-}
-
-/// Marks a connection busy while a request of it is answered (also when the answer is dropped).
-struct Answering(Arc<AtomicBool>);
-
-impl Answering {
-    fn mark(busy: &Arc<AtomicBool>) -> Self {
-        busy.store(true, Ordering::Release);
-        Self(busy.clone())
-    }
-}
-
-impl Drop for Answering {
-    fn drop(&mut self) {
-        self.0.store(false, Ordering::Release);
-    }
+    };
+    esimdash_serve::serve(listener, bounds, plain, service, std::future::pending()).await;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
 
     async fn server<Made>(bounds: Bounds, make: impl Fn() -> Made + Send + Sync + 'static) -> std::net::SocketAddr
     where

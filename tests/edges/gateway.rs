@@ -16,8 +16,30 @@ async fn serve(home: &tempfile::TempDir, upstream: &str) -> (Child, String) {
 
 /// As `serve`, with more arguments (`--config FILE`).
 async fn serve_with(home: &tempfile::TempDir, upstream: &str, more: &[&str]) -> (Child, String) {
+    serve_within(home, upstream, more, None).await
+}
+
+/// As `serve_with`, the process held to `files` open files (`ulimit -n`) when given.
+async fn serve_within(home: &tempfile::TempDir, upstream: &str, more: &[&str], files: Option<u64>) -> (Child, String) {
     let mut cmd = esimdash(home);
     cmd.args(more);
+    if let Some(files) = files {
+        use std::os::unix::process::CommandExt;
+        let limit = libc::rlimit {
+            rlim_cur: files,
+            rlim_max: files,
+        };
+        // SAFETY: setrlimit(2) in the child between fork and exec, async-signal-safe.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            });
+        }
+    }
     let store = home.path().join("gateway.db");
     acme_at(&mut cmd, upstream)
         .env("ESIMDASH_LOG", "debug")
@@ -354,4 +376,77 @@ async fn the_dashboard_asks_again_for_a_top_up_another_agent_just_paid() {
     );
     let _ = gateway.kill();
     let _ = gateway.wait();
+}
+
+/// 1 100 half-sent connections to a gateway held to 1 024 open files, over http (a request head
+/// cut off) and over https (a handshake never begun): five requests of an agent are all
+/// served, and every half-sent connection is closed, pushed out for a newer one or at the end
+/// of its 10 s for a head.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_sent_requests_do_not_keep_the_agents_out() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (sb, _api, home) = sandbox_api_home().await;
+    let certs = crate::certs::make();
+    let config = home.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[gateway]\ntls_cert = \"{}\"\ntls_key = \"{}\"\n",
+            certs.cert.display(),
+            certs.key.display()
+        ),
+    )
+    .unwrap();
+    let config = config.display().to_string();
+    let ana = agent(&home, "ana", "viewer").await;
+    for https in [false, true] {
+        let more: &[&str] = if https { &["--config", &config] } else { &[] };
+        let (mut gateway, base) = serve_within(&home, &sb.base_url(), more, Some(1024)).await;
+        let addr = base.split("//").nth(1).unwrap().split('/').next().unwrap().to_string();
+        let mut stalled = Vec::new();
+        for _ in 0..1100 {
+            let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+            if !https {
+                stream
+                    .write_all(b"POST /api/v1/portal/topups HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\n")
+                    .await
+                    .unwrap();
+            }
+            stalled.push(stream);
+        }
+        let opened = std::time::Instant::now();
+        let seat = tempfile::tempdir().unwrap();
+        let mut served = 0;
+        for _ in 0..5 {
+            let mut balance = as_agent(&seat, &base, &ana);
+            balance.env("ESIMDASH_CA_FILE", &certs.ca).args(["balance"]);
+            let out = run(balance).await;
+            assert!(out.status.success(), "https {https}: {}", stderr(&out));
+            served += 1;
+        }
+        assert_eq!(served, 5);
+        // Past the 10 s for a head, every half-sent connection has been closed.
+        tokio::time::sleep(Duration::from_secs(11).saturating_sub(opened.elapsed())).await;
+        let mut open = 0;
+        for stream in &mut stalled {
+            let mut byte = [0u8; 64];
+            match tokio::time::timeout(Duration::from_secs(2), stream.read(&mut byte)).await {
+                Ok(Ok(0) | Err(_)) => {}
+                Ok(Ok(_)) => {
+                    // An answer (408) before the close is a close all the same; read to the end.
+                    let mut rest = Vec::new();
+                    if !matches!(
+                        tokio::time::timeout(Duration::from_secs(2), stream.read_to_end(&mut rest)).await,
+                        Ok(Ok(_) | Err(_))
+                    ) {
+                        open += 1;
+                    }
+                }
+                Err(_) => open += 1,
+            }
+        }
+        assert_eq!(open, 0, "https {https}: half-sent connections still open");
+        let _ = gateway.kill();
+        let _ = gateway.wait();
+    }
 }

@@ -35,6 +35,16 @@ const FAILURES_ALLOWED_PER_ADDRESS: u32 = 100;
 const FAILURE_WINDOW: Duration = Duration::from_secs(60);
 /// The largest request body the contract takes.
 const MAX_BODY: usize = 64 * 1024;
+/// A request's body must have arrived this long after its head.
+const BODY_TIME: Duration = Duration::from_secs(10);
+/// What a client may hold: 10 s for a handshake and each request head (also the time a
+/// keep-alive connection may stay idle), and 512 connections, within a 1 024-descriptor limit
+/// with room for the store, the API client and the index. Beyond it, a new connection pushes
+/// out the oldest idle one, so that half-sent requests cannot keep the agents out.
+const CONNECTIONS: esimdash_serve::Bounds = esimdash_serve::Bounds {
+    head: Duration::from_secs(10),
+    open: 512,
+};
 
 /// Who failed to sign in: an address, with the access code it gave (`None`: any code).
 type Asker = (IpAddr, Option<String>);
@@ -143,23 +153,24 @@ pub async fn start(settings: Settings, upstream: Client) -> Result<Running, Star
         let stopped = async {
             let _ = stopped.await;
         };
-        let served = match tls {
-            Some(acceptor) => match crate::tls::TlsListener::new(listener, acceptor) {
-                Ok(listener) => {
-                    axum::serve(listener, app.into_make_service_with_connect_info::<Peer>())
-                        .with_graceful_shutdown(stopped)
-                        .await
-                }
-                Err(e) => Err(e),
-            },
-            None => {
-                axum::serve(listener, app.into_make_service_with_connect_info::<Peer>())
-                    .with_graceful_shutdown(stopped)
-                    .await
-            }
+        // Each connection's requests reach the router with the peer's address (failed sign-ins
+        // are counted by it).
+        let make = move |peer: SocketAddr| {
+            let app = app.clone();
+            hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
+                request.extensions_mut().insert(ConnectInfo(Peer(peer)));
+                tower::ServiceExt::oneshot(app.clone(), request)
+            })
         };
-        if let Err(e) = served {
-            tracing::error!("the gateway stopped serving: {e}");
+        match tls {
+            Some(acceptor) => {
+                let handshake = move |stream| crate::tls::handshake(acceptor.clone(), stream);
+                esimdash_serve::serve(listener, CONNECTIONS, handshake, make, stopped).await;
+            }
+            None => {
+                let plain = |stream| async move { Some(stream) };
+                esimdash_serve::serve(listener, CONNECTIONS, plain, make, stopped).await;
+            }
         }
         if let Some(task) = index_task {
             task.abort();
@@ -183,7 +194,25 @@ fn router(gateway: Arc<Gateway>) -> Router {
         .fallback(|| async { error(StatusCode::NOT_FOUND, "Not found") })
         .layer(middleware::from_fn_with_state(gateway.clone(), authenticate))
         .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(middleware::from_fn(body_in_time))
         .with_state(gateway)
+}
+
+/// A request's body, read whole within `BODY_TIME` and `MAX_BODY` before anything else looks
+/// at the request: a client sending it a byte at a time holds no handler.
+async fn body_in_time(request: Request, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    match tokio::time::timeout(BODY_TIME, axum::body::to_bytes(body, MAX_BODY)).await {
+        Ok(Ok(bytes)) => {
+            next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+                .await
+        }
+        Ok(Err(_)) => error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "The request's body is larger than any request of the API, or was cut off",
+        ),
+        Err(_) => error(StatusCode::REQUEST_TIMEOUT, "The request's body did not arrive in time"),
+    }
 }
 
 /// The agent a request comes from, put there by `authenticate`.
