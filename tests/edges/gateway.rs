@@ -450,3 +450,128 @@ async fn half_sent_requests_do_not_keep_the_agents_out() {
         let _ = gateway.wait();
     }
 }
+
+/// The gateway's resident memory, in KB.
+fn resident_kb(child: &Child) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap()
+}
+
+/// A balance read written by hand on a connection from `from` (a 400 KB header is not worth
+/// a client's checks): the answer's status, 0 when the connection was cut.
+async fn raw_balance(to: std::net::SocketAddr, from: std::net::IpAddr, code: &str) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind((from, 0).into()).unwrap();
+    let Ok(mut stream) = socket.connect(to).await else {
+        return 0;
+    };
+    let head = format!(
+        "GET /api/v1/reseller/balance HTTP/1.1\r\nHost: x\r\nx-access-code: {code}\r\nx-secret-key: gs_x\r\nConnection: close\r\n\r\n"
+    );
+    let _ = stream.write_all(head.as_bytes()).await;
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer).await;
+    String::from_utf8_lossy(&answer)
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+/// An HTTP client whose connections come from `from`.
+fn client_from(from: std::net::IpAddr) -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder().local_address(from).build().unwrap()
+}
+
+/// A balance read from `from` with a token: its status (0: the connection was refused or cut).
+async fn balance_from(base: &str, from: std::net::IpAddr, code: &str, secret: &str) -> u16 {
+    balance_by(&client_from(from), base, code, secret).await
+}
+
+async fn balance_by(http: &reqwest::Client, base: &str, code: &str, secret: &str) -> u16 {
+    match http
+        .get(format!("{base}/reseller/balance"))
+        .header("x-access-code", code)
+        .header("x-secret-key", secret)
+        .send()
+        .await
+    {
+        Ok(answer) => answer.status().as_u16(),
+        Err(_) => 0,
+    }
+}
+
+/// 6 000 failed sign-ins with 400 KB access codes from 60 addresses: the gateway's memory grows
+/// by less than 20 MB. Guesses of one agent's secret from rotating addresses are refused after
+/// ten, while that agent still signs in from its own address; another agent behind one of the
+/// failing addresses signs in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_sign_ins_cost_no_memory_and_lock_no_one_out() {
+    let (sb, _api, home) = sandbox_api_home().await;
+    let ana = agent(&home, "ana", "viewer").await;
+    let bob = agent(&home, "bob", "viewer").await;
+    let (mut gateway, base) = serve(&home, &sb.base_url()).await;
+    let desk = std::net::IpAddr::from([127, 0, 0, 1]);
+    assert_eq!(balance_from(&base, desk, &ana.0, &ana.1).await, 200);
+    let before = resident_kb(&gateway);
+    let addr: std::net::SocketAddr = base
+        .split("//")
+        .nth(1)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let huge = "g".repeat(400 * 1024);
+    let floods = (0..60u8).map(|n| {
+        let huge = huge.clone();
+        tokio::spawn(async move {
+            let from = std::net::IpAddr::from([127, 0, 1, n + 1]);
+            let mut refused = 0;
+            for i in 0..100 {
+                let code = format!("{huge}{n}-{i}");
+                refused += u32::from(raw_balance(addr, from, &code).await != 200);
+            }
+            refused
+        })
+    });
+    let mut refused = 0;
+    for flood in floods {
+        refused += flood.await.unwrap();
+    }
+    assert_eq!(refused, 6000);
+    let grown = resident_kb(&gateway).saturating_sub(before);
+    assert!(grown < 20 * 1024, "6 000 failed sign-ins took {grown} KB");
+    // One agent's secret guessed from 30 addresses: refused (429) after ten failures.
+    let mut told_to_wait = 0;
+    for n in 0..30u8 {
+        let from = std::net::IpAddr::from([127, 0, 2, n + 1]);
+        match balance_from(&base, from, &ana.0, "gs_guess").await {
+            429 => told_to_wait += 1,
+            401 => {}
+            other => panic!("a guess was answered {other}"),
+        }
+    }
+    assert_eq!(told_to_wait, 20, "guesses after the tenth wait");
+    assert_eq!(
+        balance_from(&base, desk, &ana.0, &ana.1).await,
+        200,
+        "ana at her own desk"
+    );
+    let failing = std::net::IpAddr::from([127, 0, 1, 1]);
+    assert_eq!(
+        balance_from(&base, failing, &bob.0, &bob.1).await,
+        200,
+        "bob behind a failing address"
+    );
+    let _ = gateway.kill();
+    let _ = gateway.wait();
+}

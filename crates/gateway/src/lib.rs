@@ -14,6 +14,7 @@ mod payments;
 mod reads;
 mod server;
 mod settling;
+mod sign_in;
 pub mod store;
 mod tls;
 

@@ -9,6 +9,7 @@ use crate::lookup;
 use crate::metrics::{Counters, Refusal};
 use crate::payments;
 use crate::reads::{Read, Reads};
+use crate::sign_in::{self, SignIns};
 use crate::store::Store;
 use crate::tls::Peer;
 use axum::Router;
@@ -25,14 +26,8 @@ use rust_decimal::Decimal;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// Failed sign-ins within a minute before the asker is told to wait: with one access code from
-/// one address (a secret being guessed), and from one address whatever the codes (codes being
-/// guessed), so that one agent's mistyped token does not lock out the others on its host.
-const FAILURES_ALLOWED: u32 = 10;
-const FAILURES_ALLOWED_PER_ADDRESS: u32 = 100;
-const FAILURE_WINDOW: Duration = Duration::from_secs(60);
 /// The largest request body the contract takes.
 const MAX_BODY: usize = 64 * 1024;
 /// A request's body must have arrived this long after its head.
@@ -46,9 +41,6 @@ const CONNECTIONS: esimdash_serve::Bounds = esimdash_serve::Bounds {
     open: 512,
 };
 
-/// Who failed to sign in: an address, with the access code it gave (`None`: any code).
-type Asker = (IpAddr, Option<String>);
-
 pub(crate) struct Gateway {
     pub store: Store,
     pub upstream: Client,
@@ -56,7 +48,7 @@ pub(crate) struct Gateway {
     pub reads: Reads,
     pub index: Option<Arc<TeamIndex>>,
     pub counters: Counters,
-    failures: Mutex<HashMap<Asker, (u32, Instant)>>,
+    sign_ins: SignIns,
     /// Each seat's turn to pay (`turn`).
     turns: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
@@ -133,7 +125,7 @@ pub async fn start(settings: Settings, upstream: Client) -> Result<Running, Star
         settings,
         index,
         counters: Counters::default(),
-        failures: Mutex::default(),
+        sign_ins: SignIns::default(),
         turns: Mutex::default(),
     });
     // Unfinished payments settle in the background, each held against its caps meanwhile: a
@@ -219,30 +211,38 @@ async fn body_in_time(request: Request, next: Next) -> Response {
 #[derive(Debug, Clone)]
 pub(crate) struct Caller(pub Agent);
 
-/// Every request names an agent by its token; a revoked token is refused at once, and an
-/// address that keeps failing is told to wait.
+/// Every request names an agent by its token; a revoked token is refused at once. Failed
+/// sign-ins are counted by access code and by address (`sign_in`): a code being guessed waits,
+/// an address failing often has its failures refused, and a valid token still signs in.
 async fn authenticate(State(gateway): State<Arc<Gateway>>, mut request: Request, next: Next) -> Response {
-    let ip = request.extensions().get::<ConnectInfo<Peer>>().map(|c| c.0.0.ip());
-    let code = request
-        .headers()
-        .get("x-access-code")
-        .and_then(|v| v.to_str().ok())
-        .map(|c| c.trim().to_string());
-    if let Some(wait) = ip.and_then(|ip| gateway.waits(ip, code.as_deref())) {
+    let ip = request
+        .extensions()
+        .get::<ConnectInfo<Peer>>()
+        .map_or(IpAddr::from([0, 0, 0, 0]), |c| c.0.0.ip());
+    let headers = request.headers();
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    let (code, secret) = (text("x-access-code"), text("x-secret-key"));
+    let wait = |wait: Duration| {
         let mut response = error(
             StatusCode::TOO_MANY_REQUESTS,
             "Too many failed sign-ins: wait before trying again",
         );
         set_header(&mut response, "retry-after", &wait.as_secs().max(1).to_string());
-        return response;
-    }
-    let headers = request.headers();
-    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
-    let (Some(code), Some(secret)) = (text("x-access-code"), text("x-secret-key")) else {
-        gateway.failed(ip, code.as_deref());
-        gateway.counters.failed_sign_in();
-        return error(StatusCode::UNAUTHORIZED, "Unauthorized");
+        response
     };
+    // No agent's: refused before anything is looked up or kept but the address's count.
+    let (Some(code), Some(secret)) = (
+        code.filter(|c| !c.is_empty() && c.len() <= sign_in::LONGEST_CODE),
+        secret.filter(|s| !s.is_empty() && s.len() <= sign_in::LONGEST_SECRET),
+    ) else {
+        return match gateway.sign_ins.address_waits(ip) {
+            Some(w) => wait(w),
+            None => gateway.sign_in_failed(ip, None),
+        };
+    };
+    if let Some(w) = gateway.sign_ins.code_waits(ip, code) {
+        return wait(w);
+    }
     let agent = match gateway.store.agent_by_code(code).await {
         Ok(agent) => agent,
         Err(e) => {
@@ -254,10 +254,12 @@ async fn authenticate(State(gateway): State<Arc<Gateway>>, mut request: Request,
         }
     };
     let Some(agent) = agent.filter(|a| a.holds(secret)) else {
-        gateway.failed(ip, Some(code));
-        gateway.counters.failed_sign_in();
-        return error(StatusCode::UNAUTHORIZED, "Unauthorized");
+        return match gateway.sign_ins.address_waits(ip) {
+            Some(w) => wait(w),
+            None => gateway.sign_in_failed(ip, Some(code)),
+        };
     };
+    gateway.sign_ins.signed_in(ip, code);
     if agent.is_revoked() {
         // Not the contract's "API key revoked or expired" (a client reads those words as its
         // key revoked, and sends its user to the reseller portal): the agent needs a new token
@@ -305,26 +307,11 @@ impl Gateway {
         })
     }
 
-    fn failed(&self, ip: Option<IpAddr>, code: Option<&str>) {
-        let Some(ip) = ip else { return };
-        let mut failures = self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let now = Instant::now();
-        failures.retain(|_, (_, since)| now.duration_since(*since) < FAILURE_WINDOW);
-        for key in [(ip, code.map(str::to_string)), (ip, None)] {
-            failures.entry(key).or_insert((0, now)).0 += 1;
-        }
-    }
-
-    /// How long the asker must wait, having failed too often.
-    fn waits(&self, ip: IpAddr, code: Option<&str>) -> Option<Duration> {
-        let failures = self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let over = |key: Asker, allowed: u32| {
-            let (count, since) = failures.get(&key)?;
-            let left = FAILURE_WINDOW.saturating_sub(since.elapsed());
-            (*count >= allowed && !left.is_zero()).then_some(left)
-        };
-        over((ip, code.map(str::to_string)), FAILURES_ALLOWED)
-            .or_else(|| over((ip, None), FAILURES_ALLOWED_PER_ADDRESS))
+    /// A failed sign-in, counted; the answer to it.
+    fn sign_in_failed(&self, ip: IpAddr, code: Option<&str>) -> Response {
+        self.sign_ins.failed(ip, code);
+        self.counters.failed_sign_in();
+        error(StatusCode::UNAUTHORIZED, "Unauthorized")
     }
 }
 

@@ -46,6 +46,10 @@ impl Bounds {
 /// the connection waits in the backlog, and retrying at once would spin.
 const ACCEPT_PAUSE: Duration = Duration::from_millis(50);
 
+/// The largest request head read (hyper's default is about 400 KB): no request of ours comes
+/// near it, and a client sending more is refused before it costs memory.
+const HEAD_BYTES: usize = 64 * 1024;
+
 /// How long a stopping server waits for the requests being answered.
 const DRAIN: Duration = Duration::from_secs(10);
 
@@ -133,7 +137,9 @@ async fn connection<Io, Shake, Shaken, Svc, B>(
         return;
     };
     let mut http = hyper::server::conn::http1::Builder::new();
-    http.timer(TokioTimer::new()).header_read_timeout(head);
+    http.timer(TokioTimer::new())
+        .header_read_timeout(head)
+        .max_buf_size(HEAD_BYTES);
     let served = http.serve_connection(TokioIo::new(io), service);
     tokio::select! {
         result = served => {
