@@ -49,11 +49,15 @@ pub(crate) async fn answer(gateway: &Gateway, agent: &str, iccid: &str, query: O
         index.saw_no_lookup();
     }
     let Some(seen) = index.whereabouts(iccid).await else {
-        if index.is_complete() {
-            return listed(gateway, key, Vec::new());
-        }
-        // Not seen yet: the list as the API gives it, as a server without the lookup does.
-        return as_asked(gateway, agent, query).await;
+        // Not seen: it may be new since the index last looked (just bought, here or on another
+        // replica). What is new is read from the top first.
+        return match from_the_top(gateway, agent, iccid).await {
+            Ok(New::Found(found)) => listed(gateway, key, found),
+            Ok(New::ReachedKnown) if index.is_complete() => listed(gateway, key, Vec::new()),
+            // Not seen yet: the list as the API gives it, as a server without the lookup does.
+            Ok(_) => as_asked(gateway, agent, query).await,
+            Err(refused) => refused,
+        };
     };
     let mut total = seen.total;
     for _ in 0..2 {
@@ -79,6 +83,47 @@ pub(crate) async fn answer(gateway: &Gateway, agent: &str, iccid: &str, query: O
     // gives it, which the agent's client reads as from a server without the lookup.
     tracing::info!(from_end = seen.from_end, "an eSIM was not where the team index saw it");
     as_asked(gateway, agent, query).await
+}
+
+/// Pages read from the top for an eSIM the index has not seen, before it is said not to exist.
+const NEW_PAGES: u64 = 5;
+
+/// What the newest pages of the list showed of an eSIM the index has not seen.
+enum New {
+    Found(Vec<Value>),
+    /// Not there, and the pages read cover every eSIM added since the index read the list.
+    ReachedKnown,
+    /// Not there within `NEW_PAGES`, or the list could not be read as expected.
+    Unsure,
+}
+
+/// The newest pages, read (and so fed to the index) until the eSIM is found or the pages
+/// cover every eSIM added since the index last read the list's total.
+async fn from_the_top(gateway: &Gateway, agent: &str, iccid: &str) -> Result<New, Response> {
+    let Some(index) = &gateway.index else {
+        return Ok(New::Unsure);
+    };
+    let (_, known_total) = index.coverage();
+    for page in 1..=NEW_PAGES {
+        let page_query = format!("page={page}&pageSize={}", crate::index::PAGE);
+        let answer = gateway.read(agent, ESIMS, Some(&page_query)).await?;
+        let body: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
+        let found = find(&body, iccid);
+        if !found.is_empty() {
+            return Ok(New::Found(found));
+        }
+        let (Some(total), Some(esims)) = (body["total"].as_u64(), body["esims"].as_array()) else {
+            return Ok(New::Unsure);
+        };
+        let added = total.saturating_sub(known_total);
+        if known_total > 0 && page * crate::index::PAGE >= added {
+            return Ok(New::ReachedKnown);
+        }
+        if esims.is_empty() {
+            return Ok(New::Unsure);
+        }
+    }
+    Ok(New::Unsure)
 }
 
 /// The lookup as the agent asked it, the API's answer passed on (or the gateway's refusal).

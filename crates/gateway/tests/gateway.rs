@@ -4,6 +4,7 @@
 //! agent's key and the rule against repeats across agents. Money is counted at the sandbox.
 
 use esimdash_api::model::{EsimQuery, OrderQuery};
+use esimdash_api::relay::ESIMS;
 use esimdash_api::relay::Relayed;
 use esimdash_api::{BaseUrl, Client, ClientOptions, Credentials, PLACE_ORDER, TOPUP};
 use esimdash_domain::iccid::Iccid;
@@ -391,6 +392,25 @@ async fn figure(running: &Running, name: &str) -> Option<f64> {
         .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
 }
 
+/// Waits (up to 60 s) until the replica's team index holds the whole list.
+async fn index_whole(running: &Running) {
+    let started = std::time::Instant::now();
+    loop {
+        let held = figure(running, "esimdash_gateway_index_esims").await.unwrap_or(0.0);
+        let total = figure(running, "esimdash_gateway_index_list_total")
+            .await
+            .unwrap_or(0.0);
+        if total > 0.0 && held >= total {
+            return;
+        }
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "the index was not read whole: {held} of {total}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
 /// Against an API without the lookup (it answers the whole list), once the team index holds
 /// every eSIM: 20 agents looking up ICCIDs in a loop each get exactly their eSIM, the reads of
 /// one serve the others, and the API is asked far less than the key allows.
@@ -411,21 +431,7 @@ async fn twenty_agents_find_iccids_through_the_team_index_of_an_api_without_the_
     team.upstream = team.sandbox.base_url();
     team.add_replica().await;
     let running = &team.gateways[0];
-    let started = std::time::Instant::now();
-    loop {
-        let held = figure(running, "esimdash_gateway_index_esims").await.unwrap_or(0.0);
-        let total = figure(running, "esimdash_gateway_index_list_total")
-            .await
-            .unwrap_or(0.0);
-        if total > 0.0 && held >= total {
-            break;
-        }
-        assert!(
-            started.elapsed().as_secs() < 60,
-            "the index was not read whole: {held} of {total}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    index_whole(running).await;
     let reseller = team.reseller();
     let mut iccids = Vec::new();
     for page in [1, 7, 15] {
@@ -911,4 +917,87 @@ async fn a_replica_with_unfinished_payments_serves_at_once() {
         body["error"].as_str().unwrap().contains("still being settled"),
         "{body}"
     );
+}
+
+/// Against an API without the lookup, two replicas whose team indexes hold the whole list: an
+/// eSIM just bought through one is found by a lookup at once on both (each reads what is new
+/// from the top before saying "no such eSIM").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_just_bought_esim_is_found_at_once_on_both_replicas() {
+    let mut team = Team::start(0, None, None).await;
+    team.sandbox = esimdash_sandbox::spawn(
+        &SandboxConfig {
+            rate_limit: 1_000_000,
+            iccid_lookup: false,
+            balance: Some(Decimal::from(1_000)),
+            ..SandboxConfig::default()
+        },
+        ([127, 0, 0, 1], 0).into(),
+    )
+    .await
+    .unwrap();
+    team.upstream = team.sandbox.base_url();
+    team.add_replica().await;
+    team.add_replica().await;
+    for running in &team.gateways {
+        index_whole(running).await;
+    }
+    let ada = team.agent("ada", Role::Admin, None).await;
+    let plan = team
+        .reseller()
+        .plans()
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|p| !p.is_topup())
+        .unwrap();
+    let body = serde_json::json!({ "slug": plan.slug, "qty": 1 })
+        .to_string()
+        .into_bytes();
+    let bought = team
+        .seat(&ada, 0)
+        .relay(PLACE_ORDER, None, Some(body), Some("ada-1"))
+        .await
+        .unwrap();
+    assert_eq!(bought.status, 201, "{}", json(&bought));
+    let order_no = json(&bought)["order"]["providerOrderNo"].as_str().unwrap().to_string();
+    // The order is pending until the provider allocates its eSIM (moments, in the sandbox).
+    let mut newest = None;
+    for _ in 0..200 {
+        let query = EsimQuery {
+            page: Some(1),
+            page_size: Some(100),
+            ..EsimQuery::default()
+        };
+        newest = team
+            .reseller()
+            .esims(&query)
+            .await
+            .unwrap()
+            .esims
+            .into_iter()
+            .find(|e| e.record.provider_order_no.as_str() == order_no);
+        if newest.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let newest = newest.expect("the new eSIM was allocated");
+    let esimdash_domain::iccid::EsimIccid::Valid(iccid) = newest.raw_order_json.iccid else {
+        panic!("the new eSIM has no ICCID");
+    };
+    for replica in 0..2 {
+        let query = format!("iccid={}", iccid.as_str());
+        let found = team
+            .seat(&ada, replica)
+            .relay(ESIMS, Some(&query), None, None)
+            .await
+            .unwrap();
+        let esims = json(&found)["esims"].as_array().cloned().unwrap_or_default();
+        assert!(
+            esims.iter().any(|e| e["providerOrderNo"] == order_no.as_str()),
+            "replica {replica}: {}",
+            json(&found)
+        );
+    }
 }
