@@ -283,3 +283,107 @@ fn sandbox_orders_page_with_q_over_100_000(bencher: divan::Bencher) {
         assert!(response.status().is_success());
     });
 }
+
+/// The gateway's store on a busy day: what each capped request and `gateway/me` read (an
+/// agent's and the team's holds today) and a payment's own store work (reserve, sent, settled),
+/// with 0 and 20 000 payments journalled today; and the same read summed from the journal, as
+/// before the day's totals were kept.
+mod gateway_day {
+    use esimdash_gateway::Store;
+    use esimdash_gateway::store::{Asked, Caps, From, Outcome, Stage, day_of};
+    use rust_decimal::Decimal;
+
+    struct Day {
+        _dir: tempfile::TempDir,
+        store: Store,
+        runtime: tokio::runtime::Runtime,
+        day: String,
+        now: i64,
+    }
+
+    fn asked(i: usize) -> Asked {
+        Asked {
+            agent: format!("agent{}", i % 20),
+            kind: "topup".into(),
+            iccid: Some(format!("894410000{i:010}")),
+            slug: "fr-3gb-30d".into(),
+            qty: 1,
+            body: "{}".into(),
+            agent_key: None,
+            amount: Decimal::new(240, 2),
+        }
+    }
+
+    /// A store with `n` payments charged today, written in one transaction; `kept`: a payment
+    /// of this version has touched the day, so its totals are kept.
+    fn day(n: usize, kept: bool) -> Day {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("gateway.db");
+        let store = runtime.block_on(Store::open(&path.display().to_string())).unwrap();
+        let now = chrono::Utc::now().timestamp();
+        let day = day_of(now);
+        let mut db = rusqlite::Connection::open(&path).unwrap();
+        let tx = db.transaction().unwrap();
+        for i in 0..n {
+            tx.execute(
+                "INSERT INTO payments (id, agent, day, kind, iccid, slug, qty, body, upstream_key, reserved, charged, state, asked_at) \
+                 VALUES (?1, ?2, ?3, 'topup', ?4, 'fr-3gb-30d', 1, '{}', ?1, '2.40', '2.40', 'charged', ?5)",
+                rusqlite::params![format!("p{i}"), format!("agent{}", i % 20), day, format!("894410000{i:010}"), now],
+            )
+            .unwrap();
+        }
+        tx.commit().unwrap();
+        if kept {
+            runtime
+                .block_on(store.reserve(asked(n), Caps::default(), now, None))
+                .unwrap()
+                .unwrap();
+        }
+        Day {
+            _dir: dir,
+            store,
+            runtime,
+            day,
+            now,
+        }
+    }
+
+    #[divan::bench(args = [0, 20_000], sample_count = 50)]
+    fn holds_today_kept(bencher: divan::Bencher, n: usize) {
+        let d = day(n, true);
+        bencher.bench_local(|| d.runtime.block_on(d.store.held_on("agent1", &d.day)).unwrap());
+    }
+
+    #[divan::bench(args = [20_000], sample_count = 20)]
+    fn holds_today_summed_from_the_journal(bencher: divan::Bencher, n: usize) {
+        let d = day(n, false);
+        bencher.bench_local(|| d.runtime.block_on(d.store.held_on("agent1", &d.day)).unwrap());
+    }
+
+    #[divan::bench(args = [0, 20_000], sample_count = 50)]
+    fn a_payment_reserved_sent_and_settled(bencher: divan::Bencher, n: usize) {
+        let d = day(n, true);
+        let mut i = n + 1;
+        bencher.bench_local(|| {
+            i += 1;
+            let payment = d
+                .runtime
+                .block_on(d.store.reserve(asked(i), Caps::default(), d.now, None))
+                .unwrap()
+                .unwrap();
+            d.runtime.block_on(d.store.mark_sent(&payment.id, d.now)).unwrap();
+            let outcome = Outcome {
+                stage: Stage::Charged,
+                charged: Some(Decimal::new(240, 2)),
+                ..Outcome::default()
+            };
+            d.runtime
+                .block_on(d.store.settle(&payment, outcome, d.now, From::Sent))
+                .unwrap()
+        });
+    }
+}

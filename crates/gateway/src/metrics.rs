@@ -5,7 +5,6 @@
 
 use crate::server::Gateway;
 use esimdash_domain::prometheus::{family, label};
-use rust_decimal::Decimal;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::Mutex;
@@ -214,12 +213,8 @@ impl Counted {
 
 /// Today's spend per agent and the caps, from the store.
 async fn spend(gateway: &Gateway, text: &mut String) {
-    let now = crate::now();
-    let day_start = now - now.rem_euclid(86_400);
-    let (Ok(agents), Ok(today)) = (
-        gateway.store.agents().await,
-        gateway.store.journal(None, day_start).await,
-    ) else {
+    let day = crate::store::day_of(crate::now());
+    let (Ok(agents), Ok(spent)) = (gateway.store.agents().await, gateway.store.day_totals(&day).await) else {
         family(
             text,
             "esimdash_gateway_store_up",
@@ -229,10 +224,6 @@ async fn spend(gateway: &Gateway, text: &mut String) {
         let _ = writeln!(text, "esimdash_gateway_store_up 0");
         return;
     };
-    let mut spent: BTreeMap<&str, Decimal> = BTreeMap::new();
-    for p in &today {
-        *spent.entry(p.asked.agent.as_str()).or_default() += p.held();
-    }
     family(
         text,
         "esimdash_gateway_spent_today_usd",
@@ -240,7 +231,7 @@ async fn spend(gateway: &Gateway, text: &mut String) {
         "USD charged or held today (UTC), by agent.",
     );
     for agent in &agents {
-        let n = spent.get(agent.name.as_str()).copied().unwrap_or_default();
+        let n = spent.get(&agent.name).copied().unwrap_or_default();
         let _ = writeln!(
             text,
             "esimdash_gateway_spent_today_usd{{agent=\"{}\"}} {n}",

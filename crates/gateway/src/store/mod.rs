@@ -6,11 +6,12 @@ mod postgres;
 mod schema;
 mod sql;
 mod sqlite;
+mod totals;
 
 use crate::agents::{Agent, Role};
 use rust_decimal::Decimal;
 use sql::{Row, Sql, Value, exclusive};
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 
@@ -199,6 +200,8 @@ pub enum From {
 const PAYMENT_COLUMNS: &str = "id, agent, kind, iccid, slug, qty, body, agent_key, reserved, upstream_key, state, \
      charged, asked_at, sent_at, settled_at, status, answer, order_no, note";
 
+const PAYMENT_COLUMN_COUNT: usize = 19;
+
 const AGENT_COLUMNS: &str = "name, access_code, secret_hash, role, daily_cap, created_at, revoked_at";
 
 impl Store {
@@ -350,25 +353,45 @@ impl Store {
             From::Sent => "state IN ('sent', 'unknown')",
         };
         self.run(move |db| {
-            db.execute(
-                &format!(
+            exclusive(db, |db| {
+                let rows = db.query(
+                    &format!("SELECT {PAYMENT_COLUMNS}, day FROM payments WHERE id = $1 AND {states}"),
+                    &[Value::text(&id)],
+                )?;
+                let Some(row) = rows.first() else { return Ok(false) };
+                let before = payment_of(row)?;
+                let day = row
+                    .get(PAYMENT_COLUMN_COUNT)
+                    .and_then(Value::as_text)
+                    .unwrap_or_default()
+                    .to_string();
+                let after = Payment {
+                    stage: outcome.stage,
+                    charged: outcome.charged,
+                    ..before.clone()
+                };
+                db.execute(
                     "UPDATE payments SET state = $1, charged = $2, status = $3, answer = $4, order_no = $5, note = $6, \
-                     key_echoed = $7, settled_at = $8, drift = $9 WHERE id = $10 AND {states}"
-                ),
-                &[
-                    Value::text(outcome.stage.name()),
-                    Value::Text(outcome.charged.map(|c| c.to_string())),
-                    Value::Int(outcome.status.map(i64::from)),
-                    Value::Text(outcome.answer),
-                    Value::Text(outcome.order_no),
-                    Value::Text(outcome.note),
-                    Value::Int(outcome.key_echoed.map(i64::from)),
-                    Value::int(now),
-                    Value::Text(drift),
-                    Value::text(id),
-                ],
-            )
-            .map(|n| n > 0)
+                     key_echoed = $7, settled_at = $8, drift = $9 WHERE id = $10",
+                    &[
+                        Value::text(outcome.stage.name()),
+                        Value::Text(outcome.charged.map(|c| c.to_string())),
+                        Value::Int(outcome.status.map(i64::from)),
+                        Value::Text(outcome.answer),
+                        Value::Text(outcome.order_no),
+                        Value::Text(outcome.note),
+                        Value::Int(outcome.key_echoed.map(i64::from)),
+                        Value::int(now),
+                        Value::Text(drift),
+                        Value::text(&id),
+                    ],
+                )?;
+                let change = after.held() - before.held();
+                if !change.is_zero() {
+                    totals::add(db, &day, &before.asked.agent, change)?;
+                }
+                Ok(true)
+            })
         })
         .await
     }
@@ -465,14 +488,16 @@ impl Store {
 
     /// What an agent's payments hold on `day` (YYYY-MM-DD, UTC), and the team's.
     pub async fn held_on(&self, agent: &str, day: &str) -> Result<(Decimal, Decimal), StoreError> {
-        let (agent, day) = (agent.to_string(), day.to_string());
-        self.run(move |db| {
-            let rows = day_rows(db, &day)?;
-            let team = rows.iter().map(Payment::held).sum();
-            let own = rows.iter().filter(|p| p.asked.agent == agent).map(Payment::held).sum();
-            Ok((own, team))
-        })
-        .await
+        let agent = agent.to_string();
+        let totals = self.day_totals(day).await?;
+        let of = |who: &str| totals.get(who).copied().unwrap_or_default();
+        Ok((of(&agent), of(totals::TEAM)))
+    }
+
+    /// What each agent's payments hold on `day`, and the team's (under `totals::TEAM`).
+    pub async fn day_totals(&self, day: &str) -> Result<BTreeMap<String, Decimal>, StoreError> {
+        let day = day.to_string();
+        self.run(move |db| totals::read(db, &day)).await
     }
 
     async fn payments(&self, filter: &'static str, params: Vec<Value>) -> Result<Vec<Payment>, StoreError> {
@@ -522,7 +547,7 @@ fn reserve_in(
         }
     }
     let day = day_of(now);
-    let rows = day_rows(db, &day)?;
+    let held = totals::read(db, &day)?;
     let agent_cap = db
         .query(
             "SELECT daily_cap FROM agents WHERE name = $1",
@@ -532,12 +557,8 @@ fn reserve_in(
         .and_then(|r| r.first().and_then(|v| v.as_text().map(str::to_string)))
         .map(|c| decimal(&c))
         .transpose()?;
-    let own: Decimal = rows
-        .iter()
-        .filter(|p| p.asked.agent == asked.agent)
-        .map(Payment::held)
-        .sum();
-    let team: Decimal = rows.iter().map(Payment::held).sum();
+    let own = held.get(&asked.agent).copied().unwrap_or_default();
+    let team = held.get(totals::TEAM).copied().unwrap_or_default();
     for (whose, cap, spent) in [(Some(asked.agent.clone()), agent_cap, own), (None, caps.team, team)] {
         if let Some(cap) = cap
             && spent + asked.amount > cap
@@ -558,6 +579,7 @@ fn reserve_in(
         ),
         &payment_values(&payment, &day),
     )?;
+    totals::add(db, &day, &payment.asked.agent, payment.held())?;
     Ok(Ok(payment))
 }
 
@@ -586,7 +608,7 @@ pub fn day_of(unix: i64) -> String {
         .to_string()
 }
 
-fn day_rows(db: &mut dyn Sql, day: &str) -> Result<Vec<Payment>, StoreError> {
+pub(super) fn day_rows(db: &mut dyn Sql, day: &str) -> Result<Vec<Payment>, StoreError> {
     db.query(
         &format!("SELECT {PAYMENT_COLUMNS} FROM payments WHERE day = $1"),
         &[Value::text(day)],
@@ -596,7 +618,7 @@ fn day_rows(db: &mut dyn Sql, day: &str) -> Result<Vec<Payment>, StoreError> {
     .collect()
 }
 
-fn decimal(text: &str) -> Result<Decimal, StoreError> {
+pub(super) fn decimal(text: &str) -> Result<Decimal, StoreError> {
     Decimal::from_str(text).map_err(|_| StoreError::Database(format!("{text:?} in the store is no amount")))
 }
 

@@ -48,6 +48,15 @@ const STEPS: &[&str] = &[
     // 2: a charge past what was held: 'open' until the order list confirms the journal's figure
     // ('agreed'); the seat pays nothing more meanwhile.
     "ALTER TABLE payments ADD COLUMN drift TEXT",
+    // 3: what each agent's payments hold each day, and the team's (agent ''), kept in the
+    // payment's own transaction so that a cap costs the same at 1 or 20 000 payments a day.
+    // A day no payment touched since (an older store's) is summed from the journal once.
+    "CREATE TABLE day_totals (
+        day TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        held TEXT NOT NULL,
+        PRIMARY KEY (day, agent)
+    )",
 ];
 
 pub fn migrate(db: &mut dyn Sql) -> Result<(), StoreError> {
