@@ -129,8 +129,13 @@ pub async fn start(settings: Settings, upstream: Client) -> Result<Running, Star
         turns: Mutex::default(),
     });
     // Unfinished payments settle in the background, each held against its caps meanwhile: a
-    // replica serves at once.
-    tokio::spawn(crate::settling::settle_unfinished(gateway.clone(), crate::now()));
+    // replica serves at once. They are read before it serves, so none of this run's is taken.
+    let unfinished = gateway
+        .store
+        .unsettled()
+        .await
+        .map_err(|e| StartError::Failed(e.to_string()))?;
+    tokio::spawn(crate::settling::settle_unfinished(gateway.clone(), unfinished));
     let index_task = gateway.index.clone().map(|index| {
         let upstream = gateway.upstream.clone();
         tokio::spawn(async move { index.keep_fresh(upstream).await })

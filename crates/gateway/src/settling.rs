@@ -264,18 +264,12 @@ async fn settle_later(gateway: &Gateway, payment: Payment) {
     }
 }
 
-/// At start, in the background (a replica serves at once): payments an earlier run left
-/// unfinished, asked before `started`. One never sent is released (unless a replica sent it
-/// meanwhile); one sent is settled as any unknown one, each still held against its caps.
-pub(crate) async fn settle_unfinished(gateway: Arc<Gateway>, started: i64) {
-    let payments = match gateway.store.unsettled(started).await {
-        Ok(p) => p,
-        Err(e) => {
-            tracing::error!("unfinished payments could not be read; they stay held: {e}");
-            return;
-        }
-    };
-    for payment in payments {
+/// At start, in the background (a replica serves at once): the payments an earlier run left
+/// unfinished, as read before serving (so none of this run's). One never sent is released
+/// (unless a replica sent it meanwhile); one sent is settled as any unknown one, each still
+/// held against its caps until then.
+pub(crate) async fn settle_unfinished(gateway: Arc<Gateway>, unfinished: Vec<Payment>) {
+    for payment in unfinished {
         if payment.stage == Stage::Asked {
             release(&gateway, &payment, "the gateway stopped before sending it", From::Asked).await;
         } else {

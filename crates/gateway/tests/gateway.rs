@@ -745,6 +745,18 @@ impl Team {
 /// paid, and no agent is answered with an error that invites paying again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_api_that_charges_then_fails_is_held_against_the_cap_and_journalled() {
+    charges_then_fails(None).await;
+}
+
+/// As above, the journal in Postgres.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_that_charges_then_fails_is_journalled_in_postgres_too() {
+    if let Some(store) = postgres_store("charges_then_fails_postgres").await {
+        charges_then_fails(Some(store)).await;
+    }
+}
+
+async fn charges_then_fails(store: Option<String>) {
     let lies = [
         Lie::ChargeThen(500),
         Lie::ChargeThen(503),
@@ -753,7 +765,7 @@ async fn an_api_that_charges_then_fails_is_held_against_the_cap_and_journalled()
         Lie::ChargeThen(401),
         Lie::ChargeThenDrop,
     ];
-    let team = Team::lied_to(1).await;
+    let team = Team::start_behind(1, store, None, true).await;
     let targets = team.topup_targets(8).await;
     for (n, lie) in lies.into_iter().enumerate() {
         team.lying.as_ref().unwrap().lie(lie);
@@ -903,7 +915,7 @@ async fn a_replica_with_unfinished_payments_serves_at_once() {
         .await
         .unwrap();
     let me: serde_json::Value = serde_json::from_str(&me).unwrap();
-    let open = store.unsettled(i64::MAX).await.unwrap().len();
+    let open = store.unsettled().await.unwrap().len();
     assert_eq!(open, 15, "the replica served before settling ({me})");
     assert_eq!(
         Decimal::from_str(me["spentToday"].as_str().unwrap()).unwrap(),

@@ -428,14 +428,10 @@ impl Store {
         .await
     }
 
-    /// Payments whose outcome is not known (asked, sent, or answered without telling), asked
-    /// before `before`: what a gateway starting then settles.
-    pub async fn unsettled(&self, before: i64) -> Result<Vec<Payment>, StoreError> {
-        self.payments(
-            "state IN ('asked', 'sent', 'unknown') AND asked_at <= $1",
-            vec![Value::int(before)],
-        )
-        .await
+    /// Payments whose outcome is not known (asked, sent, or answered without telling): what a
+    /// gateway settles at start.
+    pub async fn unsettled(&self) -> Result<Vec<Payment>, StoreError> {
+        self.payments("state IN ('asked', 'sent', 'unknown')", vec![]).await
     }
 
     /// The agent's charges past what they held, not yet confirmed by the order list.
@@ -488,10 +484,8 @@ impl Store {
 
     /// What an agent's payments hold on `day` (YYYY-MM-DD, UTC), and the team's.
     pub async fn held_on(&self, agent: &str, day: &str) -> Result<(Decimal, Decimal), StoreError> {
-        let agent = agent.to_string();
-        let totals = self.day_totals(day).await?;
-        let of = |who: &str| totals.get(who).copied().unwrap_or_default();
-        Ok((of(&agent), of(totals::TEAM)))
+        let (agent, day) = (agent.to_string(), day.to_string());
+        self.run(move |db| totals::read_of(db, &day, &agent)).await
     }
 
     /// What each agent's payments hold on `day`, and the team's (under `totals::TEAM`).
@@ -547,7 +541,7 @@ fn reserve_in(
         }
     }
     let day = day_of(now);
-    let held = totals::read(db, &day)?;
+    let (own, team) = totals::read_of(db, &day, &asked.agent)?;
     let agent_cap = db
         .query(
             "SELECT daily_cap FROM agents WHERE name = $1",
@@ -557,8 +551,6 @@ fn reserve_in(
         .and_then(|r| r.first().and_then(|v| v.as_text().map(str::to_string)))
         .map(|c| decimal(&c))
         .transpose()?;
-    let own = held.get(&asked.agent).copied().unwrap_or_default();
-    let team = held.get(totals::TEAM).copied().unwrap_or_default();
     for (whose, cap, spent) in [(Some(asked.agent.clone()), agent_cap, own), (None, caps.team, team)] {
         if let Some(cap) = cap
             && spent + asked.amount > cap

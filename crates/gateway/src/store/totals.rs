@@ -27,6 +27,25 @@ pub(super) fn read(db: &mut dyn Sql, day: &str) -> Result<BTreeMap<String, Decim
     Ok(summed)
 }
 
+/// What one agent's payments hold on the day, and the team's: two rows, whatever the day's
+/// payments and agents.
+pub(super) fn read_of(db: &mut dyn Sql, day: &str, agent: &str) -> Result<(Decimal, Decimal), StoreError> {
+    let rows = db.query(
+        "SELECT agent, held FROM day_totals WHERE day = $1 AND (agent = $2 OR agent = $3)",
+        &[Value::text(day), Value::text(agent), Value::text(TEAM)],
+    )?;
+    let mut totals = BTreeMap::new();
+    for row in &rows {
+        let who = row.first().and_then(Value::as_text).unwrap_or_default().to_string();
+        totals.insert(who, decimal(row.get(1).and_then(Value::as_text).unwrap_or("0"))?);
+    }
+    if !totals.contains_key(TEAM) {
+        totals = read(db, day)?;
+    }
+    let of = |who: &str| totals.get(who).copied().unwrap_or_default();
+    Ok((of(agent), of(TEAM)))
+}
+
 /// The rows kept for the day (none for a day not kept yet).
 fn read_kept(db: &mut dyn Sql, day: &str) -> Result<BTreeMap<String, Decimal>, StoreError> {
     let rows = db.query("SELECT agent, held FROM day_totals WHERE day = $1", &[Value::text(day)])?;
