@@ -48,14 +48,49 @@ async fn a_search_row_of_an_earlier_profile_opens_that_profile() {
     }
 }
 
-/// On a deleted eSIM, `Y`, `l`, `a`, `i` and `w` refuse with the pane's words (nothing copied or
-/// written), as `l` always did.
+/// Esc from either search row of a reissued ICCID (its current profile, its earlier one) lands
+/// on that profile's own row of the list, never on the other's (they share the ICCID).
+#[tokio::test]
+async fn esc_from_a_profiles_search_row_lands_on_that_profile() {
+    let mut h = Harness::acme_on('3').await;
+    let iccid = h.app.esims().selected().unwrap().raw_order_json.iccid.to_string();
+    for row in 0..2 {
+        h.search(&iccid).await;
+        assert_eq!(h.app.esims().result_count(), 2, "a row per profile");
+        for _ in 0..row {
+            h.send_and_settle(key('j')).await;
+        }
+        let chosen = h.app.esims().selected().expect("the row's own record").clone();
+        h.send_and_settle(code(KeyCode::Esc)).await;
+        let landed = h.app.esims().selected().expect("a row selected").clone();
+        assert_eq!(
+            (landed.raw_order_json.esim_tran_no, landed.record.provider_order_no),
+            (chosen.raw_order_json.esim_tran_no, chosen.record.provider_order_no),
+            "search row {row}: the list's row of the same profile"
+        );
+    }
+}
+
+/// On a deleted eSIM, the status line offers no code and no top-up, and `Y`, `l`, `a`, `i`
+/// and `w` refuse with the pane's words (nothing copied or written), as `l` always did.
 #[tokio::test]
 async fn the_keys_that_hand_a_code_over_obey_the_verdict() {
     let mut h = Harness::acme_on('3').await;
     while h.app.esims().selected().unwrap().facts().classify() != Class::Deleted {
         h.send_and_settle(key('j')).await;
     }
+    // The status line does not offer them, nor a top-up that cannot add data.
+    let screen = h.screen(200, 40);
+    let bottom = screen
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default()
+        .to_string();
+    for offered in ["copy code", "top up"] {
+        assert!(!bottom.contains(offered), "{offered} offered: {bottom}");
+    }
+    assert!(bottom.contains("copy ICCID"), "{bottom}");
     for k in ['Y', 'l', 'a', 'i', 'w'] {
         let effects = h.send(key(k));
         assert!(copies(&effects).is_empty(), "{k}: nothing copied");
@@ -109,7 +144,20 @@ async fn esc_from_the_zoom_goes_back_to_the_pane_it_came_from() {
 #[tokio::test]
 async fn a_viewers_seat_is_told_before_a_form_opens() {
     let (mut h, _gateway, _dir) = Harness::at_gateway(Role::Viewer, Some(Decimal::TEN)).await;
-    h.send_and_settle(key('3')).await;
+    // The status line offers a viewer no payment, on Catalog and on My eSIMs.
+    for tab in ['1', '3'] {
+        h.send_and_settle(key(tab)).await;
+        let screen = h.screen(200, 40);
+        let bottom = screen
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or_default()
+            .to_string();
+        for offered in ["buy", "top up"] {
+            assert!(!bottom.contains(offered), "tab {tab}: {offered} offered: {bottom}");
+        }
+    }
     h.send_and_settle(key('t')).await;
     assert!(h.app.overlay().is_none(), "no window: {:?}", h.app.overlay());
     let flash = h.app.flash_message().expect("said");

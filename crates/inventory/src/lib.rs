@@ -445,6 +445,17 @@ impl Inventory {
         self.entries_of(iccid).into_iter().next()
     }
 
+    /// The entry of this profile: the ICCID made by this order (a reissued ICCID has one entry
+    /// a profile); the newest entry of the ICCID when the order is not among them.
+    pub fn find_profile(&self, iccid: &str, order: &str) -> Option<usize> {
+        let entries = self.entries_of(iccid);
+        entries
+            .iter()
+            .copied()
+            .find(|&e| self.order_of(e) == order)
+            .or_else(|| entries.first().copied())
+    }
+
     /// Where this ICCID's newest entry sits, counted from the oldest eSIM, with the total it
     /// was counted against: a find reads the page at that place (`esimdash_api::Client::find_esim_at`).
     pub fn whereabouts(&self, iccid: &str) -> Option<Whereabouts> {

@@ -68,6 +68,17 @@ impl App {
         true
     }
 
+    /// Whether a key is not offered now: not this seat's (a viewer's payments, a support
+    /// seat's profile change) or withheld by the tab from what is selected (`TabState::withholds`).
+    pub fn withholds(&self, action: Action) -> bool {
+        let seat_refuses = self.account.seat.as_ref().is_some_and(|seat| match action {
+            Action::Buy | Action::TopUp => !seat.pays(),
+            Action::Edit => !seat.edits(),
+            _ => false,
+        });
+        seat_refuses || self.tab_state().withholds(action)
+    }
+
     /// Why this window cannot open while another account is being opened (its answer would be
     /// forgotten with the old account); `true` when it was refused.
     pub(super) fn refuse_while_switching(&mut self, what: &str, now: Instant) -> bool {

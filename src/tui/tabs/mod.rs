@@ -121,6 +121,13 @@ pub trait TabState {
         }
     }
 
+    /// Whether the tab withholds `action` from what is selected now (a deleted eSIM's code, a
+    /// top-up of an eSIM that can never take data): its key is left out of the status line's
+    /// hints. Pressed all the same, the key says why.
+    fn withholds(&self, _action: Action) -> bool {
+        false
+    }
+
     /// Whether the tab shows a list: the list keys apply and a search can start.
     fn has_list(&self) -> bool {
         true

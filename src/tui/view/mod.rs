@@ -257,6 +257,7 @@ fn key_hints(app: &App, width: usize) -> String {
         (contexts, typing)
     };
     let parts = app.keymap().hint_parts(&contexts, app.mode().takes_text());
+    let parts = parts.into_iter().filter(|(action, _)| !app.withholds(*action));
     let (mut last, first): (Vec<_>, Vec<_>) = parts
         .into_iter()
         .partition(|(action, _)| matches!(action, Action::Help | Action::Quit));

@@ -105,7 +105,7 @@ pub struct Esims {
     /// record shows the top-up yet.
     topped_up: Option<TopUpWatch>,
     /// The ICCID the list's cursor was sent to, checked when its page comes.
-    expect: Option<EsimIccid>,
+    expect: Option<(EsimIccid, String)>,
     /// Activation codes by profile (`profile_key`): an ICCID a provider reissued has a code per
     /// profile, and one must never be shown for the other.
     pub(super) codes: HashMap<String, Code>,
@@ -798,17 +798,25 @@ impl Esims {
     /// A page of the list came: its total moves the indexes' places; and if the cursor was
     /// sent to an eSIM found by the search, it lands on that eSIM's row.
     pub(super) fn list_page_arrived(&mut self, page: u64) {
-        let Some(expect) = self.expect.clone() else { return };
+        let Some((iccid, order)) = self.expect.clone() else {
+            return;
+        };
         if page != self.list.current_page() {
             return;
         }
         self.expect = None;
         let items = self.list.page_items().unwrap_or_default();
-        if let Some(row) = items.iter().position(|e| e.raw_order_json.iccid == expect) {
+        // The profile asked for: its ICCID and its order (a reissued ICCID's old row and its
+        // current one are two profiles); the ICCID alone where the order is not on the page.
+        let row = items
+            .iter()
+            .position(|e| e.raw_order_json.iccid == iccid && e.record.provider_order_no.as_str() == order)
+            .or_else(|| items.iter().position(|e| e.raw_order_json.iccid == iccid));
+        if let Some(row) = row {
             self.list.select_row(row);
         } else if let Some(Found::Esim(e)) = self.fresh.as_ref().and_then(|f| f.record.value()) {
             // Not where the index said (the list changed): it stays selected, pinned.
-            if e.raw_order_json.iccid == expect {
+            if e.raw_order_json.iccid == iccid {
                 self.pinned = Some(e.clone());
             }
         }
@@ -828,18 +836,27 @@ impl Esims {
     /// The search closes (Esc): the eSIM selected in the results stays selected, the list
     /// going to its page and row, or pinned when its row is not known.
     pub(super) fn close_search(&mut self, now: Instant) {
-        let selected = self.selected_result().map(|r| match r {
-            ResultRow::Indexed(row) => (EsimIccid::parse(row.iccid), Some(row)),
-            ResultRow::Fetched(e) => (e.raw_order_json.iccid.clone(), None),
+        let selected = self.selected_result().map(|r| {
+            let indexed = matches!(r, ResultRow::Indexed(_));
+            let iccid = match &r {
+                ResultRow::Indexed(row) => EsimIccid::parse(row.iccid),
+                ResultRow::Fetched(e) => e.raw_order_json.iccid.clone(),
+            };
+            (iccid, r.order().to_string(), indexed)
         });
-        let target = selected.map(|(iccid, row)| {
+        let target = selected.map(|(iccid, order, indexed)| {
             let inventory = self.searched();
-            let place = row
-                .and_then(|_| inventory.find(iccid.as_str()))
+            let place = indexed
+                .then(|| inventory.find_profile(iccid.as_str(), &order))
+                .flatten()
                 .map(|i| inventory.place_among(i, &self.status))
                 // Not in the index (a lookup found it): its row on a page at hand.
-                .or_else(|| self.list.index_of(|e| e.raw_order_json.iccid == iccid.as_str()));
-            (iccid, place)
+                .or_else(|| {
+                    self.list.index_of(|e| {
+                        e.raw_order_json.iccid == iccid.as_str() && e.record.provider_order_no.as_str() == order
+                    })
+                });
+            (iccid, order, place)
         });
         let record = self.selected().cloned();
         self.search.clear();
@@ -847,14 +864,14 @@ impl Esims {
         self.results.clear();
         self.result_cursor = 0;
         match target {
-            Some((iccid, Some(place))) => {
+            Some((iccid, order, Some(place))) => {
                 self.list.go_to_index(place, now);
-                self.expect = Some(iccid);
+                self.expect = Some((iccid, order));
                 if self.list.page_items().is_some() {
                     self.list_page_arrived(self.list.current_page());
                 }
             }
-            Some((_, None)) => self.pinned = record.map(Box::new),
+            Some((_, _, None)) => self.pinned = record.map(Box::new),
             None => {}
         }
     }

@@ -18,6 +18,19 @@ impl TabState for Esims {
         super::view::draw
     }
 
+    fn withholds(&self, action: Action) -> bool {
+        let Some(class) = self.selected().map(|e| e.facts().classify()) else {
+            return false;
+        };
+        match action {
+            Action::CopyCode | Action::CopyLink | Action::CopySmdp | Action::CopyMatchingId | Action::SaveQr => {
+                self.marks().is_empty() && !class.installable()
+            }
+            Action::TopUp => self.marks().is_empty() && class.cannot_take_data().is_some(),
+            _ => false,
+        }
+    }
+
     fn context(&self) -> Context {
         Context::Esims
     }
