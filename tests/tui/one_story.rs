@@ -183,6 +183,13 @@ async fn a_capped_seat_is_told_at_review_when_the_price_passes_what_is_left() {
     h.send_and_settle(code(KeyCode::Enter)).await;
     let screen = h.screen(100, 30);
     assert!(screen.contains("left of this seat's daily cap today"), "{screen}");
+    let bottom = screen
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default()
+        .to_string();
+    assert!(!bottom.contains("pay"), "the status line offers no payment: {bottom}");
     let sent = h.sent.len();
     h.send_and_settle(code(KeyCode::Enter)).await;
     assert!(

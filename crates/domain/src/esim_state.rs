@@ -139,7 +139,7 @@ impl Class {
             Class::Deleted => "it was deleted from the phone, and a deleted eSIM cannot be installed again",
             Class::ExpiredUnused => "its validity ended before it was ever used",
             Class::ExpiredUsed => "its validity has ended",
-            Class::Cancelled => "it was cancelled (and refunded)",
+            Class::Cancelled => "it was cancelled, and refunded",
             Class::Revoked => "its profile was revoked by the provider",
             Class::Pending => "its profile is not ready yet",
             _ => return None,

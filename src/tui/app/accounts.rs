@@ -69,14 +69,19 @@ impl App {
     }
 
     /// Whether a key is not offered now: not this seat's (a viewer's payments, a support
-    /// seat's profile change) or withheld by the tab from what is selected (`TabState::withholds`).
+    /// seat's profile change), a payment the review refuses, or withheld by the tab from what
+    /// is selected (`TabState::withholds`).
     pub fn withholds(&self, action: Action) -> bool {
         let seat_refuses = self.account.seat.as_ref().is_some_and(|seat| match action {
             Action::Buy | Action::TopUp => !seat.pays(),
             Action::Edit => !seat.edits(),
             _ => false,
         });
-        seat_refuses || self.tab_state().withholds(action)
+        // A review that says the payment will not be sent (past the balance or the seat's cap).
+        let review_refuses = action == Action::Pay
+            && matches!(self.overlay(), Some(Overlay::Purchase(form))
+                if form.amount_problem(self.profile().and_then(|p| p.balance_usd)).is_some());
+        seat_refuses || review_refuses || self.tab_state().withholds(action)
     }
 
     /// Why this window cannot open while another account is being opened (its answer would be
