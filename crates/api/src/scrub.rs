@@ -19,10 +19,10 @@ pub fn scrub(body: &[u8], secret: &[u8]) -> Vec<u8> {
     let mut spans: Vec<(usize, usize)> = Vec::new();
     let first = secret[0];
     for start in 0..body.len() {
-        if matches!(body[start], b'%' | b'\\' | b'+') || body[start] == first {
-            if let Some(end) = encoded_at(body, start, secret) {
-                spans.push((start, end));
-            }
+        if (matches!(body[start], b'%' | b'\\' | b'+') || body[start] == first)
+            && let Some(end) = encoded_at(body, start, secret)
+        {
+            spans.push((start, end));
         }
     }
     for run in base64_runs(secret) {
