@@ -67,6 +67,22 @@ async fn serve_within(home: &tempfile::TempDir, upstream: &str, more: &[&str], f
     (child, url)
 }
 
+/// Test certificates, and a config file whose `[gateway]` serves https with them.
+fn https_config(home: &tempfile::TempDir) -> (crate::certs::TestCerts, String) {
+    let certs = crate::certs::make();
+    let config = home.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[gateway]\ntls_cert = \"{}\"\ntls_key = \"{}\"\n",
+            certs.cert.display(),
+            certs.key.display()
+        ),
+    )
+    .unwrap();
+    (certs, config.display().to_string())
+}
+
 /// An agent's token from `gateway agent add`.
 async fn agent(home: &tempfile::TempDir, name: &str, role: &str) -> (String, String) {
     let mut cmd = esimdash(home);
@@ -259,18 +275,7 @@ async fn the_dashboard_header_shows_the_agents_seat_and_what_is_left_of_its_cap(
 #[tokio::test]
 async fn the_gateway_serves_https_with_the_certificate_its_settings_name() {
     let (sb, _api, home) = sandbox_api_home().await;
-    let certs = crate::certs::make();
-    let config = home.path().join("config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[gateway]\ntls_cert = \"{}\"\ntls_key = \"{}\"\n",
-            certs.cert.display(),
-            certs.key.display()
-        ),
-    )
-    .unwrap();
-    let config = config.display().to_string();
+    let (certs, config) = https_config(&home);
     let ana = agent(&home, "ana", "viewer").await;
     let (mut gateway, base) = serve_with(&home, &sb.base_url(), &["--config", &config]).await;
     assert!(base.starts_with("https://"), "{base}");
@@ -386,18 +391,7 @@ async fn the_dashboard_asks_again_for_a_top_up_another_agent_just_paid() {
 async fn half_sent_requests_do_not_keep_the_agents_out() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let (sb, _api, home) = sandbox_api_home().await;
-    let certs = crate::certs::make();
-    let config = home.path().join("config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[gateway]\ntls_cert = \"{}\"\ntls_key = \"{}\"\n",
-            certs.cert.display(),
-            certs.key.display()
-        ),
-    )
-    .unwrap();
-    let config = config.display().to_string();
+    let (certs, config) = https_config(&home);
     let ana = agent(&home, "ana", "viewer").await;
     for https in [false, true] {
         let more: &[&str] = if https { &["--config", &config] } else { &[] };

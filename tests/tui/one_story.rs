@@ -48,6 +48,16 @@ async fn a_search_row_of_an_earlier_profile_opens_that_profile() {
     }
 }
 
+/// The status line at 200 columns, which offers none of `keys`.
+fn offers_none(h: &Harness, keys: &[&str]) -> String {
+    let screen = h.screen(200, 40);
+    let bottom = screen.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default();
+    for offered in keys {
+        assert!(!bottom.contains(offered), "{offered} offered: {bottom}");
+    }
+    bottom.to_string()
+}
+
 /// Esc from either search row of a reissued ICCID (its current profile, its earlier one) lands
 /// on that profile's own row of the list, never on the other's (they share the ICCID).
 #[tokio::test]
@@ -80,16 +90,7 @@ async fn the_keys_that_hand_a_code_over_obey_the_verdict() {
         h.send_and_settle(key('j')).await;
     }
     // The status line does not offer them, nor a top-up that cannot add data.
-    let screen = h.screen(200, 40);
-    let bottom = screen
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or_default()
-        .to_string();
-    for offered in ["copy code", "top up"] {
-        assert!(!bottom.contains(offered), "{offered} offered: {bottom}");
-    }
+    let bottom = offers_none(&h, &["copy code", "top up"]);
     assert!(bottom.contains("copy ICCID"), "{bottom}");
     for k in ['Y', 'l', 'a', 'i', 'w'] {
         let effects = h.send(key(k));
@@ -147,16 +148,7 @@ async fn a_viewers_seat_is_told_before_a_form_opens() {
     // The status line offers a viewer no payment, on Catalog and on My eSIMs.
     for tab in ['1', '3'] {
         h.send_and_settle(key(tab)).await;
-        let screen = h.screen(200, 40);
-        let bottom = screen
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or_default()
-            .to_string();
-        for offered in ["buy", "top up"] {
-            assert!(!bottom.contains(offered), "tab {tab}: {offered} offered: {bottom}");
-        }
+        offers_none(&h, &["buy", "top up"]);
     }
     h.send_and_settle(key('t')).await;
     assert!(h.app.overlay().is_none(), "no window: {:?}", h.app.overlay());
@@ -183,13 +175,7 @@ async fn a_capped_seat_is_told_at_review_when_the_price_passes_what_is_left() {
     h.send_and_settle(code(KeyCode::Enter)).await;
     let screen = h.screen(100, 30);
     assert!(screen.contains("left of this seat's daily cap today"), "{screen}");
-    let bottom = screen
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or_default()
-        .to_string();
-    assert!(!bottom.contains("pay"), "the status line offers no payment: {bottom}");
+    offers_none(&h, &["pay"]);
     let sent = h.sent.len();
     h.send_and_settle(code(KeyCode::Enter)).await;
     assert!(

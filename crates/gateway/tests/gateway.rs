@@ -55,6 +55,25 @@ impl Team {
         Self::start_behind(replicas, store, team_cap, false).await
     }
 
+    /// `replicas` gateways in front of a sandbox of `config` without the lookup by ICCID (the
+    /// rate limit lifted).
+    async fn without_lookup(replicas: usize, config: SandboxConfig) -> Team {
+        let mut team = Team::start(0, None, None).await;
+        let config = SandboxConfig {
+            rate_limit: 1_000_000,
+            iccid_lookup: false,
+            ..config
+        };
+        team.sandbox = esimdash_sandbox::spawn(&config, ([127, 0, 0, 1], 0).into())
+            .await
+            .unwrap();
+        team.upstream = team.sandbox.base_url();
+        for _ in 0..replicas {
+            team.add_replica().await;
+        }
+        team
+    }
+
     /// A team whose gateway speaks to a lying API in front of the sandbox.
     async fn lied_to(replicas: usize) -> Team {
         Self::start_behind(replicas, None, None, true).await
@@ -416,20 +435,14 @@ async fn index_whole(running: &Running) {
 /// one serve the others, and the API is asked far less than the key allows.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn twenty_agents_find_iccids_through_the_team_index_of_an_api_without_the_lookup() {
-    let mut team = Team::start(0, None, None).await;
-    team.sandbox = esimdash_sandbox::spawn(
-        &SandboxConfig {
-            rate_limit: 1_000_000,
-            iccid_lookup: false,
+    let mut team = Team::without_lookup(
+        1,
+        SandboxConfig {
             orders: 2_000,
             ..SandboxConfig::default()
         },
-        ([127, 0, 0, 1], 0).into(),
     )
-    .await
-    .unwrap();
-    team.upstream = team.sandbox.base_url();
-    team.add_replica().await;
+    .await;
     let running = &team.gateways[0];
     index_whole(running).await;
     let reseller = team.reseller();
@@ -936,21 +949,14 @@ async fn a_replica_with_unfinished_payments_serves_at_once() {
 /// from the top before saying "no such eSIM").
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_just_bought_esim_is_found_at_once_on_both_replicas() {
-    let mut team = Team::start(0, None, None).await;
-    team.sandbox = esimdash_sandbox::spawn(
-        &SandboxConfig {
-            rate_limit: 1_000_000,
-            iccid_lookup: false,
+    let team = Team::without_lookup(
+        2,
+        SandboxConfig {
             balance: Some(Decimal::from(1_000)),
             ..SandboxConfig::default()
         },
-        ([127, 0, 0, 1], 0).into(),
     )
-    .await
-    .unwrap();
-    team.upstream = team.sandbox.base_url();
-    team.add_replica().await;
-    team.add_replica().await;
+    .await;
     for running in &team.gateways {
         index_whole(running).await;
     }

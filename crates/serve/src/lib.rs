@@ -55,6 +55,32 @@ const DRAIN: Duration = Duration::from_secs(10);
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
+/// What a connection is served by: an HTTP service of this crate's connections.
+pub trait Service<B>:
+    hyper::service::Service<Request<Incoming>, Response = Response<B>, Future: Send + 'static, Error: Into<BoxError>>
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<S, B> Service<B> for S where
+    S: hyper::service::Service<
+            Request<Incoming>,
+            Response = Response<B>,
+            Future: Send + 'static,
+            Error: Into<BoxError>,
+        > + Send
+        + Sync
+        + 'static
+{
+}
+
+/// The body of an answer, sent as it comes.
+pub trait AnswerBody: Body<Data: Send, Error: Into<BoxError>> + Send + 'static {}
+
+impl<B> AnswerBody for B where B: Body<Data: Send, Error: Into<BoxError>> + Send + 'static {}
+
 /// Serves `listener` until `stop` completes, then waits for the requests being answered (up to
 /// 10 s). Each accepted connection takes a place (`Bounds::open`), goes through `handshake`
 /// (plain: the stream itself; `None`: it failed) within the head's time, and is served over
@@ -70,12 +96,8 @@ pub async fn serve<Io, Shake, Shaken, Make, Svc, B>(
     Shaken: Future<Output = Option<Io>> + Send + 'static,
     Io: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     Make: Fn(SocketAddr) -> Svc,
-    Svc: hyper::service::Service<Request<Incoming>, Response = Response<B>> + Send + Sync + 'static,
-    Svc::Future: Send + 'static,
-    Svc::Error: Into<BoxError>,
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
+    Svc: Service<B>,
+    B: AnswerBody,
 {
     let open = Arc::new(Open::new(bounds.open));
     tokio::pin!(stop);
@@ -121,12 +143,8 @@ async fn connection<Io, Shake, Shaken, Svc, B>(
     Shake: Fn(TcpStream) -> Shaken,
     Shaken: Future<Output = Option<Io>>,
     Io: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-    Svc: hyper::service::Service<Request<Incoming>, Response = Response<B>> + Send + Sync + 'static,
-    Svc::Future: Send + 'static,
-    Svc::Error: Into<BoxError>,
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
+    Svc: Service<B>,
+    B: AnswerBody,
 {
     let shaken = tokio::select! {
         shaken = tokio::time::timeout(head, handshake(stream)) => shaken,
