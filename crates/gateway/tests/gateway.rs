@@ -435,7 +435,7 @@ async fn index_whole(running: &Running) {
 /// one serve the others, and the API is asked far less than the key allows.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn twenty_agents_find_iccids_through_the_team_index_of_an_api_without_the_lookup() {
-    let mut team = Team::without_lookup(
+    let team = Team::without_lookup(
         1,
         SandboxConfig {
             orders: 2_000,
