@@ -2775,7 +2775,7 @@ async fn gateway_serve_demo_serves_its_demo_agents() {
 }
 
 /// `/metrics` asks no token and names agents and their spend: an address that is not loopback
-/// is refused at start (exit 2), and taken with `--metrics-public`.
+/// is refused at start (exit 2), before any demo agent is made and printed.
 #[tokio::test(flavor = "multi_thread")]
 async fn gateway_metrics_stay_on_loopback_unless_said_public() {
     let home = tempfile::tempdir().unwrap();
@@ -2792,6 +2792,11 @@ async fn gateway_metrics_stay_on_loopback_unless_said_public() {
     let out = run(cmd).await;
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("--metrics-public"), "{}", stderr(&out));
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !printed.contains("ESIMDASH_SECRET_KEY"),
+        "no demo agent made first: {printed}"
+    );
 }
 
 /// A config file that is a FIFO is refused at once (never waited on), and one larger than any

@@ -33,6 +33,20 @@ fn file(connection: &ConnectionArgs) -> Result<File, CommandError> {
     }
 }
 
+/// Where `/metrics` is served, if anywhere: a loopback address, or another only when said
+/// public (it asks no token, and names agents and their spend).
+fn metrics_address(args: &GatewayServeArgs, file: &File) -> Result<Option<std::net::SocketAddr>, CommandError> {
+    let at = args.metrics_listen.or(file.metrics_listen);
+    match at {
+        Some(addr) if !addr.ip().is_loopback() && !(args.metrics_public || file.metrics_public) => {
+            Err(CommandError::Usage(format!(
+                "--metrics-listen {addr} is not a loopback address, and /metrics asks no token: whoever reaches it reads agents' names, requests and spend. Use 127.0.0.1, or add --metrics-public (metrics_public = true) for a private network"
+            )))
+        }
+        _ => Ok(at),
+    }
+}
+
 /// The store named by `--store`, the file, or the default place (made if missing).
 fn store_spec(place: &GatewayPlace, file: &File) -> Result<String, CommandError> {
     if let Some(spec) = place.store.clone().or_else(|| file.store.clone()) {
@@ -52,6 +66,8 @@ async fn open(place: &GatewayPlace, connection: &ConnectionArgs) -> Result<Store
 /// a store of its own in a folder gone at the end, and three agents made for it, their tokens
 /// printed: a team to try, touching no real account and no store of the user's.
 async fn serve_demo(args: &GatewayServeArgs, connection: &ConnectionArgs) -> Result<(), CommandError> {
+    // A mistake in the settings is said before any demo agent is made and printed.
+    metrics_address(args, &file(connection)?)?;
     let sandbox = super::start_demo().await.map_err(failed)?;
     let dir = tempfile::tempdir()?;
     let mut connection = connection.clone();
@@ -134,14 +150,7 @@ async fn serve(args: &GatewayServeArgs, connection: &ConnectionArgs) -> Result<(
         read_fresh: file.read_fresh_secs.map_or(READ_FRESH, Duration::from_secs),
         tls: file.tls().map_err(CommandError::Usage)?,
     };
-    let metrics_at = args.metrics_listen.or(file.metrics_listen);
-    if let Some(addr) = metrics_at.filter(|a| !a.ip().is_loopback())
-        && !(args.metrics_public || file.metrics_public)
-    {
-        return Err(CommandError::Usage(format!(
-            "--metrics-listen {addr} is not a loopback address, and /metrics asks no token: whoever reaches it reads agents' names, requests and spend. Use 127.0.0.1, or add --metrics-public (metrics_public = true) for a private network"
-        )));
-    }
+    let metrics_at = metrics_address(args, &file)?;
     let running = esimdash_gateway::start(settings.clone(), upstream)
         .await
         .map_err(|e| match e {

@@ -54,12 +54,15 @@ fn settled(app: &App) -> bool {
     }
 }
 
-/// Until nothing is in flight or about to be (a countdown, a held page); a message fading in
-/// a few seconds is not waited for.
+/// Until nothing is in flight or about to be (a countdown, a held page) and the view shown has
+/// ended one way or the other; a message fading in a few seconds is not waited for. (A page
+/// held behind a `Retry-After` may wake later than 1.5 s on a busy machine: it is waited for,
+/// up to 20 s, not taken for a view that never ends.)
 async fn quiet(live: &mut Live) {
     live.until(Duration::from_secs(20), |app| {
         let now = std::time::Instant::now();
         !app.is_loading()
+            && settled(app)
             && app
                 .next_wake(now)
                 .is_none_or(|at| at > now + Duration::from_millis(1500))
