@@ -38,7 +38,7 @@ fn file(connection: &ConnectionArgs) -> Result<File, CommandError> {
 fn metrics_address(args: &GatewayServeArgs, file: &File) -> Result<Option<std::net::SocketAddr>, CommandError> {
     let at = args.metrics_listen.or(file.metrics_listen);
     match at {
-        Some(addr) if !addr.ip().is_loopback() && !(args.metrics_public || file.metrics_public) => {
+        Some(addr) if !(addr.ip().is_loopback() || args.metrics_public || file.metrics_public) => {
             Err(CommandError::Usage(format!(
                 "--metrics-listen {addr} is not a loopback address, and /metrics asks no token: whoever reaches it reads agents' names, requests and spend. Use 127.0.0.1, or add --metrics-public (metrics_public = true) for a private network"
             )))
