@@ -270,6 +270,21 @@ impl Harness {
     }
 
     /// Feeds one message and runs all it asks for: a key press and its answers, as a user sees.
+    /// Moves down My eSIMs to the first eSIM of `class` after the one selected.
+    pub async fn down_to(&mut self, class: esimdash_domain::esim_state::Class) {
+        while self
+            .app
+            .esims()
+            .selected()
+            .expect("an eSIM selected")
+            .facts()
+            .classify()
+            != class
+        {
+            self.send_and_settle(key('j')).await;
+        }
+    }
+
     pub async fn send_and_settle(&mut self, msg: Msg) {
         self.send(msg);
         self.settle().await;

@@ -86,9 +86,7 @@ async fn esc_from_a_profiles_search_row_lands_on_that_profile() {
 #[tokio::test]
 async fn the_keys_that_hand_a_code_over_obey_the_verdict() {
     let mut h = Harness::acme_on('3').await;
-    while h.app.esims().selected().unwrap().facts().classify() != Class::Deleted {
-        h.send_and_settle(key('j')).await;
-    }
+    h.down_to(Class::Deleted).await;
     // The status line does not offer them, nor a top-up that cannot add data.
     let bottom = offers_none(&h, &["copy code", "top up"]);
     assert!(bottom.contains("copy ICCID"), "{bottom}");
@@ -111,9 +109,7 @@ async fn the_keys_that_hand_a_code_over_obey_the_verdict() {
 #[tokio::test]
 async fn b_in_the_window_that_says_a_new_esim_is_needed_buys_one() {
     let mut h = Harness::acme_on('3').await;
-    while h.app.esims().selected().unwrap().facts().classify() != Class::Deleted {
-        h.send_and_settle(key('j')).await;
-    }
+    h.down_to(Class::Deleted).await;
     let slug = h.app.esims().selected().unwrap().record.slug.clone();
     h.send_and_settle(key('t')).await;
     let screen = h.screen(100, 30);
@@ -168,9 +164,7 @@ async fn a_viewers_seat_is_told_before_a_form_opens() {
 async fn a_capped_seat_is_told_at_review_when_the_price_passes_what_is_left() {
     let (mut h, _gateway, _dir) = Harness::at_gateway(Role::Support, Some(Decimal::ONE)).await;
     h.send_and_settle(key('3')).await;
-    while h.app.esims().selected().unwrap().facts().classify() != Class::InUse {
-        h.send_and_settle(key('j')).await;
-    }
+    h.down_to(Class::InUse).await;
     h.send_and_settle(key('t')).await;
     h.send_and_settle(code(KeyCode::Enter)).await;
     let screen = h.screen(100, 30);

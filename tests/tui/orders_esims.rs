@@ -85,9 +85,7 @@ async fn the_pane_says_which_profile_of_a_reissued_iccid_is_current() {
 async fn b_on_a_deleted_esim_buys_its_plan_again() {
     use esimdash_domain::esim_state::Class;
     let mut h = Harness::acme_on('3').await;
-    while h.app.esims().selected().unwrap().facts().classify() != Class::Deleted {
-        h.send_and_settle(key('j')).await;
-    }
+    h.down_to(Class::Deleted).await;
     let slug = h.app.esims().selected().unwrap().record.slug.clone();
     assert!(h.screen(120, 40).contains("b: buy a new eSIM of this plan"));
     h.send_and_settle(key('b')).await;

@@ -3,6 +3,7 @@
 //! there is read (shared with every agent asking meanwhile), so a lookup costs one page at
 //! most and the answer holds only that eSIM, as the contract's lookup does.
 
+use crate::index::TeamIndex;
 use crate::reads::Reads;
 use crate::server::{Gateway, passed_on};
 use axum::response::Response;
@@ -51,7 +52,7 @@ pub(crate) async fn answer(gateway: &Gateway, agent: &str, iccid: &str, query: O
     let Some(seen) = index.whereabouts(iccid).await else {
         // Not seen: it may be new since the index last looked (just bought, here or on another
         // replica). What is new is read from the top first.
-        return match from_the_top(gateway, agent, iccid).await {
+        return match from_the_top(gateway, index, agent, iccid).await {
             Ok(New::Found(found)) => listed(gateway, key, found),
             Ok(New::ReachedKnown) if index.is_complete() => listed(gateway, key, Vec::new()),
             // Not seen yet: the list as the API gives it, as a server without the lookup does.
@@ -99,10 +100,7 @@ enum New {
 
 /// The newest pages, read (and so fed to the index) until the eSIM is found or the pages
 /// cover every eSIM added since the index last read the list's total.
-async fn from_the_top(gateway: &Gateway, agent: &str, iccid: &str) -> Result<New, Response> {
-    let Some(index) = &gateway.index else {
-        return Ok(New::Unsure);
-    };
+async fn from_the_top(gateway: &Gateway, index: &TeamIndex, agent: &str, iccid: &str) -> Result<New, Response> {
     let (_, known_total) = index.coverage();
     for page in 1..=NEW_PAGES {
         let page_query = format!("page={page}&pageSize={}", crate::index::PAGE);

@@ -424,10 +424,11 @@ pub(crate) async fn sent(gateway: &Gateway, payment: &Payment, send: Send) -> Re
 /// What an answer says became of a payment; `None` when it says nothing (left as it is).
 ///
 /// Only a placement tells: 2xx (to a resend, only with the key echoed: a 2xx without the echo
-/// may be a second payment from an API that does not honour keys). Every other answer leaves
-/// the payment unknown, the caller asks the order list: a load balancer or proxy may answer
-/// 500, 503, 429, 400 or 401 after the API charged. To a resend under the key, the contract's
-/// refusals of it (400, 402, 404: nothing was carried out under that key) tell as well.
+/// may be a second payment from an API that does not honour keys). Every other answer to a
+/// first sending says nothing, and the caller asks the order list (`settling::after_an_error`):
+/// a load balancer or proxy may answer 500, 503, 429, 400 or 401 after the API charged. To a
+/// resend under the key, the contract's refusals of it (400, 402, 404: nothing was carried
+/// out under that key) tell as well.
 fn outcome_of(answer: &Relayed, payment: &Payment, send: Send) -> Option<Outcome> {
     let text = String::from_utf8_lossy(&answer.body).into_owned();
     let base = Outcome {
@@ -461,14 +462,10 @@ fn outcome_of(answer: &Relayed, payment: &Payment, send: Send) -> Option<Outcome
                 )
             },
         }),
-        (status, Send::First) => Some(noted(
-            Stage::Unknown,
-            format!("the API answered {status} after it was sent: not known yet whether it was placed"),
-        )),
         (status @ (400 | 402 | 404), Send::Again) => {
             Some(noted(Stage::Released, format!("refused by the API ({status})")))
         }
-        (_, Send::Again) => None,
+        _ => None,
     }
 }
 
@@ -574,18 +571,14 @@ mod tests {
     }
 
     /// What each answer tells of a payment: to its first sending, only a placement (any other
-    /// answer may follow a charge: the order list is asked); to a resend under its key, a
-    /// placement with the key echoed or the contract's refusals.
+    /// answer may follow a charge and says nothing: the order list is asked); to a resend under
+    /// its key, a placement with the key echoed or the contract's refusals.
     #[test]
     fn a_resend_is_settled_only_by_answers_that_tell() {
         let stage = |status, echoed, send| outcome_of(&answer(status, echoed), &payment(), send).map(|o| o.stage);
         assert_eq!(stage(201, true, Send::First), Some(Stage::Charged));
         for not_telling in [500, 503, 429, 400, 401, 402, 502] {
-            assert_eq!(
-                stage(not_telling, true, Send::First),
-                Some(Stage::Unknown),
-                "{not_telling}"
-            );
+            assert_eq!(stage(not_telling, true, Send::First), None, "{not_telling}");
         }
         assert_eq!(stage(201, true, Send::Again), Some(Stage::Charged));
         assert_eq!(

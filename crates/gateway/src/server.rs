@@ -14,7 +14,7 @@ use crate::store::Store;
 use crate::tls::Peer;
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -190,7 +190,6 @@ fn router(gateway: Arc<Gateway>) -> Router {
         .route("/api/v1/{*rest}", any(relay))
         .fallback(|| async { error(StatusCode::NOT_FOUND, "Not found") })
         .layer(middleware::from_fn_with_state(gateway.clone(), authenticate))
-        .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(middleware::from_fn(body_in_time))
         .with_state(gateway)
 }

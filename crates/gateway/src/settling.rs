@@ -117,15 +117,19 @@ pub(crate) async fn after_an_error(gateway: &Arc<Gateway>, payment: Payment, ans
         || "the API's answer was lost".to_string(),
         |s| format!("the API answered {s} after it was sent"),
     );
+    // What the answer was, kept with whatever the order list decides.
+    let answered = Outcome {
+        status,
+        answer: answer.as_ref().map(|a| String::from_utf8_lossy(&a.body).into_owned()),
+        key_echoed: answer.as_ref().map(|a| a.key_echoed),
+        ..Outcome::default()
+    };
     match listed(gateway, &payment).await {
         Ok(Listed::Nothing) if matches!(status, Some(400 | 402 | 404 | 429)) => {
             let outcome = Outcome {
                 stage: Stage::Released,
-                status,
-                answer: answer.as_ref().map(|a| String::from_utf8_lossy(&a.body).into_owned()),
                 note: Some(format!("{why}; the order list shows no order of it: not placed")),
-                key_echoed: answer.as_ref().map(|a| a.key_echoed),
-                ..Outcome::default()
+                ..answered.clone()
             };
             record(gateway, &payment, outcome).await;
             if let Some(answer) = answer {
@@ -144,11 +148,10 @@ pub(crate) async fn after_an_error(gateway: &Arc<Gateway>, payment: Payment, ans
     }
     let held = Outcome {
         stage: Stage::Unknown,
-        status,
         note: Some(format!(
             "{why}: not known yet whether it was placed; held, being settled"
         )),
-        ..Outcome::default()
+        ..answered
     };
     record(gateway, &payment, held).await;
     let id = payment.id.clone();
