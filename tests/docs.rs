@@ -238,3 +238,15 @@ fn readme_gives_the_test_command_ci_runs() {
         "README's Set-up gives {commands:?}; .ci/run runs {command:?}"
     );
 }
+
+/// docs/team.md's table of roles is the permission table's own words: a role added to the
+/// table (`esimdash_domain::role::ROLES`) fails here until the page says it too.
+#[test]
+fn team_page_lists_the_roles_of_the_permission_table() {
+    let page = read("docs/team.md");
+    let table = esimdash_domain::role::Role::markdown_table();
+    assert!(
+        page.contains(&table),
+        "docs/team.md's table of roles differs from the permission table; it should read:\n{table}"
+    );
+}

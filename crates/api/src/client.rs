@@ -156,7 +156,7 @@ struct Inner {
     /// not show them yet says nothing.
     in_progress: std::sync::Mutex<std::collections::HashSet<String>>,
     /// The agent this key is at a team gateway, as its last answer said.
-    seat: std::sync::Mutex<Option<crate::relay::Seat>>,
+    seat: std::sync::Mutex<Option<crate::seat::Seat>>,
 }
 
 /// What the dashboard learnt of one eSIM.
@@ -899,15 +899,15 @@ impl Client {
 
     /// The agent this key is at a team gateway, as its last answer said; `None` at the API
     /// itself.
-    pub fn seat(&self) -> Option<crate::relay::Seat> {
+    pub fn seat(&self) -> Option<crate::seat::Seat> {
         esimdash_domain::sync::lock(&self.inner.seat).clone()
     }
 
     fn observe_rate_headers(&self, headers: &HeaderMap) {
         if let Some(seat) = headers
-            .get(crate::relay::SEAT_HEADER)
+            .get(crate::seat::SEAT_HEADER)
             .and_then(|v| v.to_str().ok())
-            .and_then(crate::relay::Seat::parse)
+            .and_then(crate::seat::Seat::parse)
         {
             *esimdash_domain::sync::lock(&self.inner.seat) = Some(seat);
         }

@@ -22,6 +22,7 @@ mod payment;
 pub mod private_file;
 pub mod relay;
 pub mod scrub;
+mod seat;
 mod settle;
 pub mod signals;
 mod sweep;

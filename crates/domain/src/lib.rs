@@ -19,6 +19,7 @@ pub mod profile_fields;
 pub mod prometheus;
 pub mod purchase;
 pub mod qr;
+pub mod role;
 pub mod status;
 pub mod sync;
 pub mod text;

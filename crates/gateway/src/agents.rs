@@ -7,42 +7,8 @@ use rust_decimal::Decimal;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-/// What an agent may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// Reads everything the account shows.
-    Viewer,
-    /// Reads, and tops up eSIMs within its daily cap (buys new ones only where the gateway's
-    /// configuration allows).
-    Support,
-    /// Does everything, reads the whole team's journal.
-    Admin,
-}
-
-impl Role {
-    pub const NAMES: [&str; 3] = ["viewer", "support", "admin"];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Role::Viewer => "viewer",
-            Role::Support => "support",
-            Role::Admin => "admin",
-        }
-    }
-}
-
-impl std::str::FromStr for Role {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "viewer" => Ok(Role::Viewer),
-            "support" => Ok(Role::Support),
-            "admin" => Ok(Role::Admin),
-            other => Err(format!("unknown role {other:?}: use viewer, support or admin")),
-        }
-    }
-}
+/// What an agent may do: the one permission table, shared with the dashboard and the docs.
+pub use esimdash_domain::role::{Deed, Role};
 
 /// An agent as the store keeps it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,7 +87,7 @@ mod tests {
             name: "ana".into(),
             access_code: token.access_code.clone(),
             secret_hash: hash_secret(&token.secret_key),
-            role: Role::Support,
+            role: Role::SUPPORT,
             daily_cap: None,
             created_at: 0,
             revoked_at: None,

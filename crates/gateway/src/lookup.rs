@@ -5,8 +5,8 @@
 
 use crate::index::TeamIndex;
 use crate::reads::Reads;
-use crate::server::{Gateway, passed_on};
-use axum::response::Response;
+use crate::refused::Refused;
+use crate::state::Gateway;
 use esimdash_api::relay::ESIMS;
 use esimdash_api::relay::Relayed;
 use serde_json::{Value, json};
@@ -24,7 +24,12 @@ pub(crate) fn asked_iccid(query: Option<&str>) -> Option<String> {
     iccid.filter(|i| !i.is_empty())
 }
 
-pub(crate) async fn answer(gateway: &Gateway, agent: &str, iccid: &str, query: Option<&str>) -> Response {
+pub(crate) async fn answer(
+    gateway: &Gateway,
+    agent: &str,
+    iccid: &str,
+    query: Option<&str>,
+) -> Result<Relayed, Refused> {
     let Some(index) = &gateway.index else {
         return as_asked(gateway, agent, query).await;
     };
@@ -37,27 +42,23 @@ pub(crate) async fn answer(gateway: &Gateway, agent: &str, iccid: &str, query: O
         && only_this(&kept, iccid)
     {
         gateway.counters.read(false, Some(kept.status));
-        return passed_on(kept, None);
+        return Ok(kept);
     }
     if !index.upstream_lacks_lookup() {
-        let answer = match gateway.read(agent, ESIMS, query).await {
-            Ok(a) => a,
-            Err(refused) => return refused,
-        };
+        let answer = gateway.read(agent, ESIMS, query).await?;
         if answer.status != 200 || only_this(&answer, iccid) {
-            return passed_on(answer, None);
+            return Ok(answer);
         }
         index.saw_no_lookup();
     }
     let Some(seen) = index.whereabouts(iccid).await else {
         // Not seen: it may be new since the index last looked (just bought, here or on another
         // replica). What is new is read from the top first.
-        return match from_the_top(gateway, index, agent, iccid).await {
-            Ok(New::Found(found)) => listed(gateway, key, found),
-            Ok(New::ReachedKnown) if index.is_complete() => listed(gateway, key, Vec::new()),
+        return match from_the_top(gateway, index, agent, iccid).await? {
+            New::Found(found) => Ok(listed(gateway, key, found)),
+            New::ReachedKnown if index.is_complete() => Ok(listed(gateway, key, Vec::new())),
             // Not seen yet: the list as the API gives it, as a server without the lookup does.
-            Ok(_) => as_asked(gateway, agent, query).await,
-            Err(refused) => refused,
+            _ => as_asked(gateway, agent, query).await,
         };
     };
     let mut total = seen.total;
@@ -65,14 +66,11 @@ pub(crate) async fn answer(gateway: &Gateway, agent: &str, iccid: &str, query: O
         let Some(place) = seen.place_in(total) else { break };
         let page = place / crate::index::PAGE + 1;
         let page_query = format!("page={page}&pageSize={}", crate::index::PAGE);
-        let answer = match gateway.read(agent, ESIMS, Some(&page_query)).await {
-            Ok(a) => a,
-            Err(refused) => return refused,
-        };
+        let answer = gateway.read(agent, ESIMS, Some(&page_query)).await?;
         let body: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
         let found = find(&body, iccid);
         if !found.is_empty() {
-            return listed(gateway, key, found);
+            return Ok(listed(gateway, key, found));
         }
         // Newer eSIMs pushed it down since the index saw it: the page by today's total.
         match body["total"].as_u64() {
@@ -100,7 +98,7 @@ enum New {
 
 /// The newest pages, read (and so fed to the index) until the eSIM is found or the pages
 /// cover every eSIM added since the index last read the list's total.
-async fn from_the_top(gateway: &Gateway, index: &TeamIndex, agent: &str, iccid: &str) -> Result<New, Response> {
+async fn from_the_top(gateway: &Gateway, index: &TeamIndex, agent: &str, iccid: &str) -> Result<New, Refused> {
     let (_, known_total) = index.coverage();
     for page in 1..=NEW_PAGES {
         let page_query = format!("page={page}&pageSize={}", crate::index::PAGE);
@@ -125,11 +123,8 @@ async fn from_the_top(gateway: &Gateway, index: &TeamIndex, agent: &str, iccid: 
 }
 
 /// The lookup as the agent asked it, the API's answer passed on (or the gateway's refusal).
-async fn as_asked(gateway: &Gateway, agent: &str, query: Option<&str>) -> Response {
-    gateway
-        .read(agent, ESIMS, query)
-        .await
-        .map_or_else(|refused| refused, |answer| passed_on(answer, None))
+async fn as_asked(gateway: &Gateway, agent: &str, query: Option<&str>) -> Result<Relayed, Refused> {
+    gateway.read(agent, ESIMS, query).await
 }
 
 fn iccid_of(esim: &Value) -> Option<&str> {
@@ -157,7 +152,7 @@ fn find(body: &Value, iccid: &str) -> Vec<Value> {
 
 /// The contract's lookup answer, this eSIM's records or none, kept as the answer to the same
 /// lookup.
-fn listed(gateway: &Gateway, key: String, esims: Vec<Value>) -> Response {
+fn listed(gateway: &Gateway, key: String, esims: Vec<Value>) -> Relayed {
     let answer = Relayed {
         status: 200,
         content_type: Some("application/json".to_string()),
@@ -169,5 +164,5 @@ fn listed(gateway: &Gateway, key: String, esims: Vec<Value>) -> Response {
         replayed: false,
     };
     gateway.reads.keep(key, answer.clone());
-    passed_on(answer, None)
+    answer
 }

@@ -6,15 +6,14 @@
 //! was held is counted as charged, and the seat pays nothing more until the order list confirms
 //! the journal's figure (`drift`).
 
-use crate::payments::{Send, sent};
-use crate::server::{Gateway, Refused, error, passed_on, set_header};
+use crate::refused::Refused;
+use crate::sending::{Send, record, release, sent};
+use crate::state::Gateway;
 use crate::store::{From, Outcome, Payment, Stage};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use esimdash_api::model::{Order, OrderQuery, Placed};
 use esimdash_api::relay::Relayed;
 use esimdash_domain::iccid::Iccid;
-use esimdash_domain::money::format_amount;
+use http::StatusCode;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -111,7 +110,11 @@ fn placed_from_list(payment: &Payment, order: Order, why: &str) -> Outcome {
 /// the order list is asked at once. A refusal the contract documents as debiting nothing (400,
 /// 402, 404, 429) that the list confirms releases it; an order of it in the list charges it;
 /// anything else leaves it unknown, settled in the background, and the agent is told so.
-pub(crate) async fn after_an_error(gateway: &Arc<Gateway>, payment: Payment, answer: Option<Relayed>) -> Response {
+pub(crate) async fn after_an_error(
+    gateway: &Arc<Gateway>,
+    payment: Payment,
+    answer: Option<Relayed>,
+) -> Result<Relayed, Refused> {
     let status = answer.as_ref().map(|a| a.status);
     let why = status.map_or_else(
         || "the API's answer was lost".to_string(),
@@ -133,16 +136,21 @@ pub(crate) async fn after_an_error(gateway: &Arc<Gateway>, payment: Payment, ans
             };
             record(gateway, &payment, outcome).await;
             if let Some(answer) = answer {
-                return passed_on(answer, None);
+                return Ok(answer);
             }
         }
         Ok(Listed::One(order)) => {
             let outcome = placed_from_list(&payment, *order, &why);
             let body = outcome.answer.clone().unwrap_or_default();
             record(gateway, &payment, outcome).await;
-            let mut response = (StatusCode::CREATED, body).into_response();
-            set_header(&mut response, "content-type", "application/json");
-            return response;
+            return Ok(Relayed {
+                status: 201,
+                content_type: Some("application/json".to_string()),
+                body: body.into_bytes(),
+                retry_after: None,
+                key_echoed: false,
+                replayed: false,
+            });
         }
         Ok(_) | Err(_) => {}
     }
@@ -157,47 +165,12 @@ pub(crate) async fn after_an_error(gateway: &Arc<Gateway>, payment: Payment, ans
     let id = payment.id.clone();
     let later = gateway.clone();
     tokio::spawn(async move { settle_later(&later, payment).await });
-    error(
+    Err(Refused::new(
         StatusCode::BAD_GATEWAY,
-        &format!(
+        format!(
             "Not known yet whether this payment was placed ({why}): the gateway is settling it from the order list (journal {id}), and its amount stays held against your cap. Do not pay again; send the same request with the same Idempotency-Key to learn its outcome."
         ),
-    )
-}
-
-/// Records what became of a payment, and says a charge past what was held.
-pub(crate) async fn record(gateway: &Gateway, payment: &Payment, mut outcome: Outcome) {
-    if outcome.over_held(payment) {
-        let charged = outcome.charged.unwrap_or_default();
-        let said = format!(
-            "charged {} USD, {} more than the {} held (the price read before paying): the seat pays nothing more until the order list confirms the charge",
-            format_amount(charged),
-            format_amount(charged - payment.asked.amount),
-            format_amount(payment.asked.amount)
-        );
-        tracing::warn!(payment = %payment.id, agent = %payment.asked.agent, "{said}");
-        gateway.counters.over_held(&payment.asked.agent);
-        outcome.note = Some(match outcome.note.take() {
-            Some(note) => format!("{note}; {said}"),
-            None => said,
-        });
-    }
-    match gateway.store.settle(payment, outcome, crate::now(), From::Sent).await {
-        Ok(true) => {}
-        Ok(false) => tracing::info!(payment = %payment.id, "settled meanwhile (another replica): left as it is"),
-        Err(e) => tracing::error!(payment = %payment.id, "the outcome of a payment was not journalled: {e}"),
-    }
-}
-
-pub(crate) async fn release(gateway: &Gateway, payment: &Payment, why: &str, from: From) {
-    let outcome = Outcome {
-        stage: Stage::Released,
-        note: Some(why.to_string()),
-        ..Outcome::default()
-    };
-    if let Err(e) = gateway.store.settle(payment, outcome, crate::now(), from).await {
-        tracing::error!(payment = %payment.id, "a payment's release was not journalled: {e}");
-    }
+    ))
 }
 
 /// Whether a payment may be resent under its key: the API has shown it honours keys (its last
@@ -293,7 +266,7 @@ pub(crate) async fn drift_checked(gateway: &Gateway, agent: &str) -> Result<(), 
         .store
         .open_drifts(agent)
         .await
-        .map_err(|e| Refused(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?;
+        .map_err(|e| Refused::new(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?;
     if open.is_empty() {
         return Ok(());
     }
@@ -319,7 +292,7 @@ pub(crate) async fn drift_checked(gateway: &Gateway, agent: &str) -> Result<(), 
     if disagree.is_empty() {
         return Ok(());
     }
-    Err(Refused(
+    Err(Refused::new(
         StatusCode::CONFLICT,
         format!(
             "Payments of this seat were charged more than the gateway held (journal {}), and the order list does not confirm the charges yet: no payment until it does. Ask the team's admin to check the journal",

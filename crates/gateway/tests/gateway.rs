@@ -219,7 +219,7 @@ fn holds_no_secret(answer: &Relayed) {
 #[tokio::test]
 async fn a_viewer_reads_but_its_top_up_is_refused_and_nothing_is_ordered() {
     let team = Team::start(1, None, None).await;
-    let viewer = team.seat(&team.agent("vic", Role::Viewer, None).await, 0);
+    let viewer = team.seat(&team.agent("vic", Role::VIEWER, None).await, 0);
     let (iccid, slug, _) = team.topup_target().await;
     assert!(viewer.balance().await.is_ok(), "a viewer reads");
     let before = team.orders().await;
@@ -241,7 +241,7 @@ async fn a_viewer_reads_but_its_top_up_is_refused_and_nothing_is_ordered() {
 #[tokio::test]
 async fn a_revoked_token_is_refused_at_its_next_request_and_a_wrong_one_never_passes() {
     let team = Team::start(1, None, None).await;
-    let token = team.agent("ana", Role::Support, None).await;
+    let token = team.agent("ana", Role::SUPPORT, None).await;
     let seat = team.seat(&token, 0);
     assert!(seat.balance().await.is_ok());
     let store = Store::open(&team.store).await.unwrap();
@@ -276,7 +276,7 @@ async fn caps_hold_under_concurrency(store: Option<String>) {
     let balance_before = team.reseller().balance().await.unwrap();
     let mut seats = Vec::new();
     for n in 0..20 {
-        let token = team.agent(&format!("agent{n}"), Role::Support, Some("10.00")).await;
+        let token = team.agent(&format!("agent{n}"), Role::SUPPORT, Some("10.00")).await;
         seats.push(team.seat(&token, n % 2));
     }
     let mut payments = tokio::task::JoinSet::new();
@@ -464,7 +464,7 @@ async fn twenty_agents_find_iccids_through_the_team_index_of_an_api_without_the_
         .unwrap_or(0.0);
     let mut agents = tokio::task::JoinSet::new();
     for n in 0..20 {
-        let seat = team.seat(&team.agent(&format!("agent{n}"), Role::Viewer, None).await, 0);
+        let seat = team.seat(&team.agent(&format!("agent{n}"), Role::VIEWER, None).await, 0);
         let iccids = iccids.clone();
         agents.spawn(async move {
             let mut times = Vec::new();
@@ -509,7 +509,7 @@ async fn twenty_agents_find_iccids_through_the_team_index_of_an_api_without_the_
 #[tokio::test]
 async fn an_address_that_keeps_failing_to_sign_in_is_told_to_wait() {
     let team = Team::start(1, None, None).await;
-    let token = team.agent("ana", Role::Viewer, None).await;
+    let token = team.agent("ana", Role::VIEWER, None).await;
     let wrong = team.seat(
         &Token {
             access_code: token.access_code.clone(),
@@ -531,8 +531,8 @@ async fn an_address_that_keeps_failing_to_sign_in_is_told_to_wait() {
 async fn a_second_agent_paying_the_same_top_up_is_asked_and_a_key_sent_again_is_replayed() {
     let team = Team::start(1, None, None).await;
     let (iccid, slug, _) = team.topup_target().await;
-    let ana = team.seat(&team.agent("ana", Role::Support, None).await, 0);
-    let bob = team.seat(&team.agent("bob", Role::Support, None).await, 0);
+    let ana = team.seat(&team.agent("ana", Role::SUPPORT, None).await, 0);
+    let bob = team.seat(&team.agent("bob", Role::SUPPORT, None).await, 0);
     let before = team.orders().await;
     let first = ana
         .relay(TOPUP, None, Some(topup_body(&iccid, &slug)), Some("ana-1"))
@@ -655,7 +655,7 @@ async fn the_api_never_sees_an_agents_token() {
     let upstream = client(&format!("http://{recorder}/api/v1"), "ak_demo_acme", RESELLER_SECRET);
     team.gateways
         .push(esimdash_gateway::start(settings, upstream).await.unwrap());
-    let token = team.agent("ana", Role::Admin, None).await;
+    let token = team.agent("ana", Role::ADMIN, None).await;
     let seat = team.seat(&token, 0);
     let (iccid, slug, _) = team.topup_target().await;
     assert!(seat.balance().await.is_ok());
@@ -686,7 +686,7 @@ async fn the_api_never_sees_an_agents_token() {
 async fn a_payment_cannot_go_around_the_caps_by_another_path() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let team = Team::start(1, None, None).await;
-    let admin = team.agent("root", Role::Admin, None).await;
+    let admin = team.agent("root", Role::ADMIN, None).await;
     let (iccid, slug, _) = team.topup_target().await;
     let before = team.orders().await;
     let body = String::from_utf8(topup_body(&iccid, &slug)).unwrap();
@@ -783,7 +783,7 @@ async fn charges_then_fails(store: Option<String>) {
     for (n, lie) in lies.into_iter().enumerate() {
         team.lying.as_ref().unwrap().lie(lie);
         let agent = format!("sup{n}");
-        let token = team.agent(&agent, Role::Support, Some("10.00")).await;
+        let token = team.agent(&agent, Role::SUPPORT, Some("10.00")).await;
         let before = team.wallet().await;
         for (i, (iccid, slug, _)) in targets.iter().cycle().take(8).enumerate() {
             let (status, body) = team.pay(&token, iccid, slug, &format!("{agent}-{i}")).await;
@@ -826,7 +826,7 @@ async fn a_charge_past_the_quote_counts_and_one_payment_at_a_time_is_sent() {
     let most = targets.iter().map(|t| t.2).max().unwrap();
     assert!(most > Decimal::new(50, 2), "the plans must cost more than the quote");
     team.lying.as_ref().unwrap().lie(Lie::QuotesBelow);
-    let token = team.agent("ana", Role::Support, Some("10.00")).await;
+    let token = team.agent("ana", Role::SUPPORT, Some("10.00")).await;
     let before = team.wallet().await;
     let keys: Vec<String> = (0..targets.len()).map(|i| format!("k{i}")).collect();
     let paid = futures_util::future::join_all(
@@ -863,7 +863,7 @@ async fn a_charge_past_the_quote_counts_and_one_payment_at_a_time_is_sent() {
 async fn a_secret_echoed_in_five_encodings_reaches_no_agent() {
     let team = Team::lied_to(1).await;
     team.lying.as_ref().unwrap().lie(Lie::EchoesSecret);
-    let seat = team.seat(&team.agent("vic", Role::Viewer, None).await, 0);
+    let seat = team.seat(&team.agent("vic", Role::VIEWER, None).await, 0);
     let mut statuses = Vec::new();
     for (endpoint, query) in [
         (esimdash_api::relay::ROUTES[5], None),
@@ -895,7 +895,7 @@ async fn a_secret_echoed_in_five_encodings_reaches_no_agent() {
 async fn a_replica_with_unfinished_payments_serves_at_once() {
     let mut team = Team::lied_to(0).await;
     let targets = team.topup_targets(15).await;
-    let token = team.agent("ana", Role::Support, Some("100.00")).await;
+    let token = team.agent("ana", Role::SUPPORT, Some("100.00")).await;
     let store = Store::open(&team.store).await.unwrap();
     let now = chrono::Utc::now().timestamp();
     for (i, (iccid, slug, price)) in targets.iter().enumerate() {
@@ -960,7 +960,7 @@ async fn a_just_bought_esim_is_found_at_once_on_both_replicas() {
     for running in &team.gateways {
         index_whole(running).await;
     }
-    let ada = team.agent("ada", Role::Admin, None).await;
+    let ada = team.agent("ada", Role::ADMIN, None).await;
     let plan = team
         .reseller()
         .plans()

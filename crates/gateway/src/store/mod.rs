@@ -600,6 +600,18 @@ pub fn day_of(unix: i64) -> String {
         .to_string()
 }
 
+/// The next midnight, UTC: when the daily caps start again.
+pub(crate) fn next_reset(now: i64) -> chrono::DateTime<chrono::Utc> {
+    let day = chrono::DateTime::from_timestamp(now, 0)
+        .unwrap_or_default()
+        .date_naive();
+    day.succ_opt()
+        .unwrap_or(day)
+        .and_hms_opt(0, 0, 0)
+        .unwrap_or_default()
+        .and_utc()
+}
+
 pub(super) fn day_rows(db: &mut dyn Sql, day: &str) -> Result<Vec<Payment>, StoreError> {
     db.query(
         &format!("SELECT {PAYMENT_COLUMNS} FROM payments WHERE day = $1"),
