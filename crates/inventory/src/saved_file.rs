@@ -4,9 +4,29 @@
 //! made it, and set aside when damaged, so that what it keeps is read again from the API.
 //! The inventory index and the orders kept for the money view are each one.
 
-use super::store::LoadError;
 use rusqlite::{Connection, OptionalExtension};
 use std::path::{Path, PathBuf};
+
+/// Why a saved inventory was not used (it is then read again from the API).
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("no saved inventory")]
+    Missing,
+    #[error("the saved inventory index could not be read ({0})")]
+    Unreadable(String),
+}
+
+impl From<rusqlite::Error> for LoadError {
+    fn from(e: rusqlite::Error) -> Self {
+        LoadError::Unreadable(e.to_string())
+    }
+}
+
+impl From<std::io::Error> for LoadError {
+    fn from(e: std::io::Error) -> Self {
+        LoadError::Unreadable(e.to_string())
+    }
+}
 
 /// How long a write waits for another session's write to end.
 const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(10);

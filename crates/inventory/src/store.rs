@@ -82,26 +82,7 @@ pub struct SavedIndex {
     pub account: String,
 }
 
-/// Why a saved inventory was not used (it is then read again from the API).
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    #[error("no saved inventory")]
-    Missing,
-    #[error("the saved inventory index could not be read ({0})")]
-    Unreadable(String),
-}
-
-impl From<rusqlite::Error> for LoadError {
-    fn from(e: rusqlite::Error) -> Self {
-        LoadError::Unreadable(e.to_string())
-    }
-}
-
-impl From<std::io::Error> for LoadError {
-    fn from(e: std::io::Error) -> Self {
-        LoadError::Unreadable(e.to_string())
-    }
-}
+pub use super::saved_file::LoadError;
 
 /// The account's database, open.
 pub struct Store {

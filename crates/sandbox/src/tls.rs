@@ -5,11 +5,8 @@
 
 use super::chaos::{Peer, ResettableStream, resettable};
 use axum::serve::{IncomingStream, Listener};
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use std::io;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
@@ -22,20 +19,10 @@ pub type Acceptor = TlsAcceptor;
 /// How long a client has to complete its handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The server side of TLS with this certificate chain and key (PEM files); why not, in words.
+/// The server side of TLS with this certificate chain and key (PEM files), offering HTTP/2
+/// and HTTP/1.1; why not, in words.
 pub fn acceptor(cert: &Path, key: &Path) -> Result<TlsAcceptor, String> {
-    let chain = CertificateDer::pem_file_iter(cert)
-        .map_err(|e| format!("cannot read the certificate {}: {e}", cert.display()))?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("{} is not a PEM certificate file: {e}", cert.display()))?;
-    let key = PrivateKeyDer::from_pem_file(key).map_err(|e| format!("cannot read the key {}: {e}", key.display()))?;
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .and_then(|b| b.with_no_client_auth().with_single_cert(chain, key))
-        .map_err(|e| format!("the certificate and key do not make a TLS server: {e}"))?;
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    Ok(TlsAcceptor::from(Arc::new(config)))
+    esimdash_serve::tls::acceptor(cert, key, &[b"h2", b"http/1.1"])
 }
 
 /// Accepts TCP connections and hands on those whose TLS handshake completed.

@@ -10,6 +10,7 @@
 //! bounds the connection.
 
 mod admission;
+pub mod tls;
 
 use admission::{Open, Place};
 use hyper::body::{Body, Incoming};
