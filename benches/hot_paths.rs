@@ -7,14 +7,14 @@
 use axum::body::Body;
 use axum::http::Request as HttpRequest;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use esimdash::tui::app::App;
-use esimdash::tui::msg::{Answer, Effect, JobId, Msg, Payload, Request};
-use esimdash::tui::view::{self, theme::Theme};
 use esimdash_api::model::{Esim, EsimPage, OrderPage, parse_plan_list};
 use esimdash_domain::qr::QrMatrix;
 use esimdash_domain::status::StatusFilter;
 use esimdash_inventory::{Inventory, PagePlace, Seen};
 use esimdash_sandbox::{SandboxConfig, router};
+use esimdash_tui::app::App;
+use esimdash_tui::msg::{Answer, Effect, JobId, Msg, Payload, Request};
+use esimdash_tui::view::{self, theme::Theme};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::{Value, json};

@@ -5,8 +5,10 @@
 
 use esimdash::cli::{Cli, Command};
 use esimdash::commands::{self, CommandError, Output};
-use esimdash::session::{Accounts, Opened};
-use esimdash::{config, logging, tui};
+use esimdash::logging;
+use esimdash_front::config;
+use esimdash_front::session::{Accounts, Opened};
+use esimdash_tui as tui;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -2142,7 +2142,7 @@ async fn watch_tells_each_change_once_also_across_a_restart() {
             .unwrap()
             .map(|e| e.unwrap().path())
             .find(|p| p.extension().is_some_and(|x| x == "sqlite3"));
-        esimdash::watch::memory::Memory::open(&file.unwrap()).unwrap().1
+        esimdash_front::watch::memory::Memory::open(&file.unwrap()).unwrap().1
     };
     let before = memory();
     let mut line = String::new();

@@ -6,14 +6,14 @@
 use super::buying::confirm;
 use super::table::{Align, Table};
 use super::{CommandError, Output};
-use crate::bulk::journal::JournalError;
-use crate::bulk::rows::Kind;
-use crate::bulk::{self as engine, Batch, CheckError, Ended, Line, Prepared, RowOutcome, State, result};
 use crate::cli::{BulkArgs, SpendArgs};
 use crate::commands::output::outln;
 use esimdash_api::Client;
 use esimdash_domain::money::format_amount;
 use esimdash_domain::purchase::{NOTHING_BOUGHT, NOTHING_TOPPED_UP};
+use esimdash_front::bulk::journal::JournalError;
+use esimdash_front::bulk::rows::Kind;
+use esimdash_front::bulk::{self as engine, Batch, CheckError, Ended, Line, Prepared, RowOutcome, State, result};
 use serde_json::json;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -62,7 +62,7 @@ pub async fn run(
         return finish(&batch, Ended::Done, &result_path, output);
     }
     let balance = batch.balance.unwrap_or_default();
-    if let Some(message) = crate::purchase::shortfall_message(balance, total) {
+    if let Some(message) = esimdash_front::purchase::shortfall_message(balance, total) {
         return Err(refuse(CommandError::Refused(message)));
     }
     if bulk.dry_run {
@@ -76,7 +76,7 @@ pub async fn run(
         file.display(),
         format_amount(total),
         format_amount(balance),
-        crate::purchase::balance_after(balance, total)
+        esimdash_front::purchase::balance_after(balance, total)
             .map(format_amount)
             .unwrap_or_default()
     );

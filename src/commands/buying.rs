@@ -5,7 +5,6 @@
 use super::{CommandError, Output};
 use crate::cli::SpendArgs;
 use crate::commands::output::outln;
-use crate::purchase::{TopupOffer, balance_after, explain, line_total, shortfall_message, topup_offer};
 use esimdash_api::model::{Plan, Whereabouts};
 use esimdash_api::{ApiError, Client, Delivery, PLACE_ORDER, Payment, TOPUP};
 use esimdash_domain::iccid::Iccid;
@@ -13,6 +12,7 @@ use esimdash_domain::money::format_amount;
 use esimdash_domain::order_no::OrderNo;
 use esimdash_domain::purchase::Spend;
 use esimdash_domain::purchase::{NOTHING_BOUGHT, NOTHING_TOPPED_UP, Purchase};
+use esimdash_front::purchase::{TopupOffer, balance_after, explain, line_total, shortfall_message, topup_offer};
 use rust_decimal::Decimal;
 use serde_json::json;
 use std::collections::HashSet;

@@ -8,9 +8,9 @@
 use crate::cli::CheckWhat;
 use crate::commands::output::outln;
 use crate::commands::{CommandError, Saved};
-use crate::config::Preferences;
 use esimdash_api::Client;
 use esimdash_domain::money::format_amount;
+use esimdash_front::config::Preferences;
 use rust_decimal::Decimal;
 
 /// A check's outcome, as the monitoring system reads it from the exit status (worse is more:
@@ -150,7 +150,7 @@ async fn balance(client: &Client, amount: Option<Levels>, runway: Option<Levels>
                 // The figure the levels are held against, as it is: "~3 days" beside a
                 // CRITICAL for "below 3" (2.9) would contradict itself.
                 let until = r.until.map_or_else(String::new, |u| {
-                    format!(" (until {})", crate::format::money::day(u, today))
+                    format!(" (until {})", esimdash_front::format::money::day(u, today))
                 });
                 text.push_str(&format!(
                     ", lasts {days} days{until} at {} USD a day",

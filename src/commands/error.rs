@@ -1,11 +1,11 @@
 //! What a one-shot command can fail with, the exit code each gives, and how scripts read it
 //! (`--json`).
 
-use crate::config::ConfigError;
 use esimdash_api::ApiError;
 use esimdash_api::signals::Stop;
 use esimdash_domain::iccid::Iccid;
 use esimdash_domain::money::format_amount;
+use esimdash_front::config::ConfigError;
 use serde_json::json;
 
 /// What a one-shot command can fail with; each maps to its own exit code (docs/commands.md).
@@ -57,7 +57,7 @@ pub enum CommandError {
     Gateway(String),
     /// Failed before the payment was sent (or refused by the server), so no money moved: the
     /// error, then those words. Exit code and JSON kind are the error's.
-    #[error("{}", crate::purchase::nothing_moved(&.error.to_string(), .nothing))]
+    #[error("{}", esimdash_front::purchase::nothing_moved(&.error.to_string(), .nothing))]
     NothingMoved {
         error: Box<CommandError>,
         nothing: &'static str,
@@ -75,9 +75,9 @@ pub enum CommandError {
     Check(u8),
 }
 
-impl From<crate::session::SessionError> for CommandError {
-    fn from(e: crate::session::SessionError) -> Self {
-        use crate::session::SessionError;
+impl From<esimdash_front::session::SessionError> for CommandError {
+    fn from(e: esimdash_front::session::SessionError) -> Self {
+        use esimdash_front::session::SessionError;
         match e {
             SessionError::Config(e) => CommandError::Config(e),
             SessionError::Client(e) => CommandError::Api(e),

@@ -27,7 +27,7 @@ fn failed(e: impl std::fmt::Display) -> CommandError {
 
 /// The config file's `[gateway]` table.
 fn file(connection: &ConnectionArgs) -> Result<File, CommandError> {
-    match crate::config::gateway_section(connection)? {
+    match esimdash_front::config::gateway_section(connection)? {
         (Some(table), path) => File::of(table, path.as_deref()).map_err(CommandError::Usage),
         (None, _) => Ok(File::default()),
     }
@@ -81,9 +81,9 @@ async fn serve_demo(args: &GatewayServeArgs, connection: &ConnectionArgs) -> Res
     let store = open(&args.place, &connection).await?;
     let mut seats = String::from("demo agents (tokens of this run only):\n");
     for (name, role, cap) in [
-        ("ana", Role::Support, Some(rust_decimal::Decimal::TEN)),
-        ("vic", Role::Viewer, None),
-        ("ada", Role::Admin, None),
+        ("ana", Role::SUPPORT, Some(rust_decimal::Decimal::TEN)),
+        ("vic", Role::VIEWER, None),
+        ("ada", Role::ADMIN, None),
     ] {
         let token = add_agent(&store, name, role, cap).await?;
         let cap = cap.map_or_else(
@@ -129,7 +129,7 @@ async fn serve(args: &GatewayServeArgs, connection: &ConnectionArgs) -> Result<(
     if let Some(upstream) = args.upstream.clone().or_else(|| file.upstream.clone()) {
         connection.base_url = Some(upstream);
     }
-    let mut reseller = crate::config::resolve(&connection)?;
+    let mut reseller = esimdash_front::config::resolve(&connection)?;
     if let Some(limit) = file.rate_limit {
         reseller.options.rate_limit = limit;
     }
@@ -221,7 +221,7 @@ async fn agent(what: &AgentWhat, connection: &ConnectionArgs, output: &Output) -
         } => {
             check_name(name).map_err(CommandError::Usage)?;
             let role: Role = role.parse().map_err(CommandError::Usage)?;
-            if role == Role::Viewer && daily_cap.is_some() {
+            if role == Role::VIEWER && daily_cap.is_some() {
                 return Err(CommandError::Usage(
                     "a viewer pays for nothing, so a daily cap means nothing on its seat: give the cap to a support or admin agent, or leave --daily-cap out".to_string(),
                 ));

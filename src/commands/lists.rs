@@ -8,17 +8,17 @@ use super::table::{Align, LIST_CELL, SpooledTable, Table};
 use super::{CommandError, Form, Output, page_footer};
 use crate::cli::ListArgs;
 use crate::commands::output::{out, outln};
-use crate::export::csv_rows::{self, writer};
-use crate::export::file::{Existing, PendingFile};
-use crate::format::money::amount;
-use crate::format::records;
-use crate::format::verdict::status_words;
-use crate::format::volume::format_bytes;
 use esimdash_api::Client;
 use esimdash_api::model::{Esim, EsimQuery, Order, OrderQuery, Plan};
 use esimdash_api::pages::{Listing, Page, Progress};
 use esimdash_domain::attention::AttentionRule;
 use esimdash_domain::status::{ACTIVE_FILTER, Status, StatusFilter};
+use esimdash_front::export::csv_rows::{self, writer};
+use esimdash_front::export::file::{Existing, PendingFile};
+use esimdash_front::format::money::amount;
+use esimdash_front::format::records;
+use esimdash_front::format::verdict::status_words;
+use esimdash_front::format::volume::format_bytes;
 use serde_json::json;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -85,7 +85,7 @@ fn csv_error(e: csv::Error) -> CommandError {
     }
 }
 
-fn io_error(e: crate::export::file::FileError) -> CommandError {
+fn io_error(e: esimdash_front::export::file::FileError) -> CommandError {
     CommandError::Io(std::io::Error::other(e.to_string()))
 }
 
@@ -547,7 +547,7 @@ fn esim_row(e: &Esim) -> Vec<String> {
     let raw = &e.raw_order_json;
     vec![
         raw.iccid.to_string(),
-        crate::format::verdict::esim_cell(e),
+        esimdash_front::format::verdict::esim_cell(e),
         raw.smdp_status.clone(),
         e.record.package_name.clone(),
         esimdash_domain::location::short(&e.record.location_code).to_string(),

@@ -8,11 +8,11 @@
 
 use crate::commands::CommandError;
 use crate::commands::output::out;
-use crate::config::Preferences;
 use esimdash_api::model::{EsimQuery, OrderQuery};
 use esimdash_api::{ApiError, Client};
 use esimdash_domain::prometheus::{family, label};
 use esimdash_domain::status::{Status, StatusFilter};
+use esimdash_front::config::Preferences;
 use esimdash_inventory::kept::Kept;
 use std::collections::BTreeMap;
 use std::fmt::Write;

@@ -46,16 +46,16 @@ pub fn run_local(command: &Command, output: &Output) -> Option<Result<(), Comman
     })
 }
 
-use crate::bulk::rows::Kind;
 use crate::cli::{BulkArgs, Command, ProfileAction};
 use crate::commands::output::{out, outln};
-use crate::config::Preferences;
-use crate::format::records;
-use crate::format::verdict;
 use esimdash_api::Client;
 use esimdash_api::model::{Esim, EsimQuery, OrderQuery, Plan, ProfileUpdate};
 use esimdash_domain::iccid::Iccid;
 use esimdash_domain::purchase::NOTHING_TOPPED_UP;
+use esimdash_front::bulk::rows::Kind;
+use esimdash_front::config::Preferences;
+use esimdash_front::format::records;
+use esimdash_front::format::verdict;
 use esimdash_inventory::kept::Kept;
 use serde_json::json;
 use table::{Align, Table};

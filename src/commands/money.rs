@@ -5,10 +5,10 @@
 use super::output::{Form, Output, out, outln};
 use super::table::{Align, Table};
 use super::{CommandError, Saved};
-use crate::format::money as words;
 use chrono::{DateTime, Duration, Local, Utc};
 use esimdash_api::Client;
 use esimdash_domain::money::{format_amount, round_cents, ser_opt_number};
+use esimdash_front::format::money as words;
 use esimdash_ledger::Ledger;
 use esimdash_ledger::period::Period;
 use esimdash_ledger::sums::{self, By, PACE_DAYS, Row, Runway, Totals};
@@ -110,33 +110,68 @@ pub async fn balance(client: &Client, saved: &Saved, output: &Output) -> Result<
     Ok(())
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct RowJson<'a> {
-    key: &'a str,
-    #[serde(skip_serializing_if = "str::is_empty")]
-    name: &'a str,
-    #[serde(flatten)]
-    totals: TotalsJson,
+/// One figure of the report: its name in JSON and CSV, its column in the table, and its value
+/// (a number or a string in JSON; its text in CSV and the table). The three forms are made from
+/// `FIGURES`, so a figure is added in one place.
+struct Figure {
+    name: &'static str,
+    header: &'static str,
+    value: fn(&Totals) -> serde_json::Value,
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct TotalsJson {
-    orders: u64,
-    spend: String,
-    cost: String,
-    margin: String,
-}
+const FIGURES: [Figure; 4] = [
+    Figure {
+        name: "orders",
+        header: "ORDERS",
+        value: |t| t.orders.into(),
+    },
+    Figure {
+        name: "spend",
+        header: "SPEND",
+        value: |t| format_amount(t.spend).into(),
+    },
+    Figure {
+        name: "cost",
+        header: "COST",
+        value: |t| format_amount(t.cost).into(),
+    },
+    Figure {
+        name: "margin",
+        header: "MARGIN",
+        value: |t| format_amount(t.margin()).into(),
+    },
+];
 
-impl From<&Totals> for TotalsJson {
-    fn from(t: &Totals) -> Self {
-        Self {
-            orders: t.orders,
-            spend: format_amount(t.spend),
-            cost: format_amount(t.cost),
-            margin: format_amount(t.margin()),
+impl Figure {
+    fn text(&self, totals: &Totals) -> String {
+        match (self.value)(totals) {
+            serde_json::Value::String(text) => text,
+            other => other.to_string(),
         }
+    }
+}
+
+/// A row in JSON: its key and name (where it has them), then its figures in `FIGURES`' order.
+struct RowJson<'a> {
+    key: Option<&'a str>,
+    name: &'a str,
+    totals: &'a Totals,
+}
+
+impl Serialize for RowJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        if let Some(key) = self.key {
+            map.serialize_entry("key", key)?;
+        }
+        if !self.name.is_empty() {
+            map.serialize_entry("name", self.name)?;
+        }
+        for figure in &FIGURES {
+            map.serialize_entry(figure.name, &(figure.value)(self.totals))?;
+        }
+        map.end()
     }
 }
 
@@ -169,11 +204,12 @@ pub async fn report(
             "until": period.last.to_string(),
             "by": by.name(),
             "currency": "USD",
-            "rows": rows.iter().map(|r| RowJson { key: &r.key, name: &r.name, totals: (&r.totals).into() }).collect::<Vec<_>>(),
-            "total": TotalsJson::from(&total),
+            "rows": rows.iter().map(|r| RowJson { key: Some(&r.key), name: &r.name, totals: &r.totals }).collect::<Vec<_>>(),
+            "total": RowJson { key: None, name: "", totals: &total },
         })),
         Form::Csv(file) => {
-            let mut csv = super::lists::Csv::start(file.as_deref(), &[by.name(), "name", "orders", "spend", "cost", "margin"])?;
+            let header: Vec<&str> = [by.name(), "name"].into_iter().chain(FIGURES.iter().map(|f| f.name)).collect();
+            let mut csv = super::lists::Csv::start(file.as_deref(), &header)?;
             csv.rows(&rows, csv_row)?;
             csv.finish()
         }
@@ -195,15 +231,11 @@ fn column(by: By) -> &'static str {
 }
 
 fn csv_row(r: &Row) -> Vec<String> {
-    let t = &r.totals;
-    vec![
-        crate::export::csv_rows::text(&r.key),
-        crate::export::csv_rows::text(&r.name),
-        t.orders.to_string(),
-        format_amount(t.spend),
-        format_amount(t.cost),
-        format_amount(t.margin()),
-    ]
+    let named = [&r.key, &r.name].map(|t| esimdash_front::export::csv_rows::text(t));
+    named
+        .into_iter()
+        .chain(FIGURES.iter().map(|f| f.text(&r.totals)))
+        .collect()
 }
 
 fn report_table(by: By, rows: &[Row], total: &Totals) -> String {
@@ -212,24 +244,14 @@ fn report_table(by: By, rows: &[Row], total: &Totals) -> String {
     if named {
         headers.push(("NAME", Align::Left));
     }
-    headers.extend([
-        ("ORDERS", Align::Right),
-        ("SPEND", Align::Right),
-        ("COST", Align::Right),
-        ("MARGIN", Align::Right),
-    ]);
+    headers.extend(FIGURES.iter().map(|f| (f.header, Align::Right)));
     let mut table = Table::new(&headers);
     let cells = |key: &str, name: &str, t: &Totals| {
         let mut cells = vec![key.to_string()];
         if named {
             cells.push(name.to_string());
         }
-        cells.extend([
-            t.orders.to_string(),
-            format_amount(t.spend),
-            format_amount(t.cost),
-            format_amount(t.margin()),
-        ]);
+        cells.extend(FIGURES.iter().map(|f| f.text(t)));
         cells
     };
     for r in rows {

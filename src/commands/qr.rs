@@ -5,12 +5,12 @@
 use super::table::{Align, Table};
 use super::{CommandError, Output};
 use crate::commands::output::{out, outln};
-use crate::export::file::{self, Existing};
-use crate::format::verdict;
 use esimdash_api::Client;
 use esimdash_api::model::Esim;
 use esimdash_domain::lpa::{ActivationCode, apple_install_link};
 use esimdash_domain::qr::{FILE_SCALE, FILE_SIZE_MM, QrMatrix};
+use esimdash_front::export::file::{self, Existing};
+use esimdash_front::format::verdict;
 use serde_json::json;
 use std::io::IsTerminal;
 use std::path::Path;

@@ -1,9 +1,9 @@
 //! Aligned plain-text tables for human output: columns padded by display width, numbers
 //! right-aligned, every cell sanitised.
 
-use crate::format::verdict::StatusTone;
-use crate::format::verdict::cell_tone;
 use esimdash_domain::text::safe_fit;
+use esimdash_front::format::verdict::StatusTone;
+use esimdash_front::format::verdict::cell_tone;
 use unicode_width::UnicodeWidthStr;
 
 #[derive(Clone, Copy, PartialEq, Eq)]

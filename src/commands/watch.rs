@@ -1,19 +1,19 @@
 //! `esimdash watch`: polls the account within the background share of the key's budget and
-//! prints one JSON line per change (`crate::watch`), handing each to `--exec CMD` on its
+//! prints one JSON line per change (`esimdash_front::watch`), handing each to `--exec CMD` on its
 //! standard input at least once: a change the command does not take waits in the memory for
 //! the next poll. Only reads. What it saw is kept in the state directory
-//! (`watch/<account>.sqlite3`, `crate::watch::memory`): after every poll what the poll changed,
+//! (`watch/<account>.sqlite3`, `esimdash_front::watch::memory`): after every poll what the poll changed,
 //! so a restart reports once what changed meanwhile.
 
 use super::CommandError;
 use super::notices::say;
 use crate::cli::WatchArgs;
 use crate::commands::output::outln;
-use crate::config::Preferences;
-use crate::watch::memory::Memory;
-use crate::watch::{Event, Pending, Seen};
 use esimdash_api::model::{EsimQuery, OrderQuery};
 use esimdash_api::{ApiError, Client};
+use esimdash_front::config::Preferences;
+use esimdash_front::watch::memory::Memory;
+use esimdash_front::watch::{Event, Pending, Seen};
 use std::time::{Duration, Instant};
 
 /// A page of the lists, as the watch reads them.
@@ -155,11 +155,11 @@ async fn poll(
     Ok(events)
 }
 
-/// Each change as one JSON line on stdout, with its id (`crate::watch::ids`, found against the
+/// Each change as one JSON line on stdout, with its id (`esimdash_front::watch::ids`, found against the
 /// memory of the poll that ended at `since`) and when it was seen: what `--exec` is to take.
 fn tell(events: &[Event], since: Option<chrono::DateTime<chrono::Utc>>) -> Vec<Pending> {
     let at = chrono::Utc::now().to_rfc3339();
-    let ids = crate::watch::ids(events, since);
+    let ids = esimdash_front::watch::ids(events, since);
     events
         .iter()
         .zip(ids)
@@ -302,10 +302,10 @@ fn kept(memory: &mut Memory, mut next: Seen) -> Result<Seen, CommandError> {
 
 /// The memory at `path`, `account`'s: one that names another account is set aside beside it
 /// (said), never taken as this account's, and a new one begun.
-fn own_memory(path: &std::path::Path, account: &str) -> Result<(Memory, crate::watch::Seen), CommandError> {
+fn own_memory(path: &std::path::Path, account: &str) -> Result<(Memory, esimdash_front::watch::Seen), CommandError> {
     let (memory, seen) = Memory::open(path).map_err(memory_error)?;
     let unreadable = |e: rusqlite::Error| {
-        memory_error(crate::watch::memory::MemoryError::Unreadable {
+        memory_error(esimdash_front::watch::memory::MemoryError::Unreadable {
             path: path.to_path_buf(),
             why: e.to_string(),
         })
@@ -329,9 +329,9 @@ fn own_memory(path: &std::path::Path, account: &str) -> Result<(Memory, crate::w
     Ok((memory, seen))
 }
 
-fn memory_error(e: crate::watch::memory::MemoryError) -> CommandError {
+fn memory_error(e: esimdash_front::watch::memory::MemoryError) -> CommandError {
     match e {
-        crate::watch::memory::MemoryError::Io(e) => CommandError::Io(e),
+        esimdash_front::watch::memory::MemoryError::Io(e) => CommandError::Io(e),
         unreadable => CommandError::Usage(unreadable.to_string()),
     }
 }

@@ -164,7 +164,7 @@ fn any_amount_at_the_edges_is_paid_only_when_it_can_be_computed_and_covered() {
         prop_assert!(!said.contains("panicked") && out.status.code().is_some_and(|c| c != 101), "{said}");
         let payable = price
             .checked_mul(Decimal::from(qty))
-            .filter(|_| price >= esimdash::purchase::SMALLEST_PRICE)
+            .filter(|_| price >= esimdash_front::purchase::SMALLEST_PRICE)
             .filter(|t| balance >= *t);
         if posts.load(Ordering::SeqCst) > 0 {
             prop_assert!(payable.is_some(), "{price} × {qty} from {balance} was sent: {said}");

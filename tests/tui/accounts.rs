@@ -3,13 +3,13 @@
 
 use crate::common::*;
 use crossterm::event::KeyCode;
-use esimdash::session::{Accounts, Session};
-use esimdash::tui::app::Overlay;
-use esimdash::tui::keymap::DEFAULT_BINDINGS;
-use esimdash::tui::msg::{Answer, Effect, Msg, Request};
 use esimdash_api::ClientOptions;
 use esimdash_api::model::EsimQuery;
 use esimdash_domain::iccid::Iccid;
+use esimdash_front::session::{Accounts, Session};
+use esimdash_tui::app::Overlay;
+use esimdash_tui::keymap::DEFAULT_BINDINGS;
+use esimdash_tui::msg::{Answer, Effect, Msg, Request};
 
 fn read_only_session() -> Session {
     Session {
@@ -41,7 +41,7 @@ async fn a_read_only_seat_cannot_pay_or_change_the_profile_by_any_key() {
 
     let keys: Vec<&str> = DEFAULT_BINDINGS
         .iter()
-        .filter(|b| !matches!(b.action, esimdash::tui::keymap::Action::Quit))
+        .filter(|b| !matches!(b.action, esimdash_tui::keymap::Action::Quit))
         .flat_map(|b| b.keys.iter().copied())
         // `x` starts an export, whose progress would hold the status line.
         .filter(|k| k.chars().count() == 1 && !["q", "x"].contains(k))
@@ -125,7 +125,7 @@ async fn after_a_switch_a_late_answer_of_the_old_account_is_dropped() {
     // The old account's answers arrive late.
     let acme_client = h.api();
     for (id, request) in late {
-        let result = esimdash::tui::runtime::execute(&acme_client, &Default::default(), &request).await;
+        let result = esimdash_tui::runtime::execute(&acme_client, &Default::default(), &request).await;
         h.send(Msg::Answer(Box::new(Answer { id, result })));
     }
     assert!(h.app.profile().is_none(), "Acme's profile was not taken for Globex's");

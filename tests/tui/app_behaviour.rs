@@ -3,10 +3,10 @@
 
 use crate::common::*;
 use crossterm::event::KeyCode;
-use esimdash::tui::app::{App, Halt, Overlay, Remote, Tab};
-use esimdash::tui::msg::{Answer, JobId, Msg, Payload, Request};
 use esimdash_api::model::{OrderPage, Profile};
 use esimdash_api::{ApiError, Endpoint};
+use esimdash_tui::app::{App, Halt, Overlay, Remote, Tab};
+use esimdash_tui::msg::{Answer, JobId, Msg, Payload, Request};
 use std::time::{Duration, Instant};
 
 const EP: Endpoint = Endpoint::new("GET", "/reseller/orders");
@@ -103,7 +103,7 @@ fn tabs_switch_by_number_tab_key_and_mouse() {
     app.update(Msg::Mouse(click), now);
     assert_eq!(app.tab(), Tab::Catalog);
     let quit = app.update(key('q'), now);
-    assert!(app.should_quit() && quit.contains(&esimdash::tui::msg::Effect::Quit));
+    assert!(app.should_quit() && quit.contains(&esimdash_tui::msg::Effect::Quit));
 }
 
 #[test]

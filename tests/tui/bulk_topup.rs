@@ -6,11 +6,11 @@
 
 use crate::common::{Live, code, key, listed_iccids, unpaced, unpaced_sandbox};
 use crossterm::event::KeyCode;
-use esimdash::tui::app::{App, Overlay};
-use esimdash::tui::forms::bulk::BulkStage;
 use esimdash_api::model::{Order, OrderQuery};
 use esimdash_api::{Client, ClientOptions};
 use esimdash_domain::iccid::Iccid;
+use esimdash_tui::app::{App, Overlay};
+use esimdash_tui::forms::bulk::BulkStage;
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -128,7 +128,7 @@ async fn top_up_marked(live: &mut Live, slug: &str, qty: char) {
     // Enter again at once (a double tap) pays nothing; after the pause it pays.
     live.send(code(KeyCode::Enter));
     assert_eq!(bulk(&live.app), Some(&BulkStage::Confirming));
-    tokio::time::sleep(esimdash::tui::forms::bulk::PAY_PAUSE).await;
+    tokio::time::sleep(esimdash_tui::forms::bulk::PAY_PAUSE).await;
     live.send(code(KeyCode::Enter));
     assert!(matches!(bulk(&live.app), Some(BulkStage::Paying(_))));
 }
@@ -333,7 +333,7 @@ async fn the_stop_key_pays_no_further_esim_and_t_again_pays_only_those_still_mar
     assert_eq!(form.choice().plan().map(|p| p.slug.as_str()), Some(slug.as_str()));
     assert_eq!(form.choice().qty(), 2, "the quantity the stopped run used");
     live.send(code(KeyCode::Enter));
-    tokio::time::sleep(esimdash::tui::forms::bulk::PAY_PAUSE).await;
+    tokio::time::sleep(esimdash_tui::forms::bulk::PAY_PAUSE).await;
     live.send(code(KeyCode::Enter));
     until_ended(&mut live).await;
     let (after, _) = newest_orders(&api, 1).await;

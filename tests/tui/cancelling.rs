@@ -3,10 +3,10 @@
 
 use crate::common::*;
 use crossterm::event::KeyCode;
-use esimdash::tui::app::Tab;
-use esimdash::tui::msg::Request;
 use esimdash_api::ClientOptions;
 use esimdash_sandbox::SandboxConfig;
+use esimdash_tui::app::Tab;
+use esimdash_tui::msg::Request;
 use std::time::Duration;
 
 fn orders_page(r: &Request) -> Option<u64> {

@@ -5,11 +5,11 @@
 
 use crate::common::*;
 use crossterm::event::KeyCode;
-use esimdash::tui::app::{App, Remote, Tab};
-use esimdash::tui::msg::Request;
 use esimdash_api::model::OrderQuery;
 use esimdash_api::{ApiError, Client, ClientOptions};
 use esimdash_sandbox::SandboxConfig;
+use esimdash_tui::app::{App, Remote, Tab};
+use esimdash_tui::msg::Request;
 use rust_decimal::Decimal;
 use std::collections::HashSet;
 use std::time::Duration;

@@ -3,12 +3,12 @@
 
 use chrono::{TimeZone, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use esimdash::tui::app::App;
-use esimdash::tui::msg::{Answer, Effect, JobId, Msg, Request};
-use esimdash::tui::runtime::{execute, index_tap};
-use esimdash::tui::view::{self, theme::Theme};
 use esimdash_api::{BaseUrl, Client, ClientOptions, Credentials};
 use esimdash_sandbox::{RunningSandbox, SandboxConfig, spawn};
+use esimdash_tui::app::App;
+use esimdash_tui::msg::{Answer, Effect, JobId, Msg, Request};
+use esimdash_tui::runtime::{execute, index_tap};
+use esimdash_tui::view::{self, theme::Theme};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::time::{Duration, Instant};
@@ -163,7 +163,7 @@ pub struct Harness {
     pub cancelled: usize,
     pub sandbox: RunningSandbox,
     /// The account's orders for the money view, kept for the session as the runtime keeps them.
-    ledgers: esimdash::tui::money_read::Ledgers,
+    ledgers: esimdash_tui::money_read::Ledgers,
 }
 
 impl Harness {
@@ -208,7 +208,7 @@ impl Harness {
             sent: Vec::new(),
             cancelled: 0,
             sandbox,
-            ledgers: esimdash::tui::money_read::Ledgers::pinned(epoch),
+            ledgers: esimdash_tui::money_read::Ledgers::pinned(epoch),
         }
     }
 
@@ -305,7 +305,7 @@ impl Harness {
     }
 
     /// Feeds one message; what it asks for waits until `settle`. Returns the effects.
-    pub fn send(&mut self, msg: Msg) -> Vec<esimdash::tui::msg::Effect> {
+    pub fn send(&mut self, msg: Msg) -> Vec<esimdash_tui::msg::Effect> {
         let effects = self.app.update(msg, self.now);
         self.follow(&effects);
         effects
@@ -381,7 +381,7 @@ impl Harness {
     }
 
     /// The app given this session (profile, colour, read-only) and picker choices.
-    pub fn with_session(&mut self, session: esimdash::session::Session, profiles: &[&str]) {
+    pub fn with_session(&mut self, session: esimdash_front::session::Session, profiles: &[&str]) {
         let app = std::mem::replace(&mut self.app, App::new(false));
         let profiles = profiles.iter().map(|p| p.to_string()).collect();
         self.app = app.with_session(session, profiles);
@@ -426,7 +426,7 @@ pub struct Live {
     pub app: App,
     pub sandbox: RunningSandbox,
     client: Client,
-    tasks: esimdash::tui::runtime::Tasks,
+    tasks: esimdash_tui::runtime::Tasks,
     tx: tokio::sync::mpsc::UnboundedSender<Msg>,
     rx: tokio::sync::mpsc::UnboundedReceiver<Msg>,
     /// Every request the app asked to send, and how many it cancelled.
@@ -437,7 +437,7 @@ pub struct Live {
     pub kept: esimdash_inventory::kept::Kept,
     writer: esimdash_inventory::kept::Writer,
     /// The account's orders for the money view, as the runtime keeps them.
-    ledgers: esimdash::tui::money_read::Ledgers,
+    ledgers: esimdash_tui::money_read::Ledgers,
     _index_dir: tempfile::TempDir,
     /// Where QR images and exports go, as the runtime writes them.
     pub export_dir: tempfile::TempDir,
@@ -498,7 +498,7 @@ impl Live {
             cancelled: 0,
             kept,
             writer,
-            ledgers: pinned.map_or_else(Default::default, esimdash::tui::money_read::Ledgers::pinned),
+            ledgers: pinned.map_or_else(Default::default, esimdash_tui::money_read::Ledgers::pinned),
             _index_dir: index_dir,
             export_dir: tempfile::tempdir().unwrap(),
             inventory_load: None,
@@ -526,7 +526,7 @@ impl Live {
                     iccid,
                     code,
                     replace,
-                } => esimdash::tui::export_jobs::save_qr(self.export_dir.path(), id, (iccid, code), replace, &self.tx),
+                } => esimdash_tui::export_jobs::save_qr(self.export_dir.path(), id, (iccid, code), replace, &self.tx),
                 Effect::Export { id, job } => {
                     self.tasks
                         .export(self.export_dir.path(), id, job, &self.client, &self.tx)
@@ -536,7 +536,7 @@ impl Live {
                         .bulk_topup(self.export_dir.path(), id, order, &self.client, &self.tx);
                 }
                 Effect::StopBulk(id) => self.tasks.stop_bulk(id),
-                Effect::SaveQrFolder { id, wanted } => esimdash::tui::export_jobs::save_qr_folder(
+                Effect::SaveQrFolder { id, wanted } => esimdash_tui::export_jobs::save_qr_folder(
                     self.export_dir.path(),
                     id,
                     wanted,

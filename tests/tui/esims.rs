@@ -3,12 +3,12 @@
 
 use crate::common::*;
 use crossterm::event::KeyCode;
-use esimdash::tui::app::{Mode, Tone};
 use esimdash_api::Client;
 use esimdash_api::model::{Esim, EsimQuery};
 use esimdash_domain::qr::QrMatrix;
 use esimdash_domain::status::StatusFilter;
 use esimdash_sandbox::spawn;
+use esimdash_tui::app::{Mode, Tone};
 
 async fn acme_client() -> (esimdash_sandbox::RunningSandbox, Client) {
     let sandbox = spawn(&unpaced_sandbox(), "127.0.0.1:0".parse().unwrap()).await.unwrap();
@@ -166,7 +166,7 @@ async fn the_search_reads_the_inventory_in_the_background_and_jumps_to_a_whole_i
     h.keys(&target[..10]);
     assert!(h.screen(120, 40).contains("index 50 of 399"), "{}", h.screen(120, 40));
     h.settle().await;
-    let scans = h.count(|r| matches!(r, esimdash::tui::msg::Request::EsimScan { .. }));
+    let scans = h.count(|r| matches!(r, esimdash_tui::msg::Request::EsimScan { .. }));
     assert_eq!(scans, 4, "399 eSIMs in pages of 100");
     assert!(h.screen(120, 40).contains("all 399 in the index"));
     assert!(h.app.esims().result_count() > 1, "a partial ICCID matches several");
@@ -185,8 +185,8 @@ async fn the_search_reads_the_inventory_in_the_background_and_jumps_to_a_whole_i
     h.keys("kenya");
     assert!(h.app.esims().result_count() > 0);
     assert!(h.app.esims().result_rows().all(|r| match r {
-        esimdash::tui::tabs::esims::ResultRow::Indexed(row) => row.package.name.contains("Kenya"),
-        esimdash::tui::tabs::esims::ResultRow::Fetched(e) => e.record.package_name.contains("Kenya"),
+        esimdash_tui::tabs::esims::ResultRow::Indexed(row) => row.package.name.contains("Kenya"),
+        esimdash_tui::tabs::esims::ResultRow::Fetched(e) => e.record.package_name.contains("Kenya"),
     }));
 }
 
@@ -205,8 +205,8 @@ async fn y_copies_the_iccid_and_capital_y_the_activation_code_once_known() {
     let effects = h.send(key('Y'));
     assert_eq!(copies(&effects), vec![("Activation code", code)]);
     // What the runtime reports back becomes the message: sent, not "copied", for OSC 52.
-    let delivery = esimdash::clipboard::Delivery::Osc52 { via: Some("tmux") };
-    h.send(esimdash::tui::msg::Msg::Copied {
+    let delivery = esimdash_front::clipboard::Delivery::Osc52 { via: Some("tmux") };
+    h.send(esimdash_tui::msg::Msg::Copied {
         what: "ICCID",
         result: Ok(delivery),
     });
@@ -217,7 +217,7 @@ async fn y_copies_the_iccid_and_capital_y_the_activation_code_once_known() {
             .text
             .starts_with("ICCID sent to the terminal's clipboard")
     );
-    h.send(esimdash::tui::msg::Msg::Copied {
+    h.send(esimdash_tui::msg::Msg::Copied {
         what: "ICCID",
         result: Err("nothing was copied: no clipboard".into()),
     });
@@ -307,7 +307,7 @@ async fn a_hostile_activation_code_is_never_drawn_or_copied() {
 /// the message says the ICCID is not valid.
 #[tokio::test]
 async fn an_iccid_from_the_api_that_is_a_path_names_no_file_and_is_not_copied() {
-    use esimdash::tui::msg::Effect;
+    use esimdash_tui::msg::Effect;
     let mut h = Harness::acme().await;
     first_page_served_as(&mut h, |esims| {
         esims[0].raw_order_json.iccid = esimdash_domain::iccid::EsimIccid::parse("../../escaped");
@@ -329,7 +329,7 @@ async fn an_iccid_from_the_api_that_is_a_path_names_no_file_and_is_not_copied() 
 /// Opens My eSIMs with its first page as the sandbox serves it, changed by `edit` (a server
 /// that sends what ours never does).
 async fn first_page_served_as(h: &mut Harness, edit: impl FnOnce(&mut Vec<esimdash_api::model::Esim>)) {
-    use esimdash::tui::msg::{Answer, Msg, Payload, Request};
+    use esimdash_tui::msg::{Answer, Msg, Payload, Request};
     h.send(key('3'));
     let (id, request) = h
         .pending()
@@ -337,7 +337,7 @@ async fn first_page_served_as(h: &mut Harness, edit: impl FnOnce(&mut Vec<esimda
         .find(|(_, r)| matches!(r, Request::Esims(_)))
         .cloned()
         .expect("My eSIMs asks for its first page");
-    let Ok(Payload::Esims(mut page)) = esimdash::tui::runtime::execute(&h.api(), &Default::default(), &request).await
+    let Ok(Payload::Esims(mut page)) = esimdash_tui::runtime::execute(&h.api(), &Default::default(), &request).await
     else {
         panic!("the first page");
     };

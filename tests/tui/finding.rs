@@ -5,11 +5,11 @@
 use crate::common::*;
 use crate::pages::{PAGE_SIZE, esims_page};
 use crossterm::event::KeyCode;
-use esimdash::tui::app::Remote;
-use esimdash::tui::msg::Msg;
 use esimdash_api::model::EsimQuery;
 use esimdash_api::{ClientOptions, Found};
 use esimdash_sandbox::SandboxConfig;
+use esimdash_tui::app::Remote;
+use esimdash_tui::msg::Msg;
 use std::time::{Duration, Instant};
 
 /// A sandbox of `orders` without the lookup by ICCID, and a client, neither pacing: pages are
@@ -95,13 +95,13 @@ async fn an_iccid_from_the_oldest_page_and_its_qr_code_in_three_requests_within_
         "its QR code is drawn, or said why not:\n{screen}"
     );
     // The index's background read goes on meanwhile, within its share: not what the find cost.
-    let background = live.count(|r| matches!(r, esimdash::tui::msg::Request::EsimScan { .. })) as u64;
+    let background = live.count(|r| matches!(r, esimdash_tui::msg::Request::EsimScan { .. })) as u64;
     assert!(
         requests - background.min(requests) <= 3,
         "{requests} requests, {background} of the index"
     );
     assert!(took <= Duration::from_secs(1), "took {took:?}");
-    let lookups = live.count(|r| matches!(r, esimdash::tui::msg::Request::FindEsim { .. }));
+    let lookups = live.count(|r| matches!(r, esimdash_tui::msg::Request::FindEsim { .. }));
     assert_eq!(lookups, 1, "the lookup is asked once, never cancelled and asked again");
 }
 
@@ -134,7 +134,7 @@ async fn a_server_without_the_lookup_never_shows_another_esim_and_a_second_sessi
     second.saved_inventory(loaded);
     second.send(key('3'));
     second.idle(Duration::from_secs(10)).await;
-    let index_reads = |live: &Live| live.count(|r| matches!(r, esimdash::tui::msg::Request::EsimScan { .. }));
+    let index_reads = |live: &Live| live.count(|r| matches!(r, esimdash_tui::msg::Request::EsimScan { .. }));
     assert_eq!(
         index_reads(&second),
         0,
@@ -318,7 +318,7 @@ async fn the_dashboards_index_is_saved_as_it_is_read_resumed_at_the_gap_and_fres
         live.sent
             .iter()
             .filter_map(|r| match r {
-                esimdash::tui::msg::Request::EsimScan { page } => Some(*page),
+                esimdash_tui::msg::Request::EsimScan { page } => Some(*page),
                 _ => None,
             })
             .collect()
@@ -377,7 +377,7 @@ async fn the_dashboards_index_is_saved_as_it_is_read_resumed_at_the_gap_and_fres
         vec![1],
         "one page from the top, after the list's first"
     );
-    let lists = live.count(|r| matches!(r, esimdash::tui::msg::Request::Esims(_)));
+    let lists = live.count(|r| matches!(r, esimdash_tui::msg::Request::Esims(_)));
     assert_eq!(lists, 1);
 }
 

@@ -3,17 +3,17 @@
 //! (the rule applied to the API's own data), and CSV exports (complete, or no file at all).
 
 use crate::common::{Live, api, key, unpaced, unpaced_sandbox, zbar_decode};
-use esimdash::tui::app::{ExportState, Remote};
 use esimdash_domain::attention::AttentionRule;
 use esimdash_domain::attention::Judged;
 use esimdash_domain::iccid::Iccid;
+use esimdash_tui::app::{ExportState, Remote};
 use std::time::Duration;
 
 #[tokio::test]
 async fn the_qr_png_reads_back_to_the_code_and_an_existing_file_is_replaced_only_on_yes() {
     let mut live = Live::new(unpaced_sandbox(), unpaced()).await;
     live.send(key('3'));
-    let code_of_selected = |app: &esimdash::tui::app::App| {
+    let code_of_selected = |app: &esimdash_tui::app::App| {
         let iccid = app.esims().selected_iccid()?;
         match app.esims().selected_code().and_then(Remote::value) {
             Some(Ok(code)) => Some((iccid, code.clone())),
@@ -64,7 +64,7 @@ async fn the_qr_png_reads_back_to_the_code_and_an_existing_file_is_replaced_only
     // The install link goes to the clipboard as Apple's universal link of this code.
     let effects = live.app.update(key('l'), std::time::Instant::now());
     let copied = effects.iter().find_map(|e| match e {
-        esimdash::tui::msg::Effect::Copy { text, .. } => Some(text.clone()),
+        esimdash_tui::msg::Effect::Copy { text, .. } => Some(text.clone()),
         _ => None,
     });
     let link = copied.expect("l copies the link");
@@ -255,8 +255,8 @@ async fn marked_esims_qr_codes_go_into_one_folder_each_reading_back_to_its_code(
 #[tokio::test]
 async fn a_topped_up_esim_leaves_the_attention_rows_at_once_and_the_cursor_stays_put() {
     use crossterm::event::KeyCode;
-    use esimdash::tui::app::Overlay;
-    use esimdash::tui::forms::purchase::Stage;
+    use esimdash_tui::app::Overlay;
+    use esimdash_tui::forms::purchase::Stage;
     let mut live = attention_shown().await;
     let rows = |live: &Live| -> Vec<String> { live.app.esims().result_rows().map(|r| r.iccid().to_string()).collect() };
     // An eSIM there for its data (a top-up adds data; one there for its days might stay).
@@ -294,7 +294,7 @@ async fn a_topped_up_esim_leaves_the_attention_rows_at_once_and_the_cursor_stays
         ))
         .await
     );
-    live.send(esimdash::tui::msg::Msg::Key(crossterm::event::KeyEvent::new(
+    live.send(esimdash_tui::msg::Msg::Key(crossterm::event::KeyEvent::new(
         KeyCode::Char('0'),
         crossterm::event::KeyModifiers::NONE,
     )));
@@ -350,7 +350,7 @@ async fn a_slow_servers_order_detail_finds_its_esim_and_e_goes_there() {
         .until(Duration::from_secs(20), |app| {
             matches!(
                 app.esims().order_esims(&order),
-                esimdash::tui::tabs::esims::order_esims::OrderEsims::Found(_)
+                esimdash_tui::tabs::esims::order_esims::OrderEsims::Found(_)
             )
         })
         .await;

@@ -5,8 +5,8 @@
 use crate::common::*;
 use crate::esims::code_of;
 use crossterm::event::KeyCode;
-use esimdash::clipboard::Delivery;
-use esimdash::tui::msg::Msg;
+use esimdash_front::clipboard::Delivery;
+use esimdash_tui::msg::Msg;
 
 /// An agent on My eSIMs with the first eSIM's activation code known, zoomed in.
 async fn zoomed() -> (Harness, esimdash_api::model::Esim, String) {
@@ -136,10 +136,10 @@ async fn a_second_w_asks_to_replace_without_the_first_saves_message() {
     use std::time::Duration;
     let mut live = Live::new(unpaced_sandbox(), unpaced()).await;
     live.send(key('3'));
-    let has_code = |app: &esimdash::tui::app::App| app.esims().selected_code().and_then(|c| c.value()).is_some();
+    let has_code = |app: &esimdash_tui::app::App| app.esims().selected_code().and_then(|c| c.value()).is_some();
     assert!(live.until(Duration::from_secs(10), has_code).await);
     live.send(key('w'));
-    let saved = |app: &esimdash::tui::app::App| app.flash_message().is_some_and(|f| f.text.contains("saved"));
+    let saved = |app: &esimdash_tui::app::App| app.flash_message().is_some_and(|f| f.text.contains("saved"));
     assert!(live.until(Duration::from_secs(10), saved).await);
     live.send(key('w'));
     assert!(live.until(Duration::from_secs(10), |app| app.overlay().is_some()).await);

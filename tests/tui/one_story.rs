@@ -4,9 +4,9 @@
 
 use crate::common::*;
 use crossterm::event::KeyCode;
-use esimdash::tui::app::{Mode, Overlay, Tone};
 use esimdash_domain::esim_state::Class;
 use esimdash_gateway::agents::Role;
+use esimdash_tui::app::{Mode, Overlay, Tone};
 use rust_decimal::Decimal;
 
 /// Searched by its ICCID, a reissued eSIM's earlier (cancelled) profile is a row of its own: the
@@ -96,7 +96,7 @@ async fn the_keys_that_hand_a_code_over_obey_the_verdict() {
         assert!(
             !effects
                 .iter()
-                .any(|e| matches!(e, esimdash::tui::msg::Effect::Send { .. })),
+                .any(|e| matches!(e, esimdash_tui::msg::Effect::Send { .. })),
             "{k}: nothing written"
         );
         let flash = h.app.flash_message().expect("said");
@@ -140,7 +140,7 @@ async fn esc_from_the_zoom_goes_back_to_the_pane_it_came_from() {
 /// no money to spend (a cap set on a viewer means nothing).
 #[tokio::test]
 async fn a_viewers_seat_is_told_before_a_form_opens() {
-    let (mut h, _gateway, _dir) = Harness::at_gateway(Role::Viewer, Some(Decimal::TEN)).await;
+    let (mut h, _gateway, _dir) = Harness::at_gateway(Role::VIEWER, Some(Decimal::TEN)).await;
     // The status line offers a viewer no payment, on Catalog and on My eSIMs.
     for tab in ['1', '3'] {
         h.send_and_settle(key(tab)).await;
@@ -162,7 +162,7 @@ async fn a_viewers_seat_is_told_before_a_form_opens() {
 /// payment is not sent (the gateway stays the final guard).
 #[tokio::test]
 async fn a_capped_seat_is_told_at_review_when_the_price_passes_what_is_left() {
-    let (mut h, _gateway, _dir) = Harness::at_gateway(Role::Support, Some(Decimal::ONE)).await;
+    let (mut h, _gateway, _dir) = Harness::at_gateway(Role::SUPPORT, Some(Decimal::ONE)).await;
     h.send_and_settle(key('3')).await;
     h.down_to(Class::InUse).await;
     h.send_and_settle(key('t')).await;
@@ -175,7 +175,7 @@ async fn a_capped_seat_is_told_at_review_when_the_price_passes_what_is_left() {
     assert!(
         !h.sent[sent..]
             .iter()
-            .any(|r| matches!(r, esimdash::tui::msg::Request::Pay(_))),
+            .any(|r| matches!(r, esimdash_tui::msg::Request::Pay(_))),
         "nothing paid"
     );
 }

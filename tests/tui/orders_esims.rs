@@ -3,8 +3,8 @@
 
 use crate::common::*;
 use crossterm::event::KeyCode;
-use esimdash::tui::app::{Overlay, Tab};
 use esimdash_api::model::EsimQuery;
+use esimdash_tui::app::{Overlay, Tab};
 
 #[tokio::test]
 async fn an_orders_detail_names_its_esim_t_tops_it_up_and_e_shows_it() {

@@ -8,17 +8,17 @@
 //! and after a 401 nothing is sent at all. Cases: 10 000 under `CI`, 300 elsewhere, or `PROPTEST_CASES`.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
-use esimdash::tui::app::{App, Mode, Overlay};
-use esimdash::tui::forms::bulk::BulkStage;
-use esimdash::tui::forms::purchase::Stage;
-use esimdash::tui::msg::{Answer, BulkEnded, BulkStep, Effect, JobId, Msg, Payload, Request};
-use esimdash::tui::tabs::esims::ResultRow;
-use esimdash::tui::view::{self, theme::Theme};
 use esimdash_api::model::{Esim, Order, Placed, Plan, Profile};
 use esimdash_api::{ApiError, Delivery, Endpoint, Found, Paid};
 use esimdash_domain::iccid::Iccid;
 use esimdash_domain::status::StatusFilter;
 use esimdash_inventory::{AttentionAt, PagePlace, Seen};
+use esimdash_tui::app::{App, Mode, Overlay};
+use esimdash_tui::forms::bulk::BulkStage;
+use esimdash_tui::forms::purchase::Stage;
+use esimdash_tui::msg::{Answer, BulkEnded, BulkStep, Effect, JobId, Msg, Payload, Request};
+use esimdash_tui::tabs::esims::ResultRow;
+use esimdash_tui::view::{self, theme::Theme};
 use proptest::prelude::*;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -218,15 +218,15 @@ fn data_for(request: &Request, seed: u64) -> Payload {
         Request::Plans => Payload::Plans((0..count).map(|i| plan(seed, i)).collect()),
         // Mostly plans; now and then with a caveat, or refused for an eSIM that cannot take data.
         Request::TopupPlans { .. } => Payload::TopupOffer(match seed % 7 {
-            0 => esimdash::purchase::TopupOffer::Refused {
+            0 => esimdash_front::purchase::TopupOffer::Refused {
                 class: Some(esimdash_domain::esim_state::Class::Deleted),
                 why: text(seed, "deleted"),
             },
-            1 => esimdash::purchase::TopupOffer::Plans {
+            1 => esimdash_front::purchase::TopupOffer::Plans {
                 plans: (0..count).map(|i| plan(seed, i)).collect(),
                 unsure: Some(text(seed, "not confirmed")),
             },
-            _ => esimdash::purchase::TopupOffer::Plans {
+            _ => esimdash_front::purchase::TopupOffer::Plans {
                 plans: (0..count).map(|i| plan(seed, i)).collect(),
                 unsure: None,
             },
@@ -646,7 +646,7 @@ impl Run {
                 // Odd seeds pay: at once (a double tap, never taken) and after the pause.
                 if seed % 2 == 1 {
                     self.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
-                    self.now += esimdash::tui::forms::bulk::PAY_PAUSE;
+                    self.now += esimdash_tui::forms::bulk::PAY_PAUSE;
                     self.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
                 }
             }
@@ -679,11 +679,14 @@ impl Run {
             (0, _) | (1, None) => BulkStep::Paying,
             (1, Some(first)) => BulkStep::Row {
                 iccid: first.clone(),
-                state: esimdash::bulk::State::Placed {
+                state: esimdash_front::bulk::State::Placed {
                     order: text(seed, "B1"),
                     now: true,
                     caveat: seed.is_multiple_of(5).then(|| {
-                        esimdash::bulk::Caveat::ChargedOther(text(seed, "Charged 9.00 USD, not the 1.00 USD confirmed"))
+                        esimdash_front::bulk::Caveat::ChargedOther(text(
+                            seed,
+                            "Charged 9.00 USD, not the 1.00 USD confirmed",
+                        ))
                     }),
                 },
             },
@@ -702,7 +705,7 @@ impl Run {
                 let not_paid = iccids.len() - placed.len() - unknown.len() - failed.len();
                 BulkStep::Ended(Ok(BulkEnded {
                     problem: seed.is_multiple_of(3).then(|| text(seed, "the journal failed")),
-                    ended: esimdash::bulk::Ended::Stopped,
+                    ended: esimdash_front::bulk::Ended::Stopped,
                     not_paid,
                     placed,
                     failed,

@@ -3,13 +3,13 @@
 
 use crate::common::*;
 use crossterm::event::KeyCode;
-use esimdash::tui::app::Overlay;
-use esimdash::tui::forms::purchase::{Lookup, PurchaseForm, Stage};
-use esimdash::tui::msg::Request;
 use esimdash_api::Delivery;
 use esimdash_api::model::{EsimQuery, OrderRequest};
 use esimdash_domain::iccid::Iccid;
 use esimdash_domain::purchase::Purchase;
+use esimdash_tui::app::Overlay;
+use esimdash_tui::forms::purchase::{Lookup, PurchaseForm, Stage};
+use esimdash_tui::msg::Request;
 use rust_decimal::Decimal;
 use std::time::Duration;
 
@@ -310,7 +310,7 @@ async fn nothing_is_offered_for_a_cancelled_esim_and_a_typed_iccid_is_checked() 
     assert_eq!(h.count(is_topup), 0);
 }
 
-use esimdash::tui::msg::Msg;
+use esimdash_tui::msg::Msg;
 
 /// `t` on an eSIM deleted from the phone (its status may still say in use): the form says why
 /// and that a new eSIM of the plan is needed, offers nothing, and no top-up is ever asked for.
@@ -385,8 +385,8 @@ async fn a_top_up_check_that_times_out_says_nothing_was_topped_up() {
 #[tokio::test]
 async fn the_form_names_the_keys_in_force_after_pay_close_and_accept_are_rebound() {
     use crossterm::event::{KeyEvent, KeyModifiers};
-    use esimdash::tui::keymap::{Keymap, Rebinding};
-    let ctrl = |c| esimdash::tui::msg::Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL));
+    use esimdash_tui::keymap::{Keymap, Rebinding};
+    let ctrl = |c| esimdash_tui::msg::Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL));
     let rebind = |action: &str, key: &str| Rebinding {
         action: action.into(),
         keys: vec![key.into()],
@@ -399,7 +399,7 @@ async fn the_form_names_the_keys_in_force_after_pay_close_and_accept_are_rebound
     ])
     .unwrap();
     let mut h = Harness::acme().await;
-    let app = std::mem::replace(&mut h.app, esimdash::tui::app::App::new(false));
+    let app = std::mem::replace(&mut h.app, esimdash_tui::app::App::new(false));
     h.app = app.with_keymap(keymap);
     h.send_and_settle(key('3')).await;
     h.send_and_settle(key('t')).await;

@@ -191,7 +191,7 @@ async fn esims_detail_zoom_and_too_small() {
     h.send(code(KeyCode::Esc));
     h.send(code(KeyCode::Esc));
     assert!(
-        matches!(h.app.mode(), esimdash::tui::app::Mode::Browse),
+        matches!(h.app.mode(), esimdash_tui::app::Mode::Browse),
         "Esc leaves the zoom, then the detail"
     );
     h.send(key('/'));

@@ -6,9 +6,9 @@
 
 use crate::common::*;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use esimdash::tui::app::{Mode, Overlay, Tone};
-use esimdash::tui::msg::{Effect, Msg, Request};
 use esimdash_domain::text::grouped;
+use esimdash_tui::app::{Mode, Overlay, Tone};
+use esimdash_tui::msg::{Effect, Msg, Request};
 use std::time::{Duration, Instant};
 
 /// 100 KB of what an agent pastes by mistake: a column of a spreadsheet, lines and tabs.
@@ -178,9 +178,9 @@ async fn ctrl_z_and_a_stop_signal_suspend_but_never_mid_payment() {
         .cloned()
         .unwrap();
     let client = h.api();
-    let result = esimdash::tui::runtime::execute(&client, &Default::default(), &request).await;
+    let result = esimdash_tui::runtime::execute(&client, &Default::default(), &request).await;
     assert!(result.is_ok(), "{result:?}");
-    let effects = h.send(Msg::Answer(Box::new(esimdash::tui::msg::Answer { id, result })));
+    let effects = h.send(Msg::Answer(Box::new(esimdash_tui::msg::Answer { id, result })));
     assert_eq!(
         effects.iter().filter(|e| **e == Effect::Suspend).count(),
         1,

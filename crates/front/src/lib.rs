@@ -1,0 +1,15 @@
+//! What the dashboard and the one-shot commands share: the settings and the account a session
+//! opens (`config`, `session`), how records are said to a person (`format`), what a payment
+//! checks before it is sent (`purchase`), bulk top-ups and their journal (`bulk`), files
+//! written for the user (`export`), the clipboard, and the changes `watch` reports.
+
+#![warn(clippy::too_many_lines)]
+
+pub mod bulk;
+pub mod clipboard;
+pub mod config;
+pub mod export;
+pub mod format;
+pub mod purchase;
+pub mod session;
+pub mod watch;

@@ -1,0 +1,409 @@
+//! Where each key goes: the screen's own keys (quit, help, tabs, the mouse, the pickers) here;
+//! the rest to the form open or the tab shown, which handle their own (`on_action`), and to the
+//! list keys every tab shares. Which key means which action is the keymap's business
+//! (`tui/keymap.rs`); which contexts are asked, in order, is the mode's (`mode.rs`).
+
+use super::mode::{Mode, Overlay};
+use super::search::SearchBox;
+use super::{About, App, Halt, Outbox, Owner, Tab, TextInput, Tone};
+use crate::keymap::{Action, Chord, Context};
+use crate::msg::Effect;
+use crate::tabs::{Motion, TopUpOf};
+use crossterm::event::{KeyEvent, MouseButton, MouseEvent, MouseEventKind};
+use esimdash_domain::status::StatusFilter;
+use esimdash_domain::text::grouped;
+use std::time::Instant;
+
+/// Rows the mouse wheel moves.
+const WHEEL_ROWS: i64 = 3;
+
+impl App {
+    pub(super) fn on_key(&mut self, key: KeyEvent, now: Instant, effects: &mut Vec<Effect>) {
+        let chord = Chord::from(key);
+        let contexts = if matches!(self.account.halt, Some(Halt::Unauthorized { .. })) {
+            vec![Context::Banner]
+        } else {
+            self.mode.contexts(self.tab_state().browse_contexts())
+        };
+        let (first, rest) = match contexts.split_first() {
+            Some((first, rest)) => (Some(*first), rest),
+            None => (None, &[][..]),
+        };
+        if let Some(context) = first
+            && let Some(action) = self.keymap.action(context, chord)
+        {
+            return self.act(action, context, chord, now, effects);
+        }
+        // Text is typed after the first context had its say (Enter, Esc) and before the rest.
+        if self.mode.takes_text() && TextInput::edits(&key) {
+            return self.edit_text(key, now);
+        }
+        for &context in rest {
+            if let Some(action) = self.keymap.action(context, chord) {
+                return self.act(action, context, chord, now, effects);
+            }
+        }
+        // A Ctrl quit key quits from anywhere (a payment already sent is not affected); a Ctrl
+        // suspend key suspends from anywhere.
+        if chord.ctrl && self.keymap.is_global_quit(chord) {
+            self.quit = true;
+        } else if chord.ctrl && self.keymap.action(Context::Global, chord) == Some(Action::Suspend) {
+            self.suspend(now);
+        }
+    }
+
+    fn edit_text(&mut self, key: KeyEvent, now: Instant) {
+        match &mut self.mode {
+            Mode::Typing => {
+                let tab = self.account.tabs.get_mut(self.tab);
+                if tab.search_box().is_some_and(|b| b.edit(key, now)) && tab.search_changed() {
+                    self.found_iccid(now);
+                }
+            }
+            Mode::Overlay(Overlay::ProfileForm(form)) => form.edit(key),
+            Mode::Overlay(Overlay::IccidPrompt { input, error }) => crate::forms::iccid_prompt::edit(input, error, key),
+            _ => {}
+        }
+    }
+
+    /// A paste goes into the text field in focus as one edit: the list is filtered or searched
+    /// once, whatever its length. What the field's limit left out is said; a paste where no
+    /// field takes text changes nothing (it is never read as keys) and says where to type.
+    pub(super) fn on_paste(&mut self, text: &str, now: Instant) {
+        if self.account.halt.is_some() {
+            return;
+        }
+        let pasted = match &mut self.mode {
+            Mode::Typing => {
+                let tab = self.account.tabs.get_mut(self.tab);
+                let Some((pasted, changed)) = tab.search_box().map(|b| b.paste(text, now)) else {
+                    return;
+                };
+                if changed && tab.search_changed() {
+                    self.found_iccid(now);
+                }
+                pasted
+            }
+            Mode::Overlay(Overlay::ProfileForm(form)) => form.paste(text),
+            Mode::Overlay(Overlay::IccidPrompt { input, error }) => {
+                crate::forms::iccid_prompt::paste(input, error, text)
+            }
+            _ => {
+                if !text.trim().is_empty() {
+                    self.paste_ignored(now);
+                }
+                return;
+            }
+        };
+        if let (Some(limit), true) = (pasted.limit, pasted.left_out > 0) {
+            let message = format!(
+                "Paste cut to the field's {limit} characters: {} of {} left out",
+                grouped(pasted.left_out as u64),
+                grouped(pasted.chars as u64),
+            );
+            self.flash(message, Tone::Error, now);
+        }
+    }
+
+    /// Ctrl-Z, or a stop signal (SIGTSTP): the dashboard suspends, at once, or once the answer
+    /// of a write in flight is in (stopped mid-payment, its answer could come too late to tell
+    /// whether money moved).
+    pub(super) fn suspend(&mut self, now: Instant) {
+        self.suspend_wanted = true;
+        if self.bulk_running() {
+            self.flash(
+                "Suspending once the top-up of the marked eSIMs ends (Esc in its window stops it)",
+                Tone::Info,
+                now,
+            );
+        } else if self.account.jobs.writing() {
+            self.flash("Suspending once the server has answered what was sent", Tone::Info, now);
+        }
+    }
+
+    /// Where a paste would have gone: the search key of a list, or nowhere.
+    fn paste_ignored(&mut self, now: Instant) {
+        let key = self.keymap.first_key(Context::List, Action::Search);
+        let list = matches!(self.mode, Mode::Browse | Mode::Detail) && self.tab_state().has_list();
+        let text = if list && !key.is_empty() {
+            format!("Nothing to paste into: {key} starts a search, then paste")
+        } else {
+            "Nothing to paste into here".to_string()
+        };
+        self.flash(text, Tone::Info, now);
+    }
+
+    fn act(&mut self, action: Action, context: Context, chord: Chord, now: Instant, effects: &mut Vec<Effect>) {
+        match context {
+            Context::Picker if matches!(self.mode.overlay(), Some(Overlay::AccountPicker { .. })) => {
+                return self.act_account_picker(action, effects);
+            }
+            Context::Picker => return self.act_picker(action),
+            Context::ProfileForm
+            | Context::IccidPrompt
+            | Context::Purchase
+            | Context::Confirm
+            | Context::Outcome
+            | Context::BulkPaying
+            | Context::BulkLeaveOut => return self.act_on_form(action, chord, now, effects),
+            Context::Typing => return self.act_typing(action, now),
+            Context::Replace => return self.answer_replace(action == Action::Accept, now, effects),
+            _ => {}
+        }
+        // The windows that would change something do not open in a read-only session.
+        let writes = match action {
+            Action::TopUp => Some("Top-ups"),
+            Action::Buy => Some("Purchases"),
+            Action::Edit => Some("Profile changes"),
+            _ => None,
+        };
+        if writes.is_some_and(|what| {
+            self.refuse_read_only(what, now)
+                || self.refuse_while_switching(what, now)
+                || self.refuse_for_seat(action == Action::Edit, what, now)
+        }) {
+            return;
+        }
+        if !self.act_on_screen(action, context, now, effects) {
+            self.act_on_tab(action, context, now, effects);
+        }
+    }
+
+    /// The actions of the whole screen: quitting, help, tabs, the mouse. `false` when
+    /// `action` is not one of them.
+    fn act_on_screen(&mut self, action: Action, context: Context, now: Instant, effects: &mut Vec<Effect>) -> bool {
+        match action {
+            Action::Quit => self.quit = true,
+            Action::Suspend => self.suspend(now),
+            // The banner's Esc quits; elsewhere Close leaves the window or pane.
+            Action::Close if context == Context::Banner => self.quit = true,
+            Action::Close => {
+                if matches!(self.mode.overlay(), Some(Overlay::Notices)) {
+                    self.notices.clear();
+                }
+                self.mode = self.mode.closed();
+            }
+            Action::Help => self.mode = Mode::Overlay(Overlay::Help { scroll: 0 }),
+            Action::Down | Action::Up if context == Context::Help => {
+                if let Some(Overlay::Help { scroll }) = self.mode.overlay_mut() {
+                    // The view stops at the last line; this only keeps the number sane.
+                    *scroll = if action == Action::Down {
+                        scroll.saturating_add(1).min(200)
+                    } else {
+                        scroll.saturating_sub(1)
+                    };
+                }
+            }
+            Action::Refresh => self.refresh(),
+            Action::NextTab => self.set_tab(self.tab.next()),
+            Action::PreviousTab => self.set_tab(self.tab.previous()),
+            Action::TabCatalog => self.set_tab(Tab::Catalog),
+            Action::TabOrders => self.set_tab(Tab::Orders),
+            Action::TabEsims => self.set_tab(Tab::Esims),
+            Action::TabProfile => self.set_tab(Tab::Profile),
+            Action::ToggleMouse => self.toggle_mouse(now, effects),
+            Action::SwitchProfile => self.open_account_picker(now),
+            _ => return false,
+        }
+        true
+    }
+
+    fn toggle_mouse(&mut self, now: Instant, effects: &mut Vec<Effect>) {
+        self.mouse = !self.mouse;
+        effects.push(Effect::Mouse(self.mouse));
+        let key = self.keymap.first_key(Context::Global, Action::ToggleMouse);
+        let text = if self.mouse {
+            "Mouse on: wheel and clicks work; Shift+drag selects text in most terminals".to_string()
+        } else {
+            format!("Mouse off: drag to select text; {key} turns the mouse back on")
+        };
+        self.flash(text, Tone::Info, now);
+    }
+
+    /// The actions on the tab's list and its rows (the keymap gives each only in the contexts
+    /// where it means something): the tab's own first, then those every list shares.
+    fn act_on_tab(&mut self, action: Action, context: Context, now: Instant, effects: &mut Vec<Effect>) {
+        if let Some(motion) = motion_of(action) {
+            return self.tab_state_mut().move_cursor(motion, now);
+        }
+        // An order's detail: its eSIM is My eSIMs' to top up or show.
+        if context == Context::OrderDetail {
+            if let Some(Overlay::OrderDetail(order)) = self.mode.overlay() {
+                let about = About::Order(order.clone());
+                self.act_in(Tab::Esims, action, about, now, effects);
+            }
+            return;
+        }
+        if self.act_in(self.tab, action, About::Selection, now, effects) {
+            return;
+        }
+        match action {
+            Action::TopUp => match self.tab_state().top_up() {
+                TopUpOf::Order(Some(order)) => {
+                    self.act_in(Tab::Esims, action, About::Order(order), now, effects);
+                }
+                TopUpOf::Order(None) | TopUpOf::Ask => self.mode = crate::forms::iccid_prompt::open(),
+            },
+            Action::Open => {
+                if let Some(mode) = self.tab_state().open(&self.mode) {
+                    self.mode = mode;
+                }
+            }
+            Action::Search => {
+                let tab = self.tab_state_mut();
+                if let Some(search) = tab.search_box() {
+                    search.select_all();
+                }
+                tab.start_search();
+                self.mode = Mode::Typing;
+            }
+            Action::Clear => self.tab_state_mut().clear_search(now),
+            Action::StatusFilter => self.open_status_picker(),
+            Action::Export => self.export_or_cancel(now, effects),
+            _ => {}
+        }
+    }
+
+    /// `tab` handles `action` (`about`: what it is about, when not the tab's selection); what
+    /// it asks of the screen is done after. `false` when it is not one of the tab's.
+    fn act_in(&mut self, tab: Tab, action: Action, about: About, now: Instant, effects: &mut Vec<Effect>) -> bool {
+        self.with_tab(tab, about, now, effects, |state, ctx| state.on_action(action, ctx))
+    }
+
+    fn act_typing(&mut self, action: Action, now: Instant) {
+        match action {
+            Action::Accept => {
+                // A search that waits for a pause in typing goes now.
+                let tab = self.tab_state_mut();
+                if tab.search_box().is_some_and(SearchBox::apply) {
+                    tab.search_changed();
+                }
+                self.mode = Mode::Browse;
+            }
+            Action::Clear => {
+                self.tab_state_mut().clear_search(now);
+                self.mode = Mode::Browse;
+            }
+            _ => {}
+        }
+    }
+
+    fn open_status_picker(&mut self) {
+        let Some(current) = self.tab_state().status() else {
+            return;
+        };
+        let choices = StatusFilter::choices();
+        let cursor = choices.iter().position(|c| c == current).unwrap_or(0);
+        self.mode = Mode::Overlay(Overlay::StatusPicker { choices, cursor });
+    }
+
+    fn act_picker(&mut self, action: Action) {
+        let Some(Overlay::StatusPicker { choices, cursor }) = self.mode.overlay_mut() else {
+            return;
+        };
+        if move_choice(cursor, choices.len(), action) {
+            return;
+        }
+        match action {
+            Action::Accept => {
+                let choice = choices.get(*cursor).cloned().unwrap_or_default();
+                self.tab_state_mut().set_status(choice);
+                self.mode = Mode::Browse;
+            }
+            Action::Close => self.mode = Mode::Browse,
+            _ => {}
+        }
+    }
+
+    /// The form open handles its keys; what it asks of the screen is done after.
+    fn act_on_form(&mut self, action: Action, chord: Chord, now: Instant, effects: &mut Vec<Effect>) {
+        let balance = self.account.profile.value().and_then(|p| p.balance_usd);
+        let saving = self.account.saving.is_loading();
+        let mut out = Outbox::new(&mut self.account.jobs, effects);
+        let seat_left = self
+            .account
+            .seat
+            .as_ref()
+            .and_then(esimdash_api::relay::Seat::left_today);
+        let then = match &mut self.mode {
+            Mode::Overlay(Overlay::Purchase(form)) => {
+                form.seat_left = seat_left;
+                form.on_action(action, chord, balance, &mut out.owned_by(Owner::Purchase))
+            }
+            Mode::Overlay(Overlay::Bulk(form)) => {
+                form.on_action(action, chord, balance, now, &mut out.owned_by(Owner::Bulk))
+            }
+            Mode::Overlay(Overlay::ProfileForm(form)) => form.on_action(action, saving),
+            Mode::Overlay(Overlay::IccidPrompt { input, error }) => {
+                crate::forms::iccid_prompt::on_action(action, input, error)
+            }
+            _ => Vec::new(),
+        };
+        self.then(then, now, effects);
+    }
+
+    /// Copies what passed the guard; what did not is named in a message and never copied.
+    pub(super) fn copy_checked(
+        &mut self,
+        what: &'static str,
+        checked: Result<String, String>,
+        now: Instant,
+        effects: &mut Vec<Effect>,
+    ) {
+        match checked {
+            Ok(text) => effects.push(Effect::Copy { what, text }),
+            Err(why) => self.flash(format!("{what} not copied: {why}"), Tone::Error, now),
+        }
+    }
+
+    /// The wheel moves the list on screen, the same way the arrow keys do; a click on the tab
+    /// bar switches tab. Ignored while a window is open or the banner shows.
+    pub(super) fn on_mouse(&mut self, mouse: MouseEvent, now: Instant) {
+        if self.account.halt.is_some() || !matches!(self.mode, Mode::Browse | Mode::Typing | Mode::Detail) {
+            return;
+        }
+        match mouse.kind {
+            // Row 1 is the tab bar (row 0 the header).
+            MouseEventKind::Down(MouseButton::Left) if mouse.row == 1 => {
+                if let Some(tab) = Tab::at_column(&self.tab_labels(), mouse.column) {
+                    self.set_tab(tab);
+                    self.dirty = true;
+                }
+            }
+            MouseEventKind::ScrollDown => {
+                self.tab_state_mut().move_cursor(Motion::By(WHEEL_ROWS), now);
+                self.dirty = true;
+            }
+            MouseEventKind::ScrollUp => {
+                self.tab_state_mut().move_cursor(Motion::By(-WHEEL_ROWS), now);
+                self.dirty = true;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Down and Up in a list of `len` choices; `true` when `action` was one of them.
+pub(super) fn move_choice(cursor: &mut usize, len: usize, action: Action) -> bool {
+    match action {
+        Action::Down => *cursor = (*cursor + 1).min(len.saturating_sub(1)),
+        Action::Up => *cursor = cursor.saturating_sub(1),
+        _ => return false,
+    }
+    true
+}
+
+/// The movement an action makes in a list, if it is one.
+fn motion_of(action: Action) -> Option<Motion> {
+    Some(match action {
+        Action::Down => Motion::By(1),
+        Action::Up => Motion::By(-1),
+        Action::PageDown => Motion::Pages(1),
+        Action::PageUp => Motion::Pages(-1),
+        Action::HalfPageDown => Motion::HalfPages(1),
+        Action::HalfPageUp => Motion::HalfPages(-1),
+        Action::First => Motion::Start,
+        Action::Last => Motion::End,
+        _ => return None,
+    })
+}

@@ -1,0 +1,168 @@
+//! Where the keyboard goes: one value, so that two modes can never be on at once (a search typed
+//! while a window is open, a zoom left on after the tab changed).
+
+use super::jobs::{Outbox, Owner};
+use super::remote::Remote;
+use crate::forms::bulk::BulkForm;
+use crate::forms::profile::ProfileForm;
+use crate::forms::purchase::PurchaseForm;
+use crate::keymap::Context;
+use crate::msg::Request;
+use esimdash_api::model::{Order, Plan};
+use esimdash_domain::status::StatusFilter;
+
+/// A window drawn over the tab.
+#[derive(Debug, Clone)]
+pub enum Overlay {
+    /// The keys, scrolled down this many lines.
+    Help {
+        scroll: u16,
+    },
+    /// A plan from the catalog, and the same plan fetched with the reseller's own pricing.
+    PlanDetail {
+        summary: Box<Plan>,
+        fetched: Remote<Box<Plan>>,
+    },
+    OrderDetail(Box<Order>),
+    /// The status filter of the tab shown (Orders or My eSIMs).
+    StatusPicker {
+        choices: Vec<StatusFilter>,
+        cursor: usize,
+    },
+    ProfileForm(Box<ProfileForm>),
+    /// A top-up or a purchase.
+    Purchase(Box<PurchaseForm>),
+    /// A top-up of every marked eSIM.
+    Bulk(Box<BulkForm>),
+    /// A QR image's file exists: replace it?
+    Replace {
+        iccid: esimdash_domain::iccid::Iccid,
+        code: String,
+        path: std::path::PathBuf,
+        /// Who wrote it (and so is told what became of it written again).
+        owner: Owner,
+    },
+    /// The profile picker: the config file's profiles (or the demo's accounts).
+    AccountPicker {
+        names: Vec<String>,
+        cursor: usize,
+        /// Why the last choice could not be opened, or could not be switched to yet.
+        error: Option<String>,
+    },
+    /// What became of earlier payments that their sessions left unsettled (`App::notices`):
+    /// stays until closed.
+    Notices,
+    /// "Top up which eSIM?": an ICCID typed in.
+    IccidPrompt {
+        input: super::input::TextInput,
+        error: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, Default)]
+pub enum Mode {
+    /// The tab's list (or the Profile page).
+    #[default]
+    Browse,
+    /// The tab's filter or search is being typed.
+    Typing,
+    /// My eSIMs on a narrow terminal: the detail pane instead of the table.
+    Detail,
+    /// My eSIMs: the QR code alone; `from_detail`: opened from the pane shown alone, where
+    /// closing it goes back.
+    Zoom {
+        from_detail: bool,
+    },
+    Overlay(Overlay),
+}
+
+impl Mode {
+    /// Where closing this view leads: the pane a zoom was opened from, else the list.
+    pub fn closed(&self) -> Mode {
+        match self {
+            Mode::Zoom { from_detail: true } => Mode::Detail,
+            _ => Mode::Browse,
+        }
+    }
+
+    /// The contexts whose keys apply, first match wins. While typing, printable keys edit the
+    /// text before the later contexts are asked.
+    /// `browse`: the contexts of the tab shown (`TabState::browse_contexts`).
+    pub fn contexts(&self, browse: Vec<Context>) -> Vec<Context> {
+        match self {
+            Mode::Browse => browse,
+            Mode::Typing => vec![Context::Typing, Context::List, Context::Global],
+            Mode::Detail => [vec![Context::EsimDetail], browse].concat(),
+            Mode::Zoom { .. } => vec![Context::Zoom, Context::Esims, Context::Global],
+            Mode::Overlay(overlay) => match overlay {
+                Overlay::Help { .. } => vec![Context::Help, Context::Popup],
+                Overlay::PlanDetail { .. } | Overlay::Notices => vec![Context::Popup],
+                Overlay::OrderDetail(_) => vec![Context::OrderDetail, Context::Popup],
+                Overlay::StatusPicker { .. } | Overlay::AccountPicker { .. } => vec![Context::Picker],
+                Overlay::ProfileForm(_) => vec![Context::ProfileForm],
+                Overlay::IccidPrompt { .. } => vec![Context::IccidPrompt],
+                Overlay::Replace { .. } => vec![Context::Replace],
+                Overlay::Purchase(form) => form.contexts(),
+                Overlay::Bulk(form) => form.contexts(),
+            },
+        }
+    }
+
+    /// What the window open needs read: a plan's own pricing, or the purchase form's next read.
+    pub fn fetch(&mut self, out: &mut Outbox<'_>) {
+        match self {
+            Mode::Overlay(Overlay::PlanDetail { summary, fetched }) if fetched.wanted() => {
+                let id = out.send(Request::Plan {
+                    slug: summary.slug.clone(),
+                });
+                fetched.start(id);
+            }
+            Mode::Overlay(Overlay::Purchase(form)) => form.fetch(&mut out.owned_by(Owner::Purchase)),
+            Mode::Overlay(Overlay::Bulk(form)) => form.fetch(&mut out.owned_by(Owner::Bulk)),
+            _ => {}
+        }
+    }
+
+    /// Whether printable keys edit text here.
+    pub fn takes_text(&self) -> bool {
+        matches!(
+            self,
+            Mode::Typing | Mode::Overlay(Overlay::ProfileForm(_) | Overlay::IccidPrompt { .. })
+        )
+    }
+
+    pub fn overlay(&self) -> Option<&Overlay> {
+        match self {
+            Mode::Overlay(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    pub fn overlay_mut(&mut self) -> Option<&mut Overlay> {
+        match self {
+            Mode::Overlay(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    pub fn purchase(&self) -> Option<&PurchaseForm> {
+        match self {
+            Mode::Overlay(Overlay::Purchase(f)) => Some(f),
+            _ => None,
+        }
+    }
+
+    pub fn bulk_mut(&mut self) -> Option<&mut BulkForm> {
+        match self {
+            Mode::Overlay(Overlay::Bulk(f)) => Some(f),
+            _ => None,
+        }
+    }
+
+    pub fn purchase_mut(&mut self) -> Option<&mut PurchaseForm> {
+        match self {
+            Mode::Overlay(Overlay::Purchase(f)) => Some(f),
+            _ => None,
+        }
+    }
+}

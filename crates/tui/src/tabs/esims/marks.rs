@@ -1,0 +1,119 @@
+//! Marks on My eSIMs: eSIMs picked one by one (`space`) or every result of a search at once,
+//! for what is done to many at a time (their QR codes written into one folder). A mark keeps
+//! what finding the eSIM again needs: its record when the dashboard had it, else where the
+//! index saw it.
+
+use esimdash_front::export::qr_folder::Wanted;
+use std::collections::HashSet;
+
+#[derive(Debug, Clone, Default)]
+pub struct Marks {
+    /// In the order they were marked.
+    marked: Vec<Wanted>,
+    iccids: HashSet<String>,
+    /// The plan and quantity of the last top-up of these marks that stopped with some still
+    /// marked: `t` again offers the same.
+    last_choice: Option<(String, u32)>,
+}
+
+impl Marks {
+    pub fn len(&self) -> usize {
+        self.marked.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.marked.is_empty()
+    }
+
+    pub fn contains(&self, iccid: &str) -> bool {
+        self.iccids.contains(iccid)
+    }
+
+    /// Marks it, or unmarks it if it was: whether it is marked now.
+    pub fn toggle(&mut self, wanted: Wanted) -> bool {
+        if self.iccids.remove(&wanted.iccid) {
+            self.marked.retain(|m| m.iccid != wanted.iccid);
+            return false;
+        }
+        self.add(wanted);
+        true
+    }
+
+    /// Marks every one of `all`; if each was marked already, unmarks them instead (the same
+    /// key twice undoes it). How many of them are marked now.
+    pub fn toggle_all(&mut self, all: Vec<Wanted>) -> usize {
+        if !all.is_empty() && all.iter().all(|w| self.contains(&w.iccid)) {
+            self.unmark(all.iter().map(|w| w.iccid.as_str()));
+            return 0;
+        }
+        let n = all.len();
+        for wanted in all {
+            if !self.contains(&wanted.iccid) {
+                self.add(wanted);
+            }
+        }
+        n
+    }
+
+    /// Unmarks these (those a bulk top-up placed, say).
+    pub fn unmark<'a>(&mut self, iccids: impl IntoIterator<Item = &'a str>) {
+        let gone: HashSet<&str> = iccids.into_iter().collect();
+        self.marked.retain(|m| !gone.contains(m.iccid.as_str()));
+        self.iccids.retain(|i| !gone.contains(i.as_str()));
+    }
+
+    fn add(&mut self, wanted: Wanted) {
+        self.iccids.insert(wanted.iccid.clone());
+        self.marked.push(wanted);
+    }
+
+    pub fn clear(&mut self) {
+        self.marked.clear();
+        self.iccids.clear();
+        self.last_choice = None;
+    }
+
+    /// A top-up of the marks stopped with these still marked: `t` again offers `slug` × `qty`.
+    pub fn remember_choice(&mut self, slug: String, qty: u32) {
+        self.last_choice = (!self.is_empty()).then_some((slug, qty));
+    }
+
+    pub fn last_choice(&self) -> Option<&(String, u32)> {
+        self.last_choice.as_ref()
+    }
+
+    /// The marked eSIMs, in the order they were marked.
+    pub fn wanted(&self) -> Vec<Wanted> {
+        self.marked.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(iccid: &str) -> Wanted {
+        Wanted {
+            iccid: iccid.to_string(),
+            esim: None,
+            seen: None,
+        }
+    }
+
+    #[test]
+    fn a_mark_toggles_and_marking_all_twice_undoes_it() {
+        let mut marks = Marks::default();
+        assert!(marks.toggle(w("a")));
+        assert!(!marks.toggle(w("a")));
+        assert!(marks.is_empty());
+        marks.toggle(w("b"));
+        assert_eq!(marks.toggle_all(vec![w("a"), w("b"), w("c")]), 3);
+        assert_eq!(
+            marks.wanted().iter().map(|m| m.iccid.as_str()).collect::<Vec<_>>(),
+            ["b", "a", "c"]
+        );
+        assert_eq!(marks.toggle_all(vec![w("a"), w("c")]), 0, "all marked: unmarked");
+        assert_eq!(marks.len(), 1);
+        assert!(marks.contains("b"));
+    }
+}

@@ -1,0 +1,327 @@
+//! Windows over the tab: help, plan / order / eSIM detail, the status picker, the profile form.
+
+use super::spinner;
+use super::theme::Theme;
+use super::widgets::{Fields, fields, keys_line, paragraph, popup, safe};
+use crate::app::{App, Overlay, Remote};
+use crate::forms::profile::{FIELDS as PROFILE_FIELDS, ProfileForm};
+use crate::keymap::{Action, Context};
+use esimdash_api::model::Plan;
+use esimdash_domain::text::{grouped, wrap_words};
+use esimdash_front::format::records;
+use ratatui::Frame;
+use ratatui::layout::{Position, Rect};
+use ratatui::text::{Line, Span};
+use unicode_width::UnicodeWidthStr;
+
+/// The plan and order windows' width.
+const DETAIL_WIDTH: u16 = 64;
+
+/// A detail window of `rows`: its inside and the fields laid out for it. It is `usual` rows
+/// tall, or all the screen has when a value must also show in full.
+fn detail_window<'a>(
+    frame: &mut Frame,
+    area: Rect,
+    title: &str,
+    usual: u16,
+    rows: &[(&'a str, String)],
+    theme: &Theme,
+) -> (Rect, Fields<'a>) {
+    let shown = fields(rows, DETAIL_WIDTH.min(area.width).saturating_sub(2), theme);
+    let height = if shown.in_full.is_empty() {
+        usual
+    } else {
+        area.height.max(usual)
+    };
+    (popup(frame, area, title, DETAIL_WIDTH, height, theme), shown)
+}
+
+/// Earlier payments their sessions left unsettled, and what became of each: until closed.
+fn draw_notices(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let height = (app.notices().len() as u16)
+        .saturating_mul(4)
+        .saturating_add(4)
+        .min(area.height);
+    let inner = popup(frame, area, "Earlier payments, settled now", 76, height, theme);
+    let mut lines = Vec::new();
+    for notice in app.notices() {
+        lines.push(Line::raw(safe(notice)));
+        lines.push(Line::raw(""));
+    }
+    let close = app.keymap().first_key(Context::Popup, Action::Close);
+    lines.push(Line::styled(
+        format!("Each is in the audit trail (esimdash audit). {close}: close"),
+        theme.muted(),
+    ));
+    paragraph(frame, inner, lines);
+}
+
+pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: &Theme) {
+    match overlay {
+        Overlay::Purchase(form) => crate::forms::purchase::view::draw(frame, area, form, app, theme),
+        Overlay::Bulk(form) => crate::forms::bulk::view::draw(frame, area, form, app, theme),
+        Overlay::IccidPrompt { input, error } => {
+            crate::forms::purchase::view::draw_iccid_prompt(frame, area, app, input, error, theme);
+        }
+        Overlay::Help { scroll } => draw_help(frame, area, app, *scroll, theme),
+        Overlay::Notices => draw_notices(frame, area, app, theme),
+        Overlay::Replace { path, .. } => draw_replace(frame, area, path, app, theme),
+        Overlay::PlanDetail { summary, fetched } => draw_plan(frame, area, summary, fetched, app, theme),
+        Overlay::OrderDetail(o) => {
+            let mut fields = records::order_fields(o);
+            if o.iccid.is_empty() {
+                fields.push(("eSIM", order_esims(app, o)));
+            }
+            let (inner, shown) = detail_window(frame, area, "Order", 16, &fields, theme);
+            let mut lines = shown.lines;
+            if !shown.in_full.is_empty() {
+                lines.push(Line::raw(""));
+                lines.extend(shown.in_full);
+            }
+            paragraph(frame, inner, lines);
+        }
+        Overlay::StatusPicker { choices, cursor } => {
+            let inner = popup(frame, area, "Status filter", 30, choices.len() as u16 + 2, theme);
+            paragraph(
+                frame,
+                inner,
+                choice_lines(choices.iter().map(|c| c.label()), *cursor, theme),
+            );
+        }
+        Overlay::AccountPicker { names, cursor, error } => {
+            draw_account_picker(frame, area, (names, *cursor), error.as_deref(), app, theme);
+        }
+        Overlay::ProfileForm(form) => draw_profile_form(frame, area, form, app, theme),
+    }
+}
+
+/// The eSIMs an order made, as far as the dashboard knows them (`Esims::order_esims`).
+fn order_esims(app: &App, order: &esimdash_api::model::Order) -> String {
+    use crate::tabs::esims::order_esims::OrderEsims;
+    match app.esims().order_esims(order) {
+        OrderEsims::Found(found) => found.join(", "),
+        OrderEsims::NotAllocated => "not allocated yet (order pending)".to_string(),
+        OrderEsims::NotInList => "none in this account's eSIM list (read from the top just now)".to_string(),
+        OrderEsims::LookingFor { covered, total } => format!(
+            "looking for it… ({} of {} eSIMs in the index)",
+            grouped(covered),
+            total.map_or("…".to_string(), grouped)
+        ),
+        OrderEsims::NotRead { covered, total } => format!(
+            "not among the {} of {} eSIMs read; {} reads again",
+            grouped(covered),
+            total.map_or("…".to_string(), grouped),
+            app.keymap()
+                .first_key(crate::keymap::Context::OrderDetail, crate::keymap::Action::Refresh)
+        ),
+    }
+}
+
+/// "Replace the file?" for a QR image whose file exists.
+fn draw_replace(frame: &mut Frame, area: Rect, path: &std::path::Path, app: &App, theme: &Theme) {
+    let inner = popup(frame, area, "Replace the file?", 64, 6, theme);
+    let keys = app.keymap().say(
+        Context::Replace,
+        "{}: replace it · {}: keep it",
+        &[Action::Accept, Action::Close],
+    );
+    let lines = vec![
+        Line::raw(safe(&path.display().to_string())),
+        Line::raw("exists already."),
+        Line::styled(keys, theme.muted()),
+    ];
+    paragraph(frame, inner, lines);
+}
+
+/// A plan of the catalog, with the reseller's own pricing once it is fetched.
+fn draw_plan(frame: &mut Frame, area: Rect, summary: &Plan, fetched: &Remote<Box<Plan>>, app: &App, theme: &Theme) {
+    let plan = fetched.value().map_or(summary, |p| p.as_ref());
+    let (inner, shown) = detail_window(frame, area, "Plan", 16, &records::plan_fields(plan), theme);
+    let mut lines = shown.lines;
+    lines.push(Line::raw(""));
+    match fetched {
+        Remote::Failed { error, .. } => lines.push(Line::styled(
+            format!(
+                "Could not fetch your pricing for this plan: {} (these are the catalog's figures)",
+                safe(&error.server_message().map_or_else(|| error.to_string(), str::to_string))
+            ),
+            theme.error(),
+        )),
+        Remote::Loading { .. } => lines.push(Line::styled(
+            format!("{} fetching your pricing…", spinner(app)),
+            theme.muted(),
+        )),
+        _ => {}
+    }
+    lines.extend(shown.in_full);
+    paragraph(frame, inner, lines);
+}
+
+/// The profile picker (`choice`: the names and the cursor), and why the last choice could not
+/// be opened.
+fn draw_account_picker(
+    frame: &mut Frame,
+    area: Rect,
+    choice: (&[String], usize),
+    error: Option<&str>,
+    app: &App,
+    theme: &Theme,
+) {
+    let (names, cursor) = choice;
+    let current = &app.session().profile;
+    let labels: Vec<String> = names
+        .iter()
+        .map(|n| {
+            if n == current {
+                format!("{n} (in use)")
+            } else {
+                n.clone()
+            }
+        })
+        .collect();
+    let mut lines = choice_lines(labels.iter().map(String::as_str), cursor, theme);
+    lines.push(Line::raw(""));
+    lines.push(keys_line(
+        app,
+        Context::Picker,
+        "{}: switch (everything reloads) · {}: stay",
+        &[Action::Accept, Action::Close],
+        theme.muted(),
+    ));
+    if let Some(error) = error {
+        lines.push(Line::styled(safe(error), theme.error()));
+    }
+    let height = lines.len() as u16 + 2 + u16::from(error.is_some()) * 2;
+    let inner = popup(frame, area, "Switch profile", 60, height, theme);
+    paragraph(frame, inner, lines);
+}
+
+/// The company profile's fields, the one in focus with the terminal's cursor in it.
+fn draw_profile_form(frame: &mut Frame, area: Rect, form: &ProfileForm, app: &App, theme: &Theme) {
+    const WIDTH: u16 = 70;
+    const INDENT: usize = 16;
+    let room = usize::from(WIDTH.min(area.width).saturating_sub(2));
+    let mut lines = Vec::new();
+    // The focused field's row and column in the window.
+    let mut cursor = None;
+    for (i, label) in PROFILE_FIELDS.iter().enumerate() {
+        let focused = i == form.focus;
+        let marker = if focused { "›" } else { " " };
+        let prefix = format!("{marker} {label:<13} ");
+        if focused {
+            cursor = Some((lines.len(), prefix.chars().count() + form.inputs[i].cursor));
+        }
+        lines.push(Line::from(vec![
+            Span::styled(prefix, if focused { theme.key() } else { theme.muted() }),
+            Span::raw(safe(&form.inputs[i].value)),
+        ]));
+        match &form.errors[i] {
+            // Wrapped here, under the value, so that the rows below (and the cursor) stay put.
+            Some(e) => lines.extend(
+                esimdash_domain::text::wrap_words(&safe(e), room.saturating_sub(INDENT))
+                    .into_iter()
+                    .map(|l| Line::styled(format!("{:INDENT$}{l}", ""), theme.error())),
+            ),
+            None => lines.push(Line::raw("")),
+        }
+    }
+    lines.push(if app.is_saving() {
+        Line::styled(format!("{} saving…", spinner(app)), theme.muted())
+    } else if let Some(e) = &form.server_error {
+        Line::styled(format!("The server refused: {}", safe(e)), theme.error())
+    } else {
+        keys_line(
+            app,
+            Context::ProfileForm,
+            "{} saves, {} cancels. An empty field clears it.",
+            &[Action::Accept, Action::Close],
+            theme.muted(),
+        )
+    });
+    let height = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX).max(12);
+    let inner = popup(frame, area, "Edit company profile", WIDTH, height, theme);
+    paragraph(frame, inner, lines);
+    if let Some((row, column)) = cursor {
+        let x = inner.x.saturating_add(u16::try_from(column).unwrap_or(u16::MAX));
+        let y = inner.y.saturating_add(u16::try_from(row).unwrap_or(u16::MAX));
+        let (right, bottom) = (inner.right().saturating_sub(1), inner.bottom().saturating_sub(1));
+        frame.set_cursor_position(Position::new(x.min(right), y.min(bottom)));
+    }
+}
+
+/// `?`: the keys of the screen the help was opened from (its tab, the lists, everywhere, and
+/// its modes), from the keymap in force, so a rebound key shows as rebound.
+fn draw_help(frame: &mut Frame, area: Rect, app: &App, scroll: u16, theme: &Theme) {
+    let tab = app.tab_state();
+    let mut contexts = crate::app::Mode::Browse.contexts(tab.browse_contexts());
+    contexts.push(Context::Typing);
+    contexts.extend(tab.views());
+    const WIDTH: u16 = 96;
+    let width = usize::from(WIDTH.min(area.width).saturating_sub(2));
+    let mut lines = Vec::new();
+    for context in contexts {
+        let rows: Vec<_> = app
+            .keymap()
+            .rows()
+            .iter()
+            .filter(|r| r.binding.context == context)
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        lines.extend(wrapped(context.title(), width, theme.title()));
+        for row in rows {
+            lines.extend(help_row(&row.keys_text(), row.binding.about, width, theme));
+        }
+    }
+    let last = "Windows and forms show their keys on the bottom line; every key: docs/keys.md.";
+    lines.extend(wrapped(last, width, theme.muted()));
+    let height = lines.len() as u16 + 2;
+    let inner = popup(frame, area, "Keys", WIDTH, height, theme);
+    // Every line is laid out to fit: their count is what is drawn, and the last can be reached.
+    let scroll = scroll.min((lines.len() as u16).saturating_sub(inner.height));
+    frame.render_widget(ratatui::widgets::Paragraph::new(lines).scroll((scroll, 0)), inner);
+}
+
+/// A text in lines of `width`, in one style.
+fn wrapped(text: &str, width: usize, style: ratatui::style::Style) -> Vec<Line<'static>> {
+    wrap_words(text, width)
+        .into_iter()
+        .map(|l| Line::styled(l, style))
+        .collect()
+}
+
+/// A key's line in the help: its keys, then what it does, continued under itself when it wraps
+/// (under the keys, indented, when they leave it too little room).
+fn help_row(keys: &str, about: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let keys = format!("  {keys:<18} ");
+    let indent = keys.width();
+    if indent + 20 > width {
+        let mut lines = wrapped(keys.trim_end(), width, theme.key());
+        let about = wrap_words(about, width.saturating_sub(4));
+        lines.extend(about.into_iter().map(|l| Line::raw(format!("    {l}"))));
+        return lines;
+    }
+    let about = wrap_words(about, width - indent);
+    let mut lines = Vec::new();
+    for (i, part) in about.into_iter().enumerate() {
+        let lead = if i == 0 { keys.clone() } else { " ".repeat(indent) };
+        lines.push(Line::from(vec![Span::styled(lead, theme.key()), Span::raw(part)]));
+    }
+    lines
+}
+
+/// A list of choices, the one under the cursor marked.
+fn choice_lines<'a>(labels: impl Iterator<Item = &'a str>, cursor: usize, theme: &Theme) -> Vec<Line<'static>> {
+    labels
+        .enumerate()
+        .map(|(i, label)| {
+            let name = safe(label);
+            if i == cursor {
+                Line::styled(format!("› {name}"), theme.selected())
+            } else {
+                Line::raw(format!("  {name}"))
+            }
+        })
+        .collect()
+}

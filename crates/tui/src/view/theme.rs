@@ -1,0 +1,212 @@
+//! Styles. With `NO_COLOR` set, only bold and reverse video remain.
+
+use esimdash_domain::esim_state::Tone;
+use esimdash_front::config::Colour;
+use esimdash_front::format::verdict::StatusTone;
+use ratatui::style::{Color, Modifier, Style};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Theme {
+    pub color: bool,
+}
+
+impl Theme {
+    /// Colours unless `NO_COLOR` is set to anything non-empty (no-color.org).
+    pub fn from_env() -> Self {
+        Self {
+            color: esimdash_domain::text::colour_allowed(),
+        }
+    }
+
+    fn pick(&self, colored: Style, plain: Style) -> Style {
+        if self.color { colored } else { plain }
+    }
+
+    pub fn header(&self) -> Style {
+        self.pick(
+            Style::new().fg(Color::Black).bg(Color::Cyan),
+            Style::new().add_modifier(Modifier::REVERSED),
+        )
+    }
+
+    /// The header in a profile's own colour, with text that stays readable on it.
+    pub fn header_in(&self, color: Option<Colour>) -> Style {
+        match color.map(terminal_color) {
+            Some(bg) if self.color => {
+                let dark = matches!(
+                    bg,
+                    Color::Black | Color::Red | Color::Blue | Color::Magenta | Color::DarkGray | Color::Green
+                ) || matches!(bg, Color::Rgb(r, g, b) if u32::from(r) * 299 + u32::from(g) * 587 + u32::from(b) * 114 < 128_000);
+                Style::new()
+                    .bg(bg)
+                    .fg(if dark { Color::White } else { Color::Black })
+                    .add_modifier(Modifier::BOLD)
+            }
+            _ => self.header(),
+        }
+    }
+
+    pub fn tab_active(&self) -> Style {
+        self.pick(
+            Style::new()
+                .fg(Color::Black)
+                .bg(Color::White)
+                .add_modifier(Modifier::BOLD),
+            Style::new().add_modifier(Modifier::REVERSED | Modifier::BOLD),
+        )
+    }
+
+    pub fn selected(&self) -> Style {
+        self.pick(
+            Style::new().bg(Color::Blue).fg(Color::White),
+            Style::new().add_modifier(Modifier::REVERSED),
+        )
+    }
+
+    pub fn title(&self) -> Style {
+        Style::new().add_modifier(Modifier::BOLD)
+    }
+
+    pub fn muted(&self) -> Style {
+        self.pick(Style::new().fg(Color::DarkGray), Style::new())
+    }
+
+    pub fn error(&self) -> Style {
+        self.pick(
+            Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
+            Style::new().add_modifier(Modifier::BOLD),
+        )
+    }
+
+    /// A warning in the header (on its cyan): black on yellow, or bold without colour.
+    pub fn warning(&self) -> Style {
+        self.pick(
+            Style::new()
+                .fg(Color::Black)
+                .bg(Color::Yellow)
+                .add_modifier(Modifier::BOLD),
+            Style::new().add_modifier(Modifier::BOLD | Modifier::REVERSED),
+        )
+    }
+
+    pub fn ok(&self) -> Style {
+        self.pick(Style::new().fg(Color::Green), Style::new())
+    }
+
+    /// A status by its tone; without colour, plain (the marker and bold of the selected row stay).
+    pub fn status(&self, tone: StatusTone) -> Style {
+        let colour = match tone {
+            StatusTone::Usable => Style::new().fg(Color::Green),
+            StatusTone::Waiting => Style::new().fg(Color::Yellow),
+            StatusTone::Ended => Style::new().add_modifier(Modifier::DIM),
+            StatusTone::Failed => Style::new().fg(Color::Red),
+            StatusTone::Unknown => Style::new(),
+        };
+        self.pick(colour, Style::new())
+    }
+
+    /// An eSIM's state by its tone, bold: the first thing an agent reads in the pane.
+    pub fn verdict(&self, tone: Tone) -> Style {
+        let colour = match tone {
+            Tone::Good => Style::new().fg(Color::Green),
+            Tone::Waiting => Style::new().fg(Color::Yellow),
+            Tone::Warning => Style::new().fg(Color::LightRed),
+            Tone::Ended => Style::new().fg(Color::Red),
+            Tone::Unknown => Style::new(),
+        };
+        self.pick(colour, Style::new()).add_modifier(Modifier::BOLD)
+    }
+
+    /// Spend in the money charts: its bars (their heights carry it without colour).
+    pub fn spend(&self) -> Style {
+        self.pick(Style::new().fg(Color::Cyan), Style::new())
+    }
+
+    /// Margin in the money charts.
+    pub fn margin(&self) -> Style {
+        self.pick(Style::new().fg(Color::Green), Style::new())
+    }
+
+    /// The header's sparkline, on the header's own background.
+    pub fn spark(&self) -> Style {
+        self.pick(Style::new().fg(Color::Blue), Style::new())
+    }
+
+    pub fn key(&self) -> Style {
+        self.pick(
+            Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            Style::new().add_modifier(Modifier::BOLD),
+        )
+    }
+}
+
+/// A colour of the config file, as the terminal draws it.
+fn terminal_color(colour: Colour) -> Color {
+    match colour {
+        Colour::Reset => Color::Reset,
+        Colour::Black => Color::Black,
+        Colour::Red => Color::Red,
+        Colour::Green => Color::Green,
+        Colour::Yellow => Color::Yellow,
+        Colour::Blue => Color::Blue,
+        Colour::Magenta => Color::Magenta,
+        Colour::Cyan => Color::Cyan,
+        Colour::Gray => Color::Gray,
+        Colour::DarkGray => Color::DarkGray,
+        Colour::LightRed => Color::LightRed,
+        Colour::LightGreen => Color::LightGreen,
+        Colour::LightYellow => Color::LightYellow,
+        Colour::LightBlue => Color::LightBlue,
+        Colour::LightMagenta => Color::LightMagenta,
+        Colour::LightCyan => Color::LightCyan,
+        Colour::White => Color::White,
+        Colour::Indexed(i) => Color::Indexed(i),
+        Colour::Rgb(r, g, b) => Color::Rgb(r, g, b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The config file's colours are read as ratatui reads colours, so a profile's `color` that
+    /// worked when ratatui read it still means the same colour.
+    #[test]
+    fn a_config_colour_is_the_colour_ratatui_reads_from_the_same_text() {
+        let names = [
+            "reset",
+            "black",
+            "red",
+            "green",
+            "yellow",
+            "blue",
+            "magenta",
+            "cyan",
+            "gray",
+            "grey",
+            "silver",
+            "dark gray",
+            "darkgrey",
+            "light-red",
+            "bright_green",
+            "LightYellow",
+            "lightblue",
+            "light magenta",
+            "lightcyan",
+            "white",
+            "light white",
+            "light black",
+            "light gray",
+            "bright grey",
+        ];
+        let others = [
+            "0", "15", "255", "256", "-1", "+7", "#000000", "#FFffFF", "#12ab9z", "#12ab9", "#12ab9cd", "#+f0000",
+            "12ab9c", "", " ", "redd", "dark", "#ff88é", "light", "purple",
+        ];
+        for text in names.into_iter().chain(others) {
+            let ours = text.parse::<Colour>().ok().map(terminal_color);
+            let theirs = text.parse::<Color>().ok();
+            assert_eq!(ours, theirs, "{text:?}");
+        }
+    }
+}
