@@ -148,7 +148,7 @@ mod frame_200x60 {
         let now = Instant::now();
         // A frame as the runtime makes it: the whole view rendered into a buffer, compared with
         // the last frame, and what changed written out (here, to a test backend).
-        bencher.bench_local(|| terminal.draw(|f| view::draw(f, &app, &theme, now)).unwrap().area);
+        bencher.bench_local(|| terminal.draw(|f| app.draw(f, &theme, now)).unwrap().area);
     }
 
     /// The tabs a frame is timed on, named in the bench's output.
@@ -205,7 +205,7 @@ mod frame_200x60 {
         assert!(app.esims().result_count() > 100, "{}", app.esims().result_count());
         let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
         let theme = Theme { color: true };
-        bencher.bench_local(|| terminal.draw(|f| view::draw(f, &app, &theme, now)).unwrap().area);
+        bencher.bench_local(|| terminal.draw(|f| app.draw(f, &theme, now)).unwrap().area);
     }
 }
 

@@ -54,7 +54,7 @@ fn shown_selected(h: &Harness, text: &str) -> bool {
     use esimdash_tui::view::{self, theme::Theme};
     let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
     terminal
-        .draw(|f| view::draw(f, &h.app, &Theme { color: false }, h.now))
+        .draw(|f| h.app.draw(f, &Theme { color: false }, h.now))
         .unwrap();
     let buffer = terminal.backend().buffer();
     let reversed = ratatui::style::Modifier::REVERSED;

@@ -8,7 +8,7 @@ use super::money_read::Ledgers;
 use super::msg::{Answer, BulkTopup, Effect, ExportJob, JobId, Msg, Payload, Request};
 use super::tabs::esims::SCAN_PAGE_SIZE;
 use super::terminal::{self, Term};
-use super::view::{self, theme::Theme};
+use super::view::theme::Theme;
 use crossterm::event::{Event, EventStream, KeyEventKind};
 use esimdash_api::{ApiError, Client};
 use esimdash_front::clipboard::{Clipboard, Environment, Strategy};
@@ -600,7 +600,7 @@ async fn event_loop(
     };
     settle_earlier(&opened, &tx, world.index.as_ref());
     perform(app.start(), &mut world);
-    world.term.draw(|f| view::draw(f, &app, &theme, Instant::now()))?;
+    world.term.draw(|f| app.draw(f, &theme, Instant::now()))?;
     loop {
         let msg = match next(&mut inputs, &mut world, &mut app, &mut ending).await {
             Next::Msg(msg) => msg,
@@ -613,7 +613,7 @@ async fn event_loop(
             return Ok(world.end(&mut app));
         }
         if app.take_dirty() {
-            let drawn = world.term.draw(|f| view::draw(f, &app, &theme, Instant::now()));
+            let drawn = world.term.draw(|f| app.draw(f, &theme, Instant::now()));
             // Without a terminal (a hang-up) the loop goes on until the payment's answer is in.
             if let Err(e) = drawn
                 && !ending.terminal_gone

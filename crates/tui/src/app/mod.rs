@@ -24,6 +24,7 @@ pub mod mode;
 pub mod paged;
 pub mod remote;
 mod requests;
+mod screen;
 pub mod search;
 mod tab;
 mod then;

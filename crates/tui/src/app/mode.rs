@@ -123,6 +123,18 @@ impl Mode {
         }
     }
 
+    /// Where the keyboard is, as the views show it.
+    pub fn focus(&self) -> crate::view::Focus {
+        use crate::view::Focus;
+        match self {
+            Mode::Browse => Focus::Browse,
+            Mode::Typing => Focus::Typing,
+            Mode::Detail => Focus::Detail,
+            Mode::Zoom { .. } => Focus::Zoom,
+            Mode::Overlay(_) => Focus::Window,
+        }
+    }
+
     /// Whether printable keys edit text here.
     pub fn takes_text(&self) -> bool {
         matches!(

@@ -17,7 +17,7 @@ use crate::app::search::SearchBox;
 use crate::app::{Ctx, Then};
 use crate::keymap::{Action, Context};
 use crate::msg::{ExportJob, JobId, Payload, Request};
-use crate::view::theme::Theme;
+use crate::view::Look;
 use esimdash_domain::status::StatusFilter;
 use std::time::Instant;
 
@@ -94,9 +94,6 @@ pub enum TopUpOf {
     Ask,
 }
 
-/// Draws a tab in its area of the frame, from the screen's state.
-pub type View = fn(&mut ratatui::Frame, ratatui::layout::Rect, &crate::app::App, &Theme);
-
 /// What each tab does. Defaults are for a tab without a list (Profile).
 ///
 /// Adding a tab: its folder here with its state implementing this and its view, a variant of
@@ -167,8 +164,9 @@ pub trait TabState {
     /// eSIMs, in the index).
     fn fetch_for_window(&mut self, _mode: &Mode, _out: &mut Outbox<'_>) {}
 
-    /// How the tab is drawn: its folder's `view::draw`.
-    fn view(&self) -> View;
+    /// Draws the tab in its area of the frame, from its own state and the frame's context
+    /// (its folder's `view::draw`).
+    fn draw(&self, frame: &mut ratatui::Frame, area: ratatui::layout::Rect, look: &Look<'_>);
 
     /// A key of the tab's own (sort, mark, copy…), or one handed to it with what it is about
     /// (`ctx.about`: an order's eSIM to top up): `false` when `action` is not one of them.

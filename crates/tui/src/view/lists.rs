@@ -1,10 +1,10 @@
 //! Server-paged lists (Orders, and My eSIMs when not searching): one page at a time, with the
 //! page, total, filter and search in the title line.
 
-use super::refresh_key;
 use super::theme::Theme;
 use super::widgets::{Column, cursor_table, safe, search_spans};
-use crate::app::{App, Paged, Remote, SearchBox};
+use crate::app::{Paged, Remote, SearchBox};
+use crate::view::Look;
 use esimdash_domain::status::StatusFilter;
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -19,7 +19,7 @@ pub fn short_time(time: &esimdash_api::Timestamp) -> String {
 /// ` Orders · page 2/8 · 400 total · active · search: fr`; "loading" only while a request is
 /// in flight, "could not load" where the page failed.
 pub fn title<T>(
-    app: &App,
+    look: &Look<'_>,
     list: &Paged<T>,
     what: &str,
     status: &StatusFilter,
@@ -38,7 +38,7 @@ pub fn title<T>(
         spans.push(Span::raw(" · loading…"));
     } else if list.error().is_some() {
         spans.push(Span::styled(
-            format!(" · could not load ({})", refresh_key(app)),
+            format!(" · could not load ({})", look.refresh_key()),
             theme.error(),
         ));
     }
@@ -56,30 +56,30 @@ pub fn title<T>(
 }
 
 /// A failed load, in place of the data: what failed, why, and how to retry.
-pub fn failed_text(app: &App, what: &str, error: &impl std::fmt::Display) -> String {
+pub fn failed_text(look: &Look<'_>, what: &str, error: &impl std::fmt::Display) -> String {
     format!(
         " Could not load {what}: {} · {} to try again",
         safe(&error.to_string()),
-        refresh_key(app)
+        look.refresh_key()
     )
 }
 
 /// What a view shows where its data is not at hand: why it failed, or that it is loading only
 /// while it is asked for; else why it is not asked (rate limited, the API unreachable, the key
 /// refused), so that no view says "loading" with nothing in flight.
-pub fn not_at_hand<T>(app: &App, what: &str, remote: Option<&Remote<T>>) -> String {
+pub fn not_at_hand<T>(look: &Look<'_>, what: &str, remote: Option<&Remote<T>>) -> String {
     match remote {
-        Some(Remote::Failed { error, .. }) => return failed_text(app, what, error),
+        Some(Remote::Failed { error, .. }) => return failed_text(look, what, error),
         Some(r) if r.is_loading() => return format!(" Loading {what}…"),
         _ => {}
     }
-    match app.halt() {
+    match look.halt {
         Some(crate::app::Halt::Offline { message }) => {
-            format!(" Not loaded: {} · {} to try again", safe(message), refresh_key(app))
+            format!(" Not loaded: {} · {} to try again", safe(message), look.refresh_key())
         }
         Some(crate::app::Halt::Unauthorized { .. }) => " Not loaded: the API refused the credentials.".to_string(),
-        None if app.should_quit() => " Not loaded: the dashboard is closing.".to_string(),
-        None if app.rate_limited_until().is_some() => {
+        None if look.closing => " Not loaded: the dashboard is closing.".to_string(),
+        None if look.rate_limited => {
             format!(" Rate limited: {what} loads when the countdown ends.")
         }
         // Asked for at the next step (nothing stops it): loading in all but name.
@@ -90,7 +90,7 @@ pub fn not_at_hand<T>(app: &App, what: &str, remote: Option<&Remote<T>>) -> Stri
 pub fn draw_table<T>(
     frame: &mut Frame,
     area: Rect,
-    app: &App,
+    look: &Look<'_>,
     list: &Paged<T>,
     columns: &[Column],
     cells: impl Fn(&T) -> Vec<String>,
@@ -101,10 +101,10 @@ pub fn draw_table<T>(
         let text = match (list.total(), list.current()) {
             (Some(0), _) => " Nothing here.".to_string(),
             // Paging fast: only the page the keys stop on is asked for.
-            (_, None | Some(Remote::NotAsked { .. })) if list.hold_until().is_some() && app.halt().is_none() => {
+            (_, None | Some(Remote::NotAsked { .. })) if list.hold_until().is_some() && look.halt.is_none() => {
                 format!(" Page {page}: asked for when paging pauses.")
             }
-            (_, current) => not_at_hand(app, &format!("page {page}"), current),
+            (_, current) => not_at_hand(look, &format!("page {page}"), current),
         };
         let style = if list.error().is_some() {
             theme.error()

@@ -1,13 +1,13 @@
 //! Windows over the tab: help, plan / order / eSIM detail, the status picker, the profile form.
 
-use super::spinner;
 use super::theme::Theme;
 use super::widgets::{Fields, fields, keys_line, paragraph, popup, safe};
-use crate::app::{App, Overlay, Remote};
+use crate::app::{Overlay, Remote};
 use crate::forms::profile::{FIELDS as PROFILE_FIELDS, ProfileForm};
 use crate::keymap::{Action, Context};
+use crate::view::Look;
 use esimdash_api::model::Plan;
-use esimdash_domain::text::{grouped, wrap_words};
+use esimdash_domain::text::wrap_words;
 use esimdash_front::format::records;
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
@@ -37,18 +37,18 @@ fn detail_window<'a>(
 }
 
 /// Earlier payments their sessions left unsettled, and what became of each: until closed.
-fn draw_notices(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let height = (app.notices().len() as u16)
+fn draw_notices(frame: &mut Frame, area: Rect, notices: &[String], look: &Look<'_>, theme: &Theme) {
+    let height = (notices.len() as u16)
         .saturating_mul(4)
         .saturating_add(4)
         .min(area.height);
     let inner = popup(frame, area, "Earlier payments, settled now", 76, height, theme);
     let mut lines = Vec::new();
-    for notice in app.notices() {
+    for notice in notices {
         lines.push(Line::raw(safe(notice)));
         lines.push(Line::raw(""));
     }
-    let close = app.keymap().first_key(Context::Popup, Action::Close);
+    let close = look.keymap().first_key(Context::Popup, Action::Close);
     lines.push(Line::styled(
         format!("Each is in the audit trail (esimdash audit). {close}: close"),
         theme.muted(),
@@ -56,21 +56,31 @@ fn draw_notices(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     paragraph(frame, inner, lines);
 }
 
-pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: &Theme) {
+/// What a window shows that is the app's, not the window's own: the contexts of the tab the
+/// help was opened from, the settled payments' notices, the eSIMs of the order shown (as the
+/// account's index knows them, in words).
+pub struct WindowFacts<'a> {
+    pub help: Vec<Context>,
+    pub notices: &'a [String],
+    pub order_esims: Option<String>,
+}
+
+pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, facts: &WindowFacts<'_>, look: &Look<'_>) {
+    let theme = look.theme;
     match overlay {
-        Overlay::Purchase(form) => crate::forms::purchase::view::draw(frame, area, form, app, theme),
-        Overlay::Bulk(form) => crate::forms::bulk::view::draw(frame, area, form, app, theme),
+        Overlay::Purchase(form) => crate::forms::purchase::view::draw(frame, area, form, look, theme),
+        Overlay::Bulk(form) => crate::forms::bulk::view::draw(frame, area, form, look, theme),
         Overlay::IccidPrompt { input, error } => {
-            crate::forms::purchase::view::draw_iccid_prompt(frame, area, app, input, error, theme);
+            crate::forms::purchase::view::draw_iccid_prompt(frame, area, look, input, error, theme);
         }
-        Overlay::Help { scroll } => draw_help(frame, area, app, *scroll, theme),
-        Overlay::Notices => draw_notices(frame, area, app, theme),
-        Overlay::Replace { path, .. } => draw_replace(frame, area, path, app, theme),
-        Overlay::PlanDetail { summary, fetched } => draw_plan(frame, area, summary, fetched, app, theme),
+        Overlay::Help { scroll } => draw_help(frame, area, &facts.help, look, *scroll, theme),
+        Overlay::Notices => draw_notices(frame, area, facts.notices, look, theme),
+        Overlay::Replace { path, .. } => draw_replace(frame, area, path, look, theme),
+        Overlay::PlanDetail { summary, fetched } => draw_plan(frame, area, summary, fetched, look, theme),
         Overlay::OrderDetail(o) => {
             let mut fields = records::order_fields(o);
-            if o.iccid.is_empty() {
-                fields.push(("eSIM", order_esims(app, o)));
+            if let Some(esims) = &facts.order_esims {
+                fields.push(("eSIM", esims.clone()));
             }
             let (inner, shown) = detail_window(frame, area, "Order", 16, &fields, theme);
             let mut lines = shown.lines;
@@ -89,38 +99,16 @@ pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, app: &App, theme: 
             );
         }
         Overlay::AccountPicker { names, cursor, error } => {
-            draw_account_picker(frame, area, (names, *cursor), error.as_deref(), app, theme);
+            draw_account_picker(frame, area, (names, *cursor), error.as_deref(), look, theme);
         }
-        Overlay::ProfileForm(form) => draw_profile_form(frame, area, form, app, theme),
-    }
-}
-
-/// The eSIMs an order made, as far as the dashboard knows them (`Esims::order_esims`).
-fn order_esims(app: &App, order: &esimdash_api::model::Order) -> String {
-    use crate::tabs::esims::order_esims::OrderEsims;
-    match app.esims().order_esims(order) {
-        OrderEsims::Found(found) => found.join(", "),
-        OrderEsims::NotAllocated => "not allocated yet (order pending)".to_string(),
-        OrderEsims::NotInList => "none in this account's eSIM list (read from the top just now)".to_string(),
-        OrderEsims::LookingFor { covered, total } => format!(
-            "looking for it… ({} of {} eSIMs in the index)",
-            grouped(covered),
-            total.map_or("…".to_string(), grouped)
-        ),
-        OrderEsims::NotRead { covered, total } => format!(
-            "not among the {} of {} eSIMs read; {} reads again",
-            grouped(covered),
-            total.map_or("…".to_string(), grouped),
-            app.keymap()
-                .first_key(crate::keymap::Context::OrderDetail, crate::keymap::Action::Refresh)
-        ),
+        Overlay::ProfileForm(form) => draw_profile_form(frame, area, form, look, theme),
     }
 }
 
 /// "Replace the file?" for a QR image whose file exists.
-fn draw_replace(frame: &mut Frame, area: Rect, path: &std::path::Path, app: &App, theme: &Theme) {
+fn draw_replace(frame: &mut Frame, area: Rect, path: &std::path::Path, look: &Look<'_>, theme: &Theme) {
     let inner = popup(frame, area, "Replace the file?", 64, 6, theme);
-    let keys = app.keymap().say(
+    let keys = look.keymap().say(
         Context::Replace,
         "{}: replace it · {}: keep it",
         &[Action::Accept, Action::Close],
@@ -134,7 +122,14 @@ fn draw_replace(frame: &mut Frame, area: Rect, path: &std::path::Path, app: &App
 }
 
 /// A plan of the catalog, with the reseller's own pricing once it is fetched.
-fn draw_plan(frame: &mut Frame, area: Rect, summary: &Plan, fetched: &Remote<Box<Plan>>, app: &App, theme: &Theme) {
+fn draw_plan(
+    frame: &mut Frame,
+    area: Rect,
+    summary: &Plan,
+    fetched: &Remote<Box<Plan>>,
+    look: &Look<'_>,
+    theme: &Theme,
+) {
     let plan = fetched.value().map_or(summary, |p| p.as_ref());
     let (inner, shown) = detail_window(frame, area, "Plan", 16, &records::plan_fields(plan), theme);
     let mut lines = shown.lines;
@@ -148,7 +143,7 @@ fn draw_plan(frame: &mut Frame, area: Rect, summary: &Plan, fetched: &Remote<Box
             theme.error(),
         )),
         Remote::Loading { .. } => lines.push(Line::styled(
-            format!("{} fetching your pricing…", spinner(app)),
+            format!("{} fetching your pricing…", look.spinner()),
             theme.muted(),
         )),
         _ => {}
@@ -164,11 +159,11 @@ fn draw_account_picker(
     area: Rect,
     choice: (&[String], usize),
     error: Option<&str>,
-    app: &App,
+    look: &Look<'_>,
     theme: &Theme,
 ) {
     let (names, cursor) = choice;
-    let current = &app.session().profile;
+    let current = &look.session.profile;
     let labels: Vec<String> = names
         .iter()
         .map(|n| {
@@ -182,7 +177,7 @@ fn draw_account_picker(
     let mut lines = choice_lines(labels.iter().map(String::as_str), cursor, theme);
     lines.push(Line::raw(""));
     lines.push(keys_line(
-        app,
+        look,
         Context::Picker,
         "{}: switch (everything reloads) · {}: stay",
         &[Action::Accept, Action::Close],
@@ -197,7 +192,7 @@ fn draw_account_picker(
 }
 
 /// The company profile's fields, the one in focus with the terminal's cursor in it.
-fn draw_profile_form(frame: &mut Frame, area: Rect, form: &ProfileForm, app: &App, theme: &Theme) {
+fn draw_profile_form(frame: &mut Frame, area: Rect, form: &ProfileForm, look: &Look<'_>, theme: &Theme) {
     const WIDTH: u16 = 70;
     const INDENT: usize = 16;
     let room = usize::from(WIDTH.min(area.width).saturating_sub(2));
@@ -225,13 +220,13 @@ fn draw_profile_form(frame: &mut Frame, area: Rect, form: &ProfileForm, app: &Ap
             None => lines.push(Line::raw("")),
         }
     }
-    lines.push(if app.is_saving() {
-        Line::styled(format!("{} saving…", spinner(app)), theme.muted())
+    lines.push(if look.saving {
+        Line::styled(format!("{} saving…", look.spinner()), theme.muted())
     } else if let Some(e) = &form.server_error {
         Line::styled(format!("The server refused: {}", safe(e)), theme.error())
     } else {
         keys_line(
-            app,
+            look,
             Context::ProfileForm,
             "{} saves, {} cancels. An empty field clears it.",
             &[Action::Accept, Action::Close],
@@ -251,16 +246,12 @@ fn draw_profile_form(frame: &mut Frame, area: Rect, form: &ProfileForm, app: &Ap
 
 /// `?`: the keys of the screen the help was opened from (its tab, the lists, everywhere, and
 /// its modes), from the keymap in force, so a rebound key shows as rebound.
-fn draw_help(frame: &mut Frame, area: Rect, app: &App, scroll: u16, theme: &Theme) {
-    let tab = app.tab_state();
-    let mut contexts = crate::app::Mode::Browse.contexts(tab.browse_contexts());
-    contexts.push(Context::Typing);
-    contexts.extend(tab.views());
+fn draw_help(frame: &mut Frame, area: Rect, contexts: &[Context], look: &Look<'_>, scroll: u16, theme: &Theme) {
     const WIDTH: u16 = 96;
     let width = usize::from(WIDTH.min(area.width).saturating_sub(2));
     let mut lines = Vec::new();
-    for context in contexts {
-        let rows: Vec<_> = app
+    for &context in contexts {
+        let rows: Vec<_> = look
             .keymap()
             .rows()
             .iter()

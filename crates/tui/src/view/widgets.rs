@@ -353,13 +353,13 @@ pub fn search_spans(label: &str, text: &str, typing: bool, selected: bool, theme
 
 /// A line naming keys of the keymap in force, where `template`'s `{}` stand (`Keymap::say`).
 pub fn keys_line(
-    app: &crate::app::App,
+    look: &crate::view::Look<'_>,
     context: crate::keymap::Context,
     template: &str,
     actions: &[crate::keymap::Action],
     style: ratatui::style::Style,
 ) -> Line<'static> {
-    Line::styled(app.keymap().say(context, template, actions), style)
+    Line::styled(look.keymap().say(context, template, actions), style)
 }
 
 #[cfg(test)]

@@ -1,12 +1,11 @@
 //! The top-up of the marked eSIMs: the plans offered to all of them, the confirmation of the
 //! whole, the run's progress, and what became of each eSIM.
 
-use crate::app::App;
 use crate::forms::bulk::{BulkForm, BulkStage, Progress as BulkProgress};
 use crate::forms::purchase::view::{choice_lines, refreshing, usd};
 use crate::keymap::{Action, Context};
 use crate::msg::BulkEnded;
-use crate::view::spinner;
+use crate::view::Look;
 use crate::view::theme::Theme;
 use crate::view::widgets::{keys_line, paragraph, popup, safe};
 use esimdash_front::bulk::Ended;
@@ -17,15 +16,15 @@ use ratatui::text::Line;
 /// How many eSIMs that were not placed are named, each with why (the rest are in the result).
 const NAMED: usize = 4;
 
-pub fn draw(frame: &mut Frame, area: Rect, form: &BulkForm, app: &App, theme: &Theme) {
+pub fn draw(frame: &mut Frame, area: Rect, form: &BulkForm, look: &Look<'_>, theme: &Theme) {
     let title = format!("Top up the {} marked eSIMs", form.count());
     let inner = popup(frame, area, &title, 76, 22, theme);
-    let close = app.keymap().first_key(Context::Outcome, Action::Close);
+    let close = look.keymap().first_key(Context::Outcome, Action::Close);
     let lines = match form.stage() {
         BulkStage::Loading { .. } => vec![
             Line::raw(format!(
                 "{} Asking which top-ups are offered for each of them…",
-                spinner(app)
+                look.spinner()
             )),
             Line::styled(format!("{close}: cancel, nothing is paid"), theme.muted()),
         ],
@@ -33,11 +32,11 @@ pub fn draw(frame: &mut Frame, area: Rect, form: &BulkForm, app: &App, theme: &T
             Line::styled(safe(why), theme.error()),
             Line::styled(format!("{close}: close"), theme.muted()),
         ],
-        BulkStage::LeaveOut { out, kept } => leave_out(out, kept.len(), app, theme),
-        BulkStage::Choosing => choosing(form, app, theme),
-        BulkStage::Confirming => confirming(form, app, theme),
-        BulkStage::Paying(progress) => paying(form, progress, app, theme),
-        BulkStage::Ended(ended) => done(form, ended, app, theme),
+        BulkStage::LeaveOut { out, kept } => leave_out(out, kept.len(), look, theme),
+        BulkStage::Choosing => choosing(form, look, theme),
+        BulkStage::Confirming => confirming(form, look, theme),
+        BulkStage::Paying(progress) => paying(form, progress, look, theme),
+        BulkStage::Ended(ended) => done(form, ended, look, theme),
     };
     paragraph(frame, inner, lines);
 }
@@ -45,7 +44,7 @@ pub fn draw(frame: &mut Frame, area: Rect, form: &BulkForm, app: &App, theme: &T
 /// How many eSIMs offered nothing are named (the rest counted).
 const LEFT_OUT_NAMED: usize = 12;
 
-fn leave_out(out: &[(String, String)], others: usize, app: &App, theme: &Theme) -> Vec<Line<'static>> {
+fn leave_out(out: &[(String, String)], others: usize, look: &Look<'_>, theme: &Theme) -> Vec<Line<'static>> {
     let mut lines = vec![Line::styled(
         format!("{} of the marked eSIMs cannot be topped up with the others:", out.len()),
         theme.error(),
@@ -58,7 +57,7 @@ fn leave_out(out: &[(String, String)], others: usize, app: &App, theme: &Theme) 
     }
     lines.push(Line::raw(""));
     lines.push(keys_line(
-        app,
+        look,
         Context::BulkLeaveOut,
         &format!("{{}}: unmark them and top up the other {others} · {{}}: close, nothing paid"),
         &[Action::Accept, Action::Close],
@@ -67,17 +66,17 @@ fn leave_out(out: &[(String, String)], others: usize, app: &App, theme: &Theme) 
     lines
 }
 
-fn choosing(form: &BulkForm, app: &App, theme: &Theme) -> Vec<Line<'static>> {
+fn choosing(form: &BulkForm, look: &Look<'_>, theme: &Theme) -> Vec<Line<'static>> {
     let mut lines = vec![Line::styled(
         format!("Top-ups the API offers for all {} eSIMs:", form.count()),
         theme.title(),
     )];
-    lines.extend(choice_lines(form.choice(), "Each eSIM ", form.total(), app, theme));
+    lines.extend(choice_lines(form.choice(), "Each eSIM ", form.total(), look, theme));
     lines
 }
 
-fn confirming(form: &BulkForm, app: &App, theme: &Theme) -> Vec<Line<'static>> {
-    let balance = app.profile().and_then(|p| p.balance_usd);
+fn confirming(form: &BulkForm, look: &Look<'_>, theme: &Theme) -> Vec<Line<'static>> {
+    let balance = look.profile().and_then(|p| p.balance_usd);
     let plan = form.plan();
     let total = form.total();
     let after = balance
@@ -112,9 +111,9 @@ fn confirming(form: &BulkForm, app: &App, theme: &Theme) -> Vec<Line<'static>> {
         None => Line::styled(
             format!(
                 "{}: pay {} · {}: back",
-                app.keymap().first_key(Context::Confirm, Action::Pay),
+                look.keymap().first_key(Context::Confirm, Action::Pay),
                 usd(total),
-                app.keymap().first_key(Context::Confirm, Action::Back)
+                look.keymap().first_key(Context::Confirm, Action::Back)
             ),
             theme.key(),
         ),
@@ -122,12 +121,12 @@ fn confirming(form: &BulkForm, app: &App, theme: &Theme) -> Vec<Line<'static>> {
     lines
 }
 
-fn paying(form: &BulkForm, p: &BulkProgress, app: &App, theme: &Theme) -> Vec<Line<'static>> {
+fn paying(form: &BulkForm, p: &BulkProgress, look: &Look<'_>, theme: &Theme) -> Vec<Line<'static>> {
     let of = form.count();
     let mut lines = vec![if p.paying {
         Line::raw(format!(
             "{} Paying: {} of {of} done · {} placed · {} not placed",
-            spinner(app),
+            look.spinner(),
             p.done(),
             p.placed,
             p.not_placed
@@ -135,7 +134,7 @@ fn paying(form: &BulkForm, p: &BulkProgress, app: &App, theme: &Theme) -> Vec<Li
     } else {
         Line::raw(format!(
             "{} Checking every eSIM and the balance before paying…",
-            spinner(app)
+            look.spinner()
         ))
     }];
     const WIDTH: usize = 40;
@@ -153,7 +152,7 @@ fn paying(form: &BulkForm, p: &BulkProgress, app: &App, theme: &Theme) -> Vec<Li
         )
     } else {
         keys_line(
-            app,
+            look,
             Context::BulkPaying,
             "{}: stop after the payment in flight",
             &[Action::Close],
@@ -163,7 +162,7 @@ fn paying(form: &BulkForm, p: &BulkProgress, app: &App, theme: &Theme) -> Vec<Li
     lines
 }
 
-fn done(form: &BulkForm, e: &BulkEnded, app: &App, theme: &Theme) -> Vec<Line<'static>> {
+fn done(form: &BulkForm, e: &BulkEnded, look: &Look<'_>, theme: &Theme) -> Vec<Line<'static>> {
     let of = form.count();
     let all = e.placed.len() == of;
     let mut lines = vec![if all {
@@ -214,6 +213,6 @@ fn done(form: &BulkForm, e: &BulkEnded, app: &App, theme: &Theme) -> Vec<Line<'s
         Ok(path) => Line::raw(format!("Result  {}", path.display())),
         Err(why) => Line::styled(format!("Result not written: {}", safe(why)), theme.error()),
     });
-    lines.push(refreshing(app, theme));
+    lines.push(refreshing(look, theme));
     lines
 }

@@ -1,10 +1,10 @@
 //! The top-up / purchase form and the "which eSIM?" prompt.
 
-use crate::app::{App, TextInput};
+use crate::app::TextInput;
 use crate::forms::plan_choice::PlanChoice;
 use crate::forms::purchase::{Lookup, PurchaseForm, Stage};
 use crate::keymap::{Action, Context};
-use crate::view::spinner;
+use crate::view::Look;
 use crate::view::theme::Theme;
 use crate::view::widgets::{keys_line, paragraph, popup, safe, text_popup};
 use esimdash_api::Delivery;
@@ -22,7 +22,7 @@ pub fn usd(v: Option<rust_decimal::Decimal>) -> String {
     money_or(v, "USD", "unknown")
 }
 
-pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme: &Theme) {
+pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, look: &Look<'_>, theme: &Theme) {
     let title = match form.what() {
         Purchase::Topup { iccid } => format!("Top up eSIM {iccid}"),
         Purchase::Order => "Buy new eSIMs".to_string(),
@@ -30,11 +30,11 @@ pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme
     let inner = popup(frame, area, &title, 76, 22, theme);
     let noun = form.what().noun();
     // Every key named here is the one the keymap in force binds.
-    let key = |context, action| app.keymap().first_key(context, action);
+    let key = |context, action| look.keymap().first_key(context, action);
     let lines = match form.stage() {
         Stage::Loading { .. } => vec![Line::raw(format!(
             "{} Asking which top-ups are offered for this eSIM…",
-            spinner(app)
+            look.spinner()
         ))],
         Stage::Empty(why) => [
             vec![Line::styled(safe(why), theme.error())],
@@ -53,13 +53,13 @@ pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme
             )],
         ]
         .concat(),
-        Stage::Choosing => with_unsure(form, choosing(form, app, theme), theme),
-        Stage::Confirming { before, .. } => with_unsure(form, confirming(form, before.is_some(), app, theme), theme),
+        Stage::Choosing => with_unsure(form, choosing(form, look, theme), theme),
+        Stage::Confirming { before, .. } => with_unsure(form, confirming(form, before.is_some(), look, theme), theme),
         Stage::Again { earlier, .. } => vec![
             Line::styled(format!("Not sent: {}.", safe(earlier)), theme.error()),
             Line::raw(""),
             keys_line(
-                app,
+                look,
                 Context::Confirm,
                 "{}: pay the same again, a second time · {}: back",
                 &[Action::Pay, Action::Back],
@@ -67,7 +67,7 @@ pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme
             ),
         ],
         Stage::Sending { .. } => vec![
-            Line::raw(format!("{} Sending the {noun}, once.", spinner(app))),
+            Line::raw(format!("{} Sending the {noun}, once.", look.spinner())),
             Line::styled("Keys do nothing until the answer comes.", theme.muted()),
         ],
         Stage::Done {
@@ -76,7 +76,7 @@ pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme
             delivery,
             charged_other,
         } => {
-            let mut lines = done(form, order, *balance, *delivery, app, theme);
+            let mut lines = done(form, order, *balance, *delivery, look, theme);
             if let Some(other) = charged_other {
                 lines.insert(1, Line::styled(format!("{}.", other.sentence()), theme.error()));
             }
@@ -92,7 +92,7 @@ pub fn draw(frame: &mut Frame, area: Rect, form: &PurchaseForm, app: &App, theme
                 theme.muted(),
             ),
         ],
-        Stage::Unknown { error, lookup, .. } => unknown(noun, error, lookup, app, theme),
+        Stage::Unknown { error, lookup, .. } => unknown(noun, error, lookup, look, theme),
     };
     paragraph(frame, inner, lines);
 }
@@ -109,9 +109,9 @@ fn with_unsure(form: &PurchaseForm, lines: Vec<Line<'static>>, theme: &Theme) ->
 }
 
 /// The plans offered, the quantity and the total.
-fn choosing(form: &PurchaseForm, app: &App, theme: &Theme) -> Vec<Line<'static>> {
+fn choosing(form: &PurchaseForm, look: &Look<'_>, theme: &Theme) -> Vec<Line<'static>> {
     let mut lines = vec![Line::styled("Plans offered by the API:", theme.title())];
-    lines.extend(choice_lines(form.choice(), "Quantity  ", form.total(), app, theme));
+    lines.extend(choice_lines(form.choice(), "Quantity  ", form.total(), look, theme));
     lines
 }
 
@@ -121,7 +121,7 @@ pub fn choice_lines(
     choice: &PlanChoice,
     qty_label: &'static str,
     total: Option<rust_decimal::Decimal>,
-    app: &App,
+    look: &Look<'_>,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
@@ -145,7 +145,7 @@ pub fn choice_lines(
         Span::raw(qty_label),
         Span::styled(format!("◀ {} ▶", choice.qty()), theme.key()),
         Span::styled(
-            app.keymap().say(
+            look.keymap().say(
                 Context::Purchase,
                 "   {} {} or 1–9, 0 for 10",
                 &[Action::Less, Action::More],
@@ -156,7 +156,7 @@ pub fn choice_lines(
     lines.push(Line::raw(format!("Total     {}", usd(total))));
     lines.push(Line::raw(""));
     lines.push(keys_line(
-        app,
+        look,
         Context::Purchase,
         "{}: review · {}: cancel",
         &[Action::Accept, Action::Close],
@@ -167,8 +167,8 @@ pub fn choice_lines(
 
 /// What is paid, the balance before and after, and the key that pays (once the order list
 /// was read, `ready`), or why it cannot be paid.
-fn confirming(form: &PurchaseForm, ready: bool, app: &App, theme: &Theme) -> Vec<Line<'static>> {
-    let balance = app.profile().and_then(|p| p.balance_usd);
+fn confirming(form: &PurchaseForm, ready: bool, look: &Look<'_>, theme: &Theme) -> Vec<Line<'static>> {
+    let balance = look.profile().and_then(|p| p.balance_usd);
     let plan = form.plan();
     let mut lines = Vec::new();
     if let Some(iccid) = form.iccid() {
@@ -201,15 +201,15 @@ fn confirming(form: &PurchaseForm, ready: bool, app: &App, theme: &Theme) -> Vec
     lines.push(match (refusal, ready) {
         (Some(short), _) => Line::styled(short, theme.error()),
         (None, false) => Line::styled(
-            format!("{} Preparing (reading the order list)…", spinner(app)),
+            format!("{} Preparing (reading the order list)…", look.spinner()),
             theme.muted(),
         ),
         (None, true) => Line::styled(
             format!(
                 "{}: pay {} · {}: back",
-                app.keymap().first_key(Context::Confirm, Action::Pay),
+                look.keymap().first_key(Context::Confirm, Action::Pay),
                 usd(form.total()),
-                app.keymap().first_key(Context::Confirm, Action::Back)
+                look.keymap().first_key(Context::Confirm, Action::Back)
             ),
             theme.key(),
         ),
@@ -222,7 +222,7 @@ fn done(
     order: &Order,
     balance: Option<rust_decimal::Decimal>,
     delivery: Delivery,
-    app: &App,
+    look: &Look<'_>,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
     let mut lines = vec![Line::styled(
@@ -251,25 +251,25 @@ fn done(
         usd(order.total_sell_price)
     )));
     lines.push(Line::raw(format!("Balance now {}", usd(balance))));
-    lines.push(refreshing(app, theme));
+    lines.push(refreshing(look, theme));
     lines
 }
 
 /// After money moved: the lists are read again, and the key that closes the window.
-pub fn refreshing(app: &App, theme: &Theme) -> Line<'static> {
+pub fn refreshing(look: &Look<'_>, theme: &Theme) -> Line<'static> {
     Line::styled(
         format!(
             "Orders and My eSIMs are being refreshed. {}: close",
-            app.keymap().first_key(Context::Outcome, Action::Close)
+            look.keymap().first_key(Context::Outcome, Action::Close)
         ),
         theme.muted(),
     )
 }
 
 /// No answer came: what the order list says of the payment.
-fn unknown(noun: &str, error: &str, lookup: &Lookup, app: &App, theme: &Theme) -> Vec<Line<'static>> {
+fn unknown(noun: &str, error: &str, lookup: &Lookup, look: &Look<'_>, theme: &Theme) -> Vec<Line<'static>> {
     let found = match lookup {
-        Lookup::Checking => Line::raw(format!("{} Looking in the order list…", spinner(app))),
+        Lookup::Checking => Line::raw(format!("{} Looking in the order list…", look.spinner())),
         Lookup::Found(order) => Line::styled(
             format!(
                 "The order list shows it was placed: order {}.",
@@ -310,7 +310,7 @@ fn unknown(noun: &str, error: &str, lookup: &Lookup, app: &App, theme: &Theme) -
 pub fn draw_iccid_prompt(
     frame: &mut Frame,
     area: Rect,
-    app: &App,
+    look: &Look<'_>,
     input: &TextInput,
     error: &Option<String>,
     theme: &Theme,
@@ -325,7 +325,7 @@ pub fn draw_iccid_prompt(
         None => Line::raw(""),
     });
     lines.push(keys_line(
-        app,
+        look,
         Context::IccidPrompt,
         "19 or 20 digits, spaces allowed · {}: continue · {}: cancel",
         &[Action::Accept, Action::Close],

@@ -2,7 +2,7 @@
 
 pub mod view;
 
-use super::{Motion, SCREEN_PAGE, TabState, View};
+use super::{Motion, SCREEN_PAGE, TabState};
 use crate::app::jobs::Outbox;
 use crate::app::mode::{Mode, Overlay};
 use crate::app::remote::Remote;
@@ -12,6 +12,7 @@ use crate::app::{About, Ctx, Then, Tone};
 use crate::forms::purchase::PurchaseForm;
 use crate::keymap::{Action, Context};
 use crate::msg::{ExportJob, JobId, Payload, Request};
+use crate::view::Look;
 use esimdash_api::model::Plan;
 use esimdash_domain::location::location_name;
 use std::time::{Duration, Instant};
@@ -182,8 +183,8 @@ impl Catalog {
 }
 
 impl TabState for Catalog {
-    fn view(&self) -> View {
-        view::draw
+    fn draw(&self, frame: &mut ratatui::Frame, area: ratatui::layout::Rect, look: &Look<'_>) {
+        view::draw(frame, area, self, look);
     }
 
     fn context(&self) -> Context {

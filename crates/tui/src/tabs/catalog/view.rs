@@ -1,9 +1,9 @@
 //! The Catalog tab: plans with location, data, validity, cost, sell price and margin.
 
-use crate::app::{App, Mode, Remote};
+use super::Catalog;
+use crate::app::Remote;
+use crate::view::Look;
 use crate::view::lists::{failed_text, not_at_hand};
-use crate::view::refresh_key;
-use crate::view::theme::Theme;
 use crate::view::widgets::{Column, cursor_table, search_spans};
 use esimdash_api::model::Plan;
 use esimdash_domain::money::format_amount;
@@ -41,10 +41,10 @@ fn cells(plan: &Plan) -> Vec<String> {
     ]
 }
 
-pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let catalog = app.catalog();
+pub fn draw(frame: &mut Frame, area: Rect, catalog: &Catalog, look: &Look<'_>) {
+    let theme = look.theme;
     let [title, table_area] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
-    let typing = matches!(app.mode(), Mode::Typing);
+    let typing = look.typing();
     let count = match catalog.plans().value() {
         Some(_) => format!(" {} of {} plans", catalog.visible().len(), catalog.all().len()),
         None => " Catalog".to_string(),
@@ -58,7 +58,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             } else {
                 "could not load"
             };
-            spans.push(Span::styled(format!(" · {what} ({})", refresh_key(app)), theme.error()));
+            spans.push(Span::styled(
+                format!(" · {what} ({})", look.refresh_key()),
+                theme.error(),
+            ));
         }
         _ => {}
     }
@@ -77,8 +80,8 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     frame.render_widget(Paragraph::new(Line::from(spans)), title);
     if catalog.plans().value().is_none() {
         let line = match catalog.plans() {
-            Remote::Failed { error, .. } => Line::styled(failed_text(app, "the catalog", error), theme.error()),
-            other => Line::raw(not_at_hand(app, "the catalog", Some(other))),
+            Remote::Failed { error, .. } => Line::styled(failed_text(look, "the catalog", error), theme.error()),
+            other => Line::raw(not_at_hand(look, "the catalog", Some(other))),
         };
         frame.render_widget(Paragraph::new(line).wrap(Wrap { trim: false }), table_area);
         return;

@@ -4,6 +4,7 @@
 use super::Esims;
 use esimdash_api::model::Order;
 use esimdash_domain::status::Status;
+use esimdash_domain::text::grouped;
 
 /// An order's eSIMs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,6 +20,27 @@ pub enum OrderEsims {
     NotRead { covered: u64, total: Option<u64> },
     /// The whole list was read, from the top after the order was seen, and has none.
     NotInList,
+}
+
+impl OrderEsims {
+    /// In words, for the order's detail (`refresh_key`: the key that reads again).
+    pub fn words(&self, refresh_key: &str) -> String {
+        match self {
+            OrderEsims::Found(found) => found.join(", "),
+            OrderEsims::NotAllocated => "not allocated yet (order pending)".to_string(),
+            OrderEsims::NotInList => "none in this account's eSIM list (read from the top just now)".to_string(),
+            OrderEsims::LookingFor { covered, total } => format!(
+                "looking for it… ({} of {} eSIMs in the index)",
+                grouped(*covered),
+                total.map_or("…".to_string(), grouped)
+            ),
+            OrderEsims::NotRead { covered, total } => format!(
+                "not among the {} of {} eSIMs read; {refresh_key} reads again",
+                grouped(*covered),
+                total.map_or("…".to_string(), grouped),
+            ),
+        }
+    }
 }
 
 impl Esims {

@@ -9,13 +9,14 @@ use crate::app::search::SearchBox;
 use crate::app::{Ctx, Then};
 use crate::keymap::{Action, Context};
 use crate::msg::{ExportJob, JobId, Payload, Request};
-use crate::tabs::{Event, JobDone, Motion, SCREEN_PAGE, TabState, View};
+use crate::tabs::{Event, JobDone, Motion, SCREEN_PAGE, TabState};
+use crate::view::Look;
 use esimdash_domain::status::StatusFilter;
 use std::time::Instant;
 
 impl TabState for Esims {
-    fn view(&self) -> View {
-        super::view::draw
+    fn draw(&self, frame: &mut ratatui::Frame, area: ratatui::layout::Rect, look: &Look<'_>) {
+        super::view::draw(frame, area, self, look);
     }
 
     fn withholds(&self, action: Action) -> bool {

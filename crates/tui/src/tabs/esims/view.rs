@@ -2,13 +2,15 @@
 //! activation QR code: dark modules as black ink on a white ground whatever the terminal's
 //! colours (kept even with NO_COLOR: a camera needs them), with the 4-module quiet zone.
 
-use crate::app::{App, Mode, Remote};
+use crate::app::Remote;
 use crate::keymap::{Action, Context};
+use crate::tabs::esims::Esims;
 use crate::tabs::esims::{Code, ResultRow};
 use crate::view::lists::failed_text;
 use crate::view::lists::{draw_table, short_time, title};
 use crate::view::theme::Theme;
 use crate::view::widgets::{Column, cursor_table, cursor_table_from, keys_line, paragraph, safe, search_spans};
+use crate::view::{Focus, Look};
 use esimdash_api::Found;
 use esimdash_api::model::Esim;
 use esimdash_domain::attention::Judged;
@@ -24,8 +26,26 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
-use std::time::Instant;
 use unicode_width::UnicodeWidthStr;
+
+/// What My eSIMs is drawn from: its own state and the frame's context.
+struct Seen<'a> {
+    esims: &'a Esims,
+    look: &'a Look<'a>,
+}
+
+impl<'a> Seen<'a> {
+    fn esims(&self) -> &'a Esims {
+        self.esims
+    }
+}
+
+impl<'a> std::ops::Deref for Seen<'a> {
+    type Target = Look<'a>;
+    fn deref(&self) -> &Look<'a> {
+        self.look
+    }
+}
 
 /// Width of the detail pane beside the table; the table needs `TABLE_MIN` next to it.
 const PANE_WIDTH: u16 = 46;
@@ -46,8 +66,8 @@ const COLUMNS: [Column; 7] = [
 const MARK: Column = Column::new("", 1);
 
 /// The columns, with the marks' in front while there are marks.
-fn marked_columns(app: &App, columns: &[Column]) -> Vec<Column> {
-    let marks = !app.esims().marks().is_empty();
+fn marked_columns(v: &Seen<'_>, columns: &[Column]) -> Vec<Column> {
+    let marks = !v.esims().marks().is_empty();
     marks
         .then_some(MARK)
         .into_iter()
@@ -56,8 +76,8 @@ fn marked_columns(app: &App, columns: &[Column]) -> Vec<Column> {
 }
 
 /// A row's cells, with its mark in front while there are marks.
-fn marked_cells(app: &App, iccid: &str, mut cells: Vec<String>) -> Vec<String> {
-    let marks = app.esims().marks();
+fn marked_cells(v: &Seen<'_>, iccid: &str, mut cells: Vec<String>) -> Vec<String> {
+    let marks = v.esims().marks();
     if !marks.is_empty() {
         cells.insert(0, if marks.contains(iccid) { "✓" } else { " " }.to_string());
     }
@@ -65,16 +85,16 @@ fn marked_cells(app: &App, iccid: &str, mut cells: Vec<String>) -> Vec<String> {
 }
 
 /// ` · 3 marked`, while any eSIM is marked.
-fn mark_count(app: &App) -> String {
-    match app.esims().marks().len() {
+fn mark_count(v: &Seen<'_>) -> String {
+    match v.esims().marks().len() {
         0 => String::new(),
         n => format!(" · {n} marked"),
     }
 }
 
 /// The tab's top line, with how many eSIMs are marked.
-fn with_mark_count(app: &App, mut line: Line<'static>, theme: &Theme) -> Line<'static> {
-    let marks = mark_count(app);
+fn with_mark_count(v: &Seen<'_>, mut line: Line<'static>, theme: &Theme) -> Line<'static> {
+    let marks = mark_count(v);
     if !marks.is_empty() {
         line.spans.push(Span::styled(marks, theme.title()));
     }
@@ -114,48 +134,48 @@ fn cells(e: &Esim) -> Vec<String> {
     ]
 }
 
-pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let esims = app.esims();
-    let typing = matches!(app.mode(), Mode::Typing);
+pub fn draw(frame: &mut Frame, area: Rect, esims: &Esims, look: &Look<'_>) {
+    let (v, theme) = (&Seen { esims, look }, look.theme);
+    let typing = v.typing();
     let side_by_side = area.width >= TABLE_MIN + PANE_WIDTH;
     let (list_area, pane_area) = if side_by_side {
         let [l, p] = Layout::horizontal([Constraint::Min(TABLE_MIN), Constraint::Length(PANE_WIDTH)]).areas(area);
         (Some(l), Some(p))
-    } else if matches!(app.mode(), Mode::Detail) {
+    } else if v.focus == Focus::Detail {
         (None, Some(area))
     } else {
         (Some(area), None)
     };
     if let Some(list_area) = list_area {
         let [top, rows] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(list_area);
-        let columns = marked_columns(app, &COLUMNS);
-        let cells = |e: &Esim| marked_cells(app, e.raw_order_json.iccid.as_str(), cells(e));
+        let columns = marked_columns(v, &COLUMNS);
+        let cells = |e: &Esim| marked_cells(v, e.raw_order_json.iccid.as_str(), cells(e));
         if esims.search_active() || typing {
-            let room = usize::from(top.width).saturating_sub(mark_count(app).width());
-            let line = with_mark_count(app, search_title(app, typing, room, theme), theme);
+            let room = usize::from(top.width).saturating_sub(mark_count(v).width());
+            let line = with_mark_count(v, search_title(v, typing, room, theme), theme);
             frame.render_widget(Paragraph::new(line), top);
-            draw_results(frame, rows, app, theme);
+            draw_results(frame, rows, v, theme);
         } else if let Some(pinned) = esims.pinned() {
             let text = " My eSIMs · the eSIM found (its row in the list is not known yet; move for the list)";
-            let line = with_mark_count(app, Line::styled(text, theme.title()), theme);
+            let line = with_mark_count(v, Line::styled(text, theme.title()), theme);
             frame.render_widget(Paragraph::new(line), top);
             cursor_table(frame, rows, &columns, std::iter::once(pinned), cells, 0, theme);
         } else {
-            let line = title(app, esims.list(), "My eSIMs", esims.status(), None, theme);
-            frame.render_widget(Paragraph::new(with_mark_count(app, line, theme)), top);
-            draw_table(frame, rows, app, esims.list(), &columns, cells, theme);
+            let line = title(v, esims.list(), "My eSIMs", esims.status(), None, theme);
+            frame.render_widget(Paragraph::new(with_mark_count(v, line, theme)), top);
+            draw_table(frame, rows, v, esims.list(), &columns, cells, theme);
         }
     }
     if let Some(pane) = pane_area {
-        draw_pane(frame, pane, app, theme);
+        draw_pane(frame, pane, v, theme);
     }
 }
 
 /// ` My eSIMs · search: 8944▏ · 3 found · loaded 1 400 of 3 112`, or with the saved index
 /// ` · in the index of 2 h ago (reading again: 1 400 of 3 112)`. With `!` on, the rule in the
 /// most words that leave `width` room for the count and the index's progress.
-fn search_title(app: &App, typing: bool, width: usize, theme: &Theme) -> Line<'static> {
-    let esims = app.esims();
+fn search_title(v: &Seen<'_>, typing: bool, width: usize, theme: &Theme) -> Line<'static> {
+    let esims = v.esims();
     let search = esims.search();
     let mut rest = search_spans("search", search.typed(), typing, search.is_selected(), theme);
     rest.push(Span::raw(format!(" · {} found", esims.result_count())));
@@ -170,7 +190,7 @@ fn search_title(app: &App, typing: bool, width: usize, theme: &Theme) -> Line<'s
             " · attention".to_string(),
         ];
         // The count first, then how much of the inventory it is of, then the rule's words.
-        let taken = head.width() + rest.iter().map(Span::width).sum::<usize>() + index_progress(app).width();
+        let taken = head.width() + rest.iter().map(Span::width).sum::<usize>() + index_progress(v).width();
         let room = width.saturating_sub(taken);
         let [.., shortest] = &wordings;
         let wording = wordings.iter().find(|w| w.width() <= room).unwrap_or(shortest);
@@ -179,7 +199,7 @@ fn search_title(app: &App, typing: bool, width: usize, theme: &Theme) -> Line<'s
     spans.extend(rest);
     let status = esims.status().query().map(|status| format!(" · {}", safe(&status)));
     // After the count, only what fits whole: "all 399 in t" reads as nothing.
-    for more in [Some(index_progress(app)), status].into_iter().flatten() {
+    for more in [Some(index_progress(v)), status].into_iter().flatten() {
         if spans.iter().map(Span::width).sum::<usize>() + more.width() <= width {
             spans.push(Span::styled(more, theme.muted()));
         }
@@ -189,13 +209,13 @@ fn search_title(app: &App, typing: bool, width: usize, theme: &Theme) -> Line<'s
 
 /// ` · index 12 400 of 100 956 · 9 min to go`, ` · all 100 956 in the index`: how much of the
 /// inventory the search sees. "reading" only while a page is asked for.
-fn index_progress(app: &App) -> String {
-    let index = app.esims().index();
+fn index_progress(v: &Seen<'_>) -> String {
+    let index = v.esims().index();
     let covered = group(index.covered());
     let progress = match (index.total(), index.is_complete(), index.error()) {
         (Some(total), true, _) => format!("all {} in the index", group(total)),
         (Some(total), false, Some(_)) => format!("index stopped at {covered} of {}", group(total)),
-        (Some(total), false, None) => match index.time_to_go(app.session().index_pages_per_minute) {
+        (Some(total), false, None) => match index.time_to_go(v.session.index_pages_per_minute) {
             Some(left) => format!("index {covered} of {} · {} to go", group(total), duration_words(left)),
             None => format!("index {covered} of {}", group(total)),
         },
@@ -215,8 +235,8 @@ fn duration_words(d: std::time::Duration) -> String {
     }
 }
 
-fn draw_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let esims = app.esims();
+fn draw_results(frame: &mut Frame, area: Rect, v: &Seen<'_>, theme: &Theme) {
+    let esims = v.esims();
     let index = esims.index();
     let whole = esims.whole_iccid();
     let lookup = esims
@@ -227,7 +247,7 @@ fn draw_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         let text = match (lookup.and_then(Remote::value), lookup) {
             (Some(Found::Absent), _) => Some(" No eSIM with that ICCID in this account.".to_string()),
             (_, Some(r)) if r.is_loading() => Some(" Looking up that ICCID…".to_string()),
-            (_, Some(r)) => r.error().map(|e| failed_text(app, "that ICCID", e)),
+            (_, Some(r)) => r.error().map(|e| failed_text(v, "that ICCID", e)),
             _ => None,
         };
         if let Some(text) = text {
@@ -238,13 +258,13 @@ fn draw_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     if let Some(error) = index.error() {
         // Shown above any results: what was found is only part of the inventory.
         let [note, rest] = Layout::vertical([Constraint::Length(2), Constraint::Min(0)]).areas(area);
-        let text = failed_text(app, "the whole inventory", error);
+        let text = failed_text(v, "the whole inventory", error);
         frame.render_widget(
             Paragraph::new(Line::styled(text, theme.error())).wrap(ratatui::widgets::Wrap { trim: false }),
             note,
         );
         if esims.result_count() > 0 {
-            draw_result_rows(frame, rest, app, theme);
+            draw_result_rows(frame, rest, v, theme);
         }
         return;
     }
@@ -253,12 +273,12 @@ fn draw_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             format!(" No eSIM matches: not a valid ICCID ({why}).")
         } else if index.is_complete() {
             " No eSIM matches.".to_string()
-        } else if app.halt().is_some() {
+        } else if v.halt.is_some() {
             // Nothing could be asked: "no match" would tell the customer there is no such eSIM.
             format!(
                 " Not searched beyond the {} eSIMs in the index:{}",
                 group(index.covered()),
-                crate::view::lists::not_at_hand::<()>(app, "the inventory", None)
+                crate::view::lists::not_at_hand::<()>(v, "the inventory", None)
             )
         } else if !index.is_reading() {
             format!(
@@ -275,7 +295,7 @@ fn draw_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         frame.render_widget(Paragraph::new(text).wrap(ratatui::widgets::Wrap { trim: false }), area);
         return;
     }
-    draw_result_rows(frame, area, app, theme);
+    draw_result_rows(frame, area, v, theme);
 }
 
 /// A result row: the full record's cells, or what the index knows (ICCID, status, package),
@@ -358,14 +378,14 @@ fn attention_cells(esims: &crate::tabs::esims::Esims, row: ResultRow<'_>) -> Vec
     ]
 }
 
-fn draw_result_rows(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let esims = app.esims();
+fn draw_result_rows(frame: &mut Frame, area: Rect, v: &Seen<'_>, theme: &Theme) {
+    let esims = v.esims();
     if esims.attention().is_some() {
-        let cells = move |row: ResultRow<'_>| marked_cells(app, row.iccid(), attention_cells(esims, row));
+        let cells = move |row: ResultRow<'_>| marked_cells(v, row.iccid(), attention_cells(esims, row));
         cursor_table_from(
             frame,
             area,
-            &marked_columns(app, &ATTENTION_COLUMNS),
+            &marked_columns(v, &ATTENTION_COLUMNS),
             |from| esims.result_rows_from(from),
             cells,
             esims.result_cursor(),
@@ -376,9 +396,9 @@ fn draw_result_rows(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     cursor_table_from(
         frame,
         area,
-        &marked_columns(app, &COLUMNS),
+        &marked_columns(v, &COLUMNS),
         |from| esims.result_rows_from(from),
-        |row| marked_cells(app, row.iccid(), result_cells(esims, row)),
+        |row| marked_cells(v, row.iccid(), result_cells(esims, row)),
         esims.result_cursor(),
         theme,
     );
@@ -386,8 +406,8 @@ fn draw_result_rows(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 
 /// The pane for a search result whose record is not here yet: what the index knows, and why
 /// the rest is missing.
-fn unfetched_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
-    let esims = app.esims();
+fn unfetched_lines(v: &Seen<'_>, theme: &Theme) -> Vec<Line<'static>> {
+    let esims = v.esims();
     // No result, but a whole ICCID searched for: the pane says what became of it.
     let (iccid, no_result) = match (esims.selected_iccid(), esims.whole_iccid()) {
         (Some(selected), _) => (selected.as_str().to_string(), false),
@@ -404,7 +424,7 @@ fn unfetched_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
         _ if no_result && index.is_complete() => format!(
             "No eSIM with this ICCID among this account's {} eSIMs: the whole list is in the index. {} reads it again from the top.",
             group(index.covered()),
-            crate::view::refresh_key(app)
+            v.refresh_key()
         ),
         (_, Some(Found::Absent)) => "This account has no eSIM with this ICCID any more.".to_string(),
         (_, Some(Found::Unknown(searched))) => format!(
@@ -412,13 +432,13 @@ fn unfetched_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
             asked.map(|i| searched.describe(i)).unwrap_or_default()
         ),
         (Some(r), _) if r.is_loading() => "Fetching its current record…".to_string(),
-        (Some(r), _) if r.error().is_some() => r.error().map(|e| failed_text(app, "its record", e)).unwrap_or_default(),
+        (Some(r), _) if r.error().is_some() => r.error().map(|e| failed_text(v, "its record", e)).unwrap_or_default(),
         // Asked for once typing is done: each key would otherwise fetch a record nobody reads.
-        _ if matches!(app.mode(), Mode::Typing) => format!(
+        _ if v.typing() => format!(
             "Its record is fetched once the search is done ({}).",
-            app.keymap().first_key(Context::Typing, Action::Accept)
+            v.keymap().first_key(Context::Typing, Action::Accept)
         ),
-        _ => crate::view::lists::not_at_hand::<()>(app, "its record", None)
+        _ => crate::view::lists::not_at_hand::<()>(v, "its record", None)
             .trim()
             .to_string(),
     };
@@ -465,17 +485,17 @@ fn qr_lines(code: &str) -> Result<Vec<Line<'static>>, String> {
     Ok(qr_ink(qr_matrix(code)?.to_half_blocks()))
 }
 
-fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+fn draw_pane(frame: &mut Frame, area: Rect, v: &Seen<'_>, theme: &Theme) {
     let block = Block::default()
         .borders(Borders::ALL)
         .title(Span::styled(" eSIM ", theme.title()));
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let Some(esim) = app.esims().selected() else {
-        paragraph(frame, inner, unfetched_lines(app, theme));
+    let Some(esim) = v.esims().selected() else {
+        paragraph(frame, inner, unfetched_lines(v, theme));
         return;
     };
-    let verdict = verdict::of(esim, app.esims().now());
+    let verdict = verdict::of(esim, v.esims().now());
     let head = vec![
         Line::from(vec![
             Span::styled("ICCID    ", theme.muted()),
@@ -485,12 +505,12 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     ];
     let package = safe(&esim.record.package_name);
     // What is so, then what installs it, then which profile and the record as the API gives it.
-    let mut info = top_up_lines(app, esim, theme);
+    let mut info = top_up_lines(v, esim, theme);
     info.extend(verdict_lines(&verdict));
-    info.extend(next_key(app, verdict.state, theme));
+    info.extend(next_key(v, verdict.state, theme));
     let scannable = verdict.state.installable();
-    let qr = code_lines(app, esim, scannable, &mut info, theme);
-    info.extend(reissued_lines(app, esim, theme));
+    let qr = code_lines(v, esim, scannable, &mut info, theme);
+    info.extend(reissued_lines(v, esim, theme));
     info.push(Line::styled("─ record", theme.muted()));
     info.extend(record_lines(esim, &package, inner.width, theme));
     if package.width() > usize::from(inner.width) {
@@ -503,20 +523,20 @@ fn draw_pane(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let qr = if scannable {
         qr
     } else {
-        let zoom = app.keymap().keys_text(Context::Esims, Action::Zoom);
+        let zoom = v.keymap().keys_text(Context::Esims, Action::Zoom);
         info.push(Line::styled(
             format!("QR code not drawn: it cannot be installed now ({zoom} shows it anyway)."),
             theme.muted(),
         ));
         Vec::new()
     };
-    draw_qr_and_info(frame, inner, qr, head, info, app, theme);
+    draw_qr_and_info(frame, inner, qr, head, info, v, theme);
 }
 
 /// Where the provider reissued this ICCID: which profile this is, and which is current (the
 /// newest `esimTranNo`), so that an old profile's state is never read as the eSIM's.
-fn reissued_lines(app: &App, esim: &Esim, theme: &Theme) -> Vec<Line<'static>> {
-    let esims = app.esims();
+fn reissued_lines(v: &Seen<'_>, esim: &Esim, theme: &Theme) -> Vec<Line<'static>> {
+    let esims = v.esims();
     let profiles = esims.profiles_of(esim);
     let [current, ..] = profiles.as_slice() else {
         return Vec::new();
@@ -554,10 +574,10 @@ fn reissued_lines(app: &App, esim: &Esim, theme: &Theme) -> Vec<Line<'static>> {
 }
 
 /// After a top-up here: that the record shows it, or that the provider has not updated it yet.
-fn top_up_lines(app: &App, esim: &Esim, theme: &Theme) -> Vec<Line<'static>> {
+fn top_up_lines(v: &Seen<'_>, esim: &Esim, theme: &Theme) -> Vec<Line<'static>> {
     let raw = &esim.raw_order_json;
     let total = raw.total_volume.map_or("-".to_string(), format_bytes);
-    match app.esims().top_up_shown(esim) {
+    match v.esims().top_up_shown(esim) {
         Some(true) => vec![Line::styled(
             format!(
                 "Top-up landed: {total} in all, until {}.",
@@ -568,7 +588,7 @@ fn top_up_lines(app: &App, esim: &Esim, theme: &Theme) -> Vec<Line<'static>> {
         Some(false) => vec![Line::styled(
             format!(
                 "Topped up, but the provider has not updated this eSIM's record yet (still {total}); {} reads it again.",
-                app.keymap().keys_text(Context::Esims, Action::Refresh)
+                v.keymap().keys_text(Context::Esims, Action::Refresh)
             ),
             theme.warning(),
         )],
@@ -578,14 +598,14 @@ fn top_up_lines(app: &App, esim: &Esim, theme: &Theme) -> Vec<Line<'static>> {
 
 /// The one key that does what the verdict says to do next: a new eSIM of the plan for one that
 /// cannot be used again, a top-up for one that runs out.
-fn next_key(app: &App, class: Class, theme: &Theme) -> Option<Line<'static>> {
+fn next_key(v: &Seen<'_>, class: Class, theme: &Theme) -> Option<Line<'static>> {
     let (action, what) = match class {
         Class::Pending => return None,
         _ if class.cannot_take_data().is_some() => (Action::Buy, "buy a new eSIM of this plan"),
         Class::UsedUp | Class::InUse => (Action::TopUp, "top it up"),
         _ => return None,
     };
-    let keys = app.keymap().keys_text(Context::Esims, action);
+    let keys = v.keymap().keys_text(Context::Esims, action);
     // A key unbound in the user's keymap: no hint rather than one that names nothing.
     (!keys.is_empty()).then(|| Line::styled(format!("{keys}: {what}"), theme.key()))
 }
@@ -630,14 +650,14 @@ fn record_lines(esim: &Esim, package: &str, width: u16, theme: &Theme) -> Vec<Li
 
 /// The activation code's lines (added to `info`) and its QR code's, or why there is none.
 fn code_lines(
-    app: &App,
+    v: &Seen<'_>,
     esim: &Esim,
     scannable: bool,
     info: &mut Vec<Line<'static>>,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
     let raw = &esim.raw_order_json;
-    let code = app.esims().code(esim);
+    let code = v.esims().code(esim);
     let ac = match code.and_then(Remote::value) {
         Some(Ok(ac)) => ac,
         Some(Err(why)) => {
@@ -646,7 +666,7 @@ fn code_lines(
             return Vec::new();
         }
         None => {
-            info.push(code_missing(app, code, theme));
+            info.push(code_missing(v, code, theme));
             return Vec::new();
         }
     };
@@ -663,15 +683,15 @@ fn code_lines(
         // Here, where the code is an LPA code: only then can its parts be copied apart.
         let copy = [Action::CopySmdp, Action::CopyMatchingId];
         info.push(keys_line(
-            app,
+            v,
             Context::Esims,
             "{} copies the SM-DP+, {} the matching ID",
             &copy,
             theme.muted(),
         ));
         let (copy, save) = (
-            app.keymap().keys_text(Context::Esims, Action::CopyLink),
-            app.keymap().keys_text(Context::Esims, Action::SaveQr),
+            v.keymap().keys_text(Context::Esims, Action::CopyLink),
+            v.keymap().keys_text(Context::Esims, Action::SaveQr),
         );
         info.push(Line::styled(
             format!("iPhone install link ({copy} copies it; {save} saves the QR as PNG):"),
@@ -699,7 +719,7 @@ fn draw_qr_and_info(
     qr: Vec<Line<'static>>,
     head: Vec<Line<'static>>,
     mut info: Vec<Line<'static>>,
-    app: &App,
+    v: &Seen<'_>,
     theme: &Theme,
 ) {
     let qr_width = qr.first().map_or(0, |l| l.width() as u16);
@@ -711,7 +731,7 @@ fn draw_qr_and_info(
         ..area
     };
     if qr.is_empty() {
-        scrolled(frame, inner, head.into_iter().chain(info).collect(), app, theme);
+        scrolled(frame, inner, head.into_iter().chain(info).collect(), v, theme);
     } else if inner.width >= qr_width && inner.height >= head_height + qr_height + TEXT_UNDER_QR {
         let [head_area, qr_area, text_area] = Layout::vertical([
             Constraint::Length(head_height),
@@ -721,12 +741,12 @@ fn draw_qr_and_info(
         .areas(inner);
         paragraph(frame, head_area, head);
         frame.render_widget(Paragraph::new(qr), centred(qr_area));
-        scrolled(frame, text_area, info, app, theme);
+        scrolled(frame, text_area, info, v, theme);
     } else if inner.width >= qr_width + 1 + TEXT_BESIDE_QR && inner.height >= qr_height {
         let [qr_area, _, text_area] =
             Layout::horizontal([Constraint::Length(qr_width), Constraint::Length(1), Constraint::Min(0)]).areas(inner);
         frame.render_widget(Paragraph::new(qr), qr_area);
-        scrolled(frame, text_area, head.into_iter().chain(info).collect(), app, theme);
+        scrolled(frame, text_area, head.into_iter().chain(info).collect(), v, theme);
     } else {
         // The pane is inside the frame: this much more terminal makes it big enough.
         let frame_area = frame.area();
@@ -735,17 +755,17 @@ fn draw_qr_and_info(
         info.push(Line::styled(
             format!(
                 "The QR code needs a terminal of at least {need_w}×{need_h} here; {} shows it alone.",
-                app.keymap().keys_text(Context::Esims, Action::Zoom)
+                v.keymap().keys_text(Context::Esims, Action::Zoom)
             ),
             theme.error(),
         ));
-        scrolled(frame, inner, head.into_iter().chain(info).collect(), app, theme);
+        scrolled(frame, inner, head.into_iter().chain(info).collect(), v, theme);
     }
 }
 
 /// The pane's text, wrapped (a URL too, where it would not fit), at the screenful the agent
 /// scrolled to; where it holds more than `area`, its last row says which keys show the rest.
-fn scrolled(frame: &mut Frame, area: Rect, lines: Vec<Line<'static>>, app: &App, theme: &Theme) {
+fn scrolled(frame: &mut Frame, area: Rect, lines: Vec<Line<'static>>, v: &Seen<'_>, theme: &Theme) {
     let text = Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false });
     let total = text.line_count(area.width);
     if total <= usize::from(area.height) || area.height < 2 {
@@ -757,10 +777,10 @@ fn scrolled(frame: &mut Frame, area: Rect, lines: Vec<Line<'static>>, app: &App,
     // A line of the screenful before stays in view, to read on from.
     let step = rows.saturating_sub(1).max(1);
     let last = (total - rows).div_ceil(step);
-    let screen = usize::from(app.esims().pane_scroll()).min(last);
+    let screen = usize::from(v.esims().pane_scroll()).min(last);
     let top = (screen * step).min(total - rows);
     frame.render_widget(text.scroll((u16::try_from(top).unwrap_or(u16::MAX), 0)), shown);
-    let keymap = app.keymap();
+    let keymap = v.keymap();
     let mut hints = Vec::new();
     for (action, what, wanted) in [
         (Action::PaneDown, "more below", screen < last),
@@ -781,9 +801,9 @@ fn scrolled(frame: &mut Frame, area: Rect, lines: Vec<Line<'static>>, app: &App,
 }
 
 /// Where there is no code yet: loading, or the fetch failed (with why, and how to retry).
-fn code_missing(app: &App, code: Option<&Code>, theme: &Theme) -> Line<'static> {
+fn code_missing(v: &Seen<'_>, code: Option<&Code>, theme: &Theme) -> Line<'static> {
     match code.and_then(Remote::error) {
-        Some(error) => Line::styled(failed_text(app, "the activation code", error), theme.error()),
+        Some(error) => Line::styled(failed_text(v, "the activation code", error), theme.error()),
         None => Line::styled("Fetching the activation code…", theme.muted()),
     }
 }
@@ -808,8 +828,8 @@ fn zoom_drawing(matrix: &QrMatrix, area: Rect) -> Option<Vec<String>> {
 }
 
 /// The zoom's keys, as many as fit `width`: `Esc, z: back · copy: y ICCID · Y code · …`.
-fn zoom_keys(app: &App, width: usize, theme: &Theme) -> Line<'static> {
-    let keymap = app.keymap();
+fn zoom_keys(v: &Seen<'_>, width: usize, theme: &Theme) -> Line<'static> {
+    let keymap = v.keymap();
     let mut text = format!("{}: back", keymap.keys_text(Context::Zoom, Action::Close));
     let copies = [
         (Action::CopyIccid, "ICCID"),
@@ -832,7 +852,7 @@ fn zoom_keys(app: &App, width: usize, theme: &Theme) -> Line<'static> {
 /// The lines under the zoomed code, as many as the room's rows allow: whose code it is (ICCID,
 /// then the package), the status line (what a key did, or the keys), then the activation code
 /// as text.
-fn zoom_text(app: &App, esim: &Esim, code: &str, room: Rect, theme: &Theme, now: Instant) -> Vec<Line<'static>> {
+fn zoom_text(v: &Seen<'_>, esim: &Esim, code: &str, room: Rect, theme: &Theme) -> Vec<Line<'static>> {
     let (width, rows) = (usize::from(room.width), usize::from(room.height));
     let iccid = Line::from(vec![
         Span::styled("ICCID ", theme.muted()),
@@ -848,7 +868,7 @@ fn zoom_text(app: &App, esim: &Esim, code: &str, room: Rect, theme: &Theme, now:
         ),
         None => Line::raw(safe_fit(&safe(code), width).into_owned()),
     };
-    let status = crate::view::status_line(app, theme, now, || zoom_keys(app, width, theme));
+    let status = v.notice.clone().unwrap_or_else(|| zoom_keys(v, width, theme));
     // In the order shown; kept in the order of need when rows are short.
     let lines = [iccid, package, code, status];
     let need = if warning.is_some() { [0, 2, 3, 1] } else { [0, 3, 1, 2] };
@@ -863,18 +883,18 @@ fn zoom_text(app: &App, esim: &Esim, code: &str, room: Rect, theme: &Theme, now:
 
 /// `z`: the code alone, as large as the terminal allows, with whose code it is under it and the
 /// status line, so that what `y`, `Y` or `l` sent is said here too.
-pub fn draw_zoom(frame: &mut Frame, app: &App, theme: &Theme, now: Instant) {
+pub fn draw_zoom(frame: &mut Frame, esims: &Esims, look: &Look<'_>) {
+    let (v, theme) = (&Seen { esims, look }, look.theme);
     let area = frame.area();
-    let esims = app.esims();
     let esim = esims.selected();
     let code = esim.and_then(|e| esims.code(e));
-    let back = format!("{}: back", app.keymap().keys_text(Context::Zoom, Action::Close));
+    let back = format!("{}: back", v.keymap().keys_text(Context::Zoom, Action::Close));
     let found = match (esim, code.and_then(Remote::value)) {
         (Some(esim), Some(Ok(ac))) => qr_matrix(ac)
             .map(|qr| (esim, qr, ac.clone()))
             .map_err(|why| Line::styled(safe(&why), theme.error())),
         (_, Some(Err(why))) => Err(Line::styled(format!("No QR code: {}", safe(why)), theme.error())),
-        _ => Err(code_missing(app, code, theme)),
+        _ => Err(code_missing(v, code, theme)),
     };
     let (esim, matrix, ac) = match found {
         Ok(found) => found,
@@ -894,7 +914,7 @@ pub fn draw_zoom(frame: &mut Frame, app: &App, theme: &Theme, now: Instant) {
     };
     let (w, h) = (drawing.first().map_or(0, |l| l.width()) as u16, drawing.len() as u16);
     let room = Rect::new(area.x, area.y, area.width, area.height - h);
-    let text = zoom_text(app, esim, &ac, room, theme, now);
+    let text = zoom_text(v, esim, &ac, room, theme);
     let rows = h + text.len() as u16;
     let y = area.y + (area.height - rows) / 2;
     let x = area.x + (area.width - w) / 2;

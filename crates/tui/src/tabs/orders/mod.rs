@@ -3,7 +3,7 @@
 
 pub mod view;
 
-use super::{Event, Motion, TabState, TopUpOf, View, whole_iccid};
+use super::{Event, Motion, TabState, TopUpOf, whole_iccid};
 use crate::app::jobs::Outbox;
 use crate::app::mode::{Mode, Overlay};
 use crate::app::paged::Paged;
@@ -12,6 +12,7 @@ use crate::app::search::SearchBox;
 use crate::app::{Ctx, Then};
 use crate::keymap::Context;
 use crate::msg::{ExportJob, JobId, Payload, Request};
+use crate::view::Look;
 use esimdash_api::model::{Order, OrderQuery};
 use esimdash_domain::status::StatusFilter;
 use std::time::{Duration, Instant};
@@ -73,8 +74,8 @@ impl Orders {
 }
 
 impl TabState for Orders {
-    fn view(&self) -> View {
-        view::draw
+    fn draw(&self, frame: &mut ratatui::Frame, area: ratatui::layout::Rect, look: &Look<'_>) {
+        view::draw(frame, area, self, look);
     }
 
     fn context(&self) -> Context {

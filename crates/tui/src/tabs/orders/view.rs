@@ -1,9 +1,9 @@
 //! The Orders tab drawn: one server page of orders, with the page, filter and search in the
 //! title line.
 
-use crate::app::{App, Mode};
+use super::Orders;
+use crate::view::Look;
 use crate::view::lists::{draw_table, short_time, title};
-use crate::view::theme::Theme;
 use crate::view::widgets::Column;
 use esimdash_api::model::Order;
 use esimdash_front::format::money::amount;
@@ -36,13 +36,13 @@ const ORDER_COLUMNS: [Column; 7] = [
     Column::new("TOTAL", 8).right(),
 ];
 
-pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let o = app.orders();
+pub fn draw(frame: &mut Frame, area: Rect, o: &Orders, look: &Look<'_>) {
+    let theme = look.theme;
     let [top, table] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
-    let typing = matches!(app.mode(), Mode::Typing);
+    let typing = look.typing();
     frame.render_widget(
         Paragraph::new(title(
-            app,
+            look,
             o.list(),
             "Orders",
             o.status(),
@@ -51,5 +51,5 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         )),
         top,
     );
-    draw_table(frame, table, app, o.list(), &ORDER_COLUMNS, order_cells, theme);
+    draw_table(frame, table, look, o.list(), &ORDER_COLUMNS, order_cells, theme);
 }

@@ -6,18 +6,19 @@ pub mod view;
 
 pub use money::{SPARK_DAYS, sparkline};
 
-use super::{TabState, View};
+use super::TabState;
 use crate::app::mode::{Mode, Overlay};
 use crate::app::{Ctx, Tone};
 use crate::forms::profile::ProfileForm;
 use crate::keymap::{Action, Context};
+use crate::view::Look;
 
 #[derive(Debug, Clone, Default)]
 pub struct ProfileTab;
 
 impl TabState for ProfileTab {
-    fn view(&self) -> View {
-        view::draw
+    fn draw(&self, frame: &mut ratatui::Frame, area: ratatui::layout::Rect, look: &Look<'_>) {
+        view::draw(frame, area, look);
     }
 
     fn context(&self) -> Context {

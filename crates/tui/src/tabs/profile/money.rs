@@ -3,7 +3,8 @@
 //! off the event loop); this only lays them out. Bars carry the meaning by their height, and
 //! each chart is named by its title, so a terminal without colour reads the same.
 
-use crate::app::{App, Remote};
+use crate::app::Remote;
+use crate::view::Look;
 use crate::view::lists::not_at_hand;
 use crate::view::theme::Theme;
 use esimdash_domain::money::format_amount;
@@ -20,9 +21,9 @@ use rust_decimal::Decimal;
 use rust_decimal::prelude::ToPrimitive;
 
 /// The overview and the runway at the balance shown, when both are at hand.
-fn at_hand(app: &App) -> Option<(&Overview, Option<Runway>)> {
-    let overview = app.money().value()?;
-    let runway = app
+fn at_hand<'a>(look: &Look<'a>) -> Option<(&'a Overview, Option<Runway>)> {
+    let overview = look.money.value()?;
+    let runway = look
         .profile()
         .and_then(|p| p.balance_usd)
         .map(|b| Runway::of(b, overview.per_day, overview.read_at, &overview.offset));
@@ -31,20 +32,20 @@ fn at_hand(app: &App) -> Option<(&Overview, Option<Runway>)> {
 
 /// What the money part says while it has nothing to show: reading, failed (why, and the key to
 /// try again) or why it is not asked.
-fn missing(app: &App) -> Line<'static> {
+fn missing(look: &Look<'_>) -> Line<'static> {
     let what = "the orders of the last 30 days";
-    match app.money() {
-        Remote::Failed { .. } => Line::raw(not_at_hand(app, what, Some(app.money()))),
+    match look.money {
+        Remote::Failed { .. } => Line::raw(not_at_hand(look, what, Some(look.money))),
         Remote::Loading { .. } => Line::raw(format!(
             " Reading {what} (the first time reads back 30 days; then only what is new)…"
         )),
-        other => Line::raw(not_at_hand(app, what, Some(other))),
+        other => Line::raw(not_at_hand(look, what, Some(other))),
     }
 }
 
 /// A line that says the figures shown are not the latest: being read again, or the read failed.
-fn staleness(app: &App, theme: &Theme) -> Option<Line<'static>> {
-    match app.money() {
+fn staleness(look: &Look<'_>, theme: &Theme) -> Option<Line<'static>> {
+    match look.money {
         Remote::Loading { previous: Some(_), .. } => Some(Line::styled("Reading what is new…", theme.muted())),
         Remote::Failed {
             error,
@@ -54,7 +55,7 @@ fn staleness(app: &App, theme: &Theme) -> Option<Line<'static>> {
             format!(
                 "Not refreshed: {} · {} to try again",
                 crate::view::widgets::safe(&error.to_string()),
-                crate::view::refresh_key(app)
+                look.refresh_key()
             ),
             theme.error(),
         )),
@@ -214,13 +215,13 @@ fn unicode_width(text: &str) -> usize {
 
 /// The full form (120×40 and larger): the runway and totals, spend and margin charts, and the
 /// top plans and countries, in `area` (the part of the tab beside the account's fields).
-pub fn draw_full(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let Some((overview, runway_at)) = at_hand(app) else {
-        frame.render_widget(Paragraph::new(missing(app)).wrap(Wrap { trim: false }), area);
+pub fn draw_full(frame: &mut Frame, area: Rect, look: &Look<'_>, theme: &Theme) {
+    let Some((overview, runway_at)) = at_hand(look) else {
+        frame.render_widget(Paragraph::new(missing(look)).wrap(Wrap { trim: false }), area);
         return;
     };
     let mut head = vec![runway_line(overview, runway_at, theme), totals_line(overview)];
-    head.extend(staleness(app, theme));
+    head.extend(staleness(look, theme));
     let (head, head_rows) = indented(head, area.width);
     let tops = 2 + TOP_ROWS as u16;
     let [head_area, spend_area, margin_area, tops_area] = Layout::vertical([
@@ -267,13 +268,13 @@ const TOP_ROWS: usize = 5;
 
 /// The compact form (80×24): the runway, the totals, spend per day, and the best plan and
 /// country on one line.
-pub fn draw_compact(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let Some((overview, runway_at)) = at_hand(app) else {
-        frame.render_widget(Paragraph::new(missing(app)).wrap(Wrap { trim: false }), area);
+pub fn draw_compact(frame: &mut Frame, area: Rect, look: &Look<'_>, theme: &Theme) {
+    let Some((overview, runway_at)) = at_hand(look) else {
+        frame.render_widget(Paragraph::new(missing(look)).wrap(Wrap { trim: false }), area);
         return;
     };
     let mut head = vec![runway_line(overview, runway_at, theme)];
-    head.extend(staleness(app, theme));
+    head.extend(staleness(look, theme));
     let (head, head_rows) = indented(head, area.width);
     let [head_area, chart_area, foot] =
         Layout::vertical([Constraint::Length(head_rows), Constraint::Min(3), Constraint::Length(2)]).areas(area);

@@ -3,10 +3,10 @@
 //! or more (a terminal of 100×34), else compact.
 
 use super::money;
-use crate::app::{App, Remote};
+use crate::app::Remote;
 use crate::keymap::{Action, Context};
+use crate::view::Look;
 use crate::view::lists::{failed_text, not_at_hand};
-use crate::view::refresh_key;
 use crate::view::theme::Theme;
 use crate::view::widgets::safe;
 use crate::view::widgets::{fields, paragraph};
@@ -22,11 +22,12 @@ pub const FULL_HEIGHT: u16 = 30;
 /// The fields' column in the full form.
 const FIELDS_WIDTH: u16 = 44;
 
-pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    if app.profile().is_none() {
-        let line = match app.account() {
-            Remote::Failed { error, .. } => Line::styled(failed_text(app, "the profile", error), theme.error()),
-            other => Line::raw(not_at_hand(app, "the profile", Some(other))),
+pub fn draw(frame: &mut Frame, area: Rect, look: &Look<'_>) {
+    let theme = look.theme;
+    if look.profile().is_none() {
+        let line = match look.profile {
+            Remote::Failed { error, .. } => Line::styled(failed_text(look, "the profile", error), theme.error()),
+            other => Line::raw(not_at_hand(look, "the profile", Some(other))),
         };
         paragraph(frame, area, vec![line]);
         return;
@@ -38,21 +39,21 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             Constraint::Fill(1),
         ])
         .areas(area);
-        paragraph(frame, left, account_lines(app, left.width, theme, true));
-        money::draw_full(frame, right, app, theme);
+        paragraph(frame, left, account_lines(look, left.width, theme, true));
+        money::draw_full(frame, right, look, theme);
     } else {
-        let lines = account_lines(app, area.width, theme, false);
+        let lines = account_lines(look, area.width, theme, false);
         let rows = (lines.len() as u16).min(area.height);
         let [top, rest] = Layout::vertical([Constraint::Length(rows), Constraint::Fill(1)]).areas(area);
         paragraph(frame, top, lines);
-        money::draw_compact(frame, rest, app, theme);
+        money::draw_compact(frame, rest, look, theme);
     }
 }
 
 /// The account's fields, what failed to refresh, the key to edit, and the values too long for
 /// their row in full under them; `full`: with the title.
-fn account_lines(app: &App, width: u16, theme: &Theme, full: bool) -> Vec<Line<'static>> {
-    let Some(p) = app.profile() else {
+fn account_lines(look: &Look<'_>, width: u16, theme: &Theme, full: bool) -> Vec<Line<'static>> {
+    let Some(p) = look.profile() else {
         return Vec::new();
     };
     let rows = records::profile_fields(p);
@@ -70,12 +71,12 @@ fn account_lines(app: &App, width: u16, theme: &Theme, full: bool) -> Vec<Line<'
         );
         Line::from(spans)
     }));
-    if let Some(error) = app.account().error() {
+    if let Some(error) = look.profile.error() {
         lines.push(Line::styled(
             format!(
                 " Not refreshed: {} · {} to try again",
                 safe(&error.to_string()),
-                refresh_key(app)
+                look.refresh_key()
             ),
             theme.error(),
         ));
@@ -83,7 +84,7 @@ fn account_lines(app: &App, width: u16, theme: &Theme, full: bool) -> Vec<Line<'
     lines.push(Line::styled(
         format!(
             " {} to edit the company, country and website",
-            app.keymap().first_key(Context::Profile, Action::Edit)
+            look.keymap().first_key(Context::Profile, Action::Edit)
         ),
         theme.muted(),
     ));
