@@ -14,7 +14,7 @@ use esimdash_inventory::{Inventory, PagePlace, Seen};
 use esimdash_sandbox::{SandboxConfig, router};
 use esimdash_tui::app::App;
 use esimdash_tui::msg::{Answer, Effect, JobId, Msg, Payload, Request};
-use esimdash_tui::view::{self, theme::Theme};
+use esimdash_tui::view::theme::Theme;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::{Value, json};

@@ -8,7 +8,7 @@ use esimdash_sandbox::{RunningSandbox, SandboxConfig, spawn};
 use esimdash_tui::app::App;
 use esimdash_tui::msg::{Answer, Effect, JobId, Msg, Request};
 use esimdash_tui::runtime::{execute, index_tap};
-use esimdash_tui::view::{self, theme::Theme};
+use esimdash_tui::view::theme::Theme;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::time::{Duration, Instant};

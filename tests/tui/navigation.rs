@@ -51,7 +51,7 @@ async fn the_last_row_of_orders_ends_a_full_view() {
 
 /// Whether the screen shows `text` in reverse video (selected), at 120×40 without colours.
 fn shown_selected(h: &Harness, text: &str) -> bool {
-    use esimdash_tui::view::{self, theme::Theme};
+    use esimdash_tui::view::theme::Theme;
     let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
     terminal
         .draw(|f| h.app.draw(f, &Theme { color: false }, h.now))

@@ -4,7 +4,7 @@
 //! `ESIMDASH_UPDATE_SCREENSHOTS=1` to write them again after a change to the screens.
 
 use crate::common::*;
-use esimdash_tui::view::{self, theme::Theme};
+use esimdash_tui::view::theme::Theme;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
