@@ -8,6 +8,7 @@
 
 use super::mode::{Mode, Overlay};
 use super::{Account, App, ExportState, Job, Outbox, Tone};
+use crate::forms::Window;
 use crate::keymap::Action;
 use crate::msg::Effect;
 use esimdash_front::session::Session;
@@ -77,10 +78,8 @@ impl App {
             Action::Edit => !seat.edits(),
             _ => false,
         });
-        // A review that says the payment will not be sent (past the balance or the seat's cap).
-        let review_refuses = action == Action::Pay
-            && matches!(self.overlay(), Some(Overlay::Purchase(form))
-                if form.amount_problem(self.profile().and_then(|p| p.balance_usd)).is_some());
+        let balance = self.profile().and_then(|p| p.balance_usd);
+        let review_refuses = self.overlay().is_some_and(|w| w.withholds(action, balance));
         seat_refuses || review_refuses || self.tab_state().withholds(action)
     }
 

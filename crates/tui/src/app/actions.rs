@@ -6,6 +6,7 @@
 use super::mode::{Mode, Overlay};
 use super::search::SearchBox;
 use super::{About, App, Halt, Outbox, Owner, Tab, TextInput, Tone};
+use crate::forms::{Window, WindowCtx};
 use crate::keymap::{Action, Chord, Context};
 use crate::msg::Effect;
 use crate::tabs::{Motion, TopUpOf};
@@ -60,8 +61,7 @@ impl App {
                     self.found_iccid(now);
                 }
             }
-            Mode::Overlay(Overlay::ProfileForm(form)) => form.edit(key),
-            Mode::Overlay(Overlay::IccidPrompt { input, error }) => crate::forms::iccid_prompt::edit(input, error, key),
+            Mode::Overlay(window) => window.edit(key),
             _ => {}
         }
     }
@@ -84,10 +84,10 @@ impl App {
                 }
                 pasted
             }
-            Mode::Overlay(Overlay::ProfileForm(form)) => form.paste(text),
-            Mode::Overlay(Overlay::IccidPrompt { input, error }) => {
-                crate::forms::iccid_prompt::paste(input, error, text)
-            }
+            Mode::Overlay(window) if window.takes_text() => match window.paste(text) {
+                Some(pasted) => pasted,
+                None => return,
+            },
             _ => {
                 if !text.trim().is_empty() {
                     self.paste_ignored(now);
@@ -197,13 +197,12 @@ impl App {
             Action::Refresh => self.refresh(),
             Action::NextTab => self.set_tab(self.tab.next()),
             Action::PreviousTab => self.set_tab(self.tab.previous()),
-            Action::TabCatalog => self.set_tab(Tab::Catalog),
-            Action::TabOrders => self.set_tab(Tab::Orders),
-            Action::TabEsims => self.set_tab(Tab::Esims),
-            Action::TabProfile => self.set_tab(Tab::Profile),
             Action::ToggleMouse => self.toggle_mouse(now, effects),
             Action::SwitchProfile => self.open_account_picker(now),
-            _ => return false,
+            _ => match Tab::all().find(|t| t.action() == action) {
+                Some(tab) => self.set_tab(tab),
+                None => return false,
+            },
         }
         true
     }
@@ -319,26 +318,22 @@ impl App {
     fn act_on_form(&mut self, action: Action, chord: Chord, now: Instant, effects: &mut Vec<Effect>) {
         let balance = self.account.profile.value().and_then(|p| p.balance_usd);
         let saving = self.account.saving.is_loading();
-        let mut out = Outbox::new(&mut self.account.jobs, effects);
         let seat_left = self
             .account
             .seat
             .as_ref()
             .and_then(esimdash_api::relay::Seat::left_today);
-        let then = match &mut self.mode {
-            Mode::Overlay(Overlay::Purchase(form)) => {
-                form.seat_left = seat_left;
-                form.on_action(action, chord, balance, &mut out.owned_by(Owner::Purchase))
-            }
-            Mode::Overlay(Overlay::Bulk(form)) => {
-                form.on_action(action, chord, balance, now, &mut out.owned_by(Owner::Bulk))
-            }
-            Mode::Overlay(Overlay::ProfileForm(form)) => form.on_action(action, saving),
-            Mode::Overlay(Overlay::IccidPrompt { input, error }) => {
-                crate::forms::iccid_prompt::on_action(action, input, error)
-            }
-            _ => Vec::new(),
+        let Mode::Overlay(window) = &mut self.mode else {
+            return;
         };
+        let mut ctx = WindowCtx {
+            now,
+            balance,
+            seat_left,
+            saving,
+            out: &mut Outbox::owned(&mut self.account.jobs, effects, Owner::Window),
+        };
+        let then = window.on_action(action, chord, &mut ctx).unwrap_or_default();
         self.then(then, now, effects);
     }
 

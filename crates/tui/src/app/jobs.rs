@@ -20,10 +20,8 @@ pub enum Owner {
     /// The screen itself: the header's profile, a plan's detail, the profile being saved.
     App,
     Tab(Tab),
-    /// The purchase form (a top-up or new eSIMs).
-    Purchase,
-    /// The bulk top-up of the marked eSIMs.
-    Bulk,
+    /// The window open (a plan's detail, a form).
+    Window,
 }
 
 /// Something running in the background.
@@ -258,11 +256,11 @@ mod tests {
         let mut out = Outbox::new(&mut jobs, &mut effects);
         let own = out.send(Request::Profile);
         let tabs = out.owned_by(Owner::Tab(Tab::Orders)).send(Request::Plans);
-        let form = Outbox::owned(&mut jobs, &mut effects, Owner::Purchase).export(ExportJob::Plans(Vec::new()));
+        let form = Outbox::owned(&mut jobs, &mut effects, Owner::Window).export(ExportJob::Plans(Vec::new()));
         assert_eq!(jobs.reads().len(), 2);
         assert_eq!(jobs.finish(tabs).map(|r| r.owner), Some(Owner::Tab(Tab::Orders)));
         assert_eq!(jobs.finish(own).map(|r| r.owner), Some(Owner::App));
-        assert_eq!(jobs.finish(form).map(|r| r.owner), Some(Owner::Purchase));
+        assert_eq!(jobs.finish(form).map(|r| r.owner), Some(Owner::Window));
         assert_eq!(jobs.finish(form), None, "an answer is taken once");
         assert_eq!(effects.len(), 3);
     }

@@ -463,8 +463,7 @@ impl App {
         if matches!(step, BulkStep::Ended(_) | BulkStep::Repeats(_)) {
             self.account.jobs.finish(id);
         }
-        let form = self.mode.bulk_mut().filter(|f| f.run() == Some(id));
-        let then = crate::forms::bulk::on_step(form, ours, step);
+        let then = crate::forms::window::on_bulk_step(self.mode.overlay_mut(), id, ours, step);
         self.then(then, now, effects);
     }
 

@@ -3,11 +3,11 @@
 
 use super::jobs::{Outbox, Owner};
 use super::remote::Remote;
+use crate::forms::Window;
 use crate::forms::bulk::BulkForm;
 use crate::forms::profile::ProfileForm;
 use crate::forms::purchase::PurchaseForm;
 use crate::keymap::Context;
-use crate::msg::Request;
 use esimdash_api::model::{Order, Plan};
 use esimdash_domain::status::StatusFilter;
 
@@ -94,32 +94,14 @@ impl Mode {
             Mode::Typing => vec![Context::Typing, Context::List, Context::Global],
             Mode::Detail => [vec![Context::EsimDetail], browse].concat(),
             Mode::Zoom { .. } => vec![Context::Zoom, Context::Esims, Context::Global],
-            Mode::Overlay(overlay) => match overlay {
-                Overlay::Help { .. } => vec![Context::Help, Context::Popup],
-                Overlay::PlanDetail { .. } | Overlay::Notices => vec![Context::Popup],
-                Overlay::OrderDetail(_) => vec![Context::OrderDetail, Context::Popup],
-                Overlay::StatusPicker { .. } | Overlay::AccountPicker { .. } => vec![Context::Picker],
-                Overlay::ProfileForm(_) => vec![Context::ProfileForm],
-                Overlay::IccidPrompt { .. } => vec![Context::IccidPrompt],
-                Overlay::Replace { .. } => vec![Context::Replace],
-                Overlay::Purchase(form) => form.contexts(),
-                Overlay::Bulk(form) => form.contexts(),
-            },
+            Mode::Overlay(window) => window.contexts(),
         }
     }
 
-    /// What the window open needs read: a plan's own pricing, or the purchase form's next read.
+    /// What the window open needs read (a plan's own pricing, a form's next read).
     pub fn fetch(&mut self, out: &mut Outbox<'_>) {
-        match self {
-            Mode::Overlay(Overlay::PlanDetail { summary, fetched }) if fetched.wanted() => {
-                let id = out.send(Request::Plan {
-                    slug: summary.slug.clone(),
-                });
-                fetched.start(id);
-            }
-            Mode::Overlay(Overlay::Purchase(form)) => form.fetch(&mut out.owned_by(Owner::Purchase)),
-            Mode::Overlay(Overlay::Bulk(form)) => form.fetch(&mut out.owned_by(Owner::Bulk)),
-            _ => {}
+        if let Mode::Overlay(window) = self {
+            window.fetch(&mut out.owned_by(Owner::Window));
         }
     }
 
@@ -137,10 +119,11 @@ impl Mode {
 
     /// Whether printable keys edit text here.
     pub fn takes_text(&self) -> bool {
-        matches!(
-            self,
-            Mode::Typing | Mode::Overlay(Overlay::ProfileForm(_) | Overlay::IccidPrompt { .. })
-        )
+        match self {
+            Mode::Typing => true,
+            Mode::Overlay(window) => window.takes_text(),
+            _ => false,
+        }
     }
 
     pub fn overlay(&self) -> Option<&Overlay> {
@@ -153,27 +136,6 @@ impl Mode {
     pub fn overlay_mut(&mut self) -> Option<&mut Overlay> {
         match self {
             Mode::Overlay(o) => Some(o),
-            _ => None,
-        }
-    }
-
-    pub fn purchase(&self) -> Option<&PurchaseForm> {
-        match self {
-            Mode::Overlay(Overlay::Purchase(f)) => Some(f),
-            _ => None,
-        }
-    }
-
-    pub fn bulk_mut(&mut self) -> Option<&mut BulkForm> {
-        match self {
-            Mode::Overlay(Overlay::Bulk(f)) => Some(f),
-            _ => None,
-        }
-    }
-
-    pub fn purchase_mut(&mut self) -> Option<&mut PurchaseForm> {
-        match self {
-            Mode::Overlay(Overlay::Purchase(f)) => Some(f),
             _ => None,
         }
     }

@@ -7,9 +7,9 @@
 //! `runtime::execute`, and its arms in its owner's `slot` and `on_answer` (and `still_wants`).
 
 use super::jobs::{Owner, Running};
-use super::mode::Overlay;
 use super::remote::Slot;
 use super::{App, Halt, Job, Then, Tone};
+use crate::forms::Window;
 use crate::msg::{Effect, JobId, Payload, Request};
 use esimdash_api::ApiError;
 use std::time::Instant;
@@ -19,16 +19,11 @@ impl App {
     fn slot(&mut self, request: &Request, owner: Owner) -> Option<&mut dyn Slot> {
         match owner {
             Owner::Tab(tab) => self.account.tabs.get_mut(tab).slot(request),
-            Owner::Purchase => self.mode.purchase_mut().and_then(|f| f.slot()),
-            Owner::Bulk => self.mode.bulk_mut().and_then(|f| f.slot()),
+            Owner::Window => self.mode.overlay_mut().and_then(|w| w.slot(request)),
             Owner::App => match request {
                 Request::Profile => Some(&mut self.account.profile),
                 Request::Money => Some(&mut self.account.money),
                 Request::UpdateProfile(_) => Some(&mut self.account.saving),
-                Request::Plan { slug } => match self.mode.overlay_mut() {
-                    Some(Overlay::PlanDetail { summary, fetched }) if &summary.slug == slug => Some(fetched),
-                    _ => None,
-                },
                 _ => None,
             },
         }
@@ -114,11 +109,10 @@ impl App {
     ) {
         let then = match owner {
             Owner::Tab(tab) => self.account.tabs.get_mut(tab).on_answer(id, request, payload, now),
-            Owner::Purchase => self.mode.purchase_mut().map(|form| form.on_answer(id, payload)),
-            Owner::Bulk => self
+            Owner::Window => self
                 .mode
-                .bulk_mut()
-                .and_then(|form| form.on_answer(payload).then(Vec::new)),
+                .overlay_mut()
+                .and_then(|w| w.on_answer(id, request, payload, now)),
             Owner::App => self.apply_own(id, request, payload, now),
         };
         match then {
@@ -143,18 +137,16 @@ impl App {
             (Request::Money, Payload::Money(overview)) => {
                 self.account.money.resolve(id, *overview, now);
             }
-            (Request::Plan { .. }, Payload::Plan(plan)) => {
-                if let Some(Overlay::PlanDetail { fetched, .. }) = self.mode.overlay_mut() {
-                    fetched.resolve(id, Box::new(plan), now);
-                }
-            }
             (Request::UpdateProfile(_), Payload::ProfileSaved(p)) => {
                 self.account.saving.resolve(id, (), now);
                 self.account.profile = super::remote::Remote::Loaded(super::remote::Loaded { value: p, at: now });
-                if matches!(self.mode.overlay(), Some(Overlay::ProfileForm(_))) {
-                    self.mode = super::Mode::Browse;
-                }
-                return Some(vec![Then::Flash("Profile saved".to_string(), Tone::Success)]);
+                let mut then = self
+                    .mode
+                    .overlay_mut()
+                    .map(|w| w.on_done(request, None))
+                    .unwrap_or_default();
+                then.push(Then::Flash("Profile saved".to_string(), Tone::Success));
+                return Some(then);
             }
             _ => return None,
         }
@@ -205,8 +197,9 @@ impl App {
             }
             _ => {}
         }
-        if let (Request::UpdateProfile(_), Some(Overlay::ProfileForm(form))) = (request, self.mode.overlay_mut()) {
-            form.server_error = Some(error.server_message().map_or_else(|| error.to_string(), str::to_string));
+        if let (Request::UpdateProfile(_), Some(window)) = (request, self.mode.overlay_mut()) {
+            let then = window.on_done(request, Some(&error));
+            self.then(then, now, effects);
         } else if writes {
             self.flash(error.to_string(), Tone::Error, now);
         }
@@ -220,8 +213,7 @@ impl App {
     /// handling (a read that waits for a countdown or for `r`).
     fn form_failed(&mut self, request: &Request, owner: Owner, error: &ApiError) -> bool {
         match owner {
-            Owner::Purchase => self.mode.purchase_mut().is_some_and(|f| f.on_error(request, error)),
-            Owner::Bulk => self.mode.bulk_mut().is_some_and(|f| f.on_error(error)),
+            Owner::Window => self.mode.overlay_mut().is_some_and(|w| w.on_error(request, error)),
             Owner::App | Owner::Tab(_) => false,
         }
     }

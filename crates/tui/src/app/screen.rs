@@ -4,6 +4,7 @@
 //! from the frame's context the app makes for them (`look`).
 
 use super::{App, ExportState, Halt, Mode, Overlay, Remote, Tone};
+use crate::forms::Window;
 use crate::keymap::{Action, Context};
 use crate::view::overlays::WindowFacts;
 use crate::view::theme::Theme;
@@ -53,7 +54,7 @@ impl App {
         } else {
             self.tab_state().draw(frame, body, &look);
             if let Some(overlay) = self.overlay() {
-                crate::view::overlays::draw(frame, body, overlay, &self.window_facts(), &look);
+                overlay.draw(frame, body, &self.window_facts(), &look);
             }
         }
         frame.render_widget(status, status_area);

@@ -31,6 +31,18 @@ impl Tab {
         }
     }
 
+    /// The action that shows the tab (its number key): a tab added without one does not
+    /// compile.
+    pub fn action(self) -> crate::keymap::Action {
+        use crate::keymap::Action;
+        match self {
+            Tab::Catalog => Action::TabCatalog,
+            Tab::Orders => Action::TabOrders,
+            Tab::Esims => Action::TabEsims,
+            Tab::Profile => Action::TabProfile,
+        }
+    }
+
     fn index(self) -> usize {
         Tab::all().position(|t| t == self).unwrap_or(0)
     }

@@ -3,9 +3,15 @@
 
 use crate::app::input::{Pasted, TextInput};
 use crate::app::{Mode, Then, Tone};
-use crate::keymap::Action;
+use crate::keymap::{Action, Context};
+use crate::view::Look;
+use crate::view::theme::Theme;
+use crate::view::widgets::{keys_line, paragraph, popup, safe};
 use esimdash_api::model::{Profile, ProfileUpdate};
 use esimdash_domain::profile_fields::{MAX_COMPANY_CHARS, check_company, check_country, check_website};
+use ratatui::Frame;
+use ratatui::layout::{Position, Rect};
+use ratatui::text::{Line, Span};
 
 pub const FIELDS: [&str; 3] = ["Company name", "Country", "Website"];
 
@@ -108,5 +114,58 @@ impl ProfileForm {
             country: changed(1, country),
             website: changed(2, values[2].clone()),
         })
+    }
+}
+
+/// The company profile's fields, the one in focus with the terminal's cursor in it.
+pub(crate) fn draw(frame: &mut Frame, area: Rect, form: &ProfileForm, look: &Look<'_>, theme: &Theme) {
+    const WIDTH: u16 = 70;
+    const INDENT: usize = 16;
+    let room = usize::from(WIDTH.min(area.width).saturating_sub(2));
+    let mut lines = Vec::new();
+    // The focused field's row and column in the window.
+    let mut cursor = None;
+    for (i, label) in FIELDS.iter().enumerate() {
+        let focused = i == form.focus;
+        let marker = if focused { "›" } else { " " };
+        let prefix = format!("{marker} {label:<13} ");
+        if focused {
+            cursor = Some((lines.len(), prefix.chars().count() + form.inputs[i].cursor));
+        }
+        lines.push(Line::from(vec![
+            Span::styled(prefix, if focused { theme.key() } else { theme.muted() }),
+            Span::raw(safe(&form.inputs[i].value)),
+        ]));
+        match &form.errors[i] {
+            // Wrapped here, under the value, so that the rows below (and the cursor) stay put.
+            Some(e) => lines.extend(
+                esimdash_domain::text::wrap_words(&safe(e), room.saturating_sub(INDENT))
+                    .into_iter()
+                    .map(|l| Line::styled(format!("{:INDENT$}{l}", ""), theme.error())),
+            ),
+            None => lines.push(Line::raw("")),
+        }
+    }
+    lines.push(if look.saving {
+        Line::styled(format!("{} saving…", look.spinner()), theme.muted())
+    } else if let Some(e) = &form.server_error {
+        Line::styled(format!("The server refused: {}", safe(e)), theme.error())
+    } else {
+        keys_line(
+            look,
+            Context::ProfileForm,
+            "{} saves, {} cancels. An empty field clears it.",
+            &[Action::Accept, Action::Close],
+            theme.muted(),
+        )
+    });
+    let height = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX).max(12);
+    let inner = popup(frame, area, "Edit company profile", WIDTH, height, theme);
+    paragraph(frame, inner, lines);
+    if let Some((row, column)) = cursor {
+        let x = inner.x.saturating_add(u16::try_from(column).unwrap_or(u16::MAX));
+        let y = inner.y.saturating_add(u16::try_from(row).unwrap_or(u16::MAX));
+        let (right, bottom) = (inner.right().saturating_sub(1), inner.bottom().saturating_sub(1));
+        frame.set_cursor_position(Position::new(x.min(right), y.min(bottom)));
     }
 }

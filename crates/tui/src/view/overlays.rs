@@ -1,16 +1,17 @@
-//! Windows over the tab: help, plan / order / eSIM detail, the status picker, the profile form.
+//! How the windows over the tab are drawn that are not forms (help, plan and order detail, the
+//! pickers, the notices) and the profile form; each from its own state and the frame's context
+//! (`forms::Window::draw` chooses).
 
 use super::theme::Theme;
 use super::widgets::{Fields, fields, keys_line, paragraph, popup, safe};
-use crate::app::{Overlay, Remote};
-use crate::forms::profile::{FIELDS as PROFILE_FIELDS, ProfileForm};
+use crate::app::Remote;
 use crate::keymap::{Action, Context};
 use crate::view::Look;
 use esimdash_api::model::Plan;
 use esimdash_domain::text::wrap_words;
 use esimdash_front::format::records;
 use ratatui::Frame;
-use ratatui::layout::{Position, Rect};
+use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
 
@@ -37,7 +38,7 @@ fn detail_window<'a>(
 }
 
 /// Earlier payments their sessions left unsettled, and what became of each: until closed.
-fn draw_notices(frame: &mut Frame, area: Rect, notices: &[String], look: &Look<'_>, theme: &Theme) {
+pub(crate) fn draw_notices(frame: &mut Frame, area: Rect, notices: &[String], look: &Look<'_>, theme: &Theme) {
     let height = (notices.len() as u16)
         .saturating_mul(4)
         .saturating_add(4)
@@ -65,48 +66,45 @@ pub struct WindowFacts<'a> {
     pub order_esims: Option<String>,
 }
 
-pub fn draw(frame: &mut Frame, area: Rect, overlay: &Overlay, facts: &WindowFacts<'_>, look: &Look<'_>) {
-    let theme = look.theme;
-    match overlay {
-        Overlay::Purchase(form) => crate::forms::purchase::view::draw(frame, area, form, look, theme),
-        Overlay::Bulk(form) => crate::forms::bulk::view::draw(frame, area, form, look, theme),
-        Overlay::IccidPrompt { input, error } => {
-            crate::forms::purchase::view::draw_iccid_prompt(frame, area, look, input, error, theme);
-        }
-        Overlay::Help { scroll } => draw_help(frame, area, &facts.help, look, *scroll, theme),
-        Overlay::Notices => draw_notices(frame, area, facts.notices, look, theme),
-        Overlay::Replace { path, .. } => draw_replace(frame, area, path, look, theme),
-        Overlay::PlanDetail { summary, fetched } => draw_plan(frame, area, summary, fetched, look, theme),
-        Overlay::OrderDetail(o) => {
-            let mut fields = records::order_fields(o);
-            if let Some(esims) = &facts.order_esims {
-                fields.push(("eSIM", esims.clone()));
-            }
-            let (inner, shown) = detail_window(frame, area, "Order", 16, &fields, theme);
-            let mut lines = shown.lines;
-            if !shown.in_full.is_empty() {
-                lines.push(Line::raw(""));
-                lines.extend(shown.in_full);
-            }
-            paragraph(frame, inner, lines);
-        }
-        Overlay::StatusPicker { choices, cursor } => {
-            let inner = popup(frame, area, "Status filter", 30, choices.len() as u16 + 2, theme);
-            paragraph(
-                frame,
-                inner,
-                choice_lines(choices.iter().map(|c| c.label()), *cursor, theme),
-            );
-        }
-        Overlay::AccountPicker { names, cursor, error } => {
-            draw_account_picker(frame, area, (names, *cursor), error.as_deref(), look, theme);
-        }
-        Overlay::ProfileForm(form) => draw_profile_form(frame, area, form, look, theme),
+/// An order's fields, and its eSIMs as the account's index knows them.
+pub(crate) fn draw_order(
+    frame: &mut Frame,
+    area: Rect,
+    o: &esimdash_api::model::Order,
+    facts: &WindowFacts<'_>,
+    theme: &Theme,
+) {
+    let mut fields = records::order_fields(o);
+    if let Some(esims) = &facts.order_esims {
+        fields.push(("eSIM", esims.clone()));
     }
+    let (inner, shown) = detail_window(frame, area, "Order", 16, &fields, theme);
+    let mut lines = shown.lines;
+    if !shown.in_full.is_empty() {
+        lines.push(Line::raw(""));
+        lines.extend(shown.in_full);
+    }
+    paragraph(frame, inner, lines);
+}
+
+/// The status filter's choices, the one under the cursor marked.
+pub(crate) fn draw_status_picker(
+    frame: &mut Frame,
+    area: Rect,
+    choices: &[esimdash_domain::status::StatusFilter],
+    cursor: usize,
+    theme: &Theme,
+) {
+    let inner = popup(frame, area, "Status filter", 30, choices.len() as u16 + 2, theme);
+    paragraph(
+        frame,
+        inner,
+        choice_lines(choices.iter().map(|c| c.label()), cursor, theme),
+    );
 }
 
 /// "Replace the file?" for a QR image whose file exists.
-fn draw_replace(frame: &mut Frame, area: Rect, path: &std::path::Path, look: &Look<'_>, theme: &Theme) {
+pub(crate) fn draw_replace(frame: &mut Frame, area: Rect, path: &std::path::Path, look: &Look<'_>, theme: &Theme) {
     let inner = popup(frame, area, "Replace the file?", 64, 6, theme);
     let keys = look.keymap().say(
         Context::Replace,
@@ -122,7 +120,7 @@ fn draw_replace(frame: &mut Frame, area: Rect, path: &std::path::Path, look: &Lo
 }
 
 /// A plan of the catalog, with the reseller's own pricing once it is fetched.
-fn draw_plan(
+pub(crate) fn draw_plan(
     frame: &mut Frame,
     area: Rect,
     summary: &Plan,
@@ -154,7 +152,7 @@ fn draw_plan(
 
 /// The profile picker (`choice`: the names and the cursor), and why the last choice could not
 /// be opened.
-fn draw_account_picker(
+pub(crate) fn draw_account_picker(
     frame: &mut Frame,
     area: Rect,
     choice: (&[String], usize),
@@ -191,62 +189,16 @@ fn draw_account_picker(
     paragraph(frame, inner, lines);
 }
 
-/// The company profile's fields, the one in focus with the terminal's cursor in it.
-fn draw_profile_form(frame: &mut Frame, area: Rect, form: &ProfileForm, look: &Look<'_>, theme: &Theme) {
-    const WIDTH: u16 = 70;
-    const INDENT: usize = 16;
-    let room = usize::from(WIDTH.min(area.width).saturating_sub(2));
-    let mut lines = Vec::new();
-    // The focused field's row and column in the window.
-    let mut cursor = None;
-    for (i, label) in PROFILE_FIELDS.iter().enumerate() {
-        let focused = i == form.focus;
-        let marker = if focused { "›" } else { " " };
-        let prefix = format!("{marker} {label:<13} ");
-        if focused {
-            cursor = Some((lines.len(), prefix.chars().count() + form.inputs[i].cursor));
-        }
-        lines.push(Line::from(vec![
-            Span::styled(prefix, if focused { theme.key() } else { theme.muted() }),
-            Span::raw(safe(&form.inputs[i].value)),
-        ]));
-        match &form.errors[i] {
-            // Wrapped here, under the value, so that the rows below (and the cursor) stay put.
-            Some(e) => lines.extend(
-                esimdash_domain::text::wrap_words(&safe(e), room.saturating_sub(INDENT))
-                    .into_iter()
-                    .map(|l| Line::styled(format!("{:INDENT$}{l}", ""), theme.error())),
-            ),
-            None => lines.push(Line::raw("")),
-        }
-    }
-    lines.push(if look.saving {
-        Line::styled(format!("{} saving…", look.spinner()), theme.muted())
-    } else if let Some(e) = &form.server_error {
-        Line::styled(format!("The server refused: {}", safe(e)), theme.error())
-    } else {
-        keys_line(
-            look,
-            Context::ProfileForm,
-            "{} saves, {} cancels. An empty field clears it.",
-            &[Action::Accept, Action::Close],
-            theme.muted(),
-        )
-    });
-    let height = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX).max(12);
-    let inner = popup(frame, area, "Edit company profile", WIDTH, height, theme);
-    paragraph(frame, inner, lines);
-    if let Some((row, column)) = cursor {
-        let x = inner.x.saturating_add(u16::try_from(column).unwrap_or(u16::MAX));
-        let y = inner.y.saturating_add(u16::try_from(row).unwrap_or(u16::MAX));
-        let (right, bottom) = (inner.right().saturating_sub(1), inner.bottom().saturating_sub(1));
-        frame.set_cursor_position(Position::new(x.min(right), y.min(bottom)));
-    }
-}
-
 /// `?`: the keys of the screen the help was opened from (its tab, the lists, everywhere, and
 /// its modes), from the keymap in force, so a rebound key shows as rebound.
-fn draw_help(frame: &mut Frame, area: Rect, contexts: &[Context], look: &Look<'_>, scroll: u16, theme: &Theme) {
+pub(crate) fn draw_help(
+    frame: &mut Frame,
+    area: Rect,
+    contexts: &[Context],
+    look: &Look<'_>,
+    scroll: u16,
+    theme: &Theme,
+) {
     const WIDTH: u16 = 96;
     let width = usize::from(WIDTH.min(area.width).saturating_sub(2));
     let mut lines = Vec::new();
