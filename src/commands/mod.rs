@@ -95,7 +95,7 @@ pub async fn run_session(
     }
     let work = async {
         client.settle_earlier().await;
-        run(command, client, prefs, saved, output).await
+        run(command, (client, prefs, saved), output).await
     };
     match notices::until_done_or_stopped(work, client.request_timeout()).await {
         // A stop is how a watch or a metrics server ends (Ctrl-C, systemd's SIGTERM): done.
@@ -107,12 +107,11 @@ pub async fn run_session(
     }
 }
 
-/// Runs one API command and prints its result, with what the account keeps (`saved`).
-pub async fn run(
+/// Runs one API command and prints its result: against the account's client, with the user's
+/// preferences and what the account keeps (`saved`).
+async fn run(
     command: &Command,
-    client: &Client,
-    prefs: &Preferences,
-    saved: &Saved,
+    (client, prefs, saved): (&Client, &Preferences, &Saved),
     output: &Output,
 ) -> Result<(), CommandError> {
     let index = saved.index.as_ref();

@@ -589,8 +589,9 @@ mod tests {
                 size,
                 total,
                 shift,
-                status,
+                status: listed,
             } => {
+                let status = listed;
                 let place = PagePlace {
                     page: *page,
                     size: *size,
