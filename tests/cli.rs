@@ -484,7 +484,7 @@ async fn qr_and_esims_by_iccid_for_a_plain_ssh_shell() {
             .iter()
             .map(|l| l.as_str().unwrap())
             .collect();
-        let decoded = esimdash_domain::qr::QrMatrix::from_half_blocks(&lines)
+        let decoded = esimdash_qr::QrMatrix::from_half_blocks(&lines)
             .unwrap()
             .decode()
             .unwrap();
@@ -520,7 +520,7 @@ async fn qr_and_esims_by_iccid_for_a_plain_ssh_shell() {
 }
 
 /// The modules of an SVG we wrote: each `M x,y` of its path is a dark module.
-fn svg_modules(svg: &str) -> esimdash_domain::qr::QrMatrix {
+fn svg_modules(svg: &str) -> esimdash_qr::QrMatrix {
     let side: usize = svg
         .split("viewBox=\"0 0 ")
         .nth(1)
@@ -530,7 +530,7 @@ fn svg_modules(svg: &str) -> esimdash_domain::qr::QrMatrix {
         .unwrap()
         .parse()
         .unwrap();
-    let q = esimdash_domain::qr::QUIET_ZONE;
+    let q = esimdash_qr::QUIET_ZONE;
     let width = side - 2 * q;
     let mut dark = vec![false; width * width];
     let path = svg.split(" d=\"").nth(1).unwrap();
@@ -540,7 +540,7 @@ fn svg_modules(svg: &str) -> esimdash_domain::qr::QrMatrix {
         let (x, y): (usize, usize) = (x.parse().unwrap(), y.parse().unwrap());
         dark[(y - q) * width + (x - q)] = true;
     }
-    esimdash_domain::qr::QrMatrix { width, dark }
+    esimdash_qr::QrMatrix { width, dark }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -585,7 +585,7 @@ async fn qr_files_and_the_install_link_carry_the_activation_code() {
         assert!(svg_text.contains("fill=\"#fff\"") && svg_text.contains("width=\"40mm\""));
         assert_eq!(svg_modules(&svg_text).decode().unwrap(), code, "the SVG holds the code");
         let png_bytes = std::fs::read(&png).unwrap();
-        assert_eq!(esimdash_domain::qr::decode_png(&png_bytes).unwrap(), code);
+        assert_eq!(esimdash_qr::decode_png(&png_bytes).unwrap(), code);
         pngs.push(png);
         codes.push(code);
     }

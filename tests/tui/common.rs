@@ -45,7 +45,7 @@ pub fn copies(effects: &[Effect]) -> Vec<(&'static str, String)> {
 /// Cuts the QR code out of a screen (rendered, or captured from tmux): the rows and columns of
 /// block glyphs, right of the eSIM pane's border when there is one (the table's usage gauge
 /// uses blocks too). Half blocks, or full blocks (two columns a module) where there are no halves.
-pub fn qr_from_screen(screen: &str) -> Result<esimdash_domain::qr::QrMatrix, String> {
+pub fn qr_from_screen(screen: &str) -> Result<esimdash_qr::QrMatrix, String> {
     let rows: Vec<Vec<char>> = screen.lines().map(|l| l.trim_matches('"').chars().collect()).collect();
     let start = rows.iter().find_map(|r| {
         let text: String = r.iter().collect();
@@ -74,9 +74,9 @@ pub fn qr_from_screen(screen: &str) -> Result<esimdash_domain::qr::QrMatrix, Str
         .collect();
     let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
     if lines.iter().any(|l| l.contains(['▀', '▄'])) {
-        esimdash_domain::qr::QrMatrix::from_half_blocks(&refs)
+        esimdash_qr::QrMatrix::from_half_blocks(&refs)
     } else {
-        esimdash_domain::qr::QrMatrix::from_full_blocks(&refs)
+        esimdash_qr::QrMatrix::from_full_blocks(&refs)
     }
 }
 

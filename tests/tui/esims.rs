@@ -5,8 +5,8 @@ use crate::common::*;
 use crossterm::event::KeyCode;
 use esimdash_api::Client;
 use esimdash_api::model::{Esim, EsimQuery};
-use esimdash_domain::qr::QrMatrix;
 use esimdash_domain::status::StatusFilter;
+use esimdash_qr::QrMatrix;
 use esimdash_sandbox::spawn;
 use esimdash_tui::app::{Mode, Tone};
 

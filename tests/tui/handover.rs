@@ -37,7 +37,7 @@ async fn the_qr_png_reads_back_to_the_code_and_an_existing_file_is_replaced_only
     assert_eq!(live.exported(), vec![name.clone()]);
     let path = live.export_dir.path().join(&name);
     let png = std::fs::read(&path).unwrap();
-    assert_eq!(esimdash_domain::qr::decode_png(&png).unwrap(), code);
+    assert_eq!(esimdash_qr::decode_png(&png).unwrap(), code);
     if let Some(read) = zbar_decode(std::slice::from_ref(&png)) {
         assert_eq!(read, vec![code.clone()], "ZBar reads the file to the activation code");
     }
@@ -245,7 +245,7 @@ async fn marked_esims_qr_codes_go_into_one_folder_each_reading_back_to_its_code(
         let esim = all.iter().find(|e| e.raw_order_json.iccid == iccid.as_str()).unwrap();
         let code = client.activation_code(esim).await.unwrap();
         let png = std::fs::read(folder.join(format!("{iccid}.png"))).unwrap();
-        assert_eq!(esimdash_domain::qr::decode_png(&png).unwrap(), code, "{iccid}");
+        assert_eq!(esimdash_qr::decode_png(&png).unwrap(), code, "{iccid}");
     }
 }
 

@@ -4,18 +4,16 @@
 //! server's `Retry-After`. POST and PATCH are sent exactly once: a request that moves money is
 //! never repeated by this layer, and a timeout on one is reported as an unknown outcome.
 
-use super::error::{ApiError, Endpoint, RedirectRefused};
+use super::error::{ApiError, Endpoint};
 use super::model::{
     self, Esim, EsimPage, EsimQuery, Order, OrderPage, OrderQuery, PagePlace, Plan, Profile, Whereabouts,
 };
 use super::{BaseUrl, Credentials, Pacer};
 use esimdash_domain::iccid::Iccid;
 use esimdash_domain::status::StatusFilter;
-use esimdash_domain::text;
-use reqwest::header::{CONTENT_TYPE, HeaderMap, LOCATION, RETRY_AFTER};
-use reqwest::{Method, StatusCode, Url};
+use reqwest::header::HeaderMap;
 use rust_decimal::Decimal;
-use secrecy::{ExposeSecret, SecretString};
+use secrecy::SecretString;
 use serde::de::DeserializeOwned;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -30,17 +28,17 @@ pub const PROFILE_UPDATE: Endpoint = Endpoint::new("PATCH", "/reseller/profile")
 pub(crate) const BALANCE: Endpoint = Endpoint::new("GET", "/reseller/balance");
 
 /// Largest response body read; anything bigger is refused as unreadable, not buffered.
-const MAX_BODY: usize = 16 * 1024 * 1024;
+pub(super) const MAX_BODY: usize = 16 * 1024 * 1024;
 /// Largest QR image downloaded from `qrCodeUrl`.
 pub const MAX_QR_IMAGE_BYTES: usize = 2 * 1024 * 1024;
 /// How long a QR image download may take (or the request timeout, when that is shorter).
-const QR_IMAGE_TIMEOUT: Duration = Duration::from_secs(10);
+pub(super) const QR_IMAGE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Page size used when looking through the whole inventory.
-const SCAN_PAGE_SIZE: u64 = 100;
+pub(super) const SCAN_PAGE_SIZE: u64 = 100;
 /// Redirects within the API's origin followed in a row, at most (docs/api-contract.md, "Transport").
-const MAX_REDIRECTS: u32 = 5;
+pub(super) const MAX_REDIRECTS: u32 = 5;
 /// How much of an unreadable body an error quotes.
-const EXCERPT_CHARS: usize = 120;
+pub(super) const EXCERPT_CHARS: usize = 120;
 
 /// What the client read of the eSIM list, as `on_esims_read` tells it.
 #[derive(Debug, Clone, Copy)]
@@ -59,7 +57,7 @@ pub type EsimsTap = Arc<dyn Fn(&EsimsRead<'_>) + Send + Sync>;
 
 tokio::task_local! {
     /// Set while a read nobody waits for runs (`Client::in_background`).
-    static IN_BACKGROUND: ();
+    pub(super) static IN_BACKGROUND: ();
 }
 
 /// Tunables of the client; `Default` is what the product uses.
@@ -124,39 +122,39 @@ impl Default for ClientOptions {
 /// A cheap-to-clone handle; clones share the connection pool and the pacing budget.
 #[derive(Clone)]
 pub struct Client {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
 }
 
-struct Inner {
-    http: reqwest::Client,
+pub(super) struct Inner {
+    pub(super) http: reqwest::Client,
     /// The roots https servers are verified against, read when first needed.
-    roots: Arc<super::tls::Roots>,
-    base: BaseUrl,
-    auth_headers: HeaderMap,
+    pub(super) roots: Arc<super::tls::Roots>,
+    pub(super) base: BaseUrl,
+    pub(super) auth_headers: HeaderMap,
     /// Kept only to scrub it from any text of the server's that an error quotes.
-    secret: SecretString,
-    pacer: Pacer,
-    opts: ClientOptions,
+    pub(super) secret: SecretString,
+    pub(super) pacer: Pacer,
+    pub(super) opts: ClientOptions,
     /// Set once this server answered a lookup by ICCID with other eSIMs: it ignores `iccid`.
-    no_iccid_lookup: AtomicBool,
+    pub(super) no_iccid_lookup: AtomicBool,
     /// Whether the last answer to a request that carried an idempotency key echoed it
     /// (`KEY_*`): a server that echoes honours keys.
-    key_echoed: AtomicU8,
+    pub(super) key_echoed: AtomicU8,
     /// Who the audit trail names.
-    who: crate::audit::Who,
+    pub(super) who: crate::audit::Who,
     /// Whether the audit trail shows an earlier echo: read once, when first needed.
-    echo_on_record: std::sync::OnceLock<bool>,
+    pub(super) echo_on_record: std::sync::OnceLock<bool>,
     /// Who hears the client's notices (waiting for another process, payments settled).
-    listener: std::sync::Mutex<Option<super::Listener>>,
+    pub(super) listener: std::sync::Mutex<Option<super::Listener>>,
     /// Told of every eSIM read (`on_esims_read`).
-    esims_read: std::sync::Mutex<Option<EsimsTap>>,
+    pub(super) esims_read: std::sync::Mutex<Option<EsimsTap>>,
     /// The account's payment lock, kept after a lost answer until its lookup is done.
-    held_lock: std::sync::Mutex<Option<super::lock::AccountLock>>,
+    pub(super) held_lock: std::sync::Mutex<Option<super::lock::AccountLock>>,
     /// Keys of payments the server said it was still handling (409): an order list that does
     /// not show them yet says nothing.
-    in_progress: std::sync::Mutex<std::collections::HashSet<String>>,
+    pub(super) in_progress: std::sync::Mutex<std::collections::HashSet<String>>,
     /// The agent this key is at a team gateway, as its last answer said.
-    seat: std::sync::Mutex<Option<crate::seat::Seat>>,
+    pub(super) seat: std::sync::Mutex<Option<crate::seat::Seat>>,
 }
 
 /// What the dashboard learnt of one eSIM.
@@ -192,16 +190,16 @@ impl std::fmt::Debug for Client {
 
 /// A response that came back, before it is read.
 pub(super) struct Answer {
-    endpoint: Endpoint,
-    status: u16,
-    body: Vec<u8>,
+    pub(super) endpoint: Endpoint,
+    pub(super) status: u16,
+    pub(super) body: Vec<u8>,
     /// The server sent its stored answer to an earlier request with the same idempotency key.
     pub(super) replayed: bool,
 }
 
-const KEY_NOT_SEEN: u8 = 0;
-const KEY_NOT_ECHOED: u8 = 1;
-const KEY_ECHOED: u8 = 2;
+pub(super) const KEY_NOT_SEEN: u8 = 0;
+pub(super) const KEY_NOT_ECHOED: u8 = 1;
+pub(super) const KEY_ECHOED: u8 = 2;
 
 /// What a write carries besides its body.
 #[derive(Debug, Clone, Copy, Default)]
@@ -214,7 +212,7 @@ pub(crate) struct Write<'a> {
 }
 
 /// The header a team gateway reads as that confirmation.
-const CONFIRM_REPEAT: &str = "x-confirm-repeat";
+pub(super) const CONFIRM_REPEAT: &str = "x-confirm-repeat";
 
 /// The header of docs/api-contract.md's idempotency keys, sent and echoed.
 pub(crate) const IDEMPOTENCY_KEY: &str = "idempotency-key";
@@ -675,457 +673,7 @@ impl Client {
             return Err("this eSIM has neither an activation code nor a QR image".to_string());
         }
         let bytes = self.download_qr_image(url).await?;
-        esimdash_domain::qr::activation_code_from_png(&bytes)
-    }
-
-    async fn download_qr_image(&self, url: &str) -> Result<Vec<u8>, String> {
-        let mut url = Url::parse(url).map_err(|_| "the QR image address is not a URL".to_string())?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err("the QR image address is not http(s)".to_string());
-        }
-        let fail = |what: String| format!("the QR image could not be downloaded: {what}");
-        let timeout = QR_IMAGE_TIMEOUT.min(self.inner.opts.request_timeout);
-        let late = || fail(format!("no answer within {} s", super::error::whole_seconds(timeout)));
-        let deadline = Instant::now() + timeout;
-        let mut hops = 0;
-        let response = loop {
-            let response = tokio::time::timeout_at(deadline, self.inner.http.get(url.clone()).send())
-                .await
-                .map_err(|_| late())?
-                .map_err(|e| if e.is_timeout() { late() } else { fail(error_chain(&e)) })?;
-            // The same rule as for the API (docs/api-contract.md, "Transport"): within one origin only.
-            match redirect_target(&response, &url) {
-                None => break response,
-                Some(next) => {
-                    url = follow(&url, next, false, hops)
-                        .map_err(|(to, _)| fail(format!("its address redirected to {to}, which is not followed")))?;
-                    hops += 1;
-                }
-            }
-        };
-        if !response.status().is_success() {
-            return Err(fail(format!("HTTP {}", response.status().as_u16())));
-        }
-        let remaining = deadline.saturating_duration_since(Instant::now());
-        let read = tokio::time::timeout(remaining, read_capped(response, MAX_QR_IMAGE_BYTES));
-        read.await.map_err(|_| late())?.map_err(|e| match e {
-            BodyError::TooLarge => fail(format!("it is larger than {} MiB", MAX_QR_IMAGE_BYTES / (1024 * 1024))),
-            BodyError::Transport(e) if e.is_timeout() => late(),
-            BodyError::Transport(e) => fail(error_chain(&e)),
-        })
-    }
-
-    fn url(&self, endpoint: Endpoint, query: &[(&str, &str)]) -> Url {
-        let mut url = self.inner.base.join(endpoint.path);
-        if !query.is_empty() {
-            url.query_pairs_mut().extend_pairs(query);
-        }
-        url
-    }
-
-    pub(crate) async fn get(&self, endpoint: Endpoint, query: &[(&str, &str)]) -> Result<Answer, ApiError> {
-        let url = self.url(endpoint, query);
-        let opts = &self.inner.opts;
-        let mut attempt = 0;
-        loop {
-            let err = match self
-                .send_once(Method::GET, endpoint, url.clone(), None, Write::default())
-                .await
-            {
-                Ok(answer) => return Ok(answer),
-                Err(e) => e,
-            };
-            let wait = match &err {
-                ApiError::RateLimited { retry_after, .. } => Some(*retry_after).filter(|w| *w <= opts.max_retry_wait),
-                ApiError::Api { status, .. } if *status >= 500 => Some(opts.backoff * 2u32.pow(attempt)),
-                ApiError::Network { .. } => Some(opts.backoff * 2u32.pow(attempt)),
-                _ => None,
-            };
-            match wait {
-                Some(wait) if attempt < opts.retries => {
-                    tracing::warn!(%endpoint, attempt, wait_ms = wait.as_millis() as u64, kind = err.kind(), "retrying");
-                    tokio::time::sleep(wait).await;
-                    attempt += 1;
-                }
-                _ => return Err(err),
-            }
-        }
-    }
-
-    /// Sends a write once (a JSON body, its key and confirmation where given); never resent here.
-    pub(super) async fn send_write(
-        &self,
-        method: Method,
-        endpoint: Endpoint,
-        body: Vec<u8>,
-        write: Write<'_>,
-    ) -> Result<Answer, ApiError> {
-        self.send_once(method, endpoint, self.url(endpoint, &[]), Some(body), write)
-            .await
-    }
-
-    /// One attempt: pace, send, read the body (capped), classify the status.
-    async fn send_once(
-        &self,
-        method: Method,
-        endpoint: Endpoint,
-        url: Url,
-        body: Option<Vec<u8>>,
-        write: Write<'_>,
-    ) -> Result<Answer, ApiError> {
-        let inner = &self.inner;
-        let writes = method != Method::GET;
-        let started = Instant::now();
-        let key = write.key;
-        let response = self.send_within_origin(method, endpoint, url, body, write).await?;
-        let status = response.status().as_u16();
-        let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok());
-        if key.is_some() {
-            // As the last answer says: a server can stop honouring keys.
-            let echoed = if header(IDEMPOTENCY_KEY) == key {
-                KEY_ECHOED
-            } else {
-                KEY_NOT_ECHOED
-            };
-            inner.key_echoed.store(echoed, Ordering::Relaxed);
-        }
-        let replayed = header("idempotent-replayed").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
-        let retry_after = retry_after(response.headers());
-        let body = self.read_answer(endpoint, status, response, writes).await?;
-        tracing::debug!(%endpoint, status, bytes = body.len(), ms = started.elapsed().as_millis() as u64, "answer");
-        let answer = Answer {
-            endpoint,
-            status,
-            body,
-            replayed,
-        };
-        if (200..300).contains(&status) {
-            return Ok(answer);
-        }
-        let error = answer.into_error(retry_after, &inner.secret);
-        if let ApiError::RateLimited { retry_after, .. } = &error {
-            inner.pacer.pause_until(Instant::now() + *retry_after);
-        }
-        Err(error)
-    }
-
-    /// The body of an answer, capped.
-    pub(crate) async fn read_answer(
-        &self,
-        endpoint: Endpoint,
-        status: u16,
-        response: reqwest::Response,
-        writes: bool,
-    ) -> Result<Vec<u8>, ApiError> {
-        read_capped(response, MAX_BODY).await.map_err(|e| match e {
-            BodyError::Transport(e) => self.transport_error(endpoint, &e, writes),
-            BodyError::TooLarge => ApiError::Decode {
-                endpoint,
-                status,
-                detail: format!("the body is larger than {} MiB", MAX_BODY / (1024 * 1024)),
-                excerpt: String::new(),
-            },
-        })
-    }
-
-    /// The key's secret, for scrubbing it from what is passed on.
-    pub(crate) fn secret(&self) -> &SecretString {
-        &self.inner.secret
-    }
-
-    /// Sends the request within the pace and returns the response that is not a redirect. A
-    /// redirect is followed only for a read within the API's origin; any other is an error
-    /// naming both places, and nothing is sent to the other one.
-    pub(crate) async fn send_within_origin(
-        &self,
-        method: Method,
-        endpoint: Endpoint,
-        mut url: Url,
-        mut body: Option<Vec<u8>>,
-        write: Write<'_>,
-    ) -> Result<reqwest::Response, ApiError> {
-        let inner = &self.inner;
-        let writes = method != Method::GET;
-        let mut hops = 0;
-        loop {
-            if IN_BACKGROUND.try_with(|_| ()).is_ok() {
-                inner.pacer.acquire_background(inner.opts.background_share).await;
-            } else {
-                inner.pacer.acquire().await;
-            }
-            let mut request = inner
-                .http
-                .request(method.clone(), url.clone())
-                .headers(inner.auth_headers.clone());
-            if let Some(body) = body.take() {
-                request = request.header(CONTENT_TYPE, "application/json").body(body);
-            }
-            if let Some(key) = write.key {
-                request = request.header(IDEMPOTENCY_KEY, key);
-            }
-            if write.confirmed_repeat {
-                request = request.header(CONFIRM_REPEAT, "true");
-            }
-            let response = request
-                .send()
-                .await
-                .map_err(|e| self.transport_error(endpoint, &e, writes))?;
-            self.observe_rate_headers(response.headers());
-            let Some(next) = redirect_target(&response, &url) else {
-                return Ok(response);
-            };
-            match follow(&url, next, writes, hops) {
-                Ok(next) => {
-                    let to = scrub(&shown(&next), &inner.secret);
-                    tracing::info!(%endpoint, %to, "following a redirect within the API's origin");
-                    url = next;
-                    hops += 1;
-                }
-                Err((to, refused)) => {
-                    // A redirect's address is the server's text: it may carry our secret back.
-                    let to = scrub(&to, &inner.secret);
-                    tracing::warn!(%endpoint, %to, ?refused, "a redirect was not followed");
-                    return Err(ApiError::Redirected {
-                        endpoint,
-                        from: origin_of(&url),
-                        to,
-                        refused,
-                        status: response.status().as_u16(),
-                    });
-                }
-            }
-        }
-    }
-
-    /// The agent this key is at a team gateway, as its last answer said; `None` at the API
-    /// itself.
-    pub fn seat(&self) -> Option<crate::seat::Seat> {
-        esimdash_domain::sync::lock(&self.inner.seat).clone()
-    }
-
-    fn observe_rate_headers(&self, headers: &HeaderMap) {
-        if let Some(seat) = headers
-            .get(crate::seat::SEAT_HEADER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(crate::seat::Seat::parse)
-        {
-            *esimdash_domain::sync::lock(&self.inner.seat) = Some(seat);
-        }
-        let number = |name: &str| headers.get(name)?.to_str().ok()?.trim().parse::<u64>().ok();
-        if let Some(limit) = number("x-ratelimit-limit") {
-            self.inner.pacer.observe_limit(u32::try_from(limit).unwrap_or(u32::MAX));
-        }
-        if number("x-ratelimit-remaining") == Some(0) {
-            let reset = number("x-ratelimit-reset").unwrap_or(1).clamp(1, 3600);
-            self.inner
-                .pacer
-                .pause_until(Instant::now() + Duration::from_secs(reset));
-        }
-    }
-
-    fn transport_error(&self, endpoint: Endpoint, e: &reqwest::Error, writes: bool) -> ApiError {
-        if e.is_timeout() {
-            return ApiError::Timeout {
-                endpoint,
-                after: self.inner.opts.request_timeout,
-                outcome_unknown: writes,
-            };
-        }
-        // A refused connection never carried the request; anything later may have.
-        let outcome_unknown = writes && !e.is_connect();
-        let mut detail = error_chain(e);
-        if detail.contains("invalid peer certificate") {
-            detail.push_str(
-                " (the server's certificate is not trusted; if a private authority issued it, trust that with --ca-file or ca_file)",
-            );
-        }
-        ApiError::Network {
-            endpoint,
-            host: self.inner.base.host(),
-            detail,
-            outcome_unknown,
-        }
-    }
-}
-
-/// Where a redirect answer points: `None` when the answer is not a redirect; `Err` with the
-/// header as text when its `Location` is no URL.
-fn redirect_target(response: &reqwest::Response, current: &Url) -> Option<Result<Url, String>> {
-    let status = response.status();
-    if !status.is_redirection() || status == StatusCode::NOT_MODIFIED {
-        return None;
-    }
-    let location = response.headers().get(LOCATION)?;
-    let text = String::from_utf8_lossy(location.as_bytes());
-    Some(
-        current
-            .join(text.trim())
-            .map_err(|_| text::sanitize(&text).into_owned()),
-    )
-}
-
-/// The next address of a redirect, when it may be followed: for a read, within the same origin
-/// (scheme, host and port: so never from https to http), a few times in a row. Otherwise where
-/// it pointed (as shown to people) and why it is refused.
-fn follow(current: &Url, next: Result<Url, String>, writes: bool, hops: u32) -> Result<Url, (String, RedirectRefused)> {
-    let next = next.map_err(|text| (text, RedirectRefused::OtherOrigin))?;
-    let refused = if writes {
-        RedirectRefused::Write
-    } else if next.origin() != current.origin() {
-        RedirectRefused::OtherOrigin
-    } else if hops >= MAX_REDIRECTS {
-        RedirectRefused::TooMany
-    } else {
-        return Ok(next);
-    };
-    Err((shown(&next), refused))
-}
-
-/// "https://host:port", as messages name a server.
-fn origin_of(url: &Url) -> String {
-    url.origin().ascii_serialization()
-}
-
-/// An address as messages show it: origin and path, never the query (it may hold search text).
-fn shown(url: &Url) -> String {
-    text::sanitize(&format!("{}{}", origin_of(url), url.path())).into_owned()
-}
-
-fn present<'a>(params: &[(&'a str, Option<&'a str>)]) -> Vec<(&'a str, &'a str)> {
-    params.iter().filter_map(|(k, v)| v.map(|v| (*k, v))).collect()
-}
-
-/// `Retry-After` in seconds (what docs/api-contract.md sends); an HTTP date or nonsense falls back to
-/// `X-RateLimit-Reset`, then to one second.
-pub(crate) fn retry_after(headers: &HeaderMap) -> Duration {
-    let seconds = |name| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-    };
-    let secs = seconds(RETRY_AFTER.as_str())
-        .or_else(|| seconds("x-ratelimit-reset"))
-        .unwrap_or(1);
-    Duration::from_secs(secs.clamp(1, 3600))
-}
-
-/// The causes of a transport error joined up: "error sending request: connection refused".
-fn error_chain(e: &reqwest::Error) -> String {
-    let mut parts = vec![e.without_url_ref().to_string()];
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        source = s.source();
-    }
-    text::sanitize(&parts.join(": ")).into_owned()
-}
-
-trait WithoutUrl {
-    fn without_url_ref(&self) -> String;
-}
-
-impl WithoutUrl for reqwest::Error {
-    fn without_url_ref(&self) -> String {
-        // The URL is in the endpoint already; repeating it (with its query) only adds noise.
-        let text = self.to_string();
-        match self.url() {
-            Some(url) => text.replace(&format!(" for url ({url})"), ""),
-            None => text,
-        }
-    }
-}
-
-enum BodyError {
-    Transport(reqwest::Error),
-    TooLarge,
-}
-
-async fn read_capped(mut response: reqwest::Response, cap: usize) -> Result<Vec<u8>, BodyError> {
-    if response.content_length().is_some_and(|len| len > cap as u64) {
-        return Err(BodyError::TooLarge);
-    }
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(BodyError::Transport)? {
-        if body.len() + chunk.len() > cap {
-            return Err(BodyError::TooLarge);
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
-}
-
-/// Server text as an error may quote it: sanitised, cut short, and with our secret scrubbed
-/// in case a server or proxy echoes request headers back.
-fn quote(body: &[u8], secret: &SecretString) -> String {
-    let scrubbed = scrub(&String::from_utf8_lossy(body), secret);
-    text::excerpt(scrubbed.trim(), EXCERPT_CHARS)
-}
-
-/// Server text with our secret replaced, however it was encoded (`scrub`).
-fn scrub(text: &str, secret: &SecretString) -> String {
-    crate::scrub::scrub_text(text, secret.expose_secret())
-}
-
-impl Answer {
-    pub(super) fn decode<T: DeserializeOwned>(&self, client: &Client) -> Result<T, ApiError> {
-        self.json(&client.inner.secret)
-    }
-
-    pub(crate) fn json<T: DeserializeOwned>(&self, secret: &SecretString) -> Result<T, ApiError> {
-        self.parse_with(|body| serde_json::from_slice(body).map_err(|e| e.to_string()), secret)
-    }
-
-    fn parse_with<T>(
-        &self,
-        parse: impl FnOnce(&[u8]) -> Result<T, String>,
-        secret: &SecretString,
-    ) -> Result<T, ApiError> {
-        parse(&self.body).map_err(|detail| ApiError::Decode {
-            endpoint: self.endpoint,
-            status: self.status,
-            detail: quote(detail.as_bytes(), secret),
-            excerpt: quote(&self.body, secret),
-        })
-    }
-
-    /// A non-2xx answer as the error a screen shows; the server's `error` message when it has one.
-    fn into_error(self, retry_after: Duration, secret: &SecretString) -> ApiError {
-        #[derive(serde::Deserialize)]
-        struct ErrorBody {
-            error: String,
-        }
-        let message = match serde_json::from_slice::<ErrorBody>(&self.body) {
-            Ok(b) => quote(b.error.as_bytes(), secret),
-            Err(_) if self.body.is_empty() => "no message".to_string(),
-            Err(_) => quote(&self.body, secret),
-        };
-        let endpoint = self.endpoint;
-        match self.status {
-            401 => {
-                let lower = message.to_ascii_lowercase();
-                if lower.contains("revoked") || lower.contains("expired") {
-                    ApiError::Revoked { endpoint }
-                } else {
-                    ApiError::Unauthorized { endpoint, message }
-                }
-            }
-            429 => ApiError::RateLimited { endpoint, retry_after },
-            // A team gateway's rule against repeats across its agents: the same payment made
-            // minutes ago by another seat; confirmed, it is sent again (`Payment::again`).
-            428 => ApiError::Repeat {
-                endpoint,
-                earlier: message,
-            },
-            status => ApiError::Api {
-                endpoint,
-                status,
-                message,
-            },
-        }
+        esimdash_qr::activation_code_from_png(&bytes)
     }
 }
 
@@ -1146,4 +694,8 @@ pub fn tran_no_order(tran_no: &str) -> (usize, String) {
     let digits: String = tran_no.chars().filter(char::is_ascii_digit).collect();
     let digits = digits.trim_start_matches('0').to_string();
     (digits.len(), digits)
+}
+
+fn present<'a>(params: &[(&'a str, Option<&'a str>)]) -> Vec<(&'a str, &'a str)> {
+    params.iter().filter_map(|(k, v)| v.map(|v| (*k, v))).collect()
 }

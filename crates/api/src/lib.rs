@@ -28,6 +28,7 @@ pub mod signals;
 mod sweep;
 mod timestamp;
 mod tls;
+mod transport;
 
 pub use base_url::{BaseUrl, BaseUrlError};
 pub use changes::{Delivery, Paid, describe_earlier, payments_in_flight};

@@ -75,7 +75,7 @@ impl Client {
         let key_echoed = key.is_some() && header(IDEMPOTENCY_KEY) == key;
         let replayed = header("idempotent-replayed").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
         let content_type = header(CONTENT_TYPE.as_str()).map(str::to_string);
-        let retry_after = super::client::retry_after(&headers);
+        let retry_after = super::transport::retry_after(&headers);
         let body = self
             .read_answer(endpoint, status, response, method_writes(endpoint))
             .await?;

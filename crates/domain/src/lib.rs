@@ -1,6 +1,6 @@
 //! What the business is about, shared by the client, the sandbox, the commands and the
 //! dashboard: ICCIDs, statuses and their filters, money amounts read exactly, data volumes,
-//! activation codes and the iPhone install link (and their QR codes), locations, the rule of
+//! activation codes and the iPhone install link, a gateway seat's role, locations, the rule of
 //! "needs attention", the rules of a profile's fields, and what is bought; with the text rules
 //! every layer shares (server text made terminal-safe). It does no I/O: how any of it is fetched
 //! is the client's (`esimdash-api`), how it is shown to a person the binary's `format`.
@@ -18,7 +18,6 @@ pub mod panic_guard;
 pub mod profile_fields;
 pub mod prometheus;
 pub mod purchase;
-pub mod qr;
 pub mod role;
 pub mod status;
 pub mod sync;

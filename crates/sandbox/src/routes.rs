@@ -230,7 +230,7 @@ pub async fn qr_image(State(s): State<Arc<Shared>>, Path(file): Path<String>) ->
         .lock()
         .activation_code_of_qr(name)
         .ok_or_else(|| Failure::not_found("Not found"))?;
-    let png = esimdash_domain::qr::QrMatrix::encode(&code)
+    let png = esimdash_qr::QrMatrix::encode(&code)
         .and_then(|m| m.to_png(8))
         .map_err(|e| Failure::new(StatusCode::INTERNAL_SERVER_ERROR, e))?;
     Ok(([(header::CONTENT_TYPE, "image/png")], png).into_response())

@@ -9,6 +9,8 @@
 //! What a request's body may take is the service's to bound (it knows the route); this crate
 //! bounds the connection.
 
+#![warn(clippy::too_many_lines)]
+
 mod admission;
 pub mod tls;
 

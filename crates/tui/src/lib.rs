@@ -3,6 +3,8 @@
 //! frame and what all views share (`view`), and the runtime that connects them to the terminal
 //! and the API (`runtime`, `terminal`).
 
+#![warn(clippy::too_many_lines)]
+
 pub mod app;
 mod bulk_run;
 pub mod export_jobs;

@@ -7,7 +7,7 @@
 use super::file::{self, Existing};
 use esimdash_api::model::{Esim, Whereabouts};
 use esimdash_api::{Client, Found};
-use esimdash_domain::qr::{FILE_SCALE, QrMatrix};
+use esimdash_qr::{FILE_SCALE, QrMatrix};
 use std::path::{Path, PathBuf};
 
 /// An eSIM whose QR code is wanted: its record when at hand, else where the index saw it.

@@ -7,6 +7,7 @@
 //! `runtime::execute`, and its arms in its owner's `slot` and `on_answer` (and `still_wants`).
 
 use super::jobs::{Owner, Running};
+use super::mode::Overlay;
 use super::remote::Slot;
 use super::{App, Halt, Job, Then, Tone};
 use crate::forms::Window;
@@ -27,6 +28,13 @@ impl App {
                 _ => None,
             },
         }
+    }
+
+    /// The window open, when it awaits this answer: one of a window closed since (and another
+    /// opened) is not the new window's.
+    fn window_awaiting(&mut self, id: JobId, request: &Request) -> Option<&mut Overlay> {
+        let window = self.mode.overlay_mut()?;
+        window.slot(request).is_some_and(|s| s.awaits(id)).then_some(window)
     }
 
     /// Whether the screen still needs this read's answer (writes are always awaited): a tab's
@@ -110,8 +118,7 @@ impl App {
         let then = match owner {
             Owner::Tab(tab) => self.account.tabs.get_mut(tab).on_answer(id, request, payload, now),
             Owner::Window => self
-                .mode
-                .overlay_mut()
+                .window_awaiting(id, request)
                 .and_then(|w| w.on_answer(id, request, payload, now)),
             Owner::App => self.apply_own(id, request, payload, now),
         };
@@ -177,7 +184,7 @@ impl App {
             // The balance the header shows was wrong: read it again.
             self.account.profile.invalidate();
         }
-        if self.form_failed(request, owner, &error) {
+        if self.form_failed(id, request, owner, &error) {
             return;
         }
         let writes = request.writes();
@@ -211,9 +218,11 @@ impl App {
 
     /// A form's request failed: the form says so. `false` leaves the error to the general
     /// handling (a read that waits for a countdown or for `r`).
-    fn form_failed(&mut self, request: &Request, owner: Owner, error: &ApiError) -> bool {
+    fn form_failed(&mut self, id: JobId, request: &Request, owner: Owner, error: &ApiError) -> bool {
         match owner {
-            Owner::Window => self.mode.overlay_mut().is_some_and(|w| w.on_error(request, error)),
+            Owner::Window => self
+                .window_awaiting(id, request)
+                .is_some_and(|w| w.on_error(request, error)),
             Owner::App | Owner::Tab(_) => false,
         }
     }

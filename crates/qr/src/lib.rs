@@ -4,8 +4,10 @@
 //! from modules or from a PNG (what `qrCodeUrl` serves). Either way a module is about square, a
 //! terminal cell being about twice as high as wide.
 
-use crate::lpa::ActivationCode;
-use crate::panic_guard::contain;
+#![warn(clippy::too_many_lines)]
+
+use esimdash_domain::lpa::ActivationCode;
+use esimdash_domain::panic_guard::contain;
 use qrcode::{Color, EcLevel, QrCode};
 
 /// A square grid of modules, `true` for dark, without the quiet zone.
