@@ -49,7 +49,7 @@ pub struct Entry {
 }
 
 /// Every role, from the least allowed to the most.
-pub const ROLES: &[Entry] = &[
+pub static ROLES: &[Entry] = &[
     Entry {
         name: "viewer",
         article: "a",
@@ -85,9 +85,21 @@ pub const ROLES: &[Entry] = &[
 pub struct Role(&'static Entry);
 
 impl Role {
-    pub const VIEWER: Role = Role(&ROLES[0]);
-    pub const SUPPORT: Role = Role(&ROLES[1]);
-    pub const ADMIN: Role = Role(&ROLES[2]);
+    pub const VIEWER: Role = Role::of("viewer");
+    pub const SUPPORT: Role = Role::of("support");
+    pub const ADMIN: Role = Role::of("admin");
+
+    /// The role of this name in the table, at compile time (a name it lacks does not build).
+    const fn of(name: &str) -> Role {
+        let mut i = 0;
+        while i < ROLES.len() {
+            if same(ROLES[i].name.as_bytes(), name.as_bytes()) {
+                return Role(&ROLES[i]);
+            }
+            i += 1;
+        }
+        panic!("a role constant names no entry of ROLES")
+    }
 
     /// Every role, in the table's order.
     pub fn all() -> impl Iterator<Item = Role> {
@@ -149,6 +161,20 @@ impl Role {
         }
         table
     }
+}
+
+const fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 impl PartialEq for Role {
