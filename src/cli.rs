@@ -567,8 +567,8 @@ pub enum AgentWhat {
     Add {
         /// 1 to 64 letters, digits, '.', '_', '-' or '@'.
         name: String,
-        /// What the agent may do: viewer (reads), support (reads, tops up within its cap) or
-        /// admin (everything); docs/team.md's table of roles.
+        /// What the agent may do: a role of docs/team.md's table (a viewer reads; support tops
+        /// up within its cap; an admin does everything).
         #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(esimdash_domain::role::Role::names()))]
         role: String,
         /// USD it may spend in a UTC day (none: no cap of its own).
