@@ -405,3 +405,44 @@ async fn a_three_letter_country_is_refused_in_the_form_not_cut() {
         "nothing sent"
     );
 }
+
+/// A profile change refused while its form is open is said in the form; refused after the form
+/// was closed (another window open meanwhile), it is said on the status line, never dropped.
+#[tokio::test]
+async fn a_profile_change_refused_is_said_in_its_form_or_else_on_the_status_line() {
+    let refusal = || esimdash_api::ApiError::Api {
+        endpoint: esimdash_api::PROFILE_UPDATE,
+        status: 400,
+        message: "Country not served".to_string(),
+    };
+    let mut h = Harness::acme().await;
+    h.send(key('4'));
+    h.send(key('e'));
+    h.send(code(KeyCode::Tab));
+    h.send(Msg::Key(crossterm::event::KeyEvent::new(
+        KeyCode::Char('u'),
+        crossterm::event::KeyModifiers::CONTROL,
+    )));
+    h.keys("ie");
+    for _ in 0..3 {
+        h.send(code(KeyCode::Enter));
+    }
+    assert_eq!(
+        h.count(|r| matches!(r, Request::UpdateProfile(_))),
+        0,
+        "not answered yet"
+    );
+    h.fail_pending(refusal());
+    assert!(
+        matches!(h.app.overlay(), Some(Overlay::ProfileForm(form)) if form.server_error.as_deref() == Some("Country not served")),
+        "said in the form"
+    );
+    assert!(h.app.flash_message().is_none(), "and nowhere else");
+    h.send(code(KeyCode::Enter));
+    h.send(code(KeyCode::Esc));
+    h.send(key('?'));
+    h.fail_pending(refusal());
+    assert!(matches!(h.app.overlay(), Some(Overlay::Help { .. })));
+    let said = h.app.flash_message().map(|f| f.text.clone()).unwrap_or_default();
+    assert!(said.contains("Country not served"), "on the status line: {said:?}");
+}

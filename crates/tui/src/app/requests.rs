@@ -150,7 +150,7 @@ impl App {
                 let mut then = self
                     .mode
                     .overlay_mut()
-                    .map(|w| w.on_done(request, None))
+                    .and_then(|w| w.on_done(request, None))
                     .unwrap_or_default();
                 then.push(Then::Flash("Profile saved".to_string(), Tone::Success));
                 return Some(then);
@@ -204,8 +204,9 @@ impl App {
             }
             _ => {}
         }
-        if let (Request::UpdateProfile(_), Some(window)) = (request, self.mode.overlay_mut()) {
-            let then = window.on_done(request, Some(&error));
+        // The window that follows the request says why in place (the profile form); else the
+        // status line does.
+        if let Some(then) = self.mode.overlay_mut().and_then(|w| w.on_done(request, Some(&error))) {
             self.then(then, now, effects);
         } else if writes {
             self.flash(error.to_string(), Tone::Error, now);

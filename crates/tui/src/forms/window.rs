@@ -65,8 +65,9 @@ pub trait Window {
     /// One of its requests failed: `true` when it says so itself (the app adds nothing).
     fn on_error(&mut self, request: &Request, error: &ApiError) -> bool;
 
-    /// A request of the app's that it follows ended (the profile saved, or refused).
-    fn on_done(&mut self, request: &Request, error: Option<&ApiError>) -> Vec<Then>;
+    /// A request of the app's that it follows ended (the profile saved, or refused): what the
+    /// screen does after; `None` where it does not follow that request.
+    fn on_done(&mut self, request: &Request, error: Option<&ApiError>) -> Option<Vec<Then>>;
 
     /// Whether it withholds `action` now (a review that will not send): its key is left out
     /// of the status line's hints.
@@ -207,14 +208,14 @@ impl Window for Overlay {
         }
     }
 
-    fn on_done(&mut self, request: &Request, error: Option<&ApiError>) -> Vec<Then> {
+    fn on_done(&mut self, request: &Request, error: Option<&ApiError>) -> Option<Vec<Then>> {
         match (self, request, error) {
-            (Overlay::ProfileForm(_), Request::UpdateProfile(_), None) => vec![Then::Mode(Mode::Browse)],
+            (Overlay::ProfileForm(_), Request::UpdateProfile(_), None) => Some(vec![Then::Mode(Mode::Browse)]),
             (Overlay::ProfileForm(form), Request::UpdateProfile(_), Some(error)) => {
                 form.server_error = Some(error.server_message().map_or_else(|| error.to_string(), str::to_string));
-                Vec::new()
+                Some(Vec::new())
             }
-            _ => Vec::new(),
+            _ => None,
         }
     }
 
