@@ -125,7 +125,7 @@ async fn after_a_switch_a_late_answer_of_the_old_account_is_dropped() {
     // The old account's answers arrive late.
     let acme_client = h.api();
     for (id, request) in late {
-        let result = esimdash_tui::runtime::execute(&acme_client, &Default::default(), &request).await;
+        let result = request.run(&acme_client, &Default::default()).await;
         h.send(Msg::Answer(Box::new(Answer { id, result })));
     }
     assert!(h.app.profile().is_none(), "Acme's profile was not taken for Globex's");

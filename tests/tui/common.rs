@@ -7,7 +7,7 @@ use esimdash_api::{BaseUrl, Client, ClientOptions, Credentials};
 use esimdash_sandbox::{RunningSandbox, SandboxConfig, spawn};
 use esimdash_tui::app::App;
 use esimdash_tui::msg::{Answer, Effect, JobId, Msg, Request};
-use esimdash_tui::runtime::{execute, index_tap};
+use esimdash_tui::runtime::index_tap;
 use esimdash_tui::view::theme::Theme;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -345,7 +345,7 @@ impl Harness {
             };
             let (id, request) = self.pending.remove(at);
             self.sent.push(request.clone());
-            let result = execute(&self.client, &self.ledgers, &request).await;
+            let result = request.run(&self.client, &self.ledgers).await;
             self.take_seen();
             // The seat at a team gateway, as the runtime hands it over before each answer.
             let seat = self.client.seat();

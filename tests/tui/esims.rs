@@ -337,8 +337,7 @@ async fn first_page_served_as(h: &mut Harness, edit: impl FnOnce(&mut Vec<esimda
         .find(|(_, r)| matches!(r, Request::Esims(_)))
         .cloned()
         .expect("My eSIMs asks for its first page");
-    let Ok(Payload::Esims(mut page)) = esimdash_tui::runtime::execute(&h.api(), &Default::default(), &request).await
-    else {
+    let Ok(Payload::Esims(mut page)) = request.run(&h.api(), &Default::default()).await else {
         panic!("the first page");
     };
     edit(&mut page.esims);

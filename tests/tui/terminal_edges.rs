@@ -178,7 +178,7 @@ async fn ctrl_z_and_a_stop_signal_suspend_but_never_mid_payment() {
         .cloned()
         .unwrap();
     let client = h.api();
-    let result = esimdash_tui::runtime::execute(&client, &Default::default(), &request).await;
+    let result = request.run(&client, &Default::default()).await;
     assert!(result.is_ok(), "{result:?}");
     let effects = h.send(Msg::Answer(Box::new(esimdash_tui::msg::Answer { id, result })));
     assert_eq!(

@@ -5,36 +5,18 @@
 //! no row twice.
 
 use super::msg::{BulkEnded, BulkStep, BulkTopup, JobId, Msg};
-use esimdash_api::model::Plan;
-use esimdash_api::{ApiError, Client};
+use esimdash_api::Client;
 use esimdash_domain::iccid::Iccid;
 use esimdash_domain::money::format_amount;
 use esimdash_front::bulk::rows::Kind;
 use esimdash_front::bulk::{self, Batch, Prepared, RowOutcome, State, result};
 use esimdash_front::export::file::{self, Existing, FileError};
-use futures_util::{FutureExt, StreamExt, TryStreamExt};
+use futures_util::FutureExt;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::mpsc::UnboundedSender;
-
-/// How many eSIMs' offers are asked at once (the client paces them within the budget).
-const OFFERS_AT_ONCE: usize = 4;
-
-/// The top-ups offered for each eSIM, in their order; one not in this account says so, any
-/// other failure fails the whole (the form says it, nothing is paid).
-pub async fn offers(client: &Client, iccids: &[Iccid]) -> Result<Vec<(Iccid, Result<Vec<Plan>, String>)>, ApiError> {
-    futures_util::stream::iter(iccids.iter().cloned())
-        .map(|iccid| async move {
-            bulk::topup_plans_of(client, &iccid)
-                .await
-                .map(|offered| (iccid, offered))
-        })
-        .buffered(OFFERS_AT_ONCE)
-        .try_collect()
-        .await
-}
 
 /// Starts the run; its steps come back as `Msg::Bulk`. `stop` (the window's key), like a stop
 /// signal, lets the payment in flight be answered and starts no further row.

@@ -1,13 +1,18 @@
 //! What flows through the dashboard: messages in (keys, mouse, timer, API answers) and effects out
 //! (requests to send, quitting). `App::update` turns one into the other without doing any I/O.
 
+use crate::money_read::Ledgers;
 use crossterm::event::{KeyEvent, MouseEvent};
 use esimdash_api::ApiError;
+use esimdash_api::Client;
 use esimdash_api::model::{Esim, EsimPage, EsimQuery, Order, OrderPage, OrderQuery, Plan, Profile, ProfileUpdate};
 use esimdash_api::{Paid, Payment};
 use esimdash_domain::iccid::Iccid;
 use esimdash_front::clipboard::Delivery;
 use std::collections::HashSet;
+
+/// Page size of the inventory index's own reads (the API's maximum).
+pub const SCAN_PAGE_SIZE: u64 = 100;
 
 /// Identifies one background job (a request, an export, a file written), so that its answer
 /// can be matched to what is still wanted.
@@ -72,6 +77,55 @@ pub enum Request {
 }
 
 impl Request {
+    /// Makes the call the request stands for: each request's call is written here, beside the
+    /// request, so that adding one touches its client method, this file and its owner's handler.
+    pub async fn run(&self, client: &Client, ledgers: &Ledgers) -> Result<Payload, ApiError> {
+        Ok(match self {
+            Request::Money => Payload::Money(Box::new(ledgers.overview(client).await?)),
+            Request::Profile => Payload::Profile(client.profile().await?),
+            Request::Plans => Payload::Plans(client.plans().await?),
+            Request::Plan { slug } => Payload::Plan(client.plan(slug).await?),
+            Request::Orders(q) => Payload::Orders(client.orders(q).await?),
+            Request::Esims(q) => Payload::Esims(client.esims(q).await?),
+            Request::EsimScan { page } => {
+                // Nobody waits for it: within its share of the budget, after what the user asks.
+                let (answer, place) = client.index_page(*page, SCAN_PAGE_SIZE).await?;
+                Payload::IndexPage {
+                    seen: Box::new(esimdash_inventory::Seen::read(&answer.esims, Some(place))),
+                    total: answer.total,
+                }
+            }
+            Request::FindEsim { iccid, seen } => {
+                let (found, earlier) = client.find_profiles_at(iccid, *seen).await?;
+                Payload::FoundEsim(found, earlier)
+            }
+            Request::ActivationCode { esim } => Payload::ActivationCode(client.activation_code(esim).await),
+            Request::UpdateProfile(u) => Payload::ProfileSaved(client.update_profile(u).await?),
+            Request::TopupPlans { iccid, seen } => {
+                Payload::TopupOffer(esimdash_front::purchase::topup_offer(client, iccid, *seen).await?)
+            }
+            Request::RefreshEsims { iccids } => {
+                for iccid in iccids {
+                    client.find_esim_at(iccid, None).await?;
+                }
+                Payload::Refreshed
+            }
+            Request::TopupOffers { iccids } => Payload::Offers(esimdash_front::bulk::offers(client, iccids).await?),
+            Request::OrdersOfPlan { slug, iccid } => Payload::OrderNumbers(
+                client
+                    .recent_orders_for(slug, iccid.as_ref())
+                    .await?
+                    .into_iter()
+                    .map(|o| o.record.provider_order_no)
+                    .collect(),
+            ),
+            Request::Pay(payment) => Payload::Paid(client.pay(payment).await?),
+            Request::LookUpPayment { payment, before } => {
+                Payload::FoundOrder(client.look_up_payment(payment, before).await?)
+            }
+        })
+    }
+
     /// Whether the request changes something on the server (never sent again by itself).
     pub fn writes(&self) -> bool {
         matches!(self, Request::UpdateProfile(_) | Request::Pay(_))

@@ -5,12 +5,11 @@ use super::app::App;
 use super::export_jobs;
 use super::keymap::Keymap;
 use super::money_read::Ledgers;
-use super::msg::{Answer, BulkTopup, Effect, ExportJob, JobId, Msg, Payload, Request};
-use super::tabs::esims::SCAN_PAGE_SIZE;
+use super::msg::{Answer, BulkTopup, Effect, ExportJob, JobId, Msg, Request};
 use super::terminal::{self, Term};
 use super::view::theme::Theme;
 use crossterm::event::{Event, EventStream, KeyEventKind};
-use esimdash_api::{ApiError, Client};
+use esimdash_api::Client;
 use esimdash_front::clipboard::{Clipboard, Environment, Strategy};
 use esimdash_front::session::{Accounts, Opened};
 use esimdash_inventory::kept::{Kept, Writer};
@@ -112,54 +111,6 @@ pub async fn run(opened: Opened, options: Options) -> std::io::Result<Outcome> {
     result
 }
 
-/// Makes the call a request stands for (also used by tests that drive the app).
-pub async fn execute(client: &Client, ledgers: &Ledgers, request: &Request) -> Result<Payload, ApiError> {
-    Ok(match request {
-        Request::Money => Payload::Money(Box::new(ledgers.overview(client).await?)),
-        Request::Profile => Payload::Profile(client.profile().await?),
-        Request::Plans => Payload::Plans(client.plans().await?),
-        Request::Plan { slug } => Payload::Plan(client.plan(slug).await?),
-        Request::Orders(q) => Payload::Orders(client.orders(q).await?),
-        Request::Esims(q) => Payload::Esims(client.esims(q).await?),
-        Request::EsimScan { page } => {
-            // Nobody waits for it: within its share of the budget, after what the user asks.
-            let (answer, place) = client.index_page(*page, SCAN_PAGE_SIZE).await?;
-            Payload::IndexPage {
-                seen: Box::new(esimdash_inventory::Seen::read(&answer.esims, Some(place))),
-                total: answer.total,
-            }
-        }
-        Request::FindEsim { iccid, seen } => {
-            let (found, earlier) = client.find_profiles_at(iccid, *seen).await?;
-            Payload::FoundEsim(found, earlier)
-        }
-        Request::ActivationCode { esim } => Payload::ActivationCode(client.activation_code(esim).await),
-        Request::UpdateProfile(u) => Payload::ProfileSaved(client.update_profile(u).await?),
-        Request::TopupPlans { iccid, seen } => {
-            Payload::TopupOffer(esimdash_front::purchase::topup_offer(client, iccid, *seen).await?)
-        }
-        Request::RefreshEsims { iccids } => {
-            for iccid in iccids {
-                client.find_esim_at(iccid, None).await?;
-            }
-            Payload::Refreshed
-        }
-        Request::TopupOffers { iccids } => Payload::Offers(super::bulk_run::offers(client, iccids).await?),
-        Request::OrdersOfPlan { slug, iccid } => Payload::OrderNumbers(
-            client
-                .recent_orders_for(slug, iccid.as_ref())
-                .await?
-                .into_iter()
-                .map(|o| o.record.provider_order_no)
-                .collect(),
-        ),
-        Request::Pay(payment) => Payload::Paid(client.pay(payment).await?),
-        Request::LookUpPayment { payment, before } => {
-            Payload::FoundOrder(client.look_up_payment(payment, before).await?)
-        }
-    })
-}
-
 /// The background tasks that may be cancelled (reads and exports), so that one nobody waits
 /// for can be aborted: a read still waiting for the client's rate budget gives its place back,
 /// an export leaves no file. A write is not kept here, so it can never be aborted: once it may
@@ -183,7 +134,7 @@ impl Tasks {
         let writes = request.writes();
         let (client, ledgers, tx) = (client.clone(), ledgers.clone(), tx.clone());
         let task = tokio::spawn(async move {
-            let result = execute(&client, &ledgers, &request).await;
+            let result = request.run(&client, &ledgers).await;
             // The receiver is gone only when the dashboard has quit.
             let _ = tx.send(Msg::Seat {
                 id,

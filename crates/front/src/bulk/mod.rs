@@ -15,6 +15,7 @@ use esimdash_api::model::Plan;
 use esimdash_api::{ApiError, Client, Payment};
 use esimdash_domain::iccid::Iccid;
 use esimdash_domain::order_no::OrderNo;
+use futures_util::{StreamExt, TryStreamExt};
 use journal::{Attempt, Journal, JournalError, Written};
 use rows::{Kind, Row, STOP_EVERY};
 use rust_decimal::Decimal;
@@ -572,6 +573,19 @@ impl Prices {
             Err(why) => Err(why.clone()),
         })
     }
+}
+
+/// How many eSIMs' offers are asked at once (the client paces them within the budget).
+const OFFERS_AT_ONCE: usize = 4;
+
+/// The top-ups offered for each eSIM, in their order; one not in this account says so, any
+/// other failure fails the whole (the form says it, nothing is paid).
+pub async fn offers(client: &Client, iccids: &[Iccid]) -> Result<Vec<(Iccid, Result<Vec<Plan>, String>)>, ApiError> {
+    futures_util::stream::iter(iccids.iter().cloned())
+        .map(|iccid| async move { topup_plans_of(client, &iccid).await.map(|offered| (iccid, offered)) })
+        .buffered(OFFERS_AT_ONCE)
+        .try_collect()
+        .await
 }
 
 /// The top-ups that may be paid for an eSIM (`purchase::topup_offer`: the API's offer judged

@@ -3,8 +3,9 @@
 //! shares (stale answers, cancelling what nobody waits for, 401, rate limits, going offline).
 //! Requests in flight live in the account's one registry of background jobs (`jobs.rs`).
 //!
-//! Adding a request: a `Request` variant (and `Payload`, if it brings a new shape), its call in
-//! `runtime::execute`, and its arms in its owner's `slot` and `on_answer` (and `still_wants`).
+//! Adding a request: its client method, its message (`msg.rs`: a `Request` variant, its call in
+//! `Request::run`, a `Payload` if it brings a new shape), and its owner's `slot` and
+//! `on_answer` (and `still_wants`); nothing here.
 
 use super::jobs::{Owner, Running};
 use super::mode::Overlay;

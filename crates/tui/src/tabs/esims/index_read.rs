@@ -22,8 +22,7 @@ use esimdash_inventory::{Inventory, Merged, Seen};
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-/// Page size of the index's reads (the API's maximum).
-pub const SCAN_PAGE_SIZE: u64 = 100;
+pub use crate::msg::SCAN_PAGE_SIZE;
 
 #[derive(Debug, Clone, Default)]
 pub struct IndexRead {
