@@ -18,7 +18,7 @@ pub enum Deed {
 }
 
 impl Deed {
-    /// What the deed is, as a refusal says it ("that role may not …").
+    /// What the deed is, as a refusal says it ("agent vic (viewer role) may not …").
     pub fn words(self) -> &'static str {
         match self {
             Deed::Read => "read",
@@ -43,7 +43,6 @@ pub enum Grant {
 #[derive(Debug)]
 pub struct Entry {
     pub name: &'static str,
-    pub article: &'static str,
     pub summary: &'static str,
     pub grants: &'static [Grant],
 }
@@ -52,13 +51,11 @@ pub struct Entry {
 pub static ROLES: &[Entry] = &[
     Entry {
         name: "viewer",
-        article: "a",
         summary: "read everything the account shows",
         grants: &[Grant::Always(Deed::Read)],
     },
     Entry {
         name: "support",
-        article: "a",
         summary: "read, and top up within its daily cap; buy new eSIMs only with `support_can_buy = true`",
         grants: &[
             Grant::Always(Deed::Read),
@@ -68,7 +65,6 @@ pub static ROLES: &[Entry] = &[
     },
     Entry {
         name: "admin",
-        article: "an",
         summary: "everything: top-ups, orders, the company profile's change; reads the whole team's journal",
         grants: &[
             Grant::Always(Deed::Read),
@@ -118,11 +114,6 @@ impl Role {
 
     pub fn name(self) -> &'static str {
         self.0.name
-    }
-
-    /// "a viewer", "an admin".
-    pub fn with_article(self) -> String {
-        format!("{} {}", self.0.article, self.0.name)
     }
 
     pub fn summary(self) -> &'static str {
@@ -242,6 +233,5 @@ mod tests {
         assert!(!Role::SUPPORT.may(Deed::EditProfile, true));
         assert!(Role::ADMIN.may(Deed::ReadTeamJournal, false));
         assert_eq!(Role::who_may(Deed::TopUp), "support or admin");
-        assert_eq!(Role::ADMIN.with_article(), "an admin");
     }
 }

@@ -47,9 +47,9 @@ impl Refused {
         Refused::new(
             StatusCode::FORBIDDEN,
             format!(
-                "agent {} is {}: that role may not {}{more}",
+                "agent {} ({} role) may not {}{more}",
                 agent.name,
-                agent.role.with_article(),
+                agent.role.name(),
                 deed.words()
             ),
         )
