@@ -300,9 +300,8 @@ async fn the_catalog_filters_as_you_type_sorts_and_opens_a_plan_with_its_own_pri
     assert_eq!(h.app.catalog().visible().len(), 366, "Esc clears the filter");
 }
 
-#[tokio::test]
-async fn the_profile_form_validates_before_sending_and_sends_once() {
-    let mut h = Harness::acme().await;
+/// The profile form opened on the Profile tab, its country field focused and emptied.
+fn country_typed_over(h: &mut Harness) {
     h.send(key('4'));
     h.send(key('e'));
     h.send(code(KeyCode::Tab));
@@ -310,6 +309,12 @@ async fn the_profile_form_validates_before_sending_and_sends_once() {
         KeyCode::Char('u'),
         crossterm::event::KeyModifiers::CONTROL,
     )));
+}
+
+#[tokio::test]
+async fn the_profile_form_validates_before_sending_and_sends_once() {
+    let mut h = Harness::acme().await;
+    country_typed_over(&mut h);
     h.keys("1x");
     h.send_and_settle(code(KeyCode::Enter)).await;
     assert!(
@@ -416,13 +421,7 @@ async fn a_profile_change_refused_is_said_in_its_form_or_else_on_the_status_line
         message: "Country not served".to_string(),
     };
     let mut h = Harness::acme().await;
-    h.send(key('4'));
-    h.send(key('e'));
-    h.send(code(KeyCode::Tab));
-    h.send(Msg::Key(crossterm::event::KeyEvent::new(
-        KeyCode::Char('u'),
-        crossterm::event::KeyModifiers::CONTROL,
-    )));
+    country_typed_over(&mut h);
     h.keys("ie");
     for _ in 0..3 {
         h.send(code(KeyCode::Enter));
