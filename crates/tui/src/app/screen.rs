@@ -62,22 +62,26 @@ impl App {
 
     /// What the window open shows that is the app's (`WindowFacts`).
     fn window_facts(&self) -> WindowFacts<'_> {
-        let tab = self.tab_state();
-        let mut help = Mode::Browse.contexts(tab.browse_contexts());
-        help.push(Context::Typing);
-        help.extend(tab.views());
-        let order_esims = match self.overlay() {
+        let mut facts = WindowFacts {
+            help: Vec::new(),
+            notices: self.notices(),
+            order_esims: None,
+        };
+        // Only what the window open shows is worked out, once a frame.
+        match self.overlay() {
+            Some(Overlay::Help { .. }) => {
+                let tab = self.tab_state();
+                facts.help = Mode::Browse.contexts(tab.browse_contexts());
+                facts.help.push(Context::Typing);
+                facts.help.extend(tab.views());
+            }
             Some(Overlay::OrderDetail(order)) if order.iccid.is_empty() => {
                 let refresh = self.keymap().first_key(Context::OrderDetail, Action::Refresh);
-                Some(self.esims().order_esims(order).words(&refresh))
+                facts.order_esims = Some(self.esims().order_esims(order).words(&refresh));
             }
-            _ => None,
-        };
-        WindowFacts {
-            help,
-            notices: self.notices(),
-            order_esims,
+            _ => {}
         }
+        facts
     }
 
     /// The frame's context, for the views.
