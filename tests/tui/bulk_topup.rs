@@ -51,7 +51,10 @@ fn bulk(app: &App) -> Option<&BulkStage> {
 async fn pick(live: &mut Live, api: &Client) -> (String, Vec<(usize, String)>, (usize, String)) {
     live.send(key('3'));
     assert!(
-        live.until(Duration::from_secs(10), |app| app.esims().selected().is_some())
+        live.until(Duration::from_secs(10), |app| app
+            .esims()
+            .selected(app.index())
+            .is_some())
             .await
     );
     let rows = listed_iccids(&live.app);

@@ -40,11 +40,16 @@ async fn ledger(client: &Client) -> (HashSet<String>, Decimal) {
     (numbers, patiently(|| client.balance()).await)
 }
 
-/// Whether the tab shows data or an error in its place (not loading, not blank).
+/// Whether the tab shows data or an error in its place (not loading, not blank), or the
+/// screen says requests stopped and which key tries again (a page a 429 put back, while another
+/// read's timeout took the session offline, waits for that key: seen once in a full run).
 fn settled(app: &App) -> bool {
     // Asked for, and answered one way or the other.
     fn ended<T>(remote: &Remote<T>) -> bool {
         !remote.is_loading() && !remote.wanted()
+    }
+    if matches!(app.halt(), Some(esimdash_tui::app::Halt::Offline { .. })) {
+        return true;
     }
     match app.tab() {
         Tab::Catalog => ended(app.catalog().plans()),

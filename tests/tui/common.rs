@@ -273,7 +273,7 @@ impl Harness {
         while self
             .app
             .esims()
-            .selected()
+            .selected(self.app.index())
             .expect("an eSIM selected")
             .facts()
             .classify()

@@ -68,7 +68,7 @@ async fn the_qr_on_the_rendered_screen_decodes_to_the_selected_esims_code() {
     let mut h = Harness::acme_on('3').await;
     let mut drawn = 0;
     while drawn < 4 {
-        let esim = h.app.esims().selected().unwrap().clone();
+        let esim = h.app.esims().selected(h.app.index()).unwrap().clone();
         // The pane draws the code only where it can be installed now.
         if esim.facts().classify() != esimdash_domain::esim_state::Class::ReadyToInstall {
             assert!(h.screen(120, 40).contains("QR code not drawn"));
@@ -175,16 +175,22 @@ async fn the_search_reads_the_inventory_in_the_background_and_jumps_to_a_whole_i
         matches!(h.app.mode(), Mode::Detail),
         "a whole ICCID that is found ends typing, detail open"
     );
-    assert_eq!(h.app.esims().selected_iccid().as_deref(), Some(target.as_str()));
+    assert_eq!(
+        h.app.esims().selected_iccid(h.app.index()).as_deref(),
+        Some(target.as_str())
+    );
     h.settle().await;
-    assert_eq!(h.app.esims().selected().unwrap().raw_order_json.iccid, target);
+    assert_eq!(
+        h.app.esims().selected(h.app.index()).unwrap().raw_order_json.iccid,
+        target
+    );
     // By package name too.
     h.send(code(KeyCode::Esc));
     h.send(code(KeyCode::Esc));
     h.send(key('/'));
     h.keys("kenya");
     assert!(h.app.esims().result_count() > 0);
-    assert!(h.app.esims().result_rows().all(|r| match r {
+    assert!(h.app.esims().result_rows(h.app.index()).all(|r| match r {
         esimdash_tui::tabs::esims::ResultRow::Indexed(row) => row.package.name.contains("Kenya"),
         esimdash_tui::tabs::esims::ResultRow::Fetched(e) => e.record.package_name.contains("Kenya"),
     }));
@@ -197,7 +203,7 @@ async fn y_copies_the_iccid_and_capital_y_the_activation_code_once_known() {
     let effects = h.send(key('y'));
     assert!(copies(&effects).is_empty(), "nothing loaded, nothing selected");
     h.settle().await;
-    let esim = h.app.esims().selected().unwrap().clone();
+    let esim = h.app.esims().selected(h.app.index()).unwrap().clone();
     let effects = h.send(key('y'));
     assert_eq!(copies(&effects), vec![("ICCID", esim.raw_order_json.iccid.to_string())]);
     h.settle().await;
@@ -235,7 +241,10 @@ async fn an_iccid_typed_before_its_page_arrives_is_jumped_to_when_it_does() {
     assert!(matches!(h.app.mode(), Mode::Typing), "not found yet: still typing");
     h.settle().await;
     assert!(matches!(h.app.mode(), Mode::Detail), "found when its page came in");
-    assert_eq!(h.app.esims().selected().unwrap().raw_order_json.iccid, target);
+    assert_eq!(
+        h.app.esims().selected(h.app.index()).unwrap().raw_order_json.iccid,
+        target
+    );
     assert_eq!(
         h.app.flash_message().as_ref().map(|f| f.text.as_str()),
         Some("Found the eSIM with that ICCID")
@@ -258,7 +267,11 @@ async fn oldest_esim(h: &Harness) -> (String, u64) {
 
 /// The activation code the app holds for an eSIM; fails the test if it has none.
 pub(crate) fn code_of(h: &Harness, iccid: &str) -> String {
-    let selected = h.app.esims().selected().filter(|e| e.raw_order_json.iccid == iccid);
+    let selected = h
+        .app
+        .esims()
+        .selected(h.app.index())
+        .filter(|e| e.raw_order_json.iccid == iccid);
     match selected.and_then(|e| h.app.esims().code(e)).and_then(|c| c.value()) {
         Some(Ok(code)) => code.clone(),
         other => panic!("no activation code for {iccid}: {other:?}"),
@@ -278,7 +291,7 @@ async fn a_hostile_activation_code_is_never_drawn_or_copied() {
         }
     })
     .await;
-    let iccid = h.app.esims().selected_iccid().unwrap().to_string();
+    let iccid = h.app.esims().selected_iccid(h.app.index()).unwrap().to_string();
     let screen = h.screen(120, 40);
     assert!(
         screen.contains("No QR code: the API's activation code holds") && screen.contains("control characters"),

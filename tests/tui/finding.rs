@@ -51,7 +51,10 @@ async fn until(live: &mut Live, limit: Duration, done: impl Fn(&Live) -> bool) -
 }
 
 fn selected_iccid(live: &Live) -> Option<String> {
-    live.app.esims().selected().map(|e| e.raw_order_json.iccid.to_string())
+    live.app
+        .esims()
+        .selected(live.app.index())
+        .map(|e| e.raw_order_json.iccid.to_string())
 }
 
 #[tokio::test]
@@ -78,7 +81,7 @@ async fn an_iccid_from_the_oldest_page_and_its_qr_code_in_three_requests_within_
             && live
                 .app
                 .esims()
-                .selected_code()
+                .selected_code(live.app.index())
                 .and_then(Remote::value)
                 .is_some_and(|c| c.is_ok())
     };
@@ -88,7 +91,11 @@ async fn an_iccid_from_the_oldest_page_and_its_qr_code_in_three_requests_within_
     let screen = render(&live.app, 120, 40, Instant::now());
     eprintln!("the oldest of 100 956 eSIMs with its QR code: {requests} requests, {took:?}");
     assert!(code_shown(&live), "the eSIM and its code are shown:\n{screen}");
-    let scannable = live.app.esims().selected().map(|e| e.facts().classify())
+    let scannable = live
+        .app
+        .esims()
+        .selected(live.app.index())
+        .map(|e| e.facts().classify())
         == Some(esimdash_domain::esim_state::Class::ReadyToInstall);
     assert!(
         screen.contains(&iccid) && (screen.contains("▀▀▀") || !scannable && screen.contains("QR code not drawn")),
@@ -123,7 +130,12 @@ async fn a_server_without_the_lookup_never_shows_another_esim_and_a_second_sessi
     let found = |live: &Live| selected_iccid(live).as_deref() == Some(iccid.as_str());
     until(&mut first, Duration::from_secs(20), found).await;
     assert!(found(&first), "found by reading the list");
-    let shown: Vec<String> = first.app.esims().result_rows().map(|r| r.iccid().to_string()).collect();
+    let shown: Vec<String> = first
+        .app
+        .esims()
+        .result_rows(first.app.index())
+        .map(|r| r.iccid().to_string())
+        .collect();
     assert_eq!(shown, vec![iccid.clone()], "the only result is the eSIM asked for");
     // The first session quits: what its index took in is in the file, as between two sessions.
     let loaded = first.quit_saving();
@@ -193,7 +205,7 @@ async fn after_a_top_up_or_r_on_a_found_esim_nothing_loads_for_ever() {
     h.settle().await;
     h.keys(&iccid[6..]);
     h.settle().await;
-    assert_eq!(h.app.esims().selected_iccid().unwrap().to_string(), iccid);
+    assert_eq!(h.app.esims().selected_iccid(h.app.index()).unwrap().to_string(), iccid);
     let says_loading = |h: &Harness| h.screen(120, 40).lines().take(4).any(|l| l.contains("loading"));
     let labelled = |h: &Harness| h.app.tab_labels().iter().any(|(_, label)| label.contains("(! "));
     assert!(labelled(&h), "the attention count is known once the inventory is read");
@@ -219,7 +231,7 @@ async fn after_a_top_up_or_r_on_a_found_esim_nothing_loads_for_ever() {
     h.send(code(KeyCode::Esc));
     h.send_and_settle(code(KeyCode::Esc)).await;
     assert_eq!(
-        h.app.esims().selected_iccid().unwrap().to_string(),
+        h.app.esims().selected_iccid(h.app.index()).unwrap().to_string(),
         iccid,
         "still selected in the list"
     );
@@ -251,14 +263,14 @@ async fn a_whole_iccid_topped_up_stays_selected_in_the_list_after_esc_esc() {
         .to_string();
     h.send_and_settle(key('3')).await;
     h.search(&iccid).await;
-    assert_eq!(h.app.esims().selected_iccid().unwrap().to_string(), iccid);
+    assert_eq!(h.app.esims().selected_iccid(h.app.index()).unwrap().to_string(), iccid);
     top_up_with_the_first_plan(&mut h, (80, 24)).await;
     h.send_and_settle(code(KeyCode::Esc)).await;
     // The record read after the top-up shows it, and the pane says so.
     let screen = h.screen(120, 40);
     assert!(screen.contains("Top-up landed"), "{screen}");
     h.send_and_settle(code(KeyCode::Esc)).await;
-    assert_eq!(h.app.esims().selected_iccid().unwrap().to_string(), iccid);
+    assert_eq!(h.app.esims().selected_iccid(h.app.index()).unwrap().to_string(), iccid);
     assert!(h.app.esims().pinned().is_none(), "at its row, not pinned");
     assert!(!h.screen(80, 24).contains("not known yet"), "{}", h.screen(80, 24));
 }
@@ -341,7 +353,7 @@ async fn the_dashboards_index_is_saved_as_it_is_read_resumed_at_the_gap_and_fres
     live.saved_inventory(loaded);
     search(&mut live).await;
     assert!(
-        live.until(Duration::from_secs(30), |app| app.esims().index().is_complete())
+        live.until(Duration::from_secs(30), |app| app.index().read().is_complete())
             .await
     );
     let read = index_pages(&live);
@@ -367,10 +379,10 @@ async fn the_dashboards_index_is_saved_as_it_is_read_resumed_at_the_gap_and_fres
     live.saved_inventory(complete);
     search(&mut live).await;
     assert!(
-        live.until(Duration::from_secs(30), |app| app.esims().index().is_complete())
+        live.until(Duration::from_secs(30), |app| app.index().read().is_complete())
             .await
     );
-    let index = live.app.esims().index();
+    let index = live.app.index().read();
     eprintln!("after 50 new orders: index {} of {:?}", index.covered(), index.total());
     assert_eq!(
         index_pages(&live),
@@ -394,7 +406,7 @@ async fn a_whole_iccid_the_complete_index_lacks_is_said_to_be_none_of_the_accoun
     }
     live.send(code(KeyCode::Enter));
     assert!(
-        live.until(Duration::from_secs(20), |app| app.esims().index().is_complete())
+        live.until(Duration::from_secs(20), |app| app.index().read().is_complete())
             .await
     );
     live.idle(Duration::from_secs(5)).await;
@@ -415,7 +427,7 @@ async fn the_time_to_go_follows_the_pace_the_pages_come_at() {
     live.send(key('7'));
     let mut said = Vec::new();
     let started = Instant::now();
-    while !live.app.esims().index().is_complete() && started.elapsed() < Duration::from_secs(30) {
+    while !live.app.index().read().is_complete() && started.elapsed() < Duration::from_secs(30) {
         live.until(Duration::from_millis(100), |_| false).await;
         let screen = render(&live.app, 160, 40, Instant::now());
         if let Some(at) = screen.find(" to go") {

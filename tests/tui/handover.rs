@@ -14,8 +14,8 @@ async fn the_qr_png_reads_back_to_the_code_and_an_existing_file_is_replaced_only
     let mut live = Live::new(unpaced_sandbox(), unpaced()).await;
     live.send(key('3'));
     let code_of_selected = |app: &esimdash_tui::app::App| {
-        let iccid = app.esims().selected_iccid()?;
-        match app.esims().selected_code().and_then(Remote::value) {
+        let iccid = app.esims().selected_iccid(app.index())?;
+        match app.esims().selected_code(app.index()).and_then(Remote::value) {
             Some(Ok(code)) => Some((iccid, code.clone())),
             _ => None,
         }
@@ -81,7 +81,7 @@ async fn attention_shown() -> Live {
     live.send(key('3'));
     live.send(key('!'));
     assert!(
-        live.until(Duration::from_secs(20), |app| app.esims().index().is_complete())
+        live.until(Duration::from_secs(20), |app| app.index().read().is_complete())
             .await
     );
     live
@@ -102,7 +102,12 @@ async fn needs_attention_is_the_rule_applied_to_the_apis_own_data_and_its_count_
     urgent.sort_by_key(|e| rule.urgency(e.limits(), now));
     let expected: Vec<String> = urgent.iter().map(|e| e.raw_order_json.iccid.to_string()).collect();
     assert!(!expected.is_empty());
-    let shown: Vec<String> = live.app.esims().result_rows().map(|r| r.iccid().to_string()).collect();
+    let shown: Vec<String> = live
+        .app
+        .esims()
+        .result_rows(live.app.index())
+        .map(|r| r.iccid().to_string())
+        .collect();
     assert_eq!(shown, expected);
     let labels = live.app.tab_labels();
     assert!(labels[2].1.contains(&format!("(! {})", expected.len())), "{labels:?}");
@@ -158,13 +163,28 @@ async fn marked_esims_qr_codes_go_into_one_folder_each_reading_back_to_its_code(
     let mut live = Live::new(unpaced_sandbox(), unpaced()).await;
     live.send(key('3'));
     assert!(
-        live.until(Duration::from_secs(10), |app| app.esims().selected().is_some())
+        live.until(Duration::from_secs(10), |app| app
+            .esims()
+            .selected(app.index())
+            .is_some())
             .await
     );
-    let first = live.app.esims().selected_iccid().unwrap().as_str().to_string();
+    let first = live
+        .app
+        .esims()
+        .selected_iccid(live.app.index())
+        .unwrap()
+        .as_str()
+        .to_string();
     live.send(key(' '));
     live.send(key('j'));
-    let second = live.app.esims().selected_iccid().unwrap().as_str().to_string();
+    let second = live
+        .app
+        .esims()
+        .selected_iccid(live.app.index())
+        .unwrap()
+        .as_str()
+        .to_string();
     live.send(key(' '));
     assert_eq!(live.app.esims().marks().len(), 2);
     let screen = live.screen_text(120, 30);
@@ -200,11 +220,16 @@ async fn marked_esims_qr_codes_go_into_one_folder_each_reading_back_to_its_code(
     }
     live.send(crate::common::code(crossterm::event::KeyCode::Enter));
     assert!(
-        live.until(Duration::from_secs(20), |app| app.esims().index().is_complete()
+        live.until(Duration::from_secs(20), |app| app.index().read().is_complete()
             && app.esims().result_count() > 0)
             .await
     );
-    let found: Vec<String> = live.app.esims().result_rows().map(|r| r.iccid().to_string()).collect();
+    let found: Vec<String> = live
+        .app
+        .esims()
+        .result_rows(live.app.index())
+        .map(|r| r.iccid().to_string())
+        .collect();
     live.send(key('*'));
     let mut wanted: Vec<String> = vec![first.clone(), second.clone()];
     wanted.extend(found.iter().filter(|i| **i != first && **i != second).cloned());
@@ -258,7 +283,13 @@ async fn a_topped_up_esim_leaves_the_attention_rows_at_once_and_the_cursor_stays
     use esimdash_tui::app::Overlay;
     use esimdash_tui::forms::purchase::Stage;
     let mut live = attention_shown().await;
-    let rows = |live: &Live| -> Vec<String> { live.app.esims().result_rows().map(|r| r.iccid().to_string()).collect() };
+    let rows = |live: &Live| -> Vec<String> {
+        live.app
+            .esims()
+            .result_rows(live.app.index())
+            .map(|r| r.iccid().to_string())
+            .collect()
+    };
     // An eSIM there for its data (a top-up adds data; one there for its days might stay).
     let now = chrono::Utc::now();
     let api = live.api();
@@ -318,7 +349,7 @@ async fn a_topped_up_esim_leaves_the_attention_rows_at_once_and_the_cursor_stays
     assert!(
         live.until(Duration::from_secs(10), |app| !app
             .esims()
-            .result_rows()
+            .result_rows(app.index())
             .any(|r| r.iccid() == iccid))
             .await,
         "the topped-up eSIM still needs attention: {:?}",
@@ -349,8 +380,9 @@ async fn a_slow_servers_order_detail_finds_its_esim_and_e_goes_there() {
     let found = live
         .until(Duration::from_secs(20), |app| {
             matches!(
-                app.esims().order_esims(&order),
-                esimdash_tui::tabs::esims::order_esims::OrderEsims::Found(_)
+                app.index()
+                    .order_esims(&order, app.esims().at_hand(app.index()).into_iter()),
+                esimdash_tui::index::OrderEsims::Found(_)
             )
         })
         .await;
@@ -359,7 +391,7 @@ async fn a_slow_servers_order_detail_finds_its_esim_and_e_goes_there() {
     assert!(
         live.until(Duration::from_secs(10), |app| app
             .esims()
-            .selected()
+            .selected(app.index())
             .is_some_and(|e| e.record.provider_order_no == order.record.provider_order_no))
             .await,
         "{}",

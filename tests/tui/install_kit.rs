@@ -11,7 +11,7 @@ use esimdash_tui::msg::Msg;
 /// An agent on My eSIMs with the first eSIM's activation code known, zoomed in.
 async fn zoomed() -> (Harness, esimdash_api::model::Esim, String) {
     let mut h = Harness::acme_on('3').await;
-    let esim = h.app.esims().selected().unwrap().clone();
+    let esim = h.app.esims().selected(h.app.index()).unwrap().clone();
     let code = code_of(&h, &esim.raw_order_json.iccid);
     h.send(key('z'));
     (h, esim, code)
@@ -136,7 +136,8 @@ async fn a_second_w_asks_to_replace_without_the_first_saves_message() {
     use std::time::Duration;
     let mut live = Live::new(unpaced_sandbox(), unpaced()).await;
     live.send(key('3'));
-    let has_code = |app: &esimdash_tui::app::App| app.esims().selected_code().and_then(|c| c.value()).is_some();
+    let has_code =
+        |app: &esimdash_tui::app::App| app.esims().selected_code(app.index()).and_then(|c| c.value()).is_some();
     assert!(live.until(Duration::from_secs(10), has_code).await);
     live.send(key('w'));
     let saved = |app: &esimdash_tui::app::App| app.flash_message().is_some_and(|f| f.text.contains("saved"));

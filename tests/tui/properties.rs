@@ -12,7 +12,7 @@ use esimdash_api::model::{Esim, Order, Placed, Plan, Profile};
 use esimdash_api::{ApiError, Delivery, Endpoint, Found, Paid};
 use esimdash_domain::iccid::Iccid;
 use esimdash_domain::status::StatusFilter;
-use esimdash_inventory::{AttentionAt, PagePlace, Seen};
+use esimdash_inventory::{PagePlace, Seen};
 use esimdash_tui::app::{App, Mode, Overlay};
 use esimdash_tui::forms::bulk::BulkStage;
 use esimdash_tui::forms::purchase::Stage;
@@ -574,7 +574,7 @@ impl Run {
         let selected = |app: &App| {
             let esims = app.esims();
             (esims.search_active() && esims.pinned().is_none())
-                .then(|| esims.result_rows().nth(esims.result_cursor()))
+                .then(|| esims.result_rows(app.index()).nth(esims.result_cursor()))
                 .flatten()
                 .map(|r| r.iccid().to_string())
         };
@@ -583,7 +583,7 @@ impl Run {
         merge(self);
         let Some(before) = before else { return };
         let esims = self.app.esims();
-        if esims.result_rows().any(|r| r.iccid() == before) {
+        if esims.result_rows(self.app.index()).any(|r| r.iccid() == before) {
             assert_eq!(selected(&self.app), Some(before), "the cursor left its eSIM");
         } else if esims.search_active() && esims.whole_iccid().is_none() {
             let last = esims.result_count().saturating_sub(1);
@@ -848,7 +848,7 @@ impl Run {
         awaited.sort_unstable();
         assert_eq!(reads, awaited, "reads in flight and reads the app waits for");
         // The index never holds more eSIMs than the list has, and reads one page at a time.
-        let index = self.app.esims().index();
+        let index = self.app.index().read();
         if let Some(total) = index.total() {
             assert!(
                 index.covered() <= total,
@@ -878,15 +878,15 @@ impl Run {
         // search of the whole index gives now, in the same order.
         let esims = self.app.esims();
         if esims.search_active() {
-            let index = esims.index().inventory();
-            let attention = esims.attention().map(|rule| AttentionAt { rule, now: esims.now() });
+            let index = self.app.index().inventory();
+            let attention = esims.attention().then(|| self.app.index().attention_at());
             let fresh: Vec<String> = index
                 .select(esims.search().applied(), esims.status(), attention)
                 .into_iter()
                 .filter_map(|e| index.row(e as usize).map(|r| r.iccid.to_string()))
                 .collect();
             let kept: Vec<String> = esims
-                .result_rows()
+                .result_rows(self.app.index())
                 .filter_map(|r| match r {
                     ResultRow::Indexed(row) => Some(row.iccid.to_string()),
                     ResultRow::Fetched(_) => None,

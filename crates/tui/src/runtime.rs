@@ -92,7 +92,7 @@ pub enum Outcome {
 
 fn outcome(app: &App) -> Outcome {
     match app.halt() {
-        Some(crate::app::Halt::Unauthorized { .. }) => Outcome::CredentialsRefused,
+        Some(crate::kit::status::Halt::Unauthorized { .. }) => Outcome::CredentialsRefused,
         _ => Outcome::Done,
     }
 }

@@ -1,11 +1,12 @@
-//! Everything the dashboard holds of the account in use: its profile, catalog, orders,
-//! inventory, what runs in the background for it, and why its requests stopped. A switch of
+//! Everything the dashboard holds of the account in use: its profile, inventory index,
+//! catalog, orders, what runs in the background for it, and why its requests stopped. A switch of
 //! account replaces this whole (`Account::new`), so nothing of one account can be left on the
 //! screen of another: there is no field to forget.
 
 use super::exports::Export;
-use super::jobs::Jobs;
 use super::{Halt, Remote, Tab};
+use crate::index::Index;
+use crate::kit::jobs::Jobs;
 use crate::tabs::profile::ProfileTab;
 use crate::tabs::{TabState, catalog::Catalog, esims::Esims, orders::Orders};
 use esimdash_api::model::Profile;
@@ -21,6 +22,8 @@ pub struct Account {
     pub profile: Remote<Profile>,
     /// The money of the last 30 days: the header's sparkline, and the Profile tab's chart.
     pub money: Remote<Overview>,
+    /// The inventory index: every eSIM of the account read or saved, and the reads filling it.
+    pub index: Index,
     pub tabs: Tabs,
     /// The profile update in flight.
     pub saving: Remote<()>,
@@ -39,13 +42,27 @@ pub struct Account {
 }
 
 impl Account {
-    /// A new account, loading as at start; `tabs` are empty, with the user's settings.
-    pub fn new(session: Session, tabs: Tabs) -> Self {
+    /// A new account, loading as at start; `index` is empty, with the user's settings.
+    pub fn new(session: Session, index: Index) -> Self {
         Self {
             session,
-            tabs,
+            index,
             ..Self::default()
         }
+    }
+
+    /// eSIMs the client read (whatever asked, but the index's own pages, which come as their
+    /// answer): into the index, and My eSIMs' results follow. `true` when they brought the whole
+    /// ICCID searched for.
+    pub fn index_seen(&mut self, seen: &esimdash_inventory::Seen) -> bool {
+        let merged = self.index.seen(seen);
+        self.tabs.esims.index_merged(&merged, &self.index)
+    }
+
+    /// The index an earlier session saved.
+    pub fn use_saved(&mut self, saved: esimdash_inventory::store::SavedIndex) {
+        self.index.use_saved(saved);
+        self.tabs.esims.index_replaced(&self.index);
     }
 }
 
@@ -59,38 +76,6 @@ pub struct Tabs {
 }
 
 impl Tabs {
-    /// Empty tabs for another account, with the user's settings (the inventory judges attention
-    /// by the user's rule and clock).
-    pub fn emptied(&self) -> Tabs {
-        Tabs {
-            esims: self.esims.emptied(),
-            ..Tabs::default()
-        }
-    }
-
-    /// The config file's thresholds: which eSIMs need attention, and when a record is stale.
-    pub fn use_preferences(&mut self, prefs: &esimdash_front::config::Preferences) {
-        self.esims.set_attention_rule(prefs.attention);
-        self.esims.set_stale_after(prefs.stale_after);
-    }
-
-    /// "Now" pinned, for tests whose sandbox is seeded at a fixed time.
-    pub fn pin_clock(&mut self, at: chrono::DateTime<chrono::Utc>) {
-        self.esims.pin_clock(at);
-    }
-
-    /// The index an earlier session saved, to the tab that keeps the inventory index.
-    pub fn use_saved(&mut self, saved: esimdash_inventory::store::SavedIndex) {
-        self.esims.use_saved(saved);
-    }
-
-    /// eSIMs the client read (whatever asked, but the index's own pages, which come as their
-    /// answer), to the tab that keeps the inventory index: `true` when they brought the whole
-    /// ICCID searched for.
-    pub fn index_seen(&mut self, seen: &esimdash_inventory::Seen) -> bool {
-        self.esims.index_seen(seen).found_whole
-    }
-
     /// The state of `tab`: where a tab is chosen (this and `get_mut`).
     pub fn get(&self, tab: Tab) -> &dyn TabState {
         match tab {

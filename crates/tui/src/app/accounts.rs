@@ -6,9 +6,9 @@
 //! changed), and while an account is being opened no window that would change something
 //! opens.
 
-use super::mode::{Mode, Overlay};
 use super::{Account, App, ExportState, Job, Outbox, Tone};
 use crate::forms::Window;
+use crate::forms::mode::{Mode, Overlay};
 use crate::keymap::Action;
 use crate::msg::Effect;
 use esimdash_front::session::Session;
@@ -80,7 +80,7 @@ impl App {
         });
         let balance = self.profile().and_then(|p| p.balance_usd);
         let review_refuses = self.overlay().is_some_and(|w| w.withholds(action, balance));
-        seat_refuses || review_refuses || self.tab_state().withholds(action)
+        seat_refuses || review_refuses || self.tab_state().withholds(action, &self.account.index)
     }
 
     /// Why this window cannot open while another account is being opened (its answer would be
@@ -199,8 +199,8 @@ impl App {
                 now,
             );
         }
-        let tabs = self.account.tabs.emptied();
-        self.account = Account::new(session, tabs);
+        let index = self.account.index.emptied();
+        self.account = Account::new(session, index);
         self.account.jobs.adopt(files);
         self.mode = Mode::Browse;
     }

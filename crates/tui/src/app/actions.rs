@@ -3,11 +3,11 @@
 //! list keys every tab shares. Which key means which action is the keymap's business
 //! (`tui/keymap.rs`); which contexts are asked, in order, is the mode's (`mode.rs`).
 
-use super::mode::{Mode, Overlay};
-use super::search::SearchBox;
 use super::{About, App, Halt, Outbox, Owner, Tab, TextInput, Tone};
+use crate::forms::mode::{Mode, Overlay};
 use crate::forms::{Window, WindowCtx};
 use crate::keymap::{Action, Chord, Context};
+use crate::kit::search::SearchBox;
 use crate::msg::Effect;
 use crate::tabs::{Motion, TopUpOf};
 use crossterm::event::{KeyEvent, MouseButton, MouseEvent, MouseEventKind};
@@ -56,8 +56,8 @@ impl App {
     fn edit_text(&mut self, key: KeyEvent, now: Instant) {
         match &mut self.mode {
             Mode::Typing => {
-                let tab = self.account.tabs.get_mut(self.tab);
-                if tab.search_box().is_some_and(|b| b.edit(key, now)) && tab.search_changed() {
+                let (tab, index) = (self.account.tabs.get_mut(self.tab), &self.account.index);
+                if tab.search_box().is_some_and(|b| b.edit(key, now)) && tab.search_changed(index) {
                     self.found_iccid(now);
                 }
             }
@@ -75,11 +75,11 @@ impl App {
         }
         let pasted = match &mut self.mode {
             Mode::Typing => {
-                let tab = self.account.tabs.get_mut(self.tab);
+                let (tab, index) = (self.account.tabs.get_mut(self.tab), &self.account.index);
                 let Some((pasted, changed)) = tab.search_box().map(|b| b.paste(text, now)) else {
                     return;
                 };
-                if changed && tab.search_changed() {
+                if changed && tab.search_changed(index) {
                     self.found_iccid(now);
                 }
                 pasted
@@ -223,7 +223,7 @@ impl App {
     /// where it means something): the tab's own first, then those every list shares.
     fn act_on_tab(&mut self, action: Action, context: Context, now: Instant, effects: &mut Vec<Effect>) {
         if let Some(motion) = motion_of(action) {
-            return self.tab_state_mut().move_cursor(motion, now);
+            return self.tab_state_mut().0.move_cursor(motion, now);
         }
         // An order's detail: its eSIM is My eSIMs' to top up or show.
         if context == Context::OrderDetail {
@@ -241,7 +241,7 @@ impl App {
                 TopUpOf::Order(Some(order)) => {
                     self.act_in(Tab::Esims, action, About::Order(order), now, effects);
                 }
-                TopUpOf::Order(None) | TopUpOf::Ask => self.mode = crate::forms::iccid_prompt::open(),
+                TopUpOf::Order(None) | TopUpOf::Ask => self.mode = Mode::iccid_prompt(),
             },
             Action::Open => {
                 if let Some(mode) = self.tab_state().open(&self.mode) {
@@ -249,14 +249,17 @@ impl App {
                 }
             }
             Action::Search => {
-                let tab = self.tab_state_mut();
+                let (tab, index) = self.tab_state_mut();
                 if let Some(search) = tab.search_box() {
                     search.select_all();
                 }
-                tab.start_search();
+                tab.start_search(index);
                 self.mode = Mode::Typing;
             }
-            Action::Clear => self.tab_state_mut().clear_search(now),
+            Action::Clear => {
+                let (tab, index) = self.tab_state_mut();
+                tab.clear_search(now, index);
+            }
             Action::StatusFilter => self.open_status_picker(),
             Action::Export => self.export_or_cancel(now, effects),
             _ => {}
@@ -273,14 +276,15 @@ impl App {
         match action {
             Action::Accept => {
                 // A search that waits for a pause in typing goes now.
-                let tab = self.tab_state_mut();
+                let (tab, index) = self.tab_state_mut();
                 if tab.search_box().is_some_and(SearchBox::apply) {
-                    tab.search_changed();
+                    tab.search_changed(index);
                 }
                 self.mode = Mode::Browse;
             }
             Action::Clear => {
-                self.tab_state_mut().clear_search(now);
+                let (tab, index) = self.tab_state_mut();
+                tab.clear_search(now, index);
                 self.mode = Mode::Browse;
             }
             _ => {}
@@ -306,7 +310,8 @@ impl App {
         match action {
             Action::Accept => {
                 let choice = choices.get(*cursor).cloned().unwrap_or_default();
-                self.tab_state_mut().set_status(choice);
+                let (tab, index) = self.tab_state_mut();
+                tab.set_status(choice, index);
                 self.mode = Mode::Browse;
             }
             Action::Close => self.mode = Mode::Browse,
@@ -366,11 +371,11 @@ impl App {
                 }
             }
             MouseEventKind::ScrollDown => {
-                self.tab_state_mut().move_cursor(Motion::By(WHEEL_ROWS), now);
+                self.tab_state_mut().0.move_cursor(Motion::By(WHEEL_ROWS), now);
                 self.dirty = true;
             }
             MouseEventKind::ScrollUp => {
-                self.tab_state_mut().move_cursor(Motion::By(-WHEEL_ROWS), now);
+                self.tab_state_mut().0.move_cursor(Motion::By(-WHEEL_ROWS), now);
                 self.dirty = true;
             }
             _ => {}

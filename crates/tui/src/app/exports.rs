@@ -2,9 +2,9 @@
 //! line and a key to cancel it; a tab's own files (My eSIMs' QR codes) told to that tab once
 //! written, and the question before one replaces a file of the same name.
 
-use super::jobs::{Owner, Running};
-use super::mode::{Mode, Overlay};
 use super::{About, App, Job, Outbox, Tone};
+use crate::forms::mode::{Mode, Overlay};
+use crate::kit::jobs::{Owner, Running};
 use crate::msg::{Effect, ExportStep, JobId};
 use crate::tabs::JobDone;
 use esimdash_api::pages::Progress;
@@ -79,7 +79,7 @@ impl App {
             self.account.export = None;
             return;
         }
-        let job = match self.tab_state().export() {
+        let job = match self.tab_state().export(&self.account.index) {
             None => return,
             Some(Err(why)) => return self.flash(why, Tone::Error, now),
             Some(Ok(job)) => job,

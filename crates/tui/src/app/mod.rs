@@ -1,49 +1,43 @@
 //! The dashboard's state and `update`: messages in, effects out, no I/O.
 //!
 //! `App` is the screen (tab, mode, messages, keys, clock) plus the `Account` in use
-//! (`account.rs`), which a switch replaces whole. Each tab's state, behaviour and drawing is in
-//! its folder of `tui/tabs/` (the `TabState` trait); the app asks the tab shown and chooses it in
-//! one place.
+//! (`account.rs`: its profile, money, inventory index and tabs), which a switch replaces whole.
+//! Each tab's state, behaviour and drawing is in its folder of `tabs/` (the `TabState` trait);
+//! the app asks the tab shown and chooses it in one place.
 //!
 //! Requests follow from state: after every message, `fetch_missing` asks for whatever the screen
 //! needs and does not have, and `cancel_unwanted` cancels what it no longer needs. Every fetched
 //! thing is a `Remote` (not asked, loading, loaded, failed); everything running in the background
-//! is in one registry (`jobs.rs`), each job with its owner (a tab, a form, the app), and the
-//! answer goes to that owner (`requests.rs` routes). Keys go through the keymap (`actions.rs`)
-//! to the tab shown or the form open, which handle their own (`on_action`). A tab or a form
-//! never reaches into the app or another tab: it says what the screen does after (`then.rs`),
-//! and what happened elsewhere is told to every tab (`Event`).
+//! is in one registry (`kit/jobs.rs`), each job with its owner (a tab, a window, the account),
+//! and the answer goes to that owner (`requests.rs` routes). Keys go through the keymap
+//! (`actions.rs`) to the tab shown or the window open, which handle their own (`on_action`). A
+//! tab or a window never reaches into the app or another tab: it says what the screen does after
+//! (`kit/then.rs`), and what happened elsewhere is told to every tab (`Event`).
 
 mod account;
 mod accounts;
 mod actions;
 mod exports;
-pub mod input;
-pub mod jobs;
-pub mod mode;
-pub mod paged;
-pub mod remote;
 mod requests;
 mod screen;
-pub mod search;
-mod tab;
-mod then;
 
+pub use crate::forms::mode::{Mode, Overlay};
+use crate::index::Index;
+pub use crate::kit::input::TextInput;
+pub use crate::kit::jobs::{Job, Jobs, Outbox, Owner, Running};
+pub use crate::kit::paged::{PAGE_PAUSE, Paged};
+pub use crate::kit::remote::{Loaded, Remote};
+pub use crate::kit::search::SearchBox;
+pub use crate::kit::status::{Halt, Tone};
+pub use crate::kit::tab::Tab;
+pub use crate::kit::then::{About, Event, Then};
 use crate::tabs::catalog::Catalog;
+pub use crate::tabs::ctx::Ctx;
 use crate::tabs::esims::Esims;
 use crate::tabs::orders::Orders;
-use crate::tabs::{Event, JobDone, TabState};
+use crate::tabs::{JobDone, TabState};
 pub use account::{Account, Tabs};
 pub use exports::{Export, ExportState};
-pub use input::TextInput;
-pub use jobs::{Job, Jobs, Outbox, Owner, Running};
-pub use mode::{Mode, Overlay};
-pub use paged::{PAGE_PAUSE, Paged};
-pub use remote::{Loaded, Remote};
-pub(crate) use requests::misfit;
-pub use search::SearchBox;
-pub use tab::Tab;
-pub use then::{About, Ctx, Then};
 
 use super::keymap::Keymap;
 use super::msg::{BulkStep, Effect, JobId, Msg};
@@ -56,28 +50,11 @@ pub const FLASH_FOR: Duration = Duration::from_secs(5);
 /// Spinner frame interval while something loads.
 pub const SPINNER_EVERY: Duration = Duration::from_millis(120);
 
-/// How a message in the status line reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tone {
-    Info,
-    Success,
-    Error,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Flash {
     pub text: String,
     pub tone: Tone,
     pub until: Instant,
-}
-
-/// Why requests stopped until the user acts.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Halt {
-    /// 401: nothing more is sent; the view is replaced by a banner.
-    Unauthorized { revoked: bool, message: String },
-    /// The network failed; `r` tries again.
-    Offline { message: String },
 }
 
 /// The dashboard: the screen (tab, mode, messages, keys, clock) and the account in use. A
@@ -133,20 +110,20 @@ impl App {
     /// With the config file's thresholds.
     pub fn with_preferences(mut self, prefs: &esimdash_front::config::Preferences) -> Self {
         self.low_balance = prefs.low_balance;
-        self.account.tabs.use_preferences(prefs);
+        self.account.index.use_preferences(prefs);
         self
     }
 
     /// With "now" pinned, for tests whose sandbox is seeded at a fixed time.
     pub fn with_clock(mut self, at: chrono::DateTime<chrono::Utc>) -> Self {
-        self.account.tabs.pin_clock(at);
+        self.account.index.pin_clock(at);
         self
     }
 
     /// The tab bar's labels, with what each tab adds (My eSIMs: how many need attention).
     pub fn tab_labels(&self) -> Vec<(Tab, String)> {
         Tab::all()
-            .map(|t| (t, t.label(self.account.tabs.get(t).badge())))
+            .map(|t| (t, t.label(self.account.tabs.get(t).badge(&self.account.index))))
             .collect()
     }
 
@@ -155,8 +132,15 @@ impl App {
         self.account.tabs.get(self.tab)
     }
 
-    fn tab_state_mut(&mut self) -> &mut dyn TabState {
-        self.account.tabs.get_mut(self.tab)
+    /// What the tab shown does, with the account's index lent to it.
+    fn tab_state_mut(&mut self) -> (&mut dyn TabState, &mut Index) {
+        let account = &mut self.account;
+        (account.tabs.get_mut(self.tab), &mut account.index)
+    }
+
+    /// The account's inventory index.
+    pub fn index(&self) -> &Index {
+        &self.account.index
     }
 
     /// The balance under which the header warns.
@@ -362,7 +346,7 @@ impl App {
                 }) = self.account.jobs.finish(id)
                 {
                     if let Some(loaded) = loaded {
-                        self.account.tabs.use_saved(*loaded);
+                        self.account.use_saved(*loaded);
                     }
                     // A window that stays: it says why finding reads the list again.
                     self.notices.extend(trouble);
@@ -372,7 +356,7 @@ impl App {
             Msg::IndexSeen { profile, seen } => {
                 // Dropped when it is of an account no longer in use.
                 if self.account.session.profile == profile {
-                    if self.account.tabs.index_seen(&seen) {
+                    if self.account.index_seen(&seen) {
                         self.found_iccid(now);
                     }
                     self.dirty = true;
@@ -520,16 +504,24 @@ impl App {
             account.money.start(id);
         }
         self.mode.fetch(&mut out);
-        for tab in Tab::all() {
-            account
-                .tabs
-                .get_mut(tab)
-                .fetch_for_window(&self.mode, &mut out.owned_by(Owner::Tab(tab)));
-        }
         account
             .tabs
             .get_mut(self.tab)
-            .fetch(&mut out.owned_by(Owner::Tab(self.tab)), now, typing);
+            .fetch(&mut out.owned_by(Owner::Tab(self.tab)), now, typing, &account.index);
+        // The account's index reads for My eSIMs shown, and for an order's detail that names its
+        // eSIMs whichever tab is shown; My eSIMs may hold the read for an answer on its way.
+        let order = match self.mode.overlay() {
+            Some(Overlay::OrderDetail(order)) if order.iccid.is_empty() => Some(order),
+            _ => None,
+        };
+        if let Some(order) = order {
+            let at_hand = account.tabs.esims.at_hand(&account.index);
+            account.index.look_for_order(order, at_hand.into_iter());
+        }
+        if order.is_some() || self.tab == Tab::Esims {
+            let hold = account.tabs.esims.holds_index(&account.index);
+            account.index.fetch(&mut out, hold);
+        }
         if effects.len() > before {
             self.dirty = true;
         }
@@ -542,13 +534,14 @@ impl App {
         }
         self.account.profile.invalidate();
         self.account.money.invalidate();
+        self.account.index.from_the_top();
         self.tell(&Event::MoneyMoved);
     }
 
     /// Tells every tab what happened elsewhere.
     fn tell(&mut self, event: &Event) {
         for tab in Tab::all() {
-            self.account.tabs.get_mut(tab).on_event(event);
+            self.account.tabs.get_mut(tab).on_event(event, &self.account.index);
         }
     }
 
@@ -569,11 +562,18 @@ impl App {
             mode: &self.mode,
             keymap: &self.keymap,
             profile: account.profile.value(),
+            index: &mut account.index,
             out: Outbox::owned(&mut account.jobs, effects, Owner::Tab(tab)),
+            next_mode: None,
             then: Vec::new(),
         };
         let result = f(account.tabs.get_mut(tab), &mut ctx);
-        let then = ctx.then;
+        let (next_mode, then) = (ctx.next_mode, ctx.then);
+        // The window it opens first, then the rest in order (a tab shown after closes it).
+        if let Some(mode) = next_mode {
+            self.mode = mode;
+            self.dirty = true;
+        }
         self.then(then, now, effects);
         result
     }
@@ -597,7 +597,7 @@ impl App {
                 Then::FoundIccid => self.found_iccid(now),
                 Then::MoneyMoved(balance) => self.money_moved(balance),
                 Then::Tell(event) => self.tell(&event),
-                Then::Mode(mode) => self.mode = mode,
+                Then::Close => self.mode = Mode::Browse,
                 Then::Show(tab) => self.set_tab(tab),
                 Then::Copy { what, checked } => self.copy_checked(what, checked, now, effects),
                 Then::SaveProfile(update) => {
@@ -632,9 +632,12 @@ impl App {
         if !self.account.money.is_loading() {
             self.account.money.invalidate();
         }
-        self.tab_state_mut().refresh();
+        let (tab, index) = self.tab_state_mut();
+        tab.refresh(index);
+        // What an order's detail shows of its eSIM is read again: the index from the top (a
+        // failed or held read included).
         if matches!(self.mode.overlay(), Some(Overlay::OrderDetail(_))) {
-            self.tell(&Event::OrderDetailRefreshed);
+            self.account.index.from_the_top();
         }
     }
 

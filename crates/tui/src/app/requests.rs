@@ -7,11 +7,11 @@
 //! `Request::run`, a `Payload` if it brings a new shape), and its owner's `slot` and
 //! `on_answer` (and `still_wants`); nothing here.
 
-use super::jobs::{Owner, Running};
-use super::mode::Overlay;
-use super::remote::Slot;
 use super::{App, Halt, Job, Then, Tone};
 use crate::forms::Window;
+use crate::forms::mode::Overlay;
+use crate::kit::jobs::{Owner, Running};
+use crate::kit::remote::Slot;
 use crate::msg::{Effect, JobId, Payload, Request};
 use esimdash_api::ApiError;
 use std::time::Instant;
@@ -23,6 +23,7 @@ impl App {
             Owner::Tab(tab) => self.account.tabs.get_mut(tab).slot(request),
             Owner::Window => self.mode.overlay_mut().and_then(|w| w.slot(request)),
             Owner::App => match request {
+                Request::EsimScan { .. } => Some(self.account.index.slot()),
                 Request::Profile => Some(&mut self.account.profile),
                 Request::Money => Some(&mut self.account.money),
                 Request::UpdateProfile(_) => Some(&mut self.account.saving),
@@ -42,7 +43,13 @@ impl App {
     /// read, as long as the tab wants it.
     fn still_wanted(&self, request: &Request, owner: Owner) -> bool {
         match owner {
-            Owner::Tab(tab) => self.account.tabs.get(tab).still_wants(request, tab == self.tab),
+            Owner::Tab(tab) => {
+                let shown = tab == self.tab;
+                self.account
+                    .tabs
+                    .get(tab)
+                    .still_wants(request, shown, &self.account.index)
+            }
             _ => true,
         }
     }
@@ -117,7 +124,13 @@ impl App {
         effects: &mut Vec<Effect>,
     ) {
         let then = match owner {
-            Owner::Tab(tab) => self.account.tabs.get_mut(tab).on_answer(id, request, payload, now),
+            Owner::Tab(tab) => {
+                let account = &mut self.account;
+                account
+                    .tabs
+                    .get_mut(tab)
+                    .on_answer(id, request, payload, now, &account.index)
+            }
             Owner::Window => self
                 .window_awaiting(id, request)
                 .and_then(|w| w.on_answer(id, request, payload, now)),
@@ -129,7 +142,7 @@ impl App {
                 // Its place says so and is not asked again until `r` (never left "loading").
                 tracing::warn!(?request, "an answer that fits no request");
                 if let Some(slot) = self.slot(request, owner) {
-                    slot.fail(id, misfit(), now);
+                    slot.fail(id, crate::kit::remote::misfit(), now);
                 }
             }
         }
@@ -139,6 +152,13 @@ impl App {
     /// profile saved. `None`: the answer is not of the kind asked for.
     fn apply_own(&mut self, id: JobId, request: &Request, payload: Payload, now: Instant) -> Option<Vec<Then>> {
         match (request, payload) {
+            (Request::EsimScan { .. }, Payload::IndexPage { seen, total }) => {
+                let found_whole = self.account.index_seen(&seen);
+                self.account.index.page_came(id, seen.entries.len(), total, now);
+                if found_whole {
+                    return Some(vec![Then::FoundIccid]);
+                }
+            }
             (Request::Profile, Payload::Profile(p)) => {
                 self.account.profile.resolve(id, p, now);
             }
@@ -147,7 +167,8 @@ impl App {
             }
             (Request::UpdateProfile(_), Payload::ProfileSaved(p)) => {
                 self.account.saving.resolve(id, (), now);
-                self.account.profile = super::remote::Remote::Loaded(super::remote::Loaded { value: p, at: now });
+                self.account.profile =
+                    crate::kit::remote::Remote::Loaded(crate::kit::remote::Loaded { value: p, at: now });
                 let mut then = self
                     .mode
                     .overlay_mut()
@@ -228,9 +249,4 @@ impl App {
             Owner::App | Owner::Tab(_) => false,
         }
     }
-}
-
-/// What a place shows when the answer it got is not the kind its request asks for.
-pub(crate) fn misfit() -> ApiError {
-    ApiError::Setup("the API's answer did not fit the request".to_string())
 }

@@ -77,7 +77,9 @@ impl App {
             }
             Some(Overlay::OrderDetail(order)) if order.iccid.is_empty() => {
                 let refresh = self.keymap().first_key(Context::OrderDetail, Action::Refresh);
-                facts.order_esims = Some(self.esims().order_esims(order).words(&refresh));
+                let at_hand = self.esims().at_hand(self.index());
+                let esims = self.index().order_esims(order, at_hand.into_iter());
+                facts.order_esims = Some(esims.words(&refresh));
             }
             _ => {}
         }
@@ -94,6 +96,7 @@ impl App {
             session: self.session(),
             profile: self.account(),
             money: self.money(),
+            index: self.index(),
             halt: self.halt(),
             rate_limited: self.rate_limited_until().is_some(),
             closing: self.should_quit(),

@@ -1,25 +1,17 @@
 //! "Top up which eSIM?": an ICCID typed in, checked as it is accepted; the eSIM's top-up opens
 //! from it.
 
-use crate::app::input::{ICCID_MAX_CHARS, Pasted, TextInput};
-use crate::app::mode::{Mode, Overlay};
-use crate::app::{About, Tab, Then};
 use crate::keymap::Action;
+use crate::kit::input::{Pasted, TextInput};
+use crate::kit::tab::Tab;
+use crate::kit::then::{About, Then};
 use esimdash_domain::iccid::Iccid;
-
-/// The prompt, empty.
-pub fn open() -> Mode {
-    Mode::Overlay(Overlay::IccidPrompt {
-        input: TextInput::limited(ICCID_MAX_CHARS),
-        error: None,
-    })
-}
 
 /// Its keys: Enter tops up the eSIM typed (My eSIMs knows where it was seen), or says why it
 /// is not an ICCID, under it.
 pub fn on_action(action: Action, input: &TextInput, error: &mut Option<String>) -> Vec<Then> {
     match action {
-        Action::Close => vec![Then::Mode(Mode::Browse)],
+        Action::Close => vec![Then::Close],
         Action::Accept => match Iccid::parse(&input.value) {
             Ok(iccid) => vec![Then::Hand {
                 tab: Tab::Esims,

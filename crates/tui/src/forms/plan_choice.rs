@@ -82,7 +82,7 @@ pub trait PaymentForm {
     /// From the confirmation back to the choice.
     fn back(&mut self);
     /// Pays from the confirmation, once.
-    fn pay(&mut self, balance: Option<rust_decimal::Decimal>, out: &mut crate::app::Outbox<'_>);
+    fn pay(&mut self, balance: Option<rust_decimal::Decimal>, out: &mut crate::kit::jobs::Outbox<'_>);
 
     /// The keys the payment forms share: the choice (plan, quantity), on to the confirmation,
     /// pay from it, back to the choice. `false` when `action` is none of them (closing is each
@@ -92,7 +92,7 @@ pub trait PaymentForm {
         action: Action,
         chord: Chord,
         balance: Option<rust_decimal::Decimal>,
-        out: &mut crate::app::Outbox<'_>,
+        out: &mut crate::kit::jobs::Outbox<'_>,
     ) -> bool {
         if self.choose(action, chord) {
             return true;

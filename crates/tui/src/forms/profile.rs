@@ -1,9 +1,10 @@
 //! The profile form (`e` on the Profile tab): company name, country, website, checked by the same
 //! rules as the server before anything is sent.
 
-use crate::app::input::{Pasted, TextInput};
-use crate::app::{Mode, Then, Tone};
 use crate::keymap::{Action, Context};
+use crate::kit::input::{Pasted, TextInput};
+use crate::kit::status::Tone;
+use crate::kit::then::Then;
 use crate::view::Look;
 use crate::view::theme::Theme;
 use crate::view::widgets::{keys_line, paragraph, popup, safe};
@@ -29,7 +30,7 @@ impl ProfileForm {
     /// Its keys (`saving`: an update is in flight, and Enter waits for it).
     pub fn on_action(&mut self, action: Action, saving: bool) -> Vec<Then> {
         match action {
-            Action::Close => return vec![Then::Mode(Mode::Browse)],
+            Action::Close => return vec![Then::Close],
             Action::NextField => self.focus_next(),
             Action::PreviousField => self.focus_previous(),
             Action::Accept if !saving => {
@@ -38,10 +39,7 @@ impl ProfileForm {
                     return Vec::new();
                 };
                 if update == ProfileUpdate::default() {
-                    return vec![
-                        Then::Mode(Mode::Browse),
-                        Then::Flash("Nothing changed".to_string(), Tone::Info),
-                    ];
+                    return vec![Then::Close, Then::Flash("Nothing changed".to_string(), Tone::Info)];
                 }
                 return vec![Then::SaveProfile(update)];
             }
@@ -77,7 +75,7 @@ impl ProfileForm {
         // Room for what people type ("AUT", "Austria"): the check says why it is refused,
         // instead of the field cutting it to another country's code.
         inputs[1].max_chars = Some(32);
-        inputs[2].max_chars = Some(crate::app::input::URL_MAX_CHARS);
+        inputs[2].max_chars = Some(crate::kit::input::URL_MAX_CHARS);
         Self {
             inputs,
             focus: 0,

@@ -4,12 +4,12 @@
 //! file is the one place that says which window does what (an arm per window in each method,
 //! no catch-all: a window added without its arms does not compile).
 
-use crate::app::input::Pasted;
-use crate::app::jobs::Outbox;
-use crate::app::mode::Overlay;
-use crate::app::remote::Slot;
-use crate::app::{Mode, Then};
+use crate::forms::mode::Overlay;
 use crate::keymap::{Action, Chord, Context};
+use crate::kit::input::Pasted;
+use crate::kit::jobs::Outbox;
+use crate::kit::remote::Slot;
+use crate::kit::then::Then;
 use crate::msg::{JobId, Payload, Request};
 use crate::view::Look;
 use crate::view::overlays::{self, WindowFacts};
@@ -210,7 +210,7 @@ impl Window for Overlay {
 
     fn on_done(&mut self, request: &Request, error: Option<&ApiError>) -> Option<Vec<Then>> {
         match (self, request, error) {
-            (Overlay::ProfileForm(_), Request::UpdateProfile(_), None) => Some(vec![Then::Mode(Mode::Browse)]),
+            (Overlay::ProfileForm(_), Request::UpdateProfile(_), None) => Some(vec![Then::Close]),
             (Overlay::ProfileForm(form), Request::UpdateProfile(_), Some(error)) => {
                 form.server_error = Some(error.server_message().map_or_else(|| error.to_string(), str::to_string));
                 Some(Vec::new())

@@ -6,17 +6,21 @@
 //! action or answer.
 
 pub mod catalog;
+pub mod ctx;
 pub mod esims;
 pub mod orders;
 pub mod profile;
 
-use crate::app::jobs::Outbox;
-use crate::app::mode::Mode;
-use crate::app::remote::Slot;
-use crate::app::search::SearchBox;
-use crate::app::{Ctx, Then};
+use crate::forms::mode::Mode;
+use crate::index::Index;
 use crate::keymap::{Action, Context};
+use crate::kit::jobs::Outbox;
+use crate::kit::remote::Slot;
+use crate::kit::search::SearchBox;
+use crate::kit::then::Event;
+use crate::kit::then::Then;
 use crate::msg::{ExportJob, JobId, Payload, Request};
+use crate::tabs::ctx::Ctx;
 use crate::view::Look;
 use esimdash_domain::status::StatusFilter;
 use std::time::Instant;
@@ -53,24 +57,6 @@ pub(crate) fn whole_iccid(text: &str) -> Option<esimdash_domain::iccid::Iccid> {
     esimdash_domain::iccid::Iccid::parse(&digits).ok()
 }
 
-/// What happened elsewhere that a tab may follow: the app tells every tab.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Event {
-    /// Money moved: what shows balances, orders and eSIMs is read again.
-    MoneyMoved,
-    /// A top-up of this eSIM was placed from its window: its record is watched until it shows it.
-    ToppedUp(esimdash_domain::iccid::Iccid),
-    /// A bulk run topped up these eSIMs: their records are read again.
-    ToppedUpMany(Vec<esimdash_domain::iccid::Iccid>),
-    /// These eSIMs leave the marks (topped up, or left out of a bulk top-up).
-    Unmark(Vec<String>),
-    /// The plan and quantity a bulk top-up was paid with, offered first the next time.
-    BulkChoice(String, u32),
-    /// `r` on an order's detail: what it shows of its eSIM is read again (the index from the
-    /// top, a failed or held read included).
-    OrderDetailRefreshed,
-}
-
 /// What became of a job a tab started that is not a request (a file written).
 #[derive(Debug)]
 pub enum JobDone {
@@ -94,7 +80,8 @@ pub enum TopUpOf {
     Ask,
 }
 
-/// What each tab does. Defaults are for a tab without a list (Profile).
+/// What each tab does. Defaults are for a tab without a list (Profile). The account's index
+/// (`crate::index`) is lent to what reads or moves the eSIMs it holds.
 ///
 /// Adding a tab: its folder here with its state implementing this and its view, a variant of
 /// `Tab` with its title, an arm in `Tabs::get` and `get_mut`, and its key context and `Tab…`
@@ -121,7 +108,7 @@ pub trait TabState {
     /// Whether the tab withholds `action` from what is selected now (a deleted eSIM's code, a
     /// top-up of an eSIM that can never take data): its key is left out of the status line's
     /// hints. Pressed all the same, the key says why.
-    fn withholds(&self, _action: Action) -> bool {
+    fn withholds(&self, _action: Action, _index: &Index) -> bool {
         false
     }
 
@@ -131,11 +118,11 @@ pub trait TabState {
     }
 
     /// Asks for what the tab shows and does not have (`typing`: a search is being typed).
-    fn fetch(&mut self, _out: &mut Outbox<'_>, _now: Instant, _typing: bool) {}
+    fn fetch(&mut self, _out: &mut Outbox<'_>, _now: Instant, _typing: bool, _index: &Index) {}
 
     /// Whether the screen still needs the answer to this read of the tab's (`shown`: the tab is
     /// on screen).
-    fn still_wants(&self, _request: &Request, _shown: bool) -> bool {
+    fn still_wants(&self, _request: &Request, _shown: bool, _index: &Index) -> bool {
         true
     }
 
@@ -146,12 +133,19 @@ pub trait TabState {
 
     /// The awaited answer to one of the tab's requests: what the rest of the screen does after
     /// (`None`: the answer is not of the kind the request asks for).
-    fn on_answer(&mut self, _id: JobId, _request: &Request, _payload: Payload, _now: Instant) -> Option<Vec<Then>> {
+    fn on_answer(
+        &mut self,
+        _id: JobId,
+        _request: &Request,
+        _payload: Payload,
+        _now: Instant,
+        _index: &Index,
+    ) -> Option<Vec<Then>> {
         None
     }
 
     /// Something happened elsewhere (money moved, an eSIM was topped up).
-    fn on_event(&mut self, _event: &Event) {}
+    fn on_event(&mut self, _event: &Event, _index: &Index) {}
 
     /// A job of the tab's that is not a request ended (a file written).
     fn on_job_done(&mut self, _done: JobDone, _ctx: &mut Ctx<'_>) {}
@@ -159,10 +153,6 @@ pub trait TabState {
     /// After every message: what the tab follows of the screen (Orders: an order's detail shows
     /// the order as last read; My eSIMs: the eSIM of an order asked for, once found).
     fn follow(&mut self, _ctx: &mut Ctx<'_>) {}
-
-    /// What the tab reads for the window open, whichever tab is shown (My eSIMs: an order's
-    /// eSIMs, in the index).
-    fn fetch_for_window(&mut self, _mode: &Mode, _out: &mut Outbox<'_>) {}
 
     /// Draws the tab in its area of the frame, from its own state and the frame's context
     /// (its folder's `view::draw`).
@@ -185,8 +175,8 @@ pub trait TabState {
         false
     }
 
-    /// `r`: what the tab shows, read again.
-    fn refresh(&mut self) {}
+    /// `r`: what the tab shows, read again (My eSIMs: the account's index from the top too).
+    fn refresh(&mut self, _index: &mut Index) {}
 
     fn move_cursor(&mut self, _motion: Motion, _now: Instant) {}
 
@@ -201,15 +191,15 @@ pub trait TabState {
     }
 
     /// The search in effect changed: the list follows. `true` when it found a whole ICCID.
-    fn search_changed(&mut self) -> bool {
+    fn search_changed(&mut self, _index: &Index) -> bool {
         false
     }
 
-    /// A search starts (the search key).
-    fn start_search(&mut self) {}
+    /// A search starts (the search key): My eSIMs wants the whole index.
+    fn start_search(&mut self, _index: &mut Index) {}
 
     /// Esc or the clear key: the search is emptied.
-    fn clear_search(&mut self, _now: Instant) {}
+    fn clear_search(&mut self, _now: Instant, _index: &Index) {}
 
     /// What the bottom line says while a search is typed.
     fn typing_hint(&self) -> &'static str {
@@ -221,15 +211,15 @@ pub trait TabState {
         None
     }
 
-    fn set_status(&mut self, _status: StatusFilter) {}
+    fn set_status(&mut self, _status: StatusFilter, _index: &Index) {}
 
     /// The view as an export (`None`: nothing to export here; `Err`: not yet, and why).
-    fn export(&self) -> Option<Result<ExportJob, &'static str>> {
+    fn export(&self, _index: &Index) -> Option<Result<ExportJob, &'static str>> {
         None
     }
 
     /// Added to the tab's title on the bar (how many eSIMs need attention).
-    fn badge(&self) -> Option<String> {
+    fn badge(&self, _index: &Index) -> Option<String> {
         None
     }
 

@@ -3,7 +3,9 @@
 
 use super::theme::Theme;
 use super::widgets::{Column, cursor_table, safe, search_spans};
-use crate::app::{Paged, Remote, SearchBox};
+use crate::kit::paged::Paged;
+use crate::kit::remote::Remote;
+use crate::kit::search::SearchBox;
 use crate::view::Look;
 use esimdash_domain::status::StatusFilter;
 use ratatui::Frame;
@@ -74,10 +76,12 @@ pub fn not_at_hand<T>(look: &Look<'_>, what: &str, remote: Option<&Remote<T>>) -
         _ => {}
     }
     match look.halt {
-        Some(crate::app::Halt::Offline { message }) => {
+        Some(crate::kit::status::Halt::Offline { message }) => {
             format!(" Not loaded: {} · {} to try again", safe(message), look.refresh_key())
         }
-        Some(crate::app::Halt::Unauthorized { .. }) => " Not loaded: the API refused the credentials.".to_string(),
+        Some(crate::kit::status::Halt::Unauthorized { .. }) => {
+            " Not loaded: the API refused the credentials.".to_string()
+        }
         None if look.closing => " Not loaded: the dashboard is closing.".to_string(),
         None if look.rate_limited => {
             format!(" Rate limited: {what} loads when the countdown ends.")

@@ -3,8 +3,9 @@
 //! and this; neither sees the app.
 
 use super::theme::Theme;
-use crate::app::{Halt, Remote};
 use crate::keymap::{Action, Context, Keymap};
+use crate::kit::remote::Remote;
+use crate::kit::status::Halt;
 use esimdash_api::model::Profile;
 use esimdash_front::session::Session;
 use esimdash_ledger::overview::Overview;
@@ -38,6 +39,8 @@ pub struct Look<'a> {
     pub profile: &'a Remote<Profile>,
     /// The money of the last 30 days.
     pub money: &'a Remote<Overview>,
+    /// The account's inventory index: My eSIMs' search and pane, an order's eSIMs.
+    pub index: &'a crate::index::Index,
     /// Why requests stopped, if they did.
     pub halt: Option<&'a Halt>,
     /// Requests wait for a 429's countdown.

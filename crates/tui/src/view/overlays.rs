@@ -4,8 +4,8 @@
 
 use super::theme::Theme;
 use super::widgets::{Fields, fields, keys_line, paragraph, popup, safe};
-use crate::app::Remote;
 use crate::keymap::{Action, Context};
+use crate::kit::remote::Remote;
 use crate::view::Look;
 use esimdash_api::model::Plan;
 use esimdash_domain::text::wrap_words;

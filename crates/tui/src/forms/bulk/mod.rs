@@ -9,10 +9,11 @@
 //! run's rows as they are done; the stop key lets the payment in flight finish and starts no
 //! other) → Ended (placed, failed, unknown, the files). Nothing is sent from any other stage.
 
-use crate::app::jobs::Outbox;
-use crate::app::{Mode, Then, Tone};
 use crate::forms::plan_choice::{PaymentForm, PlanChoice};
-use crate::tabs::Event;
+use crate::kit::jobs::Outbox;
+use crate::kit::status::Tone;
+use crate::kit::then::Event;
+use crate::kit::then::Then;
 mod steps;
 pub mod view;
 
@@ -261,8 +262,8 @@ impl BulkForm {
 
     /// The offers could not be read: nothing is paid.
     /// Where the answer to the offers' read goes, while the form awaits it.
-    pub fn slot(&mut self) -> Option<&mut dyn crate::app::remote::Slot> {
-        self.request_slot().map(|r| r as &mut dyn crate::app::remote::Slot)
+    pub fn slot(&mut self) -> Option<&mut dyn crate::kit::remote::Slot> {
+        self.request_slot().map(|r| r as &mut dyn crate::kit::remote::Slot)
     }
 
     /// The awaited offers (`false`: the answer is not of that kind).
@@ -432,7 +433,7 @@ impl BulkForm {
                 )]
             }
             Some(_) => Vec::new(),
-            None => vec![Then::Mode(Mode::Browse)],
+            None => vec![Then::Close],
         }
     }
 

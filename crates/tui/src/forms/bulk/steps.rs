@@ -2,9 +2,10 @@
 //! done leave the marks (what is left marked is what was not topped up), and money moved.
 
 use super::{BulkForm, one_line};
-use crate::app::{Then, Tone};
+use crate::kit::status::Tone;
+use crate::kit::then::Event;
+use crate::kit::then::Then;
 use crate::msg::{BulkEnded, BulkStep};
-use crate::tabs::Event;
 
 /// A step of a run: `form` is its window, if it still shows this run; `ours`: the run is of
 /// the account in use.

@@ -2,10 +2,11 @@
 //! paying, the payment placed, the order a lost answer became; and their failures.
 
 use super::{PurchaseForm, Stage};
-use crate::app::remote::Slot;
-use crate::app::{Then, Tone};
+use crate::kit::remote::Slot;
+use crate::kit::status::Tone;
+use crate::kit::then::Event;
+use crate::kit::then::Then;
 use crate::msg::{JobId, Payload, Request};
-use crate::tabs::Event;
 use esimdash_api::ApiError;
 
 impl PurchaseForm {
@@ -56,7 +57,7 @@ impl PurchaseForm {
     /// sent again; a read's is a failure the form shows.
     fn misfit(&mut self, id: JobId, payload: &Payload) {
         tracing::warn!(?payload, "a purchase answer that fits no request");
-        let misfit = crate::app::misfit();
+        let misfit = crate::kit::remote::misfit();
         match self.stage() {
             Stage::Sending { payment, .. } => {
                 let unread = ApiError::Decode {

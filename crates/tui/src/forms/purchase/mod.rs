@@ -13,9 +13,9 @@
 mod answers;
 pub mod view;
 
-use crate::app::jobs::Outbox;
 use crate::forms::plan_choice::{PaymentForm, PlanChoice};
 use crate::keymap::{Action, Chord};
+use crate::kit::jobs::Outbox;
 use crate::msg::{JobId, Request};
 use esimdash_api::model::{Order, Plan};
 use esimdash_api::{ApiError, Delivery, Payment};
@@ -405,18 +405,18 @@ impl PurchaseForm {
         chord: Chord,
         balance: Option<Decimal>,
         out: &mut Outbox<'_>,
-    ) -> Vec<crate::app::Then> {
+    ) -> Vec<crate::kit::then::Then> {
         if action == Action::Buy {
             return self.renew_plan().map_or_else(Vec::new, |slug| {
-                vec![crate::app::Then::Hand {
-                    tab: crate::app::Tab::Catalog,
+                vec![crate::kit::then::Then::Hand {
+                    tab: crate::kit::tab::Tab::Catalog,
                     action,
-                    about: crate::app::About::Plan(slug.to_string()),
+                    about: crate::kit::then::About::Plan(slug.to_string()),
                 }]
             });
         }
         if !self.act(action, chord, balance, out) && action == Action::Close {
-            return vec![crate::app::Then::Mode(crate::app::Mode::Browse)];
+            return vec![crate::kit::then::Then::Close];
         }
         Vec::new()
     }

@@ -1,9 +1,9 @@
 //! The top-up / purchase form and the "which eSIM?" prompt.
 
-use crate::app::TextInput;
 use crate::forms::plan_choice::PlanChoice;
 use crate::forms::purchase::{Lookup, PurchaseForm, Stage};
 use crate::keymap::{Action, Context};
+use crate::kit::input::TextInput;
 use crate::view::Look;
 use crate::view::theme::Theme;
 use crate::view::widgets::{keys_line, paragraph, popup, safe, text_popup};

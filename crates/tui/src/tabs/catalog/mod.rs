@@ -3,15 +3,18 @@
 pub mod view;
 
 use super::{Motion, SCREEN_PAGE, TabState};
-use crate::app::jobs::Outbox;
-use crate::app::mode::{Mode, Overlay};
-use crate::app::remote::Remote;
-use crate::app::remote::Slot;
-use crate::app::search::SearchBox;
-use crate::app::{About, Ctx, Then, Tone};
+use crate::forms::mode::{Mode, Overlay};
 use crate::forms::purchase::PurchaseForm;
+use crate::index::Index;
 use crate::keymap::{Action, Context};
+use crate::kit::jobs::Outbox;
+use crate::kit::remote::Remote;
+use crate::kit::remote::Slot;
+use crate::kit::search::SearchBox;
+use crate::kit::status::Tone;
+use crate::kit::then::{About, Then};
 use crate::msg::{ExportJob, JobId, Payload, Request};
+use crate::tabs::ctx::Ctx;
 use crate::view::Look;
 use esimdash_api::model::Plan;
 use esimdash_domain::location::location_name;
@@ -191,7 +194,7 @@ impl TabState for Catalog {
         Context::Catalog
     }
 
-    fn fetch(&mut self, out: &mut Outbox<'_>, _now: Instant, _typing: bool) {
+    fn fetch(&mut self, out: &mut Outbox<'_>, _now: Instant, _typing: bool, _index: &Index) {
         if self.plans.wanted() {
             let id = out.send(Request::Plans);
             self.plans.start(id);
@@ -202,7 +205,14 @@ impl TabState for Catalog {
         matches!(request, Request::Plans).then_some(&mut self.plans as &mut dyn Slot)
     }
 
-    fn on_answer(&mut self, id: JobId, request: &Request, payload: Payload, now: Instant) -> Option<Vec<Then>> {
+    fn on_answer(
+        &mut self,
+        id: JobId,
+        request: &Request,
+        payload: Payload,
+        now: Instant,
+        _index: &Index,
+    ) -> Option<Vec<Then>> {
         match (request, payload) {
             (Request::Plans, Payload::Plans(plans)) => {
                 self.accept(id, plans, now);
@@ -221,7 +231,7 @@ impl TabState for Catalog {
         true
     }
 
-    fn refresh(&mut self) {
+    fn refresh(&mut self, _index: &mut Index) {
         self.plans.invalidate();
     }
 
@@ -246,12 +256,12 @@ impl TabState for Catalog {
         Some(&mut self.filter)
     }
 
-    fn search_changed(&mut self) -> bool {
+    fn search_changed(&mut self, _index: &Index) -> bool {
         self.refresh_view();
         false
     }
 
-    fn clear_search(&mut self, _now: Instant) {
+    fn clear_search(&mut self, _now: Instant, _index: &Index) {
         if self.filter.clear() {
             self.refresh_view();
         }
@@ -262,7 +272,7 @@ impl TabState for Catalog {
     }
 
     /// The plans shown, in their order: the filter applies.
-    fn export(&self) -> Option<Result<ExportJob, &'static str>> {
+    fn export(&self, _index: &Index) -> Option<Result<ExportJob, &'static str>> {
         let Some(plans) = self.plans.value() else {
             return Some(Err("The catalog has not loaded yet"));
         };

@@ -1,7 +1,7 @@
 //! The Catalog tab: plans with location, data, validity, cost, sell price and margin.
 
 use super::Catalog;
-use crate::app::Remote;
+use crate::kit::remote::Remote;
 use crate::view::Look;
 use crate::view::lists::{failed_text, not_at_hand};
 use crate::view::widgets::{Column, cursor_table, search_spans};

@@ -3,11 +3,15 @@
 //! marked eSIMs.
 
 use super::Esims;
-use crate::app::mode::{Mode, Overlay};
-use crate::app::remote::Remote;
-use crate::app::{About, Ctx, Job, Tab, Then, Tone};
 use crate::forms::bulk::BulkForm;
+use crate::forms::mode::{Mode, Overlay};
 use crate::keymap::Action;
+use crate::kit::jobs::Job;
+use crate::kit::remote::Remote;
+use crate::kit::status::Tone;
+use crate::kit::tab::Tab;
+use crate::kit::then::{About, Then};
+use crate::tabs::ctx::Ctx;
 use esimdash_front::clipboard::guard;
 
 impl Esims {
@@ -15,11 +19,11 @@ impl Esims {
     pub(super) fn act(&mut self, action: Action, ctx: &mut Ctx<'_>) -> bool {
         match action {
             Action::Zoom if matches!(ctx.mode, Mode::Zoom { .. }) => ctx.set_mode(ctx.mode.closed()),
-            Action::Zoom if self.selected().is_some() => ctx.set_mode(Mode::Zoom {
+            Action::Zoom if self.selected(ctx.index).is_some() => ctx.set_mode(Mode::Zoom {
                 from_detail: matches!(ctx.mode, Mode::Detail),
             }),
-            Action::PaneDown => self.scroll_pane(1),
-            Action::PaneUp => self.scroll_pane(-1),
+            Action::PaneDown => self.scroll_pane(1, ctx.index),
+            Action::PaneUp => self.scroll_pane(-1, ctx.index),
             Action::CopyIccid => self.copy_iccid(ctx),
             Action::CopyCode => self.copy_installable("Activation code", guard::activation_code, ctx),
             Action::CopyLink => self.copy_installable("iPhone install link", guard::install_link, ctx),
@@ -28,10 +32,10 @@ impl Esims {
             Action::SaveQr if !self.marks().is_empty() => self.save_marked_qr(ctx),
             Action::SaveQr => self.save_qr(ctx),
             Action::Mark => {
-                self.toggle_mark();
+                self.toggle_mark(ctx.index);
             }
             Action::MarkAll => {
-                let shown = self.toggle_mark_all();
+                let shown = self.toggle_mark_all(ctx.index);
                 let all = self.marks().len();
                 let text = match shown {
                     0 => format!("Unmarked those shown; {all} marked in all"),
@@ -39,8 +43,8 @@ impl Esims {
                 };
                 ctx.flash(text, Tone::Info);
             }
-            Action::Attention => self.toggle_attention(),
-            Action::Buy => match self.selected() {
+            Action::Attention => self.toggle_attention(ctx.index),
+            Action::Buy => match self.selected(ctx.index) {
                 Some(e) => ctx.then.push(Then::Hand {
                     tab: Tab::Catalog,
                     action,
@@ -61,7 +65,7 @@ impl Esims {
     /// `y` copies the selected eSIM's ICCID only when it is one (the clipboard's guard), else
     /// the message says why.
     fn copy_iccid(&self, ctx: &mut Ctx<'_>) {
-        match self.selected_iccid() {
+        match self.selected_iccid(ctx.index) {
             None => ctx.flash("No eSIM is selected", Tone::Error),
             Some(iccid) if iccid.is_empty() => ctx.flash("This eSIM has no ICCID", Tone::Error),
             Some(iccid) => ctx.then.push(Then::Copy {
@@ -75,7 +79,7 @@ impl Esims {
     /// the status line): what would only fail on the customer's phone is never copied or written.
     fn refused_by_verdict(&self, what: &str, done: &str, ctx: &mut Ctx<'_>) -> bool {
         let why = self
-            .selected()
+            .selected(ctx.index)
             .and_then(|e| esimdash_front::format::verdict::not_installable(e.facts().classify()));
         match why {
             Some(why) => {
@@ -95,11 +99,11 @@ impl Esims {
 
     /// The selected eSIM's activation code, or why it cannot be had (said on the status line).
     fn code_at_hand(&self, ctx: &mut Ctx<'_>) -> Option<(esimdash_domain::iccid::EsimIccid, String)> {
-        let Some(iccid) = self.selected_iccid() else {
+        let Some(iccid) = self.selected_iccid(ctx.index) else {
             ctx.flash("No eSIM is selected", Tone::Error);
             return None;
         };
-        let state = self.selected_code();
+        let state = self.selected_code(ctx.index);
         match (state.and_then(Remote::value), state.and_then(Remote::error)) {
             (Some(Ok(code)), _) => return Some((iccid, code.clone())),
             (Some(Err(why)), _) => ctx.flash(format!("No activation code: {why}"), Tone::Error),
@@ -168,7 +172,7 @@ impl Esims {
         if ctx.running(|job| matches!(job, Job::BulkTopup)).is_some() {
             return ctx.flash("A top-up of marked eSIMs is still paying", Tone::Info);
         }
-        let index = self.index().inventory();
+        let index = ctx.index.inventory();
         // Why one could not be topped up, from its class as last read: the index's (every read
         // refreshes it), else the record it was marked with.
         let marked = self

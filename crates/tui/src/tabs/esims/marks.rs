@@ -3,6 +3,9 @@
 //! what finding the eSIM again needs: its record when the dashboard had it, else where the
 //! index saw it.
 
+use super::ResultRow;
+use crate::index::Index;
+use esimdash_api::model::Esim;
 use esimdash_front::export::qr_folder::Wanted;
 use std::collections::HashSet;
 
@@ -85,6 +88,45 @@ impl Marks {
     /// The marked eSIMs, in the order they were marked.
     pub fn wanted(&self) -> Vec<Wanted> {
         self.marked.clone()
+    }
+}
+
+impl super::Esims {
+    /// What finding a row's eSIM again needs: its record when here, where the index saw it.
+    pub(super) fn wanted(iccid: &str, esim: Option<&Esim>, ix: &Index) -> esimdash_front::export::qr_folder::Wanted {
+        esimdash_front::export::qr_folder::Wanted {
+            iccid: iccid.to_string(),
+            esim: esim.cloned().map(Box::new),
+            seen: ix.inventory().whereabouts(iccid),
+        }
+    }
+
+    /// Marks the selected eSIM, or unmarks it: whether it is marked now (`None`: none selected).
+    pub(super) fn toggle_mark(&mut self, ix: &Index) -> Option<bool> {
+        let iccid = self.selected_iccid(ix)?;
+        let wanted = Self::wanted(iccid.as_str(), self.selected(ix), ix);
+        Some(self.marks.toggle(wanted))
+    }
+
+    /// Marks every result of the search (without one, every row of the page shown); all of
+    /// them marked already, unmarks them. How many are marked of them now.
+    pub(super) fn toggle_mark_all(&mut self, ix: &Index) -> usize {
+        let all: Vec<_> = if self.search_active() {
+            self.result_rows(ix)
+                .map(|row| match row {
+                    ResultRow::Fetched(e) => Self::wanted(row.iccid(), Some(e), ix),
+                    ResultRow::Indexed(_) => Self::wanted(row.iccid(), None, ix),
+                })
+                .collect()
+        } else {
+            self.list
+                .page_items()
+                .unwrap_or_default()
+                .iter()
+                .map(|e| Self::wanted(e.raw_order_json.iccid.as_str(), Some(e), ix))
+                .collect()
+        };
+        self.marks.toggle_all(all)
     }
 }
 

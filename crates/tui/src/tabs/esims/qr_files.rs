@@ -2,10 +2,12 @@
 //! name is replaced), or the marked eSIMs' folder (the marks done with once all are written).
 
 use super::Esims;
-use crate::app::mode::{Mode, Overlay};
-use crate::app::{Ctx, Then, Tone};
+use crate::forms::mode::{Mode, Overlay};
+use crate::kit::status::Tone;
+use crate::kit::then::Then;
 use crate::msg::SaveError;
 use crate::tabs::JobDone;
+use crate::tabs::ctx::Ctx;
 
 impl Esims {
     pub(super) fn qr_written(&mut self, done: JobDone, ctx: &mut Ctx<'_>) {

@@ -1,112 +1,124 @@
-//! My eSIMs' search over the account's inventory index: the index's pages asked for and taken
-//! in, an order's eSIMs found in it, and the results that follow the search, the status filter
-//! and the attention filter as pages come.
+//! My eSIMs' search over the account's inventory index (`crate::index`): the results that
+//! follow the search, the status filter and the attention filter as the index's pages come,
+//! and what the tab holds the index's read for.
 
 use super::*;
-use crate::app::jobs::Outbox;
-use crate::msg::Request;
+use crate::index::Index;
+use crate::tabs::whole_iccid;
 use esimdash_api::Found;
-use esimdash_domain::iccid::EsimIccid;
-use esimdash_domain::order_no::OrderNo;
+use esimdash_api::model::Esim;
+use esimdash_domain::iccid::{EsimIccid, Iccid};
 use esimdash_domain::status::StatusFilter;
-use esimdash_inventory::store::SavedIndex;
-use esimdash_inventory::{Merged, Selection};
+use esimdash_inventory::{Merged, Row, Selection};
 use std::time::Instant;
 
+/// A row of the search results: from the index, or the record the lookup brought.
+#[derive(Debug, Clone, Copy)]
+pub enum ResultRow<'a> {
+    Indexed(Row<'a>),
+    Fetched(&'a Esim),
+}
+
+impl ResultRow<'_> {
+    pub fn iccid(&self) -> &str {
+        match self {
+            ResultRow::Indexed(r) => r.iccid,
+            ResultRow::Fetched(e) => e.raw_order_json.iccid.as_str(),
+        }
+    }
+
+    /// The order that made the row's profile (empty where the index kept none).
+    pub fn order(&self) -> &str {
+        match self {
+            ResultRow::Indexed(r) => r.order,
+            ResultRow::Fetched(e) => e.record.provider_order_no.as_str(),
+        }
+    }
+}
+
 impl Esims {
-    /// The page the index's reads ask for now, if any. For a whole ICCID, not before its
-    /// lookup answered: the answer may be all the search needs.
-    pub fn scan_page(&self) -> Option<u64> {
+    /// The whole ICCID searched for, if the search is one.
+    pub fn whole_iccid(&self) -> Option<Iccid> {
+        whole_iccid(self.search.applied())
+    }
+
+    /// The lookup's record when it is the whole ICCID searched for and the index lacks it.
+    pub(super) fn fetched_only(&self) -> Option<&Esim> {
+        let whole = self.whole_iccid()?;
+        if !self.results.is_empty() {
+            return None;
+        }
+        match self.fresh.as_ref()?.record.value()? {
+            Found::Esim(e) if e.raw_order_json.iccid == whole.as_str() => Some(e),
+            _ => None,
+        }
+    }
+
+    pub fn result_count(&self) -> usize {
+        if self.fetched_only().is_some() {
+            1
+        } else {
+            self.results.len()
+        }
+    }
+
+    /// The result rows, in order.
+    pub fn result_rows<'a>(&'a self, ix: &'a Index) -> impl Iterator<Item = ResultRow<'a>> {
+        self.result_rows_from(ix, 0)
+    }
+
+    /// The result rows from the `start`th, in order: the rows before are never looked at (a
+    /// cursor deep in a million results is drawn in the time of a screenful).
+    pub fn result_rows_from<'a>(&'a self, ix: &'a Index, start: usize) -> impl Iterator<Item = ResultRow<'a>> {
+        let inventory = ix.inventory();
+        let fetched = self.fetched_only().map(ResultRow::Fetched);
+        let skip = start.saturating_sub(usize::from(fetched.is_some()));
+        let fetched = fetched.filter(|_| start == 0);
+        fetched.into_iter().chain(
+            self.results
+                .get(skip..)
+                .unwrap_or_default()
+                .iter()
+                .filter_map(move |&i| inventory.row(i as usize).map(ResultRow::Indexed)),
+        )
+    }
+
+    pub(super) fn selected_result<'a>(&'a self, ix: &'a Index) -> Option<ResultRow<'a>> {
+        if let Some(e) = self.fetched_only() {
+            return (self.result_cursor == 0).then_some(ResultRow::Fetched(e));
+        }
+        let e = *self.results.get(self.result_cursor)?;
+        ix.inventory().row(e as usize).map(ResultRow::Indexed)
+    }
+
+    /// Whether the index's read waits on an answer of this tab that may make it needless: a
+    /// whole ICCID's lookup (its answer may be all the search needs), or the list's first page
+    /// on its way (it may tell that nothing is new at the top).
+    pub fn holds_index(&self, ix: &Index) -> bool {
         if let Some(whole) = self.whole_iccid() {
             let lookup = self.fresh.as_ref().filter(|f| f.iccid == whole);
             if lookup.is_none_or(|f| f.record.value().is_none()) {
-                return None;
+                return true;
             }
         }
-        // The list's first page, on its way, may tell that nothing is new at the top.
-        if self.index.reads_top() && self.status == StatusFilter::All && self.list.is_loading_page(1) {
-            return None;
-        }
-        self.index.wanted_page()
+        ix.read().reads_top() && self.status == StatusFilter::All && self.list.is_loading_page(1)
     }
 
-    /// The background read's next page, if it is wanted (also while another tab waits on it:
-    /// an order's detail finding its eSIMs).
-    pub(super) fn fetch_scan(&mut self, out: &mut Outbox<'_>) {
-        if let Some(page) = self.scan_page() {
-            let id = out.send(Request::EsimScan { page });
-            self.index.asked(page, id);
-        }
+    /// The eSIM records at hand: the list's loaded pages and the selected eSIM's record (often
+    /// also on a page), for what the index alone may not know yet (an order's eSIMs).
+    pub fn at_hand(&self, ix: &Index) -> Vec<&Esim> {
+        self.list.loaded().chain(self.selected(ix)).collect()
     }
 
-    /// The ICCIDs of the eSIMs an order made, from the pages and record at hand and the index;
-    /// and whether the index is whole (so that none found means none).
-    pub fn iccids_of_order(&self, number: &OrderNo) -> (Vec<String>, bool) {
-        let mut found: Vec<String> = Vec::new();
-        // The selected eSIM is often also on a loaded page: each ICCID once.
-        let loaded = self.list.loaded().chain(self.selected());
-        for e in loaded.filter(|e| e.record.provider_order_no == *number) {
-            if !found.iter().any(|f| *f == e.raw_order_json.iccid.as_str()) {
-                found.push(e.raw_order_json.iccid.to_string());
-            }
-        }
-        let inventory = self.searched();
-        for iccid in inventory.iccids_of_order(number.as_str()) {
-            if !found.iter().any(|f| f == iccid) {
-                found.push(iccid.to_string());
-            }
-        }
-        (found, self.index.is_complete())
+    /// The index was replaced (an earlier session's came): the results are made anew.
+    pub fn index_replaced(&mut self, ix: &Index) {
+        self.refilter(ix);
     }
 
-    /// The whole inventory is wanted (the first `/`, an order's eSIMs looked for).
-    pub(super) fn start_scan(&mut self) {
-        self.index.want_whole();
-    }
-
-    /// The index an earlier session saved.
-    pub fn use_saved(&mut self, saved: SavedIndex) {
-        self.index.use_saved(saved);
-        self.recount_attention();
-        self.refilter();
-    }
-
-    /// After `r`, or after money moved: the index is read again from the top (where new eSIMs
-    /// are), and what is selected is fetched fresh.
-    pub(super) fn restart_scan(&mut self) {
-        self.index.from_the_top();
-        self.codes.clear();
-        if let Some(f) = &mut self.fresh {
-            f.record.invalidate();
-        }
-    }
-
-    /// eSIMs the client read: into the index, and the results follow.
-    pub fn index_seen(&mut self, seen: &esimdash_inventory::Seen) -> SeenStep {
-        let merged = self.index.seen(seen);
-        let mut found_whole = false;
-        if merged.changed() || merged.gone > 0 {
-            // A count over 100 000 entries only when something really moved.
-            self.recount_attention();
-            found_whole = self.results_follow(&merged);
-        }
-        SeenStep { found_whole }
-    }
-
-    /// A page the index asked for came, merged already (`index_seen`); `Some(true)` when the
-    /// index just became complete.
-    pub(super) fn accept_scan(
-        &mut self,
-        id: crate::msg::JobId,
-        items: usize,
-        total: u64,
-        now: Instant,
-    ) -> Option<bool> {
-        let complete = self.index.page_came(id, items, total, now)?;
-        if complete {
-            self.recount_attention();
-        }
-        Some(complete)
+    /// eSIMs the client read went into the index (`merged`): the results follow. `true` when
+    /// they brought the whole ICCID searched for (now selected).
+    pub fn index_merged(&mut self, merged: &Merged, ix: &Index) -> bool {
+        (merged.changed() || merged.gone > 0) && self.results_follow(merged, ix)
     }
 
     /// A page of the list came: its total moves the indexes' places; and if the cursor was
@@ -136,21 +148,17 @@ impl Esims {
         }
     }
 
-    pub(super) fn scan_slot(&mut self) -> Option<&mut dyn crate::app::remote::Slot> {
-        Some(self.index.slot())
-    }
-
     /// The search in effect changed: recomputes the results; `true` when it is a whole ICCID
     /// that the index has (now selected).
-    pub(super) fn search_changed(&mut self) -> bool {
+    pub(super) fn search_changed(&mut self, ix: &Index) -> bool {
         self.pinned = None;
-        self.refilter()
+        self.refilter(ix)
     }
 
     /// The search closes (Esc): the eSIM selected in the results stays selected, the list
     /// going to its page and row, or pinned when its row is not known.
-    pub(super) fn close_search(&mut self, now: Instant) {
-        let selected = self.selected_result().map(|r| {
+    pub(super) fn close_search(&mut self, now: Instant, ix: &Index) {
+        let selected = self.selected_result(ix).map(|r| {
             let indexed = matches!(r, ResultRow::Indexed(_));
             let iccid = match &r {
                 ResultRow::Indexed(row) => EsimIccid::parse(row.iccid),
@@ -159,7 +167,7 @@ impl Esims {
             (iccid, r.order().to_string(), indexed)
         });
         let target = selected.map(|(iccid, order, indexed)| {
-            let inventory = self.searched();
+            let inventory = ix.inventory();
             let place = indexed
                 .then(|| inventory.find_profile(iccid.as_str(), &order))
                 .flatten()
@@ -172,7 +180,7 @@ impl Esims {
                 });
             (iccid, order, place)
         });
-        let record = self.selected().cloned();
+        let record = self.selected(ix).cloned();
         self.search.clear();
         self.attention = false;
         self.results.clear();
@@ -193,15 +201,15 @@ impl Esims {
     /// The results after a read added eSIMs to the index: only those are judged, and put in
     /// their places among the results (a search of the whole index after every page would
     /// make reading it quadratic). An eSIM changed or replaced has the results made anew.
-    pub(super) fn results_follow(&mut self, merged: &Merged) -> bool {
+    pub(super) fn results_follow(&mut self, merged: &Merged, ix: &Index) -> bool {
         if !self.search_active() {
             return false;
         }
         if merged.refreshed > 0 || merged.gone > 0 {
-            return self.refilter();
+            return self.refilter(ix);
         }
-        let attention = self.attention().map(|rule| self.attention_at(rule));
-        let inventory = self.index.inventory();
+        let attention = self.attention.then(|| ix.attention_at());
+        let inventory = ix.inventory();
         let selection = Selection::new(self.search.applied(), &self.status, attention);
         let mut new: Vec<u32> = merged
             .touched
@@ -225,14 +233,12 @@ impl Esims {
         }
         let whole = self.whole_iccid();
         let found = whole.and_then(|w| {
-            let inventory = self.index.inventory();
             new.iter()
                 .find(|&&e| inventory.row(e as usize).is_some_and(|r| r.iccid == w.as_str()))
                 .map(|&e| order(&e))
         });
         match found {
             Some(at) => {
-                let inventory = self.index.inventory();
                 self.result_cursor = self.results.partition_point(|e| selection.order(inventory, *e) < at);
                 true
             }
@@ -242,17 +248,13 @@ impl Esims {
 
     /// Recomputes the results after the search, the filter or the loaded items changed; keeps
     /// the selected eSIM selected. A whole ICCID that is found is selected, and `true` returned.
-    pub(super) fn refilter(&mut self) -> bool {
-        let keep = self.search_active().then(|| self.selected_iccid()).flatten();
+    pub(super) fn refilter(&mut self, ix: &Index) -> bool {
+        let keep = self.search_active().then(|| self.selected_iccid(ix)).flatten();
         let text = self.search.applied().to_string();
-        let inventory = self.searched();
-        self.results = inventory.select(
-            &text,
-            &self.status,
-            self.attention().map(|rule| self.attention_at(rule)),
-        );
+        let attention = self.attention.then(|| ix.attention_at());
+        self.results = ix.inventory().select(&text, &self.status, attention);
         let whole = self.whole_iccid();
-        let position = |iccid: &str| self.result_rows().position(|r| r.iccid() == iccid);
+        let position = |iccid: &str| self.result_rows(ix).position(|r| r.iccid() == iccid);
         if let Some(at) = whole.as_ref().and_then(|w| position(w.as_str())) {
             self.result_cursor = at;
             return true;

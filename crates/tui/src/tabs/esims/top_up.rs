@@ -3,11 +3,14 @@
 //! (once found, while the detail is open). The tab's own `t` tops up the selected eSIM.
 
 use super::Esims;
-use super::order_esims::OrderEsims;
-use crate::app::mode::{Mode, Overlay};
-use crate::app::{About, Ctx, Tab, Then, Tone};
+use crate::forms::mode::{Mode, Overlay};
 use crate::forms::purchase::PurchaseForm;
+use crate::index::OrderEsims;
 use crate::keymap::{Action, Context};
+use crate::kit::status::Tone;
+use crate::kit::tab::Tab;
+use crate::kit::then::{About, Then};
+use crate::tabs::ctx::Ctx;
 use esimdash_api::model::Order;
 use esimdash_domain::iccid::{EsimIccid, Iccid};
 
@@ -23,14 +26,14 @@ impl Esims {
                 let iccid = iccid.clone();
                 self.open_top_up(iccid, None, ctx);
             }
-            About::Selection | About::Plan(_) => match self.selected_iccid() {
+            About::Selection | About::Plan(_) => match self.selected_iccid(ctx.index) {
                 Some(iccid) => {
                     // The row's own state: a search row's as the index read it where its record
                     // is not at hand (an earlier profile of a reissued ICCID).
-                    let hint = self.selected_class().and_then(|c| c.cannot_take_data());
+                    let hint = self.selected_class(ctx.index).and_then(|c| c.cannot_take_data());
                     self.top_up_iccid(&iccid, hint, ctx);
                 }
-                None => ctx.set_mode(crate::forms::iccid_prompt::open()),
+                None => ctx.set_mode(Mode::iccid_prompt()),
             },
         }
     }
@@ -47,11 +50,11 @@ impl Esims {
 
     /// The top-up window, with where the index saw the eSIM (its record is read there).
     fn open_top_up(&self, iccid: Iccid, hint: Option<&'static str>, ctx: &mut Ctx<'_>) {
-        let index = self.index().inventory();
+        let index = ctx.index.inventory();
         let seen = index.whereabouts(iccid.as_str());
         // The plan a new eSIM of would replace it: the row's, else the index's newest profile's.
         let plan = self
-            .selected()
+            .selected(ctx.index)
             .filter(|e| e.raw_order_json.iccid == iccid.as_str())
             .map(|e| e.record.slug.clone())
             .or_else(|| {
@@ -67,14 +70,14 @@ impl Esims {
     /// `t` on an order: the eSIM a top-up order names, or the one the order made when the
     /// dashboard knows it (pages at hand or the index), else the ICCID prompt.
     fn top_up_order(&self, order: &Order, ctx: &mut Ctx<'_>) {
-        let Some(iccid) = self.order_esim(order) else {
-            if self.order_esims(order) == OrderEsims::NotAllocated {
+        let Some(iccid) = self.order_esim(order, ctx) else {
+            if self.order_esims(order, ctx) == OrderEsims::NotAllocated {
                 return ctx.flash(
                     "This order is pending: its eSIM is not allocated yet, so there is nothing to top up",
                     Tone::Info,
                 );
             }
-            return ctx.set_mode(crate::forms::iccid_prompt::open());
+            return ctx.set_mode(Mode::iccid_prompt());
         };
         let hint = self
             .list
@@ -85,12 +88,20 @@ impl Esims {
     }
 
     /// The eSIM of an order, when known: a top-up's, or the first the order made.
-    fn order_esim(&self, order: &Order) -> Option<EsimIccid> {
+    fn order_esim(&self, order: &Order, ctx: &Ctx<'_>) -> Option<EsimIccid> {
         if !order.iccid.is_empty() {
             return Some(order.iccid.clone());
         }
-        let (found, _) = self.iccids_of_order(&order.record.provider_order_no);
+        let at_hand = self.at_hand(ctx.index);
+        let (found, _) = ctx
+            .index
+            .iccids_of_order(&order.record.provider_order_no, at_hand.into_iter());
         found.first().map(|i| EsimIccid::parse(i))
+    }
+
+    /// Where an order's eSIMs are, in the account's index and the records at hand here.
+    fn order_esims(&self, order: &Order, ctx: &Ctx<'_>) -> OrderEsims {
+        ctx.index.order_esims(order, self.at_hand(ctx.index).into_iter())
     }
 
     /// `e` on an order's detail: this tab, searched for that order's eSIM.
@@ -99,11 +110,11 @@ impl Esims {
             return;
         };
         let order = order.clone();
-        if let Some(iccid) = self.order_esim(&order) {
+        if let Some(iccid) = self.order_esim(&order, ctx) {
             return self.go_to_esim(&iccid, ctx);
         }
         let refresh = |context| ctx.keymap.first_key(context, Action::Refresh);
-        let (text, tone) = match self.order_esims(&order) {
+        let (text, tone) = match self.order_esims(&order, ctx) {
             OrderEsims::NotAllocated => (
                 format!(
                     "This order is pending: the provider has not allocated its eSIM yet (usually within a minute); {} reads the order again",
@@ -135,7 +146,7 @@ impl Esims {
 
     fn go_to_esim(&mut self, iccid: &EsimIccid, ctx: &mut Ctx<'_>) {
         self.go_to_order = None;
-        self.find(iccid.as_str(), ctx.now);
+        self.find(iccid.as_str(), ctx.now, ctx.index);
         ctx.then.push(Then::Show(Tab::Esims));
     }
 
@@ -152,9 +163,9 @@ impl Esims {
                 return;
             }
         };
-        match self.order_esims(&order) {
+        match self.order_esims(&order, ctx) {
             OrderEsims::Found(_) => {
-                if let Some(iccid) = self.order_esim(&order) {
+                if let Some(iccid) = self.order_esim(&order, ctx) {
                     self.go_to_esim(&iccid, ctx);
                 }
             }

@@ -2,14 +2,17 @@
 //! what it follows of the rest of the screen.
 
 use super::{Esims, profile_key};
-use crate::app::jobs::Outbox;
-use crate::app::mode::{Mode, Overlay};
-use crate::app::remote::Slot;
-use crate::app::search::SearchBox;
-use crate::app::{Ctx, Then};
+use crate::forms::mode::Mode;
+use crate::index::Index;
 use crate::keymap::{Action, Context};
+use crate::kit::jobs::Outbox;
+use crate::kit::remote::Slot;
+use crate::kit::search::SearchBox;
+use crate::kit::then::Event;
+use crate::kit::then::Then;
 use crate::msg::{ExportJob, JobId, Payload, Request};
-use crate::tabs::{Event, JobDone, Motion, SCREEN_PAGE, TabState};
+use crate::tabs::ctx::Ctx;
+use crate::tabs::{JobDone, Motion, SCREEN_PAGE, TabState};
 use crate::view::Look;
 use esimdash_domain::status::StatusFilter;
 use std::time::Instant;
@@ -19,8 +22,8 @@ impl TabState for Esims {
         super::view::draw(frame, area, self, look);
     }
 
-    fn withholds(&self, action: Action) -> bool {
-        let Some(class) = self.selected().map(|e| e.facts().classify()) else {
+    fn withholds(&self, action: Action, index: &Index) -> bool {
+        let Some(class) = self.selected(index).map(|e| e.facts().classify()) else {
             return false;
         };
         match action {
@@ -37,15 +40,15 @@ impl TabState for Esims {
     }
 
     /// The list's pages (unless a search shows results instead), the record a search needs,
-    /// the background read's next page, and the selected eSIM's activation code.
-    fn fetch(&mut self, out: &mut Outbox<'_>, now: Instant, typing: bool) {
+    /// and the selected eSIM's activation code (the index's reads are the account's).
+    fn fetch(&mut self, out: &mut Outbox<'_>, now: Instant, typing: bool, index: &Index) {
         if !self.search_active() {
             for page in self.list.wanted(now) {
                 let id = out.send(Request::Esims(self.query(page)));
                 self.list.start(page, id);
             }
         }
-        if let Some((iccid, seen)) = self.wanted_fresh(typing) {
+        if let Some((iccid, seen)) = self.wanted_fresh(typing, index) {
             let id = out.send(Request::FindEsim {
                 iccid: iccid.clone(),
                 seen,
@@ -57,28 +60,25 @@ impl TabState for Esims {
             let id = out.send(Request::RefreshEsims { iccids });
             self.refreshing.start(id);
         }
-        self.fetch_scan(out);
-        self.fetch_code(out, now);
+        self.fetch_code(out, now, index);
     }
 
     fn views(&self) -> Vec<Context> {
         vec![Context::EsimDetail, Context::Zoom]
     }
 
-    /// The list's pages, the lookup and the activation code serve the tab shown; the index's
-    /// reads (a page of the background read, records read again after a top-up) serve every tab
-    /// and an order's detail, so no tab switch cancels them (on a slow server one never came
-    /// back).
-    fn still_wants(&self, request: &Request, shown: bool) -> bool {
+    /// The list's pages, the lookup and the activation code serve the tab shown; records read
+    /// again after a top-up serve every tab, so no tab switch cancels them.
+    fn still_wants(&self, request: &Request, shown: bool, index: &Index) -> bool {
         match request {
             Request::Esims(q) => {
                 shown && !self.search_active() && self.is_current(q) && self.list.is_near(q.page.unwrap_or(1))
             }
-            Request::FindEsim { iccid, .. } => shown && self.wants_fresh(iccid),
+            Request::FindEsim { iccid, .. } => shown && self.wants_fresh(iccid, index),
             Request::ActivationCode { esim } => {
                 shown
                     && self
-                        .selected()
+                        .selected(index)
                         .is_some_and(|e| e.raw_order_json.iccid == esim.raw_order_json.iccid)
             }
             _ => true,
@@ -88,7 +88,6 @@ impl TabState for Esims {
     fn slot(&mut self, request: &Request) -> Option<&mut dyn Slot> {
         match request {
             Request::Esims(q) => self.list.slot(q.page.unwrap_or(1)),
-            Request::EsimScan { .. } => self.scan_slot(),
             Request::FindEsim { iccid, .. } => self.fresh_slot(iccid),
             Request::RefreshEsims { .. } => Some(&mut self.refreshing),
             Request::ActivationCode { esim } => self.codes.get_mut(&profile_key(esim)).map(|c| c as &mut dyn Slot),
@@ -96,7 +95,14 @@ impl TabState for Esims {
         }
     }
 
-    fn on_answer(&mut self, id: JobId, request: &Request, payload: Payload, now: Instant) -> Option<Vec<Then>> {
+    fn on_answer(
+        &mut self,
+        id: JobId,
+        request: &Request,
+        payload: Payload,
+        now: Instant,
+        index: &Index,
+    ) -> Option<Vec<Then>> {
         match (request, payload) {
             (Request::Esims(q), Payload::Esims(page)) => {
                 let number = q.page.unwrap_or(1);
@@ -104,18 +110,11 @@ impl TabState for Esims {
                     self.list_page_arrived(number);
                 }
             }
-            (Request::EsimScan { .. }, Payload::IndexPage { seen, total }) => {
-                let found_whole = self.index_seen(&seen).found_whole;
-                self.accept_scan(id, seen.entries.len(), total, now);
-                if found_whole {
-                    return Some(vec![Then::FoundIccid]);
-                }
-            }
             (Request::RefreshEsims { .. }, Payload::Refreshed) => {
                 self.refreshing.resolve(id, (), now);
             }
             (Request::FindEsim { .. }, Payload::FoundEsim(found, earlier)) => {
-                if self.accept_fresh(id, found, earlier, now) {
+                if self.accept_fresh(id, found, earlier, now, index) {
                     return Some(vec![Then::FoundIccid]);
                 }
             }
@@ -131,14 +130,13 @@ impl TabState for Esims {
         Some(Vec::new())
     }
 
-    fn on_event(&mut self, event: &Event) {
+    fn on_event(&mut self, event: &Event, index: &Index) {
         match event {
             Event::MoneyMoved => self.reload(),
-            Event::ToppedUp(iccid) => self.note_top_up(iccid),
+            Event::ToppedUp(iccid) => self.note_top_up(iccid, index),
             Event::ToppedUpMany(iccids) => self.note_top_ups(iccids),
             Event::Unmark(iccids) => self.marks_mut().unmark(iccids.iter().map(String::as_str)),
             Event::BulkChoice(slug, qty) => self.marks_mut().remember_choice(slug.clone(), *qty),
-            Event::OrderDetailRefreshed => self.index.from_the_top(),
         }
     }
 
@@ -154,22 +152,13 @@ impl TabState for Esims {
         self.follow_order(ctx);
     }
 
-    /// An order's detail names its eSIMs: the index is read for them when not at hand.
-    fn fetch_for_window(&mut self, mode: &Mode, out: &mut Outbox<'_>) {
-        if let Mode::Overlay(Overlay::OrderDetail(order)) = mode
-            && order.iccid.is_empty()
-        {
-            self.look_for_order(order);
-            self.fetch_scan(out);
-        }
-    }
-
     fn deadlines(&self) -> Vec<Instant> {
         self.list.hold_until().into_iter().collect()
     }
 
-    fn refresh(&mut self) {
+    fn refresh(&mut self, index: &mut Index) {
         self.reload();
+        index.from_the_top();
     }
 
     fn move_cursor(&mut self, motion: Motion, now: Instant) {
@@ -197,16 +186,16 @@ impl TabState for Esims {
         Some(&mut self.search)
     }
 
-    fn search_changed(&mut self) -> bool {
-        Esims::search_changed(self)
+    fn search_changed(&mut self, index: &Index) -> bool {
+        Esims::search_changed(self, index)
     }
 
-    fn start_search(&mut self) {
-        self.start_scan();
+    fn start_search(&mut self, index: &mut Index) {
+        index.want_whole();
     }
 
-    fn clear_search(&mut self, now: Instant) {
-        self.close_search(now);
+    fn clear_search(&mut self, now: Instant, index: &Index) {
+        self.close_search(now, index);
     }
 
     fn typing_hint(&self) -> &'static str {
@@ -217,32 +206,32 @@ impl TabState for Esims {
         Some(Esims::status(self))
     }
 
-    fn set_status(&mut self, status: StatusFilter) {
-        Esims::set_status(self, status);
+    fn set_status(&mut self, status: StatusFilter, index: &Index) {
+        Esims::set_status(self, status, index);
     }
 
     /// The list of the status filter; or, for a search, the eSIMs it found (once the whole
     /// inventory is known, so that none is missing).
-    fn export(&self) -> Option<Result<ExportJob, &'static str>> {
+    fn export(&self, index: &Index) -> Option<Result<ExportJob, &'static str>> {
         if !self.search_active() {
             return Some(Ok(ExportJob::Esims {
                 query: self.query(1),
                 only: None,
             }));
         }
-        if !self.index.is_complete() {
+        if !index.read().is_complete() {
             return Some(Err(
                 "The search is still reading the inventory; export when it is complete",
             ));
         }
-        let only = self.result_rows().map(|r| r.iccid().to_string()).collect();
+        let only = self.result_rows(index).map(|r| r.iccid().to_string()).collect();
         Some(Ok(ExportJob::Esims {
             query: self.query(1),
             only: Some(only),
         }))
     }
 
-    fn badge(&self) -> Option<String> {
-        Esims::attention_count(self).map(|n| format!("(! {n})"))
+    fn badge(&self, index: &Index) -> Option<String> {
+        index.attention_count().map(|n| format!("(! {n})"))
     }
 }

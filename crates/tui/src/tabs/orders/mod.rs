@@ -3,15 +3,18 @@
 
 pub mod view;
 
-use super::{Event, Motion, TabState, TopUpOf, whole_iccid};
-use crate::app::jobs::Outbox;
-use crate::app::mode::{Mode, Overlay};
-use crate::app::paged::Paged;
-use crate::app::remote::Slot;
-use crate::app::search::SearchBox;
-use crate::app::{Ctx, Then};
+use super::{Motion, TabState, TopUpOf, whole_iccid};
+use crate::forms::mode::{Mode, Overlay};
+use crate::index::Index;
 use crate::keymap::Context;
+use crate::kit::jobs::Outbox;
+use crate::kit::paged::Paged;
+use crate::kit::remote::Slot;
+use crate::kit::search::SearchBox;
+use crate::kit::then::Event;
+use crate::kit::then::Then;
 use crate::msg::{ExportJob, JobId, Payload, Request};
+use crate::tabs::ctx::Ctx;
 use crate::view::Look;
 use esimdash_api::model::{Order, OrderQuery};
 use esimdash_domain::status::StatusFilter;
@@ -82,7 +85,7 @@ impl TabState for Orders {
         Context::Orders
     }
 
-    fn fetch(&mut self, out: &mut Outbox<'_>, now: Instant, _typing: bool) {
+    fn fetch(&mut self, out: &mut Outbox<'_>, now: Instant, _typing: bool, _index: &Index) {
         for page in self.list.wanted(now) {
             let id = out.send(Request::Orders(self.query(page)));
             self.list.start(page, id);
@@ -90,7 +93,7 @@ impl TabState for Orders {
     }
 
     /// Its pages serve the tab shown only.
-    fn still_wants(&self, request: &Request, shown: bool) -> bool {
+    fn still_wants(&self, request: &Request, shown: bool, _index: &Index) -> bool {
         match request {
             Request::Orders(q) => shown && self.is_current(q) && self.list.is_near(q.page.unwrap_or(1)),
             _ => true,
@@ -104,7 +107,14 @@ impl TabState for Orders {
         }
     }
 
-    fn on_answer(&mut self, id: JobId, request: &Request, payload: Payload, now: Instant) -> Option<Vec<Then>> {
+    fn on_answer(
+        &mut self,
+        id: JobId,
+        request: &Request,
+        payload: Payload,
+        now: Instant,
+        _index: &Index,
+    ) -> Option<Vec<Then>> {
         match (request, payload) {
             (Request::Orders(q), Payload::Orders(page)) => {
                 self.list.accept(q.page.unwrap_or(1), id, page.orders, page.total, now);
@@ -128,7 +138,7 @@ impl TabState for Orders {
         }
     }
 
-    fn on_event(&mut self, event: &Event) {
+    fn on_event(&mut self, event: &Event, _index: &Index) {
         if *event == Event::MoneyMoved {
             self.list.reset();
         }
@@ -150,7 +160,7 @@ impl TabState for Orders {
         changed
     }
 
-    fn refresh(&mut self) {
+    fn refresh(&mut self, _index: &mut Index) {
         self.list.reload();
     }
 
@@ -171,12 +181,12 @@ impl TabState for Orders {
         Some(&mut self.search)
     }
 
-    fn search_changed(&mut self) -> bool {
+    fn search_changed(&mut self, _index: &Index) -> bool {
         self.list.reset();
         false
     }
 
-    fn clear_search(&mut self, _now: Instant) {
+    fn clear_search(&mut self, _now: Instant, _index: &Index) {
         if self.search.clear() {
             self.list.reset();
         }
@@ -190,7 +200,7 @@ impl TabState for Orders {
         Some(&self.status)
     }
 
-    fn set_status(&mut self, status: StatusFilter) {
+    fn set_status(&mut self, status: StatusFilter, _index: &Index) {
         if status != self.status {
             self.status = status;
             self.list.reset();
@@ -198,7 +208,7 @@ impl TabState for Orders {
     }
 
     /// Every order of the filter and search, read page by page as the file is written.
-    fn export(&self) -> Option<Result<ExportJob, &'static str>> {
+    fn export(&self, _index: &Index) -> Option<Result<ExportJob, &'static str>> {
         Some(Ok(ExportJob::Orders(self.query(1))))
     }
 

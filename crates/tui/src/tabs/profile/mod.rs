@@ -7,10 +7,11 @@ pub mod view;
 pub use money::{SPARK_DAYS, sparkline};
 
 use super::TabState;
-use crate::app::mode::{Mode, Overlay};
-use crate::app::{Ctx, Tone};
+use crate::forms::mode::{Mode, Overlay};
 use crate::forms::profile::ProfileForm;
 use crate::keymap::{Action, Context};
+use crate::kit::status::Tone;
+use crate::tabs::ctx::Ctx;
 use crate::view::Look;
 
 #[derive(Debug, Clone, Default)]

@@ -3,7 +3,7 @@
 //! off the event loop); this only lays them out. Bars carry the meaning by their height, and
 //! each chart is named by its title, so a terminal without colour reads the same.
 
-use crate::app::Remote;
+use crate::kit::remote::Remote;
 use crate::view::Look;
 use crate::view::lists::not_at_hand;
 use crate::view::theme::Theme;

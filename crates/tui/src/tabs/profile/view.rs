@@ -3,8 +3,8 @@
 //! or more (a terminal of 100×34), else compact.
 
 use super::money;
-use crate::app::Remote;
 use crate::keymap::{Action, Context};
+use crate::kit::remote::Remote;
 use crate::view::Look;
 use crate::view::lists::{failed_text, not_at_hand};
 use crate::view::theme::Theme;

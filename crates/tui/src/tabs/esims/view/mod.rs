@@ -2,7 +2,8 @@
 //! activation QR code: dark modules as black ink on a white ground whatever the terminal's
 //! colours (kept even with NO_COLOR: a camera needs them), with the 4-module quiet zone.
 
-use crate::app::Remote;
+use crate::index::Index;
+use crate::kit::remote::Remote;
 use crate::tabs::esims::Esims;
 use crate::tabs::esims::ResultRow;
 use crate::view::lists::failed_text;
@@ -180,7 +181,7 @@ fn search_title(v: &Seen<'_>, typing: bool, width: usize, theme: &Theme) -> Line
     rest.push(Span::raw(format!(" · {} found", esims.result_count())));
     let head = Span::styled(" My eSIMs", theme.title());
     let mut spans = vec![head.clone()];
-    if let Some(rule) = esims.attention() {
+    if let Some(rule) = esims.attention().then(|| v.index.rule()) {
         let (pct, days) = (rule.used_pct, rule.days);
         let wordings = [
             format!(" · needs attention, most urgent first (≥ {pct}% used or ≤ {days} d left)"),
@@ -209,7 +210,7 @@ fn search_title(v: &Seen<'_>, typing: bool, width: usize, theme: &Theme) -> Line
 /// ` · index 12 400 of 100 956 · 9 min to go`, ` · all 100 956 in the index`: how much of the
 /// inventory the search sees. "reading" only while a page is asked for.
 fn index_progress(v: &Seen<'_>) -> String {
-    let index = v.esims().index();
+    let index = v.index.read();
     let covered = group(index.covered());
     let progress = match (index.total(), index.is_complete(), index.error()) {
         (Some(total), true, _) => format!("all {} in the index", group(total)),
@@ -236,7 +237,7 @@ fn duration_words(d: std::time::Duration) -> String {
 
 fn draw_results(frame: &mut Frame, area: Rect, v: &Seen<'_>, theme: &Theme) {
     let esims = v.esims();
-    let index = esims.index();
+    let index = v.index.read();
     let whole = esims.whole_iccid();
     let lookup = esims
         .fresh()
@@ -299,12 +300,12 @@ fn draw_results(frame: &mut Frame, area: Rect, v: &Seen<'_>, theme: &Theme) {
 
 /// A result row: the full record's cells, or what the index knows (ICCID, status, package),
 /// the status with its age when it was read long ago.
-fn result_cells(esims: &crate::tabs::esims::Esims, row: ResultRow<'_>) -> Vec<String> {
+fn result_cells(index: &Index, row: ResultRow<'_>) -> Vec<String> {
     match row {
         ResultRow::Fetched(e) => cells(e),
         ResultRow::Indexed(r) => vec![
             r.iccid.to_string(),
-            indexed_status(esims, &r),
+            indexed_status(index, &r),
             r.package.name.clone(),
             esimdash_domain::location::short(&r.package.location).to_string(),
             r.limits.used_pct.map_or("-".to_string(), pct_gauge),
@@ -340,17 +341,17 @@ fn time_left(expires: Option<i64>, now: chrono::DateTime<chrono::Utc>) -> String
 }
 
 /// `in use`, or `in use (3 d old)` when the index read it longer ago than the configured age.
-fn indexed_status(esims: &crate::tabs::esims::Esims, row: &esimdash_inventory::Row<'_>) -> String {
+fn indexed_status(index: &Index, row: &esimdash_inventory::Row<'_>) -> String {
     let words = verdict::state_words(row.class, row.status);
-    match esims.stale_age(row) {
+    match index.stale_age(row) {
         Some(age) if age.num_days() > 0 => format!("{words} ({} d old)", age.num_days()),
         Some(age) => format!("{words} ({} h old)", age.num_hours()),
         None => words.to_string(),
     }
 }
 
-fn attention_cells(esims: &crate::tabs::esims::Esims, row: ResultRow<'_>) -> Vec<String> {
-    let now = esims.now();
+fn attention_cells(index: &Index, row: ResultRow<'_>) -> Vec<String> {
+    let now = index.now();
     let (iccid, status, limits, package, location) = match row {
         ResultRow::Fetched(e) => (
             e.raw_order_json.iccid.to_string(),
@@ -361,7 +362,7 @@ fn attention_cells(esims: &crate::tabs::esims::Esims, row: ResultRow<'_>) -> Vec
         ),
         ResultRow::Indexed(r) => (
             r.iccid.to_string(),
-            indexed_status(esims, &r),
+            indexed_status(index, &r),
             r.limits,
             r.package.name.clone(),
             esimdash_domain::location::short(&r.package.location).to_string(),
@@ -379,13 +380,14 @@ fn attention_cells(esims: &crate::tabs::esims::Esims, row: ResultRow<'_>) -> Vec
 
 fn draw_result_rows(frame: &mut Frame, area: Rect, v: &Seen<'_>, theme: &Theme) {
     let esims = v.esims();
-    if esims.attention().is_some() {
-        let cells = move |row: ResultRow<'_>| marked_cells(v, row.iccid(), attention_cells(esims, row));
+    let index = v.index;
+    if esims.attention() {
+        let cells = move |row: ResultRow<'_>| marked_cells(v, row.iccid(), attention_cells(index, row));
         cursor_table_from(
             frame,
             area,
             &marked_columns(v, &ATTENTION_COLUMNS),
-            |from| esims.result_rows_from(from),
+            |from| esims.result_rows_from(index, from),
             cells,
             esims.result_cursor(),
             theme,
@@ -396,8 +398,8 @@ fn draw_result_rows(frame: &mut Frame, area: Rect, v: &Seen<'_>, theme: &Theme) 
         frame,
         area,
         &marked_columns(v, &COLUMNS),
-        |from| esims.result_rows_from(from),
-        |row| marked_cells(v, row.iccid(), result_cells(esims, row)),
+        |from| esims.result_rows_from(index, from),
+        |row| marked_cells(v, row.iccid(), result_cells(index, row)),
         esims.result_cursor(),
         theme,
     );

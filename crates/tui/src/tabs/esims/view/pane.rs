@@ -2,8 +2,8 @@
 //! install kit with the activation QR code.
 
 use super::Seen;
-use crate::app::Remote;
 use crate::keymap::{Action, Context};
+use crate::kit::remote::Remote;
 use crate::tabs::esims::Code;
 use crate::view::lists::failed_text;
 use crate::view::lists::short_time;
@@ -65,11 +65,11 @@ pub(super) fn draw_pane(frame: &mut Frame, area: Rect, v: &Seen<'_>, theme: &The
         .title(Span::styled(" eSIM ", theme.title()));
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let Some(esim) = v.esims().selected() else {
+    let Some(esim) = v.esims().selected(v.index) else {
         paragraph(frame, inner, unfetched_lines(v, theme));
         return;
     };
-    let verdict = verdict::of(esim, v.esims().now());
+    let verdict = verdict::of(esim, v.index.now());
     let head = vec![
         Line::from(vec![
             Span::styled("ICCID    ", theme.muted()),
@@ -118,7 +118,7 @@ fn reissued_lines(v: &Seen<'_>, esim: &Esim, theme: &Theme) -> Vec<Line<'static>
     if profiles.len() < 2 {
         return Vec::new();
     }
-    let now = esims.now();
+    let now = v.index.now();
     let name = |e: &Esim| {
         format!(
             "{} ({})",
@@ -351,7 +351,7 @@ fn scrolled(frame: &mut Frame, area: Rect, lines: Vec<Line<'static>>, v: &Seen<'
     // A line of the screenful before stays in view, to read on from.
     let step = rows.saturating_sub(1).max(1);
     let last = (total - rows).div_ceil(step);
-    let screen = usize::from(v.esims().pane_scroll()).min(last);
+    let screen = usize::from(v.esims().pane_scroll(v.index)).min(last);
     let top = (screen * step).min(total - rows);
     frame.render_widget(text.scroll((u16::try_from(top).unwrap_or(u16::MAX), 0)), shown);
     let keymap = v.keymap();
@@ -387,7 +387,7 @@ pub(super) fn code_missing(v: &Seen<'_>, code: Option<&Code>, theme: &Theme) -> 
 fn unfetched_lines(v: &Seen<'_>, theme: &Theme) -> Vec<Line<'static>> {
     let esims = v.esims();
     // No result, but a whole ICCID searched for: the pane says what became of it.
-    let (iccid, no_result) = match (esims.selected_iccid(), esims.whole_iccid()) {
+    let (iccid, no_result) = match (esims.selected_iccid(v.index), esims.whole_iccid()) {
         (Some(selected), _) => (selected.as_str().to_string(), false),
         (None, Some(whole)) => (whole.as_str().to_string(), true),
         (None, None) => return vec![Line::raw("No eSIM selected.")],
@@ -395,7 +395,7 @@ fn unfetched_lines(v: &Seen<'_>, theme: &Theme) -> Vec<Line<'static>> {
     let fresh = esims.fresh().filter(|f| f.iccid.as_str() == iccid);
     let asked = fresh.map(|f| &f.iccid);
     let fresh = fresh.map(|f| &f.record);
-    let index = esims.index();
+    let index = v.index.read();
     let state = match (fresh, fresh.and_then(Remote::value)) {
         (_, Some(Found::Absent)) if no_result => "This account has no eSIM with this ICCID.".to_string(),
         // The whole list is in the index, and this ICCID is not.

@@ -2,8 +2,8 @@
 
 use super::Seen;
 use super::pane::{code_missing, qr_ink, qr_matrix};
-use crate::app::Remote;
 use crate::keymap::{Action, Context};
+use crate::kit::remote::Remote;
 use crate::tabs::esims::Esims;
 use crate::view::Look;
 use crate::view::theme::Theme;
@@ -95,7 +95,7 @@ fn zoom_text(v: &Seen<'_>, esim: &Esim, code: &str, room: Rect, theme: &Theme) -
 pub fn draw_zoom(frame: &mut Frame, esims: &Esims, look: &Look<'_>) {
     let (v, theme) = (&Seen { esims, look }, look.theme);
     let area = frame.area();
-    let esim = esims.selected();
+    let esim = esims.selected(look.index);
     let code = esim.and_then(|e| esims.code(e));
     let back = format!("{}: back", v.keymap().keys_text(Context::Zoom, Action::Close));
     let found = match (esim, code.and_then(Remote::value)) {

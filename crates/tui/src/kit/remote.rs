@@ -171,6 +171,11 @@ impl Slot for Option<JobId> {
     }
 }
 
+/// What a place shows when the answer it got is not the kind its request asks for.
+pub fn misfit() -> ApiError {
+    ApiError::Setup("the API's answer did not fit the request".to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

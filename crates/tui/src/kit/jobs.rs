@@ -4,7 +4,7 @@
 //! stale answer", "cancel what nobody waits for" and the clean-up after a 401 or a switch of
 //! account are each written once, for every kind.
 
-use super::Tab;
+use super::tab::Tab;
 use crate::msg::{Effect, ExportJob, JobId, Request};
 use esimdash_domain::iccid::Iccid;
 use std::collections::BTreeMap;
@@ -17,7 +17,8 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 /// Who started a job, and so who its answer goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Owner {
-    /// The screen itself: the header's profile, a plan's detail, the profile being saved.
+    /// The screen and the account itself: the header's profile and money, the profile being
+    /// saved, the inventory index's reads.
     App,
     Tab(Tab),
     /// The window open (a plan's detail, a form).

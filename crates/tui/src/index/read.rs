@@ -13,7 +13,7 @@
 //! tap, `inventory::kept::Writer`, the one save policy), so a session killed in the middle of
 //! a read loses at most the page it was writing, and the next one resumes at the gap.
 
-use crate::app::remote::Remote;
+use crate::kit::remote::Remote;
 use crate::msg::JobId;
 use chrono::{DateTime, Utc};
 use esimdash_api::ApiError;
@@ -184,7 +184,7 @@ impl IndexRead {
         self.asked_before.insert(page);
     }
 
-    pub(super) fn slot(&mut self) -> &mut dyn crate::app::remote::Slot {
+    pub(super) fn slot(&mut self) -> &mut dyn crate::kit::remote::Slot {
         &mut self.next
     }
 

@@ -1,8 +1,9 @@
 //! Where an order's eSIMs are, as far as the dashboard knows: one answer for the order's detail
 //! and for `e` (go to its eSIM), so that neither says "looked for" while nothing looks.
 
-use super::Esims;
-use esimdash_api::model::Order;
+use super::Index;
+use esimdash_api::model::{Esim, Order};
+use esimdash_domain::order_no::OrderNo;
 use esimdash_domain::status::Status;
 use esimdash_domain::text::grouped;
 
@@ -43,25 +44,48 @@ impl OrderEsims {
     }
 }
 
-impl Esims {
+impl Index {
+    /// The ICCIDs of the eSIMs an order made, from the records at hand (a tab's pages, a
+    /// lookup's record) and the index; and whether the index is whole (so that none found
+    /// means none).
+    pub fn iccids_of_order<'a>(
+        &self,
+        number: &OrderNo,
+        at_hand: impl Iterator<Item = &'a Esim>,
+    ) -> (Vec<String>, bool) {
+        let mut found: Vec<String> = Vec::new();
+        for e in at_hand.filter(|e| e.record.provider_order_no == *number) {
+            if !found.iter().any(|f| *f == e.raw_order_json.iccid.as_str()) {
+                found.push(e.raw_order_json.iccid.to_string());
+            }
+        }
+        for iccid in self.inventory().iccids_of_order(number.as_str()) {
+            if !found.iter().any(|f| f == iccid) {
+                found.push(iccid.to_string());
+            }
+        }
+        (found, self.read.is_complete())
+    }
+
     /// Where `order`'s eSIMs are. An order that is not pending and whose eSIM the index lacks
     /// though complete may be newer than the index's read (allocated since): `look_for_order`
     /// reads the list from the top once for it.
-    pub fn order_esims(&self, order: &Order) -> OrderEsims {
-        let (found, whole) = self.iccids_of_order(&order.record.provider_order_no);
+    pub fn order_esims<'a>(&self, order: &Order, at_hand: impl Iterator<Item = &'a Esim>) -> OrderEsims {
+        let (found, whole) = self.iccids_of_order(&order.record.provider_order_no, at_hand);
         if !found.is_empty() {
             return OrderEsims::Found(found);
         }
         if order.record.status == Status::Pending {
             return OrderEsims::NotAllocated;
         }
+        let read = &self.read;
         let read_for_it = self.sought_order.as_deref() == Some(order.record.provider_order_no.as_str());
-        if whole && read_for_it && !self.index.reads_top() && !self.index.is_reading() {
+        if whole && read_for_it && !read.reads_top() && !read.is_reading() {
             return OrderEsims::NotInList;
         }
-        let (covered, total) = (self.index.covered(), self.index.total());
+        let (covered, total) = (read.covered(), read.total());
         // "Looking" only while a page is asked for or about to be.
-        if self.index.is_reading() || self.index.wanted_page().is_some() {
+        if read.is_reading() || read.wanted_page().is_some() {
             OrderEsims::LookingFor { covered, total }
         } else {
             OrderEsims::NotRead { covered, total }
@@ -70,20 +94,20 @@ impl Esims {
 
     /// Reads what finding `order`'s eSIM needs: the pages the index lacks, or once, the list
     /// from the top (its eSIM may be newer than the index's read).
-    pub(super) fn look_for_order(&mut self, order: &Order) {
+    pub fn look_for_order<'a>(&mut self, order: &Order, at_hand: impl Iterator<Item = &'a Esim>) {
         let number = order.record.provider_order_no.as_str();
         if !matches!(
-            self.order_esims(order),
+            self.order_esims(order, at_hand),
             OrderEsims::LookingFor { .. } | OrderEsims::NotRead { .. }
         ) {
             return;
         }
         if self.sought_order.as_deref() != Some(number) {
             self.sought_order = Some(number.to_string());
-            if self.index.is_complete() {
-                self.index.from_the_top();
+            if self.read.is_complete() {
+                self.read.from_the_top();
             }
         }
-        self.start_scan();
+        self.read.want_whole();
     }
 }

@@ -1,14 +1,11 @@
-//! What a tab or a form gets from the app while it handles a key (`Ctx`), and what it asks of
-//! the rest of the screen once it has handled a key or an answer (`Then`): the app does it. So a
-//! tab never reaches into the app, the mode or another tab.
+//! What a tab or a window asks of the rest of the screen once it has handled a key or an
+//! answer (`Then`), and what happened elsewhere that every tab is told (`Event`): the app does
+//! it. So neither reaches into the app, the mode or another tab. A tab opening a window sets
+//! the mode through its context (`tabs::Ctx`); a window only ever closes itself.
 
-use super::jobs::{Job, Outbox};
-use super::mode::Mode;
-use super::{Tab, Tone};
-use crate::keymap::{Action, Keymap};
-use crate::tabs::Event;
-use esimdash_api::model::Profile;
-use std::time::Instant;
+use super::status::Tone;
+use super::tab::Tab;
+use crate::keymap::Action;
 
 #[derive(Debug, Clone)]
 pub enum Then {
@@ -23,8 +20,8 @@ pub enum Then {
     MoneyMoved(Option<rust_decimal::Decimal>),
     /// Told to every tab.
     Tell(Event),
-    /// The screen goes to this mode: a window opens, a view closes.
-    Mode(Mode),
+    /// The window open closes (the tab's list is browsed again).
+    Close,
     /// This tab is shown (whatever window was open closes).
     Show(Tab),
     /// Onto the clipboard, if the guard passed it; else the message says why not.
@@ -52,31 +49,17 @@ pub enum About {
     Plan(String),
 }
 
-/// What a tab or a form may read and send while it handles a key.
-pub struct Ctx<'a> {
-    pub now: Instant,
-    pub about: About,
-    /// The mode the screen is in.
-    pub mode: &'a Mode,
-    /// The keys in force, for messages that name them.
-    pub keymap: &'a Keymap,
-    /// The profile as last loaded (its balance, the form that edits it).
-    pub profile: Option<&'a Profile>,
-    pub out: Outbox<'a>,
-    pub then: Vec<Then>,
-}
-
-impl Ctx<'_> {
-    pub fn flash(&mut self, text: impl Into<String>, tone: Tone) {
-        self.then.push(Then::Flash(text.into(), tone));
-    }
-
-    pub fn set_mode(&mut self, mode: Mode) {
-        self.then.push(Then::Mode(mode));
-    }
-
-    /// Whether a job of this kind runs for the account.
-    pub fn running(&self, which: impl Fn(&Job) -> bool) -> Option<&Job> {
-        self.out.running().find(|j| which(j))
-    }
+/// What happened elsewhere that a tab may follow: the app tells every tab.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// Money moved: what shows balances, orders and eSIMs is read again.
+    MoneyMoved,
+    /// A top-up of this eSIM was placed from its window: its record is watched until it shows it.
+    ToppedUp(esimdash_domain::iccid::Iccid),
+    /// A bulk run topped up these eSIMs: their records are read again.
+    ToppedUpMany(Vec<esimdash_domain::iccid::Iccid>),
+    /// These eSIMs leave the marks (topped up, or left out of a bulk top-up).
+    Unmark(Vec<String>),
+    /// The plan and quantity a bulk top-up was paid with, offered first the next time.
+    BulkChoice(String, u32),
 }

@@ -1,13 +1,13 @@
 //! Where the keyboard goes: one value, so that two modes can never be on at once (a search typed
 //! while a window is open, a zoom left on after the tab changed).
 
-use super::jobs::{Outbox, Owner};
-use super::remote::Remote;
 use crate::forms::Window;
 use crate::forms::bulk::BulkForm;
 use crate::forms::profile::ProfileForm;
 use crate::forms::purchase::PurchaseForm;
 use crate::keymap::Context;
+use crate::kit::jobs::{Outbox, Owner};
+use crate::kit::remote::Remote;
 use esimdash_api::model::{Order, Plan};
 use esimdash_domain::status::StatusFilter;
 
@@ -54,7 +54,7 @@ pub enum Overlay {
     Notices,
     /// "Top up which eSIM?": an ICCID typed in.
     IccidPrompt {
-        input: super::input::TextInput,
+        input: crate::kit::input::TextInput,
         error: Option<String>,
     },
 }
@@ -77,6 +77,14 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// "Top up which eSIM?", empty (`forms/iccid_prompt.rs` takes its keys).
+    pub fn iccid_prompt() -> Mode {
+        Mode::Overlay(Overlay::IccidPrompt {
+            input: crate::kit::input::TextInput::limited(crate::kit::input::ICCID_MAX_CHARS),
+            error: None,
+        })
+    }
+
     /// Where closing this view leads: the pane a zoom was opened from, else the list.
     pub fn closed(&self) -> Mode {
         match self {
