@@ -88,8 +88,10 @@ async fn run(cli: Cli, log_path: Option<PathBuf>) -> ExitCode {
                             .map(|(dir, account)| esimdash_inventory::kept::at(dir, account)),
                         at,
                     };
-                    if let Some(index) = &saved.index {
-                        index.feed_from(&opened.client);
+                    if let Some(index) = saved.index.clone() {
+                        // Every eSIM the command reads goes into the saved index as it comes.
+                        let tap = move |read: &esimdash_api::EsimsRead<'_>| index.feed(read.esims, read.place);
+                        opened.client.on_esims_read(std::sync::Arc::new(tap));
                     }
                     let result = commands::run_session(command, &opened.client, &prefs, &saved, &output).await;
                     if let Some(index) = &saved.index {

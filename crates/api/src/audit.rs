@@ -241,7 +241,7 @@ impl Trail {
         // its outcome: so a session starts by looking at a directory, not by reading the trail.
         let open = self.open_mark(entry);
         if let (Some(mark), Stage::Asked) = (&open, entry.stage) {
-            crate::private_file::create_or_keep(mark)?;
+            esimdash_files::create_or_keep(mark)?;
         }
         self.append_line(entry)?;
         if let Some(mark) = open.filter(|_| entry.tells_outcome()) {
@@ -281,7 +281,7 @@ impl Trail {
             return;
         };
         let done = if open {
-            crate::private_file::create_or_keep(&mark)
+            esimdash_files::create_or_keep(&mark)
         } else {
             std::fs::remove_file(&mark)
         };
@@ -317,13 +317,13 @@ impl Trail {
     /// Notes that the account's whole trail was read and every open payment in it marked.
     pub fn mark_scanned(&self, account: &str) {
         let path = self.open_dir(account).join(SCANNED);
-        if let Err(e) = crate::private_file::create_or_keep(&path) {
+        if let Err(e) = esimdash_files::create_or_keep(&path) {
             tracing::warn!(path = %path.display(), %e, "could not note that the trail was read");
         }
     }
 
     fn append_line(&self, entry: &Entry) -> std::io::Result<()> {
-        let mut file = crate::private_file::open_append(&self.path)?;
+        let mut file = esimdash_files::open_append(&self.path)?;
         let mut line = Vec::with_capacity(512);
         if ends_torn(&mut file)? {
             line.push(b'\n');
@@ -409,7 +409,7 @@ pub struct Read {
 
 /// Reads the whole trail; a missing file is an empty trail.
 pub fn read(path: &Path) -> std::io::Result<Read> {
-    let text = match crate::private_file::read_regular(path) {
+    let text = match esimdash_files::read_regular(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Read::default()),
         Err(e) => return Err(e),

@@ -8,8 +8,9 @@
 //!   twice. Anywhere else nothing is ever sent again: the caller looks in the order list.
 
 use super::client::{Client, PROFILE_UPDATE, Write};
+use super::envelope::ProfileEnvelope;
 use super::error::{ApiError, Endpoint};
-use super::model::{Order, OrderRequest, Placed, Profile, ProfileEnvelope, ProfileUpdate, TopupRequest};
+use super::model::{Order, OrderRequest, Placed, Profile, ProfileUpdate, TopupRequest};
 use super::payment::Payment;
 use crate::audit::{Entry, Stage};
 use esimdash_domain::iccid::Iccid;

@@ -372,7 +372,9 @@ impl Client {
     /// One plan by slug, priced for this reseller.
     pub async fn plan(&self, slug: &str) -> Result<Plan, ApiError> {
         let answer = self.get(PLANS, &[("slug", slug)]).await?;
-        answer.json::<model::PlanEnvelope>(&self.inner.secret).map(|e| e.data)
+        answer
+            .json::<crate::envelope::PlanEnvelope>(&self.inner.secret)
+            .map(|e| e.data)
     }
 
     /// The top-up plans offered for one eSIM; empty when it cannot be topped up.
@@ -480,7 +482,7 @@ impl Client {
     pub async fn profile(&self) -> Result<Profile, ApiError> {
         let answer = self.get(PROFILE, &[]).await?;
         answer
-            .json::<model::ProfileEnvelope>(&self.inner.secret)
+            .json::<crate::envelope::ProfileEnvelope>(&self.inner.secret)
             .map(|e| e.profile)
     }
 
@@ -490,7 +492,9 @@ impl Client {
         let (endpoint, balance) = match self.get(BALANCE, &[]).await {
             Ok(answer) => (
                 BALANCE,
-                answer.json::<model::BalanceEnvelope>(&self.inner.secret)?.balance_usd,
+                answer
+                    .json::<crate::envelope::BalanceEnvelope>(&self.inner.secret)?
+                    .balance_usd,
             ),
             Err(ApiError::Api { status: 404, .. }) => (PROFILE, self.profile().await?.balance_usd),
             Err(e) => return Err(e),

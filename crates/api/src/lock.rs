@@ -26,7 +26,7 @@ pub fn path_for(trail: &Path, account: &str) -> PathBuf {
 impl AccountLock {
     /// The lock if no other process holds it now.
     pub fn try_take(path: &Path) -> std::io::Result<Option<Self>> {
-        let file = crate::private_file::open_or_create(path)?;
+        let file = esimdash_files::open_or_create(path)?;
         match file.try_lock() {
             Ok(()) => Ok(Some(Self { _file: file })),
             Err(TryLockError::WouldBlock) => Ok(None),

@@ -46,7 +46,7 @@ pub fn provider() -> Arc<CryptoProvider> {
 
 /// The certificates of a PEM file (`ca_file`): at least one, or why not, in words.
 pub fn read_pem_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
-    let bytes = crate::private_file::read_regular(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let bytes = esimdash_files::read_regular(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let certs = CertificateDer::pem_slice_iter(&bytes)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("{} is not a PEM certificate file: {e}", path.display()))?;

@@ -32,7 +32,8 @@ impl TeamIndex {
     pub(crate) fn open(dir: &Path, upstream: &Client, account: &str) -> TeamIndex {
         let account = esimdash_inventory::store::account_key(upstream.base_url().as_str(), account);
         let kept = kept::at(dir, &account);
-        kept.feed_from(upstream);
+        let feed = kept.clone();
+        upstream.on_esims_read(std::sync::Arc::new(move |read| feed.feed(read.esims, read.place)));
         TeamIndex {
             kept,
             total: AtomicU64::new(0),

@@ -6,8 +6,8 @@
 //! was sent is written.
 
 use super::store::{self, LoadError, SavedIndex, Store};
-use super::{Seen, Whereabouts};
-use esimdash_api::Client;
+use super::{PagePlace, Seen, Whereabouts};
+use esimdash_domain::model::Esim;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -57,13 +57,11 @@ impl Kept {
         esimdash_domain::sync::lock(&self.inner)
     }
 
-    /// From now on, every eSIM `client` reads goes into the index as it comes.
-    pub fn feed_from(&self, client: &Client) {
-        // The writer's thread starts with the first read: `balance` never starts it.
-        let kept = self.clone();
-        client.on_esims_read(Arc::new(move |read| {
-            kept.writer().send(Seen::read(read.esims, read.place));
-        }));
+    /// A read of the eSIM list, into the index as it comes (the client's tap calls this for
+    /// every eSIM it reads). The writer's thread starts with the first read: `balance`, which
+    /// reads no eSIM, never starts it.
+    pub fn feed(&self, esims: &[Esim], place: Option<PagePlace>) {
+        self.writer().send(Seen::read(esims, place));
     }
 
     /// Waits until every read sent is written (as a session ends); `false` if that took longer

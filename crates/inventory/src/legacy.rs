@@ -44,7 +44,7 @@ pub enum LoadError {
 }
 
 pub fn load(path: &Path, account: &str) -> Result<Inventory, LoadError> {
-    let bytes = match esimdash_api::private_file::read_regular(path) {
+    let bytes = match esimdash_files::read_regular(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(LoadError::Missing),
         Err(e) => return Err(LoadError::Unreadable(e.to_string())),

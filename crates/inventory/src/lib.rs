@@ -20,13 +20,13 @@ mod search;
 pub mod seen;
 pub mod store;
 
-pub use esimdash_api::model::Whereabouts;
+pub use esimdash_domain::model::Whereabouts;
 pub use search::{AttentionAt, Selection};
 pub use seen::{Entry, PagePlace, Seen};
 
-use esimdash_api::model::Esim;
 use esimdash_domain::attention::Limits;
 use esimdash_domain::esim_state::Class;
+use esimdash_domain::model::Esim;
 use esimdash_domain::status::Status;
 use std::collections::HashMap;
 

@@ -108,7 +108,7 @@ pub fn open(path: &Path, account: &str, schema: &Schema) -> Result<Opened, LoadE
 
 fn open_as_is(path: &Path, account: &str, schema: &Schema) -> Result<Opened, Opening> {
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    esimdash_api::private_file::create_dir(dir)?;
+    esimdash_files::create_dir(dir)?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -117,7 +117,7 @@ fn open_as_is(path: &Path, account: &str, schema: &Schema) -> Result<Opened, Ope
     // Made here first, private and never through a link; SQLite's own files beside it
     // (-wal, -shm) take its mode.
     let fresh = !path.exists();
-    drop(esimdash_api::private_file::open_or_create(path)?);
+    drop(esimdash_files::open_or_create(path)?);
     let mut conn = Connection::open(path)?;
     conn.busy_timeout(BUSY_WAIT)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;

@@ -3,10 +3,10 @@
 //! client reads (`esimdash_api::Client::on_esims_read`), whatever asked for it.
 
 use super::Package;
-use esimdash_api::model::Esim;
-pub use esimdash_api::model::PagePlace;
 use esimdash_domain::attention::{Judged, Limits};
 use esimdash_domain::esim_state::Class;
+use esimdash_domain::model::Esim;
+pub use esimdash_domain::model::PagePlace;
 use esimdash_domain::status::Status;
 
 /// One eSIM as the index keeps it.

@@ -724,7 +724,7 @@ mod tests {
         let victim = dir.path().join("victim");
         std::fs::write(&victim, "precious").unwrap();
         let path = path_in(&dir.path().join("esimdash"), "abc");
-        esimdash_api::private_file::create_dir(path.parent().unwrap()).unwrap();
+        esimdash_files::create_dir(path.parent().unwrap()).unwrap();
         std::os::unix::fs::symlink(&victim, &path).unwrap();
         assert!(Store::open(&path, "abc").is_err());
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");

@@ -210,7 +210,7 @@ impl Journal {
             lines: 0,
         };
         if lock {
-            let lock_file = esimdash_api::private_file::open_or_create(&path.with_extension("lock")).map_err(failed)?;
+            let lock_file = esimdash_files::open_or_create(&path.with_extension("lock")).map_err(failed)?;
             match lock_file.try_lock() {
                 Ok(()) => journal._lock = Some(lock_file),
                 Err(TryLockError::WouldBlock) => return Err(JournalError::Busy(path.to_path_buf())),
@@ -219,7 +219,7 @@ impl Journal {
         } else if !path.exists() {
             return Ok(journal);
         }
-        let bytes = match esimdash_api::private_file::read_regular(path) {
+        let bytes = match esimdash_files::read_regular(path) {
             Err(e) if lock && e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
             read => read.map_err(failed)?,
         };
@@ -237,7 +237,7 @@ impl Journal {
             if journal.lines > COMPACT_AT * journal.rows.len() + 1000 {
                 journal.compact().map_err(failed)?;
             }
-            let mut file = esimdash_api::private_file::open_append(path).map_err(failed)?;
+            let mut file = esimdash_files::open_append(path).map_err(failed)?;
             if !text.is_empty() && !text.ends_with('\n') {
                 file.write_all(b"\n").map_err(failed)?;
             }
@@ -344,7 +344,7 @@ impl Journal {
             let Some(hash) = legacy_file_hash(&name, kind) else {
                 continue;
             };
-            let Ok(bytes) = esimdash_api::private_file::read_regular(&entry.path()) else {
+            let Ok(bytes) = esimdash_files::read_regular(&entry.path()) else {
                 continue;
             };
             // The old journal of this very file goes on as this file's run, as it did then.
@@ -541,7 +541,7 @@ impl Journal {
             text.push_str(&serde_json::to_string(&line).map_err(std::io::Error::other)?);
             text.push('\n');
         }
-        esimdash_api::private_file::write_whole(&self.path, |out| out.write_all(text.as_bytes()))?;
+        esimdash_files::write_whole(&self.path, |out| out.write_all(text.as_bytes()))?;
         self.lines = text.lines().count();
         Ok(())
     }

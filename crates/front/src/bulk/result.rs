@@ -23,7 +23,7 @@ pub fn folder_of(path: &Path) -> &Path {
 
 /// Writes every row of `batch` to `path`; the error says which file and why.
 pub fn write(batch: &Batch, path: &Path) -> Result<(), String> {
-    esimdash_api::private_file::write_whole(path, |out| {
+    esimdash_files::write_whole(path, |out| {
         let mut writer = csv::Writer::from_writer(out);
         writer.write_record(["row", "iccid", "slug", "quantity", "outcome", "order", "error"])?;
         for line in &batch.lines {

@@ -110,7 +110,7 @@ impl From<FileError> for ReadError {
 /// Reads and checks the file at `path`; `stopped` is asked every few thousand rows.
 pub fn read(path: &Path, kind: Kind, stopped: &dyn Fn() -> bool) -> Result<Parsed, ReadError> {
     let failed = |e: std::io::Error| FileError::one(format!("{}: {e}", path.display()));
-    let text = esimdash_api::private_file::read_regular_at_most(path, MAX_FILE_BYTES).map_err(failed)?;
+    let text = esimdash_files::read_regular_at_most(path, MAX_FILE_BYTES).map_err(failed)?;
     let Some(text) = text else {
         return Err(FileError::one(format!(
             "the file is larger than {} MB, more than a bulk file holds (100 000 rows take a few MB): split it, or remove the columns it does not need",

@@ -207,7 +207,7 @@ pub fn load_file(path: &Path, must_exist: bool) -> Result<Option<FileConfig>, Co
     };
     // A plain file of a bounded size: a FIFO is refused at once, never waited on, and a huge
     // file before the TOML reader asks for memory in proportion to it.
-    let bytes = match esimdash_api::private_file::read_regular_at_most(path, MOST_CONFIG_BYTES) {
+    let bytes = match esimdash_files::read_regular_at_most(path, MOST_CONFIG_BYTES) {
         Ok(Some(bytes)) => bytes,
         Ok(None) => {
             return Err(failed(format!(

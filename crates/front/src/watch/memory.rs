@@ -52,7 +52,7 @@ impl Memory {
             why,
         };
         let fresh = !path.exists();
-        drop(esimdash_api::private_file::open_or_create(path).map_err(|e| unreadable(e.to_string()))?);
+        drop(esimdash_files::open_or_create(path).map_err(|e| unreadable(e.to_string()))?);
         let conn = Connection::open(path).map_err(|e| unreadable(e.to_string()))?;
         let mut memory = Self {
             conn,
@@ -182,7 +182,7 @@ impl Memory {
 
 /// A memory as an earlier version kept it: one JSON document, every eSIM in it.
 fn legacy(path: &Path) -> Result<Seen, MemoryError> {
-    let bytes = esimdash_api::private_file::read_regular(path)?;
+    let bytes = esimdash_files::read_regular(path)?;
     serde_json::from_slice(&bytes).map_err(|e| MemoryError::Unreadable {
         path: path.to_path_buf(),
         why: e.to_string(),

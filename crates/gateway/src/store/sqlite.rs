@@ -18,9 +18,9 @@ impl Sqlite {
         // SQLite makes with its mode) 0600, a folder made for it 0700.
         let io = |e: std::io::Error| StoreError::Open(format!("{}: {e}", path.display()));
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
-            esimdash_api::private_file::create_dir(dir).map_err(io)?;
+            esimdash_files::create_dir(dir).map_err(io)?;
         }
-        esimdash_api::private_file::create_or_keep(path).map_err(io)?;
+        esimdash_files::create_or_keep(path).map_err(io)?;
         let fail = |e: rusqlite::Error| StoreError::Open(format!("{}: {e}", path.display()));
         let conn = rusqlite::Connection::open(path).map_err(fail)?;
         // Another replica's payment holds the write lock for a few milliseconds: wait for it.

@@ -68,12 +68,10 @@ pub fn opt_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error>
             if v.trim().is_empty() {
                 return Ok(None);
             }
-            v.trim().parse().map(Some).map_err(|_| {
-                E::custom(format!(
-                    "{:?} is not a whole number",
-                    esimdash_domain::text::excerpt(v, 30)
-                ))
-            })
+            v.trim()
+                .parse()
+                .map(Some)
+                .map_err(|_| E::custom(format!("{:?} is not a whole number", crate::text::excerpt(v, 30))))
         }
         fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
             Ok(None)
@@ -91,11 +89,11 @@ pub fn u64_or_zero<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
 }
 
 /// An ICCID, read as text as tolerantly as `string`, and decoded once.
-pub fn iccid<'de, D: Deserializer<'de>>(d: D) -> Result<esimdash_domain::iccid::EsimIccid, D::Error> {
-    string(d).map(|text| esimdash_domain::iccid::EsimIccid::parse(&text))
+pub fn iccid<'de, D: Deserializer<'de>>(d: D) -> Result<crate::iccid::EsimIccid, D::Error> {
+    string(d).map(|text| crate::iccid::EsimIccid::parse(&text))
 }
 
 /// An order number, read as text as tolerantly as `string`.
-pub fn order_no<'de, D: Deserializer<'de>>(d: D) -> Result<esimdash_domain::order_no::OrderNo, D::Error> {
-    string(d).map(esimdash_domain::order_no::OrderNo::from)
+pub fn order_no<'de, D: Deserializer<'de>>(d: D) -> Result<crate::order_no::OrderNo, D::Error> {
+    string(d).map(crate::order_no::OrderNo::from)
 }

@@ -3,12 +3,12 @@
 //! exactly or refused. Writing (for `--json`) mirrors the API: plan prices as numbers, order
 //! prices and balances as decimal strings.
 
-use super::lenient;
-use super::timestamp::Timestamp;
-use esimdash_domain::iccid::{EsimIccid, Iccid};
-use esimdash_domain::money;
-use esimdash_domain::order_no::OrderNo;
-use esimdash_domain::status::{Status, StatusFilter};
+use crate::iccid::{EsimIccid, Iccid};
+use crate::lenient;
+use crate::money;
+use crate::order_no::OrderNo;
+use crate::status::{Status, StatusFilter};
+use crate::timestamp::Timestamp;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
@@ -138,23 +138,23 @@ pub struct Esim {
 }
 
 /// What the attention rule reads of an eSIM: its status, its data used and its expiry.
-impl esimdash_domain::attention::Judged for Esim {
-    fn class(&self) -> esimdash_domain::esim_state::Class {
+impl crate::attention::Judged for Esim {
+    fn class(&self) -> crate::esim_state::Class {
         self.facts().classify()
     }
 
-    fn limits(&self) -> esimdash_domain::attention::Limits {
+    fn limits(&self) -> crate::attention::Limits {
         let raw = &self.raw_order_json;
-        esimdash_domain::attention::Limits::new(raw.order_usage, raw.total_volume, raw.expired_time.at())
+        crate::attention::Limits::new(raw.order_usage, raw.total_volume, raw.expired_time.at())
     }
 }
 
 impl Esim {
     /// What its state is read from (`domain::esim_state`).
-    pub fn facts(&self) -> esimdash_domain::esim_state::Facts<'_> {
+    pub fn facts(&self) -> crate::esim_state::Facts<'_> {
         let raw = &self.raw_order_json;
         let days = raw.duration_unit.is_empty() || raw.duration_unit.eq_ignore_ascii_case("DAY");
-        esimdash_domain::esim_state::Facts {
+        crate::esim_state::Facts {
             status: Some(&self.record.status),
             smdp: &raw.smdp_status,
             eid: &raw.eid,
@@ -463,24 +463,4 @@ fn plans_in(raw: &RawValue, depth: u8) -> Result<Vec<Plan>, String> {
         }
     }
     Err("expected a list of plans (an array, or one inside data, packageList or obj)".to_string())
-}
-
-/// `{"data": Plan}`, the answer to `?slug=`.
-#[derive(Debug, Deserialize)]
-pub(crate) struct PlanEnvelope {
-    pub data: Plan,
-}
-
-/// `{"profile": Profile}`, the answer to GET and PATCH of the profile.
-#[derive(Debug, Deserialize)]
-pub(crate) struct ProfileEnvelope {
-    pub profile: Profile,
-}
-
-/// `{"balanceUsd": "…"}`.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct BalanceEnvelope {
-    #[serde(default, deserialize_with = "money::de_opt")]
-    pub balance_usd: Option<Decimal>,
 }
