@@ -51,10 +51,7 @@ fn bulk(app: &App) -> Option<&BulkStage> {
 async fn pick(live: &mut Live, api: &Client) -> (String, Vec<(usize, String)>, (usize, String)) {
     live.send(key('3'));
     assert!(
-        live.until(Duration::from_secs(10), |app| app
-            .esims()
-            .selected(app.index())
-            .is_some())
+        live.until(Duration::from_secs(10), |app| app.selected_esim().is_some())
             .await
     );
     let rows = listed_iccids(&live.app);

@@ -270,15 +270,7 @@ impl Harness {
     /// Feeds one message and runs all it asks for: a key press and its answers, as a user sees.
     /// Moves down My eSIMs to the first eSIM of `class` after the one selected.
     pub async fn down_to(&mut self, class: esimdash_domain::esim_state::Class) {
-        while self
-            .app
-            .esims()
-            .selected(self.app.index())
-            .expect("an eSIM selected")
-            .facts()
-            .classify()
-            != class
-        {
+        while self.app.selected_esim().expect("an eSIM selected").facts().classify() != class {
             self.send_and_settle(key('j')).await;
         }
     }

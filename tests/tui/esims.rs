@@ -68,7 +68,7 @@ async fn the_qr_on_the_rendered_screen_decodes_to_the_selected_esims_code() {
     let mut h = Harness::acme_on('3').await;
     let mut drawn = 0;
     while drawn < 4 {
-        let esim = h.app.esims().selected(h.app.index()).unwrap().clone();
+        let esim = h.app.selected_esim().unwrap().clone();
         // The pane draws the code only where it can be installed now.
         if esim.facts().classify() != esimdash_domain::esim_state::Class::ReadyToInstall {
             assert!(h.screen(120, 40).contains("QR code not drawn"));
@@ -175,15 +175,9 @@ async fn the_search_reads_the_inventory_in_the_background_and_jumps_to_a_whole_i
         matches!(h.app.mode(), Mode::Detail),
         "a whole ICCID that is found ends typing, detail open"
     );
-    assert_eq!(
-        h.app.esims().selected_iccid(h.app.index()).as_deref(),
-        Some(target.as_str())
-    );
+    assert_eq!(h.app.selected_iccid().as_deref(), Some(target.as_str()));
     h.settle().await;
-    assert_eq!(
-        h.app.esims().selected(h.app.index()).unwrap().raw_order_json.iccid,
-        target
-    );
+    assert_eq!(h.app.selected_esim().unwrap().raw_order_json.iccid, target);
     // By package name too.
     h.send(code(KeyCode::Esc));
     h.send(code(KeyCode::Esc));
@@ -203,7 +197,7 @@ async fn y_copies_the_iccid_and_capital_y_the_activation_code_once_known() {
     let effects = h.send(key('y'));
     assert!(copies(&effects).is_empty(), "nothing loaded, nothing selected");
     h.settle().await;
-    let esim = h.app.esims().selected(h.app.index()).unwrap().clone();
+    let esim = h.app.selected_esim().unwrap().clone();
     let effects = h.send(key('y'));
     assert_eq!(copies(&effects), vec![("ICCID", esim.raw_order_json.iccid.to_string())]);
     h.settle().await;
@@ -241,10 +235,7 @@ async fn an_iccid_typed_before_its_page_arrives_is_jumped_to_when_it_does() {
     assert!(matches!(h.app.mode(), Mode::Typing), "not found yet: still typing");
     h.settle().await;
     assert!(matches!(h.app.mode(), Mode::Detail), "found when its page came in");
-    assert_eq!(
-        h.app.esims().selected(h.app.index()).unwrap().raw_order_json.iccid,
-        target
-    );
+    assert_eq!(h.app.selected_esim().unwrap().raw_order_json.iccid, target);
     assert_eq!(
         h.app.flash_message().as_ref().map(|f| f.text.as_str()),
         Some("Found the eSIM with that ICCID")
@@ -267,11 +258,7 @@ async fn oldest_esim(h: &Harness) -> (String, u64) {
 
 /// The activation code the app holds for an eSIM; fails the test if it has none.
 pub(crate) fn code_of(h: &Harness, iccid: &str) -> String {
-    let selected = h
-        .app
-        .esims()
-        .selected(h.app.index())
-        .filter(|e| e.raw_order_json.iccid == iccid);
+    let selected = h.app.selected_esim().filter(|e| e.raw_order_json.iccid == iccid);
     match selected.and_then(|e| h.app.esims().code(e)).and_then(|c| c.value()) {
         Some(Ok(code)) => code.clone(),
         other => panic!("no activation code for {iccid}: {other:?}"),
@@ -291,7 +278,7 @@ async fn a_hostile_activation_code_is_never_drawn_or_copied() {
         }
     })
     .await;
-    let iccid = h.app.esims().selected_iccid(h.app.index()).unwrap().to_string();
+    let iccid = h.app.selected_iccid().unwrap().to_string();
     let screen = h.screen(120, 40);
     assert!(
         screen.contains("No QR code: the API's activation code holds") && screen.contains("control characters"),

@@ -51,10 +51,7 @@ async fn until(live: &mut Live, limit: Duration, done: impl Fn(&Live) -> bool) -
 }
 
 fn selected_iccid(live: &Live) -> Option<String> {
-    live.app
-        .esims()
-        .selected(live.app.index())
-        .map(|e| e.raw_order_json.iccid.to_string())
+    live.app.selected_esim().map(|e| e.raw_order_json.iccid.to_string())
 }
 
 #[tokio::test]
@@ -91,11 +88,7 @@ async fn an_iccid_from_the_oldest_page_and_its_qr_code_in_three_requests_within_
     let screen = render(&live.app, 120, 40, Instant::now());
     eprintln!("the oldest of 100 956 eSIMs with its QR code: {requests} requests, {took:?}");
     assert!(code_shown(&live), "the eSIM and its code are shown:\n{screen}");
-    let scannable = live
-        .app
-        .esims()
-        .selected(live.app.index())
-        .map(|e| e.facts().classify())
+    let scannable = live.app.selected_esim().map(|e| e.facts().classify())
         == Some(esimdash_domain::esim_state::Class::ReadyToInstall);
     assert!(
         screen.contains(&iccid) && (screen.contains("▀▀▀") || !scannable && screen.contains("QR code not drawn")),
@@ -205,7 +198,7 @@ async fn after_a_top_up_or_r_on_a_found_esim_nothing_loads_for_ever() {
     h.settle().await;
     h.keys(&iccid[6..]);
     h.settle().await;
-    assert_eq!(h.app.esims().selected_iccid(h.app.index()).unwrap().to_string(), iccid);
+    assert_eq!(h.app.selected_iccid().unwrap().to_string(), iccid);
     let says_loading = |h: &Harness| h.screen(120, 40).lines().take(4).any(|l| l.contains("loading"));
     let labelled = |h: &Harness| h.app.tab_labels().iter().any(|(_, label)| label.contains("(! "));
     assert!(labelled(&h), "the attention count is known once the inventory is read");
@@ -231,7 +224,7 @@ async fn after_a_top_up_or_r_on_a_found_esim_nothing_loads_for_ever() {
     h.send(code(KeyCode::Esc));
     h.send_and_settle(code(KeyCode::Esc)).await;
     assert_eq!(
-        h.app.esims().selected_iccid(h.app.index()).unwrap().to_string(),
+        h.app.selected_iccid().unwrap().to_string(),
         iccid,
         "still selected in the list"
     );
@@ -263,14 +256,14 @@ async fn a_whole_iccid_topped_up_stays_selected_in_the_list_after_esc_esc() {
         .to_string();
     h.send_and_settle(key('3')).await;
     h.search(&iccid).await;
-    assert_eq!(h.app.esims().selected_iccid(h.app.index()).unwrap().to_string(), iccid);
+    assert_eq!(h.app.selected_iccid().unwrap().to_string(), iccid);
     top_up_with_the_first_plan(&mut h, (80, 24)).await;
     h.send_and_settle(code(KeyCode::Esc)).await;
     // The record read after the top-up shows it, and the pane says so.
     let screen = h.screen(120, 40);
     assert!(screen.contains("Top-up landed"), "{screen}");
     h.send_and_settle(code(KeyCode::Esc)).await;
-    assert_eq!(h.app.esims().selected_iccid(h.app.index()).unwrap().to_string(), iccid);
+    assert_eq!(h.app.selected_iccid().unwrap().to_string(), iccid);
     assert!(h.app.esims().pinned().is_none(), "at its row, not pinned");
     assert!(!h.screen(80, 24).contains("not known yet"), "{}", h.screen(80, 24));
 }

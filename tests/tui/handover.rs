@@ -14,7 +14,7 @@ async fn the_qr_png_reads_back_to_the_code_and_an_existing_file_is_replaced_only
     let mut live = Live::new(unpaced_sandbox(), unpaced()).await;
     live.send(key('3'));
     let code_of_selected = |app: &esimdash_tui::app::App| {
-        let iccid = app.esims().selected_iccid(app.index())?;
+        let iccid = app.selected_iccid()?;
         match app.esims().selected_code(app.index()).and_then(Remote::value) {
             Some(Ok(code)) => Some((iccid, code.clone())),
             _ => None,
@@ -163,28 +163,13 @@ async fn marked_esims_qr_codes_go_into_one_folder_each_reading_back_to_its_code(
     let mut live = Live::new(unpaced_sandbox(), unpaced()).await;
     live.send(key('3'));
     assert!(
-        live.until(Duration::from_secs(10), |app| app
-            .esims()
-            .selected(app.index())
-            .is_some())
+        live.until(Duration::from_secs(10), |app| app.selected_esim().is_some())
             .await
     );
-    let first = live
-        .app
-        .esims()
-        .selected_iccid(live.app.index())
-        .unwrap()
-        .as_str()
-        .to_string();
+    let first = live.app.selected_iccid().unwrap().as_str().to_string();
     live.send(key(' '));
     live.send(key('j'));
-    let second = live
-        .app
-        .esims()
-        .selected_iccid(live.app.index())
-        .unwrap()
-        .as_str()
-        .to_string();
+    let second = live.app.selected_iccid().unwrap().as_str().to_string();
     live.send(key(' '));
     assert_eq!(live.app.esims().marks().len(), 2);
     let screen = live.screen_text(120, 30);
@@ -390,8 +375,7 @@ async fn a_slow_servers_order_detail_finds_its_esim_and_e_goes_there() {
     live.send(key('e'));
     assert!(
         live.until(Duration::from_secs(10), |app| app
-            .esims()
-            .selected(app.index())
+            .selected_esim()
             .is_some_and(|e| e.record.provider_order_no == order.record.provider_order_no))
             .await,
         "{}",

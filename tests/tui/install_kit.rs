@@ -11,7 +11,7 @@ use esimdash_tui::msg::Msg;
 /// An agent on My eSIMs with the first eSIM's activation code known, zoomed in.
 async fn zoomed() -> (Harness, esimdash_api::model::Esim, String) {
     let mut h = Harness::acme_on('3').await;
-    let esim = h.app.esims().selected(h.app.index()).unwrap().clone();
+    let esim = h.app.selected_esim().unwrap().clone();
     let code = code_of(&h, &esim.raw_order_json.iccid);
     h.send(key('z'));
     (h, esim, code)

@@ -15,18 +15,13 @@ use rust_decimal::Decimal;
 #[tokio::test]
 async fn a_search_row_of_an_earlier_profile_opens_that_profile() {
     let mut h = Harness::acme_on('3').await;
-    let current = h.app.esims().selected(h.app.index()).unwrap().clone();
+    let current = h.app.selected_esim().unwrap().clone();
     let iccid = current.raw_order_json.iccid.to_string();
     h.search(&iccid).await;
     assert_eq!(h.app.esims().result_count(), 2, "a row per profile");
     let mut earlier = None;
     for _ in 0..2 {
-        let e = h
-            .app
-            .esims()
-            .selected(h.app.index())
-            .expect("the row's own record")
-            .clone();
+        let e = h.app.selected_esim().expect("the row's own record").clone();
         if e.raw_order_json.esim_tran_no != current.raw_order_json.esim_tran_no {
             earlier = Some(e);
             break;
@@ -68,28 +63,16 @@ fn offers_none(h: &Harness, keys: &[&str]) -> String {
 #[tokio::test]
 async fn esc_from_a_profiles_search_row_lands_on_that_profile() {
     let mut h = Harness::acme_on('3').await;
-    let iccid = h
-        .app
-        .esims()
-        .selected(h.app.index())
-        .unwrap()
-        .raw_order_json
-        .iccid
-        .to_string();
+    let iccid = h.app.selected_esim().unwrap().raw_order_json.iccid.to_string();
     for row in 0..2 {
         h.search(&iccid).await;
         assert_eq!(h.app.esims().result_count(), 2, "a row per profile");
         for _ in 0..row {
             h.send_and_settle(key('j')).await;
         }
-        let chosen = h
-            .app
-            .esims()
-            .selected(h.app.index())
-            .expect("the row's own record")
-            .clone();
+        let chosen = h.app.selected_esim().expect("the row's own record").clone();
         h.send_and_settle(code(KeyCode::Esc)).await;
-        let landed = h.app.esims().selected(h.app.index()).expect("a row selected").clone();
+        let landed = h.app.selected_esim().expect("a row selected").clone();
         assert_eq!(
             (landed.raw_order_json.esim_tran_no, landed.record.provider_order_no),
             (chosen.raw_order_json.esim_tran_no, chosen.record.provider_order_no),
@@ -127,7 +110,7 @@ async fn the_keys_that_hand_a_code_over_obey_the_verdict() {
 async fn b_in_the_window_that_says_a_new_esim_is_needed_buys_one() {
     let mut h = Harness::acme_on('3').await;
     h.down_to(Class::Deleted).await;
-    let slug = h.app.esims().selected(h.app.index()).unwrap().record.slug.clone();
+    let slug = h.app.selected_esim().unwrap().record.slug.clone();
     h.send_and_settle(key('t')).await;
     let screen = h.screen(100, 30);
     assert!(screen.contains("b: buy a new eSIM of this plan"), "{screen}");

@@ -33,11 +33,7 @@ async fn an_orders_detail_names_its_esim_t_tops_it_up_and_e_shows_it() {
     h.send_and_settle(code(KeyCode::Enter)).await;
     h.send_and_settle(key('e')).await;
     assert_eq!(h.app.tab(), Tab::Esims);
-    let selected = h
-        .app
-        .esims()
-        .selected(h.app.index())
-        .map(|e| e.raw_order_json.iccid.to_string());
+    let selected = h.app.selected_esim().map(|e| e.raw_order_json.iccid.to_string());
     assert_eq!(selected, Some(iccid), "e shows the order's eSIM on My eSIMs");
 }
 
@@ -63,14 +59,14 @@ async fn slash_on_orders_with_an_iccid_lists_that_esims_orders() {
 #[tokio::test]
 async fn the_pane_says_which_profile_of_a_reissued_iccid_is_current() {
     let mut h = Harness::acme_on('3').await;
-    let first = h.app.esims().selected(h.app.index()).unwrap().clone();
+    let first = h.app.selected_esim().unwrap().clone();
     // Under its QR code: a taller terminal shows the whole pane.
     let screen = h.screen(120, 60);
     assert!(screen.contains("This ICCID was issued before"), "{screen}");
     let iccid = first.raw_order_json.iccid.to_string();
     loop {
         h.send_and_settle(key('j')).await;
-        let e = h.app.esims().selected(h.app.index()).unwrap();
+        let e = h.app.selected_esim().unwrap();
         if e.raw_order_json.iccid == iccid.as_str() {
             break;
         }
@@ -90,7 +86,7 @@ async fn b_on_a_deleted_esim_buys_its_plan_again() {
     use esimdash_domain::esim_state::Class;
     let mut h = Harness::acme_on('3').await;
     h.down_to(Class::Deleted).await;
-    let slug = h.app.esims().selected(h.app.index()).unwrap().record.slug.clone();
+    let slug = h.app.selected_esim().unwrap().record.slug.clone();
     assert!(h.screen(120, 40).contains("b: buy a new eSIM of this plan"));
     h.send_and_settle(key('b')).await;
     match h.app.overlay() {

@@ -31,14 +31,7 @@ fn is_order(r: &Request) -> bool {
 /// Harness on My eSIMs with the form open for the first eSIM that can be topped up.
 async fn topup_form(h: &mut Harness) -> String {
     h.send_and_settle(key('3')).await;
-    let iccid = h
-        .app
-        .esims()
-        .selected(h.app.index())
-        .unwrap()
-        .raw_order_json
-        .iccid
-        .to_string();
+    let iccid = h.app.selected_esim().unwrap().raw_order_json.iccid.to_string();
     h.send(key('t'));
     insta::assert_snapshot!("purchase_loading", h.screen(100, 30));
     h.settle().await;
@@ -487,14 +480,10 @@ async fn a_new_orders_esim_is_told_pending_then_found_and_gone_to() {
     h.send(key('e'));
     for _ in 0..20 {
         h.settle().await;
-        if h.app.esims().selected(h.app.index()).is_some() {
+        if h.app.selected_esim().is_some() {
             break;
         }
     }
-    let selected = h
-        .app
-        .esims()
-        .selected(h.app.index())
-        .map(|e| e.record.provider_order_no.to_string());
+    let selected = h.app.selected_esim().map(|e| e.record.provider_order_no.to_string());
     assert_eq!(selected, Some(number), "{}", h.screen(100, 30));
 }

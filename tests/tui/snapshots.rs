@@ -55,7 +55,7 @@ async fn a_verdict_for_each_state() {
     let mut h = Harness::acme_on('3').await;
     let mut seen = std::collections::HashSet::new();
     for _ in 0..20 {
-        let class = h.app.esims().selected(h.app.index()).unwrap().facts().classify();
+        let class = h.app.selected_esim().unwrap().facts().classify();
         if seen.insert(class) {
             h.send_and_settle(code(KeyCode::Enter)).await;
             insta::assert_snapshot!(format!("verdict_{}_80x24", class.key()), h.screen(80, 24));

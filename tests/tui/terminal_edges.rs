@@ -89,17 +89,14 @@ async fn a_100_kb_paste_into_a_search_is_one_edit_cut_to_the_field_with_a_messag
 #[tokio::test]
 async fn a_pasted_iccid_with_its_line_end_finds_the_esim() {
     let mut h = Harness::acme_on('3').await;
-    let iccid = h.app.esims().selected_iccid(h.app.index()).unwrap().to_string();
+    let iccid = h.app.selected_iccid().unwrap().to_string();
     h.send(key('j'));
     h.send(key('/'));
     h.send(Msg::Paste(format!(" {iccid}\r\n")));
     assert_eq!(h.app.esims().search().typed(), iccid);
     h.settle().await;
     assert!(matches!(h.app.mode(), Mode::Detail), "a whole ICCID found ends typing");
-    assert_eq!(
-        h.app.esims().selected_iccid(h.app.index()).as_deref(),
-        Some(iccid.as_str())
-    );
+    assert_eq!(h.app.selected_iccid().as_deref(), Some(iccid.as_str()));
     assert_eq!(h.app.flash_message().unwrap().text, "Found the eSIM with that ICCID");
 }
 

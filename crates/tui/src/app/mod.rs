@@ -211,6 +211,16 @@ impl App {
         &self.account.tabs.esims
     }
 
+    /// The eSIM selected on My eSIMs, when its record is at hand.
+    pub fn selected_esim(&self) -> Option<&esimdash_api::model::Esim> {
+        self.account.tabs.esims.selected(&self.account.index)
+    }
+
+    /// The ICCID selected on My eSIMs (known from the index before its record is).
+    pub fn selected_iccid(&self) -> Option<esimdash_domain::iccid::EsimIccid> {
+        self.account.tabs.esims.selected_iccid(&self.account.index)
+    }
+
     pub fn is_saving(&self) -> bool {
         self.account.saving.is_loading()
     }

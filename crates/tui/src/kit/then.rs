@@ -36,6 +36,10 @@ pub enum Then {
     Hand { tab: Tab, action: Action, about: About },
 }
 
+/// What the owner of a request makes of its answer: what the screen does after, or `None` when
+/// the answer is not of the kind the request asks for.
+pub type Answered = Option<Vec<Then>>;
+
 /// What a key handed to a tab is about, when not the tab's own selection.
 #[derive(Debug, Clone, Default)]
 pub enum About {

@@ -18,7 +18,7 @@ use crate::kit::jobs::Outbox;
 use crate::kit::remote::Slot;
 use crate::kit::search::SearchBox;
 use crate::kit::then::Event;
-use crate::kit::then::Then;
+use crate::kit::then::Answered;
 use crate::msg::{ExportJob, JobId, Payload, Request};
 use crate::tabs::ctx::Ctx;
 use crate::view::Look;
@@ -140,7 +140,7 @@ pub trait TabState {
         _payload: Payload,
         _now: Instant,
         _index: &Index,
-    ) -> Option<Vec<Then>> {
+    ) -> Answered {
         None
     }
 

@@ -12,7 +12,7 @@ use crate::kit::remote::Remote;
 use crate::kit::remote::Slot;
 use crate::kit::search::SearchBox;
 use crate::kit::status::Tone;
-use crate::kit::then::{About, Then};
+use crate::kit::then::{About, Answered};
 use crate::msg::{ExportJob, JobId, Payload, Request};
 use crate::tabs::ctx::Ctx;
 use crate::view::Look;
@@ -205,14 +205,7 @@ impl TabState for Catalog {
         matches!(request, Request::Plans).then_some(&mut self.plans as &mut dyn Slot)
     }
 
-    fn on_answer(
-        &mut self,
-        id: JobId,
-        request: &Request,
-        payload: Payload,
-        now: Instant,
-        _index: &Index,
-    ) -> Option<Vec<Then>> {
+    fn on_answer(&mut self, id: JobId, request: &Request, payload: Payload, now: Instant, _index: &Index) -> Answered {
         match (request, payload) {
             (Request::Plans, Payload::Plans(plans)) => {
                 self.accept(id, plans, now);

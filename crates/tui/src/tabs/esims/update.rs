@@ -9,7 +9,7 @@ use crate::kit::jobs::Outbox;
 use crate::kit::remote::Slot;
 use crate::kit::search::SearchBox;
 use crate::kit::then::Event;
-use crate::kit::then::Then;
+use crate::kit::then::{Answered, Then};
 use crate::msg::{ExportJob, JobId, Payload, Request};
 use crate::tabs::ctx::Ctx;
 use crate::tabs::{JobDone, Motion, SCREEN_PAGE, TabState};
@@ -95,14 +95,7 @@ impl TabState for Esims {
         }
     }
 
-    fn on_answer(
-        &mut self,
-        id: JobId,
-        request: &Request,
-        payload: Payload,
-        now: Instant,
-        index: &Index,
-    ) -> Option<Vec<Then>> {
+    fn on_answer(&mut self, id: JobId, request: &Request, payload: Payload, now: Instant, index: &Index) -> Answered {
         match (request, payload) {
             (Request::Esims(q), Payload::Esims(page)) => {
                 let number = q.page.unwrap_or(1);

@@ -12,7 +12,7 @@ use crate::kit::paged::Paged;
 use crate::kit::remote::Slot;
 use crate::kit::search::SearchBox;
 use crate::kit::then::Event;
-use crate::kit::then::Then;
+use crate::kit::then::Answered;
 use crate::msg::{ExportJob, JobId, Payload, Request};
 use crate::tabs::ctx::Ctx;
 use crate::view::Look;
@@ -107,14 +107,7 @@ impl TabState for Orders {
         }
     }
 
-    fn on_answer(
-        &mut self,
-        id: JobId,
-        request: &Request,
-        payload: Payload,
-        now: Instant,
-        _index: &Index,
-    ) -> Option<Vec<Then>> {
+    fn on_answer(&mut self, id: JobId, request: &Request, payload: Payload, now: Instant, _index: &Index) -> Answered {
         match (request, payload) {
             (Request::Orders(q), Payload::Orders(page)) => {
                 self.list.accept(q.page.unwrap_or(1), id, page.orders, page.total, now);
