@@ -432,3 +432,73 @@ async fn the_time_to_go_follows_the_pace_the_pages_come_at() {
     // About 40 pages of 60 ms: seconds, not "0 s", until near the end.
     assert!(said.iter().any(|s| s != "0 s"), "{said:?}");
 }
+
+/// The acme account's oldest page of eSIMs, as the index takes a page in, and its last eSIM:
+/// far from what the list's first page brings to the index.
+async fn the_oldest_page(h: &Harness) -> (esimdash_inventory::Seen, esimdash_api::model::Esim) {
+    let total = h.api().esims(&EsimQuery::default()).await.unwrap().total;
+    let last = total.div_ceil(50);
+    let q = EsimQuery {
+        page: Some(last),
+        page_size: Some(50),
+        ..EsimQuery::default()
+    };
+    let esims = h.api().esims(&q).await.unwrap().esims;
+    let place = esimdash_inventory::PagePlace {
+        page: last,
+        size: 50,
+        total,
+    };
+    let seen = esimdash_inventory::Seen::page(&esims, place, 0);
+    (seen, esims.last().expect("an eSIM on the last page").clone())
+}
+
+/// A whole ICCID typed on My eSIMs, then Orders before its lookup answers: the lookup is
+/// cancelled with the tab, and an order's detail that looks for its eSIM in the index gets its
+/// read (the lookup no one would send once held it: "looking for it…" for good).
+#[tokio::test]
+async fn an_order_detail_reads_the_index_after_a_lookup_a_tab_switch_cancelled() {
+    let mut h = Harness::acme_on('3').await;
+    let (_, old) = the_oldest_page(&h).await;
+    h.type_search(old.raw_order_json.iccid.as_str());
+    let lookup = |r: &esimdash_tui::msg::Request| matches!(r, esimdash_tui::msg::Request::FindEsim { .. });
+    assert!(h.pending().iter().any(|(_, r)| lookup(r)), "the lookup is asked for");
+    h.send_and_settle(key('2')).await;
+    // The oldest order's detail: its eSIM is in no page at hand.
+    h.send(key('G'));
+    h.settle().await;
+    let scan = |r: &esimdash_tui::msg::Request| matches!(r, esimdash_tui::msg::Request::EsimScan { .. });
+    let before = h.count(scan);
+    h.send(code(KeyCode::Enter));
+    h.settle().await;
+    assert!(h.count(scan) > before, "the index was not read for the order's eSIM");
+    let screen = h.screen(120, 40);
+    assert!(
+        !screen.contains("looking for it"),
+        "still looking with nothing read:\n{screen}"
+    );
+}
+
+/// A find that lands while another tab is shown (the index's read brought the whole ICCID
+/// typed on My eSIMs) selects it there, and opens nothing over the tab shown.
+#[tokio::test]
+async fn a_find_that_lands_on_another_tab_opens_nothing_over_it() {
+    let mut h = Harness::acme_on('3').await;
+    let (seen, old) = the_oldest_page(&h).await;
+    h.type_search(old.raw_order_json.iccid.as_str());
+    h.send_and_settle(key('2')).await;
+    let profile = h.app.session().profile.clone();
+    h.send(Msg::IndexSeen { profile, seen });
+    assert_eq!(h.app.tab(), esimdash_tui::app::Tab::Orders);
+    assert!(
+        matches!(h.app.mode(), esimdash_tui::app::Mode::Browse),
+        "{:?} over Orders",
+        h.app.mode()
+    );
+    h.send_and_settle(key('3')).await;
+    assert_eq!(
+        h.app.selected_iccid().map(|i| i.to_string()).as_deref(),
+        Some(old.raw_order_json.iccid.as_str()),
+        "found, and selected on My eSIMs"
+    );
+}

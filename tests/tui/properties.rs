@@ -13,7 +13,7 @@ use esimdash_api::{ApiError, Delivery, Endpoint, Found, Paid};
 use esimdash_domain::iccid::Iccid;
 use esimdash_domain::status::StatusFilter;
 use esimdash_inventory::{PagePlace, Seen};
-use esimdash_tui::app::{App, Mode, Overlay};
+use esimdash_tui::app::{App, Mode, Overlay, Tab};
 use esimdash_tui::forms::bulk::BulkStage;
 use esimdash_tui::forms::purchase::Stage;
 use esimdash_tui::msg::{Answer, BulkEnded, BulkStep, Effect, JobId, Msg, Payload, Request};
@@ -865,6 +865,27 @@ impl Run {
             })
             .collect();
         assert!(scans.len() <= 1, "index pages in flight at once: {scans:?}");
+        // My eSIMs' own views (its pane alone, the QR code alone) are never left over another
+        // tab: a find that lands while another tab is shown once opened "the eSIM's detail" on it.
+        if matches!(self.app.mode(), Mode::Detail | Mode::Zoom { .. }) {
+            assert_eq!(self.app.tab(), Tab::Esims, "My eSIMs' view over another tab");
+        }
+        // An order's detail that says its eSIM is being looked for has the index reading, or
+        // holding its read only for an answer in flight (a lookup, the list's first page): a
+        // lookup cancelled by a tab switch once held it for good.
+        if let Some(Overlay::OrderDetail(order)) = self.app.overlay() {
+            let at_hand = self.app.esims().at_hand(self.app.index());
+            let esims = self.app.index().order_esims(order, at_hand.into_iter());
+            if matches!(esims, esimdash_tui::index::OrderEsims::LookingFor { .. }) && scans.is_empty() {
+                let held = self.app.esims().holds_index(self.app.index());
+                let awaited =
+                    (self.pending.iter()).any(|(_, r)| matches!(r, Request::FindEsim { .. } | Request::Esims(_)));
+                assert!(
+                    !held || awaited,
+                    "an order's detail looks for its eSIM while nothing reads"
+                );
+            }
+        }
         // The money of 30 days: said to be read only while a read of it is in flight.
         let money_reads = self.pending.iter().filter(|(_, r)| matches!(r, Request::Money)).count();
         let reading = rows

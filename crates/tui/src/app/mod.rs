@@ -624,7 +624,9 @@ impl App {
     /// The search typed, the lookup or a background page brought the whole ICCID searched for:
     /// typing ends on it, detail open.
     fn found_iccid(&mut self, now: Instant) {
-        if matches!(self.mode, Mode::Typing | Mode::Browse) {
+        // Found while another tab is shown (a read still under way): selected on My eSIMs,
+        // nothing opened over the tab in view.
+        if self.tab == Tab::Esims && matches!(self.mode, Mode::Typing | Mode::Browse) {
             self.mode = Mode::Detail;
             self.flash("Found the eSIM with that ICCID", Tone::Success, now);
         }

@@ -91,13 +91,15 @@ impl Esims {
         ix.inventory().row(e as usize).map(ResultRow::Indexed)
     }
 
-    /// Whether the index's read waits on an answer of this tab that may make it needless: a
-    /// whole ICCID's lookup (its answer may be all the search needs), or the list's first page
-    /// on its way (it may tell that nothing is new at the top).
+    /// Whether the index's read waits on an answer of this tab on its way that may make it
+    /// needless: a whole ICCID's lookup (its answer may be all the search needs), or the list's
+    /// first page (it may tell that nothing is new at the top). Only while it is on its way: a
+    /// lookup a tab switch cancelled, or one that failed, holds nothing (it once held an
+    /// order's detail at "looking for it…" for good).
     pub fn holds_index(&self, ix: &Index) -> bool {
         if let Some(whole) = self.whole_iccid() {
             let lookup = self.fresh.as_ref().filter(|f| f.iccid == whole);
-            if lookup.is_none_or(|f| f.record.value().is_none()) {
+            if lookup.is_some_and(|f| f.record.is_loading()) {
                 return true;
             }
         }
