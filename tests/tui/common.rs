@@ -110,6 +110,12 @@ pub fn listed_iccids(app: &App) -> Vec<String> {
     rows.map(|e| e.raw_order_json.iccid.to_string()).collect()
 }
 
+/// The ICCIDs of My eSIMs' search results, in order.
+pub fn result_iccids(app: &App) -> Vec<String> {
+    let rows = app.esims().result_rows(app.index());
+    rows.map(|r| r.iccid().to_string()).collect()
+}
+
 /// Client settings with no pacing to speak of: for tests whose subject is not the rate limit.
 pub fn unpaced() -> ClientOptions {
     ClientOptions {

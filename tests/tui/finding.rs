@@ -123,12 +123,7 @@ async fn a_server_without_the_lookup_never_shows_another_esim_and_a_second_sessi
     let found = |live: &Live| selected_iccid(live).as_deref() == Some(iccid.as_str());
     until(&mut first, Duration::from_secs(20), found).await;
     assert!(found(&first), "found by reading the list");
-    let shown: Vec<String> = first
-        .app
-        .esims()
-        .result_rows(first.app.index())
-        .map(|r| r.iccid().to_string())
-        .collect();
+    let shown = result_iccids(&first.app);
     assert_eq!(shown, vec![iccid.clone()], "the only result is the eSIM asked for");
     // The first session quits: what its index took in is in the file, as between two sessions.
     let loaded = first.quit_saving();

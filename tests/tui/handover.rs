@@ -2,7 +2,7 @@
 //! own file writers against a sandbox: the QR code as a PNG (ZBar reads it), "needs attention"
 //! (the rule applied to the API's own data), and CSV exports (complete, or no file at all).
 
-use crate::common::{Live, api, key, unpaced, unpaced_sandbox, zbar_decode};
+use crate::common::{Live, api, key, result_iccids, unpaced, unpaced_sandbox, zbar_decode};
 use esimdash_domain::attention::AttentionRule;
 use esimdash_domain::attention::Judged;
 use esimdash_domain::iccid::Iccid;
@@ -102,12 +102,7 @@ async fn needs_attention_is_the_rule_applied_to_the_apis_own_data_and_its_count_
     urgent.sort_by_key(|e| rule.urgency(e.limits(), now));
     let expected: Vec<String> = urgent.iter().map(|e| e.raw_order_json.iccid.to_string()).collect();
     assert!(!expected.is_empty());
-    let shown: Vec<String> = live
-        .app
-        .esims()
-        .result_rows(live.app.index())
-        .map(|r| r.iccid().to_string())
-        .collect();
+    let shown = result_iccids(&live.app);
     assert_eq!(shown, expected);
     let labels = live.app.tab_labels();
     assert!(labels[2].1.contains(&format!("(! {})", expected.len())), "{labels:?}");
@@ -209,12 +204,7 @@ async fn marked_esims_qr_codes_go_into_one_folder_each_reading_back_to_its_code(
             && app.esims().result_count() > 0)
             .await
     );
-    let found: Vec<String> = live
-        .app
-        .esims()
-        .result_rows(live.app.index())
-        .map(|r| r.iccid().to_string())
-        .collect();
+    let found = result_iccids(&live.app);
     live.send(key('*'));
     let mut wanted: Vec<String> = vec![first.clone(), second.clone()];
     wanted.extend(found.iter().filter(|i| **i != first && **i != second).cloned());
@@ -268,13 +258,7 @@ async fn a_topped_up_esim_leaves_the_attention_rows_at_once_and_the_cursor_stays
     use esimdash_tui::app::Overlay;
     use esimdash_tui::forms::purchase::Stage;
     let mut live = attention_shown().await;
-    let rows = |live: &Live| -> Vec<String> {
-        live.app
-            .esims()
-            .result_rows(live.app.index())
-            .map(|r| r.iccid().to_string())
-            .collect()
-    };
+    let rows = |live: &Live| result_iccids(&live.app);
     // An eSIM there for its data (a top-up adds data; one there for its days might stay).
     let now = chrono::Utc::now();
     let api = live.api();
