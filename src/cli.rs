@@ -6,6 +6,7 @@
 
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use esimdash_domain::iccid::EsimIccid;
 use esimdash_domain::status::StatusFilter;
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -250,8 +251,8 @@ pub enum Command {
         output: OutputArgs,
         /// Only this eSIM (19 or 20 digits; spaces and dashes allowed): its state in words, what
         /// to tell the customer, and every field.
-        #[arg(long, conflicts_with_all = ["all", "attention", "page"])]
-        iccid: Option<String>,
+        #[arg(long, conflicts_with_all = ["all", "attention", "page"], value_parser = typed_iccid)]
+        iccid: Option<EsimIccid>,
         /// Only usable eSIMs near a limit (data used, days left: thresholds in the config file);
         /// reads every page.
         #[arg(long, conflicts_with = "page")]
@@ -261,7 +262,8 @@ pub enum Command {
     /// install link; or written to image files.
     Qr {
         /// The eSIM's ICCID (19 or 20 digits; spaces allowed).
-        iccid: String,
+        #[arg(value_parser = typed_iccid)]
+        iccid: EsimIccid,
         /// Print only the one-tap install link for iPhone (iOS 17.4 and later).
         #[arg(long)]
         link: bool,
@@ -281,8 +283,8 @@ pub enum Command {
     /// With --from, every row of a CSV file (iccid,slug,qty).
     Topup {
         /// The eSIM to top up (19 or 20 digits).
-        #[arg(long, required_unless_present = "from", conflicts_with = "from")]
-        iccid: Option<String>,
+        #[arg(long, required_unless_present = "from", conflicts_with = "from", value_parser = typed_iccid)]
+        iccid: Option<EsimIccid>,
         /// A top-up slug offered for this eSIM (without it, `esimdash topup --iccid I` lists them).
         #[arg(long, conflicts_with = "from")]
         slug: Option<String>,
@@ -615,6 +617,12 @@ fn share(text: &str) -> Result<f64, String> {
             "{text:?} is not a share from 0 to 1 (0.1 fails one answer in ten)"
         )),
     }
+}
+
+/// An ICCID argument, kept as typed: the command checks it where it starts (`typed_iccid` in
+/// `commands`), after what it must say first, so that parsing never fails here.
+fn typed_iccid(text: &str) -> Result<EsimIccid, std::convert::Infallible> {
+    Ok(EsimIccid::parse(text))
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! `esimdash audit`: the audit trail, as a table for people or as JSON lines (the file's own
 //! form) for scripts. Lines that are not entries are counted on stderr, never skipped silently.
 
-use super::table::{Align, Table};
+use super::table::Table;
 use super::{CommandError, Output};
 use chrono::{DateTime, Utc};
 use esimdash_api::audit::{self, Entry};
@@ -60,20 +60,21 @@ pub fn run(since: Option<&str>, output: &Output) -> Result<(), CommandError> {
 }
 
 fn table(rows: &[&Entry]) -> Table {
-    let mut t = Table::new(&[
-        ("TIME (UTC)", Align::Left),
-        ("STAGE", Align::Left),
-        ("PROFILE", Align::Left),
-        ("USER", Align::Left),
-        ("ACTION", Align::Left),
-        ("ICCID", Align::Left),
-        ("SLUG", Align::Left),
-        ("QTY", Align::Right),
-        ("TOTAL", Align::Right),
-        ("ORDER", Align::Left),
-        ("BALANCE AFTER", Align::Right),
-        ("OUTCOME", Align::Left),
-    ]);
+    let mut t = Table::of(&[
+        "TIME (UTC)",
+        "STAGE",
+        "PROFILE",
+        "USER",
+        "ACTION",
+        "ICCID",
+        "SLUG",
+        "QTY",
+        "TOTAL",
+        "ORDER",
+        "BALANCE AFTER",
+        "OUTCOME",
+    ])
+    .right(&["QTY", "TOTAL", "BALANCE AFTER"]);
     let text = |v: &Option<String>| v.clone().unwrap_or_default();
     for e in rows {
         t.row(vec![
@@ -82,7 +83,7 @@ fn table(rows: &[&Entry]) -> Table {
             e.profile.clone(),
             e.user.clone(),
             e.action.clone(),
-            text(&e.iccid),
+            e.iccid.as_ref().map_or_else(String::new, ToString::to_string),
             text(&e.slug),
             e.quantity.map(|q| q.to_string()).unwrap_or_default(),
             text(&e.total),
@@ -124,19 +125,20 @@ pub async fn team(client: &esimdash_api::Client, since: Option<&str>, output: &O
         )?;
         return Ok(());
     }
-    let mut t = Table::new(&[
-        ("ASKED (UTC)", Align::Left),
-        ("AGENT", Align::Left),
-        ("ACTION", Align::Left),
-        ("ICCID", Align::Left),
-        ("SLUG", Align::Left),
-        ("QTY", Align::Right),
-        ("HELD", Align::Right),
-        ("CHARGED", Align::Right),
-        ("STAGE", Align::Left),
-        ("ORDER", Align::Left),
-        ("NOTE", Align::Left),
-    ]);
+    let mut t = Table::of(&[
+        "ASKED (UTC)",
+        "AGENT",
+        "ACTION",
+        "ICCID",
+        "SLUG",
+        "QTY",
+        "HELD",
+        "CHARGED",
+        "STAGE",
+        "ORDER",
+        "NOTE",
+    ])
+    .right(&["QTY", "HELD", "CHARGED"]);
     for e in &entries {
         let text = |field: &str| match &e[field] {
             serde_json::Value::String(s) => esimdash_domain::text::sanitize(s).into_owned(),

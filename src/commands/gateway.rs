@@ -3,7 +3,7 @@
 
 use crate::cli::{AgentWhat, ConnectionArgs, GatewayPlace, GatewayServeArgs, GatewayWhat};
 use crate::commands::output::{out, outln};
-use crate::commands::table::{Align, Table};
+use crate::commands::table::Table;
 use crate::commands::{CommandError, Output};
 use esimdash_api::Client;
 use esimdash_domain::money::format_amount;
@@ -325,13 +325,7 @@ async fn list(store: &Store, output: &Output) -> Result<(), CommandError> {
         outln!("no agents yet: esimdash gateway agent add NAME --role viewer|support|admin");
         return Ok(());
     }
-    let mut table = Table::new(&[
-        ("NAME", Align::Left),
-        ("ROLE", Align::Left),
-        ("DAILY CAP", Align::Right),
-        ("ACCESS CODE", Align::Left),
-        ("STATE", Align::Left),
-    ]);
+    let mut table = Table::of(&["NAME", "ROLE", "DAILY CAP", "ACCESS CODE", "STATE"]).right(&["DAILY CAP"]);
     for a in &agents {
         table.row(vec![
             a.name.clone(),

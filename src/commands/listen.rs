@@ -89,6 +89,10 @@ mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpStream;
 
+    fn bounds(head: Duration, open: usize) -> Bounds {
+        Bounds { head, open }
+    }
+
     async fn server<Made>(bounds: Bounds, make: impl Fn() -> Made + Send + Sync + 'static) -> std::net::SocketAddr
     where
         Made: Future<Output = String> + Send + 'static,
@@ -155,11 +159,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_scrape_pushes_out_the_oldest_stalled_connection_and_the_rest_time_out() {
-        let bounds = Bounds {
-            head: Duration::from_millis(500),
-            open: 4,
-        };
-        let addr = server(bounds, hello).await;
+        let addr = server(bounds(Duration::from_millis(500), 4), hello).await;
         let mut flood = Vec::new();
         for _ in 0..10 {
             flood.push(stalled(addr).await);
@@ -188,11 +188,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_keep_alive_connection_left_idle_is_closed_when_its_head_time_is_out() {
-        let bounds = Bounds {
-            head: Duration::from_millis(300),
-            open: 4,
-        };
-        let addr = server(bounds, hello).await;
+        let addr = server(bounds(Duration::from_millis(300), 4), hello).await;
         let mut stream = TcpStream::connect(addr).await.unwrap();
         stream
             .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -226,11 +222,7 @@ mod tests {
                 "up 1\n".to_string()
             }
         };
-        let bounds = Bounds {
-            head: Duration::from_secs(5),
-            open: 1,
-        };
-        let addr = server(bounds, app).await;
+        let addr = server(bounds(Duration::from_secs(5), 1), app).await;
         let answered = tokio::spawn(scrape(addr));
         tokio::time::sleep(Duration::from_millis(100)).await;
         let mut refused = stalled(addr).await;

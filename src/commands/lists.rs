@@ -4,7 +4,7 @@
 //! Reading every page shows its progress on stderr when that is a terminal, and Ctrl-C stops it
 //! cleanly: a file being written is removed.
 
-use super::table::{Align, LIST_CELL, SpooledTable, Table};
+use super::table::{LIST_CELL, SpooledTable, Table};
 use super::{CommandError, Form, Output, page_footer};
 use crate::cli::ListArgs;
 use crate::commands::output::{out, outln};
@@ -502,16 +502,9 @@ fn coloured() -> bool {
 }
 
 fn order_table() -> Table {
-    let mut t = Table::new(&[
-        ("ORDER", Align::Left),
-        ("CREATED", Align::Left),
-        ("STATUS", Align::Left),
-        ("PACKAGE", Align::Left),
-        ("LOC", Align::Left),
-        ("QTY", Align::Right),
-        ("TOTAL", Align::Right),
-    ])
-    .cut_at(LIST_CELL);
+    let mut t = Table::of(&["ORDER", "CREATED", "STATUS", "PACKAGE", "LOC", "QTY", "TOTAL"])
+        .right(&["QTY", "TOTAL"])
+        .cut_at(LIST_CELL);
     t.colour_status(2);
     t
 }
@@ -529,16 +522,9 @@ fn order_row(o: &Order) -> Vec<String> {
 }
 
 fn esim_table() -> Table {
-    let mut t = Table::new(&[
-        ("ICCID", Align::Left),
-        ("STATUS", Align::Left),
-        ("SM-DP+", Align::Left),
-        ("PACKAGE", Align::Left),
-        ("LOC", Align::Left),
-        ("USED", Align::Right),
-        ("EXPIRES", Align::Left),
-    ])
-    .cut_at(LIST_CELL);
+    let mut t = Table::of(&["ICCID", "STATUS", "SM-DP+", "PACKAGE", "LOC", "USED", "EXPIRES"])
+        .right(&["USED"])
+        .cut_at(LIST_CELL);
     t.colour_status(1);
     t
 }
@@ -557,17 +543,9 @@ fn esim_row(e: &Esim) -> Vec<String> {
 }
 
 pub(super) fn plan_table(plans: &[Plan]) -> String {
-    let mut t = Table::new(&[
-        ("SLUG", Align::Left),
-        ("NAME", Align::Left),
-        ("LOC", Align::Left),
-        ("DATA", Align::Right),
-        ("VALIDITY", Align::Right),
-        ("COST", Align::Right),
-        ("PRICE", Align::Right),
-        ("MARGIN %", Align::Right),
-    ])
-    .cut_at(LIST_CELL);
+    let mut t = Table::of(&["SLUG", "NAME", "LOC", "DATA", "VALIDITY", "COST", "PRICE", "MARGIN %"])
+        .right(&["DATA", "VALIDITY", "COST", "PRICE", "MARGIN %"])
+        .cut_at(LIST_CELL);
     for p in plans {
         let pricing = p.pricing.as_ref();
         t.row(vec![

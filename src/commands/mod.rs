@@ -50,7 +50,7 @@ use crate::cli::{BulkArgs, Command, ProfileAction};
 use crate::commands::output::{out, outln};
 use esimdash_api::Client;
 use esimdash_api::model::{Esim, EsimQuery, OrderQuery, Plan, ProfileUpdate};
-use esimdash_domain::iccid::Iccid;
+use esimdash_domain::iccid::{EsimIccid, Iccid};
 use esimdash_domain::purchase::NOTHING_TOPPED_UP;
 use esimdash_front::bulk::rows::Kind;
 use esimdash_front::config::Preferences;
@@ -58,7 +58,7 @@ use esimdash_front::format::records;
 use esimdash_front::format::verdict;
 use esimdash_inventory::kept::Kept;
 use serde_json::json;
-use table::{Align, Table};
+use table::Table;
 
 /// What the account keeps on disk between sessions, where it keeps it: its inventory index and,
 /// beside it, the orders the money commands read. Neither for `--demo` or `--no-cache`.
@@ -299,9 +299,13 @@ async fn profile(client: &Client, action: Option<&ProfileAction>, output: &Outpu
     Ok(())
 }
 
-/// An ICCID as typed on the command line, checked once, where the command starts.
-pub(crate) fn typed_iccid(text: &str) -> Result<Iccid, CommandError> {
-    Iccid::parse(text).map_err(|e| CommandError::Usage(format!("{text:?} is not an ICCID: {e}")))
+/// An ICCID as typed on the command line, checked once, where the command starts (after what
+/// the command says first, such as a read-only session's refusal).
+pub(crate) fn typed_iccid(typed: &EsimIccid) -> Result<Iccid, CommandError> {
+    typed
+        .valid()
+        .cloned()
+        .map_err(|e| CommandError::Usage(format!("{:?} is not an ICCID: {e}", typed.as_str())))
 }
 
 /// Finds an eSIM of this account by its ICCID: its current profile.
@@ -346,7 +350,7 @@ fn esim_detail(e: &Esim) -> String {
 
 /// A record's fields as a two-column table.
 fn fields_table(rows: records::Fields) -> String {
-    let mut t = Table::new(&[("FIELD", Align::Left), ("VALUE", Align::Left)]);
+    let mut t = Table::of(&["FIELD", "VALUE"]);
     for (k, v) in rows {
         t.row(vec![k.to_string(), v]);
     }

@@ -2,7 +2,7 @@
 //! on the terminal, the activation code and its parts, the iPhone install link, and the QR code
 //! as PNG or SVG files.
 
-use super::table::{Align, Table};
+use super::table::Table;
 use super::{CommandError, Output};
 use crate::commands::output::{out, outln};
 use esimdash_api::Client;
@@ -88,7 +88,7 @@ pub async fn run(
     // Said first: an installed eSIM's code cannot be scanned again, whatever the picture.
     outln!("{}", verdict::text(&verdict::of(esim, chrono::Utc::now())));
     out!("{}", qr_text(&matrix.to_half_blocks(), std::io::stdout().is_terminal()));
-    let mut t = Table::new(&[("FIELD", Align::Left), ("VALUE", Align::Left)]);
+    let mut t = Table::of(&["FIELD", "VALUE"]);
     t.row(vec!["ICCID".into(), iccid.to_string()]);
     t.row(vec!["Activation code".into(), code.clone()]);
     if let Some(p) = parts {

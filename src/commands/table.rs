@@ -46,6 +46,21 @@ impl Table {
         }
     }
 
+    /// A table with these columns, left-aligned until `right` says otherwise.
+    pub fn of(headers: &[&'static str]) -> Self {
+        Self::new(&headers.iter().map(|h| (*h, Align::Left)).collect::<Vec<_>>())
+    }
+
+    /// Right-aligns the columns with these headers (figures).
+    pub fn right(mut self, headers: &[&str]) -> Self {
+        for (header, align) in &mut self.headers {
+            if headers.contains(header) {
+                *align = Align::Right;
+            }
+        }
+        self
+    }
+
     /// Cuts every cell to `width` columns, with `…`.
     pub fn cut_at(mut self, width: usize) -> Self {
         self.max_cell = Some(width);

@@ -4,13 +4,14 @@
 use crate::common::*;
 use esimdash_api::model::{OrderQuery, TopupRequest};
 use esimdash_api::{ApiError, ClientOptions, Credentials};
+use esimdash_domain::iccid::Iccid;
 use esimdash_sandbox::SandboxConfig;
 use std::time::Duration;
 
 /// A top-up that only a scripted server sees.
 fn placeholder_topup() -> TopupRequest {
     TopupRequest {
-        iccid: "8944100000000000018".into(),
+        iccid: Iccid::parse("8944100000000000018").unwrap(),
         slug: "s".into(),
         qty: 1,
     }
@@ -140,7 +141,7 @@ async fn a_slow_answer_times_out_and_a_timed_out_write_is_an_unknown_outcome() {
     let count = patient.orders(&OrderQuery::default()).await.unwrap().total;
     let err = client
         .topup(&TopupRequest {
-            iccid: iccid.to_string(),
+            iccid: iccid.clone(),
             slug: slug.clone(),
             qty: 1,
         })

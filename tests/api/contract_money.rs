@@ -43,7 +43,7 @@ async fn a_top_up_debits_its_total_once_and_shows_as_the_newest_order() {
 
     let placed = client
         .topup(&TopupRequest {
-            iccid: iccid.to_string(),
+            iccid: iccid.clone(),
             slug: plan.slug.clone(),
             qty: 2,
         })
@@ -131,7 +131,7 @@ async fn top_up_errors_debit_nothing() {
         .clone();
     let err = client
         .topup(&TopupRequest {
-            iccid: iccid.to_string(),
+            iccid: iccid.clone(),
             slug: other_slug,
             qty: 1,
         })
@@ -228,7 +228,7 @@ async fn concurrent_top_ups_never_overdraw_the_wallet() {
             let (client, request) = (
                 client.clone(),
                 TopupRequest {
-                    iccid: iccid.to_string(),
+                    iccid: iccid.clone(),
                     slug: plan.slug.clone(),
                     qty: 1,
                 },

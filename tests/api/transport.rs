@@ -9,6 +9,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use esimdash_api::model::{Esim, ProfileUpdate, TopupRequest};
 use esimdash_api::{ApiError, Client, Credentials, RedirectRefused};
+use esimdash_domain::iccid::Iccid;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
@@ -119,7 +120,7 @@ async fn call(client: &Client, what: Call) -> Result<(), ApiError> {
         Call::Balance => client.balance().await.map(|b| assert_eq!(b.to_string(), "1.00")),
         Call::Topup => {
             let request = TopupRequest {
-                iccid: "8944100000000000018".into(),
+                iccid: Iccid::parse("8944100000000000018").unwrap(),
                 slug: "fr-topup-1gb".into(),
                 qty: 1,
             };

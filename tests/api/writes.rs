@@ -23,6 +23,14 @@ fn trail_in(dir: &tempfile::TempDir) -> Trail {
     }
 }
 
+/// A quick client's options, writing its trail to `trail`.
+fn audited(trail: &Trail) -> ClientOptions {
+    ClientOptions {
+        audit: Some(trail.clone()),
+        ..quick()
+    }
+}
+
 /// A top-up of Acme's first in-use eSIM, and its total.
 async fn a_topup(sb: &RunningSandbox) -> (Payment, Decimal) {
     let client = acme(sb);
@@ -61,8 +69,7 @@ async fn a_read_only_session_sends_no_write_and_says_which_setting() {
         &sb,
         ClientOptions {
             read_only: Some("--read-only".into()),
-            audit: Some(trail_in(&dir)),
-            ..quick()
+            ..audited(&trail_in(&dir))
         },
     );
     let (payment, _) = a_topup(&sb).await;
@@ -77,7 +84,7 @@ async fn a_read_only_session_sends_no_write_and_says_which_setting() {
         assert!(err.to_string().contains("read-only (--read-only)"), "{err}");
     }
     let request = TopupRequest {
-        iccid: payment.iccid().unwrap().to_string(),
+        iccid: payment.iccid().unwrap().clone(),
         slug: payment.slug().to_string(),
         qty: 1,
     };
@@ -117,9 +124,8 @@ async fn the_trail_holds_each_stage_of_a_top_up_a_lost_answer_and_its_lookup() {
     let dir = tempfile::tempdir().unwrap();
     let trail = trail_in(&dir);
     let options = ClientOptions {
-        audit: Some(trail.clone()),
         request_timeout: Duration::from_millis(800),
-        ..quick()
+        ..audited(&trail)
     };
     // A server never seen to honour keys: the lost answer is not sent again, but looked up.
     let client = acme_with(&sb, options.clone());
@@ -307,9 +313,8 @@ async fn a_resend_is_settled_only_by_a_refusal_of_the_first_and_a_409_is_never_n
             &base,
             Credentials::pair("ak_demo_acme", "sk_demo_acme"),
             ClientOptions {
-                audit: Some(trail.clone()),
                 request_timeout: Duration::from_millis(600),
-                ..quick()
+                ..audited(&trail)
             },
         );
         let topup = |qty| {
@@ -344,13 +349,7 @@ async fn a_payment_left_open_in_a_trail_without_marks_is_settled_at_the_first_st
     let sb = sandbox().await;
     let dir = tempfile::tempdir().unwrap();
     let trail = trail_in(&dir);
-    let client = acme_with(
-        &sb,
-        ClientOptions {
-            audit: Some(trail.clone()),
-            ..quick()
-        },
-    );
+    let client = acme_with(&sb, audited(&trail));
     let (payment, _) = a_topup(&sb).await;
     // Written as an older esimdash did: the line alone, no mark beside it.
     let mut asked = audit::Entry::new(
@@ -366,7 +365,7 @@ async fn a_payment_left_open_in_a_trail_without_marks_is_settled_at_the_first_st
     );
     // An older esimdash named no account: the access code was the account.
     asked.account = None;
-    asked.iccid = payment.iccid().map(Iccid::to_string);
+    asked.iccid = payment.iccid().cloned().map(Into::into);
     asked.slug = Some(payment.slug().to_string());
     asked.quantity = Some(1);
     asked.idempotency_key = Some(payment.key.clone());
@@ -391,10 +390,7 @@ async fn a_sent_line_written_by_hand_is_settled_never_paid() {
     let sb = sandbox().await;
     let dir = tempfile::tempdir().unwrap();
     let trail = trail_in(&dir);
-    let options = ClientOptions {
-        audit: Some(trail.clone()),
-        ..quick()
-    };
+    let options = audited(&trail);
     let client = acme_with(&sb, options.clone());
     let (first, _) = a_topup(&sb).await;
     client
@@ -405,7 +401,7 @@ async fn a_sent_line_written_by_hand_is_settled_never_paid() {
     let orders = client.orders(&OrderQuery::default()).await.unwrap().total;
     let mut sent = audit::Entry::new(client.who(), Stage::Sent, "topup");
     sent.time = chrono::Utc::now() - chrono::Duration::minutes(2);
-    sent.iccid = payment.iccid().map(Iccid::to_string);
+    sent.iccid = payment.iccid().cloned().map(Into::into);
     sent.slug = Some(payment.slug().to_string());
     sent.quantity = Some(1);
     sent.idempotency_key = Some(payment.key.clone());

@@ -148,7 +148,7 @@ async fn a_gateway_killed_mid_payment_settles_it_at_restart_charged_once() {
 
     // Started again, it serves at once and settles the payment in the background: the order
     // list shows it placed, and nothing is paid again.
-    let (mut gateway, base) = serve(&home, &proxy.base_url()).await;
+    let (gateway, base) = serve(&home, &proxy.base_url()).await;
     let store = esimdash_gateway::Store::open(&home.path().join("gateway.db").display().to_string())
         .await
         .unwrap();
@@ -204,8 +204,7 @@ async fn a_gateway_killed_mid_payment_settles_it_at_restart_charged_once() {
     );
     assert_eq!(orders_at_server(&api).await, orders + 1);
     assert_eq!(api.balance().await.unwrap(), charged);
-    let _ = gateway.kill();
-    let _ = gateway.wait();
+    stop(gateway);
 }
 
 /// The dashboard of an agent with a cap, through the gateway, in a real terminal: its header
@@ -232,7 +231,7 @@ async fn the_dashboard_header_shows_the_agents_seat_and_what_is_left_of_its_cap(
     ])
     .arg(home.path().join("gateway.db"));
     let token = stdout_json(&run(cmd).await);
-    let (mut gateway, base) = serve(&home, &sb.base_url()).await;
+    let (gateway, base) = serve(&home, &sb.base_url()).await;
     let seat = tempfile::tempdir().unwrap();
     let dashboard = format!(
         "env -i PATH=\"$PATH\" HOME='{home}' XDG_CONFIG_HOME='{home}/c' XDG_STATE_HOME='{home}/s' XDG_CACHE_HOME='{home}/k' ESIMDASH_BASE_URL='{base}' ESIMDASH_ACCESS_CODE='{code}' ESIMDASH_SECRET_KEY='{secret}' '{bin}'",
@@ -266,8 +265,7 @@ async fn the_dashboard_header_shows_the_agents_seat_and_what_is_left_of_its_cap(
     assert!(run(revoke).await.status.success());
     narrow.keys(&["r"]);
     narrow.wait_for("team's admin");
-    let _ = gateway.kill();
-    let _ = gateway.wait();
+    stop(gateway);
 }
 
 /// With a certificate and key under `[gateway]`, agents reach it over https (trusting its
@@ -277,7 +275,7 @@ async fn the_gateway_serves_https_with_the_certificate_its_settings_name() {
     let (sb, _api, home) = sandbox_api_home().await;
     let (certs, config) = https_config(&home);
     let ana = agent(&home, "ana", "viewer").await;
-    let (mut gateway, base) = serve_with(&home, &sb.base_url(), &["--config", &config]).await;
+    let (gateway, base) = serve_with(&home, &sb.base_url(), &["--config", &config]).await;
     assert!(base.starts_with("https://"), "{base}");
     let seat = tempfile::tempdir().unwrap();
     let mut balance = as_agent(&seat, &base, &ana);
@@ -285,8 +283,7 @@ async fn the_gateway_serves_https_with_the_certificate_its_settings_name() {
     let out = run(balance).await;
     assert!(out.status.success(), "{}", stderr(&out));
     assert_stdout_has(&out, "Balance:");
-    let _ = gateway.kill();
-    let _ = gateway.wait();
+    stop(gateway);
 }
 
 /// Through the gateway, a second agent's top-up of the eSIM and plan another agent paid minutes
@@ -299,7 +296,7 @@ async fn a_second_agent_pays_the_same_top_up_only_with_again() {
         agent(&home, "ana", "support").await,
         agent(&home, "bob", "support").await,
     );
-    let (mut gateway, base) = serve(&home, &sb.base_url()).await;
+    let (gateway, base) = serve(&home, &sb.base_url()).await;
     let orders = orders_at_server(&api).await;
     let topup = |seat: &tempfile::TempDir, token: &(String, String), again: bool| {
         let mut cmd = as_agent(seat, &base, token);
@@ -324,8 +321,7 @@ async fn a_second_agent_pays_the_same_top_up_only_with_again() {
     let confirmed = topup(&bob_seat, &bob, true).await;
     assert!(confirmed.status.success(), "{}", stderr(&confirmed));
     assert_eq!(orders_at_server(&api).await, orders + 2, "bob's confirmed one was paid");
-    let _ = gateway.kill();
-    let _ = gateway.wait();
+    stop(gateway);
 }
 
 /// In the dashboard, a top-up another agent paid minutes ago: the gateway's question becomes
@@ -341,7 +337,7 @@ async fn the_dashboard_asks_again_for_a_top_up_another_agent_just_paid() {
         agent(&home, "ana", "support").await,
         agent(&home, "bob", "support").await,
     );
-    let (mut gateway, base) = serve(&home, &sb.base_url()).await;
+    let (gateway, base) = serve(&home, &sb.base_url()).await;
     let orders = orders_at_server(&api).await;
     let dashboard = |name: &str, (code, secret): &(String, String)| {
         let seat = home.path().join(name);
@@ -379,8 +375,7 @@ async fn the_dashboard_asks_again_for_a_top_up_another_agent_just_paid() {
         orders + 2,
         "bob's, confirmed, was paid once"
     );
-    let _ = gateway.kill();
-    let _ = gateway.wait();
+    stop(gateway);
 }
 
 /// 1 100 half-sent connections to a gateway held to 1 024 open files, over http (a request head
@@ -395,7 +390,7 @@ async fn half_sent_requests_do_not_keep_the_agents_out() {
     let ana = agent(&home, "ana", "viewer").await;
     for https in [false, true] {
         let more: &[&str] = if https { &["--config", &config] } else { &[] };
-        let (mut gateway, base) = serve_within(&home, &sb.base_url(), more, Some(1024)).await;
+        let (gateway, base) = serve_within(&home, &sb.base_url(), more, Some(1024)).await;
         let addr = base.split("//").nth(1).unwrap().split('/').next().unwrap().to_string();
         let mut stalled = Vec::new();
         for _ in 0..1100 {
@@ -440,8 +435,7 @@ async fn half_sent_requests_do_not_keep_the_agents_out() {
             }
         }
         assert_eq!(open, 0, "https {https}: half-sent connections still open");
-        let _ = gateway.kill();
-        let _ = gateway.wait();
+        stop(gateway);
     }
 }
 
@@ -511,7 +505,7 @@ async fn failed_sign_ins_cost_no_memory_and_lock_no_one_out() {
     let (sb, _api, home) = sandbox_api_home().await;
     let ana = agent(&home, "ana", "viewer").await;
     let bob = agent(&home, "bob", "viewer").await;
-    let (mut gateway, base) = serve(&home, &sb.base_url()).await;
+    let (gateway, base) = serve(&home, &sb.base_url()).await;
     let desk = std::net::IpAddr::from([127, 0, 0, 1]);
     assert_eq!(balance_from(&base, desk, &ana.0, &ana.1).await, 200);
     let before = resident_kb(&gateway);
@@ -566,6 +560,11 @@ async fn failed_sign_ins_cost_no_memory_and_lock_no_one_out() {
         200,
         "bob behind a failing address"
     );
+    stop(gateway);
+}
+
+/// Ends a gateway the test started.
+fn stop(mut gateway: std::process::Child) {
     let _ = gateway.kill();
     let _ = gateway.wait();
 }

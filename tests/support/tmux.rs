@@ -144,6 +144,13 @@ impl Tmux {
         screen
     }
 
+    /// `q`, and the dashboard ends with exit status 0.
+    #[allow(dead_code)] // in the test binaries that drive the dashboard only
+    pub fn quit(&self) {
+        self.keys(&["q"]);
+        assert_eq!(self.exit_code(), 0, "q ends the dashboard with status 0");
+    }
+
     pub fn keys(&self, keys: &[&str]) {
         for k in keys {
             self.run(&["send-keys", "-t", SESSION, k]);

@@ -8,6 +8,7 @@ use crate::common::{Live, code, key, listed_iccids, unpaced, unpaced_sandbox};
 use crossterm::event::KeyCode;
 use esimdash_api::model::{Order, OrderQuery};
 use esimdash_api::{Client, ClientOptions};
+use esimdash_domain::iccid::EsimIccid;
 use esimdash_domain::iccid::Iccid;
 use esimdash_tui::app::{App, Overlay};
 use esimdash_tui::forms::bulk::BulkStage;
@@ -178,7 +179,7 @@ async fn the_marked_esims_are_topped_up_each_once_and_one_offered_nothing_is_lef
     assert_eq!(bulk(&live.app), Some(&BulkStage::Choosing));
     assert!(live.screen_text(80, 24).contains(&format!("offers for all {n} eSIMs")));
     assert_eq!(live.app.esims().marks().len(), n, "the one offered nothing unmarked");
-    assert!(!live.app.esims().marks().contains(&none_iccid));
+    assert!(!live.app.esims().marks().contains(&EsimIccid::parse(&none_iccid)));
     assert_eq!(newest_orders(&api, 1).await.0, before, "nothing paid meanwhile");
     live.send(code(KeyCode::Esc));
     assert!(live.app.overlay().is_none());
@@ -297,7 +298,7 @@ async fn the_stop_key_pays_no_further_esim_and_t_again_pays_only_those_still_mar
     live.send(code(KeyCode::Esc));
     let placed_row = group
         .iter()
-        .find(|(_, iccid)| !live.app.esims().marks().contains(iccid))
+        .find(|(_, iccid)| !live.app.esims().marks().contains(&EsimIccid::parse(iccid)))
         .unwrap()
         .clone();
     assert!(
@@ -324,7 +325,7 @@ async fn the_stop_key_pays_no_further_esim_and_t_again_pays_only_those_still_mar
         "nothing paid by it"
     );
     live.send(code(KeyCode::Enter));
-    assert!(!live.app.esims().marks().contains(&placed_row.1));
+    assert!(!live.app.esims().marks().contains(&EsimIccid::parse(&placed_row.1)));
     assert_eq!(bulk(&live.app), Some(&BulkStage::Choosing));
     let Some(Overlay::Bulk(form)) = live.app.overlay() else {
         unreachable!()

@@ -21,14 +21,13 @@ pub fn code(code: KeyCode) -> Msg {
     Msg::Key(KeyEvent::new(code, KeyModifiers::NONE))
 }
 
+/// The requests the effects send, with their job ids.
 pub fn sends(effects: &[Effect]) -> Vec<(JobId, Request)> {
-    effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Send { id, request } => Some((*id, request.clone())),
-            _ => None,
-        })
-        .collect()
+    let sent = |e: &Effect| {
+        let Effect::Send { id, request } = e else { return None };
+        Some((*id, request.clone()))
+    };
+    effects.iter().filter_map(sent).collect()
 }
 
 /// What the effects ask to copy: (what, text).

@@ -125,8 +125,7 @@ fn in_a_terminal_the_zoomed_code_reads_and_each_copy_says_what_it_sent() {
         );
         assert_eq!(tmux.run(&["show-buffer"]).trim(), sent, "{k}");
     }
-    tmux.keys(&["q"]);
-    assert_eq!(tmux.exit_code(), 0);
+    tmux.quit();
 }
 
 /// `w` a second time: the question whether to replace the file stands alone, with its keys on

@@ -10,6 +10,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use esimdash_api::model::{Esim, Order, Placed, Plan, Profile};
 use esimdash_api::{ApiError, Delivery, Endpoint, Found, Paid};
+use esimdash_domain::iccid::EsimIccid;
 use esimdash_domain::iccid::Iccid;
 use esimdash_domain::status::StatusFilter;
 use esimdash_inventory::{PagePlace, Seen};
@@ -731,18 +732,18 @@ impl Run {
         };
         let marked_before: Vec<String> = kept
             .into_iter()
-            .filter(|i: &String| self.app.esims().marks().contains(i))
+            .filter(|i: &String| self.app.esims().marks().contains(&EsimIccid::parse(i)))
             .collect();
         self.update(Msg::Bulk { id, step });
         for iccid in gone {
             assert!(
-                !self.app.esims().marks().contains(&iccid),
+                !self.app.esims().marks().contains(&EsimIccid::parse(&iccid)),
                 "{iccid} was placed (or may have been) and is still marked"
             );
         }
         for iccid in marked_before {
             assert!(
-                self.app.esims().marks().contains(&iccid),
+                self.app.esims().marks().contains(&EsimIccid::parse(&iccid)),
                 "{iccid} failed and was unmarked"
             );
         }

@@ -96,8 +96,7 @@ fn demo_shows_the_balance_switches_tabs_searches_and_quits_cleanly() {
     tmux.keys(&["4"]);
     tmux.wait_for("ada@acme-mobile.example");
 
-    tmux.keys(&["q"]);
-    assert_eq!(tmux.exit_code(), 0);
+    tmux.quit();
     assert!(tmux.alternate_screen_left(), "left the alternate screen");
     let screen = tmux.screen();
     assert!(
@@ -215,8 +214,7 @@ fn the_qr_code_read_off_the_pane_is_the_activation_code_and_y_reaches_tmux() {
     tmux.keys(&["y"]);
     tmux.wait_for("ICCID sent to the terminal's clipboard (OSC 52 through tmux)");
     assert_eq!(tmux.run(&["show-buffer"]).trim(), iccid);
-    tmux.keys(&["q"]);
-    assert_eq!(tmux.exit_code(), 0);
+    tmux.quit();
 }
 
 /// The amount (a decimal, never a float) that follows `label` on the screen: `Total  15.84 USD`.
@@ -259,8 +257,7 @@ fn demo_top_up_and_purchase_by_keys_each_debit_once() {
     tmux.keys(&["2"]);
     let orders = tmux.wait_for("402 total");
     assert!(orders.contains("Top-up"), "the top-up is in Orders:\n{orders}");
-    tmux.keys(&["q"]);
-    assert_eq!(tmux.exit_code(), 0);
+    tmux.quit();
     // Both payments are in the audit trail, stage by stage, under the demo's profile.
     let trail = esimdash_api::audit::read(&home.path().join("state/esimdash/audit.jsonl")).unwrap();
     let stages: Vec<(&str, &str)> = trail
@@ -306,8 +303,7 @@ fn read_only_says_why_and_the_picker_switches_account_while_running() {
     assert!(!screen.contains("Acme"), "nothing of Acme's is left:\n{screen}");
     tmux.keys(&["2"]);
     tmux.wait_for("400 total");
-    tmux.keys(&["q"]);
-    assert_eq!(tmux.exit_code(), 0);
+    tmux.quit();
 }
 
 #[test]
@@ -393,8 +389,7 @@ fn a_found_esim_stays_selected_after_esc_and_y_copies_its_iccid() {
         assert_eq!(tmux.run(&["show-buffer"]).trim(), iccid, "{step}");
     }
     assert!(!tmux.screen().contains("search:"), "the search is closed");
-    tmux.keys(&["q"]);
-    assert_eq!(tmux.exit_code(), 0);
+    tmux.quit();
 }
 
 /// A revoked key: the dashboard shows why and, on `q`, exits 3 as the commands do, so a script

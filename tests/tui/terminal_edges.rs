@@ -247,8 +247,7 @@ fn a_100_kb_paste_in_tmux_answers_at_once_and_a_lone_esc_acts_at_once() {
         "lone Esc after the paste: search closed after {esc:?} ({:?} with send-keys)",
         started.elapsed()
     );
-    tmux.keys(&["q"]);
-    assert_eq!(tmux.exit_code(), 0);
+    tmux.quit();
 }
 
 /// Under an interactive shell in tmux: Ctrl-Z gives the terminal back to the shell (alternate
@@ -349,8 +348,7 @@ fn kill_tstp_and_kill_cont_from_outside_restore_and_redraw() {
     tmux.wait_for("400 total");
     tmux.keys(&["3"]);
     tmux.wait_for("1/8");
-    tmux.keys(&["q"]);
-    assert_eq!(tmux.exit_code(), 0);
+    tmux.quit();
 }
 
 /// The dashboard (the real binary, in tmux) against a server without the lookup, killed with

@@ -4,6 +4,7 @@
 //! the request leaves. It never holds the secret key.
 
 use chrono::{DateTime, Utc};
+use esimdash_domain::iccid::EsimIccid;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -60,7 +61,7 @@ pub struct Entry {
     pub user: String,
     /// `topup`, `order` or `profile`.
     pub action: String,
-    pub iccid: Option<String>,
+    pub iccid: Option<EsimIccid>,
     pub slug: Option<String>,
     pub quantity: Option<u32>,
     /// USD, as a decimal string.
@@ -101,7 +102,7 @@ pub fn seal(
     who: &Who,
     key: &str,
     action: &str,
-    iccid: Option<&str>,
+    iccid: Option<&EsimIccid>,
     slug: &str,
     quantity: u32,
 ) -> String {
@@ -113,7 +114,7 @@ pub fn seal(
     let what = format!(
         "esimdash payment\0{}\0{key}\0{action}\0{}\0{slug}\0{quantity}",
         who.account,
-        iccid.unwrap_or("")
+        iccid.map_or("", EsimIccid::as_str)
     );
     mac.update(what.as_bytes());
     esimdash_domain::text::hex(&mac.finalize().into_bytes()[..16])
@@ -438,7 +439,7 @@ pub struct PaymentRecord {
     pub key: String,
     /// `topup` or `order`.
     pub action: String,
-    pub iccid: Option<String>,
+    pub iccid: Option<EsimIccid>,
     pub slug: String,
     pub quantity: u32,
     pub total: Option<String>,

@@ -13,7 +13,7 @@ use super::error::{ApiError, Endpoint};
 use super::model::{Order, OrderRequest, Placed, Profile, ProfileUpdate, TopupRequest};
 use super::payment::Payment;
 use crate::audit::{Entry, Stage};
-use esimdash_domain::iccid::Iccid;
+use esimdash_domain::iccid::EsimIccid;
 use esimdash_domain::money::format_amount;
 use esimdash_domain::order_no::OrderNo;
 use esimdash_domain::purchase::ChargedOther;
@@ -91,9 +91,7 @@ pub enum Delivery {
 impl Client {
     /// Places a top-up (see `pay`); an ICCID that is not one is refused before anything is sent.
     pub async fn topup(&self, request: &TopupRequest) -> Result<Placed, ApiError> {
-        let iccid = Iccid::parse(&request.iccid)
-            .map_err(|e| ApiError::Setup(format!("{:?} is not an ICCID: {e}", request.iccid)))?;
-        let payment = Payment::new(Spend::topup(iccid, &request.slug, request.qty), None);
+        let payment = Payment::new(Spend::topup(request.iccid.clone(), &request.slug, request.qty), None);
         self.pay(&payment).await.map(|paid| paid.placed)
     }
 
@@ -405,7 +403,7 @@ impl Client {
 
     fn payment_entry(&self, payment: &Payment, stage: Stage) -> Entry {
         let mut e = Entry::new(self.who(), stage, payment.action());
-        e.iccid = payment.iccid().map(Iccid::to_string);
+        e.iccid = payment.iccid().cloned().map(EsimIccid::from);
         e.slug = Some(payment.slug().to_string());
         e.quantity = Some(payment.qty());
         e.total = payment.total.map(format_amount);
@@ -413,7 +411,7 @@ impl Client {
         e.seal = Some(self.seal(
             &payment.key,
             payment.action(),
-            e.iccid.as_deref(),
+            e.iccid.as_ref(),
             payment.slug(),
             payment.qty(),
         ));

@@ -22,7 +22,8 @@ impl fmt::Display for Endpoint {
     }
 }
 
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error, strum::IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
 pub enum ApiError {
     #[error(
         "{endpoint}: the API did not accept the credentials (401: {message}). Check the access code and secret key."
@@ -140,25 +141,10 @@ pub(crate) fn whole_seconds(d: Duration) -> u64 {
 }
 
 impl ApiError {
-    /// A short stable name, for `--json` errors and logs.
+    /// A short stable name, for `--json` errors and logs: the variant's, in snake case
+    /// (`RateLimited`: `rate_limited`).
     pub fn kind(&self) -> &'static str {
-        match self {
-            ApiError::Unauthorized { .. } => "unauthorized",
-            ApiError::Revoked { .. } => "revoked",
-            ApiError::RateLimited { .. } => "rate_limited",
-            ApiError::Api { .. } => "api",
-            ApiError::Decode { .. } => "decode",
-            ApiError::Network { .. } => "network",
-            ApiError::Timeout { .. } => "timeout",
-            ApiError::Setup(_) => "setup",
-            ApiError::ReadOnly { .. } => "read_only",
-            ApiError::Audit { .. } => "audit",
-            ApiError::Redirected { .. } => "redirected",
-            ApiError::InProgress { .. } => "in_progress",
-            ApiError::Lock { .. } => "lock",
-            ApiError::Repeat { .. } => "repeat",
-            ApiError::Ambiguous { .. } => "ambiguous",
-        }
+        self.into()
     }
 
     /// The HTTP status, when the server answered.
@@ -252,6 +238,23 @@ impl ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kind_is_the_variant_in_snake_case_as_scripts_read_it() {
+        let setup = ApiError::Setup(String::new());
+        let read_only = ApiError::ReadOnly {
+            endpoint: crate::TOPUP,
+            setting: String::new(),
+        };
+        let limited = ApiError::RateLimited {
+            endpoint: crate::TOPUP,
+            retry_after: Duration::ZERO,
+        };
+        assert_eq!(
+            [setup.kind(), read_only.kind(), limited.kind()],
+            ["setup", "read_only", "rate_limited"]
+        );
+    }
 
     const EP: Endpoint = Endpoint::new("GET", "/reseller/orders");
 

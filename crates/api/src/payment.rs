@@ -106,7 +106,7 @@ impl Payment {
         let Spend { what, slug, qty } = &self.spend;
         match what {
             Purchase::Topup { iccid } => serde_json::to_vec(&TopupRequest {
-                iccid: iccid.to_string(),
+                iccid: iccid.clone(),
                 slug: slug.clone(),
                 qty: *qty,
             }),

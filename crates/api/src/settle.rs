@@ -15,7 +15,7 @@ use super::model::Order;
 use super::payment::Payment;
 use crate::audit::{self, Entry, Outcome, PaymentRecord, Stage, Trail};
 use chrono::{DateTime, Utc};
-use esimdash_domain::iccid::Iccid;
+use esimdash_domain::iccid::{EsimIccid, Iccid};
 use esimdash_domain::purchase::Spend;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -351,7 +351,7 @@ impl Client {
     }
 
     /// The seal this session writes on a payment's lines (`audit::seal`).
-    pub(super) fn seal(&self, key: &str, action: &str, iccid: Option<&str>, slug: &str, quantity: u32) -> String {
+    pub(super) fn seal(&self, key: &str, action: &str, iccid: Option<&EsimIccid>, slug: &str, quantity: u32) -> String {
         audit::seal(self.secret(), self.who(), key, action, iccid, slug, quantity)
     }
 
@@ -362,7 +362,7 @@ impl Client {
         let seal = self.seal(
             &record.key,
             &record.action,
-            record.iccid.as_deref(),
+            record.iccid.as_ref(),
             &record.slug,
             record.quantity,
         );
@@ -553,7 +553,7 @@ pub(super) fn new_orders<'a>(
 fn payment_of(record: &PaymentRecord) -> Option<Payment> {
     // The trail is a file: an ICCID in it that is not one stands for no payment we can settle.
     let spend = match (&record.action[..], &record.iccid) {
-        ("topup", Some(iccid)) => Spend::topup(Iccid::parse(iccid).ok()?, &record.slug, record.quantity),
+        ("topup", Some(iccid)) => Spend::topup(iccid.valid().ok()?.clone(), &record.slug, record.quantity),
         ("order", _) => Spend::order(&record.slug, record.quantity),
         _ => return None,
     };

@@ -11,7 +11,7 @@
 use super::ApiError;
 use super::client::Client;
 use super::model::{Esim, EsimPage, Whereabouts};
-use esimdash_domain::iccid::Iccid;
+use esimdash_domain::iccid::{EsimIccid, Iccid};
 use esimdash_domain::text::grouped;
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -235,7 +235,7 @@ struct Walk {
     /// The list's total in the latest answer.
     total: Option<u64>,
     /// The first page read and its ICCIDs in order; whether it was the same when read again.
-    first_read: Option<(u64, Vec<String>)>,
+    first_read: Option<(u64, Vec<EsimIccid>)>,
     same_again: Option<bool>,
     read: BTreeSet<u64>,
     esims_seen: u64,
@@ -361,13 +361,7 @@ impl Walk {
 
     /// Takes in the answer for `page`; the eSIM, if it is on it.
     fn take(&mut self, page: u64, answer: EsimPage, iccid: &Iccid) -> Option<Box<Esim>> {
-        let iccids = || -> Vec<String> {
-            answer
-                .esims
-                .iter()
-                .map(|e| e.raw_order_json.iccid.to_string())
-                .collect()
-        };
+        let iccids = || -> Vec<EsimIccid> { answer.esims.iter().map(|e| e.raw_order_json.iccid.clone()).collect() };
         if self.first_read.is_none() {
             self.first_read = Some((page, iccids()));
         } else if self.recheck() == Some(page) {

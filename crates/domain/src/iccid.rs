@@ -14,8 +14,9 @@ pub enum IccidError {
     CheckDigit,
 }
 
-/// A validated ICCID.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// A validated ICCID; sent as its digits (a top-up's body).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(transparent)]
 pub struct Iccid(String);
 
 impl Iccid {
@@ -54,7 +55,8 @@ impl fmt::Display for Iccid {
 /// API sent something else, the text as it came. That text is shown and matched as it is, but
 /// never sent back to the API, copied as an ICCID or used as a file name (it could hold
 /// anything, `../` included).
-#[derive(Debug, Clone, Eq)]
+#[derive(Debug, Clone, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "String", from = "String")]
 pub enum EsimIccid {
     Valid(Iccid),
     Invalid { text: String, why: IccidError },
@@ -136,15 +138,10 @@ impl std::borrow::Borrow<str> for EsimIccid {
     }
 }
 
-impl PartialEq<str> for EsimIccid {
-    fn eq(&self, other: &str) -> bool {
-        self.as_str() == other
-    }
-}
-
-impl PartialEq<&str> for EsimIccid {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
+/// Equal to text that is its text (`"8944…"`, a `String`).
+impl<T: AsRef<str> + ?Sized> PartialEq<T> for EsimIccid {
+    fn eq(&self, other: &T) -> bool {
+        self.as_str() == other.as_ref()
     }
 }
 
@@ -154,21 +151,26 @@ impl PartialEq<Iccid> for EsimIccid {
     }
 }
 
-impl PartialEq<String> for EsimIccid {
-    fn eq(&self, other: &String) -> bool {
-        self.as_str() == other
-    }
-}
-
 impl fmt::Display for EsimIccid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-impl serde::Serialize for EsimIccid {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
+/// Read back as whatever text was written (a file can hold anything): never refused, only
+/// `valid` tells whether it is an ICCID.
+impl From<String> for EsimIccid {
+    fn from(text: String) -> Self {
+        EsimIccid::parse(&text)
+    }
+}
+
+impl From<EsimIccid> for String {
+    fn from(iccid: EsimIccid) -> String {
+        match iccid {
+            EsimIccid::Valid(Iccid(digits)) => digits,
+            EsimIccid::Invalid { text, .. } => text,
+        }
     }
 }
 

@@ -423,7 +423,7 @@ pub struct ProfileUpdate {
 /// Body of `POST /portal/topups`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TopupRequest {
-    pub iccid: String,
+    pub iccid: Iccid,
     pub slug: String,
     pub qty: u32,
 }

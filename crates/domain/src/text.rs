@@ -243,23 +243,33 @@ mod tests {
 
     #[test]
     fn safe_fit_counts_terminal_columns_and_replaces_controls() {
-        assert_eq!(safe_fit("abcdef", 4), "abc…");
-        assert_eq!(safe_fit("abcd", 4), "abcd");
-        assert_eq!(safe_fit("日本語です", 5), "日本…");
-        assert_eq!(safe_fit("abc", 0), "");
-        assert_eq!(safe_fit("abc", 1), "…");
-        assert_eq!(safe_fit("a\x1b[2J", 10), "a\u{FFFD}[2J");
-        assert_eq!(safe_fit("a\u{202e}bcdef", 4), "a\u{FFFD}b…");
+        for (text, width, fitted) in [
+            ("abcdef", 4, "abc…"),
+            ("abcd", 4, "abcd"),
+            ("日本語です", 5, "日本…"),
+            ("abc", 0, ""),
+            ("abc", 1, "…"),
+            ("a\x1b[2J", 10, "a\u{FFFD}[2J"),
+            ("a\u{202e}bcdef", 4, "a\u{FFFD}b…"),
+        ] {
+            assert_eq!(safe_fit(text, width), fitted, "{text:?} in {width}");
+        }
         assert!(matches!(safe_fit("plain", 9), Cow::Borrowed(_)));
     }
 
     #[test]
     fn a_package_name_shortens_by_whole_words_and_never_cuts_a_number() {
-        assert_eq!(fit_package("Singapore 500MB 1 Day", 21), "Singapore 500MB 1 Day");
-        assert_eq!(fit_package("Singapore 500MB 1 Day", 18), "Singapore 500MB 1d");
-        assert_eq!(fit_package("Singapore 500MB 1 Day", 14), "Singapore…");
-        assert_eq!(fit_package("Poland 5GB 30 Days", 14), "Poland 5GB 30d");
-        assert_eq!(fit_package("Poland 5GB 30 Days", 13), "Poland 5GB…");
+        let shortened = |name: &str, widths: &[(usize, &str)]| {
+            for (width, fitted) in widths {
+                assert_eq!(fit_package(name, *width), *fitted, "{name:?} in {width}");
+            }
+        };
+        let singapore = "Singapore 500MB 1 Day";
+        shortened(
+            singapore,
+            &[(21, singapore), (18, "Singapore 500MB 1d"), (14, "Singapore…")],
+        );
+        shortened("Poland 5GB 30 Days", &[(14, "Poland 5GB 30d"), (13, "Poland 5GB…")]);
         assert_eq!(
             fit_package("Singapore 500MB", 8),
             "Singapo…",

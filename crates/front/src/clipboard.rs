@@ -130,12 +130,13 @@ pub fn osc52(text: &str, env: Environment) -> Result<Vec<u8>, String> {
 /// code passes the QR code's own check (`LPA:1$…`, visible ASCII only), an install link is made
 /// from such a code. The error says why nothing was copied.
 pub mod guard {
-    use esimdash_domain::iccid::Iccid;
+    use esimdash_domain::iccid::EsimIccid;
     use esimdash_domain::lpa::{ActivationCode, apple_install_link, checked_code};
 
     /// The ICCID as its digits alone (spaces and dashes between groups dropped).
-    pub fn iccid(raw: &str) -> Result<String, String> {
-        Iccid::parse(raw.trim())
+    pub fn iccid(iccid: &EsimIccid) -> Result<String, String> {
+        iccid
+            .valid()
             .map(|i| i.as_str().to_string())
             .map_err(|e| format!("this eSIM's ICCID from the API is not valid ({e})"))
     }
@@ -252,6 +253,7 @@ impl Clipboard {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use esimdash_domain::iccid::EsimIccid;
 
     const SSH: Environment = Environment {
         ssh: true,
@@ -316,15 +318,16 @@ mod tests {
     fn the_guard_lets_through_only_what_each_kind_claims_to_be() {
         // 8944 5000 0000 0000 01 and its Luhn check digit.
         let iccid = "8944500000000000014";
-        assert_eq!(guard::iccid(iccid).unwrap(), iccid);
-        assert_eq!(guard::iccid("8944 5000 0000 0000 014").unwrap(), iccid, "digits alone");
+        let guard_iccid = |text: &str| guard::iccid(&EsimIccid::parse(text));
+        assert_eq!(guard_iccid(iccid).unwrap(), iccid);
+        assert_eq!(guard_iccid("8944 5000 0000 0000 014").unwrap(), iccid, "digits alone");
         for bad in [
             "8944500000000000013",
             "8944500000000000014\x1b[2J",
             "89445\n00000000000014",
             "",
         ] {
-            let err = guard::iccid(bad).unwrap_err();
+            let err = guard_iccid(bad).unwrap_err();
             assert!(err.contains("not valid"), "{bad:?}: {err}");
         }
         let code = "LPA:1$rsp.esim.example$ABC-123";

@@ -34,6 +34,8 @@ fn client(base: &str, access_code: &str, secret: &str) -> Client {
 }
 
 mod lying_api;
+#[path = "../../../tests/support/skip.rs"]
+mod skip;
 
 use lying_api::{Lie, LyingApi};
 
@@ -205,6 +207,13 @@ fn topup_body(iccid: &Iccid, slug: &str) -> Vec<u8> {
         .into_bytes()
 }
 
+/// A top-up of `iccid` with `slug` sent through `seat` under idempotency key `key`: the answer.
+async fn topup_through(seat: &Client, iccid: &Iccid, slug: &str, key: &str) -> Relayed {
+    seat.relay(TOPUP, None, Some(topup_body(iccid, slug)), Some(key))
+        .await
+        .unwrap()
+}
+
 fn json(answer: &Relayed) -> serde_json::Value {
     serde_json::from_slice(&answer.body).unwrap_or_default()
 }
@@ -223,10 +232,7 @@ async fn a_viewer_reads_but_its_top_up_is_refused_and_nothing_is_ordered() {
     let (iccid, slug, _) = team.topup_target().await;
     assert!(viewer.balance().await.is_ok(), "a viewer reads");
     let before = team.orders().await;
-    let answer = viewer
-        .relay(TOPUP, None, Some(topup_body(&iccid, &slug)), Some("k1"))
-        .await
-        .unwrap();
+    let answer = topup_through(&viewer, &iccid, &slug, "k1").await;
     assert_eq!(answer.status, 403, "{}", json(&answer));
     assert!(json(&answer)["error"].as_str().unwrap().contains("viewer"));
     let order = viewer
@@ -322,14 +328,10 @@ async fn caps_hold_to_the_cent_with_twenty_agents_on_two_replicas_of_one_sqlite_
 /// skipped.
 async fn postgres_store(test: &str) -> Option<String> {
     let Some(admin) = std::env::var("ESIMDASH_TEST_POSTGRES").ok().filter(|v| !v.is_empty()) else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must test the Postgres store: .ci/run starts a server and sets ESIMDASH_TEST_POSTGRES"
-        );
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED {test}: no Postgres server (ESIMDASH_TEST_POSTGRES unset; .ci/postgres starts one with Debian's postgresql)"
+        skip::skip(
+            test,
+            "no Postgres server (ESIMDASH_TEST_POSTGRES unset; .ci/postgres starts one with Debian's postgresql)",
+            "test the Postgres store: .ci/run starts a server and sets ESIMDASH_TEST_POSTGRES",
         );
         return None;
     };
@@ -534,15 +536,9 @@ async fn a_second_agent_paying_the_same_top_up_is_asked_and_a_key_sent_again_is_
     let ana = team.seat(&team.agent("ana", Role::SUPPORT, None).await, 0);
     let bob = team.seat(&team.agent("bob", Role::SUPPORT, None).await, 0);
     let before = team.orders().await;
-    let first = ana
-        .relay(TOPUP, None, Some(topup_body(&iccid, &slug)), Some("ana-1"))
-        .await
-        .unwrap();
+    let first = topup_through(&ana, &iccid, &slug, "ana-1").await;
     assert_eq!(first.status, 201, "{}", json(&first));
-    let again = ana
-        .relay(TOPUP, None, Some(topup_body(&iccid, &slug)), Some("ana-1"))
-        .await
-        .unwrap();
+    let again = topup_through(&ana, &iccid, &slug, "ana-1").await;
     assert_eq!((again.status, again.replayed), (201, true));
     assert_eq!(json(&again)["order"], json(&first)["order"]);
     let other = ana
@@ -555,10 +551,7 @@ async fn a_second_agent_paying_the_same_top_up_is_asked_and_a_key_sent_again_is_
         .await
         .unwrap();
     assert_eq!(other.status, 422, "{}", json(&other));
-    let second = bob
-        .relay(TOPUP, None, Some(topup_body(&iccid, &slug)), Some("bob-1"))
-        .await
-        .unwrap();
+    let second = topup_through(&bob, &iccid, &slug, "bob-1").await;
     assert_eq!(second.status, 428, "{}", json(&second));
     assert!(
         json(&second)["error"].as_str().unwrap().contains("agent ana"),
@@ -661,9 +654,7 @@ async fn the_api_never_sees_an_agents_token() {
     assert!(seat.balance().await.is_ok());
     assert!(seat.lookup_esim(&iccid).await.is_ok());
     for answer in [
-        seat.relay(TOPUP, None, Some(topup_body(&iccid, &slug)), Some("k"))
-            .await
-            .unwrap(),
+        topup_through(&seat, &iccid, &slug, "k").await,
         seat.relay(TOPUP, None, Some(br#"{"iccid":"x"}"#.to_vec()), None)
             .await
             .unwrap(),

@@ -209,6 +209,11 @@ impl Runway {
 mod tests {
     use super::*;
 
+    /// Each row's key with one of its figures.
+    fn keyed<T>(rows: &[Row], figure: impl Fn(&Totals) -> T) -> Vec<(&str, T)> {
+        rows.iter().map(|r| (r.key.as_str(), figure(&r.totals))).collect()
+    }
+
     fn sale(no: &str, at: &str, paid: i64, cost: i64, status: &str, slug: &str, location: &str) -> Sale {
         Sale {
             order_no: no.into(),
@@ -254,19 +259,10 @@ mod tests {
         );
         assert_eq!(days[1].totals.margin(), Decimal::new(300, 2));
         let weeks = rows(&sales, By::Week, &period, &Utc);
-        assert_eq!(
-            weeks
-                .iter()
-                .map(|r| (r.key.as_str(), r.totals.orders))
-                .collect::<Vec<_>>(),
-            [("2026-W47", 0), ("2026-W48", 3)]
-        );
+        assert_eq!(keyed(&weeks, |t| t.orders), [("2026-W47", 0), ("2026-W48", 3)]);
         let plans = rows(&sales, By::Plan, &period, &Utc);
         assert_eq!(
-            plans
-                .iter()
-                .map(|r| (r.key.as_str(), r.totals.spend))
-                .collect::<Vec<_>>(),
+            keyed(&plans, |t| t.spend),
             [("fr-1gb", Decimal::new(1300, 2)), ("jp-1gb", Decimal::new(500, 2))]
         );
         let countries = rows(&sales, By::Country, &period, &Utc);

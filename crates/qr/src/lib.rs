@@ -59,21 +59,15 @@ impl QrMatrix {
     pub fn to_half_blocks(&self) -> Vec<String> {
         let (cols, rows) = self.half_block_size();
         let q = QUIET_ZONE as isize;
-        (0..rows as isize)
-            .map(|row| {
-                (0..cols as isize)
-                    .map(|col| {
-                        let (x, y) = (col - q, row * 2 - q);
-                        match (self.is_dark(x, y), self.is_dark(x, y + 1)) {
-                            (true, true) => '█',
-                            (true, false) => '▀',
-                            (false, true) => '▄',
-                            (false, false) => ' ',
-                        }
-                    })
-                    .collect()
-            })
-            .collect()
+        drawn(cols, rows, |col, row| {
+            let (x, y) = (col - q, row * 2 - q);
+            match (self.is_dark(x, y), self.is_dark(x, y + 1)) {
+                (true, true) => "█",
+                (true, false) => "▀",
+                (false, true) => "▄",
+                (false, false) => " ",
+            }
+        })
     }
 
     /// Columns and rows the full-block drawing takes, quiet zone included.
@@ -87,13 +81,7 @@ impl QrMatrix {
     pub fn to_full_blocks(&self) -> Vec<String> {
         let (_, side) = self.full_block_size();
         let q = QUIET_ZONE as isize;
-        (0..side as isize)
-            .map(|y| {
-                (0..side as isize)
-                    .map(|x| if self.is_dark(x - q, y - q) { "██" } else { "  " })
-                    .collect()
-            })
-            .collect()
+        drawn(side, side, |x, y| if self.is_dark(x - q, y - q) { "██" } else { "  " })
     }
 
     /// Reads a half-block drawing back (a screen capture, say): the dark modules' bounding box
@@ -210,6 +198,13 @@ impl QrMatrix {
         writer.finish().map_err(|e| e.to_string())?;
         Ok(out)
     }
+}
+
+/// A drawing of `cols` × `rows` cells, each drawn by `cell(column, row)`: a line a row.
+fn drawn(cols: usize, rows: usize, cell: impl Fn(isize, isize) -> &'static str) -> Vec<String> {
+    (0..rows as isize)
+        .map(|row| (0..cols as isize).map(|col| cell(col, row)).collect())
+        .collect()
 }
 
 /// Finds and decodes the first QR code in a greyscale image (0 black, 255 white).

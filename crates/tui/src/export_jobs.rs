@@ -126,10 +126,7 @@ async fn write_csv(
                     let Page::Esims(items) = page else { return Ok(()) };
                     items
                         .iter()
-                        .filter(|e| {
-                            only.as_ref()
-                                .is_none_or(|set| set.contains(e.raw_order_json.iccid.as_str()))
-                        })
+                        .filter(|e| only.as_ref().is_none_or(|set| set.contains(&e.raw_order_json.iccid)))
                         .try_for_each(|e| write(csv_rows::esim(e)))
                         .map_err(ApiFailure)
                 })

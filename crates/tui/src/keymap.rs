@@ -9,6 +9,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use esimdash_front::config::{ConfigError, KeyTable};
 use std::collections::HashMap;
 use std::fmt;
+use strum::IntoEnumIterator;
 
 /// Where the keyboard goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -145,11 +146,6 @@ pub enum Action {
 }
 
 impl Action {
-    /// Every action, in the order of the declaration.
-    pub fn all() -> impl Iterator<Item = Action> {
-        <Action as strum::IntoEnumIterator>::iter()
-    }
-
     /// The name in the config file's `[keys]` table.
     pub fn name(self) -> &'static str {
         self.into()
@@ -510,7 +506,7 @@ impl Keymap {
         for r in rebindings {
             let fail = |message: String| KeymapError { line: r.line, message };
             let action = Action::from_name(&r.action).ok_or_else(|| {
-                let known: Vec<_> = Action::all().map(Action::name).collect();
+                let known: Vec<_> = Action::iter().map(Action::name).collect();
                 fail(format!(
                     "keys.{}: no such action (actions: {})",
                     r.action,
@@ -757,7 +753,7 @@ mod tests {
     #[test]
     fn every_action_is_bound_named_and_documented() {
         let table = markdown_table();
-        for action in Action::all() {
+        for action in Action::iter() {
             assert!(
                 DEFAULT_BINDINGS
                     .iter()

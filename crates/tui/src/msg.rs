@@ -308,7 +308,7 @@ pub enum ExportJob {
     Orders(OrderQuery),
     Esims {
         query: EsimQuery,
-        only: Option<HashSet<String>>,
+        only: Option<HashSet<esimdash_domain::iccid::EsimIccid>>,
     },
 }
 

@@ -236,7 +236,7 @@ fn newlines(bytes: &[u8]) -> u64 {
 /// mistake (it was sent, and the request failed as a "network error").
 const MAX_SLUG: usize = 200;
 
-fn row(iccid: &str, slug: &str, qty: &str, kind: Kind) -> Result<Spend, String> {
+fn row(iccid_cell: &str, slug: &str, qty: &str, kind: Kind) -> Result<Spend, String> {
     if slug.is_empty() {
         return Err("no slug".to_string());
     }
@@ -261,15 +261,15 @@ fn row(iccid: &str, slug: &str, qty: &str, kind: Kind) -> Result<Spend, String> 
     };
     Ok(match kind {
         Kind::Topup => {
-            let iccid = Iccid::parse(iccid).map_err(|e| {
-                let hint = if iccid.contains(['E', 'e']) && iccid.contains(['.', ',']) {
+            let iccid = Iccid::parse(iccid_cell).map_err(|e| {
+                let hint = if iccid_cell.contains(['E', 'e']) && iccid_cell.contains(['.', ',']) {
                     " (a spreadsheet wrote it as a number: format the column as text and export again)"
                 } else {
                     ""
                 };
                 format!(
                     "{:?} is not an ICCID: {e}{hint}",
-                    esimdash_domain::text::excerpt(iccid, 40)
+                    esimdash_domain::text::excerpt(iccid_cell, 40)
                 )
             })?;
             Spend::topup(iccid, slug, qty)

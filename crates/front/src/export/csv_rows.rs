@@ -7,7 +7,7 @@
 //! bidirectional characters become U+FFFD, as on the screen. Numeric columns are written by us
 //! from exact decimals and integers, never from the API's text, so `-1.50` stays `-1.50`.
 
-use esimdash_api::model::{Esim, Order, Plan};
+use esimdash_api::model::{Esim, Order, OrderRecord, Plan};
 use esimdash_domain::text::sanitize;
 use rust_decimal::Decimal;
 use std::io::Write;
@@ -81,22 +81,28 @@ pub const ORDER_HEADER: &[&str] = &[
     "iccid",
 ];
 
+/// The plan a record is of: `packageName`, `slug`, `packageCode`, `locationCode`, in the
+/// order both orders and eSIMs list them.
+fn plan_cells(r: &OrderRecord) -> [String; 4] {
+    [&r.package_name, &r.slug, &r.package_code, &r.location_code].map(|t| text(t))
+}
+
 pub fn order(o: &Order) -> Vec<String> {
     let r = &o.record;
-    vec![
+    let mut row = vec![
         text(&r.provider_order_no),
         text(o.created_at.text()),
         text(&r.status.to_string()),
-        text(&r.package_name),
-        text(&r.slug),
-        text(&r.package_code),
-        text(&r.location_code),
+    ];
+    row.extend(plan_cells(r));
+    row.extend([
         number(r.quantity),
         decimal(o.cost_price),
         decimal(o.sell_price),
         decimal(o.total_sell_price),
         text(o.iccid.as_str()),
-    ]
+    ]);
+    row
 }
 
 pub const ESIM_HEADER: &[&str] = &[
@@ -116,20 +122,20 @@ pub const ESIM_HEADER: &[&str] = &[
 
 pub fn esim(e: &Esim) -> Vec<String> {
     let (r, raw) = (&e.record, &e.raw_order_json);
-    vec![
+    let mut row = vec![
         text(raw.iccid.as_str()),
         text(&r.status.to_string()),
         text(&raw.smdp_status),
-        text(&r.package_name),
-        text(&r.slug),
-        text(&r.package_code),
-        text(&r.location_code),
+    ];
+    row.extend(plan_cells(r));
+    row.extend([
         text(&r.provider_order_no),
         number(raw.order_usage),
         number(raw.total_volume),
         text(raw.expired_time.text()),
         text(e.facts().classify().key()),
-    ]
+    ]);
+    row
 }
 
 /// A CSV writer with RFC 4180's line ends, its header row written.

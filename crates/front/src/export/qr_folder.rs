@@ -7,13 +7,14 @@
 use super::file::{self, Existing};
 use esimdash_api::model::{Esim, Whereabouts};
 use esimdash_api::{Client, Found};
+use esimdash_domain::iccid::EsimIccid;
 use esimdash_qr::{FILE_SCALE, QrMatrix};
 use std::path::{Path, PathBuf};
 
 /// An eSIM whose QR code is wanted: its record when at hand, else where the index saw it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Wanted {
-    pub iccid: String,
+    pub iccid: EsimIccid,
     pub esim: Option<Box<Esim>>,
     pub seen: Option<Whereabouts>,
 }
@@ -24,7 +25,7 @@ pub struct Written {
     pub folder: PathBuf,
     pub written: usize,
     /// (ICCID, why), also in `errors.txt` in the folder.
-    pub failed: Vec<(String, String)>,
+    pub failed: Vec<(EsimIccid, String)>,
 }
 
 /// Writes the QR codes of `wanted` into a new folder `esimdash-qr-<time>` of `dir`.
@@ -64,16 +65,16 @@ fn new_folder(dir: &Path) -> Result<PathBuf, String> {
 
 async fn write_one(client: &Client, folder: &Path, one: &Wanted) -> Result<(), String> {
     // A name from the API is only used once it is a valid ICCID: it could name any path.
-    let iccid = esimdash_domain::iccid::Iccid::parse(&one.iccid).map_err(|e| format!("not a valid ICCID ({e})"))?;
+    let iccid = one.iccid.valid().map_err(|e| format!("not a valid ICCID ({e})"))?;
     let found;
     let esim = match &one.esim {
         Some(esim) => esim,
         None => {
-            found = client.find_esim_at(&iccid, one.seen).await.map_err(|e| e.to_string())?;
+            found = client.find_esim_at(iccid, one.seen).await.map_err(|e| e.to_string())?;
             match &found {
                 Found::Esim(esim) => esim,
                 Found::Absent => return Err("no such eSIM in this account".to_string()),
-                Found::Unknown(searched) => return Err(searched.describe(&iccid)),
+                Found::Unknown(searched) => return Err(searched.describe(iccid)),
             }
         }
     };

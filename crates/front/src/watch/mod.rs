@@ -10,6 +10,7 @@ pub mod memory;
 use chrono::{DateTime, Utc};
 use esimdash_api::model::{Esim, Order};
 use esimdash_domain::attention::AttentionRule;
+use esimdash_domain::iccid::EsimIccid;
 use esimdash_domain::status::Status;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -76,7 +77,7 @@ pub enum Event {
     BalanceBelow { balance_usd: String, threshold_usd: String },
     /// An eSIM's status or SM-DP+ status changed; `what` in a word where one fits.
     EsimChanged {
-        iccid: String,
+        iccid: EsimIccid,
         what: &'static str,
         status_from: String,
         status_to: String,
@@ -89,7 +90,7 @@ pub enum Event {
     },
     /// An eSIM came to need attention (config `[attention]`).
     EsimAttention {
-        iccid: String,
+        iccid: EsimIccid,
         status: String,
         used_percent: Option<u8>,
         expires: Option<String>,
@@ -101,7 +102,7 @@ pub enum Event {
         quantity: Option<u64>,
         status: String,
         #[serde(skip_serializing_if = "Option::is_none")]
-        iccid: Option<String>,
+        iccid: Option<EsimIccid>,
     },
 }
 
@@ -183,7 +184,7 @@ impl Seen {
                     slug: order.record.slug.clone(),
                     quantity: order.record.quantity,
                     status: order.record.status.as_str().to_string(),
-                    iccid: (!order.iccid.is_empty()).then(|| order.iccid.to_string()),
+                    iccid: (!order.iccid.is_empty()).then(|| order.iccid.clone()),
                 });
             }
             new.push(no);
@@ -221,7 +222,7 @@ impl Seen {
                 attention,
                 state: esim.facts().classify().key().to_string(),
             };
-            let iccid = raw.iccid.to_string();
+            let iccid = &raw.iccid;
             // An ICCID can come back in a later order (a profile re-issued): each order's
             // profile is followed on its own.
             let key = format!("{iccid}@{}", esim.record.provider_order_no);
@@ -313,36 +314,21 @@ mod tests {
         let now = Utc::now();
         let mut seen = Seen::default();
         let mut events = Vec::new();
-        assert!(
-            seen.balance(Decimal::new(50, 0), Decimal::new(100, 0)).is_some(),
-            "below, first seen"
-        );
-        seen.esims(
-            &[esim("8944100000000000018", "GOT_RESOURCE", "RELEASED", 0)],
-            rule,
-            now,
-            &mut events,
-        );
+        // One eSIM polled in this state; the balance against a threshold of 100.
+        let poll = |seen: &mut Seen, status, smdp, used, events: &mut Vec<Event>| {
+            seen.esims(&[esim("8944100000000000018", status, smdp, used)], rule, now, events);
+        };
+        let balance = |seen: &mut Seen, usd| seen.balance(Decimal::new(usd, 0), Decimal::new(100, 0));
+        assert!(balance(&mut seen, 50).is_some(), "below, first seen");
+        poll(&mut seen, "GOT_RESOURCE", "RELEASED", 0, &mut events);
         assert!(events.is_empty(), "the first poll reports no change");
         seen.at = Some(now);
 
-        assert_eq!(
-            seen.balance(Decimal::new(40, 0), Decimal::new(100, 0)),
-            None,
-            "still below: once per crossing"
-        );
-        assert_eq!(seen.balance(Decimal::new(140, 0), Decimal::new(100, 0)), None);
-        assert!(
-            seen.balance(Decimal::new(90, 0), Decimal::new(100, 0)).is_some(),
-            "crossed again"
-        );
+        assert_eq!(balance(&mut seen, 40), None, "still below: once per crossing");
+        assert_eq!(balance(&mut seen, 140), None);
+        assert!(balance(&mut seen, 90).is_some(), "crossed again");
 
-        seen.esims(
-            &[esim("8944100000000000018", "IN_USE", "ENABLED", 90)],
-            rule,
-            now,
-            &mut events,
-        );
+        poll(&mut seen, "IN_USE", "ENABLED", 90, &mut events);
         assert_eq!(events.len(), 2, "{events:?}");
         assert!(matches!(&events[0], Event::EsimChanged { what: "installed", .. }));
         assert!(matches!(
@@ -356,19 +342,9 @@ mod tests {
         assert_eq!(line["event"], "esim_changed");
         assert_eq!(line["smdpFrom"], "RELEASED");
         events.clear();
-        seen.esims(
-            &[esim("8944100000000000018", "IN_USE", "ENABLED", 95)],
-            rule,
-            now,
-            &mut events,
-        );
+        poll(&mut seen, "IN_USE", "ENABLED", 95, &mut events);
         assert!(events.is_empty(), "no change, no event; attention told once");
-        seen.esims(
-            &[esim("8944100000000000018", "USED_UP", "ENABLED", 100)],
-            rule,
-            now,
-            &mut events,
-        );
+        poll(&mut seen, "USED_UP", "ENABLED", 100, &mut events);
         assert!(matches!(&events[0], Event::EsimChanged { what: "used_up", .. }));
     }
 
@@ -382,7 +358,7 @@ mod tests {
             iccid: None,
         };
         let attention = |used: u8| Event::EsimAttention {
-            iccid: "8944100000000000018".to_string(),
+            iccid: EsimIccid::parse("8944100000000000018"),
             status: "IN_USE".to_string(),
             used_percent: Some(used),
             expires: None,

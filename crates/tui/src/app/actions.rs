@@ -14,6 +14,7 @@ use crossterm::event::{KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use esimdash_domain::status::StatusFilter;
 use esimdash_domain::text::grouped;
 use std::time::Instant;
+use strum::IntoEnumIterator;
 
 /// Rows the mouse wheel moves.
 const WHEEL_ROWS: i64 = 3;
@@ -199,7 +200,7 @@ impl App {
             Action::PreviousTab => self.set_tab(self.tab.previous()),
             Action::ToggleMouse => self.toggle_mouse(now, effects),
             Action::SwitchProfile => self.open_account_picker(now),
-            _ => match Tab::all().find(|t| t.action() == action) {
+            _ => match Tab::iter().find(|t| t.action() == action) {
                 Some(tab) => self.set_tab(tab),
                 None => return false,
             },

@@ -38,6 +38,7 @@ use crate::tabs::orders::Orders;
 use crate::tabs::{JobDone, TabState};
 pub use account::{Account, Tabs};
 pub use exports::{Export, ExportState};
+use strum::IntoEnumIterator;
 
 use super::keymap::Keymap;
 use super::msg::{BulkStep, Effect, JobId, Msg};
@@ -122,7 +123,7 @@ impl App {
 
     /// The tab bar's labels, with what each tab adds (My eSIMs: how many need attention).
     pub fn tab_labels(&self) -> Vec<(Tab, String)> {
-        Tab::all()
+        Tab::iter()
             .map(|t| (t, t.label(self.account.tabs.get(t).badge(&self.account.index))))
             .collect()
     }
@@ -435,7 +436,7 @@ impl App {
             at(until);
         }
         self.flash.as_ref().map(|f| f.until).into_iter().for_each(&mut at);
-        for tab in Tab::all() {
+        for tab in Tab::iter() {
             self.account.tabs.get(tab).deadlines().into_iter().for_each(&mut at);
         }
         wake
@@ -487,7 +488,7 @@ impl App {
             self.flash = None;
             self.dirty = true;
         }
-        for tab in Tab::all() {
+        for tab in Tab::iter() {
             if self.account.tabs.get_mut(tab).tick(now) {
                 self.dirty = true;
             }
@@ -550,7 +551,7 @@ impl App {
 
     /// Tells every tab what happened elsewhere.
     fn tell(&mut self, event: &Event) {
-        for tab in Tab::all() {
+        for tab in Tab::iter() {
             self.account.tabs.get_mut(tab).on_event(event, &self.account.index);
         }
     }
@@ -590,7 +591,7 @@ impl App {
 
     /// After every message, each tab follows what the screen now shows.
     fn follow(&mut self, now: Instant, effects: &mut Vec<Effect>) {
-        for tab in Tab::all() {
+        for tab in Tab::iter() {
             self.with_tab(tab, About::Selection, now, effects, |state, ctx| state.follow(ctx));
         }
     }

@@ -3,6 +3,7 @@
 
 use super::Index;
 use esimdash_api::model::{Esim, Order};
+use esimdash_domain::iccid::EsimIccid;
 use esimdash_domain::order_no::OrderNo;
 use esimdash_domain::status::Status;
 use esimdash_domain::text::grouped;
@@ -11,7 +12,7 @@ use esimdash_domain::text::grouped;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OrderEsims {
     /// Their ICCIDs.
-    Found(Vec<String>),
+    Found(Vec<EsimIccid>),
     /// The order is pending: the provider has not allocated its eSIM yet.
     NotAllocated,
     /// Being read: the index reads the list (from the top, or the pages it lacks).
@@ -27,7 +28,7 @@ impl OrderEsims {
     /// In words, for the order's detail (`refresh_key`: the key that reads again).
     pub fn words(&self, refresh_key: &str) -> String {
         match self {
-            OrderEsims::Found(found) => found.join(", "),
+            OrderEsims::Found(found) => found.iter().map(EsimIccid::as_str).collect::<Vec<_>>().join(", "),
             OrderEsims::NotAllocated => "not allocated yet (order pending)".to_string(),
             OrderEsims::NotInList => "none in this account's eSIM list (read from the top just now)".to_string(),
             OrderEsims::LookingFor { covered, total } => format!(
@@ -52,16 +53,16 @@ impl Index {
         &self,
         number: &OrderNo,
         at_hand: impl Iterator<Item = &'a Esim>,
-    ) -> (Vec<String>, bool) {
-        let mut found: Vec<String> = Vec::new();
+    ) -> (Vec<EsimIccid>, bool) {
+        let mut found: Vec<EsimIccid> = Vec::new();
         for e in at_hand.filter(|e| e.record.provider_order_no == *number) {
-            if !found.iter().any(|f| *f == e.raw_order_json.iccid.as_str()) {
-                found.push(e.raw_order_json.iccid.to_string());
+            if !found.contains(&e.raw_order_json.iccid) {
+                found.push(e.raw_order_json.iccid.clone());
             }
         }
         for iccid in self.inventory().iccids_of_order(number.as_str()) {
             if !found.iter().any(|f| f == iccid) {
-                found.push(iccid.to_string());
+                found.push(EsimIccid::parse(iccid));
             }
         }
         (found, self.read.is_complete())

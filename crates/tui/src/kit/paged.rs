@@ -254,6 +254,14 @@ impl<T> Paged<T> {
 mod tests {
     use super::*;
 
+    /// Pages of 50, the first read, of a list of `total`.
+    fn first_page_of(total: u64, t: Instant) -> Paged<u32> {
+        let mut p = Paged::new(50);
+        p.start(1, 1);
+        p.accept(1, 1, (0..50).collect(), total, t);
+        p
+    }
+
     #[test]
     fn fetches_the_current_page_then_prefetches_the_next_near_its_end() {
         let t = Instant::now();
@@ -279,9 +287,7 @@ mod tests {
     #[test]
     fn quick_paging_waits_for_the_pause_and_asks_for_the_last_page_only() {
         let t = Instant::now();
-        let mut p: Paged<u32> = Paged::new(50);
-        p.start(1, 1);
-        p.accept(1, 1, (0..50).collect(), 5000, t);
+        let mut p = first_page_of(5000, t);
         for i in 0..10 {
             let at = t + Duration::from_millis(i);
             p.move_by(50, at);
@@ -308,9 +314,7 @@ mod tests {
     #[test]
     fn a_short_last_page_asks_for_the_page_before_it() {
         let t = Instant::now();
-        let mut p: Paged<u32> = Paged::new(50);
-        p.start(1, 1);
-        p.accept(1, 1, (0..50).collect(), 204, t);
+        let mut p = first_page_of(204, t);
         p.go_to_end(t + PAGE_PAUSE);
         assert_eq!(p.wanted(t + PAGE_PAUSE), vec![5]);
         p.start(5, 2);

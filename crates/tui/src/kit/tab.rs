@@ -1,6 +1,8 @@
 //! The tabs, as the bar names them, and where their titles sit on the tab bar (the view draws them there; a mouse
 //! click is matched against the same positions).
 
+use strum::IntoEnumIterator;
+
 /// The bar's order is the declaration's: the list of tabs is derived from it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, strum::EnumIter, strum::EnumCount)]
 pub enum Tab {
@@ -11,13 +13,8 @@ pub enum Tab {
 }
 
 impl Tab {
-    /// Every tab, in the bar's order.
-    pub fn all() -> impl Iterator<Item = Tab> {
-        <Tab as strum::IntoEnumIterator>::iter()
-    }
-
     fn nth(index: usize) -> Tab {
-        Tab::all()
+        Tab::iter()
             .nth(index % <Tab as strum::EnumCount>::COUNT)
             .unwrap_or(Tab::Catalog)
     }
@@ -44,7 +41,7 @@ impl Tab {
     }
 
     fn index(self) -> usize {
-        Tab::all().position(|t| t == self).unwrap_or(0)
+        Tab::iter().position(|t| t == self).unwrap_or(0)
     }
 
     pub fn next(self) -> Tab {
@@ -93,7 +90,7 @@ mod tests {
     fn cycles_and_hit_tests() {
         assert_eq!(Tab::Profile.next(), Tab::Catalog);
         assert_eq!(Tab::Catalog.previous(), Tab::Profile);
-        let labels: Vec<_> = Tab::all().map(|t| (t, t.label(None))).collect();
+        let labels: Vec<_> = Tab::iter().map(|t| (t, t.label(None))).collect();
         assert_eq!(Tab::at_column(&labels, 0), Some(Tab::Catalog));
         let (_, start, _) = Tab::bar_positions(&labels)[2];
         assert_eq!(Tab::at_column(&labels, start + 2), Some(Tab::Esims));

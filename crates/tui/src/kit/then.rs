@@ -63,7 +63,7 @@ pub enum Event {
     /// A bulk run topped up these eSIMs: their records are read again.
     ToppedUpMany(Vec<esimdash_domain::iccid::Iccid>),
     /// These eSIMs leave the marks (topped up, or left out of a bulk top-up).
-    Unmark(Vec<String>),
+    Unmark(Vec<esimdash_domain::iccid::EsimIccid>),
     /// The plan and quantity a bulk top-up was paid with, offered first the next time.
     BulkChoice(String, u32),
 }

@@ -22,6 +22,25 @@ impl Theme {
         if self.color { colored } else { plain }
     }
 
+    /// Text in `colour`, or plain without colour.
+    fn tint(&self, colour: Color) -> Style {
+        self.pick(Style::new().fg(colour), Style::new())
+    }
+
+    /// Bold text in `colour`, or bold without colour.
+    fn bold_tint(&self, colour: Color) -> Style {
+        self.tint(colour).add_modifier(Modifier::BOLD)
+    }
+
+    /// Bold black on `bg`, or bold in reverse video (with `also`) without colour.
+    fn bold_on(&self, bg: Color, also: Modifier) -> Style {
+        let bold = Modifier::BOLD;
+        self.pick(
+            Style::new().fg(Color::Black).bg(bg).add_modifier(bold),
+            Style::new().add_modifier(bold | also),
+        )
+    }
+
     pub fn header(&self) -> Style {
         self.pick(
             Style::new().fg(Color::Black).bg(Color::Cyan),
@@ -47,13 +66,7 @@ impl Theme {
     }
 
     pub fn tab_active(&self) -> Style {
-        self.pick(
-            Style::new()
-                .fg(Color::Black)
-                .bg(Color::White)
-                .add_modifier(Modifier::BOLD),
-            Style::new().add_modifier(Modifier::REVERSED | Modifier::BOLD),
-        )
+        self.bold_on(Color::White, Modifier::REVERSED)
     }
 
     pub fn selected(&self) -> Style {
@@ -68,75 +81,64 @@ impl Theme {
     }
 
     pub fn muted(&self) -> Style {
-        self.pick(Style::new().fg(Color::DarkGray), Style::new())
+        self.tint(Color::DarkGray)
     }
 
     pub fn error(&self) -> Style {
-        self.pick(
-            Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
-            Style::new().add_modifier(Modifier::BOLD),
-        )
+        self.bold_tint(Color::Red)
     }
 
     /// A warning in the header (on its cyan): black on yellow, or bold without colour.
     pub fn warning(&self) -> Style {
-        self.pick(
-            Style::new()
-                .fg(Color::Black)
-                .bg(Color::Yellow)
-                .add_modifier(Modifier::BOLD),
-            Style::new().add_modifier(Modifier::BOLD | Modifier::REVERSED),
-        )
+        self.bold_on(Color::Yellow, Modifier::REVERSED)
     }
 
     pub fn ok(&self) -> Style {
-        self.pick(Style::new().fg(Color::Green), Style::new())
+        self.tint(Color::Green)
     }
 
     /// A status by its tone; without colour, plain (the marker and bold of the selected row stay).
     pub fn status(&self, tone: StatusTone) -> Style {
-        let colour = match tone {
-            StatusTone::Usable => Style::new().fg(Color::Green),
-            StatusTone::Waiting => Style::new().fg(Color::Yellow),
-            StatusTone::Ended => Style::new().add_modifier(Modifier::DIM),
-            StatusTone::Failed => Style::new().fg(Color::Red),
+        match tone {
+            StatusTone::Usable => self.tint(Color::Green),
+            StatusTone::Waiting => self.tint(Color::Yellow),
+            StatusTone::Ended => self.pick(Style::new().add_modifier(Modifier::DIM), Style::new()),
+            StatusTone::Failed => self.tint(Color::Red),
             StatusTone::Unknown => Style::new(),
-        };
-        self.pick(colour, Style::new())
+        }
     }
 
     /// An eSIM's state by its tone, bold: the first thing an agent reads in the pane.
     pub fn verdict(&self, tone: Tone) -> Style {
         let colour = match tone {
-            Tone::Good => Style::new().fg(Color::Green),
-            Tone::Waiting => Style::new().fg(Color::Yellow),
-            Tone::Warning => Style::new().fg(Color::LightRed),
-            Tone::Ended => Style::new().fg(Color::Red),
-            Tone::Unknown => Style::new(),
+            Tone::Good => Some(Color::Green),
+            Tone::Waiting => Some(Color::Yellow),
+            Tone::Warning => Some(Color::LightRed),
+            Tone::Ended => Some(Color::Red),
+            Tone::Unknown => None,
         };
-        self.pick(colour, Style::new()).add_modifier(Modifier::BOLD)
+        colour
+            .map_or(Style::new(), |c| self.tint(c))
+            .add_modifier(Modifier::BOLD)
     }
 
     /// Spend in the money charts: its bars (their heights carry it without colour).
     pub fn spend(&self) -> Style {
-        self.pick(Style::new().fg(Color::Cyan), Style::new())
+        self.tint(Color::Cyan)
     }
 
     /// Margin in the money charts.
     pub fn margin(&self) -> Style {
-        self.pick(Style::new().fg(Color::Green), Style::new())
+        self.tint(Color::Green)
     }
 
     /// The header's sparkline, on the header's own background.
     pub fn spark(&self) -> Style {
-        self.pick(Style::new().fg(Color::Blue), Style::new())
+        self.tint(Color::Blue)
     }
 
     pub fn key(&self) -> Style {
-        self.pick(
-            Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
-            Style::new().add_modifier(Modifier::BOLD),
-        )
+        self.bold_tint(Color::Yellow)
     }
 }
 

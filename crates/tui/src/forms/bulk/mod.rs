@@ -23,7 +23,7 @@ use crate::keymap::{Action, Chord};
 use crate::msg::{BulkEnded, BulkTopup, JobId, Request};
 use esimdash_api::ApiError;
 use esimdash_api::model::Plan;
-use esimdash_domain::iccid::Iccid;
+use esimdash_domain::iccid::{EsimIccid, Iccid};
 use esimdash_front::bulk::{Ended, State};
 use rust_decimal::Decimal;
 use std::collections::{HashMap, HashSet};
@@ -43,7 +43,7 @@ pub enum BulkStage {
     /// Some marked eSIMs are offered no top-up: each with why (`out`), and the offers of the
     /// others (`kept`), to go on with once those are unmarked.
     LeaveOut {
-        out: Vec<(String, String)>,
+        out: Vec<(EsimIccid, String)>,
         kept: Vec<(Iccid, Vec<Plan>)>,
     },
     Choosing,
@@ -71,9 +71,9 @@ pub struct Progress {
 pub struct BulkForm {
     iccids: Vec<Iccid>,
     /// Marked eSIMs known unusable before asking (an ICCID that is not valid), with why.
-    left_out: Vec<(String, String)>,
+    left_out: Vec<(EsimIccid, String)>,
     /// Why an eSIM cannot be topped up, from its status, where the dashboard has its record.
-    hints: HashMap<String, &'static str>,
+    hints: HashMap<EsimIccid, &'static str>,
     /// Each eSIM's offered plans, in the order of `iccids`, once read.
     offers: Vec<Vec<Plan>>,
     /// Among the plans offered to every one of them (as the first eSIM's offer lists them).
@@ -89,13 +89,13 @@ impl BulkForm {
     /// A form for the marked eSIMs, each with why it could not be topped up when its status
     /// tells (said if the API offers it nothing). A marked ICCID that is not valid is left out
     /// with the eSIMs offered nothing.
-    pub fn new(marked: Vec<(String, Option<&'static str>)>) -> Self {
+    pub fn new(marked: Vec<(EsimIccid, Option<&'static str>)>) -> Self {
         let mut iccids = Vec::with_capacity(marked.len());
         let mut left_out = Vec::new();
         let mut hints = HashMap::new();
         for (m, hint) in marked {
-            match Iccid::parse(&m) {
-                Ok(iccid) => iccids.push(iccid),
+            match m.valid() {
+                Ok(iccid) => iccids.push(iccid.clone()),
                 Err(e) => left_out.push((m.clone(), format!("its ICCID from the API is not valid ({e})"))),
             }
             if let Some(hint) = hint {
@@ -195,19 +195,19 @@ impl BulkForm {
                         Some(hint) => format!("no top-up is offered: {hint}"),
                         None => "no top-up is offered for it now".to_string(),
                     };
-                    out.push((iccid.to_string(), why));
+                    out.push((iccid.into(), why));
                 }
                 // The dashboard's last read of it says it cannot take data: not paid in a run
                 // of many on the server's word alone (its own top-up reads it again).
                 Ok(_) if self.hints.contains_key(iccid.as_str()) => {
                     let hint = self.hints.get(iccid.as_str()).copied().unwrap_or_default();
                     out.push((
-                        iccid.to_string(),
+                        iccid.into(),
                         format!("no top-up: {hint} (as last read; t on it alone reads it again)"),
                     ));
                 }
                 Ok(plans) => kept.push((iccid, plans)),
-                Err(why) => out.push((iccid.to_string(), why)),
+                Err(why) => out.push((iccid.into(), why)),
             }
         }
         match (out.is_empty(), kept.is_empty()) {
@@ -226,7 +226,7 @@ impl BulkForm {
 
     /// The confirming key where some are offered nothing: they are left out (the caller unmarks
     /// them, returned) and the others chosen for.
-    pub fn leave_out(&mut self) -> Vec<String> {
+    pub fn leave_out(&mut self) -> Vec<EsimIccid> {
         let BulkStage::LeaveOut { out, kept } = std::mem::replace(&mut self.stage, BulkStage::Choosing) else {
             return Vec::new();
         };
@@ -367,13 +367,13 @@ impl BulkForm {
         if !matches!(self.stage, BulkStage::Paying(_)) {
             return;
         }
-        let repeated: HashSet<&str> = repeats.iter().map(|(r, _)| r.as_str()).collect();
+        let repeated: HashSet<&Iccid> = repeats.iter().map(|(r, _)| r).collect();
         let kept: Vec<(Iccid, Vec<Plan>)> = self
             .iccids
             .iter()
             .cloned()
             .zip(self.offers.iter().cloned())
-            .filter(|(iccid, _)| !repeated.contains(iccid.as_str()))
+            .filter(|(iccid, _)| !repeated.contains(iccid))
             .collect();
         self.stage = if kept.is_empty() {
             let named: Vec<String> = repeats.iter().map(|(iccid, why)| format!("{iccid}: {why}")).collect();
@@ -382,11 +382,7 @@ impl BulkForm {
                 named.join("; ")
             ))
         } else {
-            // What is left out is said as listed: text (a mark's ICCID may be no valid one).
-            let out = repeats
-                .into_iter()
-                .map(|(iccid, why)| (iccid.to_string(), why))
-                .collect();
+            let out = repeats.into_iter().map(|(iccid, why)| (iccid.into(), why)).collect();
             BulkStage::LeaveOut { out, kept }
         };
     }
@@ -493,7 +489,7 @@ impl PaymentForm for BulkForm {
 /// The most eSIMs offered one same top-up (each eSIM is offered those of its own plan's
 /// area), and the others with why: marks of several areas can go on with the largest.
 #[allow(clippy::type_complexity)]
-fn largest_group(iccids: &[Iccid], lists: &[Vec<Plan>]) -> Option<(Vec<(String, String)>, Vec<(Iccid, Vec<Plan>)>)> {
+fn largest_group(iccids: &[Iccid], lists: &[Vec<Plan>]) -> Option<(Vec<(EsimIccid, String)>, Vec<(Iccid, Vec<Plan>)>)> {
     let mut offered_to: HashMap<&str, usize> = HashMap::new();
     for list in lists {
         for plan in list {
@@ -512,7 +508,7 @@ fn largest_group(iccids: &[Iccid], lists: &[Vec<Plan>]) -> Option<(Vec<(String, 
             kept.push((iccid.clone(), list.clone()));
         } else {
             let other = list.first().map_or_else(String::new, |p| format!(": {}…", p.name));
-            out.push((iccid.to_string(), format!("other top-ups{other}")));
+            out.push((iccid.clone().into(), format!("other top-ups{other}")));
         }
     }
     Some((out, kept))
@@ -569,7 +565,11 @@ mod tests {
 
     #[test]
     fn marks_of_two_areas_go_on_with_the_larger_and_each_esim_pays_its_own_price() {
-        let mut form = BulkForm::new(vec![(A.into(), None), (B.into(), None), (C.into(), None)]);
+        let mut form = BulkForm::new(vec![
+            (EsimIccid::parse(A), None),
+            (EsimIccid::parse(B), None),
+            (EsimIccid::parse(C), None),
+        ]);
         form.offered(offers(vec![
             (A, Ok(vec![plan("fr-1", "2.00"), plan("fr-3", "5.00")])),
             (B, Ok(vec![plan("za-1", "9.00")])),
@@ -579,10 +579,10 @@ mod tests {
             panic!("{:?}", form.stage())
         };
         assert_eq!(out.len(), 1);
-        assert_eq!(out[0].0, B);
+        assert_eq!(out[0].0.as_str(), B);
         assert_eq!(out[0].1, "other top-ups: Plan za-1…");
         assert_eq!(kept.len(), 2);
-        assert_eq!(form.leave_out(), vec![B.to_string()]);
+        assert_eq!(form.leave_out(), vec![EsimIccid::parse(B)]);
         assert_eq!(*form.stage(), BulkStage::Choosing);
         assert_eq!(form.count(), 2);
         let slugs: Vec<&str> = form.choice().plans().iter().map(|p| p.slug.as_str()).collect();
@@ -597,9 +597,9 @@ mod tests {
     #[test]
     fn an_esim_offered_nothing_says_why_from_its_status_and_an_invalid_iccid_is_left_out_too() {
         let mut form = BulkForm::new(vec![
-            (A.into(), Some("it was cancelled")),
-            ("8944100000000000019".into(), None),
-            (B.into(), None),
+            (EsimIccid::parse(A), Some("it was cancelled")),
+            (EsimIccid::parse("8944100000000000019"), None),
+            (EsimIccid::parse(B), None),
         ]);
         assert_eq!(form.count(), 2, "the invalid ICCID is not asked about");
         form.offered(offers(vec![(A, Ok(Vec::new())), (B, Ok(vec![plan("fr-1", "2.00")]))]));
@@ -610,7 +610,7 @@ mod tests {
         assert!(said[0].contains("not valid"), "{said:?}");
         assert_eq!(said[1], format!("{A}: no top-up is offered: it was cancelled"));
         // None left: nothing to go on with.
-        let mut form = BulkForm::new(vec![(A.into(), None)]);
+        let mut form = BulkForm::new(vec![(EsimIccid::parse(A), None)]);
         form.offered(offers(vec![(A, Err("no eSIM with that ICCID in this account".into()))]));
         assert!(matches!(form.stage(), BulkStage::Refused(why) if why.contains("None of the 1")));
     }

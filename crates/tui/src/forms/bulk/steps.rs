@@ -6,6 +6,7 @@ use crate::kit::status::Tone;
 use crate::kit::then::Event;
 use crate::kit::then::Then;
 use crate::msg::{BulkEnded, BulkStep};
+use esimdash_domain::iccid::EsimIccid;
 
 /// A step of a run: `form` is its window, if it still shows this run; `ours`: the run is of
 /// the account in use.
@@ -34,8 +35,13 @@ fn ended(form: Option<&mut BulkForm>, ours: bool, result: Result<BulkEnded, Stri
     if let (true, Ok(ended)) = (ours, &result) {
         // Those of unknown outcome too: `t` again must not pay what may have been paid.
         let unknown = ended.unknown.iter().map(|(iccid, _)| iccid);
-        // Marks are the ICCIDs as listed: text.
-        let done = ended.placed.iter().chain(unknown).map(ToString::to_string).collect();
+        let done = ended
+            .placed
+            .iter()
+            .chain(unknown)
+            .cloned()
+            .map(EsimIccid::from)
+            .collect();
         then.push(Then::Tell(Event::Unmark(done)));
         if !ended.placed.is_empty() {
             then.push(Then::MoneyMoved(None));

@@ -8,6 +8,7 @@ use crate::msg::BulkEnded;
 use crate::view::Look;
 use crate::view::theme::Theme;
 use crate::view::widgets::{keys_line, paragraph, popup, safe};
+use esimdash_domain::iccid::EsimIccid;
 use esimdash_front::bulk::Ended;
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -44,7 +45,7 @@ pub fn draw(frame: &mut Frame, area: Rect, form: &BulkForm, look: &Look<'_>, the
 /// How many eSIMs offered nothing are named (the rest counted).
 const LEFT_OUT_NAMED: usize = 12;
 
-fn leave_out(out: &[(String, String)], others: usize, look: &Look<'_>, theme: &Theme) -> Vec<Line<'static>> {
+fn leave_out(out: &[(EsimIccid, String)], others: usize, look: &Look<'_>, theme: &Theme) -> Vec<Line<'static>> {
     let mut lines = vec![Line::styled(
         format!("{} of the marked eSIMs cannot be topped up with the others:", out.len()),
         theme.error(),

@@ -84,7 +84,7 @@ impl Esims {
             .selected(ix)
             .into_iter()
             .chain(self.list.loaded())
-            .find(|e| e.raw_order_json.iccid == iccid.as_str())
+            .find(|e| e.raw_order_json.iccid.as_str() == iccid.as_str())
             .map(|e| {
                 (
                     e.raw_order_json.total_volume,
@@ -102,7 +102,7 @@ impl Esims {
     /// `Some(false)` while the record read after the top-up does not yet (nothing is being read).
     pub fn top_up_shown(&self, esim: &Esim) -> Option<bool> {
         let TopUpWatch { iccid, volume, expires } = self.topped_up.as_ref()?;
-        if esim.raw_order_json.iccid != iccid.as_str() {
+        if esim.raw_order_json.iccid.as_str() != iccid.as_str() {
             return None;
         }
         let raw = &esim.raw_order_json;
@@ -218,7 +218,7 @@ impl Esims {
         }
         fresh.earlier = earlier;
         let found_whole = whole.is_some_and(
-            |w| matches!(fresh.record.value(), Some(Found::Esim(e)) if e.raw_order_json.iccid == w.as_str()),
+            |w| matches!(fresh.record.value(), Some(Found::Esim(e)) if e.raw_order_json.iccid.as_str() == w.as_str()),
         );
         if found_whole {
             self.refilter(ix);

@@ -70,7 +70,7 @@ impl Esims {
             Some(iccid) if iccid.is_empty() => ctx.flash("This eSIM has no ICCID", Tone::Error),
             Some(iccid) => ctx.then.push(Then::Copy {
                 what: "ICCID",
-                checked: guard::iccid(iccid.as_str()),
+                checked: guard::iccid(&iccid),
             }),
         }
     }

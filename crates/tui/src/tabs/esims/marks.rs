@@ -6,6 +6,7 @@
 use super::ResultRow;
 use crate::index::Index;
 use esimdash_api::model::Esim;
+use esimdash_domain::iccid::EsimIccid;
 use esimdash_front::export::qr_folder::Wanted;
 use std::collections::HashSet;
 
@@ -13,7 +14,7 @@ use std::collections::HashSet;
 pub struct Marks {
     /// In the order they were marked.
     marked: Vec<Wanted>,
-    iccids: HashSet<String>,
+    iccids: HashSet<EsimIccid>,
     /// The plan and quantity of the last top-up of these marks that stopped with some still
     /// marked: `t` again offers the same.
     last_choice: Option<(String, u32)>,
@@ -28,8 +29,13 @@ impl Marks {
         self.marked.is_empty()
     }
 
-    pub fn contains(&self, iccid: &str) -> bool {
+    pub fn contains(&self, iccid: &EsimIccid) -> bool {
         self.iccids.contains(iccid)
+    }
+
+    /// Whether a search result's eSIM is marked (asked of every row drawn: nothing is made).
+    pub fn contains_row(&self, row: &ResultRow<'_>) -> bool {
+        self.iccids.contains(row.text())
     }
 
     /// Marks it, or unmarks it if it was: whether it is marked now.
@@ -46,7 +52,7 @@ impl Marks {
     /// key twice undoes it). How many of them are marked now.
     pub fn toggle_all(&mut self, all: Vec<Wanted>) -> usize {
         if !all.is_empty() && all.iter().all(|w| self.contains(&w.iccid)) {
-            self.unmark(all.iter().map(|w| w.iccid.as_str()));
+            self.unmark(all.iter().map(|w| &w.iccid));
             return 0;
         }
         let n = all.len();
@@ -59,10 +65,10 @@ impl Marks {
     }
 
     /// Unmarks these (those a bulk top-up placed, say).
-    pub fn unmark<'a>(&mut self, iccids: impl IntoIterator<Item = &'a str>) {
-        let gone: HashSet<&str> = iccids.into_iter().collect();
-        self.marked.retain(|m| !gone.contains(m.iccid.as_str()));
-        self.iccids.retain(|i| !gone.contains(i.as_str()));
+    pub fn unmark<'a>(&mut self, iccids: impl IntoIterator<Item = &'a EsimIccid>) {
+        let gone: HashSet<&EsimIccid> = iccids.into_iter().collect();
+        self.marked.retain(|m| !gone.contains(&m.iccid));
+        self.iccids.retain(|i| !gone.contains(i));
     }
 
     fn add(&mut self, wanted: Wanted) {
@@ -93,18 +99,18 @@ impl Marks {
 
 impl super::Esims {
     /// What finding a row's eSIM again needs: its record when here, where the index saw it.
-    pub(super) fn wanted(iccid: &str, esim: Option<&Esim>, ix: &Index) -> esimdash_front::export::qr_folder::Wanted {
-        esimdash_front::export::qr_folder::Wanted {
-            iccid: iccid.to_string(),
+    pub(super) fn wanted(iccid: EsimIccid, esim: Option<&Esim>, ix: &Index) -> Wanted {
+        Wanted {
+            seen: ix.inventory().whereabouts(&iccid),
+            iccid,
             esim: esim.cloned().map(Box::new),
-            seen: ix.inventory().whereabouts(iccid),
         }
     }
 
     /// Marks the selected eSIM, or unmarks it: whether it is marked now (`None`: none selected).
     pub(super) fn toggle_mark(&mut self, ix: &Index) -> Option<bool> {
         let iccid = self.selected_iccid(ix)?;
-        let wanted = Self::wanted(iccid.as_str(), self.selected(ix), ix);
+        let wanted = Self::wanted(iccid, self.selected(ix), ix);
         Some(self.marks.toggle(wanted))
     }
 
@@ -123,7 +129,7 @@ impl super::Esims {
                 .page_items()
                 .unwrap_or_default()
                 .iter()
-                .map(|e| Self::wanted(e.raw_order_json.iccid.as_str(), Some(e), ix))
+                .map(|e| Self::wanted(e.raw_order_json.iccid.clone(), Some(e), ix))
                 .collect()
         };
         self.marks.toggle_all(all)
@@ -136,7 +142,7 @@ mod tests {
 
     fn w(iccid: &str) -> Wanted {
         Wanted {
-            iccid: iccid.to_string(),
+            iccid: EsimIccid::parse(iccid),
             esim: None,
             seen: None,
         }
@@ -156,6 +162,6 @@ mod tests {
         );
         assert_eq!(marks.toggle_all(vec![w("a"), w("c")]), 0, "all marked: unmarked");
         assert_eq!(marks.len(), 1);
-        assert!(marks.contains("b"));
+        assert!(marks.contains(&EsimIccid::parse("b")));
     }
 }

@@ -20,7 +20,22 @@ pub enum ResultRow<'a> {
 }
 
 impl ResultRow<'_> {
-    pub fn iccid(&self) -> &str {
+    /// The row's ICCID, as a record carries it (an index row's text read again).
+    pub fn iccid(&self) -> EsimIccid {
+        match self {
+            ResultRow::Indexed(r) => EsimIccid::parse(r.iccid),
+            ResultRow::Fetched(e) => e.raw_order_json.iccid.clone(),
+        }
+    }
+
+    /// Whether it is the eSIM with `iccid`: compared as text, with nothing made, since the
+    /// cursor and the drawing ask it of every row.
+    pub fn is(&self, iccid: &EsimIccid) -> bool {
+        self.text() == iccid.as_str()
+    }
+
+    /// The ICCID's text as the row holds it, to look it up in a set of them.
+    pub(super) fn text(&self) -> &str {
         match self {
             ResultRow::Indexed(r) => r.iccid,
             ResultRow::Fetched(e) => e.raw_order_json.iccid.as_str(),
@@ -49,7 +64,7 @@ impl Esims {
             return None;
         }
         match self.fresh.as_ref()?.record.value()? {
-            Found::Esim(e) if e.raw_order_json.iccid == whole.as_str() => Some(e),
+            Found::Esim(e) if e.raw_order_json.iccid.as_str() == whole.as_str() => Some(e),
             _ => None,
         }
     }
@@ -177,7 +192,8 @@ impl Esims {
                 // Not in the index (a lookup found it): its row on a page at hand.
                 .or_else(|| {
                     self.list.index_of(|e| {
-                        e.raw_order_json.iccid == iccid.as_str() && e.record.provider_order_no.as_str() == order
+                        e.raw_order_json.iccid.as_str() == iccid.as_str()
+                            && e.record.provider_order_no.as_str() == order
                     })
                 });
             (iccid, order, place)
@@ -256,8 +272,8 @@ impl Esims {
         let attention = self.attention.then(|| ix.attention_at());
         self.results = ix.inventory().select(&text, &self.status, attention);
         let whole = self.whole_iccid();
-        let position = |iccid: &str| self.result_rows(ix).position(|r| r.iccid() == iccid);
-        if let Some(at) = whole.as_ref().and_then(|w| position(w.as_str())) {
+        let position = |iccid: &EsimIccid| self.result_rows(ix).position(|r| r.is(iccid));
+        if let Some(at) = whole.map(EsimIccid::from).and_then(|w| position(&w)) {
             self.result_cursor = at;
             return true;
         }
@@ -270,7 +286,7 @@ impl Esims {
             0
         };
         self.result_cursor = keep
-            .and_then(|k| position(k.as_str()))
+            .and_then(|k| position(&k))
             .unwrap_or(fallback)
             .min(self.result_count().saturating_sub(1));
         self.results_of = asked;

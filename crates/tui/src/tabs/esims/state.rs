@@ -201,7 +201,7 @@ impl Esims {
     /// The selected eSIM's ICCID: known from the index even before its record is fetched.
     pub fn selected_iccid(&self, ix: &Index) -> Option<EsimIccid> {
         if self.search_active() {
-            return self.selected_result(ix).map(|r| EsimIccid::parse(r.iccid()));
+            return self.selected_result(ix).map(|r| r.iccid());
         }
         self.selected(ix).map(|e| e.raw_order_json.iccid.clone())
     }
@@ -218,7 +218,7 @@ impl Esims {
                 _ => None,
             };
             return current.into_iter().chain(&fresh.earlier).find(|e| {
-                e.raw_order_json.iccid == row.iccid()
+                row.is(&e.raw_order_json.iccid)
                     && (row.order().is_empty() || e.record.provider_order_no.as_str() == row.order())
             });
         }
@@ -269,11 +269,11 @@ impl Esims {
 
     /// Searches for `iccid` as if typed and entered (an order's `e`): the lookup and the read
     /// start as they would.
-    pub(super) fn find(&mut self, iccid: &str, now: Instant, ix: &mut Index) {
+    pub(super) fn find(&mut self, iccid: &EsimIccid, now: Instant, ix: &mut Index) {
         // One eSIM asked for by name is shown whatever it needs: never under "needs attention".
         self.attention = false;
         self.search.clear();
-        self.search.paste(iccid, now);
+        self.search.paste(iccid.as_str(), now);
         self.search.apply();
         ix.want_whole();
         self.search_changed(ix);

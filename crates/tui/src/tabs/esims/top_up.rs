@@ -55,7 +55,7 @@ impl Esims {
         // The plan a new eSIM of would replace it: the row's, else the index's newest profile's.
         let plan = self
             .selected(ctx.index)
-            .filter(|e| e.raw_order_json.iccid == iccid.as_str())
+            .filter(|e| e.raw_order_json.iccid.as_str() == iccid.as_str())
             .map(|e| e.record.slug.clone())
             .or_else(|| {
                 index
@@ -82,7 +82,7 @@ impl Esims {
         let hint = self
             .list
             .loaded()
-            .find(|e| e.raw_order_json.iccid == iccid.as_str())
+            .find(|e| e.raw_order_json.iccid.as_str() == iccid.as_str())
             .and_then(esimdash_front::purchase::no_topup_reason);
         self.top_up_iccid(&iccid, hint, ctx);
     }
@@ -96,7 +96,7 @@ impl Esims {
         let (found, _) = ctx
             .index
             .iccids_of_order(&order.record.provider_order_no, at_hand.into_iter());
-        found.first().map(|i| EsimIccid::parse(i))
+        found.into_iter().next()
     }
 
     /// Where an order's eSIMs are, in the account's index and the records at hand here.
@@ -146,7 +146,7 @@ impl Esims {
 
     fn go_to_esim(&mut self, iccid: &EsimIccid, ctx: &mut Ctx<'_>) {
         self.go_to_order = None;
-        self.find(iccid.as_str(), ctx.now, ctx.index);
+        self.find(iccid, ctx.now, ctx.index);
         ctx.then.push(Then::Show(Tab::Esims));
     }
 

@@ -128,7 +128,7 @@ impl TabState for Esims {
             Event::MoneyMoved => self.reload(),
             Event::ToppedUp(iccid) => self.note_top_up(iccid, index),
             Event::ToppedUpMany(iccids) => self.note_top_ups(iccids),
-            Event::Unmark(iccids) => self.marks_mut().unmark(iccids.iter().map(String::as_str)),
+            Event::Unmark(iccids) => self.marks_mut().unmark(iccids),
             Event::BulkChoice(slug, qty) => self.marks_mut().remember_choice(slug.clone(), *qty),
         }
     }
@@ -217,7 +217,7 @@ impl TabState for Esims {
                 "The search is still reading the inventory; export when it is complete",
             ));
         }
-        let only = self.result_rows(index).map(|r| r.iccid().to_string()).collect();
+        let only = self.result_rows(index).map(|r| r.iccid()).collect();
         Some(Ok(ExportJob::Esims {
             query: self.query(1),
             only: Some(only),

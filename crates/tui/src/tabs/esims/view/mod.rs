@@ -6,6 +6,7 @@ use crate::index::Index;
 use crate::kit::remote::Remote;
 use crate::tabs::esims::Esims;
 use crate::tabs::esims::ResultRow;
+use crate::tabs::esims::marks::Marks;
 use crate::view::lists::failed_text;
 use crate::view::lists::{draw_table, title};
 use crate::view::theme::Theme;
@@ -76,10 +77,10 @@ fn marked_columns(v: &Seen<'_>, columns: &[Column]) -> Vec<Column> {
 }
 
 /// A row's cells, with its mark in front while there are marks.
-fn marked_cells(v: &Seen<'_>, iccid: &str, mut cells: Vec<String>) -> Vec<String> {
+fn marked_cells(v: &Seen<'_>, marked: impl Fn(&Marks) -> bool, mut cells: Vec<String>) -> Vec<String> {
     let marks = v.esims().marks();
     if !marks.is_empty() {
-        cells.insert(0, if marks.contains(iccid) { "✓" } else { " " }.to_string());
+        cells.insert(0, if marked(marks) { "✓" } else { " " }.to_string());
     }
     cells
 }
@@ -149,7 +150,7 @@ pub fn draw(frame: &mut Frame, area: Rect, esims: &Esims, look: &Look<'_>) {
     if let Some(list_area) = list_area {
         let [top, rows] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(list_area);
         let columns = marked_columns(v, &COLUMNS);
-        let cells = |e: &Esim| marked_cells(v, e.raw_order_json.iccid.as_str(), cells(e));
+        let cells = |e: &Esim| marked_cells(v, |m| m.contains(&e.raw_order_json.iccid), cells(e));
         if esims.search_active() || typing {
             let room = usize::from(top.width).saturating_sub(mark_count(v).width());
             let line = with_mark_count(v, search_title(v, typing, room, theme), theme);
@@ -382,7 +383,7 @@ fn draw_result_rows(frame: &mut Frame, area: Rect, v: &Seen<'_>, theme: &Theme) 
     let esims = v.esims();
     let index = v.index;
     if esims.attention() {
-        let cells = move |row: ResultRow<'_>| marked_cells(v, row.iccid(), attention_cells(index, row));
+        let cells = move |row: ResultRow<'_>| marked_cells(v, |m| m.contains_row(&row), attention_cells(index, row));
         cursor_table_from(
             frame,
             area,
@@ -399,7 +400,7 @@ fn draw_result_rows(frame: &mut Frame, area: Rect, v: &Seen<'_>, theme: &Theme) 
         area,
         &marked_columns(v, &COLUMNS),
         |from| esims.result_rows_from(index, from),
-        |row| marked_cells(v, row.iccid(), result_cells(index, row)),
+        |row| marked_cells(v, |m| m.contains_row(&row), result_cells(index, row)),
         esims.result_cursor(),
         theme,
     );
