@@ -25,9 +25,11 @@ pub fn say(text: &str) {
 /// Prints the client's notices as they come.
 pub fn listen(client: &Client, output: &Output) {
     let output = output.clone();
+    let budget_told = BudgetTold::default();
     client.on_notice(Arc::new(move |notice| match notice {
         Notice::WaitingForLock => say("another esimdash is paying from this account; waiting for it to finish…"),
         Notice::TrailUnwritten(words) => say(&words),
+        Notice::WaitingForBudget(wait) => budget_told.tell(wait),
         Notice::Settled(settled) => {
             if output.is_json() {
                 let value = settled.to_json();
@@ -39,6 +41,26 @@ pub fn listen(client: &Client, output: &Output) {
             }
         }
     }));
+}
+
+/// Says that requests wait for the key's budget: once, and again only after a quiet spell, so
+/// that a long read's every request does not repeat it (its progress line counts down).
+#[derive(Default)]
+struct BudgetTold(std::sync::Mutex<Option<std::time::Instant>>);
+
+impl BudgetTold {
+    fn tell(&self, wait: Duration) {
+        let now = std::time::Instant::now();
+        let mut last = esimdash_domain::sync::lock(&self.0);
+        if last.is_some_and(|at| now.duration_since(at) < Duration::from_secs(60)) {
+            return;
+        }
+        *last = Some(now);
+        say(&format!(
+            "waiting {} s for the API's rate limit: the key's budget is shared by every esimdash of this account on this machine",
+            wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
+        ));
+    }
 }
 
 /// Runs `work` until it ends or a stop signal comes. With no payment in flight the signal ends

@@ -232,13 +232,21 @@ impl Client {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| ApiError::Setup(e.to_string()))?;
-        let pacer = Pacer::new(opts.rate_limit, opts.rate_window);
         let who = crate::audit::Who {
             profile: opts.audit.as_ref().map_or_else(String::new, |t| t.profile.clone()),
             api_host: base.host(),
             access_code: credentials.access_code().unwrap_or_default().to_string(),
             account: crate::audit::account_of(&credentials.account(), opts.account_scope.as_deref()),
             user: crate::audit::local_user(),
+        };
+        // The key's budget is one for every process of the account that keeps a state folder
+        // (the trail's); a session without one (tests) paces alone.
+        let pacer = match &opts.audit {
+            Some(trail) => {
+                let log = crate::shared_log::path_for(&trail.path, &who.account);
+                Pacer::shared(opts.rate_limit, opts.rate_window, &log)
+            }
+            None => Pacer::new(opts.rate_limit, opts.rate_window),
         };
         Ok(Self {
             inner: Arc::new(Inner {

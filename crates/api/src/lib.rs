@@ -22,6 +22,7 @@ pub mod relay;
 pub mod scrub;
 mod seat;
 mod settle;
+mod shared_log;
 pub mod signals;
 mod sweep;
 mod tls;

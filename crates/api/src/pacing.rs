@@ -3,6 +3,11 @@
 //!
 //! Each caller reserves a send time under a lock and then sleeps outside it, so concurrent
 //! background tasks share one budget without holding each other up longer than needed.
+//!
+//! The API counts requests per key, not per process: with a `shared` file (one per account in
+//! the state folder), every esimdash process of the key on this machine reserves from one log of
+//! send times, read and written under an exclusive `flock`, so that together they stay within
+//! the key's limit and each waits for what the others spent (`shared_log`).
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -15,21 +20,33 @@ fn edge_margin(window: Duration) -> Duration {
     window / 60
 }
 
+/// A wait for the budget this long is told (`acquire`): shorter ones pass unnoticed.
+const WAIT_TOLD: Duration = Duration::from_secs(2);
+
 #[derive(Debug)]
 pub struct Pacer {
     state: Mutex<State>,
+    /// The log every process of this key reserves from, when there is one.
+    shared: Option<super::shared_log::SharedLog>,
     /// Until when a request waits for the budget, told to whoever shows it (the dashboard's
     /// status line) as it changes, so that nobody has to ask after every step.
     waiting: tokio::sync::watch::Sender<Option<std::time::Instant>>,
 }
 
 #[derive(Debug)]
-struct State {
+pub(super) struct State {
     limit: usize,
     window: Duration,
     /// Reserved send times, oldest first, at most `limit` of them.
-    sent: VecDeque<Instant>,
-    paused_until: Option<Instant>,
+    pub(super) sent: VecDeque<Instant>,
+    pub(super) paused_until: Option<Instant>,
+}
+
+impl State {
+    /// The window with its edge margin: how long a send time counts against the budget.
+    pub(super) fn span(&self) -> Duration {
+        self.window + edge_margin(self.window)
+    }
 }
 
 impl Pacer {
@@ -43,7 +60,17 @@ impl Pacer {
                 sent: VecDeque::with_capacity(limit),
                 paused_until: None,
             }),
+            shared: None,
             waiting: tokio::sync::watch::Sender::new(None),
+        }
+    }
+
+    /// As `new`, reserving from the log at `path` that every process of this key shares; where
+    /// the log cannot be opened, this process paces alone (and says so in the log).
+    pub fn shared(limit: u32, window: Duration, path: &std::path::Path) -> Self {
+        Self {
+            shared: super::shared_log::SharedLog::open(path),
+            ..Self::new(limit, window)
         }
     }
 
@@ -67,11 +94,25 @@ impl Pacer {
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// Runs `f` on the budget as every process of the key left it (the shared log read under
+    /// its lock, and written back), or as this process keeps it alone.
+    fn with<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
+        let mut s = self.lock();
+        match &self.shared {
+            Some(shared) => shared.with(&mut s, f),
+            None => f(&mut s),
+        }
+    }
+
     /// Waits until one more request may be sent, and counts it. If the waiting is given up (the
     /// task is aborted because nobody wants the answer any more), the place is given back, so a
     /// request that was never sent does not spend the budget.
-    pub async fn acquire(&self) {
-        let at = self.reserve(Instant::now());
+    pub async fn acquire(&self, tell: impl FnOnce(Duration)) {
+        let now = Instant::now();
+        let at = self.reserve(now);
+        if at.duration_since(now) >= WAIT_TOLD {
+            tell(at.duration_since(now));
+        }
         let place = Place { pacer: self, at };
         tokio::time::sleep_until(at).await;
         std::mem::forget(place);
@@ -97,8 +138,7 @@ impl Pacer {
 
     /// A send time now for a background request, or when to ask again.
     fn reserve_background(&self, now: Instant, share: f64) -> Result<Instant, Instant> {
-        let retry = {
-            let s = self.lock();
+        let retry = self.with(|s| {
             let allowed = ((s.limit as f64 * share.clamp(0.0, 1.0)) as usize).max(1);
             let margin = edge_margin(s.window);
             let in_window: Vec<Instant> = s
@@ -119,7 +159,7 @@ impl Pacer {
                 later(in_window[in_window.len() - allowed] + s.window + margin);
             }
             retry
-        };
+        });
         match retry {
             Some(at) => Err(at),
             None => Ok(self.reserve(now)),
@@ -128,16 +168,22 @@ impl Pacer {
 
     /// Gives back a reserved send time that was not used.
     fn release(&self, at: Instant) {
-        let mut s = self.lock();
-        if let Some(i) = s.sent.iter().rposition(|t| *t == at) {
-            s.sent.remove(i);
-        }
-        self.publish(&s, Instant::now());
+        self.with(|s| {
+            // Read back from the shared log, a time is to the microsecond: the nearest is it.
+            let near = |t: &Instant| t.max(&at).duration_since(*t.min(&at)) < Duration::from_millis(1);
+            if let Some(i) = s.sent.iter().rposition(near) {
+                s.sent.remove(i);
+            }
+            self.publish(s, Instant::now());
+        });
     }
 
     /// The earliest time at which a request may go, recorded as taken.
     pub fn reserve(&self, now: Instant) -> Instant {
-        let mut s = self.lock();
+        self.with(|s| Self::reserve_in(s, now, |s| self.publish(s, now)))
+    }
+
+    fn reserve_in(s: &mut State, now: Instant, publish: impl FnOnce(&State)) -> Instant {
         let mut at = now;
         if let Some(until) = s.paused_until {
             at = at.max(until);
@@ -156,7 +202,7 @@ impl Pacer {
         while s.sent.len() > s.limit {
             s.sent.pop_front();
         }
-        self.publish(&s, now);
+        publish(s);
         at
     }
 
@@ -164,11 +210,12 @@ impl Pacer {
     /// window's budget not spent. A read that may stop early (a search of the whole list)
     /// asks this so that it stops where the budget does instead of waiting for the next window.
     pub fn has_room(&self, now: Instant) -> bool {
-        let s = self.lock();
-        let paused = s.paused_until.is_some_and(|until| until > now);
-        let queued = s.sent.back().is_some_and(|at| *at > now);
-        let full = s.sent.len() >= s.limit && s.sent[s.sent.len() - s.limit] + s.window + edge_margin(s.window) > now;
-        !(paused || queued || full)
+        self.with(|s| {
+            let paused = s.paused_until.is_some_and(|until| until > now);
+            let queued = s.sent.back().is_some_and(|at| *at > now);
+            let full = s.sent.len() >= s.limit && s.sent[s.sent.len() - s.limit] + s.span() > now;
+            !(paused || queued || full)
+        })
     }
 
     /// The window the limit is counted over.
@@ -178,16 +225,16 @@ impl Pacer {
 
     /// Nobody sends before `until` (the server asked for a pause), plus the edge margin.
     pub fn pause_until(&self, until: Instant) {
-        let mut s = self.lock();
-        let until = until + edge_margin(s.window);
-        s.paused_until = Some(s.paused_until.map_or(until, |p| p.max(until)));
+        self.with(|s| {
+            let until = until + edge_margin(s.window);
+            s.paused_until = Some(s.paused_until.map_or(until, |p| p.max(until)));
+        });
     }
 
     /// Until when a request is waiting for the budget (not the server), if one is: the latest
     /// reserved send time still ahead.
     pub fn waiting_until(&self, now: Instant) -> Option<Instant> {
-        let s = self.lock();
-        s.sent.back().copied().filter(|at| *at > now)
+        self.with(|s| s.sent.back().copied().filter(|at| *at > now))
     }
 
     /// The server's `X-RateLimit-Limit` for this key: a lower one than ours wins.
@@ -243,12 +290,17 @@ mod tests {
     #[tokio::test]
     async fn a_wait_given_up_gives_its_place_back() {
         let pacer = std::sync::Arc::new(Pacer::new(1, Duration::from_secs(60)));
-        pacer.acquire().await;
+        pacer.acquire(|_| panic!("the first goes at once")).await;
+        let (told_tx, told) = std::sync::mpsc::channel();
         let waiting = {
             let pacer = pacer.clone();
-            tokio::spawn(async move { pacer.acquire().await })
+            tokio::spawn(async move { pacer.acquire(move |wait| told_tx.send(wait).unwrap()).await })
         };
         tokio::task::yield_now().await;
+        assert!(
+            told.try_recv().is_ok_and(|wait| wait > Duration::from_secs(59)),
+            "a minute's wait is told"
+        );
         waiting.abort();
         let _ = waiting.await;
         let t0 = Instant::now();

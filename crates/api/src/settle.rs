@@ -36,6 +36,9 @@ pub enum Notice {
     /// A line of a payment's could not be written to the audit trail (a full disk): the trail
     /// lacks it, in words. What the payment did is told as usual; this is its only trace.
     TrailUnwritten(String),
+    /// A request waits this long for the key's rate budget (spent by this process, or by the
+    /// other esimdash processes of the account that share it).
+    WaitingForBudget(std::time::Duration),
 }
 
 /// Who hears the notices.

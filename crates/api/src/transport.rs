@@ -187,7 +187,10 @@ impl Client {
             if IN_BACKGROUND.try_with(|_| ()).is_ok() {
                 inner.pacer.acquire_background(inner.opts.background_share).await;
             } else {
-                inner.pacer.acquire().await;
+                inner
+                    .pacer
+                    .acquire(|wait| self.notify(super::Notice::WaitingForBudget(wait)))
+                    .await;
             }
             let mut request = inner
                 .http

@@ -359,6 +359,11 @@ impl RunningSandbox {
     pub fn api_requests_received(&self) -> u64 {
         self.knobs.api_received.load(Ordering::Relaxed)
     }
+
+    /// How many requests were refused for their key's rate limit (429).
+    pub fn rate_limited(&self) -> u64 {
+        self.shared.limiter.refused()
+    }
 }
 
 impl Drop for RunningSandbox {

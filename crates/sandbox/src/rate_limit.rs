@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 pub struct RateLimiter {
     window: Duration,
     windows: Mutex<HashMap<String, (Instant, u32)>>,
+    /// Requests refused with 429 so far (tests count them).
+    refused: std::sync::atomic::AtomicU64,
 }
 
 /// The outcome of counting one request.
@@ -25,6 +27,7 @@ impl RateLimiter {
         Self {
             window,
             windows: Mutex::new(HashMap::new()),
+            refused: Default::default(),
         }
     }
 
@@ -37,6 +40,7 @@ impl RateLimiter {
         let left = self.window.saturating_sub(now.duration_since(entry.0));
         let reset_secs = (left.as_millis().div_ceil(1000) as u64).max(1);
         if entry.1 >= limit {
+            self.refused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             return Verdict {
                 allowed: false,
                 limit,
@@ -51,6 +55,13 @@ impl RateLimiter {
             remaining: limit - entry.1,
             reset_secs,
         }
+    }
+}
+
+impl RateLimiter {
+    /// How many requests were refused for their key's budget.
+    pub fn refused(&self) -> u64 {
+        self.refused.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 

@@ -275,6 +275,8 @@ impl App {
                 self.notices.push(words);
                 self.dirty = true;
             }
+            // The status line counts the pacer's wait down (`pacing`).
+            esimdash_api::Notice::WaitingForBudget(_) => {}
             esimdash_api::Notice::Settled(settled) => {
                 let sentence = settled.sentence();
                 self.notices.push(if profile.is_empty() {
