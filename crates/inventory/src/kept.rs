@@ -93,6 +93,31 @@ impl Kept {
         self.ask(|store| store.pages_held_whole(size)).unwrap_or_default()
     }
 
+    /// The kept picture of the account now, the attention `rule` applied at `now` (`None`:
+    /// the index cannot be read).
+    pub fn picture(
+        &self,
+        rule: esimdash_domain::attention::AttentionRule,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Option<super::picture::Picture> {
+        self.ask(|store| store.picture(rule, now))
+    }
+
+    /// The orders' totals by status a keeper last read.
+    pub fn order_totals(&self) -> Option<super::picture::OrderTotals> {
+        self.ask(Store::order_totals).flatten()
+    }
+
+    /// Keeps the orders' totals by status, as just read.
+    pub fn keep_order_totals(&self, totals: &super::picture::OrderTotals) {
+        let _ = self.ask(|store| store.keep_order_totals(totals));
+    }
+
+    /// The page (of `size`) holding the usable eSIM read longest ago.
+    pub fn oldest_usable_page(&self, size: u64) -> Option<u64> {
+        self.ask(|store| store.oldest_usable_page(size)).flatten()
+    }
+
     /// What the user is to be told of the saved index, once.
     pub fn trouble(&self) -> Option<String> {
         self.lock().trouble.take()

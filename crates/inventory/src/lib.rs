@@ -15,6 +15,7 @@
 
 pub mod kept;
 mod legacy;
+pub mod picture;
 pub mod saved_file;
 mod search;
 pub mod seen;

@@ -50,6 +50,10 @@ const SCHEMA: &str = "
     CREATE INDEX IF NOT EXISTS esims_by_iccid ON esims (iccid);
 ";
 
+/// Where an eSIM read without a place sits: its newest entry of that ICCID and order.
+const BY_ICCID_AND_ORDER: &str =
+    "SELECT from_end FROM esims WHERE iccid = ?1 AND order_no = ?2 ORDER BY from_end DESC LIMIT 1";
+
 const SAVED: super::saved_file::Schema = super::saved_file::Schema {
     version: VERSION,
     tables: SCHEMA,
@@ -123,6 +127,10 @@ impl Store {
             store.take_in_json(path.parent().unwrap_or_else(|| Path::new(".")), account);
         }
         Ok(store)
+    }
+
+    pub(crate) fn conn(&self) -> &Connection {
+        &self.conn
     }
 
     /// Whether a damaged file was set aside as this one was made (said once to the user).
@@ -235,13 +243,17 @@ impl Store {
                 }
             }
             None => {
+                // Where each is, all looked up before any is updated: a statement run between
+                // writes to its table is compiled again each time (SQLite's STAT4 build).
+                let mut stmt = tx.prepare_cached(BY_ICCID_AND_ORDER)?;
+                let mut found = Vec::with_capacity(seen.entries.len());
                 for entry in &seen.entries {
-                    let mut stmt = tx.prepare_cached(
-                        "SELECT from_end FROM esims WHERE iccid = ?1 AND order_no = ?2 ORDER BY from_end DESC LIMIT 1",
-                    )?;
-                    let found: Option<i64> = stmt.query_row([&entry.iccid, &entry.order], |r| r.get(0)).optional()?;
-                    drop(stmt);
-                    if let Some(from_end) = found
+                    let at: Option<i64> = stmt.query_row([&entry.iccid, &entry.order], |r| r.get(0)).optional()?;
+                    found.push(at);
+                }
+                drop(stmt);
+                for (entry, at) in seen.entries.iter().zip(found) {
+                    if let Some(from_end) = at
                         && let Some(old) = row_at(&tx, from_end)?
                     {
                         merged.known += 1;
@@ -489,6 +501,35 @@ fn package_id(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A page read with a filter (no place) is merged by ICCID and order: each lookup's
+    /// statement is compiled once a page, not once an eSIM (it was, 51 918 times in one `check
+    /// attention` at 100 000 eSIMs, a third of its time).
+    #[test]
+    fn a_filtered_page_compiles_its_lookup_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("index.sqlite3"), "acct").unwrap();
+        let esims: Vec<esimdash_domain::model::Esim> = (0..100)
+            .map(|i| {
+                serde_json::from_value(serde_json::json!({"status": "IN_USE", "orderNo": format!("B{i}"),
+                    "rawOrderJson": {"iccid": format!("8900{i:04}"), "smdpStatus": "ENABLED"}}))
+                .unwrap()
+            })
+            .collect();
+        let place = super::super::PagePlace {
+            page: 1,
+            size: 100,
+            total: 100,
+        };
+        store.merge(&Seen::page(&esims, place, 1)).unwrap();
+        for read_at in 2..5 {
+            let merged = store.merge(&Seen::records(&esims, read_at)).unwrap();
+            assert_eq!(merged.known, 100);
+        }
+        let lookup = store.conn.prepare_cached(BY_ICCID_AND_ORDER).unwrap();
+        let compiled_again = lookup.get_status(rusqlite::StatementStatus::RePrepare);
+        assert!(compiled_again <= 3, "compiled again {compiled_again} times for 3 pages");
+    }
     use crate::{PagePlace, class_of};
     use proptest::prelude::*;
 

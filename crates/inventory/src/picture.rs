@@ -1,0 +1,243 @@
+//! The account's kept picture: what the saved index says of every eSIM's volatile facts (its
+//! status, its state, its data used and its expiry), each with when it was read, and so how old
+//! the picture is. A check or a scrape answers from it when it is whole and young enough, in a
+//! request or two instead of reading every usable eSIM; a keeper (`esimdash_front::keeper`)
+//! keeps it young by reading again, oldest first, the pages that hold usable eSIMs.
+//!
+//! Its age is its oldest fact that could have changed: the usable eSIM read longest ago (an
+//! unusable one has ended and stays so), or the top of the list (where new eSIMs come), whichever
+//! is older.
+
+use super::store::Store;
+use chrono::{DateTime, Utc};
+use esimdash_domain::attention::{AttentionRule, Limits};
+use esimdash_domain::esim_state::Class;
+
+/// The picture as the index holds it at one moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Picture {
+    /// The list's total as last read (`None`: never read).
+    pub total: Option<u64>,
+    /// Places the index holds.
+    pub held: u64,
+    /// Usable eSIMs held (`Class::is_usable`), and of those how many need attention.
+    pub usable: u64,
+    pub attention: u64,
+    /// eSIMs held by status word, as read, in the words' order.
+    pub by_status: Vec<(String, u64)>,
+    /// When the usable eSIM read longest ago was read (`None`: none usable).
+    pub oldest_usable: Option<DateTime<Utc>>,
+    /// When the list's newest place was last read (`None`: not held).
+    pub top: Option<DateTime<Utc>>,
+}
+
+impl Picture {
+    /// Every place of the list held (an empty list is whole once its total was read).
+    pub fn is_whole(&self) -> bool {
+        self.total.is_some_and(|t| t == self.held)
+    }
+
+    /// When its oldest fact was read (`None` when the picture is not whole: it has no age).
+    pub fn read_at(&self) -> Option<DateTime<Utc>> {
+        if !self.is_whole() {
+            return None;
+        }
+        match (self.oldest_usable, self.top) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (one, other) => one.or(other),
+        }
+    }
+
+    /// Its age at `now` (`None`: not whole, or never read).
+    pub fn age(&self, now: DateTime<Utc>) -> Option<chrono::Duration> {
+        self.read_at().map(|at| (now - at).max(chrono::Duration::zero()))
+    }
+
+    /// Whole, and no older than `max_age` at `now`.
+    pub fn fresh(&self, now: DateTime<Utc>, max_age: chrono::Duration) -> bool {
+        self.age(now).is_some_and(|age| age <= max_age)
+    }
+}
+
+/// The orders' totals by status word (the list's `total` for each status filter), and when
+/// they were read (Unix seconds): what `metrics` says of orders without asking again.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct OrderTotals {
+    pub read_at: i64,
+    pub by_status: Vec<(String, u64)>,
+}
+
+impl OrderTotals {
+    /// Read no longer ago than `max_age` at `now`.
+    pub fn fresh(&self, now: DateTime<Utc>, max_age: chrono::Duration) -> bool {
+        now.timestamp().saturating_sub(self.read_at) <= max_age.num_seconds()
+    }
+}
+
+impl Store {
+    /// The picture now, the attention `rule` applied at `now` to every usable eSIM held (one
+    /// rule with the dashboard's `!`, `esims --attention` and a live count).
+    pub fn picture(&self, rule: AttentionRule, now: DateTime<Utc>) -> rusqlite::Result<Picture> {
+        let conn = self.conn();
+        let total = self.total()?;
+        let mut picture = Picture {
+            total,
+            held: 0,
+            usable: 0,
+            attention: 0,
+            by_status: Vec::new(),
+            oldest_usable: None,
+            top: None,
+        };
+        let mut oldest: Option<i64> = None;
+        let mut stmt = conn.prepare_cached("SELECT class, used_pct, expires, read_at FROM esims")?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            picture.held += 1;
+            let class = Class::from_key(&r.get::<_, String>(0)?).unwrap_or(Class::Unknown);
+            if !class.is_usable() {
+                continue;
+            }
+            picture.usable += 1;
+            let limits = Limits {
+                used_pct: r
+                    .get::<_, Option<i64>>(1)?
+                    .and_then(|p| u8::try_from(p.clamp(0, 100)).ok()),
+                expires: r.get(2)?,
+            };
+            picture.attention += u64::from(rule.needs(class, limits, now));
+            let read_at: i64 = r.get(3)?;
+            oldest = Some(oldest.map_or(read_at, |o| o.min(read_at)));
+        }
+        picture.oldest_usable = oldest.and_then(|t| DateTime::from_timestamp(t, 0));
+        let mut stmt = conn.prepare_cached("SELECT status, COUNT(*) FROM esims GROUP BY status ORDER BY status")?;
+        for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
+            let (status, n) = row?;
+            picture.by_status.push((status, n.max(0) as u64));
+        }
+        if let Some(newest) = total.and_then(|t| t.checked_sub(1)) {
+            let mut stmt = conn.prepare_cached("SELECT read_at FROM esims WHERE from_end = ?1")?;
+            let top: Option<i64> = rusqlite::OptionalExtension::optional(
+                stmt.query_row([i64::try_from(newest).unwrap_or(i64::MAX)], |r| r.get(0)),
+            )?;
+            picture.top = top.and_then(|t| DateTime::from_timestamp(t, 0));
+        }
+        Ok(picture)
+    }
+
+    /// The orders' totals by status word as a keeper last read them, and when.
+    pub fn order_totals(&self) -> rusqlite::Result<Option<OrderTotals>> {
+        let text: Option<String> = rusqlite::OptionalExtension::optional(self.conn().query_row(
+            "SELECT value FROM meta WHERE key = 'order_totals'",
+            [],
+            |r| r.get(0),
+        ))?;
+        // Our own file, read as outside data: what does not parse is not there.
+        Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
+    }
+
+    /// Keeps the orders' totals by status, as just read.
+    pub fn keep_order_totals(&self, totals: &OrderTotals) -> rusqlite::Result<()> {
+        let text = serde_json::to_string(totals).unwrap_or_default();
+        self.conn().execute(
+            "INSERT INTO meta (key, value) VALUES ('order_totals', ?1) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [text],
+        )?;
+        Ok(())
+    }
+
+    /// The page (of `size`, counted from the newest) that holds the usable eSIM read longest
+    /// ago: what a keeper reads next (`None`: no usable eSIM held, or no total).
+    pub fn oldest_usable_page(&self, size: u64) -> rusqlite::Result<Option<u64>> {
+        let Some(total) = self.total()? else { return Ok(None) };
+        let mut stmt = self
+            .conn()
+            .prepare_cached("SELECT from_end, class, read_at FROM esims")?;
+        let mut rows = stmt.query([])?;
+        let mut oldest: Option<(i64, i64)> = None;
+        while let Some(r) = rows.next()? {
+            let class = Class::from_key(&r.get::<_, String>(1)?).unwrap_or(Class::Unknown);
+            let (from_end, read_at): (i64, i64) = (r.get(0)?, r.get(2)?);
+            if class.is_usable() && oldest.is_none_or(|(_, at)| read_at < at) {
+                oldest = Some((from_end, read_at));
+            }
+        }
+        Ok(oldest.and_then(|(from_end, _)| {
+            let place = total.checked_sub(1)?.checked_sub(u64::try_from(from_end).ok()?)?;
+            Some(place / size.max(1) + 1)
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{PagePlace, Seen};
+    use esimdash_domain::model::Esim;
+
+    fn esim(iccid: &str, status: &str, smdp: &str, used: u64) -> Esim {
+        serde_json::from_value(serde_json::json!({
+            "status": status,
+            "rawOrderJson": {
+                "iccid": iccid, "smdpStatus": smdp, "orderUsage": used, "totalVolume": 100,
+                "expiredTime": "2099-01-01T00:00:00Z"
+            }
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_picture_is_whole_when_every_place_is_held_and_as_old_as_its_oldest_usable_fact() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("index.sqlite3"), "acct").unwrap();
+        let now = DateTime::from_timestamp(Utc::now().timestamp(), 0).unwrap();
+        let rule = AttentionRule::default();
+        let page = |esims: &[Esim], page: u64, read_at: i64| {
+            Seen::page(
+                esims,
+                PagePlace {
+                    page,
+                    size: 2,
+                    total: 3,
+                },
+                read_at,
+            )
+        };
+        let first = [
+            esim("89001", "IN_USE", "ENABLED", 90),
+            esim("89002", "USED_UP", "ENABLED", 100),
+        ];
+        store.merge(&page(&first, 1, now.timestamp() - 600)).unwrap();
+        let half = store.picture(rule, now).unwrap();
+        assert!(!half.is_whole(), "two of three places held");
+        assert_eq!(half.age(now), None, "no age without every place");
+        store
+            .merge(&page(
+                &[esim("89003", "GOT_RESOURCE", "RELEASED", 0)],
+                2,
+                now.timestamp() - 60,
+            ))
+            .unwrap();
+        let whole = store.picture(rule, now).unwrap();
+        assert!(whole.is_whole());
+        assert_eq!((whole.usable, whole.attention), (2, 1), "{whole:?}");
+        assert_eq!(
+            whole.age(now),
+            Some(chrono::Duration::seconds(600)),
+            "the top, read 10 min ago"
+        );
+        assert!(whole.fresh(now, chrono::Duration::minutes(10)));
+        assert!(!whole.fresh(now, chrono::Duration::minutes(9)));
+        assert_eq!(
+            store.oldest_usable_page(2).unwrap(),
+            Some(1),
+            "the in-use one on page 1"
+        );
+        store.merge(&page(&first, 1, now.timestamp())).unwrap();
+        assert_eq!(store.oldest_usable_page(2).unwrap(), Some(2), "page 1 read again since");
+        assert_eq!(
+            store.picture(rule, now).unwrap().age(now),
+            Some(chrono::Duration::seconds(60))
+        );
+    }
+}
