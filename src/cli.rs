@@ -167,7 +167,8 @@ pub enum CheckWhat {
         runway_critical: Option<rust_decimal::Decimal>,
     },
     /// The eSIMs needing attention (config [attention]): WARNING from --warning of them,
-    /// CRITICAL from --critical. Reads every page of usable eSIMs.
+    /// CRITICAL from --critical. From the account's kept picture when it is no older than
+    /// --max-age (one request), else read live within --budget requests, else UNKNOWN saying why.
     Attention {
         /// WARNING when this many eSIMs or more need attention.
         #[arg(long, value_name = "N")]
@@ -175,8 +176,27 @@ pub enum CheckWhat {
         /// CRITICAL when this many or more need attention (at least --warning).
         #[arg(long, value_name = "N")]
         critical: u64,
+        #[command(flatten)]
+        picture: PictureArgs,
     },
 }
+
+/// How a count may come from the account's kept picture, and what a live read may cost.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct PictureArgs {
+    /// The oldest kept picture answered from, in minutes (default: [attention] max_age_minutes,
+    /// else 60); 0 always reads live.
+    #[arg(long, value_name = "MINUTES")]
+    pub max_age: Option<u32>,
+    /// Without a picture that young, the requests a live read may take; past them the answer
+    /// is UNKNOWN, saying what it could not read.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_BUDGET)]
+    pub budget: u64,
+}
+
+/// A live count's requests unless `--budget` says otherwise: a quarter of a minute of the API's
+/// budget, enough for 3 000 usable eSIMs (a keeper makes a larger account's count cheap).
+pub const DEFAULT_BUDGET: u64 = 30;
 
 /// An amount in USD, exactly (never through a float).
 fn amount(text: &str) -> Result<rust_decimal::Decimal, String> {
@@ -361,8 +381,13 @@ pub struct WatchArgs {
     /// Run this shell command for each change, with the change's JSON line on its stdin. A
     /// change it fails to take (exit status not 0, or stopped at --exec-timeout) is handed over
     /// again at the next poll, with the same "id".
-    #[arg(long, value_name = "CMD")]
+    #[arg(long, value_name = "CMD", conflicts_with = "webhook")]
     pub exec: Option<String>,
+    /// Post each change to this URL (http or https), signed with ESIMDASH_WEBHOOK_SECRET in the
+    /// Esimdash-Signature header (docs/operations.md: how to verify it); one that fails or takes
+    /// more than 3 s is posted again later, with the same "id" (default: the config's webhook_url).
+    #[arg(long, value_name = "URL")]
+    pub webhook: Option<String>,
     /// How long --exec may take per change, from its start to its end (the line written to its
     /// stdin included): 60, 90s, 5m (1 s to 1 h). Beyond it, it is stopped.
     #[arg(long, default_value = "60s", value_parser = exec_timeout, value_name = "TIME", requires = "exec")]

@@ -1498,7 +1498,11 @@ fn state_from_perfdata(line: &str) -> i32 {
     let state = |label: &str| {
         let (_, fields) = label.split_once('=').unwrap();
         let fields: Vec<&str> = fields.split(';').collect();
-        let value: f64 = fields[0].parse().unwrap();
+        // The value with its unit of measure, if any (`age=12s`), as the plugins' format has it.
+        let value: f64 = fields[0]
+            .trim_end_matches(|c: char| c.is_ascii_alphabetic() || c == '%')
+            .parse()
+            .unwrap();
         if fields.len() < 3 {
             0
         } else if alerts(fields[2], value) {
@@ -1573,7 +1577,7 @@ async fn check_balance_and_attention_say_ok_warning_critical_or_unknown() {
         );
         // The plugins' `N` alerts above N, so "from w" is w - 1 for a count.
         let (w1, c1) = (warning - 1, critical - 1);
-        assert!(text.ends_with(&format!("| attention={n};{w1};{c1}\n")), "{text}");
+        assert!(text.contains(&format!("| attention={n};{w1};{c1} age=")), "{text}");
         assert_eq!(state_from_perfdata(&text), code, "{text}");
     }
 
@@ -1625,7 +1629,7 @@ async fn check_lines_name_what_is_missing_and_carry_only_their_own_performance_d
     let out = run_acme(&sb, &home, ["check", "attention", "--warning", "0", "--critical", "0"]).await;
     let line = stdout(&out);
     assert_eq!(out.status.code(), Some(2), "{line}");
-    assert!(line.contains(";~:-1;~:-1\n"), "{line}");
+    assert!(line.contains(";~:-1;~:-1 age="), "{line}");
     assert_eq!(state_from_perfdata(&line), 2, "{line}");
 
     // A server whose every answer is a refusal with a message of its own.
@@ -2540,11 +2544,16 @@ async fn every_exit_code_in_the_docs_table_is_what_the_binary_does() {
                 cases.push(("credentials refused", cmd));
             }
             4 => {
-                // The sandbox's budget is one request a minute: the second is answered 429.
+                // The sandbox's budget is one request a minute, spent by another program (an
+                // esimdash of another machine: another state): this one is answered 429.
                 let mut first = esimdash(&home);
-                acme(&mut first, &limited).arg("balance");
+                let elsewhere = home.path().join("another-machine");
+                acme(&mut first, &limited)
+                    .env("XDG_STATE_HOME", &elsewhere)
+                    .arg("balance");
                 assert_eq!(run(first).await.status.code(), Some(0), "the one request of the minute");
-                acme(&mut cmd, &limited).arg("balance");
+                let here = home.path().join("state-rate-limited");
+                acme(&mut cmd, &limited).env("XDG_STATE_HOME", here).arg("balance");
                 cases.push(("rate limited", cmd));
             }
             5 => {
@@ -2556,11 +2565,11 @@ async fn every_exit_code_in_the_docs_table_is_what_the_binary_does() {
             6 => {
                 // No lookup, and a key of two requests a minute: the ignored lookup (page 1)
                 // and one page more, short of the whole list.
-                acme(&mut cmd, &without_lookup).env("ESIMDASH_RATE_LIMIT", "2").args([
-                    "esims",
-                    "--iccid",
-                    "8944100000000099994",
-                ]);
+                // Another sandbox with the same demo key: its budget kept apart from the others'.
+                acme(&mut cmd, &without_lookup)
+                    .env("ESIMDASH_RATE_LIMIT", "2")
+                    .env("XDG_STATE_HOME", home.path().join("state-of-two"))
+                    .args(["esims", "--iccid", "8944100000000099994"]);
                 cases.push(("not found in the pages read, not every page read", cmd));
             }
             7 => {

@@ -48,8 +48,14 @@ pub async fn run(client: &Client, what: &CheckWhat, prefs: &Preferences, saved: 
             let runway = runway_warning.zip(*runway_critical);
             ("BALANCE", balance(client, amount, runway, saved).await)
         }
-        CheckWhat::Attention { warning, critical } => {
-            ("ATTENTION", attention(client, *warning, *critical, prefs).await)
+        CheckWhat::Attention {
+            warning,
+            critical,
+            picture,
+        } => {
+            let means = super::attention::means(picture, prefs);
+            let levels = (*warning, *critical);
+            ("ATTENTION", attention(client, levels, means, prefs, saved).await)
         }
     };
     let (state, text, perfdata) = outcome.unwrap_or_else(|why| (State::Unknown, why, None));
@@ -168,18 +174,31 @@ async fn balance(client: &Client, amount: Option<Levels>, runway: Option<Levels>
     Ok((state, text, Some(perfdata.join(" "))))
 }
 
-/// At least `warning` eSIMs needing attention: WARNING; at least `critical`: CRITICAL. Read
-/// from the usable eSIMs only (the server's `active` filter), every page of them.
-async fn attention(client: &Client, warning: u64, critical: u64, prefs: &Preferences) -> Outcome {
+/// At least `warning` eSIMs needing attention: WARNING; at least `critical`: CRITICAL. From
+/// the kept picture when young enough (its age in the text and as `age` in the performance
+/// data), else the usable eSIMs read live within the budget (`super::attention::counted`).
+async fn attention(
+    client: &Client,
+    (warning, critical): (u64, u64),
+    means: super::attention::Means,
+    prefs: &Preferences,
+    saved: &Saved,
+) -> Outcome {
     if critical < warning {
         return Err(format!(
             "--critical {critical} is below --warning {warning}: more eSIMs needing attention are worse"
         ));
     }
     let rule = prefs.attention;
-    let (count, _) = super::attention::count(client, rule, chrono::Utc::now())
-        .await
-        .map_err(|e| e.to_string())?;
+    let counted = super::attention::counted(client, saved.index.as_ref(), rule, means, chrono::Utc::now()).await?;
+    let count = counted.count;
+    let (from, age) = match counted.age {
+        Some(age) => (
+            format!(", from the kept picture, {} old", esimdash_domain::text::age(age)),
+            format!(" age={}s", age.num_seconds()),
+        ),
+        None => (", read now".to_string(), " age=0s".to_string()),
+    };
     let state = if count >= critical {
         State::Critical
     } else if count >= warning {
@@ -189,9 +208,9 @@ async fn attention(client: &Client, warning: u64, critical: u64, prefs: &Prefere
     };
     Ok((
         state,
-        format!("{count} eSIMs need attention ({})", rule.describe()),
+        format!("{count} eSIMs need attention ({}){from}", rule.describe()),
         Some(format!(
-            "attention={count};{};{}",
+            "attention={count};{};{}{age}",
             at_least(warning),
             at_least(critical)
         )),

@@ -1,14 +1,16 @@
 //! `esimdash metrics`: the account's figures in the Prometheus text format, printed once (for
-//! node_exporter's textfile collector) or served at `/metrics` (`--listen ADDR`). Every figure
-//! is exact, never from whatever part of an index was read: eSIMs and orders by status from the
-//! list's `total` for each status (a page of one each), eSIMs needing attention from the usable
-//! eSIMs read whole (as `check attention`: one request per 100 of them). Served, the answer is
-//! kept for `--every` seconds, so frequent scrapes do not spend the key's budget; the server is
-//! bounded (`super::listen`), so that stalled clients cannot keep the scrapes out.
+//! node_exporter's textfile collector) or served at `/metrics` (`--listen ADDR`). The eSIM and
+//! order figures come from the account's kept picture when it is young enough (a keeper keeps
+//! it: `--listen` is one), at the cost of the balance and the top of the list; else they are
+//! read now, exactly: eSIMs and orders by status from the list's `total` for each status (a
+//! page of one each), eSIMs needing attention as `check attention` counts them. Never from
+//! whatever part of an index was read. Served, the answer is kept for `--every` seconds, so
+//! frequent scrapes do not spend the key's budget; the server is bounded (`super::listen`), so
+//! that stalled clients cannot keep the scrapes out.
 
 use crate::commands::CommandError;
 use crate::commands::output::out;
-use esimdash_api::model::{EsimQuery, OrderQuery};
+use esimdash_api::model::EsimQuery;
 use esimdash_api::{ApiError, Client};
 use esimdash_domain::prometheus::{family, label};
 use esimdash_domain::status::{Status, StatusFilter};
@@ -143,10 +145,30 @@ impl Source {
         text
     }
 
-    /// eSIMs by status: the list's `total` for each status filter (a page of one each), and the
-    /// whole list's, so that they sum to what the API lists at the first scrape; needing
-    /// attention: the usable eSIMs read whole, as `check attention` counts them.
+    /// eSIMs by status, the list's total and those needing attention: from the kept picture
+    /// when it is young enough (one request, the top of the list), else read now: the list's
+    /// `total` for each status filter (a page of one each) and the usable eSIMs as `check
+    /// attention` reads them.
     async fn esims(&mut self, text: &mut String, ok: &mut bool) {
+        let client = self.client.clone();
+        let (rule, now) = (self.prefs.attention, chrono::Utc::now());
+        let max_age = self.prefs.picture_max_age;
+        let picture = super::attention::fresh_picture(&client, self.index.as_ref(), rule, max_age, now).await;
+        let Some(picture) = self.count(picture, ok).flatten() else {
+            return self.esims_read_now(text, ok).await;
+        };
+        let held: BTreeMap<&str, u64> = picture.by_status.iter().map(|(s, n)| (s.as_str(), *n)).collect();
+        let by_status = Status::KNOWN
+            .iter()
+            .map(|s| (s.as_str().to_string(), held.get(s.as_str()).copied().unwrap_or(0)))
+            .collect();
+        let total = picture.total.unwrap_or(picture.held);
+        esim_figures(text, by_status, total);
+        attention_figures(text, picture.attention, picture.age(now));
+        self.index_figure(text);
+    }
+
+    async fn esims_read_now(&mut self, text: &mut String, ok: &mut bool) {
         let client = self.client.clone();
         let one = |status: StatusFilter| EsimQuery {
             page: Some(1),
@@ -164,28 +186,28 @@ impl Source {
             }
         }
         if by_status.len() == Status::KNOWN.len() {
-            // Statuses this version does not know, so that the figures add up to the list.
-            let known: u64 = by_status.iter().map(|(_, n)| n).sum();
-            by_status.push(("other".to_string(), all.total.saturating_sub(known)));
+            esim_figures(text, by_status, all.total);
         }
-        family(text, "esimdash_esims", "gauge", "eSIMs the API lists, by status.");
-        for (status, n) in &by_status {
-            let _ = writeln!(text, "esimdash_esims{{status=\"{}\"}} {n}", label(status));
+        let means = super::attention::Means {
+            max_age: self.prefs.picture_max_age,
+            budget: crate::cli::DEFAULT_BUDGET,
+        };
+        let rule = self.prefs.attention;
+        match super::attention::counted(&client, self.index.as_ref(), rule, means, chrono::Utc::now()).await {
+            Ok(counted) => attention_figures(text, counted.count, counted.age),
+            // Not a figure: a partial count is never given as the count.
+            Err(why) => {
+                tracing::warn!("the attention count is not known: {why}");
+                *self.errors.entry("attention_unknown").or_default() += 1;
+                *ok = false;
+            }
         }
-        family(text, "esimdash_list_esims", "gauge", "eSIMs the API lists.");
-        let _ = writeln!(text, "esimdash_list_esims {}", all.total);
-        let attention = super::attention::count(&client, self.prefs.attention, chrono::Utc::now()).await;
-        if let Some((attention, _)) = self.count(attention, ok) {
-            family(
-                text,
-                "esimdash_esims_needing_attention",
-                "gauge",
-                "Usable eSIMs near their data or time limit (config [attention]), read whole as check attention reads them.",
-            );
-            let _ = writeln!(text, "esimdash_esims_needing_attention {attention}");
-        }
-        // Pages read above went into the index on the way; how much of the list it holds (not
-        // said when the index cannot be read: 0 would be a figure, and a wrong one).
+        self.index_figure(text);
+    }
+
+    /// Pages read went into the index on the way; how much of the list it holds (not said when
+    /// the index cannot be read: 0 would be a figure, and a wrong one).
+    fn index_figure(&self, text: &mut String) {
         if let Some(held) = self.index.as_ref().and_then(Kept::held) {
             family(
                 text,
@@ -197,26 +219,60 @@ impl Source {
         }
     }
 
-    /// Orders by status: one request each, a page of one.
+    /// Orders by status: as a keeper kept them when young enough, else a request each, a page
+    /// of one.
     async fn orders(&mut self, text: &mut String, ok: &mut bool) {
-        let client = self.client.clone();
-        let mut orders = Vec::new();
-        for status in Status::KNOWN {
-            let query = OrderQuery {
-                page: Some(1),
-                page_size: Some(1),
-                status: StatusFilter::Is(status.clone()),
-                ..OrderQuery::default()
-            };
-            if let Some(page) = self.count(client.orders(&query).await, ok) {
-                orders.push((status, page.total));
-            }
-        }
-        if !orders.is_empty() {
-            family(text, "esimdash_orders", "gauge", "Orders, by status.");
-            for (status, n) in orders {
-                let _ = writeln!(text, "esimdash_orders{{status=\"{}\"}} {n}", label(status.as_str()));
-            }
+        let now = chrono::Utc::now();
+        let kept = self
+            .index
+            .as_ref()
+            .and_then(Kept::order_totals)
+            .filter(|t| t.fresh(now, self.prefs.picture_max_age));
+        let totals = match kept {
+            Some(totals) => totals,
+            None => match self.count(esimdash_front::keeper::order_totals(&self.client).await, ok) {
+                Some(totals) => totals,
+                None => return,
+            },
+        };
+        family(text, "esimdash_orders", "gauge", "Orders, by status.");
+        for (status, n) in &totals.by_status {
+            let _ = writeln!(text, "esimdash_orders{{status=\"{}\"}} {n}", label(status));
         }
     }
+}
+
+/// eSIMs by status, with `status="other"` for statuses this version does not know, so that
+/// they sum to the list's total.
+fn esim_figures(text: &mut String, mut by_status: Vec<(String, u64)>, total: u64) {
+    let known: u64 = by_status.iter().map(|(_, n)| n).sum();
+    by_status.push(("other".to_string(), total.saturating_sub(known)));
+    family(text, "esimdash_esims", "gauge", "eSIMs the API lists, by status.");
+    for (status, n) in &by_status {
+        let _ = writeln!(text, "esimdash_esims{{status=\"{}\"}} {n}", label(status));
+    }
+    family(text, "esimdash_list_esims", "gauge", "eSIMs the API lists.");
+    let _ = writeln!(text, "esimdash_list_esims {total}");
+}
+
+/// eSIMs needing attention, and how old the picture they were counted from is (0: read now).
+fn attention_figures(text: &mut String, count: u64, age: Option<chrono::Duration>) {
+    family(
+        text,
+        "esimdash_esims_needing_attention",
+        "gauge",
+        "Usable eSIMs near their data or time limit (config [attention]), as check attention counts them.",
+    );
+    let _ = writeln!(text, "esimdash_esims_needing_attention {count}");
+    family(
+        text,
+        "esimdash_attention_age_seconds",
+        "gauge",
+        "How old the kept picture the attention count comes from is (0: read live).",
+    );
+    let _ = writeln!(
+        text,
+        "esimdash_attention_age_seconds {}",
+        age.map_or(0, |a| a.num_seconds())
+    );
 }

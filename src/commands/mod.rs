@@ -119,8 +119,17 @@ async fn run(
         Command::Balance => money::balance(client, saved, output).await,
         Command::Report { since, by, .. } => money::report(client, since, by, saved, output).await,
         Command::Check { what } => check::run(client, what, prefs, saved).await,
-        Command::Watch(args) => watch::run(client, prefs, args).await,
+        Command::Watch(args) => {
+            // A keeper is a process that stays: not `--once`.
+            if !args.once {
+                start_keeper(client, saved, prefs);
+            }
+            watch::run(client, prefs, args).await
+        }
         Command::Metrics { listen, every } => {
+            if listen.is_some() {
+                start_keeper(client, saved, prefs);
+            }
             metrics::run(client, index, prefs, *listen, std::time::Duration::from_secs(*every)).await
         }
         Command::Plans { slug: Some(slug), .. } => plan(client, slug, output).await,
@@ -297,6 +306,17 @@ async fn profile(client: &Client, action: Option<&ProfileAction>, output: &Outpu
     }
     out!("{}", fields_table(records::profile_fields(&profile)));
     Ok(())
+}
+
+/// Keeps the account's picture young beside a long-running command (`esimdash_front::keeper`),
+/// when it keeps an index and has a state folder for the keeper's lock.
+fn start_keeper(client: &Client, saved: &Saved, prefs: &Preferences) {
+    let (Some(kept), Some((dir, account))) = (saved.index.clone(), client.state_place()) else {
+        return;
+    };
+    let lock = esimdash_front::keeper::lock_path(&dir, &account);
+    let keeper = esimdash_front::keeper::keep(client.clone(), kept, prefs.attention, prefs.keeper_share, lock);
+    tokio::spawn(keeper);
 }
 
 /// An ICCID as typed on the command line, checked once, where the command starts (after what

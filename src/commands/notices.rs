@@ -29,7 +29,7 @@ pub fn listen(client: &Client, output: &Output) {
     client.on_notice(Arc::new(move |notice| match notice {
         Notice::WaitingForLock => say("another esimdash is paying from this account; waiting for it to finish…"),
         Notice::TrailUnwritten(words) => say(&words),
-        Notice::WaitingForBudget(wait) => budget_told.tell(wait),
+        Notice::WaitingForBudget(wait) => budget_told.tell(wait, output.is_json()),
         Notice::Settled(settled) => {
             if output.is_json() {
                 let value = settled.to_json();
@@ -49,16 +49,21 @@ pub fn listen(client: &Client, output: &Output) {
 struct BudgetTold(std::sync::Mutex<Option<std::time::Instant>>);
 
 impl BudgetTold {
-    fn tell(&self, wait: Duration) {
+    fn tell(&self, wait: Duration, json: bool) {
         let now = std::time::Instant::now();
         let mut last = esimdash_domain::sync::lock(&self.0);
         if last.is_some_and(|at| now.duration_since(at) < Duration::from_secs(60)) {
             return;
         }
         *last = Some(now);
+        let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+        if json {
+            let line = serde_json::json!({ "waiting": { "seconds": seconds, "for": "rate_budget" } });
+            let _ = writeln!(std::io::stderr(), "{line}");
+            return;
+        }
         say(&format!(
-            "waiting {} s for the API's rate limit: the key's budget is shared by every esimdash of this account on this machine",
-            wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
+            "waiting {seconds} s for the API's rate limit: the key's budget is shared by every esimdash of this account on this machine"
         ));
     }
 }

@@ -51,13 +51,11 @@ pub async fn run(client: &Client, prefs: &Preferences, args: &WatchArgs) -> Resu
             esim_pages + 2
         ));
     }
-    let hook = args.exec.as_deref().map(|command| Hook {
-        command,
-        limit: args.exec_timeout,
-    });
+    let hook = Hook::of(args, prefs, client)?;
+    let mut backoff = Backoff::default();
     if hook.is_none() && !seen.pending.is_empty() {
         say(&format!(
-            "{} change(s) an earlier --exec did not take are kept for a watch with --exec",
+            "{} change(s) an earlier --exec or --webhook did not take are kept for a watch with one",
             seen.pending.len()
         ));
     }
@@ -91,8 +89,11 @@ pub async fn run(client: &Client, prefs: &Preferences, args: &WatchArgs) -> Resu
                 seen.clone()
             }
         };
-        if let Some(hook) = &hook {
-            hand_over_waiting(hook, &mut next.pending).await;
+        if let Some(hook) = &hook
+            && backoff.due()
+        {
+            let failed = hand_over_waiting(hook, &mut next.pending).await;
+            backoff.after(failed, interval);
         }
         keep_bounded(&mut next.pending, PENDING_KEPT);
         // Saved after telling and handing over: a kill in between tells again, never loses a change.
@@ -174,27 +175,97 @@ fn tell(events: &[Event], since: Option<chrono::DateTime<chrono::Utc>>) -> Vec<P
         .collect()
 }
 
-/// `--exec`: the command, and how long a hand-over may take.
-struct Hook<'a> {
-    command: &'a str,
-    limit: Duration,
+/// Where changes are handed over: a command (`--exec`, with how long a hand-over may take)
+/// or a webhook (`--webhook`).
+enum Hook<'a> {
+    Exec { command: &'a str, limit: Duration },
+    Webhook(esimdash_api::webhook::Webhook),
+}
+
+impl<'a> Hook<'a> {
+    /// The hook the flags (or the config's `webhook_url`) name; a webhook needs its secret.
+    fn of(args: &'a WatchArgs, prefs: &Preferences, client: &Client) -> Result<Option<Self>, CommandError> {
+        if let Some(command) = args.exec.as_deref() {
+            return Ok(Some(Hook::Exec {
+                command,
+                limit: args.exec_timeout,
+            }));
+        }
+        let Some(url) = args.webhook.as_ref().or(prefs.webhook_url.as_ref()) else {
+            return Ok(None);
+        };
+        let secret = std::env::var("ESIMDASH_WEBHOOK_SECRET").unwrap_or_default();
+        if secret.trim().is_empty() {
+            return Err(CommandError::Usage(
+                "a webhook's posts are signed: set ESIMDASH_WEBHOOK_SECRET to the secret its receiver checks them with"
+                    .to_string(),
+            ));
+        }
+        let webhook = client
+            .webhook(url, secret.into())
+            .map_err(|e| CommandError::Usage(format!("--webhook: {e}")))?;
+        Ok(Some(Hook::Webhook(webhook)))
+    }
+
+    /// In messages: `--exec "cmd"`, `the webhook https://…`.
+    fn name(&self) -> String {
+        match self {
+            Hook::Exec { command, .. } => format!("--exec {command:?}"),
+            Hook::Webhook(webhook) => format!("the webhook {}", webhook.url()),
+        }
+    }
+
+    async fn hand_over(&self, change: &Pending) -> Result<(), String> {
+        match self {
+            Hook::Exec { command, limit } => run_exec(command, *limit, &change.line).await,
+            Hook::Webhook(webhook) => webhook.post(&change.id, &change.line).await,
+        }
+    }
+}
+
+/// After a round in which the hook failed, the next rounds wait: one poll, then two, four… at
+/// most an hour, so that a receiver that is down is not asked at every poll; a round that
+/// fails nothing ends the wait.
+#[derive(Default)]
+struct Backoff {
+    failed_rounds: u32,
+    until: Option<Instant>,
+}
+
+impl Backoff {
+    fn due(&self) -> bool {
+        self.until.is_none_or(|until| Instant::now() >= until)
+    }
+
+    fn after(&mut self, failed: bool, interval: Duration) {
+        if !failed {
+            *self = Backoff::default();
+            return;
+        }
+        self.failed_rounds = self.failed_rounds.saturating_add(1);
+        let wait = interval
+            .saturating_mul(1 << (self.failed_rounds - 1).min(8))
+            .min(Duration::from_secs(3_600));
+        // Less a moment, so that the poll that far on is the one that tries.
+        self.until = Some(Instant::now() + wait.saturating_sub(Duration::from_secs(1)));
+    }
 }
 
 /// Hands the waiting changes over in order, and stops at the first that fails: a hook that
 /// fails on one most likely fails on the next, and each try may take the whole limit. The one
 /// that failed goes behind the others, so that a change the hook always refuses does not hold
 /// the rest back; every one left waits for the next poll.
-async fn hand_over_waiting(hook: &Hook<'_>, pending: &mut Vec<Pending>) {
+async fn hand_over_waiting(hook: &Hook<'_>, pending: &mut Vec<Pending>) -> bool {
     let mut waiting = std::mem::take(pending).into_iter();
     while let Some(mut change) = waiting.next() {
-        let Err(why) = hand_over(hook, &change.line).await else {
+        let Err(why) = hook.hand_over(&change).await else {
             continue;
         };
         change.failures = change.failures.saturating_add(1);
         pending.extend(waiting.by_ref());
         say(&format!(
-            "--exec {:?} did not take change {}: {why} (failed {} time(s)); it is handed over again at the next poll{}",
-            hook.command,
+            "{} did not take change {}: {why} (failed {} time(s)); it is handed over again at a later poll{}",
+            hook.name(),
             change.id,
             change.failures,
             match pending.len() {
@@ -203,17 +274,18 @@ async fn hand_over_waiting(hook: &Hook<'_>, pending: &mut Vec<Pending>) {
             }
         ));
         pending.push(change);
-        return;
+        return true;
     }
+    false
 }
 
-/// Runs the hook with `line` on its stdin. The limit holds for all of it: a hook that does not
+/// Runs `command` with `line` on its stdin. The limit holds for all of it: a hook that does not
 /// read its stdin and does not end blocks the writing of a line longer than the pipe holds.
-async fn hand_over(hook: &Hook<'_>, line: &str) -> Result<(), String> {
+async fn run_exec(shell_line: &str, limit: Duration, line: &str) -> Result<(), String> {
     use tokio::io::AsyncWriteExt;
     let mut command = tokio::process::Command::new("sh");
     command
-        .args(["-c", hook.command])
+        .args(["-c", shell_line])
         .stdin(std::process::Stdio::piped())
         .kill_on_drop(true);
     // A group of its own, so that what it started is stopped with it.
@@ -228,11 +300,11 @@ async fn hand_over(hook: &Hook<'_>, line: &str) -> Result<(), String> {
         }
         child.wait().await
     };
-    let ended = tokio::time::timeout(hook.limit, handed).await;
+    let ended = tokio::time::timeout(limit, handed).await;
     let Ok(ended) = ended else {
         return Err(format!(
             "it was stopped at the time limit, {} s (--exec-timeout)",
-            hook.limit.as_secs()
+            limit.as_secs()
         ));
     };
     group.ended();
@@ -341,10 +413,18 @@ mod tests {
     use super::*;
 
     fn hook(command: &str, seconds: u64) -> Hook<'_> {
-        Hook {
+        Hook::Exec {
             command,
             limit: Duration::from_secs(seconds),
         }
+    }
+
+    async fn hand_over(hook: &Hook<'_>, line: &str) -> Result<(), String> {
+        let change = Pending {
+            line: line.to_string(),
+            ..change("x")
+        };
+        hook.hand_over(&change).await
     }
 
     fn change(id: &str) -> Pending {

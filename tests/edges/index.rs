@@ -258,7 +258,11 @@ async fn after_the_oldest_esim_is_purged_each_esim_first_on_a_page_is_found_and_
 
     // A key of 5 requests a minute: the lookup (page 1) and four more pages, then a stop.
     let mut small = find(&home, &sb, &absent);
-    small.env("ESIMDASH_RATE_LIMIT", "5");
+    // A key of its own budget: the earlier commands' requests (the key's, shared) not counted.
+    let state = tempfile::tempdir().unwrap();
+    small
+        .env("ESIMDASH_RATE_LIMIT", "5")
+        .env("XDG_STATE_HOME", state.path());
     let (code, error, read) = miss(small, &sb).await;
     eprintln!("a budget of 5: exit {code:?}, {read:?}: {}", error["error"]["message"]);
     assert_eq!(code, Some(6), "{error}");

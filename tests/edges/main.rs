@@ -31,5 +31,7 @@ mod crash;
 mod gateway;
 mod identity;
 mod index;
+mod keeper;
 mod settling;
 mod transport;
+mod webhook;

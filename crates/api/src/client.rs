@@ -317,6 +317,16 @@ impl Client {
         }
     }
 
+    /// A webhook at `url` signed with `secret`, its https server verified as the API's is.
+    pub fn webhook(&self, url: &str, secret: secrecy::SecretString) -> Result<crate::webhook::Webhook, String> {
+        crate::webhook::Webhook::new(url, secret, self.options().extra_roots.clone())
+    }
+
+    /// The key's budget: requests allowed per window, and the window.
+    pub fn rate_budget(&self) -> (u32, Duration) {
+        (self.options().rate_limit, self.options().rate_window)
+    }
+
     /// How many requests the background share of the key's budget allows in `span`.
     pub fn background_requests(&self, span: Duration) -> u64 {
         self.options().background_requests(span)

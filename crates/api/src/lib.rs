@@ -27,6 +27,7 @@ pub mod signals;
 mod sweep;
 mod tls;
 mod transport;
+pub mod webhook;
 
 pub use base_url::{BaseUrl, BaseUrlError};
 pub use changes::{Delivery, Paid, describe_earlier, payments_in_flight};

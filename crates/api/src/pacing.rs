@@ -40,6 +40,9 @@ pub(super) struct State {
     /// Reserved send times, oldest first, at most `limit` of them.
     pub(super) sent: VecDeque<Instant>,
     pub(super) paused_until: Option<Instant>,
+    /// Until when the server refused the key (a 429's `Retry-After`), within the pause: a
+    /// request of another process meets it as this one did.
+    pub(super) refused_until: Option<Instant>,
 }
 
 impl State {
@@ -59,6 +62,7 @@ impl Pacer {
                 window,
                 sent: VecDeque::with_capacity(limit),
                 paused_until: None,
+                refused_until: None,
             }),
             shared: None,
             waiting: tokio::sync::watch::Sender::new(None),
@@ -229,6 +233,18 @@ impl Pacer {
             let until = until + edge_margin(s.window);
             s.paused_until = Some(s.paused_until.map_or(until, |p| p.max(until)));
         });
+    }
+
+    /// The server refused the key until `until` (a 429): a pause for everyone, and what a
+    /// request of another process meets (`refused_left`).
+    pub fn refused_until(&self, until: Instant) {
+        self.pause_until(until);
+        self.with(|s| s.refused_until = Some(s.refused_until.map_or(until, |r| r.max(until))));
+    }
+
+    /// How long the server's refusal of the key (met by this process or another) still holds.
+    pub fn refused_left(&self, now: Instant) -> Option<Duration> {
+        self.with(|s| s.refused_until.filter(|until| *until > now).map(|until| until - now))
     }
 
     /// Until when a request is waiting for the budget (not the server), if one is: the latest

@@ -116,34 +116,35 @@ impl Clock {
 fn take_in(state: &mut State, text: &str, clock: &Clock) {
     let span = state.span();
     let mut sent: Vec<Instant> = Vec::new();
-    let mut paused = None;
+    let (mut paused, mut refused) = (None, None);
     for line in text.lines() {
-        let (pause, number) = match line.strip_prefix("pause ") {
-            Some(rest) => (true, rest),
-            None => (false, line),
-        };
+        let (word, number) = line.split_once(' ').unwrap_or(("", line));
         let Some(at) = number.trim().parse::<i128>().ok().and_then(|m| clock.instant(m)) else {
             continue;
         };
-        if pause {
-            paused = Some(at);
-        } else if at + span > clock.now {
-            sent.push(at);
+        match word {
+            "pause" => paused = Some(at),
+            "refused" => refused = Some(at),
+            "" if at + span > clock.now => sent.push(at),
+            _ => {}
         }
     }
     sent.sort_unstable();
     state.sent = sent.into();
     state.paused_until = paused.filter(|p| *p > clock.now);
+    state.refused_until = refused.filter(|r| *r > clock.now);
 }
 
 /// The log as `state` leaves it: the pause, then a send time a line.
 fn written(state: &State, clock: &Clock) -> String {
     let span = state.span();
-    let pause = state.paused_until.filter(|p| *p > clock.now);
+    let ahead = |t: Option<Instant>| t.filter(|t| *t > clock.now);
+    let pause = ahead(state.paused_until).map(|p| format!("pause {}\n", clock.micros(p)));
+    let refused = ahead(state.refused_until).map(|r| format!("refused {}\n", clock.micros(r)));
     let sent = state.sent.iter().filter(|at| **at + span > clock.now);
     pause
-        .map(|p| format!("pause {}\n", clock.micros(p)))
         .into_iter()
+        .chain(refused)
         .chain(sent.map(|at| format!("{}\n", clock.micros(*at))))
         .collect()
 }
@@ -171,8 +172,12 @@ mod tests {
             assert!(in_window <= 3, "{in_window} in one window: {times:?}");
         }
         assert!(!b.has_room(t0), "what a spent counts for b");
-        b.pause_until(t0 + Duration::from_secs(300));
+        b.refused_until(t0 + Duration::from_secs(300));
         assert!(a.reserve(t0) >= t0 + Duration::from_secs(300), "b's pause holds a");
+        assert!(
+            a.refused_left(t0).is_some_and(|left| left >= Duration::from_secs(299)),
+            "and a knows why"
+        );
     }
 
     #[test]

@@ -140,7 +140,7 @@ impl Client {
         }
         let error = answer.into_error(retry_after, &inner.secret);
         if let ApiError::RateLimited { retry_after, .. } = &error {
-            inner.pacer.pause_until(Instant::now() + *retry_after);
+            inner.pacer.refused_until(Instant::now() + *retry_after);
         }
         Err(error)
     }
@@ -187,6 +187,11 @@ impl Client {
             if IN_BACKGROUND.try_with(|_| ()).is_ok() {
                 inner.pacer.acquire_background(inner.opts.background_share).await;
             } else {
+                // Another process of the key met the server's 429: as if this one had.
+                let left = inner.pacer.refused_left(Instant::now());
+                if let Some(retry_after) = left.filter(|left| *left > inner.opts.max_retry_wait) {
+                    return Err(ApiError::RateLimited { endpoint, retry_after });
+                }
                 inner
                     .pacer
                     .acquire(|wait| self.notify(super::Notice::WaitingForBudget(wait)))

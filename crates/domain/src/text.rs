@@ -30,6 +30,17 @@ pub fn list_and(items: &[&str]) -> String {
     }
 }
 
+/// An age in its largest whole unit: "40 s", "12 min", "3 h", "2 d".
+pub fn age(age: chrono::Duration) -> String {
+    let secs = age.num_seconds().max(0);
+    match secs {
+        0..60 => format!("{secs} s"),
+        60..3_600 => format!("{} min", secs / 60),
+        3_600..86_400 => format!("{} h", secs / 3_600),
+        _ => format!("{} d", secs / 86_400),
+    }
+}
+
 /// `1400` → `1 400`, `102400` → `102 400`: thousands apart, as progress and counts read.
 pub fn grouped(n: u64) -> String {
     let digits = n.to_string();

@@ -10,6 +10,7 @@ pub mod clipboard;
 pub mod config;
 pub mod export;
 pub mod format;
+pub mod keeper;
 pub mod purchase;
 pub mod session;
 pub mod watch;

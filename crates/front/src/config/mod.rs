@@ -36,6 +36,10 @@ pub struct FileConfig {
     attention: Option<AttentionConfig>,
     /// A status the index read longer ago than this many hours shows its age (default 24).
     status_stale_hours: Option<u32>,
+    /// The share of the key's budget a keeper takes, in percent (default 25).
+    keeper_share_percent: Option<u8>,
+    /// Where `watch` posts its changes unless `--webhook` says.
+    webhook_url: Option<String>,
     /// Key rebindings: `action = ["key", …]` (or one key as a string).
     #[serde(default)]
     keys: BTreeMap<String, toml::Spanned<KeyList>>,
@@ -90,6 +94,8 @@ struct AttentionConfig {
     used_percent: Option<u8>,
     /// Days before expiry from which an eSIM needs attention.
     days: Option<u32>,
+    /// How old the kept picture may be for a check to answer from it.
+    max_age_minutes: Option<u32>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -391,7 +397,17 @@ pub struct Preferences {
     pub inventory_cache: bool,
     /// A status read longer ago than this shows its age.
     pub stale_after: chrono::Duration,
+    /// How old the kept picture may be for a check or a scrape to answer from it.
+    pub picture_max_age: chrono::Duration,
+    /// The share of the key's budget a keeper takes (0 to 1).
+    pub keeper_share: f64,
+    /// Where `watch` posts its changes (`webhook_url`).
+    pub webhook_url: Option<String>,
 }
+
+/// How old the kept picture may be unless configured: an hour, so that a keeper at its
+/// default share has swept 100 000 eSIMs (about 35 minutes) with room to spare.
+pub const DEFAULT_PICTURE_MAX_AGE_MINUTES: u32 = 60;
 
 /// The balance under which the header warns, unless the config file says otherwise.
 pub const DEFAULT_LOW_BALANCE: Decimal = Decimal::from_parts(2000, 0, 0, false, 2);
@@ -404,6 +420,9 @@ impl Default for Preferences {
             export_dir: crate::export::export_dir(None),
             inventory_cache: true,
             stale_after: chrono::Duration::hours(24),
+            picture_max_age: chrono::Duration::minutes(i64::from(DEFAULT_PICTURE_MAX_AGE_MINUTES)),
+            keeper_share: crate::keeper::DEFAULT_SHARE,
+            webhook_url: None,
         }
     }
 }
@@ -418,6 +437,7 @@ impl FileConfig {
         let mut prefs = Preferences {
             export_dir: crate::export::export_dir(self.export_dir.as_deref()),
             inventory_cache: self.inventory_cache.unwrap_or(true),
+            webhook_url: self.webhook_url.clone(),
             ..Preferences::default()
         };
         if let Some(hours) = self.status_stale_hours {
@@ -439,6 +459,15 @@ impl FileConfig {
             if let Some(days) = a.days {
                 prefs.attention.days = days;
             }
+            if let Some(minutes) = a.max_age_minutes {
+                prefs.picture_max_age = chrono::Duration::minutes(i64::from(minutes));
+            }
+        }
+        if let Some(percent) = self.keeper_share_percent {
+            if !(1..=100).contains(&percent) {
+                return Err(bad(format!("keeper_share_percent = {percent}: it must be 1 to 100")));
+            }
+            prefs.keeper_share = f64::from(percent) / 100.0;
         }
         Ok(prefs)
     }
@@ -767,6 +796,9 @@ mod example {
             "[attention]",
             "used_percent",
             "days",
+            "max_age_minutes",
+            "keeper_share_percent",
+            "webhook_url",
             "[keys]",
             "[profiles.",
             "base_url",
