@@ -154,10 +154,18 @@ mod tests {
     use super::super::pacing::Pacer;
     use super::*;
 
+    /// Where a key's log goes, in a state folder of the test's own.
+    fn a_log() -> (tempfile::TempDir, PathBuf) {
+        let state = tempfile::tempdir().unwrap();
+        let path = state.path().join("budgets/key");
+        (state, path)
+    }
+
+    /// Two pacers on one file stand for two processes of one key: together within the limit,
+    /// and a 429 one of them met holds the other.
     #[test]
     fn two_processes_on_one_log_stay_within_the_limit_together() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("budgets/key");
+        let (_state, path) = a_log();
         let window = Duration::from_secs(60);
         let (a, b) = (Pacer::shared(3, window, &path), Pacer::shared(3, window, &path));
         let t0 = Instant::now();
@@ -182,8 +190,7 @@ mod tests {
 
     #[test]
     fn a_log_that_is_not_one_is_read_as_empty() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("budgets/key");
+        let (_state, path) = a_log();
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, "pause x\n-\n99999999999999999999999999999999999999999\n\u{0}\n").unwrap();
         let pacer = Pacer::shared(2, Duration::from_secs(60), &path);

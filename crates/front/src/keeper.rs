@@ -151,11 +151,13 @@ fn try_hold(path: &Path) -> std::io::Result<Option<File>> {
 mod tests {
     use super::*;
 
+    /// The lock is the account's: a second keeper of it stands by until the first ends, a
+    /// keeper of another account is not held up.
     #[test]
     fn one_keeper_per_account_holds_the_lock() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = lock_path(dir.path(), "a1");
-        assert_ne!(path, lock_path(dir.path(), "a2"), "each account its own");
+        let state = tempfile::tempdir().unwrap();
+        let (path, other) = (lock_path(state.path(), "a1"), lock_path(state.path(), "a2"));
+        assert_ne!(path, other, "each account its own");
         let first = try_hold(&path).unwrap();
         assert!(first.is_some());
         assert!(try_hold(&path).unwrap().is_none(), "a second keeper stands by");

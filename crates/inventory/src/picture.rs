@@ -175,15 +175,12 @@ mod tests {
     use crate::{PagePlace, Seen};
     use esimdash_domain::model::Esim;
 
+    /// An eSIM record as the API sends one: its status, its SM-DP+ status, 100 bytes bought.
     fn esim(iccid: &str, status: &str, smdp: &str, used: u64) -> Esim {
-        serde_json::from_value(serde_json::json!({
-            "status": status,
-            "rawOrderJson": {
-                "iccid": iccid, "smdpStatus": smdp, "orderUsage": used, "totalVolume": 100,
-                "expiredTime": "2099-01-01T00:00:00Z"
-            }
-        }))
-        .unwrap()
+        let raw = format!(
+            r#"{{"iccid":"{iccid}","smdpStatus":"{smdp}","orderUsage":{used},"totalVolume":100,"expiredTime":"2099-01-01T00:00:00Z"}}"#
+        );
+        serde_json::from_str(&format!(r#"{{"status":"{status}","rawOrderJson":{raw}}}"#)).unwrap()
     }
 
     #[test]
