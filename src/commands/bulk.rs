@@ -50,16 +50,7 @@ pub async fn run(
     };
     let to_pay = batch.to_pay().count();
     if to_pay == 0 && !bulk.dry_run {
-        engine::close_if_whole(&batch, &mut journal).map_err(journaled)?;
-        result::write(&batch, &result_path).map_err(|e| CommandError::Io(std::io::Error::other(e)))?;
-        if !output.is_json() && batch.count(RowOutcome::Placed) == batch.lines.len() {
-            outln!(
-                "Every row of {} was placed already (the journal: {}); nothing more is paid. To pay the same rows again, run it again with --again.",
-                file.display(),
-                journal.path().display()
-            );
-        }
-        return finish(&batch, Ended::Done, &result_path, output);
+        return nothing_left(&batch, &mut journal, file, &result_path, output);
     }
     let balance = batch.balance.unwrap_or_default();
     if let Some(message) = esimdash_front::purchase::shortfall_message(balance, total) {
@@ -104,6 +95,27 @@ pub async fn run(
     bar.done();
     result::write(&batch, &result_path).map_err(|e| CommandError::Io(std::io::Error::other(e)))?;
     finish(&batch, ended, &result_path, output)
+}
+
+/// Every row is placed already (or refused before): the journal closed when whole, the result
+/// written, and nothing paid.
+fn nothing_left(
+    batch: &Batch,
+    journal: &mut esimdash_front::bulk::journal::Journal,
+    file: &Path,
+    result_path: &Path,
+    output: &Output,
+) -> Result<(), CommandError> {
+    engine::close_if_whole(batch, journal).map_err(journaled)?;
+    result::write(batch, result_path).map_err(|e| CommandError::Io(std::io::Error::other(e)))?;
+    if !output.is_json() && batch.count(RowOutcome::Placed) == batch.lines.len() {
+        outln!(
+            "Every row of {} was placed already (the journal: {}); nothing more is paid. To pay the same rows again, run it again with --again.",
+            file.display(),
+            journal.path().display()
+        );
+    }
+    finish(batch, Ended::Done, result_path, output)
 }
 
 /// The file read, its journal opened (locked unless `dry_run`) and every row checked.

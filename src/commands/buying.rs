@@ -259,21 +259,7 @@ async fn pay(
     match answer {
         Ok(paid) => {
             if output.is_json() {
-                let delivery = match paid.delivery {
-                    Delivery::Answered => "answered",
-                    Delivery::Resent { replayed: true } => "resent_replayed",
-                    Delivery::Resent { replayed: false } => "resent",
-                    Delivery::ResentUnconfirmed => "resent_unconfirmed",
-                };
-                let mut value = serde_json::to_value(&paid.placed).map_err(|e| CommandError::Usage(e.to_string()))?;
-                value["delivery"] = json!(delivery);
-                value["moneyMoved"] = json!(true);
-                value["confirmed"] = json!(format_amount(total));
-                value["charged"] = json!(paid.placed.order.total_sell_price.map(format_amount));
-                if let Some(unsure) = &unsure {
-                    value["unsure"] = json!(unsure);
-                }
-                output.print_json(&value)?;
+                output.print_json(&paid_json(&paid, total, unsure.as_ref())?)?;
                 return paid
                     .charged_other
                     .map_or(Ok(()), |other| Err(CommandError::ChargedOther(other)));
@@ -302,6 +288,30 @@ async fn pay(
         // Refused before sending: read-only, the trail or lock not writable, a repeat.
         Err(error) => Err(CommandError::Api(error).nothing_moved(what.nothing_done())),
     }
+}
+
+/// A placed payment as `--json` tells it: the order, how it was delivered, the total confirmed
+/// and the one charged.
+fn paid_json(
+    paid: &esimdash_api::Paid,
+    total: rust_decimal::Decimal,
+    unsure: Option<&String>,
+) -> Result<serde_json::Value, CommandError> {
+    let delivery = match paid.delivery {
+        Delivery::Answered => "answered",
+        Delivery::Resent { replayed: true } => "resent_replayed",
+        Delivery::Resent { replayed: false } => "resent",
+        Delivery::ResentUnconfirmed => "resent_unconfirmed",
+    };
+    let mut value = serde_json::to_value(&paid.placed).map_err(|e| CommandError::Usage(e.to_string()))?;
+    value["delivery"] = json!(delivery);
+    value["moneyMoved"] = json!(true);
+    value["confirmed"] = json!(format_amount(total));
+    value["charged"] = json!(paid.placed.order.total_sell_price.map(format_amount));
+    if let Some(unsure) = unsure {
+        value["unsure"] = json!(unsure);
+    }
+    Ok(value)
 }
 
 /// How the answer came, when it did not come the first time.

@@ -25,20 +25,7 @@ const ORDER_PAGES: u64 = 10;
 const PENDING_KEPT: usize = 10_000;
 
 pub async fn run(client: &Client, prefs: &Preferences, args: &WatchArgs) -> Result<(), CommandError> {
-    let (dir, account) = client.state_place().ok_or_else(|| {
-        CommandError::Usage(
-            "watch keeps what it saw in the state directory, and there is none (is HOME set?)".to_string(),
-        )
-    })?;
-    let path = Memory::path_in(&dir, &account);
-    // One watch per account: two would race on one memory and report changes twice.
-    let _lock = esimdash_api::AccountLock::try_take(&path.with_extension("lock"))?.ok_or_else(|| {
-        CommandError::Refused(format!(
-            "another esimdash watch of this account is running ({})",
-            path.display()
-        ))
-    })?;
-    let (mut memory, mut seen) = own_memory(&path, &account)?;
+    let (_lock, mut memory, mut seen) = own_watch(client)?;
     let threshold = args.balance_below.unwrap_or(prefs.low_balance);
     let interval = args.interval;
     // What the background share allows in an interval, less the balance and the orders.
@@ -105,6 +92,25 @@ pub async fn run(client: &Client, prefs: &Preferences, args: &WatchArgs) -> Resu
         }
         tokio::time::sleep(interval.saturating_sub(started.elapsed())).await;
     }
+}
+
+/// The account's watch memory, held while the lock lives: one watch per account, as two would
+/// race on one memory and report changes twice.
+fn own_watch(client: &Client) -> Result<(esimdash_api::AccountLock, Memory, Seen), CommandError> {
+    let (dir, account) = client.state_place().ok_or_else(|| {
+        CommandError::Usage(
+            "watch keeps what it saw in the state directory, and there is none (is HOME set?)".to_string(),
+        )
+    })?;
+    let path = Memory::path_in(&dir, &account);
+    let lock = esimdash_api::AccountLock::try_take(&path.with_extension("lock"))?.ok_or_else(|| {
+        CommandError::Refused(format!(
+            "another esimdash watch of this account is running ({})",
+            path.display()
+        ))
+    })?;
+    let (memory, seen) = own_memory(&path, &account)?;
+    Ok((lock, memory, seen))
 }
 
 /// One poll: the balance, the newest orders until one seen before, the list's first page of

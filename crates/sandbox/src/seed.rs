@@ -281,9 +281,9 @@ fn possible<'a>(
     }
 }
 
-fn reseller(index: usize, seed: u64, orders: usize, plans: &[Arc<PlanRecord>], epoch: DateTime<Utc>) -> Reseller {
-    let mut rng = fastrand::Rng::with_seed(seed ^ (0x9E37_79B9_7F4A_7C15u64.wrapping_mul(index as u64 + 1)));
-    let (name, email, company, balance, markup) = match index {
+/// The demo reseller `index` is: its name, email, company profile, balance and markup (%).
+fn identity(index: usize) -> (&'static str, &'static str, Option<CompanyProfile>, Decimal, Decimal) {
+    match index {
         ACME => (
             "Ada Park",
             "ada@acme-mobile.example",
@@ -302,7 +302,12 @@ fn reseller(index: usize, seed: u64, orders: usize, plans: &[Arc<PlanRecord>], e
             Decimal::new(100000, 2),
             Decimal::new(15, 0),
         ),
-    };
+    }
+}
+
+fn reseller(index: usize, seed: u64, orders: usize, plans: &[Arc<PlanRecord>], epoch: DateTime<Utc>) -> Reseller {
+    let mut rng = fastrand::Rng::with_seed(seed ^ (0x9E37_79B9_7F4A_7C15u64.wrapping_mul(index as u64 + 1)));
+    let (name, email, company, balance, markup) = identity(index);
     let mut records = Vec::with_capacity(orders);
     // The showcase's states need their hours (an eSIM expired after use had its days): its
     // gaps are as drawn; the rest of the history follows the calendar of sales from there back.

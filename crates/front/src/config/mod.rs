@@ -277,6 +277,20 @@ const SECRET_COMMAND_SECS: u64 = 10;
 /// Its stderr is captured, never drawn over the dashboard (a profile switch runs it there): a
 /// failure's message carries its last lines. Password prompts of `pass`/`gpg` use the terminal
 /// itself and still work.
+/// What `pipe` gives, read to its end off this thread, so that a command that never ends (or
+/// leaves a child holding its output open) cannot hold esimdash past a limit.
+fn drained<R: std::io::Read + Send + 'static>(pipe: Option<R>) -> std::sync::mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut bytes);
+        }
+        let _ = tx.send(bytes);
+    });
+    rx
+}
+
 fn run_secret_command(profile: &str, command: &str, limit: Duration) -> Result<String, ConfigError> {
     let fail = |detail: String| ConfigError::SecretCommand {
         profile: profile.to_string(),
@@ -290,31 +304,7 @@ fn run_secret_command(profile: &str, command: &str, limit: Duration) -> Result<S
         .stderr(std::process::Stdio::piped())
         .spawn()
         .map_err(|e| fail(format!("could not run it: {e}")))?;
-    // Read off this thread, so that a command that never ends (or leaves a child holding its
-    // output open) cannot hold esimdash past the limit.
-    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_end(&mut bytes);
-            }
-            let _ = tx.send(bytes);
-        });
-        rx
-    };
-    let stdout = drain(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
-    );
-    let stderr = drain(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
-    );
+    let (stdout, stderr) = (drained(child.stdout.take()), drained(child.stderr.take()));
     let started = std::time::Instant::now();
     let too_long = || {
         fail(format!(

@@ -264,6 +264,37 @@ impl App {
         &self.notices
     }
 
+    /// The saved index read at start; dropped when it is of an account no longer in use.
+    fn on_saved_inventory(
+        &mut self,
+        id: JobId,
+        loaded: Option<Box<esimdash_inventory::store::SavedIndex>>,
+        trouble: Option<String>,
+    ) {
+        if let Some(Running {
+            job: Job::LoadInventory,
+            ..
+        }) = self.account.jobs.finish(id)
+        {
+            if let Some(loaded) = loaded {
+                self.account.use_saved(*loaded);
+            }
+            // A window that stays: it says why finding reads the list again.
+            self.notices.extend(trouble);
+            self.dirty = true;
+        }
+    }
+
+    /// eSIMs the client read, into the index; dropped when of an account no longer in use.
+    fn on_index_seen(&mut self, profile: &str, seen: &esimdash_inventory::Seen, now: Instant) {
+        if self.account.session.profile == profile {
+            if self.account.index_seen(seen) {
+                self.found_iccid(now);
+            }
+            self.dirty = true;
+        }
+    }
+
     fn on_notice(&mut self, profile: &str, notice: esimdash_api::Notice, now: Instant) {
         match notice {
             esimdash_api::Notice::WaitingForLock => self.flash(
@@ -351,30 +382,8 @@ impl App {
                     self.dirty = true;
                 }
             }
-            Msg::SavedInventory { id, loaded, trouble } => {
-                // Dropped when it is of an account no longer in use.
-                if let Some(Running {
-                    job: Job::LoadInventory,
-                    ..
-                }) = self.account.jobs.finish(id)
-                {
-                    if let Some(loaded) = loaded {
-                        self.account.use_saved(*loaded);
-                    }
-                    // A window that stays: it says why finding reads the list again.
-                    self.notices.extend(trouble);
-                    self.dirty = true;
-                }
-            }
-            Msg::IndexSeen { profile, seen } => {
-                // Dropped when it is of an account no longer in use.
-                if self.account.session.profile == profile {
-                    if self.account.index_seen(&seen) {
-                        self.found_iccid(now);
-                    }
-                    self.dirty = true;
-                }
-            }
+            Msg::SavedInventory { id, loaded, trouble } => self.on_saved_inventory(id, loaded, trouble),
+            Msg::IndexSeen { profile, seen } => self.on_index_seen(&profile, &seen, now),
             Msg::QrSaved { id, result } => self.job_done(id, now, &mut effects, |job| match job {
                 Job::SaveQr { iccid, code } => Some(JobDone::QrSaved { iccid, code, result }),
                 _ => None,
