@@ -24,13 +24,19 @@ pub async fn runway(
     balance: Decimal,
     now: DateTime<Utc>,
 ) -> Result<Runway, esimdash_api::ApiError> {
+    pace(client, saved, now)
+        .await
+        .map(|per_day| Runway::of(balance, per_day, now, &Local))
+}
+
+/// What the wallet paid a day over the last seven days: the kept orders, brought up to date.
+async fn pace(client: &Client, saved: &Saved, now: DateTime<Utc>) -> Result<Decimal, esimdash_api::ApiError> {
     let since = now - Duration::days(PACE_DAYS);
     let mut ledger = saved.ledger();
     let read = ledger.refresh(client, since).await;
     said(&mut ledger);
     read?;
-    let per_day = sums::pace(ledger.since(since), now);
-    Ok(Runway::of(balance, per_day, now, &Local))
+    Ok(sums::pace(ledger.since(since), now))
 }
 
 /// A line on stderr while the orders are read, where stderr is a terminal; wiped when done.
@@ -80,9 +86,11 @@ struct BalanceJson {
 /// a runway that cannot be told (the orders unreadable) is said instead of it, and the
 /// command still succeeds.
 pub async fn balance(client: &Client, saved: &Saved, output: &Output) -> Result<(), CommandError> {
-    let balance = client.balance().await?;
     let now = Utc::now();
-    let runway = runway(client, saved, balance, now).await;
+    // The kept orders are opened and brought up to date while the balance is on its way.
+    let (balance, pace) = tokio::join!(client.balance(), pace(client, saved, now));
+    let balance = balance?;
+    let runway = pace.map(|per_day| Runway::of(balance, per_day, now, &Local));
     let today = now.with_timezone(&Local).date_naive();
     if output.is_json() {
         let (spend, days, until, error) = match &runway {

@@ -103,6 +103,11 @@ impl Kept {
         self.ask(|store| store.picture(rule, now))
     }
 
+    /// When the kept picture's oldest fact was read, if it is whole.
+    pub fn picture_read_at(&self) -> Option<chrono::DateTime<chrono::Utc>> {
+        self.ask(Store::picture_read_at).flatten()
+    }
+
     /// The orders' totals by status a keeper last read.
     pub fn order_totals(&self) -> Option<super::picture::OrderTotals> {
         self.ask(Store::order_totals).flatten()

@@ -90,31 +90,36 @@ impl Store {
             top: None,
         };
         let mut oldest: Option<i64> = None;
-        let mut stmt = conn.prepare_cached("SELECT class, used_pct, expires, read_at FROM esims")?;
+        let mut by_status: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
+        // One pass, the text read in place: 100 000 rows in tens of milliseconds.
+        let mut stmt = conn.prepare_cached("SELECT status, class, used_pct, expires, read_at FROM esims")?;
         let mut rows = stmt.query([])?;
         while let Some(r) = rows.next()? {
             picture.held += 1;
-            let class = Class::from_key(&r.get::<_, String>(0)?).unwrap_or(Class::Unknown);
+            let status = r.get_ref(0)?.as_str().unwrap_or_default();
+            match by_status.get_mut(status) {
+                Some(n) => *n += 1,
+                None => {
+                    by_status.insert(status.to_string(), 1);
+                }
+            }
+            let class = Class::from_key(r.get_ref(1)?.as_str().unwrap_or_default()).unwrap_or(Class::Unknown);
             if !class.is_usable() {
                 continue;
             }
             picture.usable += 1;
             let limits = Limits {
                 used_pct: r
-                    .get::<_, Option<i64>>(1)?
+                    .get::<_, Option<i64>>(2)?
                     .and_then(|p| u8::try_from(p.clamp(0, 100)).ok()),
-                expires: r.get(2)?,
+                expires: r.get(3)?,
             };
             picture.attention += u64::from(rule.needs(class, limits, now));
-            let read_at: i64 = r.get(3)?;
+            let read_at: i64 = r.get(4)?;
             oldest = Some(oldest.map_or(read_at, |o| o.min(read_at)));
         }
         picture.oldest_usable = oldest.and_then(|t| DateTime::from_timestamp(t, 0));
-        let mut stmt = conn.prepare_cached("SELECT status, COUNT(*) FROM esims GROUP BY status ORDER BY status")?;
-        for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
-            let (status, n) = row?;
-            picture.by_status.push((status, n.max(0) as u64));
-        }
+        picture.by_status = by_status.into_iter().collect();
         if let Some(newest) = total.and_then(|t| t.checked_sub(1)) {
             let mut stmt = conn.prepare_cached("SELECT read_at FROM esims WHERE from_end = ?1")?;
             let top: Option<i64> = rusqlite::OptionalExtension::optional(
@@ -123,6 +128,43 @@ impl Store {
             picture.top = top.and_then(|t| DateTime::from_timestamp(t, 0));
         }
         Ok(picture)
+    }
+
+    /// When the picture's oldest fact was read, if it is whole (`Picture::read_at`), counted by
+    /// SQLite alone: whether a picture is young enough, asked before anything is read for it.
+    pub fn picture_read_at(&self) -> rusqlite::Result<Option<DateTime<Utc>>> {
+        let usable: Vec<String> = Class::ALL
+            .into_iter()
+            .filter(|c| c.is_usable())
+            .map(|c| format!("'{}'", c.key()))
+            .collect();
+        let sql = format!(
+            "SELECT COUNT(*), MIN(CASE WHEN class IN ({}) THEN read_at END) FROM esims",
+            usable.join(", ")
+        );
+        let (held, oldest): (i64, Option<i64>) = self
+            .conn()
+            .prepare_cached(&sql)?
+            .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let total = self.total()?;
+        let top = match total.and_then(|t| t.checked_sub(1)) {
+            Some(newest) => rusqlite::OptionalExtension::optional(self.conn().query_row(
+                "SELECT read_at FROM esims WHERE from_end = ?1",
+                [i64::try_from(newest).unwrap_or(i64::MAX)],
+                |r| r.get::<_, i64>(0),
+            ))?,
+            None => None,
+        };
+        let picture = Picture {
+            total,
+            held: held.max(0) as u64,
+            usable: 0,
+            attention: 0,
+            by_status: Vec::new(),
+            oldest_usable: oldest.and_then(|t| DateTime::from_timestamp(t, 0)),
+            top: top.and_then(|t| DateTime::from_timestamp(t, 0)),
+        };
+        Ok(picture.read_at())
     }
 
     /// The orders' totals by status word as a keeper last read them, and when.
@@ -224,6 +266,11 @@ mod tests {
             "the top, read 10 min ago"
         );
         assert!(whole.fresh(now, chrono::Duration::minutes(10)));
+        assert_eq!(
+            store.picture_read_at().unwrap(),
+            whole.read_at(),
+            "SQLite's count, the same"
+        );
         assert!(!whole.fresh(now, chrono::Duration::minutes(9)));
         assert_eq!(
             store.oldest_usable_page(2).unwrap(),
