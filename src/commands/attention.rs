@@ -90,7 +90,7 @@ pub async fn fresh_picture(
     now: DateTime<Utc>,
 ) -> Result<Option<Picture>, ApiError> {
     let Some(kept) = kept else { return Ok(None) };
-    if !kept.picture_read_at().is_some_and(|at| now - at <= max_age) {
+    if kept.picture_read_at().is_none_or(|at| now - at > max_age) {
         return Ok(None);
     }
     let top = EsimQuery {
