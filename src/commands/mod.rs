@@ -314,9 +314,13 @@ fn start_keeper(client: &Client, saved: &Saved, prefs: &Preferences) {
     let (Some(kept), Some((dir, account))) = (saved.index.clone(), client.state_place()) else {
         return;
     };
-    let lock = esimdash_front::keeper::lock_path(&dir, &account);
-    let keeper = esimdash_front::keeper::keep(client.clone(), kept, prefs.attention, prefs.keeper_share, lock);
-    tokio::spawn(keeper);
+    let keeping = esimdash_front::keeper::Keeping {
+        rule: prefs.attention,
+        share: prefs.keeper_share,
+        fills: true,
+        lock: esimdash_front::keeper::lock_path(&dir, &account),
+    };
+    tokio::spawn(esimdash_front::keeper::keep(client.clone(), kept, keeping));
 }
 
 /// An ICCID as typed on the command line, checked once, where the command starts (after what

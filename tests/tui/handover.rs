@@ -108,6 +108,14 @@ async fn needs_attention_is_the_rule_applied_to_the_apis_own_data_and_its_count_
     assert!(labels[2].1.contains(&format!("(! {})", expected.len())), "{labels:?}");
     let screen = live.screen_text(120, 40);
     assert!(screen.contains("attention (≥ 80% or ≤ 3 d)"), "{screen}");
+    // How old the count is: its oldest usable eSIM's read, just now (said from a minute on).
+    let age = live
+        .app
+        .index()
+        .attention_age()
+        .expect("an age once the index is whole");
+    assert!(age < chrono::Duration::seconds(60), "{age:?}");
+    assert!(!screen.contains(" old"), "{screen}");
     // Why each is there: its data used and time left, on the first row the most urgent.
     let first = screen.lines().find(|l| l.contains(&expected[0])).unwrap();
     let used = urgent[0].limits().used_pct.unwrap();

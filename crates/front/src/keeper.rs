@@ -11,7 +11,7 @@
 //! and through the key's budget shared by every process of the account.
 
 use esimdash_api::Client;
-use esimdash_api::model::OrderQuery;
+use esimdash_api::model::{EsimQuery, OrderQuery};
 use esimdash_api::pages::PAGE_SIZE;
 use esimdash_domain::attention::AttentionRule;
 use esimdash_domain::status::{Status, StatusFilter};
@@ -28,6 +28,10 @@ pub const DEFAULT_SHARE: f64 = 0.25;
 
 /// How often the top of the list is read again for new eSIMs.
 const TOP_EVERY: chrono::Duration = chrono::Duration::seconds(60);
+
+/// A usable eSIM read this long ago is read again: a small account's picture rests between
+/// sweeps (and its dashboard with it), a large one's is swept without pause.
+const SWEEP_AFTER: chrono::Duration = chrono::Duration::minutes(15);
 
 /// How often the orders' totals by status are read again (a request per status).
 const ORDERS_EVERY: Duration = Duration::from_secs(300);
@@ -49,10 +53,14 @@ pub enum Next {
     Missing(u64),
     /// The page holding the usable eSIM read longest ago.
     Sweep(u64),
+    /// Nothing for this long: the top was read within the minute and every usable eSIM less
+    /// than `SWEEP_AFTER` ago.
+    Rest(Duration),
 }
 
-/// What to read next of the list, by what the index holds now.
-pub fn next(kept: &Kept, rule: AttentionRule, now: chrono::DateTime<chrono::Utc>) -> Next {
+/// What to read of the list next, by what the index holds now; the places it lacks only when
+/// the keeper `fills` them (the dashboard reads those itself).
+pub fn next(kept: &Kept, rule: AttentionRule, fills: bool, now: chrono::DateTime<chrono::Utc>) -> Next {
     let Some(picture) = kept.picture(rule, now) else {
         return Next::Top;
     };
@@ -63,18 +71,48 @@ pub fn next(kept: &Kept, rule: AttentionRule, now: chrono::DateTime<chrono::Utc>
         return Next::Top;
     }
     if !picture.is_whole() {
+        if !fills {
+            return Next::Top;
+        }
         let whole: std::collections::HashSet<u64> = kept.pages_held_whole(PAGE_SIZE).into_iter().collect();
         let pages = total.div_ceil(PAGE_SIZE);
         if let Some(page) = (1..=pages).find(|p| !whole.contains(p)) {
             return Next::Missing(page);
         }
     }
-    kept.oldest_usable_page(PAGE_SIZE).map_or(Next::Top, Next::Sweep)
+    let top_due = TOP_EVERY - (now - top);
+    let sweep_due = picture
+        .oldest_usable
+        .map_or(TOP_EVERY, |oldest| SWEEP_AFTER - (now - oldest));
+    if sweep_due > chrono::Duration::zero() {
+        let rest = top_due.min(sweep_due).to_std().unwrap_or_default();
+        return Next::Rest(rest.max(Duration::from_secs(1)));
+    }
+    kept.oldest_usable_page(PAGE_SIZE)
+        .map_or(Next::Rest(Duration::from_secs(1)), Next::Sweep)
+}
+
+/// How a keeper goes about it.
+#[derive(Debug, Clone)]
+pub struct Keeping {
+    pub rule: AttentionRule,
+    /// Its share of the key's budget (0 to 1).
+    pub share: f64,
+    /// It reads the places the index lacks (not in the dashboard, whose own read does).
+    pub fills: bool,
+    /// The account's keeper lock (`lock_path`).
+    pub lock: PathBuf,
 }
 
 /// Keeps the picture of `kept`'s account young while it runs (it never returns): when this
-/// process holds the account's keeper lock at `lock`, else in standby until it does.
-pub async fn keep(client: Client, kept: Kept, rule: AttentionRule, share: f64, lock: PathBuf) {
+/// process holds the account's keeper lock, else in standby until it does.
+pub async fn keep(client: Client, kept: Kept, keeping: Keeping) {
+    let Keeping {
+        rule,
+        share,
+        fills,
+        lock,
+    } = keeping;
     let _held = loop {
         match try_hold(&lock) {
             Ok(Some(held)) => break held,
@@ -100,11 +138,21 @@ pub async fn keep(client: Client, kept: Kept, rule: AttentionRule, share: f64, l
                 Err(e) => tracing::warn!(%e, "the keeper could not read the orders' totals"),
             }
         }
-        let page = match next(&kept, rule, chrono::Utc::now()) {
+        let page = match next(&kept, rule, fills, chrono::Utc::now()) {
             Next::Top => 1,
             Next::Missing(page) | Next::Sweep(page) => page,
+            Next::Rest(rest) => {
+                tokio::time::sleep(rest).await;
+                continue;
+            }
         };
-        match client.index_page(page, PAGE_SIZE).await {
+        let query = EsimQuery {
+            page: Some(page),
+            page_size: Some(PAGE_SIZE),
+            ..EsimQuery::default()
+        };
+        // Read as any page is: into the index, and the dashboard's too, where one runs.
+        match client.in_background(client.esims(&query)).await {
             Ok(_) => failures = 0,
             Err(e) => {
                 failures = failures.saturating_add(1);

@@ -156,6 +156,17 @@ impl Inventory {
         self.order.is_empty()
     }
 
+    /// When the usable eSIM read longest ago was read (Unix seconds): the age of what the
+    /// attention count rests on (`picture::Picture`'s, for the index in memory).
+    pub fn oldest_usable_read(&self) -> Option<i64> {
+        self.order
+            .iter()
+            .filter_map(|&e| self.row(e as usize))
+            .filter(|row| row.class.is_usable())
+            .map(|row| row.read_at)
+            .min()
+    }
+
     /// The list's total as last seen.
     pub fn total(&self) -> Option<u64> {
         (self.total > 0 || !self.is_empty()).then_some(self.total)

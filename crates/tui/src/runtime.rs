@@ -260,6 +260,9 @@ struct World<'a> {
     /// Until when the client's pacing holds requests, as the client tells it.
     pacing: tokio::sync::watch::Receiver<Option<Instant>>,
     index: Option<IndexFile>,
+    /// The account's keeper, sweeping once the dashboard's own read has the whole list.
+    keeper: Option<tokio::task::JoinHandle<()>>,
+    preferences: &'a esimdash_front::config::Preferences,
     /// The account's orders for the money view.
     ledgers: Ledgers,
     export_dir: &'a Path,
@@ -289,6 +292,25 @@ impl World<'_> {
         self.index = IndexFile::of(self.index_dir, opened);
         self.ledgers = Ledgers::of(self.index_dir, opened);
         settle_earlier(opened, self.tx, self.index.as_ref());
+        self.keep();
+    }
+
+    /// The account in use is kept (`esimdash_front::keeper`): the last account's keeper ends.
+    fn keep(&mut self) {
+        if let Some(old) = self.keeper.take() {
+            old.abort();
+        }
+        let (Some(file), Some((dir, account))) = (&self.index, self.client.state_place()) else {
+            return;
+        };
+        let keeping = esimdash_front::keeper::Keeping {
+            rule: self.preferences.attention,
+            share: self.preferences.keeper_share,
+            fills: false,
+            lock: esimdash_front::keeper::lock_path(&dir, &account),
+        };
+        let keeper = esimdash_front::keeper::keep(self.client.clone(), file.kept.clone(), keeping);
+        self.keeper = Some(tokio::spawn(keeper));
     }
 }
 
@@ -544,12 +566,15 @@ async fn event_loop(
         tasks: Tasks::default(),
         pacing: opened.client.pacing(),
         index: IndexFile::of(index_dir, &opened),
+        keeper: None,
+        preferences: &options.preferences,
         ledgers: Ledgers::of(index_dir, &opened),
         export_dir: &options.preferences.export_dir,
         accounts: &options.accounts,
         index_dir,
     };
     settle_earlier(&opened, &tx, world.index.as_ref());
+    world.keep();
     perform(app.start(), &mut world);
     world.term.draw(|f| app.draw(f, &theme, Instant::now()))?;
     loop {

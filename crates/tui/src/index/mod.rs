@@ -28,6 +28,9 @@ pub struct Index {
     rule: AttentionRule,
     /// How many eSIMs need attention by `rule`, once the whole inventory is known.
     attention_count: Option<usize>,
+    /// When the usable eSIM read longest ago was read (Unix seconds), once the whole inventory
+    /// is known: how old the count is.
+    attention_read_at: Option<i64>,
     /// A record read longer ago than this shows its age (config `status_stale_hours`).
     stale_after: chrono::Duration,
     /// "Now" for the attention rule and the index's age; pinned by tests, whose sandbox is
@@ -43,6 +46,7 @@ impl Default for Index {
             read: IndexRead::default(),
             rule: AttentionRule::default(),
             attention_count: None,
+            attention_read_at: None,
             stale_after: chrono::Duration::hours(24),
             clock: None,
             sought_order: None,
@@ -104,6 +108,13 @@ impl Index {
         self.attention_count
     }
 
+    /// How old the attention count is: its oldest usable eSIM's read, when the whole inventory
+    /// is known.
+    pub fn attention_age(&self) -> Option<chrono::Duration> {
+        let read = DateTime::from_timestamp(self.attention_read_at?, 0)?;
+        Some((self.now() - read).max(chrono::Duration::zero()))
+    }
+
     /// How old a row's status is, when it was read longer ago than the configured age.
     pub fn stale_age(&self, row: &Row<'_>) -> Option<chrono::Duration> {
         let read = DateTime::from_timestamp(row.read_at, 0)?;
@@ -114,11 +125,13 @@ impl Index {
     /// Counts again after the index changed; unknown until the whole inventory is.
     fn recount_attention(&mut self) {
         let inventory = self.read.inventory();
-        self.attention_count = self.read.is_complete().then(|| {
+        let complete = self.read.is_complete();
+        self.attention_count = complete.then(|| {
             inventory
                 .select("", &StatusFilter::All, Some(self.attention_at()))
                 .len()
         });
+        self.attention_read_at = complete.then(|| inventory.oldest_usable_read()).flatten();
     }
 
     /// The index an earlier session saved.

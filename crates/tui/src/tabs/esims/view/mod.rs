@@ -208,13 +208,25 @@ fn search_title(v: &Seen<'_>, typing: bool, width: usize, theme: &Theme) -> Line
     Line::from(spans)
 }
 
-/// ` · index 12 400 of 100 956 · 9 min to go`, ` · all 100 956 in the index`: how much of the
-/// inventory the search sees. "reading" only while a page is asked for.
+/// ` · index 12 400 of 100 956 · 9 min to go`, ` · all 100 956 in the index` (under `!`, with
+/// how old: `, 12 min old`): how much of the inventory the search sees. "reading" only while a
+/// page is asked for.
 fn index_progress(v: &Seen<'_>) -> String {
     let index = v.index.read();
     let covered = group(index.covered());
+    // Said once it is a minute or more: a count read just now needs no age.
+    let age = v.esims().attention().then(|| v.index.attention_age()).flatten();
+    let age = age.filter(|a| a.num_seconds() >= 60);
     let progress = match (index.total(), index.is_complete(), index.error()) {
-        (Some(total), true, _) => format!("all {} in the index", group(total)),
+        // Under `!`, how old the count is: its oldest usable eSIM's read.
+        (Some(total), true, _) => match age {
+            Some(age) => format!(
+                "all {} in the index, {} old",
+                group(total),
+                esimdash_domain::text::age(age)
+            ),
+            None => format!("all {} in the index", group(total)),
+        },
         (Some(total), false, Some(_)) => format!("index stopped at {covered} of {}", group(total)),
         (Some(total), false, None) => match index.time_to_go(v.session.index_pages_per_minute) {
             Some(left) => format!("index {covered} of {} · {} to go", group(total), duration_words(left)),
