@@ -9,6 +9,7 @@
 //! send times, read and written under an exclusive `flock`, so that together they stay within
 //! the key's limit and each waits for what the others spent (`shared_log`).
 
+use super::shared_log::{Log, SharedLog};
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -27,27 +28,23 @@ const WAIT_TOLD: Duration = Duration::from_secs(2);
 pub struct Pacer {
     state: Mutex<State>,
     /// The log every process of this key reserves from, when there is one.
-    shared: Option<super::shared_log::SharedLog>,
+    shared: Option<SharedLog>,
     /// Until when a request waits for the budget, told to whoever shows it (the dashboard's
     /// status line) as it changes, so that nobody has to ask after every step.
     waiting: tokio::sync::watch::Sender<Option<std::time::Instant>>,
 }
 
 #[derive(Debug)]
-pub(super) struct State {
+struct State {
     limit: usize,
     window: Duration,
-    /// Reserved send times, oldest first, at most `limit` of them.
-    pub(super) sent: VecDeque<Instant>,
-    pub(super) paused_until: Option<Instant>,
-    /// Until when the server refused the key (a 429's `Retry-After`), within the pause: a
-    /// request of another process meets it as this one did.
-    pub(super) refused_until: Option<Instant>,
+    /// The send times and the server's pause: this process's, or the key's shared log's.
+    log: Log,
 }
 
 impl State {
     /// The window with its edge margin: how long a send time counts against the budget.
-    pub(super) fn span(&self) -> Duration {
+    fn span(&self) -> Duration {
         self.window + edge_margin(self.window)
     }
 }
@@ -60,9 +57,10 @@ impl Pacer {
             state: Mutex::new(State {
                 limit,
                 window,
-                sent: VecDeque::with_capacity(limit),
-                paused_until: None,
-                refused_until: None,
+                log: Log {
+                    sent: VecDeque::with_capacity(limit),
+                    ..Log::default()
+                },
             }),
             shared: None,
             waiting: tokio::sync::watch::Sender::new(None),
@@ -73,7 +71,7 @@ impl Pacer {
     /// the log cannot be opened, this process paces alone (and says so in the log).
     pub fn shared(limit: u32, window: Duration, path: &std::path::Path) -> Self {
         Self {
-            shared: super::shared_log::SharedLog::open(path),
+            shared: SharedLog::open(path),
             ..Self::new(limit, window)
         }
     }
@@ -85,7 +83,13 @@ impl Pacer {
 
     /// Tells the watchers, if what they were told changed.
     fn publish(&self, state: &State, now: Instant) {
-        let until = state.sent.back().copied().filter(|at| *at > now).map(Instant::into_std);
+        let until = state
+            .log
+            .sent
+            .back()
+            .copied()
+            .filter(|at| *at > now)
+            .map(Instant::into_std);
         self.waiting.send_if_modified(|told| {
             let changed = *told != until;
             *told = until;
@@ -102,10 +106,17 @@ impl Pacer {
     /// its lock, and written back), or as this process keeps it alone.
     fn with<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
         let mut s = self.lock();
-        match &self.shared {
-            Some(shared) => shared.with(&mut s, f),
-            None => f(&mut s),
-        }
+        let Some(shared) = &self.shared else {
+            return f(&mut s);
+        };
+        let span = s.span();
+        let Some(held) = shared.hold() else {
+            return f(&mut s);
+        };
+        held.read_into(&mut s.log, span);
+        let answer = f(&mut s);
+        held.write_from(&s.log, span);
+        answer
     }
 
     /// Waits until one more request may be sent, and counts it. If the waiting is given up (the
@@ -146,6 +157,7 @@ impl Pacer {
             let allowed = ((s.limit as f64 * share.clamp(0.0, 1.0)) as usize).max(1);
             let margin = edge_margin(s.window);
             let in_window: Vec<Instant> = s
+                .log
                 .sent
                 .iter()
                 .copied()
@@ -153,10 +165,10 @@ impl Pacer {
                 .collect();
             let mut retry = None::<Instant>;
             let mut later = |t: Instant| retry = Some(retry.map_or(t, |r| r.max(t)));
-            if let Some(until) = s.paused_until.filter(|u| *u > now) {
+            if let Some(until) = s.log.paused_until.filter(|u| *u > now) {
                 later(until);
             }
-            if let Some(&last) = s.sent.back().filter(|t| **t > now) {
+            if let Some(&last) = s.log.sent.back().filter(|t| **t > now) {
                 later(last);
             }
             if in_window.len() >= allowed {
@@ -175,8 +187,8 @@ impl Pacer {
         self.with(|s| {
             // Read back from the shared log, a time is to the microsecond: the nearest is it.
             let near = |t: &Instant| t.max(&at).duration_since(*t.min(&at)) < Duration::from_millis(1);
-            if let Some(i) = s.sent.iter().rposition(near) {
-                s.sent.remove(i);
+            if let Some(i) = s.log.sent.iter().rposition(near) {
+                s.log.sent.remove(i);
             }
             self.publish(s, Instant::now());
         });
@@ -189,22 +201,22 @@ impl Pacer {
 
     fn reserve_in(s: &mut State, now: Instant, publish: impl FnOnce(&State)) -> Instant {
         let mut at = now;
-        if let Some(until) = s.paused_until {
+        if let Some(until) = s.log.paused_until {
             at = at.max(until);
         }
-        if let Some(&last) = s.sent.back() {
+        if let Some(&last) = s.log.sent.back() {
             at = at.max(last);
         }
-        if s.sent.len() >= s.limit {
+        if s.log.sent.len() >= s.limit {
             // A margin past the window's edge: the server's window starts when our first
             // request arrives, a little after we sent it, so a request sent exactly a window
             // later can reach it a moment before its window ends (and get a 429).
-            let idx = s.sent.len() - s.limit;
-            at = at.max(s.sent[idx] + s.window + edge_margin(s.window));
+            let idx = s.log.sent.len() - s.limit;
+            at = at.max(s.log.sent[idx] + s.window + edge_margin(s.window));
         }
-        s.sent.push_back(at);
-        while s.sent.len() > s.limit {
-            s.sent.pop_front();
+        s.log.sent.push_back(at);
+        while s.log.sent.len() > s.limit {
+            s.log.sent.pop_front();
         }
         publish(s);
         at
@@ -215,9 +227,9 @@ impl Pacer {
     /// asks this so that it stops where the budget does instead of waiting for the next window.
     pub fn has_room(&self, now: Instant) -> bool {
         self.with(|s| {
-            let paused = s.paused_until.is_some_and(|until| until > now);
-            let queued = s.sent.back().is_some_and(|at| *at > now);
-            let full = s.sent.len() >= s.limit && s.sent[s.sent.len() - s.limit] + s.span() > now;
+            let paused = s.log.paused_until.is_some_and(|until| until > now);
+            let queued = s.log.sent.back().is_some_and(|at| *at > now);
+            let full = s.log.sent.len() >= s.limit && s.log.sent[s.log.sent.len() - s.limit] + s.span() > now;
             !(paused || queued || full)
         })
     }
@@ -231,7 +243,7 @@ impl Pacer {
     pub fn pause_until(&self, until: Instant) {
         self.with(|s| {
             let until = until + edge_margin(s.window);
-            s.paused_until = Some(s.paused_until.map_or(until, |p| p.max(until)));
+            s.log.paused_until = Some(s.log.paused_until.map_or(until, |p| p.max(until)));
         });
     }
 
@@ -239,18 +251,23 @@ impl Pacer {
     /// request of another process meets (`refused_left`).
     pub fn refused_until(&self, until: Instant) {
         self.pause_until(until);
-        self.with(|s| s.refused_until = Some(s.refused_until.map_or(until, |r| r.max(until))));
+        self.with(|s| s.log.refused_until = Some(s.log.refused_until.map_or(until, |r| r.max(until))));
     }
 
     /// How long the server's refusal of the key (met by this process or another) still holds.
     pub fn refused_left(&self, now: Instant) -> Option<Duration> {
-        self.with(|s| s.refused_until.filter(|until| *until > now).map(|until| until - now))
+        self.with(|s| {
+            s.log
+                .refused_until
+                .filter(|until| *until > now)
+                .map(|until| until - now)
+        })
     }
 
     /// Until when a request is waiting for the budget (not the server), if one is: the latest
     /// reserved send time still ahead.
     pub fn waiting_until(&self, now: Instant) -> Option<Instant> {
-        self.with(|s| s.sent.back().copied().filter(|at| *at > now))
+        self.with(|s| s.log.sent.back().copied().filter(|at| *at > now))
     }
 
     /// The server's `X-RateLimit-Limit` for this key: a lower one than ours wins.
@@ -377,5 +394,56 @@ mod tests {
         assert_eq!(pacer.limit(), 2);
         pacer.observe_limit(500);
         assert_eq!(pacer.limit(), 2);
+    }
+}
+
+#[cfg(test)]
+mod shared {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// Where a key's log goes, in a state folder of the test's own.
+    fn a_log() -> (tempfile::TempDir, PathBuf) {
+        let state = tempfile::tempdir().unwrap();
+        let path = state.path().join("budgets/key");
+        (state, path)
+    }
+
+    /// Two pacers on one file stand for two processes of one key: together within the limit,
+    /// and a 429 one of them met holds the other.
+    #[test]
+    fn two_processes_on_one_log_stay_within_the_limit_together() {
+        let (_state, path) = a_log();
+        let window = Duration::from_secs(60);
+        let (a, b) = (Pacer::shared(3, window, &path), Pacer::shared(3, window, &path));
+        let t0 = Instant::now();
+        let mut times: Vec<Instant> = Vec::new();
+        for i in 0..8 {
+            let pacer = if i % 2 == 0 { &a } else { &b };
+            times.push(pacer.reserve(t0));
+        }
+        times.sort();
+        for t in &times {
+            let in_window = times.iter().filter(|u| **u <= *t && *t - **u < window).count();
+            assert!(in_window <= 3, "{in_window} in one window: {times:?}");
+        }
+        assert!(!b.has_room(t0), "what a spent counts for b");
+        b.refused_until(t0 + Duration::from_secs(300));
+        assert!(a.reserve(t0) >= t0 + Duration::from_secs(300), "b's pause holds a");
+        assert!(
+            a.refused_left(t0).is_some_and(|left| left >= Duration::from_secs(299)),
+            "and a knows why"
+        );
+    }
+
+    #[test]
+    fn a_log_that_is_not_one_is_read_as_empty() {
+        let (_state, path) = a_log();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "pause x\n-\n99999999999999999999999999999999999999999\n\u{0}\n").unwrap();
+        let pacer = Pacer::shared(2, Duration::from_secs(60), &path);
+        let t0 = Instant::now();
+        assert_eq!(pacer.reserve(t0), t0);
+        assert!(std::fs::read_to_string(&path).unwrap().lines().count() == 1);
     }
 }

@@ -8,7 +8,7 @@
 //! bound, and a log cut short (a process killed mid-write) only forgets reservations, which
 //! the server's own 429 and `Retry-After` then cover.
 
-use super::pacing::State;
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
@@ -22,6 +22,15 @@ const LOG_MOST: usize = 1024;
 
 /// More than the log ever holds (a line is at most 25 bytes).
 const MAX_BYTES: u64 = 256 * 1024;
+
+/// What the log holds: the send times reserved (oldest first), the server's pause, and until
+/// when it refused the key (a 429's `Retry-After`, met by every process of it alike).
+#[derive(Debug, Default)]
+pub struct Log {
+    pub sent: VecDeque<Instant>,
+    pub paused_until: Option<Instant>,
+    pub refused_until: Option<Instant>,
+}
 
 #[derive(Debug)]
 pub struct SharedLog {
@@ -46,23 +55,19 @@ impl SharedLog {
         }
     }
 
-    /// Runs `f` on `state` as the log has it, under the log's lock, and writes back what `f`
-    /// left. Where the log cannot be locked or read, `f` runs on this process's own state.
-    pub fn with<R>(&self, state: &mut State, f: impl FnOnce(&mut State) -> R) -> R {
-        if let Err(e) = self.file.lock() {
-            tracing::warn!(%e, "the shared rate budget could not be locked");
-            return f(state);
+    /// The log, locked until the answer is dropped; `None` (said in the log) where it cannot
+    /// be: this process then paces alone.
+    pub fn hold(&self) -> Option<Held<'_>> {
+        match self.file.lock() {
+            Ok(()) => Some(Held {
+                log: self,
+                clock: Clock::now(),
+            }),
+            Err(e) => {
+                tracing::warn!(%e, "the shared rate budget could not be locked");
+                None
+            }
         }
-        let clock = Clock::now();
-        if let Some(text) = self.read() {
-            take_in(state, &text, &clock);
-        }
-        let answer = f(state);
-        if let Err(e) = self.write(&written(state, &clock)) {
-            tracing::warn!(%e, "the shared rate budget could not be written");
-        }
-        let _ = self.file.unlock();
-        answer
     }
 
     fn read(&self) -> Option<String> {
@@ -78,6 +83,35 @@ impl SharedLog {
         file.set_len(0)?;
         file.rewind()?;
         file.write_all(text.as_bytes())
+    }
+}
+
+/// The log while this process holds its lock.
+pub struct Held<'a> {
+    log: &'a SharedLog,
+    clock: Clock,
+}
+
+impl Held<'_> {
+    /// The log's send times and pauses, in place of this process's: those still counting
+    /// (`span`: how long a send time counts).
+    pub fn read_into(&self, log: &mut Log, span: Duration) {
+        if let Some(text) = self.log.read() {
+            take_in(log, &text, &self.clock, span);
+        }
+    }
+
+    /// Writes `log` back for the other processes.
+    pub fn write_from(&self, log: &Log, span: Duration) {
+        if let Err(e) = self.log.write(&written(log, &self.clock, span)) {
+            tracing::warn!(%e, "the shared rate budget could not be written");
+        }
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        let _ = self.log.file.unlock();
     }
 }
 
@@ -118,8 +152,7 @@ impl Clock {
 }
 
 /// The log's send times and pause, in place of this process's: those still counting, in order.
-fn take_in(state: &mut State, text: &str, clock: &Clock) {
-    let span = state.span();
+fn take_in(state: &mut Log, text: &str, clock: &Clock, span: Duration) {
     let mut sent: Vec<Instant> = Vec::new();
     let (mut paused, mut refused) = (None, None);
     for line in text.lines() {
@@ -141,8 +174,7 @@ fn take_in(state: &mut State, text: &str, clock: &Clock) {
 }
 
 /// The log as `state` leaves it: the pause, then a send time a line.
-fn written(state: &State, clock: &Clock) -> String {
-    let span = state.span();
+fn written(state: &Log, clock: &Clock, span: Duration) -> String {
     let ahead = |t: Option<Instant>| t.filter(|t| *t > clock.now);
     let pause = ahead(state.paused_until).map(|p| format!("pause {}\n", clock.micros(p)));
     let refused = ahead(state.refused_until).map(|r| format!("refused {}\n", clock.micros(r)));
@@ -153,55 +185,4 @@ fn written(state: &State, clock: &Clock) -> String {
         .chain(refused)
         .chain(sent.map(|at| format!("{}\n", clock.micros(*at))))
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::pacing::Pacer;
-    use super::*;
-
-    /// Where a key's log goes, in a state folder of the test's own.
-    fn a_log() -> (tempfile::TempDir, PathBuf) {
-        let state = tempfile::tempdir().unwrap();
-        let path = state.path().join("budgets/key");
-        (state, path)
-    }
-
-    /// Two pacers on one file stand for two processes of one key: together within the limit,
-    /// and a 429 one of them met holds the other.
-    #[test]
-    fn two_processes_on_one_log_stay_within_the_limit_together() {
-        let (_state, path) = a_log();
-        let window = Duration::from_secs(60);
-        let (a, b) = (Pacer::shared(3, window, &path), Pacer::shared(3, window, &path));
-        let t0 = Instant::now();
-        let mut times: Vec<Instant> = Vec::new();
-        for i in 0..8 {
-            let pacer = if i % 2 == 0 { &a } else { &b };
-            times.push(pacer.reserve(t0));
-        }
-        times.sort();
-        for t in &times {
-            let in_window = times.iter().filter(|u| **u <= *t && *t - **u < window).count();
-            assert!(in_window <= 3, "{in_window} in one window: {times:?}");
-        }
-        assert!(!b.has_room(t0), "what a spent counts for b");
-        b.refused_until(t0 + Duration::from_secs(300));
-        assert!(a.reserve(t0) >= t0 + Duration::from_secs(300), "b's pause holds a");
-        assert!(
-            a.refused_left(t0).is_some_and(|left| left >= Duration::from_secs(299)),
-            "and a knows why"
-        );
-    }
-
-    #[test]
-    fn a_log_that_is_not_one_is_read_as_empty() {
-        let (_state, path) = a_log();
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, "pause x\n-\n99999999999999999999999999999999999999999\n\u{0}\n").unwrap();
-        let pacer = Pacer::shared(2, Duration::from_secs(60), &path);
-        let t0 = Instant::now();
-        assert_eq!(pacer.reserve(t0), t0);
-        assert!(std::fs::read_to_string(&path).unwrap().lines().count() == 1);
-    }
 }
