@@ -24,15 +24,18 @@ pub async fn runway(
     balance: Decimal,
     now: DateTime<Utc>,
 ) -> Result<Runway, esimdash_api::ApiError> {
-    pace(client, saved, now)
+    pace(client, saved.ledger(), now)
         .await
         .map(|per_day| Runway::of(balance, per_day, now, &Local))
 }
 
 /// What the wallet paid a day over the last seven days: the kept orders, brought up to date.
-async fn pace(client: &Client, saved: &Saved, now: DateTime<Utc>) -> Result<Decimal, esimdash_api::ApiError> {
+async fn pace(
+    client: &Client,
+    mut ledger: esimdash_ledger::Ledger,
+    now: DateTime<Utc>,
+) -> Result<Decimal, esimdash_api::ApiError> {
     let since = now - Duration::days(PACE_DAYS);
-    let mut ledger = saved.ledger();
     let read = ledger.refresh(client, since).await;
     said(&mut ledger);
     read?;
@@ -87,10 +90,13 @@ struct BalanceJson {
 /// command still succeeds.
 pub async fn balance(client: &Client, saved: &Saved, output: &Output) -> Result<(), CommandError> {
     let now = Utc::now();
-    // The kept orders are opened and brought up to date while the balance is on its way.
-    let (balance, pace) = tokio::join!(client.balance(), pace(client, saved, now));
+    // The kept orders are opened while the balance is on its way; they are brought up to date
+    // after it, so that a key with one request left spends it on the balance.
+    let (balance, ledger) = tokio::join!(client.balance(), async { saved.ledger() });
     let balance = balance?;
-    let runway = pace.map(|per_day| Runway::of(balance, per_day, now, &Local));
+    let runway = pace(client, ledger, now)
+        .await
+        .map(|per_day| Runway::of(balance, per_day, now, &Local));
     let today = now.with_timezone(&Local).date_naive();
     if output.is_json() {
         let (spend, days, until, error) = match &runway {
