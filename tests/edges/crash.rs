@@ -142,6 +142,7 @@ async fn killed_at_random_moments_of_a_payment_no_intended_payment_is_lost_or_pa
             for _ in 0..10 {
                 let mut cmd = esimdash(&home);
                 acme_at(&mut cmd, &base)
+                    .env("ESIMDASH_RATE_LIMIT", "100000")
                     .env("ESIMDASH_TIMEOUT", "2")
                     .env("ESIMDASH_LOG", "esimdash=debug")
                     .arg("balance");
