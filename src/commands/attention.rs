@@ -59,8 +59,7 @@ pub async fn counted(
             age: picture.age(now),
         });
     }
-    let seen = kept.and_then(|k| k.picture(rule, now));
-    let why_not = match seen.as_ref().and_then(|p| p.age(now)) {
+    let why_not = match kept.and_then(Kept::freshness).and_then(|f| f.age(now)) {
         Some(age) => format!(
             "the kept picture is {} old, older than --max-age {} min",
             esimdash_domain::text::age(age),
@@ -90,7 +89,7 @@ pub async fn fresh_picture(
     now: DateTime<Utc>,
 ) -> Result<Option<Picture>, ApiError> {
     let Some(kept) = kept else { return Ok(None) };
-    if kept.picture_read_at().is_none_or(|at| now - at > max_age) {
+    if !kept.freshness().is_some_and(|f| f.fresh(now, max_age)) {
         return Ok(None);
     }
     let top = EsimQuery {

@@ -162,7 +162,7 @@ impl Source {
             .iter()
             .map(|s| (s.as_str().to_string(), held.get(s.as_str()).copied().unwrap_or(0)))
             .collect();
-        let total = picture.total.unwrap_or(picture.held);
+        let total = picture.facts.total.unwrap_or(picture.facts.held);
         esim_figures(text, by_status, total);
         attention_figures(text, picture.attention, picture.age(now));
         self.index_figure(text);

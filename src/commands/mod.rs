@@ -315,7 +315,6 @@ fn start_keeper(client: &Client, saved: &Saved, prefs: &Preferences) {
         return;
     };
     let keeping = esimdash_front::keeper::Keeping {
-        rule: prefs.attention,
         share: prefs.keeper_share,
         fills: true,
         lock: esimdash_front::keeper::lock_path(&dir, &account),

@@ -13,7 +13,6 @@
 use esimdash_api::Client;
 use esimdash_api::model::{EsimQuery, OrderQuery};
 use esimdash_api::pages::PAGE_SIZE;
-use esimdash_domain::attention::AttentionRule;
 use esimdash_domain::status::{Status, StatusFilter};
 use esimdash_inventory::kept::Kept;
 use esimdash_inventory::picture::OrderTotals;
@@ -60,8 +59,9 @@ pub enum Next {
 
 /// What to read of the list next, by what the index holds now; the places it lacks only when
 /// the keeper `fills` them (the dashboard reads those itself).
-pub fn next(kept: &Kept, rule: AttentionRule, fills: bool, now: chrono::DateTime<chrono::Utc>) -> Next {
-    let Some(picture) = kept.picture(rule, now) else {
+pub fn next(kept: &Kept, fills: bool, now: chrono::DateTime<chrono::Utc>) -> Next {
+    // SQLite counts it: the keeper asks before each page, at 100 000 eSIMs too.
+    let Some(picture) = kept.freshness() else {
         return Next::Top;
     };
     let (Some(total), Some(top)) = (picture.total, picture.top) else {
@@ -95,7 +95,6 @@ pub fn next(kept: &Kept, rule: AttentionRule, fills: bool, now: chrono::DateTime
 /// How a keeper goes about it.
 #[derive(Debug, Clone)]
 pub struct Keeping {
-    pub rule: AttentionRule,
     /// Its share of the key's budget (0 to 1).
     pub share: f64,
     /// It reads the places the index lacks (not in the dashboard, whose own read does).
@@ -107,12 +106,7 @@ pub struct Keeping {
 /// Keeps the picture of `kept`'s account young while it runs (it never returns): when this
 /// process holds the account's keeper lock, else in standby until it does.
 pub async fn keep(client: Client, kept: Kept, keeping: Keeping) {
-    let Keeping {
-        rule,
-        share,
-        fills,
-        lock,
-    } = keeping;
+    let Keeping { share, fills, lock } = keeping;
     let _held = loop {
         match try_hold(&lock) {
             Ok(Some(held)) => break held,
@@ -138,7 +132,7 @@ pub async fn keep(client: Client, kept: Kept, keeping: Keeping) {
                 Err(e) => tracing::warn!(%e, "the keeper could not read the orders' totals"),
             }
         }
-        let page = match next(&kept, rule, fills, chrono::Utc::now()) {
+        let page = match next(&kept, fills, chrono::Utc::now()) {
             Next::Top => 1,
             Next::Missing(page) | Next::Sweep(page) => page,
             Next::Rest(rest) => {

@@ -103,9 +103,9 @@ impl Kept {
         self.ask(|store| store.picture(rule, now))
     }
 
-    /// When the kept picture's oldest fact was read, if it is whole.
-    pub fn picture_read_at(&self) -> Option<chrono::DateTime<chrono::Utc>> {
-        self.ask(Store::picture_read_at).flatten()
+    /// How whole and how young the kept picture is (`None`: the index cannot be read).
+    pub fn freshness(&self) -> Option<super::picture::Freshness> {
+        self.ask(Store::freshness)
     }
 
     /// The orders' totals by status a keeper last read.

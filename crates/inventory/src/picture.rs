@@ -13,25 +13,42 @@ use chrono::{DateTime, Utc};
 use esimdash_domain::attention::{AttentionRule, Limits};
 use esimdash_domain::esim_state::Class;
 
-/// The picture as the index holds it at one moment.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Picture {
+/// How whole and how young the picture is: what a check asks before anything is read for it,
+/// and what a keeper reads next by. SQLite counts it alone (`Store::freshness`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Freshness {
     /// The list's total as last read (`None`: never read).
     pub total: Option<u64>,
     /// Places the index holds.
     pub held: u64,
-    /// Usable eSIMs held (`Class::is_usable`), and of those how many need attention.
-    pub usable: u64,
-    pub attention: u64,
-    /// eSIMs held by status word, as read, in the words' order.
-    pub by_status: Vec<(String, u64)>,
     /// When the usable eSIM read longest ago was read (`None`: none usable).
     pub oldest_usable: Option<DateTime<Utc>>,
     /// When the list's newest place was last read (`None`: not held).
     pub top: Option<DateTime<Utc>>,
 }
 
+/// The picture as the index holds it at one moment: its freshness, and the counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Picture {
+    pub facts: Freshness,
+    /// Usable eSIMs held (`Class::is_usable`), and of those how many need attention.
+    pub usable: u64,
+    pub attention: u64,
+    /// eSIMs held by status word, as read, in the words' order.
+    pub by_status: Vec<(String, u64)>,
+}
+
 impl Picture {
+    pub fn age(&self, now: DateTime<Utc>) -> Option<chrono::Duration> {
+        self.facts.age(now)
+    }
+
+    pub fn fresh(&self, now: DateTime<Utc>, max_age: chrono::Duration) -> bool {
+        self.facts.fresh(now, max_age)
+    }
+}
+
+impl Freshness {
     /// Every place of the list held (an empty list is whole once its total was read).
     pub fn is_whole(&self) -> bool {
         self.total.is_some_and(|t| t == self.held)
@@ -59,6 +76,17 @@ impl Picture {
     }
 }
 
+/// The keys of the usable states (`Class::is_usable`), quoted for an SQL `IN (…)`: the one
+/// rule, written out for SQLite.
+fn usable_classes() -> String {
+    let usable: Vec<String> = Class::ALL
+        .into_iter()
+        .filter(|c| c.is_usable())
+        .map(|c| format!("'{}'", c.key()))
+        .collect();
+    usable.join(", ")
+}
+
 /// The orders' totals by status word (the list's `total` for each status filter), and when
 /// they were read (Unix seconds): what `metrics` says of orders without asking again.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -81,13 +109,15 @@ impl Store {
         let conn = self.conn();
         let total = self.total()?;
         let mut picture = Picture {
-            total,
-            held: 0,
+            facts: Freshness {
+                total,
+                held: 0,
+                oldest_usable: None,
+                top: self.top_read(total)?,
+            },
             usable: 0,
             attention: 0,
             by_status: Vec::new(),
-            oldest_usable: None,
-            top: None,
         };
         let mut oldest: Option<i64> = None;
         let mut by_status: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
@@ -95,7 +125,7 @@ impl Store {
         let mut stmt = conn.prepare_cached("SELECT status, class, used_pct, expires, read_at FROM esims")?;
         let mut rows = stmt.query([])?;
         while let Some(r) = rows.next()? {
-            picture.held += 1;
+            picture.facts.held += 1;
             let status = r.get_ref(0)?.as_str().unwrap_or_default();
             match by_status.get_mut(status) {
                 Some(n) => *n += 1,
@@ -118,53 +148,42 @@ impl Store {
             let read_at: i64 = r.get(4)?;
             oldest = Some(oldest.map_or(read_at, |o| o.min(read_at)));
         }
-        picture.oldest_usable = oldest.and_then(|t| DateTime::from_timestamp(t, 0));
+        picture.facts.oldest_usable = oldest.and_then(|t| DateTime::from_timestamp(t, 0));
         picture.by_status = by_status.into_iter().collect();
-        if let Some(newest) = total.and_then(|t| t.checked_sub(1)) {
-            let mut stmt = conn.prepare_cached("SELECT read_at FROM esims WHERE from_end = ?1")?;
-            let top: Option<i64> = rusqlite::OptionalExtension::optional(
-                stmt.query_row([i64::try_from(newest).unwrap_or(i64::MAX)], |r| r.get(0)),
-            )?;
-            picture.top = top.and_then(|t| DateTime::from_timestamp(t, 0));
-        }
         Ok(picture)
     }
 
-    /// When the picture's oldest fact was read, if it is whole (`Picture::read_at`), counted by
-    /// SQLite alone: whether a picture is young enough, asked before anything is read for it.
-    pub fn picture_read_at(&self) -> rusqlite::Result<Option<DateTime<Utc>>> {
-        let usable: Vec<String> = Class::ALL
-            .into_iter()
-            .filter(|c| c.is_usable())
-            .map(|c| format!("'{}'", c.key()))
-            .collect();
+    /// How whole and how young the picture is, counted by SQLite alone (no row comes out).
+    pub fn freshness(&self) -> rusqlite::Result<Freshness> {
         let sql = format!(
             "SELECT COUNT(*), MIN(CASE WHEN class IN ({}) THEN read_at END) FROM esims",
-            usable.join(", ")
+            usable_classes()
         );
         let (held, oldest): (i64, Option<i64>) = self
             .conn()
             .prepare_cached(&sql)?
             .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
         let total = self.total()?;
-        let top = match total.and_then(|t| t.checked_sub(1)) {
-            Some(newest) => rusqlite::OptionalExtension::optional(self.conn().query_row(
-                "SELECT read_at FROM esims WHERE from_end = ?1",
-                [i64::try_from(newest).unwrap_or(i64::MAX)],
-                |r| r.get::<_, i64>(0),
-            ))?,
-            None => None,
-        };
-        let picture = Picture {
+        Ok(Freshness {
             total,
             held: held.max(0) as u64,
-            usable: 0,
-            attention: 0,
-            by_status: Vec::new(),
             oldest_usable: oldest.and_then(|t| DateTime::from_timestamp(t, 0)),
-            top: top.and_then(|t| DateTime::from_timestamp(t, 0)),
+            top: self.top_read(total)?,
+        })
+    }
+
+    /// When the list's newest place (of `total`) was last read.
+    fn top_read(&self, total: Option<u64>) -> rusqlite::Result<Option<DateTime<Utc>>> {
+        let Some(newest) = total.and_then(|t| t.checked_sub(1)) else {
+            return Ok(None);
         };
-        Ok(picture.read_at())
+        let mut stmt = self
+            .conn()
+            .prepare_cached("SELECT read_at FROM esims WHERE from_end = ?1")?;
+        let top: Option<i64> = rusqlite::OptionalExtension::optional(
+            stmt.query_row([i64::try_from(newest).unwrap_or(i64::MAX)], |r| r.get(0)),
+        )?;
+        Ok(top.and_then(|t| DateTime::from_timestamp(t, 0)))
     }
 
     /// The orders' totals by status word as a keeper last read them, and when.
@@ -192,19 +211,13 @@ impl Store {
     /// ago: what a keeper reads next (`None`: no usable eSIM held, or no total).
     pub fn oldest_usable_page(&self, size: u64) -> rusqlite::Result<Option<u64>> {
         let Some(total) = self.total()? else { return Ok(None) };
-        let mut stmt = self
-            .conn()
-            .prepare_cached("SELECT from_end, class, read_at FROM esims")?;
-        let mut rows = stmt.query([])?;
-        let mut oldest: Option<(i64, i64)> = None;
-        while let Some(r) = rows.next()? {
-            let class = Class::from_key(&r.get::<_, String>(1)?).unwrap_or(Class::Unknown);
-            let (from_end, read_at): (i64, i64) = (r.get(0)?, r.get(2)?);
-            if class.is_usable() && oldest.is_none_or(|(_, at)| read_at < at) {
-                oldest = Some((from_end, read_at));
-            }
-        }
-        Ok(oldest.and_then(|(from_end, _)| {
+        let sql = format!(
+            "SELECT from_end FROM esims WHERE class IN ({}) ORDER BY read_at LIMIT 1",
+            usable_classes()
+        );
+        let oldest: Option<i64> =
+            rusqlite::OptionalExtension::optional(self.conn().prepare_cached(&sql)?.query_row([], |r| r.get(0)))?;
+        Ok(oldest.and_then(|from_end| {
             let place = total.checked_sub(1)?.checked_sub(u64::try_from(from_end).ok()?)?;
             Some(place / size.max(1) + 1)
         }))
@@ -248,7 +261,7 @@ mod tests {
         ];
         store.merge(&page(&first, 1, now.timestamp() - 600)).unwrap();
         let half = store.picture(rule, now).unwrap();
-        assert!(!half.is_whole(), "two of three places held");
+        assert!(!half.facts.is_whole(), "two of three places held");
         assert_eq!(half.age(now), None, "no age without every place");
         store
             .merge(&page(
@@ -258,7 +271,7 @@ mod tests {
             ))
             .unwrap();
         let whole = store.picture(rule, now).unwrap();
-        assert!(whole.is_whole());
+        assert!(whole.facts.is_whole());
         assert_eq!((whole.usable, whole.attention), (2, 1), "{whole:?}");
         assert_eq!(
             whole.age(now),
@@ -266,11 +279,7 @@ mod tests {
             "the top, read 10 min ago"
         );
         assert!(whole.fresh(now, chrono::Duration::minutes(10)));
-        assert_eq!(
-            store.picture_read_at().unwrap(),
-            whole.read_at(),
-            "SQLite's count, the same"
-        );
+        assert_eq!(store.freshness().unwrap(), whole.facts, "SQLite's count, the same");
         assert!(!whole.fresh(now, chrono::Duration::minutes(9)));
         assert_eq!(
             store.oldest_usable_page(2).unwrap(),

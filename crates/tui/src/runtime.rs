@@ -304,7 +304,6 @@ impl World<'_> {
             return;
         };
         let keeping = esimdash_front::keeper::Keeping {
-            rule: self.preferences.attention,
             share: self.preferences.keeper_share,
             fills: false,
             lock: esimdash_front::keeper::lock_path(&dir, &account),
