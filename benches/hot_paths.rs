@@ -64,6 +64,11 @@ fn orders_body() -> String {
         .to_string()
 }
 
+fn esims_body() -> String {
+    json!({ "page": 1, "pageSize": 100, "total": 100_000, "esims": (0..100).map(esim_json).collect::<Vec<_>>() })
+        .to_string()
+}
+
 fn esims_page(from: usize, count: usize) -> EsimPage {
     let esims: Vec<Value> = (from..from + count).map(esim_json).collect();
     serde_json::from_value(json!({ "page": 1, "pageSize": count, "total": 100_000, "esims": esims })).unwrap()
@@ -216,6 +221,12 @@ mod decode {
     fn orders_page_of_100(bencher: divan::Bencher) {
         let body = orders_body();
         bencher.bench(|| serde_json::from_str::<OrderPage>(black_box(&body)).unwrap());
+    }
+
+    #[divan::bench]
+    fn esims_page_of_100(bencher: divan::Bencher) {
+        let body = esims_body();
+        bencher.bench(|| serde_json::from_str::<EsimPage>(black_box(&body)).unwrap());
     }
 
     #[divan::bench]

@@ -271,14 +271,40 @@ pub struct RawOrder {
 }
 
 /// `rawOrderJson` as an object, or as a string that holds the object's JSON (as upstream
-/// sometimes stores it), or null.
+/// sometimes stores it), or null: decoded straight into `RawOrder`, never through a `Value`
+/// (a page of 100 eSIMs is decoded on every read of the list).
 fn raw_order<'de, D: Deserializer<'de>>(d: D) -> Result<RawOrder, D::Error> {
-    use serde::de::Error as _;
-    match serde_json::Value::deserialize(d)? {
-        serde_json::Value::Null => Ok(RawOrder::default()),
-        serde_json::Value::String(s) => serde_json::from_str(&s).map_err(D::Error::custom),
-        v => serde_json::from_value(v).map_err(D::Error::custom),
+    struct RawOrderForm;
+
+    impl<'de> serde::de::Visitor<'de> for RawOrderForm {
+        type Value = RawOrder;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object, a string holding one, or null")
+        }
+
+        fn visit_unit<E: serde::de::Error>(self) -> Result<RawOrder, E> {
+            Ok(RawOrder::default())
+        }
+
+        fn visit_none<E: serde::de::Error>(self) -> Result<RawOrder, E> {
+            Ok(RawOrder::default())
+        }
+
+        fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<RawOrder, D2::Error> {
+            d.deserialize_any(self)
+        }
+
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<RawOrder, E> {
+            serde_json::from_str(text).map_err(E::custom)
+        }
+
+        fn visit_map<M: serde::de::MapAccess<'de>>(self, map: M) -> Result<RawOrder, M::Error> {
+            RawOrder::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+        }
     }
+
+    d.deserialize_any(RawOrderForm)
 }
 
 /// The reseller's account and company profile.
@@ -463,4 +489,32 @@ fn plans_in(raw: &RawValue, depth: u8) -> Result<Vec<Plan>, String> {
         }
     }
     Err("expected a list of plans (an array, or one inside data, packageList or obj)".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `rawOrderJson` in each form a server sends: an object, a string holding one, null, or
+    /// missing; the same record from the first two, unknown fields kept; anything else refused.
+    #[test]
+    fn raw_order_in_every_form() {
+        let record = r#""orderNo":"B1","status":"in_use","packageName":"P","slug":"s","locationCode":"FR""#;
+        let object = r#"{"iccid":"8944100000000000001","smdpStatus":"ENABLED","orderUsage":5,"newField":[1]}"#;
+        let as_object: Esim = serde_json::from_str(&format!("{{{record},\"rawOrderJson\":{object}}}")).unwrap();
+        let quoted = serde_json::to_string(object).unwrap();
+        let as_string: Esim = serde_json::from_str(&format!("{{{record},\"rawOrderJson\":{quoted}}}")).unwrap();
+        assert_eq!(as_object, as_string);
+        assert_eq!(as_object.raw_order_json.order_usage, Some(5));
+        assert_eq!(as_object.raw_order_json.smdp_status, "ENABLED");
+        assert_eq!(as_object.raw_order_json.extra["newField"], serde_json::json!([1]));
+        for none in [format!("{{{record},\"rawOrderJson\":null}}"), format!("{{{record}}}")] {
+            let esim: Esim = serde_json::from_str(&none).unwrap();
+            assert_eq!(esim.raw_order_json, RawOrder::default(), "{none}");
+        }
+        for bad in ["5", "[1]", "\"not json\""] {
+            let text = format!("{{{record},\"rawOrderJson\":{bad}}}");
+            assert!(serde_json::from_str::<Esim>(&text).is_err(), "{text}");
+        }
+    }
 }
