@@ -118,22 +118,22 @@ impl Drop for Held<'_> {
 /// The two clocks read at one moment: a wall-clock time in the log is a monotonic one here.
 struct Clock {
     now: Instant,
-    micros: i128,
+    micros: i64,
 }
 
 impl Clock {
     fn now() -> Self {
         let micros = SystemTime::now()
             .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_micros() as i128);
+            .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX));
         Self {
             now: Instant::now(),
             micros,
         }
     }
 
-    fn instant(&self, micros: i128) -> Option<Instant> {
-        let ahead = micros - self.micros;
+    fn instant(&self, micros: i64) -> Option<Instant> {
+        let ahead = micros.checked_sub(self.micros)?;
         let by = Duration::from_micros(u64::try_from(ahead.unsigned_abs()).ok()?);
         if ahead >= 0 {
             self.now.checked_add(by)
@@ -142,11 +142,12 @@ impl Clock {
         }
     }
 
-    fn micros(&self, at: Instant) -> i128 {
+    fn micros(&self, at: Instant) -> i64 {
+        let from = |d: Duration| i64::try_from(d.as_micros()).unwrap_or(i64::MAX);
         if at >= self.now {
-            self.micros + at.duration_since(self.now).as_micros() as i128
+            self.micros.saturating_add(from(at.duration_since(self.now)))
         } else {
-            self.micros - self.now.duration_since(at).as_micros() as i128
+            self.micros.saturating_sub(from(self.now.duration_since(at)))
         }
     }
 }
@@ -157,7 +158,7 @@ fn take_in(state: &mut Log, text: &str, clock: &Clock, span: Duration) {
     let (mut paused, mut refused) = (None, None);
     for line in text.lines() {
         let (word, number) = line.split_once(' ').unwrap_or(("", line));
-        let Some(at) = number.trim().parse::<i128>().ok().and_then(|m| clock.instant(m)) else {
+        let Some(at) = number.trim().parse::<i64>().ok().and_then(|m| clock.instant(m)) else {
             continue;
         };
         match word {
@@ -173,16 +174,22 @@ fn take_in(state: &mut Log, text: &str, clock: &Clock, span: Duration) {
     state.refused_until = refused.filter(|r| *r > clock.now);
 }
 
-/// The log as `state` leaves it: the pause, then a send time a line.
+/// The log as `state` leaves it: the pause, then a send time a line. Written into one string
+/// (it is written at every request, up to `LOG_MOST` lines).
 fn written(state: &Log, clock: &Clock, span: Duration) -> String {
+    use std::fmt::Write as _;
     let ahead = |t: Option<Instant>| t.filter(|t| *t > clock.now);
-    let pause = ahead(state.paused_until).map(|p| format!("pause {}\n", clock.micros(p)));
-    let refused = ahead(state.refused_until).map(|r| format!("refused {}\n", clock.micros(r)));
-    let counting: Vec<&Instant> = state.sent.iter().filter(|at| **at + span > clock.now).collect();
-    let sent = counting[counting.len().saturating_sub(LOG_MOST)..].iter().copied();
-    pause
-        .into_iter()
-        .chain(refused)
-        .chain(sent.map(|at| format!("{}\n", clock.micros(*at))))
-        .collect()
+    let mut text = String::with_capacity(20 * state.sent.len().min(LOG_MOST) + 64);
+    if let Some(p) = ahead(state.paused_until) {
+        let _ = writeln!(text, "pause {}", clock.micros(p));
+    }
+    if let Some(r) = ahead(state.refused_until) {
+        let _ = writeln!(text, "refused {}", clock.micros(r));
+    }
+    let counting = state.sent.iter().filter(|at| **at + span > clock.now).count();
+    let sent = state.sent.iter().filter(|at| **at + span > clock.now);
+    for at in sent.skip(counting.saturating_sub(LOG_MOST)) {
+        let _ = writeln!(text, "{}", clock.micros(*at));
+    }
+    text
 }

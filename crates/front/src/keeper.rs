@@ -72,7 +72,9 @@ pub fn next(kept: &Kept, fills: bool, now: chrono::DateTime<chrono::Utc>) -> Nex
     }
     if !picture.is_whole() {
         if !fills {
-            return Next::Top;
+            // The dashboard fills the index itself: the keeper waits for the top's minute.
+            let top_due = TOP_EVERY - (now - top);
+            return Next::Rest(top_due.to_std().unwrap_or_default().max(Duration::from_secs(1)));
         }
         let whole: std::collections::HashSet<u64> = kept.pages_held_whole(PAGE_SIZE).into_iter().collect();
         let pages = total.div_ceil(PAGE_SIZE);
@@ -205,5 +207,36 @@ mod tests {
         assert!(try_hold(&path).unwrap().is_none(), "a second keeper stands by");
         drop(first);
         assert!(try_hold(&path).unwrap().is_some(), "and takes over when the first ends");
+    }
+
+    /// Beside a dashboard, which fills the index itself, a keeper reads nothing while the index
+    /// is not whole and the top was read within the minute (it read the top without pause
+    /// before: 8 s of CPU in a dashboard's read of 100 000 eSIMs, 68 s at a million); a keeper
+    /// that fills reads the first page missing.
+    #[test]
+    fn a_keeper_that_does_not_fill_rests_until_the_top_is_due() {
+        let dir = tempfile::tempdir().unwrap();
+        let kept = esimdash_inventory::kept::at(dir.path(), "acct");
+        let esims: Vec<esimdash_api::model::Esim> = (0..PAGE_SIZE)
+            .map(|i| {
+                let raw = format!(r#"{{"iccid":"89{i:017}","smdpStatus":"ENABLED"}}"#);
+                serde_json::from_str(&format!(r#"{{"status":"IN_USE","rawOrderJson":{raw}}}"#)).unwrap()
+            })
+            .collect();
+        let place = esimdash_api::model::PagePlace {
+            page: 1,
+            size: PAGE_SIZE,
+            total: 3 * PAGE_SIZE,
+        };
+        kept.feed(&esims, Some(place));
+        assert!(kept.flush());
+        let now = chrono::Utc::now();
+        assert!(
+            matches!(next(&kept, false, now), Next::Rest(d) if d > Duration::from_secs(50)),
+            "{:?}",
+            next(&kept, false, now)
+        );
+        assert_eq!(next(&kept, true, now), Next::Missing(2));
+        assert_eq!(next(&kept, false, now + chrono::Duration::seconds(61)), Next::Top);
     }
 }
