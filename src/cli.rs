@@ -273,10 +273,18 @@ pub enum Command {
         /// to tell the customer, and every field.
         #[arg(long, conflicts_with_all = ["all", "attention", "page"], value_parser = typed_iccid)]
         iccid: Option<EsimIccid>,
-        /// Only usable eSIMs near a limit (data used, days left: thresholds in the config file);
-        /// reads every page.
+        /// Only usable eSIMs near a limit (data used, days left: thresholds in the config file):
+        /// from the account's kept picture when it is no older than --max-age (one request),
+        /// else read live within --budget requests.
         #[arg(long, conflicts_with = "page")]
         attention: bool,
+        /// With --attention: the oldest kept picture answered from, in minutes (default:
+        /// [attention] max_age_minutes, else 60); 0 always reads live.
+        #[arg(long, value_name = "MINUTES", requires = "attention")]
+        max_age: Option<u32>,
+        /// With --attention, without a picture that young: the requests a live read may take.
+        #[arg(long, value_name = "N", default_value_t = DEFAULT_BUDGET, requires = "attention")]
+        budget: u64,
     },
     /// An eSIM's install QR code, drawn in the terminal, with its activation code and iPhone
     /// install link; or written to image files.

@@ -879,14 +879,44 @@ async fn esims_attention_is_the_rule_applied_to_the_apis_own_data() {
         .collect();
     assert!(!expected.is_empty() && expected.len() < all["total"].as_u64().unwrap() as usize);
 
-    let found = stdout_json(&run_acme(&sb, &home, ["esims", "--attention", "--json"]).await);
-    let got: Vec<&str> = found["esims"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["rawOrderJson"]["iccid"].as_str().unwrap())
-        .collect();
-    assert_eq!(got, expected);
+    // The whole list was just read: the kept picture answers (one request, the top); read live
+    // (`--max-age 0`), the same eSIMs in the same order and shape.
+    let iccids = |found: &serde_json::Value| -> Vec<String> {
+        let listed = found["esims"].as_array().unwrap().iter();
+        listed.map(|e| e["iccid"].as_str().unwrap().to_string()).collect()
+    };
+    let pictured = stdout_json(&run_acme(&sb, &home, ["esims", "--attention", "--json"]).await);
+    assert_eq!(iccids(&pictured), expected);
+    assert_eq!(pictured["from"], "picture", "{}", pictured["from"]);
+    let live = stdout_json(&run_acme(&sb, &home, ["esims", "--attention", "--max-age", "0", "--json"]).await);
+    assert_eq!(iccids(&live), expected);
+    assert_eq!(
+        (live["from"].as_str(), live["ageSeconds"].as_i64()),
+        (Some("live"), Some(0))
+    );
+    let without_times = |found: &serde_json::Value| {
+        let mut listed = found["esims"].clone();
+        for e in listed.as_array_mut().unwrap() {
+            e.as_object_mut().unwrap().remove("readAt");
+        }
+        listed
+    };
+    assert_eq!(
+        without_times(&pictured),
+        without_times(&live),
+        "one shape, the same facts"
+    );
+    assert_eq!(pictured["usable"], live["usable"]);
+    // Live within a budget too small: an error in words, nothing printed as the list.
+    let short = run_acme(
+        &sb,
+        &home,
+        ["esims", "--attention", "--max-age", "0", "--budget", "1", "--json"],
+    )
+    .await;
+    assert_eq!(short.status.code(), Some(2), "{}", stderr(&short));
+    assert!(stderr(&short).contains("more than --budget 1"), "{}", stderr(&short));
+    assert!(short.stdout.is_empty(), "{}", String::from_utf8_lossy(&short.stdout));
 
     // Thresholds from the config file: 100 % and 0 days leave only the used-up-but-usable.
     let config = write_config(&home, "[attention]\nused_percent = 100\ndays = 0\n", 0o600);

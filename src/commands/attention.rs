@@ -2,17 +2,193 @@
 //! picture`) when it is whole and young enough, confirmed by the top of the list (one request:
 //! new eSIMs come there); else read live, every page of the usable eSIMs (the server's `active`
 //! filter) with the configured rule applied to each record, within a budget of requests. One
-//! count for `check attention` and `metrics`; `esims --attention` lists the same eSIMs, and the
-//! dashboard's `!` applies the same rule to its index.
+//! count for `check attention` and `metrics`; `esims --attention` lists the same eSIMs by the
+//! same means (`list`), and the dashboard's `!` applies the same rule to its index.
 
+use super::lists::{Listed, Shape, every_page};
+use super::table::{LIST_CELL, Table};
+use super::{CommandError, Output};
 use chrono::{DateTime, Utc};
 use esimdash_api::model::EsimQuery;
-use esimdash_api::pages::{Listing, PAGE_SIZE, Page};
+use esimdash_api::pages::{Listing, PAGE_SIZE, Page, Progress};
 use esimdash_api::{ApiError, Client};
 use esimdash_domain::attention::AttentionRule;
 use esimdash_domain::status::StatusFilter;
 use esimdash_inventory::kept::Kept;
-use esimdash_inventory::picture::Picture;
+use esimdash_inventory::picture::{Held, Picture};
+use serde_json::json;
+
+/// `esims --attention`: the eSIMs needing attention, newest first, from the kept picture when
+/// it is fresh (one request), else read live within the budget. One shape either way (the
+/// picture's rows, `Held`): a script's output does not change with whether a keeper runs;
+/// where the list comes from and how old it is are in its tail and footer. A chosen `--status`
+/// is read live (the picture answers for the usable eSIMs as a whole).
+pub async fn list(
+    client: &Client,
+    kept: Option<&Kept>,
+    (status, rule): (StatusFilter, AttentionRule),
+    means: Means,
+    output: &Output,
+) -> Result<(), CommandError> {
+    let now = Utc::now();
+    if status == StatusFilter::All {
+        let picture = fresh_picture(client, kept, rule, means.max_age, now).await?;
+        if let (Some(picture), Some(kept)) = (picture, kept) {
+            let held = kept
+                .needing_attention(rule, now)
+                .ok_or_else(|| CommandError::Usage("the kept picture could not be read".to_string()))?;
+            let mut listed = Listed::start(output, &ATTENTION)?;
+            listed.page(held)?;
+            return finish(listed, rule, picture.usable, picture.age(now));
+        }
+    }
+    // Only usable eSIMs can need attention: the server's `active` filter saves the pages of
+    // the rest, unless the user chose a status.
+    let status = match status {
+        StatusFilter::All => StatusFilter::Active,
+        chosen => chosen,
+    };
+    let query = EsimQuery {
+        status,
+        ..EsimQuery::default()
+    };
+    let take = |page: Page, progress: &Progress| {
+        if progress.pages > means.budget {
+            return Err(CommandError::Usage(over_budget(kept, means, progress.pages, now)));
+        }
+        Ok(match page {
+            Page::Esims(items) => items
+                .iter()
+                .filter(|e| rule.needs_esim(*e, now))
+                .map(|e| Held::now(e, now))
+                .collect(),
+            Page::Orders(_) => Vec::new(),
+        })
+    };
+    let (listed, progress) = every_page(client, Listing::Esims(query), output, &ATTENTION, take).await?;
+    finish(listed, rule, progress.items, None)
+}
+
+/// The list's end: how many of how many usable eSIMs, and from where.
+fn finish(
+    listed: Listed<'_, Held>,
+    rule: AttentionRule,
+    usable: u64,
+    age: Option<chrono::Duration>,
+) -> Result<(), CommandError> {
+    let kept = listed.kept;
+    let tail = json!({
+        "total": kept,
+        "usable": usable,
+        "from": if age.is_some() { "picture" } else { "live" },
+        "ageSeconds": age.map_or(0, |a| a.num_seconds()),
+    });
+    let from = age.map_or_else(
+        || "read now".to_string(),
+        |a| format!("from the kept picture, {} old", esimdash_domain::text::age(a)),
+    );
+    let footer = format!(
+        "{kept} of {usable} usable eSIMs need attention ({}), {from}",
+        rule.describe()
+    );
+    listed.finish(tail, &footer)
+}
+
+const ATTENTION: Shape<Held> = Shape {
+    what: "eSIMs",
+    key: "esims",
+    header: &[
+        "iccid",
+        "orderNo",
+        "status",
+        "state",
+        "packageName",
+        "slug",
+        "packageCode",
+        "locationCode",
+        "usedPercent",
+        "expiresAt",
+        "readAt",
+    ],
+    csv: held_csv,
+    json: held_json,
+    table: held_table,
+    row: held_row,
+};
+
+/// A time of the picture (Unix seconds) in RFC 3339, empty where there is none.
+fn time(at: Option<i64>) -> String {
+    at.and_then(|t| DateTime::from_timestamp(t, 0))
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_default()
+}
+
+fn held_csv(h: &Held) -> Vec<String> {
+    use esimdash_front::export::csv_rows::text;
+    let (e, p) = (&h.entry, &h.entry.package);
+    vec![
+        text(&e.iccid),
+        text(&e.order),
+        text(e.status.as_str()),
+        text(e.class.key()),
+        text(&p.name),
+        text(&p.slug),
+        text(&p.code),
+        text(&p.location),
+        e.limits.used_pct.map(|p| p.to_string()).unwrap_or_default(),
+        time(e.limits.expires),
+        time(Some(h.read_at)),
+    ]
+}
+
+fn held_json(h: &Held) -> Result<serde_json::Value, CommandError> {
+    let (e, p) = (&h.entry, &h.entry.package);
+    let or_null = |t: String| {
+        if t.is_empty() {
+            serde_json::Value::Null
+        } else {
+            json!(t)
+        }
+    };
+    Ok(json!({
+        "iccid": e.iccid,
+        "orderNo": e.order,
+        "status": e.status.as_str(),
+        "state": e.class.key(),
+        "packageName": p.name,
+        "slug": p.slug,
+        "packageCode": p.code,
+        "locationCode": p.location,
+        "usedPercent": e.limits.used_pct,
+        "expiresAt": or_null(time(e.limits.expires)),
+        "readAt": time(Some(h.read_at)),
+    }))
+}
+
+fn held_table() -> Table {
+    let mut t = Table::of(&["ICCID", "STATUS", "PACKAGE", "LOC", "USED", "EXPIRES", "READ"])
+        .right(&["USED", "READ"])
+        .cut_at(LIST_CELL);
+    t.colour_status(1);
+    t
+}
+
+fn held_row(h: &Held) -> Vec<String> {
+    let e = &h.entry;
+    let now = Utc::now().timestamp();
+    vec![
+        e.iccid.clone(),
+        esimdash_front::format::verdict::state_words(e.class, &e.status).to_string(),
+        e.package.name.clone(),
+        esimdash_domain::location::short(&e.package.location).to_string(),
+        e.limits.used_pct.map(|p| format!("{p} %")).unwrap_or_default(),
+        time(e.limits.expires).get(..10).unwrap_or_default().to_string(),
+        format!(
+            "{} ago",
+            esimdash_domain::text::age(chrono::Duration::seconds(now - h.read_at))
+        ),
+    ]
+}
 
 /// A count, and where it comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +235,15 @@ pub async fn counted(
             age: picture.age(now),
         });
     }
+    live(client, rule, means.budget, now).await.map_err(|e| match e {
+        Live::Api(e) => e.to_string(),
+        Live::OverBudget { pages } => over_budget(kept, means, pages, now),
+    })
+}
+
+/// Why a count or a list was not answered: the picture is missing or too old, and a live read
+/// takes `pages` requests, more than the budget; what to do about it.
+fn over_budget(kept: Option<&Kept>, means: Means, pages: u64, now: DateTime<Utc>) -> String {
     let why_not = match kept.and_then(Kept::freshness).and_then(|f| f.age(now)) {
         Some(age) => format!(
             "the kept picture is {} old, older than --max-age {} min",
@@ -68,15 +253,10 @@ pub async fn counted(
         None if kept.is_some() => "no whole picture of the account is kept".to_string(),
         None => "no picture is kept (--no-cache)".to_string(),
     };
-    live(client, rule, means.budget, now)
-        .await
-        .map_err(|e| match e {
-            Live::Api(e) => e.to_string(),
-            Live::OverBudget { pages } => format!(
-                "{why_not}, and counting live takes {pages} requests, more than --budget {}: run a keeper (esimdash watch, or metrics --listen) or raise --budget",
-                means.budget
-            ),
-        })
+    format!(
+        "{why_not}, and reading live takes {pages} requests, more than --budget {}: run a keeper (esimdash watch, or metrics --listen) or raise --budget",
+        means.budget
+    )
 }
 
 /// The kept picture when it is whole and no older than `max_age`, confirmed by the top of the

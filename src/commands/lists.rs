@@ -11,7 +11,6 @@ use crate::commands::output::{out, outln};
 use esimdash_api::Client;
 use esimdash_api::model::{Esim, EsimQuery, Order, OrderQuery, Plan};
 use esimdash_api::pages::{Listing, Page, Progress};
-use esimdash_domain::attention::AttentionRule;
 use esimdash_domain::status::{ACTIVE_FILTER, Status, StatusFilter};
 use esimdash_front::export::csv_rows::{self, writer};
 use esimdash_front::export::file::{Existing, PendingFile};
@@ -191,9 +190,9 @@ pub async fn orders(client: &Client, query: OrderQuery, list: &ListArgs, output:
         let footer = page_footer(page.page, page.page_size, page.total, "orders");
         return print_page(output, &page, &page.orders, &ORDERS, &footer);
     }
-    let take = |page: Page| match page {
-        Page::Orders(items) => items,
-        Page::Esims(_) => Vec::new(),
+    let take = |page: Page, _: &Progress| match page {
+        Page::Orders(items) => Ok(items),
+        Page::Esims(_) => Ok(Vec::new()),
     };
     let (list, progress) = every_page(client, Listing::Orders(query), output, &ORDERS, take).await?;
     let footer = format!("{} orders", list.kept);
@@ -201,16 +200,16 @@ pub async fn orders(client: &Client, query: OrderQuery, list: &ListArgs, output:
 }
 
 /// How a list of `T` is written: its CSV header and rows, its JSON key and items, its table.
-struct Shape<T> {
+pub(super) struct Shape<T> {
     /// What the list holds, in messages.
-    what: &'static str,
+    pub(super) what: &'static str,
     /// The key of its array in JSON.
-    key: &'static str,
-    header: &'static [&'static str],
-    csv: fn(&T) -> Vec<String>,
-    json: fn(&T) -> Result<serde_json::Value, CommandError>,
-    table: fn() -> Table,
-    row: fn(&T) -> Vec<String>,
+    pub(super) key: &'static str,
+    pub(super) header: &'static [&'static str],
+    pub(super) csv: fn(&T) -> Vec<String>,
+    pub(super) json: fn(&T) -> Result<serde_json::Value, CommandError>,
+    pub(super) table: fn() -> Table,
+    pub(super) row: fn(&T) -> Vec<String>,
 }
 
 const ORDERS: Shape<Order> = Shape {
@@ -269,11 +268,11 @@ fn print_page<T>(
 
 /// A list of every page being written, each page as it is read and then dropped, so that
 /// memory stays the same however long the list is.
-struct Listed<'a, T> {
+pub(super) struct Listed<'a, T> {
     shape: &'a Shape<T>,
     to: ListOut,
     /// The items written.
-    kept: u64,
+    pub(super) kept: u64,
 }
 
 enum ListOut {
@@ -284,7 +283,7 @@ enum ListOut {
 }
 
 impl<'a, T> Listed<'a, T> {
-    fn start(output: &Output, shape: &'a Shape<T>) -> Result<Self, CommandError> {
+    pub(super) fn start(output: &Output, shape: &'a Shape<T>) -> Result<Self, CommandError> {
         let to = match &output.form {
             Form::Csv(file) => ListOut::Csv(Box::new(Csv::start(file.as_deref(), shape.header)?)),
             Form::Json => ListOut::Json(JsonList::new(shape.key, output)),
@@ -293,7 +292,7 @@ impl<'a, T> Listed<'a, T> {
         Ok(Self { shape, to, kept: 0 })
     }
 
-    fn page(&mut self, items: Vec<T>) -> Result<(), CommandError> {
+    pub(super) fn page(&mut self, items: Vec<T>) -> Result<(), CommandError> {
         self.kept += items.len() as u64;
         match &mut self.to {
             ListOut::Csv(csv) => csv.rows(&items, self.shape.csv),
@@ -307,7 +306,7 @@ impl<'a, T> Listed<'a, T> {
 
     /// Ends the output: the CSV flushed (a file named), the JSON document closed with the
     /// fields of `tail` after the array, or the table drawn and `footer` under it.
-    fn finish(self, tail: serde_json::Value, footer: &str) -> Result<(), CommandError> {
+    pub(super) fn finish(self, tail: serde_json::Value, footer: &str) -> Result<(), CommandError> {
         match self.to {
             ListOut::Csv(csv) => csv.finish(),
             ListOut::Json(list) => list.finish(tail),
@@ -386,12 +385,12 @@ fn json_line(value: &impl serde::Serialize) -> Result<String, CommandError> {
 
 /// Reads every page (Ctrl-C stops it: `notices::until_done_or_stopped`), writing each as it
 /// comes: the items `take` keeps of it, as the output asks.
-async fn every_page<'a, T>(
+pub(super) async fn every_page<'a, T>(
     client: &Client,
     listing: Listing,
     output: &Output,
     shape: &'a Shape<T>,
-    take: impl Fn(Page) -> Vec<T>,
+    take: impl Fn(Page, &Progress) -> Result<Vec<T>, CommandError>,
 ) -> Result<(Listed<'a, T>, Progress), CommandError> {
     let streamed = matches!(&output.form, Form::Json | Form::Csv(None));
     let line = ProgressLine::new(shape.what, streamed);
@@ -401,7 +400,7 @@ async fn every_page<'a, T>(
         // Before the first item is written: a mistyped status leaves no file behind and prints
         // no document.
         unknown_status_found_nothing(listing.status(), progress.total, shape.what)?;
-        list.page(take(page))
+        list.page(take(page, &progress)?)
     });
     let progress = paced(client, &line, read).await?;
     // Before what ends the output (a file's name, a table): the line is cleared first.
@@ -409,14 +408,8 @@ async fn every_page<'a, T>(
     Ok((list, progress))
 }
 
-pub async fn esims(
-    client: &Client,
-    query: EsimQuery,
-    list: &ListArgs,
-    attention: Option<AttentionRule>,
-    output: &Output,
-) -> Result<(), CommandError> {
-    if !list.all && attention.is_none() {
+pub async fn esims(client: &Client, query: EsimQuery, list: &ListArgs, output: &Output) -> Result<(), CommandError> {
+    if !list.all {
         let page = client.esims(&query).await?;
         unknown_status_found_nothing(&query.status, page.total, "eSIMs")?;
         let footer = page_footer(page.page, page.page_size, page.total, "eSIMs");
@@ -427,41 +420,13 @@ pub async fn esims(
         }
         return print_page(output, &page, &page.esims, &ESIMS, &footer);
     }
-    // Only usable eSIMs can need attention: the server's `active` filter saves the pages of
-    // the rest, unless the user chose a status.
-    let query = match attention {
-        Some(_) if query.status == StatusFilter::All => EsimQuery {
-            status: StatusFilter::Active,
-            ..query
-        },
-        _ => query,
+    let take = |page: Page, _: &Progress| match page {
+        Page::Esims(items) => Ok(items),
+        Page::Orders(_) => Ok(Vec::new()),
     };
-    let now = chrono::Utc::now();
-    let keep = move |items: Vec<Esim>| -> Vec<Esim> {
-        match attention {
-            Some(rule) => items.into_iter().filter(|e| rule.needs_esim(e, now)).collect(),
-            None => items,
-        }
-    };
-    let take = |page: Page| match page {
-        Page::Esims(items) => keep(items),
-        Page::Orders(_) => Vec::new(),
-    };
-    let (list, progress) = every_page(client, Listing::Esims(query), output, &ESIMS, take).await?;
-    let mut tail = json!({ "total": list.kept });
-    let footer = match attention {
-        Some(rule) => {
-            tail["read"] = json!(progress.items);
-            format!(
-                "{} of {} eSIMs need attention ({})",
-                list.kept,
-                progress.items,
-                rule.describe()
-            )
-        }
-        None => format!("{} eSIMs", list.kept),
-    };
-    list.finish(tail, &footer)
+    let (list, _) = every_page(client, Listing::Esims(query), output, &ESIMS, take).await?;
+    let (kept, footer) = (list.kept, format!("{} eSIMs", list.kept));
+    list.finish(json!({ "total": kept }), &footer)
 }
 
 /// The eSIMs as the API gives them, each with `state` (`esim_json`).

@@ -150,17 +150,27 @@ async fn run(
         Command::Esims {
             list,
             iccid: None,
-            attention,
+            attention: true,
+            max_age,
+            budget,
             ..
         } => {
+            let picture = crate::cli::PictureArgs {
+                max_age: *max_age,
+                budget: *budget,
+            };
+            let status = list.status.clone().unwrap_or_default();
+            let means = attention::means(&picture, prefs);
+            attention::list(client, index, (status, prefs.attention), means, output).await
+        }
+        Command::Esims { list, iccid: None, .. } => {
             let query = EsimQuery {
                 page: list.page,
                 page_size: list.page_size,
                 status: list.status.clone().unwrap_or_default(),
                 iccid: None,
             };
-            let rule = attention.then_some(prefs.attention);
-            lists::esims(client, query, list, rule, output).await
+            lists::esims(client, query, list, output).await
         }
         Command::Qr { iccid, link, png, svg } => {
             let esim = find(client, index, &typed_iccid(iccid)?).await?;

@@ -103,6 +103,16 @@ impl Kept {
         self.ask(|store| store.picture(rule, now))
     }
 
+    /// The usable eSIMs held that need attention by `rule` at `now`, newest first (`None`: the
+    /// index cannot be read).
+    pub fn needing_attention(
+        &self,
+        rule: esimdash_domain::attention::AttentionRule,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Option<Vec<super::picture::Held>> {
+        self.ask(|store| store.needing_attention(rule, now))
+    }
+
     /// How whole and how young the kept picture is (`None`: the index cannot be read).
     pub fn freshness(&self) -> Option<super::picture::Freshness> {
         self.ask(Store::freshness)

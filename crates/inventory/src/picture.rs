@@ -8,10 +8,12 @@
 //! unusable one has ended and stays so), or the top of the list (where new eSIMs come), whichever
 //! is older.
 
-use super::store::Store;
+use super::store::{Store, limits};
+use super::{Entry, Package};
 use chrono::{DateTime, Utc};
-use esimdash_domain::attention::{AttentionRule, Limits};
+use esimdash_domain::attention::AttentionRule;
 use esimdash_domain::esim_state::Class;
+use esimdash_domain::status::Status;
 
 /// How whole and how young the picture is: what a check asks before anything is read for it,
 /// and what a keeper reads next by. SQLite counts it alone (`Store::freshness`).
@@ -87,6 +89,24 @@ fn usable_classes() -> String {
     usable.join(", ")
 }
 
+/// An eSIM as the picture holds it, and when it was read (Unix seconds): what
+/// `esims --attention` lists, from the picture or from records read now (`Held::now`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Held {
+    pub entry: Entry,
+    pub read_at: i64,
+}
+
+impl Held {
+    /// An eSIM's record read at `now`, as the picture would hold it.
+    pub fn now(esim: &esimdash_domain::model::Esim, now: DateTime<Utc>) -> Self {
+        Held {
+            entry: Entry::of(esim),
+            read_at: now.timestamp(),
+        }
+    }
+}
+
 /// The orders' totals by status word (the list's `total` for each status filter), and when
 /// they were read (Unix seconds): what `metrics` says of orders without asking again.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -138,13 +158,7 @@ impl Store {
                 continue;
             }
             picture.usable += 1;
-            let limits = Limits {
-                used_pct: r
-                    .get::<_, Option<i64>>(2)?
-                    .and_then(|p| u8::try_from(p.clamp(0, 100)).ok()),
-                expires: r.get(3)?,
-            };
-            picture.attention += u64::from(rule.needs(class, limits, now));
+            picture.attention += u64::from(rule.needs(class, limits(r.get(2)?, r.get(3)?), now));
             let read_at: i64 = r.get(4)?;
             oldest = Some(oldest.map_or(read_at, |o| o.min(read_at)));
         }
@@ -205,6 +219,46 @@ impl Store {
             [text],
         )?;
         Ok(())
+    }
+
+    /// The usable eSIMs held that need attention by `rule` at `now`, newest first: the rule
+    /// applied here as in `picture`, to the same rows.
+    pub fn needing_attention(&self, rule: AttentionRule, now: DateTime<Utc>) -> rusqlite::Result<Vec<Held>> {
+        let sql = format!(
+            "SELECT e.class, e.used_pct, e.expires, e.iccid, e.status, e.order_no, e.read_at,
+                    p.name, p.slug, p.code, p.location
+             FROM esims e JOIN packages p ON p.id = e.package
+             WHERE e.class IN ({}) ORDER BY e.from_end DESC",
+            usable_classes()
+        );
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let mut rows = stmt.query([])?;
+        let mut held = Vec::new();
+        while let Some(r) = rows.next()? {
+            let class = Class::from_key(r.get_ref(0)?.as_str().unwrap_or_default()).unwrap_or(Class::Unknown);
+            let limits = limits(r.get(1)?, r.get(2)?);
+            if !rule.needs(class, limits, now) {
+                continue;
+            }
+            let entry = Entry {
+                iccid: r.get(3)?,
+                status: Status::parse(r.get_ref(4)?.as_str().unwrap_or_default()),
+                class,
+                package: Package {
+                    name: r.get(7)?,
+                    slug: r.get(8)?,
+                    code: r.get(9)?,
+                    location: r.get(10)?,
+                },
+                limits,
+                order: r.get(5)?,
+            };
+            held.push(Held {
+                entry,
+                read_at: r.get(6)?,
+            });
+        }
+        Ok(held)
     }
 
     /// The page (of `size`, counted from the newest) that holds the usable eSIM read longest
@@ -285,6 +339,17 @@ mod tests {
             store.oldest_usable_page(2).unwrap(),
             Some(1),
             "the in-use one on page 1"
+        );
+        let listed = store.needing_attention(rule, now).unwrap();
+        assert_eq!(listed.len() as u64, whole.attention, "the list and the count, one rule");
+        assert_eq!(listed[0].entry.iccid, "89001");
+        assert_eq!(listed[0].read_at, now.timestamp() - 600);
+        assert_eq!(
+            listed[0],
+            Held {
+                read_at: now.timestamp() - 600,
+                ..Held::now(&first[0], now)
+            }
         );
         store.merge(&page(&first, 1, now.timestamp())).unwrap();
         assert_eq!(store.oldest_usable_page(2).unwrap(), Some(2), "page 1 read again since");

@@ -379,7 +379,7 @@ fn is_iccid(iccid: &str) -> bool {
     !iccid.is_empty() && iccid.len() <= 32 && iccid.bytes().all(|b| b.is_ascii_digit())
 }
 
-fn limits(used_pct: Option<i64>, expires: Option<i64>) -> Limits {
+pub(crate) fn limits(used_pct: Option<i64>, expires: Option<i64>) -> Limits {
     Limits {
         used_pct: used_pct.and_then(|p| u8::try_from(p.clamp(0, 100)).ok()),
         expires,
