@@ -3,7 +3,7 @@
 //! payment is checked, sent and settled. The kernel releases it when its holder dies, however
 //! it dies, so a killed process never leaves the account locked.
 
-use std::fs::{File, TryLockError};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -26,12 +26,7 @@ pub fn path_for(trail: &Path, account: &str) -> PathBuf {
 impl AccountLock {
     /// The lock if no other process holds it now.
     pub fn try_take(path: &Path) -> std::io::Result<Option<Self>> {
-        let file = esimdash_files::open_or_create(path)?;
-        match file.try_lock() {
-            Ok(()) => Ok(Some(Self { _file: file })),
-            Err(TryLockError::WouldBlock) => Ok(None),
-            Err(TryLockError::Error(e)) => Err(e),
-        }
+        Ok(esimdash_files::hold_if_free(path)?.map(|file| Self { _file: file }))
     }
 
     /// Waits for the lock; `waiting` is called once if another process holds it.

@@ -69,6 +69,17 @@ pub fn open_or_create(path: &Path) -> io::Result<File> {
     open(path, &mut options)
 }
 
+/// The lock file at `path` (created if missing), locked, if no other process holds it now
+/// (`None`): a `flock` the kernel lets go of when its holder ends, however it ends.
+pub fn hold_if_free(path: &Path) -> io::Result<Option<File>> {
+    let file = open_or_create(path)?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
+    }
+}
+
 fn open(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         no_linked_folder(dir)?;

@@ -16,7 +16,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
-use std::fs::{File, TryLockError};
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -210,11 +210,9 @@ impl Journal {
             lines: 0,
         };
         if lock {
-            let lock_file = esimdash_files::open_or_create(&path.with_extension("lock")).map_err(failed)?;
-            match lock_file.try_lock() {
-                Ok(()) => journal._lock = Some(lock_file),
-                Err(TryLockError::WouldBlock) => return Err(JournalError::Busy(path.to_path_buf())),
-                Err(TryLockError::Error(e)) => return Err(failed(e)),
+            match esimdash_files::hold_if_free(&path.with_extension("lock")).map_err(failed)? {
+                Some(held) => journal._lock = Some(held),
+                None => return Err(JournalError::Busy(path.to_path_buf())),
             }
         } else if !path.exists() {
             return Ok(journal);
