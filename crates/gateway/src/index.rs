@@ -1,22 +1,24 @@
 //! One inventory index for the whole team (the client's engine, saved beside the store): kept
-//! fresh from the top in the background share of the key's budget, and asked where an ICCID
+//! as the account's picture by the client keeper's rule (read whole, then the top every minute
+//! and the usable eSIMs swept oldest first, within the key's budget), and asked where an ICCID
 //! sits, so that a lookup costs at most one page read even when the API has no lookup, and a
 //! page read for one agent serves the others (`reads`).
 
 use esimdash_api::Client;
 use esimdash_api::model::Whereabouts;
+use esimdash_inventory::keeping::{self, Next};
 use esimdash_inventory::kept::{self, Kept};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 /// The index reads pages of the API's largest size.
 pub(crate) const PAGE: u64 = 100;
-/// Between two looks at the top of the list once the index holds all of it.
-const PAUSE: Duration = Duration::from_secs(60);
 
 pub(crate) struct TeamIndex {
     kept: Kept,
+    /// Its keeper's lock: one gateway on an index keeps it.
+    lock: PathBuf,
     /// The list's total as last read, and how many eSIMs the index holds.
     total: AtomicU64,
     held: AtomicU64,
@@ -32,10 +34,12 @@ impl TeamIndex {
     pub(crate) fn open(dir: &Path, upstream: &Client, account: &str) -> TeamIndex {
         let account = esimdash_inventory::store::account_key(upstream.base_url().as_str(), account);
         let kept = kept::at(dir, &account);
+        let lock = dir.join("keepers").join(&account);
         let feed = kept.clone();
         upstream.on_esims_read(std::sync::Arc::new(move |read| feed.feed(read.esims, read.place)));
         TeamIndex {
             kept,
+            lock,
             total: AtomicU64::new(0),
             held: AtomicU64::new(0),
             upstream_lacks_lookup: AtomicBool::new(false),
@@ -43,56 +47,58 @@ impl TeamIndex {
         }
     }
 
-    /// Reads the list from the top until the index holds all of it, then looks at the top
-    /// every minute for new eSIMs (and refreshes the page read longest ago), for as long as
-    /// the gateway runs.
+    /// Keeps the team's picture for as long as the gateway runs, by the client keeper's rule
+    /// (`esimdash_inventory::keeping`): the list read whole from the top (at the background
+    /// share), then the top once a minute and the usable eSIMs swept oldest first, at the
+    /// keeper's share of the key's budget. While this gateway holds the index's keeper lock
+    /// (`keepers/<account>` beside the index): a second gateway on the same index stands by.
     pub(crate) async fn keep_fresh(&self, upstream: Client) {
-        let mut page = 1;
-        // Counted (a scan of the saved index) only at the top and at the end of the list: per
-        // page, it made reading a million eSIMs quadratic.
-        let mut held = 0;
-        loop {
-            self.pages_read.fetch_add(1, Ordering::Relaxed);
-            match upstream.index_page(page, PAGE).await {
-                Ok((answer, place)) => {
-                    self.total.store(place.total, Ordering::Relaxed);
-                    let end = answer.esims.is_empty() || place.first_place() + PAGE >= place.total;
-                    if page == 1 || end {
-                        held = self.held().await;
-                    } else {
-                        // Within a pass: at least what the pages read so far hold.
-                        let read = (place.first_place() + answer.esims.len() as u64).min(place.total);
-                        self.held.fetch_max(read, Ordering::Relaxed);
-                    }
-                    if held >= place.total || end {
-                        page = self.rest(&upstream).await;
-                    } else {
-                        page += 1;
-                    }
-                }
+        let _held = loop {
+            match esimdash_files::hold_if_free(&self.lock) {
+                Ok(Some(held)) => break held,
+                Ok(None) => tokio::time::sleep(keeping::STANDBY).await,
                 Err(e) => {
-                    tracing::warn!(page, "the team index could not read a page: {e}");
-                    tokio::time::sleep(Duration::from_secs(5)).await;
+                    tracing::warn!(path = %self.lock.display(), %e, "no keeper lock: the team index is not kept");
+                    return std::future::pending().await;
                 }
             }
-        }
-    }
-
-    /// Waits, refreshes the page read longest ago; the page to read next (the top).
-    async fn rest(&self, upstream: &Client) -> u64 {
-        tokio::time::sleep(PAUSE).await;
-        let kept = self.kept.clone();
-        let oldest = tokio::task::spawn_blocking(move || kept.pages_held_whole(PAGE).first().copied())
-            .await
-            .ok()
-            .flatten();
-        if let Some(page) = oldest.filter(|p| *p > 1) {
-            self.pages_read.fetch_add(1, Ordering::Relaxed);
-            if let Err(e) = upstream.index_page(page, PAGE).await {
-                tracing::warn!(page, "the team index could not refresh a page: {e}");
+        };
+        let spacing = keeping::spacing(upstream.rate_budget(), keeping::DEFAULT_SHARE);
+        loop {
+            let kept = self.kept.clone();
+            let next = tokio::task::spawn_blocking(move || keeping::next(&kept, true, PAGE, chrono::Utc::now()))
+                .await
+                .unwrap_or(Next::Rest(Duration::from_secs(5)));
+            let (pages, paced) = match next {
+                Next::Top => (vec![1], true),
+                // Paced by the background share alone: the team waits for a whole index.
+                Next::Fill(pages) => (pages, false),
+                Next::Sweep(page) => (vec![page], true),
+                Next::Rest(rest) => {
+                    tokio::time::sleep(rest).await;
+                    continue;
+                }
+            };
+            for (n, page) in pages.into_iter().enumerate() {
+                self.pages_read.fetch_add(1, Ordering::Relaxed);
+                match upstream.index_page(page, PAGE).await {
+                    Ok((_, place)) => self.total.store(place.total, Ordering::Relaxed),
+                    Err(e) => {
+                        tracing::warn!(page, "the team index could not read a page: {e}");
+                        tokio::time::sleep(Duration::from_secs(5)).await;
+                    }
+                }
+                // Counted (a pass over the saved index) every 100 pages of a fill, not after
+                // each: per page, it made reading a million eSIMs quadratic.
+                if n % 100 == 99 {
+                    self.held().await;
+                }
+                if paced {
+                    tokio::time::sleep(spacing).await;
+                }
             }
+            self.held().await;
         }
-        1
     }
 
     async fn held(&self) -> u64 {

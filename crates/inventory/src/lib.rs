@@ -13,6 +13,7 @@
 //! is therefore kept by its place counted from the oldest eSIM (`from_end`), which new eSIMs do
 //! not move; its place in the list now is `total - 1 - from_end`, with the latest total seen.
 
+pub mod keeping;
 pub mod kept;
 mod legacy;
 pub mod picture;
