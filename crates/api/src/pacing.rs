@@ -114,8 +114,14 @@ impl Pacer {
             return f(&mut s);
         };
         held.read_into(&mut s.log, span);
+        // Written back only when changed: a look that reserves nothing writes nothing. (The
+        // whole log is compared: a time reserved equal to the last, the oldest dropped, leaves
+        // its length and its last alike.)
+        let before = s.log.clone();
         let answer = f(&mut s);
-        held.write_from(&s.log, span);
+        if s.log != before {
+            held.write_from(&s.log, span);
+        }
         answer
     }
 
@@ -153,7 +159,8 @@ impl Pacer {
 
     /// A send time now for a background request, or when to ask again.
     fn reserve_background(&self, now: Instant, share: f64) -> Result<Instant, Instant> {
-        let retry = self.with(|s| {
+        // One look at the shared log: the share checked and the time reserved under one lock.
+        self.with(|s| {
             let allowed = ((s.limit as f64 * share.clamp(0.0, 1.0)) as usize).max(1);
             let margin = edge_margin(s.window);
             let in_window: Vec<Instant> = s
@@ -174,12 +181,11 @@ impl Pacer {
             if in_window.len() >= allowed {
                 later(in_window[in_window.len() - allowed] + s.window + margin);
             }
-            retry
-        });
-        match retry {
-            Some(at) => Err(at),
-            None => Ok(self.reserve(now)),
-        }
+            match retry {
+                Some(at) => Err(at),
+                None => Ok(Self::reserve_in(s, now, |s| self.publish(s, now))),
+            }
+        })
     }
 
     /// Gives back a reserved send time that was not used.

@@ -25,7 +25,7 @@ const MAX_BYTES: u64 = 256 * 1024;
 
 /// What the log holds: the send times reserved (oldest first), the server's pause, and until
 /// when it refused the key (a 429's `Retry-After`, met by every process of it alike).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Log {
     pub sent: VecDeque<Instant>,
     pub paused_until: Option<Instant>,
