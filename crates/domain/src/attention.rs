@@ -64,9 +64,13 @@ impl AttentionRule {
             return false;
         }
         let data = limits.used_pct.is_some_and(|p| p >= self.used_pct);
-        let soon = now.timestamp().saturating_add(i64::from(self.days) * 86_400);
-        let time = limits.expires.is_some_and(|t| t <= soon);
+        let time = limits.expires.is_some_and(|t| t <= self.expiring_by(now));
         data || time
+    }
+
+    /// The expiry (Unix seconds) at or before which an eSIM is expiring at `now`.
+    pub fn expiring_by(&self, now: DateTime<Utc>) -> i64 {
+        now.timestamp().saturating_add(i64::from(self.days) * 86_400)
     }
 
     pub fn needs_esim(&self, e: &impl Judged, now: DateTime<Utc>) -> bool {

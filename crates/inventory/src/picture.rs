@@ -78,6 +78,18 @@ impl Freshness {
     }
 }
 
+/// The usable eSIMs' read times, indexed (a partial index: their rows only), so that the
+/// picture's age and the page a keeper sweeps next are a look-up, not a pass over every row
+/// (20 ms a check at 100 000 eSIMs, and before every page a keeper reads). SQLite uses it for a
+/// query whose `class IN (…)` is this one's, word for word: both are `usable_classes()`. Made
+/// once in a database that lacks it (an index saved by the previous build too).
+pub(crate) fn index_usable_reads(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(&format!(
+        "CREATE INDEX IF NOT EXISTS esims_usable_by_read ON esims (read_at) WHERE class IN ({})",
+        usable_classes()
+    ))
+}
+
 /// The keys of the usable states (`Class::is_usable`), quoted for an SQL `IN (…)`: the one
 /// rule, written out for SQLite.
 fn usable_classes() -> String {
@@ -169,8 +181,10 @@ impl Store {
 
     /// How whole and how young the picture is, counted by SQLite alone (no row comes out).
     pub fn freshness(&self) -> rusqlite::Result<Freshness> {
+        // Two look-ups: the count from the smallest index, the oldest usable read from
+        // `esims_usable_by_read`.
         let sql = format!(
-            "SELECT COUNT(*), MIN(CASE WHEN class IN ({}) THEN read_at END) FROM esims",
+            "SELECT (SELECT COUNT(*) FROM esims), (SELECT MIN(read_at) FROM esims WHERE class IN ({}))",
             usable_classes()
         );
         let (held, oldest): (i64, Option<i64>) = self
@@ -357,5 +371,67 @@ mod tests {
             store.picture(rule, now).unwrap().age(now),
             Some(chrono::Duration::seconds(60))
         );
+    }
+
+    /// The count (`picture`) and the list (`needing_attention`) agree on rows of every class,
+    /// percent (missing, 0 to 100) and expiry (missing, past, near, far), under rules of every
+    /// threshold.
+    #[test]
+    fn the_count_and_the_list_are_one_rule() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("index.sqlite3"), "acct").unwrap();
+        let now = DateTime::from_timestamp(Utc::now().timestamp(), 0).unwrap();
+        let mut seed: u64 = 20261129;
+        let mut next = |n: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        let conn = store.conn();
+        conn.execute(
+            "INSERT INTO packages (id, name, slug, code, location) VALUES (1, 'P', 'p', 'P', 'FR')",
+            [],
+        )
+        .unwrap();
+        for from_end in 0..2_000i64 {
+            let class = Class::ALL[next(Class::ALL.len() as u64) as usize];
+            let used = (next(4) > 0).then(|| next(101) as i64);
+            let expires = (next(4) > 0).then(|| now.timestamp() + next(10 * 86_400) as i64 - 2 * 86_400);
+            conn.execute(
+                "INSERT INTO esims (from_end, iccid, status, class, package, used_pct, expires, order_no, read_at)
+                 VALUES (?1, ?2, 'in_use', ?3, 1, ?4, ?5, 'B1', ?6)",
+                rusqlite::params![
+                    from_end,
+                    format!("89{from_end:017}"),
+                    class.key(),
+                    used,
+                    expires,
+                    now.timestamp()
+                ],
+            )
+            .unwrap();
+        }
+        // The oldest usable read and the page to sweep are look-ups in the partial index.
+        for query in [
+            format!("SELECT MIN(read_at) FROM esims WHERE class IN ({})", usable_classes()),
+            format!(
+                "SELECT from_end FROM esims WHERE class IN ({}) ORDER BY read_at LIMIT 1",
+                usable_classes()
+            ),
+        ] {
+            let plan: String = conn
+                .query_row(&format!("EXPLAIN QUERY PLAN {query}"), [], |r| r.get(3))
+                .unwrap();
+            assert!(plan.contains("esims_usable_by_read"), "{query}: {plan}");
+        }
+        for (used_pct, days) in [(80, 3), (1, 0), (100, 0), (50, 7), (100, 30)] {
+            let rule = AttentionRule { used_pct, days };
+            let counted = store.picture(rule, now).unwrap();
+            let listed = store.needing_attention(rule, now).unwrap();
+            assert_eq!(counted.attention, listed.len() as u64, "{rule:?}");
+            assert!(
+                counted.attention > 0 && counted.attention < counted.usable,
+                "{rule:?}: {counted:?}"
+            );
+        }
     }
 }

@@ -118,6 +118,7 @@ impl Store {
     /// account is emptied; an index this account kept as JSON before is taken in once.
     pub fn open(path: &Path, account: &str) -> Result<Self, LoadError> {
         let opened = super::saved_file::open(path, account, &SAVED)?;
+        super::picture::index_usable_reads(&opened.conn)?;
         let mut store = Self {
             conn: opened.conn,
             packages: HashMap::new(),
