@@ -74,6 +74,18 @@ impl Saved {
     pub fn ledger(&self) -> esimdash_ledger::Ledger {
         esimdash_ledger::Ledger::open(self.at.as_ref().map(|(dir, account)| (dir.as_path(), account.as_str())))
     }
+
+    /// `ledger`, opened on a thread of its own (SQLite's open and first read are blocking: on
+    /// the runtime's thread they held up a request meant to be in flight meanwhile).
+    pub async fn ledger_opened_aside(&self) -> esimdash_ledger::Ledger {
+        let at = self.at.clone();
+        let open =
+            move || esimdash_ledger::Ledger::open(at.as_ref().map(|(dir, account)| (dir.as_path(), account.as_str())));
+        match tokio::task::spawn_blocking(open).await {
+            Ok(ledger) => ledger,
+            Err(_) => self.ledger(),
+        }
+    }
 }
 
 /// Runs one API command as a session of its own: notices (earlier payments settled, waiting

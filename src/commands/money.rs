@@ -92,7 +92,7 @@ pub async fn balance(client: &Client, saved: &Saved, output: &Output) -> Result<
     let now = Utc::now();
     // The kept orders are opened while the balance is on its way; they are brought up to date
     // after it, so that a key with one request left spends it on the balance.
-    let (balance, ledger) = tokio::join!(client.balance(), async { saved.ledger() });
+    let (balance, ledger) = tokio::join!(client.balance(), saved.ledger_opened_aside());
     let balance = balance?;
     let runway = pace(client, ledger, now)
         .await
