@@ -382,6 +382,12 @@ impl Harness {
         self.app = app.with_session(session, profiles);
     }
 
+    /// "Now" for the app from here on (the sandbox's data stays as seeded).
+    pub fn pin_clock(&mut self, at: chrono::DateTime<Utc>) {
+        let app = std::mem::replace(&mut self.app, App::new(false));
+        self.app = app.with_clock(at);
+    }
+
     /// A client of another reseller of the same sandbox.
     pub fn api_as(&self, access_code: &str, secret_key: &str) -> Client {
         api_at(&self.sandbox, access_code, secret_key)

@@ -226,6 +226,30 @@ async fn after_a_top_up_or_r_on_a_found_esim_nothing_loads_for_ever() {
     assert!(!h.screen(120, 40).contains("not known yet"), "{}", h.screen(120, 40));
 }
 
+/// Under `!`, once the whole inventory is known, the title says how old the count is (its
+/// oldest usable eSIM's read) from a minute on; a count read just now says no age.
+#[tokio::test]
+async fn under_attention_the_title_says_how_old_the_count_is_from_a_minute_on() {
+    let mut h = Harness::acme().await;
+    h.send_and_settle(key('3')).await;
+    // A search reads the whole inventory; Esc leaves it, `!` filters.
+    h.send(key('/'));
+    h.keys("8");
+    h.settle().await;
+    h.send_and_settle(code(KeyCode::Esc)).await;
+    h.send_and_settle(key('!')).await;
+    let read = chrono::Utc::now();
+    let title = |h: &Harness| {
+        let screen = h.screen(120, 40);
+        let line = screen.lines().find(|l| l.contains("in the index")).map(str::to_string);
+        line.unwrap_or_else(|| panic!("no index progress:\n{screen}"))
+    };
+    h.pin_clock(read + chrono::Duration::seconds(20));
+    assert!(!title(&h).contains(" old"), "read 20 s ago: {}", title(&h));
+    h.pin_clock(read + chrono::Duration::minutes(5) + chrono::Duration::seconds(10));
+    assert!(title(&h).contains("in the index, 5 min old"), "{}", title(&h));
+}
+
 /// Tops the selected eSIM up with the first plan offered, confirmed as a user does, and checks
 /// the screen (at this size) says it was placed.
 async fn top_up_with_the_first_plan(h: &mut Harness, (width, height): (u16, u16)) {
