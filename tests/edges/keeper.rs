@@ -144,3 +144,87 @@ async fn without_a_young_picture_check_attention_reads_within_its_budget_or_says
     );
     assert!(spent <= 2, "{spent} requests to learn the budget is not enough");
 }
+
+/// The figure over ten minutes, counted at the sandbox (`cargo test --test edges
+/// keeper_share -- --ignored --nocapture`, about 12 minutes): 100 000 orders at the API's own
+/// 120 a minute, the index filled first with the limit lifted, then one keeper (`metrics
+/// --listen`), a scrape (`metrics`) every 15 s and `check attention` every minute. Every check
+/// and scrape answers from the picture, nothing is refused, and all of it together stays within
+/// the keeper's share (a quarter of 120 a minute).
+#[ignore = "ten minutes: run by hand for docs/performance.md"]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keeper_share_holds_a_scrape_every_15_s_and_a_check_every_minute_for_ten_minutes() {
+    let config = SandboxConfig {
+        orders: 100_000,
+        rate_limit: 1_000_000,
+        ..SandboxConfig::default()
+    };
+    let sb = spawn(&config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut fill = esimdash(&home);
+    acme_at(&mut fill, &sb.base_url())
+        .env("ESIMDASH_RATE_LIMIT", "1000000")
+        // Its sends are not the measured processes' budget.
+        .env("XDG_STATE_HOME", home.path().join("fill-state"))
+        .args(["esims", "--all", "--json"])
+        .stdout(Stdio::null());
+    assert!(run(fill).await.status.success());
+    sb.set_rate_limit(120);
+    // The sandbox's window that counted the fill passes.
+    tokio::time::sleep(Duration::from_secs(61)).await;
+
+    let (requests, refused) = (sb.api_requests_received(), sb.rate_limited());
+    let mut listen = esimdash(&home);
+    acme_at(&mut listen, &sb.base_url())
+        .args(["metrics", "--listen", "127.0.0.1:0", "--every", "60"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut keeper = listen.spawn().unwrap();
+    let started = Instant::now();
+    let (mut checks, mut scrapes) = (Vec::new(), Vec::new());
+    for tick in 0..40u32 {
+        tokio::time::sleep_until((started + Duration::from_secs(15 * u64::from(tick))).into()).await;
+        let mut metrics = esimdash(&home);
+        acme_at(&mut metrics, &sb.base_url()).arg("metrics");
+        let scraped = stdout(&run(metrics).await);
+        let age = scraped
+            .lines()
+            .find_map(|l| l.strip_prefix("esimdash_attention_age_seconds "))
+            .and_then(|v| v.trim().parse::<f64>().ok());
+        scrapes.push(age.is_some_and(|a| a > 0.0));
+        if tick % 4 == 0 {
+            checks.push(stdout(&check_at_the_apis_limit(&sb, &home).await));
+        }
+    }
+    let elapsed = started.elapsed();
+    let _ = keeper.kill();
+    let _ = keeper.wait();
+    let spent = sb.api_requests_received() - requests;
+    let share = 120.0 * esimdash_front::keeper::DEFAULT_SHARE * elapsed.as_secs_f64() / 60.0;
+    eprintln!(
+        "{spent} requests in {:.0} s (the keeper's share: {share:.0}); {} × 429; scrapes from the picture {}/{}; checks {}/{}",
+        elapsed.as_secs_f64(),
+        sb.rate_limited() - refused,
+        scrapes.iter().filter(|s| **s).count(),
+        scrapes.len(),
+        checks.iter().filter(|c| c.contains("from the kept picture")).count(),
+        checks.len()
+    );
+    assert_eq!(sb.rate_limited() - refused, 0, "no request refused");
+    assert!(scrapes.iter().all(|s| *s), "every scrape from the picture: {scrapes:?}");
+    assert!(
+        checks.iter().all(|c| c.contains("from the kept picture")),
+        "{checks:#?}"
+    );
+    assert!(
+        (spent as f64) <= share,
+        "{spent} requests, more than the keeper's share {share:.0}"
+    );
+}
+
+/// `check attention` as a monitoring system runs it: the client's own pace (the API's 120).
+async fn check_at_the_apis_limit(sb: &RunningSandbox, home: &tempfile::TempDir) -> std::process::Output {
+    let mut cmd = esimdash(home);
+    acme_at(&mut cmd, &sb.base_url()).args(["check", "attention", "--warning", "100000", "--critical", "100000"]);
+    run(cmd).await
+}
