@@ -132,15 +132,16 @@ async fn run(
         Command::Report { since, by, .. } => money::report(client, since, by, saved, output).await,
         Command::Check { what } => check::run(client, what, prefs, saved).await,
         Command::Watch(args) => {
-            // A keeper is a process that stays: not `--once`.
+            // A keeper is a process that stays: not `--once`. Its polls read every page in
+            // turn: the keeper holds the account and reads the orders' totals.
             if !args.once {
-                start_keeper(client, saved, prefs);
+                start_keeper(client, saved, prefs, esimdash_front::keeper::Reads::BESIDE_A_WATCH);
             }
             watch::run(client, prefs, args).await
         }
         Command::Metrics { listen, every } => {
             if listen.is_some() {
-                start_keeper(client, saved, prefs);
+                start_keeper(client, saved, prefs, esimdash_front::keeper::Reads::ALL);
             }
             metrics::run(client, index, prefs, *listen, std::time::Duration::from_secs(*every)).await
         }
@@ -332,13 +333,13 @@ async fn profile(client: &Client, action: Option<&ProfileAction>, output: &Outpu
 
 /// Keeps the account's picture young beside a long-running command (`esimdash_front::keeper`),
 /// when it keeps an index and has a state folder for the keeper's lock.
-fn start_keeper(client: &Client, saved: &Saved, prefs: &Preferences) {
+fn start_keeper(client: &Client, saved: &Saved, prefs: &Preferences, reads: esimdash_front::keeper::Reads) {
     let (Some(kept), Some((dir, account))) = (saved.index.clone(), client.state_place()) else {
         return;
     };
     let keeping = esimdash_front::keeper::Keeping {
         share: prefs.keeper_share,
-        fills: true,
+        reads,
         lock: esimdash_front::keeper::lock_path(&dir, &account),
     };
     tokio::spawn(esimdash_front::keeper::keep(client.clone(), kept, keeping));

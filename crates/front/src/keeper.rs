@@ -14,6 +14,7 @@ use esimdash_api::Client;
 use esimdash_api::model::{EsimQuery, OrderQuery};
 use esimdash_api::pages::PAGE_SIZE;
 use esimdash_domain::status::{Status, StatusFilter};
+pub use esimdash_inventory::keeping::Reads;
 use esimdash_inventory::keeping::{Next, STANDBY, next};
 use esimdash_inventory::kept::Kept;
 use esimdash_inventory::picture::OrderTotals;
@@ -35,8 +36,8 @@ pub fn lock_path(state_dir: &Path, account: &str) -> PathBuf {
 pub struct Keeping {
     /// Its share of the key's budget (0 to 1).
     pub share: f64,
-    /// It reads the places the index lacks (not in the dashboard, whose own read does).
-    pub fills: bool,
+    /// What it reads besides the top (what the process's other readers do not).
+    pub reads: Reads,
     /// The account's keeper lock (`lock_path`).
     pub lock: PathBuf,
 }
@@ -44,7 +45,7 @@ pub struct Keeping {
 /// Keeps the picture of `kept`'s account young while it runs (it never returns): when this
 /// process holds the account's keeper lock, else in standby until it does.
 pub async fn keep(client: Client, kept: Kept, keeping: Keeping) {
-    let Keeping { share, fills, lock } = keeping;
+    let Keeping { share, reads, lock } = keeping;
     let _held = loop {
         match esimdash_files::hold_if_free(&lock) {
             Ok(Some(held)) => break held,
@@ -69,7 +70,7 @@ pub async fn keep(client: Client, kept: Kept, keeping: Keeping) {
                 Err(e) => tracing::warn!(%e, "the keeper could not read the orders' totals"),
             }
         }
-        let pages = match next(&kept, fills, PAGE_SIZE, chrono::Utc::now()) {
+        let pages = match next(&kept, reads, PAGE_SIZE, chrono::Utc::now()) {
             Next::Top => vec![1],
             Next::Fill(pages) => pages,
             Next::Sweep(page) => vec![page],

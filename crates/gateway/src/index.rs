@@ -66,9 +66,11 @@ impl TeamIndex {
         let spacing = keeping::spacing(upstream.rate_budget(), keeping::DEFAULT_SHARE);
         loop {
             let kept = self.kept.clone();
-            let next = tokio::task::spawn_blocking(move || keeping::next(&kept, true, PAGE, chrono::Utc::now()))
-                .await
-                .unwrap_or(Next::Rest(Duration::from_secs(5)));
+            let next = tokio::task::spawn_blocking(move || {
+                keeping::next(&kept, keeping::Reads::ALL, PAGE, chrono::Utc::now())
+            })
+            .await
+            .unwrap_or(Next::Rest(Duration::from_secs(5)));
             let (pages, paced) = match next {
                 Next::Top => (vec![1], true),
                 // Paced by the background share alone: the team waits for a whole index.

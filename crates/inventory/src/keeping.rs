@@ -42,9 +42,36 @@ pub enum Next {
     Rest(Duration),
 }
 
-/// What to read of the list (in pages of `size`) next; the places the index lacks only when
-/// the keeper `fills` them (beside a dashboard, whose own read does, it does not).
-pub fn next(kept: &Kept, fills: bool, size: u64, now: chrono::DateTime<chrono::Utc>) -> Next {
+/// What a keeper reads besides the top: what no other reader of the process reads for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reads {
+    /// The places the index lacks.
+    pub fills: bool,
+    /// The usable eSIMs, oldest read first.
+    pub sweeps: bool,
+}
+
+impl Reads {
+    /// Alone with the index (`metrics --listen`, the gateway): all of it.
+    pub const ALL: Reads = Reads {
+        fills: true,
+        sweeps: true,
+    };
+    /// Beside a dashboard, whose own read fills the index: the sweep.
+    pub const BESIDE_A_DASHBOARD: Reads = Reads {
+        fills: false,
+        sweeps: true,
+    };
+    /// Beside `watch`, whose polls read every page in turn (its events come from them): only
+    /// the top when no poll read it within the minute.
+    pub const BESIDE_A_WATCH: Reads = Reads {
+        fills: false,
+        sweeps: false,
+    };
+}
+
+/// What to read of the list (in pages of `size`) next, of what `reads` says the keeper reads.
+pub fn next(kept: &Kept, reads: Reads, size: u64, now: chrono::DateTime<chrono::Utc>) -> Next {
     // SQLite counts it: a keeper asks before each page, at 100 000 eSIMs too.
     let Some(picture) = kept.freshness() else {
         return Next::Top;
@@ -58,7 +85,7 @@ pub fn next(kept: &Kept, fills: bool, size: u64, now: chrono::DateTime<chrono::U
     let top_due = TOP_EVERY - (now - top);
     let rest = |due: chrono::Duration| Next::Rest(due.to_std().unwrap_or_default().max(Duration::from_secs(1)));
     if !picture.is_whole() {
-        if !fills {
+        if !reads.fills {
             return rest(top_due);
         }
         let whole: std::collections::HashSet<u64> = kept.pages_held_whole(size).into_iter().collect();
@@ -68,6 +95,9 @@ pub fn next(kept: &Kept, fills: bool, size: u64, now: chrono::DateTime<chrono::U
         if !missing.is_empty() {
             return Next::Fill(missing);
         }
+    }
+    if !reads.sweeps {
+        return rest(top_due);
     }
     let sweep_due = picture
         .oldest_usable
@@ -110,14 +140,37 @@ mod tests {
         assert!(kept.flush());
         let now = chrono::Utc::now();
         assert!(
-            matches!(next(&kept, false, PAGE_SIZE, now), Next::Rest(d) if d > Duration::from_secs(50)),
+            matches!(next(&kept, Reads::BESIDE_A_DASHBOARD, PAGE_SIZE, now), Next::Rest(d) if d > Duration::from_secs(50)),
             "{:?}",
-            next(&kept, false, PAGE_SIZE, now)
+            next(&kept, Reads::BESIDE_A_DASHBOARD, PAGE_SIZE, now)
         );
-        assert_eq!(next(&kept, true, PAGE_SIZE, now), Next::Fill(vec![2, 3]));
+        assert_eq!(next(&kept, Reads::ALL, PAGE_SIZE, now), Next::Fill(vec![2, 3]));
         assert_eq!(
-            next(&kept, false, PAGE_SIZE, now + chrono::Duration::seconds(61)),
+            next(
+                &kept,
+                Reads::BESIDE_A_DASHBOARD,
+                PAGE_SIZE,
+                now + chrono::Duration::seconds(61)
+            ),
             Next::Top
         );
+
+        // Whole, the top read now, pages 2 and 3 16 minutes ago: their usable eSIMs are due.
+        let old = now.timestamp() - 16 * 60;
+        for page in [2, 3] {
+            kept.writer()
+                .send(crate::Seen::page(&esims, PagePlace { page, ..place }, old));
+        }
+        kept.feed(&esims, Some(place));
+        assert!(kept.flush());
+        for reads in [Reads::ALL, Reads::BESIDE_A_DASHBOARD] {
+            let due = next(&kept, reads, PAGE_SIZE, now);
+            assert!(matches!(due, Next::Sweep(2 | 3)), "{reads:?}: {due:?}");
+        }
+        // Beside a watch, whose polls read every page in turn, it leaves them be.
+        assert!(matches!(
+            next(&kept, Reads::BESIDE_A_WATCH, PAGE_SIZE, now),
+            Next::Rest(_)
+        ));
     }
 }

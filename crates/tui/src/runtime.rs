@@ -307,7 +307,7 @@ impl World<'_> {
         };
         let keeping = esimdash_front::keeper::Keeping {
             share: self.preferences.keeper_share,
-            fills: false,
+            reads: esimdash_front::keeper::Reads::BESIDE_A_DASHBOARD,
             lock: esimdash_front::keeper::lock_path(&dir, &account),
         };
         let keeper = esimdash_front::keeper::keep(self.client.clone(), file.kept.clone(), keeping);
