@@ -120,7 +120,7 @@ impl Pacer {
         let before = s.log.clone();
         let answer = f(&mut s);
         if s.log != before {
-            held.write_from(&s.log, span);
+            held.write_from(&s.log, span, s.limit);
         }
         answer
     }

@@ -16,9 +16,17 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::time::Instant;
 
 /// The send times kept: the newest this many, enough to hold any limit up to it a window (the
-/// API's is 120 a minute). A key said to allow more (a test server) is paced across processes
-/// by its newest sends only, and each request's read of the log stays small.
+/// API's is 120 a minute). A key said to allow more (a test server) keeps only the server's
+/// pause and refusal in the log (`paces`), and each request's read of the log stays small.
 const LOG_MOST: usize = 1024;
+
+/// Whether the log's send times can pace a key allowed `limit` a window: it keeps the newest
+/// `LOG_MOST`, so past that (a test server's lifted limit) no count of them ever holds a request
+/// back, and they are not written (parsing them was a tenth of a whole read's CPU); the server's
+/// pause and refusal still are.
+pub fn paces(limit: usize) -> bool {
+    limit <= LOG_MOST
+}
 
 /// More than the log ever holds (a line is at most 25 bytes).
 const MAX_BYTES: u64 = 256 * 1024;
@@ -101,9 +109,10 @@ impl Held<'_> {
         }
     }
 
-    /// Writes `log` back for the other processes.
-    pub fn write_from(&self, log: &Log, span: Duration) {
-        if let Err(e) = self.log.write(&written(log, &self.clock, span)) {
+    /// Writes `log` back for the other processes; its send times only for a key allowed
+    /// `limit` a window that the log can pace (`paces`).
+    pub fn write_from(&self, log: &Log, span: Duration, limit: usize) {
+        if let Err(e) = self.log.write(&written(log, &self.clock, span, paces(limit))) {
             tracing::warn!(%e, "the shared rate budget could not be written");
         }
     }
@@ -176,7 +185,7 @@ fn take_in(state: &mut Log, text: &str, clock: &Clock, span: Duration) {
 
 /// The log as `state` leaves it: the pause, then a send time a line. Written into one string
 /// (it is written at every request, up to `LOG_MOST` lines).
-fn written(state: &Log, clock: &Clock, span: Duration) -> String {
+fn written(state: &Log, clock: &Clock, span: Duration, with_sends: bool) -> String {
     use std::fmt::Write as _;
     let ahead = |t: Option<Instant>| t.filter(|t| *t > clock.now);
     let mut text = String::with_capacity(20 * state.sent.len().min(LOG_MOST) + 64);
@@ -185,6 +194,9 @@ fn written(state: &Log, clock: &Clock, span: Duration) -> String {
     }
     if let Some(r) = ahead(state.refused_until) {
         let _ = writeln!(text, "refused {}", clock.micros(r));
+    }
+    if !with_sends {
+        return text;
     }
     let counting = state.sent.iter().filter(|at| **at + span > clock.now).count();
     let sent = state.sent.iter().filter(|at| **at + span > clock.now);
