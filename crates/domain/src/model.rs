@@ -127,14 +127,109 @@ pub struct Order {
     pub iccid: EsimIccid,
 }
 
-/// An eSIM of the inventory: the order record plus the provider's data.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// An eSIM of the inventory: the order record plus the provider's data. Decoded by hand
+/// (`Deserialize` below): a derived `#[serde(flatten)]` buffers every field of every eSIM of
+/// every page before decoding it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Esim {
     #[serde(flatten)]
     pub record: OrderRecord,
-    #[serde(default, deserialize_with = "raw_order")]
     pub raw_order_json: RawOrder,
+}
+
+/// An eSIM's object decoded in one pass: its fields go straight to the order record, but for
+/// `rawOrderJson`, which is taken aside on the way (`RawOrderAside`) into the provider's data.
+impl<'de> Deserialize<'de> for Esim {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct EsimObject;
+
+        impl<'de> serde::de::Visitor<'de> for EsimObject {
+            type Value = Esim;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an eSIM object")
+            }
+
+            fn visit_map<M: serde::de::MapAccess<'de>>(self, map: M) -> Result<Esim, M::Error> {
+                let mut raw = None;
+                let aside = RawOrderAside { map, raw: &mut raw };
+                let record = OrderRecord::deserialize(serde::de::value::MapAccessDeserializer::new(aside))?;
+                Ok(Esim {
+                    record,
+                    raw_order_json: raw.unwrap_or_default(),
+                })
+            }
+        }
+
+        d.deserialize_map(EsimObject)
+    }
+}
+
+/// An eSIM object's fields as the order record's, `rawOrderJson` taken out into `raw`.
+struct RawOrderAside<'a, M> {
+    map: M,
+    raw: &'a mut Option<RawOrder>,
+}
+
+impl<'de, M: serde::de::MapAccess<'de>> serde::de::MapAccess<'de> for RawOrderAside<'_, M> {
+    type Error = M::Error;
+
+    fn next_key_seed<K: serde::de::DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, M::Error> {
+        use serde::de::IntoDeserializer;
+        while let Some(KeyText(key)) = self.map.next_key::<KeyText<'de>>()? {
+            if key == "rawOrderJson" {
+                *self.raw = Some(self.map.next_value_seed(RawOrderSeed)?);
+                continue;
+            }
+            let key: serde::de::value::CowStrDeserializer<'de, M::Error> = key.into_deserializer();
+            return seed.deserialize(key).map(Some);
+        }
+        Ok(None)
+    }
+
+    fn next_value_seed<V: serde::de::DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, M::Error> {
+        self.map.next_value_seed(seed)
+    }
+}
+
+/// A key as the input holds it: borrowed where it can be (no allocation for each field of each
+/// eSIM), owned where it had to be unescaped.
+struct KeyText<'de>(std::borrow::Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for KeyText<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Text;
+
+        impl<'de> serde::de::Visitor<'de> for Text {
+            type Value = KeyText<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a field name")
+            }
+
+            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<KeyText<'de>, E> {
+                Ok(KeyText(std::borrow::Cow::Borrowed(v)))
+            }
+
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<KeyText<'de>, E> {
+                Ok(KeyText(std::borrow::Cow::Owned(v.to_string())))
+            }
+        }
+
+        d.deserialize_str(Text)
+    }
+}
+
+/// `raw_order` as a seed, for a value taken from a map.
+struct RawOrderSeed;
+
+impl<'de> serde::de::DeserializeSeed<'de> for RawOrderSeed {
+    type Value = RawOrder;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<RawOrder, D::Error> {
+        raw_order(d)
+    }
 }
 
 /// What the attention rule reads of an eSIM: its status, its data used and its expiry.
@@ -512,6 +607,13 @@ mod tests {
             let esim: Esim = serde_json::from_str(&none).unwrap();
             assert_eq!(esim.raw_order_json, RawOrder::default(), "{none}");
         }
+        // The record's fields around it, one of them escaped, one unknown, in any order.
+        let around = format!(
+            r#"{{"newTopLevel":{{"a":[1]}},"rawOrderJson":{object},"package\u004eame":"P2","status":"in_use"}}"#
+        );
+        let esim: Esim = serde_json::from_str(&around).unwrap();
+        assert_eq!(esim.record.package_name, "P2");
+        assert_eq!(esim.raw_order_json, as_object.raw_order_json);
         for bad in ["5", "[1]", "\"not json\""] {
             let text = format!("{{{record},\"rawOrderJson\":{bad}}}");
             assert!(serde_json::from_str::<Esim>(&text).is_err(), "{text}");
