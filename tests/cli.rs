@@ -907,16 +907,19 @@ async fn esims_attention_is_the_rule_applied_to_the_apis_own_data() {
         "one shape, the same facts"
     );
     assert_eq!(pictured["usable"], live["usable"]);
-    // Live within a budget too small: an error in words, nothing printed as the list.
-    let short = run_acme(
-        &sb,
-        &home,
-        ["esims", "--attention", "--max-age", "0", "--budget", "1", "--json"],
-    )
-    .await;
-    assert_eq!(short.status.code(), Some(2), "{}", stderr(&short));
-    assert!(stderr(&short).contains("more than --budget 1"), "{}", stderr(&short));
-    assert!(short.stdout.is_empty(), "{}", String::from_utf8_lossy(&short.stdout));
+    // Live within a budget too small: an error in words, nothing printed as the list (no
+    // document, no CSV header).
+    for form in ["--json", "--csv"] {
+        let args = ["esims", "--attention", "--max-age", "0", "--budget", "1", form];
+        let short = run_acme(&sb, &home, args).await;
+        assert_eq!(short.status.code(), Some(2), "{form}: {}", stderr(&short));
+        assert!(stderr(&short).contains("more than --budget 1"), "{}", stderr(&short));
+        assert!(
+            short.stdout.is_empty(),
+            "{form}: {}",
+            String::from_utf8_lossy(&short.stdout)
+        );
+    }
 
     // Thresholds from the config file: 100 % and 0 days leave only the used-up-but-usable.
     let config = write_config(&home, "[attention]\nused_percent = 100\ndays = 0\n", 0o600);

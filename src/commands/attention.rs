@@ -39,7 +39,7 @@ pub async fn list(
                 .ok_or_else(|| CommandError::Usage("the kept picture could not be read".to_string()))?;
             let mut listed = Listed::start(output, &ATTENTION)?;
             listed.page(held)?;
-            return finish(listed, rule, picture.usable, picture.age(now));
+            return finish(listed, (rule, &status), picture.usable, picture.age(now));
         }
     }
     // Only usable eSIMs can need attention: the server's `active` filter saves the pages of
@@ -49,7 +49,7 @@ pub async fn list(
         chosen => chosen,
     };
     let query = EsimQuery {
-        status,
+        status: status.clone(),
         ..EsimQuery::default()
     };
     let take = |page: Page, progress: &Progress| {
@@ -66,13 +66,13 @@ pub async fn list(
         })
     };
     let (listed, progress) = every_page(client, Listing::Esims(query), output, &ATTENTION, take).await?;
-    finish(listed, rule, progress.items, None)
+    finish(listed, (rule, &status), progress.items, None)
 }
 
 /// The list's end: how many of how many usable eSIMs, and from where.
 fn finish(
     listed: Listed<'_, Held>,
-    rule: AttentionRule,
+    (rule, status): (AttentionRule, &StatusFilter),
     usable: u64,
     age: Option<chrono::Duration>,
 ) -> Result<(), CommandError> {
@@ -87,8 +87,13 @@ fn finish(
         || "read now".to_string(),
         |a| format!("from the kept picture, {} old", esimdash_domain::text::age(a)),
     );
+    // Of the usable eSIMs, or of those of the status asked for.
+    let judged = match status {
+        StatusFilter::All | StatusFilter::Active => "usable".to_string(),
+        chosen => chosen.param().unwrap_or("usable").to_string(),
+    };
     let footer = format!(
-        "{kept} of {usable} usable eSIMs need attention ({}), {from}",
+        "{kept} of {usable} {judged} eSIMs need attention ({}), {from}",
         rule.describe()
     );
     listed.finish(tail, &footer)
@@ -245,6 +250,7 @@ pub async fn counted(
 /// takes `pages` requests, more than the budget; what to do about it.
 fn over_budget(kept: Option<&Kept>, means: Means, pages: u64, now: DateTime<Utc>) -> String {
     let why_not = match kept.and_then(Kept::freshness).and_then(|f| f.age(now)) {
+        _ if means.max_age <= chrono::Duration::zero() => "--max-age 0 reads live".to_string(),
         Some(age) => format!(
             "the kept picture is {} old, older than --max-age {} min",
             esimdash_domain::text::age(age),
@@ -254,7 +260,7 @@ fn over_budget(kept: Option<&Kept>, means: Means, pages: u64, now: DateTime<Utc>
         None => "no picture is kept (--no-cache)".to_string(),
     };
     format!(
-        "{why_not}, and reading live takes {pages} requests, more than --budget {}: run a keeper (esimdash watch, or metrics --listen) or raise --budget",
+        "{why_not}, and reading live takes {pages} requests, more than --budget {}: run a keeper (esimdash watch, metrics --listen or the dashboard), read the list whole once (esims --all), or raise --budget",
         means.budget
     )
 }

@@ -394,17 +394,26 @@ pub(super) async fn every_page<'a, T>(
 ) -> Result<(Listed<'a, T>, Progress), CommandError> {
     let streamed = matches!(&output.form, Form::Json | Form::Csv(None));
     let line = ProgressLine::new(shape.what, streamed);
-    let mut list = Listed::start(output, shape)?;
+    // Started at the first page taken: a mistyped status, or a page refused by `take` (a
+    // budget), leaves no file behind and prints no CSV header and no document.
+    let mut list: Option<Listed<'a, T>> = None;
     let read = listing.read_all(client, |page, progress| {
         line.show(progress);
-        // Before the first item is written: a mistyped status leaves no file behind and prints
-        // no document.
         unknown_status_found_nothing(listing.status(), progress.total, shape.what)?;
-        list.page(take(page, &progress)?)
+        let items = take(page, &progress)?;
+        let listed = match &mut list {
+            Some(listed) => listed,
+            None => list.insert(Listed::start(output, shape)?),
+        };
+        listed.page(items)
     });
     let progress = paced(client, &line, read).await?;
     // Before what ends the output (a file's name, a table): the line is cleared first.
     drop(line);
+    let list = match list {
+        Some(list) => list,
+        None => Listed::start(output, shape)?,
+    };
     Ok((list, progress))
 }
 
