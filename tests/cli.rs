@@ -1705,13 +1705,7 @@ async fn check_lines_name_what_is_missing_and_carry_only_their_own_performance_d
 /// no order or eSIM date older than three years (it once dated its oldest in 1969).
 #[tokio::test(flavor = "multi_thread")]
 async fn the_largest_sandbox_history_reaches_back_three_years_at_most() {
-    let config = SandboxConfig {
-        orders: 100_000,
-        rate_limit: 100_000,
-        ..SandboxConfig::default()
-    };
-    let sb = spawn(&config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
-    let home = tempfile::tempdir().unwrap();
+    let (sb, home) = sandbox_of(100_000, 100_000).await;
     let three_years_ago = chrono::Utc::now() - chrono::Duration::days(3 * 365);
     for list in ["orders", "esims"] {
         let page = |n: u64| {

@@ -6,7 +6,7 @@
 //! same means (`list`), and the dashboard's `!` applies the same rule to its index.
 
 use super::lists::{Listed, Shape, every_page};
-use super::table::{LIST_CELL, Table};
+use super::table::Table;
 use super::{CommandError, Output};
 use chrono::{DateTime, Utc};
 use esimdash_api::model::EsimQuery;
@@ -171,11 +171,9 @@ fn held_json(h: &Held) -> Result<serde_json::Value, CommandError> {
 }
 
 fn held_table() -> Table {
-    let mut t = Table::of(&["ICCID", "STATUS", "PACKAGE", "LOC", "USED", "EXPIRES", "READ"])
+    Table::of(&["ICCID", "STATUS", "PACKAGE", "LOC", "USED", "EXPIRES", "READ"])
         .right(&["USED", "READ"])
-        .cut_at(LIST_CELL);
-    t.colour_status(1);
-    t
+        .listed(1)
 }
 
 fn held_row(h: &Held) -> Vec<String> {

@@ -476,11 +476,9 @@ fn coloured() -> bool {
 }
 
 fn order_table() -> Table {
-    let mut t = Table::of(&["ORDER", "CREATED", "STATUS", "PACKAGE", "LOC", "QTY", "TOTAL"])
+    Table::of(&["ORDER", "CREATED", "STATUS", "PACKAGE", "LOC", "QTY", "TOTAL"])
         .right(&["QTY", "TOTAL"])
-        .cut_at(LIST_CELL);
-    t.colour_status(2);
-    t
+        .listed(2)
 }
 
 fn order_row(o: &Order) -> Vec<String> {
@@ -496,11 +494,9 @@ fn order_row(o: &Order) -> Vec<String> {
 }
 
 fn esim_table() -> Table {
-    let mut t = Table::of(&["ICCID", "STATUS", "SM-DP+", "PACKAGE", "LOC", "USED", "EXPIRES"])
+    Table::of(&["ICCID", "STATUS", "SM-DP+", "PACKAGE", "LOC", "USED", "EXPIRES"])
         .right(&["USED"])
-        .cut_at(LIST_CELL);
-    t.colour_status(1);
-    t
+        .listed(1)
 }
 
 fn esim_row(e: &Esim) -> Vec<String> {

@@ -72,6 +72,12 @@ impl Table {
         self.status_column = Some(index);
     }
 
+    /// A list's table: cut at the list's width, its status words (column `status`) coloured.
+    pub fn listed(mut self, status: usize) -> Self {
+        self.colour_status(status);
+        self.cut_at(LIST_CELL)
+    }
+
     pub fn row(&mut self, cells: Vec<String>) {
         let cells = self.fit(cells);
         self.rows.push(cells);

@@ -154,13 +154,7 @@ async fn without_a_young_picture_check_attention_reads_within_its_budget_or_says
 #[ignore = "ten minutes: run by hand for docs/performance.md"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keeper_share_holds_a_scrape_every_15_s_and_a_check_every_minute_for_ten_minutes() {
-    let config = SandboxConfig {
-        orders: 100_000,
-        rate_limit: 1_000_000,
-        ..SandboxConfig::default()
-    };
-    let sb = spawn(&config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
-    let home = tempfile::tempdir().unwrap();
+    let (sb, home) = sandbox_of(100_000, 1_000_000).await;
     let mut fill = esimdash(&home);
     acme_at(&mut fill, &sb.base_url())
         .env("ESIMDASH_RATE_LIMIT", "1000000")

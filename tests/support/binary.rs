@@ -3,6 +3,20 @@
 
 use std::process::{Command, Output};
 
+/// A sandbox of `orders` orders a reseller allowing `rate_limit` requests a minute, and a home
+/// for the binary: what a test at a reseller's size starts from.
+pub async fn sandbox_of(orders: usize, rate_limit: u32) -> (esimdash_sandbox::RunningSandbox, tempfile::TempDir) {
+    let config = esimdash_sandbox::SandboxConfig {
+        orders,
+        rate_limit,
+        ..esimdash_sandbox::SandboxConfig::default()
+    };
+    let sandbox = esimdash_sandbox::spawn(&config, "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    (sandbox, tempfile::tempdir().unwrap())
+}
+
 /// The binary with a clean environment: its config, state and logs in `home`.
 pub fn esimdash(home: &tempfile::TempDir) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_esimdash"));

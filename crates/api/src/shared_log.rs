@@ -143,7 +143,7 @@ impl Clock {
 
     fn instant(&self, micros: i64) -> Option<Instant> {
         let ahead = micros.checked_sub(self.micros)?;
-        let by = Duration::from_micros(u64::try_from(ahead.unsigned_abs()).ok()?);
+        let by = Duration::from_micros(ahead.unsigned_abs());
         if ahead >= 0 {
             self.now.checked_add(by)
         } else {

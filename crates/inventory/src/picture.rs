@@ -8,7 +8,7 @@
 //! unusable one has ended and stays so), or the top of the list (where new eSIMs come), whichever
 //! is older.
 
-use super::store::{Store, limits};
+use super::store::{Store, limits, usable_classes};
 use super::{Entry, Package};
 use chrono::{DateTime, Utc};
 use esimdash_domain::attention::AttentionRule;
@@ -76,29 +76,6 @@ impl Freshness {
     pub fn fresh(&self, now: DateTime<Utc>, max_age: chrono::Duration) -> bool {
         self.age(now).is_some_and(|age| age <= max_age)
     }
-}
-
-/// The usable eSIMs' read times, indexed (a partial index: their rows only), so that the
-/// picture's age and the page a keeper sweeps next are a look-up, not a pass over every row
-/// (20 ms a check at 100 000 eSIMs, and before every page a keeper reads). SQLite uses it for a
-/// query whose `class IN (…)` is this one's, word for word: both are `usable_classes()`. Made
-/// once in a database that lacks it (an index saved by the previous build too).
-pub(crate) fn index_usable_reads(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
-    conn.execute_batch(&format!(
-        "CREATE INDEX IF NOT EXISTS esims_usable_by_read ON esims (read_at) WHERE class IN ({})",
-        usable_classes()
-    ))
-}
-
-/// The keys of the usable states (`Class::is_usable`), quoted for an SQL `IN (…)`: the one
-/// rule, written out for SQLite.
-fn usable_classes() -> String {
-    let usable: Vec<String> = Class::ALL
-        .into_iter()
-        .filter(|c| c.is_usable())
-        .map(|c| format!("'{}'", c.key()))
-        .collect();
-    usable.join(", ")
 }
 
 /// An eSIM as the picture holds it, and when it was read (Unix seconds): what
