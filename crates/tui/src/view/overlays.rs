@@ -200,7 +200,8 @@ pub(crate) fn draw_help(
     theme: &Theme,
 ) {
     const WIDTH: u16 = 96;
-    let width = usize::from(WIDTH.min(area.width).saturating_sub(2));
+    // Inside the border, with a column kept free before it: text never touches the frame.
+    let width = usize::from(WIDTH.min(area.width).saturating_sub(3));
     let mut lines = Vec::new();
     for &context in contexts {
         let rows: Vec<_> = look
