@@ -227,6 +227,10 @@ pub enum Command {
         #[command(subcommand)]
         what: CheckWhat,
     },
+    /// An AI assistant's seat over the Model Context Protocol, on stdin and stdout: read tools
+    /// (an eSIM by ICCID, a plan, the balance), answering as the --json of the same commands
+    /// (docs/assistants.md). Nothing it offers moves money.
+    Mcp,
     /// The account's figures in the Prometheus text format: printed once (for node_exporter's
     /// textfile collector), or served at /metrics with --listen.
     Metrics {
@@ -370,6 +374,7 @@ impl Command {
             #[cfg(feature = "sandbox")]
             Command::Sandbox(_) => true,
             Command::Metrics { listen, .. } => listen.is_some(),
+            Command::Mcp => true,
             #[cfg(feature = "gateway")]
             Command::Gateway {
                 what: GatewayWhat::Serve(_),

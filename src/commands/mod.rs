@@ -12,6 +12,7 @@ mod finding;
 mod gateway;
 mod listen;
 mod lists;
+mod mcp;
 mod metrics;
 mod money;
 mod notices;
@@ -139,6 +140,7 @@ async fn run(
             }
             watch::run(client, prefs, args).await
         }
+        Command::Mcp => mcp::serve(client, saved).await,
         Command::Metrics { listen, every } => {
             if listen.is_some() {
                 start_keeper(client, saved, prefs, esimdash_front::keeper::Reads::ALL);
@@ -277,18 +279,30 @@ async fn spend(command: &Command, client: &Client, index: Option<&Kept>, output:
 async fn plan(client: &Client, slug: &str, output: &Output) -> Result<(), CommandError> {
     let plan = client.plan(slug).await?;
     if output.is_json() {
-        return output.print_json(&json!({ "data": plan }));
+        return output.print_json(&plan_json(&plan));
     }
     out!("{}", plan_detail(&plan));
     Ok(())
 }
 
+/// `plans --slug S --json`: the plan, as the API gives it.
+pub(crate) fn plan_json(plan: &Plan) -> serde_json::Value {
+    json!({ "data": plan })
+}
+
+/// `esims --iccid X --json`: the eSIM as the API gives it, its verdict (its state in words and
+/// what to tell the customer), and the earlier profiles of a reissued ICCID.
+pub(crate) fn esim_json(esim: &Esim, earlier: &[Esim]) -> serde_json::Value {
+    let verdict = verdict::of(esim, chrono::Utc::now());
+    json!({ "esim": esim, "verdict": verdict, "earlierProfiles": earlier })
+}
+
 async fn esim(client: &Client, index: Option<&Kept>, iccid: &Iccid, output: &Output) -> Result<(), CommandError> {
     let (esim, earlier) = find_profiles(client, index, iccid).await?;
-    let verdict = verdict::of(&esim, chrono::Utc::now());
     if output.is_json() {
-        return output.print_json(&json!({ "esim": esim, "verdict": verdict, "earlierProfiles": earlier }));
+        return output.print_json(&esim_json(&esim, &earlier));
     }
+    let verdict = verdict::of(&esim, chrono::Utc::now());
     outln!("{}", verdict::text(&verdict));
     out!("{}", esim_detail(&esim));
     for old in &earlier {

@@ -73,7 +73,7 @@ fn said(ledger: &mut Ledger) {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct BalanceJson {
+pub(super) struct BalanceJson {
     balance_usd: String,
     /// Rounded to cents; null when the orders could not be read.
     spend_per_day7d: Option<String>,
@@ -90,6 +90,25 @@ struct BalanceJson {
 /// command still succeeds.
 pub async fn balance(client: &Client, saved: &Saved, output: &Output) -> Result<(), CommandError> {
     let now = Utc::now();
+    let (balance, runway) = balance_and_runway(client, saved, now).await?;
+    if output.is_json() {
+        return output.print_json(&balance_json(balance, &runway));
+    }
+    let today = now.with_timezone(&Local).date_naive();
+    outln!("Balance: {} USD", format_amount(balance));
+    match runway {
+        Ok(r) => outln!("Runway: {}", words::runway(&r, today)),
+        Err(e) => outln!("Runway: not known: {e}"),
+    }
+    Ok(())
+}
+
+/// The balance, and how long it lasts at the last 7 days' pace (or why that is not known).
+pub(super) async fn balance_and_runway(
+    client: &Client,
+    saved: &Saved,
+    now: DateTime<Utc>,
+) -> Result<(Decimal, Result<Runway, esimdash_api::ApiError>), CommandError> {
     // The kept orders are opened while the balance is on its way; they are brought up to date
     // after it, so that a key with one request left spends it on the balance.
     let (balance, ledger) = tokio::join!(client.balance(), saved.ledger_opened_aside());
@@ -97,31 +116,27 @@ pub async fn balance(client: &Client, saved: &Saved, output: &Output) -> Result<
     let runway = pace(client, ledger, now)
         .await
         .map(|per_day| Runway::of(balance, per_day, now, &Local));
-    let today = now.with_timezone(&Local).date_naive();
-    if output.is_json() {
-        let (spend, days, until, error) = match &runway {
-            Ok(r) => (
-                Some(format_amount(round_cents(r.per_day))),
-                r.days,
-                r.until.map(|d| d.to_string()),
-                None,
-            ),
-            Err(e) => (None, None, None, Some(e.to_string())),
-        };
-        return output.print_json(&BalanceJson {
-            balance_usd: format_amount(balance),
-            spend_per_day7d: spend,
-            runway_days: days,
-            runway_until: until,
-            runway_error: error,
-        });
+    Ok((balance, runway))
+}
+
+/// `balance --json`.
+pub(super) fn balance_json(balance: Decimal, runway: &Result<Runway, esimdash_api::ApiError>) -> BalanceJson {
+    let (spend, days, until, error) = match runway {
+        Ok(r) => (
+            Some(format_amount(round_cents(r.per_day))),
+            r.days,
+            r.until.map(|d| d.to_string()),
+            None,
+        ),
+        Err(e) => (None, None, None, Some(e.to_string())),
+    };
+    BalanceJson {
+        balance_usd: format_amount(balance),
+        spend_per_day7d: spend,
+        runway_days: days,
+        runway_until: until,
+        runway_error: error,
     }
-    outln!("Balance: {} USD", format_amount(balance));
-    match runway {
-        Ok(r) => outln!("Runway: {}", words::runway(&r, today)),
-        Err(e) => outln!("Runway: not known: {e}"),
-    }
-    Ok(())
 }
 
 /// One figure of the report: its name in JSON and CSV, its column in the table, and its value

@@ -32,6 +32,7 @@ mod gateway;
 mod identity;
 mod index;
 mod keeper;
+mod mcp;
 mod settling;
 mod transport;
 mod webhook;
