@@ -228,8 +228,8 @@ pub enum Command {
         what: CheckWhat,
     },
     /// An AI assistant's seat over the Model Context Protocol, on stdin and stdout: read tools
-    /// (an eSIM by ICCID, a plan, the balance), answering as the --json of the same commands
-    /// (docs/assistants.md). Nothing it offers moves money.
+    /// (an eSIM and its top-ups, attention, plans, orders, the balance), answering as the --json
+    /// of the same commands (docs/assistants.md). Nothing it offers moves money.
     Mcp,
     /// The account's figures in the Prometheus text format: printed once (for node_exporter's
     /// textfile collector), or served at /metrics with --listen.

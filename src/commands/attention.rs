@@ -52,7 +52,20 @@ pub async fn list(
         status: status.clone(),
         ..EsimQuery::default()
     };
-    let take = |page: Page, progress: &Progress| {
+    let take = judged(kept, rule, means, now);
+    let (listed, progress) = every_page(client, Listing::Esims(query), output, &ATTENTION, take).await?;
+    finish(listed, (rule, &status), progress.items, None)
+}
+
+/// A page read live, judged: its eSIMs needing attention as the picture would hold them; past
+/// the budget, the refusal in words.
+fn judged(
+    kept: Option<&Kept>,
+    rule: AttentionRule,
+    means: Means,
+    now: DateTime<Utc>,
+) -> impl Fn(Page, &Progress) -> Result<Vec<Held>, CommandError> {
+    move |page, progress| {
         if progress.pages > means.budget {
             return Err(CommandError::Usage(over_budget(kept, means, progress.pages, now)));
         }
@@ -64,9 +77,55 @@ pub async fn list(
                 .collect(),
             Page::Orders(_) => Vec::new(),
         })
+    }
+}
+
+/// `esims --attention --json` as one value, its first `most` eSIMs (`shown` says how many):
+/// what an assistant's tool answers.
+pub async fn as_json(
+    client: &Client,
+    kept: Option<&Kept>,
+    rule: AttentionRule,
+    means: Means,
+    most: usize,
+) -> Result<serde_json::Value, CommandError> {
+    let now = Utc::now();
+    let (held, usable, age) = match (fresh_picture(client, kept, rule, means.max_age, now).await?, kept) {
+        (Some(picture), Some(kept)) => {
+            let held = kept
+                .needing_attention(rule, now)
+                .ok_or_else(|| CommandError::Usage("the kept picture could not be read".to_string()))?;
+            (held, picture.usable, picture.age(now))
+        }
+        _ => {
+            let query = EsimQuery {
+                status: StatusFilter::Active,
+                ..EsimQuery::default()
+            };
+            let (take, mut held) = (judged(kept, rule, means, now), Vec::new());
+            let progress = Listing::Esims(query)
+                .read_all(client, |page, progress| {
+                    held.extend(take(page, &progress)?);
+                    Ok::<_, CommandError>(())
+                })
+                .await?;
+            (held, progress.items, None)
+        }
     };
-    let (listed, progress) = every_page(client, Listing::Esims(query), output, &ATTENTION, take).await?;
-    finish(listed, (rule, &status), progress.items, None)
+    let mut value = tail(held.len() as u64, usable, age);
+    value["shown"] = json!(held.len().min(most));
+    value["esims"] = held.iter().take(most).map(held_json).collect::<Result<_, _>>()?;
+    Ok(value)
+}
+
+/// What ends the list in JSON: how many of how many usable eSIMs, from where, how old.
+fn tail(count: u64, usable: u64, age: Option<chrono::Duration>) -> serde_json::Value {
+    json!({
+        "total": count,
+        "usable": usable,
+        "from": if age.is_some() { "picture" } else { "live" },
+        "ageSeconds": age.map_or(0, |a| a.num_seconds()),
+    })
 }
 
 /// The list's end: how many of how many usable eSIMs, and from where.
@@ -77,12 +136,6 @@ fn finish(
     age: Option<chrono::Duration>,
 ) -> Result<(), CommandError> {
     let kept = listed.kept;
-    let tail = json!({
-        "total": kept,
-        "usable": usable,
-        "from": if age.is_some() { "picture" } else { "live" },
-        "ageSeconds": age.map_or(0, |a| a.num_seconds()),
-    });
     let from = age.map_or_else(
         || "read now".to_string(),
         |a| format!("from the kept picture, {} old", esimdash_domain::text::age(a)),
@@ -96,7 +149,7 @@ fn finish(
         "{kept} of {usable} {judged} eSIMs need attention ({}), {from}",
         rule.describe()
     );
-    listed.finish(tail, &footer)
+    listed.finish(tail(kept, usable, age), &footer)
 }
 
 const ATTENTION: Shape<Held> = Shape {

@@ -114,6 +114,31 @@ async fn offered_for(client: &Client, iccid: &Iccid, seen: Option<Whereabouts>) 
     })
 }
 
+/// `topup --iccid I --json`: the top-ups offered for the eSIM (the API's availability answer
+/// judged against its record), or why none can be paid.
+pub(crate) async fn offer_json(
+    client: &Client,
+    iccid: &Iccid,
+    seen: Option<Whereabouts>,
+) -> Result<serde_json::Value, CommandError> {
+    Ok(offered_json(iccid, &offered_for(client, iccid, seen).await?))
+}
+
+fn offered_json(iccid: &Iccid, offer: &TopupOffer) -> serde_json::Value {
+    let mut value = json!({ "iccid": iccid.as_str(), "data": offer.plans() });
+    match offer {
+        TopupOffer::Refused { class, why } => {
+            value["refused"] = json!(why);
+            value["state"] = json!(class.map(|c| c.key()));
+        }
+        TopupOffer::Plans {
+            unsure: Some(unsure), ..
+        } => value["unsure"] = json!(unsure),
+        TopupOffer::Plans { .. } => {}
+    }
+    value
+}
+
 /// `esimdash topup --iccid I` without a slug: the top-ups offered for it, to choose from.
 pub async fn offered(
     client: &Client,
@@ -124,18 +149,7 @@ pub async fn offered(
     let offer = offered_for(client, iccid, seen).await?;
     let offered = offer.plans();
     if output.is_json() {
-        let mut value = json!({ "iccid": iccid.as_str(), "data": offered });
-        match &offer {
-            TopupOffer::Refused { class, why } => {
-                value["refused"] = json!(why);
-                value["state"] = json!(class.map(|c| c.key()));
-            }
-            TopupOffer::Plans {
-                unsure: Some(unsure), ..
-            } => value["unsure"] = json!(unsure),
-            TopupOffer::Plans { .. } => {}
-        }
-        return output.print_json(&value);
+        return output.print_json(&offered_json(iccid, &offer));
     }
     if let TopupOffer::Refused { why, .. } = &offer {
         outln!("No top-up can be paid for {iccid}: {why}.");

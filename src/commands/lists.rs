@@ -164,11 +164,17 @@ impl Drop for ProgressLine {
     }
 }
 
-pub async fn plans(client: &Client, location: Option<&str>, output: &Output) -> Result<(), CommandError> {
+/// The catalog, or its plans for one location code.
+pub(super) async fn catalog(client: &Client, location: Option<&str>) -> Result<Vec<Plan>, CommandError> {
     let mut plans = client.plans().await?;
     if let Some(code) = location {
         plans.retain(|p| p.location_code.eq_ignore_ascii_case(code.trim()));
     }
+    Ok(plans)
+}
+
+pub async fn plans(client: &Client, location: Option<&str>, output: &Output) -> Result<(), CommandError> {
+    let plans = catalog(client, location).await?;
     match &output.form {
         Form::Csv(file) => {
             let mut csv = Csv::start(file.as_deref(), csv_rows::PLAN_HEADER)?;
@@ -183,10 +189,19 @@ pub async fn plans(client: &Client, location: Option<&str>, output: &Output) -> 
     }
 }
 
+/// A page of the orders, a mistyped status refused in words (`orders --json` prints it).
+pub(super) async fn orders_page(
+    client: &Client,
+    query: &OrderQuery,
+) -> Result<esimdash_api::model::OrderPage, CommandError> {
+    let page = client.orders(query).await?;
+    unknown_status_found_nothing(&query.status, page.total, "orders")?;
+    Ok(page)
+}
+
 pub async fn orders(client: &Client, query: OrderQuery, list: &ListArgs, output: &Output) -> Result<(), CommandError> {
     if !list.all {
-        let page = client.orders(&query).await?;
-        unknown_status_found_nothing(&query.status, page.total, "orders")?;
+        let page = orders_page(client, &query).await?;
         let footer = page_footer(page.page, page.page_size, page.total, "orders");
         return print_page(output, &page, &page.orders, &ORDERS, &footer);
     }

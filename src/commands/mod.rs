@@ -140,7 +140,7 @@ async fn run(
             }
             watch::run(client, prefs, args).await
         }
-        Command::Mcp => mcp::serve(client, saved).await,
+        Command::Mcp => mcp::serve(client, prefs, saved).await,
         Command::Metrics { listen, every } => {
             if listen.is_some() {
                 start_keeper(client, saved, prefs, esimdash_front::keeper::Reads::ALL);

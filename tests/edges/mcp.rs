@@ -97,6 +97,7 @@ async fn an_assistant_reads_through_mcp_what_the_command_line_answers() {
     let iccid = esims["esims"][0]["rawOrderJson"]["iccid"].as_str().unwrap().to_string();
     let plans = cli_json(&sb, &home, &["plans", "--json"]).await;
     let slug = plans["data"][0]["slug"].as_str().unwrap().to_string();
+    let location = plans["data"][0]["locationCode"].as_str().unwrap().to_string();
     let orders_before = api(&sb).orders(&Default::default()).await.unwrap().total;
 
     let mut session = Session::start(&sb, &home).await;
@@ -104,7 +105,19 @@ async fn an_assistant_reads_through_mcp_what_the_command_line_answers() {
     let tools = listed["result"]["tools"].as_array().unwrap();
     let mut names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     names.sort_unstable();
-    assert_eq!(names, ["balance", "find_esim", "plan"], "reads only");
+    assert_eq!(
+        names,
+        [
+            "attention",
+            "balance",
+            "find_esim",
+            "orders",
+            "plan",
+            "plans",
+            "topup_plans"
+        ],
+        "reads only"
+    );
     for tool in tools {
         assert_eq!(tool["annotations"]["readOnlyHint"], true, "{tool}");
     }
@@ -122,15 +135,46 @@ async fn an_assistant_reads_through_mcp_what_the_command_line_answers() {
         (
             "find_esim",
             json!({ "iccid": iccid }),
-            ["esims", "--iccid", &iccid, "--json"],
+            vec!["esims", "--iccid", &iccid, "--json"],
         ),
-        ("plan", json!({ "slug": slug }), ["plans", "--slug", &slug, "--json"]),
+        (
+            "plan",
+            json!({ "slug": slug }),
+            vec!["plans", "--slug", &slug, "--json"],
+        ),
+        (
+            "plans",
+            json!({ "location": location }),
+            vec!["plans", "--location", &location, "--json"],
+        ),
+        (
+            "topup_plans",
+            json!({ "iccid": iccid }),
+            vec!["topup", "--iccid", &iccid, "--json"],
+        ),
+        (
+            "orders",
+            json!({ "page": 2, "status": "in_use" }),
+            vec!["orders", "--page", "2", "--status", "in_use", "--json"],
+        ),
     ] {
         let answer = session.call(tool, arguments).await;
         assert_eq!(data(&answer), cli_json(&sb, &home, &command).await, "{tool}");
     }
     let balance = session.call("balance", json!({})).await;
     assert_eq!(data(&balance), cli_json(&sb, &home, &["balance", "--json"]).await);
+    // The attention list, read live by both (when each eSIM was read aside).
+    let unread = |mut list: Value| {
+        for e in list["esims"].as_array_mut().unwrap() {
+            e.as_object_mut().unwrap().remove("readAt");
+        }
+        list.as_object_mut().unwrap().remove("shown");
+        list
+    };
+    let attention = data(&session.call("attention", json!({})).await);
+    assert_eq!(attention["shown"], attention["total"], "fewer than 100 here: all shown");
+    let listed = cli_json(&sb, &home, &["esims", "--attention", "--json"]).await;
+    assert_eq!(unread(attention), unread(listed));
 
     // A typo is a tool error in words; an argument no tool takes (a "confirmation") changes
     // nothing; no tool by another name exists.
