@@ -1,7 +1,8 @@
 //! `esimdash mcp`: an AI assistant's seat, over the Model Context Protocol on stdio (the
 //! official SDK, `rmcp`), with the profile and credentials every command uses. Read tools only
-//! for now, each annotated read-only: an eSIM by ICCID and the top-ups it can take, the plans
-//! and a plan by slug, a page of the orders, the balance and its runway. Each answers what the command line's `--json` answers to the same question, as data
+//! for now, each annotated read-only: an eSIM by ICCID and the top-ups it can take, the eSIMs
+//! needing attention, the plans and a plan by slug, a page of the orders, the balance and its
+//! runway, the spend report. Each answers what the command line's `--json` answers to the same question, as data
 //! from the API and never as instructions: every text in it is stripped of control and
 //! bidirectional characters (a plan's name can carry a prompt injection, never a hidden one),
 //! the whole is bounded in size, and it is wrapped as `{"source": …, "data": …}`.
@@ -90,6 +91,15 @@ struct OrdersAsked {
     query: Option<String>,
 }
 
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct ReportAsked {
+    /// From this day on: a number of days (`30d`: the last 30, today among them), `YYYY-MM-DD`
+    /// or an RFC 3339 time (default `30d`).
+    since: Option<String>,
+    /// One row per `day`, `week`, `plan` or `country` (default `day`).
+    by: Option<String>,
+}
+
 #[tool_router]
 impl Seat {
     /// An eSIM by its ICCID: its state in words and what to tell the customer (`verdict`), its
@@ -167,6 +177,17 @@ impl Seat {
         let index = self.saved.index.as_ref();
         let listed = super::attention::as_json(&self.client, index, rule, means, ATTENTION_SHOWN).await;
         Ok(answer(listed))
+    }
+
+    /// Orders, spend, cost and margin over a period, one row a day, week, plan or country (in
+    /// USD; cancelled orders were refunded and are not counted). The same as `esimdash report
+    /// [--since S] [--by B] --json`.
+    #[tool(annotations(title = "Spend report", read_only_hint = true, open_world_hint = false))]
+    async fn spend_report(&self, Parameters(asked): Parameters<ReportAsked>) -> Result<CallToolResult, ErrorData> {
+        let since = asked.since.as_deref().unwrap_or("30d");
+        let by = asked.by.as_deref().unwrap_or("day");
+        let report = super::money::report_of(&self.client, since, by, &self.saved).await;
+        Ok(answer(report.map(|r| super::money::report_json(&r))))
     }
 
     /// The wallet's balance in USD, and how long it lasts at the last 7 days' pace. The same as

@@ -206,13 +206,16 @@ impl Serialize for RowJson<'_> {
 
 /// `esimdash report`: the period's orders read (newest first, back to its start; kept ones
 /// from the top only), then one row per day, week, plan or country, and their total.
-pub async fn report(
-    client: &Client,
-    since: &str,
-    by: &str,
-    saved: &Saved,
-    output: &Output,
-) -> Result<(), CommandError> {
+/// A report's rows and total, over the period `since` names, one row a `by`.
+pub(super) struct Report {
+    period: Period,
+    by: By,
+    rows: Vec<Row>,
+    total: Totals,
+}
+
+/// The orders back to the period's start read (a second look reads only what is new), summed.
+pub(super) async fn report_of(client: &Client, since: &str, by: &str, saved: &Saved) -> Result<Report, CommandError> {
     let now = Utc::now();
     let period = Period::since(since, now, &Local).map_err(|e| CommandError::Usage(format!("--since {e}")))?;
     let by = By::parse(by).ok_or_else(|| CommandError::Usage(format!("--by {by:?}: day, week, plan or country")))?;
@@ -227,24 +230,65 @@ pub async fn report(
     let sales = ledger.since(period.start(&Local));
     let rows = sums::rows(sales.iter().copied(), by, &period, &Local);
     let total = rows.iter().fold(Totals::default(), |t, r| t.plus(&r.totals));
+    Ok(Report {
+        period,
+        by,
+        rows,
+        total,
+    })
+}
+
+/// `report --json`.
+pub(super) fn report_json(report: &Report) -> serde_json::Value {
+    let Report {
+        period,
+        by,
+        rows,
+        total,
+    } = report;
+    serde_json::json!({
+        "since": period.first.to_string(),
+        "until": period.last.to_string(),
+        "by": by.name(),
+        "currency": "USD",
+        "rows": rows.iter().map(|r| RowJson { key: Some(&r.key), name: &r.name, totals: &r.totals }).collect::<Vec<_>>(),
+        "total": RowJson { key: None, name: "", totals: total },
+    })
+}
+
+pub async fn report(
+    client: &Client,
+    since: &str,
+    by: &str,
+    saved: &Saved,
+    output: &Output,
+) -> Result<(), CommandError> {
+    let report = report_of(client, since, by, saved).await?;
+    let Report {
+        period,
+        by,
+        rows,
+        total,
+    } = &report;
+    let by = *by;
     match &output.form {
-        Form::Json => output.print_json(&serde_json::json!({
-            "since": period.first.to_string(),
-            "until": period.last.to_string(),
-            "by": by.name(),
-            "currency": "USD",
-            "rows": rows.iter().map(|r| RowJson { key: Some(&r.key), name: &r.name, totals: &r.totals }).collect::<Vec<_>>(),
-            "total": RowJson { key: None, name: "", totals: &total },
-        })),
+        Form::Json => output.print_json(&report_json(&report)),
         Form::Csv(file) => {
-            let header: Vec<&str> = [by.name(), "name"].into_iter().chain(FIGURES.iter().map(|f| f.name)).collect();
+            let header: Vec<&str> = [by.name(), "name"]
+                .into_iter()
+                .chain(FIGURES.iter().map(|f| f.name))
+                .collect();
             let mut csv = super::lists::Csv::start(file.as_deref(), &header)?;
             csv.rows(&rows, csv_row)?;
             csv.finish()
         }
         Form::Human => {
             out!("{}", report_table(by, &rows, &total));
-            outln!("{} to {}, in USD; cancelled orders were refunded and are not counted", period.first, period.last);
+            outln!(
+                "{} to {}, in USD; cancelled orders were refunded and are not counted",
+                period.first,
+                period.last
+            );
             Ok(())
         }
     }

@@ -114,6 +114,7 @@ async fn an_assistant_reads_through_mcp_what_the_command_line_answers() {
             "orders",
             "plan",
             "plans",
+            "spend_report",
             "topup_plans"
         ],
         "reads only"
@@ -152,6 +153,11 @@ async fn an_assistant_reads_through_mcp_what_the_command_line_answers() {
             "orders",
             json!({ "page": 2, "status": "in_use" }),
             "orders --page 2 --status in_use --json".into(),
+        ),
+        (
+            "spend_report",
+            json!({ "since": "7d", "by": "plan" }),
+            "report --since 7d --by plan --json".into(),
         ),
     ] {
         let answer = session.call(tool, arguments).await;
