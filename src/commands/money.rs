@@ -279,11 +279,11 @@ pub async fn report(
                 .chain(FIGURES.iter().map(|f| f.name))
                 .collect();
             let mut csv = super::lists::Csv::start(file.as_deref(), &header)?;
-            csv.rows(&rows, csv_row)?;
+            csv.rows(rows, csv_row)?;
             csv.finish()
         }
         Form::Human => {
-            out!("{}", report_table(by, &rows, &total));
+            out!("{}", report_table(by, rows, total));
             outln!(
                 "{} to {}, in USD; cancelled orders were refunded and are not counted",
                 period.first,
