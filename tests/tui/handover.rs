@@ -107,7 +107,7 @@ async fn needs_attention_is_the_rule_applied_to_the_apis_own_data_and_its_count_
     let labels = live.app.tab_labels();
     assert!(labels[2].1.contains(&format!("(! {})", expected.len())), "{labels:?}");
     let screen = live.screen_text(120, 40);
-    assert!(screen.contains("attention (≥ 80% or ≤ 3 d)"), "{screen}");
+    assert!(screen.contains("attention (≥ 80 % or ≤ 3 d)"), "{screen}");
     // How old the count is: its oldest usable eSIM's read, just now (said from a minute on).
     let age = live
         .app

@@ -31,9 +31,10 @@ pub fn title<T>(
     let mut spans = vec![Span::styled(format!(" {what}"), theme.title())];
     if let Some(total) = list.total() {
         spans.push(Span::raw(format!(
-            " · page {}/{} · {total} total",
+            " · page {}/{} · {} total",
             list.current_page(),
-            list.page_count().max(1)
+            list.page_count().max(1),
+            esimdash_domain::text::grouped(total)
         )));
     }
     if list.is_loading() {

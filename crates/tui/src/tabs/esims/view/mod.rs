@@ -185,9 +185,9 @@ fn search_title(v: &Seen<'_>, typing: bool, width: usize, theme: &Theme) -> Line
     if let Some(rule) = esims.attention().then(|| v.index.rule()) {
         let (pct, days) = (rule.used_pct, rule.days);
         let wordings = [
-            format!(" · needs attention, most urgent first (≥ {pct}% used or ≤ {days} d left)"),
-            format!(" · needs attention (≥ {pct}% used or ≤ {days} d left)"),
-            format!(" · attention (≥ {pct}% or ≤ {days} d)"),
+            format!(" · needs attention, most urgent first (≥ {pct} % used or ≤ {days} d left)"),
+            format!(" · needs attention (≥ {pct} % used or ≤ {days} d left)"),
+            format!(" · attention (≥ {pct} % or ≤ {days} d)"),
             " · attention".to_string(),
         ];
         // The count first, then how much of the inventory it is of, then the rule's words.
