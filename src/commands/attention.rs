@@ -31,16 +31,12 @@ pub async fn list(
     output: &Output,
 ) -> Result<(), CommandError> {
     let now = Utc::now();
-    if status == StatusFilter::All {
-        let picture = fresh_picture(client, kept, rule, means.max_age, now).await?;
-        if let (Some(picture), Some(kept)) = (picture, kept) {
-            let held = kept
-                .needing_attention(rule, now)
-                .ok_or_else(|| CommandError::Usage("the kept picture could not be read".to_string()))?;
-            let mut listed = Listed::start(output, &ATTENTION)?;
-            listed.page(held)?;
-            return finish(listed, (rule, &status), picture.usable, picture.age(now));
-        }
+    if status == StatusFilter::All
+        && let Some((held, picture)) = pictured(client, kept, rule, means.max_age, now).await?
+    {
+        let mut listed = Listed::start(output, &ATTENTION)?;
+        listed.page(held)?;
+        return finish(listed, (rule, &status), picture.usable, picture.age(now));
     }
     // Only usable eSIMs can need attention: the server's `active` filter saves the pages of
     // the rest, unless the user chose a status.
@@ -80,6 +76,47 @@ fn judged(
     }
 }
 
+/// The eSIMs needing attention as the kept picture holds them, with the picture, when it is
+/// young enough (`fresh_picture`); `None` otherwise.
+async fn pictured(
+    client: &Client,
+    kept: Option<&Kept>,
+    rule: AttentionRule,
+    max_age: chrono::Duration,
+    now: DateTime<Utc>,
+) -> Result<Option<(Vec<Held>, Picture)>, CommandError> {
+    let (Some(picture), Some(kept)) = (fresh_picture(client, kept, rule, max_age, now).await?, kept) else {
+        return Ok(None);
+    };
+    let held = kept
+        .needing_attention(rule, now)
+        .ok_or_else(|| CommandError::Usage("the kept picture could not be read".to_string()))?;
+    Ok(Some((held, picture)))
+}
+
+/// Every usable eSIM read now within the budget (the first page tells how many it takes):
+/// those needing attention, and how many usable eSIMs were read.
+async fn read_live(
+    client: &Client,
+    kept: Option<&Kept>,
+    rule: AttentionRule,
+    means: Means,
+    now: DateTime<Utc>,
+) -> Result<(Vec<Held>, u64), CommandError> {
+    let query = EsimQuery {
+        status: StatusFilter::Active,
+        ..EsimQuery::default()
+    };
+    let (take, mut held) = (judged(kept, rule, means, now), Vec::new());
+    let progress = Listing::Esims(query)
+        .read_all(client, |page, progress| {
+            held.extend(take(page, &progress)?);
+            Ok::<_, CommandError>(())
+        })
+        .await?;
+    Ok((held, progress.items))
+}
+
 /// `esims --attention --json` as one value, its first `most` eSIMs (`shown` says how many):
 /// what an assistant's tool answers.
 pub async fn as_json(
@@ -90,26 +127,11 @@ pub async fn as_json(
     most: usize,
 ) -> Result<serde_json::Value, CommandError> {
     let now = Utc::now();
-    let (held, usable, age) = match (fresh_picture(client, kept, rule, means.max_age, now).await?, kept) {
-        (Some(picture), Some(kept)) => {
-            let held = kept
-                .needing_attention(rule, now)
-                .ok_or_else(|| CommandError::Usage("the kept picture could not be read".to_string()))?;
-            (held, picture.usable, picture.age(now))
-        }
-        _ => {
-            let query = EsimQuery {
-                status: StatusFilter::Active,
-                ..EsimQuery::default()
-            };
-            let (take, mut held) = (judged(kept, rule, means, now), Vec::new());
-            let progress = Listing::Esims(query)
-                .read_all(client, |page, progress| {
-                    held.extend(take(page, &progress)?);
-                    Ok::<_, CommandError>(())
-                })
-                .await?;
-            (held, progress.items, None)
+    let (held, usable, age) = match pictured(client, kept, rule, means.max_age, now).await? {
+        Some((held, picture)) => (held, picture.usable, picture.age(now)),
+        None => {
+            let (held, usable) = read_live(client, kept, rule, means, now).await?;
+            (held, usable, None)
         }
     };
     let mut value = tail(held.len() as u64, usable, age);
@@ -291,9 +313,13 @@ pub async fn counted(
             age: picture.age(now),
         });
     }
-    live(client, rule, means.budget, now).await.map_err(|e| match e {
-        Live::Api(e) => e.to_string(),
-        Live::OverBudget { pages } => over_budget(kept, means, pages, now),
+    let (held, usable) = read_live(client, kept, rule, means, now)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(Counted {
+        count: held.len() as u64,
+        usable,
+        age: None,
     })
 }
 
@@ -336,40 +362,4 @@ pub async fn fresh_picture(
     };
     client.esims(&top).await?;
     Ok(kept.picture(rule, now).filter(|p| p.fresh(now, max_age)))
-}
-
-enum Live {
-    Api(ApiError),
-    OverBudget { pages: u64 },
-}
-
-impl From<ApiError> for Live {
-    fn from(e: ApiError) -> Self {
-        Live::Api(e)
-    }
-}
-
-/// Every usable eSIM read now, within `budget` requests (the first page tells how many it takes).
-async fn live(client: &Client, rule: AttentionRule, budget: u64, now: DateTime<Utc>) -> Result<Counted, Live> {
-    let query = EsimQuery {
-        status: StatusFilter::Active,
-        ..EsimQuery::default()
-    };
-    let mut count = 0u64;
-    let progress = Listing::Esims(query)
-        .read_all(client, |page, progress| {
-            if progress.pages > budget {
-                return Err(Live::OverBudget { pages: progress.pages });
-            }
-            if let Page::Esims(esims) = page {
-                count += esims.iter().filter(|e| rule.needs_esim(*e, now)).count() as u64;
-            }
-            Ok(())
-        })
-        .await?;
-    Ok(Counted {
-        count,
-        usable: progress.items,
-        age: None,
-    })
 }
