@@ -3,8 +3,8 @@
 //! for now, each annotated read-only: an eSIM by ICCID and the top-ups it can take, the eSIMs
 //! needing attention, the plans and a plan by slug, a page of the orders, the balance and its
 //! runway, the spend report. Each answers what the command line's `--json` answers to the same question, as data
-//! from the API and never as instructions: every text in it is stripped of control and
-//! bidirectional characters (a plan's name can carry a prompt injection, never a hidden one),
+//! from the API and never as instructions: every control or bidirectional character in
+//! its texts is replaced, as on screen (a plan's name can carry a prompt injection, never a hidden one),
 //! the whole is bounded in size, and it is wrapped as `{"source": …, "data": …}`.
 //!
 //! Nothing here moves money: no tool pays, proposes or approves.
