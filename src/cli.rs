@@ -229,8 +229,41 @@ pub enum Command {
     },
     /// An AI assistant's seat over the Model Context Protocol, on stdin and stdout: read tools
     /// (an eSIM and its top-ups, attention, plans, orders, the balance), answering as the --json
-    /// of the same commands (docs/assistants.md). Nothing it offers moves money.
-    Mcp,
+    /// of the same commands (docs/assistants.md). With --allow-writes (or assistant_writes in
+    /// the config), tools that propose a top-up or an order: only a person approves one
+    /// (esimdash approve ID).
+    Mcp {
+        /// Offer the proposing tools (propose_topup, propose_order) for this session.
+        #[arg(long)]
+        allow_writes: bool,
+    },
+    /// The payments an assistant proposed, waiting for a person (esimdash approve ID or refuse
+    /// ID); --all: decided and expired ones too.
+    Requests {
+        #[arg(long)]
+        all: bool,
+    },
+    /// Approve a proposed payment: checked again at this moment's offer and price (a changed
+    /// price or an expired request is refused: propose it again), asked, then paid once.
+    Approve {
+        /// The request's id (esimdash requests lists them).
+        id: String,
+        /// Do not ask: needed when not on a terminal.
+        #[arg(long)]
+        yes: bool,
+        /// Pay even though the same payment was placed, or may have been, in the last 10
+        /// minutes: the second, explicit confirmation.
+        #[arg(long)]
+        again: bool,
+    },
+    /// Refuse a proposed payment: nothing is paid, and the assistant reads why.
+    Refuse {
+        /// The request's id.
+        id: String,
+        /// Why, for the assistant and the record.
+        #[arg(long)]
+        why: Option<String>,
+    },
     /// The account's figures in the Prometheus text format: printed once (for node_exporter's
     /// textfile collector), or served at /metrics with --listen.
     Metrics {
@@ -374,7 +407,7 @@ impl Command {
             #[cfg(feature = "sandbox")]
             Command::Sandbox(_) => true,
             Command::Metrics { listen, .. } => listen.is_some(),
-            Command::Mcp => true,
+            Command::Mcp { .. } => true,
             #[cfg(feature = "gateway")]
             Command::Gateway {
                 what: GatewayWhat::Serve(_),

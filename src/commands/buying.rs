@@ -26,22 +26,62 @@ pub async fn topup(
     spend_args: &SpendArgs,
     output: &Output,
 ) -> Result<(), CommandError> {
-    let (what, ready) = check_topup(client, iccid, slug, seen, spend_args, output.is_json())
-        .await
-        .map_err(|e| e.nothing_moved(NOTHING_TOPPED_UP))?;
-    pay(client, &what, ready, spend_args, output).await
+    let checked = async {
+        client.ensure_writable(TOPUP)?;
+        let quote = quote_topup(client, iccid, slug, spend_args.qty, seen).await?;
+        if let Some(unsure) = &quote.unsure {
+            ask_unsure(spend_args, unsure, output.is_json()).await?;
+        }
+        check_and_ask(client, quote, spend_args).await
+    };
+    let ready = checked.await.map_err(|e| e.nothing_moved(NOTHING_TOPPED_UP))?;
+    pay(client, ready, spend_args, output).await
 }
 
 pub async fn buy(client: &Client, slug: &str, spend_args: &SpendArgs, output: &Output) -> Result<(), CommandError> {
-    let what = Purchase::Order;
-    let ready = check_order(client, slug, spend_args)
-        .await
-        .map_err(|e| e.nothing_moved(NOTHING_BOUGHT))?;
-    pay(client, &what, ready, spend_args, output).await
+    let checked = async {
+        client.ensure_writable(PLACE_ORDER)?;
+        let quote = quote_order(client, slug, spend_args.qty).await?;
+        check_and_ask(client, quote, spend_args).await
+    };
+    let ready = checked.await.map_err(|e| e.nothing_moved(NOTHING_BOUGHT))?;
+    pay(client, ready, spend_args, output).await
+}
+
+/// A payment as it would be paid now: offered, priced and within the balance; nobody asked yet.
+/// What `topup`, `buy`, an assistant's proposal and a person's approval each check.
+pub(crate) struct Quote {
+    pub plan: Plan,
+    pub spend: Spend,
+    pub unit: Decimal,
+    pub total: Decimal,
+    pub balance: Decimal,
+    pub after: Decimal,
+    /// Why the eSIM's state could not be confirmed, when it could not (a top-up).
+    pub unsure: Option<String>,
+}
+
+impl Quote {
+    /// What a person says yes to.
+    pub fn summary(&self) -> String {
+        let iccid = self.spend.what.iccid();
+        let target = iccid.map_or_else(String::new, |i| format!(" for eSIM {i}"));
+        format!(
+            "{} {} × {} ({}){target}: {} USD each, {} USD in all. Balance {} USD → {} USD.",
+            if iccid.is_some() { "Top up" } else { "Buy" },
+            self.spend.qty,
+            self.plan.name,
+            self.plan.slug,
+            format_amount(self.unit),
+            format_amount(self.total),
+            format_amount(self.balance),
+            format_amount(self.after)
+        )
+    }
 }
 
 /// A payment checked, confirmed and ready to send once.
-struct Ready {
+pub(crate) struct Ready {
     plan: Plan,
     qty: u32,
     total: Decimal,
@@ -52,16 +92,15 @@ struct Ready {
     unsure: Option<String>,
 }
 
-async fn check_topup(
+/// A top-up of `slug` for the eSIM as it would be paid now: the plan among those offered for
+/// it (the availability answer judged against its record), priced, within the balance.
+pub(crate) async fn quote_topup(
     client: &Client,
     iccid: &Iccid,
     slug: &str,
+    qty: u32,
     seen: Option<Whereabouts>,
-    spend_args: &SpendArgs,
-    json: bool,
-) -> Result<(Purchase, Ready), CommandError> {
-    // A read-only session is told before anything is read or asked.
-    client.ensure_writable(TOPUP)?;
+) -> Result<Quote, CommandError> {
     let offer = offered_for(client, iccid, seen).await?;
     let dead = offer.cannot_take_data();
     let (plans, unsure) = match offer {
@@ -84,12 +123,44 @@ async fn check_topup(
             slugs.join(", ")
         )));
     };
-    if let Some(unsure) = &unsure {
-        ask_unsure(spend_args, unsure, json).await?;
+    let quote = quote(client, plan, Spend::topup(iccid.clone(), slug, qty)).await?;
+    Ok(Quote { unsure, ..quote })
+}
+
+/// An order of a catalog plan as it would be paid now.
+pub(crate) async fn quote_order(client: &Client, slug: &str, qty: u32) -> Result<Quote, CommandError> {
+    let plan = client.plan(slug).await.map_err(|e| match e.status() {
+        Some(404) => CommandError::NotFound(format!("no plan {slug:?} in the catalog")),
+        _ => CommandError::Api(e),
+    })?;
+    if plan.is_topup() {
+        return Err(CommandError::Usage(format!(
+            "{slug:?} is a top-up plan: use esimdash topup --iccid …"
+        )));
     }
-    let spend = Spend::topup(iccid.clone(), slug, spend_args.qty);
-    let ready = check_and_ask(client, plan, spend_args, spend).await?;
-    Ok((Purchase::Topup { iccid: iccid.clone() }, Ready { unsure, ..ready }))
+    quote(client, plan, Spend::order(slug, qty)).await
+}
+
+/// Prices `spend` at the plan's price and checks it against the balance.
+async fn quote(client: &Client, plan: Plan, spend: Spend) -> Result<Quote, CommandError> {
+    let unit = plan
+        .sell_price()
+        .ok_or_else(|| CommandError::Refused(format!("the plan {} has no price", plan.slug)))?;
+    let total = line_total(unit, spend.qty).map_err(CommandError::Refused)?;
+    let balance = client.balance().await?;
+    if let Some(message) = shortfall_message(balance, total) {
+        return Err(CommandError::Refused(message));
+    }
+    let after = balance_after(balance, total).map_err(CommandError::Refused)?;
+    Ok(Quote {
+        plan,
+        spend,
+        unit,
+        total,
+        balance,
+        after,
+        unsure: None,
+    })
 }
 
 /// The eSIM's state could not be confirmed: asked once more at a terminal; with `--yes` said on
@@ -166,79 +237,43 @@ pub async fn offered(
     Ok(())
 }
 
-async fn check_order(client: &Client, slug: &str, spend_args: &SpendArgs) -> Result<Ready, CommandError> {
-    client.ensure_writable(PLACE_ORDER)?;
-    let plan = client.plan(slug).await.map_err(|e| match e.status() {
-        Some(404) => CommandError::NotFound(format!("no plan {slug:?} in the catalog")),
-        _ => CommandError::Api(e),
-    })?;
-    if plan.is_topup() {
-        return Err(CommandError::Usage(format!(
-            "{slug:?} is a top-up plan: use esimdash topup --iccid …"
-        )));
-    }
-    check_and_ask(client, plan, spend_args, Spend::order(slug, spend_args.qty)).await
+/// Asks (or `--yes`), then reads what exists before sending.
+async fn check_and_ask(client: &Client, quote: Quote, spend_args: &SpendArgs) -> Result<Ready, CommandError> {
+    confirm(spend_args.yes, &quote.summary()).await?;
+    let payment = Payment::new(quote.spend.clone(), Some(quote.total));
+    let payment = if spend_args.again { payment.again() } else { payment };
+    ready(client, quote, payment).await
 }
 
-/// Checks the price and the balance, asks (or `--yes`), and reads what exists before sending.
-async fn check_and_ask(
-    client: &Client,
-    plan: Plan,
-    spend_args: &SpendArgs,
-    spend: Spend,
-) -> Result<Ready, CommandError> {
-    let qty = spend_args.qty;
-    let unit = plan
-        .sell_price()
-        .ok_or_else(|| CommandError::Refused(format!("the plan {} has no price", plan.slug)))?;
-    let total = line_total(unit, qty).map_err(CommandError::Refused)?;
-    let balance = client.balance().await?;
-    if let Some(message) = shortfall_message(balance, total) {
-        return Err(CommandError::Refused(message));
-    }
-    let after = balance_after(balance, total).map_err(CommandError::Refused)?;
-    let payment = Payment::new(spend, Some(total)).with_balance_before(balance);
-    let iccid = payment.iccid().cloned();
-    let iccid = iccid.as_ref();
-    let target = iccid.map_or_else(String::new, |i| format!(" for eSIM {i}"));
-    let summary = format!(
-        "{} {qty} × {} ({}){target}: {} USD each, {} USD in all. Balance {} USD → {} USD.",
-        if iccid.is_some() { "Top up" } else { "Buy" },
-        plan.name,
-        plan.slug,
-        format_amount(unit),
-        format_amount(total),
-        format_amount(balance),
-        format_amount(after)
-    );
-    confirm(spend_args.yes, &summary).await?;
+/// `payment` (of `quote`, confirmed) with what a lost answer is told by: the plan's orders
+/// that exist before it is sent, and the balance the person saw.
+pub(crate) async fn ready(client: &Client, quote: Quote, payment: Payment) -> Result<Ready, CommandError> {
     let before = client
-        .recent_orders_for(&plan.slug, iccid)
+        .recent_orders_for(&quote.plan.slug, quote.spend.what.iccid())
         .await?
         .into_iter()
         .map(|o| o.record.provider_order_no)
         .collect();
-    let payment = payment.with_orders_before(&before);
-    let payment = if spend_args.again { payment.again() } else { payment };
+    let payment = payment.with_balance_before(quote.balance).with_orders_before(&before);
     Ok(Ready {
-        plan,
-        qty,
-        total,
+        plan: quote.plan,
+        qty: quote.spend.qty,
+        total: quote.total,
         payment,
         before,
-        unsure: None,
+        unsure: quote.unsure,
     })
 }
 
 /// Sends the payment once and reports what became of it. The same payment placed minutes
 /// ago is sent only after a second confirmation: `--again`, or a second "y" at the terminal.
-async fn pay(
+pub(crate) async fn pay(
     client: &Client,
-    what: &Purchase,
     ready: Ready,
     spend_args: &SpendArgs,
     output: &Output,
 ) -> Result<(), CommandError> {
+    let what = &ready.payment.spend.what.clone();
     let Ready {
         plan,
         qty,

@@ -18,6 +18,7 @@ mod money;
 mod notices;
 mod output;
 mod qr;
+mod requests;
 #[cfg(feature = "sandbox")]
 mod sandbox;
 mod shell;
@@ -140,7 +141,10 @@ async fn run(
             }
             watch::run(client, prefs, args).await
         }
-        Command::Mcp => mcp::serve(client, prefs, saved).await,
+        Command::Mcp { allow_writes } => mcp::serve(client, prefs, saved, *allow_writes).await,
+        Command::Requests { .. } | Command::Approve { .. } | Command::Refuse { .. } => {
+            requests::run(command, client, output).await
+        }
         Command::Metrics { listen, every } => {
             if listen.is_some() {
                 start_keeper(client, saved, prefs, esimdash_front::keeper::Reads::ALL);

@@ -24,6 +24,7 @@ mod tmux;
 mod tools;
 
 mod amounts;
+mod approvals;
 mod budget;
 mod bulk;
 mod common;

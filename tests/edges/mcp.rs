@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// The binary's MCP session: requests written, answers read back by their id.
-struct Session {
+pub struct Session {
     child: tokio::process::Child,
     stdin: tokio::process::ChildStdin,
     lines: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
@@ -18,10 +18,16 @@ struct Session {
 
 impl Session {
     async fn start(sb: &esimdash_sandbox::RunningSandbox, home: &tempfile::TempDir) -> Session {
+        Session::start_at(&sb.base_url(), home, &[]).await
+    }
+
+    /// A session at the API at `base_url`, `mcp` given `extra` arguments.
+    pub async fn start_at(base_url: &str, home: &tempfile::TempDir, extra: &[&str]) -> Session {
         let mut cmd = esimdash(home);
-        acme_at(&mut cmd, &sb.base_url())
+        acme_at(&mut cmd, base_url)
             .env("ESIMDASH_RATE_LIMIT", "100000")
             .arg("mcp")
+            .args(extra)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped());
         let mut child = tokio::process::Command::from(cmd).spawn().unwrap();
@@ -53,7 +59,7 @@ impl Session {
     }
 
     /// A request, and its answer (other messages in between are skipped).
-    async fn ask(&mut self, method: &str, params: Value) -> Value {
+    pub async fn ask(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
         let id = self.next_id;
         self.say(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
@@ -72,7 +78,7 @@ impl Session {
             .unwrap_or_else(|_| panic!("no answer to {method}"))
     }
 
-    async fn call(&mut self, tool: &str, arguments: Value) -> Value {
+    pub async fn call(&mut self, tool: &str, arguments: Value) -> Value {
         let answer = self
             .ask("tools/call", json!({ "name": tool, "arguments": arguments }))
             .await;
@@ -80,7 +86,7 @@ impl Session {
     }
 
     /// Ends the session as a client does, by closing its input: the process ends by itself.
-    async fn end(mut self) -> std::process::ExitStatus {
+    pub async fn end(mut self) -> std::process::ExitStatus {
         drop(self.stdin);
         tokio::time::timeout(Duration::from_secs(10), self.child.wait())
             .await
@@ -114,10 +120,11 @@ async fn an_assistant_reads_through_mcp_what_the_command_line_answers() {
             "orders",
             "plan",
             "plans",
+            "request_status",
             "spend_report",
             "topup_plans"
         ],
-        "reads only"
+        "reads only: no proposing tool unless writes are allowed"
     );
     for tool in tools {
         assert_eq!(tool["annotations"]["readOnlyHint"], true, "{tool}");
@@ -206,7 +213,7 @@ async fn an_assistant_reads_through_mcp_what_the_command_line_answers() {
 }
 
 /// What the command line prints for `args`, as JSON.
-async fn cli_json(sb: &esimdash_sandbox::RunningSandbox, home: &tempfile::TempDir, args: &[&str]) -> Value {
+pub async fn cli_json(sb: &esimdash_sandbox::RunningSandbox, home: &tempfile::TempDir, args: &[&str]) -> Value {
     let mut cmd = esimdash(home);
     acme_at(&mut cmd, &sb.base_url())
         .env("ESIMDASH_RATE_LIMIT", "100000")

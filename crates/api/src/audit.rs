@@ -93,6 +93,10 @@ pub struct Entry {
     /// payment is sent again from the trail only where its line carries it: the trail is a
     /// record, and a line anyone could add is no instruction to pay.
     pub seal: Option<String>,
+    /// On a payment's lines, when an assistant proposed it and a person (`user`) approved it:
+    /// the request's id and its proposer.
+    pub request: Option<String>,
+    pub proposed_by: Option<String>,
 }
 
 /// The seal of a payment's line (`Entry::seal`): an HMAC with the account's secret over what a
@@ -173,6 +177,8 @@ impl Entry {
             found: None,
             candidates: None,
             seal: None,
+            request: None,
+            proposed_by: None,
         }
     }
 }

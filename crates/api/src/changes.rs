@@ -408,6 +408,10 @@ impl Client {
         e.quantity = Some(payment.qty());
         e.total = payment.total.map(format_amount);
         e.idempotency_key = Some(payment.key.clone());
+        if let Some(request) = &payment.request {
+            e.request = Some(request.id.clone());
+            e.proposed_by = Some(request.by.clone());
+        }
         e.seal = Some(self.seal(
             &payment.key,
             payment.action(),

@@ -30,6 +30,16 @@ pub struct Payment {
     /// The balance the user saw when confirming, when it was read: the balance moved is
     /// compared with the total confirmed.
     pub balance_before: Option<Decimal>,
+    /// The request a person approved, when an assistant proposed it: its id and proposer go
+    /// into the trail with the payment (its approver is the trail's user).
+    pub request: Option<Proposed>,
+}
+
+/// A proposed payment's id and who proposed it (`esimdash mcp`'s `propose_*`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Proposed {
+    pub id: String,
+    pub by: String,
 }
 
 impl Payment {
@@ -46,6 +56,7 @@ impl Payment {
             again: false,
             orders_before: None,
             balance_before: None,
+            request: None,
         }
     }
 
@@ -60,6 +71,12 @@ impl Payment {
     /// With the balance the user saw when confirming.
     pub fn with_balance_before(mut self, balance: Decimal) -> Self {
         self.balance_before = Some(balance);
+        self
+    }
+
+    /// Approved from a request (see `request`).
+    pub fn proposed(mut self, request: Proposed) -> Self {
+        self.request = Some(request);
         self
     }
 

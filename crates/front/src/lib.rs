@@ -1,6 +1,7 @@
 //! What the dashboard and the one-shot commands share: the settings and the account a session
 //! opens (`config`, `session`), how records are said to a person (`format`), what a payment
-//! checks before it is sent (`purchase`), bulk top-ups and their journal (`bulk`), files
+//! checks before it is sent (`purchase`), payments an assistant proposed and a person decides
+//! (`requests`), bulk top-ups and their journal (`bulk`), files
 //! written for the user (`export`), the clipboard, and the changes `watch` reports.
 
 #![warn(clippy::too_many_lines)]
@@ -12,5 +13,6 @@ pub mod export;
 pub mod format;
 pub mod keeper;
 pub mod purchase;
+pub mod requests;
 pub mod session;
 pub mod watch;

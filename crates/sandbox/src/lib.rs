@@ -346,6 +346,12 @@ impl RunningSandbox {
         self.shared.lock().reprice_next = Some(unit);
     }
 
+    /// Every reseller's markup is `percent` from now on: the catalog's prices as they see them
+    /// change (a price changed between a proposal and its approval).
+    pub fn set_markup(&self, percent: rust_decimal::Decimal) {
+        self.shared.lock().set_markup(percent);
+    }
+
     /// The provider purges its `n` oldest eSIMs of every reseller, as old records are purged
     /// (`Data::purge_oldest_esims`): every newer eSIM keeps its place from the top of the list,
     /// and the list's total falls. How many were purged.

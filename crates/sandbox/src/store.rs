@@ -74,6 +74,13 @@ impl Data {
         self.reseller(reseller).markup_pct
     }
 
+    /// See `RunningSandbox::set_markup`.
+    pub fn set_markup(&mut self, percent: Decimal) {
+        for reseller in &mut self.resellers {
+            reseller.markup_pct = percent;
+        }
+    }
+
     pub fn plan(&self, slug: &str) -> Option<&Arc<PlanRecord>> {
         self.plans.iter().chain(&self.topups).find(|p| p.slug == slug)
     }

@@ -40,6 +40,9 @@ pub struct FileConfig {
     keeper_share_percent: Option<u8>,
     /// Where `watch` posts its changes unless `--webhook` says.
     webhook_url: Option<String>,
+    /// Whether `esimdash mcp` offers an assistant its write tools, which only propose (default
+    /// off: read tools only).
+    assistant_writes: Option<bool>,
     /// Key rebindings: `action = ["key", …]` (or one key as a string).
     #[serde(default)]
     keys: BTreeMap<String, toml::Spanned<KeyList>>,
@@ -393,6 +396,8 @@ pub struct Preferences {
     pub keeper_share: f64,
     /// Where `watch` posts its changes (`webhook_url`).
     pub webhook_url: Option<String>,
+    /// `esimdash mcp` lists its proposing tools (`assistant_writes`).
+    pub assistant_writes: bool,
 }
 
 /// How old the kept picture may be unless configured: an hour, so that a keeper at its
@@ -413,6 +418,7 @@ impl Default for Preferences {
             picture_max_age: chrono::Duration::minutes(i64::from(DEFAULT_PICTURE_MAX_AGE_MINUTES)),
             keeper_share: crate::keeper::DEFAULT_SHARE,
             webhook_url: None,
+            assistant_writes: false,
         }
     }
 }
@@ -428,6 +434,7 @@ impl FileConfig {
             export_dir: crate::export::export_dir(self.export_dir.as_deref()),
             inventory_cache: self.inventory_cache.unwrap_or(true),
             webhook_url: self.webhook_url.clone(),
+            assistant_writes: self.assistant_writes.unwrap_or(false),
             ..Preferences::default()
         };
         if let Some(hours) = self.status_stale_hours {
@@ -789,6 +796,7 @@ mod example {
             "max_age_minutes",
             "keeper_share_percent",
             "webhook_url",
+            "assistant_writes",
             "[keys]",
             "[profiles.",
             "base_url",
