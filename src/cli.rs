@@ -310,6 +310,10 @@ pub enum Command {
         /// to tell the customer, and every field.
         #[arg(long, conflicts_with_all = ["all", "attention", "page"], value_parser = typed_iccid)]
         iccid: Option<EsimIccid>,
+        /// Only this order's eSIMs (its number, e.g. B100004006272), each as --iccid gives it:
+        /// found in the account's kept index, else among the newest 300 eSIMs.
+        #[arg(long, value_name = "NUMBER", conflicts_with_all = ["all", "attention", "page", "iccid"])]
+        order: Option<String>,
         /// Only usable eSIMs near a limit (data used, days left: thresholds in the config file):
         /// from the account's kept picture when it is no older than --max-age (one request),
         /// else read live within --budget requests.

@@ -115,6 +115,12 @@ struct ReportAsked {
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct ByOrder {
+    /// The order's number, as the orders list gives it (e.g. `B100004006272`).
+    order: String,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 struct ById {
     /// The request's id, as a proposal answered it (`rq-…`).
     id: String,
@@ -163,6 +169,14 @@ impl Seat {
             Ok(super::esim_json(&esim, &earlier))
         };
         Ok(answer(found.await))
+    }
+
+    /// An order's eSIMs, each as `find_esim` gives it (verdict, record, earlier profiles). The
+    /// same as `esimdash esims --order NUMBER --json`.
+    #[tool(annotations(title = "An order's eSIMs", read_only_hint = true, open_world_hint = false))]
+    async fn order_esims(&self, Parameters(asked): Parameters<ByOrder>) -> Result<CallToolResult, ErrorData> {
+        let index = self.saved.index.as_ref();
+        Ok(answer(super::order_esims_json(&self.client, index, &asked.order).await))
     }
 
     /// A plan of the catalog by its slug, with the reseller's pricing. The same as

@@ -167,6 +167,25 @@ async fn run(
         }
         Command::Esims { iccid: Some(iccid), .. } => esim(client, index, &typed_iccid(iccid)?, output).await,
         Command::Esims {
+            order: Some(number), ..
+        } => {
+            let found = order_esims_json(client, index, number).await?;
+            if output.is_json() {
+                return output.print_json(&found);
+            }
+            for (i, item) in found["esims"].as_array().into_iter().flatten().enumerate() {
+                let esim: Esim =
+                    serde_json::from_value(item["esim"].clone()).map_err(|e| CommandError::Usage(e.to_string()))?;
+                outln!(
+                    "{}{}",
+                    if i > 0 { "\n" } else { "" },
+                    verdict::text(&verdict::of(&esim, chrono::Utc::now()))
+                );
+                out!("{}", esim_detail(&esim));
+            }
+            Ok(())
+        }
+        Command::Esims {
             list,
             iccid: None,
             attention: true,
@@ -299,6 +318,41 @@ pub(crate) fn plan_json(plan: &Plan) -> serde_json::Value {
 pub(crate) fn esim_json(esim: &Esim, earlier: &[Esim]) -> serde_json::Value {
     let verdict = verdict::of(esim, chrono::Utc::now());
     json!({ "esim": esim, "verdict": verdict, "earlierProfiles": earlier })
+}
+
+/// An order's eSIMs, each as `esims --iccid` gives it (`esim_json`), under `esims`; an order
+/// none of whose eSIMs is found is said in words (no order by that number, or where its eSIM
+/// may be).
+pub(crate) async fn order_esims_json(
+    client: &Client,
+    index: Option<&Kept>,
+    number: &str,
+) -> Result<serde_json::Value, CommandError> {
+    let number = number.trim();
+    let iccids = finding::iccids_of_order(client, index, number).await?;
+    if iccids.is_empty() {
+        let query = OrderQuery {
+            q: Some(number.to_string()),
+            ..OrderQuery::default()
+        };
+        let orders = client.orders(&query).await?.orders;
+        let number = esimdash_domain::text::sanitize(number);
+        return Err(CommandError::NotFound(
+            match orders.iter().find(|o| o.record.provider_order_no == &*number) {
+                None => format!("no order {number} in this account"),
+                Some(order) => format!(
+                    "order {number} ({}) has no eSIM in the account's kept index nor among the newest 300 eSIMs: a pending order's eSIM comes once allocated; an older one is found by its ICCID (esims --iccid)",
+                    order.record.status
+                ),
+            },
+        ));
+    }
+    let mut esims = Vec::new();
+    for iccid in &iccids {
+        let (esim, earlier) = find_profiles(client, index, &typed_iccid(iccid)?).await?;
+        esims.push(esim_json(&esim, &earlier));
+    }
+    Ok(json!({ "order": number, "esims": esims }))
 }
 
 async fn esim(client: &Client, index: Option<&Kept>, iccid: &Iccid, output: &Output) -> Result<(), CommandError> {

@@ -101,6 +101,7 @@ async fn an_assistant_reads_through_mcp_what_the_command_line_answers() {
     let home = tempfile::tempdir().unwrap();
     let esims = cli_json(&sb, &home, &["esims", "--json"]).await;
     let iccid = esims["esims"][0]["rawOrderJson"]["iccid"].as_str().unwrap().to_string();
+    let order = esims["esims"][0]["providerOrderNo"].as_str().unwrap().to_string();
     let plans = cli_json(&sb, &home, &["plans", "--json"]).await;
     let slug = plans["data"][0]["slug"].as_str().unwrap().to_string();
     let location = plans["data"][0]["locationCode"].as_str().unwrap().to_string();
@@ -117,6 +118,7 @@ async fn an_assistant_reads_through_mcp_what_the_command_line_answers() {
             "attention",
             "balance",
             "find_esim",
+            "order_esims",
             "orders",
             "plan",
             "plans",
@@ -146,6 +148,11 @@ async fn an_assistant_reads_through_mcp_what_the_command_line_answers() {
             format!("esims --iccid {iccid} --json"),
         ),
         ("plan", json!({ "slug": slug }), format!("plans --slug {slug} --json")),
+        (
+            "order_esims",
+            json!({ "order": order }),
+            format!("esims --order {order} --json"),
+        ),
         (
             "plans",
             json!({ "location": location }),
@@ -193,6 +200,12 @@ async fn an_assistant_reads_through_mcp_what_the_command_line_answers() {
     assert!(
         typo["content"][0]["text"].as_str().unwrap().contains("is not an ICCID"),
         "{typo}"
+    );
+    let no_order = session.call("order_esims", json!({ "order": "B999" })).await;
+    assert_eq!(no_order["isError"], true, "{no_order}");
+    assert!(
+        no_order["content"][0]["text"].as_str().unwrap().contains("no order B999 in this account"),
+        "{no_order}"
     );
     let confirmed = session.call("balance", json!({ "confirm": true })).await;
     assert_eq!(data(&confirmed), data(&balance));

@@ -88,6 +88,11 @@ impl Kept {
         self.ask(|store| store.whereabouts(iccid)).flatten()
     }
 
+    /// The ICCIDs the index saw for this order, the newest first.
+    pub fn iccids_of_order(&self, order_no: &str) -> Vec<String> {
+        self.ask(|store| store.iccids_of_order(order_no)).unwrap_or_default()
+    }
+
     /// The list's pages (of `size`) the index holds whole, the one read longest ago first.
     pub fn pages_held_whole(&self, size: u64) -> Vec<u64> {
         self.ask(|store| store.pages_held_whole(size)).unwrap_or_default()

@@ -186,6 +186,14 @@ impl Store {
         }))
     }
 
+    /// The ICCIDs the index saw for this order, the newest entry first.
+    pub fn iccids_of_order(&self, order_no: &str) -> rusqlite::Result<Vec<String>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT iccid FROM esims WHERE order_no = ?1 GROUP BY iccid ORDER BY MAX(from_end) DESC LIMIT 100",
+        )?;
+        stmt.query_map([order_no], |r| r.get(0))?.collect()
+    }
+
     /// The list's pages (of `size`) the index holds whole, the one read longest ago first
     /// (`Inventory::pages_held_whole`).
     pub fn pages_held_whole(&self, size: u64) -> rusqlite::Result<Vec<u64>> {
