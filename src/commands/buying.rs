@@ -10,9 +10,9 @@ use esimdash_api::{ApiError, Client, Delivery, PLACE_ORDER, Payment, TOPUP};
 use esimdash_domain::iccid::Iccid;
 use esimdash_domain::money::format_amount;
 use esimdash_domain::order_no::OrderNo;
-use esimdash_domain::purchase::Spend;
 use esimdash_domain::purchase::{NOTHING_BOUGHT, NOTHING_TOPPED_UP, Purchase};
-use esimdash_front::purchase::{TopupOffer, balance_after, explain, line_total, shortfall_message, topup_offer};
+use esimdash_front::purchase::{TopupOffer, explain};
+use esimdash_front::quote::{self, Quote};
 use rust_decimal::Decimal;
 use serde_json::json;
 use std::collections::HashSet;
@@ -28,7 +28,7 @@ pub async fn topup(
 ) -> Result<(), CommandError> {
     let checked = async {
         client.ensure_writable(TOPUP)?;
-        let quote = quote_topup(client, iccid, slug, spend_args.qty, seen).await?;
+        let quote = quote::topup(client, iccid, slug, spend_args.qty, seen).await?;
         if let Some(unsure) = &quote.unsure {
             ask_unsure(spend_args, unsure, output.is_json()).await?;
         }
@@ -41,43 +41,11 @@ pub async fn topup(
 pub async fn buy(client: &Client, slug: &str, spend_args: &SpendArgs, output: &Output) -> Result<(), CommandError> {
     let checked = async {
         client.ensure_writable(PLACE_ORDER)?;
-        let quote = quote_order(client, slug, spend_args.qty).await?;
+        let quote = quote::order(client, slug, spend_args.qty).await?;
         check_and_ask(client, quote, spend_args).await
     };
     let ready = checked.await.map_err(|e| e.nothing_moved(NOTHING_BOUGHT))?;
     pay(client, ready, spend_args, output).await
-}
-
-/// A payment as it would be paid now: offered, priced and within the balance; nobody asked yet.
-/// What `topup`, `buy`, an assistant's proposal and a person's approval each check.
-pub(crate) struct Quote {
-    pub plan: Plan,
-    pub spend: Spend,
-    pub unit: Decimal,
-    pub total: Decimal,
-    pub balance: Decimal,
-    pub after: Decimal,
-    /// Why the eSIM's state could not be confirmed, when it could not (a top-up).
-    pub unsure: Option<String>,
-}
-
-impl Quote {
-    /// What a person says yes to.
-    pub fn summary(&self) -> String {
-        let iccid = self.spend.what.iccid();
-        let target = iccid.map_or_else(String::new, |i| format!(" for eSIM {i}"));
-        format!(
-            "{} {} × {} ({}){target}: {} USD each, {} USD in all. Balance {} USD → {} USD.",
-            if iccid.is_some() { "Top up" } else { "Buy" },
-            self.spend.qty,
-            self.plan.name,
-            self.plan.slug,
-            format_amount(self.unit),
-            format_amount(self.total),
-            format_amount(self.balance),
-            format_amount(self.after)
-        )
-    }
 }
 
 /// A payment checked, confirmed and ready to send once.
@@ -90,77 +58,6 @@ pub(crate) struct Ready {
     before: HashSet<OrderNo>,
     /// Why the eSIM's state could not be confirmed, when it could not (a top-up).
     unsure: Option<String>,
-}
-
-/// A top-up of `slug` for the eSIM as it would be paid now: the plan among those offered for
-/// it (the availability answer judged against its record), priced, within the balance.
-pub(crate) async fn quote_topup(
-    client: &Client,
-    iccid: &Iccid,
-    slug: &str,
-    qty: u32,
-    seen: Option<Whereabouts>,
-) -> Result<Quote, CommandError> {
-    let offer = offered_for(client, iccid, seen).await?;
-    let dead = offer.cannot_take_data();
-    let (plans, unsure) = match offer {
-        TopupOffer::Plans { plans, unsure } => (plans, unsure),
-        TopupOffer::Refused { why, .. } if dead.is_some() => {
-            return Err(CommandError::CannotTakeData {
-                message: format!("no top-up for {iccid}: {why}"),
-                state: dead.map(|c| c.key()),
-            });
-        }
-        // Offered nothing now, by an eSIM that can take data (or whose state is not known).
-        TopupOffer::Refused { why, .. } => {
-            return Err(CommandError::Refused(format!("no top-up for {iccid}: {why}")));
-        }
-    };
-    let Some(plan) = plans.iter().find(|p| p.slug == slug).cloned() else {
-        let slugs: Vec<&str> = plans.iter().map(|p| p.slug.as_str()).collect();
-        return Err(CommandError::Usage(format!(
-            "{slug:?} is not offered for {iccid}; offered: {}",
-            slugs.join(", ")
-        )));
-    };
-    let quote = quote(client, plan, Spend::topup(iccid.clone(), slug, qty)).await?;
-    Ok(Quote { unsure, ..quote })
-}
-
-/// An order of a catalog plan as it would be paid now.
-pub(crate) async fn quote_order(client: &Client, slug: &str, qty: u32) -> Result<Quote, CommandError> {
-    let plan = client.plan(slug).await.map_err(|e| match e.status() {
-        Some(404) => CommandError::NotFound(format!("no plan {slug:?} in the catalog")),
-        _ => CommandError::Api(e),
-    })?;
-    if plan.is_topup() {
-        return Err(CommandError::Usage(format!(
-            "{slug:?} is a top-up plan: use esimdash topup --iccid …"
-        )));
-    }
-    quote(client, plan, Spend::order(slug, qty)).await
-}
-
-/// Prices `spend` at the plan's price and checks it against the balance.
-async fn quote(client: &Client, plan: Plan, spend: Spend) -> Result<Quote, CommandError> {
-    let unit = plan
-        .sell_price()
-        .ok_or_else(|| CommandError::Refused(format!("the plan {} has no price", plan.slug)))?;
-    let total = line_total(unit, spend.qty).map_err(CommandError::Refused)?;
-    let balance = client.balance().await?;
-    if let Some(message) = shortfall_message(balance, total) {
-        return Err(CommandError::Refused(message));
-    }
-    let after = balance_after(balance, total).map_err(CommandError::Refused)?;
-    Ok(Quote {
-        plan,
-        spend,
-        unit,
-        total,
-        balance,
-        after,
-        unsure: None,
-    })
 }
 
 /// The eSIM's state could not be confirmed: asked once more at a terminal; with `--yes` said on
@@ -176,13 +73,9 @@ async fn ask_unsure(spend_args: &SpendArgs, unsure: &str, json: bool) -> Result<
     confirm(false, &format!("Note: {unsure}.\nGo on to the top-up all the same?")).await
 }
 
-/// What may be paid for an eSIM: the API's offer judged against its
-/// record (`purchase::topup_offer`).
+/// What may be paid for an eSIM (`quote::offered_for`).
 async fn offered_for(client: &Client, iccid: &Iccid, seen: Option<Whereabouts>) -> Result<TopupOffer, CommandError> {
-    topup_offer(client, iccid, seen).await.map_err(|e| match e.status() {
-        Some(404) => CommandError::NotFound(format!("no eSIM with ICCID {iccid} in this account")),
-        _ => CommandError::Api(e),
-    })
+    Ok(esimdash_front::quote::offered_for(client, iccid, seen).await?)
 }
 
 /// `topup --iccid I --json`: the top-ups offered for the eSIM (the API's availability answer
@@ -245,9 +138,23 @@ async fn check_and_ask(client: &Client, quote: Quote, spend_args: &SpendArgs) ->
     ready(client, quote, payment).await
 }
 
+impl Ready {
+    /// `payment` of `quote`, with the plan's orders read before it.
+    pub(crate) fn new(quote: Quote, payment: Payment, before: HashSet<OrderNo>) -> Ready {
+        Ready {
+            plan: quote.plan,
+            qty: quote.spend.qty,
+            total: quote.total,
+            payment,
+            before,
+            unsure: quote.unsure,
+        }
+    }
+}
+
 /// `payment` (of `quote`, confirmed) with what a lost answer is told by: the plan's orders
 /// that exist before it is sent, and the balance the person saw.
-pub(crate) async fn ready(client: &Client, quote: Quote, payment: Payment) -> Result<Ready, CommandError> {
+async fn ready(client: &Client, quote: Quote, payment: Payment) -> Result<Ready, CommandError> {
     let before = client
         .recent_orders_for(&quote.plan.slug, quote.spend.what.iccid())
         .await?
@@ -255,14 +162,7 @@ pub(crate) async fn ready(client: &Client, quote: Quote, payment: Payment) -> Re
         .map(|o| o.record.provider_order_no)
         .collect();
     let payment = payment.with_balance_before(quote.balance).with_orders_before(&before);
-    Ok(Ready {
-        plan: quote.plan,
-        qty: quote.spend.qty,
-        total: quote.total,
-        payment,
-        before,
-        unsure: quote.unsure,
-    })
+    Ok(Ready::new(quote, payment, before))
 }
 
 /// Sends the payment once and reports what became of it. The same payment placed minutes
@@ -305,6 +205,34 @@ pub(crate) async fn pay(
         payment.balance_before = seen;
         answer = client.pay(&payment).await;
     }
+    let ready = Ready {
+        plan,
+        qty,
+        total,
+        payment,
+        before,
+        unsure,
+    };
+    tell(client, ready, answer, output).await
+}
+
+/// What became of a payment sent (`ready`, answered `answer`), told: the order placed, the
+/// server's refusal, or a lost answer looked up in the order list.
+pub(crate) async fn tell(
+    client: &Client,
+    ready: Ready,
+    answer: Result<esimdash_api::Paid, ApiError>,
+    output: &Output,
+) -> Result<(), CommandError> {
+    let what = &ready.payment.spend.what.clone();
+    let Ready {
+        plan,
+        qty,
+        total,
+        payment,
+        before,
+        unsure,
+    } = ready;
     match answer {
         Ok(paid) => {
             if output.is_json() {

@@ -75,6 +75,19 @@ pub enum CommandError {
     Check(u8),
 }
 
+impl From<esimdash_front::quote::QuoteError> for CommandError {
+    fn from(e: esimdash_front::quote::QuoteError) -> Self {
+        use esimdash_front::quote::QuoteError;
+        match e {
+            QuoteError::Api(e) => CommandError::Api(e),
+            QuoteError::NotFound(m) => CommandError::NotFound(m),
+            QuoteError::CannotTakeData { message, state } => CommandError::CannotTakeData { message, state },
+            QuoteError::Refused(m) => CommandError::Refused(m),
+            QuoteError::Wrong(m) => CommandError::Usage(m),
+        }
+    }
+}
+
 impl From<esimdash_front::session::SessionError> for CommandError {
     fn from(e: esimdash_front::session::SessionError) -> Self {
         use esimdash_front::session::SessionError;

@@ -1,21 +1,18 @@
 //! Payments an assistant proposes and a person decides: `propose` (the MCP seat's write
 //! tools), `esimdash requests`, `esimdash approve ID`, `esimdash refuse ID`. A proposal checks
 //! what a payment checks and writes a pending request (`esimdash_front::requests`); nothing
-//! an assistant sends approves one. An approval checks the payment again, at this moment's
-//! offer and price (another digest than the request's: refused, propose again), asks the
-//! person (or `--yes`), writes the decision with an idempotency key and pays through the one
-//! payment path, all under the account's request lock: approved twice at once, from two
-//! processes, or again after a kill, it pays once.
+//! an assistant sends approves one. A decision is made by `requests::approval`, as the
+//! dashboard makes it: here the person is asked first, and what became of the payment is told.
 
-use super::buying::{Quote, quote_order, quote_topup};
 use super::{CommandError, Output};
-use crate::cli::SpendArgs;
 use crate::commands::output::outln;
 use chrono::Utc;
-use esimdash_api::{Client, PLACE_ORDER, Payment, Proposed, TOPUP};
+use esimdash_api::{Client, PLACE_ORDER, TOPUP};
 use esimdash_domain::iccid::Iccid;
-use esimdash_domain::purchase::{Purchase, Spend};
-use esimdash_front::requests::{Decided, Decision, Proposal, Request, Requests, RequestsError, Standing};
+use esimdash_domain::purchase::Purchase;
+use esimdash_front::quote::{self, Quote};
+use esimdash_front::requests::approval::{self, ApproveError};
+use esimdash_front::requests::{Proposal, Requests, RequestsError, Standing};
 use serde_json::json;
 
 /// What an assistant asks to pay: a top-up for an eSIM, or new eSIMs of a plan.
@@ -36,6 +33,17 @@ impl From<RequestsError> for CommandError {
             RequestsError::NotFound(_) => CommandError::NotFound(e.to_string()),
             RequestsError::Io { .. } => CommandError::Io(std::io::Error::other(e.to_string())),
             _ => CommandError::Refused(e.to_string()),
+        }
+    }
+}
+
+impl From<ApproveError> for CommandError {
+    fn from(e: ApproveError) -> Self {
+        match e {
+            ApproveError::Requests(e) => e.into(),
+            ApproveError::Api(e) => CommandError::Api(e),
+            ApproveError::Quote(e) => e.into(),
+            ApproveError::Refused(why) => CommandError::Refused(why),
         }
     }
 }
@@ -66,17 +74,13 @@ pub(crate) async fn propose(client: &Client, asked: &Asked<'_>) -> Result<serde_
     }
     let store = store(client)?;
     let quote = match asked.iccid {
-        Some(iccid) => {
-            let seen = None;
-            quote_topup(client, iccid, asked.slug, asked.qty, seen).await?
-        }
-        None => quote_order(client, asked.slug, asked.qty).await?,
+        Some(iccid) => quote::topup(client, iccid, asked.slug, asked.qty, None).await?,
+        None => quote::order(client, asked.slug, asked.qty).await?,
     };
     check_guards(client, &quote)?;
-    let account = account(client)?;
     let now = Utc::now();
     let request = Proposal {
-        account: &account,
+        account: store.account(),
         spend: &quote.spend,
         plan_name: &quote.plan.name,
         unit_price: quote.unit,
@@ -118,37 +122,18 @@ fn check_guards(client: &Client, quote: &Quote) -> Result<(), CommandError> {
     Ok(())
 }
 
-/// The account's id, as the requests and the trail know it.
-fn account(client: &Client) -> Result<String, CommandError> {
-    client
-        .state_place()
-        .map(|(_, account)| account)
-        .ok_or_else(|| CommandError::Usage("this session keeps no state folder".into()))
-}
-
 /// The request `id` where it stands now, as scripts and assistants read it.
 pub(crate) fn status_json(client: &Client, id: &str) -> Result<serde_json::Value, CommandError> {
     let request = store(client)?.read(id)?;
-    let records = records(client)?;
+    let records = client.payment_records().map_err(CommandError::Refused)?;
     Ok(request.json(&request.standing(&records, Utc::now())))
-}
-
-fn records(client: &Client) -> Result<Vec<esimdash_api::audit::PaymentRecord>, CommandError> {
-    client.payment_records().map_err(CommandError::Refused)
 }
 
 /// `esimdash requests`, `approve ID` and `refuse ID`.
 pub async fn run(command: &crate::cli::Command, client: &Client, output: &Output) -> Result<(), CommandError> {
     use crate::cli::Command;
     match command {
-        Command::Approve { id, yes, again } => {
-            let spend = SpendArgs {
-                qty: 1,
-                yes: *yes,
-                again: *again,
-            };
-            approve(client, id, &spend, output).await
-        }
+        Command::Approve { id, yes, again } => approve(client, id, (*yes, *again), output).await,
         Command::Refuse { id, why } => refuse(client, id, why.as_deref(), output).await,
         Command::Requests { all } => list(client, *all, output).await,
         _ => Err(CommandError::Usage("not a request's command".into())),
@@ -158,17 +143,8 @@ pub async fn run(command: &crate::cli::Command, client: &Client, output: &Output
 /// `esimdash requests`: the account's requests, waiting ones first (`--all`: decided and
 /// expired ones too).
 async fn list(client: &Client, all: bool, output: &Output) -> Result<(), CommandError> {
-    let requests = store(client)?.list()?;
-    let records = records(client)?;
-    let now = Utc::now();
-    let mut shown: Vec<(Request, Standing)> = requests
-        .into_iter()
-        .map(|r| {
-            let standing = r.standing(&records, now);
-            (r, standing)
-        })
-        .filter(|(_, s)| all || *s == Standing::Pending)
-        .collect();
+    let mut shown = approval::standings(client, &store(client)?)?;
+    shown.retain(|(_, s)| all || *s == Standing::Pending);
     shown.sort_by_key(|(_, s)| *s != Standing::Pending);
     if output.is_json() {
         let items: Vec<serde_json::Value> = shown.iter().map(|(r, s)| r.json(s)).collect();
@@ -196,176 +172,42 @@ async fn list(client: &Client, all: bool, output: &Output) -> Result<(), Command
 
 /// `esimdash refuse ID`: a pending request refused by this person, with why.
 async fn refuse(client: &Client, id: &str, why: Option<&str>, output: &Output) -> Result<(), CommandError> {
-    let store = store(client)?;
-    let held = store.hold(patience(client)).await?;
-    let request = store.read(id)?;
-    let standing = request.standing(&records(client)?, Utc::now());
-    if standing != Standing::Pending {
-        return Err(decided_already(&request, &standing));
-    }
-    let decision = Decision {
-        by: esimdash_api::audit::local_user(),
-        at: Utc::now(),
-        kind: Decided::Refused {
-            why: why.map_or_else(
-                || "refused by a person".to_string(),
-                |w| esimdash_domain::text::sanitize(w).into_owned(),
-            ),
-        },
-    };
-    let decided = store.decide(&held, &request, decision)?;
-    let standing = decided.standing(&[], Utc::now());
+    let why = why.unwrap_or("refused by a person");
+    let user = esimdash_api::audit::local_user();
+    let decided = approval::refuse(client, &store(client)?, id, &user, why).await?;
     if output.is_json() {
-        return output.print_json(&decided.json(&standing));
+        return output.print_json(&decided.json(&decided.standing(&[], Utc::now())));
     }
     outln!("Refused {}: nothing was paid.", decided.id);
     Ok(())
 }
 
-/// `esimdash approve ID`: checked again, asked, decided and paid once (see the module's text).
-async fn approve(client: &Client, id: &str, spend_args: &SpendArgs, output: &Output) -> Result<(), CommandError> {
+/// `esimdash approve ID`: the person asked (or `--yes`), then decided and paid once by
+/// `approval::approve`, and what became of it told as `topup` tells it.
+async fn approve(client: &Client, id: &str, (yes, again): (bool, bool), output: &Output) -> Result<(), CommandError> {
     let store = store(client)?;
     let nothing = |e: CommandError| e.nothing_moved("nothing was paid");
-    let held = store.hold(patience(client)).await.map_err(|e| nothing(e.into()))?;
     let request = store.read(id).map_err(|e| nothing(e.into()))?;
-    let spend = request.spend().map_err(|e| nothing(CommandError::Refused(e)))?;
-    client
-        .ensure_writable(if spend.what.iccid().is_some() {
-            TOPUP
-        } else {
-            PLACE_ORDER
-        })
-        .map_err(|e| nothing(e.into()))?;
-    // A payment sent and not settled (its approver was stopped mid-payment) is settled first,
-    // under the account's lock: the trail then tells whether it was placed.
-    let mut standing = request.standing(&records(client)?, Utc::now());
-    if standing == Standing::Paying {
-        client.settle_earlier().await;
-        standing = request.standing(&records(client)?, Utc::now());
-    }
-    let key = match (&standing, &request.decision) {
-        (Standing::Pending, _) => None,
-        (
-            Standing::ApprovedNotSent,
-            Some(Decision {
-                kind: Decided::Approved { key },
-                ..
-            }),
-        ) => Some(key.clone()),
-        _ => return Err(decided_already(&request, &standing)),
-    };
-    let quote = checked_again(client, &request, &spend).await;
-    let quote = match quote {
-        Ok(quote) => quote,
-        Err(Again::Changed(why)) => {
-            // Re-priced or no longer offered: this request can never be paid; said to the
-            // assistant too (`request_status`).
-            let decision = Decision {
-                by: "esimdash".to_string(),
-                at: Utc::now(),
-                kind: Decided::Refused { why: why.clone() },
-            };
-            store.decide(&held, &request, decision)?;
-            return Err(nothing(CommandError::Refused(format!(
-                "request {}: {why}; it must be proposed again",
-                request.id
-            ))));
-        }
-        Err(Again::Failed(e)) => return Err(nothing(e)),
-    };
-    let question = format!("{}\n{}", request.summary(), quote.summary());
-    super::buying::confirm(spend_args.yes, &question)
+    let question = format!(
+        "{}\nIt is checked again at this moment's offer and price before anything is paid.",
+        request.summary()
+    );
+    super::buying::confirm(yes, &question).await.map_err(nothing)?;
+    let user = esimdash_api::audit::local_user();
+    let approved = approval::approve(client, &store, id, &user, again)
         .await
-        .map_err(nothing)?;
-    let resumed = key.is_some();
-    let key = key.unwrap_or_else(|| Payment::new(spend.clone(), None).key);
-    if !resumed {
-        let decision = Decision {
-            by: esimdash_api::audit::local_user(),
-            at: Utc::now(),
-            kind: Decided::Approved { key: key.clone() },
-        };
-        store.decide(&held, &request, decision)?;
+        .map_err(|e| nothing(e.into()))?;
+    let what = approved.payment.spend.what.clone();
+    let ready = super::buying::Ready::new(approved.quote, approved.payment, approved.before);
+    match approved.answer {
+        // Refused by the repeat rule: the person can say it is meant.
+        Err(e @ esimdash_api::ApiError::Repeat { .. }) => Err(CommandError::Refused(format!(
+            "{e}; approve it with --again to pay the same a second time"
+        ))
+        .nothing_moved(match what {
+            Purchase::Topup { .. } => esimdash_domain::purchase::NOTHING_TOPPED_UP,
+            Purchase::Order => esimdash_domain::purchase::NOTHING_BOUGHT,
+        })),
+        answer => super::buying::tell(client, ready, answer, output).await,
     }
-    let payment = Payment::with_key(spend, Some(quote.total), key).proposed(Proposed {
-        id: request.id.clone(),
-        by: request.proposed_by.clone(),
-    });
-    let payment = if spend_args.again { payment.again() } else { payment };
-    let ready = super::buying::ready(client, quote, payment).await.map_err(nothing)?;
-    // Confirmed above: the payment path asks nothing more (a repeat is refused in words, and
-    // `approve ID --again` pays it).
-    let confirmed = SpendArgs {
-        qty: request.quantity,
-        yes: true,
-        again: spend_args.again,
-    };
-    let paid = super::buying::pay(client, ready, &confirmed, output).await;
-    drop(held);
-    paid
-}
-
-enum Again {
-    /// The payment is not what was proposed any more: said in words.
-    Changed(String),
-    Failed(CommandError),
-}
-
-/// The request's payment checked as it would be paid now, and held to its digest.
-async fn checked_again(client: &Client, request: &Request, spend: &Spend) -> Result<Quote, Again> {
-    if request.standing(&[], Utc::now()) == Standing::Expired {
-        return Err(Again::Failed(CommandError::Refused(format!(
-            "request {} expired at {}: it must be proposed again",
-            request.id,
-            request.expires_at.with_timezone(&chrono::Local).format("%H:%M")
-        ))));
-    }
-    let quote = match &spend.what {
-        Purchase::Topup { iccid } => quote_topup(client, iccid, &spend.slug, spend.qty, None).await,
-        Purchase::Order => quote_order(client, &spend.slug, spend.qty).await,
-    };
-    let quote = quote.map_err(|e| match e {
-        CommandError::Usage(why) | CommandError::Refused(why) => Again::Changed(why),
-        CommandError::CannotTakeData { message, .. } => Again::Changed(message),
-        other => Again::Failed(other),
-    })?;
-    let account = account(client).map_err(Again::Failed)?;
-    if esimdash_front::requests::digest(&account, &quote.spend, quote.total) != request.digest {
-        let now = esimdash_domain::money::format_amount(quote.total);
-        let then = esimdash_domain::money::format_amount(request.total);
-        return Err(Again::Changed(if now == then {
-            "it is not what was proposed (the request's digest does not match)".to_string()
-        } else {
-            format!("the price changed since it was proposed: {then} USD then, {now} USD now")
-        }));
-    }
-    Ok(quote)
-}
-
-/// A request decided already (or expired): what became of it, refused as a second decision.
-fn decided_already(request: &Request, standing: &Standing) -> CommandError {
-    let by = request
-        .decision
-        .as_ref()
-        .map(|d| format!(" by {} at {}", d.by, d.at.with_timezone(&chrono::Local).format("%H:%M")))
-        .unwrap_or_default();
-    let what = match standing {
-        Standing::Expired => format!(
-            "expired at {}",
-            request.expires_at.with_timezone(&chrono::Local).format("%H:%M")
-        ),
-        Standing::Refused { why } => format!("was refused{by}: {why}"),
-        Standing::Paid { order_no } => format!("was approved{by} and paid: order {order_no}"),
-        Standing::NotPlaced => format!("was approved{by}, and the API refused its payment"),
-        Standing::Paying => format!("was approved{by} and its payment has no answer yet"),
-        Standing::Unknown { why } => format!("was approved{by}: {why}"),
-        Standing::Pending | Standing::ApprovedNotSent => "waits".to_string(),
-    };
-    CommandError::Refused(format!("request {} {what}: nothing was paid now", request.id))
-}
-
-/// How long a decision waits for another process deciding one of the account's requests: as
-/// long as its payment may take.
-fn patience(client: &Client) -> std::time::Duration {
-    client.request_timeout() * 3 + std::time::Duration::from_secs(10)
 }

@@ -204,7 +204,10 @@ async fn an_assistant_reads_through_mcp_what_the_command_line_answers() {
     let no_order = session.call("order_esims", json!({ "order": "B999" })).await;
     assert_eq!(no_order["isError"], true, "{no_order}");
     assert!(
-        no_order["content"][0]["text"].as_str().unwrap().contains("no order B999 in this account"),
+        no_order["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("no order B999 in this account"),
         "{no_order}"
     );
     let confirmed = session.call("balance", json!({ "confirm": true })).await;

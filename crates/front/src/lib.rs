@@ -1,6 +1,6 @@
 //! What the dashboard and the one-shot commands share: the settings and the account a session
 //! opens (`config`, `session`), how records are said to a person (`format`), what a payment
-//! checks before it is sent (`purchase`), payments an assistant proposed and a person decides
+//! checks before it is sent (`purchase`, `quote`), payments an assistant proposed and a person decides
 //! (`requests`), bulk top-ups and their journal (`bulk`), files
 //! written for the user (`export`), the clipboard, and the changes `watch` reports.
 
@@ -13,6 +13,7 @@ pub mod export;
 pub mod format;
 pub mod keeper;
 pub mod purchase;
+pub mod quote;
 pub mod requests;
 pub mod session;
 pub mod watch;

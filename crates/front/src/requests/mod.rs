@@ -10,6 +10,8 @@
 //! lock `requests/<account>.lock` (a `flock`: a killed holder lets go) is held from reading a
 //! request to the end of its payment, so that two approvals at once pay once.
 
+pub mod approval;
+
 use chrono::{DateTime, Duration, Utc};
 use esimdash_api::audit::{Outcome, PaymentRecord};
 use esimdash_domain::iccid::Iccid;
@@ -286,6 +288,8 @@ impl Proposal<'_> {
 pub struct Requests {
     dir: PathBuf,
     lock: PathBuf,
+    /// The account's id, which the digests bind.
+    account: String,
 }
 
 /// Held while a request is decided and paid.
@@ -314,7 +318,13 @@ impl Requests {
         Self {
             dir: root.join(account),
             lock: root.join(format!("{account}.lock")),
+            account: account.to_string(),
         }
+    }
+
+    /// The account's id, which the digests bind.
+    pub fn account(&self) -> &str {
+        &self.account
     }
 
     /// The requests of the client's account, where it has a state folder.

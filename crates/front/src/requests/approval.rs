@@ -1,0 +1,227 @@
+//! A person's decision on a request, the one way for the command line and the dashboard: under
+//! the account's request lock, the request read again, a payment its approver left mid-way
+//! settled first, the payment checked again at this moment's offer and price and held to the
+//! request's digest (else the request is refused, in words the assistant reads), the decision
+//! written with an idempotency key, and the payment sent once through the client's payment
+//! path (account lock, repeat rule, journal, trail with the request and its proposer). A second
+//! approval (at once, from another process, or after a kill) finds it decided and pays nothing.
+
+use super::{Decided, Decision, Request, Requests, RequestsError, Standing};
+use crate::quote::{Quote, QuoteError};
+use chrono::Utc;
+use esimdash_api::{ApiError, Client, PLACE_ORDER, Paid, Payment, Proposed, TOPUP};
+use esimdash_domain::order_no::OrderNo;
+use std::collections::HashSet;
+
+/// An approval that reached the payment: what was paid for and what the client answered (a
+/// lost answer is for the caller to look up with `before`).
+pub struct Approval {
+    pub request: Request,
+    pub quote: Quote,
+    pub payment: Payment,
+    pub before: HashSet<OrderNo>,
+    pub answer: Result<Paid, ApiError>,
+}
+
+/// Why nothing was paid.
+#[derive(Debug, thiserror::Error)]
+pub enum ApproveError {
+    #[error(transparent)]
+    Requests(#[from] RequestsError),
+    #[error(transparent)]
+    Api(#[from] ApiError),
+    /// The payment could not be checked now (the network, the API): the request still waits.
+    #[error(transparent)]
+    Quote(QuoteError),
+    /// Decided already, expired, or no longer what was proposed (refused now): in words.
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// The account's requests and where each stands, newest first.
+pub fn standings(client: &Client, store: &Requests) -> Result<Vec<(Request, Standing)>, ApproveError> {
+    let records = records(client)?;
+    let now = Utc::now();
+    Ok(store
+        .list()?
+        .into_iter()
+        .map(|r| {
+            let standing = r.standing(&records, now);
+            (r, standing)
+        })
+        .collect())
+}
+
+fn records(client: &Client) -> Result<Vec<esimdash_api::audit::PaymentRecord>, ApproveError> {
+    client.payment_records().map_err(ApproveError::Refused)
+}
+
+/// How long a decision waits for another process deciding one of the account's requests: as
+/// long as its payment may take.
+fn patience(client: &Client) -> std::time::Duration {
+    client.request_timeout() * 3 + std::time::Duration::from_secs(10)
+}
+
+/// Approves request `id` as `approver` and pays it once (see the module's text); `again`: the
+/// person confirmed paying the same as a payment minutes ago.
+pub async fn approve(
+    client: &Client,
+    store: &Requests,
+    id: &str,
+    approver: &str,
+    again: bool,
+) -> Result<Approval, ApproveError> {
+    let held = store.hold(patience(client)).await?;
+    let request = store.read(id)?;
+    let spend = request.spend().map_err(ApproveError::Refused)?;
+    client.ensure_writable(if spend.what.iccid().is_some() {
+        TOPUP
+    } else {
+        PLACE_ORDER
+    })?;
+    // A payment sent and not settled (its approver was stopped mid-payment) is settled first,
+    // under the account's lock: the trail then tells whether it was placed.
+    let mut standing = request.standing(&records(client)?, Utc::now());
+    if standing == Standing::Paying {
+        client.settle_earlier().await;
+        standing = request.standing(&records(client)?, Utc::now());
+    }
+    let resumed = match (&standing, &request.decision) {
+        (Standing::Pending, _) => None,
+        (
+            Standing::ApprovedNotSent,
+            Some(Decision {
+                kind: Decided::Approved { key },
+                ..
+            }),
+        ) => Some(key.clone()),
+        _ => return Err(ApproveError::Refused(decided_already(&request, &standing))),
+    };
+    let quote = match checked_again(client, store, &request, &spend).await {
+        Ok(quote) => quote,
+        Err(Again::Changed(why)) => {
+            // Re-priced or no longer offered: this request can never be paid; said to the
+            // assistant too (`request_status`).
+            let decision = Decision {
+                by: "esimdash".to_string(),
+                at: Utc::now(),
+                kind: Decided::Refused { why: why.clone() },
+            };
+            store.decide(&held, &request, decision)?;
+            return Err(ApproveError::Refused(format!(
+                "request {}: {why}; it must be proposed again",
+                request.id
+            )));
+        }
+        Err(Again::Failed(e)) => return Err(e),
+    };
+    let key = match resumed {
+        Some(key) => key,
+        None => {
+            let key = Payment::new(spend.clone(), None).key;
+            let decision = Decision {
+                by: approver.to_string(),
+                at: Utc::now(),
+                kind: Decided::Approved { key: key.clone() },
+            };
+            store.decide(&held, &request, decision)?;
+            key
+        }
+    };
+    let before: HashSet<OrderNo> = client
+        .recent_orders_for(&quote.plan.slug, spend.what.iccid())
+        .await?
+        .into_iter()
+        .map(|o| o.record.provider_order_no)
+        .collect();
+    let payment = Payment::with_key(spend, Some(quote.total), key)
+        .proposed(Proposed {
+            id: request.id.clone(),
+            by: request.proposed_by.clone(),
+        })
+        .with_balance_before(quote.balance)
+        .with_orders_before(&before);
+    let payment = if again { payment.again() } else { payment };
+    let answer = client.pay(&payment).await;
+    drop(held);
+    Ok(Approval {
+        request,
+        quote,
+        payment,
+        before,
+        answer,
+    })
+}
+
+/// Refuses request `id` as `by`, saying `why`.
+pub async fn refuse(client: &Client, store: &Requests, id: &str, by: &str, why: &str) -> Result<Request, ApproveError> {
+    let held = store.hold(patience(client)).await?;
+    let request = store.read(id)?;
+    let standing = request.standing(&records(client)?, Utc::now());
+    if standing != Standing::Pending {
+        return Err(ApproveError::Refused(decided_already(&request, &standing)));
+    }
+    let decision = Decision {
+        by: by.to_string(),
+        at: Utc::now(),
+        kind: Decided::Refused {
+            why: esimdash_domain::text::sanitize(why).into_owned(),
+        },
+    };
+    Ok(store.decide(&held, &request, decision)?)
+}
+
+enum Again {
+    /// The payment is not what was proposed any more: said in words.
+    Changed(String),
+    Failed(ApproveError),
+}
+
+/// The request's payment checked as it would be paid now, and held to its digest.
+async fn checked_again(
+    client: &Client,
+    store: &Requests,
+    request: &Request,
+    spend: &esimdash_domain::purchase::Spend,
+) -> Result<Quote, Again> {
+    if request.standing(&[], Utc::now()) == Standing::Expired {
+        return Err(Again::Failed(ApproveError::Refused(decided_already(
+            request,
+            &Standing::Expired,
+        ))));
+    }
+    let quote = crate::quote::of(client, spend).await.map_err(|e| match e {
+        QuoteError::Api(e) => Again::Failed(ApproveError::Quote(QuoteError::Api(e))),
+        other => Again::Changed(other.to_string()),
+    })?;
+    if super::digest(store.account(), &quote.spend, quote.total) != request.digest {
+        let now = esimdash_domain::money::format_amount(quote.total);
+        let then = esimdash_domain::money::format_amount(request.total);
+        return Err(Again::Changed(if now == then {
+            "it is not what was proposed (the request's digest does not match)".to_string()
+        } else {
+            format!("the price changed since it was proposed: {then} USD then, {now} USD now")
+        }));
+    }
+    Ok(quote)
+}
+
+/// A request decided already (or expired), in words: nothing is paid for it now.
+pub fn decided_already(request: &Request, standing: &Standing) -> String {
+    let at = |t: chrono::DateTime<Utc>| t.with_timezone(&chrono::Local).format("%H:%M").to_string();
+    let by = request
+        .decision
+        .as_ref()
+        .map(|d| format!(" by {} at {}", d.by, at(d.at)))
+        .unwrap_or_default();
+    let what = match standing {
+        Standing::Expired => format!("expired at {}", at(request.expires_at)),
+        Standing::Refused { why } => format!("was refused{by}: {why}"),
+        Standing::Paid { order_no } => format!("was approved{by} and paid: order {order_no}"),
+        Standing::NotPlaced => format!("was approved{by}, and the API refused its payment"),
+        Standing::Paying => format!("was approved{by} and its payment has no answer yet"),
+        Standing::Unknown { why } => format!("was approved{by}: {why}"),
+        Standing::Pending | Standing::ApprovedNotSent => "waits".to_string(),
+    };
+    format!("request {} {what}: nothing was paid now", request.id)
+}
