@@ -338,7 +338,7 @@ pub(crate) async fn order_esims_json(
         let orders = client.orders(&query).await?.orders;
         let number = esimdash_domain::text::sanitize(number);
         return Err(CommandError::NotFound(
-            match orders.iter().find(|o| o.record.provider_order_no == &*number) {
+            match orders.iter().find(|o| o.record.provider_order_no == *number) {
                 None => format!("no order {number} in this account"),
                 Some(order) => format!(
                     "order {number} ({}) has no eSIM in the account's kept index nor among the newest 300 eSIMs: a pending order's eSIM comes once allocated; an older one is found by its ICCID (esims --iccid)",
@@ -353,6 +353,22 @@ pub(crate) async fn order_esims_json(
         esims.push(esim_json(&esim, &earlier));
     }
     Ok(json!({ "order": number, "esims": esims }))
+}
+
+/// `esims --order NUMBER`: each of the order's eSIMs as `esims --iccid` shows it.
+async fn order_esims(client: &Client, index: Option<&Kept>, number: &str, output: &Output) -> Result<(), CommandError> {
+    let found = order_esims_json(client, index, number).await?;
+    if output.is_json() {
+        return output.print_json(&found);
+    }
+    for (i, item) in found["esims"].as_array().into_iter().flatten().enumerate() {
+        let esim: Esim =
+            serde_json::from_value(item["esim"].clone()).map_err(|e| CommandError::Usage(e.to_string()))?;
+        let verdict = verdict::of(&esim, chrono::Utc::now());
+        outln!("{}{}", if i > 0 { "\n" } else { "" }, verdict::text(&verdict));
+        out!("{}", esim_detail(&esim));
+    }
+    Ok(())
 }
 
 async fn esim(client: &Client, index: Option<&Kept>, iccid: &Iccid, output: &Output) -> Result<(), CommandError> {
