@@ -165,51 +165,7 @@ async fn run(
             };
             lists::orders(client, query, list, output).await
         }
-        Command::Esims { iccid: Some(iccid), .. } => esim(client, index, &typed_iccid(iccid)?, output).await,
-        Command::Esims {
-            order: Some(number), ..
-        } => {
-            let found = order_esims_json(client, index, number).await?;
-            if output.is_json() {
-                return output.print_json(&found);
-            }
-            for (i, item) in found["esims"].as_array().into_iter().flatten().enumerate() {
-                let esim: Esim =
-                    serde_json::from_value(item["esim"].clone()).map_err(|e| CommandError::Usage(e.to_string()))?;
-                outln!(
-                    "{}{}",
-                    if i > 0 { "\n" } else { "" },
-                    verdict::text(&verdict::of(&esim, chrono::Utc::now()))
-                );
-                out!("{}", esim_detail(&esim));
-            }
-            Ok(())
-        }
-        Command::Esims {
-            list,
-            iccid: None,
-            attention: true,
-            max_age,
-            budget,
-            ..
-        } => {
-            let picture = crate::cli::PictureArgs {
-                max_age: *max_age,
-                budget: *budget,
-            };
-            let status = list.status.clone().unwrap_or_default();
-            let means = attention::means(&picture, prefs);
-            attention::list(client, index, (status, prefs.attention), means, output).await
-        }
-        Command::Esims { list, iccid: None, .. } => {
-            let query = EsimQuery {
-                page: list.page,
-                page_size: list.page_size,
-                status: list.status.clone().unwrap_or_default(),
-                iccid: None,
-            };
-            lists::esims(client, query, list, output).await
-        }
+        Command::Esims { .. } => esims(command, client, (prefs, index), output).await,
         Command::Qr { iccid, link, png, svg } => {
             let esim = find(client, index, &typed_iccid(iccid)?).await?;
             let files = qr::Files {
@@ -353,6 +309,47 @@ pub(crate) async fn order_esims_json(
         esims.push(esim_json(&esim, &earlier));
     }
     Ok(json!({ "order": number, "esims": esims }))
+}
+
+/// `esims`: one eSIM, an order's, those needing attention, or a page of the list (or all).
+async fn esims(
+    command: &Command,
+    client: &Client,
+    (prefs, index): (&Preferences, Option<&Kept>),
+    output: &Output,
+) -> Result<(), CommandError> {
+    match command {
+        Command::Esims { iccid: Some(iccid), .. } => esim(client, index, &typed_iccid(iccid)?, output).await,
+        Command::Esims {
+            order: Some(number), ..
+        } => order_esims(client, index, number, output).await,
+        Command::Esims {
+            list,
+            iccid: None,
+            attention: true,
+            max_age,
+            budget,
+            ..
+        } => {
+            let picture = crate::cli::PictureArgs {
+                max_age: *max_age,
+                budget: *budget,
+            };
+            let status = list.status.clone().unwrap_or_default();
+            let means = attention::means(&picture, prefs);
+            attention::list(client, index, (status, prefs.attention), means, output).await
+        }
+        Command::Esims { list, iccid: None, .. } => {
+            let query = EsimQuery {
+                page: list.page,
+                page_size: list.page_size,
+                status: list.status.clone().unwrap_or_default(),
+                iccid: None,
+            };
+            lists::esims(client, query, list, output).await
+        }
+        _ => Err(CommandError::Usage("not an eSIM list's command".into())),
+    }
 }
 
 /// `esims --order NUMBER`: each of the order's eSIMs as `esims --iccid` shows it.
