@@ -240,6 +240,7 @@ pub enum Command {
     /// The payments an assistant proposed, waiting for a person (esimdash approve ID or refuse
     /// ID); --all: decided and expired ones too.
     Requests {
+        /// Decided and expired requests too, not only those waiting.
         #[arg(long)]
         all: bool,
     },

@@ -333,3 +333,51 @@ async fn no_sequence_of_tool_calls_places_an_order() {
     }
     assert!(session.end().await.success());
 }
+
+/// As a person works: an assistant proposes a top-up; in the dashboard at 80×24, `R` shows it
+/// with the eSIM's state, the price and the reason; `a` asks, Enter approves and pays once; the
+/// assistant reads that it was paid.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_person_approves_a_proposal_in_the_dashboard_at_80x24() {
+    if !crate::tools::tmux_available("a_person_approves_a_proposal_in_the_dashboard_at_80x24") {
+        return;
+    }
+    let (sb, api, home) = sandbox_api_home().await;
+    let target = topupable(&api, 1).await.remove(0);
+    let before = orders_at_server(&api).await;
+    let mut session = Session::start_at(&sb.base_url(), &home, &["--allow-writes"]).await;
+    let id = propose_topup(&mut session, &target, "customer in Lisbon out of data").await;
+
+    let dashboard = format!(
+        "env -i PATH=\"$PATH\" USER=ana HOME='{home}' XDG_CONFIG_HOME='{home}/config' XDG_STATE_HOME='{home}/state' ESIMDASH_RATE_LIMIT=100000 ESIMDASH_BASE_URL='{base}' ESIMDASH_ACCESS_CODE=ak_demo_acme ESIMDASH_SECRET_KEY=sk_demo_acme '{bin}'",
+        home = home.path().display(),
+        base = sb.base_url(),
+        bin = env!("CARGO_BIN_EXE_esimdash"),
+    );
+    let tmux = crate::tmux::Tmux::new("approve-80x24");
+    tmux.start(80, 24, &dashboard);
+    tmux.wait_for("Balance");
+    tmux.keys(&["R"]);
+    let screen = tmux.wait_for("The eSIM:");
+    assert!(
+        screen.contains(&id) && screen.contains("pending") && screen.contains("customer in Lisbon"),
+        "{screen}"
+    );
+    assert_eq!(orders_at_server(&api).await, before, "shown, not paid");
+    tmux.keys(&["a"]);
+    tmux.wait_for("Approve and pay it");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("Approved and paid");
+    assert!(screen.contains(&id), "{screen}");
+    assert_eq!(orders_at_server(&api).await, before + 1);
+    let status = data(&session.call("request_status", json!({ "id": id })).await);
+    assert_eq!(
+        (status["status"].as_str(), status["decidedBy"].as_str()),
+        (Some("paid"), Some("ana"))
+    );
+    // Its `q` closes the window; the dashboard's quits.
+    tmux.keys(&["q"]);
+    tmux.wait_until("the window closed", |s| !s.contains("Requests an assistant proposed"));
+    tmux.quit();
+    assert!(session.end().await.success());
+}

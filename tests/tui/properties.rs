@@ -194,6 +194,35 @@ fn profile(seed: u64) -> Profile {
     .unwrap()
 }
 
+/// The `i`th request an assistant proposed, where it stands drawn from `seed`.
+fn listed(seed: u64, i: u64) -> esimdash_front::requests::approval::Listed {
+    use esimdash_front::requests::{Proposal, Standing};
+    let spend = esimdash_domain::purchase::Spend::order(text(seed >> i, "fr-1gb"), 1);
+    let request = Proposal {
+        account: "acct",
+        spend: &spend,
+        plan_name: &text(seed, "France"),
+        unit_price: rust_decimal::Decimal::new(seed as i64 % 1000, 2),
+        total: rust_decimal::Decimal::new(seed as i64 % 1000, 2),
+        reason: &text(seed >> 3, "asked"),
+        proposed_by: &text(seed >> 5, "assistant"),
+    }
+    .request(chrono::Utc::now());
+    let standing = match (seed >> i) % 4 {
+        0 => Standing::Pending,
+        1 => Standing::Expired,
+        2 => Standing::Paid {
+            order_no: text(seed, "B1"),
+        },
+        _ => Standing::Refused { why: text(seed, "no") },
+    };
+    esimdash_front::requests::approval::Listed {
+        request,
+        standing,
+        esim: seed.is_multiple_of(2).then(|| text(seed, "in use")),
+    }
+}
+
 /// A page of `count` items with a `total` that may disagree with it (a server can be wrong).
 fn page_numbers(seed: u64) -> (u64, u64, u64) {
     let count = seed % 60;
@@ -327,6 +356,17 @@ fn data_for(request: &Request, seed: u64) -> Payload {
             }),
         }),
         Request::LookUpPayment { .. } => Payload::FoundOrder(seed.is_multiple_of(2).then(|| order(seed, 2))),
+        // Requests an assistant proposed: some waiting (their eSIM read or not), some decided.
+        Request::Requests => Payload::Requests((0..count % 4).map(|i| listed(seed, i)).collect()),
+        Request::Decide { .. } => Payload::Decided(esimdash_tui::forms::requests::Decided {
+            text: text(seed, "Approved and paid"),
+            tone: if seed.is_multiple_of(2) {
+                esimdash_tui::kit::status::Tone::Success
+            } else {
+                esimdash_tui::kit::status::Tone::Error
+            },
+            paid: seed.is_multiple_of(3).then_some(None),
+        }),
     }
 }
 

@@ -53,6 +53,10 @@ pub enum Context {
     Banner,
     /// "Replace the file?" before a QR image overwrites one.
     Replace,
+    /// The requests an assistant proposed.
+    Requests,
+    /// "Approve (or refuse) this request?"
+    Decide,
 }
 
 impl Context {
@@ -80,6 +84,8 @@ impl Context {
             Context::BulkLeaveOut => "top-up of the marked eSIMs: some offered nothing",
             Context::Banner => "credentials refused",
             Context::Replace => "replace a file?",
+            Context::Requests => "requests an assistant proposed",
+            Context::Decide => "requests: deciding",
         }
     }
 }
@@ -143,6 +149,10 @@ pub enum Action {
     /// The eSIM pane: its next screenful, where it holds more than its height.
     PaneDown,
     PaneUp,
+    /// The requests an assistant proposed (`esimdash mcp`).
+    Requests,
+    Approve,
+    Refuse,
 }
 
 impl Action {
@@ -203,6 +213,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(C::Global, A::PreviousTab, &["shift-tab"], "previous tab", None),
     bind(C::Global, A::Refresh, &["r"], "refresh the view and the balance", Some("refresh")),
     bind(C::Global, A::TopUp, &["t"], "top up: the selected or marked eSIMs, an order's eSIM, any eSIM by ICCID", Some("top up")),
+    bind(C::Global, A::Requests, &["R"], "requests an assistant proposed: approve or refuse each", None),
     bind(C::Global, A::SwitchProfile, &["P"], "switch to another profile of the config file (another account)", None),
     bind(C::Global, A::ToggleMouse, &["m"], "mouse on or off (off: select text with the mouse)", None),
     bind(C::Global, A::Help, &["?"], "all keys", Some("help")),
@@ -277,6 +288,14 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(C::BulkLeaveOut, A::Close, &["esc", "q"], "close (the marks stay)", Some("close")),
     bind(C::Banner, A::Quit, &["q", "ctrl-c"], "quit", Some("quit")),
     bind(C::Banner, A::Close, &["esc"], "quit", None),
+    bind(C::Requests, A::Down, &["down", "j"], "next request", Some("move")),
+    bind(C::Requests, A::Up, &["up", "k"], "previous request", None),
+    bind(C::Requests, A::Approve, &["a"], "approve the request: asked once more, checked again at this moment's price, paid once", Some("approve")),
+    bind(C::Requests, A::Refuse, &["n"], "refuse the request: nothing is paid, the assistant reads why", Some("refuse")),
+    bind(C::Requests, A::Refresh, &["r"], "read the requests again", None),
+    bind(C::Requests, A::Close, &["esc", "q"], "close", Some("close")),
+    bind(C::Decide, A::Accept, &["enter", "y"], "yes: approve and pay, or refuse, as asked", Some("yes")),
+    bind(C::Decide, A::Back, &["esc", "n"], "no: back to the list, nothing decided", Some("no")),
     bind(C::Replace, A::Accept, &["y"], "replace the file", Some("replace")),
     bind(C::Replace, A::Close, &["n", "esc"], "keep the file", Some("keep")),
 ];

@@ -69,6 +69,14 @@ pub enum Request {
     /// Moves money: a top-up or an order, sent by the client's `pay` (never repeated by the
     /// app; the client resends a lost answer once under the same key only where that is safe).
     Pay(Payment),
+    /// The payments an assistant proposed, with the eSIMs' states (`Payload::Requests`).
+    Requests,
+    /// A person's decision on one (`Payload::Decided`, in words): approved and paid once, or
+    /// refused (`forms::requests::decide`).
+    Decide {
+        id: String,
+        approve: bool,
+    },
     /// After an unknown outcome: the order placed, if the order list shows it.
     LookUpPayment {
         payment: Payment,
@@ -120,6 +128,10 @@ impl Request {
                     .collect(),
             ),
             Request::Pay(payment) => Payload::Paid(client.pay(payment).await?),
+            Request::Requests => Payload::Requests(crate::forms::requests::list(client).await?),
+            Request::Decide { id, approve } => {
+                Payload::Decided(crate::forms::requests::decide(client, id, *approve).await)
+            }
             Request::LookUpPayment { payment, before } => {
                 Payload::FoundOrder(client.look_up_payment(payment, before).await?)
             }
@@ -128,7 +140,10 @@ impl Request {
 
     /// Whether the request changes something on the server (never sent again by itself).
     pub fn writes(&self) -> bool {
-        matches!(self, Request::UpdateProfile(_) | Request::Pay(_))
+        matches!(
+            self,
+            Request::UpdateProfile(_) | Request::Pay(_) | Request::Decide { .. }
+        )
     }
 }
 
@@ -161,6 +176,8 @@ pub enum Payload {
     /// The current record, and the earlier profiles of a reissued ICCID (newest first).
     FoundEsim(esimdash_api::Found, Vec<esimdash_api::model::Esim>),
     Money(Box<esimdash_ledger::overview::Overview>),
+    Requests(Vec<esimdash_front::requests::approval::Listed>),
+    Decided(crate::forms::requests::Decided),
 }
 
 #[derive(Debug, Clone)]

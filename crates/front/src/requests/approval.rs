@@ -38,6 +38,52 @@ pub enum ApproveError {
     Refused(String),
 }
 
+/// A request as the dashboard lists it: where it stands, and its eSIM's state in words where
+/// it was read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listed {
+    pub request: Request,
+    pub standing: Standing,
+    pub esim: Option<String>,
+}
+
+/// The waiting top-ups whose eSIM is read for the list (one request each): a person deciding
+/// sees its state; the rest say so when chosen on the command line.
+const MOST_LOOKED_UP: usize = 10;
+
+/// The account's requests, waiting ones first, each waiting top-up with its eSIM's state in
+/// words (`verdict`: "in use, 82 % used…"), read now.
+pub async fn listed(client: &Client, store: &Requests) -> Result<Vec<Listed>, ApproveError> {
+    let mut rows: Vec<Listed> = standings(client, store)?
+        .into_iter()
+        .map(|(request, standing)| Listed {
+            request,
+            standing,
+            esim: None,
+        })
+        .collect();
+    rows.sort_by_key(|r| r.standing != Standing::Pending);
+    let now = Utc::now();
+    for row in rows
+        .iter_mut()
+        .filter(|r| r.standing == Standing::Pending)
+        .take(MOST_LOOKED_UP)
+    {
+        let Some(Ok(iccid)) = row.request.iccid.as_deref().map(esimdash_domain::iccid::Iccid::parse) else {
+            continue;
+        };
+        row.esim = Some(match client.find_esim_at(&iccid, None).await {
+            Ok(esimdash_api::Found::Esim(esim)) => {
+                let verdict = crate::format::verdict::of(&esim, now);
+                format!("{}: {}", verdict.label, verdict.summary)
+            }
+            Ok(_) => "not found in this account now".to_string(),
+            Err(e) => format!("its state could not be read ({e})"),
+        });
+    }
+    Ok(rows)
+}
+
 /// The account's requests and where each stands, newest first.
 pub fn standings(client: &Client, store: &Requests) -> Result<Vec<(Request, Standing)>, ApproveError> {
     let records = records(client)?;

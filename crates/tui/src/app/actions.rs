@@ -146,7 +146,9 @@ impl App {
             | Context::Confirm
             | Context::Outcome
             | Context::BulkPaying
-            | Context::BulkLeaveOut => return self.act_on_form(action, chord, now, effects),
+            | Context::BulkLeaveOut
+            | Context::Requests
+            | Context::Decide => return self.act_on_form(action, chord, now, effects),
             Context::Typing => return self.act_typing(action, now),
             Context::Replace => return self.answer_replace(action == Action::Accept, now, effects),
             _ => {}
@@ -200,6 +202,9 @@ impl App {
             Action::PreviousTab => self.set_tab(self.tab.previous()),
             Action::ToggleMouse => self.toggle_mouse(now, effects),
             Action::SwitchProfile => self.open_account_picker(now),
+            Action::Requests => {
+                self.mode = Mode::Overlay(Overlay::Requests(Box::default()));
+            }
             _ => match Tab::iter().find(|t| t.action() == action) {
                 Some(tab) => self.set_tab(tab),
                 None => return false,

@@ -86,6 +86,7 @@ impl Window for Overlay {
             Overlay::Replace { .. } => vec![Context::Replace],
             Overlay::Purchase(form) => form.contexts(),
             Overlay::Bulk(form) => form.contexts(),
+            Overlay::Requests(window) => window.contexts(),
         }
     }
 
@@ -94,6 +95,7 @@ impl Window for Overlay {
         match self {
             Overlay::Purchase(form) => crate::forms::purchase::view::draw(frame, area, form, look, theme),
             Overlay::Bulk(form) => crate::forms::bulk::view::draw(frame, area, form, look, theme),
+            Overlay::Requests(window) => crate::forms::requests::view::draw(frame, area, window, look, theme),
             Overlay::IccidPrompt { input, error } => {
                 crate::forms::purchase::view::draw_iccid_prompt(frame, area, look, input, error, theme);
             }
@@ -124,6 +126,7 @@ impl Window for Overlay {
             }
             Overlay::Purchase(form) => form.fetch(out),
             Overlay::Bulk(form) => form.fetch(out),
+            Overlay::Requests(window) => window.fetch(out),
             Overlay::Help { .. }
             | Overlay::OrderDetail(_)
             | Overlay::StatusPicker { .. }
@@ -164,6 +167,7 @@ impl Window for Overlay {
             Overlay::Bulk(form) => form.on_action(action, chord, ctx.balance, ctx.now, ctx.out),
             Overlay::ProfileForm(form) => form.on_action(action, ctx.saving),
             Overlay::IccidPrompt { input, error } => crate::forms::iccid_prompt::on_action(action, input, error),
+            Overlay::Requests(window) => window.on_action(action, ctx.out),
             Overlay::Help { .. }
             | Overlay::PlanDetail { .. }
             | Overlay::OrderDetail(_)
@@ -181,6 +185,7 @@ impl Window for Overlay {
             }
             Overlay::Purchase(form) => form.slot(),
             Overlay::Bulk(form) => form.slot(),
+            Overlay::Requests(window) => window.slot(request),
             _ => None,
         }
     }
@@ -196,6 +201,7 @@ impl Window for Overlay {
             },
             Overlay::Purchase(form) => Some(form.on_answer(id, payload)),
             Overlay::Bulk(form) => form.on_answer(payload).then(Vec::new),
+            Overlay::Requests(window) => window.on_answer(id, payload, now),
             _ => None,
         }
     }
@@ -204,6 +210,7 @@ impl Window for Overlay {
         match self {
             Overlay::Purchase(form) => form.on_error(request, error),
             Overlay::Bulk(form) => form.on_error(error),
+            Overlay::Requests(window) => window.on_error(request),
             _ => false,
         }
     }
