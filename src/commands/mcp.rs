@@ -52,7 +52,7 @@ pub async fn serve(
             index: saved.index.clone(),
             at: saved.at.clone(),
         }),
-        tool_router: if allow_writes || prefs.assistant_writes {
+        tool_router: if proposes(client, allow_writes || prefs.assistant_writes).await {
             Seat::tool_router() + Seat::proposing()
         } else {
             Seat::tool_router()
@@ -65,6 +65,38 @@ pub async fn serve(
         .map_err(|e| failed(e.to_string()))?;
     running.waiting().await.map_err(|e| failed(e.to_string()))?;
     Ok(())
+}
+
+/// Whether the proposing tools are offered: asked for (`--allow-writes`, `assistant_writes`),
+/// and this session may pay at all: not read-only, and at a team gateway a seat whose role pays
+/// (a viewer's assistant is offered no write tool). Said on stderr when asked for and not
+/// offered; the gateway's seat is learnt from one answer (the profile).
+async fn proposes(client: &Client, asked: bool) -> bool {
+    if !asked {
+        return false;
+    }
+    if let Some(setting) = client.read_only() {
+        super::notices::say(&format!(
+            "no write tool is offered: this session is read-only ({setting})"
+        ));
+        return false;
+    }
+    if let Err(e) = client.profile().await {
+        super::notices::say(&format!(
+            "no write tool is offered: the account could not be read to tell what this seat may do ({e})"
+        ));
+        return false;
+    }
+    match client.seat() {
+        Some(seat) if !seat.pays() => {
+            super::notices::say(&format!(
+                "no write tool is offered: the gateway's seat {} is a {}, which pays for nothing",
+                seat.name, seat.role
+            ));
+            false
+        }
+        _ => true,
+    }
 }
 
 #[derive(Clone)]

@@ -381,3 +381,62 @@ async fn a_person_approves_a_proposal_in_the_dashboard_at_80x24() {
     tmux.quit();
     assert!(session.end().await.success());
 }
+
+/// Writes allowed, an assistant still gets no write tool where its session cannot pay: a
+/// read-only session, or a viewer's seat at a team gateway (its role learnt from one answer).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_viewers_or_read_only_assistant_is_offered_no_write_tool() {
+    let (sb, _api, home) = sandbox_api_home().await;
+    let mut add = esimdash(&home);
+    add.args([
+        "gateway", "agent", "add", "vic", "--role", "viewer", "--json", "--store",
+    ])
+    .arg(home.path().join("gateway.db"));
+    let token = stdout_json(&run(add).await);
+    let (gateway, base) = crate::gateway::serve(&home, &sb.base_url()).await;
+    let viewer = (
+        token["accessCode"].as_str().unwrap(),
+        token["secretKey"].as_str().unwrap(),
+    );
+    let seat_home = tempfile::tempdir().unwrap();
+    let names = |listed: &Value| -> Vec<String> {
+        listed["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for (who, session) in [
+        (
+            "a viewer's seat",
+            Session::start_as(&base, viewer, &seat_home, &["--allow-writes"]).await,
+        ),
+        (
+            "a read-only session",
+            Session::start_at(&sb.base_url(), &home, &["--allow-writes", "--read-only"]).await,
+        ),
+    ] {
+        let mut session = session;
+        let listed = names(&session.ask("tools/list", json!({})).await);
+        assert!(listed.contains(&"find_esim".to_string()), "{who}: {listed:?}");
+        assert!(!listed.iter().any(|n| n.starts_with("propose")), "{who}: {listed:?}");
+        assert!(session.end().await.success());
+    }
+    // A seat that pays is offered them.
+    let mut add = esimdash(&home);
+    add.args([
+        "gateway", "agent", "add", "sam", "--role", "support", "--json", "--store",
+    ])
+    .arg(home.path().join("gateway.db"));
+    let token = stdout_json(&run(add).await);
+    let support = (
+        token["accessCode"].as_str().unwrap(),
+        token["secretKey"].as_str().unwrap(),
+    );
+    let mut session = Session::start_as(&base, support, &seat_home, &["--allow-writes"]).await;
+    let listed = names(&session.ask("tools/list", json!({})).await);
+    assert!(listed.contains(&"propose_topup".to_string()), "{listed:?}");
+    assert!(session.end().await.success());
+    crate::gateway::stop(gateway);
+}

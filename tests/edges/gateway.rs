@@ -10,7 +10,7 @@ use std::time::Duration;
 /// `esimdash gateway serve` on a free port, the reseller's key in its environment; its address
 /// once it serves (after settling what an earlier run left), waited for off the runtime that
 /// the sandbox and the proxy run on.
-async fn serve(home: &tempfile::TempDir, upstream: &str) -> (Child, String) {
+pub async fn serve(home: &tempfile::TempDir, upstream: &str) -> (Child, String) {
     serve_with(home, upstream, &[]).await
 }
 
@@ -564,7 +564,7 @@ async fn failed_sign_ins_cost_no_memory_and_lock_no_one_out() {
 }
 
 /// Ends a gateway the test started.
-fn stop(mut gateway: std::process::Child) {
+pub fn stop(mut gateway: std::process::Child) {
     let _ = gateway.kill();
     let _ = gateway.wait();
 }

@@ -23,8 +23,20 @@ impl Session {
 
     /// A session at the API at `base_url`, `mcp` given `extra` arguments.
     pub async fn start_at(base_url: &str, home: &tempfile::TempDir, extra: &[&str]) -> Session {
+        Session::start_as(base_url, ("ak_demo_acme", "sk_demo_acme"), home, extra).await
+    }
+
+    /// A session as `(access code, secret key)` (a gateway's agent token) at `base_url`.
+    pub async fn start_as(
+        base_url: &str,
+        (code, secret): (&str, &str),
+        home: &tempfile::TempDir,
+        extra: &[&str],
+    ) -> Session {
         let mut cmd = esimdash(home);
         acme_at(&mut cmd, base_url)
+            .env("ESIMDASH_ACCESS_CODE", code)
+            .env("ESIMDASH_SECRET_KEY", secret)
             .env("ESIMDASH_RATE_LIMIT", "100000")
             .arg("mcp")
             .args(extra)
