@@ -174,16 +174,8 @@ pub(crate) async fn pay(
     output: &Output,
 ) -> Result<(), CommandError> {
     let what = &ready.payment.spend.what.clone();
-    let Ready {
-        plan,
-        qty,
-        total,
-        payment,
-        before,
-        unsure,
-    } = ready;
-    let mut answer = client.pay(&payment).await;
-    let mut payment = payment;
+    let mut ready = ready;
+    let mut answer = client.pay(&ready.payment).await;
     if let Err(ApiError::Repeat { earlier, endpoint }) = &answer {
         if spend_args.yes || !std::io::stdin().is_terminal() {
             // Nobody to ask: refused as a repeat (its own kind for scripts), saying how to pay.
@@ -198,21 +190,14 @@ pub(crate) async fn pay(
             .await
             .map_err(|e| e.nothing_moved(what.nothing_done()))?;
         // A payment of its own, under a fresh key: the first was refused and is done with.
-        let seen = payment.balance_before;
-        payment = Payment::new(payment.spend.clone(), payment.total)
-            .with_orders_before(&before)
+        let first = &ready.payment;
+        let mut again = Payment::new(first.spend.clone(), first.total)
+            .with_orders_before(&ready.before)
             .again();
-        payment.balance_before = seen;
-        answer = client.pay(&payment).await;
+        again.balance_before = first.balance_before;
+        ready.payment = again;
+        answer = client.pay(&ready.payment).await;
     }
-    let ready = Ready {
-        plan,
-        qty,
-        total,
-        payment,
-        before,
-        unsure,
-    };
     tell(client, ready, answer, output).await
 }
 

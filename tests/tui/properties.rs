@@ -358,13 +358,9 @@ fn data_for(request: &Request, seed: u64) -> Payload {
         Request::LookUpPayment { .. } => Payload::FoundOrder(seed.is_multiple_of(2).then(|| order(seed, 2))),
         // Requests an assistant proposed: some waiting (their eSIM read or not), some decided.
         Request::Requests => Payload::Requests((0..count % 4).map(|i| listed(seed, i)).collect()),
-        Request::Decide { .. } => Payload::Decided(esimdash_tui::forms::requests::Decided {
+        Request::Decide { .. } => Payload::Decided(esimdash_front::requests::approval::Told {
             text: text(seed, "Approved and paid"),
-            tone: if seed.is_multiple_of(2) {
-                esimdash_tui::kit::status::Tone::Success
-            } else {
-                esimdash_tui::kit::status::Tone::Error
-            },
+            ok: seed.is_multiple_of(2),
             paid: seed.is_multiple_of(3).then_some(None),
         }),
     }

@@ -101,6 +101,20 @@ impl Client {
         self.pay(&payment).await.map(|paid| paid.placed)
     }
 
+    /// The payment like `spend` that paying it now would repeat (see `settle::earlier_same`),
+    /// in words: what a proposal checks before a person is asked.
+    pub fn would_repeat(&self, spend: &Spend) -> Option<String> {
+        let records = match self.payment_records() {
+            Ok(records) => records,
+            Err(e) => return Some(format!("{e}, so whether the same was paid minutes ago is not known")),
+        };
+        records
+            .into_iter()
+            .rev()
+            .find(|r| super::settle::pays_the_same(r, spend) && super::settle::counts_as_repeated(r))
+            .map(|r| describe_earlier(&r))
+    }
+
     /// Why this session may not change anything (the setting that made it read-only).
     pub fn read_only(&self) -> Option<&str> {
         self.options().read_only.as_deref()

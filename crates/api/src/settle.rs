@@ -487,16 +487,6 @@ impl Client {
         })
     }
 
-    /// The payment like `spend` that paying it now would repeat (see `earlier_same`), in
-    /// words: what a proposal checks before a person is asked.
-    pub fn would_repeat(&self, spend: &Spend) -> Option<String> {
-        self.records()
-            .into_iter()
-            .rev()
-            .find(|r| pays_the_same(r, spend) && counts_as_repeated(r))
-            .map(|r| super::changes::describe_earlier(&r))
-    }
-
     /// The orders that the trail records for other payments of this account: never taken as
     /// the outcome of this one.
     pub(super) fn orders_of_other_payments(&self, key: &str) -> HashSet<String> {

@@ -72,7 +72,7 @@ pub enum Request {
     /// The payments an assistant proposed, with the eSIMs' states (`Payload::Requests`).
     Requests,
     /// A person's decision on one (`Payload::Decided`, in words): approved and paid once, or
-    /// refused (`forms::requests::decide`).
+    /// refused (`requests::approval::decide`).
     Decide {
         id: String,
         approve: bool,
@@ -128,9 +128,13 @@ impl Request {
                     .collect(),
             ),
             Request::Pay(payment) => Payload::Paid(client.pay(payment).await?),
-            Request::Requests => Payload::Requests(crate::forms::requests::list(client).await?),
+            Request::Requests => Payload::Requests(
+                esimdash_front::requests::approval::listed_of(client)
+                    .await
+                    .map_err(|e| ApiError::Setup(e.to_string()))?,
+            ),
             Request::Decide { id, approve } => {
-                Payload::Decided(crate::forms::requests::decide(client, id, *approve).await)
+                Payload::Decided(esimdash_front::requests::approval::decide(client, id, *approve).await)
             }
             Request::LookUpPayment { payment, before } => {
                 Payload::FoundOrder(client.look_up_payment(payment, before).await?)
@@ -177,7 +181,7 @@ pub enum Payload {
     FoundEsim(esimdash_api::Found, Vec<esimdash_api::model::Esim>),
     Money(Box<esimdash_ledger::overview::Overview>),
     Requests(Vec<esimdash_front::requests::approval::Listed>),
-    Decided(crate::forms::requests::Decided),
+    Decided(esimdash_front::requests::approval::Told),
 }
 
 #[derive(Debug, Clone)]

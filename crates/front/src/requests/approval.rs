@@ -271,3 +271,101 @@ pub fn decided_already(request: &Request, standing: &Standing) -> String {
     };
     format!("request {} {what}: nothing was paid now", request.id)
 }
+
+/// What a decision came to, in words for the dashboard.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Told {
+    pub text: String,
+    /// Done as asked (refused, or approved and paid); `false`: nothing was paid, or the
+    /// outcome is not known.
+    pub ok: bool,
+    /// Money moved: the balance the answer gave, if it did.
+    pub paid: Option<Option<rust_decimal::Decimal>>,
+}
+
+impl Told {
+    fn not(text: String) -> Told {
+        Told {
+            text,
+            ok: false,
+            paid: None,
+        }
+    }
+}
+
+/// The requests of the client's account as the dashboard lists them (`listed`).
+pub async fn listed_of(client: &Client) -> Result<Vec<Listed>, ApproveError> {
+    let store = Requests::of(client).ok_or_else(no_store)?;
+    listed(client, &store).await
+}
+
+fn no_store() -> ApproveError {
+    ApproveError::Refused("requests are kept in the state folder, and this session has none".to_string())
+}
+
+/// Approves (and pays) or refuses request `id` as this machine's user, told in words as the
+/// dashboard shows it: the order placed, a lost answer looked up, or why nothing was paid.
+pub async fn decide(client: &Client, id: &str, approve: bool) -> Told {
+    let Some(store) = Requests::of(client) else {
+        return Told::not(no_store().to_string());
+    };
+    let user = esimdash_api::audit::local_user();
+    if !approve {
+        return match refuse(client, &store, id, &user, "refused by a person in the dashboard").await {
+            Ok(request) => Told {
+                text: format!("Refused {}: nothing was paid.", request.id),
+                ok: true,
+                paid: None,
+            },
+            Err(e) => Told::not(e.to_string()),
+        };
+    }
+    let approved = match self::approve(client, &store, id, &user, false).await {
+        Ok(approved) => approved,
+        Err(ApproveError::Refused(why)) => return Told::not(why),
+        Err(e) => return Told::not(format!("{e}: nothing was paid")),
+    };
+    told(client, approved).await
+}
+
+/// What became of an approval's payment, in words.
+async fn told(client: &Client, approved: Approval) -> Told {
+    let id = &approved.request.id;
+    match approved.answer {
+        Ok(paid) => Told {
+            text: format!(
+                "Approved and paid {id}: order {} ({} USD).{}",
+                paid.placed.order.record.provider_order_no,
+                esimdash_domain::money::format_amount(approved.quote.total),
+                paid.charged_other
+                    .as_ref()
+                    .map_or_else(String::new, |o| format!(" {}", o.sentence()))
+            ),
+            ok: paid.charged_other.is_none(),
+            paid: Some(paid.placed.balance_usd),
+        },
+        Err(error) if error.outcome_unknown() => {
+            match client.look_up_payment(&approved.payment, &approved.before).await {
+                Ok(Some(order)) => Told {
+                    text: format!(
+                        "Approved {id}: no answer came, and the order list shows it placed: order {}.",
+                        order.record.provider_order_no
+                    ),
+                    ok: true,
+                    paid: Some(None),
+                },
+                Ok(None) => Told::not(format!(
+                    "Approved {id}: no answer came ({error}), and the order list shows no such order: most likely not placed. Check Orders before proposing it again."
+                )),
+                Err(lookup) => Told::not(format!(
+                    "Approved {id}: no answer came ({error}) and the order list could not be read ({lookup}): it may or may not have been placed. Check Orders."
+                )),
+            }
+        }
+        Err(error @ ApiError::Repeat { .. }) => Told::not(format!(
+            "Not paid: {error}. If it is meant, pay it a second time with `esimdash approve {id} --again`."
+        )),
+        Err(error @ ApiError::Api { .. }) => Told::not(crate::purchase::explain(&error, &approved.payment.spend.what)),
+        Err(error) => Told::not(format!("{error}: nothing was paid")),
+    }
+}

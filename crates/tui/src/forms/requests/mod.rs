@@ -1,8 +1,8 @@
 //! The payments an assistant proposed, for a person to approve or refuse (`R`): each with the
 //! eSIM's state in words, the price and the reason. A decision is asked once more, then made by
 //! `esimdash_front::requests::approval` as `esimdash approve` makes it (checked again at this
-//! moment's price, paid once through the one payment path); what became of it stays in the
-//! window until the next key.
+//! moment's price, paid once through the one payment path; `approval::decide`); what became
+//! of it stays in the window until the next key.
 
 pub mod view;
 
@@ -12,20 +12,9 @@ use crate::kit::remote::{Remote, Slot};
 use crate::kit::status::Tone;
 use crate::kit::then::Then;
 use crate::msg::{JobId, Payload, Request};
-use esimdash_api::Client;
-use esimdash_front::requests::approval::{self, ApproveError, Listed};
-use esimdash_front::requests::{Requests, Standing};
-use rust_decimal::Decimal;
+use esimdash_front::requests::Standing;
+use esimdash_front::requests::approval::{self, Listed, Told};
 use std::time::Instant;
-
-/// What a decision came to, in words for the window.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Decided {
-    pub text: String,
-    pub tone: Tone,
-    /// Money moved: the balance the answer gave, if it did.
-    pub paid: Option<Option<Decimal>>,
-}
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Stage {
@@ -48,7 +37,7 @@ pub struct RequestsWindow {
     /// The decision in flight.
     deciding: Option<JobId>,
     /// What the last decision came to.
-    pub(crate) told: Option<Decided>,
+    pub(crate) told: Option<Told>,
 }
 
 impl Default for RequestsWindow {
@@ -160,98 +149,5 @@ impl RequestsWindow {
             self.deciding = None;
         }
         false
-    }
-}
-
-/// The requests of the client's account as the window lists them.
-pub async fn list(client: &Client) -> Result<Vec<Listed>, esimdash_api::ApiError> {
-    let store = store(client)?;
-    approval::listed(client, &store)
-        .await
-        .map_err(|e| esimdash_api::ApiError::Setup(e.to_string()))
-}
-
-fn store(client: &Client) -> Result<Requests, esimdash_api::ApiError> {
-    Requests::of(client).ok_or_else(|| {
-        esimdash_api::ApiError::Setup("requests are kept in the state folder, and this session has none".to_string())
-    })
-}
-
-/// Approves (and pays) or refuses request `id` as this machine's user, in words.
-pub async fn decide(client: &Client, id: &str, approve: bool) -> Decided {
-    let store = match store(client) {
-        Ok(store) => store,
-        Err(e) => return refused(e.to_string()),
-    };
-    let user = esimdash_api::audit::local_user();
-    if !approve {
-        return match approval::refuse(client, &store, id, &user, "refused by a person in the dashboard").await {
-            Ok(request) => Decided {
-                text: format!("Refused {}: nothing was paid.", request.id),
-                tone: Tone::Success,
-                paid: None,
-            },
-            Err(e) => refused(e.to_string()),
-        };
-    }
-    let approved = match approval::approve(client, &store, id, &user, false).await {
-        Ok(approved) => approved,
-        Err(ApproveError::Refused(why)) => return refused(why),
-        Err(e) => return refused(format!("{e}: nothing was paid")),
-    };
-    let what = approved.payment.spend.what.clone();
-    match approved.answer {
-        Ok(paid) => Decided {
-            text: format!(
-                "Approved and paid {}: order {} ({} USD).{}",
-                approved.request.id,
-                paid.placed.order.record.provider_order_no,
-                esimdash_domain::money::format_amount(approved.quote.total),
-                paid.charged_other
-                    .as_ref()
-                    .map_or_else(String::new, |o| format!(" {}", o.sentence()))
-            ),
-            tone: if paid.charged_other.is_some() {
-                Tone::Error
-            } else {
-                Tone::Success
-            },
-            paid: Some(paid.placed.balance_usd),
-        },
-        Err(error) if error.outcome_unknown() => {
-            let found = client.look_up_payment(&approved.payment, &approved.before).await;
-            match found {
-                Ok(Some(order)) => Decided {
-                    text: format!(
-                        "Approved {}: no answer came, and the order list shows it placed: order {}.",
-                        approved.request.id, order.record.provider_order_no
-                    ),
-                    tone: Tone::Success,
-                    paid: Some(None),
-                },
-                Ok(None) => refused(format!(
-                    "Approved {}: no answer came ({error}), and the order list shows no such order: most likely not placed. Check Orders before proposing it again.",
-                    approved.request.id
-                )),
-                Err(lookup) => refused(format!(
-                    "Approved {}: no answer came ({error}) and the order list could not be read ({lookup}): it may or may not have been placed. Check Orders.",
-                    approved.request.id
-                )),
-            }
-        }
-        Err(error @ esimdash_api::ApiError::Repeat { .. }) => refused(format!(
-            "Not paid: {error}. If it is meant, pay it a second time with `esimdash approve {} --again`.",
-            approved.request.id
-        )),
-        Err(error @ esimdash_api::ApiError::Api { .. }) => refused(esimdash_front::purchase::explain(&error, &what)),
-        Err(error) => refused(format!("{error}: nothing was paid")),
-    }
-}
-
-fn refused(text: String) -> Decided {
-    Decided {
-        text,
-        tone: Tone::Error,
-        paid: None,
     }
 }

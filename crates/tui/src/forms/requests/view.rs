@@ -3,7 +3,6 @@
 
 use super::{RequestsWindow, Stage};
 use crate::keymap::{Action, Context};
-use crate::kit::status::Tone;
 use crate::view::Look;
 use crate::view::theme::Theme;
 use crate::view::widgets::{keys_line, paragraph, popup, safe, window_start};
@@ -25,11 +24,7 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, window: &RequestsWindow, look:
     let mut lines = listed_lines(window, room, look, theme);
     lines.push(Line::raw(""));
     if let Some(told) = &window.told {
-        let style = if told.tone == Tone::Error {
-            theme.error()
-        } else {
-            theme.ok()
-        };
+        let style = if !told.ok { theme.error() } else { theme.ok() };
         lines.push(Line::styled(safe(&told.text), style));
     }
     lines.push(stage_line(&window.stage, look, theme));
@@ -107,17 +102,14 @@ fn stage_line(stage: &Stage, look: &Look<'_>, theme: &Theme) -> Line<'static> {
             &[Action::Approve, Action::Refuse, Action::Refresh, Action::Close],
             theme.muted(),
         ),
-        Stage::Asking { approve: true, .. } => keys_line(
+        Stage::Asking { approve, .. } => keys_line(
             look,
             Context::Decide,
-            "Approve and pay it (checked again at this moment's price, sent once)? {} yes · {} no",
-            &[Action::Accept, Action::Back],
-            theme.key(),
-        ),
-        Stage::Asking { approve: false, .. } => keys_line(
-            look,
-            Context::Decide,
-            "Refuse it (nothing is paid; the assistant reads why)? {} yes · {} no",
+            if *approve {
+                "Approve and pay it (checked again at this moment's price, sent once)? {} yes · {} no"
+            } else {
+                "Refuse it (nothing is paid; the assistant reads why)? {} yes · {} no"
+            },
             &[Action::Accept, Action::Back],
             theme.key(),
         ),
