@@ -14,10 +14,15 @@ impl Tmux {
     /// `esimdash --demo` in a 120×40 session on a private socket, with `home` as HOME and XDG
     /// directories.
     pub(crate) fn demo(name: &str, home: &tempfile::TempDir, env: &str) -> Tmux {
+        Tmux::demo_sized(name, home, env, (120, 40))
+    }
+
+    /// As `demo`, in a `width`×`height` session.
+    pub(crate) fn demo_sized(name: &str, home: &tempfile::TempDir, env: &str, (width, height): (u16, u16)) -> Tmux {
         let tmux = Tmux::new(name);
         tmux.start(
-            120,
-            40,
+            width,
+            height,
             &format!(
                 "{env} HOME={home} XDG_STATE_HOME={home}/state XDG_CONFIG_HOME={home}/config {bin} --demo",
                 home = home.path().display(),
@@ -433,4 +438,35 @@ fn refused_credentials_end_the_dashboard_with_exit_3() {
     tmux.wait_for("API key revoked or expired");
     tmux.keys(&["q"]);
     assert_eq!(tmux.exit_code(), 3);
+}
+
+/// The command palette at 80×24 and 120×40: `:` opens it, three letters find "top up", Enter
+/// runs it as `t` would (on the catalog: "Top up which eSIM?"); Ctrl-P opens it too, and Esc
+/// closes it with nothing run.
+#[test]
+fn the_palette_finds_top_up_in_three_letters_and_runs_it() {
+    for (width, height) in [(80, 24), (120, 40)] {
+        if !crate::common::tmux_available_here() {
+            return;
+        }
+        let home = tempfile::tempdir().unwrap();
+        let tmux = Tmux::demo_sized(&format!("palette-{width}"), &home, "", (width, height));
+        tmux.wait_for(DEMO_BALANCE);
+        tmux.keys(&[":"]);
+        tmux.wait_for("Command palette");
+        tmux.keys(&["t", "o", "p"]);
+        let screen = tmux.wait_until("top up chosen", |s| {
+            s.lines().any(|l| l.contains('›') && l.contains("top up:"))
+        });
+        assert!(screen.contains("Find: top"), "{screen}");
+        tmux.keys(&["Enter"]);
+        tmux.wait_for("Top up which eSIM?");
+        tmux.keys(&["Escape"]);
+        tmux.wait_until("the prompt closed", |s| !s.contains("Top up which eSIM?"));
+        tmux.keys(&["C-p"]);
+        tmux.wait_for("Command palette");
+        tmux.keys(&["Escape"]);
+        tmux.wait_until("the palette closed", |s| !s.contains("Command palette"));
+        tmux.quit();
+    }
 }

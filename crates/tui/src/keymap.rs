@@ -57,6 +57,8 @@ pub enum Context {
     Requests,
     /// "Approve (or refuse) this request?"
     Decide,
+    /// The command palette (other keys edit its search).
+    Palette,
 }
 
 impl Context {
@@ -86,6 +88,7 @@ impl Context {
             Context::Replace => "replace a file?",
             Context::Requests => "requests an assistant proposed",
             Context::Decide => "requests: deciding",
+            Context::Palette => "command palette",
         }
     }
 }
@@ -153,6 +156,8 @@ pub enum Action {
     Requests,
     Approve,
     Refuse,
+    /// Every action here, found by typing a few letters.
+    Palette,
 }
 
 impl Action {
@@ -216,6 +221,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(C::Global, A::Requests, &["R"], "requests an assistant proposed: approve or refuse each", None),
     bind(C::Global, A::SwitchProfile, &["P"], "switch to another profile of the config file (another account)", None),
     bind(C::Global, A::ToggleMouse, &["m"], "mouse on or off (off: select text with the mouse)", None),
+    bind(C::Global, A::Palette, &[":", "ctrl-p"], "command palette: every action here, found by typing a few letters of what it does", None),
     bind(C::Global, A::Help, &["?"], "all keys", Some("help")),
     bind(C::Global, A::Quit, &["q", "ctrl-c"], "quit", Some("quit")),
     bind(C::Global, A::Suspend, &["ctrl-z"], "suspend to the shell (the terminal restored); fg comes back", None),
@@ -296,6 +302,10 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(C::Requests, A::Close, &["esc", "q"], "close", Some("close")),
     bind(C::Decide, A::Accept, &["enter", "y"], "yes: approve and pay, or refuse, as asked", Some("yes")),
     bind(C::Decide, A::Back, &["esc", "n"], "no: back to the list, nothing decided", Some("no")),
+    bind(C::Palette, A::Down, &["down", "ctrl-n"], "next action", Some("choose")),
+    bind(C::Palette, A::Up, &["up", "ctrl-k"], "previous action", None),
+    bind(C::Palette, A::Accept, &["enter"], "run the action, as its key would", Some("run")),
+    bind(C::Palette, A::Close, &["esc"], "close, nothing run", Some("close")),
     bind(C::Replace, A::Accept, &["y"], "replace the file", Some("replace")),
     bind(C::Replace, A::Close, &["n", "esc"], "keep the file", Some("keep")),
 ];

@@ -140,6 +140,7 @@ impl App {
                 return self.act_account_picker(action, effects);
             }
             Context::Picker => return self.act_picker(action),
+            Context::Palette => return self.act_palette(action, now, effects),
             Context::ProfileForm
             | Context::IccidPrompt
             | Context::Purchase
@@ -205,12 +206,50 @@ impl App {
             Action::Requests => {
                 self.mode = Mode::Overlay(Overlay::Requests(Box::default()));
             }
+            Action::Palette => self.open_palette(),
             _ => match Tab::iter().find(|t| t.action() == action) {
                 Some(tab) => self.set_tab(tab),
                 None => return false,
             },
         }
         true
+    }
+
+    /// The palette of the actions where the keyboard is: the tab's list or the eSIM pane
+    /// (over a window, its keys are on its bottom line already).
+    fn open_palette(&mut self) {
+        let from_detail = matches!(self.mode, Mode::Detail);
+        if !matches!(self.mode, Mode::Browse | Mode::Detail) {
+            return;
+        }
+        let contexts = self.mode.contexts(self.tab_state().browse_contexts());
+        let palette = crate::forms::palette::Palette::new(&self.keymap, &contexts, from_detail);
+        self.mode = Mode::Overlay(Overlay::Palette(Box::new(palette)));
+    }
+
+    /// The palette's keys: move, close, or run the action chosen where the palette was opened,
+    /// as its key would run it there.
+    fn act_palette(&mut self, action: Action, now: Instant, effects: &mut Vec<Effect>) {
+        let Some(Overlay::Palette(palette)) = self.mode.overlay_mut() else {
+            return;
+        };
+        match action {
+            Action::Down | Action::Up => palette.step(action == Action::Down),
+            Action::Accept => {
+                let (chosen, from_detail) = (palette.selected().cloned(), palette.from_detail);
+                self.mode = if from_detail { Mode::Detail } else { Mode::Browse };
+                if let Some(entry) = chosen {
+                    self.act(entry.action, entry.context, entry.chord, now, effects);
+                }
+            }
+            _ => {
+                self.mode = if palette.from_detail {
+                    Mode::Detail
+                } else {
+                    Mode::Browse
+                }
+            }
+        }
     }
 
     fn toggle_mouse(&mut self, now: Instant, effects: &mut Vec<Effect>) {

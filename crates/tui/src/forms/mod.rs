@@ -7,6 +7,7 @@
 pub mod bulk;
 pub mod iccid_prompt;
 pub mod mode;
+pub mod palette;
 pub mod plan_choice;
 pub mod profile;
 pub mod purchase;

@@ -34,6 +34,8 @@ pub enum Overlay {
     Purchase(Box<PurchaseForm>),
     /// A top-up of every marked eSIM.
     Bulk(Box<BulkForm>),
+    /// The command palette: the actions where the keyboard was.
+    Palette(Box<crate::forms::palette::Palette>),
     /// The payments an assistant proposed, to approve or refuse.
     Requests(Box<crate::forms::requests::RequestsWindow>),
     /// A QR image's file exists: replace it?

@@ -87,6 +87,7 @@ impl Window for Overlay {
             Overlay::Purchase(form) => form.contexts(),
             Overlay::Bulk(form) => form.contexts(),
             Overlay::Requests(window) => window.contexts(),
+            Overlay::Palette(_) => vec![Context::Palette],
         }
     }
 
@@ -96,6 +97,7 @@ impl Window for Overlay {
             Overlay::Purchase(form) => crate::forms::purchase::view::draw(frame, area, form, look, theme),
             Overlay::Bulk(form) => crate::forms::bulk::view::draw(frame, area, form, look, theme),
             Overlay::Requests(window) => crate::forms::requests::view::draw(frame, area, window, look, theme),
+            Overlay::Palette(palette) => crate::forms::palette::draw(frame, area, palette, look, theme),
             Overlay::IccidPrompt { input, error } => {
                 crate::forms::purchase::view::draw_iccid_prompt(frame, area, look, input, error, theme);
             }
@@ -128,6 +130,7 @@ impl Window for Overlay {
             Overlay::Bulk(form) => form.fetch(out),
             Overlay::Requests(window) => window.fetch(out),
             Overlay::Help { .. }
+            | Overlay::Palette(_)
             | Overlay::OrderDetail(_)
             | Overlay::StatusPicker { .. }
             | Overlay::ProfileForm(_)
@@ -139,13 +142,17 @@ impl Window for Overlay {
     }
 
     fn takes_text(&self) -> bool {
-        matches!(self, Overlay::ProfileForm(_) | Overlay::IccidPrompt { .. })
+        matches!(
+            self,
+            Overlay::ProfileForm(_) | Overlay::IccidPrompt { .. } | Overlay::Palette(_)
+        )
     }
 
     fn edit(&mut self, key: KeyEvent) {
         match self {
             Overlay::ProfileForm(form) => form.edit(key),
             Overlay::IccidPrompt { input, error } => crate::forms::iccid_prompt::edit(input, error, key),
+            Overlay::Palette(palette) => palette.edit(key),
             _ => {}
         }
     }
@@ -154,6 +161,7 @@ impl Window for Overlay {
         match self {
             Overlay::ProfileForm(form) => Some(form.paste(text)),
             Overlay::IccidPrompt { input, error } => Some(crate::forms::iccid_prompt::paste(input, error, text)),
+            Overlay::Palette(palette) => Some(palette.paste(text)),
             _ => None,
         }
     }
@@ -168,7 +176,9 @@ impl Window for Overlay {
             Overlay::ProfileForm(form) => form.on_action(action, ctx.saving),
             Overlay::IccidPrompt { input, error } => crate::forms::iccid_prompt::on_action(action, input, error),
             Overlay::Requests(window) => window.on_action(action, ctx.out),
-            Overlay::Help { .. }
+            // The app runs the palette's choice (it acts as the key would).
+            Overlay::Palette(_)
+            | Overlay::Help { .. }
             | Overlay::PlanDetail { .. }
             | Overlay::OrderDetail(_)
             | Overlay::StatusPicker { .. }
