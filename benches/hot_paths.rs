@@ -149,7 +149,7 @@ mod frame_200x60 {
             Instant::now(),
         );
         let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
-        let theme = Theme { color: true };
+        let theme = Theme::dark(true);
         let now = Instant::now();
         // A frame as the runtime makes it: the whole view rendered into a buffer, compared with
         // the last frame, and what changed written out (here, to a test backend).
@@ -209,7 +209,7 @@ mod frame_200x60 {
         }
         assert!(app.esims().result_count() > 100, "{}", app.esims().result_count());
         let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
-        let theme = Theme { color: true };
+        let theme = Theme::dark(true);
         bencher.bench_local(|| terminal.draw(|f| app.draw(f, &theme, now)).unwrap().area);
     }
 }

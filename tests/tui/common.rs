@@ -93,7 +93,7 @@ pub fn tmux_available_here() -> bool {
 /// Renders the app into a `width`×`height` buffer, as text.
 pub fn render(app: &App, width: u16, height: u16, now: Instant) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal.draw(|f| app.draw(f, &Theme { color: false }, now)).unwrap();
+    terminal.draw(|f| app.draw(f, &Theme::dark(false), now)).unwrap();
     terminal.backend().to_string()
 }
 

@@ -53,9 +53,7 @@ async fn the_last_row_of_orders_ends_a_full_view() {
 fn shown_selected(h: &Harness, text: &str) -> bool {
     use esimdash_tui::view::theme::Theme;
     let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
-    terminal
-        .draw(|f| h.app.draw(f, &Theme { color: false }, h.now))
-        .unwrap();
+    terminal.draw(|f| h.app.draw(f, &Theme::dark(false), h.now)).unwrap();
     let buffer = terminal.backend().buffer();
     let reversed = ratatui::style::Modifier::REVERSED;
     (0..buffer.area.height).any(|y| {

@@ -789,7 +789,7 @@ impl Run {
     fn check(&mut self) {
         let (w, h) = self.size;
         self.terminal.resize(Rect::new(0, 0, w, h)).unwrap();
-        let theme = Theme { color: true };
+        let theme = Theme::dark(true);
         self.terminal.draw(|f| self.app.draw(f, &theme, self.now)).unwrap();
         // A view that says it is loading has a request in flight for it, also when the API is
         // unreachable or the session halted ("Loading page 1…" for ever was a bug).

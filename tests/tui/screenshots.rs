@@ -93,7 +93,7 @@ fn svg(buffer: &Buffer) -> String {
 
 fn check(name: &str, h: &Harness) {
     let mut terminal = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).unwrap();
-    terminal.draw(|f| h.app.draw(f, &Theme { color: true }, h.now)).unwrap();
+    terminal.draw(|f| h.app.draw(f, &Theme::dark(true), h.now)).unwrap();
     let drawn = svg(terminal.backend().buffer());
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("assets/screenshots/{name}.svg"));
     if std::env::var_os("ESIMDASH_UPDATE_SCREENSHOTS").is_some() {

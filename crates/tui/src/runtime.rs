@@ -563,7 +563,7 @@ async fn event_loop(
     mut clipboard: Clipboard,
     options: &Options,
 ) -> std::io::Result<Outcome> {
-    let theme = Theme::from_env();
+    let theme = Theme::from_env(options.preferences.theme);
     let (tx, rx) = unbounded_channel();
     let mut inputs = Inputs {
         events: EventStream::new(),

@@ -6,6 +6,22 @@ use std::str::FromStr;
 
 /// One of the 16 terminal colours (or the terminal's own, `reset`), an entry of the 256-colour
 /// palette, or a 24-bit colour.
+/// The dashboard's built-in themes (`theme` in the config file): `dark` (the default, for a
+/// dark terminal), `light` (for a light one: no yellow or grey text on white) and
+/// `high-contrast` (no dim text, bold bright colours). `NO_COLOR` wins over any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ThemeName {
+    #[default]
+    Dark,
+    Light,
+    HighContrast,
+}
+
+impl ThemeName {
+    pub const ALL: [ThemeName; 3] = [ThemeName::Dark, ThemeName::Light, ThemeName::HighContrast];
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Colour {
     Reset,

@@ -15,7 +15,7 @@ mod args;
 mod colour;
 
 pub use args::ConnectionArgs;
-pub use colour::Colour;
+pub use colour::{Colour, ThemeName};
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -43,6 +43,8 @@ pub struct FileConfig {
     /// Whether `esimdash mcp` offers an assistant its write tools, which only propose (default
     /// off: read tools only).
     assistant_writes: Option<bool>,
+    /// The dashboard's theme: dark (default), light or high-contrast.
+    theme: Option<ThemeName>,
     /// Key rebindings: `action = ["key", …]` (or one key as a string).
     #[serde(default)]
     keys: BTreeMap<String, toml::Spanned<KeyList>>,
@@ -398,6 +400,8 @@ pub struct Preferences {
     pub webhook_url: Option<String>,
     /// `esimdash mcp` lists its proposing tools (`assistant_writes`).
     pub assistant_writes: bool,
+    /// The dashboard's theme (`theme`).
+    pub theme: ThemeName,
 }
 
 /// How old the kept picture may be unless configured: an hour, so that a keeper at its
@@ -419,6 +423,7 @@ impl Default for Preferences {
             keeper_share: crate::keeper::DEFAULT_SHARE,
             webhook_url: None,
             assistant_writes: false,
+            theme: ThemeName::Dark,
         }
     }
 }
@@ -435,6 +440,7 @@ impl FileConfig {
             inventory_cache: self.inventory_cache.unwrap_or(true),
             webhook_url: self.webhook_url.clone(),
             assistant_writes: self.assistant_writes.unwrap_or(false),
+            theme: self.theme.unwrap_or_default(),
             ..Preferences::default()
         };
         if let Some(hours) = self.status_stale_hours {
@@ -797,6 +803,7 @@ mod example {
             "keeper_share_percent",
             "webhook_url",
             "assistant_writes",
+            "theme",
             "[keys]",
             "[profiles.",
             "base_url",
@@ -890,5 +897,31 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("oops") && error.contains('3'), "{error}");
+    }
+}
+
+#[cfg(test)]
+mod theme {
+    use super::*;
+
+    /// `theme` takes the three names; another is an error naming the file.
+    #[test]
+    fn the_theme_is_one_of_three_and_another_is_refused() {
+        for (text, name) in [
+            ("dark", ThemeName::Dark),
+            ("light", ThemeName::Light),
+            ("high-contrast", ThemeName::HighContrast),
+        ] {
+            let file: FileConfig = toml::from_str(&format!("theme = {text:?}")).unwrap();
+            let prefs = file.preferences(Path::new("c.toml")).unwrap();
+            assert_eq!(prefs.theme, name);
+        }
+        let no: Result<FileConfig, _> = toml::from_str("theme = \"purple\"");
+        let error = no.expect_err("not a theme").to_string();
+        assert!(error.contains("dark") && error.contains("high-contrast"), "{error}");
+        assert_eq!(
+            FileConfig::default().preferences(Path::new("c.toml")).unwrap().theme,
+            ThemeName::Dark
+        );
     }
 }

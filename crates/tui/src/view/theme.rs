@@ -1,20 +1,82 @@
-//! Styles. With `NO_COLOR` set, only bold and reverse video remain.
+//! Styles, in the theme the config file names (`dark`, `light`, `high-contrast`: the colours
+//! each reads best on). With `NO_COLOR` set, only bold and reverse video remain, whatever the
+//! theme.
 
 use esimdash_domain::esim_state::Tone;
-use esimdash_front::config::Colour;
+use esimdash_front::config::{Colour, ThemeName};
 use esimdash_front::format::verdict::StatusTone;
 use ratatui::style::{Color, Modifier, Style};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Theme {
     pub color: bool,
+    pub name: ThemeName,
+}
+
+/// The colours a theme gives the few roles that differ between terminals' backgrounds.
+struct Colours {
+    /// Secondary text (hints, units, the age of a figure).
+    muted: Color,
+    /// A key named in a sentence, and a question's keys.
+    key: Color,
+    /// The selected row: its background and text.
+    selected: (Color, Color),
+    ok: Color,
+    /// A status or state that waits (pending, ready to install).
+    waiting: Color,
+    /// Spend bars and the header's sparkline.
+    spend: Color,
+    spark: Color,
 }
 
 impl Theme {
-    /// Colours unless `NO_COLOR` is set to anything non-empty (no-color.org).
-    pub fn from_env() -> Self {
+    /// `name`'s colours unless `NO_COLOR` is set to anything non-empty (no-color.org).
+    pub fn from_env(name: ThemeName) -> Self {
         Self {
             color: esimdash_domain::text::colour_allowed(),
+            name,
+        }
+    }
+
+    /// Colours in the default theme (`dark`), or none: what tests draw with.
+    pub fn dark(color: bool) -> Self {
+        Self {
+            color,
+            name: ThemeName::Dark,
+        }
+    }
+
+    fn colours(&self) -> Colours {
+        match self.name {
+            ThemeName::Dark => Colours {
+                muted: Color::DarkGray,
+                key: Color::Yellow,
+                selected: (Color::Blue, Color::White),
+                ok: Color::Green,
+                waiting: Color::Yellow,
+                spend: Color::Cyan,
+                spark: Color::Blue,
+            },
+            // On white: no yellow or light grey text; a light selection with black text.
+            ThemeName::Light => Colours {
+                muted: Color::DarkGray,
+                key: Color::Blue,
+                selected: (Color::LightBlue, Color::Black),
+                ok: Color::Green,
+                waiting: Color::Magenta,
+                spend: Color::Blue,
+                spark: Color::Black,
+            },
+            // No dim text anywhere; bright colours.
+            ThemeName::HighContrast => Colours {
+                muted: Color::White,
+                key: Color::LightYellow,
+                selected: (Color::White, Color::Black),
+                ok: Color::LightGreen,
+                waiting: Color::LightYellow,
+                spend: Color::LightCyan,
+                spark: Color::Black,
+            },
         }
     }
 
@@ -70,10 +132,14 @@ impl Theme {
     }
 
     pub fn selected(&self) -> Style {
-        self.pick(
-            Style::new().bg(Color::Blue).fg(Color::White),
-            Style::new().add_modifier(Modifier::REVERSED),
-        )
+        let (bg, fg) = self.colours().selected;
+        let style = Style::new().bg(bg).fg(fg);
+        let style = if self.name == ThemeName::HighContrast {
+            style.add_modifier(Modifier::BOLD)
+        } else {
+            style
+        };
+        self.pick(style, Style::new().add_modifier(Modifier::REVERSED))
     }
 
     pub fn title(&self) -> Style {
@@ -81,7 +147,7 @@ impl Theme {
     }
 
     pub fn muted(&self) -> Style {
-        self.tint(Color::DarkGray)
+        self.tint(self.colours().muted)
     }
 
     pub fn error(&self) -> Style {
@@ -94,14 +160,15 @@ impl Theme {
     }
 
     pub fn ok(&self) -> Style {
-        self.tint(Color::Green)
+        self.tint(self.colours().ok)
     }
 
     /// A status by its tone; without colour, plain (the marker and bold of the selected row stay).
     pub fn status(&self, tone: StatusTone) -> Style {
         match tone {
             StatusTone::Usable => self.tint(Color::Green),
-            StatusTone::Waiting => self.tint(Color::Yellow),
+            StatusTone::Waiting => self.tint(self.colours().waiting),
+            StatusTone::Ended if self.name == ThemeName::HighContrast => Style::new(),
             StatusTone::Ended => self.pick(Style::new().add_modifier(Modifier::DIM), Style::new()),
             StatusTone::Failed => self.tint(Color::Red),
             StatusTone::Unknown => Style::new(),
@@ -112,7 +179,7 @@ impl Theme {
     pub fn verdict(&self, tone: Tone) -> Style {
         let colour = match tone {
             Tone::Good => Some(Color::Green),
-            Tone::Waiting => Some(Color::Yellow),
+            Tone::Waiting => Some(self.colours().waiting),
             Tone::Warning => Some(Color::LightRed),
             Tone::Ended => Some(Color::Red),
             Tone::Unknown => None,
@@ -124,7 +191,7 @@ impl Theme {
 
     /// Spend in the money charts: its bars (their heights carry it without colour).
     pub fn spend(&self) -> Style {
-        self.tint(Color::Cyan)
+        self.tint(self.colours().spend)
     }
 
     /// Margin in the money charts.
@@ -134,11 +201,11 @@ impl Theme {
 
     /// The header's sparkline, on the header's own background.
     pub fn spark(&self) -> Style {
-        self.tint(Color::Blue)
+        self.tint(self.colours().spark)
     }
 
     pub fn key(&self) -> Style {
-        self.bold_tint(Color::Yellow)
+        self.bold_tint(self.colours().key)
     }
 }
 
@@ -210,5 +277,55 @@ mod tests {
             let theirs = text.parse::<Color>().ok();
             assert_eq!(ours, theirs, "{text:?}");
         }
+    }
+
+    /// Each theme colours what it names; without colour (`NO_COLOR`) every theme is the same
+    /// plain text, bold and reverse video. The light theme writes no yellow, white or light grey
+    /// text (unreadable on white), the high-contrast one no dark grey or dim text.
+    #[test]
+    fn themes_colour_as_named_and_no_color_wins_over_each() {
+        use ratatui::style::Color;
+        let plain = Theme::dark(false);
+        for name in ThemeName::ALL {
+            let coloured = Theme { color: true, name };
+            let uncoloured = Theme { color: false, name };
+            for (with, without) in [
+                (coloured.key(), uncoloured.key()),
+                (coloured.muted(), uncoloured.muted()),
+                (coloured.selected(), uncoloured.selected()),
+                (
+                    coloured.status(StatusTone::Waiting),
+                    uncoloured.status(StatusTone::Waiting),
+                ),
+            ] {
+                assert!(with.fg.is_some() || with.bg.is_some(), "{name:?} colours");
+                assert_eq!((without.fg, without.bg), (None, None), "{name:?} without colour");
+            }
+            assert_eq!(uncoloured.key(), plain.key(), "{name:?}: one plain look");
+        }
+        let light = Theme {
+            color: true,
+            name: ThemeName::Light,
+        };
+        for style in [
+            light.key(),
+            light.muted(),
+            light.status(StatusTone::Waiting),
+            light.ok(),
+        ] {
+            assert!(
+                !matches!(
+                    style.fg,
+                    Some(Color::Yellow | Color::LightYellow | Color::White | Color::Gray)
+                ),
+                "{style:?}"
+            );
+        }
+        let high = Theme {
+            color: true,
+            name: ThemeName::HighContrast,
+        };
+        assert_ne!(high.muted().fg, Some(Color::DarkGray));
+        assert!(!high.status(StatusTone::Ended).add_modifier.contains(Modifier::DIM));
     }
 }
