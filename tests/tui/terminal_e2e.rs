@@ -470,3 +470,67 @@ fn the_palette_finds_top_up_in_three_letters_and_runs_it() {
         tmux.quit();
     }
 }
+
+/// The team's own commands from the config file, run from the palette on the eSIM chosen: the
+/// command gets the ICCID and the other fields each as its own argument (a `$(…)` in one stays
+/// text), no secret in its environment, and its output and exit status show; a command that
+/// hangs is stopped at its time limit and says so.
+#[test]
+fn a_team_command_gets_its_fields_as_arguments_no_secret_and_a_hung_one_is_stopped() {
+    if !crate::common::tmux_available_here() {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let out = home.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let script = home.path().join("record.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > '{o}/argv'\nenv > '{o}/env'\necho recorded $# arguments\n",
+            o = out.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let config = home.path().join("config/esimdash");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        format!(
+            "[[commands]]\nname = \"Record it\"\non = \"esim\"\nrun = [\"{}\", \"{{iccid}}\", \"{{package}}\", \"$(touch {}/pwned)\"]\n\n[[commands]]\nname = \"Hang\"\non = \"esim\"\nrun = [\"sleep\", \"30\"]\ntimeout_secs = 1\n",
+            script.display(),
+            out.display()
+        ),
+    )
+    .unwrap();
+    let tmux = Tmux::demo_sized("team-command", &home, "ESIMDASH_SECRET_KEY=sk_must_not_leak", (120, 40));
+    tmux.wait_for(DEMO_BALANCE);
+    tmux.keys(&["3"]);
+    tmux.wait_for("1/");
+    tmux.keys(&[":", "r", "e", "c"]);
+    tmux.wait_until("the command offered", |s| s.contains("Record it (the team's command)"));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("ended with exit status 0");
+    tmux.wait_for("recorded 3 arguments");
+    let argv = std::fs::read_to_string(out.join("argv")).unwrap();
+    let argv: Vec<&str> = argv.lines().collect();
+    assert_eq!(argv.len(), 3, "{argv:?}");
+    assert!(
+        argv[0].len() >= 19 && argv[0].chars().all(|c| c.is_ascii_digit()),
+        "{argv:?}"
+    );
+    assert!(argv[2].starts_with("$(touch "), "{argv:?}");
+    assert!(!out.join("pwned").exists(), "no shell ran the value");
+    let env = std::fs::read_to_string(out.join("env")).unwrap();
+    assert!(!env.contains("ESIMDASH") && !env.contains("sk_must_not_leak"), "{env}");
+    tmux.keys(&["Escape"]);
+    tmux.wait_until("the window closed", |s| !s.contains("recorded 3 arguments"));
+    tmux.keys(&[":", "h", "a", "n", "g"]);
+    tmux.wait_until("the command offered", |s| s.contains("Hang (the team's command)"));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("stopped at its time limit (1 s)");
+    tmux.keys(&["Escape"]);
+    tmux.wait_until("the window closed", |s| !s.contains("time limit"));
+    tmux.quit();
+}

@@ -2,7 +2,7 @@
 //! opens (`config`, `session`), how records are said to a person (`format`), what a payment
 //! checks before it is sent (`purchase`, `quote`), payments an assistant proposed and a person decides
 //! (`requests`), bulk top-ups and their journal (`bulk`), files
-//! written for the user (`export`), the clipboard, and the changes `watch` reports.
+//! written for the user (`export`), the clipboard, the changes `watch` reports, and the team's own commands (`team_commands`).
 
 #![warn(clippy::too_many_lines)]
 
@@ -16,4 +16,5 @@ pub mod purchase;
 pub mod quote;
 pub mod requests;
 pub mod session;
+pub mod team_commands;
 pub mod watch;

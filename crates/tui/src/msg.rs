@@ -206,6 +206,11 @@ pub enum Msg {
         id: JobId,
         seat: Option<esimdash_api::relay::Seat>,
     },
+    /// A team command ended (or was stopped at its time limit).
+    CommandRan {
+        id: u64,
+        ran: esimdash_front::team_commands::Ran,
+    },
     /// What became of a copy to the clipboard.
     Copied {
         what: &'static str,
@@ -400,6 +405,12 @@ pub enum Effect {
     /// Read the account's inventory index saved by an earlier session (answered by
     /// `Msg::SavedInventory`, if there is one to trust).
     LoadInventory(JobId),
+    /// Run a team command (`[[commands]]`), off the event loop (answered by `Msg::CommandRan`).
+    RunCommand {
+        id: u64,
+        argv: Vec<String>,
+        timeout: std::time::Duration,
+    },
     /// Open the config profile (or demo account) of this name (answered by `Msg::Switched`).
     SwitchAccount(String),
     /// Use this opened account from now on: its client, its saved index, its earlier payments

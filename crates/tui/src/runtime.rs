@@ -212,6 +212,13 @@ fn perform(effects: Vec<Effect>, world: &mut World<'_>) -> bool {
                 .tasks
                 .request(id, request, (&world.client, &world.ledgers), world.tx),
             Effect::Cancel(id) => world.tasks.cancel(id),
+            Effect::RunCommand { id, argv, timeout } => {
+                let tx = world.tx.clone();
+                tokio::spawn(async move {
+                    let ran = esimdash_front::team_commands::run(&argv, timeout).await;
+                    let _ = tx.send(Msg::CommandRan { id, ran });
+                });
+            }
             Effect::LoadInventory(id) => IndexFile::load(world.index.as_ref(), id, world.tx),
             Effect::UseAccount(opened) => world.switch_to(&opened),
             Effect::Mouse(on) => {

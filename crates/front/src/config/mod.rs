@@ -45,6 +45,9 @@ pub struct FileConfig {
     assistant_writes: Option<bool>,
     /// The dashboard's theme: dark (default), light or high-contrast.
     theme: Option<ThemeName>,
+    /// The team's own commands, on an eSIM, an order or a plan (`[[commands]]`).
+    #[serde(default)]
+    commands: Vec<crate::team_commands::CommandEntry>,
     /// Key rebindings: `action = ["key", …]` (or one key as a string).
     #[serde(default)]
     keys: BTreeMap<String, toml::Spanned<KeyList>>,
@@ -402,6 +405,8 @@ pub struct Preferences {
     pub assistant_writes: bool,
     /// The dashboard's theme (`theme`).
     pub theme: ThemeName,
+    /// The team's own commands (`[[commands]]`), checked.
+    pub commands: Vec<crate::team_commands::TeamCommand>,
 }
 
 /// How old the kept picture may be unless configured: an hour, so that a keeper at its
@@ -424,6 +429,7 @@ impl Default for Preferences {
             webhook_url: None,
             assistant_writes: false,
             theme: ThemeName::Dark,
+            commands: Vec::new(),
         }
     }
 }
@@ -441,6 +447,13 @@ impl FileConfig {
             webhook_url: self.webhook_url.clone(),
             assistant_writes: self.assistant_writes.unwrap_or(false),
             theme: self.theme.unwrap_or_default(),
+            commands: self
+                .commands
+                .iter()
+                .cloned()
+                .map(crate::team_commands::CommandEntry::checked)
+                .collect::<Result<_, _>>()
+                .map_err(bad)?,
             ..Preferences::default()
         };
         if let Some(hours) = self.status_stale_hours {
@@ -804,6 +817,7 @@ mod example {
             "webhook_url",
             "assistant_writes",
             "theme",
+            "[[commands]]",
             "[keys]",
             "[profiles.",
             "base_url",

@@ -5,6 +5,7 @@
 
 use super::{About, App, Halt, Outbox, Owner, Tab, TextInput, Tone};
 use crate::forms::mode::{Mode, Overlay};
+use crate::forms::palette::Run;
 use crate::forms::{Window, WindowCtx};
 use crate::keymap::{Action, Chord, Context};
 use crate::kit::search::SearchBox;
@@ -223,7 +224,9 @@ impl App {
             return;
         }
         let contexts = self.mode.contexts(self.tab_state().browse_contexts());
-        let palette = crate::forms::palette::Palette::new(&self.keymap, &contexts, from_detail);
+        let subject = self.tab_state().subject(&self.account.index).and_then(|v| v.subject);
+        let commands = (self.commands.as_slice(), subject);
+        let palette = crate::forms::palette::Palette::new(&self.keymap, &contexts, commands, from_detail);
         self.mode = Mode::Overlay(Overlay::Palette(Box::new(palette)));
     }
 
@@ -238,8 +241,10 @@ impl App {
             Action::Accept => {
                 let (chosen, from_detail) = (palette.selected().cloned(), palette.from_detail);
                 self.mode = if from_detail { Mode::Detail } else { Mode::Browse };
-                if let Some(entry) = chosen {
-                    self.act(entry.action, entry.context, entry.chord, now, effects);
+                match chosen.map(|e| e.run) {
+                    Some(Run::Action { context, action, chord }) => self.act(action, context, chord, now, effects),
+                    Some(Run::Command(i)) => self.run_command(i, now, effects),
+                    None => {}
                 }
             }
             _ => {
@@ -250,6 +255,55 @@ impl App {
                 }
             }
         }
+    }
+
+    /// The team command `i` on the record chosen, its window showing what it does.
+    fn run_command(&mut self, i: usize, now: Instant, effects: &mut Vec<Effect>) {
+        let Some(command) = self.commands.get(i).cloned() else {
+            return;
+        };
+        let Some(values) = self.tab_state().subject(&self.account.index) else {
+            self.flash("Choose a record first: the command reads its fields", Tone::Info, now);
+            return;
+        };
+        let argv = command.argv(&values);
+        self.next_command += 1;
+        let id = self.next_command;
+        self.running_commands.push((id, command.name.clone(), command.timeout));
+        effects.push(Effect::RunCommand {
+            id,
+            argv: argv.clone(),
+            timeout: command.timeout,
+        });
+        let window = crate::forms::team_command::CommandOutput {
+            id,
+            name: command.name,
+            argv,
+            timeout: command.timeout,
+            ran: None,
+        };
+        self.mode = Mode::Overlay(Overlay::CommandOutput(Box::new(window)));
+    }
+
+    /// A team command ended: its window shows how, or (closed) the status line says it.
+    pub(super) fn command_ran(&mut self, id: u64, ran: esimdash_front::team_commands::Ran, now: Instant) {
+        let Some(at) = self.running_commands.iter().position(|(i, ..)| *i == id) else {
+            return;
+        };
+        let (_, name, timeout) = self.running_commands.remove(at);
+        self.dirty = true;
+        if let Some(Overlay::CommandOutput(window)) = self.mode.overlay_mut()
+            && window.id == id
+        {
+            window.ran = Some(ran);
+            return;
+        }
+        let tone = if ran.status == Some(0) {
+            Tone::Success
+        } else {
+            Tone::Error
+        };
+        self.flash(format!("{name}: {}", ran.outcome(timeout)), tone, now);
     }
 
     fn toggle_mouse(&mut self, now: Instant, effects: &mut Vec<Effect>) {

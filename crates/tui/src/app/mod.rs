@@ -84,6 +84,11 @@ pub struct App {
     quit: bool,
     /// Ctrl-Z or a stop signal asked to suspend (done once no write is in flight).
     suspend_wanted: bool,
+    /// The team's own commands (`[[commands]]`), offered in the palette.
+    commands: Vec<esimdash_front::team_commands::TeamCommand>,
+    /// The last team command's id; those running, with their names and time limits.
+    next_command: u64,
+    running_commands: Vec<(u64, String, std::time::Duration)>,
 }
 
 impl App {
@@ -105,12 +110,16 @@ impl App {
             dirty: true,
             quit: false,
             suspend_wanted: false,
+            commands: Vec::new(),
+            next_command: 0,
+            running_commands: Vec::new(),
         }
     }
 
     /// With the config file's thresholds.
     pub fn with_preferences(mut self, prefs: &esimdash_front::config::Preferences) -> Self {
         self.low_balance = prefs.low_balance;
+        self.commands.clone_from(&prefs.commands);
         self.account.index.use_preferences(prefs);
         self
     }
@@ -371,6 +380,7 @@ impl App {
             Msg::Resize => self.dirty = true,
             Msg::Tick => self.on_tick(now),
             Msg::Answer(answer) => self.on_answer(answer.id, answer.result, now, &mut effects),
+            Msg::CommandRan { id, ran } => self.command_ran(id, ran, now),
             Msg::Copied { what, result } => match result {
                 Ok(delivery) => self.flash(format!("{what} {}", delivery.describe()), Tone::Success, now),
                 Err(why) => self.flash(format!("{what} not copied: {why}"), Tone::Error, now),
@@ -431,7 +441,7 @@ impl App {
         }
         let mut wake: Option<Instant> = None;
         let mut at = |t: Instant| wake = Some(wake.map_or(t, |w| w.min(t)));
-        if self.is_loading() || self.bulk_running() {
+        if self.is_loading() || self.bulk_running() || !self.running_commands.is_empty() {
             at(now + SPINNER_EVERY);
         }
         for until in [self.account.rate_limited_until, self.pacing_countdown()]
@@ -479,7 +489,7 @@ impl App {
     }
 
     fn on_tick(&mut self, now: Instant) {
-        if self.is_loading() || self.bulk_running() {
+        if self.is_loading() || self.bulk_running() || !self.running_commands.is_empty() {
             self.spinner = self.spinner.wrapping_add(1);
             self.dirty = true;
         }

@@ -12,6 +12,7 @@ pub mod plan_choice;
 pub mod profile;
 pub mod purchase;
 pub mod requests;
+pub mod team_command;
 pub mod window;
 
 pub use window::{Window, WindowCtx};

@@ -34,6 +34,8 @@ pub enum Overlay {
     Purchase(Box<PurchaseForm>),
     /// A top-up of every marked eSIM.
     Bulk(Box<BulkForm>),
+    /// A team command run from the palette: its output and end.
+    CommandOutput(Box<crate::forms::team_command::CommandOutput>),
     /// The command palette: the actions where the keyboard was.
     Palette(Box<crate::forms::palette::Palette>),
     /// The payments an assistant proposed, to approve or refuse.

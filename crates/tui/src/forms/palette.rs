@@ -2,13 +2,15 @@
 //! found by typing a few letters of what it does, with its key beside it; Enter runs it as its
 //! key would. Its list is made from the keymap in force when it opens (no list kept by hand: an
 //! action added to the keymap is here), the contexts in the order keys are looked up, so the
-//! first of two rows for one action is the one its key would reach.
+//! first of two rows for one action is the one its key would reach. The team's own commands
+//! (`[[commands]]`) of the record chosen follow, each by its name.
 
 use crate::keymap::{Action, Chord, Context, Keymap};
 use crate::kit::input::TextInput;
 use crate::view::Look;
 use crate::view::theme::Theme;
 use crate::view::widgets::{keys_line, popup, safe, window_start};
+use esimdash_front::team_commands::{Subject, TeamCommand};
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::Style;
@@ -20,13 +22,33 @@ const MOST_CHARS: usize = 60;
 /// One action as the palette offers it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
-    pub context: Context,
-    pub action: Action,
-    /// Its keys, as help writes them (`q, Ctrl-c`).
+    pub run: Run,
+    /// Its keys, as help writes them (`q, Ctrl-c`); a team command's: `cmd`.
     pub keys: String,
-    pub about: &'static str,
-    /// The key it is run as (its first).
-    pub chord: Chord,
+    pub about: String,
+}
+
+/// What Enter on an entry does.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Run {
+    /// The action, as its first key would in its context.
+    Action {
+        context: Context,
+        action: Action,
+        chord: Chord,
+    },
+    /// The team command of this place in the config's list.
+    Command(usize),
+}
+
+impl Entry {
+    /// The keymap's action, where it is one.
+    pub fn action(&self) -> Option<Action> {
+        match self.run {
+            Run::Action { action, .. } => Some(action),
+            Run::Command(_) => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -39,22 +61,35 @@ pub struct Palette {
 }
 
 impl Palette {
-    /// The actions of `contexts` (in the order their keys are looked up), each once.
-    pub fn new(keymap: &Keymap, contexts: &[Context], from_detail: bool) -> Palette {
+    /// The actions of `contexts` (in the order their keys are looked up), each once, then the
+    /// team's `commands` about `subject` (the record chosen).
+    pub fn new(
+        keymap: &Keymap,
+        contexts: &[Context],
+        (commands, subject): (&[TeamCommand], Option<Subject>),
+        from_detail: bool,
+    ) -> Palette {
         let mut entries: Vec<Entry> = Vec::new();
         for &context in contexts {
             for row in keymap.rows().iter().filter(|r| r.binding.context == context) {
                 let action = row.binding.action;
                 let Some(&chord) = row.keys.first() else { continue };
-                if action == Action::Palette || entries.iter().any(|e| e.action == action) {
+                if action == Action::Palette || entries.iter().any(|e| e.action() == Some(action)) {
                     continue;
                 }
                 entries.push(Entry {
-                    context,
-                    action,
+                    run: Run::Action { context, action, chord },
                     keys: row.keys_text(),
-                    about: row.binding.about,
-                    chord,
+                    about: row.binding.about.to_string(),
+                });
+            }
+        }
+        for (i, command) in commands.iter().enumerate() {
+            if Some(command.on) == subject {
+                entries.push(Entry {
+                    run: Run::Command(i),
+                    keys: "cmd".to_string(),
+                    about: format!("{} (the team's command)", command.name),
                 });
             }
         }
@@ -80,7 +115,8 @@ impl Palette {
             .iter()
             .enumerate()
             .filter_map(|(i, e)| {
-                let text = format!("{} {}", e.about, e.action.name().replace('_', " ")).to_lowercase();
+                let name = e.action().map_or(String::new(), |a| a.name().replace('_', " "));
+                let text = format!("{} {name}", e.about).to_lowercase();
                 score(&query, &text).map(|s| (s, i, e))
             })
             .collect();
@@ -203,17 +239,22 @@ mod tests {
             vec![Context::Catalog, Context::List, Context::Global],
             vec![Context::Profile, Context::Global],
         ] {
-            let mut palette = Palette::new(&keymap, &contexts, false);
+            let mut palette = Palette::new(&keymap, &contexts, (&[], None), false);
             typed(&mut palette, "top");
             assert_eq!(
-                palette.selected().map(|e| e.action),
+                palette.selected().and_then(Entry::action),
                 Some(Action::TopUp),
                 "{contexts:?}"
             );
         }
-        let mut palette = Palette::new(&keymap, &[Context::Esims, Context::List, Context::Global], false);
+        let mut palette = Palette::new(
+            &keymap,
+            &[Context::Esims, Context::List, Context::Global],
+            (&[], None),
+            false,
+        );
         typed(&mut palette, "qr c");
-        assert_eq!(palette.selected().map(|e| e.action), Some(Action::Zoom));
+        assert_eq!(palette.selected().and_then(Entry::action), Some(Action::Zoom));
         typed(&mut palette, "zzzz");
         assert!(palette.matching().is_empty());
     }
@@ -230,19 +271,38 @@ mod tests {
             vec![Context::Profile, Context::Global],
             vec![Context::EsimDetail, Context::Esims, Context::List, Context::Global],
         ] {
-            let palette = Palette::new(&keymap, &contexts, false);
+            let palette = Palette::new(&keymap, &contexts, (&[], None), false);
             for row in keymap.rows().iter().filter(|r| contexts.contains(&r.binding.context)) {
                 let action = row.binding.action;
                 if action == Action::Palette {
                     continue;
                 }
                 assert!(
-                    palette.entries().iter().any(|e| e.action == action),
+                    palette.entries().iter().any(|e| e.action() == Some(action)),
                     "{action:?} of {:?} is missing from the palette of {contexts:?}",
                     row.binding.context
                 );
             }
         }
+    }
+
+    /// A team command is offered on the record it is about, by its name, and nowhere else.
+    #[test]
+    fn a_team_command_is_offered_on_its_records_only() {
+        let keymap = Keymap::default();
+        let command = TeamCommand {
+            name: "Open in the CRM".into(),
+            on: Subject::Esim,
+            run: vec!["true".into()],
+            timeout: std::time::Duration::from_secs(1),
+        };
+        let contexts = [Context::Esims, Context::List, Context::Global];
+        let commands = std::slice::from_ref(&command);
+        let mut on_esim = Palette::new(&keymap, &contexts, (commands, Some(Subject::Esim)), false);
+        typed(&mut on_esim, "crm");
+        assert_eq!(on_esim.selected().map(|e| e.run), Some(Run::Command(0)));
+        let on_plan = Palette::new(&keymap, &contexts, (commands, Some(Subject::Plan)), false);
+        assert!(on_plan.entries().iter().all(|e| e.action().is_some()));
     }
 
     #[test]

@@ -88,6 +88,7 @@ impl Window for Overlay {
             Overlay::Bulk(form) => form.contexts(),
             Overlay::Requests(window) => window.contexts(),
             Overlay::Palette(_) => vec![Context::Palette],
+            Overlay::CommandOutput(_) => vec![Context::Popup],
         }
     }
 
@@ -98,6 +99,7 @@ impl Window for Overlay {
             Overlay::Bulk(form) => crate::forms::bulk::view::draw(frame, area, form, look, theme),
             Overlay::Requests(window) => crate::forms::requests::view::draw(frame, area, window, look, theme),
             Overlay::Palette(palette) => crate::forms::palette::draw(frame, area, palette, look, theme),
+            Overlay::CommandOutput(window) => crate::forms::team_command::draw(frame, area, window, look, theme),
             Overlay::IccidPrompt { input, error } => {
                 crate::forms::purchase::view::draw_iccid_prompt(frame, area, look, input, error, theme);
             }
@@ -131,6 +133,7 @@ impl Window for Overlay {
             Overlay::Requests(window) => window.fetch(out),
             Overlay::Help { .. }
             | Overlay::Palette(_)
+            | Overlay::CommandOutput(_)
             | Overlay::OrderDetail(_)
             | Overlay::StatusPicker { .. }
             | Overlay::ProfileForm(_)
@@ -178,6 +181,7 @@ impl Window for Overlay {
             Overlay::Requests(window) => window.on_action(action, ctx.out),
             // The app runs the palette's choice (it acts as the key would).
             Overlay::Palette(_)
+            | Overlay::CommandOutput(_)
             | Overlay::Help { .. }
             | Overlay::PlanDetail { .. }
             | Overlay::OrderDetail(_)

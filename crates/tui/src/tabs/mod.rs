@@ -147,6 +147,12 @@ pub trait TabState {
     /// Something happened elsewhere (money moved, an eSIM was topped up).
     fn on_event(&mut self, _event: &Event, _index: &Index) {}
 
+    /// The record chosen, as a team command's placeholders read it (`[[commands]]`): the eSIM,
+    /// the order or the plan selected; `None` where nothing is.
+    fn subject(&self, _index: &Index) -> Option<esimdash_front::team_commands::Values> {
+        None
+    }
+
     /// A job of the tab's that is not a request ended (a file written).
     fn on_job_done(&mut self, _done: JobDone, _ctx: &mut Ctx<'_>) {}
 

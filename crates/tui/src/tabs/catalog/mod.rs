@@ -186,6 +186,10 @@ impl Catalog {
 }
 
 impl TabState for Catalog {
+    fn subject(&self, _index: &Index) -> Option<esimdash_front::team_commands::Values> {
+        self.selected().map(esimdash_front::team_commands::Values::of_plan)
+    }
+
     fn draw(&self, frame: &mut ratatui::Frame, area: ratatui::layout::Rect, look: &Look<'_>) {
         view::draw(frame, area, self, look);
     }

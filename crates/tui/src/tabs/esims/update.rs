@@ -18,6 +18,10 @@ use esimdash_domain::status::StatusFilter;
 use std::time::Instant;
 
 impl TabState for Esims {
+    fn subject(&self, index: &Index) -> Option<esimdash_front::team_commands::Values> {
+        self.selected(index).map(esimdash_front::team_commands::Values::of_esim)
+    }
+
     fn draw(&self, frame: &mut ratatui::Frame, area: ratatui::layout::Rect, look: &Look<'_>) {
         super::view::draw(frame, area, self, look);
     }

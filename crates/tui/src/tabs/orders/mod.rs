@@ -77,6 +77,12 @@ impl Orders {
 }
 
 impl TabState for Orders {
+    fn subject(&self, _index: &Index) -> Option<esimdash_front::team_commands::Values> {
+        self.list
+            .selected()
+            .map(esimdash_front::team_commands::Values::of_order)
+    }
+
     fn draw(&self, frame: &mut ratatui::Frame, area: ratatui::layout::Rect, look: &Look<'_>) {
         view::draw(frame, area, self, look);
     }
