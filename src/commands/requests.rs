@@ -49,11 +49,7 @@ impl From<ApproveError> for CommandError {
 }
 
 fn store(client: &Client) -> Result<Requests, CommandError> {
-    Requests::of(client).ok_or_else(|| {
-        CommandError::Usage(
-            "requests are kept in the state folder, and this session has none (--demo keeps none either)".into(),
-        )
-    })
+    approval::store_of(client).map_err(|e| CommandError::Usage(e.to_string()))
 }
 
 /// An assistant's proposal: checked as the payment would be (offered, priced, within the

@@ -39,7 +39,7 @@ pub use esimdash_domain::model;
 pub use esimdash_domain::timestamp::Timestamp;
 pub use lock::AccountLock;
 pub use pacing::Pacer;
-pub use payment::{PLACE_ORDER, Payment, Proposed, TOPUP};
+pub use payment::{PLACE_ORDER, Payment, Proposed, TOPUP, fresh_key};
 pub use settle::{Found as SettledAs, Listener, Notice, REPEAT_WINDOW, Settled, counts_as_repeated, pays_the_same};
 pub use sweep::{Later, Reach, Searched, Stop as SweepStop, Sweep};
 pub use tls::{provider as tls_provider, read_pem_certificates};

@@ -136,7 +136,7 @@ impl Payment {
 }
 
 /// Unique per payment: the time in nanoseconds, the process, and 64 random bits.
-fn fresh_key() -> String {
+pub fn fresh_key() -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());

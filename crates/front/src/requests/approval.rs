@@ -164,7 +164,7 @@ pub async fn approve(
     let key = match resumed {
         Some(key) => key,
         None => {
-            let key = Payment::new(spend.clone(), None).key;
+            let key = esimdash_api::fresh_key();
             let decision = Decision {
                 by: approver.to_string(),
                 at: Utc::now(),
@@ -295,19 +295,22 @@ impl Told {
 
 /// The requests of the client's account as the dashboard lists them (`listed`).
 pub async fn listed_of(client: &Client) -> Result<Vec<Listed>, ApproveError> {
-    let store = Requests::of(client).ok_or_else(no_store)?;
-    listed(client, &store).await
+    listed(client, &store_of(client)?).await
 }
 
-fn no_store() -> ApproveError {
-    ApproveError::Refused("requests are kept in the state folder, and this session has none".to_string())
+/// The client's account's requests, where the session keeps a state folder.
+pub fn store_of(client: &Client) -> Result<Requests, ApproveError> {
+    Requests::of(client).ok_or_else(|| {
+        ApproveError::Refused("requests are kept in the state folder, and this session has none".to_string())
+    })
 }
 
 /// Approves (and pays) or refuses request `id` as this machine's user, told in words as the
 /// dashboard shows it: the order placed, a lost answer looked up, or why nothing was paid.
 pub async fn decide(client: &Client, id: &str, approve: bool) -> Told {
-    let Some(store) = Requests::of(client) else {
-        return Told::not(no_store().to_string());
+    let store = match store_of(client) {
+        Ok(store) => store,
+        Err(e) => return Told::not(e.to_string()),
     };
     let user = esimdash_api::audit::local_user();
     if !approve {
