@@ -240,7 +240,7 @@ pub async fn run(argv: &[String], timeout: Duration) -> Ran {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
-    let child = match command.spawn() {
+    let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => {
             return Ran {
@@ -251,12 +251,17 @@ pub async fn run(argv: &[String], timeout: Duration) -> Ran {
             };
         }
     };
-    match tokio::time::timeout(timeout, child.wait_with_output()).await {
-        Ok(Ok(out)) => Ran {
-            status: out.status.code(),
+    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+    let finished = async {
+        let (status, out, err) = tokio::join!(child.wait(), kept(stdout), kept(stderr));
+        status.map(|s| (s, out, err))
+    };
+    match tokio::time::timeout(timeout, finished).await {
+        Ok(Ok((status, (out, out_cut), (err, err_cut)))) => Ran {
+            status: status.code(),
             timed_out: false,
             failed: None,
-            output: bounded([out.stdout, out.stderr].concat()),
+            output: bounded([out, err].concat(), out_cut || err_cut),
         },
         Ok(Err(e)) => Ran {
             status: None,
@@ -274,8 +279,22 @@ pub async fn run(argv: &[String], timeout: Duration) -> Ran {
     }
 }
 
-fn bounded(mut bytes: Vec<u8>) -> String {
-    let cut = bytes.len() > MOST_OUTPUT;
+/// What a command writes to one of its pipes: the first `MOST_OUTPUT` bytes kept, the rest read
+/// and dropped (a command that writes without end fills no memory, and is not held on a full
+/// pipe), and whether there was more.
+async fn kept(pipe: Option<impl tokio::io::AsyncRead + Unpin>) -> (Vec<u8>, bool) {
+    use tokio::io::AsyncReadExt;
+    let Some(mut pipe) = pipe else {
+        return (Vec::new(), false);
+    };
+    let mut kept = Vec::new();
+    let _ = (&mut pipe).take(MOST_OUTPUT as u64).read_to_end(&mut kept).await;
+    let rest = tokio::io::copy(&mut pipe, &mut tokio::io::sink()).await.unwrap_or(0);
+    (kept, rest > 0)
+}
+
+fn bounded(mut bytes: Vec<u8>, cut: bool) -> String {
+    let cut = cut || bytes.len() > MOST_OUTPUT;
     bytes.truncate(MOST_OUTPUT);
     let mut text = esimdash_domain::text::sanitize_lines(&String::from_utf8_lossy(&bytes)).into_owned();
     if cut {
@@ -338,6 +357,25 @@ mod tests {
         assert!(
             hung.timed_out && started.elapsed() < Duration::from_secs(10),
             "{hung:?}"
+        );
+        let endless = run(&["yes".to_string()], Duration::from_millis(300)).await;
+        assert!(endless.timed_out, "{endless:?}");
+        let much = run(
+            &[
+                "head".to_string(),
+                "-c".to_string(),
+                "1000000".to_string(),
+                "/dev/zero".to_string(),
+            ],
+            Duration::from_secs(10),
+        )
+        .await;
+        assert_eq!(much.status, Some(0), "{much:?}");
+        // 64 KiB kept (each NUL shown as U+FFFD, three bytes), the rest read and dropped.
+        assert!(
+            much.output.len() <= 3 * MOST_OUTPUT + 100 && much.output.ends_with("left out)"),
+            "{}",
+            much.output.len()
         );
         let missing = run(&["/no/such/program".to_string()], Duration::from_secs(1)).await;
         assert!(missing.failed.is_some(), "{missing:?}");
