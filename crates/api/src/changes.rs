@@ -108,11 +108,7 @@ impl Client {
             Ok(records) => records,
             Err(e) => return Some(format!("{e}, so whether the same was paid minutes ago is not known")),
         };
-        records
-            .into_iter()
-            .rev()
-            .find(|r| super::settle::pays_the_same(r, spend) && super::settle::counts_as_repeated(r))
-            .map(|r| describe_earlier(&r))
+        super::settle::repeated(&records, spend, None).map(|r| describe_earlier(&r))
     }
 
     /// Why this session may not change anything (the setting that made it read-only).

@@ -479,12 +479,7 @@ impl Client {
             .iter()
             .find(|s| same(&s.record) && s.money_moved() != Some(false))
             .map(|s| s.record.clone());
-        just_now.or_else(|| {
-            self.records()
-                .into_iter()
-                .rev()
-                .find(|r| same(r) && counts_as_repeated(r))
-        })
+        just_now.or_else(|| repeated(&self.records(), &payment.spend, Some(&payment.key)))
     }
 
     /// The orders that the trail records for other payments of this account: never taken as
@@ -493,6 +488,16 @@ impl Client {
         let records: Vec<PaymentRecord> = self.records().into_iter().filter(|r| r.key != key).collect();
         claimed_orders(&records)
     }
+}
+
+/// The newest payment of `records` (but `except`) that paying `spend` now would repeat: the
+/// same, asked within the repeat window, and sent or told an outcome that may have paid.
+pub fn repeated(records: &[PaymentRecord], spend: &Spend, except: Option<&str>) -> Option<PaymentRecord> {
+    records
+        .iter()
+        .rev()
+        .find(|r| Some(r.key.as_str()) != except && pays_the_same(r, spend) && counts_as_repeated(r))
+        .cloned()
 }
 
 /// Whether `record` pays what `spend` pays: the same eSIM (or a new one), slug and quantity.
