@@ -187,7 +187,7 @@ impl Seat {
     /// decided and when. As `esimdash requests --all --json` gives it.
     #[tool(annotations(title = "A request's status", read_only_hint = true, open_world_hint = false))]
     async fn request_status(&self, Parameters(asked): Parameters<ById>) -> Result<CallToolResult, ErrorData> {
-        Ok(answer(super::requests::status_json(&self.client, &asked.id)))
+        Ok(answer(super::requests::status_json(&self.client, &asked.id).await))
     }
 
     /// An eSIM by its ICCID: its state in words and what to tell the customer (`verdict`), its

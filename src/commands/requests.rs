@@ -11,8 +11,8 @@ use esimdash_api::{Client, PLACE_ORDER, TOPUP};
 use esimdash_domain::iccid::Iccid;
 use esimdash_domain::purchase::Purchase;
 use esimdash_front::quote::{self, Quote};
-use esimdash_front::requests::approval::{self, ApproveError};
-use esimdash_front::requests::{Proposal, Requests, RequestsError, Standing};
+use esimdash_front::requests::approval::{self, ApproveError, Place};
+use esimdash_front::requests::{Proposal, Request, Requests, RequestsError, Standing};
 use serde_json::json;
 
 /// What an assistant asks to pay: a top-up for an eSIM, or new eSIMs of a plan.
@@ -48,8 +48,12 @@ impl From<ApproveError> for CommandError {
     }
 }
 
-fn store(client: &Client) -> Result<Requests, CommandError> {
-    approval::store_of(client).map_err(|e| CommandError::Usage(e.to_string()))
+/// Where the account's requests are kept (the state folder, or the team's gateway).
+async fn place(client: &Client) -> Result<Place, CommandError> {
+    approval::place_of(client).await.map_err(|e| match e {
+        ApproveError::Refused(why) => CommandError::Usage(why),
+        other => other.into(),
+    })
 }
 
 /// An assistant's proposal: checked as the payment would be (offered, priced, within the
@@ -68,12 +72,43 @@ pub(crate) async fn propose(client: &Client, asked: &Asked<'_>) -> Result<serde_
             "say why (reason): a person reads it before approving".into(),
         ));
     }
-    let store = store(client)?;
+    let place = place(client).await?;
     let quote = match asked.iccid {
         Some(iccid) => quote::topup(client, iccid, asked.slug, asked.qty, None).await?,
         None => quote::order(client, asked.slug, asked.qty).await?,
     };
     check_guards(client, &quote)?;
+    let (request, kept_at) = match &place {
+        Place::Here(store) => (keep_here(store, &quote, asked)?, "this machine's state folder"),
+        Place::Gateway => {
+            let asking = esimdash_front::requests::Asking {
+                action: quote.spend.what.action().to_string(),
+                iccid: quote.spend.what.iccid().map(|i| i.as_str().to_string()),
+                slug: quote.spend.slug.clone(),
+                plan_name: quote.plan.name.clone(),
+                quantity: quote.spend.qty,
+                reason: asked.reason.to_string(),
+                proposed_by: asked.by.to_string(),
+            };
+            let kept = client.keep_request(&asking).await?;
+            (kept.request, "the team's gateway (another seat approves it)")
+        }
+    };
+    let mut value = request.json(&Standing::Pending);
+    value["keptAt"] = json!(kept_at);
+    value["toApprove"] = json!(format!(
+        "a person approves it with `esimdash approve {}` (or in the dashboard) before {}; nothing is paid until then",
+        request.id,
+        request.expires_at.to_rfc3339()
+    ));
+    if let Some(unsure) = quote.unsure {
+        value["unsure"] = json!(unsure);
+    }
+    Ok(value)
+}
+
+/// A proposal written as a pending request in this machine's state folder.
+fn keep_here(store: &Requests, quote: &Quote, asked: &Asked<'_>) -> Result<Request, CommandError> {
     let now = Utc::now();
     let request = Proposal {
         account: store.account(),
@@ -86,16 +121,7 @@ pub(crate) async fn propose(client: &Client, asked: &Asked<'_>) -> Result<serde_
     }
     .request(now);
     store.propose(&request, now)?;
-    let mut value = request.json(&Standing::Pending);
-    value["toApprove"] = json!(format!(
-        "a person approves it with `esimdash approve {}` (or in the dashboard) before {}; nothing is paid until then",
-        request.id,
-        request.expires_at.to_rfc3339()
-    ));
-    if let Some(unsure) = quote.unsure {
-        value["unsure"] = json!(unsure);
-    }
-    Ok(value)
+    Ok(request)
 }
 
 /// The guards a payment meets after it is asked, met before a person is: the seat's cap at a
@@ -119,10 +145,9 @@ fn check_guards(client: &Client, quote: &Quote) -> Result<(), CommandError> {
 }
 
 /// The request `id` where it stands now, as scripts and assistants read it.
-pub(crate) fn status_json(client: &Client, id: &str) -> Result<serde_json::Value, CommandError> {
-    let request = store(client)?.read(id)?;
-    let records = client.payment_records().map_err(CommandError::Refused)?;
-    Ok(request.json(&request.standing(&records, Utc::now())))
+pub(crate) async fn status_json(client: &Client, id: &str) -> Result<serde_json::Value, CommandError> {
+    let (request, standing) = approval::read(client, &place(client).await?, id).await?;
+    Ok(request.json(&standing))
 }
 
 /// `esimdash requests`, `approve ID` and `refuse ID`.
@@ -139,7 +164,7 @@ pub async fn run(command: &crate::cli::Command, client: &Client, output: &Output
 /// `esimdash requests`: the account's requests, waiting ones first (`--all`: decided and
 /// expired ones too).
 async fn list(client: &Client, all: bool, output: &Output) -> Result<(), CommandError> {
-    let mut shown = approval::standings(client, &store(client)?)?;
+    let mut shown = approval::standings(client, &place(client).await?).await?;
     shown.retain(|(_, s)| all || *s == Standing::Pending);
     shown.sort_by_key(|(_, s)| *s != Standing::Pending);
     if output.is_json() {
@@ -170,7 +195,7 @@ async fn list(client: &Client, all: bool, output: &Output) -> Result<(), Command
 async fn refuse(client: &Client, id: &str, why: Option<&str>, output: &Output) -> Result<(), CommandError> {
     let why = why.unwrap_or("refused by a person");
     let user = esimdash_api::audit::local_user();
-    let decided = approval::refuse(client, &store(client)?, id, &user, why).await?;
+    let decided = approval::refuse(client, &place(client).await?, id, &user, why).await?;
     if output.is_json() {
         return output.print_json(&decided.json(&decided.standing(&[], Utc::now())));
     }
@@ -181,16 +206,18 @@ async fn refuse(client: &Client, id: &str, why: Option<&str>, output: &Output) -
 /// `esimdash approve ID`: the person asked (or `--yes`), then decided and paid once by
 /// `approval::approve`, and what became of it told as `topup` tells it.
 async fn approve(client: &Client, id: &str, (yes, again): (bool, bool), output: &Output) -> Result<(), CommandError> {
-    let store = store(client)?;
+    let place = place(client).await?;
     let nothing = |e: CommandError| e.nothing_moved("nothing was paid");
-    let request = store.read(id).map_err(|e| nothing(e.into()))?;
+    let (request, _) = approval::read(client, &place, id)
+        .await
+        .map_err(|e| nothing(e.into()))?;
     let question = format!(
         "{}\nIt is checked again at this moment's offer and price before anything is paid.",
         request.summary()
     );
     super::buying::confirm(yes, &question).await.map_err(nothing)?;
     let user = esimdash_api::audit::local_user();
-    let approved = approval::approve(client, &store, id, &user, again)
+    let approved = approval::approve(client, &place, id, &user, again)
         .await
         .map_err(|e| nothing(e.into()))?;
     let what = approved.payment.spend.what.clone();

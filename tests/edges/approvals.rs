@@ -442,10 +442,11 @@ async fn a_viewers_or_read_only_assistant_is_offered_no_write_tool() {
 }
 
 /// What a proposal and its approval cost, counted at the sandbox: a proposal reads the offer,
-/// the eSIM and the balance (3 requests); an approval reads them again, the plan's orders
-/// before paying, and pays (5).
+/// the eSIM and the balance (3 requests); an approval reads the profile (whether it is a
+/// gateway's seat, whose requests the gateway keeps), the three again, the plan's orders before
+/// paying, and pays (6).
 #[tokio::test(flavor = "multi_thread")]
-async fn a_proposal_costs_three_requests_and_its_approval_five() {
+async fn a_proposal_costs_three_requests_and_its_approval_six() {
     let (sb, api, home) = sandbox_api_home().await;
     let target = topupable(&api, 1).await.remove(0);
     let mut session = Session::start_at(&sb.base_url(), &home, &["--allow-writes"]).await;
@@ -457,6 +458,6 @@ async fn a_proposal_costs_three_requests_and_its_approval_five() {
     assert!(approved.status.success(), "{}", stderr(&approved));
     let approving = sb.api_requests_received() - before;
     eprintln!("a proposal: {proposing} requests; its approval: {approving}");
-    assert_eq!((proposing, approving), (3, 5));
+    assert_eq!((proposing, approving), (3, 6));
     assert!(session.end().await.success());
 }

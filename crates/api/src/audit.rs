@@ -97,6 +97,9 @@ pub struct Entry {
     /// the request's id and its proposer.
     pub request: Option<String>,
     pub proposed_by: Option<String>,
+    /// The request is kept at the team's gateway: a resend names it there, as the first did.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub request_at_gateway: bool,
 }
 
 /// The seal of a payment's line (`Entry::seal`): an HMAC with the account's secret over what a
@@ -179,6 +182,7 @@ impl Entry {
             seal: None,
             request: None,
             proposed_by: None,
+            request_at_gateway: false,
         }
     }
 }
@@ -459,6 +463,8 @@ pub struct PaymentRecord {
     pub outcome: Option<Outcome>,
     /// The seal of the line it was asked with (`Entry::seal`).
     pub seal: Option<String>,
+    /// The request kept at a team's gateway that it pays (named again on a resend).
+    pub gateway_request: Option<String>,
 }
 
 /// What became of a payment, as its last telling line says.
@@ -505,6 +511,7 @@ pub fn payments(entries: &[Entry], who: &Who) -> Vec<PaymentRecord> {
                 orders_before: None,
                 outcome: None,
                 seal: e.seal.clone(),
+                gateway_request: e.request.clone().filter(|_| e.request_at_gateway),
             });
             records.len() - 1
         });

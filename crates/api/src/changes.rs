@@ -288,6 +288,7 @@ impl Client {
                 Write {
                     key: Some(&payment.key),
                     confirmed_repeat: payment.again,
+                    request: payment.request.as_ref().filter(|p| p.at_gateway).map(|p| p.id.as_str()),
                 },
             )
             .await
@@ -420,7 +421,8 @@ impl Client {
         e.idempotency_key = Some(payment.key.clone());
         if let Some(request) = &payment.request {
             e.request = Some(request.id.clone());
-            e.proposed_by = Some(request.by.clone());
+            e.proposed_by = Some(request.by.clone()).filter(|by| !by.is_empty());
+            e.request_at_gateway = request.at_gateway;
         }
         e.seal = Some(self.seal(
             &payment.key,

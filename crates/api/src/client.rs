@@ -155,6 +155,8 @@ pub(super) struct Inner {
     pub(super) in_progress: std::sync::Mutex<std::collections::HashSet<String>>,
     /// The agent this key is at a team gateway, as its last answer said.
     pub(super) seat: std::sync::Mutex<Option<crate::seat::Seat>>,
+    /// Some answer came in this session (so `seat` tells whether the server is a gateway).
+    pub(super) answered: std::sync::atomic::AtomicBool,
 }
 
 /// What the dashboard learnt of one eSIM.
@@ -209,6 +211,8 @@ pub(crate) struct Write<'a> {
     /// The user confirmed the same payment again, minutes after the last (`--again`): a team
     /// gateway, which keeps the rule against repeats for every agent at once, asks for that.
     pub confirmed_repeat: bool,
+    /// The request kept at a team gateway that this payment pays (`requests::REQUEST_HEADER`).
+    pub request: Option<&'a str>,
 }
 
 /// The header a team gateway reads as that confirmation.
@@ -266,6 +270,7 @@ impl Client {
                 held_lock: std::sync::Mutex::new(None),
                 in_progress: std::sync::Mutex::default(),
                 seat: std::sync::Mutex::default(),
+                answered: std::sync::atomic::AtomicBool::new(false),
             }),
         })
     }

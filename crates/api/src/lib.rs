@@ -19,6 +19,7 @@ mod pacing;
 pub mod pages;
 mod payment;
 pub mod relay;
+pub mod requests;
 pub mod scrub;
 mod seat;
 mod settle;

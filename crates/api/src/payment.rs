@@ -40,6 +40,8 @@ pub struct Payment {
 pub struct Proposed {
     pub id: String,
     pub by: String,
+    /// Kept at the team's gateway: the payment names the request to it (`REQUEST_HEADER`).
+    pub at_gateway: bool,
 }
 
 impl Payment {

@@ -67,6 +67,7 @@ impl Client {
         let write = super::client::Write {
             key,
             confirmed_repeat: false,
+            request: None,
         };
         let response = self.send_within_origin(method, endpoint, url, body, write).await?;
         let headers = response.headers().clone();

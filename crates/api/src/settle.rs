@@ -566,7 +566,15 @@ fn payment_of(record: &PaymentRecord) -> Option<Payment> {
         _ => return None,
     };
     let total = record.total.as_deref().and_then(|t| t.parse().ok());
-    Some(Payment::with_key(spend, total, record.key.clone()))
+    let payment = Payment::with_key(spend, total, record.key.clone());
+    Some(match &record.gateway_request {
+        Some(id) => payment.proposed(super::payment::Proposed {
+            id: id.clone(),
+            by: String::new(),
+            at_gateway: true,
+        }),
+        None => payment,
+    })
 }
 
 fn age(at: DateTime<Utc>) -> Duration {

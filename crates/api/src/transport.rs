@@ -210,6 +210,9 @@ impl Client {
             if write.confirmed_repeat {
                 request = request.header(CONFIRM_REPEAT, "true");
             }
+            if let Some(id) = write.request {
+                request = request.header(crate::requests::REQUEST_HEADER, id);
+            }
             let response = request
                 .send()
                 .await
@@ -247,7 +250,17 @@ impl Client {
         esimdash_domain::sync::lock(&self.inner.seat).clone()
     }
 
+    /// Whether the server is a team gateway, as the answers of this session tell (its seat
+    /// header); `None` before any answer came.
+    pub fn at_gateway(&self) -> Option<bool> {
+        self.inner
+            .answered
+            .load(std::sync::atomic::Ordering::Relaxed)
+            .then(|| self.seat().is_some())
+    }
+
     pub(super) fn observe_rate_headers(&self, headers: &HeaderMap) {
+        self.inner.answered.store(true, std::sync::atomic::Ordering::Relaxed);
         if let Some(seat) = headers
             .get(crate::seat::SEAT_HEADER)
             .and_then(|v| v.to_str().ok())

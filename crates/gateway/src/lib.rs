@@ -19,6 +19,7 @@ mod payments;
 mod reads;
 mod refused;
 mod relaying;
+mod requests;
 mod sending;
 mod server;
 mod settling;

@@ -32,17 +32,19 @@ pub(crate) struct Asking<'a> {
     pub key: Option<&'a str>,
     pub confirmed: bool,
     pub body: &'a [u8],
+    /// The price each a person approved (a request's): any other now refuses the payment.
+    pub approved_price: Option<Decimal>,
 }
 
 /// The request as the gateway sends it on: only the contract's fields.
-struct Request {
-    iccid: Option<Iccid>,
-    slug: String,
-    qty: u32,
+pub(crate) struct Request {
+    pub iccid: Option<Iccid>,
+    pub slug: String,
+    pub qty: u32,
 }
 
 impl Request {
-    fn read(kind: Kind, body: &[u8]) -> Result<Request, Refused> {
+    pub(crate) fn read(kind: Kind, body: &[u8]) -> Result<Request, Refused> {
         let bad = |m: &str| Err(Refused::bad_request(m));
         let Ok(json) = serde_json::from_slice::<serde_json::Value>(body) else {
             return bad("Invalid JSON");
@@ -88,7 +90,7 @@ impl Request {
 }
 
 /// What the role may not do of this payment, as the permission table says.
-fn role_refusal(gateway: &Gateway, agent: &Agent, kind: Kind) -> Option<Refused> {
+pub(crate) fn role_refusal(gateway: &Gateway, agent: &Agent, kind: Kind) -> Option<Refused> {
     let deed = match kind {
         Kind::Topup => Deed::TopUp,
         Kind::Order => Deed::Buy,
@@ -133,7 +135,19 @@ pub(crate) async fn pay(gateway: &Arc<Gateway>, agent: &Agent, asking: Asking<'_
     settling::drift_checked(gateway, &agent.name).await.inspect_err(|_| {
         gateway.counters.refused(&agent.name, Counted::Cap);
     })?;
-    let price = price(gateway, &request).await?;
+    let price = price(gateway, request.iccid.as_ref(), &request.slug).await?;
+    if let Some(approved) = asking.approved_price
+        && approved != price
+    {
+        return Err(Refused::new(
+            StatusCode::CONFLICT,
+            format!(
+                "The price changed since it was approved: {} USD then, {} USD now. Nothing was paid",
+                format_amount(approved),
+                format_amount(price)
+            ),
+        ));
+    }
     let asked = Asked {
         agent: agent.name.clone(),
         kind: asking.kind.name().to_string(),
@@ -168,8 +182,8 @@ pub(crate) async fn pay(gateway: &Arc<Gateway>, agent: &Agent, asking: Asking<'_
 
 /// The plan's price for this reseller, as the availability answer (a top-up) or the catalog
 /// (an order) gives it.
-async fn price(gateway: &Gateway, request: &Request) -> Result<Decimal, Refused> {
-    let plan = match &request.iccid {
+pub(crate) async fn price(gateway: &Gateway, iccid: Option<&Iccid>, slug: &str) -> Result<Decimal, Refused> {
+    let plan = match iccid {
         Some(iccid) => {
             let offered = gateway
                 .upstream
@@ -182,19 +196,15 @@ async fn price(gateway: &Gateway, request: &Request) -> Result<Decimal, Refused>
             }
             offered
                 .into_iter()
-                .find(|p| p.slug == request.slug)
+                .find(|p| p.slug == slug)
                 .ok_or_else(|| refused("Slug not available for this eSIM"))?
         }
-        None => gateway
-            .upstream
-            .plan(&request.slug)
-            .await
-            .map_err(|e| refused_upstream(&e))?,
+        None => gateway.upstream.plan(slug).await.map_err(|e| refused_upstream(&e))?,
     };
     plan.sell_price().ok_or_else(|| {
         Refused::new(
             StatusCode::BAD_GATEWAY,
-            format!("The API gave plan {} no price: nothing was paid", request.slug),
+            format!("The API gave plan {slug} no price: nothing was paid"),
         )
     })
 }

@@ -6,7 +6,7 @@
 //! path (account lock, repeat rule, journal, trail with the request and its proposer). A second
 //! approval (at once, from another process, or after a kill) finds it decided and pays nothing.
 
-use super::{Decided, Decision, Request, Requests, RequestsError, Standing};
+use super::{Decided, Decision, Request, Requests, RequestsError, Standing, decided_already};
 use crate::quote::{Quote, QuoteError};
 use chrono::Utc;
 use esimdash_api::{ApiError, Client, PLACE_ORDER, Paid, Payment, Proposed, TOPUP};
@@ -53,8 +53,9 @@ const MOST_LOOKED_UP: usize = 10;
 
 /// The account's requests, waiting ones first, each waiting top-up with its eSIM's state in
 /// words (`verdict`: "in use, 82 % used…"), read now.
-pub async fn listed(client: &Client, store: &Requests) -> Result<Vec<Listed>, ApproveError> {
-    let mut rows: Vec<Listed> = standings(client, store)?
+pub async fn listed(client: &Client, place: &Place) -> Result<Vec<Listed>, ApproveError> {
+    let mut rows: Vec<Listed> = standings(client, place)
+        .await?
         .into_iter()
         .map(|(request, standing)| Listed {
             request,
@@ -84,8 +85,39 @@ pub async fn listed(client: &Client, store: &Requests) -> Result<Vec<Listed>, Ap
     Ok(rows)
 }
 
+/// Where the account's requests are kept: this machine's state folder, or (for a seat at a team
+/// gateway) the gateway, so that another seat decides them.
+#[derive(Debug, Clone)]
+pub enum Place {
+    Here(Requests),
+    Gateway,
+}
+
+/// Where the client's account keeps its requests: at the gateway when the session is a
+/// gateway's seat (its answers say so: one is read if none came yet), else in the state folder.
+pub async fn place_of(client: &Client) -> Result<Place, ApproveError> {
+    let at_gateway = match client.at_gateway() {
+        Some(known) => known,
+        None => {
+            client.profile().await?;
+            client.seat().is_some()
+        }
+    };
+    if at_gateway {
+        return Ok(Place::Gateway);
+    }
+    store_of(client).map(Place::Here)
+}
+
 /// The account's requests and where each stands, newest first.
-pub fn standings(client: &Client, store: &Requests) -> Result<Vec<(Request, Standing)>, ApproveError> {
+pub async fn standings(client: &Client, place: &Place) -> Result<Vec<(Request, Standing)>, ApproveError> {
+    let store = match place {
+        Place::Gateway => {
+            let kept = client.kept_requests(None).await?;
+            return Ok(kept.into_iter().map(|k| (k.request, k.standing)).collect());
+        }
+        Place::Here(store) => store,
+    };
     let records = records(client)?;
     let now = Utc::now();
     Ok(store
@@ -108,15 +140,44 @@ fn patience(client: &Client) -> std::time::Duration {
     client.request_timeout() * 3 + std::time::Duration::from_secs(10)
 }
 
+/// Request `id` and where it stands now.
+pub async fn read(client: &Client, place: &Place, id: &str) -> Result<(Request, Standing), ApproveError> {
+    match place {
+        Place::Here(store) => {
+            let request = store.read(id)?;
+            let standing = request.standing(&records(client)?, Utc::now());
+            Ok((request, standing))
+        }
+        Place::Gateway => {
+            let kept = client.kept_requests(Some(id)).await.map_err(|e| match e.status() {
+                Some(404) => ApproveError::Requests(RequestsError::NotFound(
+                    esimdash_domain::text::sanitize(id).into_owned(),
+                )),
+                _ => ApproveError::Api(e),
+            })?;
+            let kept = kept
+                .into_iter()
+                .find(|k| k.request.id == id)
+                .ok_or_else(|| RequestsError::NotFound(esimdash_domain::text::sanitize(id).into_owned()))?;
+            Ok((kept.request, kept.standing))
+        }
+    }
+}
+
 /// Approves request `id` as `approver` and pays it once (see the module's text); `again`: the
-/// person confirmed paying the same as a payment minutes ago.
+/// person confirmed paying the same as a payment minutes ago. At a gateway, the gateway checks
+/// and decides: the payment names the request, and the gateway pays it as the proposing seat.
 pub async fn approve(
     client: &Client,
-    store: &Requests,
+    place: &Place,
     id: &str,
     approver: &str,
     again: bool,
 ) -> Result<Approval, ApproveError> {
+    let store = match place {
+        Place::Here(store) => store,
+        Place::Gateway => return approve_at_gateway(client, id, again).await,
+    };
     let held = store.hold(patience(client)).await?;
     let request = store.read(id)?;
     let spend = request.spend().map_err(ApproveError::Refused)?;
@@ -184,6 +245,7 @@ pub async fn approve(
         .proposed(Proposed {
             id: request.id.clone(),
             by: request.proposed_by.clone(),
+            at_gateway: false,
         })
         .with_balance_before(quote.balance)
         .with_orders_before(&before);
@@ -199,8 +261,58 @@ pub async fn approve(
     })
 }
 
+/// A request kept at the gateway, approved: checked here as far as the person is told (the
+/// offer, the price), then paid naming the request; the gateway holds it to its digest.
+async fn approve_at_gateway(client: &Client, id: &str, again: bool) -> Result<Approval, ApproveError> {
+    let (request, standing) = read(client, &Place::Gateway, id).await?;
+    if !matches!(standing, Standing::Pending | Standing::ApprovedNotSent) {
+        return Err(ApproveError::Refused(decided_already(&request, &standing)));
+    }
+    let spend = request.spend().map_err(ApproveError::Refused)?;
+    let quote = crate::quote::of(client, &spend).await.map_err(|e| match e {
+        QuoteError::Api(e) => ApproveError::Quote(QuoteError::Api(e)),
+        other => ApproveError::Refused(format!("request {id}: {other}: nothing was paid")),
+    })?;
+    let before: HashSet<OrderNo> = client
+        .recent_orders_for(&quote.plan.slug, spend.what.iccid())
+        .await?
+        .into_iter()
+        .map(|o| o.record.provider_order_no)
+        .collect();
+    let payment = Payment::new(spend, Some(quote.total))
+        .proposed(Proposed {
+            id: request.id.clone(),
+            by: request.proposed_by.clone(),
+            at_gateway: true,
+        })
+        .with_balance_before(quote.balance)
+        .with_orders_before(&before);
+    let payment = if again { payment.again() } else { payment };
+    let answer = client.pay(&payment).await;
+    Ok(Approval {
+        request,
+        quote,
+        payment,
+        before,
+        answer,
+    })
+}
+
 /// Refuses request `id` as `by`, saying `why`.
-pub async fn refuse(client: &Client, store: &Requests, id: &str, by: &str, why: &str) -> Result<Request, ApproveError> {
+pub async fn refuse(client: &Client, place: &Place, id: &str, by: &str, why: &str) -> Result<Request, ApproveError> {
+    let store = match place {
+        Place::Here(store) => store,
+        Place::Gateway => {
+            let kept = client
+                .refuse_kept(id, why)
+                .await
+                .map_err(|e| match (e.status(), e.server_message()) {
+                    (Some(404 | 409 | 403), Some(words)) => ApproveError::Refused(words.to_string()),
+                    _ => ApproveError::Api(e),
+                })?;
+            return Ok(kept.request);
+        }
+    };
     let held = store.hold(patience(client)).await?;
     let request = store.read(id)?;
     let standing = request.standing(&records(client)?, Utc::now());
@@ -252,26 +364,6 @@ async fn checked_again(
     Ok(quote)
 }
 
-/// A request decided already (or expired), in words: nothing is paid for it now.
-pub fn decided_already(request: &Request, standing: &Standing) -> String {
-    let at = |t: chrono::DateTime<Utc>| t.with_timezone(&chrono::Local).format("%H:%M").to_string();
-    let by = request
-        .decision
-        .as_ref()
-        .map(|d| format!(" by {} at {}", d.by, at(d.at)))
-        .unwrap_or_default();
-    let what = match standing {
-        Standing::Expired => format!("expired at {}", at(request.expires_at)),
-        Standing::Refused { why } => format!("was refused{by}: {why}"),
-        Standing::Paid { order_no } => format!("was approved{by} and paid: order {order_no}"),
-        Standing::NotPlaced => format!("was approved{by}, and the API refused its payment"),
-        Standing::Paying => format!("was approved{by} and its payment has no answer yet"),
-        Standing::Unknown { why } => format!("was approved{by}: {why}"),
-        Standing::Pending | Standing::ApprovedNotSent => "waits".to_string(),
-    };
-    format!("request {} {what}: nothing was paid now", request.id)
-}
-
 /// What a decision came to, in words for the dashboard.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Told {
@@ -295,7 +387,7 @@ impl Told {
 
 /// The requests of the client's account as the dashboard lists them (`listed`).
 pub async fn listed_of(client: &Client) -> Result<Vec<Listed>, ApproveError> {
-    listed(client, &store_of(client)?).await
+    listed(client, &place_of(client).await?).await
 }
 
 /// The client's account's requests, where the session keeps a state folder.
@@ -308,13 +400,13 @@ pub fn store_of(client: &Client) -> Result<Requests, ApproveError> {
 /// Approves (and pays) or refuses request `id` as this machine's user, told in words as the
 /// dashboard shows it: the order placed, a lost answer looked up, or why nothing was paid.
 pub async fn decide(client: &Client, id: &str, approve: bool) -> Told {
-    let store = match store_of(client) {
-        Ok(store) => store,
+    let place = match place_of(client).await {
+        Ok(place) => place,
         Err(e) => return Told::not(e.to_string()),
     };
     let user = esimdash_api::audit::local_user();
     if !approve {
-        return match refuse(client, &store, id, &user, "refused by a person in the dashboard").await {
+        return match refuse(client, &place, id, &user, "refused by a person in the dashboard").await {
             Ok(request) => Told {
                 text: format!("Refused {}: nothing was paid.", request.id),
                 ok: true,
@@ -323,7 +415,7 @@ pub async fn decide(client: &Client, id: &str, approve: bool) -> Told {
             Err(e) => Told::not(e.to_string()),
         };
     }
-    let approved = match self::approve(client, &store, id, &user, false).await {
+    let approved = match self::approve(client, &place, id, &user, false).await {
         Ok(approved) => approved,
         Err(ApproveError::Refused(why)) => return Told::not(why),
         Err(e) => return Told::not(format!("{e}: nothing was paid")),

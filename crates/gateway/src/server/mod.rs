@@ -162,6 +162,8 @@ fn router(gateway: Arc<Gateway>) -> Router {
         .route("/api/v1/portal/orders", post(routes::order))
         .route("/api/v1/gateway/me", get(routes::me))
         .route("/api/v1/gateway/journal", get(routes::journal))
+        .route("/api/v1/gateway/requests", get(routes::requests).post(routes::propose))
+        .route("/api/v1/gateway/requests/refuse", post(routes::refuse))
         .route("/api/v1/{*rest}", any(routes::relay))
         .fallback(|| async { Refused::not_found() })
         .layer(middleware::from_fn_with_state(gateway.clone(), caller::authenticate))

@@ -5,6 +5,7 @@ use super::answer::{answered, header, set_header};
 use super::caller::Caller;
 use crate::payments::{self, Asking};
 use crate::relaying::{self, Passing};
+use crate::requests;
 use crate::sending::Kind;
 use crate::state::Gateway;
 use axum::body::Bytes;
@@ -33,6 +34,7 @@ async fn paid(
 ) -> Response {
     let key = header(&headers, "idempotency-key").map(str::to_string);
     let confirmed = header(&headers, "x-confirm-repeat").is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    let request = header(&headers, esimdash_api::requests::REQUEST_HEADER).map(str::to_string);
     let asked_key = key.clone();
     let task = tokio::spawn(async move {
         let asking = Asking {
@@ -40,8 +42,12 @@ async fn paid(
             key: asked_key.as_deref(),
             confirmed,
             body: &body,
+            approved_price: None,
         };
-        answered(payments::pay(&gateway, &agent, asking).await)
+        answered(match request {
+            Some(id) => requests::approve(&gateway, &agent, &id, asking).await,
+            None => payments::pay(&gateway, &agent, asking).await,
+        })
     });
     let mut response = task.await.unwrap_or_else(|e| {
         tracing::error!("a payment's task failed: {e}");
@@ -75,6 +81,47 @@ pub(crate) async fn journal(
     Query(query): Query<JournalQuery>,
 ) -> Response {
     payments::journal(&gateway, &agent, query.since.as_deref())
+        .await
+        .map(axum::Json)
+        .into_response()
+}
+
+/// `POST /gateway/requests`: a seat's assistant proposes a payment for another seat to decide.
+pub(crate) async fn propose(State(gateway): State<Arc<Gateway>>, Caller(agent): Caller, body: Bytes) -> Response {
+    match requests::propose(&gateway, &agent, &body).await {
+        Ok(kept) => (StatusCode::CREATED, axum::Json(kept)).into_response(),
+        Err(refused) => refused.into_response(),
+    }
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+pub(crate) struct RequestId {
+    id: Option<String>,
+    why: Option<String>,
+}
+
+/// `GET /gateway/requests`: the team's requests, newest first; `?id=`: that one.
+pub(crate) async fn requests(
+    State(gateway): State<Arc<Gateway>>,
+    Caller(_): Caller,
+    Query(asked): Query<RequestId>,
+) -> Response {
+    let listed = match asked.id {
+        Some(id) => requests::one(&gateway, &id).await.map(|one| vec![one]),
+        None => requests::list(&gateway).await,
+    };
+    listed
+        .map(|kept| axum::Json(serde_json::json!({ "requests": kept })))
+        .into_response()
+}
+
+/// `POST /gateway/requests/refuse` with `{"id": …, "why": …}`.
+pub(crate) async fn refuse(State(gateway): State<Arc<Gateway>>, Caller(agent): Caller, body: Bytes) -> Response {
+    let Ok(asked) = serde_json::from_slice::<RequestId>(&body) else {
+        return crate::refused::Refused::bad_request("Invalid JSON").into_response();
+    };
+    let why = asked.why.as_deref().unwrap_or("refused by a person");
+    requests::refuse(&gateway, &agent, asked.id.as_deref().unwrap_or_default(), why)
         .await
         .map(axum::Json)
         .into_response()

@@ -3,12 +3,14 @@
 //! an agent's idempotency key) is checked and recorded in one exclusive transaction here.
 
 mod postgres;
+mod requests;
 mod schema;
 mod sql;
 mod sqlite;
 mod totals;
 
 use crate::agents::{Agent, Role};
+pub use requests::{KeptRequest, Times};
 use rust_decimal::Decimal;
 use sql::{Row, Sql, Value, exclusive};
 use std::collections::{BTreeMap, HashSet};
@@ -269,6 +271,20 @@ impl Store {
                 .iter()
                 .map(agent_of)
                 .collect()
+        })
+        .await
+    }
+
+    pub async fn agent_by_name(&self, name: &str) -> Result<Option<Agent>, StoreError> {
+        let name = name.to_string();
+        self.run(move |db| {
+            db.query(
+                &format!("SELECT {AGENT_COLUMNS} FROM agents WHERE name = $1"),
+                &[Value::text(name)],
+            )?
+            .first()
+            .map(agent_of)
+            .transpose()
         })
         .await
     }

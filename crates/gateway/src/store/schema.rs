@@ -57,6 +57,18 @@ const STEPS: &[&str] = &[
         held TEXT NOT NULL,
         PRIMARY KEY (day, agent)
     )",
+    // 4: payments an assistant proposed and another seat decides: the request as the client
+    // reads it (`body`, JSON), the seat that proposed it, and whether it was decided (an
+    // approval or a refusal is written over the body it read, and only over it).
+    "CREATE TABLE requests (
+        id TEXT PRIMARY KEY,
+        seat TEXT NOT NULL,
+        proposed_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        decided BIGINT NOT NULL,
+        body TEXT NOT NULL
+    );
+    CREATE INDEX requests_by_time ON requests (proposed_at)",
 ];
 
 pub fn migrate(db: &mut dyn Sql) -> Result<(), StoreError> {

@@ -13,7 +13,7 @@ use crate::kit::status::Tone;
 use crate::kit::then::Then;
 use crate::msg::{JobId, Payload, Request};
 use esimdash_front::requests::Standing;
-use esimdash_front::requests::approval::{self, Listed, Told};
+use esimdash_front::requests::approval::{Listed, Told};
 use std::time::Instant;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -86,7 +86,7 @@ impl RequestsWindow {
             (Stage::Browsing, Action::Approve | Action::Refuse) => {
                 let Some(row) = self.selected() else { return Vec::new() };
                 if row.standing != Standing::Pending {
-                    let words = approval::decided_already(&row.request, &row.standing);
+                    let words = esimdash_front::requests::decided_already(&row.request, &row.standing);
                     return vec![Then::Flash(words, Tone::Info)];
                 }
                 self.stage = Stage::Asking {
