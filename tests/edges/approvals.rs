@@ -461,3 +461,106 @@ async fn a_proposal_costs_three_requests_and_its_approval_six() {
     assert_eq!((proposing, approving), (3, 6));
     assert!(session.end().await.success());
 }
+
+/// The team's way: a support seat's assistant proposes through the gateway, which keeps the
+/// request; the proposing seat cannot approve it; another seat that may pay approves it, once
+/// (also from two processes at once), and the payment counts against the proposing seat's
+/// cap; the assistant reads the outcome. Counted at the sandbox.
+#[tokio::test(flavor = "multi_thread")]
+async fn through_a_gateway_another_seat_approves_and_the_proposers_cap_pays() {
+    let (sb, api, home) = sandbox_api_home().await;
+    let sam = crate::gateway::agent(&home, "sam", "support").await;
+    let ada = crate::gateway::agent(&home, "ada", "admin").await;
+    let (gateway, base) = crate::gateway::serve(&home, &sb.base_url()).await;
+    let targets = topupable(&api, 2).await;
+    let sam_home = tempfile::tempdir().unwrap();
+    let ada_home = tempfile::tempdir().unwrap();
+    let mut session = Session::start_as(&base, (&sam.0, &sam.1), &sam_home, &["--allow-writes"]).await;
+    let seat = |home: &tempfile::TempDir, token: &(String, String), args: &[&str]| {
+        let mut cmd = crate::gateway::as_agent(home, &base, token);
+        cmd.args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        cmd
+    };
+    let first = propose_topup(&mut session, &targets[0], "the customer ran out in Lisbon").await;
+    let before = orders_at_server(&api).await;
+
+    // Kept at the gateway: the admin's desk lists it, with the proposing seat named.
+    let listed = stdout_json(&run(seat(&ada_home, &ada, &["requests", "--json"])).await);
+    let row = &listed["requests"][0];
+    assert_eq!(row["id"], first.as_str(), "{listed}");
+    assert!(row["proposedBy"].as_str().unwrap().contains("seat sam"), "{row}");
+
+    // The proposing seat cannot approve its own request.
+    let own = run(seat(&sam_home, &sam, &["approve", &first, "--yes"])).await;
+    assert!(!own.status.success());
+    assert!(stderr(&own).contains("cannot approve it"), "{}", stderr(&own));
+    assert_eq!(orders_at_server(&api).await, before);
+
+    // Another seat approves it: one order, held against sam's cap, and the assistant reads it.
+    let approved = run(seat(&ada_home, &ada, &["approve", &first, "--yes"])).await;
+    assert!(approved.status.success(), "{}", stderr(&approved));
+    assert_eq!(orders_at_server(&api).await, before + 1);
+    let status = data(&session.call("request_status", json!({ "id": first })).await);
+    assert_eq!(
+        (status["status"].as_str(), status["decidedBy"].as_str()),
+        (Some("paid"), Some("seat ada")),
+        "{status}"
+    );
+    let me = |token: &(String, String)| {
+        let (base, token) = (base.clone(), token.clone());
+        async move {
+            reqwest::Client::new()
+                .get(format!("{base}/gateway/me"))
+                .header("x-access-code", &token.0)
+                .header("x-secret-key", &token.1)
+                .send()
+                .await
+                .unwrap()
+                .bytes()
+                .await
+                .map(|b| serde_json::from_slice::<Value>(&b).unwrap())
+                .unwrap()
+        }
+    };
+    let sam_me = me(&sam).await;
+    assert_eq!(
+        sam_me["spentToday"], status["total"],
+        "the proposer's cap pays: {sam_me}"
+    );
+    assert_eq!(me(&ada).await["spentToday"], "0.00", "not the approver's");
+
+    // Approved again: nothing more.
+    let again = run(seat(&ada_home, &ada, &["approve", &first, "--yes"])).await;
+    assert!(!again.status.success());
+    assert!(
+        stderr(&again).contains("was approved by seat ada"),
+        "{}",
+        stderr(&again)
+    );
+    assert_eq!(orders_at_server(&api).await, before + 1);
+
+    // Two approvals at once, from two processes of two desks: one order.
+    let second = propose_topup(&mut session, &targets[1], "a second customer").await;
+    let other_home = tempfile::tempdir().unwrap();
+    let admin2 = crate::gateway::agent(&home, "eve", "admin").await;
+    let (a, b) = tokio::join!(
+        run(seat(&ada_home, &ada, &["approve", &second, "--yes"])),
+        run(seat(&other_home, &admin2, &["approve", &second, "--yes"])),
+    );
+    assert_eq!(
+        [a.status.success(), b.status.success()]
+            .iter()
+            .filter(|ok| **ok)
+            .count(),
+        1,
+        "one approval pays: {} / {}",
+        stderr(&a),
+        stderr(&b)
+    );
+    assert_eq!(orders_at_server(&api).await, before + 2);
+    assert!(session.end().await.success());
+    crate::gateway::stop(gateway);
+}

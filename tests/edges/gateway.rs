@@ -84,7 +84,7 @@ fn https_config(home: &tempfile::TempDir) -> (crate::certs::TestCerts, String) {
 }
 
 /// An agent's token from `gateway agent add`.
-async fn agent(home: &tempfile::TempDir, name: &str, role: &str) -> (String, String) {
+pub async fn agent(home: &tempfile::TempDir, name: &str, role: &str) -> (String, String) {
     let mut cmd = esimdash(home);
     cmd.args(["gateway", "agent", "add", name, "--role", role, "--json", "--store"])
         .arg(home.path().join("gateway.db"));
@@ -97,7 +97,7 @@ async fn agent(home: &tempfile::TempDir, name: &str, role: &str) -> (String, Str
 }
 
 /// The binary as an agent of the gateway at `base`.
-fn as_agent(seat: &tempfile::TempDir, base: &str, (code, secret): &(String, String)) -> std::process::Command {
+pub fn as_agent(seat: &tempfile::TempDir, base: &str, (code, secret): &(String, String)) -> std::process::Command {
     let mut cmd = esimdash(seat);
     cmd.env("ESIMDASH_BASE_URL", base)
         .env("ESIMDASH_ACCESS_CODE", code)
