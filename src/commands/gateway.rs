@@ -151,7 +151,11 @@ async fn serve(args: &GatewayServeArgs, connection: &ConnectionArgs) -> Result<(
         tls: file.tls().map_err(CommandError::Usage)?,
     };
     let metrics_at = metrics_address(args, &file)?;
-    let running = esimdash_gateway::start(settings.clone(), upstream)
+    // Every agent's assistant reaches the tools of `esimdash mcp` at /mcp, under its token.
+    let assistant = super::mcp::AtGateway {
+        prefs: esimdash_front::config::preferences(&connection)?,
+    };
+    let running = esimdash_gateway::start_with(settings.clone(), upstream, Some(assistant))
         .await
         .map_err(|e| match e {
             // An address in use, plain http off loopback, certificates that do not load: the

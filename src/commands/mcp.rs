@@ -41,23 +41,12 @@ pub async fn serve(
     saved: &Saved,
     allow_writes: bool,
 ) -> Result<(), CommandError> {
-    let picture = crate::cli::PictureArgs {
-        max_age: None,
-        budget: crate::cli::DEFAULT_BUDGET,
+    let writes = proposes(client, allow_writes || prefs.assistant_writes).await;
+    let saved = Saved {
+        index: saved.index.clone(),
+        at: saved.at.clone(),
     };
-    let seat = Seat {
-        client: client.clone(),
-        attention: (prefs.attention, super::attention::means(&picture, prefs)),
-        saved: Arc::new(Saved {
-            index: saved.index.clone(),
-            at: saved.at.clone(),
-        }),
-        tool_router: if proposes(client, allow_writes || prefs.assistant_writes).await {
-            Seat::tool_router() + Seat::proposing()
-        } else {
-            Seat::tool_router()
-        },
-    };
+    let seat = Seat::new(client.clone(), prefs, saved, writes);
     let failed = |e: String| CommandError::Usage(format!("the MCP session failed: {e}"));
     let running = seat
         .serve(rmcp::transport::stdio())
@@ -99,8 +88,44 @@ async fn proposes(client: &Client, asked: bool) -> bool {
     }
 }
 
+/// The tools a team gateway serves at `/mcp`: each agent's made for a client under its token;
+/// the proposing ones where the gateway's config allows them (`assistant_writes`) and the
+/// agent's role pays.
+#[cfg(feature = "gateway")]
+pub struct AtGateway {
+    pub prefs: Preferences,
+}
+
+#[cfg(feature = "gateway")]
+impl esimdash_gateway::Assistant for AtGateway {
+    type Tools = Seat;
+    fn tools(&self, client: Client, pays: bool) -> Seat {
+        let saved = Saved { index: None, at: None };
+        Seat::new(client, &self.prefs, saved, pays && self.prefs.assistant_writes)
+    }
+}
+
+impl Seat {
+    fn new(client: Client, prefs: &Preferences, saved: Saved, writes: bool) -> Seat {
+        let picture = crate::cli::PictureArgs {
+            max_age: None,
+            budget: crate::cli::DEFAULT_BUDGET,
+        };
+        Seat {
+            client,
+            attention: (prefs.attention, super::attention::means(&picture, prefs)),
+            saved: Arc::new(saved),
+            tool_router: if writes {
+                Seat::tool_router() + Seat::proposing()
+            } else {
+                Seat::tool_router()
+            },
+        }
+    }
+}
+
 #[derive(Clone)]
-struct Seat {
+pub struct Seat {
     client: Client,
     /// The attention rule and what a count may take (the config's, as `check attention`).
     attention: (esimdash_domain::attention::AttentionRule, super::attention::Means),
@@ -321,7 +346,7 @@ impl Seat {
     ) -> Result<CallToolResult, ErrorData> {
         let proposed = async {
             let iccid = typed_iccid(&EsimIccid::parse(&asked.iccid))?;
-            let by = proposer(&context);
+            let by = proposer_at(&context, &self.client);
             let what = super::requests::Asked {
                 iccid: Some(&iccid),
                 slug: &asked.slug,
@@ -348,7 +373,7 @@ impl Seat {
         Parameters(asked): Parameters<OrderProposed>,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let by = proposer(&context);
+        let by = proposer_at(&context, &self.client);
         let what = super::requests::Asked {
             iccid: None,
             slug: &asked.slug,
@@ -370,6 +395,19 @@ fn proposer(context: &RequestContext<RoleServer>) -> String {
         "assistant ({client}, via esimdash mcp) as {}",
         esimdash_api::audit::local_user()
     )
+}
+
+/// Who proposes at a team gateway's `/mcp`: the assistant as it named itself (the gateway adds
+/// the seat); the gateway's own user is nobody's.
+fn proposer_at(context: &RequestContext<RoleServer>, client: &Client) -> String {
+    if client.seat().is_none() {
+        return proposer(context);
+    }
+    let named = context.peer.peer_info().map_or_else(
+        || "an MCP client".to_string(),
+        |info| info.client_info.name.chars().take(60).collect(),
+    );
+    format!("assistant ({named}, via the gateway's /mcp)")
 }
 
 #[tool_handler(router = self.tool_router)]

@@ -12,7 +12,7 @@ mod finding;
 mod gateway;
 mod listen;
 mod lists;
-mod mcp;
+pub(crate) mod mcp;
 mod metrics;
 mod money;
 mod notices;

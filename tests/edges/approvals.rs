@@ -564,3 +564,97 @@ async fn through_a_gateway_another_seat_approves_and_the_proposers_cap_pays() {
     assert!(session.end().await.success());
     crate::gateway::stop(gateway);
 }
+
+/// One JSON-RPC call to a gateway's `/mcp` as an agent (`token`), over MCP's streamable HTTP:
+/// its status and answer.
+async fn mcp_at(root: &str, token: Option<&(String, String)>, method: &str, params: Value) -> (u16, Value) {
+    let mut request = reqwest::Client::new()
+        .post(format!("{root}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params }).to_string());
+    if let Some((code, secret)) = token {
+        request = request.header("x-access-code", code).header("x-secret-key", secret);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let body = response.bytes().await.unwrap();
+    (status, serde_json::from_slice(&body).unwrap_or(Value::Null))
+}
+
+/// The gateway serves the assistant's tools at `/mcp` to an agent's own token: none without
+/// one; a viewer's assistant reads but is offered no write tool, even where the config allows
+/// them; a support seat's assistant reads an eSIM as the command line does and proposes, and
+/// its proposal waits at the gateway for another seat.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_gateway_serves_the_tools_at_mcp_to_an_agents_token() {
+    let (sb, api, home) = sandbox_api_home().await;
+    let sam = crate::gateway::agent(&home, "sam", "support").await;
+    let vic = crate::gateway::agent(&home, "vic", "viewer").await;
+    let config = home.path().join("gateway.toml");
+    std::fs::write(&config, "assistant_writes = true\n").unwrap();
+    let (gateway, base) =
+        crate::gateway::serve_with(&home, &sb.base_url(), &["--config", config.to_str().unwrap()]).await;
+    let root = base.trim_end_matches("/api/v1").to_string();
+    let target = topupable(&api, 1).await.remove(0);
+    let before = orders_at_server(&api).await;
+
+    let (status, _) = mcp_at(&root, None, "tools/list", json!({})).await;
+    assert_eq!(status, 401, "no token, no tools");
+
+    let init = json!({
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": { "name": "test-assistant", "version": "1" }
+    });
+    let names = |listed: &Value| -> Vec<String> {
+        listed["result"]["tools"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{listed}"))
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (status, answer) = mcp_at(&root, Some(&vic), "initialize", init.clone()).await;
+    assert_eq!(status, 200, "{answer}");
+    let listed = names(&mcp_at(&root, Some(&vic), "tools/list", json!({})).await.1);
+    assert!(listed.contains(&"find_esim".to_string()), "{listed:?}");
+    assert!(!listed.iter().any(|n| n.starts_with("propose")), "a viewer: {listed:?}");
+
+    let listed = names(&mcp_at(&root, Some(&sam), "tools/list", json!({})).await.1);
+    assert!(listed.contains(&"propose_topup".to_string()), "{listed:?}");
+    let (_, found) = mcp_at(
+        &root,
+        Some(&sam),
+        "tools/call",
+        json!({ "name": "find_esim", "arguments": { "iccid": target.0 } }),
+    )
+    .await;
+    let found = &found["result"]["structuredContent"]["data"];
+    let cli = cli_json(&sb, &home, &["esims", "--iccid", &target.0, "--json"]).await;
+    assert_eq!(found["esim"]["iccid"], cli["esim"]["iccid"], "{found}");
+    assert_eq!(
+        found["verdict"], cli["verdict"],
+        "the same answer as the command line's"
+    );
+
+    let (_, proposed) = mcp_at(
+        &root,
+        Some(&sam),
+        "tools/call",
+        json!({ "name": "propose_topup", "arguments": {
+            "iccid": target.0, "slug": target.1, "reason": "asked in the chat", "confirm": true
+        } }),
+    )
+    .await;
+    let request = &proposed["result"]["structuredContent"]["data"];
+    assert_eq!(request["status"], "pending", "{proposed}");
+    assert!(request["keptAt"].as_str().unwrap().contains("gateway"), "{request}");
+    assert!(
+        request["proposedBy"].as_str().unwrap().contains("seat sam"),
+        "{request}"
+    );
+    assert_eq!(orders_at_server(&api).await, before, "nothing paid by proposing");
+    crate::gateway::stop(gateway);
+}

@@ -15,7 +15,7 @@ pub async fn serve(home: &tempfile::TempDir, upstream: &str) -> (Child, String) 
 }
 
 /// As `serve`, with more arguments (`--config FILE`).
-async fn serve_with(home: &tempfile::TempDir, upstream: &str, more: &[&str]) -> (Child, String) {
+pub async fn serve_with(home: &tempfile::TempDir, upstream: &str, more: &[&str]) -> (Child, String) {
     serve_within(home, upstream, more, None).await
 }
 

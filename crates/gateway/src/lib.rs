@@ -29,7 +29,7 @@ pub mod store;
 mod tls;
 
 pub use config::Settings;
-pub use server::{Metrics, Running, StartError, start};
+pub use server::{Assistant, Metrics, Running, StartError, start, start_with};
 pub use store::Store;
 
 /// Now, in Unix seconds.

@@ -5,7 +5,10 @@
 
 mod answer;
 mod caller;
+mod mcp;
 mod routes;
+
+pub use mcp::Assistant;
 
 use crate::config::Settings;
 use crate::index::TeamIndex;
@@ -90,6 +93,28 @@ pub enum StartError {
 
 /// Opens the store, settles the payments an earlier run left unfinished, and serves.
 pub async fn start(settings: Settings, upstream: Client) -> Result<Running, StartError> {
+    start_with::<NoAssistant>(settings, upstream, None).await
+}
+
+/// No `/mcp` (`start` serves none: its tools are never made).
+struct NoAssistant;
+
+impl rmcp::ServerHandler for NoAssistant {}
+
+impl Assistant for NoAssistant {
+    type Tools = NoAssistant;
+    fn tools(&self, _: Client, _: bool) -> Self::Tools {
+        NoAssistant
+    }
+}
+
+/// As `start`, and with `assistant`, its tools served at `/mcp` to every agent (each under the
+/// agent's token, through a loopback listener of the gateway's own).
+pub async fn start_with<A: Assistant>(
+    settings: Settings,
+    upstream: Client,
+    assistant: Option<A>,
+) -> Result<Running, StartError> {
     settings.check().map_err(StartError::Setup)?;
     let store = Store::open(&settings.store)
         .await
@@ -115,7 +140,31 @@ pub async fn start(settings: Settings, upstream: Client) -> Result<Running, Star
         let upstream = gateway.upstream.clone();
         tokio::spawn(async move { index.keep_fresh(upstream).await })
     });
-    let app = router(gateway.clone());
+    // The assistants' clients reach the gateway on a plain loopback listener: the same routes
+    // and sign-in as the agents' own, whatever certificate the public one serves.
+    let inside = match assistant {
+        Some(assistant) => {
+            let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+                .await
+                .map_err(|e| StartError::Failed(format!("cannot listen on the loopback for /mcp: {e}")))?;
+            let at = listener.local_addr().map_err(|e| StartError::Failed(e.to_string()))?;
+            let base = esimdash_api::BaseUrl::parse(&format!("http://{at}/api/v1"))
+                .map_err(|e| StartError::Failed(e.to_string()))?;
+            let options = esimdash_api::ClientOptions {
+                rate_limit: gateway.settings.rate_limit.max(1) * 10,
+                ..esimdash_api::ClientOptions::default()
+            };
+            let mcp = Arc::new(mcp::Mcp::new(assistant, base, options));
+            let route = any(mcp::serve::<A>).with_state((gateway.clone(), mcp));
+            Some((listener, route))
+        }
+        None => None,
+    };
+    let (inside, mcp_route) = match inside {
+        Some((listener, route)) => (Some(listener), Some(route)),
+        None => (None, None),
+    };
+    let app = router(gateway.clone(), mcp_route);
     let tls = match &gateway.settings.tls {
         Some((cert, key)) => Some(crate::tls::acceptor(cert, key).map_err(StartError::Setup)?),
         None => None,
@@ -134,6 +183,18 @@ pub async fn start(settings: Settings, upstream: Client) -> Result<Running, Star
                 tower::ServiceExt::oneshot(app.clone(), request)
             })
         };
+        // The loopback listener stops with the public one.
+        let (inside_stop, inside_stopped) = tokio::sync::oneshot::channel::<()>();
+        let inside_task = inside.map(|listener| {
+            let make = make.clone();
+            let plain = |stream| async move { Some(stream) };
+            tokio::spawn(async move {
+                let stopped = async {
+                    let _ = inside_stopped.await;
+                };
+                esimdash_serve::serve(listener, CONNECTIONS, plain, make, stopped).await;
+            })
+        });
         match tls {
             Some(acceptor) => {
                 let handshake = move |stream| crate::tls::handshake(acceptor.clone(), stream);
@@ -143,6 +204,10 @@ pub async fn start(settings: Settings, upstream: Client) -> Result<Running, Star
                 let plain = |stream| async move { Some(stream) };
                 esimdash_serve::serve(listener, CONNECTIONS, plain, make, stopped).await;
             }
+        }
+        drop(inside_stop);
+        if let Some(task) = inside_task {
+            let _ = task.await;
         }
         if let Some(task) = index_task {
             task.abort();
@@ -156,8 +221,12 @@ pub async fn start(settings: Settings, upstream: Client) -> Result<Running, Star
     })
 }
 
-fn router(gateway: Arc<Gateway>) -> Router {
-    Router::new()
+fn router(gateway: Arc<Gateway>, mcp: Option<axum::routing::MethodRouter>) -> Router {
+    let routes = match mcp {
+        Some(mcp) => Router::new().route_service("/mcp", mcp),
+        None => Router::new(),
+    };
+    routes
         .route("/api/v1/portal/topups", post(routes::topup))
         .route("/api/v1/portal/orders", post(routes::order))
         .route("/api/v1/gateway/me", get(routes::me))
