@@ -357,3 +357,28 @@ impl Client {
             .json(self.secret())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_digest_binds_account_what_and_total() {
+        let payload = "898822806660240987";
+        let iccid = Iccid::parse(&format!(
+            "{payload}{}",
+            esimdash_domain::iccid::luhn_check_digit(payload)
+        ))
+        .unwrap();
+        let topup = Spend::topup(iccid, "fr-1gb", 1);
+        let base = digest("a", &topup, Decimal::ONE);
+        assert_ne!(base, digest("b", &topup, Decimal::ONE));
+        assert_ne!(base, digest("a", &topup, Decimal::TWO));
+        assert_ne!(base, digest("a", &Spend::order("fr-1gb", 1), Decimal::ONE));
+        assert_eq!(
+            base,
+            digest("a", &topup, Decimal::new(100, 2)),
+            "1 and 1.00 are one price"
+        );
+    }
+}
