@@ -344,6 +344,20 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         svg: Option<PathBuf>,
     },
+    /// "My eSIM has no data": the first-line checks before escalating (state and history,
+    /// installed, data moving since the last triage, validity, coverage, APN, manual install),
+    /// each passed, failed or needing the customer, and a paste-ready escalation pack.
+    Triage {
+        /// The eSIM's ICCID (19 or 20 digits; spaces allowed).
+        #[arg(value_parser = typed_iccid)]
+        iccid: EsimIccid,
+        /// The country the customer is in now: its two-letter code (FR) or its name.
+        #[arg(long, value_name = "COUNTRY")]
+        country: Option<String>,
+        /// Write the escalation pack to this file as well.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
     /// Your account and company profile.
     Profile {
         #[command(subcommand)]

@@ -23,6 +23,7 @@ mod requests;
 mod sandbox;
 mod shell;
 mod table;
+mod triage;
 mod watch;
 #[cfg(not(feature = "sandbox"))]
 mod without_sandbox;
@@ -166,6 +167,10 @@ async fn run(
             lists::orders(client, query, list, output).await
         }
         Command::Esims { .. } => esims(command, client, (prefs, index), output).await,
+        Command::Triage { iccid, country, out } => {
+            let iccid = typed_iccid(iccid)?;
+            triage::run(client, index, &iccid, country.as_deref(), out.as_deref(), output).await
+        }
         Command::Qr { iccid, link, png, svg } => {
             let esim = find(client, index, &typed_iccid(iccid)?).await?;
             let files = qr::Files {

@@ -36,4 +36,5 @@ mod keeper;
 mod mcp;
 mod settling;
 mod transport;
+mod triage;
 mod webhook;

@@ -155,6 +155,8 @@ pub(super) struct Inner {
     pub(super) in_progress: std::sync::Mutex<std::collections::HashSet<String>>,
     /// The agent this key is at a team gateway, as its last answer said.
     pub(super) seat: std::sync::Mutex<Option<crate::seat::Seat>>,
+    /// The latest requests sent, for an account of what a command asked (`calls_since`).
+    pub(super) calls: crate::calls::Log,
     /// Some answer came in this session (so `seat` tells whether the server is a gateway).
     pub(super) answered: std::sync::atomic::AtomicBool,
 }
@@ -271,6 +273,7 @@ impl Client {
                 in_progress: std::sync::Mutex::default(),
                 seat: std::sync::Mutex::default(),
                 answered: std::sync::atomic::AtomicBool::new(false),
+                calls: crate::calls::Log::default(),
             }),
         })
     }

@@ -9,6 +9,7 @@
 
 pub mod audit;
 mod base_url;
+pub mod calls;
 mod changes;
 mod client;
 mod credentials;

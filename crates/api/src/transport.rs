@@ -213,10 +213,13 @@ impl Client {
             if let Some(id) = write.request {
                 request = request.header(crate::requests::REQUEST_HEADER, id);
             }
-            let response = request
-                .send()
-                .await
-                .map_err(|e| self.transport_error(endpoint, &e, writes))?;
+            let sent_at = chrono::Utc::now();
+            let response = request.send().await.map_err(|e| {
+                let error = self.transport_error(endpoint, &e, writes);
+                self.note_call(sent_at, method.as_str(), &url, format!("no answer: {error}"));
+                error
+            })?;
+            self.note_call(sent_at, method.as_str(), &url, response.status().as_u16().to_string());
             self.observe_rate_headers(response.headers());
             let Some(next) = redirect_target(&response, &url) else {
                 return Ok(response);
@@ -248,6 +251,29 @@ impl Client {
     /// itself.
     pub fn seat(&self) -> Option<crate::seat::Seat> {
         esimdash_domain::sync::lock(&self.inner.seat).clone()
+    }
+
+    /// A request sent, kept among the latest (`calls_since`): what was asked, when, and the
+    /// answer's status (or why none came); the URL whole (its query names what was asked), the
+    /// secret scrubbed from it.
+    fn note_call(&self, at: chrono::DateTime<chrono::Utc>, method: &str, url: &Url, answer: String) {
+        let call = crate::calls::Call {
+            at,
+            request: format!("{method} {}", scrub(&text::sanitize(url.as_str()), &self.inner.secret)),
+            answer,
+        };
+        self.inner.calls.note(call);
+    }
+
+    /// How many requests this client has sent: a mark for `calls_since`.
+    pub fn calls_made(&self) -> u64 {
+        self.inner.calls.made()
+    }
+
+    /// The requests sent since `mark` (`calls_made`), oldest first: the latest ones only, and
+    /// said so when older ones were let go.
+    pub fn calls_since(&self, mark: u64) -> crate::calls::Calls {
+        self.inner.calls.since(mark)
     }
 
     /// Whether the server is a team gateway, as the answers of this session tell (its seat

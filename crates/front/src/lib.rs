@@ -17,4 +17,5 @@ pub mod quote;
 pub mod requests;
 pub mod session;
 pub mod team_commands;
+pub mod triage;
 pub mod watch;
