@@ -7,7 +7,7 @@ use super::{CommandError, Output, find_profiles};
 use crate::commands::output::outln;
 use esimdash_api::Client;
 use esimdash_domain::iccid::Iccid;
-use esimdash_front::triage::{self, Outcome, Reading, Readings};
+use esimdash_front::triage::{self, Outcome};
 use esimdash_inventory::kept::Kept;
 
 pub async fn run(
@@ -29,13 +29,9 @@ pub async fn run(
         .transpose()?;
     let mark = client.calls_made();
     let (esim, earlier) = find_profiles(client, index, iccid).await?;
-    let readings = client.state_place().map(|(dir, account)| Readings::at(&dir, &account));
-    let last = readings.as_ref().and_then(|r| r.last(iccid.as_str()));
     let now = chrono::Utc::now();
+    let last = triage::last_reading(client, &esim, now);
     let found = triage::assess(&esim, &earlier, country, last, client.calls_since(mark), now);
-    if let (Some(readings), Some(used)) = (&readings, esim.raw_order_json.order_usage) {
-        readings.keep(iccid.as_str(), Reading { used, at: now });
-    }
     let pack = triage::pack(&found);
     if let Some(path) = out {
         triage::write_pack(path, &pack)

@@ -534,3 +534,30 @@ fn a_team_command_gets_its_fields_as_arguments_no_secret_and_a_hung_one_is_stopp
     tmux.wait_until("the window closed", |s| !s.contains("time limit"));
     tmux.quit();
 }
+
+/// `T` on My eSIMs opens the eSIM's triage at 80×24: its checks read over HTTP, each marked,
+/// and `c` puts the escalation pack on the clipboard (said on the status line).
+#[test]
+fn the_triage_window_shows_the_checks_and_copies_the_pack() {
+    if !crate::common::tmux_available_here() {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let tmux = Tmux::demo_sized("triage", &home, "", (80, 24));
+    tmux.wait_for(DEMO_BALANCE);
+    tmux.keys(&["3"]);
+    tmux.wait_for("1/");
+    tmux.keys(&["T"]);
+    let screen = tmux.wait_for("Manual SM-DP+");
+    assert!(screen.contains("Triage of 89"), "{screen}");
+    assert!(screen.contains("Profile state"), "{screen}");
+    assert!(
+        ["ok  ", "FAIL", "ASK "].iter().any(|m| screen.contains(m)),
+        "each check is marked: {screen}"
+    );
+    tmux.keys(&["c"]);
+    tmux.wait_until("the pack copied", |s| s.to_lowercase().contains("escalation pack"));
+    tmux.keys(&["Escape"]);
+    tmux.wait_until("the window closed", |s| !s.contains("Triage of"));
+    tmux.quit();
+}

@@ -413,6 +413,41 @@ fn manual_install(esim: &Esim, class: Class) -> Check {
     }
 }
 
+/// The usage `esim`'s previous triage read (if this session keeps a state folder), and this
+/// one's kept for the next.
+pub fn last_reading(client: &esimdash_api::Client, esim: &Esim, now: DateTime<Utc>) -> Option<Reading> {
+    let (dir, account) = client.state_place()?;
+    let readings = Readings::at(&dir, &account);
+    let iccid = esim.raw_order_json.iccid.as_str();
+    let last = readings.last(iccid);
+    if let Some(used) = esim.raw_order_json.order_usage {
+        readings.keep(iccid, Reading { used, at: now });
+    }
+    last
+}
+
+/// A triage of the eSIM `iccid` as the API gives it now (the dashboard's; the command line
+/// finds the eSIM with its index first): the lookup, then `assess`.
+pub async fn of_iccid(
+    client: &esimdash_api::Client,
+    iccid: &esimdash_domain::iccid::Iccid,
+    country: Option<&str>,
+) -> Result<Triage, esimdash_api::ApiError> {
+    let mark = client.calls_made();
+    let (found, earlier) = client.find_profiles_at(iccid, None).await?;
+    let esim = match found {
+        esimdash_api::Found::Esim(esim) => esim,
+        _ => {
+            return Err(esimdash_api::ApiError::Setup(format!(
+                "eSIM {iccid} was not found in this account now"
+            )));
+        }
+    };
+    let now = Utc::now();
+    let last = last_reading(client, &esim, now);
+    Ok(assess(&esim, &earlier, country, last, client.calls_since(mark), now))
+}
+
 /// The escalation pack: plain text to paste into a ticket.
 pub fn pack(t: &Triage) -> String {
     let mut out = format!(
@@ -423,7 +458,8 @@ pub fn pack(t: &Triage) -> String {
         t.verdict.summary
     );
     if let Some(country) = &t.country {
-        out.push_str(&format!("Customer's country: {country}\n"));
+        let name = location_name(country).unwrap_or(country);
+        out.push_str(&format!("Customer's country: {name} ({country})\n"));
     }
     out.push_str("\nProfiles (the current first):\n");
     for p in &t.profiles {

@@ -59,6 +59,8 @@ pub enum Context {
     Decide,
     /// The command palette (other keys edit its search).
     Palette,
+    /// An eSIM's triage: the first-line checks and the escalation pack.
+    Triage,
 }
 
 impl Context {
@@ -89,6 +91,7 @@ impl Context {
             Context::Requests => "requests an assistant proposed",
             Context::Decide => "requests: deciding",
             Context::Palette => "command palette",
+            Context::Triage => "an eSIM's triage",
         }
     }
 }
@@ -158,6 +161,10 @@ pub enum Action {
     Refuse,
     /// Every action here, found by typing a few letters.
     Palette,
+    /// The first-line checks on the selected eSIM, before escalating.
+    Triage,
+    /// The triage's escalation pack, to the clipboard.
+    CopyPack,
 }
 
 impl Action {
@@ -254,6 +261,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(C::Esims, A::MarkAll, &["*"], "mark every result of the search (no search: the page); again: unmark them", None),
     bind(C::Esims, A::Export, &["x"], "export every eSIM of this view (filter, search, attention) to CSV; again: cancel", None),
     bind(C::Esims, A::Attention, &["!"], "needs attention: usable eSIMs near their data or time limit (again: all)", None),
+    bind(C::Esims, A::Triage, &["T"], "triage: the first-line checks before escalating (state, installed, data moving, validity, APN, manual install) and the escalation pack", None),
     bind(C::Esims, A::PaneDown, &["J"], "the eSIM pane's next screenful (where it holds more than fits)", None),
     bind(C::Esims, A::PaneUp, &["K"], "the eSIM pane's screenful before", None),
     bind(C::Profile, A::Edit, &["e"], "edit company name, country and website", Some("edit")),
@@ -294,6 +302,9 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(C::BulkLeaveOut, A::Close, &["esc", "q"], "close (the marks stay)", Some("close")),
     bind(C::Banner, A::Quit, &["q", "ctrl-c"], "quit", Some("quit")),
     bind(C::Banner, A::Close, &["esc"], "quit", None),
+    bind(C::Triage, A::CopyPack, &["c"], "copy the escalation pack: ICCID, profiles, checks, requests made", Some("copy pack")),
+    bind(C::Triage, A::Refresh, &["r"], "read the eSIM again and check once more (tells whether data moved)", Some("again")),
+    bind(C::Triage, A::Close, &["esc", "q"], "close", Some("close")),
     bind(C::Requests, A::Down, &["down", "j"], "next request", Some("move")),
     bind(C::Requests, A::Up, &["up", "k"], "previous request", None),
     bind(C::Requests, A::Approve, &["a"], "approve the request: asked once more, checked again at this moment's price, paid once", Some("approve")),

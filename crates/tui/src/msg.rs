@@ -71,6 +71,10 @@ pub enum Request {
     Pay(Payment),
     /// The payments an assistant proposed, with the eSIMs' states (`Payload::Requests`).
     Requests,
+    /// The first-line checks on an eSIM and its escalation pack (`Payload::Triaged`).
+    Triage {
+        iccid: Iccid,
+    },
     /// A person's decision on one (`Payload::Decided`, in words): approved and paid once, or
     /// refused (`requests::approval::decide`).
     Decide {
@@ -133,6 +137,9 @@ impl Request {
                     .await
                     .map_err(|e| ApiError::Setup(e.to_string()))?,
             ),
+            Request::Triage { iccid } => {
+                Payload::Triaged(Box::new(esimdash_front::triage::of_iccid(client, iccid, None).await?))
+            }
             Request::Decide { id, approve } => {
                 Payload::Decided(esimdash_front::requests::approval::decide(client, id, *approve).await)
             }
@@ -182,6 +189,7 @@ pub enum Payload {
     Money(Box<esimdash_ledger::overview::Overview>),
     Requests(Vec<esimdash_front::requests::approval::Listed>),
     Decided(esimdash_front::requests::approval::Told),
+    Triaged(Box<esimdash_front::triage::Triage>),
 }
 
 #[derive(Debug, Clone)]

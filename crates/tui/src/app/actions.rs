@@ -150,7 +150,8 @@ impl App {
             | Context::BulkPaying
             | Context::BulkLeaveOut
             | Context::Requests
-            | Context::Decide => return self.act_on_form(action, chord, now, effects),
+            | Context::Decide
+            | Context::Triage => return self.act_on_form(action, chord, now, effects),
             Context::Typing => return self.act_typing(action, now),
             Context::Replace => return self.answer_replace(action == Action::Accept, now, effects),
             _ => {}

@@ -13,6 +13,7 @@ pub mod profile;
 pub mod purchase;
 pub mod requests;
 pub mod team_command;
+pub mod triage;
 pub mod window;
 
 pub use window::{Window, WindowCtx};

@@ -40,6 +40,8 @@ pub enum Overlay {
     Palette(Box<crate::forms::palette::Palette>),
     /// The payments an assistant proposed, to approve or refuse.
     Requests(Box<crate::forms::requests::RequestsWindow>),
+    /// An eSIM's triage and its escalation pack.
+    Triage(Box<crate::forms::triage::TriageWindow>),
     /// A QR image's file exists: replace it?
     Replace {
         iccid: esimdash_domain::iccid::Iccid,

@@ -87,6 +87,7 @@ impl Window for Overlay {
             Overlay::Purchase(form) => form.contexts(),
             Overlay::Bulk(form) => form.contexts(),
             Overlay::Requests(window) => window.contexts(),
+            Overlay::Triage(_) => vec![Context::Triage],
             Overlay::Palette(_) => vec![Context::Palette],
             Overlay::CommandOutput(_) => vec![Context::Popup],
         }
@@ -98,6 +99,7 @@ impl Window for Overlay {
             Overlay::Purchase(form) => crate::forms::purchase::view::draw(frame, area, form, look, theme),
             Overlay::Bulk(form) => crate::forms::bulk::view::draw(frame, area, form, look, theme),
             Overlay::Requests(window) => crate::forms::requests::view::draw(frame, area, window, look, theme),
+            Overlay::Triage(window) => crate::forms::triage::draw(frame, area, window, look, theme),
             Overlay::Palette(palette) => crate::forms::palette::draw(frame, area, palette, look, theme),
             Overlay::CommandOutput(window) => crate::forms::team_command::draw(frame, area, window, look, theme),
             Overlay::IccidPrompt { input, error } => {
@@ -131,6 +133,7 @@ impl Window for Overlay {
             Overlay::Purchase(form) => form.fetch(out),
             Overlay::Bulk(form) => form.fetch(out),
             Overlay::Requests(window) => window.fetch(out),
+            Overlay::Triage(window) => window.fetch(out),
             Overlay::Help { .. }
             | Overlay::Palette(_)
             | Overlay::CommandOutput(_)
@@ -179,6 +182,7 @@ impl Window for Overlay {
             Overlay::ProfileForm(form) => form.on_action(action, ctx.saving),
             Overlay::IccidPrompt { input, error } => crate::forms::iccid_prompt::on_action(action, input, error),
             Overlay::Requests(window) => window.on_action(action, ctx.out),
+            Overlay::Triage(window) => window.on_action(action),
             // The app runs the palette's choice (it acts as the key would).
             Overlay::Palette(_)
             | Overlay::CommandOutput(_)
@@ -200,6 +204,7 @@ impl Window for Overlay {
             Overlay::Purchase(form) => form.slot(),
             Overlay::Bulk(form) => form.slot(),
             Overlay::Requests(window) => window.slot(request),
+            Overlay::Triage(window) => window.slot(request),
             _ => None,
         }
     }
@@ -216,6 +221,7 @@ impl Window for Overlay {
             Overlay::Purchase(form) => Some(form.on_answer(id, payload)),
             Overlay::Bulk(form) => form.on_answer(payload).then(Vec::new),
             Overlay::Requests(window) => window.on_answer(id, payload, now),
+            Overlay::Triage(window) => window.on_answer(id, payload, now),
             _ => None,
         }
     }

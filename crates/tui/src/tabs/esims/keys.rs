@@ -25,6 +25,7 @@ impl Esims {
             Action::PaneDown => self.scroll_pane(1, ctx.index),
             Action::PaneUp => self.scroll_pane(-1, ctx.index),
             Action::CopyIccid => self.copy_iccid(ctx),
+            Action::Triage => self.triage(ctx),
             Action::CopyCode => self.copy_installable("Activation code", guard::activation_code, ctx),
             Action::CopyLink => self.copy_installable("iPhone install link", guard::install_link, ctx),
             Action::CopySmdp => self.copy_installable("SM-DP+ address", guard::smdp_address, ctx),
@@ -60,6 +61,18 @@ impl Esims {
             _ => return false,
         }
         true
+    }
+
+    /// `T`: the selected eSIM's triage, in a window of its own.
+    fn triage(&self, ctx: &mut Ctx<'_>) {
+        match self.selected_iccid(ctx.index).map(|i| i.valid().cloned()) {
+            Some(Ok(iccid)) => {
+                let window = crate::forms::triage::TriageWindow::new(iccid);
+                ctx.set_mode(Mode::Overlay(Overlay::Triage(Box::new(window))));
+            }
+            Some(Err(_)) => ctx.flash("This eSIM's ICCID is not one: no triage", Tone::Error),
+            None => ctx.flash("No eSIM is selected", Tone::Error),
+        }
     }
 
     /// `y` copies the selected eSIM's ICCID only when it is one (the clipboard's guard), else
