@@ -561,3 +561,59 @@ fn the_triage_window_shows_the_checks_and_copies_the_pack() {
     tmux.wait_until("the window closed", |s| !s.contains("Triage of"));
     tmux.quit();
 }
+
+/// Saved views from the config file at 80×24 and 120×40: `V` lists the tab's views and says
+/// the entry that is not one with its line (the dashboard opened all the same); Enter shows a
+/// view's rows and puts its name in the tab bar; `s` saves the filters shown as a new view in
+/// the config file.
+#[test]
+fn a_saved_view_shows_its_rows_and_its_name_and_one_is_saved_from_the_filters() {
+    for (width, height) in [(80, 24), (120, 40)] {
+        if !crate::common::tmux_available_here() {
+            return;
+        }
+        let home = tempfile::tempdir().unwrap();
+        let config = home.path().join("config/esimdash");
+        std::fs::create_dir_all(&config).unwrap();
+        let file = config.join("config.toml");
+        std::fs::write(
+            &file,
+            "[[views]]\nname = \"Ready to install\"\ntab = \"esims\"\nstatus = \"got_resource\"\n\n[[views]]\nname = \"Broken\"\ntab = \"esims\"\nsort = \"price\"\n",
+        )
+        .unwrap();
+        let tmux = Tmux::demo_sized(&format!("views-{width}"), &home, "", (width, height));
+        tmux.wait_for(DEMO_BALANCE);
+        tmux.keys(&["3"]);
+        tmux.wait_for("1/");
+        tmux.keys(&["V"]);
+        let screen = tmux.wait_for("Saved views: My eSIMs");
+        assert!(screen.contains("Ready to install"), "{screen}");
+        assert!(screen.contains("line 6"), "the broken entry names its line: {screen}");
+        tmux.keys(&["Enter"]);
+        let screen = tmux.wait_until("the view shown", |s| s.contains("[Ready to install]"));
+        let rows: Vec<&str> = screen
+            .lines()
+            .filter(|l| l.contains("ready") || l.contains("in use"))
+            .collect();
+        assert!(rows.iter().any(|l| l.contains("ready")), "{screen}");
+        assert!(
+            !rows.iter().any(|l| l.contains("in use")),
+            "only the view's rows: {screen}"
+        );
+        // Another filter, saved as a view of its own.
+        tmux.keys(&["!"]);
+        tmux.wait_until("the view no longer shown", |s| !s.contains("[Ready to install]"));
+        tmux.keys(&["V"]);
+        tmux.wait_for("Saved views: My eSIMs");
+        tmux.keys(&["s"]);
+        tmux.wait_for("Saved the view");
+        let saved = std::fs::read_to_string(&file).unwrap();
+        assert!(saved.contains("attention = true"), "{saved}");
+        assert!(
+            saved.starts_with("[[views]]\nname = \"Ready to install\""),
+            "the file's lines kept: {saved}"
+        );
+        tmux.wait_until("its name in the bar", |s| s.contains("[esims: got_resou"));
+        tmux.quit();
+    }
+}

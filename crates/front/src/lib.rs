@@ -18,4 +18,5 @@ pub mod requests;
 pub mod session;
 pub mod team_commands;
 pub mod triage;
+pub mod views;
 pub mod watch;

@@ -61,6 +61,8 @@ pub enum Context {
     Palette,
     /// An eSIM's triage: the first-line checks and the escalation pack.
     Triage,
+    /// The saved views of the tab shown.
+    Views,
 }
 
 impl Context {
@@ -92,6 +94,7 @@ impl Context {
             Context::Decide => "requests: deciding",
             Context::Palette => "command palette",
             Context::Triage => "an eSIM's triage",
+            Context::Views => "saved views",
         }
     }
 }
@@ -165,6 +168,10 @@ pub enum Action {
     Triage,
     /// The triage's escalation pack, to the clipboard.
     CopyPack,
+    /// The saved views of the tab shown (`[[views]]`).
+    Views,
+    /// The tab's search and filter, saved as a view.
+    SaveView,
 }
 
 impl Action {
@@ -225,6 +232,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(C::Global, A::PreviousTab, &["shift-tab"], "previous tab", None),
     bind(C::Global, A::Refresh, &["r"], "refresh the view and the balance", Some("refresh")),
     bind(C::Global, A::TopUp, &["t"], "top up: the selected or marked eSIMs, an order's eSIM, any eSIM by ICCID", Some("top up")),
+    bind(C::Global, A::Views, &["V"], "saved views of this tab ([[views]]): show one, or save the search and filter shown", None),
     bind(C::Global, A::Requests, &["R"], "requests an assistant proposed: approve or refuse each", None),
     bind(C::Global, A::SwitchProfile, &["P"], "switch to another profile of the config file (another account)", None),
     bind(C::Global, A::ToggleMouse, &["m"], "mouse on or off (off: select text with the mouse)", None),
@@ -302,6 +310,11 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(C::BulkLeaveOut, A::Close, &["esc", "q"], "close (the marks stay)", Some("close")),
     bind(C::Banner, A::Quit, &["q", "ctrl-c"], "quit", Some("quit")),
     bind(C::Banner, A::Close, &["esc"], "quit", None),
+    bind(C::Views, A::Down, &["down", "j"], "next view", Some("move")),
+    bind(C::Views, A::Up, &["up", "k"], "previous view", None),
+    bind(C::Views, A::Accept, &["enter"], "show the view: its search, status, attention and sort", Some("show")),
+    bind(C::Views, A::SaveView, &["s"], "save the search and filter shown as a view in the config file", Some("save")),
+    bind(C::Views, A::Close, &["esc", "q", "V"], "close", Some("close")),
     bind(C::Triage, A::CopyPack, &["c"], "copy the escalation pack: ICCID, profiles, checks, requests made", Some("copy pack")),
     bind(C::Triage, A::Refresh, &["r"], "read the eSIM again and check once more (tells whether data moved)", Some("again")),
     bind(C::Triage, A::Close, &["esc", "q"], "close", Some("close")),

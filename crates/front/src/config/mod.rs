@@ -48,6 +48,11 @@ pub struct FileConfig {
     /// The team's own commands, on an eSIM, an order or a plan (`[[commands]]`).
     #[serde(default)]
     commands: Vec<crate::team_commands::CommandEntry>,
+    /// Saved views (`[[views]]`), each read with its line: a wrong one is said, not fatal.
+    #[serde(default)]
+    views: Vec<toml::Spanned<toml::Table>>,
+    #[serde(skip)]
+    view_entries: Vec<(usize, toml::Table)>,
     /// Key rebindings: `action = ["key", …]` (or one key as a string).
     #[serde(default)]
     keys: BTreeMap<String, toml::Spanned<KeyList>>,
@@ -250,6 +255,11 @@ pub fn load_file(path: &Path, must_exist: bool) -> Result<Option<FileConfig>, Co
             line: line_at(keys.span().start),
         })
         .collect();
+    config.view_entries = config
+        .views
+        .iter()
+        .map(|v| (line_at(v.span().start), v.get_ref().clone()))
+        .collect();
     if config.profiles.values().any(|p| p.secret_key.is_some()) {
         check_private(path)?;
     }
@@ -407,6 +417,11 @@ pub struct Preferences {
     pub theme: ThemeName,
     /// The team's own commands (`[[commands]]`), checked.
     pub commands: Vec<crate::team_commands::TeamCommand>,
+    /// The saved views (`[[views]]`), and what is wrong with the entries that are not views.
+    pub views: Vec<crate::views::SavedView>,
+    pub view_problems: Vec<String>,
+    /// The config file, where a view saved from the dashboard is written.
+    pub config_path: Option<PathBuf>,
 }
 
 /// How old the kept picture may be unless configured: an hour, so that a keeper at its
@@ -430,6 +445,9 @@ impl Default for Preferences {
             assistant_writes: false,
             theme: ThemeName::Dark,
             commands: Vec::new(),
+            views: Vec::new(),
+            view_problems: Vec::new(),
+            config_path: None,
         }
     }
 }
@@ -454,8 +472,10 @@ impl FileConfig {
                 .map(crate::team_commands::CommandEntry::checked)
                 .collect::<Result<_, _>>()
                 .map_err(bad)?,
+            config_path: Some(path.to_path_buf()).filter(|p| !p.as_os_str().is_empty()),
             ..Preferences::default()
         };
+        (prefs.views, prefs.view_problems) = crate::views::read(&self.view_entries, &path.display().to_string());
         if let Some(hours) = self.status_stale_hours {
             prefs.stale_after = chrono::Duration::hours(i64::from(hours.max(1)));
         }

@@ -142,6 +142,7 @@ impl App {
             }
             Context::Picker => return self.act_picker(action),
             Context::Palette => return self.act_palette(action, now, effects),
+            Context::Views => return self.act_views(action, now),
             Context::ProfileForm
             | Context::IccidPrompt
             | Context::Purchase
@@ -209,6 +210,7 @@ impl App {
                 self.mode = Mode::Overlay(Overlay::Requests(Box::default()));
             }
             Action::Palette => self.open_palette(),
+            Action::Views => self.open_views(now),
             _ => match Tab::iter().find(|t| t.action() == action) {
                 Some(tab) => self.set_tab(tab),
                 None => return false,

@@ -20,6 +20,7 @@ mod actions;
 mod exports;
 mod requests;
 mod screen;
+mod views;
 
 pub use crate::forms::mode::{Mode, Overlay};
 use crate::index::Index;
@@ -86,6 +87,11 @@ pub struct App {
     suspend_wanted: bool,
     /// The team's own commands (`[[commands]]`), offered in the palette.
     commands: Vec<esimdash_front::team_commands::TeamCommand>,
+    /// The saved views (`[[views]]`), what is wrong with the entries that are not, and the
+    /// config file a view is saved in.
+    views: Vec<esimdash_front::views::SavedView>,
+    view_problems: Vec<String>,
+    config_path: Option<std::path::PathBuf>,
     /// The last team command's id; those running, with their names and time limits.
     next_command: u64,
     running_commands: Vec<(u64, String, std::time::Duration)>,
@@ -111,6 +117,9 @@ impl App {
             quit: false,
             suspend_wanted: false,
             commands: Vec::new(),
+            views: Vec::new(),
+            view_problems: Vec::new(),
+            config_path: None,
             next_command: 0,
             running_commands: Vec::new(),
         }
@@ -120,6 +129,18 @@ impl App {
     pub fn with_preferences(mut self, prefs: &esimdash_front::config::Preferences) -> Self {
         self.low_balance = prefs.low_balance;
         self.commands.clone_from(&prefs.commands);
+        self.views.clone_from(&prefs.views);
+        self.view_problems.clone_from(&prefs.view_problems);
+        self.config_path.clone_from(&prefs.config_path);
+        if let Some(first) = prefs.view_problems.first() {
+            let more = prefs.view_problems.len() - 1;
+            let text = if more > 0 {
+                format!("{first} (and {more} more: V lists them)")
+            } else {
+                format!("{first} (V lists the views)")
+            };
+            self.flash(text, Tone::Error, std::time::Instant::now());
+        }
         self.account.index.use_preferences(prefs);
         self
     }
@@ -133,7 +154,18 @@ impl App {
     /// The tab bar's labels, with what each tab adds (My eSIMs: how many need attention).
     pub fn tab_labels(&self) -> Vec<(Tab, String)> {
         Tab::iter()
-            .map(|t| (t, t.label(self.account.tabs.get(t).badge(&self.account.index))))
+            .map(|t| {
+                let label = t.label(self.account.tabs.get(t).badge(&self.account.index));
+                match self.shown_view(t) {
+                    // The view's name, short: the bar fits 80 columns.
+                    Some(view) => {
+                        let short: String = view.chars().take(18).collect();
+                        let cut = if short.len() < view.len() { "…" } else { "" };
+                        (t, format!("{}[{short}{cut}] ", label))
+                    }
+                    None => (t, label),
+                }
+            })
             .collect()
     }
 

@@ -14,6 +14,7 @@ pub mod purchase;
 pub mod requests;
 pub mod team_command;
 pub mod triage;
+pub mod views;
 pub mod window;
 
 pub use window::{Window, WindowCtx};

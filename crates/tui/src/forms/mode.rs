@@ -42,6 +42,8 @@ pub enum Overlay {
     Requests(Box<crate::forms::requests::RequestsWindow>),
     /// An eSIM's triage and its escalation pack.
     Triage(Box<crate::forms::triage::TriageWindow>),
+    /// The saved views of the tab shown.
+    Views(Box<crate::forms::views::ViewsWindow>),
     /// A QR image's file exists: replace it?
     Replace {
         iccid: esimdash_domain::iccid::Iccid,

@@ -88,6 +88,7 @@ impl Window for Overlay {
             Overlay::Bulk(form) => form.contexts(),
             Overlay::Requests(window) => window.contexts(),
             Overlay::Triage(_) => vec![Context::Triage],
+            Overlay::Views(_) => vec![Context::Views],
             Overlay::Palette(_) => vec![Context::Palette],
             Overlay::CommandOutput(_) => vec![Context::Popup],
         }
@@ -100,6 +101,7 @@ impl Window for Overlay {
             Overlay::Bulk(form) => crate::forms::bulk::view::draw(frame, area, form, look, theme),
             Overlay::Requests(window) => crate::forms::requests::view::draw(frame, area, window, look, theme),
             Overlay::Triage(window) => crate::forms::triage::draw(frame, area, window, look, theme),
+            Overlay::Views(window) => crate::forms::views::draw(frame, area, window, look, theme),
             Overlay::Palette(palette) => crate::forms::palette::draw(frame, area, palette, look, theme),
             Overlay::CommandOutput(window) => crate::forms::team_command::draw(frame, area, window, look, theme),
             Overlay::IccidPrompt { input, error } => {
@@ -136,6 +138,7 @@ impl Window for Overlay {
             Overlay::Triage(window) => window.fetch(out),
             Overlay::Help { .. }
             | Overlay::Palette(_)
+            | Overlay::Views(_)
             | Overlay::CommandOutput(_)
             | Overlay::OrderDetail(_)
             | Overlay::StatusPicker { .. }
@@ -185,6 +188,7 @@ impl Window for Overlay {
             Overlay::Triage(window) => window.on_action(action),
             // The app runs the palette's choice (it acts as the key would).
             Overlay::Palette(_)
+            | Overlay::Views(_)
             | Overlay::CommandOutput(_)
             | Overlay::Help { .. }
             | Overlay::PlanDetail { .. }

@@ -39,6 +39,16 @@ impl SearchBox {
         self.input.select_all();
     }
 
+    /// The text set whole and in effect at once (a saved view chosen).
+    pub fn set(&mut self, text: &str) {
+        let text: String = text.chars().take(SEARCH_MAX_CHARS).collect();
+        self.input.cursor = text.chars().count();
+        self.input.selected = false;
+        self.input.value.clone_from(&text);
+        self.applied = text.trim().to_string();
+        self.due = None;
+    }
+
     /// The text in effect (trimmed): what the list shows results for.
     pub fn applied(&self) -> &str {
         &self.applied

@@ -217,6 +217,25 @@ pub trait TabState {
         None
     }
 
+    /// The search or filter text in effect, where the tab has one.
+    fn search_applied(&self) -> Option<&str> {
+        None
+    }
+
+    /// My eSIMs' attention filter: whether it is on (`None`: the tab has none).
+    fn attention_on(&self) -> Option<bool> {
+        None
+    }
+
+    fn set_attention(&mut self, _on: bool, _index: &mut Index) {}
+
+    /// The Catalog's sort, by its name (`None`: the tab has none).
+    fn sort_name(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn set_sort(&mut self, _name: &str) {}
+
     fn set_status(&mut self, _status: StatusFilter, _index: &Index) {}
 
     /// The view as an export (`None`: nothing to export here; `Err`: not yet, and why).

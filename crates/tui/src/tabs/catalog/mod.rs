@@ -258,6 +258,28 @@ impl TabState for Catalog {
         false
     }
 
+    fn search_applied(&self) -> Option<&str> {
+        Some(self.filter.applied())
+    }
+
+    fn sort_name(&self) -> Option<&'static str> {
+        Some(self.sort.label())
+    }
+
+    fn set_sort(&mut self, name: &str) {
+        let mut sort = SortKey::Name;
+        for _ in 0..4 {
+            if sort.label() == name {
+                break;
+            }
+            sort = sort.next();
+        }
+        if sort.label() == name && sort != self.sort {
+            self.sort = sort;
+            self.refresh_view();
+        }
+    }
+
     fn clear_search(&mut self, _now: Instant, _index: &Index) {
         if self.filter.clear() {
             self.refresh_view();

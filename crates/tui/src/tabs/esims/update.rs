@@ -203,6 +203,20 @@ impl TabState for Esims {
         Some(Esims::status(self))
     }
 
+    fn search_applied(&self) -> Option<&str> {
+        Some(self.search.applied())
+    }
+
+    fn attention_on(&self) -> Option<bool> {
+        Some(self.attention)
+    }
+
+    fn set_attention(&mut self, on: bool, index: &mut Index) {
+        if on != self.attention {
+            self.toggle_attention(index);
+        }
+    }
+
     fn set_status(&mut self, status: StatusFilter, index: &Index) {
         Esims::set_status(self, status, index);
     }

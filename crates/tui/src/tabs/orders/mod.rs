@@ -199,6 +199,10 @@ impl TabState for Orders {
         Some(&self.status)
     }
 
+    fn search_applied(&self) -> Option<&str> {
+        Some(self.search.applied())
+    }
+
     fn set_status(&mut self, status: StatusFilter, _index: &Index) {
         if status != self.status {
             self.status = status;
