@@ -116,6 +116,16 @@ async fn readme_screenshots_are_what_the_code_draws() {
     check("orders", &h);
     h.send_and_settle(key('3')).await;
     check("esims", &h);
+    // The command palette, "top" typed, over My eSIMs.
+    for c in [':', 't', 'o', 'p'] {
+        h.send_and_settle(key(c)).await;
+    }
+    check("palette", &h);
+    h.send_and_settle(code(crossterm::event::KeyCode::Esc)).await;
+    // The selected eSIM's triage.
+    h.send_and_settle(key('T')).await;
+    check("triage", &h);
+    h.send_and_settle(code(crossterm::event::KeyCode::Esc)).await;
     h.send_and_settle(key('4')).await;
     check("profile", &h);
 }
