@@ -68,7 +68,7 @@ pub enum Request {
     },
     /// Moves money: a top-up or an order, sent by the client's `pay` (never repeated by the
     /// app; the client resends a lost answer once under the same key only where that is safe).
-    Pay(Payment),
+    Pay(Box<Payment>),
     /// The payments an assistant proposed, with the eSIMs' states (`Payload::Requests`).
     Requests,
     /// The first-line checks on an eSIM and its escalation pack (`Payload::Triaged`).
@@ -83,7 +83,7 @@ pub enum Request {
     },
     /// After an unknown outcome: the order placed, if the order list shows it.
     LookUpPayment {
-        payment: Payment,
+        payment: Box<Payment>,
         before: HashSet<esimdash_domain::order_no::OrderNo>,
     },
 }

@@ -235,6 +235,22 @@ pub async fn approve(
             key
         }
     };
+    let approval = pay(client, request, quote, (key, false), again).await;
+    drop(held);
+    approval
+}
+
+/// Pays an approved request once, under `key` (`at_gateway`: the payment names the request to
+/// the team's gateway), after reading the plan's orders before it (a lost answer is looked up
+/// among the new ones).
+async fn pay(
+    client: &Client,
+    request: Request,
+    quote: Quote,
+    (key, at_gateway): (String, bool),
+    again: bool,
+) -> Result<Approval, ApproveError> {
+    let spend = quote.spend.clone();
     let before: HashSet<OrderNo> = client
         .recent_orders_for(&quote.plan.slug, spend.what.iccid())
         .await?
@@ -245,13 +261,12 @@ pub async fn approve(
         .proposed(Proposed {
             id: request.id.clone(),
             by: request.proposed_by.clone(),
-            at_gateway: false,
+            at_gateway,
         })
         .with_balance_before(quote.balance)
         .with_orders_before(&before);
     let payment = if again { payment.again() } else { payment };
     let answer = client.pay(&payment).await;
-    drop(held);
     Ok(Approval {
         request,
         quote,
@@ -273,29 +288,7 @@ async fn approve_at_gateway(client: &Client, id: &str, again: bool) -> Result<Ap
         QuoteError::Api(e) => ApproveError::Quote(QuoteError::Api(e)),
         other => ApproveError::Refused(format!("request {id}: {other}: nothing was paid")),
     })?;
-    let before: HashSet<OrderNo> = client
-        .recent_orders_for(&quote.plan.slug, spend.what.iccid())
-        .await?
-        .into_iter()
-        .map(|o| o.record.provider_order_no)
-        .collect();
-    let payment = Payment::new(spend, Some(quote.total))
-        .proposed(Proposed {
-            id: request.id.clone(),
-            by: request.proposed_by.clone(),
-            at_gateway: true,
-        })
-        .with_balance_before(quote.balance)
-        .with_orders_before(&before);
-    let payment = if again { payment.again() } else { payment };
-    let answer = client.pay(&payment).await;
-    Ok(Approval {
-        request,
-        quote,
-        payment,
-        before,
-        answer,
-    })
+    pay(client, request, quote, (esimdash_api::fresh_key(), true), again).await
 }
 
 /// Refuses request `id` as `by`, saying `why`.

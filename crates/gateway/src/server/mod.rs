@@ -128,42 +128,12 @@ pub async fn start_with<A: Assistant>(
         .as_deref()
         .map(|dir| Arc::new(TeamIndex::open(dir, &upstream, &settings.account)));
     let gateway = Arc::new(Gateway::new(store, upstream, settings, index));
-    // Unfinished payments settle in the background, each held against its caps meanwhile: a
-    // replica serves at once. They are read before it serves, so none of this run's is taken.
-    let unfinished = gateway
-        .store
-        .unsettled()
-        .await
-        .map_err(|e| StartError::Failed(e.to_string()))?;
-    tokio::spawn(crate::settling::settle_unfinished(gateway.clone(), unfinished));
-    let index_task = gateway.index.clone().map(|index| {
-        let upstream = gateway.upstream.clone();
-        tokio::spawn(async move { index.keep_fresh(upstream).await })
-    });
-    // The assistants' clients reach the gateway on a plain loopback listener: the same routes
-    // and sign-in as the agents' own, whatever certificate the public one serves.
-    let inside = match assistant {
-        Some(assistant) => {
-            let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-                .await
-                .map_err(|e| StartError::Failed(format!("cannot listen on the loopback for /mcp: {e}")))?;
-            let at = listener.local_addr().map_err(|e| StartError::Failed(e.to_string()))?;
-            let base = esimdash_api::BaseUrl::parse(&format!("http://{at}/api/v1"))
-                .map_err(|e| StartError::Failed(e.to_string()))?;
-            let options = esimdash_api::ClientOptions {
-                rate_limit: gateway.settings.rate_limit.max(1) * 10,
-                ..esimdash_api::ClientOptions::default()
-            };
-            let mcp = Arc::new(mcp::Mcp::new(assistant, base, options));
-            let route = any(mcp::serve::<A>).with_state((gateway.clone(), mcp));
-            Some((listener, route))
-        }
+    let index_task = background(&gateway).await?;
+    let assisted = match assistant {
+        Some(assistant) => Some(assistants(&gateway, assistant).await?),
         None => None,
     };
-    let (inside, mcp_route) = match inside {
-        Some((listener, route)) => (Some(listener), Some(route)),
-        None => (None, None),
-    };
+    let (inside, mcp_route) = assisted.unzip();
     let app = router(gateway.clone(), mcp_route);
     let tls = match &gateway.settings.tls {
         Some((cert, key)) => Some(crate::tls::acceptor(cert, key).map_err(StartError::Setup)?),
@@ -219,6 +189,43 @@ pub async fn start_with<A: Assistant>(
         stop: Some(stop),
         task,
     })
+}
+
+/// What runs beside serving: the unfinished payments settling, each held against its caps
+/// meanwhile (read before the gateway serves, so none of this run's is taken: a replica serves
+/// at once), and the team index kept fresh (its task, stopped with the gateway).
+async fn background(gateway: &Arc<Gateway>) -> Result<Option<tokio::task::JoinHandle<()>>, StartError> {
+    let unfinished = gateway
+        .store
+        .unsettled()
+        .await
+        .map_err(|e| StartError::Failed(e.to_string()))?;
+    tokio::spawn(crate::settling::settle_unfinished(gateway.clone(), unfinished));
+    Ok(gateway.index.clone().map(|index| {
+        let upstream = gateway.upstream.clone();
+        tokio::spawn(async move { index.keep_fresh(upstream).await })
+    }))
+}
+
+/// `/mcp`'s route, and the plain loopback listener the assistants' clients reach the gateway
+/// on: the same routes and sign-in as the agents' own, whatever certificate the public one
+/// serves.
+async fn assistants<A: Assistant>(
+    gateway: &Arc<Gateway>,
+    assistant: A,
+) -> Result<(tokio::net::TcpListener, axum::routing::MethodRouter), StartError> {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .map_err(|e| StartError::Failed(format!("cannot listen on the loopback for /mcp: {e}")))?;
+    let at = listener.local_addr().map_err(|e| StartError::Failed(e.to_string()))?;
+    let base =
+        esimdash_api::BaseUrl::parse(&format!("http://{at}/api/v1")).map_err(|e| StartError::Failed(e.to_string()))?;
+    let options = esimdash_api::ClientOptions {
+        rate_limit: gateway.settings.rate_limit.max(1) * 10,
+        ..esimdash_api::ClientOptions::default()
+    };
+    let mcp = Arc::new(mcp::Mcp::new(assistant, base, options));
+    Ok((listener, any(mcp::serve::<A>).with_state((gateway.clone(), mcp))))
 }
 
 fn router(gateway: Arc<Gateway>, mcp: Option<axum::routing::MethodRouter>) -> Router {

@@ -68,7 +68,7 @@ impl Store {
             Ok(db
                 .query("SELECT seat, body FROM requests WHERE id = $1", &[Value::text(id)])?
                 .first()
-                .map(kept_of))
+                .map(|row| kept_of(row)))
         })
         .await
     }
@@ -83,7 +83,7 @@ impl Store {
                     &[Value::int(most)],
                 )?
                 .iter()
-                .map(kept_of)
+                .map(|row| kept_of(row))
                 .collect())
         })
         .await
@@ -104,7 +104,7 @@ impl Store {
     }
 }
 
-fn kept_of(row: &Vec<Value>) -> KeptRequest {
+fn kept_of(row: &[Value]) -> KeptRequest {
     let text = |i: usize| row.get(i).and_then(Value::as_text).unwrap_or_default().to_string();
     KeptRequest {
         seat: text(0),

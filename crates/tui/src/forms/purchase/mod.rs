@@ -275,7 +275,7 @@ impl PurchaseForm {
                 ..
             } => {
                 let before = recorded_before(payment);
-                let payment = payment.clone();
+                let payment = Box::new(payment.clone());
                 *request = Some(out.send(Request::LookUpPayment { payment, before }));
             }
             _ => {}
@@ -482,7 +482,7 @@ impl PaymentForm for PurchaseForm {
         let mut payment = payment.with_orders_before(&before);
         payment.balance_before = balance;
         let payment = if again { payment.again() } else { payment };
-        let request = Some(out.send(Request::Pay(payment.clone())));
+        let request = Some(out.send(Request::Pay(Box::new(payment.clone()))));
         self.stage = Stage::Sending { payment, request };
     }
 }
