@@ -45,7 +45,7 @@ LAYERS = {
     # The HTTP layer over the rules, which never name it.
     "crates/gateway/src": [
         ["lib", "server"],
-        ["payments", "settling", "sending", "relaying", "lookup", "metrics", "counters", "state"]
+        ["requests", "payments", "settling", "sending", "relaying", "lookup", "metrics", "counters", "state"]
         + ["refused", "agents", "store", "index", "reads", "config", "sign_in", "tls"],
     ],
 }

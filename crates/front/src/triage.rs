@@ -185,43 +185,44 @@ fn installed(esim: &Esim, class: Class) -> Check {
             format!(" on device EID {eid}")
         }
     };
-    match class {
-        Class::InUse | Class::InstalledNoData | Class::TurnedOff | Class::UsedUp | Class::ExpiredUsed => check(
-            "installed",
-            "Installed on a device",
+    let (outcome, found, say) = match class {
+        Class::InUse | Class::InstalledNoData | Class::TurnedOff | Class::UsedUp | Class::ExpiredUsed => (
             Outcome::Passed,
             format!("installed {}{}", when(raw.installation_time.at()), on(&raw.eid)),
             None,
         ),
-        Class::ReadyToInstall => check(
-            "installed",
-            "Installed on a device",
+        Class::ReadyToInstall => (
             Outcome::NeedsCustomer,
             "not installed yet: the QR code has not been scanned".to_string(),
-            Some("Install it: scan the QR code (or type the SM-DP+ address and activation code below) on the phone that will use it, on Wi-Fi.".to_string()),
+            Some(
+                "Install it: scan the QR code (or type the SM-DP+ address and activation code below) on the phone that will use it, on Wi-Fi.",
+            ),
         ),
-        Class::Downloading => check(
-            "installed",
-            "Installed on a device",
+        Class::Downloading => (
             Outcome::NeedsCustomer,
             format!("the download started{} and did not finish", on(&raw.eid)),
-            Some("Stay on Wi-Fi and wait a few minutes; if it stays stuck, restart the phone. Do not delete and scan again: a code works once.".to_string()),
+            Some(
+                "Stay on Wi-Fi and wait a few minutes; if it stays stuck, restart the phone. Do not delete and scan again: a code works once.",
+            ),
         ),
-        Class::Deleted => check(
-            "installed",
-            "Installed on a device",
+        Class::Deleted => (
             Outcome::Failed,
             "removed from the device: it cannot be installed again".to_string(),
-            Some("This eSIM cannot come back: a new eSIM is needed.".to_string()),
+            Some("This eSIM cannot come back: a new eSIM is needed."),
         ),
-        _ => check(
-            "installed",
-            "Installed on a device",
+        _ => (
             Outcome::Failed,
             format!("not on a device (state: {})", class.key()),
             None,
         ),
-    }
+    };
+    check(
+        "installed",
+        "Installed on a device",
+        outcome,
+        found,
+        say.map(str::to_string),
+    )
 }
 
 fn usage(esim: &Esim, class: Class, last: Option<Reading>) -> Check {
