@@ -397,8 +397,9 @@ fn proposer(context: &RequestContext<RoleServer>) -> String {
     )
 }
 
-/// Who proposes at a team gateway's `/mcp`: the assistant as it named itself (the gateway adds
-/// the seat); the gateway's own user is nobody's.
+/// Who proposes through a team gateway (`/mcp`, or stdio with a seat's token): the assistant as
+/// it named itself; the gateway adds the seat, which names the person (the machine's user does
+/// not: at `/mcp` it is the gateway's).
 fn proposer_at(context: &RequestContext<RoleServer>, client: &Client) -> String {
     if client.seat().is_none() {
         return proposer(context);
@@ -407,7 +408,7 @@ fn proposer_at(context: &RequestContext<RoleServer>, client: &Client) -> String 
         || "an MCP client".to_string(),
         |info| info.client_info.name.chars().take(60).collect(),
     );
-    format!("assistant ({named}, via the gateway's /mcp)")
+    format!("assistant ({named}, via esimdash mcp)")
 }
 
 #[tool_handler(router = self.tool_router)]

@@ -151,6 +151,10 @@ impl App {
         if state.status().is_some() {
             state.set_status(status_of(view), index);
         }
+        if !view.search.trim().is_empty() {
+            // As a search typed: My eSIMs searches its whole index.
+            state.start_search(index);
+        }
         if let Some(search) = state.search_box() {
             search.set(&view.search);
             state.search_changed(index);
