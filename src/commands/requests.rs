@@ -89,6 +89,7 @@ pub(crate) async fn propose(client: &Client, asked: &Asked<'_>) -> Result<serde_
                 quantity: quote.spend.qty,
                 reason: asked.reason.to_string(),
                 proposed_by: asked.by.to_string(),
+                unsure: quote.unsure.clone(),
             };
             let kept = client.keep_request(&asking).await?;
             (kept.request, "the team's gateway (another seat approves it)")
@@ -101,9 +102,6 @@ pub(crate) async fn propose(client: &Client, asked: &Asked<'_>) -> Result<serde_
         request.id,
         request.expires_at.to_rfc3339()
     ));
-    if let Some(unsure) = quote.unsure {
-        value["unsure"] = json!(unsure);
-    }
     Ok(value)
 }
 
@@ -118,6 +116,7 @@ fn keep_here(store: &Requests, quote: &Quote, asked: &Asked<'_>) -> Result<Reque
         total: quote.total,
         reason: asked.reason,
         proposed_by: asked.by,
+        unsure: quote.unsure.as_deref(),
     }
     .request(now);
     store.propose(&request, now)?;

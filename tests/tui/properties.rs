@@ -206,6 +206,7 @@ fn listed(seed: u64, i: u64) -> esimdash_front::requests::approval::Listed {
         total: rust_decimal::Decimal::new(seed as i64 % 1000, 2),
         reason: &text(seed >> 3, "asked"),
         proposed_by: &text(seed >> 5, "assistant"),
+        unsure: seed.is_multiple_of(5).then_some("the eSIM's record could not be read"),
     }
     .request(chrono::Utc::now());
     let standing = match (seed >> i) % 4 {

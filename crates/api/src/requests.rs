@@ -46,6 +46,10 @@ pub struct Request {
     /// `digest(account, what, total)`: what a person approves is what is paid.
     pub digest: String,
     pub decision: Option<Decision>,
+    /// What the checks could not confirm when it was proposed (an offer whose eSIM's record
+    /// could not be read): the person approving reads it too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsure: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -176,7 +180,10 @@ impl Request {
             self.proposed_by,
             self.proposed_at.with_timezone(&chrono::Local).format("%H:%M"),
             self.reason
-        )
+        ) + &self
+            .unsure
+            .as_ref()
+            .map_or_else(String::new, |u| format!("\nNot confirmed when proposed: {u}"))
     }
 
     /// The request as scripts and assistants read it (`requests --json`, `request_status`).
@@ -198,6 +205,9 @@ impl Request {
             "digest": self.digest,
             "status": standing.key(),
         });
+        if let Some(unsure) = &self.unsure {
+            value["unsure"] = serde_json::json!(unsure);
+        }
         if let Some(decision) = &self.decision {
             value["decidedBy"] = serde_json::json!(decision.by);
             value["decidedAt"] = serde_json::json!(decision.at);
@@ -249,6 +259,7 @@ pub struct Proposal<'a> {
     pub total: Decimal,
     pub reason: &'a str,
     pub proposed_by: &'a str,
+    pub unsure: Option<&'a str>,
 }
 
 impl Proposal<'_> {
@@ -269,6 +280,7 @@ impl Proposal<'_> {
             expires_at: now + LIFETIME,
             digest: digest(self.account, self.spend, self.total),
             decision: None,
+            unsure: self.unsure.map(clean),
         }
     }
 }
@@ -315,6 +327,8 @@ pub struct Asking {
     pub quantity: u32,
     pub reason: String,
     pub proposed_by: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsure: Option<String>,
 }
 
 /// The header a payment carries when it pays a request kept at the gateway: the gateway checks
@@ -361,6 +375,33 @@ impl Client {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the checks could not confirm goes with the request to the person approving it.
+    #[test]
+    fn an_unsure_proposal_says_so_to_the_approver() {
+        let spend = Spend::order("fr-1gb", 1);
+        let request = Proposal {
+            account: "a",
+            spend: &spend,
+            plan_name: "France 1GB",
+            unit_price: Decimal::ONE,
+            total: Decimal::ONE,
+            reason: "asked",
+            proposed_by: "assistant",
+            unsure: Some("the eSIM's record could not be read\u{202E}"),
+        }
+        .request(Utc::now());
+        assert!(
+            request
+                .summary()
+                .contains("Not confirmed when proposed: the eSIM's record could not be read")
+        );
+        assert!(!request.summary().contains('\u{202E}'), "shown text only");
+        let json = request.json(&Standing::Pending);
+        assert_eq!(json["unsure"], "the eSIM's record could not be read\u{FFFD}");
+        let read: Request = serde_json::from_value(serde_json::to_value(&request).unwrap()).unwrap();
+        assert_eq!(read, request);
+    }
 
     #[test]
     fn the_digest_binds_account_what_and_total() {

@@ -94,6 +94,7 @@ pub(crate) async fn propose(gateway: &Gateway, agent: &Agent, body: &[u8]) -> Re
         total,
         reason: &asking.reason,
         proposed_by: &by,
+        unsure: asking.unsure.as_deref(),
     }
     .request(now);
     let kept = KeptRequest {

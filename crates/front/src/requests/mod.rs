@@ -192,6 +192,7 @@ mod tests {
             total: Decimal::new(500, 2),
             reason: "the customer asked",
             proposed_by: "assistant",
+            unsure: None,
         }
         .request(Utc::now())
     }

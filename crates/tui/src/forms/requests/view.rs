@@ -150,6 +150,12 @@ fn detail(row: &Listed, theme: &Theme) -> Vec<Line<'static>> {
         _ => {}
     }
     lines.push(Line::raw(safe(&format!("Why: {}", request.reason))));
+    if let Some(unsure) = &request.unsure {
+        lines.push(Line::styled(
+            safe(&format!("Not confirmed when proposed: {unsure}")),
+            theme.warning(),
+        ));
+    }
     lines.push(Line::styled(
         safe(&format!("Proposed by {}", request.proposed_by)),
         theme.muted(),
