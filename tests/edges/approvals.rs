@@ -472,7 +472,7 @@ async fn through_a_gateway_another_seat_approves_and_the_proposers_cap_pays() {
     let sam = crate::gateway::agent(&home, "sam", "support").await;
     let ada = crate::gateway::agent(&home, "ada", "admin").await;
     let (gateway, base) = crate::gateway::serve(&home, &sb.base_url()).await;
-    let targets = topupable(&api, 2).await;
+    let targets = topupable(&api, 3).await;
     let sam_home = tempfile::tempdir().unwrap();
     let ada_home = tempfile::tempdir().unwrap();
     let mut session = Session::start_as(&base, (&sam.0, &sam.1), &sam_home, &["--allow-writes"]).await;
@@ -561,6 +561,26 @@ async fn through_a_gateway_another_seat_approves_and_the_proposers_cap_pays() {
         stderr(&b)
     );
     assert_eq!(orders_at_server(&api).await, before + 2);
+
+    // A seat revoked after proposing: its request pays nothing, and stays undecided.
+    let third = propose_topup(&mut session, &targets[2], "a third customer").await;
+    let mut revoke = esimdash(&home);
+    revoke
+        .args(["gateway", "agent", "revoke", "sam", "--store"])
+        .arg(home.path().join("gateway.db"));
+    assert!(run(revoke).await.status.success());
+    let refused = run(seat(&ada_home, &ada, &["approve", &third, "--yes"])).await;
+    assert!(!refused.status.success());
+    assert!(stderr(&refused).contains("is revoked"), "{}", stderr(&refused));
+    assert_eq!(orders_at_server(&api).await, before + 2);
+    let listed = stdout_json(&run(seat(&ada_home, &ada, &["requests", "--json"])).await);
+    let row = listed["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == third.as_str())
+        .cloned();
+    assert_eq!(row.unwrap()["status"], "pending");
     assert!(session.end().await.success());
     crate::gateway::stop(gateway);
 }

@@ -306,6 +306,22 @@ pub(crate) async fn approve(
             format!("this payment is not what request {id} proposed: nothing was paid"),
         ));
     }
+    // Paid as the proposing seat: one revoked since pays nothing, and nothing is decided.
+    let proposer = gateway
+        .store
+        .agent_by_name(&row.seat)
+        .await
+        .map_err(|e| Refused::store(&e))?
+        .filter(|a| !a.is_revoked())
+        .ok_or_else(|| {
+            Refused::new(
+                StatusCode::FORBIDDEN,
+                format!(
+                    "the seat that proposed request {id} ({}) is revoked: nothing was paid",
+                    row.seat
+                ),
+            )
+        })?;
     let now = Utc::now();
     let standing = standing(gateway, &row.seat, &request, now).await?;
     let resumed = matches!(
@@ -333,21 +349,6 @@ pub(crate) async fn approve(
         let key = payment_key(id);
         write_decision(gateway, &row, &request, approver, Decided::Approved { key }).await?;
     }
-    let proposer = gateway
-        .store
-        .agent_by_name(&row.seat)
-        .await
-        .map_err(|e| Refused::store(&e))?
-        .filter(|a| !a.is_revoked())
-        .ok_or_else(|| {
-            Refused::new(
-                StatusCode::FORBIDDEN,
-                format!(
-                    "the seat that proposed request {id} ({}) is revoked: nothing was paid",
-                    row.seat
-                ),
-            )
-        })?;
     let key = payment_key(id);
     let paying = Asking {
         key: Some(&key),
