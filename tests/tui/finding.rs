@@ -521,3 +521,45 @@ async fn a_find_that_lands_on_another_tab_opens_nothing_over_it() {
         "found, and selected on My eSIMs"
     );
 }
+
+/// `T` on an eSIM of a server without the lookup: the triage reads it at the place the index
+/// saw it (as the pane's record is read), never "not found", and counts one page.
+#[tokio::test]
+async fn a_triage_against_a_server_without_the_lookup_reads_the_esim_where_the_index_saw_it() {
+    let mut live = on_esims_without_lookup(1_500).await;
+    // The oldest eSIM, found by reading the list: the index knows its page.
+    let iccid = oldest_iccid(&live.sandbox.base_url()).await;
+    live.send(key('/'));
+    for c in iccid.chars() {
+        live.send(key(c));
+    }
+    let found = |live: &Live| selected_iccid(live).as_deref() == Some(iccid.as_str());
+    until(&mut live, Duration::from_secs(20), found).await;
+    assert!(found(&live));
+    live.send(code(KeyCode::Enter));
+    live.idle(Duration::from_secs(2)).await;
+    live.send(key('T'));
+    until(
+        &mut live,
+        Duration::from_secs(10),
+        |l| matches!(l.app.overlay(), Some(esimdash_tui::forms::mode::Overlay::Triage(w)) if !w.triage().is_loading()),
+    )
+    .await;
+    let Some(esimdash_tui::forms::mode::Overlay::Triage(window)) = live.app.overlay() else {
+        panic!("the triage window is open");
+    };
+    let triage = window
+        .triage()
+        .value()
+        .unwrap_or_else(|| {
+            panic!(
+                "the triage was read: {:?}",
+                window.triage().error().map(ToString::to_string)
+            )
+        })
+        .as_ref()
+        .as_ref()
+        .unwrap_or_else(|missing| panic!("the eSIM was found: {missing}"));
+    assert_eq!(triage.iccid, iccid);
+    assert_eq!(triage.requests.len(), 1, "one page read: {:?}", triage.requests);
+}

@@ -359,14 +359,14 @@ fn data_for(request: &Request, seed: u64) -> Payload {
         Request::LookUpPayment { .. } => Payload::FoundOrder(seed.is_multiple_of(2).then(|| order(seed, 2))),
         // Requests an assistant proposed: some waiting (their eSIM read or not), some decided.
         Request::Requests => Payload::Requests((0..count % 4).map(|i| listed(seed, i)).collect()),
-        Request::Triage { .. } => Payload::Triaged(Box::new(esimdash_front::triage::assess(
+        Request::Triage { .. } => Payload::Triaged(Box::new(Ok(esimdash_front::triage::assess(
             &esim(seed, 0),
             &[],
             seed.is_multiple_of(2).then_some("FR"),
             None,
             esimdash_api::calls::Calls::default(),
             chrono::Utc::now(),
-        ))),
+        )))),
         Request::Decide { .. } => Payload::Decided(esimdash_front::requests::approval::Told {
             text: text(seed, "Approved and paid"),
             ok: seed.is_multiple_of(2),

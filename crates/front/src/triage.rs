@@ -427,26 +427,32 @@ pub fn last_reading(client: &esimdash_api::Client, esim: &Esim, now: DateTime<Ut
     last
 }
 
-/// A triage of the eSIM `iccid` as the API gives it now (the dashboard's; the command line
-/// finds the eSIM with its index first): the lookup, then `assess`.
+/// A triage of the eSIM `iccid` as the API gives it now (the dashboard's), read as the eSIM
+/// pane reads it: by the lookup, or where the index saw it (`seen`) on a server without one;
+/// then `assess`. An eSIM not found is said in words (`Err`), as the pane says it.
 pub async fn of_iccid(
     client: &esimdash_api::Client,
     iccid: &esimdash_domain::iccid::Iccid,
+    seen: Option<esimdash_api::model::Whereabouts>,
     country: Option<&str>,
-) -> Result<Triage, esimdash_api::ApiError> {
+) -> Result<Result<Triage, String>, esimdash_api::ApiError> {
     let mark = client.calls_made();
-    let (found, earlier) = client.find_profiles_at(iccid, None).await?;
+    let (found, earlier) = client.find_profiles_at(iccid, seen).await?;
     let esim = match found {
         esimdash_api::Found::Esim(esim) => esim,
-        _ => {
-            return Err(esimdash_api::ApiError::Setup(format!(
-                "eSIM {iccid} was not found in this account now"
-            )));
-        }
+        esimdash_api::Found::Absent => return Ok(Err(format!("no eSIM {iccid} in this account"))),
+        esimdash_api::Found::Unknown(searched) => return Ok(Err(searched.describe(iccid))),
     };
     let now = Utc::now();
     let last = last_reading(client, &esim, now);
-    Ok(assess(&esim, &earlier, country, last, client.calls_since(mark), now))
+    Ok(Ok(assess(
+        &esim,
+        &earlier,
+        country,
+        last,
+        client.calls_since(mark),
+        now,
+    )))
 }
 
 /// The escalation pack: plain text to paste into a ticket.

@@ -74,6 +74,8 @@ pub enum Request {
     /// The first-line checks on an eSIM and its escalation pack (`Payload::Triaged`).
     Triage {
         iccid: Iccid,
+        /// Where the index saw it (read there on a server without the lookup).
+        seen: Option<esimdash_api::model::Whereabouts>,
     },
     /// A person's decision on one (`Payload::Decided`, in words): approved and paid once, or
     /// refused (`requests::approval::decide`).
@@ -137,9 +139,9 @@ impl Request {
                     .await
                     .map_err(|e| ApiError::Setup(e.to_string()))?,
             ),
-            Request::Triage { iccid } => {
-                Payload::Triaged(Box::new(esimdash_front::triage::of_iccid(client, iccid, None).await?))
-            }
+            Request::Triage { iccid, seen } => Payload::Triaged(Box::new(
+                esimdash_front::triage::of_iccid(client, iccid, *seen, None).await?,
+            )),
             Request::Decide { id, approve } => {
                 Payload::Decided(esimdash_front::requests::approval::decide(client, id, *approve).await)
             }
@@ -189,7 +191,8 @@ pub enum Payload {
     Money(Box<esimdash_ledger::overview::Overview>),
     Requests(Vec<esimdash_front::requests::approval::Listed>),
     Decided(esimdash_front::requests::approval::Told),
-    Triaged(Box<esimdash_front::triage::Triage>),
+    /// The triage, or why the eSIM was not found (in words, as the pane says it).
+    Triaged(Box<Result<esimdash_front::triage::Triage, String>>),
 }
 
 #[derive(Debug, Clone)]

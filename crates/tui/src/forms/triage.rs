@@ -17,24 +17,41 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use std::time::Instant;
 
+/// The triage, or why the eSIM was not found.
+type Read = Box<Result<Triage, String>>;
+
 #[derive(Debug, Clone)]
 pub struct TriageWindow {
     pub iccid: Iccid,
-    pub(crate) triage: Remote<Box<Triage>>,
+    /// Where the index saw it, for a server without the lookup.
+    seen: Option<esimdash_api::model::Whereabouts>,
+    pub(crate) triage: Remote<Read>,
 }
 
 impl TriageWindow {
-    pub fn new(iccid: Iccid) -> Self {
+    pub fn new(iccid: Iccid, seen: Option<esimdash_api::model::Whereabouts>) -> Self {
         Self {
             iccid,
+            seen,
             triage: Remote::default(),
         }
+    }
+
+    /// The triage as read, if it was.
+    fn read(&self) -> Option<&Triage> {
+        self.triage.value().and_then(|t| t.as_ref().as_ref().ok())
+    }
+
+    /// The triage as read (or being read, or failed).
+    pub fn triage(&self) -> &Remote<Read> {
+        &self.triage
     }
 
     pub fn fetch(&mut self, out: &mut Outbox<'_>) {
         if self.triage.wanted() {
             let id = out.send(Request::Triage {
                 iccid: self.iccid.clone(),
+                seen: self.seen,
             });
             self.triage.start(id);
         }
@@ -42,7 +59,7 @@ impl TriageWindow {
 
     pub fn on_action(&mut self, action: Action) -> Vec<Then> {
         match action {
-            Action::CopyPack => match self.triage.value() {
+            Action::CopyPack => match self.read() {
                 Some(triage) => vec![Then::Copy {
                     what: "Escalation pack",
                     checked: Ok(esimdash_front::triage::pack(triage)),
@@ -62,7 +79,7 @@ impl TriageWindow {
     }
 
     pub fn slot(&mut self, request: &Request) -> Option<&mut dyn Slot> {
-        matches!(request, Request::Triage { iccid } if *iccid == self.iccid)
+        matches!(request, Request::Triage { iccid, .. } if *iccid == self.iccid)
             .then_some(&mut self.triage as &mut dyn Slot)
     }
 
@@ -88,7 +105,7 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, window: &TriageWindow, look: &
     // What to say under each check, from the first, as far as the screen has room: every
     // check's own line is always shown.
     let room = usize::from(area.height).saturating_sub(2);
-    let mut says = window.triage.value().map_or(0, |t| t.checks.len());
+    let mut says = window.read().map_or(0, |t| t.checks.len());
     let mut lines = body(window, says, look, theme);
     while says > 0 && rows(&lines) > room {
         says -= 1;
@@ -103,8 +120,9 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, window: &TriageWindow, look: &
 /// The window's lines, with what to say under the first `says` checks that have it.
 fn body(window: &TriageWindow, says: usize, look: &Look<'_>, theme: &Theme) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
-    match window.triage.value() {
-        Some(triage) => {
+    match window.triage.value().map(|t| t.as_ref().as_ref()) {
+        Some(Err(missing)) => lines.push(Line::styled(safe(missing), theme.error())),
+        Some(Ok(triage)) => {
             for (i, check) in triage.checks.iter().enumerate() {
                 let (mark, style) = match check.outcome {
                     Outcome::Passed => ("ok  ", theme.ok()),

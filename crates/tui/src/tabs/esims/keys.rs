@@ -67,7 +67,8 @@ impl Esims {
     fn triage(&self, ctx: &mut Ctx<'_>) {
         match self.selected_iccid(ctx.index).map(|i| i.valid().cloned()) {
             Some(Ok(iccid)) => {
-                let window = crate::forms::triage::TriageWindow::new(iccid);
+                let seen = ctx.index.inventory().whereabouts(iccid.as_str());
+                let window = crate::forms::triage::TriageWindow::new(iccid, seen);
                 ctx.set_mode(Mode::Overlay(Overlay::Triage(Box::new(window))));
             }
             Some(Err(_)) => ctx.flash("This eSIM's ICCID is not one: no triage", Tone::Error),
