@@ -678,3 +678,74 @@ async fn the_gateway_serves_the_tools_at_mcp_to_an_agents_token() {
     assert_eq!(orders_at_server(&api).await, before, "nothing paid by proposing");
     crate::gateway::stop(gateway);
 }
+
+/// Through a gateway, the approving process killed while the payment's answer is held: the
+/// gateway finishes the payment, and the approver's next payment settles the killed one by
+/// resending it naming the request (its trail says so), which the gateway answers with the same
+/// payment: one order, never a second under the approver's name. Counted at the sandbox.
+#[tokio::test(flavor = "multi_thread")]
+async fn through_a_gateway_an_approval_killed_mid_payment_is_paid_once() {
+    let (sb, api, proxy, home) = held_sandbox_api_home(Duration::from_secs(3)).await;
+    let sam = crate::gateway::agent(&home, "sam", "support").await;
+    let ada = crate::gateway::agent(&home, "ada", "admin").await;
+    let (gateway, base) = crate::gateway::serve(&home, &format!("http://{}/api/v1", proxy.addr)).await;
+    let targets = topupable(&api, 4).await;
+    let (sam_home, ada_home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let seat = |home: &tempfile::TempDir, token: &(String, String), args: &[&str]| {
+        let mut cmd = crate::gateway::as_agent(home, &base, token);
+        cmd.args(args)
+            .env("ESIMDASH_RATE_LIMIT", "100000")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        cmd
+    };
+    // An earlier payment of ada's through the gateway: its answer echoed the key, so a lost
+    // answer of ada's is settled by resending under its key.
+    let (iccid, slug) = &targets[3];
+    let earlier = run(seat(
+        &ada_home,
+        &ada,
+        &["topup", "--iccid", iccid, "--slug", slug, "--yes"],
+    ))
+    .await;
+    assert!(earlier.status.success(), "{}", stderr(&earlier));
+    let mut session = Session::start_as(&base, (&sam.0, &sam.1), &sam_home, &["--allow-writes"]).await;
+    let first = propose_topup(&mut session, &targets[0], "killed mid-payment").await;
+    let second = propose_topup(&mut session, &targets[1], "the next one").await;
+    let before = orders_at_server(&api).await;
+    let writes = proxy.writes();
+
+    let approving = seat(&ada_home, &ada, &["approve", &first, "--yes"]).spawn().unwrap();
+    wait_until(Duration::from_secs(20), "the payment at the server", || {
+        proxy.writes() == writes + 1
+    })
+    .await;
+    signal(&approving, libc::SIGKILL);
+    finish(approving).await;
+
+    // At once, while the gateway still waits for the payment's answer: ada's next payment
+    // settles the killed one first, by a resend naming the request, which reaches the payment
+    // the gateway is finishing (never a new one of ada's); then it pays its own.
+    let next = run(seat(&ada_home, &ada, &["approve", &second, "--yes"])).await;
+    eprintln!("the next approval: {}", stderr(&next));
+    for _ in 0..500 {
+        if orders_at_server(&api).await >= before + 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert!(next.status.success(), "{}", stderr(&next));
+    assert_eq!(
+        orders_at_server(&api).await,
+        before + 2,
+        "the killed approval was not paid again"
+    );
+    for id in [&first, &second] {
+        let status = data(&session.call("request_status", json!({ "id": id })).await);
+        assert_eq!(status["status"], "paid", "{status}");
+    }
+    assert!(session.end().await.success());
+    crate::gateway::stop(gateway);
+}
