@@ -685,7 +685,7 @@ async fn the_gateway_serves_the_tools_at_mcp_to_an_agents_token() {
 /// payment: one order, never a second under the approver's name. Counted at the sandbox.
 #[tokio::test(flavor = "multi_thread")]
 async fn through_a_gateway_an_approval_killed_mid_payment_is_paid_once() {
-    let (sb, api, proxy, home) = held_sandbox_api_home(Duration::from_secs(3)).await;
+    let (_sb, api, proxy, home) = held_sandbox_api_home(Duration::from_secs(3)).await;
     let sam = crate::gateway::agent(&home, "sam", "support").await;
     let ada = crate::gateway::agent(&home, "ada", "admin").await;
     let (gateway, base) = crate::gateway::serve(&home, &format!("http://{}/api/v1", proxy.addr)).await;

@@ -3,8 +3,6 @@
 //! is not one is said with its line, and the others (and the dashboard) work all the same. A
 //! view saved from the dashboard is appended to the file as such an entry.
 
-use std::path::Path;
-
 /// The tabs a view can be of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ViewTab {
@@ -140,29 +138,6 @@ pub fn entry(view: &SavedView) -> String {
         out.push_str(&format!("sort = {}\n", quoted(sort)));
     }
     out
-}
-
-/// Appends `view` to the config file at `path` (made if missing), as a `[[views]]` entry: the
-/// file's other lines stay as written.
-pub fn save(path: &Path, view: &SavedView) -> std::io::Result<()> {
-    let before = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e),
-    };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        esimdash_files::create_dir(dir)?;
-    }
-    let after = format!(
-        "{before}{}{}",
-        if before.ends_with('\n') || before.is_empty() {
-            ""
-        } else {
-            "\n"
-        },
-        entry(view)
-    );
-    esimdash_files::write_whole(path, |out| out.write_all(after.as_bytes()))
 }
 
 #[cfg(test)]

@@ -107,8 +107,9 @@ pub(crate) async fn propose(gateway: &Gateway, agent: &Agent, body: &[u8]) -> Re
     };
     match gateway.store.keep_request(&request.id, kept, times, MOST_PENDING).await {
         Err(e) => Err(Refused::store(&e)),
+        // A conflict with the requests waiting, not a rate: 429 would read as "wait and retry".
         Ok(Err(_)) => Err(Refused::new(
-            StatusCode::TOO_MANY_REQUESTS,
+            StatusCode::CONFLICT,
             format!("{MOST_PENDING} requests wait for a person already: approve or refuse them first"),
         )),
         Ok(Ok(())) => Ok(Kept {

@@ -509,6 +509,31 @@ impl FileConfig {
     }
 }
 
+/// Appends `view` to the config file at `path` (made if missing), as a `[[views]]` entry: the
+/// file's other lines stay as written.
+pub fn save_view(path: &Path, view: &crate::views::SavedView) -> std::io::Result<()> {
+    // Read as the config is read: a plain file, within the config's bound, UTF-8.
+    let before = match esimdash_files::read_regular_at_most(path, MOST_CONFIG_BYTES) {
+        Ok(Some(bytes)) => String::from_utf8(bytes).map_err(|_| std::io::Error::other("it is not UTF-8 text"))?,
+        Ok(None) => return Err(std::io::Error::other("it is larger than a config file may be")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e),
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        esimdash_files::create_dir(dir)?;
+    }
+    let after = format!(
+        "{before}{}{}",
+        if before.ends_with('\n') || before.is_empty() {
+            ""
+        } else {
+            "\n"
+        },
+        crate::views::entry(view)
+    );
+    esimdash_files::write_whole(path, |out| out.write_all(after.as_bytes()))
+}
+
 /// The preferences of the config file in use (defaults without one).
 pub fn preferences(args: &ConnectionArgs) -> Result<Preferences, ConfigError> {
     let (file, path) = load(args)?;

@@ -45,15 +45,9 @@ fn shows(state: &dyn TabState, view: &SavedView) -> bool {
 /// The tab's filters as a view (named by them: rename it in the config file).
 fn current(tab: ViewTab, state: &dyn TabState) -> SavedView {
     let search = state.search_applied().unwrap_or_default().to_string();
-    let status = state
-        .status()
-        .filter(|s| **s != StatusFilter::All)
-        .map(|s| s.label().to_string());
+    let status = state.status().and_then(StatusFilter::query);
     let attention = state.attention_on().unwrap_or(false);
-    let sort = state
-        .sort_name()
-        .filter(|_| tab == ViewTab::Catalog)
-        .map(str::to_string);
+    let sort = state.sort_name().map(str::to_string);
     let mut parts: Vec<String> = Vec::new();
     if !search.is_empty() {
         parts.push(format!("\"{search}\""));
@@ -72,18 +66,9 @@ fn current(tab: ViewTab, state: &dyn TabState) -> SavedView {
         name,
         tab,
         search,
-        status: state.status().filter(|s| **s != StatusFilter::All).map(query_word),
+        status,
         attention,
         sort,
-    }
-}
-
-/// A status filter as `--status` and a view write it.
-fn query_word(filter: &StatusFilter) -> String {
-    match filter {
-        StatusFilter::All => "all".to_string(),
-        StatusFilter::Active => "active".to_string(),
-        StatusFilter::Is(status) => status.as_str().to_string(),
     }
 }
 
@@ -184,7 +169,7 @@ impl App {
             self.flash("No config file to save the view in", Tone::Error, now);
             return;
         };
-        match esimdash_front::views::save(&path, &view) {
+        match esimdash_front::config::save_view(&path, &view) {
             Ok(()) => {
                 let text = format!(
                     "Saved the view \"{}\" in {} (rename it there)",
