@@ -29,9 +29,8 @@ pub async fn run(
         .transpose()?;
     let mark = client.calls_made();
     let (esim, earlier) = find_profiles(client, index, iccid).await?;
-    let now = chrono::Utc::now();
-    let last = triage::last_reading(client, &esim, now);
-    let found = triage::assess(&esim, &earlier, country, last, client.calls_since(mark), now);
+    let read = triage::read(client, &esim, country, mark).await;
+    let found = triage::assess(&esim, &earlier, read, chrono::Utc::now());
     let pack = triage::pack(&found);
     if let Some(path) = out {
         triage::write_pack(path, &pack)

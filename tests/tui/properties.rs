@@ -362,9 +362,15 @@ fn data_for(request: &Request, seed: u64) -> Payload {
         Request::Triage { .. } => Payload::Triaged(Box::new(Ok(esimdash_front::triage::assess(
             &esim(seed, 0),
             &[],
-            seed.is_multiple_of(2).then_some("FR"),
-            None,
-            esimdash_api::calls::Calls::default(),
+            esimdash_front::triage::Read {
+                country: seed.is_multiple_of(2).then(|| "FR".to_string()),
+                code: if seed.is_multiple_of(3) {
+                    Ok("LPA:1$rsp.example$ABC".to_string())
+                } else {
+                    Err(text(seed, "no QR image"))
+                },
+                ..esimdash_front::triage::Read::default()
+            },
             chrono::Utc::now(),
         )))),
         Request::Decide { .. } => Payload::Decided(esimdash_front::requests::approval::Told {

@@ -95,17 +95,54 @@ pub fn country_code(said: &str) -> Option<&'static str> {
         .map(|(code, _)| *code)
 }
 
-/// The checks on `esim` (the current profile; `earlier`: the ICCID's older ones), `country`
-/// the customer's (a code), `last`: the usage the previous triage read, `calls`: the requests
-/// made for it.
-pub fn assess(
-    esim: &Esim,
-    earlier: &[Esim],
-    country: Option<&str>,
-    last: Option<Reading>,
-    calls: Calls,
-    now: DateTime<Utc>,
-) -> Triage {
+/// What a triage reads of an eSIM besides its records.
+#[derive(Debug, Clone)]
+pub struct Read {
+    /// The customer's country (a code), if asked.
+    pub country: Option<String>,
+    /// The usage the previous triage read.
+    pub last: Option<Reading>,
+    /// The activation code as the client reads it (`Client::activation_code`: the record's, else
+    /// decoded from its QR image, as the pane and `qr` show it), or why there is none.
+    pub code: Result<String, String>,
+    /// The requests made for it.
+    pub calls: Calls,
+}
+
+impl Default for Read {
+    fn default() -> Self {
+        Self {
+            country: None,
+            last: None,
+            code: Err("not read".to_string()),
+            calls: Calls::default(),
+        }
+    }
+}
+
+/// Reads what a triage needs besides the records (`esim`'s code, its last usage, kept for the
+/// next), the requests made since `mark` (`Client::calls_made`) among them.
+pub async fn read(client: &esimdash_api::Client, esim: &Esim, country: Option<&str>, mark: u64) -> Read {
+    let now = Utc::now();
+    let code = client.activation_code(esim).await;
+    Read {
+        country: country.map(str::to_string),
+        last: last_reading(client, esim, now),
+        code,
+        calls: client.calls_since(mark),
+    }
+}
+
+/// The checks on `esim` (the current profile; `earlier`: the ICCID's older ones) with what
+/// was read besides (`read`).
+pub fn assess(esim: &Esim, earlier: &[Esim], read: Read, now: DateTime<Utc>) -> Triage {
+    let Read {
+        country,
+        last,
+        code,
+        calls,
+    } = read;
+    let country = country.as_deref();
     let facts = esim.facts();
     let class = facts.classify();
     let verdict = verdict::of(esim, now);
@@ -116,7 +153,7 @@ pub fn assess(
         validity(esim, class, now),
         coverage(esim, country),
         apn(esim),
-        manual_install(esim, class),
+        manual_install(&code, class),
     ];
     Triage {
         iccid: sanitize(esim.raw_order_json.iccid.as_str()).into_owned(),
@@ -388,10 +425,10 @@ fn apn(esim: &Esim) -> Check {
     )
 }
 
-fn manual_install(esim: &Esim, class: Class) -> Check {
+fn manual_install(code: &Result<String, String>, class: Class) -> Check {
     let title = "Manual SM-DP+ address and activation code";
-    let code = esim.raw_order_json.ac.as_deref().and_then(ActivationCode::parse);
-    match code {
+    let parsed = code.as_deref().ok().and_then(ActivationCode::parse);
+    match parsed {
         Some(code) => check(
             "manual_install",
             title,
@@ -408,7 +445,10 @@ fn manual_install(esim: &Esim, class: Class) -> Check {
             "manual_install",
             title,
             Outcome::Failed,
-            "the record has no readable activation code".to_string(),
+            match code {
+                Err(why) => format!("no activation code: {why}"),
+                Ok(_) => "the activation code is not one a phone takes".to_string(),
+            },
             Some("Escalate: the provider must give the activation code.".to_string()),
         ),
     }
@@ -416,7 +456,7 @@ fn manual_install(esim: &Esim, class: Class) -> Check {
 
 /// The usage `esim`'s previous triage read (if this session keeps a state folder), and this
 /// one's kept for the next.
-pub fn last_reading(client: &esimdash_api::Client, esim: &Esim, now: DateTime<Utc>) -> Option<Reading> {
+fn last_reading(client: &esimdash_api::Client, esim: &Esim, now: DateTime<Utc>) -> Option<Reading> {
     let (dir, account) = client.state_place()?;
     let readings = Readings::at(&dir, &account);
     let iccid = esim.raw_order_json.iccid.as_str();
@@ -443,16 +483,8 @@ pub async fn of_iccid(
         esimdash_api::Found::Absent => return Ok(Err(format!("no eSIM {iccid} in this account"))),
         esimdash_api::Found::Unknown(searched) => return Ok(Err(searched.describe(iccid))),
     };
-    let now = Utc::now();
-    let last = last_reading(client, &esim, now);
-    Ok(Ok(assess(
-        &esim,
-        &earlier,
-        country,
-        last,
-        client.calls_since(mark),
-        now,
-    )))
+    let read = read(client, &esim, country, mark).await;
+    Ok(Ok(assess(&esim, &earlier, read, Utc::now())))
 }
 
 /// The escalation pack: plain text to paste into a ticket.
