@@ -70,14 +70,14 @@ impl Kept {
         self.writer.get().is_none_or(|w| w.flush(FLUSH_PATIENCE))
     }
 
-    /// Merges a read into the database.
-    fn take_in(&self, seen: &Seen) {
+    /// Merges reads into the database, in one transaction.
+    fn take_in(&self, seen: &[Seen]) {
         let mut state = self.lock();
         let path = state.path.display().to_string();
         if let Some(store) = state.store()
-            && let Err(e) = store.merge(seen)
+            && let Err(e) = store.merge_all(seen, drop)
         {
-            tracing::warn!(path, %e, "a page was not kept in the inventory index");
+            tracing::warn!(path, %e, pages = seen.len(), "pages were not kept in the inventory index");
             // Opened again for the next page: nothing of a failed transaction is trusted.
             state.store = None;
         }
@@ -186,9 +186,15 @@ impl Kept {
         let (tx, rx) = std::sync::mpsc::channel::<ToWrite>();
         let kept = self.clone();
         let spawned = std::thread::Builder::new().name("index-writer".into()).spawn(move || {
-            for job in rx {
+            while let Ok(job) = rx.recv() {
                 match job {
-                    ToWrite::Seen(seen) => kept.take_in(&seen),
+                    ToWrite::Seen(seen) => {
+                        let (batch, flush) = gathered(seen, &rx);
+                        kept.take_in(&batch);
+                        if let Some(done) = flush {
+                            let _ = done.send(());
+                        }
+                    }
                     ToWrite::Flush(done) => drop(done.send(())),
                 }
             }
@@ -198,6 +204,26 @@ impl Kept {
         }
         Writer { tx }
     }
+}
+
+/// How long the writer gathers the reads that follow a first before writing them together, and
+/// how many at most: a whole read sends a page every few milliseconds, and a transaction a page
+/// was a fifth of its writing. A question (a flush) ends the wait at once.
+const GATHER: std::time::Duration = std::time::Duration::from_millis(100);
+const GATHER_MOST: usize = 64;
+
+/// `first` and the reads sent within `GATHER` of it, and the flush that ended the wait.
+fn gathered(first: Seen, rx: &std::sync::mpsc::Receiver<ToWrite>) -> (Vec<Seen>, Option<std::sync::mpsc::Sender<()>>) {
+    let until = std::time::Instant::now() + GATHER;
+    let mut batch = vec![first];
+    while batch.len() < GATHER_MOST {
+        match rx.recv_timeout(until.saturating_duration_since(std::time::Instant::now())) {
+            Ok(ToWrite::Seen(seen)) => batch.push(seen),
+            Ok(ToWrite::Flush(done)) => return (batch, Some(done)),
+            Err(_) => break,
+        }
+    }
+    (batch, None)
 }
 
 enum ToWrite {

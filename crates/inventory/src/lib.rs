@@ -349,22 +349,32 @@ impl Inventory {
         let s = self.status_id(&entry.status);
         self.status.push(s);
         self.class.push(class_id(entry.class));
-        let next = self.packages.len() as u32;
-        let p = *self.package_ids.entry(entry.package.clone()).or_insert_with(|| {
-            self.packages.push(entry.package.clone());
-            next
-        });
+        let p = self.package_id(&entry.package);
         self.package.push(p);
         id
     }
 
+    /// The interned id of a package (looked up before any copy is made: all but a few
+    /// entries name a package seen before).
+    fn package_id(&mut self, package: &Package) -> u32 {
+        if let Some(&p) = self.package_ids.get(package) {
+            return p;
+        }
+        let next = self.packages.len() as u32;
+        self.packages.push(package.clone());
+        self.package_ids.insert(package.clone(), next);
+        next
+    }
+
     /// The interned id of a status.
     fn status_id(&mut self, status: &Status) -> u16 {
+        if let Some(&s) = self.status_ids.get(status) {
+            return s;
+        }
         let next = self.statuses.len() as u16;
-        *self.status_ids.entry(status.clone()).or_insert_with(|| {
-            self.statuses.push(status.clone());
-            next
-        })
+        self.statuses.push(status.clone());
+        self.status_ids.insert(status.clone(), next);
+        next
     }
 
     fn iccid(&self, e: usize) -> &str {

@@ -8,7 +8,7 @@
 //! unusable one has ended and stays so), or the top of the list (where new eSIMs come), whichever
 //! is older.
 
-use super::store::{Store, limits, usable_classes};
+use super::store::{Store, limits, usable};
 use super::{Entry, Package};
 use chrono::{DateTime, Utc};
 use esimdash_domain::attention::AttentionRule;
@@ -159,10 +159,10 @@ impl Store {
     /// How whole and how young the picture is, counted by SQLite alone (no row comes out).
     pub fn freshness(&self) -> rusqlite::Result<Freshness> {
         // Two look-ups: the count from the smallest index, the oldest usable read from
-        // `esims_usable_by_read`.
+        // `esims_usable_read`.
         let sql = format!(
-            "SELECT (SELECT COUNT(*) FROM esims), (SELECT MIN(read_at) FROM esims WHERE class IN ({}))",
-            usable_classes()
+            "SELECT (SELECT COUNT(*) FROM esims), (SELECT MIN(read_at) FROM esims WHERE {})",
+            usable()
         );
         let (held, oldest): (i64, Option<i64>) = self
             .conn()
@@ -219,8 +219,8 @@ impl Store {
             "SELECT e.class, e.used_pct, e.expires, e.iccid, e.status, e.order_no, e.read_at,
                     p.name, p.slug, p.code, p.location
              FROM esims e JOIN packages p ON p.id = e.package
-             WHERE e.class IN ({}) ORDER BY e.from_end DESC",
-            usable_classes()
+             WHERE {} ORDER BY e.from_end DESC",
+            usable()
         );
         let mut stmt = self.conn().prepare_cached(&sql)?;
         let mut rows = stmt.query([])?;
@@ -256,10 +256,7 @@ impl Store {
     /// ago: what a keeper reads next (`None`: no usable eSIM held, or no total).
     pub fn oldest_usable_page(&self, size: u64) -> rusqlite::Result<Option<u64>> {
         let Some(total) = self.total()? else { return Ok(None) };
-        let sql = format!(
-            "SELECT from_end FROM esims WHERE class IN ({}) ORDER BY read_at LIMIT 1",
-            usable_classes()
-        );
+        let sql = format!("SELECT from_end FROM esims WHERE {} ORDER BY read_at LIMIT 1", usable());
         let oldest: Option<i64> =
             rusqlite::OptionalExtension::optional(self.conn().prepare_cached(&sql)?.query_row([], |r| r.get(0)))?;
         Ok(oldest.and_then(|from_end| {
@@ -389,16 +386,13 @@ mod tests {
         }
         // The oldest usable read and the page to sweep are look-ups in the partial index.
         for query in [
-            format!("SELECT MIN(read_at) FROM esims WHERE class IN ({})", usable_classes()),
-            format!(
-                "SELECT from_end FROM esims WHERE class IN ({}) ORDER BY read_at LIMIT 1",
-                usable_classes()
-            ),
+            format!("SELECT MIN(read_at) FROM esims WHERE {}", usable()),
+            format!("SELECT from_end FROM esims WHERE {} ORDER BY read_at LIMIT 1", usable()),
         ] {
             let plan: String = conn
                 .query_row(&format!("EXPLAIN QUERY PLAN {query}"), [], |r| r.get(3))
                 .unwrap();
-            assert!(plan.contains("esims_usable_by_read"), "{query}: {plan}");
+            assert!(plan.contains("esims_usable_read"), "{query}: {plan}");
         }
         for (used_pct, days) in [(80, 3), (1, 0), (100, 0), (50, 7), (100, 30)] {
             let rule = AttentionRule { used_pct, days };

@@ -223,60 +223,26 @@ impl Store {
 
     /// Merges what a read brought, in one transaction, by the in-memory index's rule.
     pub fn merge(&mut self, seen: &Seen) -> rusqlite::Result<Merged> {
+        let mut merged = Merged::default();
+        self.merge_all(std::slice::from_ref(seen), |m| merged = m)?;
+        Ok(merged)
+    }
+
+    /// Merges several reads in order, in one transaction (a commit a page was a fifth of the
+    /// writing of a whole read); `each` is told what each read merged.
+    pub fn merge_all(&mut self, seen: &[Seen], mut each: impl FnMut(Merged)) -> rusqlite::Result<()> {
         let Self { conn, packages, .. } = self;
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let mut merged = Merged::default();
-        match seen.place {
-            Some(place) => {
-                saw_total(&tx, place.total)?;
-                for (k, entry) in seen.entries.iter().enumerate() {
-                    let at = place.first_place() + k as u64;
-                    let Some(from_end) = place
-                        .total
-                        .checked_sub(at + 1)
-                        .filter(|f| *f <= u64::from(u32::MAX - 1))
-                    else {
-                        break;
-                    };
-                    let from_end = from_end as i64;
-                    match row_at(&tx, from_end)? {
-                        Some(old) if old.iccid == entry.iccid => {
-                            merged.known += 1;
-                            merged.refreshed += usize::from(update(&tx, from_end, &old, entry, seen.read_at)?);
-                        }
-                        _ => {
-                            put(&tx, packages, from_end, entry, seen.read_at)?;
-                            merged.added += 1;
-                        }
-                    }
-                }
-            }
-            None => {
-                // Where each is, all looked up before any is updated: a statement run between
-                // writes to its table is compiled again each time (SQLite's STAT4 build).
-                let mut stmt = tx.prepare_cached(BY_ICCID_AND_ORDER)?;
-                let mut found = Vec::with_capacity(seen.entries.len());
-                for entry in &seen.entries {
-                    let at: Option<i64> = stmt.query_row([&entry.iccid, &entry.order], |r| r.get(0)).optional()?;
-                    found.push(at);
-                }
-                drop(stmt);
-                for (entry, at) in seen.entries.iter().zip(found) {
-                    if let Some(from_end) = at
-                        && let Some(old) = row_at(&tx, from_end)?
-                    {
-                        merged.known += 1;
-                        merged.refreshed += usize::from(update(&tx, from_end, &old, entry, seen.read_at)?);
-                    }
-                }
-            }
+        let mut rows = RowStatements::of(&tx)?;
+        for seen in seen {
+            each(merge_one(&tx, &mut rows, packages, seen)?);
         }
+        drop(rows);
         tx.execute(
             "INSERT INTO meta (key, value) VALUES ('saved_at', ?1) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             [Utc::now().timestamp()],
         )?;
-        tx.commit()?;
-        Ok(merged)
+        tx.commit()
     }
 
     /// Takes in every entry of an in-memory index (a JSON index of an earlier version), in one
@@ -287,15 +253,20 @@ impl Store {
         if inventory.total > 0 {
             saw_total(&tx, inventory.total)?;
         }
+        let mut rows = RowStatements::of(&tx)?;
         for &e in &inventory.order {
             let e = e as usize;
             let from_end = i64::from(inventory.from_end[e]);
             let read_at = inventory.read_at[e];
-            if row_at(&tx, from_end)?.is_some_and(|old| old.read_at >= read_at) {
+            let old = row_at(&mut rows, from_end)?;
+            if old.as_ref().is_some_and(|old| old.read_at >= read_at) {
                 continue;
             }
-            put(&tx, packages, from_end, &inventory.entry(e), read_at)?;
+            let entry = inventory.entry(e);
+            let package = package_id(&tx, packages, &entry.package)?;
+            put(&mut rows, (from_end, old.is_some()), (&entry, package), read_at)?;
         }
+        drop(rows);
         tx.commit()
     }
 
@@ -391,24 +362,30 @@ fn is_iccid(iccid: &str) -> bool {
 /// The usable eSIMs' read times, indexed (a partial index: their rows only), so that the
 /// picture's age and the page a keeper sweeps next are a look-up, not a pass over every row
 /// (20 ms a check at 100 000 eSIMs, and before every page a keeper reads). SQLite uses it for a
-/// query whose `class IN (…)` is this one's, word for word: both are `usable_classes()`. Made
-/// once in a database that lacks it (an index saved by the previous build too).
+/// query whose condition is this one's, word for word: both are `USABLE`. Made once in a
+/// database that lacks it (an index saved by an earlier build too); the earlier builds' index,
+/// whose `class IN (…)` SQLite evaluated through a table made for every row written (half of
+/// a whole read's writing), goes.
 pub(crate) fn index_usable_reads(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
     conn.execute_batch(&format!(
-        "CREATE INDEX IF NOT EXISTS esims_usable_by_read ON esims (read_at) WHERE class IN ({})",
-        usable_classes()
+        "DROP INDEX IF EXISTS esims_usable_by_read;
+         CREATE INDEX IF NOT EXISTS esims_usable_read ON esims (read_at) WHERE {}",
+        usable()
     ))
 }
 
 /// The keys of the usable states (`Class::is_usable`), quoted for an SQL `IN (…)`: the one
 /// rule, written out for SQLite.
-pub(crate) fn usable_classes() -> String {
+/// The condition an `esims` row of a usable eSIM meets (`Class::is_usable`), as comparisons
+/// joined by OR: SQLite evaluates an `IN` list of more than two values through a table it
+/// makes each time the statement runs, which an insert into the partial index did per row.
+pub(crate) fn usable() -> String {
     let usable: Vec<String> = Class::ALL
         .into_iter()
         .filter(|c| c.is_usable())
-        .map(|c| format!("'{}'", c.key()))
+        .map(|c| format!("class = '{}'", c.key()))
         .collect();
-    usable.join(", ")
+    format!("({})", usable.join(" OR "))
 }
 
 pub(crate) fn limits(used_pct: Option<i64>, expires: Option<i64>) -> Limits {
@@ -416,6 +393,70 @@ pub(crate) fn limits(used_pct: Option<i64>, expires: Option<i64>) -> Limits {
         used_pct: used_pct.and_then(|p| u8::try_from(p.clamp(0, 100)).ok()),
         expires,
     }
+}
+
+/// One read merged, in the transaction `tx`.
+fn merge_one(
+    tx: &rusqlite::Transaction<'_>,
+    rows: &mut RowStatements<'_>,
+    packages: &mut HashMap<Package, i64>,
+    seen: &Seen,
+) -> rusqlite::Result<Merged> {
+    let mut merged = Merged::default();
+    match seen.place {
+        Some(place) => {
+            saw_total(tx, place.total)?;
+            let places: Vec<i64> = (0..seen.entries.len() as u64)
+                .map_while(|k| {
+                    let at = place.first_place() + k;
+                    let from_end = place.total.checked_sub(at + 1)?;
+                    (from_end <= u64::from(u32::MAX - 1)).then_some(from_end as i64)
+                })
+                .collect();
+            // What the page's places hold, in one query (a query a row was a tenth of the writing).
+            let held = match (places.last(), places.first()) {
+                (Some(&low), Some(&high)) => rows_between(rows, low, high)?,
+                _ => Vec::new(),
+            };
+            for (entry, &from_end) in seen.entries.iter().zip(&places) {
+                let old = held
+                    .binary_search_by_key(&from_end, |(at, _)| *at)
+                    .ok()
+                    .map(|i| &held[i].1);
+                match old {
+                    Some(old) if old.iccid == entry.iccid => {
+                        merged.known += 1;
+                        merged.refreshed += usize::from(update(rows, from_end, old, entry, seen.read_at)?);
+                    }
+                    old => {
+                        let package = package_id(tx, packages, &entry.package)?;
+                        put(rows, (from_end, old.is_some()), (entry, package), seen.read_at)?;
+                        merged.added += 1;
+                    }
+                }
+            }
+        }
+        None => {
+            // Where each is, all looked up before any is updated: a statement run between
+            // writes to its table is compiled again each time (SQLite's STAT4 build).
+            let mut stmt = tx.prepare_cached(BY_ICCID_AND_ORDER)?;
+            let mut found = Vec::with_capacity(seen.entries.len());
+            for entry in &seen.entries {
+                let at: Option<i64> = stmt.query_row([&entry.iccid, &entry.order], |r| r.get(0)).optional()?;
+                found.push(at);
+            }
+            drop(stmt);
+            for (entry, at) in seen.entries.iter().zip(found) {
+                if let Some(from_end) = at
+                    && let Some(old) = row_at(rows, from_end)?
+                {
+                    merged.known += 1;
+                    merged.refreshed += usize::from(update(rows, from_end, &old, entry, seen.read_at)?);
+                }
+            }
+        }
+    }
+    Ok(merged)
 }
 
 /// The list's total moved: places past its end are dropped (`Inventory::saw_total`).
@@ -435,25 +476,65 @@ fn saw_total(tx: &rusqlite::Transaction<'_>, total: u64) -> rusqlite::Result<()>
     Ok(())
 }
 
-fn row_at(tx: &rusqlite::Transaction<'_>, from_end: i64) -> rusqlite::Result<Option<AtPlace>> {
-    let mut stmt =
-        tx.prepare_cached("SELECT iccid, status, class, used_pct, expires, read_at FROM esims WHERE from_end = ?1")?;
-    stmt.query_row([from_end], |r| {
-        Ok(AtPlace {
-            iccid: r.get(0)?,
-            status: r.get(1)?,
-            class: r.get(2)?,
-            used_pct: r.get(3)?,
-            expires: r.get(4)?,
-            read_at: r.get(5)?,
+/// The statements a merge runs for each row, found in the connection's cache once a merge
+/// (once a row, hashing their text was a tenth of the writing).
+struct RowStatements<'t> {
+    at: rusqlite::CachedStatement<'t>,
+    between: rusqlite::CachedStatement<'t>,
+    update: rusqlite::CachedStatement<'t>,
+    insert: rusqlite::CachedStatement<'t>,
+    replace: rusqlite::CachedStatement<'t>,
+}
+
+impl<'t> RowStatements<'t> {
+    fn of(tx: &'t rusqlite::Transaction<'_>) -> rusqlite::Result<Self> {
+        const COLUMNS: &str = "(from_end, iccid, status, class, package, used_pct, expires, order_no, read_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+        Ok(Self {
+            at: tx.prepare_cached(&format!("SELECT {AT_PLACE} FROM esims WHERE from_end = ?1"))?,
+            between: tx.prepare_cached(&format!(
+                "SELECT from_end, {AT_PLACE} FROM esims WHERE from_end BETWEEN ?1 AND ?2 ORDER BY from_end"
+            ))?,
+            update: tx.prepare_cached(
+                "UPDATE esims SET status = ?2, class = ?3, used_pct = ?4, expires = ?5, read_at = MAX(read_at, ?6)
+                 WHERE from_end = ?1",
+            )?,
+            insert: tx.prepare_cached(&format!("INSERT INTO esims {COLUMNS}"))?,
+            // A plain insert where the place is empty: a replace may delete a row first, so
+            // SQLite keeps a statement journal for it.
+            replace: tx.prepare_cached(&format!("INSERT OR REPLACE INTO esims {COLUMNS}"))?,
         })
+    }
+}
+
+/// An `AtPlace`'s columns, as `at_place` reads them from the column `first` on.
+const AT_PLACE: &str = "iccid, status, class, used_pct, expires, read_at";
+
+fn at_place(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<AtPlace> {
+    Ok(AtPlace {
+        iccid: r.get(first)?,
+        status: r.get(first + 1)?,
+        class: r.get(first + 2)?,
+        used_pct: r.get(first + 3)?,
+        expires: r.get(first + 4)?,
+        read_at: r.get(first + 5)?,
     })
-    .optional()
+}
+
+fn row_at(rows: &mut RowStatements<'_>, from_end: i64) -> rusqlite::Result<Option<AtPlace>> {
+    rows.at.query_row([from_end], |r| at_place(r, 0)).optional()
+}
+
+/// The rows at the places from `low` to `high`, by place.
+fn rows_between(rows: &mut RowStatements<'_>, low: i64, high: i64) -> rusqlite::Result<Vec<(i64, AtPlace)>> {
+    rows.between
+        .query_map([low, high], |r| Ok((r.get(0)?, at_place(r, 1)?)))?
+        .collect()
 }
 
 /// The same eSIM read again: its status, state and limits as now read; `true` if one changed.
 fn update(
-    tx: &rusqlite::Transaction<'_>,
+    rows: &mut RowStatements<'_>,
     from_end: i64,
     old: &AtPlace,
     entry: &Entry,
@@ -465,11 +546,7 @@ fn update(
         || old.used_pct != used
         || old.expires != entry.limits.expires;
     if changed || read_at > old.read_at {
-        let mut stmt = tx.prepare_cached(
-            "UPDATE esims SET status = ?2, class = ?3, used_pct = ?4, expires = ?5, read_at = MAX(read_at, ?6)
-             WHERE from_end = ?1",
-        )?;
-        stmt.execute(params![
+        rows.update.execute(params![
             from_end,
             entry.status.as_str(),
             entry.class.key(),
@@ -481,20 +558,15 @@ fn update(
     Ok(changed)
 }
 
-/// Another eSIM (or the first) at a place.
+/// Another eSIM (`taken`: in place of the one there), or the first, at a place.
 fn put(
-    tx: &rusqlite::Transaction<'_>,
-    packages: &mut HashMap<Package, i64>,
-    from_end: i64,
-    entry: &Entry,
+    rows: &mut RowStatements<'_>,
+    (from_end, taken): (i64, bool),
+    (entry, package): (&Entry, i64),
     read_at: i64,
 ) -> rusqlite::Result<()> {
-    let package = package_id(tx, packages, &entry.package)?;
-    let mut stmt = tx.prepare_cached(
-        "INSERT OR REPLACE INTO esims (from_end, iccid, status, class, package, used_pct, expires, order_no, read_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-    )?;
-    stmt.execute(params![
+    let statement = if taken { &mut rows.replace } else { &mut rows.insert };
+    statement.execute(params![
         from_end,
         entry.iccid,
         entry.status.as_str(),
