@@ -135,7 +135,7 @@ impl Pacer {
             tell(at.duration_since(now));
         }
         let place = Place { pacer: self, at };
-        tokio::time::sleep_until(at).await;
+        until(at).await;
         std::mem::forget(place);
     }
 
@@ -148,7 +148,7 @@ impl Pacer {
             match self.reserve_background(now, share) {
                 Ok(at) => {
                     let place = Place { pacer: self, at };
-                    tokio::time::sleep_until(at).await;
+                    until(at).await;
                     std::mem::forget(place);
                     return;
                 }
@@ -299,6 +299,14 @@ struct Place<'a> {
 impl Drop for Place<'_> {
     fn drop(&mut self) {
         self.pacer.release(self.at);
+    }
+}
+
+/// Waits until `at`; not at all when it has come. (A timer is kept to the millisecond: asked
+/// for now, it yielded until the next tick, most of a millisecond added to every request.)
+async fn until(at: Instant) {
+    if at > Instant::now() {
+        tokio::time::sleep_until(at).await;
     }
 }
 
