@@ -65,16 +65,18 @@ const OFFLINE: [&str; 3] = ["sandbox", "completions", "man"];
 impl Cli {
     /// The command line's definition, for parsing, completions and the man page: the derived
     /// one, with the connection options added to each command that calls the API and to the
-    /// commands under it (`profile set`).
+    /// commands under it (`profile set`). They are added as clap builds a command, which it
+    /// does for the command typed only (and for all of them for completions and the man page):
+    /// made for every command, they were a third of a one-shot command's start.
     pub fn definition() -> clap::Command {
         fn connected(command: clap::Command) -> clap::Command {
-            ConnectionArgs::augment_args(command).mut_subcommands(connected)
+            ConnectionArgs::augment_args(command).mut_subcommands(|c| c.defer(connected))
         }
         <Cli as CommandFactory>::command().mut_subcommands(|c| {
             if OFFLINE.contains(&c.get_name()) {
                 c
             } else {
-                connected(c)
+                c.defer(connected)
             }
         })
     }
@@ -165,6 +167,8 @@ pub enum CheckWhat {
         /// CRITICAL when it lasts fewer than this many days (at most --runway-warning).
         #[arg(long, value_name = "DAYS", value_parser = amount, requires = "runway_warning")]
         runway_critical: Option<rust_decimal::Decimal>,
+        #[command(flatten)]
+        orders: OrdersAgeArgs,
     },
     /// The eSIMs needing attention (config [attention]): WARNING from --warning of them,
     /// CRITICAL from --critical. From the account's kept picture when it is no older than
@@ -194,6 +198,16 @@ pub struct PictureArgs {
     pub budget: u64,
 }
 
+/// How old the kept orders a runway is told from may be.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct OrdersAgeArgs {
+    /// Tell the runway from the orders kept on this machine when they were read from the top
+    /// at most this many minutes ago (default: [attention] max_age_minutes, else 60); 0 reads
+    /// the newest orders first.
+    #[arg(long, value_name = "MINUTES")]
+    pub max_age: Option<u32>,
+}
+
 /// A live count's requests unless `--budget` says otherwise: a quarter of a minute of the API's
 /// budget, enough for 3 000 usable eSIMs (a keeper makes a larger account's count cheap).
 pub const DEFAULT_BUDGET: u64 = 30;
@@ -206,7 +220,10 @@ fn amount(text: &str) -> Result<rust_decimal::Decimal, String> {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// The wallet balance in USD, and how long it lasts at the last 7 days' pace.
-    Balance,
+    Balance {
+        #[command(flatten)]
+        orders: OrdersAgeArgs,
+    },
     /// Orders, spend, cost and margin per day, week, plan or country (for a spreadsheet or a
     /// script). Reads the orders back to the period's start; a second look reads only what is new.
     Report {

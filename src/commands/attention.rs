@@ -288,11 +288,14 @@ pub struct Means {
 /// What `--max-age` and `--budget` (over the config's `max_age_minutes`) allow.
 pub fn means(args: &crate::cli::PictureArgs, prefs: &esimdash_front::config::Preferences) -> Means {
     Means {
-        max_age: args
-            .max_age
-            .map_or(prefs.picture_max_age, |m| chrono::Duration::minutes(i64::from(m))),
+        max_age: max_age(args.max_age, prefs),
         budget: args.budget,
     }
+}
+
+/// How old a kept fact may be: `--max-age` (minutes) over the config's `max_age_minutes`.
+pub fn max_age(minutes: Option<u32>, prefs: &esimdash_front::config::Preferences) -> chrono::Duration {
+    minutes.map_or(prefs.picture_max_age, |m| chrono::Duration::minutes(i64::from(m)))
 }
 
 /// The count: from the picture when fresh, else live within the budget, else why not.

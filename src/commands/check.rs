@@ -43,10 +43,12 @@ pub async fn run(client: &Client, what: &CheckWhat, prefs: &Preferences, saved: 
             critical,
             runway_warning,
             runway_critical,
+            orders,
         } => {
             let amount = warning.zip(*critical);
             let runway = runway_warning.zip(*runway_critical);
-            ("BALANCE", balance(client, amount, runway, saved).await)
+            let max_age = super::attention::max_age(orders.max_age, prefs);
+            ("BALANCE", balance(client, (amount, runway), max_age, saved).await)
         }
         CheckWhat::Attention {
             warning,
@@ -121,8 +123,14 @@ fn ordered(levels: Option<Levels>, flags: &str, of: &str) -> Result<(), String> 
 }
 
 /// The balance below its levels (`amount`, USD), and the days it lasts at the last seven days'
-/// pace below theirs (`runway`): the worse of the two.
-async fn balance(client: &Client, amount: Option<Levels>, runway: Option<Levels>, saved: &Saved) -> Outcome {
+/// pace below theirs (`runway`, told from orders kept no longer than `max_age`): the worse of
+/// the two.
+async fn balance(
+    client: &Client,
+    (amount, runway): (Option<Levels>, Option<Levels>),
+    max_age: chrono::Duration,
+    saved: &Saved,
+) -> Outcome {
     ordered(amount, "--", "a balance")?;
     ordered(runway, "--runway-", "a runway")?;
     let balance = client.balance().await.map_err(|e| e.to_string())?;
@@ -139,9 +147,9 @@ async fn balance(client: &Client, amount: Option<Levels>, runway: Option<Levels>
     }
     if let Some(levels) = runway {
         let now = chrono::Utc::now();
-        let runway = super::money::runway(client, saved, balance, now).await;
-        let r = match runway {
-            Ok(r) => r,
+        let told = super::money::runway(client, saved, balance, now, max_age).await;
+        let (r, orders_read) = match told {
+            Ok(told) => (told.runway, told.orders_read),
             // The balance's own state still holds: a runway not told never hides a CRITICAL.
             Err(e) => {
                 let state = if state == State::Ok { State::Unknown } else { state };
@@ -170,6 +178,9 @@ async fn balance(client: &Client, amount: Option<Levels>, runway: Option<Levels>
                 esimdash_ledger::sums::PACE_DAYS
             )),
         }
+        let age = (now - orders_read).num_seconds().max(0);
+        text.push_str(&super::money::orders_age(now, orders_read).map_or_else(String::new, |a| format!(", {a}")));
+        perfdata.push(format!("orders_age={age}s"));
     }
     Ok((state, text, Some(perfdata.join(" "))))
 }

@@ -317,7 +317,8 @@ impl Seat {
     async fn balance(&self) -> Result<CallToolResult, ErrorData> {
         let read = async {
             let now = chrono::Utc::now();
-            let (balance, runway) = super::money::balance_and_runway(&self.client, &self.saved, now).await?;
+            let max_age = self.attention.1.max_age;
+            let (balance, runway) = super::money::balance_and_runway(&self.client, &self.saved, now, max_age).await?;
             serde_json::to_value(super::money::balance_json(balance, &runway))
                 .map_err(|e| CommandError::Usage(e.to_string()))
         };

@@ -75,20 +75,43 @@ pub struct Saved {
 impl Saved {
     /// The account's orders as the money commands read them: kept here, else for this command.
     pub fn ledger(&self) -> esimdash_ledger::Ledger {
-        esimdash_ledger::Ledger::open(self.at.as_ref().map(|(dir, account)| (dir.as_path(), account.as_str())))
+        ledger_at(self.at.as_ref())
     }
 
-    /// `ledger`, opened on a thread of its own (SQLite's open and first read are blocking: on
-    /// the runtime's thread they held up a request meant to be in flight meanwhile).
-    pub async fn ledger_opened_aside(&self) -> esimdash_ledger::Ledger {
+    /// The orders a runway is told from, read on a thread started now (SQLite's open and first
+    /// read are blocking: on the runtime's thread they held up a request meant to be in flight
+    /// meanwhile): those from `since` on alone where they are young (`Ledger::young`), read
+    /// without opening the file to write, else the ledger, to be brought up to date.
+    pub fn orders_aside(
+        &self,
+        since: chrono::DateTime<chrono::Utc>,
+        now: chrono::DateTime<chrono::Utc>,
+        max_age: chrono::Duration,
+    ) -> impl std::future::Future<Output = money::Orders> + use<> {
         let at = self.at.clone();
-        let open =
-            move || esimdash_ledger::Ledger::open(at.as_ref().map(|(dir, account)| (dir.as_path(), account.as_str())));
-        match tokio::task::spawn_blocking(open).await {
-            Ok(ledger) => ledger,
-            Err(_) => self.ledger(),
+        let open = move || {
+            let young = at.as_ref().and_then(|(dir, account)| {
+                esimdash_ledger::Ledger::young((dir.as_path(), account.as_str()), since, now, max_age)
+            });
+            match young {
+                Some((sales, read_at)) => money::Orders::Young { sales, read_at },
+                None => money::Orders::Kept(Box::new(ledger_at(at.as_ref()))),
+            }
+        };
+        let reading = tokio::task::spawn_blocking(open);
+        let at = self.at.clone();
+        async move {
+            match reading.await {
+                Ok(orders) => orders,
+                Err(_) => money::Orders::Kept(Box::new(ledger_at(at.as_ref()))),
+            }
         }
     }
+}
+
+/// The orders kept at `at` (the directory and the account), else for this command.
+fn ledger_at(at: Option<&(std::path::PathBuf, String)>) -> esimdash_ledger::Ledger {
+    esimdash_ledger::Ledger::open(at.map(|(dir, account)| (dir.as_path(), account.as_str())))
 }
 
 /// Runs one API command as a session of its own: notices (earlier payments settled, waiting
@@ -131,7 +154,10 @@ async fn run(
 ) -> Result<(), CommandError> {
     let index = saved.index.as_ref();
     match command {
-        Command::Balance => money::balance(client, saved, output).await,
+        Command::Balance { orders } => {
+            let max_age = attention::max_age(orders.max_age, prefs);
+            money::balance(client, saved, max_age, output).await
+        }
         Command::Report { since, by, .. } => money::report(client, since, by, saved, output).await,
         Command::Check { what } => check::run(client, what, prefs, saved).await,
         Command::Watch(args) => {

@@ -9,37 +9,81 @@ use chrono::{DateTime, Duration, Local, Utc};
 use esimdash_api::Client;
 use esimdash_domain::money::{format_amount, round_cents, ser_opt_number};
 use esimdash_front::format::money as words;
-use esimdash_ledger::Ledger;
 use esimdash_ledger::period::Period;
 use esimdash_ledger::sums::{self, By, PACE_DAYS, Row, Runway, Totals};
+use esimdash_ledger::{Ledger, Sale};
 use rust_decimal::Decimal;
 use serde::Serialize;
 
+/// A runway, and when the orders it is told from were read from the list's top.
+pub struct Told {
+    pub runway: Runway,
+    pub orders_read: DateTime<Utc>,
+}
+
+/// The orders a runway is told from: the last seven days' alone, kept and young enough
+/// (`Ledger::young`), or the kept orders, to be brought up to date.
+pub enum Orders {
+    Young { sales: Vec<Sale>, read_at: DateTime<Utc> },
+    Kept(Box<Ledger>),
+}
+
+/// The first day of the runway's pace, at `now`.
+fn pace_since(now: DateTime<Utc>) -> DateTime<Utc> {
+    now - Duration::days(PACE_DAYS)
+}
+
 /// How long `balance` lasts at the last seven days' pace: the account's orders of those days
-/// read (from the top only until a kept one), their mean spend a day; what went wrong keeping
-/// them said on stderr.
+/// (kept, and read from the top until a kept one unless they were read no longer than
+/// `max_age` ago), their mean spend a day; what went wrong keeping them said on stderr.
 pub async fn runway(
     client: &Client,
     saved: &Saved,
     balance: Decimal,
     now: DateTime<Utc>,
-) -> Result<Runway, esimdash_api::ApiError> {
-    pace(client, saved.ledger(), now)
-        .await
-        .map(|per_day| Runway::of(balance, per_day, now, &Local))
+    max_age: Duration,
+) -> Result<Told, esimdash_api::ApiError> {
+    let orders = saved.orders_aside(pace_since(now), now, max_age).await;
+    told(client, orders, balance, now, max_age).await
 }
 
-/// What the wallet paid a day over the last seven days: the kept orders, brought up to date.
-async fn pace(
+/// The runway from `orders`, the kept ones brought up to date first unless they hold the last
+/// seven days as read no longer than `max_age` ago: a 7-day pace moves little in an hour, and
+/// a monitor's check or a script's balance every minute then costs the balance's request alone.
+async fn told(
     client: &Client,
-    mut ledger: esimdash_ledger::Ledger,
+    orders: Orders,
+    balance: Decimal,
     now: DateTime<Utc>,
-) -> Result<Decimal, esimdash_api::ApiError> {
-    let since = now - Duration::days(PACE_DAYS);
-    let read = ledger.refresh(client, since).await;
-    said(&mut ledger);
-    read?;
-    Ok(sums::pace(ledger.since(since), now))
+    max_age: Duration,
+) -> Result<Told, esimdash_api::ApiError> {
+    let since = pace_since(now);
+    let (per_day, orders_read) = match orders {
+        Orders::Young { sales, read_at } => (sums::pace(&sales, now), read_at),
+        Orders::Kept(mut ledger) => {
+            let orders_read = match ledger.young_since(since, now, max_age) {
+                Some(at) => at,
+                None => {
+                    let read = ledger.refresh(client, since).await;
+                    said(&mut ledger);
+                    read?;
+                    ledger.read_at().unwrap_or(now)
+                }
+            };
+            (sums::pace(ledger.since(since), now), orders_read)
+        }
+    };
+    Ok(Told {
+        runway: Runway::of(balance, per_day, now, &Local),
+        orders_read,
+    })
+}
+
+/// How old the orders a runway was told from are, in words, when older than a minute (`None`:
+/// as good as read now).
+pub fn orders_age(now: DateTime<Utc>, read: DateTime<Utc>) -> Option<String> {
+    let age = now - read;
+    (age >= Duration::minutes(1)).then(|| format!("orders as read {} ago", esimdash_domain::text::age(age)))
 }
 
 /// A line on stderr while the orders are read, where stderr is a terminal; wiped when done.
@@ -81,6 +125,9 @@ pub(super) struct BalanceJson {
     #[serde(serialize_with = "ser_opt_number")]
     runway_days: Option<Decimal>,
     runway_until: Option<String>,
+    /// When the orders the runway is told from were read from the list's top (null when they
+    /// could not be read).
+    orders_read_at: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     runway_error: Option<String>,
 }
@@ -88,16 +135,19 @@ pub(super) struct BalanceJson {
 /// `esimdash balance`: the balance, and under it how long it lasts. The balance is the answer;
 /// a runway that cannot be told (the orders unreadable) is said instead of it, and the
 /// command still succeeds.
-pub async fn balance(client: &Client, saved: &Saved, output: &Output) -> Result<(), CommandError> {
+pub async fn balance(client: &Client, saved: &Saved, max_age: Duration, output: &Output) -> Result<(), CommandError> {
     let now = Utc::now();
-    let (balance, runway) = balance_and_runway(client, saved, now).await?;
+    let (balance, runway) = balance_and_runway(client, saved, now, max_age).await?;
     if output.is_json() {
         return output.print_json(&balance_json(balance, &runway));
     }
     let today = now.with_timezone(&Local).date_naive();
     outln!("Balance: {} USD", format_amount(balance));
     match runway {
-        Ok(r) => outln!("Runway: {}", words::runway(&r, today)),
+        Ok(told) => match orders_age(now, told.orders_read) {
+            Some(age) => outln!("Runway: {} ({age})", words::runway(&told.runway, today)),
+            None => outln!("Runway: {}", words::runway(&told.runway, today)),
+        },
         Err(e) => outln!("Runway: not known: {e}"),
     }
     Ok(())
@@ -108,35 +158,37 @@ pub(super) async fn balance_and_runway(
     client: &Client,
     saved: &Saved,
     now: DateTime<Utc>,
-) -> Result<(Decimal, Result<Runway, esimdash_api::ApiError>), CommandError> {
-    // The kept orders are opened while the balance is on its way; they are brought up to date
-    // after it, so that a key with one request left spends it on the balance.
-    let (balance, ledger) = tokio::join!(client.balance(), saved.ledger_opened_aside());
-    let balance = balance?;
-    let runway = pace(client, ledger, now)
-        .await
-        .map(|per_day| Runway::of(balance, per_day, now, &Local));
+    max_age: Duration,
+) -> Result<(Decimal, Result<Told, esimdash_api::ApiError>), CommandError> {
+    // The kept orders, read aside while the balance is on its way; brought up to date after it
+    // (where they are not young), so that a key with one request left spends it on the balance.
+    let orders = saved.orders_aside(pace_since(now), now, max_age);
+    let balance = client.balance().await;
+    let (balance, orders) = (balance?, orders.await);
+    let runway = told(client, orders, balance, now, max_age).await;
     Ok((balance, runway))
 }
 
 /// `balance --json`.
-pub(super) fn balance_json(balance: Decimal, runway: &Result<Runway, esimdash_api::ApiError>) -> BalanceJson {
-    let (spend, days, until, error) = match runway {
-        Ok(r) => (
-            Some(format_amount(round_cents(r.per_day))),
-            r.days,
-            r.until.map(|d| d.to_string()),
-            None,
-        ),
-        Err(e) => (None, None, None, Some(e.to_string())),
-    };
-    BalanceJson {
+pub(super) fn balance_json(balance: Decimal, runway: &Result<Told, esimdash_api::ApiError>) -> BalanceJson {
+    let mut json = BalanceJson {
         balance_usd: format_amount(balance),
-        spend_per_day7d: spend,
-        runway_days: days,
-        runway_until: until,
-        runway_error: error,
+        spend_per_day7d: None,
+        runway_days: None,
+        runway_until: None,
+        orders_read_at: None,
+        runway_error: None,
+    };
+    match runway {
+        Ok(Told { runway: r, orders_read }) => {
+            json.spend_per_day7d = Some(format_amount(round_cents(r.per_day)));
+            json.runway_days = r.days;
+            json.runway_until = r.until.map(|d| d.to_string());
+            json.orders_read_at = Some(orders_read.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+        }
+        Err(e) => json.runway_error = Some(e.to_string()),
     }
+    json
 }
 
 /// One figure of the report: its name in JSON and CSV, its column in the table, and its value

@@ -1,6 +1,6 @@
 //! A database of ours on disk, one account's: private to the user (file 0600, directory 0700,
-//! never opened through a link), in WAL (readers never wait for a writer; two sessions write in
-//! turn), emptied when of another schema version or account, left alone when a newer esimdash
+//! never opened through a link), in WAL where sessions read it while one writes page after page
+//! (the inventory index: readers never wait for a writer; two sessions write in turn), emptied when of another schema version or account, left alone when a newer esimdash
 //! made it, and set aside when damaged, so that what it keeps is read again from the API.
 //! The inventory index and the orders kept for the money view are each one.
 
@@ -32,13 +32,17 @@ impl From<std::io::Error> for LoadError {
 const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// What a database holds: its schema's version (`PRAGMA user_version`), its tables (a `meta`
-/// table among them, with `key` and `value`), the statement that drops them, and its name as
-/// the user is told of it.
+/// table among them, with `key` and `value`), the statement that drops them, its name as the
+/// user is told of it, and whether it is kept in WAL.
 pub struct Schema {
     pub version: i64,
     pub tables: &'static str,
     pub drop: &'static str,
     pub name: &'static str,
+    /// In WAL: for a file read while another session writes to it page after page. Otherwise
+    /// a rollback journal, for a small file written now and then: a reader's open and close
+    /// then cost a fifth of theirs in WAL (no shared-memory file to set up each time).
+    pub wal: bool,
 }
 
 /// A database opened: whether it was made just now, and what was said of a damaged file set
@@ -81,6 +85,25 @@ impl From<Opening> for LoadError {
     }
 }
 
+/// `account`'s database of `schema` at `path`, opened to read only: when it is there, of this
+/// version and this account (`None` otherwise, and the caller opens it with `open`). Nothing is
+/// made or changed, and closing it writes nothing: a command that only reads what is kept (a
+/// `balance` whose orders are young enough) pays for neither.
+pub fn read_only(path: &Path, account: &str, schema: &Schema) -> Option<Connection> {
+    use rusqlite::OpenFlags;
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NOFOLLOW | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).ok()?;
+    conn.busy_timeout(BUSY_WAIT).ok()?;
+    let (version, owner): (i64, Option<String>) = conn
+        .query_row(
+            "SELECT (SELECT user_version FROM pragma_user_version), (SELECT value FROM meta WHERE key = 'account')",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .ok()?;
+    (version == schema.version && owner.as_deref() == Some(account)).then_some(conn)
+}
+
 /// Opens (or makes) `account`'s database of `schema` at `path`.
 pub fn open(path: &Path, account: &str, schema: &Schema) -> Result<Opened, LoadError> {
     match open_as_is(path, account, schema) {
@@ -120,9 +143,16 @@ fn open_as_is(path: &Path, account: &str, schema: &Schema) -> Result<Opened, Ope
     drop(esimdash_files::open_or_create(path)?);
     let mut conn = Connection::open(path)?;
     conn.busy_timeout(BUSY_WAIT)?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
-    // In WAL a commit reaches the file at once; only a power cut can lose the last pages.
-    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    if schema.wal {
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        // In WAL a commit reaches the file at once; only a power cut can lose the last pages.
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+    } else {
+        // A file an earlier build kept in WAL leaves it when no other session has it open (else
+        // the next open does); a commit is then synced whole.
+        let _ = conn.pragma_update(None, "journal_mode", "DELETE");
+        conn.pragma_update(None, "synchronous", "FULL")?;
+    }
     ready(&mut conn, account, schema)?;
     Ok(Opened {
         conn,

@@ -58,6 +58,7 @@ const SAVED: super::saved_file::Schema = super::saved_file::Schema {
     version: VERSION,
     tables: SCHEMA,
     drop: "DROP TABLE IF EXISTS esims; DROP TABLE IF EXISTS packages; DROP TABLE IF EXISTS meta;",
+    wal: true,
     name: "inventory index",
 };
 

@@ -1,14 +1,16 @@
 //! The orders kept on disk beside the inventory index: one SQLite database per account in the
-//! same directory, by the same rules (private, WAL, one account's, set aside when damaged;
+//! same directory, by the same rules (private, one account's, set aside when damaged;
 //! `esimdash_inventory::saved_file`). It holds the sales read and the stretch of the list kept
 //! whole (`Run`): every order placed from its start to its top is in it. Two sessions of an
 //! account each write the run they read; runs that overlap make one, else the newer stays.
+//! Written a few times a command at most, it keeps a rollback journal, not WAL: a command that
+//! only reads it (`Kept::peek`) opens and closes it for a fifth of the cost.
 
 use super::sale::Sale;
 use chrono::{DateTime, Utc};
 use esimdash_inventory::saved_file::{self, Schema};
 use esimdash_inventory::store::LoadError;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 use rust_decimal::Decimal;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -32,6 +34,7 @@ const SCHEMA: Schema = Schema {
     ",
     drop: "DROP TABLE IF EXISTS sales; DROP TABLE IF EXISTS meta;",
     name: "orders",
+    wal: false,
 };
 
 /// What went wrong with the file, in words of its own (`LoadError` speaks of the inventory).
@@ -85,11 +88,13 @@ impl Run {
     }
 }
 
-/// What is kept: the sales, and the stretch kept whole (`None`: none yet).
+/// What is kept: the sales, the stretch kept whole (`None`: none yet), and when the list was
+/// last read from its top down to that stretch (`None`: not since it was kept anew).
 #[derive(Debug, Default)]
 pub struct Loaded {
     pub sales: Vec<Sale>,
     pub run: Option<Run>,
+    pub read_at: Option<DateTime<Utc>>,
 }
 
 impl Kept {
@@ -105,38 +110,15 @@ impl Kept {
     /// Everything kept. A row that cannot be read back (a value edited by hand) makes the
     /// whole unreadable: it is then read again from the API, which loses nothing.
     pub fn load(&self) -> Result<Loaded, LoadError> {
-        let run = run_in(&self.conn)?;
-        let mut statement = self.conn.prepare(
-            "SELECT order_no, at, status, slug, package, location, quantity, paid, at_cost, topup FROM sales",
-        )?;
-        let rows = statement.query_map([], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, i64>(1)?,
-                [r.get::<_, String>(2)?, r.get(3)?, r.get(4)?, r.get(5)?],
-                r.get::<_, i64>(6)?,
-                [r.get::<_, String>(7)?, r.get(8)?],
-                r.get::<_, bool>(9)?,
-            ))
-        })?;
-        let mut sales = Vec::new();
-        for row in rows {
-            let (order_no, at, [status, slug, package, location], quantity, [paid, at_cost], topup) = row?;
-            let bad = || LoadError::Unreadable(format!("order {order_no} kept with values that do not read back"));
-            sales.push(Sale {
-                at: DateTime::from_timestamp(at, 0).ok_or_else(bad)?,
-                quantity: u64::try_from(quantity).map_err(|_| bad())?,
-                paid: Decimal::from_str(&paid).map_err(|_| bad())?,
-                at_cost: Decimal::from_str(&at_cost).map_err(|_| bad())?,
-                order_no,
-                status,
-                slug,
-                package,
-                location,
-                topup,
-            });
-        }
-        Ok(Loaded { sales, run })
+        loaded(&self.conn, DateTime::<Utc>::MIN_UTC)
+    }
+
+    /// What `account` keeps in `dir` of the orders placed from `since` on, read without
+    /// opening the file to write (`None` where it cannot be read so: `open` then makes or
+    /// mends it).
+    pub fn peek(dir: &Path, account: &str, since: DateTime<Utc>) -> Option<Loaded> {
+        let conn = saved_file::read_only(&path_in(dir, account), account, &SCHEMA)?;
+        loaded(&conn, since).ok()
     }
 
     /// Keeps `sales` (newer copies replace older ones) and the run this read made, joined to
@@ -147,9 +129,11 @@ impl Kept {
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         // Read in the transaction: another session's run written meanwhile is joined, not lost.
-        let kept = if anew { None } else { run_in(&tx)? };
+        let kept = if anew { None } else { run_in(&tx)?.0 };
         if anew {
-            tx.execute_batch("DELETE FROM sales; DELETE FROM meta WHERE key IN ('whole_from', 'run_top');")?;
+            tx.execute_batch(
+                "DELETE FROM sales; DELETE FROM meta WHERE key IN ('whole_from', 'run_top', 'top_read');",
+            )?;
         }
         {
             let mut put = tx.prepare_cached(
@@ -180,18 +164,67 @@ impl Kept {
         tx.commit()?;
         Ok(())
     }
+
+    /// Keeps that the list was read from its top down to the run at `at` (another session's
+    /// later read stays).
+    pub fn write_read_at(&mut self, at: DateTime<Utc>) -> Result<(), LoadError> {
+        self.conn.execute(
+            "INSERT INTO meta (key, value) VALUES ('top_read', ?1)
+             ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)",
+            [at.timestamp()],
+        )?;
+        Ok(())
+    }
 }
 
-/// The run kept in the database `conn` reads.
-fn run_in(conn: &Connection) -> Result<Option<Run>, LoadError> {
-    let value = |key: &str| {
-        conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get::<_, i64>(0))
-            .optional()
-    };
+/// The orders kept in `conn` placed from `since` on, the run and when it was read.
+fn loaded(conn: &Connection, since: DateTime<Utc>) -> Result<Loaded, LoadError> {
+    let (run, read_at) = run_in(conn)?;
+    let mut statement = conn.prepare(
+        "SELECT order_no, at, status, slug, package, location, quantity, paid, at_cost, topup FROM sales WHERE at >= ?1",
+    )?;
+    let rows = statement.query_map([since.timestamp()], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, i64>(1)?,
+            [r.get::<_, String>(2)?, r.get(3)?, r.get(4)?, r.get(5)?],
+            r.get::<_, i64>(6)?,
+            [r.get::<_, String>(7)?, r.get(8)?],
+            r.get::<_, bool>(9)?,
+        ))
+    })?;
+    let mut sales = Vec::new();
+    for row in rows {
+        let (order_no, at, [status, slug, package, location], quantity, [paid, at_cost], topup) = row?;
+        let bad = || LoadError::Unreadable(format!("order {order_no} kept with values that do not read back"));
+        sales.push(Sale {
+            at: DateTime::from_timestamp(at, 0).ok_or_else(bad)?,
+            quantity: u64::try_from(quantity).map_err(|_| bad())?,
+            paid: Decimal::from_str(&paid).map_err(|_| bad())?,
+            at_cost: Decimal::from_str(&at_cost).map_err(|_| bad())?,
+            order_no,
+            status,
+            slug,
+            package,
+            location,
+            topup,
+        });
+    }
+    Ok(Loaded { sales, run, read_at })
+}
+
+/// The run kept in the database `conn` reads, and when the list was read from its top down to
+/// it: one statement (a command that only reads them pays for each statement it compiles).
+fn run_in(conn: &Connection) -> Result<(Option<Run>, Option<DateTime<Utc>>), LoadError> {
+    let [from, top, read]: [Option<i64>; 3] = conn.query_row(
+        "SELECT (SELECT value FROM meta WHERE key = 'whole_from'), (SELECT value FROM meta WHERE key = 'run_top'),
+                (SELECT value FROM meta WHERE key = 'top_read')",
+        [],
+        |r| Ok([r.get(0)?, r.get(1)?, r.get(2)?]),
+    )?;
     let at = |t: Option<i64>| t.and_then(|t| DateTime::from_timestamp(t, 0));
-    Ok(at(value("whole_from")?)
-        .zip(at(value("run_top")?))
-        .map(|(from, top)| Run { from, top }))
+    let run = at(from).zip(at(top)).map(|(from, top)| Run { from, top });
+    Ok((run, at(read)))
 }
 
 #[cfg(test)]

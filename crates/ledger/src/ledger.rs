@@ -36,6 +36,8 @@ pub struct Ledger {
     sales: HashMap<String, Sale>,
     /// The stretch of the list every order of which is kept (`None`: none yet).
     run: Option<Run>,
+    /// When a look last read the list from its top down to the run (`None`: not yet).
+    read_at: Option<DateTime<Utc>>,
     kept: Option<Kept>,
     /// Where it is kept (the directory and the account), to open it again after a write that
     /// was cut off with its look.
@@ -71,12 +73,26 @@ impl FromIterator<Sale> for Ledger {
     }
 }
 
+/// When the list was read from its top down to `run`, where `run` reaches back to `since` and
+/// that read is no longer than `max_age` before `now` (a time ahead of `now`, the clock moved
+/// back, is no proof of youth).
+fn young_since(
+    run: Option<Run>,
+    read_at: Option<DateTime<Utc>>,
+    since: DateTime<Utc>,
+    (now, max_age): (DateTime<Utc>, chrono::Duration),
+) -> Option<DateTime<Utc>> {
+    let at = read_at.filter(|_| run.is_some_and(|run| run.from <= since))?;
+    (at <= now && now - at <= max_age).then_some(at)
+}
+
 impl Ledger {
     /// Kept for this session only (`--demo`, no index kept).
     pub fn in_memory() -> Self {
         Self {
             sales: HashMap::new(),
             run: None,
+            read_at: None,
             kept: None,
             place: None,
             look: Look::default(),
@@ -102,8 +118,9 @@ impl Ledger {
             Ok(mut kept) => {
                 ledger.trouble = kept.set_aside.take();
                 match kept.load() {
-                    Ok(Loaded { sales, run }) => {
+                    Ok(Loaded { sales, run, read_at }) => {
                         ledger.run = run;
+                        ledger.read_at = read_at;
                         ledger.sales = sales.into_iter().map(|s| (s.order_no.clone(), s)).collect();
                     }
                     Err(e) => {
@@ -130,6 +147,37 @@ impl Ledger {
     /// What the user is to be told of the kept orders, once.
     pub fn take_trouble(&mut self) -> Option<String> {
         self.trouble.take()
+    }
+
+    /// When the orders were last read from the list's top (by this session or another that
+    /// keeps them): what is kept holds every order placed until then. `None`: never.
+    pub fn read_at(&self) -> Option<DateTime<Utc>> {
+        self.read_at
+    }
+
+    /// When the orders placed from `since` on were read from the list's top, where every one
+    /// of them is kept as read then, no longer than `max_age` before `now` (`None`: they are
+    /// not, and a look brings them up to date).
+    pub fn young_since(
+        &self,
+        since: DateTime<Utc>,
+        now: DateTime<Utc>,
+        max_age: chrono::Duration,
+    ) -> Option<DateTime<Utc>> {
+        young_since(self.run, self.read_at, since, (now, max_age))
+    }
+
+    /// `young_since` of what `account` keeps in `dir`, and the sales from `since` on, read
+    /// without opening the kept orders to write (`None` where they are not young or cannot be
+    /// read so: `kept_in` opens them, and `refresh` brings them up to date).
+    pub fn young(
+        (dir, account): (&Path, &str),
+        since: DateTime<Utc>,
+        now: DateTime<Utc>,
+        max_age: chrono::Duration,
+    ) -> Option<(Vec<Sale>, DateTime<Utc>)> {
+        let Loaded { sales, run, read_at } = Kept::peek(dir, account, since)?;
+        young_since(run, read_at, since, (now, max_age)).map(|at| (sales, at))
     }
 
     /// The sales kept from `since` on, newest first.
@@ -159,8 +207,11 @@ impl Ledger {
         // read here: kept, as a failed look's is, though not as part of the run.
         let left = std::mem::take(&mut self.look);
         if !left.read.is_empty() {
-            self.keep(left, None).await;
+            self.keep(left, None, None).await;
         }
+        // Orders placed while the look reads are at the top, which it read first: the list is
+        // known whole as of the look's start.
+        let started = Utc::now();
         let mut bounds = Bounds::of(budget);
         let mut outcome = self.read(Order::Newest, client, since, &mut bounds).await;
         if let Ok(Step::Changed) = outcome {
@@ -196,7 +247,7 @@ impl Ledger {
             Ok(Step::Untrusted(why) | Step::Unsorted(why)) => return Err(unusable(why)),
             Ok(Step::Changed) => return Err(unusable("the order list changed while it was read".to_string())),
             Err(e) => {
-                self.keep(look, None).await;
+                self.keep(look, None, None).await;
                 return Err(e);
             }
         };
@@ -204,7 +255,7 @@ impl Ledger {
             pages: look.pages,
             new: look.new,
         };
-        self.keep(look, run).await;
+        self.keep(look, run, run.map(|_| started)).await;
         Ok(refreshed)
     }
 
@@ -227,18 +278,22 @@ impl Ledger {
     fn forget(&mut self, unsorted: bool) {
         self.sales.clear();
         self.run = None;
+        self.read_at = None;
         self.look = Look::anew(unsorted, self.look.pages);
     }
 
     /// What a look read goes into the ledger, and to disk when kept there (off the async
     /// threads: a write may wait for another session's); `run`: the stretch it read whole,
-    /// joined to the run it met.
-    async fn keep(&mut self, look: Look, run: Option<Run>) {
+    /// joined to the run it met, read down to from the top at `read_at`.
+    async fn keep(&mut self, look: Look, run: Option<Run>, read_at: Option<DateTime<Utc>>) {
         for sale in &look.read {
             self.sales.insert(sale.order_no.clone(), sale.clone());
         }
         if let Some(run) = run {
             self.run = Some(run.joined(self.run));
+        }
+        if read_at.is_some() {
+            self.read_at = self.read_at.max(read_at);
         }
         let (kept, place) = (self.kept.take(), self.place.clone());
         if look.unsorted || (kept.is_none() && place.is_none()) {
@@ -254,7 +309,10 @@ impl Ledger {
                     Kept::open(&dir, &account).map_err(|e| kept::why(&e))?
                 }
             };
-            let result = kept.write(&read, run, anew).map_err(|e| kept::why(&e));
+            let result = kept
+                .write(&read, run, anew)
+                .and_then(|()| read_at.map_or(Ok(()), |at| kept.write_read_at(at)))
+                .map_err(|e| kept::why(&e));
             Ok::<_, String>((kept, result))
         })
         .await
