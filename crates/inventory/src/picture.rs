@@ -184,7 +184,7 @@ impl Store {
         };
         let mut stmt = self
             .conn()
-            .prepare_cached("SELECT read_at FROM esims WHERE from_end = ?1")?;
+            .prepare_cached("SELECT read_at FROM esims WHERE minus_from_end = -?1")?;
         let top: Option<i64> = rusqlite::OptionalExtension::optional(
             stmt.query_row([i64::try_from(newest).unwrap_or(i64::MAX)], |r| r.get(0)),
         )?;
@@ -219,7 +219,7 @@ impl Store {
             "SELECT e.class, e.used_pct, e.expires, e.iccid, e.status, e.order_no, e.read_at,
                     p.name, p.slug, p.code, p.location
              FROM esims e JOIN packages p ON p.id = e.package
-             WHERE {} ORDER BY e.from_end DESC",
+             WHERE {} ORDER BY e.minus_from_end",
             usable()
         );
         let mut stmt = self.conn().prepare_cached(&sql)?;
@@ -256,7 +256,10 @@ impl Store {
     /// ago: what a keeper reads next (`None`: no usable eSIM held, or no total).
     pub fn oldest_usable_page(&self, size: u64) -> rusqlite::Result<Option<u64>> {
         let Some(total) = self.total()? else { return Ok(None) };
-        let sql = format!("SELECT from_end FROM esims WHERE {} ORDER BY read_at LIMIT 1", usable());
+        let sql = format!(
+            "SELECT -minus_from_end FROM esims WHERE {} ORDER BY read_at LIMIT 1",
+            usable()
+        );
         let oldest: Option<i64> =
             rusqlite::OptionalExtension::optional(self.conn().prepare_cached(&sql)?.query_row([], |r| r.get(0)))?;
         Ok(oldest.and_then(|from_end| {
@@ -371,8 +374,8 @@ mod tests {
             let used = (next(4) > 0).then(|| next(101) as i64);
             let expires = (next(4) > 0).then(|| now.timestamp() + next(10 * 86_400) as i64 - 2 * 86_400);
             conn.execute(
-                "INSERT INTO esims (from_end, iccid, status, class, package, used_pct, expires, order_no, read_at)
-                 VALUES (?1, ?2, 'in_use', ?3, 1, ?4, ?5, 'B1', ?6)",
+                "INSERT INTO esims (minus_from_end, iccid, status, class, package, used_pct, expires, order_no, read_at)
+                 VALUES (-?1, ?2, 'in_use', ?3, 1, ?4, ?5, 'B1', ?6)",
                 rusqlite::params![
                     from_end,
                     format!("89{from_end:017}"),
@@ -387,7 +390,10 @@ mod tests {
         // The oldest usable read and the page to sweep are look-ups in the partial index.
         for query in [
             format!("SELECT MIN(read_at) FROM esims WHERE {}", usable()),
-            format!("SELECT from_end FROM esims WHERE {} ORDER BY read_at LIMIT 1", usable()),
+            format!(
+                "SELECT -minus_from_end FROM esims WHERE {} ORDER BY read_at LIMIT 1",
+                usable()
+            ),
         ] {
             let plan: String = conn
                 .query_row(&format!("EXPLAIN QUERY PLAN {query}"), [], |r| r.get(3))

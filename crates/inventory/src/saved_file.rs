@@ -28,6 +28,10 @@ impl From<std::io::Error> for LoadError {
     }
 }
 
+/// How much of a WAL database is read through a mapping of the file: the index of a million
+/// eSIMs whole.
+const MAPPED: i64 = 256 * 1024 * 1024;
+
 /// How long a write waits for another session's write to end.
 const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
@@ -147,6 +151,9 @@ fn open_as_is(path: &Path, account: &str, schema: &Schema) -> Result<Opened, Ope
         conn.pragma_update(None, "journal_mode", "WAL")?;
         // In WAL a commit reaches the file at once; only a power cut can lose the last pages.
         conn.pragma_update(None, "synchronous", "NORMAL")?;
+        // Read through a mapping of the file, not a copy of each page: a pass over every row
+        // (the picture's) spent a tenth of its time copying pages.
+        conn.pragma_update(None, "mmap_size", MAPPED)?;
     } else {
         // A file an earlier build kept in WAL leaves it when no other session has it open (else
         // the next open does); a commit is then synced whole.
