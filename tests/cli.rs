@@ -211,6 +211,44 @@ async fn the_runway_and_the_report_are_the_order_list_summed_by_hand() {
     }
 }
 
+/// A second `balance` within the kept orders' max age costs the balance's request alone, and
+/// tells the same runway from the orders kept, saying when they were read; `--max-age 0` reads
+/// the newest orders again; `check balance` on the runway says the orders' age in its
+/// performance data. Counted at the sandbox.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_balance_within_the_max_age_reads_the_balance_alone_and_says_when_the_orders_were_read() {
+    let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());
+    let before = sb.requests_received();
+    let first = stdout_json(&run_acme(&sb, &home, ["balance", "--json"]).await);
+    let reading = sb.requests_received() - before;
+    assert!(reading >= 2, "the first reads the balance and the orders: {reading}");
+    let read_at = first["ordersReadAt"].as_str().expect("ordersReadAt").to_string();
+    chrono::DateTime::parse_from_rfc3339(&read_at).expect("an RFC 3339 time");
+
+    let before = sb.requests_received();
+    let second = stdout_json(&run_acme(&sb, &home, ["balance", "--json"]).await);
+    assert_eq!(sb.requests_received() - before, 1, "the balance alone: {second}");
+    assert_eq!(second["runwayDays"], first["runwayDays"], "{second}");
+    assert_eq!(second["spendPerDay7d"], first["spendPerDay7d"], "{second}");
+    assert_eq!(second["ordersReadAt"], first["ordersReadAt"], "{second}");
+
+    let before = sb.requests_received();
+    let live = stdout_json(&run_acme(&sb, &home, ["balance", "--max-age", "0", "--json"]).await);
+    assert!(sb.requests_received() - before >= 2, "the orders read again: {live}");
+    assert_eq!(live["runwayDays"], first["runwayDays"], "{live}");
+
+    let before = sb.requests_received();
+    let out = run_acme(
+        &sb,
+        &home,
+        ["check", "balance", "--runway-warning", "0", "--runway-critical", "0"],
+    )
+    .await;
+    let line = stdout(&out);
+    assert_eq!(sb.requests_received() - before, 1, "{line}");
+    assert!(line.contains(" orders_age="), "{line}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn every_listing_command_gives_json_in_the_apis_shape_and_a_table_for_people() {
     let (sb, home) = (sandbox().await, tempfile::tempdir().unwrap());

@@ -247,6 +247,48 @@ mod tests {
         }
     }
 
+    /// The kept orders are read without opening them to write only where young: read from
+    /// the top of the list within the max age, their run reaching back to the period's start;
+    /// nothing kept, never read from the top, or another account's: not so.
+    #[test]
+    fn kept_orders_are_young_only_within_the_max_age_and_their_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |h: i64| DateTime::from_timestamp(1_800_000_000 - h * 3600, 0).unwrap();
+        let (now, hour) = (at(0), chrono::Duration::hours(1));
+        let young = |account: &str, since: i64, max_age| Ledger::young((dir.path(), account), at(since), now, max_age);
+        assert!(young("acme", 48, hour).is_none(), "nothing kept");
+        let mut kept = Kept::open(dir.path(), "acme").unwrap();
+        let run = Run {
+            from: at(72),
+            top: at(1),
+        };
+        kept.write(&[sale("B1", 1), sale("B2", 30), sale("B3", 100)], Some(run), false)
+            .unwrap();
+        assert!(young("acme", 48, hour).is_none(), "never read from the top");
+        let read = now - chrono::Duration::minutes(10);
+        kept.write_read_at(read).unwrap();
+        let (sales, when) = young("acme", 48, hour).unwrap();
+        assert_eq!(when, read);
+        let mut numbers: Vec<&str> = sales.iter().map(|s| s.order_no.as_str()).collect();
+        numbers.sort_unstable();
+        assert_eq!(numbers, ["B1", "B2"], "the period's only");
+        assert!(
+            young("acme", 48, chrono::Duration::minutes(5)).is_none(),
+            "older than the max age"
+        );
+        assert!(
+            young("acme", 96, hour).is_none(),
+            "the run does not reach back that far"
+        );
+        assert!(
+            young("other", 48, hour).is_none(),
+            "another account's file is not there"
+        );
+        // An earlier read written later is no younger: the latest stays.
+        kept.write_read_at(read - hour).unwrap();
+        assert_eq!(young("acme", 48, hour).map(|(_, w)| w), Some(read));
+    }
+
     /// What one session keeps, another reads back whole; two sessions' runs that overlap make
     /// one, a run apart from the kept one replaces it; a history of another server goes whole;
     /// a row that does not read back empties the file (read again, nothing lost).
