@@ -1,9 +1,9 @@
 //! The account's saved index as a session uses it: opened when first needed (a command that
 //! reads no eSIM, `balance`, never opens it), fed every eSIM the client reads whatever asked for
-//! it, a page one transaction (`store::Store::merge`), on a thread of its own (`Writer`) so
-//! that keeping a page never holds up the next request. A session asks it only what it needs
-//! (where an ICCID was seen, which pages it holds), answered by the database's indexes once what
-//! was sent is written.
+//! it, the pages of 100 ms one transaction (`store::Store::merge_all`), on a thread of its own
+//! (`Writer`) so that keeping a page never holds up the next request. A session asks it only
+//! what it needs (where an ICCID was seen, which pages it holds), answered by the database's
+//! indexes once what was sent is written.
 
 use super::store::{self, LoadError, SavedIndex, Store};
 use super::{PagePlace, Seen, Whereabouts};

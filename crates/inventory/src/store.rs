@@ -365,23 +365,19 @@ fn is_iccid(iccid: &str) -> bool {
 /// The usable eSIMs' read times, indexed (a partial index: their rows only), so that the
 /// picture's age and the page a keeper sweeps next are a look-up, not a pass over every row
 /// (20 ms a check at 100 000 eSIMs, and before every page a keeper reads). SQLite uses it for a
-/// query whose condition is this one's, word for word: both are `USABLE`. Made once in a
-/// database that lacks it (an index saved by an earlier build too); the earlier builds' index,
-/// whose `class IN (…)` SQLite evaluated through a table made for every row written (half of
-/// a whole read's writing), goes.
+/// query whose condition is this one's, word for word: both are `usable()`. Made once in a
+/// database that lacks it.
 pub(crate) fn index_usable_reads(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
     conn.execute_batch(&format!(
-        "DROP INDEX IF EXISTS esims_usable_by_read;
-         CREATE INDEX IF NOT EXISTS esims_usable_read ON esims (read_at) WHERE {}",
+        "CREATE INDEX IF NOT EXISTS esims_usable_read ON esims (read_at) WHERE {}",
         usable()
     ))
 }
 
-/// The keys of the usable states (`Class::is_usable`), quoted for an SQL `IN (…)`: the one
-/// rule, written out for SQLite.
-/// The condition an `esims` row of a usable eSIM meets (`Class::is_usable`), as comparisons
-/// joined by OR: SQLite evaluates an `IN` list of more than two values through a table it
-/// makes each time the statement runs, which an insert into the partial index did per row.
+/// The condition an `esims` row of a usable eSIM meets (`Class::is_usable`: the one rule,
+/// written out for SQLite), as comparisons joined by OR: SQLite evaluates an `IN` list of more
+/// than two values through a table it makes each time the statement runs, which an insert into
+/// the partial index did for every row.
 pub(crate) fn usable() -> String {
     let usable: Vec<String> = Class::ALL
         .into_iter()
