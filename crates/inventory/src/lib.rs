@@ -147,6 +147,23 @@ pub struct Inventory {
     total: u64,
 }
 
+/// The id of `key` (its place in `list`), added at the end of `list` if new. Looked up before
+/// any copy is made: all but a few entries name a status or package seen before.
+fn intern<K: std::hash::Hash + Eq + Clone, I: Copy>(
+    list: &mut Vec<K>,
+    ids: &mut HashMap<K, I>,
+    key: &K,
+    id: fn(usize) -> I,
+) -> I {
+    if let Some(&known) = ids.get(key) {
+        return known;
+    }
+    let next = id(list.len());
+    list.push(key.clone());
+    ids.insert(key.clone(), next);
+    next
+}
+
 impl Inventory {
     /// How many eSIMs the index has.
     pub fn len(&self) -> usize {
@@ -349,32 +366,14 @@ impl Inventory {
         let s = self.status_id(&entry.status);
         self.status.push(s);
         self.class.push(class_id(entry.class));
-        let p = self.package_id(&entry.package);
+        let p = intern(&mut self.packages, &mut self.package_ids, &entry.package, |n| n as u32);
         self.package.push(p);
         id
     }
 
-    /// The interned id of a package (looked up before any copy is made: all but a few
-    /// entries name a package seen before).
-    fn package_id(&mut self, package: &Package) -> u32 {
-        if let Some(&p) = self.package_ids.get(package) {
-            return p;
-        }
-        let next = self.packages.len() as u32;
-        self.packages.push(package.clone());
-        self.package_ids.insert(package.clone(), next);
-        next
-    }
-
     /// The interned id of a status.
     fn status_id(&mut self, status: &Status) -> u16 {
-        if let Some(&s) = self.status_ids.get(status) {
-            return s;
-        }
-        let next = self.statuses.len() as u16;
-        self.statuses.push(status.clone());
-        self.status_ids.insert(status.clone(), next);
-        next
+        intern(&mut self.statuses, &mut self.status_ids, status, |n| n as u16)
     }
 
     fn iccid(&self, e: usize) -> &str {
